@@ -1,0 +1,73 @@
+/**
+ * The one Drizzle schema of the gateway. Migrations in `drizzle/` are generated from this file with
+ * `npm run db:generate` and applied at start-up; never edit a generated migration by hand.
+ */
+import { bigint, boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+
+/** Cluster accounts registered by agents. */
+export const accounts = pgTable('accounts', {
+  name: text('name').primaryKey(),
+  state: text('state').notNull().default('INACTIVE'),
+  reason: text('reason').notNull().default(''),
+  agentId: text('agent_id').notNull().default(''),
+  sessionId: text('session_id').notNull().default(''),
+  gatewayId: text('gateway_id').notNull().default(''),
+  apiHost: text('api_host').notNull().default(''),
+  caFingerprint: text('ca_fingerprint').notNull().default(''),
+  kubernetesVersion: text('kubernetes_version').notNull().default(''),
+  namespaces: jsonb('namespaces').$type<string[]>().notNull().default([]),
+  kinds: jsonb('kinds').$type<{ apiVersion: string; kind: string; resource: string; namespaced: boolean }[]>().notNull().default([]),
+  skippedKinds: jsonb('skipped_kinds').$type<{ apiVersion: string; kind: string; reason: string }[]>().notNull().default([]),
+  properties: jsonb('properties').$type<Record<string, string>>().notNull().default({}),
+  lastEventAt: timestamp('last_event_at', { withTimezone: true, mode: 'date' }),
+  lastConnectionAt: timestamp('last_connection_at', { withTimezone: true, mode: 'date' }),
+  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+});
+
+/**
+ * The object cache: one row per object per account. `syncGen` is the generation of the full list that last saw the
+ * row; a completed list prunes rows of its scope with an older generation.
+ */
+export const objects = pgTable(
+  'objects',
+  {
+    account: text('account').notNull(),
+    apiVersion: text('api_version').notNull(),
+    kind: text('kind').notNull(),
+    namespace: text('namespace').notNull(),
+    name: text('name').notNull(),
+    uid: text('uid').notNull(),
+    resourceVersion: text('resource_version').notNull(),
+    labels: jsonb('labels').$type<Record<string, string>>().notNull(),
+    object: jsonb('object').$type<Record<string, unknown>>().notNull(),
+    watchNamespace: text('watch_namespace').notNull().default(''),
+    syncGen: bigint('sync_gen', { mode: 'number' }).notNull().default(0),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.account, t.kind, t.apiVersion, t.namespace, t.name] }),
+    index('objects_account_ns_idx').on(t.account, t.namespace),
+    index('objects_labels_idx').using('gin', t.labels),
+  ],
+);
+
+/**
+ * Resume points: per account and watch scope (apiVersion, kind, watched namespace), the last resourceVersion the
+ * cache holds completely, and the state of the running full list.
+ */
+export const watchStates = pgTable(
+  'watch_states',
+  {
+    account: text('account').notNull(),
+    apiVersion: text('api_version').notNull(),
+    kind: text('kind').notNull(),
+    watchNamespace: text('watch_namespace').notNull(),
+    resourceVersion: text('resource_version').notNull().default(''),
+    synced: boolean('synced').notNull().default(false),
+    syncGen: bigint('sync_gen', { mode: 'number' }).notNull().default(0),
+    listed: integer('listed').notNull().default(0),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.account, t.apiVersion, t.kind, t.watchNamespace] })],
+);
