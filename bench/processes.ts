@@ -1,0 +1,92 @@
+/**
+ * Runs Outpost programs as child processes for benchmarks (each with its own event loop and RSS, as in production)
+ * and samples their memory.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+const bin = fileURLToPath(new URL('../bin/outpost.js', import.meta.url));
+
+/** A child `outpost` process with its collected output. */
+export interface Child {
+  readonly process: ChildProcess;
+  output(): string;
+  /** Peak resident set size seen by {@link Child.sampleRss}, in bytes. */
+  peakRss(): number;
+  sampleRss(): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `outpost ARGS…` and resolves once its output matches `ready` (or rejects on exit/timeout); with `ready`
+ * null it resolves as soon as the process is spawned.
+ */
+export async function startOutpost(args: string[], ready: RegExp | null, timeoutMs = 120_000): Promise<Child> {
+  const child = spawn(process.execPath, [bin, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, OUTPOST_LOG_LEVEL: process.env.OUTPOST_LOG_LEVEL ?? 'warn' },
+  });
+  let out = '';
+  let peak = 0;
+  const handle: Child = {
+    process: child,
+    output: () => out,
+    peakRss: () => peak,
+    sampleRss: () => {
+      peak = Math.max(peak, readRss(child.pid));
+    },
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+  child.stdout!.on('data', (chunk: Buffer) => (out = (out + chunk.toString()).slice(-100_000)));
+  child.stderr!.on('data', (chunk: Buffer) => (out = (out + chunk.toString()).slice(-100_000)));
+  if (ready === null) return handle;
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${args[0]}: ${out.slice(-2000)}`)), timeoutMs);
+    const onData = () => {
+      if (ready.test(out)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${args[0]} exited with ${code}: ${out.slice(-2000)}`));
+    });
+  });
+  return handle;
+}
+
+/** Resident set size of a process in bytes (Linux /proc), 0 when unknown. */
+export function readRss(pid: number | undefined): number {
+  if (!pid) return 0;
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = /VmRSS:\s+(\d+) kB/.exec(status)?.[1];
+    return kb ? Number(kb) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** A TCP port free right now on 127.0.0.1 (for child processes that need a fixed port). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,76 @@
+/**
+ * `npm run bench [-- --quick] [-- --objects N --runs K]`: runs every benchmark scenario, prints a markdown table and
+ * writes `bench/results/<timestamp>.json` and `.md`. Not part of `npm test`. Needs Postgres (OUTPOST_BENCH_POSTGRES,
+ * default postgres://postgres@127.0.0.1:5432/postgres).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { describeMachine, summarize } from './machine.js';
+import { runInitialSync, type InitialSyncResult } from './scenarios/initial-sync.js';
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    objects: { type: 'string' },
+    runs: { type: 'string' },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (values.help) {
+  console.log('usage: npm run bench -- [--quick] [--objects N] [--runs K]');
+  process.exit(0);
+}
+const params = {
+  objects: Number(values.objects ?? (values.quick ? 10_000 : 100_000)),
+  runs: Number(values.runs ?? (values.quick ? 1 : 3)),
+  postgresUrl: process.env.OUTPOST_BENCH_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+};
+if (!Number.isInteger(params.objects) || params.objects <= 0 || !Number.isInteger(params.runs) || params.runs <= 0) {
+  console.error('bench: --objects and --runs must be positive integers');
+  process.exit(2);
+}
+
+const started = new Date();
+const machine = describeMachine();
+console.log(`bench: ${JSON.stringify(params)} on ${machine.cores} cores, ${machine.memoryGiB} GiB, node ${machine.node}`);
+
+const syncRuns: InitialSyncResult[] = [];
+for (let i = 0; i < params.runs; i++) {
+  const r = await runInitialSync({ objects: params.objects, postgresUrl: params.postgresUrl });
+  console.log(`initial-sync run ${i + 1}: ${JSON.stringify(r)}`);
+  syncRuns.push(r);
+}
+const rate = summarize(syncRuns.map((r) => r.objectsPerSecond));
+const copyRate = summarize(syncRuns.map((r) => r.copyObjectsPerSecond));
+const ratio = summarize(syncRuns.map((r) => r.ratioToCopy));
+const total = summarize(syncRuns.map((r) => r.totalSeconds));
+
+const rows = [
+  ['scenario', 'measure', 'median', 'p90', 'target', 'met'],
+  ['initial sync', `seconds, agent start → ${params.objects} objects synced`, total.p50.toFixed(2), total.p90.toFixed(2), '≤ 20 s (100k)', String(params.objects < 100_000 ? 'n/a (quick)' : total.p50 <= 20)],
+  ['initial sync', 'objects/s (first → last row committed)', rate.p50.toFixed(0), rate.p90.toFixed(0), '', ''],
+  ['initial sync', 'raw COPY objects/s (baseline, same rows)', copyRate.p50.toFixed(0), copyRate.p90.toFixed(0), '', ''],
+  ['initial sync', 'ratio ours / COPY', ratio.p50.toFixed(2), ratio.p90.toFixed(2), '≥ 0.50', String(ratio.p50 >= 0.5)],
+  ['initial sync', 'agent peak RSS MiB', summarize(syncRuns.map((r) => r.agentPeakRssMiB)).p50.toFixed(0), '', '', ''],
+  ['initial sync', 'gateway peak RSS MiB', summarize(syncRuns.map((r) => r.gatewayPeakRssMiB)).p50.toFixed(0), '', '', ''],
+];
+const table = rows.map((r) => `| ${r.join(' | ')} |`);
+table.splice(1, 0, `|${rows[0]!.map(() => ' --- ').join('|')}|`);
+const markdown = [
+  `# Outpost benchmark ${started.toISOString()}`,
+  '',
+  `Machine: ${machine.cores} cores (${machine.cpuModel}), ${machine.memoryGiB} GiB, node ${machine.node}, ${machine.platform}.`,
+  `Parameters: ${JSON.stringify({ objects: params.objects, runs: params.runs })}.`,
+  '',
+  ...table,
+  '',
+].join('\n');
+console.log(`\n${markdown}`);
+
+const dir = fileURLToPath(new URL('./results/', import.meta.url));
+mkdirSync(dir, { recursive: true });
+const stamp = started.toISOString().replace(/[:.]/g, '-');
+writeFileSync(`${dir}${stamp}.json`, JSON.stringify({ started, machine, params: { ...params, postgresUrl: undefined }, initialSync: { runs: syncRuns, rate, copyRate, ratio, total } }, null, 2));
+writeFileSync(`${dir}${stamp}.md`, markdown);
+console.log(`bench: wrote bench/results/${stamp}.json and .md`);
