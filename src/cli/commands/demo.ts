@@ -1,0 +1,45 @@
+/**
+ * `outpost demo`: runs sandbox + gateway + agent in one process (see src/demo/run-demo.ts).
+ */
+import type { Command } from 'commander';
+import { startDemo } from '../../demo/run-demo.js';
+import { createLogger } from '../../shared/logger.js';
+import { parsePort } from '../parse.js';
+
+/** Registers the `demo` command. */
+export function registerDemoCommand(program: Command): void {
+  program
+    .command('demo')
+    .description('run a seeded sandbox cluster, a gateway on the embedded database and an agent, in one process')
+    .option('--dir <path>', 'where the demo writes its kubeconfig and agent config', '.outpost/demo')
+    .option('--sandbox-port <port>', 'sandbox Kubernetes API port', parsePort, 6443)
+    .option('--http-port <port>', 'gateway HTTP port (Connect JSON, REST)', parsePort, 7002)
+    .option('--grpc-port <port>', 'gateway gRPC port (agents)', parsePort, 9091)
+    .option('--agent-port <port>', 'agent admin port', parsePort, 8082)
+    .option('--database <url>', 'gateway database: memory://, a PGlite directory or postgres://…', 'memory://')
+    .option('--log-level <level>', 'log level (trace, debug, info, warn, error)', 'warn')
+    .action(async (opts) => {
+      const logger = createLogger({ level: opts.logLevel, name: 'demo' });
+      const demo = await startDemo({
+        dir: opts.dir,
+        sandboxPort: opts.sandboxPort,
+        httpPort: opts.httpPort,
+        grpcPort: opts.grpcPort,
+        agentPort: opts.agentPort,
+        database: opts.database,
+        logger,
+      });
+      process.stdout.write(demo.banner);
+      await new Promise<void>((resolve) => {
+        const stop = () => {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          resolve();
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+      });
+      process.stdout.write('Stopping…\n');
+      await demo.close();
+    });
+}
