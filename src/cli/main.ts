@@ -2,6 +2,7 @@
  * The `outpost` command line. Each program registers its own sub-command; this file only lists them.
  */
 import { Command, CommanderError } from 'commander';
+import { registerDemoCommand } from './commands/demo.js';
 
 /** Builds the program with every sub-command registered. Exported for tests that check `--help`. */
 export function createProgram(): Command {
@@ -9,7 +10,22 @@ export function createProgram(): Command {
     .description('Outpost: connect Kubernetes clusters to a central gateway over one outbound gRPC stream per agent.')
     .showHelpAfterError()
     .configureHelp({ sortSubcommands: true });
+  registerDemoCommand(program);
+  program.addHelpText('after', () => describeCommands(program));
   return program;
+}
+
+/** Every sub-command with all of its flags, appended to `outpost --help`. */
+function describeCommands(program: Command): string {
+  const lines = ['', 'Commands and their flags:'];
+  for (const cmd of [...program.commands].sort((a, b) => a.name().localeCompare(b.name()))) {
+    lines.push('', `  outpost ${cmd.name()} ${cmd.usage()}`, `    ${cmd.description()}`);
+    for (const opt of cmd.options) {
+      const def = opt.defaultValue === undefined ? '' : ` (default: ${JSON.stringify(opt.defaultValue)})`;
+      lines.push(`      ${opt.flags.padEnd(28)} ${opt.description}${def}`);
+    }
+  }
+  return `${lines.join('\n')}\n`;
 }
 
 /** Parses argv and runs the chosen command; sets a non-zero exit code on failure. */

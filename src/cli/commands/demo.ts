@@ -2,7 +2,6 @@
  * `outpost demo`: runs sandbox + gateway + agent in one process (see src/demo/run-demo.ts).
  */
 import type { Command } from 'commander';
-import { startDemo } from '../../demo/run-demo.js';
 import { createLogger } from '../../shared/logger.js';
 import { parsePort } from '../parse.js';
 
@@ -19,6 +18,8 @@ export function registerDemoCommand(program: Command): void {
     .option('--database <url>', 'gateway database: memory://, a PGlite directory or postgres://…', 'memory://')
     .option('--log-level <level>', 'log level (trace, debug, info, warn, error)', 'warn')
     .action(async (opts) => {
+      // Loaded on use, so `outpost --help` and the other commands never load the whole system.
+      const { startDemo } = await import('../../demo/run-demo.js');
       const logger = createLogger({ level: opts.logLevel, name: 'demo' });
       const demo = await startDemo({
         dir: opts.dir,
