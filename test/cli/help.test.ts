@@ -1,0 +1,33 @@
+/**
+ * `outpost --help` is the map a new user reads first: every command must be there with its flags.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const bin = fileURLToPath(new URL('../../bin/outpost.js', import.meta.url));
+
+test('outpost --help lists every command with its flags', async () => {
+  const { stdout } = await run(process.execPath, [bin, '--help']);
+  for (const [command, flag] of [
+    ['gateway', '--grpc-port'],
+    ['agent', '--config'],
+    ['sandbox', '--kubeconfig'],
+    ['demo', '--sandbox-port'],
+  ]) {
+    assert.match(stdout, new RegExp(`outpost ${command} `), `--help misses ${command}`);
+    const section = stdout.slice(stdout.indexOf(`outpost ${command} `));
+    assert.ok(section.includes(flag), `--help misses ${command} ${flag}`);
+  }
+});
+
+test('an unknown command exits non-zero with a message', async () => {
+  await assert.rejects(run(process.execPath, [bin, 'no-such-command']), (err: { code: number; stderr: string }) => {
+    assert.notEqual(err.code, 0);
+    assert.match(err.stderr, /unknown command/);
+    return true;
+  });
+});
