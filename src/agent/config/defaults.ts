@@ -1,0 +1,37 @@
+/**
+ * Every default of the agent configuration, in one place. The schema, the example file and the docs refer to these
+ * values; change a default here and nowhere else.
+ */
+export const AGENT_DEFAULTS = {
+  /** Gateway gRPC address (host:port). */
+  grpc: 'localhost:9091',
+  /** Plaintext HTTP/2 (h2c) towards the gateway. */
+  insecure: true,
+  /** Heartbeat interval until the gateway's Welcome says otherwise (the reference agent's default). */
+  keepAliveHeartbeatSeconds: 20,
+  /** A peer silent for this many heartbeat intervals is considered dead. */
+  deadPeerIntervals: 3,
+  /** Reconnect backoff: exponential with full jitter. */
+  reconnect: { baseSeconds: 1, factor: 1.6, maxSeconds: 120 },
+  /** Agent zone when neither the config nor POD_NAMESPACE gives one. */
+  zone: 'default',
+  replicas: 1,
+  /** Local admin port (health); 0 picks an ephemeral port. */
+  adminPort: 8082,
+  logLevel: 'info',
+  /** Page size of full lists. */
+  listPageSize: 500,
+  /** Parallel SelfSubjectAccessReview requests per account. */
+  accessReviewConcurrency: 8,
+  /** Event batching: flush at this many events, or after this many milliseconds. */
+  batchMaxEvents: 500,
+  batchFlushMs: 20,
+  /** …or when the batched objects reach this many bytes (the gateway limits message size, 4 MiB by default). */
+  batchMaxBytes: 1024 * 1024,
+  /** How often progress of a running full list is reported to the gateway and logged. */
+  progressIntervalMs: 1000,
+  /** Window of unacknowledged data messages when the Welcome gives none. */
+  maxUnacked: 16,
+  /** Watch restart backoff (seconds). */
+  watchBackoff: { baseSeconds: 0.5, factor: 2, maxSeconds: 30 },
+} as const;

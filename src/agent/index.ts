@@ -1,0 +1,93 @@
+/**
+ * The Outpost agent: watches the configured clusters and streams their objects to the gateway over one outbound
+ * HTTP/2 gRPC stream (see `proto/outpost/agent/v1/agent.proto`). This module is its programmatic entry point, used by
+ * the CLI (`outpost agent`), the demo and end-to-end tests.
+ */
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import { createSilentLogger } from '../shared/logger.js';
+import { startAdminServer } from './admin/admin-server.js';
+import { AGENT_DEFAULTS } from './config/defaults.js';
+import type { AgentConfig } from './config/schema.js';
+import type { AgentStatus } from './status.js';
+import { runConnectionLoop } from './stream/connection-loop.js';
+import type { SessionState } from './stream/session.js';
+import { agentVersion } from './version.js';
+
+export { agentConfigSchema, type AgentConfig, type AgentConfigInput, type AccountConfig } from './config/schema.js';
+export { loadAgentConfig, parseAgentConfig, AgentConfigError, type AgentConfigIssue } from './config/load.js';
+export { AGENT_DEFAULTS } from './config/defaults.js';
+export type { AgentStatus, AccountStatus, WatchStatus } from './status.js';
+
+/** A started agent. */
+export interface RunningAgent {
+  /** The agent id sent in the Hello. */
+  readonly id: string;
+  /** The local admin port actually bound (useful when `server.port` is 0). */
+  readonly adminPort: number;
+  /** A snapshot of the connection, accounts and watches. */
+  status(): AgentStatus;
+  /** Closes the stream, stops every watch and the admin server. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the agent: binds the admin port, then connects to the gateway in the background and keeps retrying with
+ * backoff forever. Resolves once started (not necessarily connected); rejects only if the admin port cannot be bound.
+ * The caller must `close()` it.
+ */
+export async function startAgent(config: AgentConfig, deps: { logger?: Logger } = {}): Promise<RunningAgent> {
+  const logger = deps.logger ?? createSilentLogger();
+  const id = config.agent.id ?? (process.env.POD_NAME || hostname());
+  const zone = config.agent.zone ?? (process.env.POD_NAMESPACE || AGENT_DEFAULTS.zone);
+  const state: SessionState = {
+    connected: false,
+    accounts: config.kubernetes.accounts.map((account) => ({
+      prepared: {
+        config: account,
+        apiHost: '',
+        caFingerprint: '',
+        kubernetesVersion: '',
+        kinds: [],
+        scopes: [],
+        skipped: [],
+        error: '',
+        preparedAt: 0,
+      },
+      verdict: 'unknown' as const,
+      watches: [],
+    })),
+  };
+  const status = (): AgentStatus => ({
+    connected: state.connected,
+    sessionId: state.sessionId,
+    accounts: state.accounts.map((a) => ({
+      name: a.prepared.config.name,
+      verdict: a.verdict,
+      reason: a.reason ?? (a.prepared.error || undefined),
+      watches: a.watches.map((w) => ({ apiVersion: w.apiVersion, kind: w.kind, namespace: w.namespace, state: w.state, resourceVersion: w.resourceVersion })),
+      skipped: a.prepared.skipped.map((s) => ({ ...s })),
+    })),
+  });
+  const admin = await startAdminServer(config.server.port, status);
+  const log = logger.child({ agentId: id });
+  log.info({ adminPort: admin.port, gateway: config.clouddriver.grpc, accounts: state.accounts.length, zone }, 'agent started');
+  const controller = new AbortController();
+  const loop = runConnectionLoop({ config, agentId: id, zone, version: agentVersion(), state, logger: log, signal: controller.signal });
+  let closing: Promise<void> | undefined;
+  return {
+    id,
+    adminPort: admin.port,
+    status,
+    close() {
+      closing ??= (async () => {
+        controller.abort();
+        await loop;
+        for (const account of state.accounts) account.prepared.client?.close();
+        await admin.close();
+        log.info('agent stopped');
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,141 @@
+/**
+ * A minimal Kubernetes REST client on top of client-node's `KubeConfig` (which supplies TLS material, tokens and
+ * proxies). It exists because the agent needs raw, pausable response streams for watches (backpressure) and owns
+ * its restart loop; client-node's Watch/informer can do neither.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import type { IncomingMessage } from 'node:http';
+import type { KubeConfig } from '@kubernetes/client-node';
+
+/** A Kubernetes API call answered with a non-2xx status (or a transport failure, `status` 0). */
+export class KubeHttpError extends Error {
+  readonly status: number;
+  readonly reason: string;
+  constructor(status: number, message: string, reason = '') {
+    super(message);
+    this.name = 'KubeHttpError';
+    this.status = status;
+    this.reason = reason;
+  }
+}
+
+/** Query parameters; undefined values are left out. */
+export type Query = Record<string, string | number | boolean | undefined>;
+
+/** What the agent needs from a Kubernetes API server. */
+export interface KubeClient {
+  /** API server URL (`https://host:port`). */
+  readonly server: string;
+  /** GET a JSON document. Throws {@link KubeHttpError}. */
+  getJson<T>(path: string, query?: Query, signal?: AbortSignal): Promise<T>;
+  /** POST a JSON document and return the JSON answer. Throws {@link KubeHttpError}. */
+  postJson<T>(path: string, body: unknown, signal?: AbortSignal): Promise<T>;
+  /**
+   * Opens a streaming GET (a watch). Resolves with the 200 response once headers arrive; the caller consumes (and
+   * may pause) it, and must destroy it or abort the signal when done. Non-200 answers throw {@link KubeHttpError}.
+   */
+  openStream(path: string, query: Query, signal: AbortSignal, idleTimeoutMs: number): Promise<IncomingMessage>;
+  /** Releases pooled sockets. */
+  close(): void;
+}
+
+const REQUEST_TIMEOUT_MS = 30_000;
+
+function buildUrl(server: string, path: string, query?: Query): URL {
+  const url = new URL(server.replace(/\/+$/, '') + path);
+  for (const [key, value] of Object.entries(query ?? {})) {
+    if (value !== undefined) url.searchParams.set(key, String(value));
+  }
+  return url;
+}
+
+async function readBody(res: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of res) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function errorFromResponse(status: number, text: string, url: URL): KubeHttpError {
+  let message = text.slice(0, 300);
+  let reason = '';
+  try {
+    const status_ = JSON.parse(text) as { message?: string; reason?: string };
+    if (typeof status_.message === 'string') message = status_.message;
+    if (typeof status_.reason === 'string') reason = status_.reason;
+  } catch {
+    // not a Status object: keep the text
+  }
+  return new KubeHttpError(status, `${status} from ${url.pathname}: ${message || http.STATUS_CODES[status]}`, reason);
+}
+
+/** Creates a client for the current context of `kc`. */
+export function createKubeClient(kc: KubeConfig): KubeClient {
+  const cluster = kc.getCurrentCluster();
+  if (cluster === null) throw new Error('kubeconfig has no current cluster');
+  const server = cluster.server;
+  const transport = server.startsWith('https:') ? https : http;
+  let agent: http.Agent | undefined;
+
+  async function requestOptions(method: string): Promise<https.RequestOptions> {
+    const opts: https.RequestOptions = { method, headers: {} };
+    await kc.applyToHTTPSOptions(opts);
+    // Reuse one connection pool: applyToHTTPSOptions builds a new agent on every call.
+    agent ??= opts.agent as http.Agent;
+    opts.agent = agent;
+    if (opts.auth) {
+      (opts.headers as Record<string, string>).authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+      delete opts.auth;
+    }
+    return opts;
+  }
+
+  function send(url: URL, opts: https.RequestOptions, body: string | undefined, signal?: AbortSignal): Promise<IncomingMessage> {
+    return new Promise((resolve, reject) => {
+      const req = transport.request(url, { ...opts, signal }, resolve);
+      req.on('error', (err) => reject(err instanceof KubeHttpError ? err : new KubeHttpError(0, `${url.host}: ${err.message}`)));
+      if (body !== undefined) req.end(body);
+      else req.end();
+    });
+  }
+
+  async function call<T>(method: string, path: string, query: Query | undefined, body: unknown, signal?: AbortSignal): Promise<T> {
+    const url = buildUrl(server, path, query);
+    const opts = await requestOptions(method);
+    opts.headers = { ...(opts.headers as Record<string, string>), accept: 'application/json' };
+    let payload: string | undefined;
+    if (body !== undefined) {
+      payload = JSON.stringify(body);
+      opts.headers['content-type'] = 'application/json';
+    }
+    const timeout = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
+    const res = await send(url, opts, payload, signal ? AbortSignal.any([signal, timeout]) : timeout);
+    const text = await readBody(res);
+    const status = res.statusCode ?? 0;
+    if (status < 200 || status >= 300) throw errorFromResponse(status, text, url);
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      throw new KubeHttpError(status, `invalid JSON from ${url.pathname}`);
+    }
+  }
+
+  return {
+    server,
+    getJson: (path, query, signal) => call('GET', path, query, undefined, signal),
+    postJson: (path, body, signal) => call('POST', path, undefined, body, signal),
+    async openStream(path, query, signal, idleTimeoutMs) {
+      const url = buildUrl(server, path, query);
+      const opts = await requestOptions('GET');
+      opts.headers = { ...(opts.headers as Record<string, string>), accept: 'application/json' };
+      const res = await send(url, opts, undefined, signal);
+      const status = res.statusCode ?? 0;
+      if (status !== 200) throw errorFromResponse(status, await readBody(res), url);
+      res.setTimeout(idleTimeoutMs, () => res.destroy(new KubeHttpError(0, `watch idle for ${idleTimeoutMs} ms`)));
+      return res;
+    },
+    close() {
+      agent?.destroy();
+    },
+  };
+}

@@ -1,0 +1,32 @@
+/**
+ * The agent's observable state (for `RunningAgent.status()` and the admin endpoint). Snapshots are plain data.
+ */
+import type { WatchState } from './watch/scope-watcher.js';
+
+/** One watch scope as reported by {@link AgentStatus}. */
+export interface WatchStatus {
+  apiVersion: string;
+  kind: string;
+  /** '' for a cluster-wide watch. */
+  namespace: string;
+  state: WatchState['state'];
+  resourceVersion: string;
+}
+
+/** One account as reported by {@link AgentStatus}. */
+export interface AccountStatus {
+  name: string;
+  /** The gateway's verdict in the current session: 'caching' | 'standby' | 'refused' | 'unknown' (not welcomed yet). */
+  verdict: 'caching' | 'standby' | 'refused' | 'unknown';
+  /** The gateway's reason for a standby/refused verdict, or the cluster error. */
+  reason?: string;
+  watches: WatchStatus[];
+  skipped: { apiVersion: string; kind: string; reason: string }[];
+}
+
+/** A snapshot of the agent. */
+export interface AgentStatus {
+  connected: boolean;
+  sessionId?: string;
+  accounts: AccountStatus[];
+}
