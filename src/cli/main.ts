@@ -3,6 +3,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { registerDemoCommand } from './commands/demo.js';
+import { registerSandboxCommand } from './commands/sandbox.js';
 
 /** Builds the program with every sub-command registered. Exported for tests that check `--help`. */
 export function createProgram(): Command {
@@ -11,6 +12,7 @@ export function createProgram(): Command {
     .showHelpAfterError()
     .configureHelp({ sortSubcommands: true });
   registerDemoCommand(program);
+  registerSandboxCommand(program);
   program.addHelpText('after', () => describeCommands(program));
   return program;
 }
