@@ -2,7 +2,9 @@
  * The `outpost` command line. Each program registers its own sub-command; this file only lists them.
  */
 import { Command, CommanderError } from 'commander';
+import { registerAgentCommand } from './commands/agent.js';
 import { registerDemoCommand } from './commands/demo.js';
+import { registerGatewayCommand } from './commands/gateway.js';
 import { registerSandboxCommand } from './commands/sandbox.js';
 
 /** Builds the program with every sub-command registered. Exported for tests that check `--help`. */
@@ -11,7 +13,9 @@ export function createProgram(): Command {
     .description('Outpost: connect Kubernetes clusters to a central gateway over one outbound gRPC stream per agent.')
     .showHelpAfterError()
     .configureHelp({ sortSubcommands: true });
+  registerAgentCommand(program);
   registerDemoCommand(program);
+  registerGatewayCommand(program);
   registerSandboxCommand(program);
   program.addHelpText('after', () => describeCommands(program));
   return program;

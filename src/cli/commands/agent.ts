@@ -1,0 +1,44 @@
+/**
+ * `outpost agent --config FILE`: runs the agent until SIGTERM/SIGINT, then closes the stream, stops the watches and
+ * exits 0. An invalid configuration is printed (every key path and problem) on stderr with exit code 1, no stack.
+ */
+import type { Command } from 'commander';
+import { createLogger } from '../../shared/logger.js';
+
+/** Registers the `agent` command. */
+export function registerAgentCommand(program: Command): void {
+  program
+    .command('agent')
+    .description('watch the configured Kubernetes clusters and stream their objects to the gateway')
+    .requiredOption('--config <file>', 'agent configuration file (YAML; the reference agent keys are accepted)')
+    .option('--log-level <level>', 'log level (trace, debug, info, warn, error); overrides logging.level')
+    .action(async (opts: { config: string; logLevel?: string }) => {
+      // Loaded on use, so `outpost --help` and the other commands never load the agent.
+      const { loadAgentConfig, startAgent, AgentConfigError } = await import('../../agent/index.js');
+      let config;
+      try {
+        config = loadAgentConfig(opts.config);
+      } catch (err) {
+        if (err instanceof AgentConfigError) {
+          process.stderr.write(`outpost agent: ${err.message}\n`);
+          process.exitCode = 1;
+          return;
+        }
+        throw err;
+      }
+      const logger = createLogger({ level: opts.logLevel ?? config.logging.level, name: 'agent' });
+      const agent = await startAgent(config, { logger });
+      await new Promise<void>((resolve) => {
+        const stop = (signal: NodeJS.Signals) => {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          logger.info({ signal }, 'stopping');
+          resolve();
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+      });
+      await agent.close();
+      process.exitCode = 0;
+    });
+}

@@ -1,0 +1,127 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AGENT_DEFAULTS, AgentConfigError, loadAgentConfig, parseAgentConfig } from '../../src/agent/index.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'outpost-agent-config-'));
+function file(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+function issuesOf(fn: () => unknown): { path: string; message: string }[] {
+  try {
+    fn();
+  } catch (err) {
+    assert.ok(err instanceof AgentConfigError, `expected AgentConfigError, got ${String(err)}`);
+    return err.issues;
+  }
+  assert.fail('expected the configuration to be rejected');
+}
+
+describe('agent configuration', () => {
+  test('the shipped example loads, with every documented key', () => {
+    const config = loadAgentConfig(new URL('../../config/agent.example.yaml', import.meta.url).pathname, {});
+    assert.equal(config.clouddriver.grpc, 'localhost:9091');
+    assert.equal(config.clouddriver.tls?.serverName, 'gateway.example.com');
+    assert.deepEqual(config.clouddriver.reconnect, { baseSeconds: 1, factor: 1.6, maxSeconds: 120 });
+    assert.equal(config.kubernetes.accounts.length, 2);
+    const [prod, local] = config.kubernetes.accounts;
+    assert.deepEqual(prod!.namespaces, ['default', 'web']);
+    assert.deepEqual(prod!.customResourceDefinitions, [{ kind: 'Widget.example.com', scope: 'Namespaced' }]);
+    assert.deepEqual(prod!.properties, { team: 'platform' });
+    assert.equal(local!.serviceAccount, true);
+    assert.equal(config.server.port, 8082);
+    assert.equal(config.agent.id, 'outpost-agent-0');
+  });
+
+  test('defaults come from AGENT_DEFAULTS and identity from POD_NAME / POD_NAMESPACE', () => {
+    const config = parseAgentConfig({}, { POD_NAME: 'agent-7', POD_NAMESPACE: 'spinnaker' });
+    assert.equal(config.clouddriver.grpc, AGENT_DEFAULTS.grpc);
+    assert.equal(config.clouddriver.insecure, true);
+    assert.equal(config.clouddriver.keepAliveHeartbeatSeconds, 20);
+    assert.equal(config.server.port, AGENT_DEFAULTS.adminPort);
+    assert.equal(config.agent.id, 'agent-7');
+    assert.equal(config.agent.zone, 'spinnaker');
+    assert.equal(parseAgentConfig({}, {}).agent.zone, 'default');
+  });
+
+  test('environment overrides top-level values, and bad overrides name the key', () => {
+    const config = parseAgentConfig({ clouddriver: { grpc: 'a:1' } }, { OUTPOST_AGENT_GRPC: 'gw.example.com:9443', OUTPOST_AGENT_TOKEN: 't0k', OUTPOST_AGENT_ADMIN_PORT: '0' });
+    assert.equal(config.clouddriver.grpc, 'gw.example.com:9443');
+    assert.equal(config.clouddriver.auth?.token, 't0k');
+    assert.equal(config.server.port, 0);
+    const issues = issuesOf(() => parseAgentConfig({}, { OUTPOST_AGENT_GRPC: 'no-port' }));
+    assert.deepEqual(issues.map((i) => i.path), ['clouddriver.grpc']);
+  });
+
+  test('reference keys are accepted silently; unknown keys are rejected with their path', () => {
+    const ok = parseAgentConfig(
+      {
+        metrics: { enabled: true },
+        clouddriver: { keepAliveTimeOutSeconds: 30, noProxy: true, auth: { tokenCommand: { command: 'x' } }, backoff: { baseDelay: 2e9, multiplier: 2, maxDelay: 6e10 } },
+        kubernetes: { accounts: [{ name: 'a', serviceAccount: true, onlySpinnakerManaged: true, metrics: false, providerVersion: 'V2' }] },
+      },
+      {},
+    );
+    assert.deepEqual(ok.clouddriver.reconnect, { baseSeconds: 2, factor: 2, maxSeconds: 60 });
+    const issues = issuesOf(() => parseAgentConfig({ bogus: 1, kubernetes: { accounts: [{ name: 'a', serviceAccount: true, colour: 'red' }] } }, {}));
+    assert.deepEqual(
+      issues.map((i) => `${i.path}: ${i.message}`).sort(),
+      ['(root): unknown key "bogus"', 'kubernetes.accounts[0]: unknown key "colour"'].map((s) => s.replace('(root)', '')).sort(),
+    );
+  });
+
+  test('account rules: name format, uniqueness, one credential source, kind names', () => {
+    const issues = issuesOf(() =>
+      parseAgentConfig(
+        {
+          kubernetes: {
+            accounts: [
+              { name: 'Bad Name', serviceAccount: true },
+              { name: 'dup', serviceAccount: true },
+              { name: 'dup', serviceAccount: true },
+              { name: 'nocreds' },
+              { name: 'both', serviceAccount: true, kubeconfigFile: '/k' },
+              { name: 'kinds', serviceAccount: true, kinds: ['Deployment.apps', 'not a kind'] },
+            ],
+          },
+        },
+        {},
+      ),
+    );
+    const paths = issues.map((i) => i.path);
+    assert.ok(paths.includes('kubernetes.accounts[0].name'));
+    assert.ok(issues.some((i) => i.path === 'kubernetes.accounts[2].name' && i.message.includes('duplicate')));
+    assert.ok(issues.some((i) => i.path === 'kubernetes.accounts[3].kubeconfigFile' && i.message.includes('serviceAccount')));
+    assert.ok(paths.includes('kubernetes.accounts[4].serviceAccount'));
+    assert.ok(paths.includes('kubernetes.accounts[5].kinds[1]'));
+    assert.equal(paths.length, 5);
+  });
+
+  test('error messages list every issue; files: missing, bad YAML, relative kubeconfig paths', () => {
+    const err = (() => {
+      try {
+        parseAgentConfig({ server: { port: 70000 }, clouddriver: { grpc: 'x:0' } }, {});
+      } catch (e) {
+        return e as Error;
+      }
+      return undefined;
+    })();
+    assert.match(err!.message, /server\.port/);
+    assert.match(err!.message, /clouddriver\.grpc: port must be between 1 and 65535/);
+    assert.match(issuesOf(() => loadAgentConfig(join(dir, 'missing.yaml'), {}))[0]!.message, /cannot read file/);
+    assert.match(issuesOf(() => loadAgentConfig(file('bad.yaml', 'kubernetes: [\n'), {}))[0]!.message, /YAML syntax/);
+    assert.match(issuesOf(() => loadAgentConfig(file('list.yaml', '- a\n'), {}))[0]!.message, /mapping/);
+    const config = loadAgentConfig(file('rel.yaml', 'kubernetes:\n  accounts:\n    - name: a\n      kubeconfigFile: kube/config\n'), {});
+    assert.equal(config.kubernetes.accounts[0]!.kubeconfigFile, join(dir, 'kube/config'));
+  });
+
+  test('TLS: a client key needs a certificate', () => {
+    const issues = issuesOf(() => parseAgentConfig({ clouddriver: { insecure: false, tls: { clientKeyFile: '/k.pem' } } }, {}));
+    assert.deepEqual(issues.map((i) => i.path), ['clouddriver.tls.clientKeyFile']);
+  });
+});

@@ -1,0 +1,193 @@
+/**
+ * A small in-process AgentService peer for agent tests: an HTTP/2 cleartext server on an ephemeral port that records
+ * every message the agent sends and answers as the test wants (verdicts, resume points, window size, heartbeats,
+ * automatic or withheld acks, dropped streams).
+ */
+import http2 from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import { create, toBinary } from '@bufbuild/protobuf';
+import { ConnectError, Code, type ConnectRouter } from '@connectrpc/connect';
+import { connectNodeAdapter } from '@connectrpc/connect-node';
+import {
+  AccountVerdictSchema,
+  AckSchema,
+  AgentService,
+  ConnectRequestSchema,
+  ConnectResponseSchema,
+  Verdict,
+  WelcomeSchema,
+  type AccountVerdict,
+  type ConnectRequest,
+  type ConnectResponse,
+  type Hello,
+} from '../../../src/gen/outpost/agent/v1/agent_pb.js';
+
+/** How the fake answers a Hello. */
+export interface WelcomePlan {
+  verdicts?: (hello: Hello) => Array<Partial<Pick<AccountVerdict, 'verdict' | 'reason' | 'resume'>> & { account: string }>;
+  heartbeatIntervalSeconds?: number;
+  maxUnacked?: number;
+}
+
+/** One agent stream as seen by the fake. */
+export interface RecordedStream {
+  readonly index: number;
+  readonly headers: Headers;
+  readonly messages: ConnectRequest[];
+  hello?: Hello;
+  ended: boolean;
+  /** Sends a response on this stream. */
+  send(response: ConnectResponse): void;
+  /** Fails the stream (the agent sees an error). */
+  drop(): void;
+}
+
+/** Options of {@link startFakeGateway}. */
+export interface FakeGatewayOptions {
+  /** Called for every Hello (stream index starts at 0); default: every account CACHING, no resume points. */
+  welcome?: (hello: Hello, stream: number) => WelcomePlan;
+  /** Ack every data message as soon as it arrives (default true). */
+  autoAck?: boolean;
+  /** Never answer the Hello (to test dead-peer detection). */
+  silent?: boolean;
+}
+
+/** The running fake. */
+export interface FakeGateway {
+  /** `host:port` for `clouddriver.grpc`. */
+  readonly address: string;
+  readonly streams: RecordedStream[];
+  /** Every message received on every stream, in order. */
+  readonly messages: ConnectRequest[];
+  autoAck: boolean;
+  /** Serialized bytes of every received message (what crossed the wire, re-encoded). */
+  rawBytes(): Buffer;
+  /** Resolves when `predicate` holds (polling), rejects after `timeoutMs`. */
+  waitFor<T>(predicate: () => T | undefined | false, timeoutMs?: number, what?: string): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** Data messages (batches and markers) of a list of requests. */
+export function dataMessages(messages: ConnectRequest[]): ConnectRequest[] {
+  return messages.filter((m) => m.message.case === 'events' || m.message.case === 'sync');
+}
+
+/** The sequence of a data message. */
+export function sequenceOf(m: ConnectRequest): bigint {
+  return m.message.case === 'events' || m.message.case === 'sync' ? m.message.value.sequence : 0n;
+}
+
+/** Starts the fake on 127.0.0.1 and an ephemeral port. */
+export async function startFakeGateway(options: FakeGatewayOptions = {}): Promise<FakeGateway> {
+  const streams: RecordedStream[] = [];
+  const messages: ConnectRequest[] = [];
+  const state = { autoAck: options.autoAck ?? true };
+
+  const routes = (router: ConnectRouter) =>
+    router.service(AgentService, {
+      async *connect(requests, ctx) {
+        const queue: ConnectResponse[] = [];
+        let wake: (() => void) | undefined;
+        let failure: Error | undefined;
+        let done = false;
+        const stream: RecordedStream = {
+          index: streams.length,
+          headers: ctx.requestHeader,
+          messages: [],
+          ended: false,
+          send(response) {
+            queue.push(response);
+            wake?.();
+          },
+          drop() {
+            failure = new ConnectError('dropped by the test', Code.Unavailable);
+            wake?.();
+          },
+        };
+        streams.push(stream);
+        void (async () => {
+          try {
+            for await (const request of requests) {
+              stream.messages.push(request);
+              messages.push(request);
+              const m = request.message;
+              if (m.case === 'hello') {
+                stream.hello = m.value;
+                if (options.silent) continue;
+                const plan = options.welcome?.(m.value, stream.index) ?? {};
+                const verdicts = plan.verdicts?.(m.value) ?? m.value.accounts.map((a) => ({ account: a.name }));
+                stream.send(
+                  create(ConnectResponseSchema, {
+                    message: {
+                      case: 'welcome',
+                      value: create(WelcomeSchema, {
+                        sessionId: `session-${stream.index}`,
+                        gatewayId: 'fake',
+                        heartbeatIntervalSeconds: plan.heartbeatIntervalSeconds ?? 0,
+                        maxUnacked: plan.maxUnacked ?? 64,
+                        accounts: verdicts.map((v) => create(AccountVerdictSchema, { verdict: Verdict.CACHING, ...v })),
+                      }),
+                    },
+                  }),
+                );
+              } else if ((m.case === 'events' || m.case === 'sync') && state.autoAck) {
+                stream.send(create(ConnectResponseSchema, { message: { case: 'ack', value: create(AckSchema, { sequence: m.value.sequence }) } }));
+              }
+            }
+          } catch {
+            // the stream failed; the loop below ends it
+          } finally {
+            done = true;
+            wake?.();
+          }
+        })();
+        try {
+          for (;;) {
+            while (queue.length > 0) yield queue.shift()!;
+            if (failure) throw failure;
+            if (done || ctx.signal.aborted) return;
+            await new Promise<void>((resolve) => (wake = resolve));
+            wake = undefined;
+          }
+        } finally {
+          stream.ended = true;
+        }
+      },
+    });
+
+  const server = http2.createServer(connectNodeAdapter({ routes }));
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on('session', (session) => {
+    sessions.add(session);
+    session.on('close', () => sessions.delete(session));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+
+  return {
+    address: `127.0.0.1:${port}`,
+    streams,
+    messages,
+    get autoAck() {
+      return state.autoAck;
+    },
+    set autoAck(value: boolean) {
+      state.autoAck = value;
+    },
+    rawBytes: () => Buffer.concat(messages.map((m) => Buffer.from(toBinary(ConnectRequestSchema, m)))),
+    async waitFor(predicate, timeoutMs = 10_000, what = 'condition') {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const value = predicate();
+        if (value !== undefined && value !== false) return value as never;
+        if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    async close() {
+      for (const s of streams) s.drop();
+      for (const session of sessions) session.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
