@@ -4,7 +4,6 @@
 import { Command, CommanderError } from 'commander';
 import { registerAgentCommand } from './commands/agent.js';
 import { registerDemoCommand } from './commands/demo.js';
-import { registerGatewayCommand } from './commands/gateway.js';
 import { registerSandboxCommand } from './commands/sandbox.js';
 
 /** Builds the program with every sub-command registered. Exported for tests that check `--help`. */
@@ -15,7 +14,6 @@ export function createProgram(): Command {
     .configureHelp({ sortSubcommands: true });
   registerAgentCommand(program);
   registerDemoCommand(program);
-  registerGatewayCommand(program);
   registerSandboxCommand(program);
   program.addHelpText('after', () => describeCommands(program));
   return program;
