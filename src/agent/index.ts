@@ -3,6 +3,7 @@
  * HTTP/2 gRPC stream (see `proto/outpost/agent/v1/agent.proto`). This module is its programmatic entry point, used by
  * the CLI (`outpost agent`), the demo and end-to-end tests.
  */
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { createSilentLogger } from '../shared/logger.js';
@@ -73,6 +74,7 @@ export async function startAgent(config: AgentConfig, deps: { logger?: Logger } 
   const log = logger.child({ agentId: id });
   log.info({ adminPort: admin.port, gateway: config.clouddriver.grpc, accounts: state.accounts.length, zone }, 'agent started');
   const controller = new AbortController();
+  setMaxListeners(0, controller.signal); // parallel API requests of every account listen on it
   const loop = runConnectionLoop({ config, agentId: id, zone, version: agentVersion(), state, logger: log, signal: controller.signal });
   let closing: Promise<void> | undefined;
   return {

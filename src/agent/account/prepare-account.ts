@@ -77,7 +77,12 @@ export async function prepareAccount(config: AccountConfig, logger: Logger, sign
       { apiHost: prepared.apiHost, version: prepared.kubernetesVersion, kinds: prepared.kinds.length, scopes: prepared.scopes.length, skipped: prepared.skipped.length },
       'account ready',
     );
-    for (const s of prepared.skipped) log.warn({ apiVersion: s.apiVersion, kind: s.kind, reason: s.reason }, 'kind skipped');
+    if (prepared.skipped.length > 0) {
+      log.warn(
+        { skipped: prepared.skipped.map((s) => `${s.kind || '*'}${s.apiVersion ? ` (${s.apiVersion})` : ''}: ${s.reason}`) },
+        `${prepared.skipped.length} kind(s) skipped (see skipped_kinds in the Hello)`,
+      );
+    }
   } catch (err) {
     prepared.error = (err as Error).message;
     prepared.kinds = [];

@@ -4,6 +4,7 @@
  * unacknowledged data discarded) when the stream ends or fails, when the gateway is silent for too long, or when the
  * agent closes. The caller reconnects and starts a fresh session from the new Welcome's resume points.
  */
+import { setMaxListeners } from 'node:events';
 import { create } from '@bufbuild/protobuf';
 import type { Client } from '@connectrpc/connect';
 import type { Logger } from 'pino';
@@ -91,6 +92,8 @@ const verdictName = (v: Verdict) =>
 export async function runSession(options: SessionOptions): Promise<void> {
   const { state, logger, signal } = options;
   const controller = new AbortController();
+  // Every watcher listens on this signal: hundreds of scopes are normal.
+  setMaxListeners(0, controller.signal);
   const onClose = () => controller.abort();
   signal.addEventListener('abort', onClose, { once: true });
   const requests = createPushable<ConnectRequest>();

@@ -1,0 +1,120 @@
+/**
+ * Test harness: a sandbox cluster, the fake gateway and an agent wired together, with captured logs and one
+ * `close()` that stops everything (so the test process exits).
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { startSandbox, type Sandbox } from '../../../src/sandbox/index.js';
+import { parseAgentConfig, startAgent, type AgentConfigInput, type RunningAgent } from '../../../src/agent/index.js';
+import { createLogger } from '../../../src/shared/logger.js';
+import { SyncPhase, type ConnectRequest, type Event, type SyncMarker } from '../../../src/gen/outpost/agent/v1/agent_pb.js';
+import { startFakeGateway, type FakeGateway, type FakeGatewayOptions } from './fake-gateway.js';
+
+/** Captured log lines (pino JSON), searchable. */
+export interface LogCapture {
+  lines: () => Record<string, unknown>[];
+  text: () => string;
+  stream: Writable;
+}
+
+/** Creates a log capture usable as a pino destination. */
+export function captureLogs(): LogCapture {
+  const chunks: string[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      chunks.push(chunk.toString());
+      done();
+    },
+  });
+  const text = () => chunks.join('');
+  return {
+    stream,
+    text,
+    lines: () =>
+      text()
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
+}
+
+/** Options of {@link startHarness}. */
+export interface HarnessOptions {
+  seed?: 'demo' | 'none' | { scale: number };
+  user?: 'admin' | 'restricted';
+  gateway?: FakeGatewayOptions;
+  /** Changes to the account entry (kinds, namespaces…). */
+  account?: Record<string, unknown>;
+  /** Changes to the whole config. */
+  config?: Partial<AgentConfigInput>;
+  /** Called after the sandbox starts, before the agent (e.g. to note a resourceVersion). */
+  beforeAgent?: (sandbox: Sandbox) => void | Promise<void>;
+}
+
+/** Everything a test needs. */
+export interface Harness {
+  sandbox: Sandbox;
+  gateway: FakeGateway;
+  agent: RunningAgent;
+  logs: LogCapture;
+  close(): Promise<void>;
+}
+
+/** Starts sandbox → fake gateway → agent (admin port 0, fast reconnects). */
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const sandbox = await startSandbox({ seed: options.seed ?? 'demo', bookmarkIntervalMs: 200 });
+  const dir = mkdtempSync(join(tmpdir(), 'outpost-agent-test-'));
+  const kubeconfigFile = join(dir, 'kubeconfig');
+  await sandbox.writeKubeconfig(kubeconfigFile);
+  const gateway = await startFakeGateway(options.gateway);
+  await options.beforeAgent?.(sandbox);
+  const logs = captureLogs();
+  const config = parseAgentConfig(
+    {
+      clouddriver: { grpc: gateway.address, reconnect: { baseSeconds: 0.05, factor: 1.6, maxSeconds: 0.5 } },
+      agent: { id: 'test-agent', zone: 'test' },
+      server: { port: 0 },
+      ...options.config,
+      kubernetes: {
+        accounts: [
+          {
+            name: 'sandbox',
+            kubeconfigFile,
+            context: options.user === 'restricted' ? 'sandbox-restricted' : 'sandbox',
+            ...options.account,
+          },
+        ],
+      },
+    },
+    {},
+  );
+  const agent = await startAgent(config, { logger: createLogger({ level: 'debug', destination: logs.stream }) });
+  return {
+    sandbox,
+    gateway,
+    agent,
+    logs,
+    async close() {
+      await agent.close();
+      await gateway.close();
+      await sandbox.close();
+    },
+  };
+}
+
+/** Events of a list of requests, flattened. */
+export function eventsOf(messages: ConnectRequest[]): Event[] {
+  return messages.flatMap((m) => (m.message.case === 'events' ? m.message.value.events : []));
+}
+
+/** Markers of a list of requests. */
+export function markersOf(messages: ConnectRequest[]): SyncMarker[] {
+  return messages.flatMap((m) => (m.message.case === 'sync' ? [m.message.value] : []));
+}
+
+/** END markers of one kind. */
+export function endMarkers(messages: ConnectRequest[], kind: string): SyncMarker[] {
+  return markersOf(messages).filter((m) => m.kind === kind && m.phase === SyncPhase.END);
+}
