@@ -4,6 +4,7 @@
 import { Command, CommanderError } from 'commander';
 import { registerAgentCommand } from './commands/agent.js';
 import { registerDemoCommand } from './commands/demo.js';
+import { registerGatewayCommand } from './commands/gateway.js';
 import { registerSandboxCommand } from './commands/sandbox.js';
 
 /** Builds the program with every sub-command registered. Exported for tests that check `--help`. */
@@ -14,6 +15,7 @@ export function createProgram(): Command {
     .configureHelp({ sortSubcommands: true });
   registerAgentCommand(program);
   registerDemoCommand(program);
+  registerGatewayCommand(program);
   registerSandboxCommand(program);
   program.addHelpText('after', () => describeCommands(program));
   return program;

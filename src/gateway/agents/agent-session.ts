@@ -1,0 +1,353 @@
+/**
+ * One agent stream (`AgentService.Connect`) on the gateway side: Hello → verdicts and Welcome, then data messages
+ * (event batches, sync markers) stored strictly in order and acknowledged once committed, heartbeats both ways, and
+ * on any end of the stream the session's accounts become INACTIVE (their cache is kept).
+ */
+import { randomUUID } from 'node:crypto';
+import { create } from '@bufbuild/protobuf';
+import { Code, ConnectError } from '@connectrpc/connect';
+import {
+  ConnectResponseSchema,
+  SyncPhase,
+  Verdict,
+  type AccountInfo,
+  type AccountVerdict,
+  type ConnectRequest,
+  type ConnectResponse,
+  type EventBatch,
+  type Hello,
+  type SyncMarker,
+} from '../../gen/outpost/agent/v1/agent_pb.js';
+import type { Logger } from '../../shared/logger.js';
+import { decodeEventBatch } from '../cache/event-decoder.js';
+import type { ObjectWriter } from '../cache/object-writer.js';
+import type { SyncState, WatchScope } from '../cache/sync-state.js';
+import { invalidArgument, toConnectError } from '../errors.js';
+import { isBoundElsewhere, type AccountBinding, type AccountStore } from './account-store.js';
+import { validateAccountInfo, validateHello } from './hello-validation.js';
+import { createOutbox, type Outbox } from './outbox.js';
+import type { LiveSession, SessionRegistry } from './session-registry.js';
+
+/** Everything a session needs; shared by all sessions of a gateway. */
+export interface AgentSessionDeps {
+  gatewayId: string;
+  heartbeatIntervalSeconds: number;
+  deadAfterSeconds: number;
+  maxUnacked: number;
+  resumeMaxAgeSeconds: number;
+  registry: SessionRegistry;
+  accountStore: AccountStore;
+  objectWriter: ObjectWriter;
+  syncState: SyncState;
+  logger: Logger;
+}
+
+const STOP = Symbol('stop');
+
+/**
+ * Serves one Connect stream: pass the request iterable the RPC handler received and yield what this returns.
+ * The stream ends cleanly when the agent half-closes or the gateway shuts down, with an error otherwise.
+ */
+export function serveAgentStream(requests: AsyncIterable<ConnectRequest>, deps: AgentSessionDeps): AsyncIterable<ConnectResponse> {
+  return new AgentSession(deps).run(requests);
+}
+
+class AgentSession implements LiveSession {
+  readonly id = randomUUID();
+  agentId = '';
+  readonly done: Promise<void>;
+  private resolveDone!: () => void;
+  private readonly outbox: Outbox = createOutbox();
+  private log: Logger;
+  private helloSeen = false;
+  private lastSequence = 0n;
+  private readonly claimed = new Set<string>();
+  private readonly lists = new Map<string, number>();
+  private lastSeen = Date.now();
+  private busy = false;
+  private stopped = false;
+  private stopNow!: () => void;
+  private readonly stopSignal: Promise<typeof STOP>;
+  private timers: NodeJS.Timeout[] = [];
+
+  constructor(private readonly deps: AgentSessionDeps) {
+    this.log = deps.logger.child({ sessionId: this.id });
+    this.done = new Promise((resolve) => (this.resolveDone = resolve));
+    this.stopSignal = new Promise((resolve) => (this.stopNow = () => resolve(STOP)));
+  }
+
+  close(error?: ConnectError): void {
+    if (error) this.outbox.fail(error);
+    else this.outbox.close();
+    this.stop();
+  }
+
+  async *run(requests: AsyncIterable<ConnectRequest>): AsyncGenerator<ConnectResponse> {
+    this.deps.registry.add(this);
+    const reading = this.readLoop(requests).then(
+      () => this.outbox.close(),
+      (err) => this.outbox.fail(toConnectError(err, this.log, 'agent stream')),
+    );
+    this.startDeadTimer();
+    try {
+      yield* this.outbox;
+    } finally {
+      this.stop();
+      await reading;
+      await this.cleanup();
+    }
+  }
+
+  private stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.stopNow();
+    this.deps.registry.remove(this);
+  }
+
+  private async readLoop(requests: AsyncIterable<ConnectRequest>): Promise<void> {
+    const it = requests[Symbol.asyncIterator]();
+    for (;;) {
+      const next = await Promise.race([it.next(), this.stopSignal]);
+      if (next === STOP) {
+        // Do not wait: the request side may never finish once the response has ended.
+        void it.return?.().catch(() => {});
+        return;
+      }
+      if (next.done) {
+        this.log.info('agent closed the stream');
+        return;
+      }
+      this.lastSeen = Date.now();
+      this.busy = true;
+      try {
+        await this.handle(next.value);
+      } finally {
+        this.busy = false;
+        this.lastSeen = Date.now();
+      }
+      if (this.stopped) return;
+    }
+  }
+
+  private async handle(req: ConnectRequest): Promise<void> {
+    const m = req.message;
+    if (!this.helloSeen && m.case !== 'hello') {
+      throw new ConnectError(`the first message must be a hello, got ${m.case ?? 'an empty message'}`, Code.FailedPrecondition);
+    }
+    switch (m.case) {
+      case 'hello':
+        if (this.helloSeen) throw invalidArgument('hello may only be sent once per stream');
+        this.helloSeen = true;
+        return this.onHello(m.value);
+      case 'events':
+        return this.onEvents(m.value);
+      case 'sync':
+        return this.onSync(m.value);
+      case 'heartbeat':
+        return;
+      case 'accountReport':
+        if (!m.value.account) throw invalidArgument('account_report.account is required');
+        return this.onReport(m.value.account, m.value.progress);
+      default:
+        throw invalidArgument('empty message');
+    }
+  }
+
+  private async onHello(hello: Hello): Promise<void> {
+    validateHello(hello);
+    this.agentId = hello.agentId;
+    this.log = this.log.child({ agentId: hello.agentId });
+    const { registry, accountStore } = this.deps;
+    for (const older of registry.sessionsOf(hello.agentId)) {
+      if (older === this) continue;
+      this.log.info({ oldSessionId: older.id }, 'new stream of the same agent takes over');
+      older.close(new ConnectError('superseded by a newer stream of the same agent', Code.Aborted));
+    }
+    const names = hello.accounts.map((a) => a.name);
+    const bindings = await accountStore.bindings(names);
+    if (this.stopped) return;
+    const verdicts = new Map<string, AccountVerdict>();
+    const candidates: AccountInfo[] = [];
+    for (const info of hello.accounts) {
+      const binding = bindings.get(info.name);
+      const owner = registry.ownerOf(info.name);
+      if (isBoundElsewhere(binding, info)) {
+        verdicts.set(info.name, verdict(info.name, Verdict.REFUSED, refusal(info, binding!)));
+      } else if (owner && owner !== this) {
+        verdicts.set(info.name, verdict(info.name, Verdict.STANDBY, `account is cached by agent ${owner.agentId} (session ${owner.id})`));
+      } else {
+        registry.claim(info.name, this);
+        this.claimed.add(info.name);
+        candidates.push(info);
+      }
+    }
+    const activated = await accountStore.activate({ sessionId: this.id, agentId: hello.agentId, gatewayId: this.deps.gatewayId }, candidates);
+    const lost = candidates.filter((c) => !activated.has(c.name));
+    const lostBindings = lost.length > 0 ? await accountStore.bindings(lost.map((c) => c.name)) : new Map<string, AccountBinding>();
+    for (const info of lost) {
+      registry.release(info.name, this);
+      this.claimed.delete(info.name);
+      const binding = lostBindings.get(info.name) ?? { name: info.name, apiHost: '(unknown)', caFingerprint: '' };
+      verdicts.set(info.name, verdict(info.name, Verdict.REFUSED, refusal(info, binding)));
+    }
+    const resume = await this.deps.syncState.resumePoints([...activated], this.deps.resumeMaxAgeSeconds);
+    for (const name of activated) verdicts.set(name, verdict(name, Verdict.CACHING, ''));
+    for (const point of resume) {
+      verdicts.get(point.account)!.resume.push({
+        $typeName: 'outpost.agent.v1.ResumePoint',
+        apiVersion: point.apiVersion,
+        kind: point.kind,
+        watchNamespace: point.watchNamespace,
+        resourceVersion: point.resourceVersion,
+      });
+    }
+    const ordered = names.map((n) => verdicts.get(n)!);
+    this.outbox.push(
+      create(ConnectResponseSchema, {
+        message: {
+          case: 'welcome',
+          value: {
+            sessionId: this.id,
+            gatewayId: this.deps.gatewayId,
+            accounts: ordered,
+            heartbeatIntervalSeconds: Math.max(1, Math.round(this.deps.heartbeatIntervalSeconds)),
+            maxUnacked: this.deps.maxUnacked,
+          },
+        },
+      }),
+    );
+    this.startHeartbeats();
+    const count = (v: Verdict) => ordered.filter((o) => o.verdict === v).length;
+    this.log.info(
+      { caching: count(Verdict.CACHING), standby: count(Verdict.STANDBY), refused: count(Verdict.REFUSED), resumePoints: resume.length },
+      'agent connected',
+    );
+    for (const o of ordered) if (o.verdict === Verdict.REFUSED) this.log.warn({ account: o.account, reason: o.reason }, 'account refused');
+  }
+
+  private checkSequence(sequence: bigint): void {
+    const expected = this.lastSequence + 1n;
+    if (sequence !== expected) throw invalidArgument(`sequence ${sequence} is out of order: expected ${expected}`);
+  }
+
+  private commit(sequence: bigint): void {
+    this.lastSequence = sequence;
+    this.outbox.ack(sequence);
+  }
+
+  private async onEvents(batch: EventBatch): Promise<void> {
+    this.checkSequence(batch.sequence);
+    const decoded = decodeEventBatch(batch, {
+      isCached: (account) => this.deps.registry.caches(account, this),
+      listGeneration: (account, apiVersion, kind, watchNamespace) => this.lists.get(scopeKey({ account, apiVersion, kind, watchNamespace })) ?? 0,
+    });
+    for (const s of decoded.scrubbedSecrets) {
+      this.log.warn(s, 'Secret arrived with data; dropped it before storing (the agent must scrub Secrets)');
+    }
+    if (decoded.droppedNotCached > 0) {
+      this.log.debug({ sequence: batch.sequence, dropped: decoded.droppedNotCached }, 'dropped events of accounts this session does not cache');
+    }
+    await this.deps.objectWriter.write(decoded);
+    this.commit(batch.sequence);
+  }
+
+  private async onSync(marker: SyncMarker): Promise<void> {
+    this.checkSequence(marker.sequence);
+    if (!this.deps.registry.caches(marker.account, this)) {
+      this.log.debug({ account: marker.account, sequence: marker.sequence }, 'dropped sync marker of an account this session does not cache');
+      this.commit(marker.sequence);
+      return;
+    }
+    if (!marker.apiVersion || !marker.kind) throw invalidArgument('sync marker needs api_version and kind');
+    const scope: WatchScope = { account: marker.account, apiVersion: marker.apiVersion, kind: marker.kind, watchNamespace: marker.watchNamespace };
+    const key = scopeKey(scope);
+    if (marker.phase === SyncPhase.START) {
+      this.lists.set(key, await this.deps.syncState.startList(scope));
+    } else if (marker.phase === SyncPhase.END) {
+      const generation = this.lists.get(key);
+      if (generation === undefined) {
+        throw invalidArgument(`sync END for ${describeScope(scope)} without a START in this stream`);
+      }
+      if (!marker.resourceVersion) throw invalidArgument(`sync END for ${describeScope(scope)} has no resource_version`);
+      const pruned = await this.deps.syncState.endList(scope, generation, marker.resourceVersion, Number(marker.count));
+      this.lists.delete(key);
+      this.log.debug({ scope, pruned, listed: Number(marker.count) }, 'full list completed');
+    } else {
+      throw invalidArgument(`sync marker phase ${marker.phase} is not START or END`);
+    }
+    this.commit(marker.sequence);
+  }
+
+  private async onReport(info: AccountInfo, progress: { apiVersion: string; kind: string; namespace: string; listed: bigint }[]): Promise<void> {
+    validateAccountInfo(info, 'account_report');
+    if (!this.deps.registry.caches(info.name, this)) {
+      this.log.debug({ account: info.name }, 'ignored report of an account this session does not cache');
+      return;
+    }
+    await this.deps.accountStore.applyReport(this.id, info);
+    await this.deps.syncState.recordProgress(
+      info.name,
+      progress.map((p) => ({ apiVersion: p.apiVersion, kind: p.kind, watchNamespace: p.namespace, listed: Number(p.listed) })),
+    );
+  }
+
+  private startHeartbeats(): void {
+    const timer = setInterval(() => {
+      this.outbox.push(
+        create(ConnectResponseSchema, {
+          message: { case: 'heartbeat', value: { agentId: this.deps.gatewayId, sentAtUnixMs: BigInt(Date.now()) } },
+        }),
+      );
+    }, this.deps.heartbeatIntervalSeconds * 1000);
+    timer.unref();
+    this.timers.push(timer);
+  }
+
+  private startDeadTimer(): void {
+    const deadMs = this.deps.deadAfterSeconds * 1000;
+    const timer = setInterval(
+      () => {
+        if (this.busy || Date.now() - this.lastSeen <= deadMs) return;
+        this.log.warn({ deadAfterSeconds: this.deps.deadAfterSeconds }, 'agent silent for too long; closing its stream');
+        this.close(new ConnectError(`no message from the agent for ${this.deps.deadAfterSeconds}s`, Code.DeadlineExceeded));
+      },
+      Math.max(50, Math.min(1000, deadMs / 4)),
+    );
+    timer.unref();
+    this.timers.push(timer);
+  }
+
+  private async cleanup(): Promise<void> {
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+    this.stop();
+    try {
+      await this.deps.accountStore.deactivate(this.id, [...this.claimed]);
+    } catch (err) {
+      this.log.error({ err }, 'could not mark accounts INACTIVE');
+    }
+    if (this.helloSeen) this.log.info({ accounts: this.claimed.size }, 'agent stream ended');
+    this.resolveDone();
+  }
+}
+
+function verdict(account: string, v: Verdict, reason: string): AccountVerdict {
+  return { $typeName: 'outpost.agent.v1.AccountVerdict', account, verdict: v, reason, resume: [] };
+}
+
+function refusal(info: AccountInfo, binding: AccountBinding): string {
+  const ca = (fp: string) => (fp ? `CA ${fp.slice(0, 16)}…` : 'no CA');
+  return (
+    `account name ${JSON.stringify(info.name)} is bound to cluster ${binding.apiHost} (${ca(binding.caFingerprint)}); ` +
+    `this agent reports ${info.apiHost} (${ca(info.caFingerprint)})`
+  );
+}
+
+function scopeKey(s: WatchScope): string {
+  return JSON.stringify([s.account, s.apiVersion, s.kind, s.watchNamespace]);
+}
+
+function describeScope(s: WatchScope): string {
+  return `${s.account}/${s.apiVersion}/${s.kind}${s.watchNamespace ? ` in ${s.watchNamespace}` : ''}`;
+}

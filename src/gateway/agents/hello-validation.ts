@@ -1,0 +1,44 @@
+/**
+ * Validation of an agent's Hello (and of the account descriptions in AccountReports): a bad Hello is refused as a
+ * whole with INVALID_ARGUMENT before anything is written.
+ */
+import type { AccountInfo, Hello } from '../../gen/outpost/agent/v1/agent_pb.js';
+import { invalidArgument } from '../errors.js';
+
+/** Most accounts one Hello may carry. */
+export const MAX_ACCOUNTS_PER_HELLO = 1000;
+
+const ACCOUNT_NAME = /^[a-z0-9]([-a-z0-9._]*[a-z0-9])?$/;
+
+/** True for DNS-1123-like account names: lowercase alphanumerics, '-', '.', '_', at most 253 characters. */
+export function isValidAccountName(name: string): boolean {
+  return name.length <= 253 && ACCOUNT_NAME.test(name);
+}
+
+/** Throws INVALID_ARGUMENT describing the first problem of the Hello. */
+export function validateHello(hello: Hello): void {
+  if (!hello.agentId.trim()) throw invalidArgument('hello.agent_id must not be empty');
+  if (hello.agentId.length > 253) throw invalidArgument('hello.agent_id is longer than 253 characters');
+  if (hello.accounts.length > MAX_ACCOUNTS_PER_HELLO) {
+    throw invalidArgument(`hello carries ${hello.accounts.length} accounts; at most ${MAX_ACCOUNTS_PER_HELLO} are allowed`);
+  }
+  const seen = new Set<string>();
+  for (const account of hello.accounts) {
+    validateAccountInfo(account, 'hello');
+    if (seen.has(account.name)) throw invalidArgument(`hello lists account ${JSON.stringify(account.name)} twice`);
+    seen.add(account.name);
+  }
+}
+
+/** Throws INVALID_ARGUMENT when the account description is unusable. */
+export function validateAccountInfo(account: AccountInfo, where: string): void {
+  if (!isValidAccountName(account.name)) {
+    throw invalidArgument(
+      `${where}: account name ${JSON.stringify(account.name)} is invalid (lowercase letters, digits, '-', '.', '_'; must start and end alphanumeric; at most 253 characters)`,
+    );
+  }
+  if (!account.apiHost) throw invalidArgument(`${where}: account ${account.name} has no api_host`);
+  for (const kind of account.kinds) {
+    if (!kind.apiVersion || !kind.kind) throw invalidArgument(`${where}: account ${account.name} lists a kind without api_version or kind`);
+  }
+}

@@ -1,0 +1,138 @@
+/**
+ * `outpost.api.v1.ObjectService`: reads the object cache. ListObjects pages with an opaque keyset token in primary-key
+ * order (account, kind, apiVersion, namespace, name), so every page is one index range scan however deep it is.
+ */
+import { timestampFromDate } from '@bufbuild/protobuf/wkt';
+import { Code, ConnectError, type ServiceImpl } from '@connectrpc/connect';
+import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
+import type { Database } from '../../db/database.js';
+import { objects } from '../../db/schema.js';
+import type { KubernetesObject } from '../../gen/outpost/api/v1/object_service_pb.js';
+import { ObjectService } from '../../gen/outpost/api/v1/object_service_pb.js';
+import { parseLabelSelector, SelectorError, type LabelRequirement } from '../../shared/label-selector.js';
+import { invalidArgument } from '../errors.js';
+import { labelSelectorToSql } from './label-selector-sql.js';
+import { decodePageToken, encodePageToken, type ObjectKey, type PageFilters } from './page-token.js';
+
+/** Default and largest page sizes of ListObjects (larger requests are reduced to the maximum). */
+export const DEFAULT_PAGE_SIZE = 100;
+export const MAX_PAGE_SIZE = 1000;
+
+type ObjectRow = {
+  account: string;
+  apiVersion: string;
+  kind: string;
+  namespace: string;
+  name: string;
+  uid: string;
+  resourceVersion: string;
+  labels: Record<string, string>;
+  object?: Record<string, unknown>;
+  updatedAt: Date;
+};
+
+/** Creates the ObjectService implementation over the cache. */
+export function createObjectService(database: Database): Partial<ServiceImpl<typeof ObjectService>> {
+  const { db } = database;
+  const columns = {
+    account: objects.account,
+    apiVersion: objects.apiVersion,
+    kind: objects.kind,
+    namespace: objects.namespace,
+    name: objects.name,
+    uid: objects.uid,
+    resourceVersion: objects.resourceVersion,
+    labels: objects.labels,
+    updatedAt: objects.updatedAt,
+  };
+  return {
+    async listObjects(req) {
+      if (req.pageSize < 0) throw invalidArgument('page_size must not be negative');
+      const pageSize = req.pageSize === 0 ? DEFAULT_PAGE_SIZE : Math.min(req.pageSize, MAX_PAGE_SIZE);
+      const filters: PageFilters = {
+        account: req.account,
+        kind: req.kind,
+        namespace: req.namespace,
+        labelSelector: req.labelSelector,
+        omitObject: req.omitObject,
+      };
+      const conditions: (SQL | undefined)[] = [];
+      if (req.account) conditions.push(eq(objects.account, req.account));
+      if (req.kind) conditions.push(eq(objects.kind, req.kind));
+      if (req.namespace) conditions.push(eq(objects.namespace, req.namespace));
+      conditions.push(labelSelectorToSql(objects.labels, parseSelector(req.labelSelector)));
+      if (req.pageToken) {
+        const after = decodePageToken(req.pageToken, filters);
+        conditions.push(
+          sql`(${objects.account}, ${objects.kind}, ${objects.apiVersion}, ${objects.namespace}, ${objects.name}) > (${after[0]}, ${after[1]}, ${after[2]}, ${after[3]}, ${after[4]})`,
+        );
+      }
+      const select = req.omitObject ? columns : { ...columns, object: objects.object };
+      const rows: ObjectRow[] = await db
+        .select(select)
+        .from(objects)
+        .where(and(...conditions))
+        .orderBy(asc(objects.account), asc(objects.kind), asc(objects.apiVersion), asc(objects.namespace), asc(objects.name))
+        .limit(pageSize + 1);
+      const more = rows.length > pageSize;
+      const page = more ? rows.slice(0, pageSize) : rows;
+      const last = page[page.length - 1];
+      const nextPageToken = more && last ? encodePageToken(keyOf(last), filters) : '';
+      return { objects: page.map(toKubernetesObject), nextPageToken };
+    },
+
+    async getObject(req) {
+      const missing = ['account', 'kind', 'name'].filter((f) => !req[f as 'account' | 'kind' | 'name']);
+      if (missing.length > 0) throw invalidArgument(`${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} required`);
+      const conditions = [
+        eq(objects.account, req.account),
+        eq(objects.kind, req.kind),
+        eq(objects.namespace, req.namespace),
+        eq(objects.name, req.name),
+      ];
+      if (req.apiVersion) conditions.push(eq(objects.apiVersion, req.apiVersion));
+      const rows: ObjectRow[] = await db
+        .select({ ...columns, object: objects.object })
+        .from(objects)
+        .where(and(...conditions))
+        .orderBy(asc(objects.apiVersion))
+        .limit(2);
+      const where = `${req.kind} ${req.namespace ? `${req.namespace}/` : ''}${req.name} in account ${req.account}`;
+      if (rows.length === 0) throw new ConnectError(`${where} is not in the cache`, Code.NotFound);
+      if (rows.length > 1) {
+        throw invalidArgument(`${where} exists in several API groups (${rows.map((r) => r.apiVersion).join(', ')}); set api_version`);
+      }
+      return { object: toKubernetesObject(rows[0]!) };
+    },
+  };
+}
+
+function parseSelector(selector: string): LabelRequirement[] {
+  if (!selector.trim()) return [];
+  try {
+    return parseLabelSelector(selector);
+  } catch (err) {
+    if (err instanceof SelectorError) throw invalidArgument(`label_selector: ${err.message}`);
+    throw err;
+  }
+}
+
+function keyOf(row: ObjectRow): ObjectKey {
+  return [row.account, row.kind, row.apiVersion, row.namespace, row.name];
+}
+
+function toKubernetesObject(row: ObjectRow): KubernetesObject {
+  return {
+    $typeName: 'outpost.api.v1.KubernetesObject',
+    account: row.account,
+    apiVersion: row.apiVersion,
+    kind: row.kind,
+    namespace: row.namespace,
+    name: row.name,
+    uid: row.uid,
+    resourceVersion: row.resourceVersion,
+    labels: { ...row.labels },
+    object: row.object as KubernetesObject['object'],
+    updatedAt: timestampFromDate(row.updatedAt),
+  };
+}

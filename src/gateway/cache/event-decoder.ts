@@ -1,0 +1,203 @@
+/**
+ * Turns one EventBatch from an agent into the rows the cache writer stores, validating everything first so that a
+ * bad event rejects the whole batch before anything is written. Pure: no I/O.
+ */
+import { EventType, type EventBatch, type Event } from '../../gen/outpost/agent/v1/agent_pb.js';
+import { invalidArgument } from '../errors.js';
+import { isOlderResourceVersion } from './resource-version.js';
+
+/** One object to insert or update. `syncGen` is 0 when no full list of its scope is running. */
+export interface ObjectRow {
+  account: string;
+  api_version: string;
+  kind: string;
+  namespace: string;
+  name: string;
+  uid: string;
+  resource_version: string;
+  labels: Record<string, string>;
+  object: Record<string, unknown>;
+  watch_namespace: string;
+  sync_gen: number;
+}
+
+/** One object to delete (when the stored row is not newer). */
+export interface DeleteRow {
+  account: string;
+  api_version: string;
+  kind: string;
+  namespace: string;
+  name: string;
+  resource_version: string;
+}
+
+/** The last resourceVersion seen for one watch scope in the batch. */
+export interface ScopePosition {
+  account: string;
+  api_version: string;
+  kind: string;
+  watch_namespace: string;
+  resource_version: string;
+}
+
+/** A validated batch, collapsed so that each object appears at most once. */
+export interface DecodedBatch {
+  upserts: ObjectRow[];
+  deletes: DeleteRow[];
+  scopes: ScopePosition[];
+  /** Accounts that received at least one event (for `last_event_at`). */
+  accounts: string[];
+  /** Events dropped because this session does not cache their account. */
+  droppedNotCached: number;
+  /** Events dropped because an earlier event of the same batch was newer. */
+  droppedStale: number;
+  /** Secrets whose data had to be scrubbed here (the agent should have done it). */
+  scrubbedSecrets: { account: string; namespace: string; name: string }[];
+}
+
+/** What the decoder needs to know about the session. */
+export interface DecodeContext {
+  /** True when this session caches the account. */
+  isCached(account: string): boolean;
+  /** The generation of the running full list of the scope, or 0 when none runs. */
+  listGeneration(account: string, apiVersion: string, kind: string, watchNamespace: string): number;
+}
+
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/** Validates and collapses the batch. Throws an INVALID_ARGUMENT ConnectError describing the first bad event. */
+export function decodeEventBatch(batch: EventBatch, ctx: DecodeContext): DecodedBatch {
+  const objects = new Map<string, { op: 'upsert'; row: ObjectRow } | { op: 'delete'; row: DeleteRow }>();
+  const scopes = new Map<string, ScopePosition>();
+  const accounts = new Set<string>();
+  const out: DecodedBatch = { upserts: [], deletes: [], scopes: [], accounts: [], droppedNotCached: 0, droppedStale: 0, scrubbedSecrets: [] };
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+
+  batch.events.forEach((ev, index) => {
+    const where = `event ${index} of batch ${batch.sequence}`;
+    if (!ctx.isCached(ev.account)) {
+      out.droppedNotCached++;
+      return;
+    }
+    if (!ev.apiVersion || !ev.kind) throw invalidArgument(`${where}: api_version and kind are required`);
+    if (!ev.resourceVersion) throw invalidArgument(`${where}: resource_version is required`);
+    accounts.add(ev.account);
+    const scopeKey = JSON.stringify([ev.account, ev.apiVersion, ev.kind, ev.watchNamespace]);
+    scopes.set(scopeKey, {
+      account: ev.account,
+      api_version: ev.apiVersion,
+      kind: ev.kind,
+      watch_namespace: ev.watchNamespace,
+      resource_version: ev.resourceVersion,
+    });
+    if (ev.type === EventType.BOOKMARK) return;
+    if (ev.type !== EventType.ADDED && ev.type !== EventType.MODIFIED && ev.type !== EventType.DELETED) {
+      throw invalidArgument(`${where}: unknown event type ${ev.type}`);
+    }
+    if (!ev.name) throw invalidArgument(`${where}: name is required`);
+    const key = JSON.stringify([ev.account, ev.kind, ev.apiVersion, ev.namespace, ev.name]);
+    const previous = objects.get(key);
+    if (previous && isOlderResourceVersion(ev.resourceVersion, previous.row.resource_version)) {
+      out.droppedStale++;
+      return;
+    }
+    if (ev.type === EventType.DELETED) {
+      if (ev.objectJson.length > 0) decodeObject(ev, decoder, where); // validated, not stored
+      objects.set(key, {
+        op: 'delete',
+        row: { account: ev.account, api_version: ev.apiVersion, kind: ev.kind, namespace: ev.namespace, name: ev.name, resource_version: ev.resourceVersion },
+      });
+      return;
+    }
+    const object = decodeObject(ev, decoder, where);
+    if (object === undefined) throw invalidArgument(`${where}: object_json is required for ${EventType[ev.type]}`);
+    if (scrubSecret(ev, object)) out.scrubbedSecrets.push({ account: ev.account, namespace: ev.namespace, name: ev.name });
+    objects.set(key, {
+      op: 'upsert',
+      row: {
+        account: ev.account,
+        api_version: ev.apiVersion,
+        kind: ev.kind,
+        namespace: ev.namespace,
+        name: ev.name,
+        uid: ev.uid,
+        resource_version: ev.resourceVersion,
+        labels: labelsOf(object, where),
+        object,
+        watch_namespace: ev.watchNamespace,
+        sync_gen: ctx.listGeneration(ev.account, ev.apiVersion, ev.kind, ev.watchNamespace),
+      },
+    });
+  });
+
+  for (const entry of objects.values()) {
+    if (entry.op === 'upsert') out.upserts.push(entry.row);
+    else out.deletes.push(entry.row);
+  }
+  out.scopes = [...scopes.values()];
+  out.accounts = [...accounts];
+  return out;
+}
+
+/** Parses object_json and checks that it describes the same object as the event's identity fields. */
+function decodeObject(ev: Event, decoder: TextDecoder, where: string): Record<string, unknown> | undefined {
+  if (ev.objectJson.length === 0) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(decoder.decode(ev.objectJson));
+  } catch {
+    throw invalidArgument(`${where}: object_json is not valid UTF-8 JSON`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw invalidArgument(`${where}: object_json must be a JSON object`);
+  }
+  const obj = parsed as Record<string, unknown>;
+  const meta = obj.metadata;
+  if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) {
+    throw invalidArgument(`${where}: object_json has no metadata`);
+  }
+  const m = meta as Record<string, unknown>;
+  // List items carry no apiVersion/kind; fill them in from the event so every stored object is self-describing.
+  if (obj.apiVersion === undefined) obj.apiVersion = ev.apiVersion;
+  if (obj.kind === undefined) obj.kind = ev.kind;
+  const mismatch = (field: string, inObject: unknown, inEvent: string) => {
+    if (inObject !== inEvent) {
+      throw invalidArgument(`${where}: ${field} of the object (${JSON.stringify(inObject ?? null)}) does not match the event (${JSON.stringify(inEvent)})`);
+    }
+  };
+  mismatch('apiVersion', obj.apiVersion, ev.apiVersion);
+  mismatch('kind', obj.kind, ev.kind);
+  mismatch('metadata.name', m.name, ev.name);
+  mismatch('metadata.namespace', m.namespace ?? '', ev.namespace);
+  if (m.uid !== undefined || ev.uid) mismatch('metadata.uid', m.uid, ev.uid);
+  if (m.resourceVersion !== undefined) mismatch('metadata.resourceVersion', m.resourceVersion, ev.resourceVersion);
+  return obj;
+}
+
+function labelsOf(obj: Record<string, unknown>, where: string): Record<string, string> {
+  const labels = (obj.metadata as Record<string, unknown>).labels;
+  if (labels === undefined || labels === null) return {};
+  if (typeof labels !== 'object' || Array.isArray(labels)) throw invalidArgument(`${where}: metadata.labels must be an object`);
+  for (const [k, v] of Object.entries(labels)) {
+    if (typeof v !== 'string') throw invalidArgument(`${where}: label ${JSON.stringify(k)} must be a string`);
+  }
+  return labels as Record<string, string>;
+}
+
+/** Removes Secret payloads (defence in depth: the agent must already have done it). Returns true when it did. */
+function scrubSecret(ev: Event, obj: Record<string, unknown>): boolean {
+  if (ev.kind !== 'Secret' || ev.apiVersion !== 'v1') return false;
+  let scrubbed = false;
+  for (const field of ['data', 'stringData']) {
+    if (field in obj) {
+      delete obj[field];
+      scrubbed = true;
+    }
+  }
+  const annotations = (obj.metadata as Record<string, unknown>).annotations as Record<string, unknown> | undefined;
+  if (annotations && typeof annotations === 'object' && LAST_APPLIED in annotations) {
+    delete annotations[LAST_APPLIED];
+    scrubbed = true;
+  }
+  return scrubbed;
+}

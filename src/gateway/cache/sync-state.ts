@@ -1,0 +1,122 @@
+/**
+ * Full-list bookkeeping in `watch_states`: a list START bumps the scope's generation, END prunes every row of the
+ * scope the list did not see (older generation) and records the list resourceVersion as the resume point; the
+ * Welcome offers the synced, recently updated scopes as resume points.
+ */
+import { and, eq, gt, inArray, lt, sql } from 'drizzle-orm';
+import type { Database } from '../../db/database.js';
+import { objects, watchStates } from '../../db/schema.js';
+
+/** One watch scope: what an agent lists and watches as a unit. */
+export interface WatchScope {
+  account: string;
+  apiVersion: string;
+  kind: string;
+  /** The namespace of a per-namespace watch; empty for a cluster-wide watch. */
+  watchNamespace: string;
+}
+
+/** A scope the gateway holds completely, as of `resourceVersion`. */
+export interface StoredResumePoint extends WatchScope {
+  resourceVersion: string;
+}
+
+/** Listing progress reported by an agent. */
+export interface ListProgress {
+  apiVersion: string;
+  kind: string;
+  watchNamespace: string;
+  listed: number;
+}
+
+/** Operations on watch_states; each call is its own transaction. */
+export interface SyncState {
+  /** Starts a full list: returns the new generation that the list's rows must carry. */
+  startList(scope: WatchScope): Promise<number>;
+  /** Ends a full list started with `generation`: prunes unseen rows and marks the scope synced, atomically. */
+  endList(scope: WatchScope, generation: number, resourceVersion: string, count: number): Promise<number>;
+  /** Synced scopes of these accounts updated within `maxAgeSeconds`. */
+  resumePoints(accountNames: string[], maxAgeSeconds: number): Promise<StoredResumePoint[]>;
+  /** Records how many objects a running list has seen so far. */
+  recordProgress(account: string, progress: ListProgress[]): Promise<void>;
+}
+
+/** Creates the watch_states operations over an open database. */
+export function createSyncState(database: Database): SyncState {
+  const { db } = database;
+  const scopeWhere = (s: WatchScope) =>
+    and(
+      eq(watchStates.account, s.account),
+      eq(watchStates.apiVersion, s.apiVersion),
+      eq(watchStates.kind, s.kind),
+      eq(watchStates.watchNamespace, s.watchNamespace),
+    );
+  return {
+    async startList(scope) {
+      const rows = await db
+        .insert(watchStates)
+        .values({ ...scope, syncGen: 1, synced: false, listed: 0 })
+        .onConflictDoUpdate({
+          target: [watchStates.account, watchStates.apiVersion, watchStates.kind, watchStates.watchNamespace],
+          set: { syncGen: sql`${watchStates.syncGen} + 1`, synced: false, listed: 0, updatedAt: sql`now()` },
+        })
+        .returning({ syncGen: watchStates.syncGen });
+      return rows[0]!.syncGen;
+    },
+
+    async endList(scope, generation, resourceVersion, count) {
+      return db.transaction(async (tx) => {
+        const conditions = [
+          eq(objects.account, scope.account),
+          eq(objects.apiVersion, scope.apiVersion),
+          eq(objects.kind, scope.kind),
+          lt(objects.syncGen, generation),
+        ];
+        if (scope.watchNamespace !== '') conditions.push(eq(objects.namespace, scope.watchNamespace));
+        const pruned = await tx.delete(objects).where(and(...conditions)).returning({ name: objects.name });
+        await tx
+          .update(watchStates)
+          .set({ resourceVersion, synced: true, listed: Math.min(count, 2 ** 31 - 1), updatedAt: sql`now()` })
+          .where(and(scopeWhere(scope), eq(watchStates.syncGen, generation)));
+        return pruned.length;
+      });
+    },
+
+    async resumePoints(accountNames, maxAgeSeconds) {
+      if (accountNames.length === 0) return [];
+      const rows = await db
+        .select()
+        .from(watchStates)
+        .where(
+          and(
+            inArray(watchStates.account, accountNames),
+            eq(watchStates.synced, true),
+            gt(watchStates.updatedAt, sql`now() - make_interval(secs => ${maxAgeSeconds})`),
+            sql`${watchStates.resourceVersion} <> ''`,
+          ),
+        );
+      return rows.map((r) => ({
+        account: r.account,
+        apiVersion: r.apiVersion,
+        kind: r.kind,
+        watchNamespace: r.watchNamespace,
+        resourceVersion: r.resourceVersion,
+      }));
+    },
+
+    async recordProgress(account, progress) {
+      if (progress.length === 0) return;
+      await db.transaction(async (tx) => {
+        for (const p of progress) {
+          await tx
+            .insert(watchStates)
+            .values({ account, apiVersion: p.apiVersion, kind: p.kind, watchNamespace: p.watchNamespace, listed: Math.min(p.listed, 2 ** 31 - 1) })
+            .onConflictDoUpdate({
+              target: [watchStates.account, watchStates.apiVersion, watchStates.kind, watchStates.watchNamespace],
+              set: { listed: Math.min(p.listed, 2 ** 31 - 1) },
+            });
+        }
+      });
+    },
+  };
+}

@@ -1,0 +1,57 @@
+/**
+ * The one place where gateway failures become client-visible errors: ConnectError codes for RPCs, HTTP status + JSON
+ * for REST. Unknown failures are logged with their cause and reported as a bare "internal error" — SQL text, stack
+ * traces and driver messages never reach a client.
+ */
+import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
+import type { Logger } from '../shared/logger.js';
+
+/** Maps any thrown value to a ConnectError safe to send. Logs the cause of anything that is not already one. */
+export function toConnectError(err: unknown, logger: Logger, what: string): ConnectError {
+  if (err instanceof ConnectError) {
+    if (err.code === Code.Internal || err.code === Code.Unknown) logger.error({ err }, `${what} failed`);
+    return err;
+  }
+  if (isAbort(err)) return new ConnectError('request cancelled', Code.Canceled);
+  logger.error({ err }, `${what} failed`);
+  return new ConnectError('internal error', Code.Internal);
+}
+
+/** Connect interceptor applying {@link toConnectError} to unary calls (streams map their own errors). */
+export function createErrorInterceptor(logger: Logger): Interceptor {
+  return (next) => async (req) => {
+    try {
+      return await next(req);
+    } catch (err) {
+      throw toConnectError(err, logger, req.method.name);
+    }
+  };
+}
+
+/** Shorthand for a client error with a clear message. */
+export function invalidArgument(message: string): ConnectError {
+  return new ConnectError(message, Code.InvalidArgument);
+}
+
+/** An error on a REST route: status plus a short machine-readable `error` and a human `message`. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: 400 | 404 | 405 | 409 | 413 | 500 | 503,
+    readonly error: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
+
+/** The REST error body and status for any thrown value (logs unexpected ones). */
+export function toHttpError(err: unknown, logger: Logger): { status: HttpError['status']; body: { error: string; message: string } } {
+  if (err instanceof HttpError) return { status: err.status, body: { error: err.error, message: err.message } };
+  logger.error({ err }, 'REST request failed');
+  return { status: 500, body: { error: 'internal', message: 'internal error' } };
+}
+
+function isAbort(err: unknown): boolean {
+  return err instanceof Error && (err.name === 'AbortError' || err.name === 'TimeoutError');
+}
