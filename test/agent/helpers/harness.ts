@@ -73,10 +73,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const logs = captureLogs();
   const config = parseAgentConfig(
     {
-      clouddriver: { grpc: gateway.address, reconnect: { baseSeconds: 0.05, factor: 1.6, maxSeconds: 0.5 } },
+      ...options.config,
+      clouddriver: { grpc: gateway.address, reconnect: { baseSeconds: 0.05, factor: 1.6, maxSeconds: 0.5 }, ...options.config?.clouddriver },
       agent: { id: 'test-agent', zone: 'test' },
       server: { port: 0 },
-      ...options.config,
       kubernetes: {
         accounts: [
           {
