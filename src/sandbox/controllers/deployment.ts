@@ -20,16 +20,30 @@ function revisionOf(rs: KubeObject): number {
   return Number(rs.metadata.annotations?.[REVISION] ?? 0) || 0;
 }
 
+/** Drops nulls, empty maps and empty lists: how Go clients serialise defaults must not look like a new template. */
+function prune(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    const items = value.map(prune).filter((v) => v !== undefined);
+    return items.length > 0 ? items : undefined;
+  }
+  if (isPlainObject(value)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      const p = prune(v);
+      if (p !== undefined) out[k] = p;
+    }
+    return Object.keys(out).length > 0 ? out : undefined;
+  }
+  return value === null ? undefined : value;
+}
+
+/** The template as compared and hashed: without the pod-template-hash label and without empty values. */
 function withoutHash(template: unknown): unknown {
   if (!isPlainObject(template)) return template;
   const copy = cloneJson(template);
   const meta = isPlainObject(copy.metadata) ? copy.metadata : undefined;
-  if (meta && isPlainObject(meta.labels)) {
-    delete meta.labels[HASH_LABEL];
-    if (Object.keys(meta.labels).length === 0) delete meta.labels;
-  }
-  if (meta && Object.keys(meta).length === 0) delete copy.metadata;
-  return copy;
+  if (meta && isPlainObject(meta.labels)) delete meta.labels[HASH_LABEL];
+  return prune(copy) ?? {};
 }
 
 function num(value: unknown): number {

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { Authenticator, UserInfo } from '../auth.js';
 import { apiGroup, coreVersions, groupList, resourceList, versionInfo } from '../discovery.js';
 import { ApiError, errors } from '../errors.js';
+import { openApiV3Document, openApiV3Index } from '../openapi.js';
 import type { FaultController } from '../faults.js';
 import { forbiddenMessage, type Authorizer } from '../rbac.js';
 import type { ObjectStore } from '../store.js';
@@ -47,6 +48,11 @@ function handleDiscovery(ctx: RouterContext, req: IncomingMessage, res: ServerRe
   }
   if (parts[0] === 'apis' && parts.length === 3) {
     const doc = resourceList(registry, parts[1]!, parts[2]!);
+    if (doc) return sendJson(res, 200, doc);
+  }
+  if (parts[0] === 'openapi' && parts[1] === 'v3') {
+    if (parts.length === 2) return sendJson(res, 200, openApiV3Index(registry));
+    const doc = openApiV3Document(registry, parts.slice(2).join('/'));
     if (doc) return sendJson(res, 200, doc);
   }
   if (parts.length === 0) {
