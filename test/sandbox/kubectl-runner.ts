@@ -1,0 +1,144 @@
+/**
+ * Runs a real kubectl binary against a sandbox: a temp kubeconfig, HOME and KUBECACHEDIR per run (no cache shared
+ * with the machine), `execFile` with a timeout, and a streaming reader for `kubectl get -w -o json`.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Sandbox } from '../../src/sandbox/index.js';
+
+/** Result of one kubectl run. */
+export interface KubectlResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** A kubectl bound to one sandbox. */
+export interface Kubectl {
+  readonly bin: string;
+  run(args: string[], opts?: { input?: string; timeoutMs?: number }): Promise<KubectlResult>;
+  /** Runs and throws with stderr when the exit code is not 0. */
+  ok(args: string[], opts?: { input?: string; timeoutMs?: number }): Promise<string>;
+  /** Starts `kubectl get … -w --output-watch-events -o json` and collects the events it prints. */
+  watch(args: string[]): WatchProcess;
+  cleanup(): void;
+}
+
+/** A running `kubectl get -w`. */
+export interface WatchProcess {
+  events: { type: string; object: { metadata: { name: string } } }[];
+  waitFor(predicate: (events: WatchProcess['events']) => boolean, timeoutMs?: number): Promise<void>;
+  stop(): void;
+}
+
+/** Splits concatenated (pretty-printed) JSON documents. */
+function takeDocuments(buffer: string): { docs: unknown[]; rest: string } {
+  const docs: unknown[] = [];
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  let start = -1;
+  let consumed = 0;
+  for (let i = 0; i < buffer.length; i++) {
+    const ch = buffer[i];
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (ch === '\\') escaped = true;
+      else if (ch === '"') inString = false;
+      continue;
+    }
+    if (ch === '"') inString = true;
+    else if (ch === '{') {
+      if (depth === 0) start = i;
+      depth++;
+    } else if (ch === '}') {
+      depth--;
+      if (depth === 0 && start >= 0) {
+        docs.push(JSON.parse(buffer.slice(start, i + 1)));
+        consumed = i + 1;
+        start = -1;
+      }
+    }
+  }
+  return { docs, rest: buffer.slice(consumed) };
+}
+
+/** Prepares a kubectl for a sandbox (writes its kubeconfig into a temp dir). */
+export async function createKubectl(bin: string, sandbox: Sandbox): Promise<Kubectl> {
+  const dir = mkdtempSync(join(tmpdir(), 'outpost-kubectl-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  await sandbox.writeKubeconfig(kubeconfig);
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, KUBECACHEDIR: join(dir, 'cache'), KUBECONFIG: kubeconfig };
+  const children = new Set<ReturnType<typeof spawn>>();
+
+  function run(args: string[], opts: { input?: string; timeoutMs?: number } = {}): Promise<KubectlResult> {
+    return new Promise((resolve) => {
+      const child = execFile(
+        bin,
+        ['--kubeconfig', kubeconfig, ...args],
+        { env, timeout: opts.timeoutMs ?? 20000, maxBuffer: 16 * 1024 * 1024 },
+        (err, stdout, stderr) => {
+          const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
+          resolve({ code, stdout, stderr: err && !stderr ? String(err.message) : stderr });
+        },
+      );
+      if (opts.input !== undefined) child.stdin?.end(opts.input);
+    });
+  }
+
+  return {
+    bin,
+    run,
+    async ok(args, opts) {
+      const r = await run(args, opts);
+      if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.code}): ${r.stderr}${r.stdout}`);
+      return r.stdout;
+    },
+    watch(args) {
+      const child = spawn(bin, ['--kubeconfig', kubeconfig, ...args, '-w', '--output-watch-events', '-o', 'json'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      children.add(child);
+      const events: WatchProcess['events'] = [];
+      const waiters = new Set<() => void>();
+      let buffer = '';
+      let stderr = '';
+      child.stdout.setEncoding('utf8');
+      child.stdout.on('data', (chunk: string) => {
+        const { docs, rest } = takeDocuments(buffer + chunk);
+        buffer = rest;
+        events.push(...(docs as WatchProcess['events']));
+        for (const w of [...waiters]) w();
+      });
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      return {
+        events,
+        waitFor(predicate, timeoutMs = 10000) {
+          return new Promise((resolve, reject) => {
+            const check = () => {
+              if (predicate(events)) {
+                waiters.delete(check);
+                clearTimeout(timer);
+                resolve();
+              }
+            };
+            const timer = setTimeout(() => {
+              waiters.delete(check);
+              reject(new Error(`kubectl watch did not see the expected events: ${JSON.stringify(events.map((e) => [e.type, e.object?.metadata?.name]))} ${stderr}`));
+            }, timeoutMs);
+            waiters.add(check);
+            check();
+          });
+        },
+        stop() {
+          child.kill('SIGTERM');
+          children.delete(child);
+        },
+      };
+    },
+    cleanup() {
+      for (const c of children) c.kill('SIGTERM');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
