@@ -48,11 +48,7 @@ function walkObject(obj: Record<string, unknown>, schema: TypeSchema | undefined
 function walkValue(v: unknown, meta: FieldPatchMeta | undefined, path: FieldPath, out: FieldSet): void {
   if (isObject(v)) {
     if (Object.keys(v).length === 0 || meta?.strategy === 'replace') add(out, path);
-    else {
-      const before = out.size;
-      walkObject(v, meta?.schema, path, out);
-      if (out.size === before) add(out, path); // only nulls inside: own the (empty) object itself
-    }
+    else walkObject(v, meta?.schema, path, out);
     return;
   }
   if (Array.isArray(v) && meta?.strategy === 'merge') {

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PatchError, applyStrategicMergePatch as smp } from './index.js';
+import { PatchError, applyStrategicMergePatch } from './index.js';
 
 const deployment = () => ({
   apiVersion: 'apps/v1',
@@ -39,6 +39,7 @@ const deployment = () => ({
 });
 
 type Any = Record<string, any>;
+const smp = (target: object, patch: unknown, kindKey: string): Any => applyStrategicMergePatch(target, patch, kindKey);
 const containers = (o: Any) => o.spec.template.spec.containers as Any[];
 
 describe('strategic merge patch: merge keys', () => {
