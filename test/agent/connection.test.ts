@@ -22,7 +22,7 @@ describe('agent connection handling', () => {
       await new Promise((r) => setTimeout(r, 1300));
       assert.equal(dataMessages(gateway.messages).length, 2, 'nothing more is sent while the window is full');
       // Progress is still reported while the list is held back, and the list did not run ahead.
-      const report = gateway.messages.findLast((m) => m.message.case === 'accountReport');
+      const report = [...gateway.messages].reverse().find((m) => m.message.case === 'accountReport');
       assert.ok(report && report.message.case === 'accountReport', 'progress reported');
       const progress = report.message.value.progress.find((p) => p.kind === 'ConfigMap')!;
       assert.equal(progress.done, false);

@@ -163,7 +163,7 @@ describe('agent streaming against the sandbox', () => {
       const markers = markersOf(gateway.messages).filter((m) => m.kind === 'ConfigMap').map((m) => m.phase);
       assert.deepEqual(markers, [SyncPhase.START, SyncPhase.END, SyncPhase.START, SyncPhase.END]);
       const stream = gateway.streams[0]!.messages;
-      const secondStart = stream.findLastIndex((m) => m.message.case === 'sync' && m.message.value.phase === SyncPhase.START);
+      const secondStart = stream.length - 1 - [...stream].reverse().findIndex((m) => m.message.case === 'sync' && m.message.value.phase === SyncPhase.START);
       const relisted = eventsOf(stream.slice(secondStart)).filter((e) => e.type === EventType.ADDED).map((e) => e.name);
       assert.ok(relisted.includes('after-drop') && relisted.includes('web-config'), 'the re-list sends every object again');
 

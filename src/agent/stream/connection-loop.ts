@@ -47,7 +47,7 @@ export async function runConnectionLoop(options: ConnectionLoopOptions): Promise
     let connection;
     try {
       connection = connectGateway(config.clouddriver);
-      logger.info({ gateway: connection.baseUrl }, 'connecting to the gateway');
+      logger[attempt === 0 ? 'info' : 'debug']({ gateway: connection.baseUrl }, 'connecting to the gateway');
       await runSession({
         client: connection.client,
         headers,

@@ -13,8 +13,9 @@ export function registerAgentCommand(program: Command): void {
     .requiredOption('--config <file>', 'agent configuration file (YAML; the reference agent keys are accepted)')
     .option('--log-level <level>', 'log level (trace, debug, info, warn, error); overrides logging.level')
     .action(async (opts: { config: string; logLevel?: string }) => {
-      // Loaded on use, so `outpost --help` and the other commands never load the agent.
-      const { loadAgentConfig, startAgent, AgentConfigError } = await import('../../agent/index.js');
+      // Loaded on use, so `outpost --help` and the other commands never load the agent; the configuration is checked
+      // before the (heavier) Kubernetes client is loaded.
+      const { loadAgentConfig, AgentConfigError } = await import('../../agent/config/load.js');
       let config;
       try {
         config = loadAgentConfig(opts.config);
@@ -27,6 +28,7 @@ export function registerAgentCommand(program: Command): void {
         throw err;
       }
       const logger = createLogger({ level: opts.logLevel ?? config.logging.level, name: 'agent' });
+      const { startAgent } = await import('../../agent/index.js');
       const agent = await startAgent(config, { logger });
       await new Promise<void>((resolve) => {
         const stop = (signal: NodeJS.Signals) => {
