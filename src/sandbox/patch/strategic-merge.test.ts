@@ -188,11 +188,11 @@ describe('strategic merge patch: directives', () => {
     assert.deepEqual(containers(out), [{ name: 'only', image: 'o' }]);
   });
 
-  test('$patch: replace on a map replaces it; $patch: delete removes it; $patch: merge merges', () => {
+  test('$patch: replace on a map replaces it; $patch: delete empties it (as upstream); $patch: merge merges', () => {
     const replaced = smp(deployment(), { metadata: { labels: { $patch: 'replace', tier: 'x' } } }, 'apps/Deployment');
     assert.deepEqual(replaced.metadata.labels, { tier: 'x' });
     const deleted = smp(deployment(), { spec: { strategy: { $patch: 'delete' } } }, 'apps/Deployment');
-    assert.equal('strategy' in deleted.spec, false);
+    assert.deepEqual(deleted.spec.strategy, {});
     const merged = smp(deployment(), { metadata: { labels: { $patch: 'merge', tier: 'x' } } }, 'apps/Deployment');
     assert.deepEqual(merged.metadata.labels, { app: 'web', tier: 'x' });
   });

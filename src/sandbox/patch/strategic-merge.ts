@@ -15,8 +15,6 @@ const RETAIN_KEYS = '$retainKeys';
 const DELETE_PRIMITIVE_PREFIX = '$deleteFromPrimitiveList/';
 const SET_ORDER_PREFIX = '$setElementOrder/';
 
-/** Returned by mergeMap for `$patch: delete`: the caller removes the field. */
-const DELETED = Symbol('deleted');
 
 function kindOf(v: unknown): 'object' | 'array' | 'scalar' {
   return Array.isArray(v) ? 'array' : isObject(v) ? 'object' : 'scalar';
@@ -27,19 +25,20 @@ function bad(message: string): never {
 }
 
 /** Turns a patch value into a plain value for a field the original lacks, processing any directives inside it. */
-function materialize(value: unknown, meta: FieldPatchMeta | undefined): unknown | typeof DELETED {
+function materialize(value: unknown, meta: FieldPatchMeta | undefined): unknown {
   if (isObject(value)) return mergeMap({}, value, meta?.schema);
   if (Array.isArray(value)) return mergeList([], value, meta, false);
   return value;
 }
 
-function mergeMap(original: Obj, patch: Obj, schema: TypeSchema | undefined): Obj | typeof DELETED {
+function mergeMap(original: Obj, patch: Obj, schema: TypeSchema | undefined): Obj {
   patch = { ...patch };
   if (DIRECTIVE in patch) {
     const d = patch[DIRECTIVE];
     delete patch[DIRECTIVE];
-    if (d === 'delete') return DELETED;
-    if (d === 'replace') return mergeMap({}, patch, schema) as Obj;
+    // as upstream: the map becomes empty (the typed API server then re-defaults it)
+    if (d === 'delete') return {};
+    if (d === 'replace') return mergeMap({}, patch, schema);
     if (d !== 'merge') bad(`unknown $patch directive ${JSON.stringify(d)} (expected replace, delete or merge)`);
   }
 
@@ -104,18 +103,14 @@ function mergeMap(original: Obj, patch: Obj, schema: TypeSchema | undefined): Ob
     }
     const current = original[key];
     if (current === undefined || current === null || kindOf(current) !== kindOf(patchValue)) {
-      const v = materialize(patchValue, meta);
-      if (v === DELETED) delete original[key];
-      else original[key] = v;
+      original[key] = materialize(patchValue, meta);
       continue;
     }
     if (isObject(current)) {
-      const v =
+      original[key] =
         meta?.strategy === 'replace'
           ? materialize(patchValue, { ...meta, strategy: undefined })
           : mergeMap(current, patchValue as Obj, meta?.schema);
-      if (v === DELETED) delete original[key];
-      else original[key] = v;
     } else if (Array.isArray(current)) {
       original[key] = mergeList(current, patchValue as unknown[], meta, false);
     } else {
@@ -173,12 +168,7 @@ function mergeList(original: unknown[], patch: unknown[], meta: FieldPatchMeta |
     }
   }
   if (replace) {
-    const out: unknown[] = [];
-    for (const el of plain) {
-      const v = mergeMap({}, el, meta.schema);
-      if (v !== DELETED) out.push(v);
-    }
-    return out;
+    return plain.map((el) => mergeMap({}, el, meta.schema));
   }
 
   const merged = base.slice();
@@ -186,12 +176,8 @@ function mergeList(original: unknown[], patch: unknown[], meta: FieldPatchMeta |
     const kv = mergeKeyValue(el, mergeKey, 'merge list');
     const idx = merged.findIndex((o) => isObject(o) && jsonEqual(o[mergeKey], kv));
     const v = mergeMap(idx >= 0 ? (merged[idx] as Obj) : {}, el, meta.schema);
-    if (idx >= 0) {
-      if (v === DELETED) merged.splice(idx, 1);
-      else merged[idx] = v;
-    } else if (v !== DELETED) {
-      merged.push(v);
-    }
+    if (idx >= 0) merged[idx] = v;
+    else merged.push(v);
   }
   const inPatch = (o: unknown) => plain.some((p) => isObject(o) && jsonEqual(p[mergeKey], o[mergeKey]));
   const patchItems = merged.filter(inPatch);
@@ -276,8 +262,7 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
  * merges applied configurations the same way). Works on copies; throws {@link PatchError} 400 on a bad directive.
  */
 export function strategicMerge(original: Obj, patch: Obj, schema: TypeSchema | undefined): Obj {
-  const out = mergeMap(cloneJson(original), cloneJson(patch), schema);
-  return out === DELETED ? {} : out;
+  return mergeMap(cloneJson(original), cloneJson(patch), schema);
 }
 
 /**
