@@ -50,6 +50,8 @@ export interface FakeGatewayOptions {
   autoAck?: boolean;
   /** Never answer the Hello (to test dead-peer detection). */
   silent?: boolean;
+  /** Serve TLS (HTTP/2 only) with this certificate; with `clientCaPem`, require a client certificate it signed. */
+  tls?: { certPem: string; keyPem: string; clientCaPem?: string };
 }
 
 /** The running fake. */
@@ -60,6 +62,8 @@ export interface FakeGateway {
   /** Every message received on every stream, in order. */
   readonly messages: ConnectRequest[];
   autoAck: boolean;
+  /** Common names of the client certificates presented over TLS. */
+  readonly tlsClients: string[];
   /** Serialized bytes of every received message (what crossed the wire, re-encoded). */
   rawBytes(): Buffer;
   /** Resolves when `predicate` holds (polling), rejects after `timeoutMs`. */
@@ -155,8 +159,20 @@ export async function startFakeGateway(options: FakeGatewayOptions = {}): Promis
       },
     });
 
-  const server = http2.createServer(connectNodeAdapter({ routes }));
+  const handler = connectNodeAdapter({ routes });
+  const tls = options.tls;
+  const server = tls
+    ? http2.createSecureServer(
+        { cert: tls.certPem, key: tls.keyPem, ...(tls.clientCaPem ? { ca: tls.clientCaPem, requestCert: true, rejectUnauthorized: true } : {}) },
+        handler,
+      )
+    : http2.createServer(handler);
   const sessions = new Set<http2.ServerHttp2Session>();
+  const tlsClients: string[] = [];
+  server.on('secureConnection', (socket) => {
+    const peer = (socket as import('node:tls').TLSSocket).getPeerCertificate();
+    if (peer?.subject?.CN) tlsClients.push(String(peer.subject.CN));
+  });
   server.on('session', (session) => {
     sessions.add(session);
     session.on('close', () => sessions.delete(session));
@@ -168,6 +184,7 @@ export async function startFakeGateway(options: FakeGatewayOptions = {}): Promis
     address: `127.0.0.1:${port}`,
     streams,
     messages,
+    tlsClients,
     get autoAck() {
       return state.autoAck;
     },

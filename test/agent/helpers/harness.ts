@@ -43,12 +43,18 @@ export function captureLogs(): LogCapture {
 /** Options of {@link startHarness}. */
 export interface HarnessOptions {
   seed?: 'demo' | 'none' | { scale: number };
+  /** Serve the sandbox API over HTTPS (the kubeconfig then carries its CA). */
+  sandboxTls?: boolean;
   user?: 'admin' | 'restricted';
   gateway?: FakeGatewayOptions;
   /** Changes to the account entry (kinds, namespaces…). */
   account?: Record<string, unknown>;
   /** Changes to the whole config. */
   config?: Partial<AgentConfigInput>;
+  /** Fake gateway options computed once the sandbox runs, merged over `gateway`. */
+  gatewayFrom?: (sandbox: Sandbox) => FakeGatewayOptions | Promise<FakeGatewayOptions>;
+  /** Config changes computed once the sandbox runs (e.g. files in `dir`), merged over `config`. */
+  configFrom?: (dir: string) => Partial<AgentConfigInput> | Promise<Partial<AgentConfigInput>>;
   /** Called after the sandbox starts, before the agent (e.g. to note a resourceVersion). */
   beforeAgent?: (sandbox: Sandbox) => void | Promise<void>;
 }
@@ -64,17 +70,24 @@ export interface Harness {
 
 /** Starts sandbox → fake gateway → agent (admin port 0, fast reconnects). */
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
-  const sandbox = await startSandbox({ seed: options.seed ?? 'demo', bookmarkIntervalMs: 200 });
+  const sandbox = await startSandbox({ seed: options.seed ?? 'demo', bookmarkIntervalMs: 200, tls: options.sandboxTls });
   const dir = mkdtempSync(join(tmpdir(), 'outpost-agent-test-'));
   const kubeconfigFile = join(dir, 'kubeconfig');
   await sandbox.writeKubeconfig(kubeconfigFile);
-  const gateway = await startFakeGateway(options.gateway);
+  const gateway = await startFakeGateway({ ...options.gateway, ...(await options.gatewayFrom?.(sandbox)) });
   await options.beforeAgent?.(sandbox);
+  const extra = (await options.configFrom?.(dir)) ?? {};
   const logs = captureLogs();
   const config = parseAgentConfig(
     {
       ...options.config,
-      clouddriver: { grpc: gateway.address, reconnect: { baseSeconds: 0.05, factor: 1.6, maxSeconds: 0.5 }, ...options.config?.clouddriver },
+      ...extra,
+      clouddriver: {
+        grpc: gateway.address,
+        reconnect: { baseSeconds: 0.05, factor: 1.6, maxSeconds: 0.5 },
+        ...options.config?.clouddriver,
+        ...extra.clouddriver,
+      },
       agent: { id: 'test-agent', zone: 'test' },
       server: { port: 0 },
       kubernetes: {
