@@ -1,0 +1,100 @@
+/**
+ * Gateway configuration: defaults, the shipped example file, env and override precedence, and errors naming the key.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, test } from 'node:test';
+import { GatewayConfigError, gatewayConfigSchema, loadGatewayConfig } from '../../src/gateway/index.js';
+import { gatewayEnvVariables } from '../../src/gateway/config.js';
+
+const example = fileURLToPath(new URL('../../config/gateway.example.yaml', import.meta.url));
+
+describe('gateway config', () => {
+  test('defaults', () => {
+    const c = loadGatewayConfig({});
+    assert.equal(c.host, '0.0.0.0');
+    assert.equal(c.httpPort, 7002);
+    assert.equal(c.grpcPort, 9091);
+    assert.equal(c.database, '.outpost/db');
+    assert.equal(c.logLevel, 'info');
+    assert.deepEqual(c.agents, { heartbeatIntervalSeconds: 10, deadAfterSeconds: 30, maxUnacked: 32 });
+    assert.deepEqual(c.cache, { resumeMaxAgeSeconds: 300 });
+    assert.match(c.id, /-7002$/);
+    assert.equal(c.baseUrl, undefined);
+    assert.match(loadGatewayConfig({ overrides: { httpPort: 0 } }).id, /^gateway-[0-9a-f]{8}$/);
+  });
+
+  test('the example file loads and equals the defaults', () => {
+    const fromFile = loadGatewayConfig({ file: example });
+    assert.deepEqual(fromFile, loadGatewayConfig({}));
+    assert.deepEqual(gatewayConfigSchema.parse({}), { ...fromFile, id: gatewayConfigSchema.parse({}).id });
+  });
+
+  test('file < env < overrides', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'outpost-gw-config-'));
+    try {
+      const file = join(dir, 'gw.yaml');
+      writeFileSync(file, 'httpPort: 1000\ngrpcPort: 1001\ndatabase: /from/file\nagents:\n  maxUnacked: 5\n');
+      const c = loadGatewayConfig({
+        file,
+        env: { OUTPOST_GATEWAY_GRPC_PORT: '2001', OUTPOST_GATEWAY_DATABASE: 'memory://', OUTPOST_GATEWAY_AGENTS_DEAD_AFTER_SECONDS: '45', OUTPOST_GATEWAY_ID: '' },
+        overrides: { database: 'postgres://x@db/outpost', id: 'gw-9', httpPort: undefined },
+      });
+      assert.equal(c.httpPort, 1000);
+      assert.equal(c.grpcPort, 2001);
+      assert.equal(c.database, 'postgres://x@db/outpost');
+      assert.equal(c.id, 'gw-9');
+      assert.deepEqual(c.agents, { heartbeatIntervalSeconds: 10, deadAfterSeconds: 45, maxUnacked: 5 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('every key has an environment variable', () => {
+    const names = [...gatewayEnvVariables().keys()].sort();
+    assert.deepEqual(names, [
+      'OUTPOST_GATEWAY_AGENTS_DEAD_AFTER_SECONDS',
+      'OUTPOST_GATEWAY_AGENTS_HEARTBEAT_INTERVAL_SECONDS',
+      'OUTPOST_GATEWAY_AGENTS_MAX_UNACKED',
+      'OUTPOST_GATEWAY_BASE_URL',
+      'OUTPOST_GATEWAY_CACHE_RESUME_MAX_AGE_SECONDS',
+      'OUTPOST_GATEWAY_DATABASE',
+      'OUTPOST_GATEWAY_GRPC_PORT',
+      'OUTPOST_GATEWAY_HOST',
+      'OUTPOST_GATEWAY_HTTP_PORT',
+      'OUTPOST_GATEWAY_ID',
+      'OUTPOST_GATEWAY_LOG_LEVEL',
+    ]);
+  });
+
+  test('invalid values are errors naming the key and the problem', () => {
+    const cases: [Parameters<typeof loadGatewayConfig>[0], RegExp][] = [
+      [{ env: { OUTPOST_GATEWAY_HTTP_PORT: 'abc' } }, /httpPort: .*number/i],
+      [{ overrides: { grpcPort: 70000 } }, /grpcPort: .*65535/],
+      [{ overrides: { logLevel: 'loud' as never } }, /logLevel/],
+      [{ overrides: { agents: { heartbeatIntervalSeconds: 30, deadAfterSeconds: 10 } } }, /agents\.deadAfterSeconds: must be greater/],
+      [{ overrides: { baseUrl: 'not a url' } }, /baseUrl/],
+      [{ overrides: { bogus: 1 } as never }, /bogus/],
+    ];
+    for (const [opts, pattern] of cases) {
+      assert.throws(() => loadGatewayConfig(opts), (err: unknown) => {
+        assert.ok(err instanceof GatewayConfigError);
+        assert.match(err.message, pattern);
+        return true;
+      });
+    }
+    assert.throws(() => loadGatewayConfig({ file: '/no/such/file.yaml' }), /cannot read gateway config file/);
+    const dir = mkdtempSync(join(tmpdir(), 'outpost-gw-config-'));
+    try {
+      writeFileSync(join(dir, 'bad.yaml'), 'httpPort: [1, 2\n');
+      assert.throws(() => loadGatewayConfig({ file: join(dir, 'bad.yaml') }), /not valid YAML/);
+      writeFileSync(join(dir, 'list.yaml'), '- a\n');
+      assert.throws(() => loadGatewayConfig({ file: join(dir, 'list.yaml') }), /mapping/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
