@@ -41,7 +41,8 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
     stops.length = 0;
   };
   try {
-    const sandbox = await startSandbox({ port: options.sandboxPort, seed: 'demo', logger: options.logger.child({ component: 'sandbox' }) });
+    // TLS: kubectl never sends a bearer token over plain HTTP, and a real cluster has a CA fingerprint to bind.
+    const sandbox = await startSandbox({ port: options.sandboxPort, seed: 'demo', tls: true, logger: options.logger.child({ component: 'sandbox' }) });
     stops.push(() => sandbox.close());
     const kubeconfigPath = join(dir, 'kubeconfig');
     await sandbox.writeKubeconfig(kubeconfigPath);
