@@ -109,6 +109,7 @@ for (const driver of testDrivers()) {
         ['name mismatch', { ...event('badjson', EventType.ADDED, configMap('x', 2)), name: 'y' }, /metadata.name/],
         ['namespace mismatch', { ...event('badjson', EventType.ADDED, configMap('x', 2)), namespace: 'other' }, /metadata.namespace/],
         ['rv mismatch', { ...event('badjson', EventType.ADDED, configMap('x', 2)), resourceVersion: '3' }, /resourceVersion/],
+        ['NUL character', { ...event('badjson', EventType.ADDED, configMap('x', 2)), objectJson: new TextEncoder().encode(JSON.stringify(configMap('x', 2, { data: { v: 'a\u0000b' } }))) }, /NUL/],
         ['no object', { ...event('badjson', EventType.MODIFIED, configMap('x', 2)), objectJson: new Uint8Array() }, /object_json is required/],
       ] as const;
       for (const [what, badEvent, pattern] of bad) {

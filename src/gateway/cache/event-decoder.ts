@@ -16,7 +16,8 @@ export interface ObjectRow {
   uid: string;
   resource_version: string;
   labels: Record<string, string>;
-  object: Record<string, unknown>;
+  /** The object as JSON text: the agent's bytes when they needed no change, re-serialised otherwise. */
+  object: string;
   watch_namespace: string;
   sync_gen: number;
 }
@@ -109,9 +110,15 @@ export function decodeEventBatch(batch: EventBatch, ctx: DecodeContext): Decoded
       });
       return;
     }
-    const object = decodeObject(ev, decoder, where);
-    if (object === undefined) throw invalidArgument(`${where}: object_json is required for ${EventType[ev.type]}`);
-    if (scrubSecret(ev, object)) out.scrubbedSecrets.push({ account: ev.account, namespace: ev.namespace, name: ev.name });
+    const decoded = decodeObject(ev, decoder, where);
+    if (decoded === undefined) throw invalidArgument(`${where}: object_json is required for ${EventType[ev.type]}`);
+    const { object } = decoded;
+    let { text, changed } = decoded;
+    if (scrubSecret(ev, object)) {
+      out.scrubbedSecrets.push({ account: ev.account, namespace: ev.namespace, name: ev.name });
+      changed = true;
+    }
+    if (changed) text = JSON.stringify(object);
     objects.set(key, {
       op: 'upsert',
       row: {
@@ -123,7 +130,7 @@ export function decodeEventBatch(batch: EventBatch, ctx: DecodeContext): Decoded
         uid: ev.uid,
         resource_version: ev.resourceVersion,
         labels: labelsOf(object, where),
-        object,
+        object: text,
         watch_namespace: ev.watchNamespace,
         sync_gen: ctx.listGeneration(ev.account, ev.apiVersion, ev.kind, ev.watchNamespace),
       },
@@ -140,14 +147,18 @@ export function decodeEventBatch(batch: EventBatch, ctx: DecodeContext): Decoded
 }
 
 /** Parses object_json and checks that it describes the same object as the event's identity fields. */
-function decodeObject(ev: Event, decoder: TextDecoder, where: string): Record<string, unknown> | undefined {
+function decodeObject(ev: Event, decoder: TextDecoder, where: string): { object: Record<string, unknown>; text: string; changed: boolean } | undefined {
   if (ev.objectJson.length === 0) return undefined;
   let parsed: unknown;
+  let text: string;
   try {
-    parsed = JSON.parse(decoder.decode(ev.objectJson));
+    text = decoder.decode(ev.objectJson);
+    parsed = JSON.parse(text);
   } catch {
     throw invalidArgument(`${where}: object_json is not valid UTF-8 JSON`);
   }
+  // Postgres jsonb cannot hold NUL characters; refuse them here rather than fail the transaction.
+  if (text.includes('\\u0000')) throw invalidArgument(`${where}: object_json contains a NUL character (\\u0000)`);
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw invalidArgument(`${where}: object_json must be a JSON object`);
   }
@@ -158,8 +169,15 @@ function decodeObject(ev: Event, decoder: TextDecoder, where: string): Record<st
   }
   const m = meta as Record<string, unknown>;
   // List items carry no apiVersion/kind; fill them in from the event so every stored object is self-describing.
-  if (obj.apiVersion === undefined) obj.apiVersion = ev.apiVersion;
-  if (obj.kind === undefined) obj.kind = ev.kind;
+  let changed = false;
+  if (obj.apiVersion === undefined) {
+    obj.apiVersion = ev.apiVersion;
+    changed = true;
+  }
+  if (obj.kind === undefined) {
+    obj.kind = ev.kind;
+    changed = true;
+  }
   const mismatch = (field: string, inObject: unknown, inEvent: string) => {
     if (inObject !== inEvent) {
       throw invalidArgument(`${where}: ${field} of the object (${JSON.stringify(inObject ?? null)}) does not match the event (${JSON.stringify(inEvent)})`);
@@ -171,7 +189,7 @@ function decodeObject(ev: Event, decoder: TextDecoder, where: string): Record<st
   mismatch('metadata.namespace', m.namespace ?? '', ev.namespace);
   if (m.uid !== undefined || ev.uid) mismatch('metadata.uid', m.uid, ev.uid);
   if (m.resourceVersion !== undefined) mismatch('metadata.resourceVersion', m.resourceVersion, ev.resourceVersion);
-  return obj;
+  return { object: obj, text, changed };
 }
 
 function labelsOf(obj: Record<string, unknown>, where: string): Record<string, string> {
