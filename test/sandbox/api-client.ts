@@ -31,7 +31,10 @@ export function call(sb: Sandbox, method: string, path: string, opts: CallOption
   const headers: Record<string, string> = { Accept: 'application/json', ...opts.headers };
   const token = opts.token === undefined ? sb.adminToken : opts.token;
   if (token) headers.Authorization = `Bearer ${token}`;
-  if (body !== undefined) headers['Content-Type'] = opts.contentType ?? 'application/json';
+  if (body !== undefined) {
+    headers['Content-Type'] = opts.contentType ?? 'application/json';
+    headers['Content-Length'] = String(Buffer.byteLength(body));
+  }
   return new Promise((resolve, reject) => {
     const req = request(url, { method, headers }, (res) => {
       const chunks: Buffer[] = [];
