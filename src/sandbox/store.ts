@@ -173,6 +173,14 @@ export class ObjectStore {
       if (sorted[i] === opts.after) i++;
     }
     const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
+    if (!opts.filter) {
+      // no filter: the page is a slice of the sorted range, and what remains is counted, not scanned
+      const end = prefix ? lowerBound(sorted, `${prefix}\uffff`) : sorted.length;
+      const stop = Math.min(end, i + limit);
+      const items = sorted.slice(i, stop).map((key) => bucket.objects.get(key)!);
+      const remaining = end - stop;
+      return { items, remaining, continueAfter: remaining > 0 ? sorted[stop - 1] : undefined };
+    }
     const items: KubeObject[] = [];
     let continueAfter: string | undefined;
     let remaining = 0;

@@ -109,8 +109,9 @@ describe('client-node KubernetesObjectApi', () => {
       },
     };
     await api.patch(deployment as KubernetesObject, undefined, undefined, 'outpost-test', true, PatchStrategy.ServerSideApply);
-    const reapplied = await api.patch<KubernetesObject & { spec: { replicas: number } }>(
-      { ...deployment, spec: { ...deployment.spec, replicas: 2 } } as KubernetesObject,
+    type WithReplicas = KubernetesObject & { spec: { replicas: number } };
+    const reapplied = await api.patch<WithReplicas>(
+      { ...deployment, spec: { ...deployment.spec, replicas: 2 } } as WithReplicas,
       undefined,
       undefined,
       'outpost-test',

@@ -111,10 +111,13 @@ export function registerSandboxCommand(program: Command): void {
       new Command().createArgument('<action>', 'what to do').choices(FAULT_ACTIONS),
     )
     .argument('[value]', 'count (fail-next-watches), rate (error-rate) or milliseconds (latency)')
-    .requiredOption('--kubeconfig <file>', 'kubeconfig written by `outpost sandbox`')
+    .option('--kubeconfig <file>', 'kubeconfig written by `outpost sandbox` (required)')
     .option('--context <name>', 'kubeconfig context (default: current)')
     .addOption(new Option('--status <code>', 'status for fail-next-watches').choices(['410', '500']).default('410'))
-    .action(async (action: string, value: string | undefined, opts: { kubeconfig: string; context?: string; status: string }) => {
+    .action(async (action: string, value: string | undefined, _opts: unknown, command: Command) => {
+      // `--kubeconfig` is also an option of `sandbox`, which may claim it: read both levels
+      const opts = command.optsWithGlobals<{ kubeconfig?: string; context?: string; status: string }>();
+      if (!opts.kubeconfig) throw new Error('outpost sandbox fault: --kubeconfig FILE is required');
       const answer = await sendFault(opts.kubeconfig, opts.context, action, faultBody(action, value, opts.status));
       process.stdout.write(`${answer}\n`);
     });
