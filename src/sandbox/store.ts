@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { ApiError, errors } from './errors.js';
 import { createHistory, type History } from './history.js';
 import { jsonEqual, jsonEqualExcept } from './json-equal.js';
+import { applyDefaults } from './defaults.js';
 import { apiVersionOf, kindKeyOf, type KindInfo, type KindRegistry } from './kinds.js';
 import { cloneJson, isPlainObject, type ChangeType, type KubeObject, type StoreEvent } from './types.js';
 import { checkMetadataTypes, validateObject } from './validate.js';
@@ -296,6 +297,7 @@ export class ObjectStore {
         throw errors.invalid(info, '', [{ field: 'metadata.name', message: 'Required value: name or generateName is required' }]);
       }
     }
+    applyDefaults(info, obj);
     validateObject(info, obj);
     if (info.namespaced) {
       const ns = this.peek(NAMESPACE_INFO(this.registry), undefined, meta.namespace!);
@@ -347,6 +349,7 @@ export class ObjectStore {
       }
     }
     const meta = obj.metadata;
+    applyDefaults(info, obj, old);
     meta.uid = old.metadata.uid;
     meta.creationTimestamp = old.metadata.creationTimestamp;
     if (old.metadata.deletionTimestamp) {

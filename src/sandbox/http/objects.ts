@@ -14,6 +14,7 @@ import { applyApply, applyPatch, decodePatch, patchKindOf } from './patch-body.j
 import type { RequestInfo } from './request-info.js';
 import { selectorFilter } from './selectors.js';
 import { listJson, objectJson } from './serialize.js';
+import { tableOf, wantsTable } from './table.js';
 import type { WatchHub } from './watch.js';
 
 /** What the object handlers need. */
@@ -126,11 +127,16 @@ export async function handleObjects(
   const kindKey = kindKeyOf(info.group, info.kind);
   const ns = info.namespaced ? ri.namespace : undefined;
   if (!info.verbs.includes(ri.verb)) throw errors.methodNotAllowed();
+  const table = wantsTable(req.headers.accept);
 
   switch (ri.verb) {
     case 'get': {
       const obj = store.peek(info, ns, ri.name!);
       if (!obj) throw errors.notFound(info, ri.name!);
+      if (table) {
+        sendJson(res, 200, tableOf(info, [obj], { resourceVersion: obj.metadata.resourceVersion }, query.get('includeObject'), apiVersion));
+        return;
+      }
       sendObject(res, 200, obj, apiVersion);
       return;
     }
@@ -153,6 +159,10 @@ export async function handleObjects(
         metadata.continue = encodeContinue({ rv: listRv, after: page.continueAfter });
         metadata.remainingItemCount = page.remaining;
       }
+      if (table) {
+        sendJson(res, 200, tableOf(info, page.items, metadata, query.get('includeObject'), apiVersion));
+        return;
+      }
       const text = listJson(info.listKind, apiVersion, metadata, page.items);
       res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
       res.end(text);
@@ -165,7 +175,7 @@ export async function handleObjects(
         const inner = filter;
         filter = (obj) => obj.metadata.name === name && (!inner || inner(obj));
       }
-      ctx.watches.serve(req, res, { info, version: ri.version, namespace: ns, filter, query });
+      ctx.watches.serve(req, res, { info, version: ri.version, namespace: ns, filter, query, table });
       return;
     }
     case 'create': {

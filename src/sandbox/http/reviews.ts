@@ -10,6 +10,7 @@ import type { KindInfo } from '../kinds.js';
 import type { Authorizer } from '../rbac.js';
 import { isPlainObject } from '../types.js';
 import { decodeObjectBody, readBody, sendJson } from './io.js';
+import { decodeReviewProtobuf, isProtobuf } from './protobuf.js';
 import type { RequestInfo } from './request-info.js';
 
 function str(value: unknown): string | undefined {
@@ -26,7 +27,8 @@ export async function handleReview(
   info: KindInfo,
 ): Promise<void> {
   if (ri.verb !== 'create' || ri.name) throw errors.methodNotAllowed();
-  const body = decodeObjectBody(req.headers['content-type'], await readBody(req));
+  const raw = await readBody(req);
+  const body = isProtobuf(req.headers['content-type']) ? decodeReviewProtobuf(raw) : decodeObjectBody(req.headers['content-type'], raw);
   if (!isPlainObject(body)) throw errors.badRequest('the request body must be a JSON object');
   if (body.kind !== undefined && body.kind !== info.kind) {
     throw errors.badRequest(`the kind in the data (${String(body.kind)}) does not match the expected kind (${info.kind})`);

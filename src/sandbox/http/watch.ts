@@ -13,6 +13,7 @@ import type { ObjectStore } from '../store.js';
 import type { ChangeType, KubeObject, StoreEvent } from '../types.js';
 import type { ObjectFilter } from './selectors.js';
 import { objectJson } from './serialize.js';
+import { tableOf } from './table.js';
 
 /** A slow client holding more than this many unsent bytes is disconnected (it will resume by resourceVersion). */
 const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
@@ -24,6 +25,8 @@ export interface WatchRequest {
   namespace?: string;
   filter: ObjectFilter;
   query: URLSearchParams;
+  /** Stream each object as a one-row meta.k8s.io Table (kubectl get -w). */
+  table?: boolean;
 }
 
 /** Every open watch of one sandbox. */
@@ -61,6 +64,8 @@ export function createWatchHub(store: ObjectStore, opts: { bookmarkIntervalMs: n
     const timeoutSeconds = Number(query.get('timeoutSeconds') ?? '0');
     if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < 0) throw errors.badRequest(`invalid timeoutSeconds: ${query.get('timeoutSeconds')}`);
 
+    const includeObject = query.get('includeObject');
+    const tableText = (obj: KubeObject) => JSON.stringify(tableOf(info, [obj], { resourceVersion: obj.metadata.resourceVersion }, includeObject, apiVersion));
     const visible = (obj: KubeObject) => (!namespace || obj.metadata.namespace === namespace) && (!filter || filter(obj));
     let initial: KubeObject[] = [];
     let replay: StoreEvent[] = [];
@@ -106,7 +111,9 @@ export function createWatchHub(store: ObjectStore, opts: { bookmarkIntervalMs: n
           else if (!now) return;
         } else if (!now && !before) return;
       }
-      if (type === event.type && apiVersion === storageVersion) {
+      if (request.table) {
+        write(lineFor(type, tableText(obj)));
+      } else if (type === event.type && apiVersion === storageVersion) {
         event.line ??= lineFor(event.type, objectJson(obj));
         write(event.line);
       } else {
@@ -142,7 +149,7 @@ export function createWatchHub(store: ObjectStore, opts: { bookmarkIntervalMs: n
       if (!res.writableFinished) close();
     });
 
-    for (const obj of initial) write(lineFor('ADDED', objectJson(obj, apiVersion)));
+    for (const obj of initial) write(lineFor('ADDED', request.table ? tableText(obj) : objectJson(obj, apiVersion)));
     if (sendInitial && bookmarks) bookmark({ 'k8s.io/initial-events-end': 'true' });
     for (const event of replay) {
       if (visible(event.object) || (event.oldObject && visible(event.oldObject))) deliver(event);

@@ -1,0 +1,46 @@
+/**
+ * Defaulting applied on every write, as kube-apiserver does on decode: Services get a type, a cluster IP (kept across
+ * updates) and complete ports; Deployments get their strategy, revision history limit and progress deadline. Only the
+ * defaults clients visibly rely on are filled.
+ */
+import type { KindInfo } from './kinds.js';
+import { isPlainObject, type KubeObject } from './types.js';
+
+let nextServiceIp = 10;
+
+function allocateClusterIp(): string {
+  const n = nextServiceIp++;
+  return `10.96.${(n >> 8) & 255}.${n & 255}`;
+}
+
+function defaultService(obj: KubeObject, old: KubeObject | undefined): void {
+  const spec = isPlainObject(obj.spec) ? obj.spec : (obj.spec = {});
+  const oldSpec = old && isPlainObject(old.spec) ? old.spec : {};
+  spec.type ??= 'ClusterIP';
+  if (spec.type !== 'ExternalName') {
+    if (spec.clusterIP === undefined || spec.clusterIP === '') spec.clusterIP = typeof oldSpec.clusterIP === 'string' ? oldSpec.clusterIP : allocateClusterIp();
+    if (spec.clusterIP !== 'None' || spec.clusterIPs === undefined) spec.clusterIPs ??= [spec.clusterIP];
+    spec.sessionAffinity ??= 'None';
+    spec.ipFamilies ??= ['IPv4'];
+    spec.ipFamilyPolicy ??= 'SingleStack';
+    spec.internalTrafficPolicy ??= 'Cluster';
+  }
+  if (Array.isArray(spec.ports)) {
+    spec.ports = spec.ports.map((p) => (isPlainObject(p) ? { ...p, protocol: p.protocol ?? 'TCP', targetPort: p.targetPort ?? p.port } : p));
+  }
+}
+
+function defaultDeployment(obj: KubeObject): void {
+  const spec = isPlainObject(obj.spec) ? obj.spec : undefined;
+  if (!spec) return;
+  spec.replicas ??= 1;
+  spec.revisionHistoryLimit ??= 10;
+  spec.progressDeadlineSeconds ??= 600;
+  if (!isPlainObject(spec.strategy)) spec.strategy = { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '25%', maxSurge: '25%' } };
+}
+
+/** Fills defaults into `obj` (mutated; it is the store's private copy). `old` is the stored object on updates. */
+export function applyDefaults(info: KindInfo, obj: KubeObject, old?: KubeObject): void {
+  if (info.group === '' && info.kind === 'Service') defaultService(obj, old);
+  else if (info.group === 'apps' && info.kind === 'Deployment') defaultDeployment(obj);
+}
