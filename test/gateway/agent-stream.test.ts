@@ -246,5 +246,24 @@ for (const driver of testDrivers()) {
       s.end();
       await s.ended;
     });
+
+    test('gateway shutdown ends agent streams cleanly and marks their accounts INACTIVE before the database closes', async () => {
+      const s = openAgentStream(t.gateway.grpcUrl);
+      await connectAgent(s, 'agent-down', [{ name: 'down' }]);
+      s.send(events(1, [event('down', EventType.ADDED, configMap('kept', 1))]));
+      await s.waitForAck(1);
+      const states: string[] = [];
+      const database = t.gateway.database;
+      const realClose = database.close;
+      (database as { close: () => Promise<void> }).close = async () => {
+        states.push(...(await t.query<{ state: string }>(`select state from accounts where name = 'down'`)).map((r) => r.state));
+        await realClose();
+      };
+      const started = Date.now();
+      await t.gateway.close();
+      assert.equal(await s.ended, undefined, 'the stream ends without an error');
+      assert.deepEqual(states, ['INACTIVE']);
+      assert.ok(Date.now() - started < 5000);
+    });
   });
 }
