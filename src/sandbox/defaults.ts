@@ -1,7 +1,8 @@
 /**
  * Defaulting applied on every write, as kube-apiserver does on decode: Services get a type, a cluster IP (kept across
- * updates) and complete ports; Deployments get their strategy, revision history limit and progress deadline. Only the
- * defaults clients visibly rely on are filled.
+ * updates) and complete ports; Deployments get their strategy, revision history limit and progress deadline;
+ * Namespaces their name label, finalizer and Active phase; Pods their restart/DNS/scheduler basics. Only the defaults
+ * clients visibly rely on are filled.
  */
 import type { KindInfo } from './kinds.js';
 import { isPlainObject, type KubeObject } from './types.js';
@@ -39,8 +40,31 @@ function defaultDeployment(obj: KubeObject): void {
   if (!isPlainObject(spec.strategy)) spec.strategy = { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '25%', maxSurge: '25%' } };
 }
 
+function defaultNamespace(obj: KubeObject): void {
+  const name = obj.metadata.name;
+  if (name) obj.metadata.labels = { ...obj.metadata.labels, 'kubernetes.io/metadata.name': name };
+  const spec = isPlainObject(obj.spec) ? obj.spec : (obj.spec = {});
+  spec.finalizers ??= ['kubernetes'];
+  if (!obj.metadata.deletionTimestamp) {
+    const status = isPlainObject(obj.status) ? obj.status : (obj.status = {});
+    status.phase ??= 'Active';
+  }
+}
+
+function defaultPod(obj: KubeObject): void {
+  const spec = isPlainObject(obj.spec) ? obj.spec : undefined;
+  if (!spec) return;
+  spec.restartPolicy ??= 'Always';
+  spec.dnsPolicy ??= 'ClusterFirst';
+  spec.schedulerName ??= 'default-scheduler';
+  spec.terminationGracePeriodSeconds ??= 30;
+  spec.serviceAccountName ??= 'default';
+}
+
 /** Fills defaults into `obj` (mutated; it is the store's private copy). `old` is the stored object on updates. */
 export function applyDefaults(info: KindInfo, obj: KubeObject, old?: KubeObject): void {
   if (info.group === '' && info.kind === 'Service') defaultService(obj, old);
   else if (info.group === 'apps' && info.kind === 'Deployment') defaultDeployment(obj);
+  else if (info.group === '' && info.kind === 'Namespace') defaultNamespace(obj);
+  else if (info.group === '' && info.kind === 'Pod') defaultPod(obj);
 }

@@ -181,6 +181,8 @@ export async function handleObjects(
     case 'create': {
       if (ri.name) throw errors.methodNotAllowed();
       const body = bindToUrl(info, ri.version, decodeObjectBody(req.headers['content-type'], await readBody(req)), ri);
+      // status is the controllers' to write: a create through the API ignores it, as in Kubernetes
+      if (info.subresources.includes('status')) delete body.status;
       const created = store.create(info, body, { dryRun: isDryRun(query) });
       sendJson(res, 201, { ...created, apiVersion });
       return;

@@ -58,7 +58,7 @@ export function parseRequestInfo(method: string, path: string, watch: boolean): 
   switch (method.toUpperCase()) {
     case 'GET':
     case 'HEAD':
-      info.verb = info.name ? (legacyWatch ? 'watch' : 'get') : watch || legacyWatch ? 'watch' : 'list';
+      info.verb = watch || legacyWatch ? 'watch' : info.name ? 'get' : 'list';
       break;
     case 'POST':
       info.verb = 'create';
@@ -75,6 +75,5 @@ export function parseRequestInfo(method: string, path: string, watch: boolean): 
     default:
       info.verb = method.toLowerCase();
   }
-  if (legacyWatch && info.name) info.verb = 'watch';
   return info;
 }

@@ -144,10 +144,8 @@ export function createWatchHub(store: ObjectStore, opts: { bookmarkIntervalMs: n
       res.end();
     }
     open.add(watch);
+    // the response closes when the client goes away (or when we end it)
     res.on('close', close);
-    req.on('close', () => {
-      if (!res.writableFinished) close();
-    });
 
     for (const obj of initial) write(lineFor('ADDED', request.table ? tableText(obj) : objectJson(obj, apiVersion)));
     if (sendInitial && bookmarks) bookmark({ 'k8s.io/initial-events-end': 'true' });
