@@ -91,6 +91,9 @@ export function registerSandboxCommand(program: Command): void {
       process.stdout.write(`sandbox API server: ${sb.url}\n`);
       if (typeof opts.kubeconfig === 'string') {
         process.stdout.write(`kubeconfig: ${opts.kubeconfig} (contexts: sandbox = admin, sandbox-restricted)\n`);
+        if (opts.tls !== true) {
+          process.stdout.write('note: kubectl sends bearer tokens only over TLS; start with --tls to use this kubeconfig with kubectl\n');
+        }
       }
       await new Promise<void>((resolve) => {
         const stop = () => {
