@@ -12,7 +12,7 @@ import { createKubectl, type Kubectl } from './kubectl-runner.js';
 interface Version {
   label: string;
   bin: string;
-  /** 1.27 validates against /openapi/v2 (protobuf), which the sandbox does not serve. */
+  /** 1.27/1.28 validate against /openapi/v2 (protobuf), which the sandbox does not serve. */
   needsValidateFalse: boolean;
 }
 
