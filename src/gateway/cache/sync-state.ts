@@ -73,12 +73,12 @@ export function createSyncState(database: Database): SyncState {
           lt(objects.syncGen, generation),
         ];
         if (scope.watchNamespace !== '') conditions.push(eq(objects.namespace, scope.watchNamespace));
-        const pruned = await tx.delete(objects).where(and(...conditions)).returning({ name: objects.name });
+        const pruned = affectedRows(await tx.delete(objects).where(and(...conditions)));
         await tx
           .update(watchStates)
           .set({ resourceVersion, synced: true, listed: Math.min(count, 2 ** 31 - 1), updatedAt: sql`now()` })
           .where(and(scopeWhere(scope), eq(watchStates.syncGen, generation)));
-        return pruned.length;
+        return pruned;
       });
     },
 
@@ -119,4 +119,10 @@ export function createSyncState(database: Database): SyncState {
       });
     },
   };
+}
+
+/** Rows affected by a statement, for either driver (postgres-js: `count`, PGlite: `affectedRows`). */
+function affectedRows(result: unknown): number {
+  const r = result as { count?: number; affectedRows?: number };
+  return Number(r.count ?? r.affectedRows ?? 0);
 }
