@@ -85,6 +85,9 @@ export async function runInitialSync(params: InitialSyncParams): Promise<Initial
                coalesce((select bool_and(synced) from watch_states where account = 'bench'), false) as synced`;
       count = row!.n;
       if (row!.synced && count >= params.objects) break;
+      for (const child of children) {
+        if (child.process.exitCode !== null) throw new Error(`a child process exited early: ${child.output().slice(-3000)}`);
+      }
       if (performance.now() - started > 600_000) throw new Error(`sync did not finish: ${count} objects after 600 s`);
       await sleep(50);
     }
