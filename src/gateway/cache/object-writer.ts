@@ -1,6 +1,6 @@
 /**
  * Stores a decoded event batch in ONE transaction with a constant number of statements, whatever the batch size:
- * one multi-row upsert (the whole batch travels as a single jsonb parameter expanded by `jsonb_to_recordset`), one
+ * one multi-row upsert (the whole batch travels as a single JSON parameter expanded by `json_to_recordset`), one
  * multi-row delete, one watch_states upsert and one accounts update. A row is only replaced by an event whose
  * resourceVersion is not older, so stale or replayed events never overwrite newer data.
  */
@@ -29,7 +29,7 @@ export function createObjectWriter(database: Database): ObjectWriter {
                                       watch_namespace, sync_gen, updated_at)
             select r.account, r.api_version, r.kind, r.namespace, r.name, r.uid, r.resource_version, r.labels, r.object,
                    r.watch_namespace, r.sync_gen, now()
-            from jsonb_to_recordset(${upsertsJson(batch.upserts)}::jsonb) as r(account text, api_version text,
+            from json_to_recordset(${upsertsJson(batch.upserts)}::json) as r(account text, api_version text,
                  kind text, namespace text, name text, uid text, resource_version text, labels jsonb, object jsonb,
                  watch_namespace text, sync_gen bigint)
             on conflict (account, kind, api_version, namespace, name) do update set
