@@ -1,12 +1,11 @@
 /**
- * Stores a decoded event batch in ONE transaction with a constant number of statements, whatever the batch size:
- * one multi-row upsert (the whole batch travels as a single JSON parameter expanded by `json_to_recordset`), one
- * multi-row delete, one watch_states upsert and one accounts update. A row is only replaced by an event whose
+ * Stores a decoded event batch atomically with ONE SQL statement, whatever the batch size: data-modifying CTEs for
+ * the multi-row upsert (the whole batch travels as a single JSON parameter expanded by `json_to_recordset`), the
+ * multi-row delete, the watch_states positions and the accounts' last_event_at. A row is only replaced by an event whose
  * resourceVersion is not older, so stale or replayed events never overwrite newer data.
  */
-import { inArray, sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
-import { accounts } from '../../db/schema.js';
 import type { DecodedBatch, ObjectRow } from './event-decoder.js';
 import { sqlNotOlder } from './resource-version.js';
 
@@ -21,10 +20,11 @@ export function createObjectWriter(database: Database): ObjectWriter {
   const pick = (column: string) => sql`case when ${notOlder} then ${sql.raw(`excluded.${column}`)} else ${sql.raw(`o.${column}`)} end`;
   return {
     async write(batch) {
-      if (batch.upserts.length === 0 && batch.deletes.length === 0 && batch.scopes.length === 0) return;
-      await database.db.transaction(async (tx) => {
-        if (batch.upserts.length > 0) {
-          await tx.execute(sql`
+      // Every part is a data-modifying CTE of ONE statement: atomic without BEGIN/COMMIT round trips. The parts touch
+      // disjoint rows (the decoder collapsed the batch to one operation per object).
+      const parts: SQL[] = [];
+      if (batch.upserts.length > 0) {
+        parts.push(sql`upserted as (
             insert into objects as o (account, api_version, kind, namespace, name, uid, resource_version, labels, object,
                                       watch_namespace, sync_gen, updated_at)
             select r.account, r.api_version, r.kind, r.namespace, r.name, r.uid, r.resource_version, r.labels, r.object,
@@ -40,30 +40,33 @@ export function createObjectWriter(database: Database): ObjectWriter {
               watch_namespace = ${pick('watch_namespace')},
               updated_at = ${pick('updated_at')},
               sync_gen = greatest(o.sync_gen, excluded.sync_gen)
-            where ${notOlder} or excluded.sync_gen > o.sync_gen`);
-        }
-        if (batch.deletes.length > 0) {
-          await tx.execute(sql`
+            where ${notOlder} or excluded.sync_gen > o.sync_gen)`);
+      }
+      if (batch.deletes.length > 0) {
+        parts.push(sql`deleted as (
             delete from objects o
-            using jsonb_to_recordset(${JSON.stringify(batch.deletes)}::jsonb) as r(account text, api_version text,
+            using json_to_recordset(${JSON.stringify(batch.deletes)}::json) as r(account text, api_version text,
                   kind text, namespace text, name text, resource_version text)
             where o.account = r.account and o.kind = r.kind and o.api_version = r.api_version
               and o.namespace = r.namespace and o.name = r.name
-              and ${sqlNotOlder(sql.raw('r.resource_version'), sql.raw('o.resource_version'))}`);
-        }
-        if (batch.scopes.length > 0) {
-          await tx.execute(sql`
+              and ${sqlNotOlder(sql.raw('r.resource_version'), sql.raw('o.resource_version'))})`);
+      }
+      if (batch.scopes.length > 0) {
+        parts.push(sql`positions as (
             insert into watch_states as w (account, api_version, kind, watch_namespace, resource_version, updated_at)
             select r.account, r.api_version, r.kind, r.watch_namespace, r.resource_version, now()
-            from jsonb_to_recordset(${JSON.stringify(batch.scopes)}::jsonb) as r(account text, api_version text,
+            from json_to_recordset(${JSON.stringify(batch.scopes)}::json) as r(account text, api_version text,
                  kind text, watch_namespace text, resource_version text)
             on conflict (account, api_version, kind, watch_namespace) do update set
-              resource_version = excluded.resource_version, updated_at = now()`);
-        }
-        if (batch.accounts.length > 0) {
-          await tx.update(accounts).set({ lastEventAt: sql`now()` }).where(inArray(accounts.name, batch.accounts));
-        }
-      });
+              resource_version = excluded.resource_version, updated_at = now())`);
+      }
+      if (batch.accounts.length > 0) {
+        parts.push(sql`touched as (
+            update accounts set last_event_at = now()
+            where name in (select json_array_elements_text(${JSON.stringify(batch.accounts)}::json)))`);
+      }
+      if (parts.length === 0) return;
+      await database.db.execute(sql`with ${sql.join(parts, sql`, `)} select 1`);
     },
   };
 }
