@@ -60,7 +60,10 @@ class AgentSession implements LiveSession {
   private readonly outbox: Outbox = createOutbox();
   private log: Logger;
   private helloSeen = false;
+  /** Highest sequence accepted (checked and queued); acks follow once it is committed. */
   private lastSequence = 0n;
+  /** The event batch being written while the next message is read and decoded (at most one). */
+  private inflight: Promise<void> | undefined;
   private readonly claimed = new Set<string>();
   private readonly lists = new Map<string, number>();
   private lastSeen = Date.now();
@@ -112,11 +115,11 @@ class AgentSession implements LiveSession {
       if (next === STOP) {
         // Do not wait: the request side may never finish once the response has ended.
         void it.return?.().catch(() => {});
-        return;
+        break;
       }
       if (next.done) {
         this.log.info('agent closed the stream');
-        return;
+        break;
       }
       this.lastSeen = Date.now();
       this.busy = true;
@@ -126,14 +129,34 @@ class AgentSession implements LiveSession {
         this.busy = false;
         this.lastSeen = Date.now();
       }
-      if (this.stopped) return;
+      if (this.stopped) break;
     }
+    await this.drain();
+  }
+
+  /** Waits for the in-flight batch write; its failure was already reported by {@link failStream}. */
+  private async drain(): Promise<void> {
+    try {
+      await this.inflight;
+    } catch {
+      // reported by failStream
+    }
+  }
+
+  private failStream(err: unknown): void {
+    this.outbox.fail(toConnectError(err, this.log, 'agent stream'));
+    this.stop();
   }
 
   private async handle(req: ConnectRequest): Promise<void> {
     const m = req.message;
     if (!this.helloSeen && m.case !== 'hello') {
       throw new ConnectError(`the first message must be a hello, got ${m.case ?? 'an empty message'}`, Code.FailedPrecondition);
+    }
+    if (m.case !== 'events' && m.case !== 'heartbeat') {
+      // Everything but event batches runs after the previous batch committed.
+      await this.drain();
+      if (this.stopped) return;
     }
     switch (m.case) {
       case 'hello':
@@ -229,27 +252,47 @@ class AgentSession implements LiveSession {
   private checkSequence(sequence: bigint): void {
     const expected = this.lastSequence + 1n;
     if (sequence !== expected) throw invalidArgument(`sequence ${sequence} is out of order: expected ${expected}`);
+    this.lastSequence = sequence;
   }
 
   private commit(sequence: bigint): void {
-    this.lastSequence = sequence;
     this.outbox.ack(sequence);
   }
 
+  /**
+   * Validates and decodes the batch while the previous one is still being written, then queues its write behind it
+   * and returns without waiting: the stream reads and decodes message n+1 while message n commits. Acks follow
+   * commits in order. An invalid batch first lets the previous write finish (and be acknowledged).
+   */
   private async onEvents(batch: EventBatch): Promise<void> {
-    this.checkSequence(batch.sequence);
-    const decoded = decodeEventBatch(batch, {
-      isCached: (account) => this.deps.registry.caches(account, this),
-      listGeneration: (account, apiVersion, kind, watchNamespace) => this.lists.get(scopeKey({ account, apiVersion, kind, watchNamespace })) ?? 0,
-    });
+    let decoded;
+    try {
+      this.checkSequence(batch.sequence);
+      decoded = decodeEventBatch(batch, {
+        isCached: (account) => this.deps.registry.caches(account, this),
+        listGeneration: (account, apiVersion, kind, watchNamespace) => this.lists.get(scopeKey({ account, apiVersion, kind, watchNamespace })) ?? 0,
+      });
+    } catch (err) {
+      await this.drain();
+      throw err;
+    }
     for (const s of decoded.scrubbedSecrets) {
       this.log.warn(s, 'Secret arrived with data; dropped it before storing (the agent must scrub Secrets)');
     }
     if (decoded.droppedNotCached > 0) {
       this.log.debug({ sequence: batch.sequence, dropped: decoded.droppedNotCached }, 'dropped events of accounts this session does not cache');
     }
-    await this.deps.objectWriter.write(decoded);
-    this.commit(batch.sequence);
+    await this.drain();
+    if (this.stopped) return;
+    const sequence = batch.sequence;
+    const write: Promise<void> = this.deps.objectWriter.write(decoded).then(() => this.commit(sequence));
+    this.inflight = write;
+    write.then(
+      () => {
+        if (this.inflight === write) this.inflight = undefined;
+      },
+      (err) => this.failStream(err),
+    );
   }
 
   private async onSync(marker: SyncMarker): Promise<void> {
@@ -308,7 +351,7 @@ class AgentSession implements LiveSession {
     const deadMs = this.deps.deadAfterSeconds * 1000;
     const timer = setInterval(
       () => {
-        if (this.busy || Date.now() - this.lastSeen <= deadMs) return;
+        if (this.busy || this.inflight || Date.now() - this.lastSeen <= deadMs) return;
         this.log.warn({ deadAfterSeconds: this.deps.deadAfterSeconds }, 'agent silent for too long; closing its stream');
         this.close(new ConnectError(`no message from the agent for ${this.deps.deadAfterSeconds}s`, Code.DeadlineExceeded));
       },
