@@ -162,5 +162,22 @@ for (const driver of testDrivers()) {
       s.end();
       assert.equal(await s.ended, undefined);
     });
+
+    test('a database failure ends the stream with INTERNAL and no SQL detail; earlier batches stay acknowledged', async () => {
+      const s = openAgentStream(t.gateway.grpcUrl);
+      await connectAgent(s, 'agent-dbfail', [{ name: 'dbfail' }]);
+      s.send(events(1, [event('dbfail', EventType.ADDED, configMap('before', 1))]));
+      await s.waitForAck(1);
+      await t.query('alter table watch_states rename to watch_states_away');
+      try {
+        s.send(events(2, [event('dbfail', EventType.ADDED, configMap('during', 2))]));
+        const err = await s.ended;
+        assert.equal(err?.code, Code.Internal);
+        assert.equal(err?.rawMessage, 'internal error');
+      } finally {
+        await t.query('alter table watch_states_away rename to watch_states');
+      }
+      assert.deepEqual(await names('dbfail'), ['before'], 'the failed batch was rolled back as a whole');
+    });
   });
 }
