@@ -8,10 +8,8 @@ import { create } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import {
   ConnectResponseSchema,
-  SyncPhase,
   Verdict,
   type AccountInfo,
-  type AccountVerdict,
   type ConnectRequest,
   type ConnectResponse,
   type EventBatch,
@@ -21,9 +19,11 @@ import {
 import type { Logger } from '../../shared/logger.js';
 import { decodeEventBatch } from '../cache/event-decoder.js';
 import type { ObjectWriter } from '../cache/object-writer.js';
-import type { SyncState, WatchScope } from '../cache/sync-state.js';
+import type { SyncState } from '../cache/sync-state.js';
 import { invalidArgument, toConnectError } from '../errors.js';
-import { isBoundElsewhere, type AccountBinding, type AccountStore } from './account-store.js';
+import type { AccountStore } from './account-store.js';
+import { admitAccounts } from './admission.js';
+import { createListTracker, type ListTracker } from './list-tracker.js';
 import { validateAccountInfo, validateHello } from './hello-validation.js';
 import { createOutbox, type Outbox } from './outbox.js';
 import type { LiveSession, SessionRegistry } from './session-registry.js';
@@ -65,7 +65,7 @@ class AgentSession implements LiveSession {
   /** The event batch being written while the next message is read and decoded (at most one). */
   private inflight: Promise<void> | undefined;
   private readonly claimed = new Set<string>();
-  private readonly lists = new Map<string, number>();
+  private readonly lists: ListTracker;
   private lastSeen = Date.now();
   private busy = false;
   private stopped = false;
@@ -75,6 +75,7 @@ class AgentSession implements LiveSession {
 
   constructor(private readonly deps: AgentSessionDeps) {
     this.log = deps.logger.child({ sessionId: this.id });
+    this.lists = createListTracker(deps.syncState, () => this.log);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     this.stopSignal = new Promise((resolve) => (this.stopNow = () => resolve(STOP)));
   }
@@ -181,51 +182,13 @@ class AgentSession implements LiveSession {
     validateHello(hello);
     this.agentId = hello.agentId;
     this.log = this.log.child({ agentId: hello.agentId });
-    const { registry, accountStore } = this.deps;
-    for (const older of registry.sessionsOf(hello.agentId)) {
+    for (const older of this.deps.registry.sessionsOf(hello.agentId)) {
       if (older === this) continue;
       this.log.info({ oldSessionId: older.id }, 'new stream of the same agent takes over');
       older.close(new ConnectError('superseded by a newer stream of the same agent', Code.Aborted));
     }
-    const names = hello.accounts.map((a) => a.name);
-    const bindings = await accountStore.bindings(names);
-    if (this.stopped) return;
-    const verdicts = new Map<string, AccountVerdict>();
-    const candidates: AccountInfo[] = [];
-    for (const info of hello.accounts) {
-      const binding = bindings.get(info.name);
-      const owner = registry.ownerOf(info.name);
-      if (isBoundElsewhere(binding, info)) {
-        verdicts.set(info.name, verdict(info.name, Verdict.REFUSED, refusal(info, binding!)));
-      } else if (owner && owner !== this) {
-        verdicts.set(info.name, verdict(info.name, Verdict.STANDBY, `account is cached by agent ${owner.agentId} (session ${owner.id})`));
-      } else {
-        registry.claim(info.name, this);
-        this.claimed.add(info.name);
-        candidates.push(info);
-      }
-    }
-    const activated = await accountStore.activate({ sessionId: this.id, agentId: hello.agentId, gatewayId: this.deps.gatewayId }, candidates);
-    const lost = candidates.filter((c) => !activated.has(c.name));
-    const lostBindings = lost.length > 0 ? await accountStore.bindings(lost.map((c) => c.name)) : new Map<string, AccountBinding>();
-    for (const info of lost) {
-      registry.release(info.name, this);
-      this.claimed.delete(info.name);
-      const binding = lostBindings.get(info.name) ?? { name: info.name, apiHost: '(unknown)', caFingerprint: '' };
-      verdicts.set(info.name, verdict(info.name, Verdict.REFUSED, refusal(info, binding)));
-    }
-    const resume = await this.deps.syncState.resumePoints([...activated], this.deps.resumeMaxAgeSeconds);
-    for (const name of activated) verdicts.set(name, verdict(name, Verdict.CACHING, ''));
-    for (const point of resume) {
-      verdicts.get(point.account)!.resume.push({
-        $typeName: 'outpost.agent.v1.ResumePoint',
-        apiVersion: point.apiVersion,
-        kind: point.kind,
-        watchNamespace: point.watchNamespace,
-        resourceVersion: point.resourceVersion,
-      });
-    }
-    const ordered = names.map((n) => verdicts.get(n)!);
+    const ordered = await admitAccounts(hello, this, this.claimed, () => this.stopped, this.deps);
+    if (!ordered) return;
     this.outbox.push(
       create(ConnectResponseSchema, {
         message: {
@@ -243,7 +206,12 @@ class AgentSession implements LiveSession {
     this.startHeartbeats();
     const count = (v: Verdict) => ordered.filter((o) => o.verdict === v).length;
     this.log.info(
-      { caching: count(Verdict.CACHING), standby: count(Verdict.STANDBY), refused: count(Verdict.REFUSED), resumePoints: resume.length },
+      {
+        caching: count(Verdict.CACHING),
+        standby: count(Verdict.STANDBY),
+        refused: count(Verdict.REFUSED),
+        resumePoints: ordered.reduce((n, o) => n + o.resume.length, 0),
+      },
       'agent connected',
     );
     for (const o of ordered) if (o.verdict === Verdict.REFUSED) this.log.warn({ account: o.account, reason: o.reason }, 'account refused');
@@ -270,7 +238,7 @@ class AgentSession implements LiveSession {
       this.checkSequence(batch.sequence);
       decoded = decodeEventBatch(batch, {
         isCached: (account) => this.deps.registry.caches(account, this),
-        listGeneration: (account, apiVersion, kind, watchNamespace) => this.lists.get(scopeKey({ account, apiVersion, kind, watchNamespace })) ?? 0,
+        listGeneration: (account, apiVersion, kind, watchNamespace) => this.lists.generation({ account, apiVersion, kind, watchNamespace }),
       });
     } catch (err) {
       await this.drain();
@@ -302,23 +270,7 @@ class AgentSession implements LiveSession {
       this.commit(marker.sequence);
       return;
     }
-    if (!marker.apiVersion || !marker.kind) throw invalidArgument('sync marker needs api_version and kind');
-    const scope: WatchScope = { account: marker.account, apiVersion: marker.apiVersion, kind: marker.kind, watchNamespace: marker.watchNamespace };
-    const key = scopeKey(scope);
-    if (marker.phase === SyncPhase.START) {
-      this.lists.set(key, await this.deps.syncState.startList(scope));
-    } else if (marker.phase === SyncPhase.END) {
-      const generation = this.lists.get(key);
-      if (generation === undefined) {
-        throw invalidArgument(`sync END for ${describeScope(scope)} without a START in this stream`);
-      }
-      if (!marker.resourceVersion) throw invalidArgument(`sync END for ${describeScope(scope)} has no resource_version`);
-      const pruned = await this.deps.syncState.endList(scope, generation, marker.resourceVersion, Number(marker.count));
-      this.lists.delete(key);
-      this.log.debug({ scope, pruned, listed: Number(marker.count) }, 'full list completed');
-    } else {
-      throw invalidArgument(`sync marker phase ${marker.phase} is not START or END`);
-    }
+    await this.lists.apply(marker);
     this.commit(marker.sequence);
   }
 
@@ -373,24 +325,4 @@ class AgentSession implements LiveSession {
     if (this.helloSeen) this.log.info({ accounts: this.claimed.size }, 'agent stream ended');
     this.resolveDone();
   }
-}
-
-function verdict(account: string, v: Verdict, reason: string): AccountVerdict {
-  return { $typeName: 'outpost.agent.v1.AccountVerdict', account, verdict: v, reason, resume: [] };
-}
-
-function refusal(info: AccountInfo, binding: AccountBinding): string {
-  const ca = (fp: string) => (fp ? `CA ${fp.slice(0, 16)}…` : 'no CA');
-  return (
-    `account name ${JSON.stringify(info.name)} is bound to cluster ${binding.apiHost} (${ca(binding.caFingerprint)}); ` +
-    `this agent reports ${info.apiHost} (${ca(info.caFingerprint)})`
-  );
-}
-
-function scopeKey(s: WatchScope): string {
-  return JSON.stringify([s.account, s.apiVersion, s.kind, s.watchNamespace]);
-}
-
-function describeScope(s: WatchScope): string {
-  return `${s.account}/${s.apiVersion}/${s.kind}${s.watchNamespace ? ` in ${s.watchNamespace}` : ''}`;
 }

@@ -1,0 +1,86 @@
+/**
+ * Admission of a Hello's accounts: the per-account verdict (REFUSED when the name is bound to another cluster,
+ * STANDBY when another live session caches it, CACHING otherwise), the atomic ACTIVE claim in the database, and the
+ * resume points offered for the accounts this session will cache.
+ */
+import { Verdict, type AccountInfo, type AccountVerdict, type Hello } from '../../gen/outpost/agent/v1/agent_pb.js';
+import type { SyncState } from '../cache/sync-state.js';
+import { isBoundElsewhere, type AccountBinding, type AccountStore } from './account-store.js';
+import type { LiveSession, SessionRegistry } from './session-registry.js';
+
+/** What admission reads and writes. */
+export interface AdmissionDeps {
+  gatewayId: string;
+  resumeMaxAgeSeconds: number;
+  registry: SessionRegistry;
+  accountStore: AccountStore;
+  syncState: SyncState;
+}
+
+/**
+ * Decides the verdicts, in the Hello's order. Accounts the session will cache are claimed in the registry and added
+ * to `claimed` as soon as they are claimed, so the caller can release them even when admission stops half-way.
+ * Returns undefined when `isStopped()` turned true meanwhile (the stream ended; nothing more to send).
+ */
+export async function admitAccounts(
+  hello: Hello,
+  session: LiveSession,
+  claimed: Set<string>,
+  isStopped: () => boolean,
+  deps: AdmissionDeps,
+): Promise<AccountVerdict[] | undefined> {
+  const { registry, accountStore } = deps;
+  const names = hello.accounts.map((a) => a.name);
+  const bindings = await accountStore.bindings(names);
+  if (isStopped()) return undefined;
+  const verdicts = new Map<string, AccountVerdict>();
+  const candidates: AccountInfo[] = [];
+  for (const info of hello.accounts) {
+    const binding = bindings.get(info.name);
+    const owner = registry.ownerOf(info.name);
+    if (isBoundElsewhere(binding, info)) {
+      verdicts.set(info.name, verdict(info.name, Verdict.REFUSED, refusal(info, binding!)));
+    } else if (owner && owner !== session) {
+      verdicts.set(info.name, verdict(info.name, Verdict.STANDBY, `account is cached by agent ${owner.agentId} (session ${owner.id})`));
+    } else {
+      registry.claim(info.name, session);
+      claimed.add(info.name);
+      candidates.push(info);
+    }
+  }
+  // The binding check above can race with another replica's first registration; the conditional upsert cannot.
+  const activated = await accountStore.activate({ sessionId: session.id, agentId: hello.agentId, gatewayId: deps.gatewayId }, candidates);
+  const lost = candidates.filter((c) => !activated.has(c.name));
+  const lostBindings = lost.length > 0 ? await accountStore.bindings(lost.map((c) => c.name)) : new Map<string, AccountBinding>();
+  for (const info of lost) {
+    registry.release(info.name, session);
+    claimed.delete(info.name);
+    const binding = lostBindings.get(info.name) ?? { name: info.name, apiHost: '(unknown)', caFingerprint: '' };
+    verdicts.set(info.name, verdict(info.name, Verdict.REFUSED, refusal(info, binding)));
+  }
+  const resume = await deps.syncState.resumePoints([...activated], deps.resumeMaxAgeSeconds);
+  if (isStopped()) return undefined;
+  for (const name of activated) verdicts.set(name, verdict(name, Verdict.CACHING, ''));
+  for (const point of resume) {
+    verdicts.get(point.account)!.resume.push({
+      $typeName: 'outpost.agent.v1.ResumePoint',
+      apiVersion: point.apiVersion,
+      kind: point.kind,
+      watchNamespace: point.watchNamespace,
+      resourceVersion: point.resourceVersion,
+    });
+  }
+  return names.map((n) => verdicts.get(n)!);
+}
+
+function verdict(account: string, v: Verdict, reason: string): AccountVerdict {
+  return { $typeName: 'outpost.agent.v1.AccountVerdict', account, verdict: v, reason, resume: [] };
+}
+
+function refusal(info: AccountInfo, binding: AccountBinding): string {
+  const ca = (fp: string) => (fp ? `CA ${fp.slice(0, 16)}…` : 'no CA');
+  return (
+    `account name ${JSON.stringify(info.name)} is bound to cluster ${binding.apiHost} (${ca(binding.caFingerprint)}); ` +
+    `this agent reports ${info.apiHost} (${ca(info.caFingerprint)})`
+  );
+}
