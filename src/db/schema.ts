@@ -71,3 +71,37 @@ export const watchStates = pgTable(
   },
   (t) => [primaryKey({ columns: [t.account, t.apiVersion, t.kind, t.watchNamespace] })],
 );
+
+/**
+ * Operations submitted to clusters: stored (PENDING) before dispatch, SENT once an agent stream took them, then
+ * terminal exactly once (SUCCEEDED, FAILED, TIMED_OUT) through a conditional update. `request` and `result` hold the
+ * protobuf JSON of `outpost.agent.v1.Operation` / `OperationResult`; `requestHash` lets a client retry with its own id.
+ */
+export const operations = pgTable(
+  'operations',
+  {
+    id: text('id').primaryKey(),
+    account: text('account').notNull(),
+    type: text('type').notNull(),
+    request: jsonb('request').$type<Record<string, unknown>>().notNull(),
+    state: text('state').notNull(),
+    result: jsonb('result').$type<Record<string, unknown>>(),
+    error: text('error').notNull().default(''),
+    gatewayId: text('gateway_id').notNull(),
+    agentId: text('agent_id').notNull().default(''),
+    sessionId: text('session_id').notNull().default(''),
+    timeoutMs: integer('timeout_ms').notNull(),
+    receivedAt: timestamp('received_at', { withTimezone: true, mode: 'date' }).notNull(),
+    storedAt: timestamp('stored_at', { withTimezone: true, mode: 'date' }).notNull(),
+    sentAt: timestamp('sent_at', { withTimezone: true, mode: 'date' }),
+    resultAt: timestamp('result_at', { withTimezone: true, mode: 'date' }),
+    finishedAt: timestamp('finished_at', { withTimezone: true, mode: 'date' }),
+    deadlineAt: timestamp('deadline_at', { withTimezone: true, mode: 'date' }).notNull(),
+    requestHash: text('request_hash').notNull(),
+  },
+  (t) => [
+    index('operations_account_received_idx').on(t.account, t.receivedAt.desc(), t.id.desc()),
+    index('operations_received_idx').on(t.receivedAt.desc(), t.id.desc()),
+    index('operations_state_deadline_idx').on(t.state, t.deadlineAt),
+  ],
+);
