@@ -3,9 +3,15 @@
  */
 import { Command, CommanderError } from 'commander';
 import { registerAgentCommand } from './commands/agent.js';
+import { registerApplyCommand } from './commands/apply.js';
+import { registerDeleteCommand } from './commands/delete.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerGatewayCommand } from './commands/gateway.js';
+import { registerGetCommand } from './commands/get.js';
+import { registerLogsCommand } from './commands/logs.js';
+import { registerRolloutCommand } from './commands/rollout.js';
 import { registerSandboxCommand } from './commands/sandbox.js';
+import { registerScaleCommand } from './commands/scale.js';
 
 /** Builds the program with every sub-command registered. Exported for tests that check `--help`. */
 export function createProgram(): Command {
@@ -17,6 +23,12 @@ export function createProgram(): Command {
   registerDemoCommand(program);
   registerGatewayCommand(program);
   registerSandboxCommand(program);
+  registerApplyCommand(program);
+  registerDeleteCommand(program);
+  registerScaleCommand(program);
+  registerRolloutCommand(program);
+  registerGetCommand(program);
+  registerLogsCommand(program);
   program.addHelpText('after', () => describeCommands(program));
   return program;
 }

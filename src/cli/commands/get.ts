@@ -1,0 +1,68 @@
+/**
+ * `outpost get KIND [NAME] --account A`: reads live from the cluster through the account's agent (not the cache):
+ * one object by name (404 when missing) or a listing with label/field selectors, printed like kubectl.
+ */
+import { Option, type Command } from 'commander';
+import { configureClientCommand, fail, resolveDeps, runOperation, type ClientCommandDeps, type ClientOptions } from '../../client/client-command.js';
+import { ExitCode } from '../../client/errors.js';
+import { formatObjects, type OutputFormat } from '../../client/format.js';
+import { resolveKind, splitTarget } from '../../client/kinds.js';
+
+interface GetOptions extends ClientOptions {
+  selector?: string;
+  fieldSelector?: string;
+  output?: 'json' | 'yaml' | 'name' | 'wide';
+  allNamespaces?: boolean;
+}
+
+/** Registers `get`. */
+export function registerGetCommand(program: Command, deps?: ClientCommandDeps): void {
+  const ctx = resolveDeps(deps);
+  const cmd = program
+    .command('get')
+    .description('read one object or list objects of a kind, live from the cluster')
+    .argument('<resource>', 'KIND or KIND/NAME (pods, deploy, deployment.apps, ConfigMap…)')
+    .argument('[name]', 'object name; without it, list')
+    .option('-l, --selector <selector>', 'label selector for listing, e.g. app=web')
+    .option('--field-selector <selector>', 'field selector for listing, e.g. status.phase=Running')
+    .option('-A, --all-namespaces', 'list across all namespaces')
+    .addOption(new Option('-o, --output <format>', 'output format').choices(['json', 'yaml', 'name', 'wide']));
+  configureClientCommand(cmd, ctx).action(async (resource: string, nameArg: string | undefined, opts: GetOptions) => {
+    let kind, name: string;
+    try {
+      const target = splitTarget(resource, nameArg);
+      kind = resolveKind(target.kindText);
+      name = target.name;
+    } catch (err) {
+      fail(ctx, ExitCode.USAGE, (err as Error).message);
+      return;
+    }
+    if (name && (opts.selector || opts.fieldSelector)) {
+      fail(ctx, ExitCode.USAGE, 'name cannot be provided when a selector is specified');
+      return;
+    }
+    if (name && opts.allNamespaces) {
+      fail(ctx, ExitCode.USAGE, 'a resource cannot be retrieved by name across all namespaces');
+      return;
+    }
+    const namespace = kind.clusterScoped || opts.allNamespaces ? '' : (opts.namespace ?? 'default');
+    const output: OutputFormat = opts.output ?? 'table';
+    const render = (objects: Parameters<typeof formatObjects>[0], single: boolean) =>
+      formatObjects(objects, { output, kind: kind.kind, single, namespace, allNamespaces: opts.allNamespaces });
+    if (name) {
+      await runOperation(ctx, opts, { case: 'get', value: { apiVersion: kind.apiVersion, kind: kind.kind, namespace, name } }, (record) =>
+        render(record.result?.objects ?? [], true),
+      );
+      return;
+    }
+    await runOperation(
+      ctx,
+      opts,
+      {
+        case: 'list',
+        value: { apiVersion: kind.apiVersion, kind: kind.kind, namespace, labelSelector: opts.selector ?? '', fieldSelector: opts.fieldSelector ?? '' },
+      },
+      (record) => render(record.result?.objects ?? [], false),
+    );
+  });
+}

@@ -1,0 +1,70 @@
+/**
+ * `outpost rollout undo|pause|resume|restart|history KIND/NAME --account A`: kubectl's rollout verbs, run by the
+ * account's agent (undo to `--to-revision`, or the previous revision).
+ */
+import { Argument, InvalidArgumentError, type Command } from 'commander';
+import { configureClientCommand, fail, resolveDeps, runOperation, type ClientCommandDeps, type ClientOptions } from '../../client/client-command.js';
+import { ExitCode } from '../../client/errors.js';
+import { formatActed, formatHistory } from '../../client/format.js';
+import { displayType, resolveKind, splitTarget } from '../../client/kinds.js';
+import { RolloutAction } from '../../gen/outpost/agent/v1/operation_pb.js';
+
+const ACTIONS: Record<string, { action: RolloutAction; verb: string }> = {
+  undo: { action: RolloutAction.UNDO, verb: 'rolled back' },
+  pause: { action: RolloutAction.PAUSE, verb: 'paused' },
+  resume: { action: RolloutAction.RESUME, verb: 'resumed' },
+  restart: { action: RolloutAction.RESTART, verb: 'restarted' },
+};
+
+function parseRevision(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('must be a non-negative integer (0 = the previous revision)');
+  return Number(value);
+}
+
+interface RolloutOptions extends ClientOptions {
+  toRevision?: number;
+}
+
+/** Registers `rollout`. */
+export function registerRolloutCommand(program: Command, deps?: ClientCommandDeps): void {
+  const ctx = resolveDeps(deps);
+  const cmd = program
+    .command('rollout')
+    .description('manage a rollout: undo (to a revision), pause, resume, restart, or show its history')
+    .addArgument(new Argument('<action>', 'what to do').choices(['undo', 'pause', 'resume', 'restart', 'history']))
+    .argument('<resource>', 'KIND/NAME (deployment/web) or KIND with the name as next argument')
+    .argument('[name]', 'object name (when not given as KIND/NAME)')
+    .option('--to-revision <revision>', 'undo: revision to roll back to (default: the previous one)', parseRevision);
+  configureClientCommand(cmd, ctx).action(async (action: string, resource: string, nameArg: string | undefined, opts: RolloutOptions) => {
+    let kind, name: string;
+    try {
+      const target = splitTarget(resource, nameArg);
+      kind = resolveKind(target.kindText);
+      name = target.name;
+    } catch (err) {
+      fail(ctx, ExitCode.USAGE, (err as Error).message);
+      return;
+    }
+    if (!name) {
+      fail(ctx, ExitCode.USAGE, `a name is required: rollout ${action} KIND/NAME`);
+      return;
+    }
+    if (opts.toRevision !== undefined && action !== 'undo') {
+      fail(ctx, ExitCode.USAGE, '--to-revision only applies to rollout undo');
+      return;
+    }
+    const ref = `${displayType('', kind.kind)}/${name}`;
+    const target = { apiVersion: kind.apiVersion, kind: kind.kind, namespace: opts.namespace ?? 'default', name };
+    if (action === 'history') {
+      await runOperation(ctx, opts, { case: 'history', value: target }, (record) => formatHistory(record, ref));
+      return;
+    }
+    const { action: rolloutAction, verb } = ACTIONS[action]!;
+    await runOperation(
+      ctx,
+      opts,
+      { case: 'rollout', value: { ...target, action: rolloutAction, toRevision: BigInt(opts.toRevision ?? 0) } },
+      (record) => formatActed(record, verb, kind.kind, ref),
+    );
+  });
+}
