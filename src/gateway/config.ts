@@ -29,6 +29,19 @@ const cacheSchema = z
   })
   .strict();
 
+const operationsSchema = z
+  .object({
+    /** Timeout of an operation that names none. */
+    defaultTimeoutSeconds: z.coerce.number().positive().max(3600).default(30),
+    /** How long an operation waits for an agent serving its account before it fails (fractions allowed, for tests). */
+    agentWaitSeconds: z.coerce.number().positive().max(3600).default(10),
+    /** How often the sweeper times out operations past their deadline (all rows, whichever replica received them). */
+    sweepIntervalMs: z.coerce.number().int().min(10).max(60_000).default(1000),
+    /** Largest `apply.manifests` text accepted at submit (bytes of UTF-8). */
+    maxManifestBytes: z.coerce.number().int().min(1).max(4 * 1024 * 1024).default(1024 * 1024),
+  })
+  .strict();
+
 const baseSchema = z
   .object({
     /** Replica id; defaults to `${hostname}-${httpPort}`, or a random id when the HTTP port is ephemeral. */
@@ -43,6 +56,7 @@ const baseSchema = z
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     agents: agentsSchema.default(() => agentsSchema.parse({})),
     cache: cacheSchema.default(() => cacheSchema.parse({})),
+    operations: operationsSchema.default(() => operationsSchema.parse({})),
     /** URL other replicas and clients reach this one at (for /armory/clouddrivers); defaults to the HTTP URL. */
     baseUrl: z.url().optional(),
   })
@@ -58,13 +72,15 @@ export interface GatewayConfig {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   agents: { heartbeatIntervalSeconds: number; deadAfterSeconds: number; maxUnacked: number };
   cache: { resumeMaxAgeSeconds: number };
+  operations: { defaultTimeoutSeconds: number; agentWaitSeconds: number; sweepIntervalMs: number; maxManifestBytes: number };
   baseUrl?: string;
 }
 
 /** What a config file, the environment or overrides may hold: any subset of {@link GatewayConfig}. */
-export type GatewayConfigInput = Partial<Omit<GatewayConfig, 'agents' | 'cache'>> & {
+export type GatewayConfigInput = Partial<Omit<GatewayConfig, 'agents' | 'cache' | 'operations'>> & {
   agents?: Partial<GatewayConfig['agents']>;
   cache?: Partial<GatewayConfig['cache']>;
+  operations?: Partial<GatewayConfig['operations']>;
 };
 
 /** The schema of {@link GatewayConfig}; every default lives here. Parse errors name the offending key. */

@@ -10,16 +10,21 @@ import { openDatabase, type Database } from '../db/database.js';
 import { AgentService } from '../gen/outpost/agent/v1/agent_pb.js';
 import { AccountService } from '../gen/outpost/api/v1/account_service_pb.js';
 import { ObjectService } from '../gen/outpost/api/v1/object_service_pb.js';
+import { OperationService } from '../gen/outpost/api/v1/operation_service_pb.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { createAccountStore } from './agents/account-store.js';
 import { serveAgentStream, type AgentSessionDeps } from './agents/agent-session.js';
 import { createSessionRegistry } from './agents/session-registry.js';
 import { createAccountService } from './api/account-service.js';
 import { createObjectService } from './api/object-service.js';
+import { createOperationService } from './api/operation-service.js';
 import { createObjectWriter } from './cache/object-writer.js';
 import { createSyncState } from './cache/sync-state.js';
 import type { GatewayConfig } from './config.js';
+import { createDispatch } from './cluster/dispatch.js';
 import { createErrorInterceptor } from './errors.js';
+import { createOperationManager } from './operations/operation-manager.js';
+import { createOperationStore } from './operations/operation-store.js';
 import { createRestApp } from './rest/rest-app.js';
 import { listenGatewayServers } from './servers.js';
 
@@ -53,6 +58,19 @@ export async function startGateway(config: GatewayConfig, deps: { logger?: Logge
   const logger = (deps.logger ?? createLogger({ name: 'gateway', level: config.logLevel })).child({ gatewayId: config.id });
   const database = await openDatabase(config.database);
   const registry = createSessionRegistry();
+  const operations = createOperationManager({
+    gatewayId: config.id,
+    store: createOperationStore(database),
+    dispatch: createDispatch(registry),
+    config: config.operations,
+    logger: logger.child({ component: 'operations' }),
+  });
+  try {
+    await operations.recover();
+  } catch (err) {
+    await database.close().catch(() => {});
+    throw err;
+  }
   let draining = false;
   let baseUrl = config.baseUrl ?? '';
 
@@ -67,11 +85,13 @@ export async function startGateway(config: GatewayConfig, deps: { logger?: Logge
     objectWriter: createObjectWriter(database),
     syncState: createSyncState(database),
     logger: logger.child({ component: 'agent-stream' }),
+    operations,
   };
   const routes = (router: ConnectRouter) => {
     router.service(AgentService, { connect: (requests) => serveAgentStream(requests, sessionDeps) });
     router.service(ObjectService, createObjectService(database));
     router.service(AccountService, createAccountService(database));
+    router.service(OperationService, createOperationService(operations, logger.child({ component: 'api' })));
   };
   const rest = createRestApp({
     id: config.id,
@@ -79,6 +99,7 @@ export async function startGateway(config: GatewayConfig, deps: { logger?: Logge
     database,
     isDraining: () => draining,
     logger: logger.child({ component: 'rest' }),
+    operations,
   });
   const handler = connectNodeAdapter({
     routes,
@@ -92,9 +113,11 @@ export async function startGateway(config: GatewayConfig, deps: { logger?: Logge
   try {
     servers = await listenGatewayServers(handler, config.host, config.httpPort, config.grpcPort);
   } catch (err) {
+    operations.close();
     await database.close().catch(() => {});
     throw err;
   }
+  operations.start();
   const urlHost = displayHost(config.host);
   const httpUrl = `http://${urlHost}:${servers.httpPort}`;
   const grpcUrl = `http://${urlHost}:${servers.grpcPort}`;
@@ -106,6 +129,8 @@ export async function startGateway(config: GatewayConfig, deps: { logger?: Logge
     (closing ??= (async () => {
       draining = true;
       logger.info('gateway shutting down');
+      // Timers stop and waiters end first, so nothing touches the database after it closes.
+      operations.close();
       const sockets = servers.close(SHUTDOWN_GRACE_MS);
       const sessions = registry.all();
       for (const s of sessions) s.close();

@@ -22,6 +22,7 @@ describe('gateway config', () => {
     assert.equal(c.logLevel, 'info');
     assert.deepEqual(c.agents, { heartbeatIntervalSeconds: 10, deadAfterSeconds: 30, maxUnacked: 32 });
     assert.deepEqual(c.cache, { resumeMaxAgeSeconds: 300 });
+    assert.deepEqual(c.operations, { defaultTimeoutSeconds: 30, agentWaitSeconds: 10, sweepIntervalMs: 1000, maxManifestBytes: 1024 * 1024 });
     assert.match(c.id, /-7002$/);
     assert.equal(c.baseUrl, undefined);
     assert.match(loadGatewayConfig({ overrides: { httpPort: 0 } }).id, /^gateway-[0-9a-f]{8}$/);
@@ -67,6 +68,10 @@ describe('gateway config', () => {
       'OUTPOST_GATEWAY_HTTP_PORT',
       'OUTPOST_GATEWAY_ID',
       'OUTPOST_GATEWAY_LOG_LEVEL',
+      'OUTPOST_GATEWAY_OPERATIONS_AGENT_WAIT_SECONDS',
+      'OUTPOST_GATEWAY_OPERATIONS_DEFAULT_TIMEOUT_SECONDS',
+      'OUTPOST_GATEWAY_OPERATIONS_MAX_MANIFEST_BYTES',
+      'OUTPOST_GATEWAY_OPERATIONS_SWEEP_INTERVAL_MS',
     ]);
   });
 

@@ -16,6 +16,7 @@ import {
   type Hello,
   type SyncMarker,
 } from '../../gen/outpost/agent/v1/agent_pb.js';
+import type { Operation } from '../../gen/outpost/agent/v1/operation_pb.js';
 import type { Logger } from '../../shared/logger.js';
 import { decodeEventBatch } from '../cache/event-decoder.js';
 import type { ObjectWriter } from '../cache/object-writer.js';
@@ -24,6 +25,7 @@ import { invalidArgument, toConnectError } from '../errors.js';
 import type { AccountStore } from './account-store.js';
 import { admitAccounts } from './admission.js';
 import { createListTracker, type ListTracker } from './list-tracker.js';
+import type { OperationHooks } from './operation-hooks.js';
 import { validateAccountInfo, validateHello } from './hello-validation.js';
 import { createOutbox, type Outbox } from './outbox.js';
 import type { LiveSession, SessionRegistry } from './session-registry.js';
@@ -40,6 +42,8 @@ export interface AgentSessionDeps {
   objectWriter: ObjectWriter;
   syncState: SyncState;
   logger: Logger;
+  /** The operations feature; absent in tests of the cache path alone. */
+  operations?: OperationHooks;
 }
 
 const STOP = Symbol('stop');
@@ -65,6 +69,9 @@ class AgentSession implements LiveSession {
   /** The event batch being written while the next message is read and decoded (at most one). */
   private inflight: Promise<void> | undefined;
   private readonly claimed = new Set<string>();
+  /** Accounts admitted CACHING or STANDBY: operations for them may be sent here, and their results are accepted. */
+  private readonly served = new Set<string>();
+  private welcomed = false;
   private readonly lists: ListTracker;
   private lastSeen = Date.now();
   private busy = false;
@@ -78,6 +85,16 @@ class AgentSession implements LiveSession {
     this.lists = createListTracker(deps.syncState, () => this.log);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     this.stopSignal = new Promise((resolve) => (this.stopNow = () => resolve(STOP)));
+  }
+
+  serves(account: string): boolean {
+    return !this.stopped && this.served.has(account);
+  }
+
+  sendOperation(operation: Operation): boolean {
+    if (this.stopped || !this.welcomed || this.outbox.closed) return false;
+    this.outbox.push(create(ConnectResponseSchema, { message: { case: 'operation', value: operation } }));
+    return true;
   }
 
   close(error?: ConnectError): void {
@@ -154,6 +171,12 @@ class AgentSession implements LiveSession {
     if (!this.helloSeen && m.case !== 'hello') {
       throw new ConnectError(`the first message must be a hello, got ${m.case ?? 'an empty message'}`, Code.FailedPrecondition);
     }
+    if (m.case === 'operationResult') {
+      // Not ordered behind event writes: a result is recorded by its own conditional update.
+      if (!this.welcomed) throw new ConnectError('operation_result before the welcome', Code.FailedPrecondition);
+      this.deps.operations?.resultReceived(this, m.value);
+      return;
+    }
     if (m.case !== 'events' && m.case !== 'heartbeat') {
       // Everything but event batches runs after the previous batch committed.
       await this.drain();
@@ -203,7 +226,10 @@ class AgentSession implements LiveSession {
         },
       }),
     );
+    this.welcomed = true;
+    for (const o of ordered) if (o.verdict === Verdict.CACHING || o.verdict === Verdict.STANDBY) this.served.add(o.account);
     this.startHeartbeats();
+    if (this.served.size > 0) this.deps.operations?.sessionStarted(this, [...this.served]);
     const count = (v: Verdict) => ordered.filter((o) => o.verdict === v).length;
     this.log.info(
       {

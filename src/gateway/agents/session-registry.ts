@@ -3,6 +3,7 @@
  * synchronous, so a Hello's verdicts are decided atomically with respect to other Hellos on this replica.
  */
 import type { ConnectError } from '@connectrpc/connect';
+import type { Operation } from '../../gen/outpost/agent/v1/operation_pb.js';
 
 /** What the registry knows about one live stream. */
 export interface LiveSession {
@@ -12,6 +13,10 @@ export interface LiveSession {
   close(error?: ConnectError): void;
   /** Resolves once the stream ended and its accounts were released in the database. */
   readonly done: Promise<void>;
+  /** True when the session was admitted for the account (CACHING or STANDBY) and is still live. */
+  serves(account: string): boolean;
+  /** Queues the operation on the stream; false when the stream can no longer send (ended, or before its Welcome). */
+  sendOperation(operation: Operation): boolean;
 }
 
 /** Live sessions and account ownership on this replica. */

@@ -1,12 +1,14 @@
 /**
  * The REST side of the gateway (Hono), served as connect-node's fallback on both ports: health and the
- * `/armory/clouddrivers` replica listing. Errors are JSON `{error, message}`, mapped in one place (`onError`).
+ * `/armory/clouddrivers` replica listing, and the operation reads (`/armory/agent/operations`). Errors are JSON `{error, message}`, mapped in one place (`onError`).
  */
 import { Hono, type Context } from 'hono';
 import type { Database } from '../../db/database.js';
 import { pingDatabase } from '../../db/database.js';
 import type { Logger } from '../../shared/logger.js';
 import { HttpError, toHttpError } from '../errors.js';
+import type { OperationManager } from '../operations/operation-manager.js';
+import { addOperationRoutes } from './operation-routes.js';
 
 /** What the REST routes read from the running gateway. */
 export interface RestAppOptions {
@@ -19,6 +21,8 @@ export interface RestAppOptions {
   logger: Logger;
   /** Longest time a health check waits for the database. */
   healthTimeoutMs?: number;
+  /** Serves `/armory/agent/operations` when given. */
+  operations?: OperationManager;
 }
 
 /** One gateway replica as `/armory/clouddrivers` lists it. */
@@ -56,6 +60,8 @@ export function createRestApp(options: RestAppOptions): Hono {
     if (id !== options.id) throw new HttpError(404, 'not_found', `no clouddriver instance ${JSON.stringify(id)}`);
     return c.json(self());
   });
+
+  if (options.operations) addOperationRoutes(app, options.operations);
 
   for (const path of ['/health', '/armory/clouddrivers', '/armory/clouddrivers/:id']) {
     app.all(path, (c) => {

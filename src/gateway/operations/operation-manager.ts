@@ -1,0 +1,348 @@
+/**
+ * The gateway side of operations: submit (validate → store PENDING → dispatch → SENT), results recorded once,
+ * redelivery to newly started agent sessions, the agent-wait timer, per-operation deadline timers plus a sweeper for
+ * every row (also those of a replica that died), and start-up recovery. The API and REST layers call only this.
+ */
+import { fromJson, toJson, type JsonValue } from '@bufbuild/protobuf';
+import { Code, ConnectError } from '@connectrpc/connect';
+import { OperationResultSchema, OperationSchema, type Operation, type OperationResult } from '../../gen/outpost/agent/v1/operation_pb.js';
+import { OperationState, type ListOperationsRequest, type SubmitOperationRequest } from '../../gen/outpost/api/v1/operation_service_pb.js';
+import type { Logger } from '../../shared/logger.js';
+import type { OperationHooks } from '../agents/operation-hooks.js';
+import type { LiveSession } from '../agents/session-registry.js';
+import type { Dispatch } from '../cluster/dispatch.js';
+import { invalidArgument } from '../errors.js';
+import { createOperationNotifier, type OperationNotifier } from './operation-notifier.js';
+import { decodeOperationPageToken, encodeOperationPageToken } from './operation-page-token.js';
+import { isTerminal, stateFromEnum } from './operation-state.js';
+import type { OperationRow, OperationStore, Outcome } from './operation-store.js';
+import { msToDuration, validateSubmission } from './operation-validation.js';
+import { watchOperation } from './operation-watch.js';
+
+/** The `operations` section of the gateway configuration. */
+export interface OperationsConfig {
+  defaultTimeoutSeconds: number;
+  agentWaitSeconds: number;
+  sweepIntervalMs: number;
+  maxManifestBytes: number;
+}
+
+/** What the manager needs. */
+export interface OperationManagerDeps {
+  gatewayId: string;
+  store: OperationStore;
+  dispatch: Dispatch;
+  config: OperationsConfig;
+  logger: Logger;
+  /** How often waiters re-read a row for changes made by other replicas; default 1000. */
+  pollIntervalMs?: number;
+}
+
+/** Default and largest ListOperations page sizes. */
+export const DEFAULT_OPERATION_PAGE_SIZE = 50;
+export const MAX_OPERATION_PAGE_SIZE = 500;
+/** Error of operations that found no agent within `agentWaitSeconds`. */
+export const noAgentError = (account: string) => `no agent connected for account ${account}`;
+/** Error of this replica's operations that were open when it restarted and are past their deadline. */
+export const RESTART_ERROR = 'gateway restarted before the result arrived';
+
+/** The operations feature of one gateway replica. */
+export interface OperationManager extends OperationHooks {
+  /** Validates, stores, dispatches; with `req.wait`, returns once terminal (or at the deadline). */
+  submit(req: SubmitOperationRequest, signal?: AbortSignal): Promise<OperationRow>;
+  /** NOT_FOUND when unknown. */
+  get(id: string): Promise<OperationRow>;
+  /** The row now, then on each state change, ending after a terminal one. Ends with UNAVAILABLE on shutdown. */
+  watch(id: string, signal?: AbortSignal): AsyncIterable<OperationRow>;
+  list(req: Pick<ListOperationsRequest, 'account' | 'state' | 'pageSize' | 'pageToken'>): Promise<{ rows: OperationRow[]; nextPageToken: string }>;
+  /** Page `page` (1-based) of `items` rows, newest first, with the total (REST). */
+  page(page: number, items: number): Promise<{ rows: OperationRow[]; total: number }>;
+  /** Start-up: this replica's open operations past their deadline → TIMED_OUT (restart). Returns how many. */
+  recover(): Promise<number>;
+  /** Starts the sweeper. */
+  start(): void;
+  /** Stops timers and ends waiters; call before the database closes. Idempotent. */
+  close(): void;
+}
+
+interface LocalOperation {
+  account: string;
+  deadlineAt: number;
+  waitUntil: number;
+  deadlineTimer?: NodeJS.Timeout;
+  waitTimer?: NodeJS.Timeout;
+  sentAt?: Date;
+  delivering: number;
+}
+
+/** Creates the manager; call {@link OperationManager.recover} then {@link OperationManager.start} before serving. */
+export function createOperationManager(deps: OperationManagerDeps): OperationManager {
+  const { store, config } = deps;
+  const log = deps.logger;
+  const notifier: OperationNotifier = createOperationNotifier();
+  const pollIntervalMs = deps.pollIntervalMs ?? 1000;
+  const locals = new Map<string, LocalOperation>();
+  const knownAccounts = new Set<string>();
+  const closing = new AbortController();
+  let sweeper: NodeJS.Timeout | undefined;
+  let sweeping = false;
+
+  const limits = { defaultTimeoutMs: Math.round(config.defaultTimeoutSeconds * 1000), maxManifestBytes: config.maxManifestBytes };
+  const agentWaitMs = Math.round(config.agentWaitSeconds * 1000);
+
+  const settle = (row: OperationRow) => {
+    const local = locals.get(row.id);
+    if (local) {
+      clearTimeout(local.deadlineTimer);
+      clearTimeout(local.waitTimer);
+      locals.delete(row.id);
+    }
+    notifier.publish(row);
+    log.debug({ operationId: row.id, account: row.account, state: row.state, error: row.error || undefined }, 'operation finished');
+  };
+  const report = (what: string, id: string) => (err: unknown) => {
+    if (!closing.signal.aborted) log.error({ err, operationId: id }, what);
+  };
+
+  const track = (row: OperationRow) => {
+    const local: LocalOperation = {
+      account: row.account,
+      deadlineAt: row.deadlineAt.getTime(),
+      waitUntil: row.receivedAt.getTime() + agentWaitMs,
+      delivering: 0,
+    };
+    local.deadlineTimer = setTimeout(() => {
+      const now = new Date(Math.max(Date.now(), local.deadlineAt));
+      store.expire(now, { ids: [row.id] }).then((rows) => rows.forEach(settle), report('could not time out the operation', row.id));
+    }, Math.max(0, local.deadlineAt - Date.now()));
+    local.deadlineTimer.unref();
+    locals.set(row.id, local);
+  };
+
+  const armAgentWait = (id: string, local: LocalOperation) => {
+    clearTimeout(local.waitTimer);
+    if (local.waitUntil >= local.deadlineAt) return; // the deadline comes first and says it was never sent
+    local.waitTimer = setTimeout(() => {
+      local.waitTimer = undefined;
+      if (local.sentAt || local.delivering > 0) return;
+      const error = noAgentError(local.account);
+      store
+        .finish(id, { state: 'FAILED', error, at: new Date() }, { onlyStates: ['PENDING'] })
+        .then((row) => {
+          if (!row) return;
+          log.warn({ operationId: id, account: local.account, agentWaitSeconds: config.agentWaitSeconds }, error);
+          settle(row);
+        }, report('could not fail the operation', id));
+    }, Math.max(0, local.waitUntil - Date.now()));
+    local.waitTimer.unref();
+  };
+
+  /** Dispatches an open row with its remaining time; returns the SENT row, or undefined when no agent took it. */
+  const deliver = async (row: OperationRow, operation?: Operation): Promise<OperationRow | undefined> => {
+    const remaining = row.deadlineAt.getTime() - Date.now();
+    if (remaining <= 0) return undefined;
+    const local = locals.get(row.id);
+    if (local) {
+      clearTimeout(local.waitTimer);
+      local.delivering++;
+    }
+    try {
+      const op = operation ?? fromJson(OperationSchema, row.request as JsonValue, { ignoreUnknownFields: true });
+      const sendable: Operation = { ...op, timeout: msToDuration(remaining) };
+      const target = await deps.dispatch(row.account, sendable);
+      if (!target) {
+        if (local && !local.sentAt && locals.has(row.id)) armAgentWait(row.id, local);
+        return undefined;
+      }
+      const sentAt = new Date();
+      if (local) local.sentAt ??= sentAt;
+      log.debug({ operationId: row.id, account: row.account, ...target }, 'operation sent');
+      const sent = await store.markSent(row.id, { ...target, sentAt });
+      if (sent) notifier.publish(sent);
+      return sent;
+    } finally {
+      if (local) local.delivering--;
+    }
+  };
+
+  const accountExists = async (name: string) => {
+    if (knownAccounts.has(name)) return true;
+    const exists = await store.accountExists(name);
+    if (exists) knownAccounts.add(name);
+    return exists;
+  };
+
+  const waitTerminal = async (row: OperationRow, signal?: AbortSignal): Promise<OperationRow> => {
+    // The deadline timer ends it at the deadline; the grace covers a sweeper on another replica.
+    const until = AbortSignal.timeout(Math.max(0, row.deadlineAt.getTime() - Date.now()) + pollIntervalMs + 500);
+    const stop = AbortSignal.any([until, closing.signal, ...(signal ? [signal] : [])]);
+    let last = row;
+    for await (const r of watchOperation(row.id, { store, notifier, pollIntervalMs }, stop)) last = r;
+    if (signal?.aborted) throw new ConnectError('request cancelled', Code.Canceled);
+    return last;
+  };
+
+  return {
+    async submit(req, signal) {
+      const receivedAt = new Date();
+      const v = validateSubmission(req, limits);
+      if (!(await accountExists(req.account))) {
+        throw new ConnectError(`unknown account ${JSON.stringify(req.account)}: no agent has registered it`, Code.NotFound);
+      }
+      const id = v.operation.id;
+      const inserted = await store.insert({
+        id,
+        account: req.account,
+        type: v.type,
+        request: v.requestJson,
+        state: 'PENDING',
+        gatewayId: deps.gatewayId,
+        timeoutMs: v.timeoutMs,
+        receivedAt,
+        storedAt: new Date(),
+        deadlineAt: new Date(receivedAt.getTime() + v.timeoutMs),
+        requestHash: v.requestHash,
+      });
+      let row: OperationRow;
+      if (!inserted) {
+        const existing = await store.get(id);
+        if (!existing) throw new ConnectError(`operation ${id} could not be stored; retry`, Code.Aborted);
+        if (existing.requestHash !== v.requestHash) {
+          throw new ConnectError(`operation id ${JSON.stringify(id)} was already used for a different request`, Code.AlreadyExists);
+        }
+        row = existing;
+      } else {
+        notifier.publish(inserted);
+        track(inserted);
+        log.debug({ operationId: id, account: req.account, type: v.type }, 'operation stored');
+        // Not SENT: no agent took it (still tracked, PENDING), or its result already arrived (settled: re-read).
+        row = (await deliver(inserted, v.operation)) ?? (locals.has(id) ? inserted : ((await store.get(id)) ?? inserted));
+      }
+      if (req.wait && !isTerminal(row.state)) row = await waitTerminal(row, signal);
+      return row;
+    },
+
+    async get(id) {
+      const row = await store.get(id);
+      if (!row) throw new ConnectError(`operation ${JSON.stringify(id)} not found`, Code.NotFound);
+      return row;
+    },
+
+    async *watch(id, signal) {
+      const stop = signal ? AbortSignal.any([signal, closing.signal]) : closing.signal;
+      let last: OperationRow | undefined;
+      for await (const row of watchOperation(id, { store, notifier, pollIntervalMs }, stop)) {
+        last = row;
+        yield row;
+      }
+      if (closing.signal.aborted && last && !isTerminal(last.state)) {
+        throw new ConnectError('gateway is shutting down; wait for the operation again', Code.Unavailable);
+      }
+    },
+
+    async list(req) {
+      if (req.pageSize < 0) throw invalidArgument('page_size must not be negative');
+      const pageSize = req.pageSize === 0 ? DEFAULT_OPERATION_PAGE_SIZE : Math.min(req.pageSize, MAX_OPERATION_PAGE_SIZE);
+      const state = req.state === OperationState.UNSPECIFIED ? undefined : stateFromEnum(req.state);
+      if (req.state !== OperationState.UNSPECIFIED && !state) throw invalidArgument(`state ${req.state} is not a known operation state`);
+      const filters = { account: req.account, state: state ?? '' };
+      const after = req.pageToken ? decodeOperationPageToken(req.pageToken, filters) : undefined;
+      const rows = await store.list({ account: req.account || undefined, state }, pageSize + 1, after);
+      const more = rows.length > pageSize;
+      const page = more ? rows.slice(0, pageSize) : rows;
+      const last = page[page.length - 1];
+      return { rows: page, nextPageToken: more && last ? encodeOperationPageToken(last, filters) : '' };
+    },
+
+    page: (page, items) => store.page((page - 1) * items, items),
+
+    async recover() {
+      let total = 0;
+      for (;;) {
+        const rows = await store.expire(new Date(), { gatewayId: deps.gatewayId, error: RESTART_ERROR, limit: 1000 });
+        total += rows.length;
+        if (rows.length < 1000) break;
+      }
+      if (total > 0) log.warn({ count: total }, 'operations left open by a restart timed out');
+      return total;
+    },
+
+    start() {
+      if (sweeper || closing.signal.aborted) return;
+      sweeper = setInterval(() => {
+        if (sweeping) return;
+        sweeping = true;
+        store
+          .expire(new Date(), { limit: 1000 })
+          .then((rows) => {
+            for (const row of rows) {
+              log.info({ operationId: row.id, account: row.account, error: row.error }, 'operation timed out (sweeper)');
+              settle(row);
+            }
+          }, report('operation sweep failed', ''))
+          .finally(() => (sweeping = false));
+      }, config.sweepIntervalMs);
+      sweeper.unref();
+    },
+
+    close() {
+      if (closing.signal.aborted) return;
+      closing.abort();
+      clearInterval(sweeper);
+      for (const local of locals.values()) {
+        clearTimeout(local.deadlineTimer);
+        clearTimeout(local.waitTimer);
+      }
+      locals.clear();
+    },
+
+    sessionStarted(session, accountNames) {
+      (async () => {
+        const rows = await store.openFor(accountNames, new Date());
+        if (rows.length === 0) return;
+        log.info({ sessionId: session.id, agentId: session.agentId, count: rows.length }, 'delivering open operations to a new agent session');
+        await Promise.all(rows.map((row) => deliver(row)));
+      })().catch(report('could not deliver open operations to a new session', ''));
+    },
+
+    resultReceived(session, result) {
+      recordResult(session, result).catch(report('could not record an operation result', result.id));
+    },
+  };
+
+  async function recordResult(session: LiveSession, result: OperationResult): Promise<void> {
+    const id = result.id;
+    const rlog = log.child({ operationId: id, agentId: session.agentId, sessionId: session.id });
+    if (!id) {
+      rlog.warn('operation_result without an id ignored');
+      return;
+    }
+    const local = locals.get(id);
+    let account = local?.account ?? result.account;
+    if (!account || !session.serves(account)) {
+      const row = await store.get(id);
+      if (!row) return void rlog.debug('result for an unknown operation ignored');
+      account = row.account;
+    }
+    if (!session.serves(account)) {
+      rlog.warn({ account }, 'result from a session that does not serve the operation\'s account ignored');
+      return;
+    }
+    const outcome: Outcome = {
+      state: result.success ? 'SUCCEEDED' : 'FAILED',
+      result: toJson(OperationResultSchema, result) as Record<string, unknown>,
+      at: new Date(),
+      agentId: session.agentId,
+      sentAt: local?.sentAt,
+    };
+    const row = await store.finish(id, outcome, { accountIn: [account] });
+    if (row) {
+      settle(row);
+      return;
+    }
+    const current = await store.get(id);
+    if (!current) rlog.debug('result for an unknown operation ignored');
+    else if (isTerminal(current.state)) rlog.info({ state: current.state }, 'duplicate or late operation result ignored');
+    else rlog.warn({ account: current.account }, 'result for an operation of another account ignored');
+  }
+}

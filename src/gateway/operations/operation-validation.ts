@@ -1,0 +1,92 @@
+/**
+ * Checks a SubmitOperationRequest and turns it into the Operation that is stored and sent: account and spec present,
+ * id well-formed, timeout in (0, 1 h] (default from config), apply manifests non-empty and within the size limit.
+ * Everything the gateway can decide without the cluster is decided here; the agent checks the manifests' content.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { create, toJson } from '@bufbuild/protobuf';
+import type { Duration } from '@bufbuild/protobuf/wkt';
+import { OperationSchema, type Operation } from '../../gen/outpost/agent/v1/operation_pb.js';
+import type { SubmitOperationRequest } from '../../gen/outpost/api/v1/operation_service_pb.js';
+import { invalidArgument } from '../errors.js';
+
+/** Longest timeout an operation may ask for. */
+export const MAX_TIMEOUT_MS = 3_600_000;
+
+const ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
+const SPEC_CASES = ['apply', 'delete', 'scale', 'patch', 'rollout', 'get', 'list', 'logs', 'history'] as const;
+
+/** Limits the validation applies. */
+export interface ValidationLimits {
+  defaultTimeoutMs: number;
+  maxManifestBytes: number;
+}
+
+/** A request that passed validation. */
+export interface ValidSubmission {
+  operation: Operation;
+  /** The spec's case: apply, delete, … */
+  type: string;
+  timeoutMs: number;
+  /** Operation protobuf JSON, as stored. */
+  requestJson: Record<string, unknown>;
+  /** Identifies the request for idempotent retries under the same client id. */
+  requestHash: string;
+  /** True when the client chose the id. */
+  clientId: boolean;
+}
+
+/** Throws INVALID_ARGUMENT when an operation id is malformed. */
+export function checkOperationId(id: string, field = 'id'): void {
+  if (!ID_PATTERN.test(id)) {
+    throw invalidArgument(`${field} must be 1–128 characters of A-Z, a-z, 0-9, '.', '_' and '-' (got ${JSON.stringify(id.slice(0, 140))})`);
+  }
+}
+
+/** Validates the request; throws INVALID_ARGUMENT with a message naming the field. */
+export function validateSubmission(req: SubmitOperationRequest, limits: ValidationLimits): ValidSubmission {
+  if (!req.account.trim()) throw invalidArgument('account is required');
+  if (req.id !== '') checkOperationId(req.id);
+  const spec = req.spec;
+  if (spec.case === undefined || !(SPEC_CASES as readonly string[]).includes(spec.case)) {
+    throw invalidArgument(`an operation is required: set exactly one of ${SPEC_CASES.join(', ')}`);
+  }
+  const timeoutMs = req.timeout ? timeoutToMs(req.timeout) : limits.defaultTimeoutMs;
+  if (spec.case === 'apply') {
+    const bytes = Buffer.byteLength(spec.value.manifests, 'utf8');
+    if (bytes > limits.maxManifestBytes) {
+      throw invalidArgument(`apply.manifests is ${bytes} bytes; the limit is ${limits.maxManifestBytes} bytes`);
+    }
+    if (!spec.value.manifests.trim()) throw invalidArgument('apply.manifests is empty: give at least one manifest');
+  }
+  const id = req.id || randomUUID();
+  const operation = create(OperationSchema, {
+    id,
+    account: req.account,
+    timeout: msToDuration(timeoutMs),
+    spec: { case: spec.case, value: spec.value } as Operation['spec'],
+  });
+  const requestJson = toJson(OperationSchema, operation) as Record<string, unknown>;
+  const requestHash = createHash('sha256').update(JSON.stringify(requestJson)).digest('base64url');
+  return { operation, type: spec.case, timeoutMs, requestJson, requestHash, clientId: req.id !== '' };
+}
+
+/** A Duration for a number of milliseconds. */
+export function msToDuration(ms: number): Duration {
+  const whole = Math.max(0, Math.floor(ms));
+  return { $typeName: 'google.protobuf.Duration', seconds: BigInt(Math.floor(whole / 1000)), nanos: (whole % 1000) * 1_000_000 };
+}
+
+/** `30s`, `1.5s`, `250ms`: how the gateway writes a timeout in messages. */
+export function formatMs(ms: number): string {
+  if (ms < 1000) return `${ms}ms`;
+  return `${Number((ms / 1000).toFixed(3))}s`;
+}
+
+function timeoutToMs(d: Duration): number {
+  const ms = Number(d.seconds) * 1000 + d.nanos / 1_000_000;
+  const shown = `${Number(d.seconds) + d.nanos / 1e9}s`;
+  if (!(ms > 0)) throw invalidArgument(`timeout must be greater than 0 (got ${shown})`);
+  if (ms > MAX_TIMEOUT_MS) throw invalidArgument(`timeout must be at most 1h (got ${shown})`);
+  return Math.max(1, Math.round(ms));
+}
