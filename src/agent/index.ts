@@ -10,6 +10,7 @@ import { createSilentLogger } from '../shared/logger.js';
 import { startAdminServer } from './admin/admin-server.js';
 import { AGENT_DEFAULTS } from './config/defaults.js';
 import type { AgentConfig } from './config/schema.js';
+import { createOperationRunner, type AccountLookup } from './operations/operation-runner.js';
 import type { AgentStatus } from './status.js';
 import { runConnectionLoop } from './stream/connection-loop.js';
 import type { SessionState } from './stream/session.js';
@@ -19,6 +20,20 @@ export { agentConfigSchema, type AgentConfig, type AgentConfigInput, type Accoun
 export { loadAgentConfig, parseAgentConfig, AgentConfigError, type AgentConfigIssue } from './config/load.js';
 export { AGENT_DEFAULTS } from './config/defaults.js';
 export type { AgentStatus, AccountStatus, WatchStatus } from './status.js';
+
+/**
+ * Whether the agent runs operations for an account right now: it must be configured, have a Kubernetes client, and
+ * not be refused (or left without a verdict) by the gateway in the current session.
+ */
+function servedAccount(state: SessionState, name: string): AccountLookup {
+  const account = state.accounts.find((a) => a.prepared.config.name === name);
+  if (account === undefined) return { notServed: `account "${name}" is not configured on this agent` };
+  if (account.verdict === 'refused') return { notServed: `account "${name}" was refused by the gateway${account.reason ? `: ${account.reason}` : ''}` };
+  if (account.verdict === 'unknown') return { notServed: `account "${name}" has no verdict from the gateway in this session` };
+  const client = account.prepared.client;
+  if (client === undefined) return { notServed: `account "${name}" cannot reach its cluster: ${account.prepared.error || 'no client'}` };
+  return { client };
+}
 
 /** A started agent. */
 export interface RunningAgent {
@@ -72,10 +87,20 @@ export async function startAgent(config: AgentConfig, deps: { logger?: Logger } 
   });
   const admin = await startAdminServer(config.server.port, status);
   const log = logger.child({ agentId: id });
+  const operations = createOperationRunner({
+    account: (name) => servedAccount(state, name),
+    settings: { serverSideApplyKinds: config.kubernetes.serverSideApply, defaultFieldManager: AGENT_DEFAULTS.fieldManager, deletePollMs: 50 },
+    retries: config.kubernetes.retries,
+    concurrency: config.operations.concurrency,
+    resultCacheSize: config.operations.resultCacheSize,
+    resultTtlMs: config.operations.resultTtlSeconds * 1000,
+    outboxSize: config.operations.outboxSize,
+    logger: log,
+  });
   log.info({ adminPort: admin.port, gateway: config.clouddriver.grpc, accounts: state.accounts.length, zone }, 'agent started');
   const controller = new AbortController();
   setMaxListeners(0, controller.signal); // parallel API requests of every account listen on it
-  const loop = runConnectionLoop({ config, agentId: id, zone, version: agentVersion(), state, logger: log, signal: controller.signal });
+  const loop = runConnectionLoop({ config, agentId: id, zone, version: agentVersion(), state, operations, logger: log, signal: controller.signal });
   let closing: Promise<void> | undefined;
   return {
     id,
@@ -85,6 +110,7 @@ export async function startAgent(config: AgentConfig, deps: { logger?: Logger } 
       closing ??= (async () => {
         controller.abort();
         await loop;
+        await operations.close();
         for (const account of state.accounts) account.prepared.client?.close();
         await admin.close();
         log.info('agent stopped');

@@ -34,4 +34,15 @@ export const AGENT_DEFAULTS = {
   maxUnacked: 16,
   /** Watch restart backoff (seconds). */
   watchBackoff: { baseSeconds: 0.5, factor: 2, maxSeconds: 30 },
+  /** Retries of Kubernetes calls in operations (timeouts, 5xx, 429; 409 on apply): attempts in all, first delay. */
+  retries: { maxAttempts: 3, backoffMs: 500 },
+  /** Operations run at the same time (the rest wait their turn, their timeout running). */
+  operationConcurrency: 32,
+  /** Results kept by operation id, so a redelivered operation returns its result instead of running again. */
+  operationResultCacheSize: 10_000,
+  operationResultTtlSeconds: 15 * 60,
+  /** Results waiting for a stream (while disconnected); the oldest are dropped beyond this (still kept by id). */
+  operationOutboxSize: 1_000,
+  /** Default field manager of server-side apply. */
+  fieldManager: 'outpost',
 } as const;

@@ -149,6 +149,15 @@ const accountSchema = z
   });
 
 const kubernetesSchema = z.strictObject({
+  /** Kinds applied with server-side apply by default (`Kind` or `Kind.group`). */
+  serverSideApply: z.array(kindName).default([]),
+  /** Retries of Kubernetes calls made by operations. */
+  retries: z
+    .strictObject({
+      maxAttempts: z.number().int().min(1).max(20).default(AGENT_DEFAULTS.retries.maxAttempts),
+      backoffMs: z.number().int().min(0).max(60_000).default(AGENT_DEFAULTS.retries.backoffMs),
+    })
+    .prefault({}),
   accounts: z
     .array(accountSchema)
     .default([])
@@ -192,6 +201,14 @@ export const agentConfigSchema = z.strictObject({
       maxage: ignored,
       localtime: ignored,
       compress: ignored,
+    })
+    .prefault({}),
+  operations: z
+    .strictObject({
+      concurrency: z.number().int().min(1).max(1024).default(AGENT_DEFAULTS.operationConcurrency),
+      resultCacheSize: z.number().int().min(1).default(AGENT_DEFAULTS.operationResultCacheSize),
+      resultTtlSeconds: z.number().positive().default(AGENT_DEFAULTS.operationResultTtlSeconds),
+      outboxSize: z.number().int().min(1).default(AGENT_DEFAULTS.operationOutboxSize),
     })
     .prefault({}),
   // Reference sections accepted and ignored for now.

@@ -12,12 +12,36 @@ import type { KubeConfig } from '@kubernetes/client-node';
 export class KubeHttpError extends Error {
   readonly status: number;
   readonly reason: string;
-  constructor(status: number, message: string, reason = '') {
+  /** The `Status.message` of the answer verbatim (or the raw body, or the transport error); `message` adds context. */
+  readonly statusMessage: string;
+  constructor(status: number, message: string, reason = '', statusMessage = message) {
     super(message);
     this.name = 'KubeHttpError';
     this.status = status;
     this.reason = reason;
+    this.statusMessage = statusMessage;
   }
+}
+
+/** One arbitrary API call (see {@link KubeClient.request}). */
+export interface KubeRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  query?: Query;
+  /** Sent as JSON (a string is sent as is). */
+  body?: unknown;
+  /** Content type of the body; default `application/json`. */
+  contentType?: string;
+  /** Accept header; default `application/json`. */
+  accept?: string;
+  signal?: AbortSignal;
+}
+
+/** A 2xx answer to {@link KubeClient.request}. */
+export interface KubeResponse {
+  status: number;
+  /** The body as text. */
+  text: string;
 }
 
 /** Query parameters; undefined values are left out. */
@@ -36,6 +60,11 @@ export interface KubeClient {
    * may pause) it, and must destroy it or abort the signal when done. Non-200 answers throw {@link KubeHttpError}.
    */
   openStream(path: string, query: Query, signal: AbortSignal, idleTimeoutMs: number): Promise<IncomingMessage>;
+  /**
+   * Any verb, any content type; resolves with 2xx answers (status and text), throws {@link KubeHttpError} otherwise.
+   * The operations executor uses it for writes, patches, subresources and plain-text logs.
+   */
+  request(request: KubeRequest): Promise<KubeResponse>;
   /** Releases pooled sockets. */
   close(): void;
 }
@@ -66,7 +95,8 @@ function errorFromResponse(status: number, text: string, url: URL): KubeHttpErro
   } catch {
     // not a Status object: keep the text
   }
-  return new KubeHttpError(status, `${status} from ${url.pathname}: ${message || http.STATUS_CODES[status]}`, reason);
+  const verbatim = message || http.STATUS_CODES[status] || '';
+  return new KubeHttpError(status, `${status} from ${url.pathname}: ${verbatim}`, reason, verbatim);
 }
 
 /** Creates a client for the current context of `kc`. */
@@ -93,26 +123,33 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
   function send(url: URL, opts: https.RequestOptions, body: string | undefined, signal?: AbortSignal): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
       const req = transport.request(url, { ...opts, signal }, resolve);
-      req.on('error', (err) => reject(err instanceof KubeHttpError ? err : new KubeHttpError(0, `${url.host}: ${err.message}`)));
+      req.on('error', (err) => reject(err instanceof KubeHttpError ? err : new KubeHttpError(0, `${url.host}: ${err.message}`, err.name === 'AbortError' ? 'Aborted' : '')));
       if (body !== undefined) req.end(body);
       else req.end();
     });
   }
 
-  async function call<T>(method: string, path: string, query: Query | undefined, body: unknown, signal?: AbortSignal): Promise<T> {
-    const url = buildUrl(server, path, query);
-    const opts = await requestOptions(method);
-    opts.headers = { ...(opts.headers as Record<string, string>), accept: 'application/json' };
+  async function raw(request: KubeRequest): Promise<KubeResponse> {
+    const url = buildUrl(server, request.path, request.query);
+    const opts = await requestOptions(request.method);
+    opts.headers = { ...(opts.headers as Record<string, string>), accept: request.accept ?? 'application/json' };
     let payload: string | undefined;
-    if (body !== undefined) {
-      payload = JSON.stringify(body);
-      opts.headers['content-type'] = 'application/json';
+    if (request.body !== undefined) {
+      payload = typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
+      opts.headers['content-type'] = request.contentType ?? 'application/json';
     }
     const timeout = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
+    const signal = request.signal;
     const res = await send(url, opts, payload, signal ? AbortSignal.any([signal, timeout]) : timeout);
     const text = await readBody(res);
     const status = res.statusCode ?? 0;
     if (status < 200 || status >= 300) throw errorFromResponse(status, text, url);
+    return { status, text };
+  }
+
+  async function call<T>(method: 'GET' | 'POST', path: string, query: Query | undefined, body: unknown, signal?: AbortSignal): Promise<T> {
+    const url = buildUrl(server, path, query);
+    const { status, text } = await raw({ method, path, query, body, signal });
     try {
       return JSON.parse(text) as T;
     } catch {
@@ -124,6 +161,7 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
     server,
     getJson: (path, query, signal) => call('GET', path, query, undefined, signal),
     postJson: (path, body, signal) => call('POST', path, undefined, body, signal),
+    request: raw,
     async openStream(path, query, signal, idleTimeoutMs) {
       const url = buildUrl(server, path, query);
       const opts = await requestOptions('GET');

@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import { prepareAccount } from '../account/prepare-account.js';
 import type { AgentConfig } from '../config/schema.js';
+import type { OperationRunner } from '../operations/operation-runner.js';
 import { backoffDelayMs, sleep } from './backoff.js';
 import { runSession, SessionEndedError, type SessionState } from './session.js';
 import { connectGateway, explainConnectError } from './transport.js';
@@ -21,6 +22,8 @@ export interface ConnectionLoopOptions {
   zone: string;
   version: string;
   state: SessionState;
+  /** Shared by every session (see `SessionOptions.operations`). */
+  operations?: OperationRunner;
   logger: Logger;
   signal: AbortSignal;
 }
@@ -57,6 +60,7 @@ export async function runConnectionLoop(options: ConnectionLoopOptions): Promise
         replicas: config.agent.replicas,
         heartbeatSeconds: config.clouddriver.keepAliveHeartbeatSeconds,
         state,
+        operations: options.operations,
         logger,
         signal,
       });

@@ -25,6 +25,7 @@ import {
 } from '../../gen/outpost/agent/v1/agent_pb.js';
 import type { PreparedAccount } from '../account/prepare-account.js';
 import { AGENT_DEFAULTS } from '../config/defaults.js';
+import type { OperationRunner } from '../operations/operation-runner.js';
 import { runScopeWatcher, type WatchState } from '../watch/scope-watcher.js';
 import { createOutbox, type Outbox } from './outbox.js';
 import { createPushable } from './pushable.js';
@@ -55,6 +56,8 @@ export interface SessionOptions {
   /** Heartbeat interval until the Welcome gives one; 0 disables heartbeats (and dead-peer detection). */
   heartbeatSeconds: number;
   state: SessionState;
+  /** Runs the operations the gateway sends; lives across sessions (results of one may go out on the next). */
+  operations?: OperationRunner;
   logger: Logger;
   /** Aborts when the agent closes. */
   signal: AbortSignal;
@@ -203,6 +206,7 @@ export async function runSession(options: SessionOptions): Promise<void> {
       }
     }
     timers.push(setInterval(reportProgress, AGENT_DEFAULTS.progressIntervalMs));
+    options.operations?.attach((result) => send({ case: 'operationResult', value: result }));
   }
 
   for (const account of state.accounts) {
@@ -231,6 +235,9 @@ export async function runSession(options: SessionOptions): Promise<void> {
         else onWelcome(message.value);
       } else if (message.case === 'ack') {
         outbox?.ack(message.value.sequence);
+      } else if (message.case === 'operation' && welcomed) {
+        if (options.operations) options.operations.submit(message.value);
+        else logger.warn({ operationId: message.value.id }, 'received an operation but this agent runs none');
       } else if (!welcomed && message.case !== 'heartbeat') {
         throw new Error(`protocol error: expected a Welcome first, got ${String(message.case)}`);
       }
@@ -242,6 +249,7 @@ export async function runSession(options: SessionOptions): Promise<void> {
     if (err instanceof SessionEndedError) throw err;
     throw new SessionEndedError(deadPeer ?? (err as Error).message, welcomed, err);
   } finally {
+    if (welcomed) options.operations?.detach();
     signal.removeEventListener('abort', onClose);
     controller.abort();
     for (const t of timers) clearInterval(t);

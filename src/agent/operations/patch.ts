@@ -1,0 +1,30 @@
+/**
+ * patch: one object with a JSON patch, a JSON merge patch or a strategic merge patch (unspecified: strategic for
+ * built-in kinds, merge for custom resources). The server's answer is the verdict, 415 for strategic patches of
+ * custom resources included.
+ */
+import { PatchType, type PatchSpec } from '../../gen/outpost/agent/v1/operation_pb.js';
+import { parsePatchDocument } from './manifests.js';
+import { namespaceFor, parseObject, type OperationContext, type Outcome } from './operation-context.js';
+import { badRequest } from './operation-error.js';
+import { resourcePath } from './resource-resolver.js';
+
+const CONTENT_TYPES = {
+  json: 'application/json-patch+json',
+  merge: 'application/merge-patch+json',
+  strategic: 'application/strategic-merge-patch+json',
+} as const;
+
+/** Runs a patch operation. */
+export async function runPatch(ctx: OperationContext, spec: PatchSpec): Promise<Outcome> {
+  if (spec.name === '') throw badRequest('patch needs a name');
+  const document = parsePatchDocument(spec.patch);
+  const resource = await ctx.resolver.resolve(ctx.calls, spec.kind, spec.apiVersion);
+  const type =
+    spec.type === PatchType.JSON ? 'json' : spec.type === PatchType.MERGE ? 'merge' : spec.type === PatchType.STRATEGIC ? 'strategic' : resource.builtin ? 'strategic' : 'merge';
+  if (type === 'json' && !Array.isArray(document)) throw badRequest('a JSON patch must be a list of operations');
+  if (type !== 'json' && (typeof document !== 'object' || document === null || Array.isArray(document))) throw badRequest(`a ${type} patch must be an object`);
+  const namespace = namespaceFor(resource.namespaced, spec.namespace);
+  const response = await ctx.calls.request({ method: 'PATCH', path: resourcePath(resource, namespace, spec.name), body: document, contentType: CONTENT_TYPES[type] });
+  return { statusCode: response.status, message: `${resource.kind.toLowerCase()}/${spec.name} patched`, objects: [parseObject(response.text)] };
+}

@@ -1,0 +1,71 @@
+/**
+ * rollout: `kubectl rollout` verbs on a Deployment. restart stamps the pod template with
+ * `kubectl.kubernetes.io/restartedAt`; pause/resume set spec.paused; undo copies the pod template of an earlier
+ * revision's ReplicaSet (without its pod-template-hash label) into the Deployment with a JSON patch guarded by the
+ * resourceVersion it was computed from, so the controller rolls back by reusing that ReplicaSet.
+ */
+import { RolloutAction, type RolloutSpec } from '../../gen/outpost/agent/v1/operation_pb.js';
+import { isObj, namespaceFor, parseObject, type Obj, type OperationContext, type Outcome } from './operation-context.js';
+import { badRequest } from './operation-error.js';
+import { resourcePath } from './resource-resolver.js';
+import { readHistory, REVISION_ANNOTATION, rollbackTarget } from './revisions.js';
+
+/** The pod-template annotation `kubectl rollout restart` sets. */
+export const RESTARTED_AT_ANNOTATION = 'kubectl.kubernetes.io/restartedAt';
+
+async function mergePatch(ctx: OperationContext, spec: RolloutSpec, patch: Obj, verb: string): Promise<Outcome> {
+  const resource = await ctx.resolver.resolve(ctx.calls, spec.kind || 'Deployment', spec.apiVersion);
+  const namespace = namespaceFor(resource.namespaced, spec.namespace);
+  const response = await ctx.calls.request({
+    method: 'PATCH',
+    path: resourcePath(resource, namespace, spec.name),
+    body: patch,
+    contentType: 'application/merge-patch+json',
+  });
+  return { statusCode: response.status, message: `${resource.kind.toLowerCase()}/${spec.name} ${verb}`, objects: [parseObject(response.text)] };
+}
+
+async function undo(ctx: OperationContext, spec: RolloutSpec): Promise<Outcome> {
+  const history = await readHistory(ctx, spec);
+  const deployment = history.deployment;
+  const dSpec = isObj(deployment.spec) ? deployment.spec : {};
+  if (dSpec.paused === true) throw badRequest(`you cannot rollback a paused deployment; resume it first with the rollout resume action and try again`);
+  const target = rollbackTarget(history, Number(spec.toRevision));
+  const template = structuredClone(target.template ?? {});
+  const labels = isObj(template.metadata) && isObj(template.metadata.labels) ? template.metadata.labels : undefined;
+  if (labels) delete labels['pod-template-hash'];
+  const meta = deployment.metadata as Obj;
+  const current = isObj(meta.annotations) ? meta.annotations[REVISION_ANNOTATION] : undefined;
+  const response = await ctx.calls.request({
+    method: 'PATCH',
+    path: resourcePath(history.resource, history.namespace, spec.name),
+    body: [
+      { op: 'test', path: '/metadata/resourceVersion', value: meta.resourceVersion },
+      { op: 'replace', path: '/spec/template', value: template },
+    ],
+    contentType: 'application/json-patch+json',
+  });
+  const from = current !== undefined ? ` from revision ${String(current)}` : '';
+  return {
+    statusCode: response.status,
+    message: `deployment/${spec.name} rolled back${from} to revision ${target.revision} (${target.name})`,
+    objects: [parseObject(response.text)],
+  };
+}
+
+/** Runs a rollout operation. */
+export async function runRollout(ctx: OperationContext, spec: RolloutSpec): Promise<Outcome> {
+  if (spec.name === '') throw badRequest('rollout needs a name');
+  switch (spec.action) {
+    case RolloutAction.RESTART:
+      return mergePatch(ctx, spec, { spec: { template: { metadata: { annotations: { [RESTARTED_AT_ANNOTATION]: new Date().toISOString() } } } } }, 'restarted');
+    case RolloutAction.PAUSE:
+      return mergePatch(ctx, spec, { spec: { paused: true } }, 'paused');
+    case RolloutAction.RESUME:
+      return mergePatch(ctx, spec, { spec: { paused: null } }, 'resumed');
+    case RolloutAction.UNDO:
+      return undo(ctx, spec);
+    default:
+      throw badRequest('rollout needs an action: undo, pause, resume or restart');
+  }
+}
