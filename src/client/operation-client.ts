@@ -4,7 +4,7 @@
  * WaitOperation when the gateway hands back an operation that is not terminal yet.
  */
 import { create, type MessageInitShape } from '@bufbuild/protobuf';
-import { createClient, type Client } from '@connectrpc/connect';
+import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import {
   OperationService,
@@ -80,9 +80,18 @@ export function createOperationClient(options: OperationClientOptions): Operatio
 
   const waitFor = async (id: string, deadlineMs: number): Promise<OperationRecord> => {
     let last: OperationRecord | undefined;
-    for await (const msg of raw.waitOperation({ id }, { timeoutMs: Math.max(deadlineMs, 1) })) {
-      if (msg.operation) last = msg.operation;
-      if (last && isTerminal(last.state)) return last;
+    // Our own deadline: connect's `timeoutMs` timer outlives a stream the caller leaves early and would keep the
+    // process alive for the whole budget after the answer is printed.
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(new ConnectError(`no terminal state for operation ${id} in time`, Code.DeadlineExceeded)), Math.max(deadlineMs, 1));
+    try {
+      for await (const msg of raw.waitOperation({ id }, { signal: abort.signal })) {
+        if (msg.operation) last = msg.operation;
+        if (last && isTerminal(last.state)) return last;
+      }
+    } finally {
+      clearTimeout(timer);
+      abort.abort();
     }
     // The stream ended without a terminal state: ask once more.
     const { operation } = await raw.getOperation({ id }, { timeoutMs: 5000 });

@@ -1,0 +1,133 @@
+/**
+ * Test doubles for the operation commands: a fake OperationService on a real HTTP/1.1 socket (records every request,
+ * answers what the test says) and an in-process runner that returns exit code, stdout and stderr.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { create, type MessageInitShape } from '@bufbuild/protobuf';
+import { Command, CommanderError } from 'commander';
+import { connectNodeAdapter } from '@connectrpc/connect-node';
+import { OperationResultSchema } from '../../src/gen/outpost/agent/v1/operation_pb.js';
+import {
+  OperationRecordSchema,
+  OperationService,
+  OperationState,
+  type OperationRecord,
+  type SubmitOperationRequest,
+} from '../../src/gen/outpost/api/v1/operation_service_pb.js';
+import { createCapturedIo } from '../../src/client/io.js';
+import type { ClientCommandDeps } from '../../src/client/client-command.js';
+import { registerApplyCommand } from '../../src/cli/commands/apply.js';
+import { registerDeleteCommand } from '../../src/cli/commands/delete.js';
+import { registerGetCommand } from '../../src/cli/commands/get.js';
+import { registerLogsCommand } from '../../src/cli/commands/logs.js';
+import { registerRolloutCommand } from '../../src/cli/commands/rollout.js';
+import { registerScaleCommand } from '../../src/cli/commands/scale.js';
+
+/** What the fake answers to one submit: a record, or a thrown error (ConnectError). */
+export type Responder = (req: SubmitOperationRequest) => OperationRecord | Promise<OperationRecord>;
+
+/** A fake gateway. */
+export interface FakeGateway {
+  readonly url: string;
+  readonly requests: SubmitOperationRequest[];
+  /** Ids passed to WaitOperation. */
+  readonly waits: string[];
+  respond: Responder;
+  /** What WaitOperation streams for an id (default: nothing). */
+  waitStream: (id: string) => OperationRecord[];
+  close(): Promise<void>;
+}
+
+/** A terminal SUCCEEDED record with the given result fields. */
+export function succeededRecord(req: SubmitOperationRequest, result: MessageInitShape<typeof OperationResultSchema> = {}): OperationRecord {
+  return create(OperationRecordSchema, {
+    id: req.id || 'op-1',
+    account: req.account,
+    state: OperationState.SUCCEEDED,
+    result: create(OperationResultSchema, { success: true, statusCode: 200, ...result }),
+  });
+}
+
+/** A terminal record in `state` with an optional agent result. */
+export function failedRecord(
+  req: SubmitOperationRequest,
+  state: OperationState,
+  result?: MessageInitShape<typeof OperationResultSchema>,
+  error = '',
+): OperationRecord {
+  return create(OperationRecordSchema, {
+    id: req.id || 'op-1',
+    account: req.account,
+    state,
+    error,
+    result: result ? create(OperationResultSchema, { success: false, ...result }) : undefined,
+  });
+}
+
+/** Starts the fake on 127.0.0.1:0. */
+export async function startFakeGateway(): Promise<FakeGateway> {
+  const fake: Omit<FakeGateway, 'url' | 'close'> = {
+    requests: [],
+    waits: [],
+    respond: (req) => succeededRecord(req),
+    waitStream: () => [],
+  };
+  const handler = connectNodeAdapter({
+    routes: (router) =>
+      router.service(OperationService, {
+        async submitOperation(req) {
+          fake.requests.push(req);
+          return { operation: await fake.respond(req) };
+        },
+        async getOperation(req) {
+          const records = fake.waitStream(req.id);
+          return { operation: records[records.length - 1] };
+        },
+        async *waitOperation(req) {
+          fake.waits.push(req.id);
+          for (const operation of fake.waitStream(req.id)) yield { operation };
+        },
+        async listOperations() {
+          return { operations: [] };
+        },
+      }),
+  });
+  const server: Server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return Object.assign(fake, {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  }) as FakeGateway;
+}
+
+/** Result of one in-process CLI run. */
+export interface CliRun {
+  code: number;
+  out: string;
+  err: string;
+}
+
+/** Runs `outpost ARGS…` in-process with only the operation commands registered. */
+export async function runCli(args: string[], options: { stdin?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliRun> {
+  const io = createCapturedIo(options.stdin ?? '');
+  let code = 0;
+  const deps: ClientCommandDeps = { io, env: options.env ?? {}, exit: (c) => void (code = c) };
+  const program = new Command('outpost').exitOverride();
+  program.configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
+  for (const register of [registerApplyCommand, registerDeleteCommand, registerScaleCommand, registerRolloutCommand, registerGetCommand, registerLogsCommand]) {
+    register(program, deps);
+  }
+  try {
+    await program.parseAsync(['node', 'outpost', ...args]);
+  } catch (err) {
+    if (!(err instanceof CommanderError)) throw err;
+    code = err.exitCode;
+  }
+  return { code, out: io.out, err: io.err };
+}
