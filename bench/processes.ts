@@ -24,7 +24,9 @@ export interface Child {
  * null it resolves as soon as the process is spawned.
  */
 export async function startOutpost(args: string[], ready: RegExp | null, timeoutMs = 120_000): Promise<Child> {
-  const child = spawn(process.execPath, [bin, ...args], {
+  // OUTPOST_BENCH_PROFILE=DIR writes a V8 CPU profile of every child into DIR (open it in Chrome DevTools).
+  const profile = process.env.OUTPOST_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.OUTPOST_BENCH_PROFILE}`] : [];
+  const child = spawn(process.execPath, [...profile, bin, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, OUTPOST_LOG_LEVEL: process.env.OUTPOST_LOG_LEVEL ?? 'warn' },
   });

@@ -7,6 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { describeMachine, summarize } from './machine.js';
+import { runChurn } from './scenarios/churn.js';
 import { runInitialSync, type InitialSyncResult } from './scenarios/initial-sync.js';
 
 const { values } = parseArgs({
@@ -41,6 +42,9 @@ for (let i = 0; i < params.runs; i++) {
   console.log(`initial-sync run ${i + 1}: ${JSON.stringify(r)}`);
   syncRuns.push(r);
 }
+const churn = await runChurn({ changesPerSecond: 1000, seconds: values.quick ? 10 : 60, postgresUrl: params.postgresUrl });
+console.log(`churn: ${JSON.stringify(churn)}`);
+
 const rate = summarize(syncRuns.map((r) => r.objectsPerSecond));
 const copyRate = summarize(syncRuns.map((r) => r.copyObjectsPerSecond));
 const ratio = summarize(syncRuns.map((r) => r.ratioToCopy));
@@ -54,6 +58,8 @@ const rows = [
   ['initial sync', 'ratio ours / COPY', ratio.p50.toFixed(2), ratio.p90.toFixed(2), '≥ 0.50', String(ratio.p50 >= 0.5)],
   ['initial sync', 'agent peak RSS MiB', summarize(syncRuns.map((r) => r.agentPeakRssMiB)).p50.toFixed(0), '', '', ''],
   ['initial sync', 'gateway peak RSS MiB', summarize(syncRuns.map((r) => r.gatewayPeakRssMiB)).p50.toFixed(0), '', '', ''],
+  ['churn 1000/s', `change → committed row, ms (${churn.changes} changes; p99 ${churn.cache.p99.toFixed(1)}, max ${churn.cache.max.toFixed(1)})`, churn.cache.p50.toFixed(1), churn.cache.p90.toFixed(1), 'p99 ≤ 100 ms', String(churn.cache.p99 <= 100)],
+  ['churn 1000/s', `bare client-node watch, ms (baseline; p99 ${churn.informer.p99.toFixed(1)}, max ${churn.informer.max.toFixed(1)})`, churn.informer.p50.toFixed(1), churn.informer.p90.toFixed(1), '', ''],
 ];
 const table = rows.map((r) => `| ${r.join(' | ')} |`);
 table.splice(1, 0, `|${rows[0]!.map(() => ' --- ').join('|')}|`);
@@ -71,6 +77,6 @@ console.log(`\n${markdown}`);
 const dir = fileURLToPath(new URL('./results/', import.meta.url));
 mkdirSync(dir, { recursive: true });
 const stamp = started.toISOString().replace(/[:.]/g, '-');
-writeFileSync(`${dir}${stamp}.json`, JSON.stringify({ started, machine, params: { ...params, postgresUrl: undefined }, initialSync: { runs: syncRuns, rate, copyRate, ratio, total } }, null, 2));
+writeFileSync(`${dir}${stamp}.json`, JSON.stringify({ started, machine, params: { ...params, postgresUrl: undefined }, initialSync: { runs: syncRuns, rate, copyRate, ratio, total }, churn }, null, 2));
 writeFileSync(`${dir}${stamp}.md`, markdown);
 console.log(`bench: wrote bench/results/${stamp}.json and .md`);
