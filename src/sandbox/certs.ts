@@ -12,58 +12,14 @@ const KEY_ALG = { name: 'ECDSA', namedCurve: 'P-256' } as const;
 const SIGN_ALG = { name: 'ECDSA', hash: 'SHA-256' } as const;
 const DAY = 24 * 60 * 60 * 1000;
 
-type MetadataStore = WeakMap<object, Map<unknown, Map<unknown, unknown>>>;
-
-/**
- * `@peculiar/x509` depends on tsyringe, which refuses to load without the Reflect metadata API (normally the
- * `reflect-metadata` package, which this project does not ship). This installs a minimal, spec-shaped version of the
- * four functions tsyringe and tslib call — only when absent, so a real polyfill loaded elsewhere wins.
- */
-function ensureReflectMetadata(): void {
-  const R = Reflect as unknown as Record<string, unknown>;
-  if (typeof R.getMetadata === 'function') return;
-  const store: MetadataStore = new WeakMap();
-  const bucket = (target: object, prop: unknown, create: boolean): Map<unknown, unknown> | undefined => {
-    let byProp = store.get(target);
-    if (!byProp) {
-      if (!create) return undefined;
-      byProp = new Map();
-      store.set(target, byProp);
-    }
-    let b = byProp.get(prop);
-    if (!b && create) {
-      b = new Map();
-      byProp.set(prop, b);
-    }
-    return b;
-  };
-  const defineMetadata = (key: unknown, value: unknown, target: object, prop?: unknown) => {
-    bucket(target, prop, true)!.set(key, value);
-  };
-  const getOwnMetadata = (key: unknown, target: object, prop?: unknown) => bucket(target, prop, false)?.get(key);
-  const getMetadata = (key: unknown, target: object, prop?: unknown) => {
-    for (let t: object | null = target; t; t = Object.getPrototypeOf(t) as object | null) {
-      const b = bucket(t, prop, false);
-      if (b?.has(key)) return b.get(key);
-    }
-    return undefined;
-  };
-  Object.assign(R, {
-    defineMetadata,
-    getOwnMetadata,
-    getMetadata,
-    hasOwnMetadata: (key: unknown, target: object, prop?: unknown) => bucket(target, prop, false)?.has(key) ?? false,
-    hasMetadata: (key: unknown, target: object, prop?: unknown) => getMetadata(key, target, prop) !== undefined,
-    metadata: (key: unknown, value: unknown) => (target: object, prop?: unknown) => defineMetadata(key, value, target, prop),
-  });
-}
-
 let x509Module: Promise<typeof X509> | undefined;
 
-/** Loads `@peculiar/x509` on first use (after the Reflect shim), so importing this file has no side effects. */
+/**
+ * Loads `@peculiar/x509` on first use, so importing this file has no side effects. Its dependency tsyringe needs the
+ * Reflect metadata API, so `reflect-metadata` is loaded first.
+ */
 function loadX509(): Promise<typeof X509> {
-  ensureReflectMetadata();
-  x509Module ??= import('@peculiar/x509');
+  x509Module ??= import('reflect-metadata').then(() => import('@peculiar/x509'));
   return x509Module;
 }
 
