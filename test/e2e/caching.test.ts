@@ -121,6 +121,30 @@ for (const driver of testDrivers()) {
       await waitForCacheToMatch(system.gateway.database, system.sandbox, 'sandbox', { timeoutMs: 30_000 });
     });
 
+    test('kinds forbidden by RBAC are skipped and reported, the others are cached', async () => {
+      await system.startAgent({ name: 'restricted', user: 'restricted' }, 'agent-restricted');
+      await waitForCacheToMatch(system.gateway.database, system.sandbox, 'restricted');
+      const res = await fetch(`${system.gateway.httpUrl}/outpost.api.v1.AccountService/ListAccounts`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'restricted' }),
+      });
+      assert.equal(res.status, 200);
+      const { accounts } = (await res.json()) as {
+        accounts: { name: string; state: string; kinds?: { kind: string }[]; skippedKinds?: { kind: string; reason: string }[] }[];
+      };
+      assert.equal(accounts.length, 1);
+      const [account] = accounts;
+      assert.equal(account!.state, 'ACTIVE');
+      const cached = (account!.kinds ?? []).map((k) => k.kind);
+      const skipped = account!.skippedKinds ?? [];
+      assert.ok(cached.includes('Pod') && cached.includes('Deployment'), `cached kinds: ${cached.join()}`);
+      assert.ok(!cached.includes('Secret'), 'a forbidden kind was cached');
+      const secret = skipped.find((k) => k.kind === 'Secret');
+      assert.ok(secret && secret.reason.length > 0, `skipped kinds: ${JSON.stringify(skipped)}`);
+      assert.ok(skipped.some((k) => k.kind === 'StatefulSet'));
+    });
+
     test('410 Gone forces a re-list that prunes what was deleted meanwhile', async () => {
       await system.stopAgents();
       const { store } = system.sandbox;
