@@ -91,7 +91,10 @@ export async function startGateway(config: GatewayConfig, deps: { logger?: Logge
     router.service(AgentService, { connect: (requests) => serveAgentStream(requests, sessionDeps) });
     router.service(ObjectService, createObjectService(database));
     router.service(AccountService, createAccountService(database));
-    router.service(OperationService, createOperationService(operations, logger.child({ component: 'api' })));
+    // Strict JSON: an unknown key (say, an operation kind this gateway does not know) is an error, not ignored.
+    router.service(OperationService, createOperationService(operations, logger.child({ component: 'api' })), {
+      jsonOptions: { ignoreUnknownFields: false },
+    });
   };
   const rest = createRestApp({
     id: config.id,
