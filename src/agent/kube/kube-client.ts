@@ -137,6 +137,7 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
     if (request.body !== undefined) {
       payload = typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
       opts.headers['content-type'] = request.contentType ?? 'application/json';
+      opts.headers['content-length'] = String(Buffer.byteLength(payload));
     }
     const timeout = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
     const signal = request.signal;

@@ -5,7 +5,7 @@
  * timeout) ends it at once with reason Timeout, even if a call in flight has not noticed yet.
  */
 import { create, toBinary, type JsonObject } from '@bufbuild/protobuf';
-import { durationFromMs, timestampFromDate } from '@bufbuild/protobuf/wkt';
+import { DurationSchema, timestampFromDate, type Duration } from '@bufbuild/protobuf/wkt';
 import { OperationResultSchema, RevisionSchema, type Operation, type OperationResult } from '../../gen/outpost/agent/v1/operation_pb.js';
 import type { KubeClient } from '../kube/kube-client.js';
 import { scrubObject } from '../watch/scrub.js';
@@ -22,6 +22,12 @@ import { runScale } from './scale.js';
 
 /** Results larger than this (serialized) are replaced by a ResultTooLarge failure: the stream limit is 4 MiB. */
 export const MAX_RESULT_BYTES = 3.5 * 1024 * 1024;
+
+/** A Duration from (fractional) milliseconds, to the microsecond. */
+export function durationFromMs(ms: number): Duration {
+  const micros = Math.max(0, Math.round(ms * 1000));
+  return create(DurationSchema, { seconds: BigInt(Math.floor(micros / 1_000_000)), nanos: (micros % 1_000_000) * 1000 });
+}
 
 /** What {@link executeOperation} needs. */
 export interface ExecuteOptions {

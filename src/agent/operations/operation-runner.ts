@@ -125,6 +125,10 @@ export function createOperationRunner(options: OperationRunnerOptions): Operatio
         receivedAt,
       });
       if (!stop.signal.aborted || timer.aborted) finish(operation, result);
+    } catch (err) {
+      // a bug, not a Kubernetes answer: still end the operation with a result
+      logger.error({ operationId: operation.id, err: (err as Error).message }, 'operation crashed');
+      finish(operation, failureResult(operation, 500, OutpostReason.InternalError, `the agent failed to run the operation: ${(err as Error).message}`, performance.now() - receivedAt));
     } finally {
       release();
       running.delete(operation.id);
@@ -165,7 +169,7 @@ export function createOperationRunner(options: OperationRunnerOptions): Operatio
         return;
       }
       log.debug({ type: operationType(operation) }, 'operation received');
-      running.set(operation.id, run(operation, lookup.client, receivedAt).catch((err: unknown) => log.error({ err: (err as Error).message }, 'operation crashed')));
+      running.set(operation.id, run(operation, lookup.client, receivedAt));
     },
     get active() {
       return running.size;

@@ -21,6 +21,7 @@ import {
   type ConnectResponse,
   type Hello,
 } from '../../../src/gen/outpost/agent/v1/agent_pb.js';
+import { OperationSchema, type Operation, type OperationResult } from '../../../src/gen/outpost/agent/v1/operation_pb.js';
 
 /** How the fake answers a Hello. */
 export interface WelcomePlan {
@@ -66,6 +67,12 @@ export interface FakeGateway {
   readonly tlsClients: string[];
   /** Serialized bytes of every received message (what crossed the wire, re-encoded). */
   rawBytes(): Buffer;
+  /** Sends an operation down a stream (default: the newest one). */
+  sendOperation(operation: Operation | Parameters<typeof create<typeof OperationSchema>>[1], stream?: RecordedStream): void;
+  /** Every operation result received (on any stream), with the index of the stream it came on. */
+  results(): Array<OperationResult & { streamIndex: number }>;
+  /** Resolves with the first result for `id` received after `after` results of that id (default 0). */
+  waitForResult(id: string, timeoutMs?: number, after?: number): Promise<OperationResult & { streamIndex: number }>;
   /** Resolves when `predicate` holds (polling), rejects after `timeoutMs`. */
   waitFor<T>(predicate: () => T | undefined | false, timeoutMs?: number, what?: string): Promise<T>;
   close(): Promise<void>;
@@ -159,6 +166,19 @@ export async function startFakeGateway(options: FakeGatewayOptions = {}): Promis
       },
     });
 
+  const results = () =>
+    streams.flatMap((s) => s.messages.flatMap((m) => (m.message.case === 'operationResult' ? [Object.assign(m.message.value, { streamIndex: s.index })] : [])));
+
+  async function waitFor<T>(predicate: () => T | undefined | false, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = predicate();
+      if (value !== undefined && value !== false) return value as T;
+      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
   const handler = connectNodeAdapter({ routes });
   const tls = options.tls;
   const server = tls
@@ -192,15 +212,17 @@ export async function startFakeGateway(options: FakeGatewayOptions = {}): Promis
       state.autoAck = value;
     },
     rawBytes: () => Buffer.concat(messages.map((m) => Buffer.from(toBinary(ConnectRequestSchema, m)))),
-    async waitFor(predicate, timeoutMs = 10_000, what = 'condition') {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const value = predicate();
-        if (value !== undefined && value !== false) return value as never;
-        if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
+    sendOperation(operation, stream) {
+      const target = stream ?? streams[streams.length - 1];
+      if (!target) throw new Error('no agent stream yet');
+      const value = '$typeName' in (operation as object) ? (operation as Operation) : create(OperationSchema, operation as Parameters<typeof create<typeof OperationSchema>>[1]);
+      target.send(create(ConnectResponseSchema, { message: { case: 'operation', value } }));
     },
+    results: () => results(),
+    waitForResult(id, timeoutMs = 10_000, after = 0) {
+      return waitFor(() => results().filter((r) => r.id === id)[after], timeoutMs, `the result of operation ${id}`);
+    },
+    waitFor,
     async close() {
       for (const s of streams) s.drop();
       for (const session of sessions) session.destroy();

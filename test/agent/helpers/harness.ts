@@ -91,6 +91,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       agent: { id: 'test-agent', zone: 'test' },
       server: { port: 0 },
       kubernetes: {
+        ...options.config?.kubernetes,
         accounts: [
           {
             name: 'sandbox',
