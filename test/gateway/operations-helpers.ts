@@ -41,8 +41,8 @@ export interface OperationAgent {
   sendResult(result: ResultInit): void;
   /** Kills the current stream (as a cut connection would). */
   cut(): Promise<void>;
-  /** Opens a new stream with the same agent id and accounts. */
-  reconnect(): Promise<void>;
+  /** Opens a new stream with the same agent id and accounts (to another gateway URL when given). */
+  reconnect(grpcUrl?: string): Promise<void>;
   /** Resolves when an operation with this id was received at least `times` times. */
   waitReceived(id: string, times?: number, timeoutMs?: number): Promise<Operation>;
   /** Half-closes and waits for the end. */
@@ -95,8 +95,10 @@ export async function startOperationAgent(
       else void run(op);
     }
   };
-  const connect = async () => {
-    stream = openAgentStream(grpcUrl);
+  let url = grpcUrl;
+  const connect = async (to?: string) => {
+    if (to) url = to;
+    stream = openAgentStream(url);
     await connectAgent(stream, agentId, accounts.map((name) => ({ name })));
     live = true;
     for (const r of outbox.splice(0)) stream.send({ case: 'operationResult', value: r });
@@ -117,7 +119,7 @@ export async function startOperationAgent(
       stream.abort();
       await stream.ended;
     },
-    reconnect: connect,
+    reconnect: (to) => connect(to),
     waitReceived(id, times = 1, timeoutMs = 5000) {
       return new Promise((resolve, reject) => {
         const check = () => {

@@ -177,7 +177,10 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
     const until = AbortSignal.timeout(Math.max(0, row.deadlineAt.getTime() - Date.now()) + pollIntervalMs + 500);
     const stop = AbortSignal.any([until, closing.signal, ...(signal ? [signal] : [])]);
     let last = row;
-    for await (const r of watchOperation(row.id, { store, notifier, pollIntervalMs }, stop)) last = r;
+    // Still tracked → not settled yet, so `row` is current and any later change will be notified to the watch
+    // (which subscribes in this same tick). Settled meanwhile → read it again.
+    const initial = locals.has(row.id) ? row : undefined;
+    for await (const r of watchOperation(row.id, { store, notifier, pollIntervalMs }, stop, initial)) last = r;
     if (signal?.aborted) throw new ConnectError('request cancelled', Code.Canceled);
     return last;
   };

@@ -17,9 +17,10 @@ export interface WatchDeps {
 
 /**
  * Yields the row now and on each state change; returns after yielding a terminal row, or when `signal` aborts
- * (the caller decides what an abort means). Throws NOT_FOUND when the operation does not exist.
+ * (the caller decides what an abort means). Throws NOT_FOUND when the operation does not exist. `initial`, when
+ * given, is used instead of reading the row first; it must be a row read or written before this call.
  */
-export async function* watchOperation(id: string, deps: WatchDeps, signal: AbortSignal): AsyncGenerator<OperationRow> {
+export async function* watchOperation(id: string, deps: WatchDeps, signal: AbortSignal, initial?: OperationRow): AsyncGenerator<OperationRow> {
   let latest: OperationRow | undefined;
   let changed = false;
   let wake: (() => void) | undefined;
@@ -35,7 +36,8 @@ export async function* watchOperation(id: string, deps: WatchDeps, signal: Abort
   const onAbort = () => wake?.();
   signal.addEventListener('abort', onAbort);
   try {
-    const first = await deps.store.get(id);
+    // A caller that just wrote the row passes it (subscribed after the write: a newer notification still wins).
+    const first = initial ?? (await deps.store.get(id));
     if (!first) throw new ConnectError(`operation ${JSON.stringify(id)} not found`, Code.NotFound);
     advance(first);
     let shown = latest!;
