@@ -19,7 +19,7 @@ import { agentVersion } from './version.js';
 export { agentConfigSchema, type AgentConfig, type AgentConfigInput, type AccountConfig } from './config/schema.js';
 export { loadAgentConfig, parseAgentConfig, AgentConfigError, type AgentConfigIssue } from './config/load.js';
 export { AGENT_DEFAULTS } from './config/defaults.js';
-export type { AgentStatus, AccountStatus, WatchStatus } from './status.js';
+export type { AgentStatus, AccountStatus, OperationsStatus, WatchStatus } from './status.js';
 
 /**
  * Whether the agent runs operations for an account right now: it must be configured, have a Kubernetes client, and
@@ -74,7 +74,9 @@ export async function startAgent(config: AgentConfig, deps: { logger?: Logger } 
       watches: [],
     })),
   };
+  let operationsStatus = () => ({ active: 0, pendingResults: 0 });
   const status = (): AgentStatus => ({
+    operations: operationsStatus(),
     connected: state.connected,
     sessionId: state.sessionId,
     accounts: state.accounts.map((a) => ({
@@ -97,6 +99,7 @@ export async function startAgent(config: AgentConfig, deps: { logger?: Logger } 
     outboxSize: config.operations.outboxSize,
     logger: log,
   });
+  operationsStatus = () => ({ active: operations.active, pendingResults: operations.pending });
   log.info({ adminPort: admin.port, gateway: config.clouddriver.grpc, accounts: state.accounts.length, zone }, 'agent started');
   const controller = new AbortController();
   setMaxListeners(0, controller.signal); // parallel API requests of every account listen on it

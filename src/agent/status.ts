@@ -24,9 +24,18 @@ export interface AccountStatus {
   skipped: { apiVersion: string; kind: string; reason: string }[];
 }
 
+/** Operations as reported by {@link AgentStatus}. */
+export interface OperationsStatus {
+  /** Running or waiting for a slot. */
+  active: number;
+  /** Results waiting for a stream to the gateway. */
+  pendingResults: number;
+}
+
 /** A snapshot of the agent. */
 export interface AgentStatus {
   connected: boolean;
   sessionId?: string;
   accounts: AccountStatus[];
+  operations: OperationsStatus;
 }

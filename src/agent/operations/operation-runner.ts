@@ -5,6 +5,7 @@
  * out on the current stream, or wait in a bounded outbox until the next session attaches. Operations for accounts
  * this agent does not serve fail at once with reason AccountNotServed.
  */
+import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import { durationMs } from '@bufbuild/protobuf/wkt';
 import type { Operation, OperationResult } from '../../gen/outpost/agent/v1/operation_pb.js';
@@ -60,6 +61,7 @@ export function createOperationRunner(options: OperationRunnerOptions): Operatio
   const waiting: (() => void)[] = [];
   const resolvers = new WeakMap<KubeClient, ResourceResolver>();
   const stop = new AbortController();
+  const controllers = new Set<AbortController>();
   let slotsInUse = 0;
   let send: ((result: OperationResult) => void) | undefined;
 
@@ -109,8 +111,16 @@ export function createOperationRunner(options: OperationRunnerOptions): Operatio
   async function run(operation: Operation, client: KubeClient, receivedAt: number): Promise<void> {
     const requested = operation.timeout ? durationMs(operation.timeout) : 0;
     const timeoutMs = requested > 0 ? requested : DEFAULT_OPERATION_TIMEOUT_MS;
-    const timer = AbortSignal.timeout(timeoutMs);
-    const signal = AbortSignal.any([timer, stop.signal]);
+    // One controller per operation, aborted by its timeout or by close() (no listener on a long-lived signal).
+    const controller = new AbortController();
+    setMaxListeners(0, controller.signal); // parallel discovery calls all listen on it
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeoutMs - (performance.now() - receivedAt));
+    controllers.add(controller);
+    const signal = controller.signal;
     let resolver = resolvers.get(client);
     if (!resolver) resolvers.set(client, (resolver = createResourceResolver()));
     await slot();
@@ -124,12 +134,14 @@ export function createOperationRunner(options: OperationRunnerOptions): Operatio
         timeoutMs,
         receivedAt,
       });
-      if (!stop.signal.aborted || timer.aborted) finish(operation, result);
+      if (!stop.signal.aborted || timedOut) finish(operation, result);
     } catch (err) {
       // a bug, not a Kubernetes answer: still end the operation with a result
       logger.error({ operationId: operation.id, err: (err as Error).message }, 'operation crashed');
       finish(operation, failureResult(operation, 500, OutpostReason.InternalError, `the agent failed to run the operation: ${(err as Error).message}`, performance.now() - receivedAt));
     } finally {
+      clearTimeout(timer);
+      controllers.delete(controller);
       release();
       running.delete(operation.id);
     }
@@ -179,6 +191,7 @@ export function createOperationRunner(options: OperationRunnerOptions): Operatio
     },
     async close() {
       stop.abort();
+      for (const controller of controllers) controller.abort();
       for (const resolve of waiting.splice(0)) resolve();
       await Promise.allSettled([...running.values()]);
     },
