@@ -169,7 +169,7 @@ spec: { holderIdentity: me }`;
     // …and the annotation "false" wins over the configured kind
     const csa = lease.replace('by-config', 'by-config-csa').replace('metadata: {', 'metadata: { annotations: { outpost.io/server-side-apply: "false" },');
     assertOk(await run(h, apply(csa)), 201);
-    const csaLease = h.sandbox.store.get('coordination.k8s.io/v1', 'Lease', 'ops', 'csa-placeholder'.replace('csa-placeholder', 'by-config-csa'))! as Obj;
+    const csaLease = h.sandbox.store.get('coordination.k8s.io/v1', 'Lease', 'ops', 'by-config-csa')! as Obj;
     assert.ok(csaLease.metadata.annotations['kubectl.kubernetes.io/last-applied-configuration']);
   });
 
@@ -299,6 +299,16 @@ stringData: { token: hunter2-very-secret }`));
     const appliedSecret = objects(applied)[0]!;
     assert.equal(appliedSecret.data, undefined);
     assert.equal(appliedSecret.metadata.annotations?.['kubectl.kubernetes.io/last-applied-configuration'], undefined);
+    // Re-applying a Secret diffs against its real (unscrubbed) data: a removed key goes, an identical apply is a no-op.
+    assertOk(await run(h, apply(`apiVersion: v1\nkind: Secret\nmetadata: { name: two-keys, namespace: ops }\nstringData: { a: hunter2-very-secret, b: hunter2-very-secret }`)), 201);
+    const dataOnly = `apiVersion: v1\nkind: Secret\nmetadata: { name: two-keys, namespace: ops }\ndata: { a: ${Buffer.from('hunter2-very-secret').toString('base64')} }`;
+    assertOk(await run(h, apply(dataOnly)), 200);
+    assertOk(await run(h, apply(dataOnly)), 200);
+    const twoKeys = h.sandbox.store.get('v1', 'Secret', 'ops', 'two-keys') as Obj;
+    assert.deepEqual(Object.keys(twoKeys.data), ['a']);
+    const unchanged = await run(h, apply(dataOnly));
+    assert.match(unchanged.message, /unchanged/);
+    assert.equal(objects(unchanged)[0]!.data, undefined);
     const raw = h.gateway.rawBytes();
     for (const needle of ['s3cr3t-demo', Buffer.from('s3cr3t-demo').toString('base64'), 'hunter2-very-secret', Buffer.from('hunter2-very-secret').toString('base64')]) {
       assert.equal(raw.includes(needle), false, `${needle} must never be sent`);

@@ -79,9 +79,11 @@ async function clientSideApplyOnce(ctx: OperationContext, object: Obj, resource:
   const meta = modified.metadata as Obj;
   meta.annotations = { ...(isObj(meta.annotations) ? meta.annotations : {}), [LAST_APPLIED_ANNOTATION]: JSON.stringify(manifest) };
 
+  // The live object stays unscrubbed here (a Secret's data and last-applied record are needed for the diff); only
+  // what is returned gets scrubbed.
   let live: Obj | undefined;
   try {
-    live = parseObject((await ctx.calls.once({ method: 'GET', path })).text);
+    live = JSON.parse((await ctx.calls.once({ method: 'GET', path })).text) as Obj;
   } catch (err) {
     if (!(err instanceof KubeHttpError && err.status === 404)) throw err;
   }
