@@ -11,44 +11,45 @@ export interface ResolvedKind {
   clusterScoped: boolean;
 }
 
-/** Kind → [short names and plural forms] (lower case). The singular lower-case kind is always accepted. */
-const KINDS: [kind: string, clusterScoped: boolean, aliases: string[]][] = [
-  ['Pod', false, ['pods', 'po']],
-  ['Service', false, ['services', 'svc']],
-  ['Deployment', false, ['deployments', 'deploy']],
-  ['ReplicaSet', false, ['replicasets', 'rs']],
-  ['StatefulSet', false, ['statefulsets', 'sts']],
-  ['DaemonSet', false, ['daemonsets', 'ds']],
-  ['Job', false, ['jobs']],
-  ['CronJob', false, ['cronjobs', 'cj']],
-  ['ConfigMap', false, ['configmaps', 'cm']],
-  ['Secret', false, ['secrets']],
-  ['ServiceAccount', false, ['serviceaccounts', 'sa']],
-  ['Endpoints', false, ['ep']],
-  ['Event', false, ['events', 'ev']],
-  ['Ingress', false, ['ingresses', 'ing']],
-  ['NetworkPolicy', false, ['networkpolicies', 'netpol']],
-  ['Lease', false, ['leases']],
-  ['Role', false, ['roles']],
-  ['RoleBinding', false, ['rolebindings']],
-  ['PersistentVolumeClaim', false, ['persistentvolumeclaims', 'pvc']],
-  ['HorizontalPodAutoscaler', false, ['horizontalpodautoscalers', 'hpa']],
-  ['PodDisruptionBudget', false, ['poddisruptionbudgets', 'pdb']],
-  ['ControllerRevision', false, ['controllerrevisions']],
-  ['Namespace', true, ['namespaces', 'ns']],
-  ['Node', true, ['nodes', 'no']],
-  ['PersistentVolume', true, ['persistentvolumes', 'pv']],
-  ['StorageClass', true, ['storageclasses', 'sc']],
-  ['ClusterRole', true, ['clusterroles']],
-  ['ClusterRoleBinding', true, ['clusterrolebindings']],
-  ['CustomResourceDefinition', true, ['customresourcedefinitions', 'crd', 'crds']],
+/** Kind, API group ('' = core), cluster-scoped, [plural and short names] (lower case; the singular is implied). */
+const KINDS: [kind: string, group: string, clusterScoped: boolean, aliases: string[]][] = [
+  ['Pod', '', false, ['pods', 'po']],
+  ['Service', '', false, ['services', 'svc']],
+  ['Deployment', 'apps', false, ['deployments', 'deploy']],
+  ['ReplicaSet', 'apps', false, ['replicasets', 'rs']],
+  ['StatefulSet', 'apps', false, ['statefulsets', 'sts']],
+  ['DaemonSet', 'apps', false, ['daemonsets', 'ds']],
+  ['ControllerRevision', 'apps', false, ['controllerrevisions']],
+  ['Job', 'batch', false, ['jobs']],
+  ['CronJob', 'batch', false, ['cronjobs', 'cj']],
+  ['ConfigMap', '', false, ['configmaps', 'cm']],
+  ['Secret', '', false, ['secrets']],
+  ['ServiceAccount', '', false, ['serviceaccounts', 'sa']],
+  ['Endpoints', '', false, ['ep']],
+  ['Event', '', false, ['events', 'ev']],
+  ['PersistentVolumeClaim', '', false, ['persistentvolumeclaims', 'pvc']],
+  ['Ingress', 'networking.k8s.io', false, ['ingresses', 'ing']],
+  ['NetworkPolicy', 'networking.k8s.io', false, ['networkpolicies', 'netpol']],
+  ['Lease', 'coordination.k8s.io', false, ['leases']],
+  ['Role', 'rbac.authorization.k8s.io', false, ['roles']],
+  ['RoleBinding', 'rbac.authorization.k8s.io', false, ['rolebindings']],
+  ['HorizontalPodAutoscaler', 'autoscaling', false, ['horizontalpodautoscalers', 'hpa']],
+  ['PodDisruptionBudget', 'policy', false, ['poddisruptionbudgets', 'pdb']],
+  ['Namespace', '', true, ['namespaces', 'ns']],
+  ['Node', '', true, ['nodes', 'no']],
+  ['PersistentVolume', '', true, ['persistentvolumes', 'pv']],
+  ['StorageClass', 'storage.k8s.io', true, ['storageclasses', 'sc']],
+  ['ClusterRole', 'rbac.authorization.k8s.io', true, ['clusterroles']],
+  ['ClusterRoleBinding', 'rbac.authorization.k8s.io', true, ['clusterrolebindings']],
+  ['CustomResourceDefinition', 'apiextensions.k8s.io', true, ['customresourcedefinitions', 'crd', 'crds']],
 ];
 
 const BY_NAME = new Map<string, { kind: string; clusterScoped: boolean }>();
-for (const [kind, clusterScoped, aliases] of KINDS) {
+for (const [kind, , clusterScoped, aliases] of KINDS) {
   for (const name of [kind.toLowerCase(), ...aliases]) BY_NAME.set(name, { kind, clusterScoped });
 }
-const CLUSTER_SCOPED = new Set(KINDS.filter(([, c]) => c).map(([k]) => k));
+const CLUSTER_SCOPED = new Set(KINDS.filter(([, , c]) => c).map(([k]) => k));
+const GROUP = new Map(KINDS.map(([kind, group]) => [kind, group]));
 
 /** Thrown for a kind name the CLI cannot map (the command exits 2). */
 export class UnknownKindError extends Error {
@@ -94,9 +95,9 @@ export function splitTarget(first: string, second?: string): { kindText: string;
 
 /**
  * kubectl's display form of an object's type: lower-case kind plus the API group when there is one
- * (`deployment.apps`, `configmap`).
+ * (`deployment.apps`, `configmap`). With no apiVersion, the group of a built-in kind the CLI knows is used.
  */
 export function displayType(apiVersion: string | undefined, kind: string): string {
-  const group = apiVersion && apiVersion.includes('/') ? apiVersion.split('/')[0] : '';
+  const group = apiVersion ? (apiVersion.includes('/') ? apiVersion.split('/')[0] : '') : (GROUP.get(kind) ?? '');
   return group ? `${kind.toLowerCase()}.${group}` : kind.toLowerCase();
 }

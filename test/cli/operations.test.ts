@@ -105,7 +105,7 @@ describe('operation commands (fake gateway)', () => {
     gw.respond = (req) => succeededRecord(req, { deleted: ['Deployment/demo/web'] });
     const byName = await cli('delete', 'deployment.apps/web', '--account', 'a', '-n', 'demo', '--cascade', 'foreground', '--grace-period', '5');
     assert.equal(byName.code, 0, byName.err);
-    assert.equal(byName.out, 'deployment "web" deleted from demo namespace\n');
+    assert.equal(byName.out, 'deployment.apps "web" deleted from demo namespace\n');
     const spec = gw.requests[0]!.spec;
     assert.equal(spec.case, 'delete');
     assert.equal(spec.value.kind, 'Deployment');
@@ -159,7 +159,7 @@ describe('operation commands (fake gateway)', () => {
     assert.deepEqual(s.case === 'scale' && [s.value.kind, s.value.namespace, s.value.name, s.value.replicas], ['Deployment', 'demo', 'web', 5]);
 
     gw.respond = (req) => succeededRecord(req, { objects: [{ apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'web' } }] });
-    assert.equal((await cli('scale', 'statefulset', 'db', '--replicas', '0', '--account', 'a')).out, 'statefulset/db scaled\n');
+    assert.equal((await cli('scale', 'statefulset', 'db', '--replicas', '0', '--account', 'a')).out, 'statefulset.apps/db scaled\n');
 
     gw.respond = (req) => succeededRecord(req, { objects: [deployment('web')] });
     const undo = await cli('rollout', 'undo', 'deployment/web', '--to-revision', '2', '--account', 'a');
@@ -182,7 +182,7 @@ describe('operation commands (fake gateway)', () => {
     gw.respond = (req) => succeededRecord(req, { revisions: [{ revision: 2n, name: 'web-2', changeCause: 'image bump' }, { revision: 1n, name: 'web-1' }] });
     const r = await cli('rollout', 'history', 'deploy/web', '--account', 'a');
     assert.equal(r.code, 0, r.err);
-    assert.equal(r.out, 'deployment/web\nREVISION  CHANGE-CAUSE\n1         <none>\n2         image bump\n');
+    assert.equal(r.out, 'deployment.apps/web\nREVISION  CHANGE-CAUSE\n1         <none>\n2         image bump\n');
     assert.equal(gw.requests[0]!.spec.case, 'history');
     for (const args of [
       ['rollout', 'explode', 'deploy/web', '--account', 'a'],
