@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import { describeMachine, summarize } from './machine.js';
 import { runChurn } from './scenarios/churn.js';
 import { runInitialSync, type InitialSyncResult } from './scenarios/initial-sync.js';
+import { runOperations } from './scenarios/operations.js';
 
 const { values } = parseArgs({
   options: {
@@ -44,6 +45,13 @@ for (let i = 0; i < params.runs; i++) {
 }
 const churn = await runChurn({ changesPerSecond: 1000, seconds: values.quick ? 10 : 60, postgresUrl: params.postgresUrl });
 console.log(`churn: ${JSON.stringify(churn)}`);
+const operations = await runOperations({
+  postgresUrl: params.postgresUrl,
+  concurrency: [1, 10, 100],
+  seconds: values.quick ? 3 : 10,
+  warmupSeconds: values.quick ? 1 : 2,
+});
+console.log(`operations: ${JSON.stringify({ max: operations.maxOperationsPerSecond, levels: operations.levels.map((l) => [l.concurrency, l.operationsPerSecond, l.overhead]) })}`);
 
 const rate = summarize(syncRuns.map((r) => r.objectsPerSecond));
 const copyRate = summarize(syncRuns.map((r) => r.copyObjectsPerSecond));
@@ -60,6 +68,15 @@ const rows = [
   ['initial sync', 'gateway peak RSS MiB', summarize(syncRuns.map((r) => r.gatewayPeakRssMiB)).p50.toFixed(0), '', '', ''],
   ['churn 1000/s', `change → committed row, ms (${churn.changes} changes; p99 ${churn.cache.p99.toFixed(1)}, max ${churn.cache.max.toFixed(1)})`, churn.cache.p50.toFixed(1), churn.cache.p90.toFixed(1), 'p99 ≤ 100 ms', String(churn.cache.p99 <= 100)],
   ['churn 1000/s', `bare client-node watch, ms (baseline; p99 ${churn.informer.p99.toFixed(1)}, max ${churn.informer.max.toFixed(1)})`, churn.informer.p50.toFixed(1), churn.informer.p90.toFixed(1), '', ''],
+  ...operations.levels.map((l) => [
+    `operations (get) c=${l.concurrency}`,
+    `overhead ms = round trip − kubernetes_duration (${l.operations} ops, p99 ${l.overhead.p99.toFixed(2)}, ${l.failed} failed)`,
+    l.overhead.p50.toFixed(2),
+    l.overhead.p90.toFixed(2),
+    'p99 ≤ 10 ms',
+    String(l.overhead.p99 <= 10),
+  ]),
+  ['operations (get) c=100', 'max operations/s, one gateway replica', operations.maxOperationsPerSecond.toFixed(0), '', '≥ 1000', String(operations.maxOperationsPerSecond >= 1000)],
 ];
 const table = rows.map((r) => `| ${r.join(' | ')} |`);
 table.splice(1, 0, `|${rows[0]!.map(() => ' --- ').join('|')}|`);
@@ -77,6 +94,6 @@ console.log(`\n${markdown}`);
 const dir = fileURLToPath(new URL('./results/', import.meta.url));
 mkdirSync(dir, { recursive: true });
 const stamp = started.toISOString().replace(/[:.]/g, '-');
-writeFileSync(`${dir}${stamp}.json`, JSON.stringify({ started, machine, params: { ...params, postgresUrl: undefined }, initialSync: { runs: syncRuns, rate, copyRate, ratio, total }, churn }, null, 2));
+writeFileSync(`${dir}${stamp}.json`, JSON.stringify({ started, machine, params: { ...params, postgresUrl: undefined }, initialSync: { runs: syncRuns, rate, copyRate, ratio, total }, churn, operations }, null, 2));
 writeFileSync(`${dir}${stamp}.md`, markdown);
 console.log(`bench: wrote bench/results/${stamp}.json and .md`);

@@ -1,0 +1,187 @@
+/**
+ * Scenario — operations round trip: sandbox + gateway (Postgres) + agent as child processes; a client in this process
+ * submits cheap `get` operations with `wait: true` at concurrency 1, 10 and 100. Per operation, the client-observed
+ * round trip minus the agent's `kubernetes_duration` is Outpost's overhead (HTTP to the gateway, store, dispatch down
+ * the agent stream, result back, state update). The concurrency-100 phase gives the maximum operations/s one gateway
+ * replica sustains.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createOperationClient, type OperationClient } from '../../src/client/operation-client.js';
+import { fromProtoDuration } from '../../src/client/duration.js';
+import { OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
+import { createTestDatabase } from '../../test/helpers/databases.js';
+import { summarize } from '../machine.js';
+import { freePort, startOutpost, type Child } from '../processes.js';
+
+/** Parameters of one run. */
+export interface OperationsParams {
+  postgresUrl: string;
+  /** Concurrency levels, each measured for `seconds` (the last one also gives the maximum rate). */
+  concurrency: number[];
+  seconds: number;
+  /** Unmeasured operations per level before measuring (connections, JIT, prepared statements). */
+  warmupSeconds: number;
+}
+
+/** Figures of one concurrency level (milliseconds). */
+export interface OperationsLevel {
+  concurrency: number;
+  operations: number;
+  failed: number;
+  seconds: number;
+  operationsPerSecond: number;
+  roundTrip: ReturnType<typeof summarize>;
+  kubernetes: ReturnType<typeof summarize>;
+  overhead: ReturnType<typeof summarize>;
+}
+
+/** Figures of the scenario. */
+export interface OperationsResult {
+  levels: OperationsLevel[];
+  maxOperationsPerSecond: number;
+  gatewayPeakRssMiB: number;
+  agentPeakRssMiB: number;
+}
+
+const SPEC = { case: 'get' as const, value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'demo', name: 'web-config' } };
+
+async function waitForAccount(httpUrl: string, account: string, children: Child[]): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const res = await fetch(`${httpUrl}/outpost.api.v1.AccountService/ListAccounts`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: account }),
+    }).catch(() => undefined);
+    const body = res?.ok ? ((await res.json()) as { accounts?: { name: string; agentId?: string }[] }) : {};
+    if ((body.accounts ?? []).some((a) => a.name === account && a.agentId)) return;
+    for (const child of children) {
+      if (child.process.exitCode !== null) throw new Error(`a child process exited early: ${child.output().slice(-3000)}`);
+    }
+    if (Date.now() > deadline) throw new Error(`account ${account} did not register within 60 s`);
+    await sleep(100);
+  }
+}
+
+/** Runs `concurrency` workers for `seconds`; returns per-operation samples. */
+async function runLevel(client: OperationClient, concurrency: number, seconds: number, record: boolean) {
+  const roundTrips: number[] = [];
+  const kube: number[] = [];
+  const overheads: number[] = [];
+  let failed = 0;
+  let firstError = '';
+  const started = performance.now();
+  const until = started + seconds * 1000;
+  const worker = async () => {
+    while (performance.now() < until) {
+      const t0 = performance.now();
+      try {
+        const op = await client.submitAndWait({ account: 'bench', timeout: { seconds: 30n }, spec: SPEC });
+        const rtt = performance.now() - t0;
+        if (op.state !== OperationState.SUCCEEDED || !op.result?.success) {
+          failed++;
+          firstError ||= `${OperationState[op.state]} ${op.error || op.result?.message || ''}`;
+          continue;
+        }
+        if (!record) continue;
+        const k = fromProtoDuration(op.result.kubernetesDuration);
+        roundTrips.push(rtt);
+        kube.push(k);
+        overheads.push(rtt - k);
+      } catch (err) {
+        failed++;
+        firstError ||= (err as Error).message;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const elapsed = (performance.now() - started) / 1000;
+  return { roundTrips, kube, overheads, failed, firstError, elapsed };
+}
+
+/** Runs the scenario once with fresh processes and a fresh database. */
+export async function runOperations(params: OperationsParams): Promise<OperationsResult> {
+  process.env.OUTPOST_TEST_POSTGRES = params.postgresUrl;
+  const database = await createTestDatabase('postgres');
+  const dir = mkdtempSync(join(tmpdir(), 'outpost-bench-ops-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  const children: Child[] = [];
+  try {
+    const sandboxPort = await freePort();
+    children.push(await startOutpost(['sandbox', '--port', String(sandboxPort), '--kubeconfig', kubeconfig, '--seed', 'demo'], /127\.0\.0\.1:\d+/));
+    const [httpPort, grpcPort, adminPort] = [await freePort(), await freePort(), await freePort()];
+    const gateway = await startOutpost(
+      ['gateway', '--http-port', String(httpPort), '--grpc-port', String(grpcPort), '--database', database.url, '--log-level', 'warn'],
+      /gRPC/,
+    );
+    children.push(gateway);
+    const config = join(dir, 'agent.yaml');
+    writeFileSync(
+      config,
+      [
+        'clouddriver:',
+        `  grpc: 127.0.0.1:${grpcPort}`,
+        '  insecure: true',
+        'agent:',
+        '  id: bench-agent',
+        'server:',
+        `  port: ${adminPort}`,
+        'kubernetes:',
+        '  accounts:',
+        '    - name: bench',
+        `      kubeconfigFile: ${kubeconfig}`,
+        '      kinds: [ConfigMap]',
+        '',
+      ].join('\n'),
+    );
+    const agent = await startOutpost(['agent', '--config', config, '--log-level', 'warn'], null);
+    children.push(agent);
+    const httpUrl = `http://127.0.0.1:${httpPort}`;
+    await waitForAccount(httpUrl, 'bench', children);
+    // Binary protobuf over Connect/HTTP 1.1: what a program (not a shell) would use.
+    const client = createOperationClient({ gatewayUrl: httpUrl, binary: true });
+
+    const sampler = setInterval(() => {
+      gateway.sampleRss();
+      agent.sampleRss();
+    }, 250);
+    const levels: OperationsLevel[] = [];
+    try {
+      for (const concurrency of params.concurrency) {
+        await runLevel(client, concurrency, params.warmupSeconds, false);
+        const r = await runLevel(client, concurrency, params.seconds, true);
+        if (r.roundTrips.length === 0) throw new Error(`no operation succeeded at concurrency ${concurrency}: ${r.firstError}`);
+        const level: OperationsLevel = {
+          concurrency,
+          operations: r.roundTrips.length,
+          failed: r.failed,
+          seconds: r.elapsed,
+          operationsPerSecond: r.roundTrips.length / r.elapsed,
+          roundTrip: summarize(r.roundTrips),
+          kubernetes: summarize(r.kube),
+          overhead: summarize(r.overheads),
+        };
+        if (r.failed > 0) console.log(`operations: ${r.failed} failed at concurrency ${concurrency}, first: ${r.firstError}`);
+        console.log(
+          `operations c=${concurrency}: ${level.operationsPerSecond.toFixed(0)} ops/s, overhead p50 ${level.overhead.p50.toFixed(2)} ms p99 ${level.overhead.p99.toFixed(2)} ms`,
+        );
+        levels.push(level);
+      }
+    } finally {
+      clearInterval(sampler);
+    }
+    return {
+      levels,
+      maxOperationsPerSecond: Math.max(...levels.map((l) => l.operationsPerSecond)),
+      gatewayPeakRssMiB: gateway.peakRss() / 2 ** 20,
+      agentPeakRssMiB: agent.peakRss() / 2 ** 20,
+    };
+  } finally {
+    for (const child of children.reverse()) await child.stop();
+    await database.drop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
