@@ -17,6 +17,12 @@ test('outpost --help lists every command with its flags', async () => {
     ['agent', '--config'],
     ['sandbox', '--kubeconfig'],
     ['demo', '--sandbox-port'],
+    ['apply', '--server-side'],
+    ['delete', '--cascade'],
+    ['scale', '--replicas'],
+    ['rollout', '--to-revision'],
+    ['get', '--output'],
+    ['logs', '--tail'],
   ]) {
     assert.match(stdout, new RegExp(`outpost ${command} `), `--help misses ${command}`);
     const section = stdout.slice(stdout.indexOf(`outpost ${command} `));
