@@ -99,6 +99,19 @@ function errorFromResponse(status: number, text: string, url: URL): KubeHttpErro
   return new KubeHttpError(status, `${status} from ${url.pathname}: ${verbatim}`, reason, verbatim);
 }
 
+/**
+ * A keep-alive twin of the plain http(s) agent client-node built (same TLS material), so every call of an account
+ * reuses pooled connections instead of paying a TCP (and TLS) handshake. Proxy agents are kept as they are.
+ */
+function keepAliveAgent(built: http.Agent): http.Agent {
+  const ctor = built.constructor;
+  if (ctor !== http.Agent && ctor !== https.Agent) return built;
+  const options = (built as http.Agent & { options: http.AgentOptions }).options;
+  built.destroy();
+  const keepAlive: http.AgentOptions = { ...options, keepAlive: true, keepAliveMsecs: 30_000, scheduling: 'lifo' };
+  return ctor === https.Agent ? new https.Agent(keepAlive) : new http.Agent(keepAlive);
+}
+
 /** Creates a client for the current context of `kc`. */
 export function createKubeClient(kc: KubeConfig): KubeClient {
   const cluster = kc.getCurrentCluster();
@@ -110,8 +123,8 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
   async function requestOptions(method: string): Promise<https.RequestOptions> {
     const opts: https.RequestOptions = { method, headers: {} };
     await kc.applyToHTTPSOptions(opts);
-    // Reuse one connection pool: applyToHTTPSOptions builds a new agent on every call.
-    agent ??= opts.agent as http.Agent;
+    // Reuse one keep-alive connection pool: applyToHTTPSOptions builds a new agent (without keep-alive) on every call.
+    agent ??= keepAliveAgent(opts.agent as http.Agent);
     opts.agent = agent;
     if (opts.auth) {
       (opts.headers as Record<string, string>).authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;

@@ -15,9 +15,10 @@ import { invalidArgument } from '../errors.js';
 import { createOperationNotifier, type OperationNotifier } from './operation-notifier.js';
 import { decodeOperationPageToken, encodeOperationPageToken } from './operation-page-token.js';
 import { isTerminal, stateFromEnum } from './operation-state.js';
-import type { OperationRow, OperationStore, Outcome } from './operation-store.js';
+import type { NewOperationRow, OperationRow, OperationStore, Outcome, SentTarget } from './operation-store.js';
 import { msToDuration, validateSubmission } from './operation-validation.js';
 import { watchOperation } from './operation-watch.js';
+import { createWriteBatcher } from './write-batcher.js';
 
 /** The `operations` section of the gateway configuration. */
 export interface OperationsConfig {
@@ -71,8 +72,16 @@ interface LocalOperation {
   waitUntil: number;
   deadlineTimer?: NodeJS.Timeout;
   waitTimer?: NodeJS.Timeout;
-  sentAt?: Date;
+  /** The first send (memory knows it before the SENT update is written, or instead of it). */
+  sent?: SentTarget;
   delivering: number;
+  /** The terminal row, once settled (the submitter returns it without reading the row again). */
+  final?: OperationRow;
+}
+
+/** A freshly inserted row as the database now holds it (column defaults applied), without reading it back. */
+function insertedRow(row: NewOperationRow): OperationRow {
+  return { result: null, error: '', agentId: '', sessionId: '', sentAt: null, resultAt: null, finishedAt: null, ...row } as OperationRow;
 }
 
 /** Creates the manager; call {@link OperationManager.recover} then {@link OperationManager.start} before serving. */
@@ -87,6 +96,17 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
   let sweeper: NodeJS.Timeout | undefined;
   let sweeping = false;
 
+  // Hot-path writes issued close together share one statement and one commit (see write-batcher.ts).
+  const inserts = createWriteBatcher((rows: NewOperationRow[]) => store.insertMany(rows));
+  const sentWrites = createWriteBatcher(async (items: { id: string; target: SentTarget; local?: LocalOperation }[]) => {
+    // Already settled (its result or deadline came first): the terminal update carried sent_at, nothing to write.
+    const due = items.filter((i) => !i.local?.final);
+    const changed = await store.markSentMany(due.map((i) => ({ id: i.id, ...i.target })));
+    const byItem = new Map(due.map((item, n) => [item, changed[n]!]));
+    return items.map((i) => byItem.get(i) ?? false);
+  });
+  const finishes = createWriteBatcher((items: { id: string; account: string; outcome: Outcome }[]) => store.finishMany(items));
+
   const limits = { defaultTimeoutMs: Math.round(config.defaultTimeoutSeconds * 1000), maxManifestBytes: config.maxManifestBytes };
   const agentWaitMs = Math.round(config.agentWaitSeconds * 1000);
 
@@ -95,6 +115,7 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
     if (local) {
       clearTimeout(local.deadlineTimer);
       clearTimeout(local.waitTimer);
+      local.final = row;
       locals.delete(row.id);
     }
     notifier.publish(row);
@@ -117,6 +138,7 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
     }, Math.max(0, local.deadlineAt - Date.now()));
     local.deadlineTimer.unref();
     locals.set(row.id, local);
+    return local;
   };
 
   const armAgentWait = (id: string, local: LocalOperation) => {
@@ -124,7 +146,7 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
     if (local.waitUntil >= local.deadlineAt) return; // the deadline comes first and says it was never sent
     local.waitTimer = setTimeout(() => {
       local.waitTimer = undefined;
-      if (local.sentAt || local.delivering > 0) return;
+      if (local.sent || local.delivering > 0) return;
       const error = noAgentError(local.account);
       store
         .finish(id, { state: 'FAILED', error, at: new Date() }, { onlyStates: ['PENDING'] })
@@ -137,8 +159,12 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
     local.waitTimer.unref();
   };
 
-  /** Dispatches an open row with its remaining time; returns the SENT row, or undefined when no agent took it. */
-  const deliver = async (row: OperationRow, operation?: Operation): Promise<OperationRow | undefined> => {
+  /**
+   * Dispatches an open row with its remaining time; returns the SENT row, or undefined when no agent took it. The
+   * SENT update is batched; with `durable` the call waits for it (and returns the row as stored when the operation
+   * ended meanwhile), otherwise it is written in the background — the result's update carries sent_at anyway.
+   */
+  const deliver = async (row: OperationRow, operation?: Operation, durable = true): Promise<OperationRow | undefined> => {
     const remaining = row.deadlineAt.getTime() - Date.now();
     if (remaining <= 0) return undefined;
     const local = locals.get(row.id);
@@ -151,15 +177,23 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
       const sendable: Operation = { ...op, timeout: msToDuration(remaining) };
       const target = await deps.dispatch(row.account, sendable);
       if (!target) {
-        if (local && !local.sentAt && locals.has(row.id)) armAgentWait(row.id, local);
+        if (local && !local.sent && locals.has(row.id)) armAgentWait(row.id, local);
         return undefined;
       }
-      const sentAt = new Date();
-      if (local) local.sentAt ??= sentAt;
+      const sentTarget: SentTarget = { ...target, sentAt: new Date() };
+      if (local) local.sent ??= sentTarget;
       log.debug({ operationId: row.id, account: row.account, ...target }, 'operation sent');
-      const sent = await store.markSent(row.id, { ...target, sentAt });
-      if (sent) notifier.publish(sent);
-      return sent;
+      const sent: OperationRow = { ...row, state: 'SENT', sentAt: row.sentAt ?? sentTarget.sentAt, agentId: target.agentId, sessionId: target.sessionId };
+      const written = sentWrites.add({ id: row.id, target: sentTarget, local }).then((changed) => {
+        if (changed) notifier.publish(sent);
+        return changed;
+      });
+      if (!durable) {
+        written.catch(report('could not mark the operation sent', row.id));
+        return sent;
+      }
+      if (await written) return sent;
+      return local?.final ?? (await store.get(row.id));
     } finally {
       if (local) local.delivering--;
     }
@@ -193,7 +227,7 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
         throw new ConnectError(`unknown account ${JSON.stringify(req.account)}: no agent has registered it`, Code.NotFound);
       }
       const id = v.operation.id;
-      const inserted = await store.insert({
+      const newRow: NewOperationRow = {
         id,
         account: req.account,
         type: v.type,
@@ -205,9 +239,9 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
         storedAt: new Date(),
         deadlineAt: new Date(receivedAt.getTime() + v.timeoutMs),
         requestHash: v.requestHash,
-      });
+      };
       let row: OperationRow;
-      if (!inserted) {
+      if (!(await inserts.add(newRow))) {
         const existing = await store.get(id);
         if (!existing) throw new ConnectError(`operation ${id} could not be stored; retry`, Code.Aborted);
         if (existing.requestHash !== v.requestHash) {
@@ -215,11 +249,14 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
         }
         row = existing;
       } else {
+        const inserted = insertedRow(newRow);
         notifier.publish(inserted);
-        track(inserted);
+        const local = track(inserted);
         log.debug({ operationId: id, account: req.account, type: v.type }, 'operation stored');
-        // Not SENT: no agent took it (still tracked, PENDING), or its result already arrived (settled: re-read).
-        row = (await deliver(inserted, v.operation)) ?? (locals.has(id) ? inserted : ((await store.get(id)) ?? inserted));
+        // A waiting caller needs no durable SENT (the result's update records sent_at); a non-waiting one returns it.
+        row = (await deliver(inserted, v.operation, !req.wait)) ?? inserted;
+        // Settled meanwhile (result, deadline or agent wait): that row is the latest.
+        if (local.final) row = local.final;
       }
       if (req.wait && !isTerminal(row.state)) row = await waitTerminal(row, signal);
       return row;
@@ -336,9 +373,10 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
       result: toJson(OperationResultSchema, result) as Record<string, unknown>,
       at: new Date(),
       agentId: session.agentId,
-      sentAt: local?.sentAt,
+      sessionId: local?.sent?.sessionId,
+      sentAt: local?.sent?.sentAt,
     };
-    const row = await store.finish(id, outcome, { accountIn: [account] });
+    const row = await finishes.add({ id, account, outcome });
     if (row) {
       settle(row);
       return;

@@ -28,8 +28,23 @@ export interface Outcome {
   at: Date;
   /** Agent that produced the result (recorded on the row). */
   agentId?: string;
+  /** Session that carried it (recorded on the row when the SENT update was merged into this one). */
+  sessionId?: string;
   /** The first send, when only memory knows it yet (the SENT update may still be in flight). */
   sentAt?: Date;
+}
+
+/** Where an operation was sent. */
+export interface SentTarget {
+  agentId: string;
+  sessionId: string;
+  sentAt: Date;
+}
+
+/** `case id when … then … end` over `items` (the fallback keeps the column for ids not listed). */
+function byId<T>(items: { id: string }[], value: (i: number) => SQL | T, fallback: SQL): SQL {
+  const whens = items.map((item, i) => sql`when ${item.id} then ${value(i)}`);
+  return sql`case ${operations.id} ${sql.join(whens, sql` `)} else ${fallback} end`;
 }
 
 /** Database access of the operations feature. */
@@ -37,14 +52,26 @@ export interface OperationStore {
   accountExists(name: string): Promise<boolean>;
   /** Inserts the row; undefined when the id is already taken (the caller reads the existing row). */
   insert(row: NewOperationRow): Promise<OperationRow | undefined>;
+  /**
+   * Inserts many rows in one statement (one commit); per row, in order, true when inserted, false when its id was
+   * already taken. All or nothing: on error no row was inserted.
+   */
+  insertMany(rows: NewOperationRow[]): Promise<boolean[]>;
   get(id: string): Promise<OperationRow | undefined>;
   /** PENDING/SENT → SENT with the target; keeps the first sent_at. Undefined when the operation is already terminal. */
-  markSent(id: string, target: { agentId: string; sessionId: string; sentAt: Date }): Promise<OperationRow | undefined>;
+  markSent(id: string, target: SentTarget): Promise<OperationRow | undefined>;
+  /** {@link markSent} for many operations in one statement; per item, in order, whether it changed a row. */
+  markSentMany(items: ({ id: string } & SentTarget)[]): Promise<boolean[]>;
   /**
    * Records a terminal outcome if the operation is still open (and, when given, only from `onlyStates`, only for
    * `accountIn`). Undefined when nothing changed.
    */
   finish(id: string, outcome: Outcome, opts?: { onlyStates?: StoredState[]; accountIn?: string[] }): Promise<OperationRow | undefined>;
+  /**
+   * Agent results of many operations in one statement: each recorded only if its operation is still open and of
+   * `account`. Per item, in order, the terminal row, or undefined when nothing changed.
+   */
+  finishMany(items: { id: string; account: string; outcome: Outcome }[]): Promise<(OperationRow | undefined)[]>;
   /**
    * Open operations past their deadline → TIMED_OUT (at most `limit`, or only `ids`), with an error saying how long
    * and whether they had been sent — or `error` when given. `gatewayId` restricts to rows this replica received.
@@ -78,6 +105,14 @@ export function createOperationStore(database: Database): OperationStore {
       return rows[0];
     },
 
+    async insertMany(rows) {
+      if (rows.length === 0) return [];
+      const inserted = await db.insert(operations).values(rows).onConflictDoNothing({ target: operations.id }).returning({ id: operations.id });
+      // A repeated id within the batch was inserted (at most) once: only its first occurrence counts.
+      const ids = new Set(inserted.map((r) => r.id));
+      return rows.map((r) => ids.delete(r.id));
+    },
+
     async get(id) {
       const rows = await db.select().from(operations).where(eq(operations.id, id)).limit(1);
       return rows[0];
@@ -97,6 +132,51 @@ export function createOperationStore(database: Database): OperationStore {
       return rows[0];
     },
 
+    async markSentMany(items) {
+      if (items.length === 0) return [];
+      const changed = await db
+        .update(operations)
+        .set({
+          state: 'SENT',
+          sentAt: sql`coalesce(${operations.sentAt}, ${byId(items, (i) => sql`${items[i]!.sentAt.toISOString()}::timestamptz`, sql`null::timestamptz`)})`,
+          agentId: byId(items, (i) => items[i]!.agentId, sql`${operations.agentId}`),
+          sessionId: byId(items, (i) => items[i]!.sessionId, sql`${operations.sessionId}`),
+        })
+        .where(and(inArray(operations.id, items.map((i) => i.id)), open))
+        .returning({ id: operations.id });
+      const ids = new Set(changed.map((r) => r.id));
+      return items.map((i) => ids.has(i.id));
+    },
+
+    async finishMany(all) {
+      if (all.length === 0) return [];
+      // A repeated id within the batch: only its first item is written (the others change nothing).
+      const seen = new Set<string>();
+      const items = all.filter((i) => !seen.has(i.id) && seen.add(i.id));
+      const o = (i: number) => items[i]!.outcome;
+      const at = (i: number) => sql`${o(i).at.toISOString()}::timestamptz`;
+      const rows = await db
+        .update(operations)
+        .set({
+          state: byId(items, (i) => o(i).state, sql`${operations.state}`),
+          error: byId(items, (i) => o(i).error ?? '', sql`${operations.error}`),
+          finishedAt: byId(items, at, sql`${operations.finishedAt}`),
+          result: byId(items, (i) => (o(i).result ? sql`${JSON.stringify(o(i).result)}::jsonb` : sql`${operations.result}`), sql`${operations.result}`),
+          resultAt: byId(items, (i) => (o(i).result ? at(i) : sql`${operations.resultAt}`), sql`${operations.resultAt}`),
+          agentId: byId(items, (i) => o(i).agentId || sql`${operations.agentId}`, sql`${operations.agentId}`),
+          sessionId: byId(items, (i) => o(i).sessionId || sql`${operations.sessionId}`, sql`${operations.sessionId}`),
+          sentAt: sql`coalesce(${operations.sentAt}, ${byId(items, (i) => (o(i).sentAt ? sql`${o(i).sentAt!.toISOString()}::timestamptz` : sql`null::timestamptz`), sql`null::timestamptz`)})`,
+        })
+        .where(and(sql`(${operations.id}, ${operations.account}) in (${sql.join(items.map((i) => sql`(${i.id}, ${i.account})`), sql`, `)})`, open))
+        .returning();
+      const byRowId = new Map(rows.map((r) => [r.id, r]));
+      return all.map((i) => {
+        const row = byRowId.get(i.id);
+        byRowId.delete(i.id);
+        return row;
+      });
+    },
+
     async finish(id, outcome, opts = {}) {
       const conditions: SQL[] = [eq(operations.id, id), inArray(operations.state, opts.onlyStates ?? [...OPEN_STATES])];
       if (opts.accountIn) conditions.push(inArray(operations.account, opts.accountIn.length > 0 ? opts.accountIn : ['']));
@@ -110,6 +190,7 @@ export function createOperationStore(database: Database): OperationStore {
         set.resultAt = outcome.at;
       }
       if (outcome.agentId) set.agentId = outcome.agentId;
+      if (outcome.sessionId) set.sessionId = outcome.sessionId;
       if (outcome.sentAt) set.sentAt = sql`coalesce(${operations.sentAt}, ${outcome.sentAt.toISOString()}::timestamptz)`;
       const rows = await db.update(operations).set(set).where(and(...conditions)).returning();
       return rows[0];

@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { openDatabase, type Database } from '../../src/db/database.js';
+import { createOperationStore, type NewOperationRow, type OperationStore } from '../../src/gateway/operations/operation-store.js';
+import { createTestDatabase, testDrivers, type TestDatabase } from '../helpers/databases.js';
+
+function newRow(id: string, account = 'acc'): NewOperationRow {
+  const now = new Date();
+  return {
+    id,
+    account,
+    type: 'get',
+    request: { id, account },
+    state: 'PENDING',
+    gatewayId: 'gw-1',
+    timeoutMs: 30_000,
+    receivedAt: now,
+    storedAt: now,
+    deadlineAt: new Date(now.getTime() + 30_000),
+    requestHash: `h-${id}`,
+  };
+}
+
+for (const driver of testDrivers()) {
+  describe(`operation store batch writes (${driver})`, () => {
+    let testDb: TestDatabase;
+    let database: Database;
+    let store: OperationStore;
+    before(async () => {
+      testDb = await createTestDatabase(driver);
+      database = await openDatabase(testDb.url);
+      store = createOperationStore(database);
+    });
+    after(async () => {
+      await database.close();
+      await testDb.drop();
+    });
+
+    it('insertMany inserts once per id: a taken id and a repeat within the batch are reported not inserted', async () => {
+      assert.deepEqual(await store.insertMany([newRow('i-1')]), [true]);
+      assert.deepEqual(await store.insertMany([newRow('i-2'), newRow('i-1'), newRow('i-3'), newRow('i-2')]), [true, false, true, false]);
+      assert.equal((await store.get('i-3'))?.state, 'PENDING');
+      assert.deepEqual(await store.insertMany([]), []);
+    });
+
+    it('markSentMany marks open operations SENT with their own target, keeps the first sent_at, skips terminal ones', async () => {
+      await store.insertMany([newRow('s-1'), newRow('s-2'), newRow('s-3')]);
+      await store.finish('s-3', { state: 'FAILED', error: 'gone', at: new Date() });
+      const t1 = new Date('2026-01-01T00:00:01Z');
+      const t2 = new Date('2026-01-01T00:00:02Z');
+      const changed = await store.markSentMany([
+        { id: 's-1', agentId: 'a-1', sessionId: 'x-1', sentAt: t1 },
+        { id: 's-2', agentId: 'a-2', sessionId: 'x-2', sentAt: t2 },
+        { id: 's-3', agentId: 'a-3', sessionId: 'x-3', sentAt: t2 },
+      ]);
+      assert.deepEqual(changed, [true, true, false]);
+      const s1 = await store.get('s-1');
+      assert.deepEqual([s1?.state, s1?.agentId, s1?.sessionId, s1?.sentAt?.toISOString()], ['SENT', 'a-1', 'x-1', t1.toISOString()]);
+      assert.equal((await store.get('s-2'))?.agentId, 'a-2');
+      assert.equal((await store.get('s-3'))?.state, 'FAILED');
+      await store.markSentMany([{ id: 's-1', agentId: 'a-9', sessionId: 'x-9', sentAt: t2 }]);
+      assert.equal((await store.get('s-1'))?.sentAt?.toISOString(), t1.toISOString(), 'the first sent_at stays');
+    });
+
+    it('finishMany records each outcome once, only for the right account and open operations', async () => {
+      await store.insertMany([newRow('f-1'), newRow('f-2'), newRow('f-3', 'other'), newRow('f-4')]);
+      await store.finish('f-4', { state: 'FAILED', error: 'timed out', at: new Date() });
+      const at = new Date('2026-01-01T00:00:05Z');
+      const sentAt = new Date('2026-01-01T00:00:04Z');
+      const rows = await store.finishMany([
+        { id: 'f-1', account: 'acc', outcome: { state: 'SUCCEEDED', result: { id: 'f-1', success: true }, at, agentId: 'a-1', sessionId: 'x-1', sentAt } },
+        { id: 'f-2', account: 'acc', outcome: { state: 'FAILED', result: { id: 'f-2' }, at, agentId: 'a-1' } },
+        { id: 'f-3', account: 'acc', outcome: { state: 'SUCCEEDED', result: { id: 'f-3' }, at } },
+        { id: 'f-4', account: 'acc', outcome: { state: 'SUCCEEDED', result: { id: 'f-4' }, at } },
+        { id: 'f-1', account: 'acc', outcome: { state: 'FAILED', result: { id: 'f-1', again: true }, at } },
+        { id: 'f-missing', account: 'acc', outcome: { state: 'SUCCEEDED', at } },
+      ]);
+      assert.deepEqual(rows.map((r) => r?.state), ['SUCCEEDED', 'FAILED', undefined, undefined, undefined, undefined]);
+      const f1 = rows[0]!;
+      assert.deepEqual(f1.result, { id: 'f-1', success: true });
+      assert.deepEqual([f1.agentId, f1.sessionId, f1.sentAt?.toISOString(), f1.resultAt?.toISOString(), f1.finishedAt?.toISOString()], ['a-1', 'x-1', sentAt.toISOString(), at.toISOString(), at.toISOString()]);
+      assert.equal(rows[1]!.sentAt, null);
+      assert.equal(rows[1]!.sessionId, '');
+      assert.equal((await store.get('f-3'))?.state, 'PENDING', 'another account changes nothing');
+      assert.deepEqual((await store.get('f-4'))?.error, 'timed out', 'a terminal operation stays as it was');
+    });
+  });
+}

@@ -1,0 +1,45 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createWriteBatcher } from '../../src/gateway/operations/write-batcher.js';
+
+describe('write batcher', () => {
+  it('sends a lone write at once and groups writes issued while a batch is in flight', async () => {
+    const batches: number[][] = [];
+    let release: () => void = () => {};
+    const batcher = createWriteBatcher(
+      async (items: number[]) => {
+        batches.push(items);
+        if (batches.length === 1) await new Promise<void>((r) => (release = r));
+        return items.map((n) => n * 10);
+      },
+      { concurrency: 1 },
+    );
+    const first = batcher.add(1);
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(batches, [[1]]);
+    const rest = [2, 3, 4].map((n) => batcher.add(n));
+    assert.equal(batcher.size, 4);
+    release();
+    assert.deepEqual(await Promise.all([first, ...rest]), [10, 20, 30, 40]);
+    assert.deepEqual(batches, [[1], [2, 3, 4]]);
+    assert.equal(batcher.size, 0);
+  });
+
+  it('splits at maxBatch and rejects every item of a failed batch with its error', async () => {
+    const batches: string[][] = [];
+    const batcher = createWriteBatcher(
+      async (items: string[]) => {
+        batches.push(items);
+        if (items.includes('bad')) throw new Error('statement failed');
+        return items.map((s) => s.toUpperCase());
+      },
+      { maxBatch: 2, concurrency: 1 },
+    );
+    const results = await Promise.allSettled(['a', 'b', 'bad', 'c', 'd'].map((s) => batcher.add(s)));
+    assert.deepEqual(batches, [['a', 'b'], ['bad', 'c'], ['d']]);
+    assert.deepEqual(
+      results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message)),
+      ['A', 'B', 'statement failed', 'statement failed', 'D'],
+    );
+  });
+});
