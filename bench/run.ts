@@ -1,5 +1,6 @@
 /**
- * `npm run bench [-- --quick] [-- --objects N --runs K]`: runs every benchmark scenario, prints a markdown table and
+ * `npm run bench [-- --quick] [-- --objects N --runs K] [-- --only initial-sync,churn,operations]`: runs the benchmark
+ * scenarios (all unless `--only` names some), prints a markdown table and
  * writes `bench/results/<timestamp>.json` and `.md`. Not part of `npm test`. Needs Postgres (OUTPOST_BENCH_POSTGRES,
  * default postgres://postgres@127.0.0.1:5432/postgres).
  */
@@ -16,11 +17,12 @@ const { values } = parseArgs({
     quick: { type: 'boolean', default: false },
     objects: { type: 'string' },
     runs: { type: 'string' },
+    only: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
 if (values.help) {
-  console.log('usage: npm run bench -- [--quick] [--objects N] [--runs K]');
+  console.log('usage: npm run bench -- [--quick] [--objects N] [--runs K] [--only initial-sync,churn,operations]');
   process.exit(0);
 }
 const params = {
@@ -33,41 +35,57 @@ if (!Number.isInteger(params.objects) || params.objects <= 0 || !Number.isIntege
   process.exit(2);
 }
 
+const SCENARIOS = ['initial-sync', 'churn', 'operations'];
+const only = values.only ? values.only.split(',').map((s) => s.trim()) : SCENARIOS;
+const unknown = only.filter((s) => !SCENARIOS.includes(s));
+if (unknown.length > 0 || only.length === 0) {
+  console.error(`bench: --only takes a comma-separated list of ${SCENARIOS.join(', ')} (got ${values.only})`);
+  process.exit(2);
+}
+const wants = (scenario: string) => only.includes(scenario);
+
 const started = new Date();
 const machine = describeMachine();
 console.log(`bench: ${JSON.stringify(params)} on ${machine.cores} cores, ${machine.memoryGiB} GiB, node ${machine.node}`);
 
 const syncRuns: InitialSyncResult[] = [];
-for (let i = 0; i < params.runs; i++) {
+for (let i = 0; wants('initial-sync') && i < params.runs; i++) {
   const r = await runInitialSync({ objects: params.objects, postgresUrl: params.postgresUrl });
   console.log(`initial-sync run ${i + 1}: ${JSON.stringify(r)}`);
   syncRuns.push(r);
 }
-const churn = await runChurn({ changesPerSecond: 1000, seconds: values.quick ? 10 : 60, postgresUrl: params.postgresUrl });
-console.log(`churn: ${JSON.stringify(churn)}`);
-const operations = await runOperations({
-  postgresUrl: params.postgresUrl,
-  concurrency: [1, 10, 100],
-  seconds: values.quick ? 3 : 10,
-  warmupSeconds: values.quick ? 1 : 2,
-});
-console.log(`operations: ${JSON.stringify({ max: operations.maxOperationsPerSecond, levels: operations.levels.map((l) => [l.concurrency, l.operationsPerSecond, l.overhead]) })}`);
+const churn = wants('churn') ? await runChurn({ changesPerSecond: 1000, seconds: values.quick ? 10 : 60, postgresUrl: params.postgresUrl }) : undefined;
+if (churn) console.log(`churn: ${JSON.stringify(churn)}`);
+const operations = wants('operations')
+  ? await runOperations({
+      postgresUrl: params.postgresUrl,
+      concurrency: [1, 10, 100],
+      seconds: values.quick ? 3 : 10,
+      warmupSeconds: values.quick ? 1 : 2,
+    })
+  : undefined;
+if (operations) {
+  console.log(`operations: ${JSON.stringify({ max: operations.maxOperationsPerSecond, levels: operations.levels.map((l) => [l.concurrency, l.operationsPerSecond, l.overhead]) })}`);
+}
 
 const rate = summarize(syncRuns.map((r) => r.objectsPerSecond));
 const copyRate = summarize(syncRuns.map((r) => r.copyObjectsPerSecond));
 const ratio = summarize(syncRuns.map((r) => r.ratioToCopy));
 const total = summarize(syncRuns.map((r) => r.totalSeconds));
 
-const rows = [
-  ['scenario', 'measure', 'median', 'p90', 'target', 'met'],
+const syncRows = () => [
   ['initial sync', `seconds, agent start → ${params.objects} objects synced`, total.p50.toFixed(2), total.p90.toFixed(2), '≤ 20 s (100k)', String(params.objects < 100_000 ? 'n/a (quick)' : total.p50 <= 20)],
   ['initial sync', 'objects/s (first → last row committed)', rate.p50.toFixed(0), rate.p90.toFixed(0), '', ''],
   ['initial sync', 'raw COPY objects/s (baseline, same rows)', copyRate.p50.toFixed(0), copyRate.p90.toFixed(0), '', ''],
   ['initial sync', 'ratio ours / COPY', ratio.p50.toFixed(2), ratio.p90.toFixed(2), '≥ 0.50', String(ratio.p50 >= 0.5)],
   ['initial sync', 'agent peak RSS MiB', summarize(syncRuns.map((r) => r.agentPeakRssMiB)).p50.toFixed(0), '', '', ''],
   ['initial sync', 'gateway peak RSS MiB', summarize(syncRuns.map((r) => r.gatewayPeakRssMiB)).p50.toFixed(0), '', '', ''],
+];
+const churnRows = (churn: NonNullable<Awaited<ReturnType<typeof runChurn>>>) => [
   ['churn 1000/s', `change → committed row, ms (${churn.changes} changes; p99 ${churn.cache.p99.toFixed(1)}, max ${churn.cache.max.toFixed(1)})`, churn.cache.p50.toFixed(1), churn.cache.p90.toFixed(1), 'p99 ≤ 100 ms', String(churn.cache.p99 <= 100)],
   ['churn 1000/s', `bare client-node watch, ms (baseline; p99 ${churn.informer.p99.toFixed(1)}, max ${churn.informer.max.toFixed(1)})`, churn.informer.p50.toFixed(1), churn.informer.p90.toFixed(1), '', ''],
+];
+const operationRows = (operations: Awaited<ReturnType<typeof runOperations>>) => [
   ...operations.levels.map((l) => [
     `operations (get) c=${l.concurrency}`,
     `overhead ms = round trip − kubernetes_duration (${l.operations} ops, p99 ${l.overhead.p99.toFixed(2)}, ${l.failed} failed)`,
@@ -77,6 +95,12 @@ const rows = [
     String(l.overhead.p99 <= 10),
   ]),
   ['operations (get) c=100', 'max operations/s, one gateway replica', operations.maxOperationsPerSecond.toFixed(0), '', '≥ 1000', String(operations.maxOperationsPerSecond >= 1000)],
+];
+const rows = [
+  ['scenario', 'measure', 'median', 'p90', 'target', 'met'],
+  ...(syncRuns.length > 0 ? syncRows() : []),
+  ...(churn ? churnRows(churn) : []),
+  ...(operations ? operationRows(operations) : []),
 ];
 const table = rows.map((r) => `| ${r.join(' | ')} |`);
 table.splice(1, 0, `|${rows[0]!.map(() => ' --- ').join('|')}|`);

@@ -6,6 +6,7 @@
  */
 import { RolloutAction, type RolloutSpec } from '../../gen/outpost/agent/v1/operation_pb.js';
 import { isObj, namespaceFor, parseObject, type Obj, type OperationContext, type Outcome } from './operation-context.js';
+import { KubeHttpError } from '../kube/kube-client.js';
 import { badRequest } from './operation-error.js';
 import { resourcePath } from './resource-resolver.js';
 import { readHistory, REVISION_ANNOTATION, rollbackTarget } from './revisions.js';
@@ -25,7 +26,26 @@ async function mergePatch(ctx: OperationContext, spec: RolloutSpec, patch: Obj, 
   return { statusCode: response.status, message: `${resource.kind.toLowerCase()}/${spec.name} ${verb}`, objects: [parseObject(response.text)] };
 }
 
+/** Reads before giving up when the Deployment keeps changing between the read and the guarded patch. */
+const UNDO_ATTEMPTS = 3;
+
+/** The 422 of a JSON patch whose resourceVersion `test` failed: the Deployment changed since it was read. */
+function isStaleRead(err: unknown): boolean {
+  return err instanceof KubeHttpError && err.status === 422 && err.statusMessage.includes('/metadata/resourceVersion');
+}
+
+/** Undo, computed again from a fresh read when a concurrent change (e.g. the controller's) beat the patch. */
 async function undo(ctx: OperationContext, spec: RolloutSpec): Promise<Outcome> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await undoOnce(ctx, spec);
+    } catch (err) {
+      if (attempt >= UNDO_ATTEMPTS || !isStaleRead(err) || ctx.calls.signal.aborted) throw err;
+    }
+  }
+}
+
+async function undoOnce(ctx: OperationContext, spec: RolloutSpec): Promise<Outcome> {
   const history = await readHistory(ctx, spec);
   const deployment = history.deployment;
   const dSpec = isObj(deployment.spec) ? deployment.spec : {};

@@ -3,9 +3,10 @@
  * update to a terminal state — `where state in (PENDING, SENT)`, so whichever writer comes first (result, deadline
  * timer, sweeper, another replica) records the outcome exactly once and the others change nothing.
  */
-import { and, count, desc, eq, inArray, lte, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, getTableColumns, inArray, lte, sql, type SQL } from 'drizzle-orm';
 import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import type { Database } from '../../db/database.js';
+import { createRawQuery } from '../../db/raw-query.js';
 import { accounts, operations } from '../../db/schema.js';
 import { OPEN_STATES, type StoredState } from './operation-state.js';
 
@@ -41,10 +42,17 @@ export interface SentTarget {
   sentAt: Date;
 }
 
-/** `case id when … then … end` over `items` (the fallback keeps the column for ids not listed). */
-function byId<T>(items: { id: string }[], value: (i: number) => SQL | T, fallback: SQL): SQL {
-  const whens = items.map((item, i) => sql`when ${item.id} then ${value(i)}`);
-  return sql`case ${operations.id} ${sql.join(whens, sql` `)} else ${fallback} end`;
+/** Column name → property name of an `operations` row, to map rows of raw statements. */
+const ROW_KEYS: [string, keyof OperationRow][] = Object.entries(getTableColumns(operations)).map(([key, column]) => [column.name, key as keyof OperationRow]);
+
+/** A raw `returning *` row as the driver parsed it (timestamps as Date, jsonb as values) → an OperationRow. */
+function toRow(raw: Record<string, unknown>): OperationRow {
+  const row: Record<string, unknown> = {};
+  for (const [name, key] of ROW_KEYS) {
+    const value = raw[name];
+    row[key] = typeof value === 'string' && (key.endsWith('At')) ? new Date(value) : value;
+  }
+  return row as OperationRow;
 }
 
 /** Database access of the operations feature. */
@@ -88,6 +96,7 @@ export interface OperationStore {
 /** Creates the store over an open database. */
 export function createOperationStore(database: Database): OperationStore {
   const { db } = database;
+  const query = createRawQuery(database);
   const open = inArray(operations.state, [...OPEN_STATES]);
   const timeoutText = sql`case when ${operations.timeoutMs} % 1000 = 0 then (${operations.timeoutMs} / 1000)::text || 's' else ${operations.timeoutMs}::text || 'ms' end`;
   const timedOutError = sql`case when ${operations.sentAt} is null
@@ -107,9 +116,20 @@ export function createOperationStore(database: Database): OperationStore {
 
     async insertMany(rows) {
       if (rows.length === 0) return [];
-      const inserted = await db.insert(operations).values(rows).onConflictDoNothing({ target: operations.id }).returning({ id: operations.id });
+      // One fixed statement text whatever the batch size (prepared once per connection); the batch is one jsonb.
+      const batch = rows.map((r) => ({
+        id: r.id, account: r.account, type: r.type, request: r.request, state: r.state, gateway_id: r.gatewayId,
+        timeout_ms: r.timeoutMs, received_at: r.receivedAt, stored_at: r.storedAt, deadline_at: r.deadlineAt, request_hash: r.requestHash,
+      }));
+      const result = await query(`insert into operations
+          (id, account, type, request, state, gateway_id, timeout_ms, received_at, stored_at, deadline_at, request_hash)
+        select id, account, type, request, state, gateway_id, timeout_ms, received_at, stored_at, deadline_at, request_hash
+        from jsonb_to_recordset($1::jsonb) as v(id text, account text, type text, request jsonb, state text,
+          gateway_id text, timeout_ms integer, received_at timestamptz, stored_at timestamptz, deadline_at timestamptz, request_hash text)
+        on conflict (id) do nothing
+        returning id`, [JSON.stringify(batch)]);
       // A repeated id within the batch was inserted (at most) once: only its first occurrence counts.
-      const ids = new Set(inserted.map((r) => r.id));
+      const ids = new Set(result.map((r) => r.id as string));
       return rows.map((r) => ids.delete(r.id));
     },
 
@@ -134,17 +154,14 @@ export function createOperationStore(database: Database): OperationStore {
 
     async markSentMany(items) {
       if (items.length === 0) return [];
-      const changed = await db
-        .update(operations)
-        .set({
-          state: 'SENT',
-          sentAt: sql`coalesce(${operations.sentAt}, ${byId(items, (i) => sql`${items[i]!.sentAt.toISOString()}::timestamptz`, sql`null::timestamptz`)})`,
-          agentId: byId(items, (i) => items[i]!.agentId, sql`${operations.agentId}`),
-          sessionId: byId(items, (i) => items[i]!.sessionId, sql`${operations.sessionId}`),
-        })
-        .where(and(inArray(operations.id, items.map((i) => i.id)), open))
-        .returning({ id: operations.id });
-      const ids = new Set(changed.map((r) => r.id));
+      const batch = items.map((i) => ({ id: i.id, agent_id: i.agentId, session_id: i.sessionId, sent_at: i.sentAt }));
+      const result = await query(`update operations o
+        set state = 'SENT', sent_at = coalesce(o.sent_at, v.sent_at), agent_id = v.agent_id, session_id = v.session_id
+        from (select distinct on (id) * from jsonb_to_recordset($1::jsonb)
+              as x(id text, agent_id text, session_id text, sent_at timestamptz)) v
+        where o.id = v.id and o.state in ('PENDING', 'SENT')
+        returning o.id`, [JSON.stringify(batch)]);
+      const ids = new Set(result.map((r) => r.id as string));
       return items.map((i) => ids.has(i.id));
     },
 
@@ -153,23 +170,22 @@ export function createOperationStore(database: Database): OperationStore {
       // A repeated id within the batch: only its first item is written (the others change nothing).
       const seen = new Set<string>();
       const items = all.filter((i) => !seen.has(i.id) && seen.add(i.id));
-      const o = (i: number) => items[i]!.outcome;
-      const at = (i: number) => sql`${o(i).at.toISOString()}::timestamptz`;
-      const rows = await db
-        .update(operations)
-        .set({
-          state: byId(items, (i) => o(i).state, sql`${operations.state}`),
-          error: byId(items, (i) => o(i).error ?? '', sql`${operations.error}`),
-          finishedAt: byId(items, at, sql`${operations.finishedAt}`),
-          result: byId(items, (i) => (o(i).result ? sql`${JSON.stringify(o(i).result)}::jsonb` : sql`${operations.result}`), sql`${operations.result}`),
-          resultAt: byId(items, (i) => (o(i).result ? at(i) : sql`${operations.resultAt}`), sql`${operations.resultAt}`),
-          agentId: byId(items, (i) => o(i).agentId || sql`${operations.agentId}`, sql`${operations.agentId}`),
-          sessionId: byId(items, (i) => o(i).sessionId || sql`${operations.sessionId}`, sql`${operations.sessionId}`),
-          sentAt: sql`coalesce(${operations.sentAt}, ${byId(items, (i) => (o(i).sentAt ? sql`${o(i).sentAt!.toISOString()}::timestamptz` : sql`null::timestamptz`), sql`null::timestamptz`)})`,
-        })
-        .where(and(sql`(${operations.id}, ${operations.account}) in (${sql.join(items.map((i) => sql`(${i.id}, ${i.account})`), sql`, `)})`, open))
-        .returning();
-      const byRowId = new Map(rows.map((r) => [r.id, r]));
+      const batch = items.map(({ id, account, outcome: o }) => ({
+        id, account, state: o.state, error: o.error ?? '', at: o.at, result: o.result ?? null, has_result: o.result !== undefined,
+        agent_id: o.agentId ?? '', session_id: o.sessionId ?? '', sent_at: o.sentAt ?? null,
+      }));
+      const result = await query(`update operations o
+        set state = v.state, error = v.error, finished_at = v.at,
+          result = case when v.has_result then v.result else o.result end,
+          result_at = case when v.has_result then v.at else o.result_at end,
+          agent_id = case when v.agent_id <> '' then v.agent_id else o.agent_id end,
+          session_id = case when v.session_id <> '' then v.session_id else o.session_id end,
+          sent_at = coalesce(o.sent_at, v.sent_at)
+        from jsonb_to_recordset($1::jsonb) as v(id text, account text, state text, error text, at timestamptz,
+          result jsonb, has_result boolean, agent_id text, session_id text, sent_at timestamptz)
+        where o.id = v.id and o.account = v.account and o.state in ('PENDING', 'SENT')
+        returning o.*`, [JSON.stringify(batch)]);
+      const byRowId = new Map(result.map((r) => [r.id as string, toRow(r)]));
       return all.map((i) => {
         const row = byRowId.get(i.id);
         byRowId.delete(i.id);
