@@ -3,7 +3,8 @@
  * and samples their memory.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 
@@ -91,4 +92,56 @@ export async function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/** A gateway child and an agent child streaming one account (`bench`) to it. */
+export interface GatewayAndAgent {
+  gateway: Child;
+  agent: Child;
+  httpUrl: string;
+  /** performance.now() just before the agent process was spawned. */
+  agentStartedAt: number;
+}
+
+/**
+ * Starts `outpost gateway` on `databaseUrl` and an `outpost agent` for account `bench` reading `kubeconfig` (its
+ * config written into `dir`). Both are pushed onto `children` as soon as they start, so the caller stops them.
+ */
+export async function startGatewayAndAgent(opts: {
+  dir: string;
+  kubeconfig: string;
+  databaseUrl: string;
+  children: Child[];
+  agentId?: string;
+  accountYaml?: string[];
+}): Promise<GatewayAndAgent> {
+  const [httpPort, grpcPort, adminPort] = [await freePort(), await freePort(), await freePort()];
+  const gateway = await startOutpost(
+    ['gateway', '--http-port', String(httpPort), '--grpc-port', String(grpcPort), '--database', opts.databaseUrl, '--log-level', 'warn'],
+    /gRPC/,
+  );
+  opts.children.push(gateway);
+  const config = join(opts.dir, 'agent.yaml');
+  writeFileSync(
+    config,
+    [
+      'clouddriver:',
+      `  grpc: 127.0.0.1:${grpcPort}`,
+      '  insecure: true',
+      'agent:',
+      `  id: ${opts.agentId ?? 'bench-agent'}`,
+      'server:',
+      `  port: ${adminPort}`,
+      'kubernetes:',
+      '  accounts:',
+      '    - name: bench',
+      `      kubeconfigFile: ${opts.kubeconfig}`,
+      ...(opts.accountYaml ?? ['      kinds: [ConfigMap]']),
+      '',
+    ].join('\n'),
+  );
+  const agentStartedAt = performance.now();
+  const agent = await startOutpost(['agent', '--config', config, '--log-level', 'warn'], null);
+  opts.children.push(agent);
+  return { gateway, agent, httpUrl: `http://127.0.0.1:${httpPort}`, agentStartedAt };
 }

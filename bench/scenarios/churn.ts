@@ -4,7 +4,7 @@
  * written in the same transaction as the row). Baseline in the same run: a bare client-node Watch on the same
  * sandbox receiving the same changes (the floor any watcher pays).
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -14,7 +14,7 @@ import { startSandbox } from '../../src/sandbox/index.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { createTestDatabase } from '../../test/helpers/databases.js';
 import { summarize } from '../machine.js';
-import { freePort, startOutpost, type Child } from '../processes.js';
+import { startGatewayAndAgent, type Child } from '../processes.js';
 
 /** Parameters of one churn run. */
 export interface ChurnParams {
@@ -43,17 +43,14 @@ export async function runChurn(params: ChurnParams): Promise<ChurnResult> {
   const sql = postgres(database.url, { max: 1, onnotice: () => {} });
   let stopWatch: (() => void) | undefined;
   try {
-    const [httpPort, grpcPort, adminPort] = [await freePort(), await freePort(), await freePort()];
-    children.push(
-      await startOutpost(['gateway', '--http-port', String(httpPort), '--grpc-port', String(grpcPort), '--database', database.url, '--log-level', 'warn'], /gRPC/),
-    );
-    const config = join(dir, 'agent.yaml');
-    writeFileSync(
-      config,
-      `clouddriver:\n  grpc: 127.0.0.1:${grpcPort}\n  insecure: true\nagent:\n  id: bench-churn\nserver:\n  port: ${adminPort}\n` +
-        `kubernetes:\n  accounts:\n    - name: bench\n      kubeconfigFile: ${kubeconfig}\n      namespaces: [churn]\n      kinds: [ConfigMap]\n`,
-    );
-    children.push(await startOutpost(['agent', '--config', config, '--log-level', 'warn'], null));
+    await startGatewayAndAgent({
+      dir,
+      kubeconfig,
+      databaseUrl: database.url,
+      children,
+      agentId: 'bench-churn',
+      accountYaml: ['      namespaces: [churn]', '      kinds: [ConfigMap]'],
+    });
     // Wait until the agent has listed and watches the (empty) namespace.
     for (let i = 0; ; i++) {
       const rows = await sql`select 1 from watch_states where account = 'bench' and kind = 'ConfigMap' and synced`;

@@ -2,13 +2,13 @@
  * Scenario 1 — initial sync: N objects from the sandbox into Postgres through agent and gateway, next to a raw
  * Postgres COPY of the very same rows measured in the same run (the ceiling).
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
 import { createTestDatabase } from '../../test/helpers/databases.js';
-import { freePort, startOutpost, type Child } from '../processes.js';
+import { freePort, startGatewayAndAgent, startOutpost, type Child } from '../processes.js';
 
 /** Parameters of one initial-sync run. */
 export interface InitialSyncParams {
@@ -48,34 +48,7 @@ export async function runInitialSync(params: InitialSyncParams): Promise<Initial
         300_000,
       ),
     );
-    const [httpPort, grpcPort, adminPort] = [await freePort(), await freePort(), await freePort()];
-    const gateway = await startOutpost(
-      ['gateway', '--http-port', String(httpPort), '--grpc-port', String(grpcPort), '--database', database.url, '--log-level', 'warn'],
-      /9091|:\d+/,
-    );
-    children.push(gateway);
-    const config = join(dir, 'agent.yaml');
-    writeFileSync(
-      config,
-      [
-        'clouddriver:',
-        `  grpc: 127.0.0.1:${grpcPort}`,
-        '  insecure: true',
-        'agent:',
-        '  id: bench-agent',
-        'server:',
-        `  port: ${adminPort}`,
-        'kubernetes:',
-        '  accounts:',
-        '    - name: bench',
-        `      kubeconfigFile: ${kubeconfig}`,
-        '      kinds: [ConfigMap]',
-        '',
-      ].join('\n'),
-    );
-    const started = performance.now();
-    const agent = await startOutpost(['agent', '--config', config, '--log-level', 'warn'], null);
-    children.push(agent);
+    const { gateway, agent, agentStartedAt: started } = await startGatewayAndAgent({ dir, kubeconfig, databaseUrl: database.url, children });
     let count = 0;
     for (;;) {
       agent.sampleRss();

@@ -5,7 +5,7 @@
  * the agent stream, result back, state update). The concurrency-100 phase gives the maximum operations/s one gateway
  * replica sustains.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -14,7 +14,7 @@ import { fromProtoDuration } from '../../src/client/duration.js';
 import { OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { createTestDatabase } from '../../test/helpers/databases.js';
 import { summarize } from '../machine.js';
-import { freePort, startOutpost, type Child } from '../processes.js';
+import { freePort, startGatewayAndAgent, startOutpost, type Child } from '../processes.js';
 
 /** Parameters of one run. */
 export interface OperationsParams {
@@ -112,34 +112,7 @@ export async function runOperations(params: OperationsParams): Promise<Operation
   try {
     const sandboxPort = await freePort();
     children.push(await startOutpost(['sandbox', '--port', String(sandboxPort), '--kubeconfig', kubeconfig, '--seed', 'demo'], /127\.0\.0\.1:\d+/));
-    const [httpPort, grpcPort, adminPort] = [await freePort(), await freePort(), await freePort()];
-    const gateway = await startOutpost(
-      ['gateway', '--http-port', String(httpPort), '--grpc-port', String(grpcPort), '--database', database.url, '--log-level', 'warn'],
-      /gRPC/,
-    );
-    children.push(gateway);
-    const config = join(dir, 'agent.yaml');
-    writeFileSync(
-      config,
-      [
-        'clouddriver:',
-        `  grpc: 127.0.0.1:${grpcPort}`,
-        '  insecure: true',
-        'agent:',
-        '  id: bench-agent',
-        'server:',
-        `  port: ${adminPort}`,
-        'kubernetes:',
-        '  accounts:',
-        '    - name: bench',
-        `      kubeconfigFile: ${kubeconfig}`,
-        '      kinds: [ConfigMap]',
-        '',
-      ].join('\n'),
-    );
-    const agent = await startOutpost(['agent', '--config', config, '--log-level', 'warn'], null);
-    children.push(agent);
-    const httpUrl = `http://127.0.0.1:${httpPort}`;
+    const { httpUrl, gateway, agent } = await startGatewayAndAgent({ dir, kubeconfig, databaseUrl: database.url, children });
     await waitForAccount(httpUrl, 'bench', children);
     // Binary protobuf over Connect/HTTP 1.1: what a program (not a shell) would use.
     const client = createOperationClient({ gatewayUrl: httpUrl, binary: true });
