@@ -8,6 +8,7 @@ import { parseDuration, toProtoDuration } from './duration.js';
 import { describeClientError, ExitCode } from './errors.js';
 import { describeFailure, succeeded } from './format.js';
 import { createProcessIo, type CliIo } from './io.js';
+import { resolveKind, splitTarget, type ResolvedKind } from './kinds.js';
 import { createOperationClient, defaultGatewayUrl, type SubmitInit } from './operation-client.js';
 
 /** Injected by tests; the defaults are the real process. */
@@ -89,6 +90,20 @@ export function configureClientCommand(cmd: Command, ctx: ClientContext, options
 export function fail(ctx: ClientContext, exitCode: ExitCode, message: string): void {
   ctx.io.stderr(`error: ${message}\n`);
   ctx.exit(exitCode);
+}
+
+/**
+ * Parses the `KIND[/NAME] [NAME]` arguments every object command takes. On bad input it reports a usage error and
+ * returns undefined: the caller must then return without doing anything.
+ */
+export function parseTargetOrFail(ctx: ClientContext, resource: string, nameArg: string | undefined): { kind: ResolvedKind; name: string } | undefined {
+  try {
+    const target = splitTarget(resource, nameArg);
+    return { kind: resolveKind(target.kindText), name: target.name };
+  } catch (err) {
+    fail(ctx, ExitCode.USAGE, (err as Error).message);
+    return undefined;
+  }
 }
 
 /**

@@ -3,10 +3,10 @@
  * waits until the objects are gone (bounded by the operation timeout) and returns their names.
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { configureClientCommand, fail, resolveDeps, runOperation, type ClientCommandDeps, type ClientOptions } from '../../client/client-command.js';
+import { configureClientCommand, fail, parseTargetOrFail, resolveDeps, runOperation, type ClientCommandDeps, type ClientOptions } from '../../client/client-command.js';
 import { ExitCode } from '../../client/errors.js';
 import { formatDeleted } from '../../client/format.js';
-import { displayType, isClusterScopedKind, resolveKind, splitTarget } from '../../client/kinds.js';
+import { displayType, isClusterScopedKind } from '../../client/kinds.js';
 import { PropagationPolicy } from '../../gen/outpost/agent/v1/operation_pb.js';
 
 const CASCADE: Record<string, PropagationPolicy> = {
@@ -41,15 +41,9 @@ export function registerDeleteCommand(program: Command, deps?: ClientCommandDeps
     .addOption(new Option('--cascade <policy>', 'what happens to dependents').choices(['background', 'foreground', 'orphan', 'true', 'false']).default('background'))
     .option('--grace-period <seconds>', 'seconds before pods are killed (-1 = the object\'s default)', parseGracePeriod);
   configureClientCommand(cmd, ctx).action(async (resource: string, nameArg: string | undefined, opts: DeleteOptions) => {
-    let kind, name: string;
-    try {
-      const target = splitTarget(resource, nameArg);
-      kind = resolveKind(target.kindText);
-      name = target.name;
-    } catch (err) {
-      fail(ctx, ExitCode.USAGE, (err as Error).message);
-      return;
-    }
+    const target = parseTargetOrFail(ctx, resource, nameArg);
+    if (!target) return;
+    const { kind, name } = target;
     if (!name && !opts.selector) {
       fail(ctx, ExitCode.USAGE, 'resource(s) were provided, but no name or label selector was specified');
       return;

@@ -3,10 +3,9 @@
  * one object by name (404 when missing) or a listing with label/field selectors, printed like kubectl.
  */
 import { Option, type Command } from 'commander';
-import { configureClientCommand, fail, resolveDeps, runOperation, type ClientCommandDeps, type ClientOptions } from '../../client/client-command.js';
+import { configureClientCommand, fail, parseTargetOrFail, resolveDeps, runOperation, type ClientCommandDeps, type ClientOptions } from '../../client/client-command.js';
 import { ExitCode } from '../../client/errors.js';
 import { formatObjects, type OutputFormat } from '../../client/format.js';
-import { resolveKind, splitTarget } from '../../client/kinds.js';
 
 interface GetOptions extends ClientOptions {
   selector?: string;
@@ -28,15 +27,9 @@ export function registerGetCommand(program: Command, deps?: ClientCommandDeps): 
     .option('-A, --all-namespaces', 'list across all namespaces')
     .addOption(new Option('-o, --output <format>', 'output format').choices(['json', 'yaml', 'name', 'wide']));
   configureClientCommand(cmd, ctx).action(async (resource: string, nameArg: string | undefined, opts: GetOptions) => {
-    let kind, name: string;
-    try {
-      const target = splitTarget(resource, nameArg);
-      kind = resolveKind(target.kindText);
-      name = target.name;
-    } catch (err) {
-      fail(ctx, ExitCode.USAGE, (err as Error).message);
-      return;
-    }
+    const target = parseTargetOrFail(ctx, resource, nameArg);
+    if (!target) return;
+    const { kind, name } = target;
     if (name && (opts.selector || opts.fieldSelector)) {
       fail(ctx, ExitCode.USAGE, 'name cannot be provided when a selector is specified');
       return;

@@ -3,10 +3,10 @@
  * account's agent (undo to `--to-revision`, or the previous revision).
  */
 import { Argument, InvalidArgumentError, type Command } from 'commander';
-import { configureClientCommand, fail, resolveDeps, runOperation, type ClientCommandDeps, type ClientOptions } from '../../client/client-command.js';
+import { configureClientCommand, fail, parseTargetOrFail, resolveDeps, runOperation, type ClientCommandDeps, type ClientOptions } from '../../client/client-command.js';
 import { ExitCode } from '../../client/errors.js';
 import { formatActed, formatHistory } from '../../client/format.js';
-import { displayType, resolveKind, splitTarget } from '../../client/kinds.js';
+import { displayType } from '../../client/kinds.js';
 import { RolloutAction } from '../../gen/outpost/agent/v1/operation_pb.js';
 
 const ACTIONS: Record<string, { action: RolloutAction; verb: string }> = {
@@ -36,15 +36,9 @@ export function registerRolloutCommand(program: Command, deps?: ClientCommandDep
     .argument('[name]', 'object name (when not given as KIND/NAME)')
     .option('--to-revision <revision>', 'undo: revision to roll back to (default: the previous one)', parseRevision);
   configureClientCommand(cmd, ctx).action(async (action: string, resource: string, nameArg: string | undefined, opts: RolloutOptions) => {
-    let kind, name: string;
-    try {
-      const target = splitTarget(resource, nameArg);
-      kind = resolveKind(target.kindText);
-      name = target.name;
-    } catch (err) {
-      fail(ctx, ExitCode.USAGE, (err as Error).message);
-      return;
-    }
+    const parsed = parseTargetOrFail(ctx, resource, nameArg);
+    if (!parsed) return;
+    const { kind, name } = parsed;
     if (!name) {
       fail(ctx, ExitCode.USAGE, `a name is required: rollout ${action} KIND/NAME`);
       return;

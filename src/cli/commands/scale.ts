@@ -2,10 +2,10 @@
  * `outpost scale KIND/NAME --replicas N --account A`: sets the replica count through the scale subresource.
  */
 import { InvalidArgumentError, type Command } from 'commander';
-import { configureClientCommand, fail, resolveDeps, runOperation, type ClientCommandDeps, type ClientOptions } from '../../client/client-command.js';
+import { configureClientCommand, fail, parseTargetOrFail, resolveDeps, runOperation, type ClientCommandDeps, type ClientOptions } from '../../client/client-command.js';
 import { ExitCode } from '../../client/errors.js';
 import { formatActed } from '../../client/format.js';
-import { displayType, resolveKind, splitTarget } from '../../client/kinds.js';
+import { displayType } from '../../client/kinds.js';
 
 function parseReplicas(value: string): number {
   const n = Number(value);
@@ -27,15 +27,9 @@ export function registerScaleCommand(program: Command, deps?: ClientCommandDeps)
     .argument('[name]', 'object name (when not given as KIND/NAME)')
     .requiredOption('--replicas <count>', 'new number of replicas', parseReplicas);
   configureClientCommand(cmd, ctx).action(async (resource: string, nameArg: string | undefined, opts: ScaleOptions) => {
-    let kind, name: string;
-    try {
-      const target = splitTarget(resource, nameArg);
-      kind = resolveKind(target.kindText);
-      name = target.name;
-    } catch (err) {
-      fail(ctx, ExitCode.USAGE, (err as Error).message);
-      return;
-    }
+    const target = parseTargetOrFail(ctx, resource, nameArg);
+    if (!target) return;
+    const { kind, name } = target;
     if (!name) {
       fail(ctx, ExitCode.USAGE, 'a name is required: scale KIND/NAME --replicas N');
       return;
