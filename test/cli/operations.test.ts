@@ -301,6 +301,10 @@ describe('operation commands (fake gateway)', () => {
       ['get', 'pods', '--account', 'a', '-o', 'table'],
       ['scale', 'deploy/web', '--account', 'a'],
       ['scale', 'deploy/web', '--replicas', '-1', '--account', 'a'],
+      ['get', 'widgets', '--account', 'a'],
+      ['delete', 'deploy/web/extra', '--account', 'a'],
+      ['scale', 'deploy//web', '--replicas', '1', '--account', 'a'],
+      ['rollout', 'restart', '9lives/web', '--account', 'a'],
     ]) {
       const r = await cli(...args);
       assert.equal(r.code, 2, `${args.join(' ')} → ${r.code}: ${r.err}`);
