@@ -117,7 +117,7 @@ export async function startGatewayAndAgent(opts: {
 }): Promise<GatewayAndAgent> {
   const [httpPort, grpcPort, adminPort] = [await freePort(), await freePort(), await freePort()];
   const gateway = await startOutpost(
-    ['gateway', '--http-port', String(httpPort), '--grpc-port', String(grpcPort), '--database', opts.databaseUrl, '--log-level', 'warn'],
+    ['gateway', '--http-port', String(httpPort), '--grpc-port', String(grpcPort), '--database', opts.databaseUrl, '--log-level', 'warn', '--insecure'],
     /gRPC/,
   );
   opts.children.push(gateway);

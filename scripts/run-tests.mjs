@@ -35,13 +35,20 @@ const child = spawn(
   ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${concurrency}`, ...files],
   { stdio: ['ignore', 'pipe', 'inherit'] },
 );
-let tail = '';
+// The summary lines come before the list of failures, which can be long: remember the last value of each as it streams.
+const summary = {};
+let partial = '';
 child.stdout.on('data', (chunk) => {
   process.stdout.write(chunk);
-  tail = (tail + chunk.toString()).slice(-4000);
+  const lines = (partial + chunk.toString()).split('\n');
+  partial = lines.pop() ?? '';
+  for (const line of lines) {
+    const m = /^\u2139 (tests|pass|fail) (\d+)\s*$/.exec(line);
+    if (m) summary[m[1]] = Number(m[2]);
+  }
 });
 child.on('exit', (code, signal) => {
-  const count = (name) => Number(new RegExp(`\\u2139 ${name} (\\d+)`).exec(tail)?.[1] ?? NaN);
+  const count = (name) => summary[name] ?? NaN;
   const tests = count('tests');
   const pass = count('pass');
   const fail = count('fail');

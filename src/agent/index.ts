@@ -5,14 +5,19 @@
  */
 import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
+import { dirname, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { createSilentLogger } from '../shared/logger.js';
+import { createAccountManager } from './account/account-manager.js';
+import { createAccountRuntime, unpreparedAccount } from './account/account-runtime.js';
 import { startAdminServer } from './admin/admin-server.js';
+import { watchConfigFile } from './config/config-watcher.js';
 import { AGENT_DEFAULTS } from './config/defaults.js';
 import type { AgentConfig } from './config/schema.js';
 import { createOperationRunner, type AccountLookup } from './operations/operation-runner.js';
 import type { AgentStatus } from './status.js';
 import { runConnectionLoop } from './stream/connection-loop.js';
+import { createTokenSource } from './stream/token-source.js';
 import type { SessionState } from './stream/session.js';
 import { agentVersion } from './version.js';
 
@@ -35,6 +40,20 @@ function servedAccount(state: SessionState, name: string): AccountLookup {
   return { client };
 }
 
+/** Optional collaborators and settings of {@link startAgent}. */
+export interface StartAgentDeps {
+  logger?: Logger;
+  /**
+   * The file `config` was loaded from: it is then watched, and account changes in it take effect without a restart
+   * (other settings need one). Relative kubeconfig paths of dynamic accounts are resolved against its directory.
+   */
+  configFile?: string;
+  /** Environment for the overrides when the file is reloaded (default: process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** How often the file is checked (default AGENT_DEFAULTS.configPollMs). */
+  configPollMs?: number;
+}
+
 /** A started agent. */
 export interface RunningAgent {
   /** The agent id sent in the Hello. */
@@ -48,31 +67,18 @@ export interface RunningAgent {
 }
 
 /**
- * Starts the agent: binds the admin port, then connects to the gateway in the background and keeps retrying with
+ * Starts the agent: binds the admin port, watches the config file when given, then connects to the gateway in the background and keeps retrying with
  * backoff forever. Resolves once started (not necessarily connected); rejects only if the admin port cannot be bound.
  * The caller must `close()` it.
  */
-export async function startAgent(config: AgentConfig, deps: { logger?: Logger } = {}): Promise<RunningAgent> {
+export async function startAgent(config: AgentConfig, deps: StartAgentDeps = {}): Promise<RunningAgent> {
   const logger = deps.logger ?? createSilentLogger();
   const id = config.agent.id ?? (process.env.POD_NAME || hostname());
   const zone = config.agent.zone ?? (process.env.POD_NAMESPACE || AGENT_DEFAULTS.zone);
   const state: SessionState = {
     connected: false,
-    accounts: config.kubernetes.accounts.map((account) => ({
-      prepared: {
-        config: account,
-        apiHost: '',
-        caFingerprint: '',
-        kubernetesVersion: '',
-        kinds: [],
-        scopes: [],
-        skipped: [],
-        error: '',
-        preparedAt: 0,
-      },
-      verdict: 'unknown' as const,
-      watches: [],
-    })),
+    accounts: config.kubernetes.accounts.map((account) => createAccountRuntime(unpreparedAccount(account), 'file')),
+    lastChangeId: 0n,
   };
   let operationsStatus = () => ({ active: 0, pendingResults: 0 });
   const status = (): AgentStatus => ({
@@ -81,9 +87,10 @@ export async function startAgent(config: AgentConfig, deps: { logger?: Logger } 
     sessionId: state.sessionId,
     accounts: state.accounts.map((a) => ({
       name: a.prepared.config.name,
+      source: a.source,
       verdict: a.verdict,
       reason: a.reason ?? (a.prepared.error || undefined),
-      watches: a.watches.map((w) => ({ apiVersion: w.apiVersion, kind: w.kind, namespace: w.namespace, state: w.state, resourceVersion: w.resourceVersion })),
+      watches: a.watches.map((w) => ({ apiVersion: w.apiVersion, kind: w.kind, namespace: w.namespace, state: w.state, resourceVersion: w.resourceVersion, startedAt: w.startedAt })),
       skipped: a.prepared.skipped.map((s) => ({ ...s })),
     })),
   });
@@ -100,10 +107,28 @@ export async function startAgent(config: AgentConfig, deps: { logger?: Logger } 
     logger: log,
   });
   operationsStatus = () => ({ active: operations.active, pendingResults: operations.pending });
-  log.info({ adminPort: admin.port, gateway: config.clouddriver.grpc, accounts: state.accounts.length, zone }, 'agent started');
+  log.info({ adminPort: admin.port, gateway: config.clouddriver.grpc, accounts: state.accounts.length, zone, configFile: deps.configFile }, 'agent started');
   const controller = new AbortController();
   setMaxListeners(0, controller.signal); // parallel API requests of every account listen on it
-  const loop = runConnectionLoop({ config, agentId: id, zone, version: agentVersion(), state, operations, logger: log, signal: controller.signal });
+  const accounts = createAccountManager({
+    state,
+    logger: log,
+    signal: controller.signal,
+    baseDir: deps.configFile !== undefined ? dirname(resolve(deps.configFile)) : undefined,
+  });
+  const token = createTokenSource(config.clouddriver.auth, log);
+  const watcher =
+    deps.configFile === undefined
+      ? undefined
+      : await watchConfigFile({
+          file: deps.configFile,
+          env: deps.env,
+          running: config,
+          intervalMs: deps.configPollMs ?? AGENT_DEFAULTS.configPollMs,
+          logger: log,
+          onAccounts: (next) => accounts.setFileAccounts(next),
+        });
+  const loop = runConnectionLoop({ config, agentId: id, zone, version: agentVersion(), state, accounts, token, operations, logger: log, signal: controller.signal });
   let closing: Promise<void> | undefined;
   return {
     id,
@@ -112,7 +137,10 @@ export async function startAgent(config: AgentConfig, deps: { logger?: Logger } 
     close() {
       closing ??= (async () => {
         controller.abort();
+        token.close();
+        await watcher?.close();
         await loop;
+        await accounts.idle();
         await operations.close();
         for (const account of state.accounts) account.prepared.client?.close();
         await admin.close();

@@ -11,11 +11,15 @@ export interface WatchStatus {
   namespace: string;
   state: WatchState['state'];
   resourceVersion: string;
+  /** When the watcher started (ms since the epoch); unchanged as long as the same watch keeps running. */
+  startedAt: number;
 }
 
 /** One account as reported by {@link AgentStatus}. */
 export interface AccountStatus {
   name: string;
+  /** Where the account is defined: the config file, or a gateway command (dynamic account). */
+  source: 'file' | 'dynamic';
   /** The gateway's verdict in the current session: 'caching' | 'standby' | 'refused' | 'unknown' (not welcomed yet). */
   verdict: 'caching' | 'standby' | 'refused' | 'unknown';
   /** The gateway's reason for a standby/refused verdict, or the cluster error. */

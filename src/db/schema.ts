@@ -2,7 +2,7 @@
  * The one Drizzle schema of the gateway. Migrations in `drizzle/` are generated from this file with
  * `npm run db:generate` and applied at start-up; never edit a generated migration by hand.
  */
-import { bigint, boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 
 /** Cluster accounts registered by agents. */
 export const accounts = pgTable('accounts', {
@@ -19,11 +19,62 @@ export const accounts = pgTable('accounts', {
   kinds: jsonb('kinds').$type<{ apiVersion: string; kind: string; resource: string; namespaced: boolean }[]>().notNull().default([]),
   skippedKinds: jsonb('skipped_kinds').$type<{ apiVersion: string; kind: string; reason: string }[]>().notNull().default([]),
   properties: jsonb('properties').$type<Record<string, string>>().notNull().default({}),
+  /** Zone of the agents that serve the account (from the Hello, or set for a dynamic account). */
+  zoneId: text('zone_id').notNull().default(''),
+  /** `agent` (declared in an agent's config) or `dynamic` (defined at the gateway over REST/RPC). */
+  source: text('source').notNull().default('agent'),
+  /** Protobuf JSON of `outpost.agent.v1.AccountDefinition` for dynamic accounts. */
+  definition: jsonb('definition').$type<Record<string, unknown>>(),
+  /** What an admin asked for: ACTIVE (serve it when an agent offers it) or INACTIVE (refuse it until re-activated). */
+  desiredState: text('desired_state').notNull().default('ACTIVE'),
+  /** The latest refused claim of this name by another cluster: {agentId, apiHost, caFingerprint, reason, at}. */
+  refusedClaim: jsonb('refused_claim').$type<{ agentId: string; apiHost: string; caFingerprint: string; reason: string; at: string }>(),
   lastEventAt: timestamp('last_event_at', { withTimezone: true, mode: 'date' }),
   lastConnectionAt: timestamp('last_connection_at', { withTimezone: true, mode: 'date' }),
   createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
 });
+
+/** Every state change of an account, for GetAccount and GET /armory/accounts/{name}. */
+export const accountTransitions = pgTable(
+  'account_transitions',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    account: text('account').notNull(),
+    fromState: text('from_state').notNull(),
+    toState: text('to_state').notNull(),
+    reason: text('reason').notNull().default(''),
+    /** `agent:<id>`, `admin:<subject>` or `gateway`. */
+    actor: text('actor').notNull(),
+    at: timestamp('at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [index('account_transitions_account_idx').on(t.account, t.id.desc())],
+);
+
+/**
+ * Agent streams, live and ended: who connected, as whom, and the hash of the session token its Welcome carried (the
+ * token itself is never stored). `endedAt` is null while the stream is live.
+ */
+export const agentSessions = pgTable(
+  'agent_sessions',
+  {
+    id: text('id').primaryKey(),
+    agentId: text('agent_id').notNull(),
+    zone: text('zone').notNull().default(''),
+    version: text('version').notNull().default(''),
+    subject: text('subject').notNull().default(''),
+    gatewayId: text('gateway_id').notNull(),
+    /** SHA-256 (hex) of the session token. */
+    tokenHash: text('token_hash').notNull(),
+    caching: jsonb('caching').$type<string[]>().notNull().default([]),
+    standby: jsonb('standby').$type<string[]>().notNull().default([]),
+    refused: jsonb('refused').$type<string[]>().notNull().default([]),
+    connectedAt: timestamp('connected_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    lastSeenAt: timestamp('last_seen_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    endedAt: timestamp('ended_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [index('agent_sessions_agent_idx').on(t.agentId), index('agent_sessions_live_idx').on(t.endedAt)],
+);
 
 /**
  * The object cache: one row per object per account. `syncGen` is the generation of the full list that last saw the
@@ -105,3 +156,16 @@ export const operations = pgTable(
     index('operations_state_deadline_idx').on(t.state, t.deadlineAt),
   ],
 );
+
+/**
+ * Gateway replicas outside Kubernetes (`cluster.discovery: database`): each replica upserts its row on every
+ * heartbeat, sets `ready` false while draining and deletes the row on graceful shutdown. A row whose heartbeat is
+ * older than `cluster.deadAfterSeconds` belongs to a dead replica and is not listed.
+ */
+export const replicas = pgTable('replicas', {
+  id: text('id').primaryKey(),
+  baseUrl: text('base_url').notNull(),
+  lastHeartbeatAt: timestamp('last_heartbeat_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  startedAt: timestamp('started_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  ready: boolean('ready').notNull().default(true),
+});

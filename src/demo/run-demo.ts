@@ -49,7 +49,7 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
 
     const gatewayConfig = loadGatewayConfig({
       env: {},
-      overrides: { httpPort: options.httpPort, grpcPort: options.grpcPort, host: '127.0.0.1', database: options.database, id: 'demo-gateway' },
+      overrides: { httpPort: options.httpPort, grpcPort: options.grpcPort, host: '127.0.0.1', database: options.database, id: 'demo-gateway', insecure: true },
     });
     const gateway = await startGateway(gatewayConfig, { logger: options.logger.child({ component: 'gateway' }) });
     stops.push(() => gateway.close());

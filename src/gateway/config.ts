@@ -19,6 +19,12 @@ const agentsSchema = z
     deadAfterSeconds: positiveSeconds.default(30),
     /** Largest number of unacknowledged data messages an agent may have in flight (sent in the Welcome). */
     maxUnacked: z.coerce.number().int().min(1).max(10_000).default(32),
+    /**
+     * The gateway closes each agent stream after this long, jittered by ±10% so a fleet does not reconnect at once;
+     * the agent reconnects at once and resumes its session (spreads agents over replicas behind a load balancer).
+     * Fractions allowed, for tests.
+     */
+    maxStreamAgeSeconds: positiveSeconds.default(7200),
   })
   .strict();
 
@@ -42,6 +48,136 @@ const operationsSchema = z
   })
   .strict();
 
+const regex = z.string().min(1).refine((source) => {
+  try {
+    new RegExp(source);
+    return true;
+  } catch {
+    return false;
+  }
+}, 'not a valid regular expression');
+
+const tlsSchema = z
+  .object({
+    /** PEM certificate (chain) served on both ports. Re-read when the file changes. */
+    certFile: z.string().min(1),
+    /** PEM private key of certFile. Re-read when the file changes. */
+    keyFile: z.string().min(1),
+    /** PEM CA bundle that client certificates must chain to (needed unless clientAuth is NONE). */
+    caFile: z.string().min(1).optional(),
+    /** NONE: no client certificate asked; OPTIONAL: verified when presented; REQUIRE: every connection must present one. */
+    clientAuth: z.enum(['NONE', 'OPTIONAL', 'REQUIRE']).default('NONE'),
+    /** Regular expressions over the client certificate subject (`CN=agent-1,O=Example`); any match admits. Empty admits all. */
+    subjectFilters: z.array(regex).default([]),
+    /** How often the certificate, key and CA files are checked for changes. */
+    reloadIntervalSeconds: positiveSeconds.default(5),
+  })
+  .strict()
+  .refine((t) => t.clientAuth === 'NONE' || t.caFile !== undefined, { message: 'caFile is required when clientAuth is OPTIONAL or REQUIRE', path: ['caFile'] });
+
+const staticTokenSchema = z
+  .object({
+    /** Identity the token authenticates as; authorization rules match it. */
+    subject: z.string().min(1).max(253),
+    /** The token itself (prefer tokenFile or tokenEnv: config files get copied around). */
+    token: z.string().min(16).optional(),
+    /** File holding the token (surrounding whitespace ignored); re-read when it changes. */
+    tokenFile: z.string().min(1).optional(),
+    /** Environment variable holding the token. */
+    tokenEnv: z.string().min(1).optional(),
+  })
+  .strict()
+  .refine((t) => [t.token, t.tokenFile, t.tokenEnv].filter((v) => v !== undefined).length === 1, {
+    message: 'set exactly one of token, tokenFile, tokenEnv',
+  });
+
+const jwtSchema = z
+  .object({
+    /** Expected `iss`. */
+    issuer: z.string().min(1),
+    /** Expected `aud`. */
+    audience: z.string().min(1),
+    /** HMAC secret (HS256/384/512) in a file; or use publicKeyFile. */
+    secretFile: z.string().min(1).optional(),
+    /** PEM public key (SPKI) for RS*, PS*, ES* or EdDSA tokens. */
+    publicKeyFile: z.string().min(1).optional(),
+    /** Accepted algorithms; defaults to those the key type allows. */
+    algorithms: z.array(z.string().min(1)).optional(),
+    /** Claim whose value is the subject. */
+    subjectClaim: z.string().min(1).default('sub'),
+    /** Allowed clock skew for exp/nbf. */
+    clockToleranceSeconds: z.coerce.number().int().min(0).max(600).default(30),
+  })
+  .strict()
+  .refine((j) => (j.secretFile === undefined) !== (j.publicKeyFile === undefined), { message: 'set exactly one of secretFile, publicKeyFile' });
+
+const authSchema = z
+  .object({
+    /** Static bearer tokens. */
+    tokens: z.array(staticTokenSchema).default([]),
+    /** Signed JWT bearer tokens. */
+    jwt: jwtSchema.optional(),
+    /** File holding the secret replicas sign their internal tokens with (the same file on every replica). */
+    replicaSecretFile: z.string().min(1).optional(),
+    /** Who may call read routes (object, account and operation reads): `authenticated` principals with the read role, or `open` to anyone. */
+    readAccess: z.enum(['authenticated', 'open']).default('authenticated'),
+  })
+  .strict();
+
+const roleSchema = z.enum(['agent', 'read', 'write', 'admin', 'replica']);
+
+const ruleSchema = z
+  .object({
+    /** Regular expression over the principal's subject (certificate subject, token subject or JWT claim); anchored by you. */
+    subject: regex,
+    /** agent: may open agent streams; read: read routes; write: submit operations; admin: manage accounts; replica: internal routes. */
+    roles: z.array(roleSchema).min(1),
+    /** With the agent role: glob patterns (`*` any run of characters) of the account names the agent may register. */
+    accounts: z.array(z.string().min(1)).default([]),
+  })
+  .strict();
+
+const authorizationSchema = z
+  .object({
+    /** Every rule whose subject matches applies; roles and account patterns add up. No rule matches: no rights. */
+    rules: z.array(ruleSchema).default([]),
+  })
+  .strict();
+
+const accountsSchema = z
+  .object({
+    /** An account pushed to agents (ACTIVATING) that no agent caches within this time becomes FAILED. */
+    activationTimeoutSeconds: positiveSeconds.default(60),
+    /** An agent account without any agent for this long is removed with its cache (fractions allowed, for tests). */
+    cleanupGraceSeconds: positiveSeconds.default(600),
+    /** Largest JSON body the account routes accept. */
+    maxBodyBytes: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(1024 * 1024),
+    /** Largest `limit` of a page of accounts. */
+    maxPageSize: z.coerce.number().int().min(1).max(100_000).default(1000),
+  })
+  .strict();
+
+const clusterSchema = z
+  .object({
+    /** How replicas find each other: `database` (heartbeat rows in the shared database) or `kubernetes` (Endpoints watch). */
+    discovery: z.enum(['database', 'kubernetes']).default('database'),
+    /** database mode: how often this replica writes its heartbeat row and re-reads the others (fractions allowed, for tests). */
+    heartbeatIntervalSeconds: positiveSeconds.default(5),
+    /** database mode: a replica whose heartbeat is older than this is dead and not listed. */
+    deadAfterSeconds: positiveSeconds.default(15),
+    /** kubernetes mode: namespace of the gateway's Endpoints; default read from the service-account namespace file. */
+    namespace: z.string().min(1).max(63).optional(),
+    /** kubernetes mode: only Endpoints whose name starts with this are replicas. */
+    endpointsPrefix: z.string().min(1).max(253).default('spin-clouddriver'),
+    /** kubernetes mode: the Endpoints port (by name) replicas serve HTTP on. */
+    portName: z.string().min(1).max(63).default('http'),
+    /** kubernetes mode: kubeconfig file (out-of-cluster runs, tests); in-cluster service account when unset. */
+    kubeconfigFile: z.string().min(1).optional(),
+    /** kubernetes mode: context of kubeconfigFile; its current context when unset. */
+    context: z.string().min(1).optional(),
+  })
+  .strict();
+
 const baseSchema = z
   .object({
     /** Replica id; defaults to `${hostname}-${httpPort}`, or a random id when the HTTP port is ephemeral. */
@@ -59,9 +195,32 @@ const baseSchema = z
     operations: operationsSchema.default(() => operationsSchema.parse({})),
     /** URL other replicas and clients reach this one at (for /armory/clouddrivers); defaults to the HTTP URL. */
     baseUrl: z.url().optional(),
+    /**
+     * Development only: requests without credentials are admitted with every right, and any agent may register any
+     * account name. Logged as a warning at start-up. Presented credentials are still verified.
+     */
+    insecure: z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean()).default(false),
+    /** TLS on both ports (HTTP/2 + HTTP/1.1 on the HTTP port, HTTP/2 on the gRPC port). */
+    tls: tlsSchema.optional(),
+    auth: authSchema.default(() => authSchema.parse({})),
+    authorization: authorizationSchema.default(() => authorizationSchema.parse({})),
+    accounts: accountsSchema.default(() => accountsSchema.parse({})),
+    /** How gateway replicas discover each other (for /armory/clouddrivers). */
+    cluster: clusterSchema.default(() => clusterSchema.parse({})),
   })
   .strict();
 
+/** TLS settings of the gateway. */
+export type GatewayTlsConfig = z.output<typeof tlsSchema>;
+/** Authentication settings of the gateway. */
+export type GatewayAuthConfig = z.output<typeof authSchema>;
+/** One authorization rule. */
+export type AuthorizationRule = z.output<typeof ruleSchema>;
+/** A role an authorization rule grants. */
+export type Role = z.output<typeof roleSchema>;
+
+/** Replica discovery settings of the gateway. */
+export type GatewayClusterConfig = z.output<typeof clusterSchema>;
 /** The resolved gateway configuration. */
 export interface GatewayConfig {
   id: string;
@@ -70,17 +229,28 @@ export interface GatewayConfig {
   grpcPort: number;
   database: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  agents: { heartbeatIntervalSeconds: number; deadAfterSeconds: number; maxUnacked: number };
+  agents: { heartbeatIntervalSeconds: number; deadAfterSeconds: number; maxUnacked: number; maxStreamAgeSeconds: number };
   cache: { resumeMaxAgeSeconds: number };
   operations: { defaultTimeoutSeconds: number; agentWaitSeconds: number; sweepIntervalMs: number; maxManifestBytes: number };
   baseUrl?: string;
+  insecure: boolean;
+  tls?: GatewayTlsConfig;
+  auth: GatewayAuthConfig;
+  authorization: { rules: AuthorizationRule[] };
+  accounts: { activationTimeoutSeconds: number; cleanupGraceSeconds: number; maxBodyBytes: number; maxPageSize: number };
+  cluster: GatewayClusterConfig;
 }
 
 /** What a config file, the environment or overrides may hold: any subset of {@link GatewayConfig}. */
-export type GatewayConfigInput = Partial<Omit<GatewayConfig, 'agents' | 'cache' | 'operations'>> & {
+export type GatewayConfigInput = Partial<Omit<GatewayConfig, 'agents' | 'cache' | 'operations' | 'tls' | 'auth' | 'authorization' | 'accounts' | 'cluster'>> & {
   agents?: Partial<GatewayConfig['agents']>;
   cache?: Partial<GatewayConfig['cache']>;
   operations?: Partial<GatewayConfig['operations']>;
+  tls?: z.input<typeof tlsSchema>;
+  auth?: z.input<typeof authSchema>;
+  authorization?: z.input<typeof authorizationSchema>;
+  accounts?: Partial<GatewayConfig['accounts']>;
+  cluster?: Partial<GatewayClusterConfig>;
 };
 
 /** The schema of {@link GatewayConfig}; every default lives here. Parse errors name the offending key. */
@@ -91,6 +261,13 @@ export const gatewayConfigSchema: z.ZodType<GatewayConfig> = baseSchema
         code: 'custom',
         path: ['agents', 'deadAfterSeconds'],
         message: `must be greater than agents.heartbeatIntervalSeconds (${c.agents.heartbeatIntervalSeconds})`,
+      });
+    }
+    if (c.cluster.deadAfterSeconds <= c.cluster.heartbeatIntervalSeconds) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['cluster', 'deadAfterSeconds'],
+        message: `must be greater than cluster.heartbeatIntervalSeconds (${c.cluster.heartbeatIntervalSeconds})`,
       });
     }
   })
@@ -145,7 +322,7 @@ export function gatewayEnvVariables(): Map<string, string[]> {
       const path = [...prefix, key];
       const inner = unwrapObject(value);
       if (inner) walk(inner, path);
-      else out.set(`OUTPOST_GATEWAY_${path.map(snakeUpper).join('_')}`, path);
+      else if (!isArraySchema(value)) out.set(`OUTPOST_GATEWAY_${path.map(snakeUpper).join('_')}`, path);
     }
   };
   walk(baseSchema.shape as Record<string, unknown>, []);
@@ -188,6 +365,12 @@ function unwrapObject(schema: unknown): Record<string, unknown> | undefined {
   let s = schema as { def?: { type?: string; innerType?: unknown; shape?: Record<string, unknown> } };
   while (s?.def && (s.def.type === 'default' || s.def.type === 'optional')) s = s.def.innerType as typeof s;
   return s?.def?.type === 'object' ? s.def.shape : undefined;
+}
+
+function isArraySchema(schema: unknown): boolean {
+  let s = schema as { def?: { type?: string; innerType?: unknown } };
+  while (s?.def && (s.def.type === 'default' || s.def.type === 'optional')) s = s.def.innerType as typeof s;
+  return s?.def?.type === 'array';
 }
 
 function snakeUpper(key: string): string {

@@ -4,7 +4,7 @@
  * close the database).
  */
 import { getRequestListener } from '@hono/node-server';
-import type { ConnectRouter } from '@connectrpc/connect';
+import { Code, ConnectError, type ConnectRouter } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { openDatabase, type Database } from '../db/database.js';
 import { AgentService } from '../gen/outpost/agent/v1/agent_pb.js';
@@ -14,19 +14,31 @@ import { OperationService } from '../gen/outpost/api/v1/operation_service_pb.js'
 import { createLogger, type Logger } from '../shared/logger.js';
 import { createAccountStore } from './agents/account-store.js';
 import { serveAgentStream, type AgentSessionDeps } from './agents/agent-session.js';
+import { createAccountCommandBus, type AccountCommandBus, type DynamicAccountSource } from './agents/account-commands.js';
+import { createAgentSessionStore, staleAfterSeconds } from './agents/agent-session-store.js';
 import { createSessionRegistry } from './agents/session-registry.js';
 import { createAccountService } from './api/account-service.js';
+import { createAccountAdmin } from './accounts/account-admin.js';
+import { createAccountCleanup } from './accounts/account-cleanup.js';
+import { createAccountSweeper } from './accounts/account-sweeper.js';
+import { createDynamicAccountSource } from './accounts/dynamic-account-source.js';
+import { createAgentListing } from './api/list-agents.js';
 import { createObjectService } from './api/object-service.js';
 import { createOperationService } from './api/operation-service.js';
 import { createObjectWriter } from './cache/object-writer.js';
 import { createSyncState } from './cache/sync-state.js';
 import type { GatewayConfig } from './config.js';
 import { createDispatch } from './cluster/dispatch.js';
+import { createReplicaDirectory, type ReplicaDirectory } from './cluster/replica-directory.js';
 import { createErrorInterceptor } from './errors.js';
 import { createOperationManager } from './operations/operation-manager.js';
 import { createOperationStore } from './operations/operation-store.js';
 import { createRestApp } from './rest/rest-app.js';
+import { RECONNECT_HEADER, RECONNECT_NOW } from './agents/stream-timers.js';
+import { createAuthenticator } from './auth/authenticator.js';
+import { authContextValues, createAuthInterceptor, principalOf } from './auth/connect-auth.js';
 import { listenGatewayServers } from './servers.js';
+import { createTlsContextSource } from './auth/tls-context.js';
 
 export { gatewayConfigSchema, loadGatewayConfig, GatewayConfigError, type GatewayConfig, type GatewayConfigInput } from './config.js';
 
@@ -41,23 +53,46 @@ const SHUTDOWN_GRACE_MS = 5000;
 /** A started gateway. `close()` must be awaited before the process exits or the database is reused. */
 export interface RunningGateway {
   readonly id: string;
-  /** `http://host:port` of the HTTP/1.1 port (Connect JSON, REST). */
+  /** `http://host:port` of the HTTP/1.1 port (Connect JSON, REST); `https://` (HTTP/2 + HTTP/1.1) with TLS. */
   readonly httpUrl: string;
-  /** `http://host:port` of the h2c port (gRPC: agents, buf curl, gRPC clients). */
+  /** `http://host:port` of the h2c port (gRPC: agents, buf curl, gRPC clients); `https://` with TLS. */
   readonly grpcUrl: string;
   readonly database: Database;
+  /** Pushes account commands to this replica's live agent streams (by zone). */
+  readonly accountCommands: AccountCommandBus;
   /** Drains: health turns 503, agent streams end cleanly, sockets close, then the database closes. Idempotent. */
   close(): Promise<void>;
+}
+
+/** Parts a caller may supply to {@link startGateway}; defaults otherwise. */
+export interface GatewayDeps {
+  logger?: Logger;
+  /** Dynamic accounts pushed to each agent stream after its Welcome; none by default. */
+  dynamicAccounts?: DynamicAccountSource;
 }
 
 /**
  * Opens the database (applying migrations), binds both ports and starts serving. Rejects — leaving nothing open —
  * when the database cannot be opened or a port cannot be bound.
  */
-export async function startGateway(config: GatewayConfig, deps: { logger?: Logger } = {}): Promise<RunningGateway> {
+export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}): Promise<RunningGateway> {
   const logger = (deps.logger ?? createLogger({ name: 'gateway', level: config.logLevel })).child({ gatewayId: config.id });
-  const database = await openDatabase(config.database);
+  if (config.insecure) {
+    logger.warn('INSECURE MODE: requests without credentials get every right and agents may register any account name; never use this outside development');
+  } else {
+    const problem = authSetupProblem(config);
+    if (problem) logger.warn(problem);
+  }
+  // Key, certificate and token files are read first: a gateway that cannot check credentials does not start.
+  const authenticator = createAuthenticator(config, { logger: logger.child({ component: 'auth' }) });
+  const tlsContext = config.tls ? createTlsContextSource(config.tls, logger.child({ component: 'tls' })) : undefined;
+  const database = await openDatabase(config.database).catch((err) => {
+    tlsContext?.close();
+    throw err;
+  });
   const registry = createSessionRegistry();
+  const accountCommands = createAccountCommandBus(registry);
+  const agentStaleAfterSeconds = staleAfterSeconds(config.agents.deadAfterSeconds);
   const operations = createOperationManager({
     gatewayId: config.id,
     store: createOperationStore(database),
@@ -78,6 +113,7 @@ export async function startGateway(config: GatewayConfig, deps: { logger?: Logge
     gatewayId: config.id,
     heartbeatIntervalSeconds: config.agents.heartbeatIntervalSeconds,
     deadAfterSeconds: config.agents.deadAfterSeconds,
+    maxStreamAgeSeconds: config.agents.maxStreamAgeSeconds,
     maxUnacked: config.agents.maxUnacked,
     resumeMaxAgeSeconds: config.cache.resumeMaxAgeSeconds,
     registry,
@@ -86,16 +122,52 @@ export async function startGateway(config: GatewayConfig, deps: { logger?: Logge
     syncState: createSyncState(database),
     logger: logger.child({ component: 'agent-stream' }),
     operations,
+    sessionStore: createAgentSessionStore(database),
+    dynamicAccounts: deps.dynamicAccounts ?? createDynamicAccountSource(database),
   };
+  const accountAdmin = createAccountAdmin({ database, bus: accountCommands, limits: config.accounts, logger: logger.child({ component: 'accounts' }) });
+  const accountSweeper = createAccountSweeper({
+    database,
+    timeoutSeconds: config.accounts.activationTimeoutSeconds,
+    intervalMs: Math.max(50, Math.min(1000, config.accounts.activationTimeoutSeconds * 250)),
+    logger: logger.child({ component: 'accounts' }),
+  });
+  const accountCleanup = createAccountCleanup({
+    database,
+    graceSeconds: config.accounts.cleanupGraceSeconds,
+    intervalMs: Math.max(50, Math.min(30_000, config.accounts.cleanupGraceSeconds * 100)),
+    logger: logger.child({ component: 'accounts' }),
+  });
   const routes = (router: ConnectRouter) => {
-    router.service(AgentService, { connect: (requests) => serveAgentStream(requests, sessionDeps) });
+    router.service(AgentService, { connect: (requests, context) => serveAgentStream(requests, sessionDeps, principalOf(context.values)) });
     router.service(ObjectService, createObjectService(database));
-    router.service(AccountService, createAccountService(database));
+    router.service(AccountService, {
+      ...createAccountService(accountAdmin),
+      ...createAgentListing(database, { staleAfterSeconds: agentStaleAfterSeconds }),
+    });
     // Strict JSON: an unknown key (say, an operation kind this gateway does not know) is an error, not ignored.
     router.service(OperationService, createOperationService(operations, logger.child({ component: 'api' })), {
       jsonOptions: { ignoreUnknownFields: false },
     });
   };
+  let replicaDirectory: ReplicaDirectory;
+  try {
+    replicaDirectory = createReplicaDirectory({
+      id: config.id,
+      baseUrl: () => baseUrl,
+      isDraining: () => draining,
+      database,
+      config: config.cluster,
+      scheme: config.tls ? 'https' : 'http',
+      logger: logger.child({ component: 'cluster' }),
+    });
+  } catch (err) {
+    tlsContext?.close();
+    operations.close();
+    authenticator.close();
+    await database.close().catch(() => {});
+    throw err;
+  }
   const rest = createRestApp({
     id: config.id,
     baseUrl: () => baseUrl,
@@ -103,28 +175,40 @@ export async function startGateway(config: GatewayConfig, deps: { logger?: Logge
     isDraining: () => draining,
     logger: logger.child({ component: 'rest' }),
     operations,
+    authenticator,
+    agentStaleAfterSeconds,
+    accounts: accountAdmin,
+    replicas: replicaDirectory,
   });
   const handler = connectNodeAdapter({
     routes,
     // Same runtime objects; the two libraries only type the http2 response's write callback differently.
     fallback: getRequestListener(rest.fetch) as unknown as NodeHandlerFn,
     readMaxBytes: MAX_MESSAGE_BYTES,
-    interceptors: [createErrorInterceptor(logger.child({ component: 'api' }))],
+    contextValues: authContextValues,
+    interceptors: [createErrorInterceptor(logger.child({ component: 'api' })), createAuthInterceptor(authenticator)],
   });
 
   let servers;
   try {
-    servers = await listenGatewayServers(handler, config.host, config.httpPort, config.grpcPort);
+    servers = await listenGatewayServers(handler, config.host, config.httpPort, config.grpcPort, { tls: tlsContext });
   } catch (err) {
+    tlsContext?.close();
     operations.close();
+    authenticator.close();
     await database.close().catch(() => {});
     throw err;
   }
   operations.start();
+  accountSweeper.start();
+  accountCleanup.start();
   const urlHost = displayHost(config.host);
-  const httpUrl = `http://${urlHost}:${servers.httpPort}`;
-  const grpcUrl = `http://${urlHost}:${servers.grpcPort}`;
+  const scheme = servers.secure ? 'https' : 'http';
+  const httpUrl = `${scheme}://${urlHost}:${servers.httpPort}`;
+  const grpcUrl = `${scheme}://${urlHost}:${servers.grpcPort}`;
   if (!baseUrl) baseUrl = httpUrl;
+  // Discovery failures are logged and retried by the directory itself; they never stop the gateway serving.
+  await replicaDirectory.start().catch((err) => logger.error({ err }, 'replica discovery could not start; retrying'));
   logger.info({ httpUrl, grpcUrl, database: database.displayUrl }, 'gateway listening');
 
   let closing: Promise<void> | undefined;
@@ -132,18 +216,43 @@ export async function startGateway(config: GatewayConfig, deps: { logger?: Logge
     (closing ??= (async () => {
       draining = true;
       logger.info('gateway shutting down');
+      // Peers see this replica not ready at once, before its streams and sockets close.
+      await replicaDirectory.markDraining().catch(() => {});
       // Timers stop and waiters end first, so nothing touches the database after it closes.
       operations.close();
+      await accountSweeper.stop();
+      await accountCleanup.stop();
       const sockets = servers.close(SHUTDOWN_GRACE_MS);
       const sessions = registry.all();
-      for (const s of sessions) s.close();
+      // Agents reconnect at once (to another replica behind the same address) instead of waiting out a backoff.
+      const shuttingDown = new ConnectError('gateway shutting down; reconnect now', Code.Unavailable, { [RECONNECT_HEADER]: RECONNECT_NOW });
+      for (const s of sessions) s.close(shuttingDown);
       await Promise.race([Promise.all(sessions.map((s) => s.done)), delay(SHUTDOWN_GRACE_MS)]);
       await sockets;
+      await replicaDirectory.close();
+      tlsContext?.close();
+      authenticator.close();
       await database.close();
       logger.info('gateway stopped');
     })());
 
-  return { id: config.id, httpUrl, grpcUrl, database, close };
+  return { id: config.id, httpUrl, grpcUrl, database, accountCommands, close };
+}
+
+/**
+ * A secure gateway that nobody can use is a set-up mistake worth saying at start-up: no way to authenticate, or no
+ * rule granting any role. Returns the warning, or undefined when the set-up can admit someone.
+ */
+export function authSetupProblem(config: Pick<GatewayConfig, 'auth' | 'authorization' | 'tls'>): string | undefined {
+  const canAuthenticate =
+    config.auth.tokens.length > 0 || config.auth.jwt !== undefined || (config.tls !== undefined && config.tls.clientAuth !== 'NONE');
+  if (!canAuthenticate) {
+    return 'no credentials are configured (auth.tokens, auth.jwt, or tls.clientAuth with a CA): every request but GET /health will be refused; configure them, or run with --insecure for development only';
+  }
+  if (config.authorization.rules.length === 0) {
+    return 'authorization.rules is empty: authenticated callers get no role, so every request but GET /health will be refused with PERMISSION_DENIED';
+  }
+  return undefined;
 }
 
 function displayHost(host: string): string {

@@ -27,6 +27,9 @@ describe('agent configuration', () => {
     const config = loadAgentConfig(new URL('../../config/agent.example.yaml', import.meta.url).pathname, {});
     assert.equal(config.clouddriver.grpc, 'localhost:9091');
     assert.equal(config.clouddriver.tls?.serverName, 'gateway.example.com');
+    assert.equal(config.clouddriver.auth?.token, 'change-me');
+    assert.equal(config.clouddriver.auth?.tokenCommandIntervalSeconds, 300);
+    assert.equal(config.clouddriver.auth?.tokenCommandTimeoutSeconds, 30);
     assert.deepEqual(config.clouddriver.reconnect, { baseSeconds: 1, factor: 1.6, maxSeconds: 120 });
     assert.equal(config.kubernetes.accounts.length, 2);
     const [prod, local] = config.kubernetes.accounts;
@@ -118,6 +121,28 @@ describe('agent configuration', () => {
     assert.match(issuesOf(() => loadAgentConfig(file('list.yaml', '- a\n'), {}))[0]!.message, /mapping/);
     const config = loadAgentConfig(file('rel.yaml', 'kubernetes:\n  accounts:\n    - name: a\n      kubeconfigFile: kube/config\n'), {});
     assert.equal(config.kubernetes.accounts[0]!.kubeconfigFile, join(dir, 'kube/config'));
+  });
+
+  test('auth: one token source at a time; tokenCommand as a shell line or {command, args}; interval validated', () => {
+    const line = parseAgentConfig({ clouddriver: { auth: { tokenCommand: 'vault read -field=token x' } } }, {});
+    assert.deepEqual(line.clouddriver.auth?.tokenCommand, { command: 'vault read -field=token x' });
+    assert.equal(line.clouddriver.auth?.tokenCommandIntervalSeconds, AGENT_DEFAULTS.tokenCommandIntervalSeconds);
+    assert.equal(line.clouddriver.auth?.tokenCommandTimeoutSeconds, AGENT_DEFAULTS.tokenCommandTimeoutSeconds);
+    const args = parseAgentConfig({ clouddriver: { auth: { tokenCommand: { command: '/bin/echo', args: ['t'] }, tokenCommandIntervalSeconds: 60 } } }, {});
+    assert.deepEqual(args.clouddriver.auth?.tokenCommand, { command: '/bin/echo', args: ['t'] });
+    assert.equal(args.clouddriver.auth?.tokenCommandIntervalSeconds, 60);
+    const both = issuesOf(() => parseAgentConfig({ clouddriver: { auth: { token: 'a', tokenCommand: 'echo b' } } }, {}));
+    assert.deepEqual(both.map((i) => i.path), ['clouddriver.auth.tokenCommand']);
+    assert.match(both[0]!.message, /token and tokenCommand are mutually exclusive/);
+    // The environment token counts as a source too.
+    assert.match(issuesOf(() => parseAgentConfig({ clouddriver: { auth: { tokenFile: '/t' } } }, { OUTPOST_AGENT_TOKEN: 'x' }))[0]!.message, /mutually exclusive/);
+    assert.deepEqual(issuesOf(() => parseAgentConfig({ clouddriver: { auth: { tokenCommand: 'x', tokenCommandIntervalSeconds: 0 } } }, {})).map((i) => i.path), [
+      'clouddriver.auth.tokenCommandIntervalSeconds',
+    ]);
+    assert.deepEqual(issuesOf(() => parseAgentConfig({ clouddriver: { auth: { tokenCommand: '  ' } } }, {})).map((i) => i.path), ['clouddriver.auth.tokenCommand']);
+    assert.equal(parseAgentConfig({}, { OUTPOST_AGENT_TOKEN_FILE: '/run/token' }).clouddriver.auth?.tokenFile, '/run/token');
+    const rel = loadAgentConfig(file('token.yaml', 'clouddriver:\n  auth:\n    tokenFile: secrets/token\n'), {});
+    assert.equal(rel.clouddriver.auth?.tokenFile, join(dir, 'secrets/token'));
   });
 
   test('TLS: a client key needs a certificate', () => {

@@ -106,6 +106,28 @@ describe('outbox', () => {
     await assert.rejects(closedWait, OutboxClosedError);
   });
 
+  test('discardAccount drops the unsent data of one account (no empty batch, no sequence gap), keeps the others', async () => {
+    const { sent, outbox } = setup(1, 2);
+    const of = (account: string, name: string) => ({ ...event(name), account });
+    outbox.pushMarker({ account: 'gone', apiVersion: 'v1', kind: 'ConfigMap', phase: SyncPhase.START }); // sent: window now full
+    outbox.pushEvent(of('gone', 'g1'));
+    outbox.pushEvent(of('gone', 'g2')); // a full batch of 'gone' queued behind the window
+    outbox.pushEvent(of('kept', 'k1'));
+    outbox.pushEvent(of('gone', 'g3')); // mixed batch
+    outbox.pushMarker({ account: 'gone', apiVersion: 'v1', kind: 'ConfigMap', phase: SyncPhase.END });
+    outbox.pushEvent(of('gone', 'g4')); // pending, its flush timer running
+    outbox.discardAccount('gone');
+    outbox.ack(1n);
+    await new Promise((r) => setTimeout(r, 30));
+    outbox.ack(2n);
+    await new Promise((r) => setTimeout(r, 30));
+    assert.deepEqual(sent.map((m) => m.message.case), ['sync', 'events']);
+    assert.deepEqual(sent.map((m) => (m.message.value as { sequence: bigint }).sequence), [1n, 2n]);
+    assert.deepEqual(sent[1]!.message.case === 'events' && sent[1]!.message.value.events.map((e) => e.name), ['k1']);
+    assert.equal(outbox.isReady(), true);
+    outbox.close();
+  });
+
   test('messages serialize', () => {
     const { sent, outbox } = setup(1);
     outbox.pushMarker({ account: 'a', apiVersion: 'v1', kind: 'Pod', watchNamespace: 'demo', phase: SyncPhase.START });

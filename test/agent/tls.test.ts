@@ -33,3 +33,40 @@ test('mTLS to the gateway (CA file, client certificate, server name) and an HTTP
     await h.close();
   }
 });
+
+test('TLS misconfigurations fail with a clear reason and a hint, then retry', async () => {
+  const gatewayCa = await createCertificateAuthority({ hosts: ['gateway.test'] });
+  const otherCa = await createCertificateAuthority({ hosts: ['gateway.test'] });
+  const tlsGateway = { tls: { certPem: gatewayCa.certPem, keyPem: gatewayCa.keyPem } };
+  const cases = [
+    {
+      what: 'a CA that did not sign the gateway certificate',
+      gateway: tlsGateway,
+      clouddriver: (dir: string) => {
+        const ca = join(dir, 'other-ca.pem');
+        writeFileSync(ca, otherCa.caPem);
+        return { insecure: false, tls: { cacertFile: ca, serverName: 'gateway.test' } };
+      },
+      expect: /unable to verify the first certificate — the gateway certificate is not trusted: set clouddriver\.tls\.cacertFile/,
+    },
+    { what: 'TLS towards a plaintext port', gateway: {}, clouddriver: () => ({ insecure: false }), expect: /wrong version number.* — the gateway port does not answer TLS: set clouddriver\.insecure: true/ },
+    { what: 'plaintext towards a TLS port', gateway: tlsGateway, clouddriver: () => ({ insecure: true }), expect: /if the gateway port serves TLS, set clouddriver\.insecure: false/ },
+    {
+      what: 'a missing CA file',
+      gateway: tlsGateway,
+      clouddriver: () => ({ insecure: false, tls: { cacertFile: '/nonexistent/ca.pem' } }),
+      expect: /clouddriver\.tls\.cacertFile: cannot read \/nonexistent\/ca\.pem: ENOENT/,
+    },
+  ];
+  for (const c of cases) {
+    const h = await startHarness({ seed: 'none', gateway: c.gateway, configFrom: (dir) => ({ clouddriver: c.clouddriver(dir) }) });
+    try {
+      await h.gateway.waitFor(() => (h.logs.text().match(/cannot connect to the gateway/g)?.length ?? 0) >= 2, 8000, `two failed attempts (${c.what})`);
+      const line = h.logs.lines().find((l) => String(l.msg).startsWith('cannot connect to the gateway'))!;
+      assert.match(String(line.msg), c.expect, c.what);
+      assert.equal(h.agent.status().connected, false);
+    } finally {
+      await h.close();
+    }
+  }
+});

@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { testDrivers } from '../helpers/databases.js';
 import {
+  Code,
   configMap,
   connectAgent,
   event,
@@ -247,7 +248,7 @@ for (const driver of testDrivers()) {
       await s.ended;
     });
 
-    test('gateway shutdown ends agent streams cleanly and marks their accounts INACTIVE before the database closes', async () => {
+    test('gateway shutdown ends agent streams with a reconnect-now UNAVAILABLE and marks their accounts INACTIVE before the database closes', async () => {
       const s = openAgentStream(t.gateway.grpcUrl);
       await connectAgent(s, 'agent-down', [{ name: 'down' }]);
       s.send(events(1, [event('down', EventType.ADDED, configMap('kept', 1))]));
@@ -261,7 +262,9 @@ for (const driver of testDrivers()) {
       };
       const started = Date.now();
       await t.gateway.close();
-      assert.equal(await s.ended, undefined, 'the stream ends without an error');
+      const ended = await s.ended;
+      assert.equal(ended?.code, Code.Unavailable, 'the agent is told to go elsewhere');
+      assert.equal(ended?.metadata.get('x-outpost-reconnect'), 'now');
       assert.deepEqual(states, ['INACTIVE']);
       assert.ok(Date.now() - started < 5000);
     });

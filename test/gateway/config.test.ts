@@ -20,7 +20,7 @@ describe('gateway config', () => {
     assert.equal(c.grpcPort, 9091);
     assert.equal(c.database, '.outpost/db');
     assert.equal(c.logLevel, 'info');
-    assert.deepEqual(c.agents, { heartbeatIntervalSeconds: 10, deadAfterSeconds: 30, maxUnacked: 32 });
+    assert.deepEqual(c.agents, { heartbeatIntervalSeconds: 10, deadAfterSeconds: 30, maxUnacked: 32, maxStreamAgeSeconds: 7200 });
     assert.deepEqual(c.cache, { resumeMaxAgeSeconds: 300 });
     assert.deepEqual(c.operations, { defaultTimeoutSeconds: 30, agentWaitSeconds: 10, sweepIntervalMs: 1000, maxManifestBytes: 1024 * 1024 });
     assert.match(c.id, /-7002$/);
@@ -48,7 +48,7 @@ describe('gateway config', () => {
       assert.equal(c.grpcPort, 2001);
       assert.equal(c.database, 'postgres://x@db/outpost');
       assert.equal(c.id, 'gw-9');
-      assert.deepEqual(c.agents, { heartbeatIntervalSeconds: 10, deadAfterSeconds: 45, maxUnacked: 5 });
+      assert.deepEqual(c.agents, { heartbeatIntervalSeconds: 10, deadAfterSeconds: 45, maxUnacked: 5, maxStreamAgeSeconds: 7200 });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -57,21 +57,48 @@ describe('gateway config', () => {
   test('every key has an environment variable', () => {
     const names = [...gatewayEnvVariables().keys()].sort();
     assert.deepEqual(names, [
+      'OUTPOST_GATEWAY_ACCOUNTS_ACTIVATION_TIMEOUT_SECONDS',
+      'OUTPOST_GATEWAY_ACCOUNTS_CLEANUP_GRACE_SECONDS',
+      'OUTPOST_GATEWAY_ACCOUNTS_MAX_BODY_BYTES',
+      'OUTPOST_GATEWAY_ACCOUNTS_MAX_PAGE_SIZE',
       'OUTPOST_GATEWAY_AGENTS_DEAD_AFTER_SECONDS',
       'OUTPOST_GATEWAY_AGENTS_HEARTBEAT_INTERVAL_SECONDS',
+      'OUTPOST_GATEWAY_AGENTS_MAX_STREAM_AGE_SECONDS',
       'OUTPOST_GATEWAY_AGENTS_MAX_UNACKED',
+      'OUTPOST_GATEWAY_AUTH_JWT_AUDIENCE',
+      'OUTPOST_GATEWAY_AUTH_JWT_CLOCK_TOLERANCE_SECONDS',
+      'OUTPOST_GATEWAY_AUTH_JWT_ISSUER',
+      'OUTPOST_GATEWAY_AUTH_JWT_PUBLIC_KEY_FILE',
+      'OUTPOST_GATEWAY_AUTH_JWT_SECRET_FILE',
+      'OUTPOST_GATEWAY_AUTH_JWT_SUBJECT_CLAIM',
+      'OUTPOST_GATEWAY_AUTH_READ_ACCESS',
+      'OUTPOST_GATEWAY_AUTH_REPLICA_SECRET_FILE',
       'OUTPOST_GATEWAY_BASE_URL',
       'OUTPOST_GATEWAY_CACHE_RESUME_MAX_AGE_SECONDS',
+      'OUTPOST_GATEWAY_CLUSTER_CONTEXT',
+      'OUTPOST_GATEWAY_CLUSTER_DEAD_AFTER_SECONDS',
+      'OUTPOST_GATEWAY_CLUSTER_DISCOVERY',
+      'OUTPOST_GATEWAY_CLUSTER_ENDPOINTS_PREFIX',
+      'OUTPOST_GATEWAY_CLUSTER_HEARTBEAT_INTERVAL_SECONDS',
+      'OUTPOST_GATEWAY_CLUSTER_KUBECONFIG_FILE',
+      'OUTPOST_GATEWAY_CLUSTER_NAMESPACE',
+      'OUTPOST_GATEWAY_CLUSTER_PORT_NAME',
       'OUTPOST_GATEWAY_DATABASE',
       'OUTPOST_GATEWAY_GRPC_PORT',
       'OUTPOST_GATEWAY_HOST',
       'OUTPOST_GATEWAY_HTTP_PORT',
       'OUTPOST_GATEWAY_ID',
+      'OUTPOST_GATEWAY_INSECURE',
       'OUTPOST_GATEWAY_LOG_LEVEL',
       'OUTPOST_GATEWAY_OPERATIONS_AGENT_WAIT_SECONDS',
       'OUTPOST_GATEWAY_OPERATIONS_DEFAULT_TIMEOUT_SECONDS',
       'OUTPOST_GATEWAY_OPERATIONS_MAX_MANIFEST_BYTES',
       'OUTPOST_GATEWAY_OPERATIONS_SWEEP_INTERVAL_MS',
+      'OUTPOST_GATEWAY_TLS_CA_FILE',
+      'OUTPOST_GATEWAY_TLS_CERT_FILE',
+      'OUTPOST_GATEWAY_TLS_CLIENT_AUTH',
+      'OUTPOST_GATEWAY_TLS_KEY_FILE',
+      'OUTPOST_GATEWAY_TLS_RELOAD_INTERVAL_SECONDS',
     ]);
   });
 
@@ -82,6 +109,8 @@ describe('gateway config', () => {
       [{ overrides: { logLevel: 'loud' as never } }, /logLevel/],
       [{ overrides: { agents: { heartbeatIntervalSeconds: 30, deadAfterSeconds: 10 } } }, /agents\.deadAfterSeconds: must be greater/],
       [{ overrides: { baseUrl: 'not a url' } }, /baseUrl/],
+      [{ overrides: { cluster: { heartbeatIntervalSeconds: 5, deadAfterSeconds: 5 } } }, /cluster\.deadAfterSeconds: must be greater/],
+      [{ overrides: { cluster: { discovery: 'gossip' as never } } }, /cluster\.discovery/],
       [{ overrides: { bogus: 1 } as never }, /bogus/],
     ];
     for (const [opts, pattern] of cases) {

@@ -14,7 +14,7 @@ import {
   type ConnectResponse,
   type Welcome,
 } from '../../src/gen/outpost/agent/v1/agent_pb.js';
-import { loadGatewayConfig, startGateway, type GatewayConfigInput, type RunningGateway } from '../../src/gateway/index.js';
+import { loadGatewayConfig, startGateway, type GatewayConfigInput, type GatewayDeps, type RunningGateway } from '../../src/gateway/index.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 
@@ -30,13 +30,13 @@ export interface TestGateway {
 }
 
 /** Starts a gateway with test-friendly settings on ephemeral ports. */
-export async function startTestGateway(driver: 'pglite' | 'postgres', overrides: GatewayConfigInput = {}): Promise<TestGateway> {
+export async function startTestGateway(driver: 'pglite' | 'postgres', overrides: GatewayConfigInput = {}, deps: Omit<GatewayDeps, 'logger'> = {}): Promise<TestGateway> {
   const testDb = await createTestDatabase(driver);
   const config = loadGatewayConfig({
     env: {},
-    overrides: { host: '127.0.0.1', httpPort: 0, grpcPort: 0, database: testDb.url, id: 'gw-test', ...overrides },
+    overrides: { host: '127.0.0.1', httpPort: 0, grpcPort: 0, database: testDb.url, id: 'gw-test', insecure: true, ...overrides },
   });
-  const gateway = await startGateway(config, { logger: createSilentLogger() });
+  const gateway = await startGateway(config, { logger: createSilentLogger(), ...deps });
   return {
     gateway,
     testDb,
@@ -71,9 +71,10 @@ export interface TestAgentStream {
   abort(): void;
 }
 
-/** Opens `AgentService.Connect` over gRPC (HTTP/2) against the gateway's gRPC port. */
-export function openAgentStream(grpcUrl: string): TestAgentStream {
+/** Opens `AgentService.Connect` over gRPC (HTTP/2) against the gateway's gRPC port (with a bearer token when given). */
+export function openAgentStream(grpcUrl: string, options: { bearer?: string } = {}): TestAgentStream {
   const client = createClient(AgentService, createGrpcTransport({ baseUrl: grpcUrl }));
+  const headers = options.bearer ? { authorization: `Bearer ${options.bearer}` } : undefined;
   const pending: RequestInit[] = [];
   let wake: (() => void) | undefined;
   let closed = false;
@@ -96,7 +97,7 @@ export function openAgentStream(grpcUrl: string): TestAgentStream {
   let failure: ConnectError | undefined;
   const ended = (async () => {
     try {
-      for await (const res of client.connect(requests, { signal: abort.signal })) {
+      for await (const res of client.connect(requests, { signal: abort.signal, headers })) {
         received.push(res);
         if (res.message.case !== 'heartbeat') queue.push(res);
         notify?.();
@@ -149,8 +150,15 @@ export function openAgentStream(grpcUrl: string): TestAgentStream {
   };
 }
 
-/** A Hello for one or more accounts, all on cluster `https://cluster-<name>:6443` unless given otherwise. */
-export function hello(agentId: string, accounts: { name: string; apiHost?: string; caFingerprint?: string }[]): RequestInit['message'] {
+/**
+ * A Hello for one or more accounts, all on cluster `https://cluster-<name>:6443` unless given otherwise; `extra`
+ * overrides the zone or resumes a session.
+ */
+export function hello(
+  agentId: string,
+  accounts: { name: string; apiHost?: string; caFingerprint?: string }[],
+  extra: { zone?: string; resumeSessionId?: string; resumeSessionToken?: string } = {},
+): RequestInit['message'] {
   return {
     case: 'hello',
     value: {
@@ -158,6 +166,7 @@ export function hello(agentId: string, accounts: { name: string; apiHost?: strin
       zone: 'test',
       version: 'test',
       replicas: 1,
+      ...extra,
       accounts: accounts.map((a) => ({
         name: a.name,
         apiHost: a.apiHost ?? `https://cluster-${a.name}:6443`,

@@ -24,7 +24,7 @@ const getJson = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', nam
 async function start(url: string): Promise<RunningGateway> {
   const config = loadGatewayConfig({
     env: {},
-    overrides: { host: '127.0.0.1', httpPort: 0, grpcPort: 0, database: url, id: 'gw-r', operations: { agentWaitSeconds: 2, sweepIntervalMs: 100 } },
+    overrides: { host: '127.0.0.1', httpPort: 0, grpcPort: 0, database: url, id: 'gw-r', insecure: true, operations: { agentWaitSeconds: 2, sweepIntervalMs: 100 } },
   });
   return startGateway(config, { logger: createSilentLogger() });
 }

@@ -54,7 +54,7 @@ export async function startTestSystem(options: TestSystemOptions): Promise<TestS
   const kubeconfig = join(dir, 'kubeconfig');
   await sandbox.writeKubeconfig(kubeconfig);
   const gatewayConfig = (httpPort: number, grpcPort: number) =>
-    loadGatewayConfig({ env: {}, overrides: { httpPort, grpcPort, host: '127.0.0.1', database: dbUrl, id: 'gw-1' } });
+    loadGatewayConfig({ env: {}, overrides: { httpPort, grpcPort, host: '127.0.0.1', database: dbUrl, id: 'gw-1', insecure: true } });
   let gateway = await startGateway(gatewayConfig(0, 0), { logger: logger.child({ component: 'gateway' }) });
   const grpcPort = Number(new URL(gateway.grpcUrl).port);
   const httpPort = Number(new URL(gateway.httpUrl).port);

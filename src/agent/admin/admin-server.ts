@@ -1,6 +1,6 @@
 /**
- * The agent's local admin HTTP server: `/health` (liveness, with connection state) and `/status` (accounts and
- * watches). It binds to 127.0.0.1 only: the agent accepts no other inbound connection.
+ * The agent's local admin HTTP server: `/health` (liveness, with connection state), `/status` (accounts and
+ * watches) and `/accounts` (each account with its source, file or dynamic, its verdict and reason, and its watches). It binds to 127.0.0.1 only: the agent accepts no other inbound connection.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -26,7 +26,8 @@ export async function startAdminServer(port: number, status: () => AgentStatus, 
       return reply(200, { status: 'UP', connected: s.connected, sessionId: s.sessionId ?? null });
     }
     if (path === '/status') return reply(200, status());
-    reply(404, { error: `no route ${path}; try /health or /status` });
+    if (path === '/accounts') return reply(200, { accounts: status().accounts });
+    reply(404, { error: `no route ${path}; try /health, /status or /accounts` });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -11,6 +11,12 @@ export const AGENT_DEFAULTS = {
   keepAliveHeartbeatSeconds: 20,
   /** A peer silent for this many heartbeat intervals is considered dead. */
   deadPeerIntervals: 3,
+  /** How often `clouddriver.auth.tokenCommand` is re-run (and the longest a token from it is used for new connections). */
+  tokenCommandIntervalSeconds: 300,
+  /** A token command running longer than this is killed (its previous token is kept). */
+  tokenCommandTimeoutSeconds: 30,
+  /** How often the configuration file is checked for changes (accounts are reloaded without a restart). */
+  configPollMs: 1000,
   /** Reconnect backoff: exponential with full jitter. */
   reconnect: { baseSeconds: 1, factor: 1.6, maxSeconds: 120 },
   /** Agent zone when neither the config nor POD_NAMESPACE gives one. */

@@ -34,6 +34,7 @@ export class AgentConfigError extends Error {
 export const AGENT_ENV_OVERRIDES: ReadonlyArray<{ env: string; path: string[]; type: 'string' | 'boolean' | 'number' }> = [
   { env: 'OUTPOST_AGENT_GRPC', path: ['clouddriver', 'grpc'], type: 'string' },
   { env: 'OUTPOST_AGENT_TOKEN', path: ['clouddriver', 'auth', 'token'], type: 'string' },
+  { env: 'OUTPOST_AGENT_TOKEN_FILE', path: ['clouddriver', 'auth', 'tokenFile'], type: 'string' },
   { env: 'OUTPOST_AGENT_INSECURE', path: ['clouddriver', 'insecure'], type: 'boolean' },
   { env: 'OUTPOST_AGENT_ID', path: ['agent', 'id'], type: 'string' },
   { env: 'OUTPOST_AGENT_ZONE', path: ['agent', 'zone'], type: 'string' },
@@ -102,6 +103,8 @@ export function parseAgentConfig(
   config.agent.id ??= env.POD_NAME || hostname();
   config.agent.zone ??= env.POD_NAMESPACE || AGENT_DEFAULTS.zone;
   if (options.baseDir !== undefined) {
+    const auth = config.clouddriver.auth;
+    if (auth?.tokenFile !== undefined && !isAbsolute(auth.tokenFile)) auth.tokenFile = resolve(options.baseDir, auth.tokenFile);
     for (const account of config.kubernetes.accounts) {
       if (account.kubeconfigFile !== undefined && !isAbsolute(account.kubeconfigFile)) {
         account.kubeconfigFile = resolve(options.baseDir, account.kubeconfigFile);
@@ -122,6 +125,11 @@ export function loadAgentConfig(file: string, env: NodeJS.ProcessEnv = process.e
   } catch (err) {
     throw new AgentConfigError(file, [{ path: '', message: `cannot read file: ${(err as Error).message}` }]);
   }
+  return parseAgentConfigText(text, file, env);
+}
+
+/** Validates the YAML text of the configuration file `file` (already read). Throws {@link AgentConfigError}. */
+export function parseAgentConfigText(text: string, file: string, env: NodeJS.ProcessEnv = process.env): AgentConfig {
   const doc = parseDocument(text, { prettyErrors: true });
   if (doc.errors.length > 0) {
     throw new AgentConfigError(

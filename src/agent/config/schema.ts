@@ -37,6 +37,33 @@ const tlsSchema = z
     path: ['clientKeyFile'],
   });
 
+/**
+ * `clouddriver.auth.tokenCommand`: a shell command line, or the reference's `{command, args}` (run without a shell
+ * when `args` is given). Normalized to `{command, args?}`.
+ */
+const tokenCommandSchema = z
+  .union([
+    z.string().trim().min(1, 'the token command is empty'),
+    z.strictObject({ command: z.string().trim().min(1, 'the token command is empty'), args: z.array(z.string()).optional() }),
+  ])
+  .transform((value) => (typeof value === 'string' ? { command: value } : value));
+
+/** Bearer token of the stream: a static token, a file read on each connection attempt, or a command re-run. */
+const authSchema = z
+  .strictObject({
+    token: z.string().optional(),
+    tokenFile: z.string().min(1).optional(),
+    tokenCommand: tokenCommandSchema.optional(),
+    tokenCommandIntervalSeconds: z.number().positive().default(AGENT_DEFAULTS.tokenCommandIntervalSeconds),
+    tokenCommandTimeoutSeconds: z.number().positive().max(600).default(AGENT_DEFAULTS.tokenCommandTimeoutSeconds),
+  })
+  .superRefine((auth, ctx) => {
+    const sources = (['token', 'tokenFile', 'tokenCommand'] as const).filter((k) => auth[k] !== undefined && auth[k] !== '');
+    if (sources.length > 1) {
+      ctx.addIssue({ code: 'custom', message: `${sources.join(' and ')} are mutually exclusive: set one token source`, path: [sources[1]!] });
+    }
+  });
+
 const reconnectSchema = z.strictObject({
   baseSeconds: positiveSeconds.default(AGENT_DEFAULTS.reconnect.baseSeconds),
   factor: z.number().min(1).default(AGENT_DEFAULTS.reconnect.factor),
@@ -56,12 +83,7 @@ const clouddriverSchema = z
     grpc: hostPort.default(AGENT_DEFAULTS.grpc),
     insecure: z.boolean().default(AGENT_DEFAULTS.insecure),
     tls: tlsSchema.optional(),
-    auth: z
-      .strictObject({
-        token: z.string().optional(),
-        tokenCommand: ignored,
-      })
-      .optional(),
+    auth: authSchema.optional(),
     keepAliveHeartbeatSeconds: z.number().int().min(0).default(AGENT_DEFAULTS.keepAliveHeartbeatSeconds),
     reconnect: reconnectSchema.optional(),
     backoff: referenceBackoffSchema.optional(),
@@ -92,7 +114,11 @@ const crdSchema = z.strictObject({
   versioned: ignored,
 });
 
-const accountSchema = z
+/**
+ * One `kubernetes.accounts[]` entry. Also validates accounts pushed by the gateway (AccountCommand), so both sources
+ * obey the same rules.
+ */
+export const accountSchema = z
   .strictObject({
     name: z
       .string()

@@ -1,17 +1,32 @@
 /**
- * Keeps the agent connected: prepares the accounts, opens a session, and when it ends reconnects forever with
- * exponential backoff and full jitter, logging each failure (address, error, next retry). Account preparation is
- * redone when it failed or is older than a minute, so a reconnect also picks up new kinds and RBAC changes.
+ * Keeps the agent connected: refreshes the accounts, gets the bearer token, opens a session, and when it ends
+ * reconnects forever with exponential backoff and full jitter, logging each failure (address, error, next retry).
+ * Account preparation is redone when it failed or is older than a minute, so a reconnect also picks up new kinds and
+ * RBAC changes. Headers (and so the token) are recomputed for every attempt; after the gateway refused the
+ * credentials (UNAUTHENTICATED, e.g. the stream ended because its JWT expired) the token source fetches a new token
+ * first. The session token is kept when a welcomed stream ends that way, so the next Hello resumes the session.
+ * A welcomed stream the gateway ended on purpose (its maximum age, trailer `x-outpost-reconnect: now`) is not a
+ * failure: the agent reconnects at once, resumes its session, and the backoff starts over.
  */
+import { Code, ConnectError } from '@connectrpc/connect';
 import type { Logger } from 'pino';
-import { prepareAccount } from '../account/prepare-account.js';
+import type { AccountManager } from '../account/account-manager.js';
 import type { AgentConfig } from '../config/schema.js';
 import type { OperationRunner } from '../operations/operation-runner.js';
 import { backoffDelayMs, sleep } from './backoff.js';
 import { runSession, SessionEndedError, type SessionState } from './session.js';
+import type { TokenSource } from './token-source.js';
 import { connectGateway, explainConnectError } from './transport.js';
 
-const REPREPARE_AFTER_MS = 60_000;
+/** Trailer the gateway sets on a stream it ended on purpose (see the gateway's stream-timers.ts). */
+const RECONNECT_HEADER = 'x-outpost-reconnect';
+
+/** True when the gateway asked for an immediate reconnect (maximum stream age reached). */
+export function reconnectRequested(err: unknown): boolean {
+  if (!(err instanceof SessionEndedError) || !err.welcomed || err.cause === undefined) return false;
+  return ConnectError.from(err.cause).metadata.get(RECONNECT_HEADER) === 'now';
+}
+
 /** A session that lasted this long resets the backoff. */
 const STABLE_SESSION_MS = 10_000;
 
@@ -22,6 +37,10 @@ export interface ConnectionLoopOptions {
   zone: string;
   version: string;
   state: SessionState;
+  /** Prepares and changes the account set. */
+  accounts: AccountManager;
+  /** The bearer token for each attempt. */
+  token: TokenSource;
   /** Shared by every session (see `SessionOptions.operations`). */
   operations?: OperationRunner;
   logger: Logger;
@@ -32,23 +51,16 @@ export interface ConnectionLoopOptions {
 export async function runConnectionLoop(options: ConnectionLoopOptions): Promise<void> {
   const { config, state, logger, signal } = options;
   const address = config.clouddriver.grpc;
-  const headers: Record<string, string> = { 'x-outpost-agent-id': options.agentId };
-  if (config.clouddriver.auth?.token) headers.authorization = `Bearer ${config.clouddriver.auth.token}`;
   let attempt = 0;
   while (!signal.aborted) {
-    await Promise.all(
-      state.accounts.map(async (account, index) => {
-        const p = account.prepared;
-        if (p.preparedAt > 0 && p.error === '' && Date.now() - p.preparedAt < REPREPARE_AFTER_MS) return;
-        const fresh = await prepareAccount(p.config, logger, signal);
-        if (p.client !== fresh.client) p.client?.close();
-        state.accounts[index]!.prepared = fresh;
-      }),
-    );
-    if (signal.aborted) break;
     const started = Date.now();
     let connection;
     try {
+      const headers: Record<string, string> = { 'x-outpost-agent-id': options.agentId };
+      const token = await options.token.current();
+      if (token !== undefined) headers.authorization = `Bearer ${token}`;
+      await options.accounts.refresh();
+      if (signal.aborted) break;
       connection = connectGateway(config.clouddriver);
       logger[attempt === 0 ? 'info' : 'debug']({ gateway: connection.baseUrl }, 'connecting to the gateway');
       await runSession({
@@ -61,15 +73,24 @@ export async function runConnectionLoop(options: ConnectionLoopOptions): Promise
         heartbeatSeconds: config.clouddriver.keepAliveHeartbeatSeconds,
         state,
         operations: options.operations,
+        onAccountCommand: (command) => void options.accounts.applyCommand(command),
         logger,
         signal,
       });
     } catch (err) {
       if (signal.aborted) break;
       const welcomed = err instanceof SessionEndedError && err.welcomed;
+      if (err instanceof SessionEndedError && err.cause !== undefined && ConnectError.from(err.cause).code === Code.Unauthenticated) {
+        options.token.rejected();
+      }
+      if (reconnectRequested(err)) {
+        attempt = 0;
+        logger.info({ gateway: address, reason: (err as Error).message }, 'the gateway asked for a reconnect; reconnecting now');
+        continue;
+      }
       if (welcomed && Date.now() - started > STABLE_SESSION_MS) attempt = 0;
       const delay = backoffDelayMs(config.clouddriver.reconnect, attempt++);
-      const reason = explainConnectError((err as Error).message);
+      const reason = explainConnectError((err as Error).message, welcomed ? {} : { insecure: config.clouddriver.insecure });
       const verb = welcomed ? 'lost the gateway stream' : 'cannot connect to the gateway';
       logger.warn(
         { gateway: address, err: reason, retryInSeconds: Number((delay / 1000).toFixed(1)), attempt },

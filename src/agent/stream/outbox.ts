@@ -52,6 +52,11 @@ export interface Outbox {
   isReady(): boolean;
   /** Releases the window up to and including `sequence`. */
   ack(sequence: bigint): void;
+  /**
+   * Drops the events and markers of `account` that are queued but not sent yet (the account was removed: nothing of
+   * it may follow the announcement). Data already sent stays in the window until acknowledged.
+   */
+  discardAccount(account: string): void;
   /** Drops everything queued, rejects waiters. */
   close(): void;
   /** Data messages sent and not acknowledged. */
@@ -100,7 +105,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
   function pump(): void {
     if (closed) return;
     while (queue.length > 0 && windowOpen()) sendQueued(queue.shift()!);
-    if (queue.length === 0 && windowOpen() && (flushDue || pending.length >= options.batchMaxEvents || pendingBytes >= options.batchMaxBytes)) {
+    if (queue.length === 0 && windowOpen() && pending.length > 0 && (flushDue || pending.length >= options.batchMaxEvents || pendingBytes >= options.batchMaxBytes)) {
       closePending();
       sendQueued(queue.shift()!);
     }
@@ -141,6 +146,17 @@ export function createOutbox(options: OutboxOptions): Outbox {
     ack(sequence) {
       if (sequence > lastSent) sequence = lastSent;
       if (sequence > lastAcked) lastAcked = sequence;
+      pump();
+    },
+    discardAccount(account) {
+      const keep = (e: Event) => e.account !== account;
+      pending = pending.filter(keep);
+      pendingBytes = pending.reduce((sum, e) => sum + e.objectJson.length, 0);
+      if (pending.length === 0) flushDue = false;
+      for (let i = queue.length - 1; i >= 0; i--) {
+        const item = queue[i]!;
+        if (item.kind === 'marker' ? item.marker.account === account : (item.events = item.events.filter(keep)).length === 0) queue.splice(i, 1);
+      }
       pump();
     },
     close() {

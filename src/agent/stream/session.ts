@@ -3,12 +3,18 @@
  * outbox; acks release the window; heartbeats flow both ways. The session ends (and everything it started stops, its
  * unacknowledged data discarded) when the stream ends or fails, when the gateway is silent for too long, or when the
  * agent closes. The caller reconnects and starts a fresh session from the new Welcome's resume points.
+ *
+ * Accounts have their own watch lifecycle inside the session: an account added or removed mid-session (config file
+ * reloaded, gateway AccountCommand) is announced with an AccountsChanged, and only that account's watchers start (once
+ * its AccountVerdicts say CACHING) or stop. The Welcome's session token is kept and presented in the next Hello to
+ * resume the session; it is never logged.
  */
 import { setMaxListeners } from 'node:events';
 import { create } from '@bufbuild/protobuf';
-import type { Client } from '@connectrpc/connect';
+import { Code, ConnectError, type Client } from '@connectrpc/connect';
 import type { Logger } from 'pino';
 import {
+  AccountsChangedSchema,
   AccountInfoSchema,
   AccountReportSchema,
   AgentService,
@@ -19,30 +25,44 @@ import {
   SkippedKindSchema,
   SyncProgressSchema,
   Verdict,
+  type AccountCommand,
   type AccountInfo,
+  type AccountVerdict,
+  type AccountVerdicts,
   type ConnectRequest,
   type Welcome,
 } from '../../gen/outpost/agent/v1/agent_pb.js';
+import type { AccountRuntime } from '../account/account-runtime.js';
+export type { AccountRuntime } from '../account/account-runtime.js';
 import type { PreparedAccount } from '../account/prepare-account.js';
 import { AGENT_DEFAULTS } from '../config/defaults.js';
 import type { OperationRunner } from '../operations/operation-runner.js';
-import { runScopeWatcher, type WatchState } from '../watch/scope-watcher.js';
+import { startAccountWatchers, stopAccountWatchers } from './account-watchers.js';
 import { createOutbox, type Outbox } from './outbox.js';
 import { createPushable } from './pushable.js';
 
-/** Per-account state shared with the status snapshot. */
-export interface AccountRuntime {
-  prepared: PreparedAccount;
-  verdict: 'caching' | 'standby' | 'refused' | 'unknown';
-  reason?: string;
-  watches: WatchState[];
-}
-
-/** Session state shared with the status snapshot. */
+/** Session state shared with the status snapshot, the account manager and the next sessions. */
 export interface SessionState {
   connected: boolean;
   sessionId?: string;
   accounts: AccountRuntime[];
+  /** The running session, from its Hello until it ends: account changes are announced through it. */
+  live?: LiveSession;
+  /** The last Welcome's session id and token, presented in the next Hello; cleared when the gateway refuses them. */
+  resume?: { sessionId: string; token: string };
+  /** The last AccountsChanged change_id (grows for the life of the process). */
+  lastChangeId: bigint;
+}
+
+/** The running session, as the account manager sees it. */
+export interface LiveSession {
+  /**
+   * Tells the gateway that `removed` are no longer served and `added` are (the caller has already updated
+   * `state.accounts`). Synchronously stops the removed accounts' watchers and drops their unsent data, then sends one
+   * AccountsChanged (right away, or just after the Welcome when it has not come yet). The added accounts stream once
+   * their AccountVerdicts say CACHING. Resolves when the removed accounts' watchers have returned.
+   */
+  announce(removed: AccountRuntime[], added: AccountRuntime[]): Promise<void>;
 }
 
 /** Options of {@link runSession}. */
@@ -59,6 +79,8 @@ export interface SessionOptions {
   /** Runs the operations the gateway sends; lives across sessions (results of one may go out on the next). */
   operations?: OperationRunner;
   logger: Logger;
+  /** Receives the gateway's AccountCommands (dynamic accounts); applied asynchronously by the caller. */
+  onAccountCommand?: (command: AccountCommand) => void;
   /** Aborts when the agent closes. */
   signal: AbortSignal;
 }
@@ -95,13 +117,20 @@ const verdictName = (v: Verdict) =>
 export async function runSession(options: SessionOptions): Promise<void> {
   const { state, logger, signal } = options;
   const controller = new AbortController();
-  // Every watcher listens on this signal: hundreds of scopes are normal.
+  // Every account's watchers listen on this signal.
   setMaxListeners(0, controller.signal);
   const onClose = () => controller.abort();
   signal.addEventListener('abort', onClose, { once: true });
   const requests = createPushable<ConnectRequest>();
   const timers: NodeJS.Timeout[] = [];
-  const watchers: Promise<void>[] = [];
+  const stopped: Promise<void>[] = [];
+  /** Accounts the gateway knows in this session (from the Hello or an AccountsChanged). */
+  const known = new Set<AccountRuntime>(state.accounts);
+  /** Accounts of each unanswered AccountsChanged, by change_id. */
+  const awaitingVerdicts = new Map<bigint, AccountRuntime[]>();
+  /** Announcements made before the Welcome, sent just after it. */
+  const beforeWelcome: Array<{ removed: string[]; added: AccountRuntime[] }> = [];
+  const resumed = state.resume;
   let outbox: Outbox | undefined;
   let welcomed = false;
   let deadPeer: string | undefined;
@@ -143,14 +172,66 @@ export async function runSession(options: SessionOptions): Promise<void> {
     }
   }
 
+  /** Records the gateway's verdict for one account and starts its watchers when CACHING. */
+  function applyVerdict(account: AccountRuntime, verdict: AccountVerdict | undefined): void {
+    const name = account.prepared.config.name;
+    account.verdict = verdict ? verdictName(verdict.verdict) : 'unknown';
+    account.reason = verdict?.reason || undefined;
+    const log = logger.child({ account: name });
+    if (verdict === undefined) {
+      log.warn('the gateway gave no verdict for this account; not streaming it');
+      return;
+    }
+    if (verdict.verdict === Verdict.REFUSED) {
+      log.warn({ verdict: account.verdict, reason: verdict.reason }, `account refused by the gateway: ${verdict.reason || 'no reason given'}; not streaming it`);
+      return;
+    }
+    if (verdict.verdict !== Verdict.CACHING) {
+      log.info({ verdict: account.verdict, reason: verdict.reason }, `account ${account.verdict}: not streaming`);
+      return;
+    }
+    if (outbox === undefined || account.prepared.client === undefined) return;
+    if (account.run !== undefined) stopped.push(stopAccountWatchers(account, outbox));
+    startAccountWatchers(account, { outbox, verdict, logger: log, sessionSignal: controller.signal });
+    const run = account.run;
+    if (run !== undefined) stopped.push(run.done);
+  }
+
+  function sendAccountsChanged(removed: string[], added: AccountRuntime[]): void {
+    const changeId = ++state.lastChangeId;
+    if (added.length > 0) awaitingVerdicts.set(changeId, added);
+    send({
+      case: 'accountsChanged',
+      value: create(AccountsChangedSchema, { changeId, removed, added: added.map((a) => accountInfo(a.prepared)) }),
+    });
+    logger.info({ changeId: Number(changeId), removed, added: added.map((a) => a.prepared.config.name) }, 'announced account changes to the gateway');
+  }
+
+  function onVerdicts(verdicts: AccountVerdicts): void {
+    const added = awaitingVerdicts.get(verdicts.changeId);
+    if (added === undefined) {
+      logger.warn({ changeId: Number(verdicts.changeId) }, 'ignoring AccountVerdicts for an unknown change');
+      return;
+    }
+    awaitingVerdicts.delete(verdicts.changeId);
+    added.forEach((account, index) => {
+      if (!state.accounts.includes(account)) return; // removed again meanwhile
+      const name = account.prepared.config.name;
+      const byName = verdicts.accounts.find((v) => v.account === name);
+      const byOrder = verdicts.accounts[index];
+      applyVerdict(account, byName ?? (byOrder && byOrder.account === '' ? byOrder : undefined));
+    });
+  }
+
   function onWelcome(welcome: Welcome): void {
     welcomed = true;
     state.connected = true;
     state.sessionId = welcome.sessionId;
+    state.resume = welcome.sessionToken !== '' ? { sessionId: welcome.sessionId, token: welcome.sessionToken } : undefined;
     if (welcome.heartbeatIntervalSeconds > 0) heartbeatSeconds = welcome.heartbeatIntervalSeconds;
     startHeartbeats();
     const maxUnacked = welcome.maxUnacked > 0 ? welcome.maxUnacked : AGENT_DEFAULTS.maxUnacked;
-    logger.info({ sessionId: welcome.sessionId, gatewayId: welcome.gatewayId, heartbeatSeconds, maxUnacked }, 'welcomed by the gateway');
+    logger.info({ sessionId: welcome.sessionId, gatewayId: welcome.gatewayId, heartbeatSeconds, maxUnacked, resumed: resumed?.sessionId }, 'welcomed by the gateway');
     outbox = createOutbox({
       send: (message) => requests.push(message),
       maxUnacked,
@@ -158,62 +239,40 @@ export async function runSession(options: SessionOptions): Promise<void> {
       batchMaxBytes: AGENT_DEFAULTS.batchMaxBytes,
       batchFlushMs: AGENT_DEFAULTS.batchFlushMs,
     });
+    const announcedLater = new Set(beforeWelcome.flatMap((c) => c.added));
     for (const account of state.accounts) {
-      const name = account.prepared.config.name;
-      const verdict = welcome.accounts.find((a) => a.account === name);
-      account.verdict = verdict ? verdictName(verdict.verdict) : 'unknown';
-      account.reason = verdict?.reason || undefined;
-      const log = logger.child({ account: name });
-      if (verdict === undefined) {
-        log.warn('the Welcome has no verdict for this account; not streaming it');
-        continue;
-      }
-      if (verdict.verdict !== Verdict.CACHING) {
-        log.info({ verdict: account.verdict, reason: verdict.reason }, `account ${account.verdict}: not streaming`);
-        continue;
-      }
-      const client = account.prepared.client;
-      if (client === undefined) continue;
-      for (const scope of account.prepared.scopes) {
-        const resume = verdict.resume.find(
-          (r) => r.apiVersion === scope.type.apiVersion && r.kind === scope.type.kind && r.watchNamespace === scope.namespace && r.resourceVersion !== '',
-        );
-        const watchState: WatchState = {
-          apiVersion: scope.type.apiVersion,
-          kind: scope.type.kind,
-          namespace: scope.namespace,
-          state: resume ? 'watching' : 'listing',
-          resourceVersion: resume?.resourceVersion ?? '',
-          listed: 0,
-          listInProgress: false,
-          listFinished: false,
-        };
-        account.watches.push(watchState);
-        watchers.push(
-          runScopeWatcher({
-            account: name,
-            client,
-            scope,
-            outbox,
-            state: watchState,
-            resumeResourceVersion: resume?.resourceVersion,
-            pageSize: AGENT_DEFAULTS.listPageSize,
-            backoff: AGENT_DEFAULTS.watchBackoff,
-            logger: log,
-            signal: controller.signal,
-          }),
-        );
-      }
+      if (!helloAccounts.has(account) || announcedLater.has(account)) continue;
+      applyVerdict(account, welcome.accounts.find((a) => a.account === account.prepared.config.name));
     }
+    for (const change of beforeWelcome.splice(0)) sendAccountsChanged(change.removed, change.added);
     timers.push(setInterval(reportProgress, AGENT_DEFAULTS.progressIntervalMs));
     options.operations?.attach((result) => send({ case: 'operationResult', value: result }));
   }
+
+  const live: LiveSession = {
+    announce(removed, added) {
+      const done = removed.map((account) => stopAccountWatchers(account, outbox));
+      const removedNames = removed.filter((a) => known.delete(a)).map((a) => a.prepared.config.name);
+      for (const account of added) {
+        account.verdict = 'unknown';
+        account.reason = undefined;
+        account.watches = [];
+        known.add(account);
+      }
+      if (removedNames.length > 0 || added.length > 0) {
+        if (welcomed) sendAccountsChanged(removedNames, added);
+        else beforeWelcome.push({ removed: removedNames, added });
+      }
+      return Promise.all(done).then(() => undefined);
+    },
+  };
 
   for (const account of state.accounts) {
     account.verdict = 'unknown';
     account.reason = undefined;
     account.watches = [];
   }
+  const helloAccounts = new Set(state.accounts);
   send({
     case: 'hello',
     value: create(HelloSchema, {
@@ -222,8 +281,11 @@ export async function runSession(options: SessionOptions): Promise<void> {
       version: options.version,
       replicas: options.replicas,
       accounts: state.accounts.map((a) => accountInfo(a.prepared)),
+      resumeSessionId: resumed?.sessionId ?? '',
+      resumeSessionToken: resumed?.token ?? '',
     }),
   });
+  state.live = live;
   startHeartbeats();
   try {
     const responses = options.client.connect(requests, { signal: controller.signal, headers: options.headers });
@@ -238,6 +300,11 @@ export async function runSession(options: SessionOptions): Promise<void> {
       } else if (message.case === 'operation' && welcomed) {
         if (options.operations) options.operations.submit(message.value);
         else logger.warn({ operationId: message.value.id }, 'received an operation but this agent runs none');
+      } else if (message.case === 'verdicts' && welcomed) {
+        onVerdicts(message.value);
+      } else if (message.case === 'accountCommand' && welcomed) {
+        if (options.onAccountCommand) options.onAccountCommand(message.value);
+        else logger.warn({ account: message.value.account?.name }, 'received an account command but this agent takes none');
       } else if (!welcomed && message.case !== 'heartbeat') {
         throw new Error(`protocol error: expected a Welcome first, got ${String(message.case)}`);
       }
@@ -246,16 +313,22 @@ export async function runSession(options: SessionOptions): Promise<void> {
     throw new SessionEndedError('the gateway ended the stream', welcomed);
   } catch (err) {
     if (signal.aborted) return;
+    if (!welcomed && resumed !== undefined && ConnectError.from(err).code === Code.Unauthenticated && state.resume === resumed) {
+      state.resume = undefined;
+      logger.warn({ sessionId: resumed.sessionId }, `the gateway refused to resume session ${resumed.sessionId}; the next attempt connects as a new session`);
+    }
     if (err instanceof SessionEndedError) throw err;
     throw new SessionEndedError(deadPeer ?? (err as Error).message, welcomed, err);
   } finally {
+    if (state.live === live) state.live = undefined;
     if (welcomed) options.operations?.detach();
     signal.removeEventListener('abort', onClose);
     controller.abort();
     for (const t of timers) clearInterval(t);
     requests.end();
+    for (const account of state.accounts) stopped.push(stopAccountWatchers(account));
     outbox?.close();
-    await Promise.allSettled(watchers);
+    await Promise.allSettled(stopped);
     state.connected = false;
     state.sessionId = undefined;
   }

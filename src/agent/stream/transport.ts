@@ -51,10 +51,26 @@ export function connectGateway(clouddriver: AgentConfig['clouddriver']): Gateway
   };
 }
 
-/** Adds a hint when an error looks like an HTTP/1.1 answer to an HTTP/2 request (a proxy in the way). */
-export function explainConnectError(message: string): string {
+/**
+ * Adds a hint to a connection error: an HTTP/1.1 answer to an HTTP/2 request (a proxy in the way), a plaintext port
+ * answering a TLS client or the reverse, an untrusted gateway certificate, a certificate for another host name.
+ */
+export function explainConnectError(raw: string, settings: { insecure?: boolean } = {}): string {
+  const message = raw.trim().replace(/:$/, ''); // OpenSSL messages end with ":\n"
+  if (/wrong version number|packet length too long|ssl3_get_record|unknown protocol/i.test(message)) {
+    return `${message} — the gateway port does not answer TLS: set clouddriver.insecure: true for a plaintext (h2c) gateway, or enable TLS on the gateway`;
+  }
+  if (/altnames|ERR_TLS_CERT_ALTNAME_INVALID|does not match certificate/i.test(message)) {
+    return `${message} — the gateway certificate does not name the host dialled: set clouddriver.tls.serverName to a name it carries`;
+  }
+  if (/unable to verify|self[- ]signed certificate|unable to get (local )?issuer|certificate has expired|certificate is not yet valid|UNABLE_TO_VERIFY|CERT_HAS_EXPIRED/i.test(message)) {
+    return `${message} — the gateway certificate is not trusted: set clouddriver.tls.cacertFile to the CA that signed it (insecureSkipVerify only for tests)`;
+  }
   if (/HTTP\/1|http2.*protocol|PROTOCOL_ERROR|ERR_HTTP2_ERROR|ERR_HTTP2_SESSION_ERROR|Protocol error|unexpected (content type|HTTP status)|text\/html/i.test(message)) {
     return `${message} — the gateway port answered like an HTTP/1.1 server: gRPC needs end-to-end HTTP/2; an HTTP/1.1-only proxy or load balancer between agent and gateway breaks it`;
+  }
+  if (settings.insecure && /error code CANCEL/.test(message)) {
+    return `${message} — if the gateway port serves TLS, set clouddriver.insecure: false (and clouddriver.tls as needed)`;
   }
   return message;
 }

@@ -30,6 +30,8 @@ export interface WatchState {
   listInProgress: boolean;
   /** Set when a list finished since the last progress report. */
   listFinished: boolean;
+  /** When this watcher was started (ms since the epoch): unchanged while the same watcher runs. */
+  startedAt: number;
 }
 
 /** Options of {@link runScopeWatcher}. */

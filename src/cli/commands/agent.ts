@@ -1,6 +1,7 @@
 /**
- * `outpost agent --config FILE`: runs the agent until SIGTERM/SIGINT, then closes the stream, stops the watches and
- * exits 0. An invalid configuration is printed (every key path and problem) on stderr with exit code 1, no stack.
+ * `outpost agent --config FILE`: runs the agent (watching FILE: account changes apply without a restart) until
+ * SIGTERM/SIGINT, then closes the stream, stops the watches and exits 0. An invalid configuration is printed (every
+ * key path and problem) on stderr with exit code 1, no stack.
  */
 import type { Command } from 'commander';
 import { createLogger } from '../../shared/logger.js';
@@ -29,7 +30,7 @@ export function registerAgentCommand(program: Command): void {
       }
       const logger = createLogger({ level: opts.logLevel ?? config.logging.level, name: 'agent' });
       const { startAgent } = await import('../../agent/index.js');
-      const agent = await startAgent(config, { logger });
+      const agent = await startAgent(config, { logger, configFile: opts.config });
       await new Promise<void>((resolve) => {
         const stop = (signal: NodeJS.Signals) => {
           process.off('SIGINT', stop);

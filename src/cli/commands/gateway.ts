@@ -18,6 +18,7 @@ export function registerGatewayCommand(program: Command): void {
     .option('--database <url>', 'postgres://…, a PGlite directory (default .outpost/db) or memory://')
     .option('--id <id>', 'replica id (default <hostname>-<http port>)')
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (default info)')
+    .option('--insecure', 'development only: requests without credentials get every right and any agent may register any account name (logged as a warning)')
     .action(async (opts) => {
       // Loaded on use, so `outpost --help` and the other commands never load the gateway.
       const { loadGatewayConfig, startGateway } = await import('../../gateway/index.js');
@@ -31,6 +32,7 @@ export function registerGatewayCommand(program: Command): void {
           database: opts.database,
           id: opts.id,
           logLevel: opts.logLevel,
+          insecure: opts.insecure === true ? true : undefined,
         },
       });
       const logger = createLogger({ level: config.logLevel, name: 'gateway' });

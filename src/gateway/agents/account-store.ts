@@ -1,17 +1,29 @@
 /**
  * The `accounts` rows as the agent streams see them: the name → cluster binding (API host + CA fingerprint) that
- * must never be hijacked, and the ACTIVE/INACTIVE state of each account with the session that caches it.
+ * must never be hijacked, and the ACTIVE/INACTIVE state of each account with the session that caches it. Every state
+ * change is recorded in `account_transitions` (actor `agent:<id>`) in the same transaction as the row update.
  */
-import { and, eq, inArray, or, sql } from 'drizzle-orm';
+import { and, eq, inArray, ne, or, sql } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
-import { accounts } from '../../db/schema.js';
+import { accounts, objects, watchStates } from '../../db/schema.js';
 import type { AccountInfo } from '../../gen/outpost/agent/v1/agent_pb.js';
+import { NEW_ACCOUNT, agentActor, lockStates, recordTransitions } from '../accounts/account-states.js';
 
-/** The cluster an account name is bound to. */
+/** The cluster an account name is bound to, and what an admin asked for it. */
 export interface AccountBinding {
   name: string;
   apiHost: string;
   caFingerprint: string;
+  /** ACTIVE, or INACTIVE when an admin deactivated the account: agents offering it are refused. */
+  desiredState?: string;
+}
+
+/** A registration of an account name by another cluster that admission refused. */
+export interface RefusedClaim {
+  agentId: string;
+  apiHost: string;
+  caFingerprint: string;
+  reason: string;
 }
 
 /** Who activates an account. */
@@ -19,6 +31,8 @@ export interface SessionIdentity {
   sessionId: string;
   agentId: string;
   gatewayId: string;
+  /** Zone from the agent's Hello. */
+  zone: string;
 }
 
 /** Account row operations used by agent sessions. */
@@ -30,8 +44,13 @@ export interface AccountStore {
    * a row bound to another cluster is left alone. Returns the names actually activated.
    */
   activate(session: SessionIdentity, infos: AccountInfo[]): Promise<Set<string>>;
-  /** Marks the accounts INACTIVE, but only those still held by this session (a newer session may own them). */
-  deactivate(sessionId: string, names: string[]): Promise<void>;
+  /**
+   * Marks the accounts INACTIVE, but only those still held by this session (a newer session may own them).
+   * `reason` is recorded with the transitions.
+   */
+  deactivate(sessionId: string, names: string[], reason?: string): Promise<void>;
+  /** Records the latest refused claim of a bound name on its row (the row's state and binding stay as they are). */
+  recordRefusedClaim(name: string, claim: RefusedClaim): Promise<void>;
   /** Applies an AccountReport's description to an account the session holds. */
   applyReport(sessionId: string, info: AccountInfo): Promise<void>;
 }
@@ -49,7 +68,7 @@ export function createAccountStore(database: Database): AccountStore {
     async bindings(names) {
       if (names.length === 0) return new Map();
       const rows = await db
-        .select({ name: accounts.name, apiHost: accounts.apiHost, caFingerprint: accounts.caFingerprint })
+        .select({ name: accounts.name, apiHost: accounts.apiHost, caFingerprint: accounts.caFingerprint, desiredState: accounts.desiredState })
         .from(accounts)
         .where(inArray(accounts.name, names));
       return new Map(rows.map((r) => [r.name, r]));
@@ -57,53 +76,97 @@ export function createAccountStore(database: Database): AccountStore {
 
     async activate(session, infos) {
       if (infos.length === 0) return new Set();
-      const rows = await db
-        .insert(accounts)
-        .values(
-          infos.map((info) => ({
-            name: info.name,
-            state: 'ACTIVE',
-            reason: info.error,
-            agentId: session.agentId,
-            sessionId: session.sessionId,
-            gatewayId: session.gatewayId,
-            ...describe(info),
-            lastConnectionAt: sql`now()`,
+      return db.transaction(async (tx) => {
+        const before = await lockStates(tx, infos.map((i) => i.name));
+        const rows = await tx
+          .insert(accounts)
+          .values(
+            // Name order, like the locks: two Hellos inserting the same new names cannot deadlock.
+            [...infos].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map((info) => ({
+              name: info.name,
+              state: 'ACTIVE',
+              reason: info.error,
+              agentId: session.agentId,
+              sessionId: session.sessionId,
+              gatewayId: session.gatewayId,
+              zoneId: session.zone,
+              ...describe(info),
+              lastConnectionAt: sql`now()`,
+            })),
+          )
+          .onConflictDoUpdate({
+            target: accounts.name,
+            set: {
+              state: 'ACTIVE',
+              reason: sql`excluded.reason`,
+              agentId: sql`excluded.agent_id`,
+              sessionId: sql`excluded.session_id`,
+              gatewayId: sql`excluded.gateway_id`,
+              apiHost: sql`excluded.api_host`,
+              caFingerprint: sql`excluded.ca_fingerprint`,
+              kubernetesVersion: sql`excluded.kubernetes_version`,
+              namespaces: sql`excluded.namespaces`,
+              kinds: sql`excluded.kinds`,
+              skippedKinds: sql`excluded.skipped_kinds`,
+              properties: sql`excluded.properties`,
+              // A dynamic account keeps the zone an admin gave it.
+              zoneId: sql`case when ${accounts.source} = 'dynamic' then ${accounts.zoneId} else excluded.zone_id end`,
+              lastConnectionAt: sql`now()`,
+              updatedAt: sql`now()`,
+            },
+            setWhere: and(
+              ne(accounts.desiredState, 'INACTIVE'),
+              ne(accounts.state, 'DELETING'),
+              or(
+                eq(accounts.apiHost, ''),
+                and(eq(accounts.apiHost, sql`excluded.api_host`), eq(accounts.caFingerprint, sql`excluded.ca_fingerprint`)),
+              ),
+            ),
+          })
+          .returning({ name: accounts.name });
+        const activated = new Set(rows.map((r) => r.name));
+        await recordTransitions(
+          tx,
+          [...activated].map((name) => ({
+            account: name,
+            from: before.get(name) ?? NEW_ACCOUNT,
+            to: 'ACTIVE' as const,
+            reason: `cached by session ${session.sessionId} on gateway ${session.gatewayId}`,
+            actor: agentActor(session.agentId),
           })),
-        )
-        .onConflictDoUpdate({
-          target: accounts.name,
-          set: {
-            state: 'ACTIVE',
-            reason: sql`excluded.reason`,
-            agentId: sql`excluded.agent_id`,
-            sessionId: sql`excluded.session_id`,
-            gatewayId: sql`excluded.gateway_id`,
-            apiHost: sql`excluded.api_host`,
-            caFingerprint: sql`excluded.ca_fingerprint`,
-            kubernetesVersion: sql`excluded.kubernetes_version`,
-            namespaces: sql`excluded.namespaces`,
-            kinds: sql`excluded.kinds`,
-            skippedKinds: sql`excluded.skipped_kinds`,
-            properties: sql`excluded.properties`,
-            lastConnectionAt: sql`now()`,
-            updatedAt: sql`now()`,
-          },
-          setWhere: or(
-            eq(accounts.apiHost, ''),
-            and(eq(accounts.apiHost, sql`excluded.api_host`), eq(accounts.caFingerprint, sql`excluded.ca_fingerprint`)),
-          ),
-        })
-        .returning({ name: accounts.name });
-      return new Set(rows.map((r) => r.name));
+        );
+        return activated;
+      });
     },
 
-    async deactivate(sessionId, names) {
+    async deactivate(sessionId, names, reason = 'its agent stopped serving it') {
       if (names.length === 0) return;
+      await db.transaction(async (tx) => {
+        const before = await lockStates(tx, names);
+        const rows = await tx
+          .update(accounts)
+          .set({ state: 'INACTIVE', reason: '', updatedAt: sql`now()` })
+          .where(and(inArray(accounts.name, names), eq(accounts.sessionId, sessionId), ne(accounts.state, 'DELETING')))
+          .returning({ name: accounts.name, agentId: accounts.agentId });
+        await recordTransitions(
+          tx,
+          rows.map((r) => ({ account: r.name, from: before.get(r.name) ?? NEW_ACCOUNT, to: 'INACTIVE' as const, reason, actor: agentActor(r.agentId) })),
+        );
+        // An account deleted while this stream still served it may have received events after the delete: now that
+        // the stream let go of it, nothing more can arrive, so what they left is removed.
+        const deleted = names.filter((n) => !before.has(n));
+        if (deleted.length > 0) {
+          await tx.delete(objects).where(inArray(objects.account, deleted));
+          await tx.delete(watchStates).where(inArray(watchStates.account, deleted));
+        }
+      });
+    },
+
+    async recordRefusedClaim(name, claim) {
       await db
         .update(accounts)
-        .set({ state: 'INACTIVE', updatedAt: sql`now()` })
-        .where(and(inArray(accounts.name, names), eq(accounts.sessionId, sessionId)));
+        .set({ refusedClaim: { ...claim, at: new Date().toISOString() } })
+        .where(eq(accounts.name, name));
     },
 
     async applyReport(sessionId, info) {

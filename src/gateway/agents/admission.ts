@@ -1,10 +1,13 @@
 /**
- * Admission of a Hello's accounts: the per-account verdict (REFUSED when the name is bound to another cluster,
- * STANDBY when another live session caches it, CACHING otherwise), the atomic ACTIVE claim in the database, and the
- * resume points offered for the accounts this session will cache.
+ * Admission of a Hello's accounts: the per-account verdict (REFUSED when the stream's identity may not register the
+ * name, when an admin deactivated the account, or when the name is bound to another cluster — that last refusal is
+ * recorded on the account's row so ListAccounts shows it; STANDBY when another live session caches it, CACHING
+ * otherwise), the atomic ACTIVE claim in the database, and the resume points offered for the accounts this session
+ * will cache.
  */
 import { Verdict, type AccountInfo, type AccountVerdict, type Hello } from '../../gen/outpost/agent/v1/agent_pb.js';
 import type { SyncState } from '../cache/sync-state.js';
+import { mayRegister } from '../auth/principal.js';
 import { isBoundElsewhere, type AccountBinding, type AccountStore } from './account-store.js';
 import type { LiveSession, SessionRegistry } from './session-registry.js';
 
@@ -23,7 +26,7 @@ export interface AdmissionDeps {
  * Returns undefined when `isStopped()` turned true meanwhile (the stream ended; nothing more to send).
  */
 export async function admitAccounts(
-  hello: Hello,
+  hello: Pick<Hello, 'agentId' | 'zone' | 'accounts'>,
   session: LiveSession,
   claimed: Set<string>,
   isStopped: () => boolean,
@@ -35,11 +38,19 @@ export async function admitAccounts(
   if (isStopped()) return undefined;
   const verdicts = new Map<string, AccountVerdict>();
   const candidates: AccountInfo[] = [];
+  const claims: { info: AccountInfo; binding: AccountBinding; reason: string }[] = [];
   for (const info of hello.accounts) {
     const binding = bindings.get(info.name);
     const owner = registry.ownerOf(info.name);
-    if (isBoundElsewhere(binding, info)) {
-      verdicts.set(info.name, verdict(info.name, Verdict.REFUSED, refusal(info, binding!)));
+    if (!mayRegister(session.principal, info.name)) {
+      // Decided before anything is read from or written to the row: an unauthorized claim leaves no trace on it.
+      verdicts.set(info.name, verdict(info.name, Verdict.REFUSED, `agent identity ${session.principal.subject} may not register account ${info.name}`));
+    } else if (isBoundElsewhere(binding, info)) {
+      const reason = refusal(info, binding!);
+      verdicts.set(info.name, verdict(info.name, Verdict.REFUSED, reason));
+      claims.push({ info, binding: binding!, reason });
+    } else if (binding?.desiredState === 'INACTIVE') {
+      verdicts.set(info.name, verdict(info.name, Verdict.REFUSED, deactivated(info.name)));
     } else if (owner && owner !== session) {
       verdicts.set(info.name, verdict(info.name, Verdict.STANDBY, `account is cached by agent ${owner.agentId} (session ${owner.id})`));
     } else {
@@ -48,15 +59,26 @@ export async function admitAccounts(
       candidates.push(info);
     }
   }
-  // The binding check above can race with another replica's first registration; the conditional upsert cannot.
-  const activated = await accountStore.activate({ sessionId: session.id, agentId: hello.agentId, gatewayId: deps.gatewayId }, candidates);
+  // The checks above can race with another replica's first registration or an admin's change; the conditional
+  // upsert cannot.
+  const activated = await accountStore.activate({ sessionId: session.id, agentId: hello.agentId, gatewayId: deps.gatewayId, zone: hello.zone }, candidates);
   const lost = candidates.filter((c) => !activated.has(c.name));
   const lostBindings = lost.length > 0 ? await accountStore.bindings(lost.map((c) => c.name)) : new Map<string, AccountBinding>();
   for (const info of lost) {
     registry.release(info.name, session);
     claimed.delete(info.name);
     const binding = lostBindings.get(info.name) ?? { name: info.name, apiHost: '(unknown)', caFingerprint: '' };
-    verdicts.set(info.name, verdict(info.name, Verdict.REFUSED, refusal(info, binding)));
+    if (isBoundElsewhere(binding, info)) {
+      const reason = refusal(info, binding);
+      verdicts.set(info.name, verdict(info.name, Verdict.REFUSED, reason));
+      claims.push({ info, binding, reason });
+    } else {
+      const reason = binding.desiredState === 'INACTIVE' ? deactivated(info.name) : `account ${info.name} is being deleted`;
+      verdicts.set(info.name, verdict(info.name, Verdict.REFUSED, reason));
+    }
+  }
+  for (const { info, reason } of claims) {
+    await accountStore.recordRefusedClaim(info.name, { agentId: hello.agentId, apiHost: info.apiHost, caFingerprint: info.caFingerprint, reason });
   }
   const resume = await deps.syncState.resumePoints([...activated], deps.resumeMaxAgeSeconds);
   if (isStopped()) return undefined;
@@ -75,6 +97,10 @@ export async function admitAccounts(
 
 function verdict(account: string, v: Verdict, reason: string): AccountVerdict {
   return { $typeName: 'outpost.agent.v1.AccountVerdict', account, verdict: v, reason, resume: [] };
+}
+
+function deactivated(name: string): string {
+  return `account ${name} was deactivated by an admin (desired state INACTIVE); activate it to let agents serve it`;
 }
 
 function refusal(info: AccountInfo, binding: AccountBinding): string {

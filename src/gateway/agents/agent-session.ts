@@ -1,40 +1,51 @@
 /**
- * One agent stream (`AgentService.Connect`) on the gateway side: Hello → verdicts and Welcome, then data messages
- * (event batches, sync markers) stored strictly in order and acknowledged once committed, heartbeats both ways, and
- * on any end of the stream the session's accounts become INACTIVE (their cache is kept).
+ * One agent stream (`AgentService.Connect`) on the gateway side: Hello → verdicts and Welcome (with the session's
+ * token; a Hello may resume an earlier session by presenting its token), then data messages (event batches, sync
+ * markers) stored strictly in order and acknowledged once committed, account changes (AccountsChanged → verdicts),
+ * account commands pushed by the gateway, heartbeats both ways, and on any end of the stream the session's accounts
+ * become INACTIVE (their cache is kept) and its `agent_sessions` row ended. A stream authenticated with expiring
+ * credentials (a JWT) ends UNAUTHENTICATED when they expire.
+ *
+ * This module owns the stream's life (its state, the request loop and the order of messages, the end); the steps
+ * live beside it: session-welcome.ts (Hello), session-accounts-changed.ts, write-pipeline.ts (events, sync markers,
+ * reports), stream-timers.ts (heartbeats, dead peer, credential expiry) and session-row.ts (the `agent_sessions` row).
  */
 import { randomUUID } from 'node:crypto';
 import { create } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import {
   ConnectResponseSchema,
-  Verdict,
-  type AccountInfo,
+  type AccountCommand,
   type ConnectRequest,
   type ConnectResponse,
-  type EventBatch,
-  type Hello,
-  type SyncMarker,
+  type Verdict,
 } from '../../gen/outpost/agent/v1/agent_pb.js';
 import type { Operation } from '../../gen/outpost/agent/v1/operation_pb.js';
 import type { Logger } from '../../shared/logger.js';
-import { decodeEventBatch } from '../cache/event-decoder.js';
+import { hasRole, type Principal } from '../auth/principal.js';
 import type { ObjectWriter } from '../cache/object-writer.js';
 import type { SyncState } from '../cache/sync-state.js';
 import { invalidArgument, toConnectError } from '../errors.js';
+import type { DynamicAccountSource } from './account-commands.js';
 import type { AccountStore } from './account-store.js';
-import { admitAccounts } from './admission.js';
-import { createListTracker, type ListTracker } from './list-tracker.js';
+import type { AgentSessionStore } from './agent-session-store.js';
 import type { OperationHooks } from './operation-hooks.js';
-import { validateAccountInfo, validateHello } from './hello-validation.js';
 import { createOutbox, type Outbox } from './outbox.js';
-import type { LiveSession, SessionRegistry } from './session-registry.js';
+import type { SessionRegistry } from './session-registry.js';
+import { applyAccountsChanged } from './session-accounts-changed.js';
+import { createSessionRow, type SessionRow } from './session-row.js';
+import { welcomeAgent } from './session-welcome.js';
+import type { StreamState } from './stream-state.js';
+import { createStreamTimers, type StreamTimers } from './stream-timers.js';
+import { createWritePipeline, type WritePipeline } from './write-pipeline.js';
 
 /** Everything a session needs; shared by all sessions of a gateway. */
 export interface AgentSessionDeps {
   gatewayId: string;
   heartbeatIntervalSeconds: number;
   deadAfterSeconds: number;
+  /** `agents.maxStreamAgeSeconds`: streams end (jittered ±10%) after this long; never when absent. */
+  maxStreamAgeSeconds?: number;
   maxUnacked: number;
   resumeMaxAgeSeconds: number;
   registry: SessionRegistry;
@@ -42,8 +53,12 @@ export interface AgentSessionDeps {
   objectWriter: ObjectWriter;
   syncState: SyncState;
   logger: Logger;
+  /** The `agent_sessions` rows (session tokens, live listing). */
+  sessionStore: AgentSessionStore;
   /** The operations feature; absent in tests of the cache path alone. */
   operations?: OperationHooks;
+  /** Dynamic accounts pushed (ADD commands) to each stream right after its Welcome; none when absent. */
+  dynamicAccounts?: DynamicAccountSource;
 }
 
 const STOP = Symbol('stop');
@@ -52,37 +67,57 @@ const STOP = Symbol('stop');
  * Serves one Connect stream: pass the request iterable the RPC handler received and yield what this returns.
  * The stream ends cleanly when the agent half-closes or the gateway shuts down, with an error otherwise.
  */
-export function serveAgentStream(requests: AsyncIterable<ConnectRequest>, deps: AgentSessionDeps): AsyncIterable<ConnectResponse> {
-  return new AgentSession(deps).run(requests);
+export function serveAgentStream(
+  requests: AsyncIterable<ConnectRequest>,
+  deps: AgentSessionDeps,
+  principal: Principal | undefined,
+): AsyncIterable<ConnectResponse> {
+  if (!principal) throw new ConnectError('agent stream without an authenticated principal', Code.Internal);
+  if (!hasRole(principal, 'agent')) {
+    throw new ConnectError(`${principal.subject} is not allowed to open agent streams (no agent role)`, Code.PermissionDenied);
+  }
+  return new AgentSession(deps, principal).run(requests);
 }
 
-class AgentSession implements LiveSession {
+class AgentSession implements StreamState {
   readonly id = randomUUID();
   agentId = '';
+  zone = '';
+  version = '';
+  log: Logger;
   readonly done: Promise<void>;
+  readonly outbox: Outbox = createOutbox();
+  stopped = false;
+  welcomed = false;
+  readonly claimed = new Set<string>();
+  readonly served = new Set<string>();
+  readonly verdicts = new Map<string, Verdict>();
+  readonly row: SessionRow;
   private resolveDone!: () => void;
-  private readonly outbox: Outbox = createOutbox();
-  private log: Logger;
   private helloSeen = false;
-  /** Highest sequence accepted (checked and queued); acks follow once it is committed. */
-  private lastSequence = 0n;
-  /** The event batch being written while the next message is read and decoded (at most one). */
-  private inflight: Promise<void> | undefined;
-  private readonly claimed = new Set<string>();
-  /** Accounts admitted CACHING or STANDBY: operations for them may be sent here, and their results are accepted. */
-  private readonly served = new Set<string>();
-  private welcomed = false;
-  private readonly lists: ListTracker;
-  private lastSeen = Date.now();
-  private busy = false;
-  private stopped = false;
+  /** Background database work of the session (touches, dynamic accounts), awaited before cleanup finishes. */
+  private readonly background = new Set<Promise<void>>();
+  private readonly pipeline: WritePipeline;
+  private readonly timers: StreamTimers;
   private stopNow!: () => void;
   private readonly stopSignal: Promise<typeof STOP>;
-  private timers: NodeJS.Timeout[] = [];
 
-  constructor(private readonly deps: AgentSessionDeps) {
-    this.log = deps.logger.child({ sessionId: this.id });
-    this.lists = createListTracker(deps.syncState, () => this.log);
+  constructor(
+    private readonly deps: AgentSessionDeps,
+    readonly principal: Principal,
+  ) {
+    this.log = deps.logger.child({ sessionId: this.id, subject: principal.subject });
+    this.row = createSessionRow(this, deps.sessionStore);
+    this.pipeline = createWritePipeline(this, deps, (err) => this.failStream(err));
+    this.timers = createStreamTimers({
+      gatewayId: deps.gatewayId,
+      heartbeatIntervalSeconds: deps.heartbeatIntervalSeconds,
+      deadAfterSeconds: deps.deadAfterSeconds,
+      outbox: this.outbox,
+      log: () => this.log,
+      isWriting: () => this.pipeline.writing,
+      close: (error) => this.close(error),
+    });
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     this.stopSignal = new Promise((resolve) => (this.stopNow = () => resolve(STOP)));
   }
@@ -97,10 +132,22 @@ class AgentSession implements LiveSession {
     return true;
   }
 
+  sendAccountCommand(command: AccountCommand): boolean {
+    if (this.stopped || !this.welcomed || this.outbox.closed) return false;
+    this.outbox.push(create(ConnectResponseSchema, { message: { case: 'accountCommand', value: command } }));
+    return true;
+  }
+
   close(error?: ConnectError): void {
     if (error) this.outbox.fail(error);
     else this.outbox.close();
     this.stop();
+  }
+
+  runInBackground(work: Promise<void>, failure: string): void {
+    const tracked = work.catch((err) => this.log.error({ err }, failure));
+    this.background.add(tracked);
+    void tracked.finally(() => this.background.delete(tracked));
   }
 
   async *run(requests: AsyncIterable<ConnectRequest>): AsyncGenerator<ConnectResponse> {
@@ -109,7 +156,9 @@ class AgentSession implements LiveSession {
       () => this.outbox.close(),
       (err) => this.outbox.fail(toConnectError(err, this.log, 'agent stream')),
     );
-    this.startDeadTimer();
+    this.timers.startDeadPeerCheck();
+    if (this.principal.expiresAt !== undefined) this.timers.startCredentialExpiry(this.principal.expiresAt);
+    if (this.deps.maxStreamAgeSeconds !== undefined) this.timers.startMaxAge(this.deps.maxStreamAgeSeconds);
     try {
       yield* this.outbox;
     } finally {
@@ -139,26 +188,16 @@ class AgentSession implements LiveSession {
         this.log.info('agent closed the stream');
         break;
       }
-      this.lastSeen = Date.now();
-      this.busy = true;
+      this.timers.messageStarted();
+      this.row.touch();
       try {
         await this.handle(next.value);
       } finally {
-        this.busy = false;
-        this.lastSeen = Date.now();
+        this.timers.messageDone();
       }
       if (this.stopped) break;
     }
-    await this.drain();
-  }
-
-  /** Waits for the in-flight batch write; its failure was already reported by {@link failStream}. */
-  private async drain(): Promise<void> {
-    try {
-      await this.inflight;
-    } catch {
-      // reported by failStream
-    }
+    await this.pipeline.drain();
   }
 
   private failStream(err: unknown): void {
@@ -179,175 +218,40 @@ class AgentSession implements LiveSession {
     }
     if (m.case !== 'events' && m.case !== 'heartbeat') {
       // Everything but event batches runs after the previous batch committed.
-      await this.drain();
+      await this.pipeline.drain();
       if (this.stopped) return;
     }
     switch (m.case) {
       case 'hello':
         if (this.helloSeen) throw invalidArgument('hello may only be sent once per stream');
         this.helloSeen = true;
-        return this.onHello(m.value);
+        if (await welcomeAgent(this, m.value, this.deps)) this.timers.startHeartbeats();
+        return;
       case 'events':
-        return this.onEvents(m.value);
+        return this.pipeline.events(m.value);
       case 'sync':
-        return this.onSync(m.value);
+        return this.pipeline.sync(m.value);
       case 'heartbeat':
         return;
       case 'accountReport':
-        if (!m.value.account) throw invalidArgument('account_report.account is required');
-        return this.onReport(m.value.account, m.value.progress);
+        return this.pipeline.report(m.value.account, m.value.progress);
+      case 'accountsChanged':
+        return applyAccountsChanged(this, m.value, this.deps);
       default:
         throw invalidArgument('empty message');
     }
   }
 
-  private async onHello(hello: Hello): Promise<void> {
-    validateHello(hello);
-    this.agentId = hello.agentId;
-    this.log = this.log.child({ agentId: hello.agentId });
-    for (const older of this.deps.registry.sessionsOf(hello.agentId)) {
-      if (older === this) continue;
-      this.log.info({ oldSessionId: older.id }, 'new stream of the same agent takes over');
-      older.close(new ConnectError('superseded by a newer stream of the same agent', Code.Aborted));
-    }
-    const ordered = await admitAccounts(hello, this, this.claimed, () => this.stopped, this.deps);
-    if (!ordered) return;
-    this.outbox.push(
-      create(ConnectResponseSchema, {
-        message: {
-          case: 'welcome',
-          value: {
-            sessionId: this.id,
-            gatewayId: this.deps.gatewayId,
-            accounts: ordered,
-            heartbeatIntervalSeconds: Math.max(1, Math.round(this.deps.heartbeatIntervalSeconds)),
-            maxUnacked: this.deps.maxUnacked,
-          },
-        },
-      }),
-    );
-    this.welcomed = true;
-    for (const o of ordered) if (o.verdict === Verdict.CACHING || o.verdict === Verdict.STANDBY) this.served.add(o.account);
-    this.startHeartbeats();
-    if (this.served.size > 0) this.deps.operations?.sessionStarted(this, [...this.served]);
-    const count = (v: Verdict) => ordered.filter((o) => o.verdict === v).length;
-    this.log.info(
-      {
-        caching: count(Verdict.CACHING),
-        standby: count(Verdict.STANDBY),
-        refused: count(Verdict.REFUSED),
-        resumePoints: ordered.reduce((n, o) => n + o.resume.length, 0),
-      },
-      'agent connected',
-    );
-    for (const o of ordered) if (o.verdict === Verdict.REFUSED) this.log.warn({ account: o.account, reason: o.reason }, 'account refused');
-  }
-
-  private checkSequence(sequence: bigint): void {
-    const expected = this.lastSequence + 1n;
-    if (sequence !== expected) throw invalidArgument(`sequence ${sequence} is out of order: expected ${expected}`);
-    this.lastSequence = sequence;
-  }
-
-  private commit(sequence: bigint): void {
-    this.outbox.ack(sequence);
-  }
-
-  /**
-   * Validates and decodes the batch while the previous one is still being written, then queues its write behind it
-   * and returns without waiting: the stream reads and decodes message n+1 while message n commits. Acks follow
-   * commits in order. An invalid batch first lets the previous write finish (and be acknowledged).
-   */
-  private async onEvents(batch: EventBatch): Promise<void> {
-    let decoded;
-    try {
-      this.checkSequence(batch.sequence);
-      decoded = decodeEventBatch(batch, {
-        isCached: (account) => this.deps.registry.caches(account, this),
-        listGeneration: (account, apiVersion, kind, watchNamespace) => this.lists.generation({ account, apiVersion, kind, watchNamespace }),
-      });
-    } catch (err) {
-      await this.drain();
-      throw err;
-    }
-    for (const s of decoded.scrubbedSecrets) {
-      this.log.warn(s, 'Secret arrived with data; dropped it before storing (the agent must scrub Secrets)');
-    }
-    if (decoded.droppedNotCached > 0) {
-      this.log.debug({ sequence: batch.sequence, dropped: decoded.droppedNotCached }, 'dropped events of accounts this session does not cache');
-    }
-    await this.drain();
-    if (this.stopped) return;
-    const sequence = batch.sequence;
-    const write: Promise<void> = this.deps.objectWriter.write(decoded).then(() => this.commit(sequence));
-    this.inflight = write;
-    write.then(
-      () => {
-        if (this.inflight === write) this.inflight = undefined;
-      },
-      (err) => this.failStream(err),
-    );
-  }
-
-  private async onSync(marker: SyncMarker): Promise<void> {
-    this.checkSequence(marker.sequence);
-    if (!this.deps.registry.caches(marker.account, this)) {
-      this.log.debug({ account: marker.account, sequence: marker.sequence }, 'dropped sync marker of an account this session does not cache');
-      this.commit(marker.sequence);
-      return;
-    }
-    await this.lists.apply(marker);
-    this.commit(marker.sequence);
-  }
-
-  private async onReport(info: AccountInfo, progress: { apiVersion: string; kind: string; namespace: string; listed: bigint }[]): Promise<void> {
-    validateAccountInfo(info, 'account_report');
-    if (!this.deps.registry.caches(info.name, this)) {
-      this.log.debug({ account: info.name }, 'ignored report of an account this session does not cache');
-      return;
-    }
-    await this.deps.accountStore.applyReport(this.id, info);
-    await this.deps.syncState.recordProgress(
-      info.name,
-      progress.map((p) => ({ apiVersion: p.apiVersion, kind: p.kind, watchNamespace: p.namespace, listed: Number(p.listed) })),
-    );
-  }
-
-  private startHeartbeats(): void {
-    const timer = setInterval(() => {
-      this.outbox.push(
-        create(ConnectResponseSchema, {
-          message: { case: 'heartbeat', value: { agentId: this.deps.gatewayId, sentAtUnixMs: BigInt(Date.now()) } },
-        }),
-      );
-    }, this.deps.heartbeatIntervalSeconds * 1000);
-    timer.unref();
-    this.timers.push(timer);
-  }
-
-  private startDeadTimer(): void {
-    const deadMs = this.deps.deadAfterSeconds * 1000;
-    const timer = setInterval(
-      () => {
-        if (this.busy || this.inflight || Date.now() - this.lastSeen <= deadMs) return;
-        this.log.warn({ deadAfterSeconds: this.deps.deadAfterSeconds }, 'agent silent for too long; closing its stream');
-        this.close(new ConnectError(`no message from the agent for ${this.deps.deadAfterSeconds}s`, Code.DeadlineExceeded));
-      },
-      Math.max(50, Math.min(1000, deadMs / 4)),
-    );
-    timer.unref();
-    this.timers.push(timer);
-  }
-
   private async cleanup(): Promise<void> {
-    for (const t of this.timers) clearInterval(t);
-    this.timers = [];
+    this.timers.stop();
     this.stop();
     try {
       await this.deps.accountStore.deactivate(this.id, [...this.claimed]);
     } catch (err) {
       this.log.error({ err }, 'could not mark accounts INACTIVE');
     }
+    await Promise.all(this.background);
+    await this.row.end();
     if (this.helloSeen) this.log.info({ accounts: this.claimed.size }, 'agent stream ended');
     this.resolveDone();
   }

@@ -3,12 +3,18 @@
  * synchronous, so a Hello's verdicts are decided atomically with respect to other Hellos on this replica.
  */
 import type { ConnectError } from '@connectrpc/connect';
+import type { AccountCommand } from '../../gen/outpost/agent/v1/agent_pb.js';
 import type { Operation } from '../../gen/outpost/agent/v1/operation_pb.js';
+import type { Principal } from '../auth/principal.js';
 
 /** What the registry knows about one live stream. */
 export interface LiveSession {
   readonly id: string;
   readonly agentId: string;
+  /** Zone from the agent's Hello ('' before it). */
+  readonly zone: string;
+  /** Who the stream authenticated as. */
+  readonly principal: Principal;
   /** Ends the stream: cleanly without an error (shutdown), or with the error (takeover, dead peer). */
   close(error?: ConnectError): void;
   /** Resolves once the stream ended and its accounts were released in the database. */
@@ -17,6 +23,8 @@ export interface LiveSession {
   serves(account: string): boolean;
   /** Queues the operation on the stream; false when the stream can no longer send (ended, or before its Welcome). */
   sendOperation(operation: Operation): boolean;
+  /** Queues the account command on the stream; false when the stream can no longer send (ended, or before its Welcome). */
+  sendAccountCommand(command: AccountCommand): boolean;
 }
 
 /** Live sessions and account ownership on this replica. */

@@ -1,82 +1,42 @@
 /**
- * `outpost.api.v1.AccountService`: the accounts agents registered, with the cache state of every kind (object count,
- * synced, listing progress) computed from `objects` (one GROUP BY) and `watch_states`.
+ * `outpost.api.v1.AccountService` (all methods but ListAgents, which the agent-stream side serves): thin adapters
+ * over {@link AccountAdmin}, the implementation the `/armory/accounts` REST routes share. Account errors become
+ * INVALID_ARGUMENT / ALREADY_EXISTS / NOT_FOUND / FAILED_PRECONDITION; the caller's subject is the recorded actor.
  */
-import { timestampFromDate } from '@bufbuild/protobuf/wkt';
-import type { ServiceImpl } from '@connectrpc/connect';
-import { asc, count, eq, inArray } from 'drizzle-orm';
-import type { Database } from '../../db/database.js';
-import { accounts, objects, watchStates } from '../../db/schema.js';
-import { AccountService, type Account, type KindStatus } from '../../gen/outpost/api/v1/account_service_pb.js';
+import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
+import type { AccountService } from '../../gen/outpost/api/v1/account_service_pb.js';
+import { toAccountConnectError } from '../accounts/account-errors.js';
+import { parseName, parseNames, parseSpecs, parseStateChangeMessages } from '../accounts/account-input.js';
+import type { AccountAdmin } from '../accounts/account-admin.js';
+import { adminActor } from '../accounts/account-states.js';
+import { principalOf } from '../auth/connect-auth.js';
 
-/** Creates the AccountService implementation. */
-export function createAccountService(database: Database): Partial<ServiceImpl<typeof AccountService>> {
-  const { db } = database;
+type Impl = Omit<ServiceImpl<typeof AccountService>, 'listAgents'>;
+
+/** Creates the AccountService methods (merge ListAgents in from the agent-stream side). */
+export function createAccountService(admin: AccountAdmin): Impl {
+  const actor = (context: HandlerContext) => adminActor(principalOf(context.values));
+  const guard = async <T>(run: () => Promise<T>): Promise<T> => {
+    try {
+      return await run();
+    } catch (err) {
+      throw toAccountConnectError(err);
+    }
+  };
   return {
-    async listAccounts(req) {
-      const rows = await db
-        .select()
-        .from(accounts)
-        .where(req.name ? eq(accounts.name, req.name) : undefined)
-        .orderBy(asc(accounts.name));
-      if (rows.length === 0) return { accounts: [] };
-      const names = rows.map((r) => r.name);
-      const counts = await db
-        .select({ account: objects.account, apiVersion: objects.apiVersion, kind: objects.kind, n: count() })
-        .from(objects)
-        .where(inArray(objects.account, names))
-        .groupBy(objects.account, objects.apiVersion, objects.kind);
-      const states = await db.select().from(watchStates).where(inArray(watchStates.account, names));
-
-      return {
-        accounts: rows.map((row): Account => {
-          const kinds = new Map<string, KindStatus & { scopes: number; syncedScopes: number }>();
-          const kindOf = (apiVersion: string, kind: string) => {
-            const key = `${apiVersion}\u0000${kind}`;
-            let k = kinds.get(key);
-            if (!k) {
-              k = { $typeName: 'outpost.api.v1.KindStatus', apiVersion, kind, count: 0n, synced: false, listed: 0n, scopes: 0, syncedScopes: 0 };
-              kinds.set(key, k);
-            }
-            return k;
-          };
-          for (const k of row.kinds) kindOf(k.apiVersion, k.kind);
-          for (const c of counts) if (c.account === row.name) kindOf(c.apiVersion, c.kind).count = BigInt(c.n);
-          for (const s of states) {
-            if (s.account !== row.name) continue;
-            const k = kindOf(s.apiVersion, s.kind);
-            k.scopes++;
-            if (s.synced) k.syncedScopes++;
-            k.listed += BigInt(s.listed);
-          }
-          const statuses: KindStatus[] = [...kinds.values()].map(({ scopes, syncedScopes, ...k }) => ({
-            ...k,
-            synced: scopes > 0 && scopes === syncedScopes,
-          }));
-          return {
-            $typeName: 'outpost.api.v1.Account',
-            name: row.name,
-            state: row.state,
-            reason: row.reason,
-            agentId: row.agentId,
-            gatewayId: row.gatewayId,
-            apiHost: row.apiHost,
-            caFingerprint: row.caFingerprint,
-            kubernetesVersion: row.kubernetesVersion,
-            namespaces: [...row.namespaces],
-            kinds: statuses,
-            skippedKinds: row.skippedKinds.map((s) => ({ $typeName: 'outpost.api.v1.SkippedKind', ...s })),
-            lastEventTime: row.lastEventAt ? timestampFromDate(row.lastEventAt) : undefined,
-            lastConnectionTime: row.lastConnectionAt ? timestampFromDate(row.lastConnectionAt) : undefined,
-            syncProgress: {
-              $typeName: 'outpost.api.v1.SyncProgress',
-              kindsTotal: statuses.length,
-              kindsSynced: statuses.filter((s) => s.synced).length,
-              objectsListed: statuses.reduce((sum, s) => sum + s.listed, 0n),
-            },
-          };
-        }),
-      };
-    },
+    listAccounts: (req) =>
+      guard(async () => {
+        if (req.name) parseName(req.name);
+        const { accounts, total } = await admin.list({ name: req.name || undefined, page: req.page, limit: req.limit });
+        return { accounts, total };
+      }),
+    getAccount: (req) => guard(() => admin.get(parseName(req.name))),
+    createAccounts: (req, context) => guard(async () => ({ accounts: await admin.create(parseSpecs(req.accounts), actor(context)) })),
+    setAccountStates: (req, context) =>
+      guard(async () => ({ accounts: await admin.setStates(parseStateChangeMessages(req.accounts), actor(context)) })),
+    putDynamicAccounts: (req, context) =>
+      guard(async () => ({ accounts: await admin.putDynamic(parseSpecs(req.accounts), 'upsert', actor(context)) })),
+    deleteAccounts: (req, context) => guard(async () => ({ deleted: await admin.delete(parseNames(req.names), actor(context)) })),
+    releaseBinding: (req, context) => guard(async () => ({ account: await admin.releaseBinding(parseName(req.name), actor(context)) })),
   };
 }

@@ -3,6 +3,7 @@
  * total) and `GET /armory/agent/operations/{id}`. Bodies are the OperationRecord protobuf JSON.
  */
 import type { Hono } from 'hono';
+import type { RestEnv } from '../auth/rest-auth.js';
 import { HttpError } from '../errors.js';
 import { MAX_OPERATION_PAGE_SIZE, type OperationManager } from '../operations/operation-manager.js';
 import { toOperationRecordJson } from '../operations/operation-record.js';
@@ -13,7 +14,7 @@ import { ConnectError, Code } from '@connectrpc/connect';
 export const DEFAULT_REST_ITEMS = 50;
 
 /** Adds the routes to `app` (GET only; other methods get 405). */
-export function addOperationRoutes(app: Hono, manager: OperationManager): void {
+export function addOperationRoutes(app: Hono<RestEnv>, manager: OperationManager): void {
   app.get('/armory/agent/operations', async (c) => {
     const page = positiveInt(c.req.query('page'), 'page', 1, Number.MAX_SAFE_INTEGER);
     const items = positiveInt(c.req.query('items'), 'items', DEFAULT_REST_ITEMS, MAX_OPERATION_PAGE_SIZE);

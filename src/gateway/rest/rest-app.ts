@@ -9,6 +9,13 @@ import type { Logger } from '../../shared/logger.js';
 import { HttpError, toHttpError } from '../errors.js';
 import type { OperationManager } from '../operations/operation-manager.js';
 import { addOperationRoutes } from './operation-routes.js';
+import { addAgentRoutes } from './agent-routes.js';
+import { addAccountRoutes } from './account-routes.js';
+import type { AccountAdmin } from '../accounts/account-admin.js';
+import { staleAfterSeconds } from '../agents/agent-session-store.js';
+import type { Authenticator } from '../auth/authenticator.js';
+import { createRestAuth, type RestEnv } from '../auth/rest-auth.js';
+import type { Replica, ReplicaDirectory } from '../cluster/replica-directory.js';
 
 /** What the REST routes read from the running gateway. */
 export interface RestAppOptions {
@@ -23,6 +30,14 @@ export interface RestAppOptions {
   healthTimeoutMs?: number;
   /** Serves `/armory/agent/operations` when given. */
   operations?: OperationManager;
+  /** Authenticates every route but `/health`; without it routes are open (unit tests of the routes alone). */
+  authenticator?: Authenticator;
+  /** `/armory/agents` hides session rows untouched for this long (a dead replica's); default for a 30 s dead timeout. */
+  agentStaleAfterSeconds?: number;
+  /** Serves account management (`/armory/accounts…`) when given. */
+  accounts?: AccountAdmin;
+  /** The other replicas for `/armory/clouddrivers`; without it only this replica is listed. */
+  replicas?: Pick<ReplicaDirectory, 'list' | 'get'>;
 }
 
 /** One gateway replica as `/armory/clouddrivers` lists it. */
@@ -34,8 +49,9 @@ export interface ClouddriverInstance {
 }
 
 /** Builds the Hono app. Test it with `app.request()`; serve it with `getRequestListener(app.fetch)`. */
-export function createRestApp(options: RestAppOptions): Hono {
-  const app = new Hono();
+export function createRestApp(options: RestAppOptions): Hono<RestEnv> {
+  const app = new Hono<RestEnv>();
+  if (options.authenticator) app.use('*', createRestAuth(options.authenticator));
   const self = (): ClouddriverInstance => ({
     id: options.id,
     baseUrl: options.baseUrl(),
@@ -54,14 +70,23 @@ export function createRestApp(options: RestAppOptions): Hono {
     return c.json({ status: 'ok', id: options.id, database: 'ok' });
   });
 
-  app.get('/armory/clouddrivers', (c) => c.json([self()]));
+  const toInstance = (r: Replica): ClouddriverInstance => ({ id: r.id, baseUrl: r.baseUrl, lastUpdated: r.lastUpdated.toISOString(), ready: r.ready });
+  // This replica is always listed (also before its first heartbeat, or outside the Endpoints it watches), as it sees itself.
+  app.get('/armory/clouddrivers', (c) => {
+    const others = (options.replicas?.list() ?? []).filter((r) => r.id !== options.id).map(toInstance);
+    return c.json([self(), ...others].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)));
+  });
   app.get('/armory/clouddrivers/:id', (c) => {
     const id = c.req.param('id');
-    if (id !== options.id) throw new HttpError(404, 'not_found', `no clouddriver instance ${JSON.stringify(id)}`);
-    return c.json(self());
+    if (id === options.id) return c.json(self());
+    const replica = options.replicas?.get(id);
+    if (!replica) throw new HttpError(404, 'not_found', `no clouddriver instance ${JSON.stringify(id)}`);
+    return c.json(toInstance(replica));
   });
 
   if (options.operations) addOperationRoutes(app, options.operations);
+  if (options.accounts) addAccountRoutes(app, options.accounts);
+  addAgentRoutes(app, options.database, { staleAfterSeconds: options.agentStaleAfterSeconds ?? staleAfterSeconds(30) });
 
   for (const path of ['/health', '/armory/clouddrivers', '/armory/clouddrivers/:id']) {
     app.all(path, (c) => {

@@ -1,7 +1,8 @@
 /**
  * A small in-process AgentService peer for agent tests: an HTTP/2 cleartext server on an ephemeral port that records
  * every message the agent sends and answers as the test wants (verdicts, resume points, window size, heartbeats,
- * automatic or withheld acks, dropped streams).
+ * automatic or withheld acks, dropped streams, session tokens, refused Hellos, AccountVerdicts for AccountsChanged,
+ * AccountCommands).
  */
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
@@ -9,7 +10,9 @@ import { create, toBinary } from '@bufbuild/protobuf';
 import { ConnectError, Code, type ConnectRouter } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
 import {
+  AccountCommandSchema,
   AccountVerdictSchema,
+  AccountVerdictsSchema,
   AckSchema,
   AgentService,
   ConnectRequestSchema,
@@ -17,6 +20,7 @@ import {
   Verdict,
   WelcomeSchema,
   type AccountVerdict,
+  type AccountsChanged,
   type ConnectRequest,
   type ConnectResponse,
   type Hello,
@@ -28,7 +32,17 @@ export interface WelcomePlan {
   verdicts?: (hello: Hello) => Array<Partial<Pick<AccountVerdict, 'verdict' | 'reason' | 'resume'>> & { account: string }>;
   heartbeatIntervalSeconds?: number;
   maxUnacked?: number;
+  /** Session token of the Welcome (default `token-<stream index>`; '' sends none). */
+  sessionToken?: string;
+  /** End the stream with this error instead of a Welcome (e.g. UNAUTHENTICATED for a bad resume token). */
+  refuse?: { code: Code; message: string };
 }
+
+/** How the fake answers an AccountsChanged (default: every added account CACHING, no resume points). */
+export type VerdictsPlan = (
+  change: AccountsChanged,
+  stream: number,
+) => Array<Partial<Pick<AccountVerdict, 'verdict' | 'reason' | 'resume'>> & { account: string }> | undefined;
 
 /** One agent stream as seen by the fake. */
 export interface RecordedStream {
@@ -49,6 +63,8 @@ export interface FakeGatewayOptions {
   welcome?: (hello: Hello, stream: number) => WelcomePlan;
   /** Ack every data message as soon as it arrives (default true). */
   autoAck?: boolean;
+  /** Answers AccountsChanged messages; returning undefined sends no AccountVerdicts. */
+  verdicts?: VerdictsPlan;
   /** Never answer the Hello (to test dead-peer detection). */
   silent?: boolean;
   /** Serve TLS (HTTP/2 only) with this certificate; with `clientCaPem`, require a client certificate it signed. */
@@ -67,6 +83,10 @@ export interface FakeGateway {
   readonly tlsClients: string[];
   /** Serialized bytes of every received message (what crossed the wire, re-encoded). */
   rawBytes(): Buffer;
+  /** Sends an AccountCommand down a stream (default: the newest one). */
+  sendAccountCommand(command: Parameters<typeof create<typeof AccountCommandSchema>>[1], stream?: RecordedStream): void;
+  /** Every AccountsChanged received, with the index of its stream. */
+  accountsChanged(): Array<AccountsChanged & { streamIndex: number }>;
   /** Sends an operation down a stream (default: the newest one). */
   sendOperation(operation: Operation | Parameters<typeof create<typeof OperationSchema>>[1], stream?: RecordedStream): void;
   /** Every operation result received (on any stream), with the index of the stream it came on. */
@@ -126,6 +146,11 @@ export async function startFakeGateway(options: FakeGatewayOptions = {}): Promis
                 stream.hello = m.value;
                 if (options.silent) continue;
                 const plan = options.welcome?.(m.value, stream.index) ?? {};
+                if (plan.refuse) {
+                  failure = new ConnectError(plan.refuse.message, plan.refuse.code);
+                  wake?.();
+                  continue;
+                }
                 const verdicts = plan.verdicts?.(m.value) ?? m.value.accounts.map((a) => ({ account: a.name }));
                 stream.send(
                   create(ConnectResponseSchema, {
@@ -136,7 +161,22 @@ export async function startFakeGateway(options: FakeGatewayOptions = {}): Promis
                         gatewayId: 'fake',
                         heartbeatIntervalSeconds: plan.heartbeatIntervalSeconds ?? 0,
                         maxUnacked: plan.maxUnacked ?? 64,
+                        sessionToken: plan.sessionToken ?? `token-${stream.index}`,
                         accounts: verdicts.map((v) => create(AccountVerdictSchema, { verdict: Verdict.CACHING, ...v })),
+                      }),
+                    },
+                  }),
+                );
+              } else if (m.case === 'accountsChanged') {
+                const planned = options.verdicts ? options.verdicts(m.value, stream.index) : m.value.added.map((a) => ({ account: a.name }));
+                if (planned === undefined) continue;
+                stream.send(
+                  create(ConnectResponseSchema, {
+                    message: {
+                      case: 'verdicts',
+                      value: create(AccountVerdictsSchema, {
+                        changeId: m.value.changeId,
+                        accounts: planned.map((v) => create(AccountVerdictSchema, { verdict: Verdict.CACHING, ...v })),
                       }),
                     },
                   }),
@@ -212,6 +252,13 @@ export async function startFakeGateway(options: FakeGatewayOptions = {}): Promis
       state.autoAck = value;
     },
     rawBytes: () => Buffer.concat(messages.map((m) => Buffer.from(toBinary(ConnectRequestSchema, m)))),
+    sendAccountCommand(command, stream) {
+      const target = stream ?? streams[streams.length - 1];
+      if (!target) throw new Error('no agent stream yet');
+      target.send(create(ConnectResponseSchema, { message: { case: 'accountCommand', value: create(AccountCommandSchema, command) } }));
+    },
+    accountsChanged: () =>
+      streams.flatMap((s) => s.messages.flatMap((m) => (m.message.case === 'accountsChanged' ? [Object.assign(m.message.value, { streamIndex: s.index })] : []))),
     sendOperation(operation, stream) {
       const target = stream ?? streams[streams.length - 1];
       if (!target) throw new Error('no agent stream yet');

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file outpost/agent/v1/agent.proto.
  */
 export const file_outpost_agent_v1_agent: GenFile = /*@__PURE__*/
-  fileDesc("ChxvdXRwb3N0L2FnZW50L3YxL2FnZW50LnByb3RvEhBvdXRwb3N0LmFnZW50LnYxIs8CCg5Db25uZWN0UmVxdWVzdBIoCgVoZWxsbxgBIAEoCzIXLm91dHBvc3QuYWdlbnQudjEuSGVsbG9IABIuCgZldmVudHMYAiABKAsyHC5vdXRwb3N0LmFnZW50LnYxLkV2ZW50QmF0Y2hIABIsCgRzeW5jGAMgASgLMhwub3V0cG9zdC5hZ2VudC52MS5TeW5jTWFya2VySAASMAoJaGVhcnRiZWF0GAQgASgLMhsub3V0cG9zdC5hZ2VudC52MS5IZWFydGJlYXRIABI5Cg5hY2NvdW50X3JlcG9ydBgFIAEoCzIfLm91dHBvc3QuYWdlbnQudjEuQWNjb3VudFJlcG9ydEgAEj0KEG9wZXJhdGlvbl9yZXN1bHQYBiABKAsyIS5vdXRwb3N0LmFnZW50LnYxLk9wZXJhdGlvblJlc3VsdEgAQgkKB21lc3NhZ2Ui1AEKD0Nvbm5lY3RSZXNwb25zZRIsCgd3ZWxjb21lGAEgASgLMhkub3V0cG9zdC5hZ2VudC52MS5XZWxjb21lSAASJAoDYWNrGAIgASgLMhUub3V0cG9zdC5hZ2VudC52MS5BY2tIABIwCgloZWFydGJlYXQYAyABKAsyGy5vdXRwb3N0LmFnZW50LnYxLkhlYXJ0YmVhdEgAEjAKCW9wZXJhdGlvbhgEIAEoCzIbLm91dHBvc3QuYWdlbnQudjEuT3BlcmF0aW9uSABCCQoHbWVzc2FnZSJ7CgVIZWxsbxIQCghhZ2VudF9pZBgBIAEoCRIMCgR6b25lGAIgASgJEg8KB3ZlcnNpb24YAyABKAkSEAoIcmVwbGljYXMYBCABKAUSLwoIYWNjb3VudHMYBSADKAsyHS5vdXRwb3N0LmFnZW50LnYxLkFjY291bnRJbmZvItsCCgtBY2NvdW50SW5mbxIMCgRuYW1lGAEgASgJEhAKCGFwaV9ob3N0GAIgASgJEhYKDmNhX2ZpbmdlcnByaW50GAMgASgJEhoKEmt1YmVybmV0ZXNfdmVyc2lvbhgEIAEoCRISCgpuYW1lc3BhY2VzGAUgAygJEikKBWtpbmRzGAYgAygLMhoub3V0cG9zdC5hZ2VudC52MS5LaW5kSW5mbxI0Cg1za2lwcGVkX2tpbmRzGAcgAygLMh0ub3V0cG9zdC5hZ2VudC52MS5Ta2lwcGVkS2luZBJBCgpwcm9wZXJ0aWVzGAggAygLMi0ub3V0cG9zdC5hZ2VudC52MS5BY2NvdW50SW5mby5Qcm9wZXJ0aWVzRW50cnkSDQoFZXJyb3IYCSABKAkaMQoPUHJvcGVydGllc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiUwoIS2luZEluZm8SEwoLYXBpX3ZlcnNpb24YASABKAkSDAoEa2luZBgCIAEoCRIQCghyZXNvdXJjZRgDIAEoCRISCgpuYW1lc3BhY2VkGAQgASgIIkAKC1NraXBwZWRLaW5kEhMKC2FwaV92ZXJzaW9uGAEgASgJEgwKBGtpbmQYAiABKAkSDgoGcmVhc29uGAMgASgJInEKDUFjY291bnRSZXBvcnQSLgoHYWNjb3VudBgBIAEoCzIdLm91dHBvc3QuYWdlbnQudjEuQWNjb3VudEluZm8SMAoIcHJvZ3Jlc3MYAiADKAsyHi5vdXRwb3N0LmFnZW50LnYxLlN5bmNQcm9ncmVzcyJiCgxTeW5jUHJvZ3Jlc3MSEwoLYXBpX3ZlcnNpb24YASABKAkSDAoEa2luZBgCIAEoCRIRCgluYW1lc3BhY2UYAyABKAkSDgoGbGlzdGVkGAQgASgEEgwKBGRvbmUYBSABKAgi3AEKBUV2ZW50Eg8KB2FjY291bnQYASABKAkSKQoEdHlwZRgCIAEoDjIbLm91dHBvc3QuYWdlbnQudjEuRXZlbnRUeXBlEhMKC2FwaV92ZXJzaW9uGAMgASgJEgwKBGtpbmQYBCABKAkSEQoJbmFtZXNwYWNlGAUgASgJEgwKBG5hbWUYBiABKAkSCwoDdWlkGAcgASgJEhgKEHJlc291cmNlX3ZlcnNpb24YCCABKAkSEwoLb2JqZWN0X2pzb24YCSABKAwSFwoPd2F0Y2hfbmFtZXNwYWNlGAogASgJIkcKCkV2ZW50QmF0Y2gSEAoIc2VxdWVuY2UYASABKAQSJwoGZXZlbnRzGAIgAygLMhcub3V0cG9zdC5hZ2VudC52MS5FdmVudCLAAQoKU3luY01hcmtlchIQCghzZXF1ZW5jZRgBIAEoBBIPCgdhY2NvdW50GAIgASgJEhMKC2FwaV92ZXJzaW9uGAMgASgJEgwKBGtpbmQYBCABKAkSFwoPd2F0Y2hfbmFtZXNwYWNlGAUgASgJEioKBXBoYXNlGAYgASgOMhsub3V0cG9zdC5hZ2VudC52MS5TeW5jUGhhc2USGAoQcmVzb3VyY2VfdmVyc2lvbhgHIAEoCRINCgVjb3VudBgIIAEoBCI2CglIZWFydGJlYXQSEAoIYWdlbnRfaWQYASABKAkSFwoPc2VudF9hdF91bml4X21zGAIgASgDImMKC1Jlc3VtZVBvaW50EhMKC2FwaV92ZXJzaW9uGAEgASgJEgwKBGtpbmQYAiABKAkSFwoPd2F0Y2hfbmFtZXNwYWNlGAMgASgJEhgKEHJlc291cmNlX3ZlcnNpb24YBCABKAkijAEKDkFjY291bnRWZXJkaWN0Eg8KB2FjY291bnQYASABKAkSKgoHdmVyZGljdBgCIAEoDjIZLm91dHBvc3QuYWdlbnQudjEuVmVyZGljdBIOCgZyZWFzb24YAyABKAkSLQoGcmVzdW1lGAQgAygLMh0ub3V0cG9zdC5hZ2VudC52MS5SZXN1bWVQb2ludCKeAQoHV2VsY29tZRISCgpzZXNzaW9uX2lkGAEgASgJEhIKCmdhdGV3YXlfaWQYAiABKAkSMgoIYWNjb3VudHMYAyADKAsyIC5vdXRwb3N0LmFnZW50LnYxLkFjY291bnRWZXJkaWN0EiIKGmhlYXJ0YmVhdF9pbnRlcnZhbF9zZWNvbmRzGAQgASgNEhMKC21heF91bmFja2VkGAUgASgNIhcKA0FjaxIQCghzZXF1ZW5jZRgBIAEoBCqHAQoJRXZlbnRUeXBlEhoKFkVWRU5UX1RZUEVfVU5TUEVDSUZJRUQQABIUChBFVkVOVF9UWVBFX0FEREVEEAESFwoTRVZFTlRfVFlQRV9NT0RJRklFRBACEhYKEkVWRU5UX1RZUEVfREVMRVRFRBADEhcKE0VWRU5UX1RZUEVfQk9PS01BUksQBCpRCglTeW5jUGhhc2USGgoWU1lOQ19QSEFTRV9VTlNQRUNJRklFRBAAEhQKEFNZTkNfUEhBU0VfU1RBUlQQARISCg5TWU5DX1BIQVNFX0VORBACKmEKB1ZlcmRpY3QSFwoTVkVSRElDVF9VTlNQRUNJRklFRBAAEhMKD1ZFUkRJQ1RfQ0FDSElORxABEhMKD1ZFUkRJQ1RfU1RBTkRCWRACEhMKD1ZFUkRJQ1RfUkVGVVNFRBADMmIKDEFnZW50U2VydmljZRJSCgdDb25uZWN0EiAub3V0cG9zdC5hZ2VudC52MS5Db25uZWN0UmVxdWVzdBohLm91dHBvc3QuYWdlbnQudjEuQ29ubmVjdFJlc3BvbnNlKAEwAWIGcHJvdG8z", [file_outpost_agent_v1_operation]);
+  fileDesc("ChxvdXRwb3N0L2FnZW50L3YxL2FnZW50LnByb3RvEhBvdXRwb3N0LmFnZW50LnYxIo4DCg5Db25uZWN0UmVxdWVzdBIoCgVoZWxsbxgBIAEoCzIXLm91dHBvc3QuYWdlbnQudjEuSGVsbG9IABIuCgZldmVudHMYAiABKAsyHC5vdXRwb3N0LmFnZW50LnYxLkV2ZW50QmF0Y2hIABIsCgRzeW5jGAMgASgLMhwub3V0cG9zdC5hZ2VudC52MS5TeW5jTWFya2VySAASMAoJaGVhcnRiZWF0GAQgASgLMhsub3V0cG9zdC5hZ2VudC52MS5IZWFydGJlYXRIABI5Cg5hY2NvdW50X3JlcG9ydBgFIAEoCzIfLm91dHBvc3QuYWdlbnQudjEuQWNjb3VudFJlcG9ydEgAEj0KEG9wZXJhdGlvbl9yZXN1bHQYBiABKAsyIS5vdXRwb3N0LmFnZW50LnYxLk9wZXJhdGlvblJlc3VsdEgAEj0KEGFjY291bnRzX2NoYW5nZWQYByABKAsyIS5vdXRwb3N0LmFnZW50LnYxLkFjY291bnRzQ2hhbmdlZEgAQgkKB21lc3NhZ2UiyAIKD0Nvbm5lY3RSZXNwb25zZRIsCgd3ZWxjb21lGAEgASgLMhkub3V0cG9zdC5hZ2VudC52MS5XZWxjb21lSAASJAoDYWNrGAIgASgLMhUub3V0cG9zdC5hZ2VudC52MS5BY2tIABIwCgloZWFydGJlYXQYAyABKAsyGy5vdXRwb3N0LmFnZW50LnYxLkhlYXJ0YmVhdEgAEjAKCW9wZXJhdGlvbhgEIAEoCzIbLm91dHBvc3QuYWdlbnQudjEuT3BlcmF0aW9uSAASNQoIdmVyZGljdHMYBSABKAsyIS5vdXRwb3N0LmFnZW50LnYxLkFjY291bnRWZXJkaWN0c0gAEjsKD2FjY291bnRfY29tbWFuZBgGIAEoCzIgLm91dHBvc3QuYWdlbnQudjEuQWNjb3VudENvbW1hbmRIAEIJCgdtZXNzYWdlIrQBCgVIZWxsbxIQCghhZ2VudF9pZBgBIAEoCRIMCgR6b25lGAIgASgJEg8KB3ZlcnNpb24YAyABKAkSEAoIcmVwbGljYXMYBCABKAUSLwoIYWNjb3VudHMYBSADKAsyHS5vdXRwb3N0LmFnZW50LnYxLkFjY291bnRJbmZvEhkKEXJlc3VtZV9zZXNzaW9uX2lkGAYgASgJEhwKFHJlc3VtZV9zZXNzaW9uX3Rva2VuGAcgASgJItsCCgtBY2NvdW50SW5mbxIMCgRuYW1lGAEgASgJEhAKCGFwaV9ob3N0GAIgASgJEhYKDmNhX2ZpbmdlcnByaW50GAMgASgJEhoKEmt1YmVybmV0ZXNfdmVyc2lvbhgEIAEoCRISCgpuYW1lc3BhY2VzGAUgAygJEikKBWtpbmRzGAYgAygLMhoub3V0cG9zdC5hZ2VudC52MS5LaW5kSW5mbxI0Cg1za2lwcGVkX2tpbmRzGAcgAygLMh0ub3V0cG9zdC5hZ2VudC52MS5Ta2lwcGVkS2luZBJBCgpwcm9wZXJ0aWVzGAggAygLMi0ub3V0cG9zdC5hZ2VudC52MS5BY2NvdW50SW5mby5Qcm9wZXJ0aWVzRW50cnkSDQoFZXJyb3IYCSABKAkaMQoPUHJvcGVydGllc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiUwoIS2luZEluZm8SEwoLYXBpX3ZlcnNpb24YASABKAkSDAoEa2luZBgCIAEoCRIQCghyZXNvdXJjZRgDIAEoCRISCgpuYW1lc3BhY2VkGAQgASgIIkAKC1NraXBwZWRLaW5kEhMKC2FwaV92ZXJzaW9uGAEgASgJEgwKBGtpbmQYAiABKAkSDgoGcmVhc29uGAMgASgJInEKDUFjY291bnRSZXBvcnQSLgoHYWNjb3VudBgBIAEoCzIdLm91dHBvc3QuYWdlbnQudjEuQWNjb3VudEluZm8SMAoIcHJvZ3Jlc3MYAiADKAsyHi5vdXRwb3N0LmFnZW50LnYxLlN5bmNQcm9ncmVzcyJiCgxTeW5jUHJvZ3Jlc3MSEwoLYXBpX3ZlcnNpb24YASABKAkSDAoEa2luZBgCIAEoCRIRCgluYW1lc3BhY2UYAyABKAkSDgoGbGlzdGVkGAQgASgEEgwKBGRvbmUYBSABKAgi3AEKBUV2ZW50Eg8KB2FjY291bnQYASABKAkSKQoEdHlwZRgCIAEoDjIbLm91dHBvc3QuYWdlbnQudjEuRXZlbnRUeXBlEhMKC2FwaV92ZXJzaW9uGAMgASgJEgwKBGtpbmQYBCABKAkSEQoJbmFtZXNwYWNlGAUgASgJEgwKBG5hbWUYBiABKAkSCwoDdWlkGAcgASgJEhgKEHJlc291cmNlX3ZlcnNpb24YCCABKAkSEwoLb2JqZWN0X2pzb24YCSABKAwSFwoPd2F0Y2hfbmFtZXNwYWNlGAogASgJIkcKCkV2ZW50QmF0Y2gSEAoIc2VxdWVuY2UYASABKAQSJwoGZXZlbnRzGAIgAygLMhcub3V0cG9zdC5hZ2VudC52MS5FdmVudCLAAQoKU3luY01hcmtlchIQCghzZXF1ZW5jZRgBIAEoBBIPCgdhY2NvdW50GAIgASgJEhMKC2FwaV92ZXJzaW9uGAMgASgJEgwKBGtpbmQYBCABKAkSFwoPd2F0Y2hfbmFtZXNwYWNlGAUgASgJEioKBXBoYXNlGAYgASgOMhsub3V0cG9zdC5hZ2VudC52MS5TeW5jUGhhc2USGAoQcmVzb3VyY2VfdmVyc2lvbhgHIAEoCRINCgVjb3VudBgIIAEoBCI2CglIZWFydGJlYXQSEAoIYWdlbnRfaWQYASABKAkSFwoPc2VudF9hdF91bml4X21zGAIgASgDImMKC1Jlc3VtZVBvaW50EhMKC2FwaV92ZXJzaW9uGAEgASgJEgwKBGtpbmQYAiABKAkSFwoPd2F0Y2hfbmFtZXNwYWNlGAMgASgJEhgKEHJlc291cmNlX3ZlcnNpb24YBCABKAkijAEKDkFjY291bnRWZXJkaWN0Eg8KB2FjY291bnQYASABKAkSKgoHdmVyZGljdBgCIAEoDjIZLm91dHBvc3QuYWdlbnQudjEuVmVyZGljdBIOCgZyZWFzb24YAyABKAkSLQoGcmVzdW1lGAQgAygLMh0ub3V0cG9zdC5hZ2VudC52MS5SZXN1bWVQb2ludCK1AQoHV2VsY29tZRISCgpzZXNzaW9uX2lkGAEgASgJEhIKCmdhdGV3YXlfaWQYAiABKAkSMgoIYWNjb3VudHMYAyADKAsyIC5vdXRwb3N0LmFnZW50LnYxLkFjY291bnRWZXJkaWN0EiIKGmhlYXJ0YmVhdF9pbnRlcnZhbF9zZWNvbmRzGAQgASgNEhMKC21heF91bmFja2VkGAUgASgNEhUKDXNlc3Npb25fdG9rZW4YBiABKAkiYwoPQWNjb3VudHNDaGFuZ2VkEhEKCWNoYW5nZV9pZBgBIAEoBBIPCgdyZW1vdmVkGAIgAygJEiwKBWFkZGVkGAMgAygLMh0ub3V0cG9zdC5hZ2VudC52MS5BY2NvdW50SW5mbyJYCg9BY2NvdW50VmVyZGljdHMSEQoJY2hhbmdlX2lkGAEgASgEEjIKCGFjY291bnRzGAIgAygLMiAub3V0cG9zdC5hZ2VudC52MS5BY2NvdW50VmVyZGljdCJ3Cg5BY2NvdW50Q29tbWFuZBIvCgZhY3Rpb24YASABKA4yHy5vdXRwb3N0LmFnZW50LnYxLkFjY291bnRBY3Rpb24SNAoHYWNjb3VudBgCIAEoCzIjLm91dHBvc3QuYWdlbnQudjEuQWNjb3VudERlZmluaXRpb24iLQoOQ3VzdG9tUmVzb3VyY2USDAoEa2luZBgBIAEoCRINCgVzY29wZRgCIAEoCSL2AgoRQWNjb3VudERlZmluaXRpb24SDAoEbmFtZRgBIAEoCRIXCg9rdWJlY29uZmlnX2ZpbGUYAiABKAkSDwoHY29udGV4dBgDIAEoCRIXCg9zZXJ2aWNlX2FjY291bnQYBCABKAgSEgoKbmFtZXNwYWNlcxgFIAMoCRINCgVraW5kcxgGIAMoCRISCgpvbWl0X2tpbmRzGAcgAygJEiEKGW9ubHlfbmFtZXNwYWNlZF9yZXNvdXJjZXMYCCABKAgSRwoKcHJvcGVydGllcxgJIAMoCzIzLm91dHBvc3QuYWdlbnQudjEuQWNjb3VudERlZmluaXRpb24uUHJvcGVydGllc0VudHJ5EjoKEGN1c3RvbV9yZXNvdXJjZXMYCiADKAsyIC5vdXRwb3N0LmFnZW50LnYxLkN1c3RvbVJlc291cmNlGjEKD1Byb3BlcnRpZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIhcKA0FjaxIQCghzZXF1ZW5jZRgBIAEoBCqHAQoJRXZlbnRUeXBlEhoKFkVWRU5UX1RZUEVfVU5TUEVDSUZJRUQQABIUChBFVkVOVF9UWVBFX0FEREVEEAESFwoTRVZFTlRfVFlQRV9NT0RJRklFRBACEhYKEkVWRU5UX1RZUEVfREVMRVRFRBADEhcKE0VWRU5UX1RZUEVfQk9PS01BUksQBCpRCglTeW5jUGhhc2USGgoWU1lOQ19QSEFTRV9VTlNQRUNJRklFRBAAEhQKEFNZTkNfUEhBU0VfU1RBUlQQARISCg5TWU5DX1BIQVNFX0VORBACKmEKB1ZlcmRpY3QSFwoTVkVSRElDVF9VTlNQRUNJRklFRBAAEhMKD1ZFUkRJQ1RfQ0FDSElORxABEhMKD1ZFUkRJQ1RfU1RBTkRCWRACEhMKD1ZFUkRJQ1RfUkVGVVNFRBADKmIKDUFjY291bnRBY3Rpb24SHgoaQUNDT1VOVF9BQ1RJT05fVU5TUEVDSUZJRUQQABIWChJBQ0NPVU5UX0FDVElPTl9BREQQARIZChVBQ0NPVU5UX0FDVElPTl9SRU1PVkUQAjJiCgxBZ2VudFNlcnZpY2USUgoHQ29ubmVjdBIgLm91dHBvc3QuYWdlbnQudjEuQ29ubmVjdFJlcXVlc3QaIS5vdXRwb3N0LmFnZW50LnYxLkNvbm5lY3RSZXNwb25zZSgBMAFiBnByb3RvMw", [file_outpost_agent_v1_operation]);
 
 /**
  * ConnectRequest is one message from agent to gateway.
@@ -61,6 +61,14 @@ export type ConnectRequest = Message<"outpost.agent.v1.ConnectRequest"> & {
      */
     value: OperationResult;
     case: "operationResult";
+  } | {
+    /**
+     * The agent's set of accounts changed after the Hello (config file reloaded, an AccountCommand applied).
+     *
+     * @generated from field: outpost.agent.v1.AccountsChanged accounts_changed = 7;
+     */
+    value: AccountsChanged;
+    case: "accountsChanged";
   } | { case: undefined; value?: undefined };
 };
 
@@ -106,6 +114,22 @@ export type ConnectResponse = Message<"outpost.agent.v1.ConnectResponse"> & {
      */
     value: Operation;
     case: "operation";
+  } | {
+    /**
+     * The verdicts for the accounts of an AccountsChanged message.
+     *
+     * @generated from field: outpost.agent.v1.AccountVerdicts verdicts = 5;
+     */
+    value: AccountVerdicts;
+    case: "verdicts";
+  } | {
+    /**
+     * Start or stop watching an account defined at the gateway (dynamic accounts).
+     *
+     * @generated from field: outpost.agent.v1.AccountCommand account_command = 6;
+     */
+    value: AccountCommand;
+    case: "accountCommand";
   } | { case: undefined; value?: undefined };
 };
 
@@ -154,6 +178,20 @@ export type Hello = Message<"outpost.agent.v1.Hello"> & {
    * @generated from field: repeated outpost.agent.v1.AccountInfo accounts = 5;
    */
   accounts: AccountInfo[];
+
+  /**
+   * Set when the agent reconnects: the session it had, and the token that session's Welcome gave it. A valid pair lets
+   * the new stream take over that session at once; a wrong token ends the stream with UNAUTHENTICATED. A session id
+   * alone proves nothing.
+   *
+   * @generated from field: string resume_session_id = 6;
+   */
+  resumeSessionId: string;
+
+  /**
+   * @generated from field: string resume_session_token = 7;
+   */
+  resumeSessionToken: string;
 };
 
 /**
@@ -653,6 +691,14 @@ export type Welcome = Message<"outpost.agent.v1.Welcome"> & {
    * @generated from field: uint32 max_unacked = 5;
    */
   maxUnacked: number;
+
+  /**
+   * A random secret for this session (never stored in clear by the gateway). Anything later tied to the session
+   * (resuming it, a result relayed by another replica) must present it.
+   *
+   * @generated from field: string session_token = 6;
+   */
+  sessionToken: string;
 };
 
 /**
@@ -661,6 +707,183 @@ export type Welcome = Message<"outpost.agent.v1.Welcome"> & {
  */
 export const WelcomeSchema: GenMessage<Welcome> = /*@__PURE__*/
   messageDesc(file_outpost_agent_v1_agent, 14);
+
+/**
+ * AccountsChanged lists the accounts the agent stopped and started serving since the Hello. An account whose
+ * configuration changed appears in both lists (removed first).
+ *
+ * @generated from message outpost.agent.v1.AccountsChanged
+ */
+export type AccountsChanged = Message<"outpost.agent.v1.AccountsChanged"> & {
+  /**
+   * Correlates the AccountVerdicts answer.
+   *
+   * @generated from field: uint64 change_id = 1;
+   */
+  changeId: bigint;
+
+  /**
+   * @generated from field: repeated string removed = 2;
+   */
+  removed: string[];
+
+  /**
+   * @generated from field: repeated outpost.agent.v1.AccountInfo added = 3;
+   */
+  added: AccountInfo[];
+};
+
+/**
+ * Describes the message outpost.agent.v1.AccountsChanged.
+ * Use `create(AccountsChangedSchema)` to create a new message.
+ */
+export const AccountsChangedSchema: GenMessage<AccountsChanged> = /*@__PURE__*/
+  messageDesc(file_outpost_agent_v1_agent, 15);
+
+/**
+ * AccountVerdicts answers an AccountsChanged: one verdict per added account, in order.
+ *
+ * @generated from message outpost.agent.v1.AccountVerdicts
+ */
+export type AccountVerdicts = Message<"outpost.agent.v1.AccountVerdicts"> & {
+  /**
+   * @generated from field: uint64 change_id = 1;
+   */
+  changeId: bigint;
+
+  /**
+   * @generated from field: repeated outpost.agent.v1.AccountVerdict accounts = 2;
+   */
+  accounts: AccountVerdict[];
+};
+
+/**
+ * Describes the message outpost.agent.v1.AccountVerdicts.
+ * Use `create(AccountVerdictsSchema)` to create a new message.
+ */
+export const AccountVerdictsSchema: GenMessage<AccountVerdicts> = /*@__PURE__*/
+  messageDesc(file_outpost_agent_v1_agent, 16);
+
+/**
+ * AccountCommand tells an agent to start or stop serving an account defined at the gateway.
+ *
+ * @generated from message outpost.agent.v1.AccountCommand
+ */
+export type AccountCommand = Message<"outpost.agent.v1.AccountCommand"> & {
+  /**
+   * @generated from field: outpost.agent.v1.AccountAction action = 1;
+   */
+  action: AccountAction;
+
+  /**
+   * For REMOVE only the name is used.
+   *
+   * @generated from field: outpost.agent.v1.AccountDefinition account = 2;
+   */
+  account?: AccountDefinition | undefined;
+};
+
+/**
+ * Describes the message outpost.agent.v1.AccountCommand.
+ * Use `create(AccountCommandSchema)` to create a new message.
+ */
+export const AccountCommandSchema: GenMessage<AccountCommand> = /*@__PURE__*/
+  messageDesc(file_outpost_agent_v1_agent, 17);
+
+/**
+ * CustomResource names a custom resource kind to watch ("Kind.group") and its scope.
+ *
+ * @generated from message outpost.agent.v1.CustomResource
+ */
+export type CustomResource = Message<"outpost.agent.v1.CustomResource"> & {
+  /**
+   * @generated from field: string kind = 1;
+   */
+  kind: string;
+
+  /**
+   * "Namespaced" or "Cluster"; empty lets discovery decide.
+   *
+   * @generated from field: string scope = 2;
+   */
+  scope: string;
+};
+
+/**
+ * Describes the message outpost.agent.v1.CustomResource.
+ * Use `create(CustomResourceSchema)` to create a new message.
+ */
+export const CustomResourceSchema: GenMessage<CustomResource> = /*@__PURE__*/
+  messageDesc(file_outpost_agent_v1_agent, 18);
+
+/**
+ * AccountDefinition is an account as the agent configuration describes it (kubernetes.accounts[]). Credentials never
+ * travel: the agent reaches the cluster through a kubeconfig file it already has, or its in-cluster service account.
+ *
+ * @generated from message outpost.agent.v1.AccountDefinition
+ */
+export type AccountDefinition = Message<"outpost.agent.v1.AccountDefinition"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Path of a kubeconfig file on the agent's file system.
+   *
+   * @generated from field: string kubeconfig_file = 2;
+   */
+  kubeconfigFile: string;
+
+  /**
+   * @generated from field: string context = 3;
+   */
+  context: string;
+
+  /**
+   * Use the agent's in-cluster service account.
+   *
+   * @generated from field: bool service_account = 4;
+   */
+  serviceAccount: boolean;
+
+  /**
+   * @generated from field: repeated string namespaces = 5;
+   */
+  namespaces: string[];
+
+  /**
+   * @generated from field: repeated string kinds = 6;
+   */
+  kinds: string[];
+
+  /**
+   * @generated from field: repeated string omit_kinds = 7;
+   */
+  omitKinds: string[];
+
+  /**
+   * @generated from field: bool only_namespaced_resources = 8;
+   */
+  onlyNamespacedResources: boolean;
+
+  /**
+   * @generated from field: map<string, string> properties = 9;
+   */
+  properties: { [key: string]: string };
+
+  /**
+   * @generated from field: repeated outpost.agent.v1.CustomResource custom_resources = 10;
+   */
+  customResources: CustomResource[];
+};
+
+/**
+ * Describes the message outpost.agent.v1.AccountDefinition.
+ * Use `create(AccountDefinitionSchema)` to create a new message.
+ */
+export const AccountDefinitionSchema: GenMessage<AccountDefinition> = /*@__PURE__*/
+  messageDesc(file_outpost_agent_v1_agent, 19);
 
 /**
  * Ack acknowledges every data message up to and including sequence: it is durably stored.
@@ -679,7 +902,7 @@ export type Ack = Message<"outpost.agent.v1.Ack"> & {
  * Use `create(AckSchema)` to create a new message.
  */
 export const AckSchema: GenMessage<Ack> = /*@__PURE__*/
-  messageDesc(file_outpost_agent_v1_agent, 15);
+  messageDesc(file_outpost_agent_v1_agent, 20);
 
 /**
  * EventType is the kind of change an Event carries.
@@ -787,6 +1010,38 @@ export enum Verdict {
  */
 export const VerdictSchema: GenEnum<Verdict> = /*@__PURE__*/
   enumDesc(file_outpost_agent_v1_agent, 2);
+
+/**
+ * AccountAction is what an AccountCommand asks.
+ *
+ * @generated from enum outpost.agent.v1.AccountAction
+ */
+export enum AccountAction {
+  /**
+   * @generated from enum value: ACCOUNT_ACTION_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Start serving the account (or replace its definition when the agent already has it from a command).
+   *
+   * @generated from enum value: ACCOUNT_ACTION_ADD = 1;
+   */
+  ADD = 1,
+
+  /**
+   * Stop serving the account (only accounts the agent got from a command; its config-file accounts stay).
+   *
+   * @generated from enum value: ACCOUNT_ACTION_REMOVE = 2;
+   */
+  REMOVE = 2,
+}
+
+/**
+ * Describes the enum outpost.agent.v1.AccountAction.
+ */
+export const AccountActionSchema: GenEnum<AccountAction> = /*@__PURE__*/
+  enumDesc(file_outpost_agent_v1_agent, 3);
 
 /**
  * AgentService is the one stream an agent opens to the gateway (outbound only, HTTP/2 gRPC on port 9091).

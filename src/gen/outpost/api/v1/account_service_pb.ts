@@ -6,13 +6,15 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { AccountDefinition } from "../../agent/v1/agent_pb.js";
+import { file_outpost_agent_v1_agent } from "../../agent/v1/agent_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file outpost/api/v1/account_service.proto.
  */
 export const file_outpost_api_v1_account_service: GenFile = /*@__PURE__*/
-  fileDesc("CiRvdXRwb3N0L2FwaS92MS9hY2NvdW50X3NlcnZpY2UucHJvdG8SDm91dHBvc3QuYXBpLnYxIiMKE0xpc3RBY2NvdW50c1JlcXVlc3QSDAoEbmFtZRgBIAEoCSJBChRMaXN0QWNjb3VudHNSZXNwb25zZRIpCghhY2NvdW50cxgBIAMoCzIXLm91dHBvc3QuYXBpLnYxLkFjY291bnQiXgoKS2luZFN0YXR1cxITCgthcGlfdmVyc2lvbhgBIAEoCRIMCgRraW5kGAIgASgJEg0KBWNvdW50GAMgASgEEg4KBnN5bmNlZBgEIAEoCBIOCgZsaXN0ZWQYBSABKAQiQAoLU2tpcHBlZEtpbmQSEwoLYXBpX3ZlcnNpb24YASABKAkSDAoEa2luZBgCIAEoCRIOCgZyZWFzb24YAyABKAkiUQoMU3luY1Byb2dyZXNzEhMKC2tpbmRzX3RvdGFsGAEgASgNEhQKDGtpbmRzX3N5bmNlZBgCIAEoDRIWCg5vYmplY3RzX2xpc3RlZBgDIAEoBCK5AwoHQWNjb3VudBIMCgRuYW1lGAEgASgJEg0KBXN0YXRlGAIgASgJEhAKCGFnZW50X2lkGAMgASgJEhIKCmdhdGV3YXlfaWQYBCABKAkSEAoIYXBpX2hvc3QYBSABKAkSFgoOY2FfZmluZ2VycHJpbnQYBiABKAkSGgoSa3ViZXJuZXRlc192ZXJzaW9uGAcgASgJEhIKCm5hbWVzcGFjZXMYCCADKAkSKQoFa2luZHMYCSADKAsyGi5vdXRwb3N0LmFwaS52MS5LaW5kU3RhdHVzEjIKDXNraXBwZWRfa2luZHMYCiADKAsyGy5vdXRwb3N0LmFwaS52MS5Ta2lwcGVkS2luZBIzCg9sYXN0X2V2ZW50X3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKDXN5bmNfcHJvZ3Jlc3MYDCABKAsyHC5vdXRwb3N0LmFwaS52MS5TeW5jUHJvZ3Jlc3MSDgoGcmVhc29uGA0gASgJEjgKFGxhc3RfY29ubmVjdGlvbl90aW1lGA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcDJwCg5BY2NvdW50U2VydmljZRJeCgxMaXN0QWNjb3VudHMSIy5vdXRwb3N0LmFwaS52MS5MaXN0QWNjb3VudHNSZXF1ZXN0GiQub3V0cG9zdC5hcGkudjEuTGlzdEFjY291bnRzUmVzcG9uc2UiA5ACAWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("CiRvdXRwb3N0L2FwaS92MS9hY2NvdW50X3NlcnZpY2UucHJvdG8SDm91dHBvc3QuYXBpLnYxIkAKE0xpc3RBY2NvdW50c1JlcXVlc3QSDAoEbmFtZRgBIAEoCRIMCgRwYWdlGAIgASgNEg0KBWxpbWl0GAMgASgNIlAKFExpc3RBY2NvdW50c1Jlc3BvbnNlEikKCGFjY291bnRzGAEgAygLMhcub3V0cG9zdC5hcGkudjEuQWNjb3VudBINCgV0b3RhbBgCIAEoDSIhChFHZXRBY2NvdW50UmVxdWVzdBIMCgRuYW1lGAEgASgJInYKEkdldEFjY291bnRSZXNwb25zZRIoCgdhY2NvdW50GAEgASgLMhcub3V0cG9zdC5hcGkudjEuQWNjb3VudBI2Cgt0cmFuc2l0aW9ucxgCIAMoCzIhLm91dHBvc3QuYXBpLnYxLkFjY291bnRUcmFuc2l0aW9uIoIBChFBY2NvdW50VHJhbnNpdGlvbhISCgpmcm9tX3N0YXRlGAEgASgJEhAKCHRvX3N0YXRlGAIgASgJEg4KBnJlYXNvbhgDIAEoCRINCgVhY3RvchgEIAEoCRIoCgR0aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJXCgtBY2NvdW50U3BlYxI3CgpkZWZpbml0aW9uGAEgASgLMiMub3V0cG9zdC5hZ2VudC52MS5BY2NvdW50RGVmaW5pdGlvbhIPCgd6b25lX2lkGAIgASgJIkYKFUNyZWF0ZUFjY291bnRzUmVxdWVzdBItCghhY2NvdW50cxgBIAMoCzIbLm91dHBvc3QuYXBpLnYxLkFjY291bnRTcGVjIkMKFkNyZWF0ZUFjY291bnRzUmVzcG9uc2USKQoIYWNjb3VudHMYASADKAsyFy5vdXRwb3N0LmFwaS52MS5BY2NvdW50IkIKEkFjY291bnRTdGF0ZUNoYW5nZRIMCgRuYW1lGAEgASgJEg0KBXN0YXRlGAIgASgJEg8KB3pvbmVfaWQYAyABKAkiTwoXU2V0QWNjb3VudFN0YXRlc1JlcXVlc3QSNAoIYWNjb3VudHMYASADKAsyIi5vdXRwb3N0LmFwaS52MS5BY2NvdW50U3RhdGVDaGFuZ2UiRQoYU2V0QWNjb3VudFN0YXRlc1Jlc3BvbnNlEikKCGFjY291bnRzGAEgAygLMhcub3V0cG9zdC5hcGkudjEuQWNjb3VudCJKChlQdXREeW5hbWljQWNjb3VudHNSZXF1ZXN0Ei0KCGFjY291bnRzGAEgAygLMhsub3V0cG9zdC5hcGkudjEuQWNjb3VudFNwZWMiRwoaUHV0RHluYW1pY0FjY291bnRzUmVzcG9uc2USKQoIYWNjb3VudHMYASADKAsyFy5vdXRwb3N0LmFwaS52MS5BY2NvdW50IiYKFURlbGV0ZUFjY291bnRzUmVxdWVzdBINCgVuYW1lcxgBIAMoCSIpChZEZWxldGVBY2NvdW50c1Jlc3BvbnNlEg8KB2RlbGV0ZWQYASADKAkiJQoVUmVsZWFzZUJpbmRpbmdSZXF1ZXN0EgwKBG5hbWUYASABKAkiQgoWUmVsZWFzZUJpbmRpbmdSZXNwb25zZRIoCgdhY2NvdW50GAEgASgLMhcub3V0cG9zdC5hcGkudjEuQWNjb3VudCIlChFMaXN0QWdlbnRzUmVxdWVzdBIQCghhZ2VudF9pZBgBIAEoCSI7ChJMaXN0QWdlbnRzUmVzcG9uc2USJQoGYWdlbnRzGAEgAygLMhUub3V0cG9zdC5hcGkudjEuQWdlbnQijAIKBUFnZW50EhAKCGFnZW50X2lkGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkSEgoKZ2F0ZXdheV9pZBgDIAEoCRIMCgR6b25lGAQgASgJEg8KB3ZlcnNpb24YBSABKAkSDwoHc3ViamVjdBgGIAEoCRIPCgdjYWNoaW5nGAcgAygJEg8KB3N0YW5kYnkYCCADKAkSDwoHcmVmdXNlZBgJIAMoCRIyCg5jb25uZWN0ZWRfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoObGFzdF9zZWVuX3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIoQBCgxSZWZ1c2VkQ2xhaW0SEAoIYWdlbnRfaWQYASABKAkSEAoIYXBpX2hvc3QYAiABKAkSFgoOY2FfZmluZ2VycHJpbnQYAyABKAkSDgoGcmVhc29uGAQgASgJEigKBHRpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIl4KCktpbmRTdGF0dXMSEwoLYXBpX3ZlcnNpb24YASABKAkSDAoEa2luZBgCIAEoCRINCgVjb3VudBgDIAEoBBIOCgZzeW5jZWQYBCABKAgSDgoGbGlzdGVkGAUgASgEIkAKC1NraXBwZWRLaW5kEhMKC2FwaV92ZXJzaW9uGAEgASgJEgwKBGtpbmQYAiABKAkSDgoGcmVhc29uGAMgASgJIlEKDFN5bmNQcm9ncmVzcxITCgtraW5kc190b3RhbBgBIAEoDRIUCgxraW5kc19zeW5jZWQYAiABKA0SFgoOb2JqZWN0c19saXN0ZWQYAyABKAQiyAQKB0FjY291bnQSDAoEbmFtZRgBIAEoCRINCgVzdGF0ZRgCIAEoCRIQCghhZ2VudF9pZBgDIAEoCRISCgpnYXRld2F5X2lkGAQgASgJEhAKCGFwaV9ob3N0GAUgASgJEhYKDmNhX2ZpbmdlcnByaW50GAYgASgJEhoKEmt1YmVybmV0ZXNfdmVyc2lvbhgHIAEoCRISCgpuYW1lc3BhY2VzGAggAygJEikKBWtpbmRzGAkgAygLMhoub3V0cG9zdC5hcGkudjEuS2luZFN0YXR1cxIyCg1za2lwcGVkX2tpbmRzGAogAygLMhsub3V0cG9zdC5hcGkudjEuU2tpcHBlZEtpbmQSMwoPbGFzdF9ldmVudF90aW1lGAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIzCg1zeW5jX3Byb2dyZXNzGAwgASgLMhwub3V0cG9zdC5hcGkudjEuU3luY1Byb2dyZXNzEg4KBnJlYXNvbhgNIAEoCRI4ChRsYXN0X2Nvbm5lY3Rpb25fdGltZRgOIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHem9uZV9pZBgPIAEoCRIOCgZzb3VyY2UYECABKAkSNwoKZGVmaW5pdGlvbhgRIAEoCzIjLm91dHBvc3QuYWdlbnQudjEuQWNjb3VudERlZmluaXRpb24SMwoNcmVmdXNlZF9jbGFpbRgSIAEoCzIcLm91dHBvc3QuYXBpLnYxLlJlZnVzZWRDbGFpbTKbBgoOQWNjb3VudFNlcnZpY2USXgoMTGlzdEFjY291bnRzEiMub3V0cG9zdC5hcGkudjEuTGlzdEFjY291bnRzUmVxdWVzdBokLm91dHBvc3QuYXBpLnYxLkxpc3RBY2NvdW50c1Jlc3BvbnNlIgOQAgESWAoKR2V0QWNjb3VudBIhLm91dHBvc3QuYXBpLnYxLkdldEFjY291bnRSZXF1ZXN0GiIub3V0cG9zdC5hcGkudjEuR2V0QWNjb3VudFJlc3BvbnNlIgOQAgESXwoOQ3JlYXRlQWNjb3VudHMSJS5vdXRwb3N0LmFwaS52MS5DcmVhdGVBY2NvdW50c1JlcXVlc3QaJi5vdXRwb3N0LmFwaS52MS5DcmVhdGVBY2NvdW50c1Jlc3BvbnNlEmUKEFNldEFjY291bnRTdGF0ZXMSJy5vdXRwb3N0LmFwaS52MS5TZXRBY2NvdW50U3RhdGVzUmVxdWVzdBooLm91dHBvc3QuYXBpLnYxLlNldEFjY291bnRTdGF0ZXNSZXNwb25zZRJrChJQdXREeW5hbWljQWNjb3VudHMSKS5vdXRwb3N0LmFwaS52MS5QdXREeW5hbWljQWNjb3VudHNSZXF1ZXN0Gioub3V0cG9zdC5hcGkudjEuUHV0RHluYW1pY0FjY291bnRzUmVzcG9uc2USXwoORGVsZXRlQWNjb3VudHMSJS5vdXRwb3N0LmFwaS52MS5EZWxldGVBY2NvdW50c1JlcXVlc3QaJi5vdXRwb3N0LmFwaS52MS5EZWxldGVBY2NvdW50c1Jlc3BvbnNlEl8KDlJlbGVhc2VCaW5kaW5nEiUub3V0cG9zdC5hcGkudjEuUmVsZWFzZUJpbmRpbmdSZXF1ZXN0GiYub3V0cG9zdC5hcGkudjEuUmVsZWFzZUJpbmRpbmdSZXNwb25zZRJYCgpMaXN0QWdlbnRzEiEub3V0cG9zdC5hcGkudjEuTGlzdEFnZW50c1JlcXVlc3QaIi5vdXRwb3N0LmFwaS52MS5MaXN0QWdlbnRzUmVzcG9uc2UiA5ACAWIGcHJvdG8z", [file_google_protobuf_timestamp, file_outpost_agent_v1_agent]);
 
 /**
  * @generated from message outpost.api.v1.ListAccountsRequest
@@ -24,6 +26,20 @@ export type ListAccountsRequest = Message<"outpost.api.v1.ListAccountsRequest"> 
    * @generated from field: string name = 1;
    */
   name: string;
+
+  /**
+   * 1-based page; 0 means 1.
+   *
+   * @generated from field: uint32 page = 2;
+   */
+  page: number;
+
+  /**
+   * Page size; 0 means all (bounded by the server's maximum).
+   *
+   * @generated from field: uint32 limit = 3;
+   */
+  limit: number;
 };
 
 /**
@@ -41,6 +57,13 @@ export type ListAccountsResponse = Message<"outpost.api.v1.ListAccountsResponse"
    * @generated from field: repeated outpost.api.v1.Account accounts = 1;
    */
   accounts: Account[];
+
+  /**
+   * Accounts matching the request, across pages.
+   *
+   * @generated from field: uint32 total = 2;
+   */
+  total: number;
 };
 
 /**
@@ -49,6 +72,466 @@ export type ListAccountsResponse = Message<"outpost.api.v1.ListAccountsResponse"
  */
 export const ListAccountsResponseSchema: GenMessage<ListAccountsResponse> = /*@__PURE__*/
   messageDesc(file_outpost_api_v1_account_service, 1);
+
+/**
+ * @generated from message outpost.api.v1.GetAccountRequest
+ */
+export type GetAccountRequest = Message<"outpost.api.v1.GetAccountRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message outpost.api.v1.GetAccountRequest.
+ * Use `create(GetAccountRequestSchema)` to create a new message.
+ */
+export const GetAccountRequestSchema: GenMessage<GetAccountRequest> = /*@__PURE__*/
+  messageDesc(file_outpost_api_v1_account_service, 2);
+
+/**
+ * @generated from message outpost.api.v1.GetAccountResponse
+ */
+export type GetAccountResponse = Message<"outpost.api.v1.GetAccountResponse"> & {
+  /**
+   * @generated from field: outpost.api.v1.Account account = 1;
+   */
+  account?: Account | undefined;
+
+  /**
+   * Newest first, at most 100.
+   *
+   * @generated from field: repeated outpost.api.v1.AccountTransition transitions = 2;
+   */
+  transitions: AccountTransition[];
+};
+
+/**
+ * Describes the message outpost.api.v1.GetAccountResponse.
+ * Use `create(GetAccountResponseSchema)` to create a new message.
+ */
+export const GetAccountResponseSchema: GenMessage<GetAccountResponse> = /*@__PURE__*/
+  messageDesc(file_outpost_api_v1_account_service, 3);
+
+/**
+ * AccountTransition records one state change of an account.
+ *
+ * @generated from message outpost.api.v1.AccountTransition
+ */
+export type AccountTransition = Message<"outpost.api.v1.AccountTransition"> & {
+  /**
+   * @generated from field: string from_state = 1;
+   */
+  fromState: string;
+
+  /**
+   * @generated from field: string to_state = 2;
+   */
+  toState: string;
+
+  /**
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+
+  /**
+   * Who caused it: "agent:<id>", "admin:<subject>", "gateway".
+   *
+   * @generated from field: string actor = 4;
+   */
+  actor: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp time = 5;
+   */
+  time?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message outpost.api.v1.AccountTransition.
+ * Use `create(AccountTransitionSchema)` to create a new message.
+ */
+export const AccountTransitionSchema: GenMessage<AccountTransition> = /*@__PURE__*/
+  messageDesc(file_outpost_api_v1_account_service, 4);
+
+/**
+ * AccountSpec defines an account at the gateway: how the agent reaches the cluster, and the zone of the agents that
+ * should serve it (empty: every connected agent is told).
+ *
+ * @generated from message outpost.api.v1.AccountSpec
+ */
+export type AccountSpec = Message<"outpost.api.v1.AccountSpec"> & {
+  /**
+   * @generated from field: outpost.agent.v1.AccountDefinition definition = 1;
+   */
+  definition?: AccountDefinition | undefined;
+
+  /**
+   * @generated from field: string zone_id = 2;
+   */
+  zoneId: string;
+};
+
+/**
+ * Describes the message outpost.api.v1.AccountSpec.
+ * Use `create(AccountSpecSchema)` to create a new message.
+ */
+export const AccountSpecSchema: GenMessage<AccountSpec> = /*@__PURE__*/
+  messageDesc(file_outpost_api_v1_account_service, 5);
+
+/**
+ * @generated from message outpost.api.v1.CreateAccountsRequest
+ */
+export type CreateAccountsRequest = Message<"outpost.api.v1.CreateAccountsRequest"> & {
+  /**
+   * @generated from field: repeated outpost.api.v1.AccountSpec accounts = 1;
+   */
+  accounts: AccountSpec[];
+};
+
+/**
+ * Describes the message outpost.api.v1.CreateAccountsRequest.
+ * Use `create(CreateAccountsRequestSchema)` to create a new message.
+ */
+export const CreateAccountsRequestSchema: GenMessage<CreateAccountsRequest> = /*@__PURE__*/
+  messageDesc(file_outpost_api_v1_account_service, 6);
+
+/**
+ * @generated from message outpost.api.v1.CreateAccountsResponse
+ */
+export type CreateAccountsResponse = Message<"outpost.api.v1.CreateAccountsResponse"> & {
+  /**
+   * @generated from field: repeated outpost.api.v1.Account accounts = 1;
+   */
+  accounts: Account[];
+};
+
+/**
+ * Describes the message outpost.api.v1.CreateAccountsResponse.
+ * Use `create(CreateAccountsResponseSchema)` to create a new message.
+ */
+export const CreateAccountsResponseSchema: GenMessage<CreateAccountsResponse> = /*@__PURE__*/
+  messageDesc(file_outpost_api_v1_account_service, 7);
+
+/**
+ * AccountStateChange asks for one account's state: "ACTIVE" or "INACTIVE".
+ *
+ * @generated from message outpost.api.v1.AccountStateChange
+ */
+export type AccountStateChange = Message<"outpost.api.v1.AccountStateChange"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string state = 2;
+   */
+  state: string;
+
+  /**
+   * Moves the account to this zone first when set.
+   *
+   * @generated from field: string zone_id = 3;
+   */
+  zoneId: string;
+};
+
+/**
+ * Describes the message outpost.api.v1.AccountStateChange.
+ * Use `create(AccountStateChangeSchema)` to create a new message.
+ */
+export const AccountStateChangeSchema: GenMessage<AccountStateChange> = /*@__PURE__*/
+  messageDesc(file_outpost_api_v1_account_service, 8);
+
+/**
+ * @generated from message outpost.api.v1.SetAccountStatesRequest
+ */
+export type SetAccountStatesRequest = Message<"outpost.api.v1.SetAccountStatesRequest"> & {
+  /**
+   * @generated from field: repeated outpost.api.v1.AccountStateChange accounts = 1;
+   */
+  accounts: AccountStateChange[];
+};
+
+/**
+ * Describes the message outpost.api.v1.SetAccountStatesRequest.
+ * Use `create(SetAccountStatesRequestSchema)` to create a new message.
+ */
+export const SetAccountStatesRequestSchema: GenMessage<SetAccountStatesRequest> = /*@__PURE__*/
+  messageDesc(file_outpost_api_v1_account_service, 9);
+
+/**
+ * @generated from message outpost.api.v1.SetAccountStatesResponse
+ */
+export type SetAccountStatesResponse = Message<"outpost.api.v1.SetAccountStatesResponse"> & {
+  /**
+   * @generated from field: repeated outpost.api.v1.Account accounts = 1;
+   */
+  accounts: Account[];
+};
+
+/**
+ * Describes the message outpost.api.v1.SetAccountStatesResponse.
+ * Use `create(SetAccountStatesResponseSchema)` to create a new message.
+ */
+export const SetAccountStatesResponseSchema: GenMessage<SetAccountStatesResponse> = /*@__PURE__*/
+  messageDesc(file_outpost_api_v1_account_service, 10);
+
+/**
+ * @generated from message outpost.api.v1.PutDynamicAccountsRequest
+ */
+export type PutDynamicAccountsRequest = Message<"outpost.api.v1.PutDynamicAccountsRequest"> & {
+  /**
+   * @generated from field: repeated outpost.api.v1.AccountSpec accounts = 1;
+   */
+  accounts: AccountSpec[];
+};
+
+/**
+ * Describes the message outpost.api.v1.PutDynamicAccountsRequest.
+ * Use `create(PutDynamicAccountsRequestSchema)` to create a new message.
+ */
+export const PutDynamicAccountsRequestSchema: GenMessage<PutDynamicAccountsRequest> = /*@__PURE__*/
+  messageDesc(file_outpost_api_v1_account_service, 11);
+
+/**
+ * @generated from message outpost.api.v1.PutDynamicAccountsResponse
+ */
+export type PutDynamicAccountsResponse = Message<"outpost.api.v1.PutDynamicAccountsResponse"> & {
+  /**
+   * @generated from field: repeated outpost.api.v1.Account accounts = 1;
+   */
+  accounts: Account[];
+};
+
+/**
+ * Describes the message outpost.api.v1.PutDynamicAccountsResponse.
+ * Use `create(PutDynamicAccountsResponseSchema)` to create a new message.
+ */
+export const PutDynamicAccountsResponseSchema: GenMessage<PutDynamicAccountsResponse> = /*@__PURE__*/
+  messageDesc(file_outpost_api_v1_account_service, 12);
+
+/**
+ * @generated from message outpost.api.v1.DeleteAccountsRequest
+ */
+export type DeleteAccountsRequest = Message<"outpost.api.v1.DeleteAccountsRequest"> & {
+  /**
+   * @generated from field: repeated string names = 1;
+   */
+  names: string[];
+};
+
+/**
+ * Describes the message outpost.api.v1.DeleteAccountsRequest.
+ * Use `create(DeleteAccountsRequestSchema)` to create a new message.
+ */
+export const DeleteAccountsRequestSchema: GenMessage<DeleteAccountsRequest> = /*@__PURE__*/
+  messageDesc(file_outpost_api_v1_account_service, 13);
+
+/**
+ * @generated from message outpost.api.v1.DeleteAccountsResponse
+ */
+export type DeleteAccountsResponse = Message<"outpost.api.v1.DeleteAccountsResponse"> & {
+  /**
+   * @generated from field: repeated string deleted = 1;
+   */
+  deleted: string[];
+};
+
+/**
+ * Describes the message outpost.api.v1.DeleteAccountsResponse.
+ * Use `create(DeleteAccountsResponseSchema)` to create a new message.
+ */
+export const DeleteAccountsResponseSchema: GenMessage<DeleteAccountsResponse> = /*@__PURE__*/
+  messageDesc(file_outpost_api_v1_account_service, 14);
+
+/**
+ * @generated from message outpost.api.v1.ReleaseBindingRequest
+ */
+export type ReleaseBindingRequest = Message<"outpost.api.v1.ReleaseBindingRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message outpost.api.v1.ReleaseBindingRequest.
+ * Use `create(ReleaseBindingRequestSchema)` to create a new message.
+ */
+export const ReleaseBindingRequestSchema: GenMessage<ReleaseBindingRequest> = /*@__PURE__*/
+  messageDesc(file_outpost_api_v1_account_service, 15);
+
+/**
+ * @generated from message outpost.api.v1.ReleaseBindingResponse
+ */
+export type ReleaseBindingResponse = Message<"outpost.api.v1.ReleaseBindingResponse"> & {
+  /**
+   * @generated from field: outpost.api.v1.Account account = 1;
+   */
+  account?: Account | undefined;
+};
+
+/**
+ * Describes the message outpost.api.v1.ReleaseBindingResponse.
+ * Use `create(ReleaseBindingResponseSchema)` to create a new message.
+ */
+export const ReleaseBindingResponseSchema: GenMessage<ReleaseBindingResponse> = /*@__PURE__*/
+  messageDesc(file_outpost_api_v1_account_service, 16);
+
+/**
+ * @generated from message outpost.api.v1.ListAgentsRequest
+ */
+export type ListAgentsRequest = Message<"outpost.api.v1.ListAgentsRequest"> & {
+  /**
+   * Only this agent id; empty lists all.
+   *
+   * @generated from field: string agent_id = 1;
+   */
+  agentId: string;
+};
+
+/**
+ * Describes the message outpost.api.v1.ListAgentsRequest.
+ * Use `create(ListAgentsRequestSchema)` to create a new message.
+ */
+export const ListAgentsRequestSchema: GenMessage<ListAgentsRequest> = /*@__PURE__*/
+  messageDesc(file_outpost_api_v1_account_service, 17);
+
+/**
+ * @generated from message outpost.api.v1.ListAgentsResponse
+ */
+export type ListAgentsResponse = Message<"outpost.api.v1.ListAgentsResponse"> & {
+  /**
+   * @generated from field: repeated outpost.api.v1.Agent agents = 1;
+   */
+  agents: Agent[];
+};
+
+/**
+ * Describes the message outpost.api.v1.ListAgentsResponse.
+ * Use `create(ListAgentsResponseSchema)` to create a new message.
+ */
+export const ListAgentsResponseSchema: GenMessage<ListAgentsResponse> = /*@__PURE__*/
+  messageDesc(file_outpost_api_v1_account_service, 18);
+
+/**
+ * Agent is one live agent stream.
+ *
+ * @generated from message outpost.api.v1.Agent
+ */
+export type Agent = Message<"outpost.api.v1.Agent"> & {
+  /**
+   * @generated from field: string agent_id = 1;
+   */
+  agentId: string;
+
+  /**
+   * @generated from field: string session_id = 2;
+   */
+  sessionId: string;
+
+  /**
+   * @generated from field: string gateway_id = 3;
+   */
+  gatewayId: string;
+
+  /**
+   * @generated from field: string zone = 4;
+   */
+  zone: string;
+
+  /**
+   * @generated from field: string version = 5;
+   */
+  version: string;
+
+  /**
+   * Identity the stream authenticated as (certificate or token subject; "anonymous" in insecure mode).
+   *
+   * @generated from field: string subject = 6;
+   */
+  subject: string;
+
+  /**
+   * Accounts this stream caches.
+   *
+   * @generated from field: repeated string caching = 7;
+   */
+  caching: string[];
+
+  /**
+   * Accounts this stream stands by for.
+   *
+   * @generated from field: repeated string standby = 8;
+   */
+  standby: string[];
+
+  /**
+   * Accounts refused on this stream.
+   *
+   * @generated from field: repeated string refused = 9;
+   */
+  refused: string[];
+
+  /**
+   * @generated from field: google.protobuf.Timestamp connected_time = 10;
+   */
+  connectedTime?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp last_seen_time = 11;
+   */
+  lastSeenTime?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message outpost.api.v1.Agent.
+ * Use `create(AgentSchema)` to create a new message.
+ */
+export const AgentSchema: GenMessage<Agent> = /*@__PURE__*/
+  messageDesc(file_outpost_api_v1_account_service, 19);
+
+/**
+ * RefusedClaim is the latest registration of the account's name by another cluster, which the gateway refused.
+ *
+ * @generated from message outpost.api.v1.RefusedClaim
+ */
+export type RefusedClaim = Message<"outpost.api.v1.RefusedClaim"> & {
+  /**
+   * @generated from field: string agent_id = 1;
+   */
+  agentId: string;
+
+  /**
+   * @generated from field: string api_host = 2;
+   */
+  apiHost: string;
+
+  /**
+   * @generated from field: string ca_fingerprint = 3;
+   */
+  caFingerprint: string;
+
+  /**
+   * @generated from field: string reason = 4;
+   */
+  reason: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp time = 5;
+   */
+  time?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message outpost.api.v1.RefusedClaim.
+ * Use `create(RefusedClaimSchema)` to create a new message.
+ */
+export const RefusedClaimSchema: GenMessage<RefusedClaim> = /*@__PURE__*/
+  messageDesc(file_outpost_api_v1_account_service, 20);
 
 /**
  * KindStatus is the cache state of one kind in one account.
@@ -93,7 +576,7 @@ export type KindStatus = Message<"outpost.api.v1.KindStatus"> & {
  * Use `create(KindStatusSchema)` to create a new message.
  */
 export const KindStatusSchema: GenMessage<KindStatus> = /*@__PURE__*/
-  messageDesc(file_outpost_api_v1_account_service, 2);
+  messageDesc(file_outpost_api_v1_account_service, 21);
 
 /**
  * SkippedKind is a kind the agent does not watch, and why.
@@ -122,7 +605,7 @@ export type SkippedKind = Message<"outpost.api.v1.SkippedKind"> & {
  * Use `create(SkippedKindSchema)` to create a new message.
  */
 export const SkippedKindSchema: GenMessage<SkippedKind> = /*@__PURE__*/
-  messageDesc(file_outpost_api_v1_account_service, 3);
+  messageDesc(file_outpost_api_v1_account_service, 22);
 
 /**
  * SyncProgress summarises the initial sync of an account.
@@ -151,7 +634,7 @@ export type SyncProgress = Message<"outpost.api.v1.SyncProgress"> & {
  * Use `create(SyncProgressSchema)` to create a new message.
  */
 export const SyncProgressSchema: GenMessage<SyncProgress> = /*@__PURE__*/
-  messageDesc(file_outpost_api_v1_account_service, 4);
+  messageDesc(file_outpost_api_v1_account_service, 23);
 
 /**
  * @generated from message outpost.api.v1.Account
@@ -163,7 +646,8 @@ export type Account = Message<"outpost.api.v1.Account"> & {
   name: string;
 
   /**
-   * ACTIVE while an agent streams it, INACTIVE when no agent is connected, ORPHANED/FAILED with a reason.
+   * INACTIVE, TO_MIGRATE, ACTIVATING, ACTIVE, TO_DEACTIVATE, DEACTIVATING, DELETING, FAILED, DELETE_FAILED or
+   * ORPHANED (see docs/accounts.md); reason says why for FAILED, ORPHANED and refusals.
    *
    * @generated from field: string state = 2;
    */
@@ -228,6 +712,34 @@ export type Account = Message<"outpost.api.v1.Account"> & {
    * @generated from field: google.protobuf.Timestamp last_connection_time = 14;
    */
   lastConnectionTime?: Timestamp | undefined;
+
+  /**
+   * Zone of the agents that serve it (from the agent's Hello, or set for a dynamic account).
+   *
+   * @generated from field: string zone_id = 15;
+   */
+  zoneId: string;
+
+  /**
+   * "agent" when an agent's configuration declared it, "dynamic" when defined at the gateway.
+   *
+   * @generated from field: string source = 16;
+   */
+  source: string;
+
+  /**
+   * The definition of a dynamic account.
+   *
+   * @generated from field: outpost.agent.v1.AccountDefinition definition = 17;
+   */
+  definition?: AccountDefinition | undefined;
+
+  /**
+   * Set while another cluster's claim of this name is the latest refused one.
+   *
+   * @generated from field: outpost.api.v1.RefusedClaim refused_claim = 18;
+   */
+  refusedClaim?: RefusedClaim | undefined;
 };
 
 /**
@@ -235,21 +747,96 @@ export type Account = Message<"outpost.api.v1.Account"> & {
  * Use `create(AccountSchema)` to create a new message.
  */
 export const AccountSchema: GenMessage<Account> = /*@__PURE__*/
-  messageDesc(file_outpost_api_v1_account_service, 5);
+  messageDesc(file_outpost_api_v1_account_service, 24);
 
 /**
- * AccountService lists the cluster accounts known to the gateway.
+ * AccountService lists and manages the cluster accounts known to the gateway. The same operations are served over
+ * REST under /armory/accounts (see docs/accounts.md). Mutating methods need the admin role.
  *
  * @generated from service outpost.api.v1.AccountService
  */
 export const AccountService: GenService<{
   /**
+   * ListAccounts lists accounts by name, with their cache state.
+   *
    * @generated from rpc outpost.api.v1.AccountService.ListAccounts
    */
   listAccounts: {
     methodKind: "unary";
     input: typeof ListAccountsRequestSchema;
     output: typeof ListAccountsResponseSchema;
+  },
+  /**
+   * GetAccount returns one account with its recorded state transitions. NOT_FOUND when unknown.
+   *
+   * @generated from rpc outpost.api.v1.AccountService.GetAccount
+   */
+  getAccount: {
+    methodKind: "unary";
+    input: typeof GetAccountRequestSchema;
+    output: typeof GetAccountResponseSchema;
+  },
+  /**
+   * CreateAccounts defines accounts at the gateway (state INACTIVE, nothing pushed). ALREADY_EXISTS lists the names
+   * that exist; nothing is created then.
+   *
+   * @generated from rpc outpost.api.v1.AccountService.CreateAccounts
+   */
+  createAccounts: {
+    methodKind: "unary";
+    input: typeof CreateAccountsRequestSchema;
+    output: typeof CreateAccountsResponseSchema;
+  },
+  /**
+   * SetAccountStates activates (ACTIVE) or deactivates (INACTIVE) accounts; connected agents of the zone are told.
+   *
+   * @generated from rpc outpost.api.v1.AccountService.SetAccountStates
+   */
+  setAccountStates: {
+    methodKind: "unary";
+    input: typeof SetAccountStatesRequestSchema;
+    output: typeof SetAccountStatesResponseSchema;
+  },
+  /**
+   * PutDynamicAccounts creates or updates account definitions and activates them (pushed to connected agents).
+   *
+   * @generated from rpc outpost.api.v1.AccountService.PutDynamicAccounts
+   */
+  putDynamicAccounts: {
+    methodKind: "unary";
+    input: typeof PutDynamicAccountsRequestSchema;
+    output: typeof PutDynamicAccountsResponseSchema;
+  },
+  /**
+   * DeleteAccounts removes accounts, their cache and binding; agents serving them are told to stop.
+   *
+   * @generated from rpc outpost.api.v1.AccountService.DeleteAccounts
+   */
+  deleteAccounts: {
+    methodKind: "unary";
+    input: typeof DeleteAccountsRequestSchema;
+    output: typeof DeleteAccountsResponseSchema;
+  },
+  /**
+   * ReleaseBinding forgets the cluster an account name is bound to (and that cluster's cached objects), so another
+   * cluster may claim the name. FAILED_PRECONDITION while an agent streams the account.
+   *
+   * @generated from rpc outpost.api.v1.AccountService.ReleaseBinding
+   */
+  releaseBinding: {
+    methodKind: "unary";
+    input: typeof ReleaseBindingRequestSchema;
+    output: typeof ReleaseBindingResponseSchema;
+  },
+  /**
+   * ListAgents lists the agent streams connected to the gateway.
+   *
+   * @generated from rpc outpost.api.v1.AccountService.ListAgents
+   */
+  listAgents: {
+    methodKind: "unary";
+    input: typeof ListAgentsRequestSchema;
+    output: typeof ListAgentsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_outpost_api_v1_account_service, 0);

@@ -1,0 +1,80 @@
+/**
+ * The account state machine's vocabulary (see docs/accounts.md) and the one way a state change is written: the row
+ * update and its `account_transitions` record go in the same transaction, so the history never disagrees with the row.
+ */
+import { inArray, sql } from 'drizzle-orm';
+import type { Db } from '../../db/database.js';
+import { accountTransitions, accounts } from '../../db/schema.js';
+import type { Principal } from '../auth/principal.js';
+
+/** Every state an account can be in. */
+export const ACCOUNT_STATES = [
+  'INACTIVE',
+  'TO_MIGRATE',
+  'ACTIVATING',
+  'ACTIVE',
+  'TO_DEACTIVATE',
+  'DEACTIVATING',
+  'DELETING',
+  'FAILED',
+  'DELETE_FAILED',
+  'ORPHANED',
+] as const;
+
+/** One account state. */
+export type AccountState = (typeof ACCOUNT_STATES)[number];
+
+/** States in which an agent stream caches the account right now (a binding release must wait). */
+export const STREAMED_STATES: readonly AccountState[] = ['ACTIVE', 'TO_DEACTIVATE', 'DEACTIVATING'];
+
+/** `from` of the transition recorded when a row is created. */
+export const NEW_ACCOUNT = '';
+
+/** The gateway itself (timeouts, sweeps). */
+export const GATEWAY_ACTOR = 'gateway';
+
+/** The actor string of an agent. */
+export function agentActor(agentId: string): string {
+  return `agent:${agentId}`;
+}
+
+/** The actor string of an admin request; `anonymous` when no principal was attached (routes tested alone). */
+export function adminActor(principal: Principal | undefined): string {
+  return `admin:${principal?.subject ?? 'anonymous'}`;
+}
+
+/** One transition to record. */
+export interface Transition {
+  account: string;
+  from: string;
+  to: AccountState;
+  reason?: string;
+  actor: string;
+}
+
+/** Database handle or transaction: both accept the same query builders. */
+export type DbOrTx = Pick<Db, 'select' | 'insert' | 'update' | 'delete' | 'execute'>;
+
+/** Inserts the transition records (no-op for an empty list; transitions to the same state are skipped). */
+export async function recordTransitions(db: DbOrTx, transitions: Transition[]): Promise<void> {
+  const changed = transitions.filter((t) => t.from !== t.to);
+  if (changed.length === 0) return;
+  await db.insert(accountTransitions).values(
+    changed.map((t) => ({ account: t.account, fromState: t.from, toState: t.to, reason: t.reason ?? '', actor: t.actor })),
+  );
+}
+
+/** Current states of the named rows, locked for update until the transaction ends (names sorted: no deadlocks). */
+export async function lockStates(tx: DbOrTx, names: string[]): Promise<Map<string, string>> {
+  if (names.length === 0) return new Map();
+  const rows = await tx
+    .select({ name: accounts.name, state: accounts.state })
+    .from(accounts)
+    .where(inArray(accounts.name, [...names].sort()))
+    .orderBy(accounts.name)
+    .for('update');
+  return new Map(rows.map((r) => [r.name, r.state]));
+}
+
+/** `now()` for timestamp columns. */
+export const NOW = sql`now()`;

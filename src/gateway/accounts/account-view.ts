@@ -1,0 +1,142 @@
+/**
+ * Reads accounts as clients see them: `accounts` rows joined with the cache state of every kind (object count from
+ * one GROUP BY over `objects`, synced/listed from `watch_states`), the definition of dynamic accounts, the latest
+ * refused claim, and the recorded transitions. Shared by the AccountService RPCs and the REST routes.
+ */
+import { create } from '@bufbuild/protobuf';
+import { timestampFromDate } from '@bufbuild/protobuf/wkt';
+import { asc, count, desc, eq, inArray } from 'drizzle-orm';
+import type { Db } from '../../db/database.js';
+import { accountTransitions, accounts, objects, watchStates } from '../../db/schema.js';
+import {
+  AccountSchema,
+  AccountTransitionSchema,
+  RefusedClaimSchema,
+  type Account,
+  type AccountTransition,
+  type KindStatus,
+} from '../../gen/outpost/api/v1/account_service_pb.js';
+import { definitionFromJson } from './account-input.js';
+
+/** Most transitions returned with one account. */
+export const MAX_TRANSITIONS = 100;
+
+type AccountRow = typeof accounts.$inferSelect;
+
+/** One page of accounts, by name. */
+export interface AccountPage {
+  accounts: Account[];
+  /** Accounts matching, across pages. */
+  total: number;
+}
+
+/** Lists accounts by name: `name` filters to one, `page` is 1-based, `limit` bounds the page (0: no bound). */
+export async function listAccountViews(db: Db, query: { name?: string; page: number; limit: number }): Promise<AccountPage> {
+  const where = query.name ? eq(accounts.name, query.name) : undefined;
+  const [{ n }] = (await db.select({ n: count() }).from(accounts).where(where)) as [{ n: number }];
+  let select = db.select().from(accounts).where(where).orderBy(asc(accounts.name)).$dynamic();
+  if (query.limit > 0) select = select.limit(query.limit).offset((query.page - 1) * query.limit);
+  const rows = await select;
+  return { accounts: await toAccounts(db, rows), total: Number(n) };
+}
+
+/** One account and its newest transitions; undefined when unknown. */
+export async function getAccountView(db: Db, name: string): Promise<{ account: Account; transitions: AccountTransition[] } | undefined> {
+  const rows = await db.select().from(accounts).where(eq(accounts.name, name));
+  if (rows.length === 0) return undefined;
+  const [account] = await toAccounts(db, rows);
+  const history = await db
+    .select()
+    .from(accountTransitions)
+    .where(eq(accountTransitions.account, name))
+    .orderBy(desc(accountTransitions.id))
+    .limit(MAX_TRANSITIONS);
+  return {
+    account: account!,
+    transitions: history.map((t) =>
+      create(AccountTransitionSchema, { fromState: t.fromState, toState: t.toState, reason: t.reason, actor: t.actor, time: timestampFromDate(t.at) }),
+    ),
+  };
+}
+
+/** Views of the named accounts, in name order (unknown names are skipped). */
+export async function accountViews(db: Db, names: string[]): Promise<Account[]> {
+  if (names.length === 0) return [];
+  const rows = await db.select().from(accounts).where(inArray(accounts.name, names)).orderBy(asc(accounts.name));
+  return toAccounts(db, rows);
+}
+
+async function toAccounts(db: Db, rows: AccountRow[]): Promise<Account[]> {
+  if (rows.length === 0) return [];
+  const names = rows.map((r) => r.name);
+  const counts = await db
+    .select({ account: objects.account, apiVersion: objects.apiVersion, kind: objects.kind, n: count() })
+    .from(objects)
+    .where(inArray(objects.account, names))
+    .groupBy(objects.account, objects.apiVersion, objects.kind);
+  const states = await db.select().from(watchStates).where(inArray(watchStates.account, names));
+  return rows.map((row) => toAccount(row, counts, states));
+}
+
+function toAccount(
+  row: AccountRow,
+  counts: { account: string; apiVersion: string; kind: string; n: number }[],
+  states: (typeof watchStates.$inferSelect)[],
+): Account {
+  const kinds = new Map<string, KindStatus & { scopes: number; syncedScopes: number }>();
+  const kindOf = (apiVersion: string, kind: string) => {
+    const key = `${apiVersion}\u0000${kind}`;
+    let k = kinds.get(key);
+    if (!k) {
+      k = { $typeName: 'outpost.api.v1.KindStatus', apiVersion, kind, count: 0n, synced: false, listed: 0n, scopes: 0, syncedScopes: 0 };
+      kinds.set(key, k);
+    }
+    return k;
+  };
+  for (const k of row.kinds) kindOf(k.apiVersion, k.kind);
+  for (const c of counts) if (c.account === row.name) kindOf(c.apiVersion, c.kind).count = BigInt(c.n);
+  for (const s of states) {
+    if (s.account !== row.name) continue;
+    const k = kindOf(s.apiVersion, s.kind);
+    k.scopes++;
+    if (s.synced) k.syncedScopes++;
+    k.listed += BigInt(s.listed);
+  }
+  const statuses: KindStatus[] = [...kinds.values()].map(({ scopes, syncedScopes, ...k }) => ({
+    ...k,
+    synced: scopes > 0 && scopes === syncedScopes,
+  }));
+  const claim = row.refusedClaim;
+  return create(AccountSchema, {
+    name: row.name,
+    state: row.state,
+    reason: row.reason,
+    agentId: row.agentId,
+    gatewayId: row.gatewayId,
+    apiHost: row.apiHost,
+    caFingerprint: row.caFingerprint,
+    kubernetesVersion: row.kubernetesVersion,
+    namespaces: [...row.namespaces],
+    kinds: statuses,
+    skippedKinds: row.skippedKinds.map((s) => ({ ...s })),
+    lastEventTime: row.lastEventAt ? timestampFromDate(row.lastEventAt) : undefined,
+    lastConnectionTime: row.lastConnectionAt ? timestampFromDate(row.lastConnectionAt) : undefined,
+    syncProgress: {
+      kindsTotal: statuses.length,
+      kindsSynced: statuses.filter((s) => s.synced).length,
+      objectsListed: statuses.reduce((sum, s) => sum + s.listed, 0n),
+    },
+    zoneId: row.zoneId,
+    source: row.source,
+    definition: definitionFromJson(row.definition),
+    refusedClaim: claim
+      ? create(RefusedClaimSchema, {
+          agentId: claim.agentId,
+          apiHost: claim.apiHost,
+          caFingerprint: claim.caFingerprint,
+          reason: claim.reason,
+          time: timestampFromDate(new Date(claim.at)),
+        })
+      : undefined,
+  });
+}

@@ -1,0 +1,191 @@
+/**
+ * The `agent_sessions` rows: one per welcomed agent stream, shared by every replica. A row holds the SHA-256 of the
+ * session's token (the token itself exists only in the Welcome the agent received), who the stream authenticated as,
+ * and its current verdict lists; `ended_at` stays null while the stream lives. Anything later tied to a session
+ * (resuming it, a result relayed by another replica) proves itself with {@link verifySessionToken}.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { and, asc, eq, gt, isNull, sql } from 'drizzle-orm';
+import type { Database } from '../../db/database.js';
+import { agentSessions } from '../../db/schema.js';
+import { Verdict } from '../../gen/outpost/agent/v1/agent_pb.js';
+
+/** Bytes of randomness in a session token. */
+export const SESSION_TOKEN_BYTES = 32;
+
+/** A live stream's `last_seen_at` is written at most this often. */
+export const SESSION_TOUCH_INTERVAL_MS = 5000;
+
+/**
+ * How old `last_seen_at` may be before a row without `ended_at` counts as a dead replica's leftover: a live stream
+ * hears from its agent at least every `deadAfterSeconds` (or is closed, which ends the row), and touches at most
+ * every {@link SESSION_TOUCH_INTERVAL_MS}.
+ */
+export function staleAfterSeconds(deadAfterSeconds: number): number {
+  return Math.ceil(deadAfterSeconds + (3 * SESSION_TOUCH_INTERVAL_MS) / 1000);
+}
+
+/** Longest token string looked at; anything longer is wrong without hashing it. */
+const MAX_TOKEN_CHARS = 256;
+
+/** What a session row says about a stream (never the token hash). */
+export interface AgentSessionRow {
+  id: string;
+  agentId: string;
+  zone: string;
+  version: string;
+  subject: string;
+  gatewayId: string;
+  caching: string[];
+  standby: string[];
+  refused: string[];
+  connectedAt: Date;
+  lastSeenAt: Date;
+}
+
+/** The verdict lists of a session. */
+export interface SessionVerdictLists {
+  caching: string[];
+  standby: string[];
+  refused: string[];
+}
+
+/** The sorted lists of a session's verdicts (account name → CACHING, STANDBY or REFUSED). */
+export function toVerdictLists(verdicts: ReadonlyMap<string, Verdict>): SessionVerdictLists {
+  const lists: SessionVerdictLists = { caching: [], standby: [], refused: [] };
+  for (const [name, v] of verdicts) {
+    if (v === Verdict.CACHING) lists.caching.push(name);
+    else if (v === Verdict.STANDBY) lists.standby.push(name);
+    else lists.refused.push(name);
+  }
+  for (const list of Object.values(lists)) list.sort();
+  return lists;
+}
+
+/** The row written when a stream is welcomed. */
+export type NewAgentSession = Omit<AgentSessionRow, 'connectedAt' | 'lastSeenAt'>;
+
+/** A session whose token was verified. */
+export interface VerifiedSession {
+  id: string;
+  agentId: string;
+  subject: string;
+  ended: boolean;
+}
+
+/** Reads and writes `agent_sessions`. */
+export interface AgentSessionStore {
+  /** Inserts the row of a welcomed stream; only `tokenHash` (see {@link hashSessionToken}) is stored. */
+  start(session: NewAgentSession, tokenHash: string): Promise<void>;
+  /** Replaces the verdict lists (after an AccountsChanged). */
+  updateVerdicts(sessionId: string, lists: SessionVerdictLists): Promise<void>;
+  /** Records that the stream was seen alive now. Callers throttle it (a write per few seconds at most). */
+  touch(sessionId: string): Promise<void>;
+  /** Marks the session ended (idempotent). */
+  end(sessionId: string): Promise<void>;
+  /** The session when `token` is its token (constant-time compare of the hashes); undefined otherwise. */
+  verify(sessionId: string, token: string): Promise<VerifiedSession | undefined>;
+}
+
+/** A fresh session token (base64url of 32 random bytes) and the hash to store. */
+export function createSessionToken(): { token: string; hash: string } {
+  const token = randomBytes(SESSION_TOKEN_BYTES).toString('base64url');
+  return { token, hash: hashSessionToken(token) };
+}
+
+/** SHA-256 (hex) of a token: the only form a token is stored in. */
+export function hashSessionToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+/** Creates the store over an open database. */
+export function createAgentSessionStore(database: Database): AgentSessionStore {
+  const { db } = database;
+  return {
+    async start(session, tokenHash) {
+      await db.insert(agentSessions).values({ ...session, tokenHash });
+    },
+    async updateVerdicts(sessionId, lists) {
+      await db
+        .update(agentSessions)
+        .set({ caching: lists.caching, standby: lists.standby, refused: lists.refused, lastSeenAt: sql`now()` })
+        .where(eq(agentSessions.id, sessionId));
+    },
+    async touch(sessionId) {
+      await db
+        .update(agentSessions)
+        .set({ lastSeenAt: sql`now()` })
+        .where(and(eq(agentSessions.id, sessionId), isNull(agentSessions.endedAt)));
+    },
+    async end(sessionId) {
+      await db
+        .update(agentSessions)
+        .set({ endedAt: sql`now()` })
+        .where(and(eq(agentSessions.id, sessionId), isNull(agentSessions.endedAt)));
+    },
+    verify: (sessionId, token) => verifySession(database, sessionId, token),
+  };
+}
+
+/**
+ * True when `token` is the token the Welcome of session `sessionId` carried (whether or not the session still lives).
+ * For anything tied to a session that arrives without its stream, e.g. a result relayed by another replica. Never
+ * throws for bad input; database errors propagate.
+ */
+export async function verifySessionToken(database: Database, sessionId: string, token: string): Promise<boolean> {
+  return (await verifySession(database, sessionId, token)) !== undefined;
+}
+
+async function verifySession(database: Database, sessionId: string, token: string): Promise<VerifiedSession | undefined> {
+  if (!sessionId || !token || sessionId.length > 253 || token.length > MAX_TOKEN_CHARS) return undefined;
+  const [row] = await database.db
+    .select({ id: agentSessions.id, agentId: agentSessions.agentId, subject: agentSessions.subject, tokenHash: agentSessions.tokenHash, endedAt: agentSessions.endedAt })
+    .from(agentSessions)
+    .where(eq(agentSessions.id, sessionId))
+    .limit(1);
+  // Hash and compare even for an unknown session, so timing does not tell which session ids exist.
+  const presented = Buffer.from(hashSessionToken(token), 'utf8');
+  const stored = Buffer.from(row?.tokenHash ?? '0'.repeat(64), 'utf8');
+  const match = stored.length === presented.length && timingSafeEqual(stored, presented);
+  if (!row || !match) return undefined;
+  return { id: row.id, agentId: row.agentId, subject: row.subject, ended: row.endedAt !== null };
+}
+
+/** Filter of {@link listLiveSessions}. */
+export interface LiveSessionFilter {
+  /** Only this agent id; empty or absent lists every agent. */
+  agentId?: string;
+  /**
+   * Rows not touched for this long count as ended even without `ended_at` (their replica died before it could write
+   * it). Must exceed the stream's dead-peer timeout plus the touch interval.
+   */
+  staleAfterSeconds: number;
+}
+
+/** The live sessions of every replica (ordered by agent id, newest first per agent), never with their token hash. */
+export async function listLiveSessions(database: Database, filter: LiveSessionFilter): Promise<AgentSessionRow[]> {
+  const staleAfter = Math.max(1, Math.ceil(filter.staleAfterSeconds));
+  return database.db
+    .select({
+      id: agentSessions.id,
+      agentId: agentSessions.agentId,
+      zone: agentSessions.zone,
+      version: agentSessions.version,
+      subject: agentSessions.subject,
+      gatewayId: agentSessions.gatewayId,
+      caching: agentSessions.caching,
+      standby: agentSessions.standby,
+      refused: agentSessions.refused,
+      connectedAt: agentSessions.connectedAt,
+      lastSeenAt: agentSessions.lastSeenAt,
+    })
+    .from(agentSessions)
+    .where(
+      and(
+        isNull(agentSessions.endedAt),
+        gt(agentSessions.lastSeenAt, sql`now() - (${staleAfter}::int * interval '1 second')`),
+        filter.agentId ? eq(agentSessions.agentId, filter.agentId) : undefined,
+      ),
+    )
+    .orderBy(asc(agentSessions.agentId), sql`${agentSessions.connectedAt} desc`, asc(agentSessions.id));
+}

@@ -1,0 +1,39 @@
+/**
+ * The state of one agent stream that its message handlers (Hello → Welcome, AccountsChanged, the write pipeline)
+ * share. The stream (agent-session.ts) owns it; handlers change it only from the stream's request loop, one message
+ * at a time, and check {@link StreamState.stopped} after every await before writing or sending more.
+ */
+import type { Verdict } from '../../gen/outpost/agent/v1/agent_pb.js';
+import type { Logger } from '../../shared/logger.js';
+import type { Outbox } from './outbox.js';
+import type { SessionRow } from './session-row.js';
+import type { LiveSession } from './session-registry.js';
+
+/** One live stream as its handlers see it: the registry's view plus what the handlers read and change. */
+export interface StreamState extends LiveSession {
+  /** From the Hello; '' before it. Set once, by the Hello handler. */
+  agentId: string;
+  zone: string;
+  version: string;
+  /** The stream's logger; the Hello handler adds the agent id to it. */
+  log: Logger;
+  /** What the gateway sends on the stream. */
+  readonly outbox: Outbox;
+  /** True once the stream is ending (closed, failed, or the agent went away). */
+  readonly stopped: boolean;
+  /** True once the Welcome was queued: operations and account commands may be sent from then on. */
+  welcomed: boolean;
+  /** Accounts this stream claimed in the registry and activated (CACHING); released at the end of the stream. */
+  readonly claimed: Set<string>;
+  /** Accounts admitted CACHING or STANDBY: operations for them may be sent here, and their results are accepted. */
+  readonly served: Set<string>;
+  /** Every account the agent announced on this stream (Hello, then AccountsChanged) with its current verdict. */
+  readonly verdicts: Map<string, Verdict>;
+  /** The stream's `agent_sessions` row. */
+  readonly row: SessionRow;
+  /**
+   * Runs database work the stream does not wait for (its failure is logged with `failure`); the stream's cleanup
+   * waits for it before ending the session row.
+   */
+  runInBackground(work: Promise<void>, failure: string): void;
+}

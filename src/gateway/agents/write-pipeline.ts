@@ -1,0 +1,136 @@
+/**
+ * The ordered data half of an agent stream: event batches and sync markers carry consecutive sequence numbers, are
+ * stored strictly in order and acknowledged once committed. A batch is validated and decoded while the previous one
+ * is still being written (at most one write in flight), so the stream reads message n+1 while message n commits.
+ * Account reports (status and listing progress) are written here too. Data of accounts the stream does not cache is
+ * dropped (and still acknowledged).
+ */
+import type { AccountInfo, EventBatch, SyncMarker } from '../../gen/outpost/agent/v1/agent_pb.js';
+import { decodeEventBatch } from '../cache/event-decoder.js';
+import type { ObjectWriter } from '../cache/object-writer.js';
+import type { SyncState } from '../cache/sync-state.js';
+import { invalidArgument } from '../errors.js';
+import type { AccountStore } from './account-store.js';
+import { validateAccountInfo } from './hello-validation.js';
+import { createListTracker } from './list-tracker.js';
+import type { SessionRegistry } from './session-registry.js';
+import type { StreamState } from './stream-state.js';
+
+/** What the pipeline writes to. */
+export interface WritePipelineDeps {
+  registry: SessionRegistry;
+  accountStore: AccountStore;
+  objectWriter: ObjectWriter;
+  syncState: SyncState;
+}
+
+/** Listing progress of one watch, as an account report carries it. */
+export interface ListingProgress {
+  apiVersion: string;
+  kind: string;
+  namespace: string;
+  listed: bigint;
+}
+
+/** The write pipeline of one stream. Call its methods from the stream's request loop only, one message at a time. */
+export interface WritePipeline {
+  /** True while a batch write is in flight (the stream is not idle then, whatever the agent sends). */
+  readonly writing: boolean;
+  /**
+   * Checks the sequence, decodes the batch and queues its write behind the in-flight one, returning without waiting
+   * for it (its ack follows the commit). Throws INVALID_ARGUMENT for a bad batch, after the previous write finished.
+   */
+  events(batch: EventBatch): Promise<void>;
+  /** Applies a sync marker, then acknowledges it. The caller drains first: the marker follows the committed batches. */
+  sync(marker: SyncMarker): Promise<void>;
+  /** Writes an account report (status and listing progress); the caller drains first. */
+  report(info: AccountInfo | undefined, progress: readonly ListingProgress[]): Promise<void>;
+  /** Waits for the in-flight batch write; its failure was already reported through `fail`. */
+  drain(): Promise<void>;
+}
+
+/**
+ * Creates the pipeline of a stream. `fail` is called (once the stream is not waiting on it) when a batch write fails:
+ * it must end the stream with the error.
+ */
+export function createWritePipeline(state: StreamState, deps: WritePipelineDeps, fail: (err: unknown) => void): WritePipeline {
+  const lists = createListTracker(deps.syncState, () => state.log);
+  /** Highest sequence accepted (checked and queued); acks follow once it is committed. */
+  let lastSequence = 0n;
+  /** The event batch being written while the next message is read and decoded (at most one). */
+  let inflight: Promise<void> | undefined;
+
+  const checkSequence = (sequence: bigint) => {
+    const expected = lastSequence + 1n;
+    if (sequence !== expected) throw invalidArgument(`sequence ${sequence} is out of order: expected ${expected}`);
+    lastSequence = sequence;
+  };
+  const commit = (sequence: bigint) => state.outbox.ack(sequence);
+  const drain = async () => {
+    try {
+      await inflight;
+    } catch {
+      // reported by fail
+    }
+  };
+
+  return {
+    get writing() {
+      return inflight !== undefined;
+    },
+    drain,
+    async events(batch) {
+      let decoded;
+      try {
+        checkSequence(batch.sequence);
+        decoded = decodeEventBatch(batch, {
+          isCached: (account) => deps.registry.caches(account, state),
+          listGeneration: (account, apiVersion, kind, watchNamespace) => lists.generation({ account, apiVersion, kind, watchNamespace }),
+        });
+      } catch (err) {
+        await drain();
+        throw err;
+      }
+      for (const s of decoded.scrubbedSecrets) {
+        state.log.warn(s, 'Secret arrived with data; dropped it before storing (the agent must scrub Secrets)');
+      }
+      if (decoded.droppedNotCached > 0) {
+        state.log.debug({ sequence: batch.sequence, dropped: decoded.droppedNotCached }, 'dropped events of accounts this session does not cache');
+      }
+      await drain();
+      if (state.stopped) return;
+      const sequence = batch.sequence;
+      const write: Promise<void> = deps.objectWriter.write(decoded).then(() => commit(sequence));
+      inflight = write;
+      write.then(
+        () => {
+          if (inflight === write) inflight = undefined;
+        },
+        (err) => fail(err),
+      );
+    },
+    async sync(marker) {
+      checkSequence(marker.sequence);
+      if (!deps.registry.caches(marker.account, state)) {
+        state.log.debug({ account: marker.account, sequence: marker.sequence }, 'dropped sync marker of an account this session does not cache');
+        commit(marker.sequence);
+        return;
+      }
+      await lists.apply(marker);
+      commit(marker.sequence);
+    },
+    async report(info, progress) {
+      if (!info) throw invalidArgument('account_report.account is required');
+      validateAccountInfo(info, 'account_report');
+      if (!deps.registry.caches(info.name, state)) {
+        state.log.debug({ account: info.name }, 'ignored report of an account this session does not cache');
+        return;
+      }
+      await deps.accountStore.applyReport(state.id, info);
+      await deps.syncState.recordProgress(
+        info.name,
+        progress.map((p) => ({ apiVersion: p.apiVersion, kind: p.kind, watchNamespace: p.namespace, listed: Number(p.listed) })),
+      );
+    },
+  };
+}

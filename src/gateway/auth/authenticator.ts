@@ -1,0 +1,119 @@
+/**
+ * Turns {@link RequestCredentials} into a {@link Principal}, or refuses with UNAUTHENTICATED and a message that says
+ * why. One authenticator serves every surface (agent streams, Connect/gRPC calls, REST routes).
+ *
+ * Decision order (every presented credential is verified, in insecure mode too):
+ * 1. Client certificate (TLS with clientAuth OPTIONAL or REQUIRE): when presented it must chain to `tls.caFile` and
+ *    match a subject filter, or the request is refused. Under REQUIRE a request without one is refused — REQUIRE is
+ *    a transport rule that neither a token, `readAccess: open` nor insecure mode relaxes.
+ * 2. A non-Bearer `Authorization` header is refused (naming the scheme).
+ * 3. Bearer token: a static token (`auth.tokens`), then by its issuer a replica token (`auth.replicaSecretFile`) or
+ *    an `auth.jwt` token. Any other token is refused.
+ * 4. Certificate AND token presented: both must be valid, and the token names the principal — the certificate
+ *    admits the connection, the token says who is calling over it (a replica or an operator behind a mTLS proxy).
+ * 5. Nothing presented: insecure mode gets {@link insecurePrincipal}; a caller allowing anonymous access (read routes
+ *    under `readAccess: open`) gets an anonymous principal with the roles it names; otherwise UNAUTHENTICATED.
+ *
+ * Roles come from `authorization.rules` ({@link principalFromRules}); replica tokens get the roles `replica` and
+ * `read` (replicas list each other and read operations), whatever the rules say.
+ */
+import { Code, ConnectError } from '@connectrpc/connect';
+import type { Logger } from '../../shared/logger.js';
+import { createSilentLogger } from '../../shared/logger.js';
+import type { GatewayConfig, Role } from '../config.js';
+import { createClientCertificatePolicy } from './client-certificate.js';
+import type { RequestCredentials } from './credentials.js';
+import { createJwtVerifier, looksLikeJwt, unverifiedIssuer, type JwtVerifier } from './jwt-tokens.js';
+import { insecurePrincipal, principalFromRules, type Principal } from './principal.js';
+import { createReplicaTokenVerifier, REPLICA_ISSUER } from './replica-token.js';
+import { createStaticTokens } from './static-tokens.js';
+
+/** Options of one authentication. */
+export interface AuthenticateOptions {
+  /** Admit a request without credentials as `anonymous` with these roles (read routes under `readAccess: open`). */
+  anonymousRoles?: readonly Role[];
+}
+
+/** Authenticates requests. */
+export interface Authenticator {
+  /** Resolves the principal; rejects with a ConnectError (UNAUTHENTICATED) naming the reason. */
+  authenticate(credentials: RequestCredentials, options?: AuthenticateOptions): Promise<Principal>;
+  /** `auth.readAccess`: whether read routes admit requests without credentials. */
+  readonly readAccess: GatewayConfig['auth']['readAccess'];
+  /** Stops file watchers (token files, keys). */
+  close(): void;
+}
+
+/** What the authenticator reads from the configuration. */
+export type AuthenticatorConfig = Pick<GatewayConfig, 'insecure' | 'auth' | 'authorization' | 'tls'>;
+
+/** Dependencies of {@link createAuthenticator}. */
+export interface AuthenticatorDeps {
+  logger?: Logger;
+  /** Where `auth.tokens[].tokenEnv` are read; defaults to `process.env`. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * Creates the authenticator. Reads every token file, key and secret now and throws an error naming the config key
+ * when one is missing or invalid, so a misconfigured gateway does not start.
+ */
+export function createAuthenticator(config: AuthenticatorConfig, deps: AuthenticatorDeps = {}): Authenticator {
+  const logger = deps.logger ?? createSilentLogger();
+  const rules = config.authorization.rules;
+  const certificates = createClientCertificatePolicy(config.tls);
+  const tokens = createStaticTokens(config.auth.tokens, deps.env ?? process.env, logger);
+  const jwt: JwtVerifier | undefined = config.auth.jwt ? createJwtVerifier(config.auth.jwt, logger) : undefined;
+  const replica: JwtVerifier | undefined = config.auth.replicaSecretFile ? createReplicaTokenVerifier(config.auth.replicaSecretFile, logger) : undefined;
+
+  const fromToken = async (token: string): Promise<Principal> => {
+    const subject = await tokens.match(token);
+    if (subject !== undefined) return principalFromRules(subject, 'token', rules);
+    if (looksLikeJwt(token)) {
+      const issuer = unverifiedIssuer(token);
+      if (issuer === REPLICA_ISSUER && replica) {
+        const v = await replica.verify(token);
+        return { subject: `replica:${v.subject}`, method: 'replica', roles: new Set<Role>(['replica', 'read']), accountPatterns: [], expiresAt: v.expiresAt };
+      }
+      if (jwt) {
+        const v = await jwt.verify(token);
+        return principalFromRules(v.subject, 'jwt', rules, v.expiresAt);
+      }
+      if (issuer === REPLICA_ISSUER) throw unauthenticated('replica token presented but this gateway has no auth.replicaSecretFile');
+      throw unauthenticated('bearer token not recognized: it is a JWT but no auth.jwt issuer is configured');
+    }
+    throw unauthenticated('bearer token not recognized');
+  };
+
+  return {
+    readAccess: config.auth.readAccess,
+    async authenticate(credentials, options = {}) {
+      let certificateSubject: string | undefined;
+      if (certificates.clientAuth !== 'NONE') {
+        if (credentials.certificate) certificateSubject = certificates.verify(credentials.certificate);
+        else if (certificates.clientAuth === 'REQUIRE') {
+          throw unauthenticated(
+            credentials.secure ? 'client certificate required (tls.clientAuth REQUIRE) but none was presented' : 'client certificate required: connect with TLS',
+          );
+        }
+      }
+      if (credentials.otherAuthorization !== undefined) {
+        throw unauthenticated(`unsupported Authorization scheme ${JSON.stringify(credentials.otherAuthorization)}: send "Authorization: Bearer <token>"`);
+      }
+      if (credentials.bearer !== undefined) return fromToken(credentials.bearer);
+      if (certificateSubject !== undefined) return principalFromRules(certificateSubject, 'certificate', rules);
+      if (config.insecure) return insecurePrincipal();
+      if (options.anonymousRoles) return { subject: 'anonymous', method: 'anonymous', roles: new Set(options.anonymousRoles), accountPatterns: [] };
+      throw unauthenticated(
+        certificates.clientAuth === 'OPTIONAL'
+          ? 'authentication required: present a client certificate signed by the configured CA or a bearer token'
+          : 'authentication required: present a bearer token (Authorization: Bearer <token>)',
+      );
+    },
+    close() {},
+  };
+}
+
+function unauthenticated(message: string): ConnectError {
+  return new ConnectError(message, Code.Unauthenticated);
+}

@@ -1,0 +1,76 @@
+/**
+ * Which role each Connect method and REST route requires — one table for the whole gateway — and the admission step
+ * both surfaces run before any handler (and, on REST, before routing: an unauthenticated request to a route that does
+ * not exist gets 401, not 404, so probing reveals nothing). Anything not listed requires `admin`.
+ *
+ * | Surface | Requires |
+ * |---|---|
+ * | `outpost.agent.v1.AgentService/Connect` | agent |
+ * | `outpost.api.v1.ObjectService/*` | read |
+ * | `outpost.api.v1.OperationService/SubmitOperation` | write; its other methods: read |
+ * | `outpost.api.v1.AccountService/{ListAccounts,GetAccount,ListAgents}` | read; its other methods: admin |
+ * | `GET /health` | nothing (no authentication at all) |
+ * | `GET /armory/clouddrivers*`, `/armory/agent/operations*`, `/armory/accounts*`, `/armory/agents*` | read |
+ * | `POST /armory/agent/operations`, `POST /armory/agent/operationresults` | replica |
+ * | `POST/PATCH/PUT/DELETE /armory/accounts*` | admin |
+ * | anything else | admin |
+ *
+ * Under `auth.readAccess: open` routes requiring `read` admit anyone (presented credentials are still verified).
+ */
+import { Code, ConnectError } from '@connectrpc/connect';
+import type { Role } from '../config.js';
+import type { Authenticator } from './authenticator.js';
+import type { RequestCredentials } from './credentials.js';
+import { hasRole, type Principal } from './principal.js';
+
+/** What a call needs: a role, or nothing at all (not even authentication). */
+export type Requirement = Role | 'none';
+
+const CONNECT_TABLE: Record<string, Record<string, Role> & { '*'?: Role }> = {
+  'outpost.agent.v1.AgentService': { Connect: 'agent' },
+  'outpost.api.v1.ObjectService': { '*': 'read' },
+  'outpost.api.v1.OperationService': { SubmitOperation: 'write', '*': 'read' },
+  'outpost.api.v1.AccountService': { ListAccounts: 'read', GetAccount: 'read', ListAgents: 'read' },
+};
+
+/** The role a Connect/gRPC method requires (`service` is the fully qualified type name). Unknown methods: admin. */
+export function connectRequirement(service: string, method: string): Role {
+  const entry = CONNECT_TABLE[service];
+  return entry?.[method] ?? entry?.['*'] ?? 'admin';
+}
+
+const READ_PREFIXES = ['/armory/clouddrivers', '/armory/agent/operations', '/armory/accounts', '/armory/agents'];
+const REPLICA_ROUTES = new Set(['/armory/agent/operations', '/armory/agent/operationresults']);
+
+/** The requirement of a REST route, from its method and path (before routing, so unknown paths get one too). */
+export function restRequirement(method: string, path: string): Requirement {
+  const m = method.toUpperCase();
+  const p = path.length > 1 ? path.replace(/\/+$/, '') : path;
+  const under = (prefix: string) => p === prefix || p.startsWith(`${prefix}/`);
+  if (m === 'GET' || m === 'HEAD') {
+    if (p === '/health') return 'none';
+    if (READ_PREFIXES.some(under)) return 'read';
+    return 'admin';
+  }
+  if (m === 'POST' && REPLICA_ROUTES.has(p)) return 'replica';
+  return 'admin';
+}
+
+/**
+ * Authenticates the credentials and checks the requirement: resolves the principal (undefined for `none`), rejects
+ * with UNAUTHENTICATED (no or bad credentials) or PERMISSION_DENIED naming the missing role and what needed it.
+ */
+export async function admit(
+  authenticator: Authenticator,
+  credentials: RequestCredentials,
+  requirement: Requirement,
+  what: string,
+): Promise<Principal | undefined> {
+  if (requirement === 'none') return undefined;
+  const openRead = requirement === 'read' && authenticator.readAccess === 'open';
+  const principal = await authenticator.authenticate(credentials, openRead ? { anonymousRoles: ['read'] } : {});
+  if (!openRead && !hasRole(principal, requirement)) {
+    throw new ConnectError(`${principal.subject} lacks the role "${requirement}" required for ${what}`, Code.PermissionDenied);
+  }
+  return principal;
+}

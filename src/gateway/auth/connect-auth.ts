@@ -1,0 +1,40 @@
+/**
+ * Authentication and authorization on the Connect/gRPC surface: the adapter's `contextValues` captures the request's
+ * credentials (the TLS socket is only reachable there), and an interceptor admits the call before any handler runs —
+ * authenticating it and checking the role the method requires (authorization.ts) — storing the principal under
+ * {@link principalKey}. Handlers read it with {@link principalOf}.
+ */
+import { createContextKey, createContextValues, type ContextValues, type Interceptor } from '@connectrpc/connect';
+import type http from 'node:http';
+import type http2 from 'node:http2';
+import type { Authenticator } from './authenticator.js';
+import { admit, connectRequirement } from './authorization.js';
+import { credentialsFromNodeRequest, type RequestCredentials } from './credentials.js';
+import { principalKey, type Principal } from './principal.js';
+
+/** The raw credentials of the current call, set by {@link authContextValues}. */
+export const credentialsKey = createContextKey<RequestCredentials>({ secure: false }, { description: 'outpost credentials' });
+
+/** The adapter's `contextValues` option: records the credentials of each request. */
+export function authContextValues(req: http.IncomingMessage | http2.Http2ServerRequest): ContextValues {
+  return createContextValues().set(credentialsKey, credentialsFromNodeRequest(req));
+}
+
+/**
+ * Interceptor that admits every call (unary and streaming): UNAUTHENTICATED without valid credentials,
+ * PERMISSION_DENIED without the method's role; the principal is then in the call's context values.
+ */
+export function createAuthInterceptor(authenticator: Authenticator): Interceptor {
+  return (next) => async (req) => {
+    const service = req.service.typeName;
+    const method = req.method.name;
+    const principal = await admit(authenticator, req.contextValues.get(credentialsKey), connectRequirement(service, method), `${service}/${method}`);
+    req.contextValues.set(principalKey, principal);
+    return next(req);
+  };
+}
+
+/** The principal of a call; undefined only when the interceptor is not installed (a wiring bug). */
+export function principalOf(values: ContextValues): Principal | undefined {
+  return values.get(principalKey);
+}

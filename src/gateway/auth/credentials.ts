@@ -1,0 +1,76 @@
+/**
+ * What a request (or an agent stream) presents to prove who it is, read once from the Node request: the bearer token
+ * of the `Authorization` header and, on a TLS connection, the client certificate with the TLS layer's verdict on it.
+ * Nothing here decides anything: the authenticator does.
+ */
+import type http from 'node:http';
+import type http2 from 'node:http2';
+import type { TLSSocket } from 'node:tls';
+
+/** The client certificate as the TLS layer saw it. */
+export interface PeerCertificateInfo {
+  /** True when the certificate chains to the configured CA (Node's `socket.authorized`). */
+  authorized: boolean;
+  /** Why it does not (Node's `authorizationError`, e.g. `UNABLE_TO_VERIFY_LEAF_SIGNATURE`). */
+  authorizationError?: string;
+  /** Subject as `CN=agent-1,O=Example` (RFC 4514 order of the certificate's fields). */
+  subject: string;
+  /** SHA-256 fingerprint (hex, no colons). */
+  fingerprint: string;
+}
+
+/** Everything the authenticator looks at. */
+export interface RequestCredentials {
+  /** Token of an `Authorization: Bearer <token>` header. */
+  bearer?: string;
+  /** Set when an Authorization header was sent in another scheme (so the error can say so). */
+  otherAuthorization?: string;
+  /** True when the connection is TLS. */
+  secure: boolean;
+  /** The client certificate, when one was presented on a TLS connection. */
+  certificate?: PeerCertificateInfo;
+}
+
+type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
+
+/** Reads the credentials of a Node request (HTTP/1.1 or HTTP/2, cleartext or TLS). Never throws. */
+export function credentialsFromNodeRequest(req: NodeRequest): RequestCredentials {
+  const header = req.headers.authorization;
+  const value = Array.isArray(header) ? header[0] : header;
+  const out: RequestCredentials = { secure: false };
+  if (value !== undefined && value !== '') {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(value);
+    if (m) out.bearer = m[1];
+    else out.otherAuthorization = value.split(/\s+/)[0] ?? '';
+  }
+  const socket = req.socket as Partial<TLSSocket> | undefined;
+  if (socket && typeof socket.getPeerCertificate === 'function') {
+    out.secure = true;
+    try {
+      const cert = socket.getPeerCertificate(false);
+      if (cert && Object.keys(cert).length > 0 && cert.subject) {
+        out.certificate = {
+          authorized: socket.authorized === true,
+          authorizationError: socket.authorizationError ? String(socket.authorizationError) : undefined,
+          subject: formatSubject(cert.subject as unknown as Record<string, string | string[]>),
+          fingerprint: (cert.fingerprint256 ?? '').replace(/:/g, '').toLowerCase(),
+        };
+      }
+    } catch {
+      // a socket torn down meanwhile: no certificate
+    }
+  }
+  return out;
+}
+
+const SUBJECT_ORDER = ['CN', 'OU', 'O', 'L', 'ST', 'C'];
+
+/** `{CN: 'a', O: 'b'}` → `CN=a,O=b` (CN first, then the usual RDN order, then anything else alphabetically). */
+export function formatSubject(subject: Record<string, string | string[]>): string {
+  const keys = Object.keys(subject).sort((a, b) => {
+    const ia = SUBJECT_ORDER.indexOf(a);
+    const ib = SUBJECT_ORDER.indexOf(b);
+    return (ia < 0 ? 99 : ia) - (ib < 0 ? 99 : ib) || a.localeCompare(b);
+  });
+  return keys.flatMap((k) => ([] as string[]).concat(subject[k]!).map((v) => `${k}=${v}`)).join(',');
+}

@@ -1,0 +1,130 @@
+/**
+ * Verification of signed JWT bearer tokens with `jose`, shared by the operator-configured issuer (`auth.jwt`) and the
+ * replicas' own tokens (replica-token.ts). Every failure becomes UNAUTHENTICATED with a message a human can act on
+ * ("token expired", "token signature invalid", "token audience ..."); the key material never appears in it.
+ */
+import { createPublicKey, type KeyObject } from 'node:crypto';
+import { Code, ConnectError } from '@connectrpc/connect';
+import { decodeJwt, jwtVerify, type JWTPayload } from 'jose';
+import type { Logger } from '../../shared/logger.js';
+import type { GatewayAuthConfig } from '../config.js';
+import { createFileSource } from './file-source.js';
+
+/** A verified token. */
+export interface VerifiedJwt {
+  subject: string;
+  /** `exp` in epoch milliseconds, when the token has one. */
+  expiresAt?: number;
+  payload: JWTPayload;
+}
+
+/** Verifies JWTs of one issuer. */
+export interface JwtVerifier {
+  verify(token: string): Promise<VerifiedJwt>;
+}
+
+/** Expectations of one verifier. */
+export interface JwtExpectations {
+  issuer: string;
+  audience: string;
+  algorithms?: string[];
+  subjectClaim: string;
+  clockToleranceSeconds: number;
+  /** Resolves the current key (files re-read when they change). */
+  key(): Promise<Uint8Array | KeyObject>;
+  /** Prefix of error messages (`token`, `replica token`). */
+  what: string;
+}
+
+/** True when `token` has the shape of a compact JWS (three base64url parts). */
+export function looksLikeJwt(token: string): boolean {
+  return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(token);
+}
+
+/** The unverified `iss` of a JWT-shaped token (only to pick the verifier; never trusted). */
+export function unverifiedIssuer(token: string): string | undefined {
+  try {
+    const iss = decodeJwt(token).iss;
+    return typeof iss === 'string' ? iss : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Builds a verifier from expectations. */
+export function createJwtVerifierFor(e: JwtExpectations): JwtVerifier {
+  return {
+    async verify(token) {
+      let payload: JWTPayload;
+      try {
+        ({ payload } = await jwtVerify(token, await e.key(), {
+          issuer: e.issuer,
+          audience: e.audience,
+          algorithms: e.algorithms,
+          clockTolerance: e.clockToleranceSeconds,
+        }));
+      } catch (err) {
+        throw new ConnectError(explain(err, e.what), Code.Unauthenticated);
+      }
+      const subject = payload[e.subjectClaim];
+      if (typeof subject !== 'string' || subject === '') {
+        throw new ConnectError(`${e.what} has no string "${e.subjectClaim}" claim to name its subject`, Code.Unauthenticated);
+      }
+      return { subject, payload, expiresAt: typeof payload.exp === 'number' ? payload.exp * 1000 : undefined };
+    },
+  };
+}
+
+/** The verifier of `auth.jwt`; reads the secret or public key now (throwing naming the key) and on every change. */
+export function createJwtVerifier(config: NonNullable<GatewayAuthConfig['jwt']>, logger: Logger): JwtVerifier {
+  const onError = (err: Error) => logger.error({ err: err.message }, 'JWT key file unreadable; keeping the last key');
+  let key: () => Promise<Uint8Array | KeyObject>;
+  let algorithms = config.algorithms;
+  if (config.secretFile !== undefined) {
+    const source = createFileSource(config.secretFile, 'auth.jwt.secretFile', onError);
+    key = cached(source.read, (raw) => new Uint8Array(Buffer.from(raw.toString('utf8').trim(), 'utf8')));
+    algorithms ??= ['HS256', 'HS384', 'HS512'];
+  } else {
+    const source = createFileSource(config.publicKeyFile!, 'auth.jwt.publicKeyFile', onError);
+    try {
+      createPublicKey(source.current());
+    } catch (err) {
+      throw new Error(`auth.jwt.publicKeyFile: ${config.publicKeyFile} is not a PEM public key: ${(err as Error).message}`);
+    }
+    key = cached(source.read, (raw) => createPublicKey(raw));
+  }
+  return createJwtVerifierFor({ ...config, algorithms, key, what: 'token' });
+}
+
+/** Converts the file contents to a key only when they changed. */
+function cached<K>(read: () => Promise<Buffer>, convert: (raw: Buffer) => K): () => Promise<K> {
+  let last: { raw: Buffer; key: K } | undefined;
+  return async () => {
+    const raw = await read();
+    if (last?.raw !== raw) last = { raw, key: convert(raw) };
+    return last.key;
+  };
+}
+
+function explain(err: unknown, what: string): string {
+  const e = err as { code?: string; claim?: string; reason?: string; message?: string };
+  switch (e.code) {
+    case 'ERR_JWT_EXPIRED':
+      return `${what} expired`;
+    case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
+      return `${what} signature invalid`;
+    case 'ERR_JWT_CLAIM_VALIDATION_FAILED':
+      if (e.claim === 'nbf') return `${what} not yet valid (nbf)`;
+      if (e.claim === 'aud') return `${what} audience (aud) does not match the expected audience`;
+      if (e.claim === 'iss') return `${what} issuer (iss) does not match the expected issuer`;
+      return `${what} claim ${e.claim ?? '?'} invalid: ${e.reason ?? e.message ?? ''}`.trim();
+    case 'ERR_JOSE_ALG_NOT_ALLOWED':
+      return `${what} algorithm not allowed`;
+    case 'ERR_JWS_INVALID':
+    case 'ERR_JWT_INVALID':
+    case 'ERR_JOSE_NOT_SUPPORTED':
+      return `${what} malformed: ${e.message ?? ''}`.trim();
+    default:
+      return `${what} invalid`;
+  }
+}

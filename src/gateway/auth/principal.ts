@@ -1,0 +1,73 @@
+/**
+ * Who a request (or an agent stream) authenticated as, and what authorization rules grant it. Built once per request
+ * by the authentication step and read everywhere else: Connect handlers get it from their context values
+ * ({@link principalKey}), REST handlers from the Hono context, agent sessions as an argument.
+ */
+import { createContextKey } from '@connectrpc/connect';
+import type { AuthorizationRule, Role } from '../config.js';
+
+/** How the principal proved its identity (`anonymous`: nothing, admitted to read routes under `readAccess: open`). */
+export type AuthMethod = 'insecure' | 'token' | 'jwt' | 'certificate' | 'replica' | 'anonymous';
+
+/** An authenticated identity with its rights. Immutable. */
+export interface Principal {
+  /** Certificate subject (`CN=agent-1,O=Example`), token subject or JWT subject claim; `anonymous` in insecure mode. */
+  readonly subject: string;
+  readonly method: AuthMethod;
+  readonly roles: ReadonlySet<Role>;
+  /** Account name glob patterns this principal may register as an agent (with the agent role). */
+  readonly accountPatterns: readonly string[];
+  /** When the credentials stop being valid (epoch ms; a JWT's `exp`); undefined when they do not expire. */
+  readonly expiresAt?: number;
+}
+
+/** The principal of the current Connect call; undefined only when authentication did not run (a wiring bug). */
+export const principalKey = createContextKey<Principal | undefined>(undefined, { description: 'outpost principal' });
+
+/** Every role: what insecure mode grants. */
+export const ALL_ROLES: readonly Role[] = ['agent', 'read', 'write', 'admin', 'replica'];
+
+/**
+ * Builds a principal from the rules whose subject regex matches: roles and account patterns add up. A subject no
+ * rule matches gets no rights (it is authenticated, not authorized).
+ */
+export function principalFromRules(
+  subject: string,
+  method: AuthMethod,
+  rules: readonly AuthorizationRule[],
+  expiresAt?: number,
+): Principal {
+  const roles = new Set<Role>();
+  const accountPatterns: string[] = [];
+  for (const rule of rules) {
+    if (!new RegExp(rule.subject).test(subject)) continue;
+    for (const role of rule.roles) roles.add(role);
+    if (rule.roles.includes('agent')) accountPatterns.push(...rule.accounts);
+  }
+  return { subject, method, roles, accountPatterns, expiresAt };
+}
+
+/** The principal of insecure mode: every role, every account name. */
+export function insecurePrincipal(subject = 'anonymous'): Principal {
+  return { subject, method: 'insecure', roles: new Set(ALL_ROLES), accountPatterns: ['*'] };
+}
+
+/** True when the principal holds the role. */
+export function hasRole(principal: Principal | undefined, role: Role): boolean {
+  return principal !== undefined && principal.roles.has(role);
+}
+
+/** True when the principal may register (cache or stand by for) the account name as an agent. */
+export function mayRegister(principal: Principal | undefined, account: string): boolean {
+  if (!hasRole(principal, 'agent')) return false;
+  return principal!.accountPatterns.some((pattern) => globMatch(pattern, account));
+}
+
+/** `*` matches any run of characters (including none); everything else matches itself. */
+export function globMatch(pattern: string, value: string): boolean {
+  const source = pattern
+    .split('*')
+    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+    .join('.*');
+  return new RegExp(`^${source}$`).test(value);
+}

@@ -1,0 +1,125 @@
+/**
+ * Account management over REST, on the reference's paths (docs/accounts.md lists bodies and answers):
+ * `GET|POST|PATCH|DELETE /armory/accounts`, `POST|PATCH|PUT /armory/accounts/dynamic`,
+ * `GET|DELETE /armory/accounts/{name}` and `DELETE /armory/accounts/{name}/binding`. Bodies must be JSON
+ * (`application/json`, 415 otherwise), at most `accounts.maxBodyBytes` (413), well-formed (400) and valid (400);
+ * a refused request changes nothing. Accounts are the protobuf JSON of `outpost.api.v1.Account`.
+ */
+import { toJson } from '@bufbuild/protobuf';
+import type { Context, Hono } from 'hono';
+import { AccountSchema, AccountTransitionSchema, type Account } from '../../gen/outpost/api/v1/account_service_pb.js';
+import type { AccountAdmin } from '../accounts/account-admin.js';
+import { AccountAdminError, toAccountHttpBody } from '../accounts/account-errors.js';
+import { parseDefinitions, parseName, parseNames, parseStateChanges } from '../accounts/account-input.js';
+import { adminActor } from '../accounts/account-states.js';
+import type { RestEnv } from '../auth/rest-auth.js';
+import { HttpError } from '../errors.js';
+
+/** Page size of `GET /armory/accounts` without `limit`. */
+export const DEFAULT_ACCOUNT_LIMIT = 100;
+
+type C = Context<RestEnv>;
+
+/** Adds the account routes to `app`. */
+export function addAccountRoutes(app: Hono<RestEnv>, admin: AccountAdmin): void {
+  const actor = (c: C) => adminActor(c.get('principal'));
+  const json = (account: Account) => toJson(AccountSchema, account);
+  const items = (list: Account[]) => ({ items: list.map(json) });
+  const body = (c: C) => readJsonBody(c, admin.limits.maxBodyBytes);
+
+  /** Runs a handler, answering account errors with their JSON body (which may list names). */
+  const handle = (run: (c: C) => Promise<Response>) => async (c: C) => {
+    try {
+      return await run(c);
+    } catch (err) {
+      if (!(err instanceof AccountAdminError)) throw err;
+      const { status, body: payload } = toAccountHttpBody(err);
+      return c.json(payload, status);
+    }
+  };
+
+  app.get(
+    '/armory/accounts',
+    handle(async (c) => {
+      const page = queryInt(c.req.query('page'), 'page', 1, Number.MAX_SAFE_INTEGER);
+      const limit = queryInt(c.req.query('limit'), 'limit', Math.min(DEFAULT_ACCOUNT_LIMIT, admin.limits.maxPageSize), admin.limits.maxPageSize);
+      const result = await admin.list({ page, limit });
+      return c.json({ items: result.accounts.map(json), page: result.page, limit: result.limit, total: result.total });
+    }),
+  );
+  app.post('/armory/accounts', handle(async (c) => c.json(items(await admin.create(parseDefinitions(await body(c)), actor(c))), 201)));
+  app.patch('/armory/accounts', handle(async (c) => c.json(items(await admin.setStates(parseStateChanges(await body(c)), actor(c))))));
+  app.delete('/armory/accounts', handle(async (c) => c.json({ deleted: await admin.delete(parseNames(await body(c)), actor(c)) })));
+
+  app.post('/armory/accounts/dynamic', handle(async (c) => c.json(items(await admin.putDynamic(parseDefinitions(await body(c)), 'create', actor(c))), 201)));
+  app.patch('/armory/accounts/dynamic', handle(async (c) => c.json(items(await admin.putDynamic(parseDefinitions(await body(c)), 'update', actor(c))))));
+  app.put('/armory/accounts/dynamic', handle(async (c) => c.json(items(await admin.putDynamic(parseDefinitions(await body(c)), 'upsert', actor(c))))));
+
+  app.get(
+    '/armory/accounts/:name',
+    handle(async (c) => {
+      const { account, transitions } = await admin.get(parseName(c.req.param('name')));
+      return c.json({ ...(json(account) as object), transitions: transitions.map((t) => toJson(AccountTransitionSchema, t)) });
+    }),
+  );
+  app.delete('/armory/accounts/:name', handle(async (c) => c.json({ deleted: await admin.delete([parseName(c.req.param('name'))], actor(c)) })));
+  app.delete('/armory/accounts/:name/binding', handle(async (c) => c.json(json(await admin.releaseBinding(parseName(c.req.param('name')), actor(c))))));
+
+  const allowed: [string, string][] = [
+    ['/armory/accounts', 'GET, HEAD, POST, PATCH, DELETE'],
+    ['/armory/accounts/dynamic', 'POST, PATCH, PUT'],
+    ['/armory/accounts/:name', 'GET, HEAD, DELETE'],
+    ['/armory/accounts/:name/binding', 'DELETE'],
+  ];
+  for (const [path, allow] of allowed) {
+    app.all(path, (c) => {
+      c.header('Allow', allow);
+      throw new HttpError(405, 'method_not_allowed', `${c.req.method} is not allowed on ${c.req.path}`);
+    });
+  }
+}
+
+/** Reads a JSON body of at most `maxBytes`, stopping as soon as the limit is passed. */
+async function readJsonBody(c: C, maxBytes: number): Promise<unknown> {
+  const type = c.req.header('content-type') ?? '';
+  if (!/^application\/json\s*(;|$)/i.test(type)) {
+    throw new HttpError(415, 'unsupported_media_type', `the body must be application/json (got ${type ? JSON.stringify(type.slice(0, 100)) : 'no content type'})`);
+  }
+  const tooLarge = () => new HttpError(413, 'payload_too_large', `the body is larger than ${maxBytes} bytes`);
+  const declared = Number(c.req.header('content-length'));
+  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
+  const stream = c.req.raw.body;
+  if (!stream) throw new HttpError(400, 'bad_request', 'the request has no body');
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+  } catch {
+    throw new HttpError(400, 'bad_request', 'the body is not valid UTF-8');
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new HttpError(400, 'bad_request', `the body is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+function queryInt(raw: string | undefined, name: string, fallback: number, max: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^[0-9]+$/.test(raw)) throw new HttpError(400, 'bad_request', `${name} must be a positive integer (got ${JSON.stringify(raw.slice(0, 50))})`);
+  const n = Number(raw);
+  if (n < 1 || n > max) throw new HttpError(400, 'bad_request', `${name} must be between 1 and ${max} (got ${raw.slice(0, 50)})`);
+  return n;
+}

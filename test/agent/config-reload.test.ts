@@ -1,0 +1,122 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { eventsOf, markersOf, startHarness, type Harness } from './helpers/harness.js';
+import { Code } from '@connectrpc/connect';
+import { SyncPhase } from '../../src/gen/outpost/agent/v1/agent_pb.js';
+
+const configMap = (name: string, namespace: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data: {} });
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** END markers of one account and kind. */
+const ends = (h: Harness, account: string, kind: string) =>
+  markersOf(h.gateway.messages).filter((m) => m.account === account && m.kind === kind && m.phase === SyncPhase.END);
+const accountOf = (h: Harness, name: string) => h.agent.status().accounts.find((a) => a.name === name);
+
+describe('agent config file reload', () => {
+  test('accounts added, removed and changed in the file take effect within seconds; untouched accounts keep their watch', async () => {
+    const h = await startHarness({
+      seed: 'demo',
+      configFile: true,
+      accounts: (kubeconfigFile) => [
+        { name: 'alpha', kubeconfigFile, context: 'sandbox', kinds: ['ConfigMap'], namespaces: ['demo'] },
+        { name: 'beta', kubeconfigFile, context: 'sandbox', kinds: ['ConfigMap'], namespaces: ['default'] },
+      ],
+    });
+    try {
+      const { gateway, sandbox } = h;
+      await gateway.waitFor(() => ends(h, 'alpha', 'ConfigMap').length === 1 && ends(h, 'beta', 'ConfigMap').length === 1, 10_000, 'first lists');
+      await gateway.waitFor(() => accountOf(h, 'beta')?.watches[0]?.state === 'watching', 5000, 'beta watching');
+      const betaWatch = accountOf(h, 'beta')!.watches[0]!;
+      const betaMarkers = markersOf(gateway.messages).filter((m) => m.account === 'beta').length;
+      assert.deepEqual(h.agent.status().accounts.map((a) => [a.name, a.source, a.verdict]), [['alpha', 'file', 'caching'], ['beta', 'file', 'caching']]);
+
+      // Remove alpha, add gamma (Services in demo); beta untouched.
+      const raw = structuredClone(h.rawConfig) as { kubernetes: { accounts: Record<string, unknown>[] } };
+      const [alpha, beta] = raw.kubernetes.accounts;
+      const gamma = { ...alpha, name: 'gamma', kinds: ['Service'] };
+      raw.kubernetes.accounts = [beta!, gamma];
+      const written = Date.now();
+      h.writeConfig(raw);
+      const change = await gateway.waitFor(() => gateway.accountsChanged()[0], 5000, 'AccountsChanged');
+      assert.ok(Date.now() - written < 5000, 'within seconds');
+      assert.deepEqual(change.removed, ['alpha']);
+      assert.deepEqual(change.added.map((a) => a.name), ['gamma']);
+      assert.equal(change.added[0]!.apiHost, sandbox.url, 'the added account is prepared before it is announced');
+      assert.ok(change.added[0]!.kinds.some((k) => k.kind === 'Service'));
+      await gateway.waitFor(() => ends(h, 'gamma', 'Service').length === 1, 5000, 'gamma listed after its CACHING verdict');
+      assert.ok(eventsOf(gateway.messages).some((e) => e.account === 'gamma' && e.name === 'web'), 'gamma streams its objects');
+      const announcedAt = gateway.streams[0]!.messages.findIndex((m) => m.message.case === 'accountsChanged');
+      const gammaFirst = gateway.streams[0]!.messages.findIndex((m) => m.message.case === 'sync' && m.message.value.account === 'gamma');
+      assert.ok(gammaFirst > announcedAt, 'gamma streams only after its announcement');
+
+      // alpha's watch is gone: its namespace's changes are not sent; beta's watch still runs, never restarted.
+      sandbox.store.create(configMap('after-reload-demo', 'demo'));
+      sandbox.store.create(configMap('after-reload-default', 'default'));
+      await gateway.waitFor(() => eventsOf(gateway.messages).find((e) => e.account === 'beta' && e.name === 'after-reload-default'), 5000, 'beta event');
+      await pause(200);
+      const afterAnnouncement = gateway.streams[0]!.messages.slice(announcedAt + 1);
+      assert.equal(eventsOf(afterAnnouncement).some((e) => e.account === 'alpha'), false, 'nothing of alpha after its removal');
+      assert.equal(markersOf(gateway.messages).filter((m) => m.account === 'beta').length, betaMarkers, 'beta not re-listed');
+      assert.equal(accountOf(h, 'beta')!.watches[0]!.startedAt, betaWatch.startedAt, 'beta watch not restarted');
+      assert.equal(accountOf(h, 'alpha'), undefined);
+      assert.equal(gateway.streams.length, 1, 'same stream throughout');
+
+      // Change gamma (one more kind): announced as removed + added, re-listed; beta still untouched.
+      raw.kubernetes.accounts = [beta!, { ...gamma, kinds: ['Service', 'ConfigMap'] }];
+      h.writeConfig(raw);
+      const second = await gateway.waitFor(() => gateway.accountsChanged()[1], 5000, 'second AccountsChanged');
+      assert.deepEqual(second.removed, ['gamma']);
+      assert.deepEqual(second.added.map((a) => a.name), ['gamma']);
+      assert.ok(second.changeId > change.changeId);
+      await gateway.waitFor(() => ends(h, 'gamma', 'ConfigMap').length === 1 && ends(h, 'gamma', 'Service').length === 2, 5000, 'gamma re-listed');
+      assert.equal(accountOf(h, 'beta')!.watches[0]!.startedAt, betaWatch.startedAt, 'beta watch still not restarted');
+
+      // An invalid file is logged and the running accounts stay.
+      h.writeConfig({ ...raw, kubernetes: { accounts: [{ name: 'Bad Name', serviceAccount: true }] } });
+      await gateway.waitFor(() => /the configuration file changed but is invalid; keeping the running configuration/.test(h.logs.text()), 5000, 'invalid file logged');
+      assert.match(h.logs.text(), /kubernetes\.accounts\[0\]\.name/);
+      await pause(400);
+      assert.equal(gateway.accountsChanged().length, 2);
+      assert.deepEqual(h.agent.status().accounts.map((a) => a.name), ['beta', 'gamma']);
+
+      // Other settings: logged as needing a restart; accounts unchanged → nothing announced.
+      h.writeConfig({ ...raw, operations: { concurrency: 3 } });
+      await gateway.waitFor(() => /operations take effect only after a restart/.test(h.logs.text()), 5000, 'restart warning');
+      await pause(300);
+      assert.equal(gateway.accountsChanged().length, 2);
+      assert.equal(accountOf(h, 'beta')!.watches[0]!.startedAt, betaWatch.startedAt);
+    } finally {
+      await h.close();
+    }
+  });
+
+  test('a change made while disconnected goes into the next Hello', async () => {
+    let open = true;
+    const h = await startHarness({
+      seed: 'none',
+      configFile: true,
+      account: { kinds: ['ConfigMap'] },
+      gateway: { welcome: () => (open ? {} : { refuse: { code: Code.Unavailable, message: 'down for maintenance' } }) },
+    });
+    try {
+      const { gateway } = h;
+      await gateway.waitFor(() => h.agent.status().connected, 5000, 'welcome');
+      open = false;
+      gateway.streams[0]!.drop();
+      await gateway.waitFor(() => gateway.streams.length >= 3 && !h.agent.status().connected, 5000, 'refused reconnects');
+      const raw = structuredClone(h.rawConfig) as { kubernetes: { accounts: Record<string, unknown>[] } };
+      raw.kubernetes.accounts.push({ ...raw.kubernetes.accounts[0], name: 'later' });
+      h.writeConfig(raw);
+      await gateway.waitFor(() => h.agent.status().accounts.some((a) => a.name === 'later'), 5000, 'account added while disconnected');
+      const refusedSoFar = gateway.streams.length;
+      open = true;
+      await gateway.waitFor(() => h.agent.status().connected, 5000, 'welcomed again');
+      const welcomed = gateway.streams.slice(refusedSoFar).find((s) => s.hello !== undefined)!;
+      assert.deepEqual(welcomed.hello!.accounts.map((a) => a.name), ['sandbox', 'later']);
+      await gateway.waitFor(() => h.agent.status().accounts.find((a) => a.name === 'later')?.verdict === 'caching', 5000, 'later caching');
+      assert.match(h.logs.text(), /configuration file reloaded: applying account changes/);
+    } finally {
+      await h.close();
+    }
+  });
+});

@@ -1,0 +1,89 @@
+/**
+ * The agent's account changes against the real gateway (PGlite) and the sandbox: a config-file reload and a dynamic
+ * account created and deleted over REST reach the gateway, and the gateway's verdicts drive the agent's watches.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadAgentConfig, startAgent } from '../../src/agent/index.js';
+import { loadGatewayConfig, startGateway } from '../../src/gateway/index.js';
+import { startSandbox } from '../../src/sandbox/index.js';
+import { createLogger, createSilentLogger } from '../../src/shared/logger.js';
+import { captureLogs } from './helpers/harness.js';
+
+async function waitFor<T>(predicate: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await predicate();
+    if (value !== undefined && value !== false) return value as T;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+test('config reload and a REST dynamic account round trip with the real gateway', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'outpost-agent-e2e-'));
+  const sandbox = await startSandbox({ seed: 'demo', bookmarkIntervalMs: 200 });
+  const kubeconfigFile = join(dir, 'kubeconfig');
+  await sandbox.writeKubeconfig(kubeconfigFile);
+  const gateway = await startGateway(
+    loadGatewayConfig({ env: {}, overrides: { httpPort: 0, grpcPort: 0, host: '127.0.0.1', database: join(dir, 'db'), id: 'gw-1', insecure: true } }),
+    { logger: createSilentLogger() },
+  );
+  const configFile = join(dir, 'agent.yaml');
+  const account = (name: string, kinds: string[]) => ({ name, kubeconfigFile, context: 'sandbox', namespaces: ['demo'], kinds });
+  const config = (accounts: object[]) => ({
+    clouddriver: { grpc: new URL(gateway.grpcUrl).host, insecure: true, reconnect: { baseSeconds: 0.05, factor: 1.6, maxSeconds: 0.5 } },
+    agent: { id: 'e2e-agent', zone: 'test' },
+    server: { port: 0 },
+    kubernetes: { accounts },
+  });
+  writeFileSync(configFile, JSON.stringify(config([account('alpha', ['ConfigMap'])])));
+  const logs = captureLogs();
+  const agent = await startAgent(loadAgentConfig(configFile, {}), {
+    configFile,
+    env: {},
+    configPollMs: 200,
+    logger: createLogger({ level: 'debug', destination: logs.stream }),
+  });
+  const status = (name: string) => agent.status().accounts.find((a) => a.name === name);
+  const rest = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${gateway.httpUrl}${path}`, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+  try {
+    await waitFor(() => status('alpha')?.watches.some((w) => w.state === 'watching'), 'alpha watching');
+    const alphaStarted = status('alpha')!.watches[0]!.startedAt;
+
+    // Config reload: beta added; the gateway admits it and the agent streams it, alpha untouched.
+    writeFileSync(configFile, JSON.stringify(config([account('alpha', ['ConfigMap']), account('beta', ['Service'])])));
+    await waitFor(() => status('beta')?.verdict === 'caching' && status('beta')!.watches.some((w) => w.state === 'watching'), 'beta caching');
+    assert.equal((await rest('GET', '/armory/accounts/beta')).status, 200);
+    assert.equal(status('alpha')!.watches[0]!.startedAt, alphaStarted, 'alpha watch not restarted');
+
+    // Dynamic account over REST: the gateway pushes ADD to the agent of the zone, which prepares and streams it.
+    const put = await rest('PUT', '/armory/accounts/dynamic', [{ name: 'dyn', kubeconfigFile, context: 'sandbox', namespaces: ['demo'], kinds: ['Deployment.apps'], zoneId: 'test' }]);
+    assert.ok(put.status === 200 || put.status === 201, JSON.stringify(put.body));
+    await waitFor(() => status('dyn')?.verdict === 'caching' && status('dyn')!.watches.some((w) => w.kind === 'Deployment' && w.state === 'watching'), 'dyn caching');
+    assert.equal(status('dyn')!.source, 'dynamic');
+
+    // Deleting it over REST stops it on the agent; the file accounts stay.
+    const deleted = await rest('DELETE', '/armory/accounts/dyn');
+    assert.ok(deleted.status < 300, JSON.stringify(deleted.body));
+    await waitFor(() => status('dyn') === undefined, 'dyn removed from the agent');
+    assert.deepEqual(agent.status().accounts.map((a) => [a.name, a.verdict]), [['alpha', 'caching'], ['beta', 'caching']]);
+    assert.equal(status('alpha')!.watches[0]!.startedAt, alphaStarted, 'alpha watch still not restarted');
+    assert.equal(agent.status().sessionId !== undefined, true);
+  } finally {
+    await agent.close();
+    await gateway.close();
+    await sandbox.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

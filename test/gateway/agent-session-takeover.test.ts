@@ -1,0 +1,78 @@
+/**
+ * Takeover between streams of the same agent id on a gateway with token authentication (no insecure mode): a newer
+ * stream closes an older one only when both authenticated as the same subject, or when it presents the older
+ * session's token; a stream from another identity stands by instead of hijacking the agent id.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Verdict, type Welcome } from '../../src/gen/outpost/agent/v1/agent_pb.js';
+import { testDrivers } from '../helpers/databases.js';
+import { Code, connectAgent, hello, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from './helpers.js';
+
+const ONE = 'agent-one-token-0123456789abcdef';
+const TWO = 'agent-two-token-0123456789abcdef';
+
+for (const driver of testDrivers()) {
+  describe(`agent stream takeover by identity (${driver})`, { concurrency: false }, () => {
+    let t: TestGateway;
+    const streams: TestAgentStream[] = [];
+    before(async () => {
+      t = await startTestGateway(driver, {
+        insecure: false,
+        agents: { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 5 },
+        auth: { tokens: [{ subject: 'agent-one', token: ONE }, { subject: 'agent-two', token: TWO }] },
+        authorization: { rules: [{ subject: '^agent-(one|two)$', roles: ['agent'], accounts: ['*'] }] },
+      });
+    });
+    after(async () => {
+      for (const s of streams) s.abort();
+      await t?.close();
+    });
+    const open = (bearer: string) => {
+      const s = openAgentStream(t.gateway.grpcUrl, { bearer });
+      streams.push(s);
+      return s;
+    };
+    const owner = async (account: string) =>
+      (await t.query<{ session_id: string }>(`select session_id from accounts where name = '${account}'`))[0]?.session_id;
+    const stillOpen = async (s: TestAgentStream) => {
+      const ended = await Promise.race([s.ended.then(() => true), new Promise((r) => setTimeout(() => r(false), 300))]);
+      return !ended;
+    };
+
+    test('another subject does not take over: its accounts go STANDBY while the older stream lives', async () => {
+      const first = open(ONE);
+      const w1 = await connectAgent(first, 'shared-id', [{ name: 'sub-a' }]);
+      assert.equal(w1.accounts[0]!.verdict, Verdict.CACHING);
+      const rows = await t.query<{ subject: string }>(`select subject from agent_sessions where id = '${w1.sessionId}'`);
+      assert.equal(rows[0]!.subject, 'agent-one');
+
+      const other = open(TWO);
+      const w2 = await connectAgent(other, 'shared-id', [{ name: 'sub-a' }]);
+      assert.deepEqual(w2.accounts.map((a) => [a.account, a.verdict]), [['sub-a', Verdict.STANDBY]]);
+      assert.ok(await stillOpen(first), 'the older stream of another identity is not closed');
+      assert.equal(await owner('sub-a'), w1.sessionId);
+
+      // The same subject does take over.
+      const again = open(ONE);
+      const w3 = await connectAgent(again, 'shared-id', [{ name: 'sub-a' }]);
+      assert.equal((await first.ended)?.code, Code.Aborted);
+      assert.equal(w3.accounts[0]!.verdict, Verdict.CACHING);
+      assert.equal(await owner('sub-a'), w3.sessionId);
+      assert.ok(await stillOpen(other), 'the stream of the other identity stays');
+
+      // Another subject presenting the session's token resumes it.
+      const resumer = open(TWO);
+      resumer.send(hello('shared-id', [{ name: 'sub-a' }], { resumeSessionId: w3.sessionId, resumeSessionToken: w3.sessionToken }));
+      const res = await resumer.next();
+      assert.equal(res.message.case, 'welcome');
+      const w4 = res.message.value as Welcome;
+      assert.equal((await again.ended)?.code, Code.Aborted);
+      assert.equal(w4.accounts[0]!.verdict, Verdict.CACHING);
+      assert.equal(await owner('sub-a'), w4.sessionId);
+
+      for (const s of [other, resumer]) s.end();
+      await Promise.all([other.ended, resumer.ended]);
+    });
+  });
+}
