@@ -6,8 +6,9 @@
  *
  * Accounts have their own watch lifecycle inside the session: an account added or removed mid-session (config file
  * reloaded, gateway AccountCommand) is announced with an AccountsChanged, and only that account's watchers start (once
- * its AccountVerdicts say CACHING) or stop. The Welcome's session token is kept and presented in the next Hello to
- * resume the session; it is never logged.
+ * its AccountVerdicts say CACHING) or stop. The gateway may also push verdict changes on its own (AccountVerdicts with
+ * change_id 0, see verdict-updates.ts): a STANDBY account promoted to CACHING starts streaming, a demoted one stops.
+ * The Welcome's session token is kept and presented in the next Hello to resume the session; it is never logged.
  */
 import { setMaxListeners } from 'node:events';
 import { create } from '@bufbuild/protobuf';
@@ -40,6 +41,7 @@ import type { OperationRunner } from '../operations/operation-runner.js';
 import { startAccountWatchers, stopAccountWatchers } from './account-watchers.js';
 import { createOutbox, type Outbox } from './outbox.js';
 import { createPushable } from './pushable.js';
+import { applyVerdictUpdate } from './verdict-updates.js';
 
 /** Session state shared with the status snapshot, the account manager and the next sessions. */
 export interface SessionState {
@@ -208,6 +210,16 @@ export async function runSession(options: SessionOptions): Promise<void> {
   }
 
   function onVerdicts(verdicts: AccountVerdicts): void {
+    if (verdicts.changeId === 0n) {
+      // Pushed by the gateway on its own (promotion from STANDBY, or a demotion).
+      applyVerdictUpdate(verdicts, {
+        accounts: known,
+        startCaching: applyVerdict,
+        stopWatchers: (account) => stopped.push(stopAccountWatchers(account, outbox)),
+        logger,
+      });
+      return;
+    }
     const added = awaitingVerdicts.get(verdicts.changeId);
     if (added === undefined) {
       logger.warn({ changeId: Number(verdicts.changeId) }, 'ignoring AccountVerdicts for an unknown change');

@@ -2,7 +2,7 @@
  * A small in-process AgentService peer for agent tests: an HTTP/2 cleartext server on an ephemeral port that records
  * every message the agent sends and answers as the test wants (verdicts, resume points, window size, heartbeats,
  * automatic or withheld acks, dropped streams, session tokens, refused Hellos, AccountVerdicts for AccountsChanged,
- * AccountCommands).
+ * pushed AccountVerdicts, AccountCommands).
  */
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
@@ -85,6 +85,14 @@ export interface FakeGateway {
   rawBytes(): Buffer;
   /** Sends an AccountCommand down a stream (default: the newest one). */
   sendAccountCommand(command: Parameters<typeof create<typeof AccountCommandSchema>>[1], stream?: RecordedStream): void;
+  /**
+   * Sends an AccountVerdicts down a stream (default: the newest one); `changeId` defaults to 0, a verdict update the
+   * gateway pushes on its own. Each verdict defaults to CACHING.
+   */
+  sendVerdicts(
+    verdicts: Array<Partial<Pick<AccountVerdict, 'verdict' | 'reason' | 'resume'>> & { account: string }>,
+    options?: { changeId?: bigint; stream?: RecordedStream },
+  ): void;
   /** Every AccountsChanged received, with the index of its stream. */
   accountsChanged(): Array<AccountsChanged & { streamIndex: number }>;
   /** Sends an operation down a stream (default: the newest one). */
@@ -256,6 +264,15 @@ export async function startFakeGateway(options: FakeGatewayOptions = {}): Promis
       const target = stream ?? streams[streams.length - 1];
       if (!target) throw new Error('no agent stream yet');
       target.send(create(ConnectResponseSchema, { message: { case: 'accountCommand', value: create(AccountCommandSchema, command) } }));
+    },
+    sendVerdicts(verdicts, options = {}) {
+      const target = options.stream ?? streams[streams.length - 1];
+      if (!target) throw new Error('no agent stream yet');
+      const value = create(AccountVerdictsSchema, {
+        changeId: options.changeId ?? 0n,
+        accounts: verdicts.map((v) => create(AccountVerdictSchema, { verdict: Verdict.CACHING, ...v })),
+      });
+      target.send(create(ConnectResponseSchema, { message: { case: 'verdicts', value } }));
     },
     accountsChanged: () =>
       streams.flatMap((s) => s.messages.flatMap((m) => (m.message.case === 'accountsChanged' ? [Object.assign(m.message.value, { streamIndex: s.index })] : []))),

@@ -741,7 +741,15 @@ export const AccountsChangedSchema: GenMessage<AccountsChanged> = /*@__PURE__*/
   messageDesc(file_outpost_agent_v1_agent, 15);
 
 /**
- * AccountVerdicts answers an AccountsChanged: one verdict per added account, in order.
+ * AccountVerdicts carries verdicts after the Welcome, in one of two forms.
+ * - change_id != 0 answers the agent's AccountsChanged of that change_id: one verdict per added account, in order.
+ * - change_id == 0 is a verdict update the gateway pushes on its own (agents number their changes from 1), e.g. to
+ *   promote a STANDBY agent to CACHING when the agent that cached the account died, or (rarely) to demote one. Each
+ *   entry is matched by `account` name; entries naming accounts the session does not know are ignored.
+ *   CACHING starts the account's watchers unless they already run in this session (then it changes nothing):
+ *   scopes listed in `resume` watch from that resourceVersion without a list, the others list first (sync markers).
+ *   STANDBY and REFUSED stop the account's watchers at once and drop its unsent data; the agent keeps the account
+ *   (a STANDBY account still runs operations, a REFUSED one does not).
  *
  * @generated from message outpost.agent.v1.AccountVerdicts
  */
