@@ -30,6 +30,13 @@ export const accounts = pgTable('accounts', {
   /** The latest refused claim of this name by another cluster: {agentId, apiHost, caFingerprint, reason, at}. */
   refusedClaim: jsonb('refused_claim').$type<{ agentId: string; apiHost: string; caFingerprint: string; reason: string; at: string }>(),
   lastEventAt: timestamp('last_event_at', { withTimezone: true, mode: 'date' }),
+  /**
+   * Ownership lease (DESIGN.md rule 4): the session in `sessionId` on replica `gatewayId` owns the account while
+   * `leaseExpiresAt` is in the future. Every claim sets a new `leaseEpoch` (it only grows); cache writes and operation
+   * dispatch check the epoch they were granted, so a replica that lost the lease can no longer write. Null when released.
+   */
+  leaseEpoch: bigint('lease_epoch', { mode: 'number' }).notNull().default(0),
+  leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true, mode: 'date' }),
   lastConnectionAt: timestamp('last_connection_at', { withTimezone: true, mode: 'date' }),
   createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),

@@ -175,6 +175,18 @@ const clusterSchema = z
     kubeconfigFile: z.string().min(1).optional(),
     /** kubernetes mode: context of kubeconfigFile; its current context when unset. */
     context: z.string().min(1).optional(),
+    /**
+     * Length of an account ownership lease. The replica holding an agent's stream renews it every third of this; when
+     * a replica dies, another takes the account over after at most this long (at once when the agent resumes its
+     * session elsewhere). Fractions allowed, for tests.
+     */
+    leaseSeconds: positiveSeconds.default(15),
+    /** How often each replica looks for accounts its STANDBY agents may take over (the caching agent went away). */
+    standbyCheckIntervalSeconds: positiveSeconds.default(1),
+    /** How long forwarding an operation (or relaying its result) to another replica may take before another is tried. */
+    forwardTimeoutSeconds: positiveSeconds.default(5),
+    /** PEM CA bundle to verify other replicas' HTTPS certificates when forwarding; defaults to tls.caFile, then the system CAs. */
+    peerCaFile: z.string().min(1).optional(),
   })
   .strict();
 

@@ -48,9 +48,25 @@ export class HttpError extends Error {
 /** The REST error body and status for any thrown value (logs unexpected ones). */
 export function toHttpError(err: unknown, logger: Logger): { status: HttpError['status']; body: { error: string; message: string } } {
   if (err instanceof HttpError) return { status: err.status, body: { error: err.error, message: err.message } };
+  if (err instanceof ConnectError && HTTP_OF_CODE[err.code]) {
+    const [status, error] = HTTP_OF_CODE[err.code]!;
+    return { status, body: { error, message: err.rawMessage } };
+  }
   logger.error({ err }, 'REST request failed');
   return { status: 500, body: { error: 'internal', message: 'internal error' } };
 }
+
+/** REST status and `error` of the ConnectError codes a route may throw on purpose; others are internal errors. */
+const HTTP_OF_CODE: Partial<Record<Code, [HttpError['status'], string]>> = {
+  [Code.InvalidArgument]: [400, 'bad_request'],
+  [Code.Unauthenticated]: [401, 'unauthenticated'],
+  [Code.PermissionDenied]: [403, 'permission_denied'],
+  [Code.NotFound]: [404, 'not_found'],
+  [Code.AlreadyExists]: [409, 'conflict'],
+  [Code.FailedPrecondition]: [409, 'failed_precondition'],
+  [Code.ResourceExhausted]: [413, 'payload_too_large'],
+  [Code.Unavailable]: [503, 'unavailable'],
+};
 
 function isAbort(err: unknown): boolean {
   return err instanceof Error && (err.name === 'AbortError' || err.name === 'TimeoutError');

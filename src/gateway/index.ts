@@ -15,7 +15,7 @@ import { createLogger, type Logger } from '../shared/logger.js';
 import { createAccountStore } from './agents/account-store.js';
 import { serveAgentStream, type AgentSessionDeps } from './agents/agent-session.js';
 import { createAccountCommandBus, type AccountCommandBus, type DynamicAccountSource } from './agents/account-commands.js';
-import { createAgentSessionStore, staleAfterSeconds } from './agents/agent-session-store.js';
+import { createAgentSessionStore, staleAfterSeconds, verifySession } from './agents/agent-session-store.js';
 import { createSessionRegistry } from './agents/session-registry.js';
 import { createAccountService } from './api/account-service.js';
 import { createAccountAdmin } from './accounts/account-admin.js';
@@ -28,7 +28,13 @@ import { createOperationService } from './api/operation-service.js';
 import { createObjectWriter } from './cache/object-writer.js';
 import { createSyncState } from './cache/sync-state.js';
 import type { GatewayConfig } from './config.js';
-import { createDispatch } from './cluster/dispatch.js';
+import { createDispatch, dispatchLocal } from './cluster/dispatch.js';
+import { createLeaseKeeper } from './cluster/lease-keeper.js';
+import { createLeaseStore } from './cluster/lease-store.js';
+import { createOwnerLookup } from './cluster/owner-lookup.js';
+import { createPeerClient, type PeerClient } from './cluster/peer-client.js';
+import { createReplicaTokenSigner } from './auth/replica-token.js';
+import { createResultRelay } from './operations/result-relay.js';
 import { createReplicaDirectory, type ReplicaDirectory } from './cluster/replica-directory.js';
 import { createErrorInterceptor } from './errors.js';
 import { createOperationManager } from './operations/operation-manager.js';
@@ -93,21 +99,66 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   const registry = createSessionRegistry();
   const accountCommands = createAccountCommandBus(registry);
   const agentStaleAfterSeconds = staleAfterSeconds(config.agents.deadAfterSeconds);
+  let draining = false;
+  let baseUrl = config.baseUrl ?? '';
+  let replicaDirectory: ReplicaDirectory;
+  let peers: PeerClient;
+  try {
+    replicaDirectory = createReplicaDirectory({
+      id: config.id,
+      baseUrl: () => baseUrl,
+      isDraining: () => draining,
+      database,
+      config: config.cluster,
+      scheme: config.tls ? 'https' : 'http',
+      logger: logger.child({ component: 'cluster' }),
+    });
+    peers = createPeerClient({
+      signer: config.auth.replicaSecretFile ? createReplicaTokenSigner(config.auth.replicaSecretFile, config.id, logger) : undefined,
+      caFile: config.cluster.peerCaFile ?? config.tls?.caFile,
+      timeoutMs: config.cluster.forwardTimeoutSeconds * 1000,
+    });
+  } catch (err) {
+    tlsContext?.close();
+    authenticator.close();
+    await database.close().catch(() => {});
+    throw err;
+  }
+  if (!config.insecure && !config.auth.replicaSecretFile) {
+    logger.warn('auth.replicaSecretFile is not set: other replicas cannot forward operations or relay results to this one');
+  }
+  const clusterLogger = logger.child({ component: 'cluster' });
   const operations = createOperationManager({
     gatewayId: config.id,
     store: createOperationStore(database),
-    dispatch: createDispatch(registry),
+    dispatch: createDispatch(registry, {
+      selfId: config.id,
+      owners: createOwnerLookup(database, { selfId: config.id, cacheMs: 2000, staleAfterSeconds: agentStaleAfterSeconds }),
+      replicas: replicaDirectory,
+      peers,
+      logger: clusterLogger,
+    }),
+    dispatchLocal: (account, operation) => dispatchLocal(registry, account, operation),
+    relay: createResultRelay({ selfId: config.id, replicas: replicaDirectory, peers, logger: clusterLogger }),
+    verifySession: (id, token) => verifySession(database, id, token),
     config: config.operations,
     logger: logger.child({ component: 'operations' }),
   });
   try {
     await operations.recover();
   } catch (err) {
+    peers.close();
     await database.close().catch(() => {});
     throw err;
   }
-  let draining = false;
-  let baseUrl = config.baseUrl ?? '';
+  const leaseKeeper = createLeaseKeeper({
+    gatewayId: config.id,
+    registry,
+    store: createLeaseStore(database),
+    leaseSeconds: config.cluster.leaseSeconds,
+    standbyCheckIntervalSeconds: config.cluster.standbyCheckIntervalSeconds,
+    logger: clusterLogger,
+  });
 
   const sessionDeps: AgentSessionDeps = {
     gatewayId: config.id,
@@ -116,6 +167,8 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     maxStreamAgeSeconds: config.agents.maxStreamAgeSeconds,
     maxUnacked: config.agents.maxUnacked,
     resumeMaxAgeSeconds: config.cache.resumeMaxAgeSeconds,
+    leaseSeconds: config.cluster.leaseSeconds,
+    onAccountsReleased: () => leaseKeeper.poke(),
     registry,
     accountStore: createAccountStore(database),
     objectWriter: createObjectWriter(database),
@@ -150,24 +203,6 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       jsonOptions: { ignoreUnknownFields: false },
     });
   };
-  let replicaDirectory: ReplicaDirectory;
-  try {
-    replicaDirectory = createReplicaDirectory({
-      id: config.id,
-      baseUrl: () => baseUrl,
-      isDraining: () => draining,
-      database,
-      config: config.cluster,
-      scheme: config.tls ? 'https' : 'http',
-      logger: logger.child({ component: 'cluster' }),
-    });
-  } catch (err) {
-    tlsContext?.close();
-    operations.close();
-    authenticator.close();
-    await database.close().catch(() => {});
-    throw err;
-  }
   const rest = createRestApp({
     id: config.id,
     baseUrl: () => baseUrl,
@@ -196,10 +231,12 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     tlsContext?.close();
     operations.close();
     authenticator.close();
+    peers.close();
     await database.close().catch(() => {});
     throw err;
   }
   operations.start();
+  leaseKeeper.start();
   accountSweeper.start();
   accountCleanup.start();
   const urlHost = displayHost(config.host);
@@ -222,6 +259,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       operations.close();
       await accountSweeper.stop();
       await accountCleanup.stop();
+      await leaseKeeper.stop();
       const sockets = servers.close(SHUTDOWN_GRACE_MS);
       const sessions = registry.all();
       // Agents reconnect at once (to another replica behind the same address) instead of waiting out a backoff.
@@ -230,6 +268,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       await Promise.race([Promise.all(sessions.map((s) => s.done)), delay(SHUTDOWN_GRACE_MS)]);
       await sockets;
       await replicaDirectory.close();
+      peers.close();
       tlsContext?.close();
       authenticator.close();
       await database.close();

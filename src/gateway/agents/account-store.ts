@@ -1,9 +1,11 @@
 /**
  * The `accounts` rows as the agent streams see them: the name → cluster binding (API host + CA fingerprint) that
- * must never be hijacked, and the ACTIVE/INACTIVE state of each account with the session that caches it. Every state
- * change is recorded in `account_transitions` (actor `agent:<id>`) in the same transaction as the row update.
+ * must never be hijacked, and the ACTIVE/INACTIVE state of each account with the session that caches it and that
+ * session's ownership lease (DESIGN.md rule 4: a claim succeeds only when no other live lease holds the account, and
+ * sets a new, larger epoch). Every state change is recorded in `account_transitions` (actor `agent:<id>`) in the same
+ * transaction as the row update.
  */
-import { and, eq, inArray, ne, or, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNull, lt, ne, or, sql } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
 import { accounts, objects, watchStates } from '../../db/schema.js';
 import type { AccountInfo } from '../../gen/outpost/agent/v1/agent_pb.js';
@@ -16,6 +18,19 @@ export interface AccountBinding {
   caFingerprint: string;
   /** ACTIVE, or INACTIVE when an admin deactivated the account: agents offering it are refused. */
   desiredState?: string;
+  /** The holder of a live lease (not expired by the database clock), if any. */
+  holder?: { agentId: string; sessionId: string; gatewayId: string };
+}
+
+/** How a claim takes the lease. */
+export interface LeaseTerms {
+  /** Lease length; the holder renews it well before. */
+  seconds: number;
+  /**
+   * Sessions whose live lease the claim may take over at once: the session the agent resumed (it proved its token, and
+   * an agent runs one stream at a time, so that stream is dead even if its replica still thinks otherwise).
+   */
+  takeoverSessions: string[];
 }
 
 /** A registration of an account name by another cluster that admission refused. */
@@ -40,13 +55,15 @@ export interface AccountStore {
   /** Current bindings of the named accounts (absent names are unbound). */
   bindings(names: string[]): Promise<Map<string, AccountBinding>>;
   /**
-   * Marks the accounts ACTIVE for the session and binds unbound names to the reported cluster, atomically per row:
-   * a row bound to another cluster is left alone. Returns the names actually activated.
+   * Claims the accounts for the session: marks them ACTIVE with a fresh lease (a new epoch) and binds unbound names to
+   * the reported cluster, atomically per row. A row bound to another cluster, deactivated, being deleted, or held by
+   * another session's live lease (unless `lease.takeoverSessions` names it) is left alone. Returns the claimed names
+   * with their epochs.
    */
-  activate(session: SessionIdentity, infos: AccountInfo[]): Promise<Set<string>>;
+  activate(session: SessionIdentity, infos: AccountInfo[], lease: LeaseTerms): Promise<Map<string, number>>;
   /**
-   * Marks the accounts INACTIVE, but only those still held by this session (a newer session may own them).
-   * `reason` is recorded with the transitions.
+   * Marks the accounts INACTIVE and releases their lease, but only those still held by this session (a newer session
+   * may own them). `reason` is recorded with the transitions.
    */
   deactivate(sessionId: string, names: string[], reason?: string): Promise<void>;
   /** Records the latest refused claim of a bound name on its row (the row's state and binding stay as they are). */
@@ -68,14 +85,35 @@ export function createAccountStore(database: Database): AccountStore {
     async bindings(names) {
       if (names.length === 0) return new Map();
       const rows = await db
-        .select({ name: accounts.name, apiHost: accounts.apiHost, caFingerprint: accounts.caFingerprint, desiredState: accounts.desiredState })
+        .select({
+          name: accounts.name,
+          apiHost: accounts.apiHost,
+          caFingerprint: accounts.caFingerprint,
+          desiredState: accounts.desiredState,
+          agentId: accounts.agentId,
+          sessionId: accounts.sessionId,
+          gatewayId: accounts.gatewayId,
+          leased: sql<boolean>`(${accounts.state} = 'ACTIVE' and ${accounts.leaseExpiresAt} > now())`,
+        })
         .from(accounts)
         .where(inArray(accounts.name, names));
-      return new Map(rows.map((r) => [r.name, r]));
+      return new Map(
+        rows.map((r) => [
+          r.name,
+          {
+            name: r.name,
+            apiHost: r.apiHost,
+            caFingerprint: r.caFingerprint,
+            desiredState: r.desiredState,
+            holder: r.leased ? { agentId: r.agentId, sessionId: r.sessionId, gatewayId: r.gatewayId } : undefined,
+          },
+        ]),
+      );
     },
 
-    async activate(session, infos) {
-      if (infos.length === 0) return new Set();
+    async activate(session, infos, lease) {
+      if (infos.length === 0) return new Map();
+      const expiresAt = sql`now() + make_interval(secs => ${lease.seconds})`;
       return db.transaction(async (tx) => {
         const before = await lockStates(tx, infos.map((i) => i.name));
         const rows = await tx
@@ -92,6 +130,8 @@ export function createAccountStore(database: Database): AccountStore {
               zoneId: session.zone,
               ...describe(info),
               lastConnectionAt: sql`now()`,
+              leaseEpoch: 1,
+              leaseExpiresAt: expiresAt,
             })),
           )
           .onConflictDoUpdate({
@@ -113,6 +153,8 @@ export function createAccountStore(database: Database): AccountStore {
               zoneId: sql`case when ${accounts.source} = 'dynamic' then ${accounts.zoneId} else excluded.zone_id end`,
               lastConnectionAt: sql`now()`,
               updatedAt: sql`now()`,
+              leaseEpoch: sql`${accounts.leaseEpoch} + 1`,
+              leaseExpiresAt: expiresAt,
             },
             setWhere: and(
               ne(accounts.desiredState, 'INACTIVE'),
@@ -121,10 +163,19 @@ export function createAccountStore(database: Database): AccountStore {
                 eq(accounts.apiHost, ''),
                 and(eq(accounts.apiHost, sql`excluded.api_host`), eq(accounts.caFingerprint, sql`excluded.ca_fingerprint`)),
               ),
+              // No other live lease: released, expired, never taken, or the agent's own previous session.
+              or(
+                ne(accounts.state, 'ACTIVE'),
+                isNull(accounts.leaseExpiresAt),
+                lt(accounts.leaseExpiresAt, sql`now()`),
+                eq(accounts.sessionId, session.sessionId),
+                lease.takeoverSessions.length > 0 ? inArray(accounts.sessionId, lease.takeoverSessions) : undefined,
+              ),
             ),
           })
-          .returning({ name: accounts.name });
-        const activated = new Set(rows.map((r) => r.name));
+          .returning({ name: accounts.name, epoch: accounts.leaseEpoch });
+        const claimed = new Map(rows.map((r) => [r.name, Number(r.epoch)]));
+        const activated = new Set(claimed.keys());
         await recordTransitions(
           tx,
           [...activated].map((name) => ({
@@ -135,7 +186,7 @@ export function createAccountStore(database: Database): AccountStore {
             actor: agentActor(session.agentId),
           })),
         );
-        return activated;
+        return claimed;
       });
     },
 
@@ -145,7 +196,7 @@ export function createAccountStore(database: Database): AccountStore {
         const before = await lockStates(tx, names);
         const rows = await tx
           .update(accounts)
-          .set({ state: 'INACTIVE', reason: '', updatedAt: sql`now()` })
+          .set({ state: 'INACTIVE', reason: '', leaseExpiresAt: null, updatedAt: sql`now()` })
           .where(and(inArray(accounts.name, names), eq(accounts.sessionId, sessionId), ne(accounts.state, 'DELETING')))
           .returning({ name: accounts.name, agentId: accounts.agentId });
         await recordTransitions(

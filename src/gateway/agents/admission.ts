@@ -1,10 +1,11 @@
 /**
  * Admission of a Hello's accounts: the per-account verdict (REFUSED when the stream's identity may not register the
  * name, when an admin deactivated the account, or when the name is bound to another cluster — that last refusal is
- * recorded on the account's row so ListAccounts shows it; STANDBY when another live session caches it, CACHING
- * otherwise), the atomic ACTIVE claim in the database, and the resume points offered for the accounts this session
- * will cache.
+ * recorded on the account's row so ListAccounts shows it; STANDBY when another live session caches it, on this
+ * replica or, by its lease, on another; CACHING otherwise), the atomic ACTIVE claim of the lease in the database, and
+ * the resume points offered for the accounts this session will cache.
  */
+import { performance } from 'node:perf_hooks';
 import { Verdict, type AccountInfo, type AccountVerdict, type Hello } from '../../gen/outpost/agent/v1/agent_pb.js';
 import type { SyncState } from '../cache/sync-state.js';
 import { mayRegister } from '../auth/principal.js';
@@ -15,6 +16,8 @@ import type { LiveSession, SessionRegistry } from './session-registry.js';
 export interface AdmissionDeps {
   gatewayId: string;
   resumeMaxAgeSeconds: number;
+  /** `cluster.leaseSeconds`: length of an account ownership lease. */
+  leaseSeconds: number;
   registry: SessionRegistry;
   accountStore: AccountStore;
   syncState: SyncState;
@@ -22,8 +25,10 @@ export interface AdmissionDeps {
 
 /**
  * Decides the verdicts, in the Hello's order. Accounts the session will cache are claimed in the registry and added
- * to `claimed` as soon as they are claimed, so the caller can release them even when admission stops half-way.
- * Returns undefined when `isStopped()` turned true meanwhile (the stream ended; nothing more to send).
+ * to `claimed` as soon as they are claimed, so the caller can release them even when admission stops half-way; their
+ * leases are granted in the registry once the database granted them. `takeoverSessions` are earlier sessions of the
+ * same agent whose leases this one may take at once (the session it resumed, streams it superseded). Returns
+ * undefined when `isStopped()` turned true meanwhile (the stream ended; nothing more to send).
  */
 export async function admitAccounts(
   hello: Pick<Hello, 'agentId' | 'zone' | 'accounts'>,
@@ -31,6 +36,7 @@ export async function admitAccounts(
   claimed: Set<string>,
   isStopped: () => boolean,
   deps: AdmissionDeps,
+  takeoverSessions: string[] = [],
 ): Promise<AccountVerdict[] | undefined> {
   const { registry, accountStore } = deps;
   const names = hello.accounts.map((a) => a.name);
@@ -61,7 +67,14 @@ export async function admitAccounts(
   }
   // The checks above can race with another replica's first registration or an admin's change; the conditional
   // upsert cannot.
-  const activated = await accountStore.activate({ sessionId: session.id, agentId: hello.agentId, gatewayId: deps.gatewayId, zone: hello.zone }, candidates);
+  const claimedAt = performance.now();
+  const epochs = await accountStore.activate(
+    { sessionId: session.id, agentId: hello.agentId, gatewayId: deps.gatewayId, zone: hello.zone },
+    candidates,
+    { seconds: deps.leaseSeconds, takeoverSessions },
+  );
+  const activated = new Set(epochs.keys());
+  for (const [name, epoch] of epochs) registry.grant(name, session, epoch, leaseValidUntil(claimedAt, deps.leaseSeconds));
   const lost = candidates.filter((c) => !activated.has(c.name));
   const lostBindings = lost.length > 0 ? await accountStore.bindings(lost.map((c) => c.name)) : new Map<string, AccountBinding>();
   for (const info of lost) {
@@ -72,6 +85,9 @@ export async function admitAccounts(
       const reason = refusal(info, binding);
       verdicts.set(info.name, verdict(info.name, Verdict.REFUSED, reason));
       claims.push({ info, binding, reason });
+    } else if (binding.holder && binding.desiredState !== 'INACTIVE') {
+      const h = binding.holder;
+      verdicts.set(info.name, verdict(info.name, Verdict.STANDBY, `account is cached by agent ${h.agentId} (session ${h.sessionId}) on gateway ${h.gatewayId}`));
     } else {
       const reason = binding.desiredState === 'INACTIVE' ? deactivated(info.name) : `account ${info.name} is being deleted`;
       verdicts.set(info.name, verdict(info.name, Verdict.REFUSED, reason));
@@ -93,6 +109,14 @@ export async function admitAccounts(
     });
   }
   return names.map((n) => verdicts.get(n)!);
+}
+
+/**
+ * Until when (by `performance.now()`) a lease granted or renewed by a statement sent at `sentAt` is surely valid: the
+ * database started its clock after `sentAt`, and a margin covers clock-rate differences.
+ */
+export function leaseValidUntil(sentAt: number, leaseSeconds: number): number {
+  return sentAt + leaseSeconds * 1000 * 0.9;
 }
 
 function verdict(account: string, v: Verdict, reason: string): AccountVerdict {

@@ -71,6 +71,8 @@ export interface VerifiedSession {
   agentId: string;
   subject: string;
   ended: boolean;
+  /** Accounts the session serves (its caching and standby lists). */
+  accounts: string[];
 }
 
 /** Reads and writes `agent_sessions`. */
@@ -136,10 +138,19 @@ export async function verifySessionToken(database: Database, sessionId: string, 
   return (await verifySession(database, sessionId, token)) !== undefined;
 }
 
-async function verifySession(database: Database, sessionId: string, token: string): Promise<VerifiedSession | undefined> {
+/** The session when `token` is its token (constant-time compare of the hashes); undefined otherwise. */
+export async function verifySession(database: Database, sessionId: string, token: string): Promise<VerifiedSession | undefined> {
   if (!sessionId || !token || sessionId.length > 253 || token.length > MAX_TOKEN_CHARS) return undefined;
   const [row] = await database.db
-    .select({ id: agentSessions.id, agentId: agentSessions.agentId, subject: agentSessions.subject, tokenHash: agentSessions.tokenHash, endedAt: agentSessions.endedAt })
+    .select({
+      id: agentSessions.id,
+      agentId: agentSessions.agentId,
+      subject: agentSessions.subject,
+      tokenHash: agentSessions.tokenHash,
+      endedAt: agentSessions.endedAt,
+      caching: agentSessions.caching,
+      standby: agentSessions.standby,
+    })
     .from(agentSessions)
     .where(eq(agentSessions.id, sessionId))
     .limit(1);
@@ -148,7 +159,7 @@ async function verifySession(database: Database, sessionId: string, token: strin
   const stored = Buffer.from(row?.tokenHash ?? '0'.repeat(64), 'utf8');
   const match = stored.length === presented.length && timingSafeEqual(stored, presented);
   if (!row || !match) return undefined;
-  return { id: row.id, agentId: row.agentId, subject: row.subject, ended: row.endedAt !== null };
+  return { id: row.id, agentId: row.agentId, subject: row.subject, ended: row.endedAt !== null, accounts: [...row.caching, ...row.standby] };
 }
 
 /** Filter of {@link listLiveSessions}. */

@@ -16,9 +16,10 @@ import { Code, ConnectError } from '@connectrpc/connect';
 import {
   ConnectResponseSchema,
   type AccountCommand,
+  type AccountInfo,
   type ConnectRequest,
   type ConnectResponse,
-  type Verdict,
+  Verdict,
 } from '../../gen/outpost/agent/v1/agent_pb.js';
 import type { Operation } from '../../gen/outpost/agent/v1/operation_pb.js';
 import type { Logger } from '../../shared/logger.js';
@@ -35,6 +36,7 @@ import type { SessionRegistry } from './session-registry.js';
 import { applyAccountsChanged } from './session-accounts-changed.js';
 import { createSessionRow, type SessionRow } from './session-row.js';
 import { welcomeAgent } from './session-welcome.js';
+import { promoteStandby } from './session-promotion.js';
 import type { StreamState } from './stream-state.js';
 import { createStreamTimers, type StreamTimers } from './stream-timers.js';
 import { createWritePipeline, type WritePipeline } from './write-pipeline.js';
@@ -48,6 +50,8 @@ export interface AgentSessionDeps {
   maxStreamAgeSeconds?: number;
   maxUnacked: number;
   resumeMaxAgeSeconds: number;
+  /** `cluster.leaseSeconds`: length of an account ownership lease (renewed by the lease keeper). */
+  leaseSeconds: number;
   registry: SessionRegistry;
   accountStore: AccountStore;
   objectWriter: ObjectWriter;
@@ -59,6 +63,8 @@ export interface AgentSessionDeps {
   operations?: OperationHooks;
   /** Dynamic accounts pushed (ADD commands) to each stream right after its Welcome; none when absent. */
   dynamicAccounts?: DynamicAccountSource;
+  /** Called after a stream released accounts (they may be promoted on a STANDBY stream at once). */
+  onAccountsReleased?: () => void;
 }
 
 const STOP = Symbol('stop');
@@ -92,6 +98,8 @@ class AgentSession implements StreamState {
   readonly claimed = new Set<string>();
   readonly served = new Set<string>();
   readonly verdicts = new Map<string, Verdict>();
+  readonly infos = new Map<string, AccountInfo>();
+  sessionToken = '';
   readonly row: SessionRow;
   private resolveDone!: () => void;
   private helloSeen = false;
@@ -101,6 +109,8 @@ class AgentSession implements StreamState {
   private readonly timers: StreamTimers;
   private stopNow!: () => void;
   private readonly stopSignal: Promise<typeof STOP>;
+  /** Serialises the steps that change the stream's accounts (Hello, AccountsChanged, promotion). */
+  private accountSteps: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly deps: AgentSessionDeps,
@@ -136,6 +146,25 @@ class AgentSession implements StreamState {
     if (this.stopped || !this.welcomed || this.outbox.closed) return false;
     this.outbox.push(create(ConnectResponseSchema, { message: { case: 'accountCommand', value: command } }));
     return true;
+  }
+
+  standbyAccounts(): string[] {
+    if (this.stopped || !this.welcomed) return [];
+    return [...this.verdicts].filter(([, v]) => v === Verdict.STANDBY).map(([name]) => name);
+  }
+
+  promote(accounts: string[]): Promise<void> {
+    return this.exclusive(async () => {
+      if (this.stopped) return;
+      const won = await promoteStandby(this, accounts, this.deps);
+      if (won.length > 0) this.deps.operations?.sessionStarted(this, won);
+    }).catch((err) => this.log.error({ err, accounts }, 'could not promote the stream for accounts'));
+  }
+
+  private exclusive<T>(step: () => Promise<T>): Promise<T> {
+    const run = this.accountSteps.then(step, step);
+    this.accountSteps = run.catch(() => {});
+    return run;
   }
 
   close(error?: ConnectError): void {
@@ -225,7 +254,7 @@ class AgentSession implements StreamState {
       case 'hello':
         if (this.helloSeen) throw invalidArgument('hello may only be sent once per stream');
         this.helloSeen = true;
-        if (await welcomeAgent(this, m.value, this.deps)) this.timers.startHeartbeats();
+        if (await this.exclusive(() => welcomeAgent(this, m.value, this.deps))) this.timers.startHeartbeats();
         return;
       case 'events':
         return this.pipeline.events(m.value);
@@ -236,7 +265,7 @@ class AgentSession implements StreamState {
       case 'accountReport':
         return this.pipeline.report(m.value.account, m.value.progress);
       case 'accountsChanged':
-        return applyAccountsChanged(this, m.value, this.deps);
+        return this.exclusive(() => applyAccountsChanged(this, m.value, this.deps));
       default:
         throw invalidArgument('empty message');
     }
@@ -247,6 +276,7 @@ class AgentSession implements StreamState {
     this.stop();
     try {
       await this.deps.accountStore.deactivate(this.id, [...this.claimed]);
+      if (this.claimed.size > 0) this.deps.onAccountsReleased?.();
     } catch (err) {
       this.log.error({ err }, 'could not mark accounts INACTIVE');
     }

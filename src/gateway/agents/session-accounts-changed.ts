@@ -16,6 +16,8 @@ import type { StreamState } from './stream-state.js';
 /** What applying an AccountsChanged reads and writes. */
 export interface AccountsChangedDeps extends AdmissionDeps {
   operations?: OperationHooks;
+  /** Called after accounts were released (a STANDBY stream may take them at once). */
+  onAccountsReleased?: () => void;
 }
 
 /**
@@ -28,13 +30,17 @@ export async function applyAccountsChanged(state: StreamState, change: AccountsC
   const released: string[] = [];
   for (const name of change.removed) {
     if (!state.verdicts.delete(name)) continue;
+    state.infos.delete(name);
     state.served.delete(name);
     if (state.claimed.delete(name)) {
       deps.registry.release(name, state);
       released.push(name);
     }
   }
-  if (released.length > 0) await deps.accountStore.deactivate(state.id, released);
+  if (released.length > 0) {
+    await deps.accountStore.deactivate(state.id, released);
+    deps.onAccountsReleased?.();
+  }
   if (state.stopped) return;
   const ordered =
     change.added.length > 0
@@ -42,6 +48,7 @@ export async function applyAccountsChanged(state: StreamState, change: AccountsC
       : [];
   if (!ordered) return;
   for (const o of ordered) state.verdicts.set(o.account, o.verdict);
+  for (const info of change.added) state.infos.set(info.name, info);
   await state.row.updateVerdicts(state.verdicts);
   if (state.stopped) return;
   state.outbox.push(create(ConnectResponseSchema, { message: { case: 'verdicts', value: { changeId: change.changeId, accounts: ordered } } }));

@@ -1,5 +1,6 @@
 /**
- * The live agent streams of this gateway replica and which of them caches each account. Everything here is
+ * The live agent streams of this gateway replica, which of them caches each account, and the ownership lease this
+ * replica holds for it (epoch, and until when it is valid by this process's monotonic clock). Everything here is
  * synchronous, so a Hello's verdicts are decided atomically with respect to other Hellos on this replica.
  */
 import type { ConnectError } from '@connectrpc/connect';
@@ -25,6 +26,27 @@ export interface LiveSession {
   sendOperation(operation: Operation): boolean;
   /** Queues the account command on the stream; false when the stream can no longer send (ended, or before its Welcome). */
   sendAccountCommand(command: AccountCommand): boolean;
+  /**
+   * The token the stream's Welcome carried: presented with results this replica relays to another one, which checks
+   * it against the stored hash. Never log it.
+   */
+  readonly sessionToken: string;
+  /** Accounts the stream serves as STANDBY now (candidates for promotion). */
+  standbyAccounts(): string[];
+  /**
+   * Tries to take the accounts over for this stream (their caching agent went away); runs between the stream's
+   * messages. Never rejects: failures are logged by the session.
+   */
+  promote(accounts: string[]): Promise<void>;
+}
+
+/** The lease of an account held for a live session (see `accounts.lease_epoch`). */
+export interface HeldLease {
+  account: string;
+  session: LiveSession;
+  epoch: number;
+  /** `performance.now()` until which the lease is known valid; 0 while the claim is not granted yet. */
+  validUntil: number;
 }
 
 /** Live sessions and account ownership on this replica. */
@@ -34,8 +56,17 @@ export interface SessionRegistry {
   remove(session: LiveSession): void;
   /** The live session caching the account, if any. */
   ownerOf(account: string): LiveSession | undefined;
-  /** Records that the session caches the account; the caller checked {@link ownerOf} first. */
+  /**
+   * Reserves the account for the session on this replica (before the database grants the lease); the caller checked
+   * {@link ownerOf} first. The lease is not valid until {@link grant}.
+   */
   claim(account: string, session: LiveSession): void;
+  /** Records the lease the database granted (or renewed) for the session's claim; ignored when it no longer holds it. */
+  grant(account: string, session: LiveSession, epoch: number, validUntil: number): void;
+  /** The lease held for the account, if a live session of this replica holds it. */
+  leaseOf(account: string): HeldLease | undefined;
+  /** Every lease held on this replica. */
+  leases(): HeldLease[];
   /** Drops one claim, if the session still holds it. */
   release(account: string, session: LiveSession): void;
   /** True while the session holds the account. */
@@ -49,19 +80,30 @@ export interface SessionRegistry {
 /** Creates an empty registry. */
 export function createSessionRegistry(): SessionRegistry {
   const sessions = new Set<LiveSession>();
-  const owners = new Map<string, LiveSession>();
+  const owners = new Map<string, HeldLease>();
   return {
     add: (s) => void sessions.add(s),
     remove(s) {
       sessions.delete(s);
-      for (const [account, owner] of owners) if (owner === s) owners.delete(account);
+      for (const [account, lease] of owners) if (lease.session === s) owners.delete(account);
     },
-    ownerOf: (account) => owners.get(account),
-    claim: (account, s) => void owners.set(account, s),
+    ownerOf: (account) => owners.get(account)?.session,
+    claim: (account, s) => void owners.set(account, { account, session: s, epoch: 0, validUntil: 0 }),
+    grant(account, s, epoch, validUntil) {
+      const lease = owners.get(account);
+      if (lease?.session !== s || epoch < lease.epoch) return;
+      lease.epoch = epoch;
+      lease.validUntil = validUntil;
+    },
+    leaseOf: (account) => {
+      const lease = owners.get(account);
+      return lease ? { ...lease } : undefined;
+    },
+    leases: () => [...owners.values()].map((l) => ({ ...l })),
     release(account, s) {
-      if (owners.get(account) === s) owners.delete(account);
+      if (owners.get(account)?.session === s) owners.delete(account);
     },
-    caches: (account, s) => owners.get(account) === s,
+    caches: (account, s) => owners.get(account)?.session === s,
     sessionsOf: (agentId) => [...sessions].filter((s) => s.agentId === agentId),
     all: () => [...sessions],
   };

@@ -29,9 +29,11 @@ export async function verifyResume(hello: Hello, store: AgentSessionStore, log: 
 /**
  * Closes (ABORTED) the older live streams of `session`'s agent id on this replica that it may take over: the session
  * it resumed, and streams of the same principal subject. Call after the Hello was verified and before admission, so
- * the accounts of the closed streams are free for the newcomer at once.
+ * the accounts of the closed streams are free for the newcomer at once. Returns the session ids whose leases the
+ * newcomer may take over: the resumed one (wherever it lives) and those closed here.
  */
-export function supersedeOlderStreams(session: LiveSession, resumed: string | undefined, registry: SessionRegistry, log: Logger): void {
+export function supersedeOlderStreams(session: LiveSession, resumed: string | undefined, registry: SessionRegistry, log: Logger): string[] {
+  const takeover = resumed ? [resumed] : [];
   for (const older of registry.sessionsOf(session.agentId)) {
     if (older === session) continue;
     if (older.id === resumed) {
@@ -40,6 +42,7 @@ export function supersedeOlderStreams(session: LiveSession, resumed: string | un
     } else if (older.principal.subject === session.principal.subject) {
       log.info({ oldSessionId: older.id }, 'new stream of the same agent takes over');
       older.close(new ConnectError('superseded by a newer stream of the same agent', Code.Aborted));
+      takeover.push(older.id);
     } else {
       log.warn(
         { oldSessionId: older.id, oldSubject: older.principal.subject },
@@ -47,4 +50,5 @@ export function supersedeOlderStreams(session: LiveSession, resumed: string | un
       );
     }
   }
+  return takeover;
 }

@@ -45,11 +45,13 @@ export async function welcomeAgent(state: StreamState, hello: Hello, deps: Welco
   state.zone = hello.zone;
   state.version = hello.version;
   state.log = state.log.child({ agentId: hello.agentId });
-  supersedeOlderStreams(state, resumed, deps.registry, state.log);
-  const ordered = await admitAccounts(hello, state, state.claimed, () => state.stopped, deps);
+  const takeover = supersedeOlderStreams(state, resumed, deps.registry, state.log);
+  const ordered = await admitAccounts(hello, state, state.claimed, () => state.stopped, deps, takeover);
   if (!ordered) return false;
   for (const o of ordered) state.verdicts.set(o.account, o.verdict);
+  for (const info of hello.accounts) state.infos.set(info.name, info);
   const { token, hash } = createSessionToken();
+  state.sessionToken = token;
   await state.row.start(
     {
       id: state.id,

@@ -3,7 +3,7 @@
  * share. The stream (agent-session.ts) owns it; handlers change it only from the stream's request loop, one message
  * at a time, and check {@link StreamState.stopped} after every await before writing or sending more.
  */
-import type { Verdict } from '../../gen/outpost/agent/v1/agent_pb.js';
+import type { AccountInfo, Verdict } from '../../gen/outpost/agent/v1/agent_pb.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Outbox } from './outbox.js';
 import type { SessionRow } from './session-row.js';
@@ -29,6 +29,10 @@ export interface StreamState extends LiveSession {
   readonly served: Set<string>;
   /** Every account the agent announced on this stream (Hello, then AccountsChanged) with its current verdict. */
   readonly verdicts: Map<string, Verdict>;
+  /** What the agent last said about each announced account (a STANDBY one is claimed with it when promoted). */
+  readonly infos: Map<string, AccountInfo>;
+  /** The Welcome's session token (set by the Hello handler). */
+  sessionToken: string;
   /** The stream's `agent_sessions` row. */
   readonly row: SessionRow;
   /**

@@ -9,6 +9,7 @@ import type { AccountInfo, EventBatch, SyncMarker } from '../../gen/outpost/agen
 import { decodeEventBatch } from '../cache/event-decoder.js';
 import type { ObjectWriter } from '../cache/object-writer.js';
 import type { SyncState } from '../cache/sync-state.js';
+import type { WriteFence } from '../cluster/lease-fence.js';
 import { invalidArgument } from '../errors.js';
 import type { AccountStore } from './account-store.js';
 import { validateAccountInfo } from './hello-validation.js';
@@ -66,6 +67,14 @@ export function createWritePipeline(state: StreamState, deps: WritePipelineDeps,
     lastSequence = sequence;
   };
   const commit = (sequence: bigint) => state.outbox.ack(sequence);
+  /** The leases this stream presents for writes of `accounts` (epoch 0 — never valid — when it holds none). */
+  const fenceFor = (accounts: readonly string[]): WriteFence => ({
+    sessionId: state.id,
+    leases: accounts.map((name) => {
+      const lease = deps.registry.leaseOf(name);
+      return { name, epoch: lease?.session === state ? lease.epoch : 0 };
+    }),
+  });
   const drain = async () => {
     try {
       await inflight;
@@ -100,7 +109,7 @@ export function createWritePipeline(state: StreamState, deps: WritePipelineDeps,
       await drain();
       if (state.stopped) return;
       const sequence = batch.sequence;
-      const write: Promise<void> = deps.objectWriter.write(decoded).then(() => commit(sequence));
+      const write: Promise<void> = deps.objectWriter.write(decoded, fenceFor(decoded.accounts)).then(() => commit(sequence));
       inflight = write;
       write.then(
         () => {
@@ -116,7 +125,7 @@ export function createWritePipeline(state: StreamState, deps: WritePipelineDeps,
         commit(marker.sequence);
         return;
       }
-      await lists.apply(marker);
+      await lists.apply(marker, fenceFor([marker.account]));
       commit(marker.sequence);
     },
     async report(info, progress) {
@@ -130,6 +139,7 @@ export function createWritePipeline(state: StreamState, deps: WritePipelineDeps,
       await deps.syncState.recordProgress(
         info.name,
         progress.map((p) => ({ apiVersion: p.apiVersion, kind: p.kind, watchNamespace: p.namespace, listed: Number(p.listed) })),
+        fenceFor([info.name]),
       );
     },
   };

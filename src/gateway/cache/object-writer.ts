@@ -3,15 +3,21 @@
  * the multi-row upsert (the whole batch travels as a single JSON parameter expanded by `json_to_recordset`), the
  * multi-row delete, the watch_states positions and the accounts' last_event_at. A row is only replaced by an event whose
  * resourceVersion is not older, so stale or replayed events never overwrite newer data.
+ *
+ * With a fence (every agent stream's writes), the accounts update is the lease check: it locks the rows of the
+ * accounts still leased to the writing session with the presented epochs, and every other part writes only for those
+ * accounts. Accounts whose lease is gone are written for nothing and reported with a {@link LeaseLostError}.
  */
 import { sql, type SQL } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
+import { LeaseLostError, leasedCondition, rowsOf, type WriteFence } from '../cluster/lease-fence.js';
 import type { DecodedBatch, ObjectRow } from './event-decoder.js';
 import { sqlNotOlder } from './resource-version.js';
 
 /** Writes decoded batches. Callers must serialise the writes of one stream (order matters). */
 export interface ObjectWriter {
-  write(batch: DecodedBatch): Promise<void>;
+  /** Writes the batch; with a fence, rejects with {@link LeaseLostError} for accounts it no longer holds (their part unwritten). */
+  write(batch: DecodedBatch, fence?: WriteFence): Promise<void>;
 }
 
 /** Creates the writer over an open database. */
@@ -19,10 +25,19 @@ export function createObjectWriter(database: Database): ObjectWriter {
   const notOlder = sqlNotOlder(sql.raw('excluded.resource_version'), sql.raw('o.resource_version'));
   const pick = (column: string) => sql`case when ${notOlder} then ${sql.raw(`excluded.${column}`)} else ${sql.raw(`o.${column}`)} end`;
   return {
-    async write(batch) {
+    async write(batch, fence) {
       // Every part is a data-modifying CTE of ONE statement: atomic without BEGIN/COMMIT round trips. The parts touch
       // disjoint rows (the decoder collapsed the batch to one operation per object).
       const parts: SQL[] = [];
+      // Fenced: the lease check comes first and the other parts keep only the accounts it let through.
+      const leased = (column: string) => (fence ? sql` and ${sql.raw(column)} in (select name from fenced)` : sql``);
+      if (fence && batch.accounts.length > 0) {
+        parts.push(sql`fenced as (
+            update accounts a set last_event_at = now()
+            where a.name in (select json_array_elements_text(${JSON.stringify(batch.accounts)}::json))
+              and ${leasedCondition(fence, 'a')}
+            returning a.name)`);
+      }
       if (batch.upserts.length > 0) {
         parts.push(sql`upserted as (
             insert into objects as o (account, api_version, kind, namespace, name, uid, resource_version, labels, object,
@@ -32,6 +47,7 @@ export function createObjectWriter(database: Database): ObjectWriter {
             from json_to_recordset(${upsertsJson(batch.upserts)}::json) as r(account text, api_version text,
                  kind text, namespace text, name text, uid text, resource_version text, labels jsonb, object jsonb,
                  watch_namespace text, sync_gen bigint)
+            where true${leased('r.account')}
             on conflict (account, kind, api_version, namespace, name) do update set
               uid = ${pick('uid')},
               resource_version = ${pick('resource_version')},
@@ -49,7 +65,7 @@ export function createObjectWriter(database: Database): ObjectWriter {
                   kind text, namespace text, name text, resource_version text)
             where o.account = r.account and o.kind = r.kind and o.api_version = r.api_version
               and o.namespace = r.namespace and o.name = r.name
-              and ${sqlNotOlder(sql.raw('r.resource_version'), sql.raw('o.resource_version'))})`);
+              and ${sqlNotOlder(sql.raw('r.resource_version'), sql.raw('o.resource_version'))}${leased('r.account')})`);
       }
       if (batch.scopes.length > 0) {
         parts.push(sql`positions as (
@@ -57,16 +73,24 @@ export function createObjectWriter(database: Database): ObjectWriter {
             select r.account, r.api_version, r.kind, r.watch_namespace, r.resource_version, now()
             from json_to_recordset(${JSON.stringify(batch.scopes)}::json) as r(account text, api_version text,
                  kind text, watch_namespace text, resource_version text)
+            where true${leased('r.account')}
             on conflict (account, api_version, kind, watch_namespace) do update set
               resource_version = excluded.resource_version, updated_at = now())`);
       }
-      if (batch.accounts.length > 0) {
+      if (!fence && batch.accounts.length > 0) {
         parts.push(sql`touched as (
             update accounts set last_event_at = now()
             where name in (select json_array_elements_text(${JSON.stringify(batch.accounts)}::json)))`);
       }
       if (parts.length === 0) return;
-      await database.db.execute(sql`with ${sql.join(parts, sql`, `)} select 1`);
+      if (!fence || batch.accounts.length === 0) {
+        await database.db.execute(sql`with ${sql.join(parts, sql`, `)} select 1`);
+        return;
+      }
+      const result = await database.db.execute(sql`with ${sql.join(parts, sql`, `)} select name from fenced`);
+      const held = new Set(rowsOf(result).map((r) => String(r.name)));
+      const lost = batch.accounts.filter((a) => !held.has(a));
+      if (lost.length > 0) throw new LeaseLostError(lost);
     },
   };
 }

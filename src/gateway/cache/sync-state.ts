@@ -6,6 +6,7 @@
 import { and, eq, gt, inArray, lt, sql } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
 import { objects, watchStates } from '../../db/schema.js';
+import { assertLeases, type WriteFence } from '../cluster/lease-fence.js';
 
 /** One watch scope: what an agent lists and watches as a unit. */
 export interface WatchScope {
@@ -29,16 +30,20 @@ export interface ListProgress {
   listed: number;
 }
 
-/** Operations on watch_states; each call is its own transaction. */
+/**
+ * Operations on watch_states; each call is its own transaction. With a fence, the writes happen only while the fence
+ * holds the account's lease (else {@link LeaseLostError}, nothing written): a replica that lost an account cannot
+ * prune its cache.
+ */
 export interface SyncState {
   /** Starts a full list: returns the new generation that the list's rows must carry. */
-  startList(scope: WatchScope): Promise<number>;
+  startList(scope: WatchScope, fence?: WriteFence): Promise<number>;
   /** Ends a full list started with `generation`: prunes unseen rows and marks the scope synced, atomically. */
-  endList(scope: WatchScope, generation: number, resourceVersion: string, count: number): Promise<number>;
+  endList(scope: WatchScope, generation: number, resourceVersion: string, count: number, fence?: WriteFence): Promise<number>;
   /** Synced scopes of these accounts updated within `maxAgeSeconds`. */
   resumePoints(accountNames: string[], maxAgeSeconds: number): Promise<StoredResumePoint[]>;
   /** Records how many objects a running list has seen so far. */
-  recordProgress(account: string, progress: ListProgress[]): Promise<void>;
+  recordProgress(account: string, progress: ListProgress[], fence?: WriteFence): Promise<void>;
 }
 
 /** Creates the watch_states operations over an open database. */
@@ -52,20 +57,24 @@ export function createSyncState(database: Database): SyncState {
       eq(watchStates.watchNamespace, s.watchNamespace),
     );
   return {
-    async startList(scope) {
-      const rows = await db
-        .insert(watchStates)
-        .values({ ...scope, syncGen: 1, synced: false, listed: 0 })
-        .onConflictDoUpdate({
-          target: [watchStates.account, watchStates.apiVersion, watchStates.kind, watchStates.watchNamespace],
-          set: { syncGen: sql`${watchStates.syncGen} + 1`, synced: false, listed: 0, updatedAt: sql`now()` },
-        })
-        .returning({ syncGen: watchStates.syncGen });
-      return rows[0]!.syncGen;
+    async startList(scope, fence) {
+      return db.transaction(async (tx) => {
+        if (fence) await assertLeases(tx, fence);
+        const rows = await tx
+          .insert(watchStates)
+          .values({ ...scope, syncGen: 1, synced: false, listed: 0 })
+          .onConflictDoUpdate({
+            target: [watchStates.account, watchStates.apiVersion, watchStates.kind, watchStates.watchNamespace],
+            set: { syncGen: sql`${watchStates.syncGen} + 1`, synced: false, listed: 0, updatedAt: sql`now()` },
+          })
+          .returning({ syncGen: watchStates.syncGen });
+        return rows[0]!.syncGen;
+      });
     },
 
-    async endList(scope, generation, resourceVersion, count) {
+    async endList(scope, generation, resourceVersion, count, fence) {
       return db.transaction(async (tx) => {
+        if (fence) await assertLeases(tx, fence);
         const conditions = [
           eq(objects.account, scope.account),
           eq(objects.apiVersion, scope.apiVersion),
@@ -104,9 +113,10 @@ export function createSyncState(database: Database): SyncState {
       }));
     },
 
-    async recordProgress(account, progress) {
+    async recordProgress(account, progress, fence) {
       if (progress.length === 0) return;
       await db.transaction(async (tx) => {
+        if (fence) await assertLeases(tx, fence);
         for (const p of progress) {
           await tx
             .insert(watchStates)

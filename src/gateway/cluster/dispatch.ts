@@ -1,33 +1,87 @@
 /**
- * The one seam through which features send an operation to the agent serving an account. Today it looks only at
- * this replica's streams; forwarding to the replica that holds the account's stream goes behind this same function,
- * so callers must not assume the target is local (it is async for that reason).
+ * The one seam through which features send an operation to an agent serving an account, wherever its stream is:
+ * this replica's caching session (while its lease is known valid), else a STANDBY session here, else another replica
+ * that holds a serving stream — the lease holder first — reached with `POST /armory/agent/operations`. Callers never
+ * know which replica took it; the result comes back through the operations feature (relayed by the replica that
+ * holds the stream). An operation forwarded to this replica is dispatched here only ({@link dispatchLocal}), never
+ * forwarded again, so forwards cannot loop.
  */
-import type { Operation } from '../../gen/outpost/agent/v1/operation_pb.js';
+import { performance } from 'node:perf_hooks';
+import { toJson } from '@bufbuild/protobuf';
+import { OperationSchema, type Operation } from '../../gen/outpost/agent/v1/operation_pb.js';
+import type { Logger } from '../../shared/logger.js';
 import type { LiveSession, SessionRegistry } from '../agents/session-registry.js';
+import type { OwnerLookup } from './owner-lookup.js';
+import type { PeerClient } from './peer-client.js';
+import type { ReplicaDirectory } from './replica-directory.js';
 
 /** Where an operation went. */
 export interface DispatchTarget {
   agentId: string;
   sessionId: string;
+  /** The replica holding the stream (this one unless forwarded). */
+  gatewayId?: string;
 }
 
 /**
- * Sends `operation` (whose `timeout` the caller already set to the time remaining) to the session that caches the
- * account, or failing that to a STANDBY session of it. Resolves undefined when no stream could take it — the caller
- * keeps the operation pending and retries when a session starts. Delivery is at least once: the agent de-duplicates
- * on the operation id.
+ * Sends `operation` (whose `timeout` the caller already set to the time remaining) to a stream serving the account.
+ * Resolves undefined when none could take it — the caller keeps the operation pending and retries when a session
+ * starts. Delivery is at least once: the agent de-duplicates on the operation id.
  */
 export type Dispatch = (account: string, operation: Operation) => Promise<DispatchTarget | undefined>;
 
-/** Creates the dispatcher over this replica's live sessions. */
-export function createDispatch(registry: SessionRegistry): Dispatch {
+/** Path of the internal forwarding route. */
+export const FORWARD_PATH = '/armory/agent/operations';
+
+/**
+ * Sends to this replica's streams only: the caching session if its lease is valid, else a STANDBY session. Returns
+ * undefined when no local stream could take it.
+ */
+export function dispatchLocal(registry: SessionRegistry, account: string, operation: Operation): DispatchTarget | undefined {
+  const lease = registry.leaseOf(account);
+  const candidates: LiveSession[] = [];
+  // A lease not known valid (not yet granted, or a renewal overdue) must not be used: another replica may own it now.
+  if (lease && lease.validUntil > performance.now()) candidates.push(lease.session);
+  for (const s of registry.all()) if (s !== lease?.session && s.serves(account)) candidates.push(s);
+  for (const session of candidates) {
+    if (session.sendOperation(operation)) return { agentId: session.agentId, sessionId: session.id };
+  }
+  return undefined;
+}
+
+/** What {@link createDispatch} needs for forwarding; without it only local streams are used. */
+export interface ForwardingDeps {
+  selfId: string;
+  owners: OwnerLookup;
+  replicas: Pick<ReplicaDirectory, 'get'>;
+  peers: PeerClient;
+  logger: Logger;
+}
+
+/** Creates the dispatcher over this replica's live sessions, forwarding to other replicas when `forwarding` is given. */
+export function createDispatch(registry: SessionRegistry, forwarding?: ForwardingDeps): Dispatch {
   return async (account, operation) => {
-    const owner = registry.ownerOf(account);
-    const candidates: LiveSession[] = owner ? [owner] : [];
-    for (const s of registry.all()) if (s !== owner && s.serves(account)) candidates.push(s);
-    for (const session of candidates) {
-      if (session.sendOperation(operation)) return { agentId: session.agentId, sessionId: session.id };
+    const local = dispatchLocal(registry, account, operation);
+    if (local || !forwarding) return local;
+    const { owners, replicas, peers, logger, selfId } = forwarding;
+    const body = { operation: toJson(OperationSchema, operation), origin: selfId };
+    for (const id of await owners.replicasFor(account)) {
+      const replica = replicas.get(id);
+      if (!replica || !replica.ready) {
+        owners.forget(account);
+        continue;
+      }
+      try {
+        const res = await peers.post(replica.baseUrl, FORWARD_PATH, body);
+        const target = res.body as Partial<DispatchTarget> | undefined;
+        if (res.status === 200 && target?.agentId && target.sessionId) {
+          return { agentId: target.agentId, sessionId: target.sessionId, gatewayId: id };
+        }
+        logger.warn({ operationId: operation.id, account, replica: id, status: res.status, answer: res.body }, 'replica did not take the forwarded operation');
+      } catch (err) {
+        logger.warn({ err, operationId: operation.id, account, replica: id }, 'could not forward the operation');
+      }
+      owners.forget(account);
     }
     return undefined;
   };

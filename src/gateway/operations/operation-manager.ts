@@ -10,7 +10,8 @@ import { OperationState, type ListOperationsRequest, type SubmitOperationRequest
 import type { Logger } from '../../shared/logger.js';
 import type { OperationHooks } from '../agents/operation-hooks.js';
 import type { LiveSession } from '../agents/session-registry.js';
-import type { Dispatch } from '../cluster/dispatch.js';
+import type { Dispatch, DispatchTarget } from '../cluster/dispatch.js';
+import type { ResultRelay } from './result-relay.js';
 import { invalidArgument } from '../errors.js';
 import { createOperationNotifier, type OperationNotifier } from './operation-notifier.js';
 import { decodeOperationPageToken, encodeOperationPageToken } from './operation-page-token.js';
@@ -37,7 +38,24 @@ export interface OperationManagerDeps {
   logger: Logger;
   /** How often waiters re-read a row for changes made by other replicas; default 1000. */
   pollIntervalMs?: number;
+  /** Sends to this replica's streams only (operations forwarded here); forwarding is refused without it. */
+  dispatchLocal?: (account: string, operation: Operation) => DispatchTarget | undefined;
+  /** Results of operations of other replicas go back through it; recorded here without it. */
+  relay?: ResultRelay;
+  /** Checks a relayed result's session token; relayed results are refused without it. */
+  verifySession?: (sessionId: string, token: string) => Promise<RelaySender | undefined>;
 }
+
+/** The stream a relayed result came on, as its session row describes it. */
+export interface RelaySender {
+  id: string;
+  agentId: string;
+  /** Accounts the session serves (caching or standby). */
+  accounts: string[];
+}
+
+/** A result source: a live stream of this replica, or the session a relayed result names. */
+type ResultSender = Pick<LiveSession, 'id' | 'agentId' | 'serves'>;
 
 /** Default and largest ListOperations page sizes. */
 export const DEFAULT_OPERATION_PAGE_SIZE = 50;
@@ -64,6 +82,16 @@ export interface OperationManager extends OperationHooks {
   start(): void;
   /** Stops timers and ends waiters; call before the database closes. Idempotent. */
   close(): void;
+  /**
+   * An operation another replica (`origin`) forwarded: sent to a local stream only; its result goes back to `origin`.
+   * Undefined when no local stream could take it.
+   */
+  acceptForwarded(origin: string, operation: Operation): DispatchTarget | undefined;
+  /**
+   * A result relayed by the replica holding the stream: UNAUTHENTICATED for a wrong session token, PERMISSION_DENIED
+   * when that session does not serve the operation's account; recorded once otherwise.
+   */
+  relayedResult(result: OperationResult, sessionId: string, sessionToken: string): Promise<void>;
 }
 
 interface LocalOperation {
@@ -180,7 +208,8 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
         if (local && !local.sent && locals.has(row.id)) armAgentWait(row.id, local);
         return undefined;
       }
-      const sentTarget: SentTarget = { ...target, sentAt: new Date() };
+      if (target.gatewayId === undefined) deps.relay?.remember(row.id, row.gatewayId, row.deadlineAt.getTime());
+      const sentTarget: SentTarget = { agentId: target.agentId, sessionId: target.sessionId, sentAt: new Date() };
       if (local) local.sent ??= sentTarget;
       log.debug({ operationId: row.id, account: row.account, ...target }, 'operation sent');
       const sent: OperationRow = { ...row, state: 'SENT', sentAt: row.sentAt ?? sentTarget.sentAt, agentId: target.agentId, sessionId: target.sessionId };
@@ -338,7 +367,9 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
 
     sessionStarted(session, accountNames) {
       (async () => {
-        const rows = await store.openFor(accountNames, new Date());
+        // A SENT operation goes again only to the agent it was sent to (which de-duplicates on its id): another agent
+        // could apply it a second time.
+        const rows = (await store.openFor(accountNames, new Date())).filter((r) => r.state === 'PENDING' || r.agentId === session.agentId);
         if (rows.length === 0) return;
         log.info({ sessionId: session.id, agentId: session.agentId, count: rows.length }, 'delivering open operations to a new agent session');
         await Promise.all(rows.map((row) => deliver(row)));
@@ -346,11 +377,38 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
     },
 
     resultReceived(session, result) {
-      recordResult(session, result).catch(report('could not record an operation result', result.id));
+      relayOrRecord(session, result).catch(report('could not record an operation result', result.id));
+    },
+
+    acceptForwarded(origin, operation) {
+      if (!deps.dispatchLocal) return undefined;
+      const target = deps.dispatchLocal(operation.account, operation);
+      if (target) {
+        const timeoutMs = operation.timeout ? Number(operation.timeout.seconds) * 1000 + Math.ceil(operation.timeout.nanos / 1e6) : limits.defaultTimeoutMs;
+        deps.relay?.remember(operation.id, origin, Date.now() + timeoutMs + 5000);
+        log.debug({ operationId: operation.id, account: operation.account, origin, ...target }, 'forwarded operation sent');
+      }
+      return target;
+    },
+
+    async relayedResult(result, sessionId, sessionToken) {
+      const sender = deps.verifySession ? await deps.verifySession(sessionId, sessionToken) : undefined;
+      if (!sender) throw new ConnectError('invalid session token', Code.Unauthenticated);
+      const account = result.account || (await store.get(result.id))?.account;
+      if (!account || !sender.accounts.includes(account)) {
+        throw new ConnectError(`session ${sessionId} does not serve account ${JSON.stringify(account ?? '')}`, Code.PermissionDenied);
+      }
+      await recordResult({ id: sender.id, agentId: sender.agentId, serves: (a) => sender.accounts.includes(a) }, result);
     },
   };
 
-  async function recordResult(session: LiveSession, result: OperationResult): Promise<void> {
+  async function relayOrRecord(session: LiveSession, result: OperationResult): Promise<void> {
+    const origin = result.id && !locals.has(result.id) ? deps.relay?.originOf(result.id) : undefined;
+    if (origin && (await deps.relay!.send(origin, result, session))) return;
+    await recordResult(session, result);
+  }
+
+  async function recordResult(session: ResultSender, result: OperationResult): Promise<void> {
     const id = result.id;
     const rlog = log.child({ operationId: id, agentId: session.agentId, sessionId: session.id });
     if (!id) {

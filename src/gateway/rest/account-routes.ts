@@ -14,6 +14,7 @@ import { parseDefinitions, parseName, parseNames, parseStateChanges } from '../a
 import { adminActor } from '../accounts/account-states.js';
 import type { RestEnv } from '../auth/rest-auth.js';
 import { HttpError } from '../errors.js';
+import { readJsonBody } from './json-body.js';
 
 /** Page size of `GET /armory/accounts` without `limit`. */
 export const DEFAULT_ACCOUNT_LIMIT = 100;
@@ -76,43 +77,6 @@ export function addAccountRoutes(app: Hono<RestEnv>, admin: AccountAdmin): void 
       c.header('Allow', allow);
       throw new HttpError(405, 'method_not_allowed', `${c.req.method} is not allowed on ${c.req.path}`);
     });
-  }
-}
-
-/** Reads a JSON body of at most `maxBytes`, stopping as soon as the limit is passed. */
-async function readJsonBody(c: C, maxBytes: number): Promise<unknown> {
-  const type = c.req.header('content-type') ?? '';
-  if (!/^application\/json\s*(;|$)/i.test(type)) {
-    throw new HttpError(415, 'unsupported_media_type', `the body must be application/json (got ${type ? JSON.stringify(type.slice(0, 100)) : 'no content type'})`);
-  }
-  const tooLarge = () => new HttpError(413, 'payload_too_large', `the body is larger than ${maxBytes} bytes`);
-  const declared = Number(c.req.header('content-length'));
-  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
-  const stream = c.req.raw.body;
-  if (!stream) throw new HttpError(400, 'bad_request', 'the request has no body');
-  const reader = stream.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
-  } catch {
-    throw new HttpError(400, 'bad_request', 'the body is not valid UTF-8');
-  }
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new HttpError(400, 'bad_request', `the body is not valid JSON: ${(err as Error).message}`);
   }
 }
 

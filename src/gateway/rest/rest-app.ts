@@ -1,6 +1,7 @@
 /**
  * The REST side of the gateway (Hono), served as connect-node's fallback on both ports: health and the
- * `/armory/clouddrivers` replica listing, and the operation reads (`/armory/agent/operations`). Errors are JSON `{error, message}`, mapped in one place (`onError`).
+ * `/armory/clouddrivers` replica listing, the operation reads (`/armory/agent/operations`), the internal routes
+ * replicas call on each other (replica-routes.ts), accounts and agents. Errors are JSON `{error, message}`, mapped in one place (`onError`).
  */
 import { Hono, type Context } from 'hono';
 import type { Database } from '../../db/database.js';
@@ -10,6 +11,7 @@ import { HttpError, toHttpError } from '../errors.js';
 import type { OperationManager } from '../operations/operation-manager.js';
 import { addOperationRoutes } from './operation-routes.js';
 import { addAgentRoutes } from './agent-routes.js';
+import { addReplicaRoutes } from './replica-routes.js';
 import { addAccountRoutes } from './account-routes.js';
 import type { AccountAdmin } from '../accounts/account-admin.js';
 import { staleAfterSeconds } from '../agents/agent-session-store.js';
@@ -84,7 +86,10 @@ export function createRestApp(options: RestAppOptions): Hono<RestEnv> {
     return c.json(toInstance(replica));
   });
 
-  if (options.operations) addOperationRoutes(app, options.operations);
+  if (options.operations) {
+    addOperationRoutes(app, options.operations);
+    addReplicaRoutes(app, options.operations, options.id);
+  }
   if (options.accounts) addAccountRoutes(app, options.accounts);
   addAgentRoutes(app, options.database, { staleAfterSeconds: options.agentStaleAfterSeconds ?? staleAfterSeconds(30) });
 

@@ -1,0 +1,73 @@
+/**
+ * Promotion of a STANDBY stream: when the session caching an account is gone (its stream ended and released the
+ * lease, or its replica stopped renewing it), a live stream that serves the account as STANDBY claims the lease like a
+ * Hello would (a new epoch), and is told so with an unsolicited AccountVerdicts (`change_id` 0) carrying CACHING and
+ * the stored resume points, so the agent watches on from where the cache is instead of listing again. Runs between the
+ * stream's messages (the caller serialises it with them).
+ */
+import { performance } from 'node:perf_hooks';
+import { create } from '@bufbuild/protobuf';
+import { ConnectResponseSchema, ResumePointSchema, Verdict, type AccountVerdict } from '../../gen/outpost/agent/v1/agent_pb.js';
+import { leaseValidUntil, type AdmissionDeps } from './admission.js';
+import type { StreamState } from './stream-state.js';
+
+/** Promotion reads and writes what admission does. */
+export type PromotionDeps = AdmissionDeps;
+
+/**
+ * Tries to take over `names` (accounts the stream serves as STANDBY) for the stream. Returns the accounts it now
+ * caches. Accounts still leased elsewhere, or claimed by another stream of this replica, stay STANDBY.
+ */
+export async function promoteStandby(state: StreamState, names: string[], deps: PromotionDeps): Promise<string[]> {
+  const { registry, accountStore } = deps;
+  const candidates = names.filter((n) => state.verdicts.get(n) === Verdict.STANDBY && state.infos.has(n) && !registry.ownerOf(n));
+  if (candidates.length === 0 || state.stopped) return [];
+  for (const name of candidates) {
+    registry.claim(name, state);
+    state.claimed.add(name);
+  }
+  const release = (name: string) => {
+    registry.release(name, state);
+    state.claimed.delete(name);
+  };
+  const claimedAt = performance.now();
+  let epochs: Map<string, number>;
+  try {
+    epochs = await accountStore.activate(
+      { sessionId: state.id, agentId: state.agentId, gatewayId: deps.gatewayId, zone: state.zone },
+      candidates.map((n) => state.infos.get(n)!),
+      { seconds: deps.leaseSeconds, takeoverSessions: [] },
+    );
+  } catch (err) {
+    candidates.forEach(release);
+    throw err;
+  }
+  for (const name of candidates) {
+    const epoch = epochs.get(name);
+    if (epoch === undefined) release(name);
+    else registry.grant(name, state, epoch, leaseValidUntil(claimedAt, deps.leaseSeconds));
+  }
+  const won = candidates.filter((n) => epochs.has(n));
+  // A stream that ended meanwhile releases what it claimed in its cleanup.
+  if (won.length === 0 || state.stopped) return [];
+  const resume = await deps.syncState.resumePoints(won, deps.resumeMaxAgeSeconds);
+  const reason = `promoted: the agent that cached the account went away (gateway ${deps.gatewayId})`;
+  const verdicts: AccountVerdict[] = won.map((account) => ({
+    $typeName: 'outpost.agent.v1.AccountVerdict',
+    account,
+    verdict: Verdict.CACHING,
+    reason,
+    resume: resume
+      .filter((p) => p.account === account)
+      .map((p) => create(ResumePointSchema, { apiVersion: p.apiVersion, kind: p.kind, watchNamespace: p.watchNamespace, resourceVersion: p.resourceVersion })),
+  }));
+  for (const name of won) state.verdicts.set(name, Verdict.CACHING);
+  if (state.stopped) return [];
+  state.outbox.push(create(ConnectResponseSchema, { message: { case: 'verdicts', value: { changeId: 0n, accounts: verdicts } } }));
+  await state.row.updateVerdicts(state.verdicts);
+  state.log.info(
+    { accounts: won, epochs: won.map((n) => epochs.get(n)), resumePoints: verdicts.reduce((n, v) => n + v.resume.length, 0) },
+    'standby agent promoted: it caches the accounts now',
+  );
+  return won;
+}

@@ -1,0 +1,147 @@
+/**
+ * Keeps this replica's account leases (DESIGN.md rule 4) and moves accounts to a live agent when their holder is
+ * gone, on one timer:
+ * - renews every lease held here about every third of `leaseSeconds`, in one statement; a lease the database no
+ *   longer gives this replica (taken over, or expired and reclaimed) ends its stream ABORTED, so the agent reconnects
+ *   and is admitted afresh;
+ * - every `standbyCheckIntervalSeconds`, offers the accounts whose lease is free to the local STANDBY streams that
+ *   serve them (promotion), and turns accounts whose holder stopped renewing long ago INACTIVE.
+ * A database error skips the tick: leases are not renewed then, and dispatch stops using them once they run out.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Logger } from '../../shared/logger.js';
+import { leaseValidUntil } from '../agents/admission.js';
+import type { SessionRegistry } from '../agents/session-registry.js';
+import { LeaseLostError } from './lease-fence.js';
+import type { LeaseStore } from './lease-store.js';
+
+/** A running keeper. */
+export interface LeaseKeeper {
+  start(): void;
+  /** Runs the promotion check soon (a local stream just released accounts). */
+  poke(): void;
+  /** One full tick now (tests). */
+  tick(): Promise<void>;
+  /** Stops the timer and waits for a running tick. */
+  stop(): Promise<void>;
+}
+
+/** Options of {@link createLeaseKeeper}. */
+export interface LeaseKeeperOptions {
+  gatewayId: string;
+  registry: SessionRegistry;
+  store: LeaseStore;
+  leaseSeconds: number;
+  standbyCheckIntervalSeconds: number;
+  logger: Logger;
+}
+
+/** Creates the keeper; nothing runs before `start()`. */
+export function createLeaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
+  const { registry, store, logger } = options;
+  const renewEveryMs = (options.leaseSeconds * 1000) / 3;
+  const checkEveryMs = Math.max(10, Math.min(options.standbyCheckIntervalSeconds * 1000, renewEveryMs));
+  let lastRenewal = performance.now();
+  let lastExpiry = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let stopped = false;
+  let failing = false;
+
+  async function renew(): Promise<void> {
+    const held = registry.leases().filter((l) => l.epoch > 0);
+    const sentAt = performance.now();
+    lastRenewal = sentAt;
+    if (held.length === 0) return;
+    const renewed = await store.renew(
+      options.gatewayId,
+      held.map((l) => ({ name: l.account, sessionId: l.session.id, epoch: l.epoch })),
+      options.leaseSeconds,
+    );
+    const lostBySession = new Map<(typeof held)[number]['session'], string[]>();
+    for (const lease of held) {
+      if (renewed.has(lease.account)) {
+        registry.grant(lease.account, lease.session, lease.epoch, leaseValidUntil(sentAt, options.leaseSeconds));
+      } else {
+        lostBySession.set(lease.session, [...(lostBySession.get(lease.session) ?? []), lease.account]);
+      }
+    }
+    for (const [session, accounts] of lostBySession) {
+      // The current lease may have been granted again while the renewal ran (a newer epoch): that one is not lost.
+      const reallyLost = accounts.filter((a) => {
+        const now = registry.leaseOf(a);
+        return now?.session === session && !renewed.has(a) && held.some((h) => h.account === a && h.epoch === now.epoch);
+      });
+      if (reallyLost.length === 0) continue;
+      logger.warn({ sessionId: session.id, agentId: session.agentId, accounts: reallyLost }, 'lost the lease of accounts; ending the stream so the agent reconnects');
+      session.close(new LeaseLostError(reallyLost));
+    }
+  }
+
+  async function promote(): Promise<void> {
+    const wanted = new Map<string, ReturnType<SessionRegistry['all']>>();
+    for (const session of registry.all()) {
+      for (const name of session.standbyAccounts()) {
+        if (registry.ownerOf(name)) continue;
+        wanted.set(name, [...(wanted.get(name) ?? []), session]);
+      }
+    }
+    if (wanted.size === 0) return;
+    const free = await store.free([...wanted.keys()]);
+    // Oldest session first per account; each session gets its accounts in one claim.
+    const bySession = new Map<ReturnType<SessionRegistry['all']>[number], string[]>();
+    for (const name of free) {
+      const session = wanted.get(name)![0]!;
+      bySession.set(session, [...(bySession.get(session) ?? []), name]);
+    }
+    for (const [session, names] of bySession) await session.promote(names);
+  }
+
+  async function tick(): Promise<void> {
+    try {
+      if (performance.now() - lastRenewal >= renewEveryMs) await renew();
+      await promote();
+      if (performance.now() - lastExpiry >= options.leaseSeconds * 1000) {
+        lastExpiry = performance.now();
+        const expired = await store.expire(options.leaseSeconds);
+        if (expired.length > 0) logger.warn({ accounts: expired }, 'accounts whose lease holder stopped renewing are INACTIVE now');
+      }
+      if (failing) logger.info('account leases are maintained again');
+      failing = false;
+    } catch (err) {
+      if (!failing) logger.error({ err }, 'account lease upkeep failed; retrying');
+      failing = true;
+    }
+  }
+
+  const run = () => {
+    if (stopped || running) return;
+    running = tick().finally(() => {
+      running = undefined;
+      schedule();
+    });
+  };
+  const schedule = (ms = checkEveryMs) => {
+    if (stopped) return;
+    clearTimeout(timer);
+    timer = setTimeout(run, ms);
+    timer.unref();
+  };
+
+  return {
+    start() {
+      if (stopped) return;
+      lastRenewal = performance.now();
+      schedule();
+    },
+    poke() {
+      if (!running) schedule(0);
+    },
+    tick: () => tick(),
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}

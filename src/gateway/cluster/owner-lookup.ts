@@ -1,0 +1,56 @@
+/**
+ * Which replicas hold a stream that can run an operation for an account: first the replica whose session holds the
+ * account's live lease (the caching agent), then replicas with live sessions that serve it as STANDBY. Answers are
+ * cached for a short time, because every forwarded operation needs one; a caller whose forward failed calls
+ * {@link OwnerLookup.forget} so the next operation reads the database again.
+ */
+import { sql } from 'drizzle-orm';
+import type { Database } from '../../db/database.js';
+import { rowsOf } from './lease-fence.js';
+
+/** Replica ids able to take an operation for an account, best first. */
+export interface OwnerLookup {
+  /** Never includes `excludeSelf`'s own id. Empty when no live stream serves the account anywhere. */
+  replicasFor(account: string): Promise<string[]>;
+  /** Drops the cached answer for the account. */
+  forget(account: string): void;
+}
+
+/** Options of {@link createOwnerLookup}. */
+export interface OwnerLookupOptions {
+  /** This replica: never returned. */
+  selfId: string;
+  /** How long an answer is reused. */
+  cacheMs: number;
+  /** Session rows untouched for this long belong to a dead replica (see agent-session-store's staleAfterSeconds). */
+  staleAfterSeconds: number;
+}
+
+/** Creates the lookup over an open database. */
+export function createOwnerLookup(database: Database, options: OwnerLookupOptions): OwnerLookup {
+  const cache = new Map<string, { replicas: string[]; until: number }>();
+  return {
+    async replicasFor(account) {
+      const cached = cache.get(account);
+      if (cached && cached.until > Date.now()) return cached.replicas;
+      const result = await database.db.execute(sql`
+        select gateway_id, 0 as rank from accounts
+          where name = ${account} and state = 'ACTIVE' and lease_expires_at > now()
+        union all
+        select gateway_id, 1 as rank from agent_sessions
+          where ended_at is null
+            and last_seen_at > now() - (${Math.max(1, Math.ceil(options.staleAfterSeconds))}::int * interval '1 second')
+            and (caching @> jsonb_build_array(${account}::text) or standby @> jsonb_build_array(${account}::text))
+        order by rank`);
+      const replicas: string[] = [];
+      for (const row of rowsOf(result)) {
+        const id = String(row.gateway_id);
+        if (id && id !== options.selfId && !replicas.includes(id)) replicas.push(id);
+      }
+      if (replicas.length > 0) cache.set(account, { replicas, until: Date.now() + options.cacheMs });
+      else cache.delete(account);
+      return replicas;
+    },
+    forget: (account) => void cache.delete(account),
+  };
+}

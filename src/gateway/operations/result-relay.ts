@@ -1,0 +1,88 @@
+/**
+ * Results of operations this replica dispatched for another one (forwarded to it, or stored by another replica and
+ * delivered here when an agent connected) go back to the replica that received the operation — its submitter waits
+ * there — with `POST <origin>/armory/agent/operationresults`, carrying the session id and token of the stream the
+ * result came on (a session id alone proves nothing). When the origin cannot be reached, the caller records the result
+ * itself: the row is shared, the origin's waiters see it on their next read, and the conditional update records it once.
+ */
+import { toJson } from '@bufbuild/protobuf';
+import { OperationResultSchema, type OperationResult } from '../../gen/outpost/agent/v1/operation_pb.js';
+import type { Logger } from '../../shared/logger.js';
+import type { LiveSession } from '../agents/session-registry.js';
+import type { PeerClient } from '../cluster/peer-client.js';
+import type { ReplicaDirectory } from '../cluster/replica-directory.js';
+
+/** Path of the internal result route. */
+export const RESULT_PATH = '/armory/agent/operationresults';
+
+/** The JSON body of `POST /armory/agent/operationresults`. */
+export interface RelayedResultBody {
+  /** Protobuf JSON of `outpost.agent.v1.OperationResult` (an object, or its serialized text). */
+  result: unknown;
+  /** The agent stream the result arrived on, and that stream's session token. */
+  sessionId: string;
+  sessionToken: string;
+}
+
+/** Where results of operations dispatched for other replicas go. */
+export interface ResultRelay {
+  /** Remembers that operation `id` came from replica `origin`, until `untilMs` (epoch ms). */
+  remember(id: string, origin: string, untilMs: number): void;
+  /** The remembered origin (another replica), if any. */
+  originOf(id: string): string | undefined;
+  /** Sends the result to its origin; true once the origin answered 200 (it recorded it, or already had it). */
+  send(origin: string, result: OperationResult, session: LiveSession): Promise<boolean>;
+}
+
+/** Options of {@link createResultRelay}. */
+export interface ResultRelayOptions {
+  selfId: string;
+  replicas: Pick<ReplicaDirectory, 'get'>;
+  peers: PeerClient;
+  logger: Logger;
+}
+
+/** Creates the relay. Entries are dropped once relayed or past their time. */
+export function createResultRelay(options: ResultRelayOptions): ResultRelay {
+  const origins = new Map<string, { origin: string; until: number }>();
+  const prune = () => {
+    const now = Date.now();
+    for (const [id, entry] of origins) if (entry.until < now) origins.delete(id);
+  };
+  return {
+    remember(id, origin, untilMs) {
+      if (origin === options.selfId) return;
+      if (origins.size >= 10_000) prune();
+      origins.set(id, { origin, until: untilMs });
+    },
+    originOf(id) {
+      const entry = origins.get(id);
+      if (!entry) return undefined;
+      if (entry.until < Date.now()) {
+        origins.delete(id);
+        return undefined;
+      }
+      return entry.origin;
+    },
+    async send(origin, result, session) {
+      const replica = options.replicas.get(origin);
+      if (!replica) return false;
+      const body: RelayedResultBody = {
+        result: toJson(OperationResultSchema, result),
+        sessionId: session.id,
+        sessionToken: session.sessionToken,
+      };
+      try {
+        const res = await options.peers.post(replica.baseUrl, RESULT_PATH, body);
+        if (res.status === 200) {
+          origins.delete(result.id);
+          return true;
+        }
+        options.logger.warn({ operationId: result.id, origin, status: res.status, answer: res.body }, 'origin replica refused the relayed result');
+      } catch (err) {
+        options.logger.warn({ err, operationId: result.id, origin }, 'could not relay the result to its origin replica');
+      }
+      return false;
+    },
+  };
+}

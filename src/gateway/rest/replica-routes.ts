@@ -1,0 +1,80 @@
+/**
+ * The internal routes replicas call on each other (role `replica`: a replica token, or any caller in insecure dev
+ * mode), on the reference's paths:
+ * - `POST /armory/agent/operations` `{operation, origin}`: run an operation on a stream of this replica. `operation`
+ *   is the protobuf JSON of `outpost.agent.v1.Operation` (an object or its serialized text); `origin` the replica id
+ *   its result goes back to. 200 `{agentId, sessionId, gatewayId}` once a local stream took it; 409 `no_stream` when
+ *   none serves the account here (the caller tries elsewhere). Never forwarded again.
+ * - `POST /armory/agent/operationresults` `{result, sessionId, sessionToken}`: the result of an operation this replica
+ *   received, relayed by the replica holding the agent's stream; recorded once. 401 for a wrong session token.
+ * Bodies are JSON of at most 4 MiB; anything malformed is a 400 and changes nothing.
+ */
+import { fromJson, type JsonValue } from '@bufbuild/protobuf';
+import type { Context, Hono } from 'hono';
+import { OperationResultSchema, OperationSchema, type Operation, type OperationResult } from '../../gen/outpost/agent/v1/operation_pb.js';
+import type { RestEnv } from '../auth/rest-auth.js';
+import { HttpError } from '../errors.js';
+import type { OperationManager } from '../operations/operation-manager.js';
+import { readJsonBody } from './json-body.js';
+
+/** Largest body of an internal route (an operation carries at most a 1 MiB manifest by default). */
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+const MAX_ID_CHARS = 253;
+
+/** Adds the internal routes to `app`. */
+export function addReplicaRoutes(app: Hono<RestEnv>, operations: Pick<OperationManager, 'acceptForwarded' | 'relayedResult'>, selfId: string): void {
+  app.post('/armory/agent/operations', async (c) => {
+    const body = objectBody(await readJsonBody(c, MAX_BODY_BYTES));
+    const origin = idField(body, 'origin');
+    const operation = message(body.operation, 'operation', (json) => fromJson(OperationSchema, json)) as Operation;
+    if (!operation.id) throw new HttpError(400, 'bad_request', 'operation.id is required');
+    if (!operation.account) throw new HttpError(400, 'bad_request', 'operation.account is required');
+    if (operation.spec.case === undefined) throw new HttpError(400, 'bad_request', 'operation names no kind of operation (spec is empty)');
+    const target = operations.acceptForwarded(origin, operation);
+    if (!target) {
+      throw new HttpError(409, 'no_stream', `no agent stream serves account ${JSON.stringify(operation.account)} on replica ${selfId}`);
+    }
+    return c.json({ agentId: target.agentId, sessionId: target.sessionId, gatewayId: selfId });
+  });
+
+  app.post('/armory/agent/operationresults', async (c: Context<RestEnv>) => {
+    const body = objectBody(await readJsonBody(c, MAX_BODY_BYTES));
+    const sessionId = idField(body, 'sessionId');
+    const sessionToken = idField(body, 'sessionToken');
+    const result = message(body.result, 'result', (json) => fromJson(OperationResultSchema, json)) as OperationResult;
+    if (!result.id) throw new HttpError(400, 'bad_request', 'result.id is required');
+    await operations.relayedResult(result, sessionId, sessionToken);
+    return c.json({ recorded: true });
+  });
+}
+
+function objectBody(body: unknown): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'bad_request', 'the body must be a JSON object');
+  return body as Record<string, unknown>;
+}
+
+function idField(body: Record<string, unknown>, key: string): string {
+  const value = body[key];
+  if (typeof value !== 'string' || value === '' || value.length > MAX_ID_CHARS) {
+    throw new HttpError(400, 'bad_request', `${key} must be a non-empty string of at most ${MAX_ID_CHARS} characters`);
+  }
+  return value;
+}
+
+/** Decodes a protobuf JSON field given as an object or as its serialized text (the reference sends text). */
+function message(value: unknown, key: string, decode: (json: JsonValue) => unknown): unknown {
+  let json: unknown = value;
+  if (typeof value === 'string') {
+    try {
+      json = JSON.parse(value);
+    } catch {
+      throw new HttpError(400, 'bad_request', `${key} is not valid JSON`);
+    }
+  }
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new HttpError(400, 'bad_request', `${key} must be a JSON object`);
+  try {
+    return decode(json as JsonValue);
+  } catch (err) {
+    throw new HttpError(400, 'bad_request', `${key} is not a valid ${key === 'result' ? 'OperationResult' : 'Operation'}: ${(err as Error).message}`);
+  }
+}
