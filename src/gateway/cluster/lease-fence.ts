@@ -29,7 +29,7 @@ export class LeaseLostError extends ConnectError {
       `this gateway replica no longer owns account${accounts.length > 1 ? 's' : ''} ${accounts.join(', ')} (its lease expired or was taken over); reconnect`,
       Code.Aborted,
     );
-    this.name = 'LeaseLostError';
+    // The name stays "ConnectError": ConnectError's instanceof check relies on it.
     this.accounts = accounts;
   }
 }
