@@ -1,0 +1,124 @@
+/**
+ * `outpost` child processes for multi-process tests: each writes stdout and stderr straight into a log file (the
+ * child never blocks on a pipe the test stopped reading, and the file survives the process), and every child still
+ * alive when the test process exits is killed, so none outlives the test.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readFileSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const bin = fileURLToPath(new URL('../../bin/outpost.js', import.meta.url));
+
+/** Every child started here and not yet exited, for the exit hook. */
+const alive = new Set<ChildProcess>();
+let hooked = false;
+
+function killAllNow(): void {
+  for (const child of alive) {
+    try {
+      child.kill('SIGCONT');
+      child.kill('SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
+
+function hookExit(): void {
+  if (hooked) return;
+  hooked = true;
+  // 'exit' handlers must be synchronous: signals are, waiting is not possible. A test process killed by a signal it
+  // does not handle runs no handler; children share its process group, so a terminal's Ctrl-C still reaches them.
+  process.on('exit', killAllNow);
+}
+
+/** One spawned `outpost` process. */
+export interface OutpostProcess {
+  readonly child: ChildProcess;
+  readonly pid: number;
+  /** The log file's size when this process was spawned (where its output starts; the file is appended to). */
+  readonly logOffset: number;
+  /** True until the process exited (a SIGSTOPped process is still running). */
+  running(): boolean;
+  /** Resolves once the process exited (at once when it already has). */
+  exited(): Promise<void>;
+}
+
+/**
+ * Spawns `node bin/outpost.js ARGS…` with stdout and stderr appended to `logFile`. `OUTPOST_GATEWAY_*`,
+ * `OUTPOST_AGENT_*` and `OUTPOST_LOG_LEVEL` are removed from the inherited environment so only the config file
+ * decides (pass `env` to set some on purpose).
+ */
+export function spawnOutpost(args: string[], logFile: string, env: Record<string, string> = {}): OutpostProcess {
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => !/^OUTPOST_(GATEWAY_|AGENT_|LOG_LEVEL$)/.test(key)),
+  );
+  const logOffset = statSync(logFile, { throwIfNoEntry: false })?.size ?? 0;
+  const fd = openSync(logFile, 'a');
+  let child: ChildProcess;
+  try {
+    child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', fd, fd], env: { ...inherited, ...env } });
+  } finally {
+    closeSync(fd); // the child holds its own copy
+  }
+  if (child.pid === undefined) throw new Error(`could not spawn outpost ${args.join(' ')}`);
+  hookExit();
+  alive.add(child);
+  const exit = new Promise<void>((resolve) => {
+    child.once('exit', () => {
+      alive.delete(child);
+      resolve();
+    });
+  });
+  child.once('error', () => alive.delete(child));
+  return {
+    child,
+    pid: child.pid,
+    logOffset,
+    running: () => child.exitCode === null && child.signalCode === null,
+    exited: () => exit,
+  };
+}
+
+/** The log file from `offset` on ('' when it does not exist). */
+export function readLog(logFile: string, offset = 0): string {
+  try {
+    return readFileSync(logFile).subarray(offset).toString('utf8');
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Polls `check` every 50 ms until it returns true; rejects when `proc` exits first (with the tail of its log) or
+ * after `timeoutMs`. `what` names the wait in errors.
+ */
+export async function waitForProcess(
+  proc: OutpostProcess,
+  logFile: string,
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const tail = () => readLog(logFile, proc.logOffset).slice(-3000);
+  for (;;) {
+    if (await Promise.resolve().then(check).catch(() => false)) return;
+    if (!proc.running()) throw new Error(`${what}: the process exited (${proc.child.exitCode ?? proc.child.signalCode}) first; log:\n${tail()}`);
+    if (Date.now() > deadline) throw new Error(`${what}: timed out after ${timeoutMs} ms; log:\n${tail()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/**
+ * The scheduler state letter of a process from /proc (`T` stopped, `S` sleeping, `R` running, `Z` zombie), or
+ * undefined when unknown (no /proc, or no such process).
+ */
+export function processState(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  } catch {
+    return undefined;
+  }
+}
