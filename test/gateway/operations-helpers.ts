@@ -54,7 +54,7 @@ export async function startOperationAgent(
   grpcUrl: string,
   agentId: string,
   accounts: string[],
-  opts: { answer?: Answer; onOperation?: (op: Operation) => void | Promise<void> } = {},
+  opts: { answer?: Answer; onOperation?: (op: Operation) => void | Promise<void>; bearer?: string } = {},
 ): Promise<OperationAgent> {
   const answer = opts.answer ?? okResult;
   const results = new Map<string, ResultInit | 'running'>();
@@ -98,7 +98,7 @@ export async function startOperationAgent(
   let url = grpcUrl;
   const connect = async (to?: string) => {
     if (to) url = to;
-    stream = openAgentStream(url);
+    stream = openAgentStream(url, { bearer: opts.bearer });
     await connectAgent(stream, agentId, accounts.map((name) => ({ name })));
     live = true;
     for (const r of outbox.splice(0)) stream.send({ case: 'operationResult', value: r });

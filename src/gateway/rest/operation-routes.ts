@@ -34,9 +34,12 @@ export function addOperationRoutes(app: Hono<RestEnv>, manager: OperationManager
     }
   });
 
-  for (const path of ['/armory/agent/operations', '/armory/agent/operations/:id']) {
+  for (const [path, allow] of [
+    ['/armory/agent/operations', 'GET, HEAD, POST'],
+    ['/armory/agent/operations/:id', 'GET, HEAD'],
+  ] as const) {
     app.all(path, (c) => {
-      c.header('Allow', 'GET, HEAD');
+      c.header('Allow', allow);
       throw new HttpError(405, 'method_not_allowed', `${c.req.method} is not allowed on ${c.req.path}`);
     });
   }

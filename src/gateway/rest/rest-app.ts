@@ -87,8 +87,9 @@ export function createRestApp(options: RestAppOptions): Hono<RestEnv> {
   });
 
   if (options.operations) {
-    addOperationRoutes(app, options.operations);
+    // Before the operation reads: their 405 catch-all would answer the internal POST routes.
     addReplicaRoutes(app, options.operations, options.id);
+    addOperationRoutes(app, options.operations);
   }
   if (options.accounts) addAccountRoutes(app, options.accounts);
   addAgentRoutes(app, options.database, { staleAfterSeconds: options.agentStaleAfterSeconds ?? staleAfterSeconds(30) });

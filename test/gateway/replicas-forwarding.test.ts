@@ -1,0 +1,187 @@
+/**
+ * Operation forwarding between replicas (two in-process gateways sharing one Postgres, authenticated with replica
+ * tokens and static tokens, not insecure): an operation submitted to the replica without the agent's stream is
+ * forwarded to the one holding it and its result comes back and is recorded once; an operation waiting for an agent
+ * is delivered by whichever replica the agent connects to; the internal routes refuse bad input and wrong session
+ * tokens with a JSON error and change nothing.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createClient } from '@connectrpc/connect';
+import { createConnectTransport } from '@connectrpc/connect-node';
+import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
+import { loadGatewayConfig, startGateway, type GatewayConfigInput, type RunningGateway } from '../../src/gateway/index.js';
+import { createReplicaTokenSigner } from '../../src/gateway/auth/replica-token.js';
+import { createSilentLogger } from '../../src/shared/logger.js';
+import { testDrivers } from '../helpers/databases.js';
+import { openAgentStream, startTestGateway, type TestGateway } from './helpers.js';
+import { startOperationAgent, type OperationAgent } from './operations-helpers.js';
+
+const pg = testDrivers().includes('postgres');
+const AGENT_TOKEN = 'agent-token-0123456789abcdef';
+const CLIENT_TOKEN = 'client-token-0123456789abcdef';
+const REPLICA_SECRET = 'replica-secret-0123456789-0123456789-abcdef';
+
+describe('operation forwarding between replicas (postgres)', { skip: pg ? false : 'needs OUTPOST_TEST_POSTGRES', concurrency: false }, () => {
+  let dir: string;
+  let a: TestGateway;
+  let b: RunningGateway;
+  let replicaToken: string;
+  const agents: OperationAgent[] = [];
+  let n = 0;
+
+  const secure = (): GatewayConfigInput => ({
+    insecure: false,
+    auth: { tokens: [{ subject: 'agent', token: AGENT_TOKEN }, { subject: 'client', token: CLIENT_TOKEN }], replicaSecretFile: join(dir, 'replica-secret') },
+    authorization: {
+      rules: [
+        { subject: '^agent$', roles: ['agent'], accounts: ['*'] },
+        { subject: '^client$', roles: ['read', 'write'] },
+      ],
+    },
+    cluster: { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 2, leaseSeconds: 30 },
+    operations: { agentWaitSeconds: 5 },
+  });
+  const client = (gw: RunningGateway) =>
+    createClient(
+      OperationService,
+      createConnectTransport({ baseUrl: gw.httpUrl, httpVersion: '1.1', interceptors: [(next) => (req) => (req.header.set('authorization', `Bearer ${CLIENT_TOKEN}`), next(req))] }),
+    );
+  const post = async (gw: RunningGateway, path: string, body: unknown, opts: { token?: string; type?: string; raw?: string } = {}) => {
+    const res = await fetch(`${gw.httpUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': opts.type ?? 'application/json', authorization: `Bearer ${opts.token ?? replicaToken}` },
+      body: opts.raw ?? JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as { error?: string; message?: string; agentId?: string } };
+  };
+  const agentOn = async (gw: RunningGateway, id: string, accounts: string[]) => {
+    const agent = await startOperationAgent(gw.grpcUrl, id, accounts, { bearer: AGENT_TOKEN });
+    agents.push(agent);
+    return agent;
+  };
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'outpost-forward-'));
+    writeFileSync(join(dir, 'replica-secret'), REPLICA_SECRET);
+    replicaToken = await createReplicaTokenSigner(join(dir, 'replica-secret'), 'gw-test-client').token();
+    a = await startTestGateway('postgres', { id: 'gw-a', ...secure() });
+    b = await startGateway(
+      loadGatewayConfig({ env: {}, overrides: { host: '127.0.0.1', httpPort: 0, grpcPort: 0, database: a.testDb.url, id: 'gw-b', ...secure() } }),
+      { logger: createSilentLogger() },
+    );
+    // Both replicas know each other (database heartbeats).
+    for (;;) {
+      const res = await fetch(`${b.httpUrl}/armory/clouddrivers`, { headers: { authorization: `Bearer ${CLIENT_TOKEN}` } });
+      const list = (await res.json()) as { id: string }[];
+      if (list.length === 2) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  });
+  after(async () => {
+    for (const agent of agents) agent.stream.abort();
+    await b?.close();
+    await a?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('an operation submitted where the agent is not connected is forwarded to the replica holding its stream, and its result comes back once', async () => {
+    const account = `fwd-${++n}`;
+    const agent = await agentOn(a.gateway, 'agent-1', [account]);
+    const op = await client(b).submitOperation({ account, wait: true, spec: { case: 'get', value: { kind: 'ConfigMap', name: 'x', namespace: 'default' } } });
+    assert.equal(op.operation?.state, OperationState.SUCCEEDED);
+    assert.equal(agent.runs.get(op.operation!.id), 1);
+    const rows = await a.query<{ gateway_id: string; agent_id: string; state: string }>(`select gateway_id, agent_id, state from operations where id = '${op.operation!.id}'`);
+    assert.deepEqual(rows, [{ gateway_id: 'gw-b', agent_id: 'agent-1', state: 'SUCCEEDED' }]);
+    // Submitted on the replica holding the stream it runs locally too.
+    const local = await client(a.gateway).submitOperation({ account, wait: true, spec: { case: 'get', value: { kind: 'ConfigMap', name: 'y', namespace: 'default' } } });
+    assert.equal(local.operation?.state, OperationState.SUCCEEDED);
+  });
+
+  test('an operation waiting for an agent is delivered by the replica the agent connects to, and its result reaches the submitter', async () => {
+    const account = `fwd-${++n}`;
+    // The account exists (an agent registered it earlier) but no agent serves it now.
+    const first = await agentOn(a.gateway, 'agent-2', [account]);
+    await first.close();
+    const pending = client(b).submitOperation({ account, wait: true, spec: { case: 'get', value: { kind: 'ConfigMap', name: 'x', namespace: 'default' } } });
+    await new Promise((r) => setTimeout(r, 300));
+    const agent = await agentOn(a.gateway, 'agent-2', [account]);
+    const op = await pending;
+    assert.equal(op.operation?.state, OperationState.SUCCEEDED);
+    assert.equal(agent.runs.get(op.operation!.id), 1);
+  });
+
+  test('with no agent anywhere the operation fails clearly after the agent wait', async () => {
+    const account = `fwd-${++n}`;
+    const first = await agentOn(a.gateway, 'agent-3', [account]);
+    await first.close();
+    const op = await client(b).submitOperation({ account, wait: true, spec: { case: 'get', value: { kind: 'ConfigMap', name: 'x', namespace: 'default' } } });
+    assert.equal(op.operation?.state, OperationState.FAILED);
+    assert.match(op.operation!.error, new RegExp(`no agent connected for account ${account}`));
+  });
+
+  test('POST /armory/agent/operations: 409 when no local stream serves the account; bad bodies are 4xx JSON errors', async () => {
+    const operation = { id: 'op-direct-1', account: 'nobody-here', get: { kind: 'ConfigMap', name: 'x' } };
+    const none = await post(b, '/armory/agent/operations', { operation, origin: 'gw-a' });
+    assert.equal(none.status, 409);
+    assert.equal(none.body.error, 'no_stream');
+    // The reference's body form: the operation serialized as text.
+    assert.equal((await post(b, '/armory/agent/operations', { operation: JSON.stringify(operation), origin: 'gw-a' })).status, 409);
+    const cases: [unknown, number, RegExp][] = [
+      [[], 400, /JSON object/],
+      [{ operation }, 400, /origin/],
+      [{ operation: 'not json', origin: 'gw-a' }, 400, /operation is not valid JSON/],
+      [{ operation: { id: 'x', account: 'a', nope: 1 }, origin: 'gw-a' }, 400, /not a valid Operation/],
+      [{ operation: { id: 'x', account: 'a' }, origin: 'gw-a' }, 400, /spec is empty/],
+      [{ operation: { account: 'a', get: {} }, origin: 'gw-a' }, 400, /operation.id/],
+      [{ operation: { id: 'x', get: {} }, origin: 'gw-a' }, 400, /operation.account/],
+      [{ operation, origin: 'x'.repeat(300) }, 400, /origin/],
+    ];
+    for (const [body, status, message] of cases) {
+      const res = await post(b, '/armory/agent/operations', body);
+      assert.equal(res.status, status, JSON.stringify(body).slice(0, 80));
+      assert.equal(res.body.error, 'bad_request');
+      assert.match(res.body.message!, message);
+    }
+    assert.equal((await post(b, '/armory/agent/operations', null, { raw: '{"operation":' })).status, 400);
+    assert.equal((await post(b, '/armory/agent/operations', null, { raw: 'x', type: 'text/plain' })).status, 415);
+    assert.equal((await post(b, '/armory/agent/operations', null, { raw: `{"origin":"${'x'.repeat(5 * 1024 * 1024)}"}` })).status, 413);
+    // Without a replica token (a client token lacks the replica role) nothing is accepted.
+    assert.equal((await post(b, '/armory/agent/operations', { operation, origin: 'gw-a' }, { token: CLIENT_TOKEN })).status, 403);
+    assert.equal((await post(b, '/armory/agent/operations', { operation, origin: 'gw-a' }, { token: 'wrong-token-0123456789' })).status, 401);
+    assert.equal((await a.query(`select 1 from operations where id = 'op-direct-1' or id = 'x'`)).length, 0);
+  });
+
+  test('POST /armory/agent/operationresults needs the session token of a stream serving the account; a right one records once', async () => {
+    const account = `fwd-${++n}`;
+    const stream = openAgentStream(a.gateway.grpcUrl, { bearer: AGENT_TOKEN });
+    stream.send({ case: 'hello', value: { agentId: 'agent-r', zone: 't', version: 't', replicas: 1, accounts: [{ name: account, apiHost: 'https://r:6443', caFingerprint: 'cd'.repeat(32) }] } });
+    const welcome = (await stream.next()).message.value as { sessionId: string; sessionToken: string };
+    try {
+      // An operation waiting for its result, submitted on gw-b and sent to this stream.
+      const submitted = await client(b).submitOperation({ account, spec: { case: 'get', value: { kind: 'ConfigMap', name: 'x', namespace: 'default' } } });
+      const id = submitted.operation!.id;
+      const result = { id, account, success: true, statusCode: 200, message: 'ok' };
+      const wrong = await post(b, '/armory/agent/operationresults', { result, sessionId: welcome.sessionId, sessionToken: 'not-the-token' });
+      assert.equal(wrong.status, 401);
+      assert.match(wrong.body.message!, /invalid session token/);
+      const otherAccount = await post(b, '/armory/agent/operationresults', { result: { ...result, account: 'someone-else' }, sessionId: welcome.sessionId, sessionToken: welcome.sessionToken });
+      assert.equal(otherAccount.status, 403);
+      assert.equal((await a.query<{ state: string }>(`select state from operations where id = '${id}'`))[0]!.state, 'SENT');
+      for (const bad of [{}, { result, sessionId: welcome.sessionId }, { result: { success: true }, sessionId: 's', sessionToken: 't' }, { result: 5, sessionId: 's', sessionToken: 't' }]) {
+        assert.equal((await post(b, '/armory/agent/operationresults', bad)).status, 400, JSON.stringify(bad));
+      }
+      const ok = await post(b, '/armory/agent/operationresults', { result, sessionId: welcome.sessionId, sessionToken: welcome.sessionToken });
+      assert.equal(ok.status, 200);
+      const again = await post(b, '/armory/agent/operationresults', { result: { ...result, success: false, message: 'late' }, sessionId: welcome.sessionId, sessionToken: welcome.sessionToken });
+      assert.equal(again.status, 200);
+      const rows = await a.query<{ state: string; result: { message: string } }>(`select state, result from operations where id = '${id}'`);
+      assert.deepEqual([rows[0]!.state, rows[0]!.result.message], ['SUCCEEDED', 'ok']);
+    } finally {
+      stream.abort();
+    }
+  });
+});
