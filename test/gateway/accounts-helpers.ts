@@ -39,7 +39,8 @@ export async function rest(
 /** Every row of the tables account management touches, as one comparable value. */
 export async function snapshot(t: TestGateway): Promise<string> {
   const parts = await Promise.all([
-    t.query('select * from accounts order by name'),
+    // The lease expiry moves with every renewal: it is not a change a request made.
+    t.query(`select to_jsonb(a) - 'lease_expires_at' as row from accounts a order by name`),
     t.query('select id, account, from_state, to_state, reason, actor from account_transitions order by id'),
     t.query('select account, kind, namespace, name, resource_version from objects order by account, kind, namespace, name'),
     t.query('select account, api_version, kind, watch_namespace, resource_version from watch_states order by 1, 2, 3, 4'),

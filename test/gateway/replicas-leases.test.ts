@@ -9,7 +9,7 @@ import { Verdict, type AccountVerdicts, type Welcome } from '../../src/gen/outpo
 import { loadGatewayConfig, startGateway, type GatewayConfigInput, type RunningGateway } from '../../src/gateway/index.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { testDrivers } from '../helpers/databases.js';
-import { Code, EventType, SyncPhase, configMap, event, eventually, hello, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from './helpers.js';
+import { EventType, SyncPhase, configMap, event, eventually, hello, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from './helpers.js';
 
 const pg = testDrivers().includes('postgres');
 const cluster = { leaseSeconds: 30, standbyCheckIntervalSeconds: 0.1 };
@@ -33,6 +33,21 @@ async function pushedVerdicts(stream: TestAgentStream, timeoutMs = 5000): Promis
   for (;;) {
     const res = await stream.next(timeoutMs);
     if (res.message.case === 'verdicts' && res.message.value.changeId === 0n) return res.message.value;
+  }
+}
+
+/** The stream acknowledges `sequence` and is told (pushed verdicts) that it serves `account` as STANDBY now. */
+async function assertDemoted(stream: TestAgentStream, account: string, sequence: number): Promise<void> {
+  let acked = false;
+  let demoted = false;
+  while (!acked || !demoted) {
+    const res = await stream.next();
+    if (res.message.case === 'ack' && res.message.value.sequence >= BigInt(sequence)) acked = true;
+    if (res.message.case === 'verdicts' && res.message.value.changeId === 0n) {
+      assert.deepEqual(res.message.value.accounts.map((v) => [v.account, v.verdict]), [[account, Verdict.STANDBY]]);
+      assert.match(res.message.value.accounts[0]!.reason, /no longer holds the lease/);
+      demoted = true;
+    }
   }
 }
 
@@ -109,13 +124,15 @@ describe('account leases across replicas (postgres)', { skip: pg ? false : 'need
     assert.equal(second.accounts[0]!.verdict, Verdict.CACHING);
     const row = await lease(account);
     assert.deepEqual([row!.session_id, row!.gateway_id, row!.lease_epoch], [second.sessionId, 'gw-b', '2']);
-    // The old stream on gw-a still lives (its replica does not know yet): its write is fenced off.
+    // The old stream on gw-a still lives (its replica does not know yet): its write is fenced off, acknowledged, and
+    // the stream told it serves the account as STANDBY now.
     old.send({ case: 'events', value: { sequence: 1n, events: [event(account, EventType.ADDED, configMap('stale', 5))] } });
-    const err = await old.ended;
-    assert.equal(err?.code, Code.Aborted);
-    assert.match(err!.rawMessage, /no longer owns account/);
+    await assertDemoted(old, account, 1);
     assert.equal((await a.query(`select 1 from objects where account = '${account}'`)).length, 0);
     // Its end does not release what the newer session holds.
+    old.abort();
+    await old.ended;
+    await new Promise((r) => setTimeout(r, 200));
     const after = await lease(account);
     assert.deepEqual([after!.session_id, after!.state, after!.live], [second.sessionId, 'ACTIVE', true]);
   });
@@ -129,14 +146,16 @@ describe('account leases across replicas (postgres)', { skip: pg ? false : 'need
     // Another replica took the account over (what an expired lease allows).
     await a.query(`update accounts set lease_epoch = lease_epoch + 1, session_id = 'other-session', gateway_id = 'gw-x' where name = '${account}'`);
     holder.send({ case: 'sync', value: { sequence: 2n, account, apiVersion: 'v1', kind: 'ConfigMap', phase: SyncPhase.START } });
-    const err = await holder.ended;
-    assert.equal(err?.code, Code.Aborted);
+    await assertDemoted(holder, account, 2);
+    // Later data of the account is dropped (still acknowledged), the stream lives on.
+    holder.send({ case: 'events', value: { sequence: 3n, events: [event(account, EventType.ADDED, configMap('later', 6))] } });
+    await holder.waitForAck(3);
     assert.equal((await a.query(`select 1 from objects where account = '${account}'`)).length, 1);
     const states = await a.query<{ sync_gen: string }>(`select sync_gen::text from watch_states where account = '${account}'`);
     assert.ok(states.every((s) => s.sync_gen === '0'), 'no list generation was started');
   });
 
-  test('the holder renews its lease past its length; when the database gives the lease to another session, the next renewal ends the stream ABORTED', async () => {
+  test('the holder renews its lease past its length; when the database gives the lease to another session, the next renewal demotes the stream', async () => {
     const c = await startPeer(a.testDb.url, 'gw-c', { cluster: { leaseSeconds: 0.9, standbyCheckIntervalSeconds: 0.1 } });
     try {
       const account = `acct-${++n}`;
@@ -147,10 +166,12 @@ describe('account leases across replicas (postgres)', { skip: pg ? false : 'need
       assert.deepEqual([renewed!.session_id, renewed!.gateway_id, renewed!.live], [w.sessionId, 'gw-c', true]);
       // What a takeover by another replica does to the row (after this one was paused past its lease).
       await a.query(`update accounts set lease_epoch = lease_epoch + 1, session_id = 'other-session', gateway_id = 'gw-x' where name = '${account}'`);
-      const err = await holder.ended;
-      assert.equal(err?.code, Code.Aborted);
-      assert.match(err!.rawMessage, /no longer owns account/);
+      const pushed = await pushedVerdicts(holder);
+      assert.deepEqual(pushed.accounts.map((v) => [v.account, v.verdict]), [[account, Verdict.STANDBY]]);
       // The stream's end leaves the new holder's row alone.
+      holder.abort();
+      await holder.ended;
+      await new Promise((r) => setTimeout(r, 200));
       const row = await lease(account);
       assert.deepEqual([row!.session_id, row!.state], ['other-session', 'ACTIVE']);
     } finally {

@@ -93,7 +93,7 @@ export function createAccountStore(database: Database): AccountStore {
           agentId: accounts.agentId,
           sessionId: accounts.sessionId,
           gatewayId: accounts.gatewayId,
-          leased: sql<boolean>`(${accounts.state} = 'ACTIVE' and ${accounts.leaseExpiresAt} > now())`,
+          leased: sql<boolean>`(${accounts.state} in ('ACTIVE', 'TO_DEACTIVATE', 'DEACTIVATING') and ${accounts.leaseExpiresAt} > now())`,
         })
         .from(accounts)
         .where(inArray(accounts.name, names));

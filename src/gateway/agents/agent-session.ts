@@ -36,7 +36,7 @@ import type { SessionRegistry } from './session-registry.js';
 import { applyAccountsChanged } from './session-accounts-changed.js';
 import { createSessionRow, type SessionRow } from './session-row.js';
 import { welcomeAgent } from './session-welcome.js';
-import { promoteStandby } from './session-promotion.js';
+import { demoteLost, promoteStandby } from './session-promotion.js';
 import type { StreamState } from './stream-state.js';
 import { createStreamTimers, type StreamTimers } from './stream-timers.js';
 import { createWritePipeline, type WritePipeline } from './write-pipeline.js';
@@ -159,6 +159,12 @@ class AgentSession implements StreamState {
       const won = await promoteStandby(this, accounts, this.deps);
       if (won.length > 0) this.deps.operations?.sessionStarted(this, won);
     }).catch((err) => this.log.error({ err, accounts }, 'could not promote the stream for accounts'));
+  }
+
+  leaseLost(accounts: string[]): Promise<void> {
+    return this.exclusive(() => demoteLost(this, accounts, this.deps.registry)).catch((err) =>
+      this.log.error({ err, accounts }, 'could not demote the stream for accounts whose lease it lost'),
+    );
   }
 
   private exclusive<T>(step: () => Promise<T>): Promise<T> {

@@ -1,14 +1,15 @@
 /**
- * Promotion of a STANDBY stream: when the session caching an account is gone (its stream ended and released the
+ * Moving an account's caching between streams while they live. Promotion of a STANDBY stream: when the session caching an account is gone (its stream ended and released the
  * lease, or its replica stopped renewing it), a live stream that serves the account as STANDBY claims the lease like a
  * Hello would (a new epoch), and is told so with an unsolicited AccountVerdicts (`change_id` 0) carrying CACHING and
  * the stored resume points, so the agent watches on from where the cache is instead of listing again. Runs between the
- * stream's messages (the caller serialises it with them).
+ * stream's messages (the caller serialises it with them). Demotion, the other way, when a stream's lease is gone.
  */
 import { performance } from 'node:perf_hooks';
 import { create } from '@bufbuild/protobuf';
 import { ConnectResponseSchema, ResumePointSchema, Verdict, type AccountVerdict } from '../../gen/outpost/agent/v1/agent_pb.js';
 import { leaseValidUntil, type AdmissionDeps } from './admission.js';
+import type { SessionRegistry } from './session-registry.js';
 import type { StreamState } from './stream-state.js';
 
 /** Promotion reads and writes what admission does. */
@@ -70,4 +71,24 @@ export async function promoteStandby(state: StreamState, names: string[], deps: 
     'standby agent promoted: it caches the accounts now',
   );
   return won;
+}
+
+/**
+ * The stream lost the leases of `accounts`: it stops caching those it still claims (released here, STANDBY on the
+ * stream, and an unsolicited AccountVerdicts tells the agent to stop their watches). Operations for them may still
+ * come to it as a standby. Nothing is written to the accounts' rows: they belong to whoever holds them now.
+ */
+export async function demoteLost(state: StreamState, accounts: string[], registry: SessionRegistry): Promise<void> {
+  const lost = accounts.filter((name) => state.claimed.has(name));
+  if (lost.length === 0 || state.stopped) return;
+  for (const name of lost) {
+    registry.release(name, state);
+    state.claimed.delete(name);
+    state.verdicts.set(name, Verdict.STANDBY);
+  }
+  const reason = 'this gateway replica no longer holds the lease of the account (another session caches it now, or it was deleted)';
+  const verdicts: AccountVerdict[] = lost.map((account) => ({ $typeName: 'outpost.agent.v1.AccountVerdict', account, verdict: Verdict.STANDBY, reason, resume: [] }));
+  state.outbox.push(create(ConnectResponseSchema, { message: { case: 'verdicts', value: { changeId: 0n, accounts: verdicts } } }));
+  state.log.warn({ accounts: lost }, 'lost the lease of accounts: the stream serves them as STANDBY now');
+  await state.row.updateVerdicts(state.verdicts);
 }

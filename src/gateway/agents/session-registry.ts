@@ -38,6 +38,12 @@ export interface LiveSession {
    * messages. Never rejects: failures are logged by the session.
    */
   promote(accounts: string[]): Promise<void>;
+  /**
+   * The database no longer gives this stream the accounts' leases (taken over, expired and reclaimed, or the account
+   * was deleted): the stream stops caching them — it serves them as STANDBY and tells the agent so, which stops their
+   * watches — while its other accounts go on. Never rejects.
+   */
+  leaseLost(accounts: string[]): Promise<void>;
 }
 
 /** The lease of an account held for a live session (see `accounts.lease_epoch`). */

@@ -9,7 +9,7 @@ import type { AccountInfo, EventBatch, SyncMarker } from '../../gen/outpost/agen
 import { decodeEventBatch } from '../cache/event-decoder.js';
 import type { ObjectWriter } from '../cache/object-writer.js';
 import type { SyncState } from '../cache/sync-state.js';
-import type { WriteFence } from '../cluster/lease-fence.js';
+import { LeaseLostError, type WriteFence } from '../cluster/lease-fence.js';
 import { invalidArgument } from '../errors.js';
 import type { AccountStore } from './account-store.js';
 import { validateAccountInfo } from './hello-validation.js';
@@ -67,6 +67,11 @@ export function createWritePipeline(state: StreamState, deps: WritePipelineDeps,
     lastSequence = sequence;
   };
   const commit = (sequence: bigint) => state.outbox.ack(sequence);
+  /** A LeaseLostError demotes its accounts on this stream (not waited for: it runs between messages); others rethrow. */
+  const lostLease = (err: unknown): void => {
+    if (!(err instanceof LeaseLostError)) throw err;
+    void state.leaseLost(err.accounts);
+  };
   /** The leases this stream presents for writes of `accounts` (epoch 0 — never valid — when it holds none). */
   const fenceFor = (accounts: readonly string[]): WriteFence => ({
     sessionId: state.id,
@@ -109,7 +114,12 @@ export function createWritePipeline(state: StreamState, deps: WritePipelineDeps,
       await drain();
       if (state.stopped) return;
       const sequence = batch.sequence;
-      const write: Promise<void> = deps.objectWriter.write(decoded, fenceFor(decoded.accounts)).then(() => commit(sequence));
+      // Accounts whose lease is gone were not written (the others were): the stream stops caching them and the batch
+      // is acknowledged — their data is the new holder's to bring.
+      const write: Promise<void> = deps.objectWriter
+        .write(decoded, fenceFor(decoded.accounts))
+        .catch((err) => lostLease(err))
+        .then(() => commit(sequence));
       inflight = write;
       write.then(
         () => {
@@ -125,7 +135,7 @@ export function createWritePipeline(state: StreamState, deps: WritePipelineDeps,
         commit(marker.sequence);
         return;
       }
-      await lists.apply(marker, fenceFor([marker.account]));
+      await lists.apply(marker, fenceFor([marker.account])).catch((err) => lostLease(err));
       commit(marker.sequence);
     },
     async report(info, progress) {
@@ -136,11 +146,13 @@ export function createWritePipeline(state: StreamState, deps: WritePipelineDeps,
         return;
       }
       await deps.accountStore.applyReport(state.id, info);
-      await deps.syncState.recordProgress(
-        info.name,
-        progress.map((p) => ({ apiVersion: p.apiVersion, kind: p.kind, watchNamespace: p.namespace, listed: Number(p.listed) })),
-        fenceFor([info.name]),
-      );
+      await deps.syncState
+        .recordProgress(
+          info.name,
+          progress.map((p) => ({ apiVersion: p.apiVersion, kind: p.kind, watchNamespace: p.namespace, listed: Number(p.listed) })),
+          fenceFor([info.name]),
+        )
+        .catch((err) => lostLease(err));
     },
   };
 }

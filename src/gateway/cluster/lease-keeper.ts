@@ -12,7 +12,6 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from '../../shared/logger.js';
 import { leaseValidUntil } from '../agents/admission.js';
 import type { SessionRegistry } from '../agents/session-registry.js';
-import { LeaseLostError } from './lease-fence.js';
 import type { LeaseStore } from './lease-store.js';
 
 /** A running keeper. */
@@ -73,8 +72,8 @@ export function createLeaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
         return now?.session === session && !renewed.has(a) && held.some((h) => h.account === a && h.epoch === now.epoch);
       });
       if (reallyLost.length === 0) continue;
-      logger.warn({ sessionId: session.id, agentId: session.agentId, accounts: reallyLost }, 'lost the lease of accounts; ending the stream so the agent reconnects');
-      session.close(new LeaseLostError(reallyLost));
+      logger.warn({ sessionId: session.id, agentId: session.agentId, accounts: reallyLost }, 'lease renewal refused: another session holds the accounts now');
+      await session.leaseLost(reallyLost);
     }
   }
 

@@ -21,7 +21,7 @@ export interface LeaseStore {
   renew(gatewayId: string, leases: LeaseToRenew[], seconds: number): Promise<Set<string>>;
   /** Of `names`, those no live lease holds and that an agent may cache (not deactivated or being deleted). */
   free(names: string[]): Promise<string[]>;
-  /** ACTIVE accounts whose lease expired more than `graceSeconds` ago → INACTIVE (recorded). Returns their names. */
+  /** Streamed accounts whose lease expired more than `graceSeconds` ago → INACTIVE (recorded). Returns their names. */
   expire(graceSeconds: number): Promise<string[]>;
 }
 
@@ -36,7 +36,7 @@ export function createLeaseStore(database: Database): LeaseStore {
         from json_to_recordset(${JSON.stringify(leases.map((l) => ({ name: l.name, session_id: l.sessionId, epoch: l.epoch })))}::json)
           as r(name text, session_id text, epoch bigint)
         where a.name = r.name and a.session_id = r.session_id and a.lease_epoch = r.epoch
-          and a.gateway_id = ${gatewayId} and a.state = 'ACTIVE'
+          and a.gateway_id = ${gatewayId} and a.state in ('ACTIVE', 'TO_DEACTIVATE', 'DEACTIVATING')
         returning a.name`);
       return new Set(rowsOf(result).map((r) => String(r.name)));
     },
@@ -47,25 +47,26 @@ export function createLeaseStore(database: Database): LeaseStore {
         select name from accounts
         where name in (select json_array_elements_text(${JSON.stringify(names)}::json))
           and desired_state <> 'INACTIVE' and state <> 'DELETING'
-          and (state <> 'ACTIVE' or lease_expires_at is null or lease_expires_at < now())`);
+          and (state not in ('ACTIVE', 'TO_DEACTIVATE', 'DEACTIVATING') or lease_expires_at is null or lease_expires_at < now())`);
       return rowsOf(result).map((r) => String(r.name));
     },
 
     async expire(graceSeconds) {
       return db.transaction(async (tx) => {
         const result = await tx.execute(sql`
-          update accounts set state = 'INACTIVE', reason = '', lease_expires_at = null, updated_at = now()
-          where name in (
-            select name from accounts
-            where state = 'ACTIVE' and lease_expires_at < now() - make_interval(secs => ${graceSeconds})
-            order by name for update skip locked)
-          returning name, gateway_id`);
+          update accounts a set state = 'INACTIVE', reason = '', lease_expires_at = null, updated_at = now()
+          from (
+            select name, state from accounts
+            where state in ('ACTIVE', 'TO_DEACTIVATE', 'DEACTIVATING') and lease_expires_at < now() - make_interval(secs => ${graceSeconds})
+            order by name for update skip locked) old
+          where a.name = old.name
+          returning a.name, a.gateway_id, old.state as from_state`);
         const rows = rowsOf(result);
         await recordTransitions(
           tx,
           rows.map((r) => ({
             account: String(r.name),
-            from: 'ACTIVE',
+            from: String(r.from_state),
             to: 'INACTIVE' as const,
             reason: `lease expired: gateway replica ${String(r.gateway_id)} stopped renewing it`,
             actor: GATEWAY_ACTOR,

@@ -35,7 +35,7 @@ export function createOwnerLookup(database: Database, options: OwnerLookupOption
       if (cached && cached.until > Date.now()) return cached.replicas;
       const result = await database.db.execute(sql`
         select gateway_id, 0 as rank from accounts
-          where name = ${account} and state = 'ACTIVE' and lease_expires_at > now()
+          where name = ${account} and state in ('ACTIVE', 'TO_DEACTIVATE', 'DEACTIVATING') and lease_expires_at > now()
         union all
         select gateway_id, 1 as rank from agent_sessions
           where ended_at is null
