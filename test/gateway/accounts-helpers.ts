@@ -21,11 +21,21 @@ export async function rest(
   opts: { raw?: boolean; headers?: Record<string, string> } = {},
 ): Promise<RestAnswer> {
   const headers: Record<string, string> = { ...(body !== undefined && { 'Content-Type': 'application/json' }), ...opts.headers };
-  const res = await fetch(`${t.gateway.httpUrl}${path}`, {
-    method,
-    headers,
-    body: body === undefined ? undefined : opts.raw ? (body as string) : JSON.stringify(body),
-  });
+  const send = () =>
+    fetch(`${t.gateway.httpUrl}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : opts.raw ? (body as string) : JSON.stringify(body),
+    });
+  let res: Response;
+  try {
+    res = await send();
+  } catch (err) {
+    // A keep-alive socket the server closed after refusing a huge body (413 mid-upload) may be picked for the next
+    // request, which then fails before reaching the server: that request is sent again on a fresh socket.
+    if ((err as { cause?: { code?: string } }).cause?.code !== 'UND_ERR_SOCKET') throw err;
+    res = await send();
+  }
   const text = await res.text();
   let parsed: unknown = text;
   try {
