@@ -11,6 +11,8 @@ export interface MachineInfo {
   node: string;
   platform: string;
   hostname: string;
+  /** 1, 5 and 15 minute load averages when described: other work on a shared machine skews every figure. */
+  loadAverage: number[];
 }
 
 /** Reads the current machine's facts. */
@@ -23,6 +25,7 @@ export function describeMachine(): MachineInfo {
     node: process.version,
     platform: `${os.platform()} ${os.release()}`,
     hostname: os.hostname(),
+    loadAverage: os.loadavg().map((l) => Math.round(l * 100) / 100),
   };
 }
 

@@ -1,6 +1,6 @@
 /**
- * `npm run bench [-- --quick] [-- --objects N --runs K] [-- --only initial-sync,churn,operations]`: runs the benchmark
- * scenarios (all unless `--only` names some), prints a markdown table and
+ * `npm run bench [-- --quick] [-- --objects N --runs K] [-- --only initial-sync,churn,operations,forwarding,failover]`:
+ * runs the benchmark scenarios (all unless `--only` names some), prints a markdown table and
  * writes `bench/results/<timestamp>.json` and `.md`. Not part of `npm test`. Needs Postgres (OUTPOST_BENCH_POSTGRES,
  * default postgres://postgres@127.0.0.1:5432/postgres).
  */
@@ -9,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { describeMachine, summarize } from './machine.js';
 import { runChurn } from './scenarios/churn.js';
+import { runFailover } from './scenarios/failover.js';
+import { runForwarding } from './scenarios/forwarding.js';
 import { runInitialSync, type InitialSyncResult } from './scenarios/initial-sync.js';
 import { runOperations } from './scenarios/operations.js';
 
@@ -22,7 +24,7 @@ const { values } = parseArgs({
   },
 });
 if (values.help) {
-  console.log('usage: npm run bench -- [--quick] [--objects N] [--runs K] [--only initial-sync,churn,operations]');
+  console.log('usage: npm run bench -- [--quick] [--objects N] [--runs K] [--only initial-sync,churn,operations,forwarding,failover]');
   process.exit(0);
 }
 const params = {
@@ -35,7 +37,7 @@ if (!Number.isInteger(params.objects) || params.objects <= 0 || !Number.isIntege
   process.exit(2);
 }
 
-const SCENARIOS = ['initial-sync', 'churn', 'operations'];
+const SCENARIOS = ['initial-sync', 'churn', 'operations', 'forwarding', 'failover'];
 const only = values.only ? values.only.split(',').map((s) => s.trim()) : SCENARIOS;
 const unknown = only.filter((s) => !SCENARIOS.includes(s));
 if (unknown.length > 0 || only.length === 0) {
@@ -68,6 +70,14 @@ if (operations) {
   console.log(`operations: ${JSON.stringify({ max: operations.maxOperationsPerSecond, levels: operations.levels.map((l) => [l.concurrency, l.operationsPerSecond, l.overhead]) })}`);
 }
 
+// Forwarding: operations per side (local, forwarded), after a warm-up. Failover: kill/recover cycles.
+const forwardingParams = { operations: values.quick ? 60 : 300, warmup: values.quick ? 10 : 30 };
+const failoverParams = { runs: values.quick ? 3 : 10, attemptTimeoutSeconds: 3, giveUpSeconds: 60 };
+const forwarding = wants('forwarding') ? await runForwarding({ postgresUrl: params.postgresUrl, ...forwardingParams }) : undefined;
+if (forwarding) console.log(`forwarding: ${JSON.stringify({ local: forwarding.local, forwarded: forwarding.forwarded, extra: forwarding.extra, failed: forwarding.failed })}`);
+const failover = wants('failover') ? await runFailover({ postgresUrl: params.postgresUrl, ...failoverParams }) : undefined;
+if (failover) console.log(`failover: ${JSON.stringify({ seconds: failover.runs.map((r) => r.seconds), summary: failover.seconds, failedRuns: failover.failedRuns })}`);
+
 const rate = summarize(syncRuns.map((r) => r.objectsPerSecond));
 const copyRate = summarize(syncRuns.map((r) => r.copyObjectsPerSecond));
 const ratio = summarize(syncRuns.map((r) => r.ratioToCopy));
@@ -96,19 +106,39 @@ const operationRows = (operations: Awaited<ReturnType<typeof runOperations>>) =>
   ]),
   ['operations (get) c=100', 'max operations/s, one gateway replica', operations.maxOperationsPerSecond.toFixed(0), '', '≥ 1000', String(operations.maxOperationsPerSecond >= 1000)],
 ];
+const forwardingRows = (f: NonNullable<typeof forwarding>) => [
+  ['forwarding (get) c=1', `local round trip ms, submitted to gw-1 holding the stream (${f.local.n} ops; p99 ${f.local.p99.toFixed(2)}, max ${f.local.max.toFixed(1)})`, f.local.p50.toFixed(2), f.local.p90.toFixed(2), '', ''],
+  ['forwarding (get) c=1', `forwarded round trip ms, submitted to gw-2 (${f.forwarded.n} ops; p99 ${f.forwarded.p99.toFixed(2)}, max ${f.forwarded.max.toFixed(1)})`, f.forwarded.p50.toFixed(2), f.forwarded.p90.toFixed(2), '', ''],
+  ['forwarding (get) c=1', `extra ms = forwarded − local, per percentile (p99 ${f.extra.p99.toFixed(2)}; paired per round: p50 ${f.paired.p50.toFixed(2)}; ${f.failed} failed)`, f.extra.p50.toFixed(2), f.extra.p90.toFixed(2), 'p99 ≤ 5 ms', String(f.failed === 0 && f.extra.p99 <= 5)],
+];
+const failoverRows = (f: NonNullable<typeof failover>) => {
+  const runs = f.runs.map((r) => (r.seconds === null ? 'none' : r.seconds.toFixed(2))).join(', ');
+  const p99Note = f.seconds.n < 100 ? `p99 = max with ${f.seconds.n} samples` : 'p99';
+  return [
+    ['failover (kill -9 holder)', `seconds, kill → first successful operation (runs: ${runs}; ${p99Note}: ${f.seconds.p99.toFixed(2)}; ${f.failedRuns} not recovered)`, f.seconds.p50.toFixed(2), f.seconds.p90.toFixed(2), 'p99 ≤ 5 s', String(f.failedRuns === 0 && f.seconds.p99 <= 5)],
+    ['failover (kill -9 holder)', `seconds, kill → agent's new session on a survivor (max ${f.reconnect.max.toFixed(2)})`, f.reconnect.p50.toFixed(2), f.reconnect.p90.toFixed(2), '', ''],
+  ];
+};
 const rows = [
   ['scenario', 'measure', 'median', 'p90', 'target', 'met'],
   ...(syncRuns.length > 0 ? syncRows() : []),
   ...(churn ? churnRows(churn) : []),
   ...(operations ? operationRows(operations) : []),
+  ...(forwarding ? forwardingRows(forwarding) : []),
+  ...(failover ? failoverRows(failover) : []),
 ];
 const table = rows.map((r) => `| ${r.join(' | ')} |`);
 table.splice(1, 0, `|${rows[0]!.map(() => ' --- ').join('|')}|`);
+const loadAtEnd = describeMachine().loadAverage;
 const markdown = [
   `# Outpost benchmark ${started.toISOString()}`,
   '',
-  `Machine: ${machine.cores} cores (${machine.cpuModel}), ${machine.memoryGiB} GiB, node ${machine.node}, ${machine.platform}.`,
-  `Parameters: ${JSON.stringify({ objects: params.objects, runs: params.runs })}.`,
+  `Machine: ${machine.cores} cores (${machine.cpuModel}), ${machine.memoryGiB} GiB, node ${machine.node}, ${machine.platform}; load average (1/5/15 min) ${machine.loadAverage.join(' / ')} at start, ${loadAtEnd.join(' / ')} at end.`,
+  `Parameters: ${JSON.stringify({ objects: params.objects, runs: params.runs, only, ...(forwarding ? { forwarding: forwardingParams } : {}), ...(failover ? { failover: failoverParams } : {}) })}.`,
+  ...(forwarding ? ['', `Forwarding: 2 gateway replicas on one Postgres, the agent's stream on gw-1; \`get\` operations (wait) alternated gw-1 / gw-2 (ABBA) at concurrency 1. Replica config ${JSON.stringify(forwarding.config.gateway)}.`] : []),
+  ...(failover
+    ? ['', `Failover: 3 gateway replicas on one Postgres behind a round-robin TCP balancer; each run kill -9s the lease holder and retries \`get\` (wait, ${failover.config.attemptTimeoutSeconds} s timeout each) on the survivors until one succeeds, then restarts the killed replica. Replica config ${JSON.stringify(failover.config.gateway)} (lease length default, 15 s); agent config ${JSON.stringify(failover.config.agent)}.`]
+    : []),
   '',
   ...table,
   '',
@@ -118,6 +148,6 @@ console.log(`\n${markdown}`);
 const dir = fileURLToPath(new URL('./results/', import.meta.url));
 mkdirSync(dir, { recursive: true });
 const stamp = started.toISOString().replace(/[:.]/g, '-');
-writeFileSync(`${dir}${stamp}.json`, JSON.stringify({ started, machine, params: { ...params, postgresUrl: undefined }, initialSync: { runs: syncRuns, rate, copyRate, ratio, total }, churn, operations }, null, 2));
+writeFileSync(`${dir}${stamp}.json`, JSON.stringify({ started, machine, loadAverageAtEnd: loadAtEnd, params: { ...params, postgresUrl: undefined, only, forwarding: forwardingParams, failover: failoverParams }, initialSync: { runs: syncRuns, rate, copyRate, ratio, total }, churn, operations, forwarding, failover }, null, 2));
 writeFileSync(`${dir}${stamp}.md`, markdown);
 console.log(`bench: wrote bench/results/${stamp}.json and .md`);

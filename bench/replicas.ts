@@ -1,0 +1,317 @@
+/**
+ * Several gateway replicas for the forwarding and failover benchmarks: `outpost gateway` children sharing one fresh
+ * Postgres database, each with its own YAML config and log file in a temp dir (kept, and its path printed, when a
+ * scenario fails), plus `outpost agent` children and a few helpers to read the shared state. Every child is killed
+ * by {@link ReplicaSet.close}, and by an exit hook if the bench runner dies first.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import postgres from 'postgres';
+import { stringify } from 'yaml';
+import { freePort, startOutpost, type Child } from './processes.js';
+
+const bin = fileURLToPath(new URL('../bin/outpost.js', import.meta.url));
+
+/** A plain configuration object (what a YAML file holds). */
+export type ConfigObject = { [key: string]: unknown };
+
+/** A fresh Postgres database and how to drop it. */
+export interface BenchDatabase {
+  url: string;
+  drop(): Promise<void>;
+}
+
+/** Creates an empty database `outpost_bench_<random>` on the server at `serverUrl`. */
+export async function createBenchDatabase(serverUrl: string): Promise<BenchDatabase> {
+  const name = `outpost_bench_${randomBytes(6).toString('hex')}`;
+  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const admin2 = postgres(serverUrl, { max: 1, onnotice: () => {} });
+      try {
+        await admin2.unsafe(`drop database if exists ${name} with (force)`);
+      } finally {
+        await admin2.end();
+      }
+    },
+  };
+}
+
+/** Children still alive, killed synchronously if the runner exits without closing its replica set. */
+const alive = new Set<ChildProcess>();
+let hooked = false;
+
+/** One `outpost` child writing stdout and stderr into a log file. */
+export interface LoggedChild {
+  readonly pid: number;
+  running(): boolean;
+  exited(): Promise<void>;
+  /** SIGKILL (SIGCONT first, in case it is stopped) and wait for the exit. */
+  kill(): Promise<void>;
+}
+
+function spawnLogged(args: string[], logFile: string): LoggedChild {
+  // Only the config file decides: no OUTPOST_GATEWAY_* / OUTPOST_AGENT_* / OUTPOST_LOG_LEVEL from the runner.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^OUTPOST_(GATEWAY_|AGENT_|LOG_LEVEL$)/.test(key)));
+  const profile = process.env.OUTPOST_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.OUTPOST_BENCH_PROFILE}`] : [];
+  const fd = openSync(logFile, 'a');
+  let child: ChildProcess;
+  try {
+    child = spawn(process.execPath, [...profile, bin, ...args], { stdio: ['ignore', fd, fd], env });
+  } finally {
+    closeSync(fd);
+  }
+  if (child.pid === undefined) throw new Error(`could not spawn outpost ${args.join(' ')}`);
+  if (!hooked) {
+    hooked = true;
+    process.on('exit', () => {
+      for (const c of alive) {
+        try {
+          c.kill('SIGCONT');
+          c.kill('SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+    });
+  }
+  alive.add(child);
+  const exit = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  void exit.then(() => alive.delete(child));
+  const running = () => child.exitCode === null && child.signalCode === null;
+  return {
+    pid: child.pid,
+    running,
+    exited: () => exit,
+    kill: async () => {
+      if (!running()) return;
+      child.kill('SIGCONT');
+      child.kill('SIGKILL');
+      await exit;
+    },
+  };
+}
+
+/** Where one gateway replica listens (the same ports across restarts). */
+export interface ReplicaInfo {
+  readonly name: string;
+  readonly httpPort: number;
+  readonly grpcPort: number;
+  /** `http://127.0.0.1:<httpPort>`: Connect and REST. */
+  readonly httpUrl: string;
+  readonly logFile: string;
+}
+
+/** Options of {@link startReplicaSet}. */
+export interface ReplicaSetOptions {
+  postgresUrl: string;
+  /** Replica ids, e.g. `['gw-1', 'gw-2']`. */
+  gateways: string[];
+  /** Deep-merged over the base gateway config (id, 127.0.0.1, ports, database, insecure, log level). */
+  gatewayConfig: ConfigObject;
+  /** Gateway and agent log level (the logs are only read by people). */
+  logLevel: string;
+  /** Temp dir name prefix. */
+  prefix: string;
+}
+
+/** A running set of replicas with a sandbox. Always `close()` it. */
+export interface ReplicaSet {
+  readonly dir: string;
+  readonly kubeconfig: string;
+  readonly databaseUrl: string;
+  replica(name: string): ReplicaInfo;
+  /** Starts (or restarts after a kill) gateway `name`; resolves once `GET /health` answers 200. */
+  startGateway(name: string): Promise<void>;
+  /** kill -9 of gateway `name`; resolves once it exited. */
+  killGateway(name: string): Promise<void>;
+  isRunning(name: string): boolean;
+  /** Starts agent `id` for account `account` (namespace demo, ConfigMaps) dialing `grpc`; `extra` merged over its config. */
+  startAgent(id: string, account: string, grpc: string, extra?: ConfigObject): void;
+  /** Query on the shared database. */
+  sql<T extends object = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
+  /** Throws (with the log path) when a child that should run has exited. */
+  checkAlive(): void;
+  /**
+   * Kills every child, drops the database; removes the temp dir unless `keepLogs` (or OUTPOST_BENCH_KEEP_LOGS is set),
+   * in which case its path is printed.
+   * Never throws (errors are printed).
+   */
+  close(keepLogs: boolean): Promise<void>;
+}
+
+function isPlainObject(value: unknown): value is ConfigObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** `base` with `override` merged in (nested objects merge; arrays and scalars replace). */
+export function deepMerge(base: ConfigObject, override: ConfigObject = {}): ConfigObject {
+  const out: ConfigObject = { ...base };
+  for (const [key, value] of Object.entries(override)) {
+    if (value === undefined) continue;
+    out[key] = isPlainObject(value) && isPlainObject(out[key]) ? deepMerge(out[key] as ConfigObject, value) : value;
+  }
+  return out;
+}
+
+/** The last lines of a log file ('' when none). */
+export function logTail(file: string, chars = 3000): string {
+  try {
+    return readFileSync(file, 'utf8').slice(-chars);
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Creates the database and temp dir, starts the sandbox (`outpost sandbox --seed demo`) and every gateway. On failure
+ * it cleans up what it started (keeping the logs) and rethrows.
+ */
+export async function startReplicaSet(options: ReplicaSetOptions): Promise<ReplicaSet> {
+  const dir = mkdtempSync(join(tmpdir(), options.prefix));
+  const kubeconfig = join(dir, 'kubeconfig');
+  const replicas = new Map<string, ReplicaInfo & { configFile: string; proc?: LoggedChild }>();
+  const agents: { id: string; logFile: string; proc: LoggedChild }[] = [];
+  let database: BenchDatabase | undefined;
+  let sandbox: Child | undefined;
+  let client: postgres.Sql | undefined;
+  let closed = false;
+
+  const get = (name: string) => {
+    const r = replicas.get(name);
+    if (!r) throw new Error(`no gateway named ${name}`);
+    return r;
+  };
+
+  const set: ReplicaSet = {
+    dir,
+    kubeconfig,
+    get databaseUrl() {
+      return database!.url;
+    },
+    replica: (name) => get(name),
+    async startGateway(name) {
+      const r = get(name);
+      if (r.proc?.running()) throw new Error(`${name} is already running`);
+      const proc = spawnLogged(['gateway', '--config', r.configFile], r.logFile);
+      r.proc = proc;
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const status = await fetch(`${r.httpUrl}/health`, { signal: AbortSignal.timeout(2000) }).then((res) => res.status, () => 0);
+        if (status === 200) return;
+        if (!proc.running()) throw new Error(`gateway ${name} exited during start-up; log ${r.logFile}:\n${logTail(r.logFile)}`);
+        if (Date.now() > deadline) throw new Error(`gateway ${name} not healthy within 60 s; log ${r.logFile}:\n${logTail(r.logFile)}`);
+        await sleep(50);
+      }
+    },
+    async killGateway(name) {
+      const proc = get(name).proc;
+      if (!proc?.running()) throw new Error(`${name} is not running`);
+      await proc.kill();
+    },
+    isRunning: (name) => get(name).proc?.running() === true,
+    startAgent(id, account, grpc, extra) {
+      const configFile = join(dir, `${id}.yaml`);
+      const config = deepMerge(
+        {
+          clouddriver: { grpc, insecure: true },
+          agent: { id },
+          server: { port: 0 },
+          logging: { level: options.logLevel },
+          kubernetes: { accounts: [{ name: account, kubeconfigFile: kubeconfig, namespaces: ['demo'], kinds: ['ConfigMap'] }] },
+        },
+        extra,
+      );
+      writeFileSync(configFile, stringify(config));
+      const logFile = join(dir, `${id}.log`);
+      agents.push({ id, logFile, proc: spawnLogged(['agent', '--config', configFile], logFile) });
+    },
+    async sql<T extends object>(text: string, params: unknown[] = []) {
+      client ??= postgres(database!.url, { max: 2, onnotice: () => {} });
+      return (await client.unsafe(text, params as postgres.ParameterOrJSON<never>[])) as unknown as T[];
+    },
+    checkAlive() {
+      for (const a of agents) {
+        if (!a.proc.running()) throw new Error(`agent ${a.id} exited; log ${a.logFile}:\n${logTail(a.logFile)}`);
+      }
+      if (sandbox && sandbox.process.exitCode !== null) throw new Error(`the sandbox exited: ${sandbox.output().slice(-2000)}`);
+    },
+    async close(keepLogs) {
+      if (closed) return;
+      closed = true;
+      const step = async (what: string, fn: () => Promise<unknown> | unknown) => {
+        try {
+          await fn();
+        } catch (err) {
+          console.error(`bench: cleanup (${what}) failed: ${(err as Error).message}`);
+        }
+      };
+      for (const a of agents) await step(`agent ${a.id}`, () => a.proc.kill());
+      for (const r of replicas.values()) await step(`gateway ${r.name}`, () => r.proc?.kill());
+      await step('sandbox', () => sandbox?.stop());
+      await step('sql client', () => client?.end({ timeout: 2 }));
+      await step('database', () => database?.drop());
+      if (keepLogs || process.env.OUTPOST_BENCH_KEEP_LOGS) console.error(`bench: logs of the gateway and agent children kept in ${dir}`);
+      else await step('temp dir', () => rmSync(dir, { recursive: true, force: true }));
+    },
+  };
+
+  try {
+    database = await createBenchDatabase(options.postgresUrl);
+    for (const name of options.gateways) {
+      const [httpPort, grpcPort] = [await freePort(), await freePort()];
+      const configFile = join(dir, `${name}.yaml`);
+      const config = deepMerge(
+        { id: name, host: '127.0.0.1', httpPort, grpcPort, database: database.url, logLevel: options.logLevel, insecure: true },
+        options.gatewayConfig,
+      );
+      writeFileSync(configFile, stringify(config));
+      replicas.set(name, { name, httpPort, grpcPort, httpUrl: `http://127.0.0.1:${httpPort}`, logFile: join(dir, `${name}.log`), configFile });
+    }
+    const sandboxPort = await freePort();
+    sandbox = await startOutpost(['sandbox', '--port', String(sandboxPort), '--kubeconfig', kubeconfig, '--seed', 'demo'], /127\.0\.0\.1:\d+/);
+    await Promise.all(options.gateways.map((name) => set.startGateway(name)));
+  } catch (err) {
+    await set.close(true);
+    throw err;
+  }
+  return set;
+}
+
+/** One account as ListAccounts (Connect JSON) reports it. */
+export interface AccountView {
+  name: string;
+  state?: string;
+  agentId?: string;
+  gatewayId?: string;
+}
+
+/** Account `name` as gateway `httpUrl` lists it (undefined when unknown or the gateway does not answer). */
+export async function readAccount(httpUrl: string, name: string): Promise<AccountView | undefined> {
+  try {
+    const res = await fetch(`${httpUrl}/outpost.api.v1.AccountService/ListAccounts`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name }),
+      signal: AbortSignal.timeout(3000),
+    });
+    if (!res.ok) return undefined;
+    const body = (await res.json()) as { accounts?: AccountView[] };
+    return (body.accounts ?? []).find((a) => a.name === name);
+  } catch {
+    return undefined;
+  }
+}

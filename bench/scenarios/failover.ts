@@ -1,0 +1,217 @@
+/**
+ * Scenario — failover time: a sandbox, three gateway replicas (gw-1…gw-3) on one fresh Postgres database, and one
+ * agent reaching them through a round-robin TCP balancer in this process (an L4 Service without health checks: a
+ * target that refuses connections is skipped). Each run waits for the steady state (every replica sees the other two,
+ * the account is ACTIVE with a valid lease, an operation succeeds through every replica), then `kill -9`s the replica
+ * holding the account's lease and submits `get` operations (`wait: true`, short timeout each) to the survivors in
+ * turn until one succeeds. Failover time = kill → first successful operation on that account, as a user retrying
+ * would see it. The killed replica is restarted on the same ports before the next run.
+ */
+import { Code, ConnectError } from '@connectrpc/connect';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createOperationClient, type OperationClient } from '../../src/client/operation-client.js';
+import { OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
+import { startBalancer, type Balancer } from '../balancer.js';
+import { summarize } from '../machine.js';
+import { readAccount, startReplicaSet, type ConfigObject, type ReplicaSet } from '../replicas.js';
+
+/** Parameters of the scenario. */
+export interface FailoverParams {
+  postgresUrl: string;
+  /** Kill/recover cycles. */
+  runs: number;
+  /** Timeout of each operation submitted after the kill (the client waits 2 s longer for the answer). */
+  attemptTimeoutSeconds: number;
+  /** A run with no successful operation this long after the kill is recorded as failed. */
+  giveUpSeconds: number;
+}
+
+/** One submitted operation after the kill. */
+export interface FailoverAttempt {
+  /** Replica it was submitted to. */
+  replica: string;
+  /** Submitted this long after the kill, and answered after `ms`. */
+  atSeconds: number;
+  ms: number;
+  outcome: string;
+}
+
+/** One kill/recover cycle. */
+export interface FailoverRun {
+  run: number;
+  /** The replica killed (it held the account's lease). */
+  killed: string;
+  /** Kill → first successful operation; null when none succeeded within giveUpSeconds. */
+  seconds: number | null;
+  /** Replica holding the lease afterwards. */
+  newHolder: string;
+  /** Kill → the agent's new session row on a survivor (Postgres `connected_at`), when found. */
+  reconnectSeconds: number | null;
+  attempts: FailoverAttempt[];
+  error?: string;
+}
+
+/** Figures of the scenario (seconds). */
+export interface FailoverResult {
+  runs: FailoverRun[];
+  /** Over the runs that recovered; with fewer than 100 runs p99 is the maximum (nearest rank). */
+  seconds: ReturnType<typeof summarize>;
+  reconnect: ReturnType<typeof summarize>;
+  failedRuns: number;
+  config: { gateway: ConfigObject; agent: ConfigObject; attemptTimeoutSeconds: number };
+  /** Set when logs were kept (a run failed): the temp dir holding every child's log. */
+  logsDir?: string;
+}
+
+const ACCOUNT = 'bench';
+const AGENT_ID = 'bench-agent';
+const NAMES = ['gw-1', 'gw-2', 'gw-3'];
+const SPEC = { case: 'get' as const, value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'demo', name: 'web-config' } };
+
+/** Short heartbeats so a dead replica and a dead stream are noticed in seconds; lease length left at its default. */
+const GATEWAY_CONFIG: ConfigObject = {
+  cluster: { discovery: 'database', heartbeatIntervalSeconds: 0.5, deadAfterSeconds: 2 },
+  agents: { heartbeatIntervalSeconds: 1, deadAfterSeconds: 3 },
+};
+/** Agent reconnect backoff (full jitter: each delay uniform in [0, min(max, base × factor^n)]). */
+const AGENT_CONFIG: ConfigObject = {
+  clouddriver: { keepAliveHeartbeatSeconds: 1, reconnect: { baseSeconds: 0.5, factor: 1.6, maxSeconds: 5 } },
+};
+
+type Outcome = { ok: true } | { ok: false; reason: string };
+
+async function attempt(client: OperationClient, timeoutSeconds: number): Promise<Outcome> {
+  try {
+    const res = await client.raw.submitOperation(
+      { account: ACCOUNT, wait: true, timeout: { seconds: BigInt(timeoutSeconds) }, spec: SPEC },
+      { timeoutMs: timeoutSeconds * 1000 + 2000 },
+    );
+    const op = res.operation;
+    if (op?.state === OperationState.SUCCEEDED && op.result?.success) return { ok: true };
+    return { ok: false, reason: `${OperationState[op?.state ?? 0]} ${op?.error || op?.result?.message || ''}`.trim() };
+  } catch (err) {
+    const e = ConnectError.from(err);
+    return { ok: false, reason: `${Code[e.code]}: ${e.rawMessage}` };
+  }
+}
+
+async function eventually(what: string, set: ReplicaSet, check: () => Promise<string | true>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    set.checkAlive();
+    const result = await check().catch((err: Error) => err.message);
+    if (result === true) return;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}; last: ${result}`);
+    await sleep(100);
+  }
+}
+
+/** Every replica lists the three as ready; the account is ACTIVE on a live lease holder; an operation succeeds through each replica. */
+async function waitSteady(set: ReplicaSet, clients: Map<string, OperationClient>): Promise<string> {
+  await eventually('every replica to list 3 ready replicas', set, async () => {
+    for (const name of NAMES) {
+      const res = await fetch(`${set.replica(name).httpUrl}/armory/clouddrivers`, { signal: AbortSignal.timeout(2000) });
+      const list = (await res.json()) as { id: string; ready: boolean }[];
+      if (list.filter((r) => r.ready).length !== 3) return `${name} lists ${JSON.stringify(list)}`;
+    }
+    return true;
+  });
+  let holder = '';
+  await eventually('the account ACTIVE with a valid lease and a live stream on its holder', set, async () => {
+    const [row] = await set.sql<{ gateway_id: string; valid: boolean }>(
+      'select gateway_id, lease_expires_at > now() as valid from accounts where name = $1',
+      [ACCOUNT],
+    );
+    if (!row?.gateway_id || !row.valid || !set.isRunning(row.gateway_id)) return `lease row ${JSON.stringify(row)}`;
+    const account = await readAccount(set.replica(row.gateway_id).httpUrl, ACCOUNT);
+    if (account?.state !== 'ACTIVE') return `account ${JSON.stringify(account)}`;
+    const live = await set.sql('select 1 from agent_sessions where agent_id = $1 and gateway_id = $2 and ended_at is null', [AGENT_ID, row.gateway_id]);
+    if (live.length === 0) return `no live session of ${AGENT_ID} on ${row.gateway_id}`;
+    holder = row.gateway_id;
+    return true;
+  });
+  for (const name of NAMES) {
+    await eventually(`an operation to succeed through ${name}`, set, async () => {
+      const r = await attempt(clients.get(name)!, 5);
+      return r.ok ? true : r.reason;
+    });
+  }
+  const [row] = await set.sql<{ gateway_id: string }>('select gateway_id from accounts where name = $1', [ACCOUNT]);
+  if (row?.gateway_id !== holder) throw new Error(`the lease moved from ${holder} to ${row?.gateway_id} while the system was idle`);
+  return holder;
+}
+
+/** Runs the scenario: one set of processes, `params.runs` kill/recover cycles. */
+export async function runFailover(params: FailoverParams): Promise<FailoverResult> {
+  const set = await startReplicaSet({
+    postgresUrl: params.postgresUrl,
+    gateways: NAMES,
+    gatewayConfig: GATEWAY_CONFIG,
+    logLevel: 'info',
+    prefix: 'outpost-bench-failover-',
+  });
+  let balancer: Balancer | undefined;
+  let keepLogs = true;
+  try {
+    balancer = await startBalancer(NAMES.map((n) => set.replica(n).grpcPort));
+    set.startAgent(AGENT_ID, ACCOUNT, balancer.address, AGENT_CONFIG);
+    const clients = new Map(NAMES.map((n) => [n, createOperationClient({ gatewayUrl: set.replica(n).httpUrl, binary: true })]));
+
+    const runs: FailoverRun[] = [];
+    for (let run = 1; run <= params.runs; run++) {
+      const holder = await waitSteady(set, clients);
+      const survivors = NAMES.filter((n) => n !== holder);
+      const attempts: FailoverAttempt[] = [];
+      const killedWall = Date.now();
+      const killedAt = performance.now();
+      await set.killGateway(holder);
+      let seconds: number | null = null;
+      for (let i = run; seconds === null && performance.now() - killedAt < params.giveUpSeconds * 1000; i++) {
+        const replica = survivors[i % survivors.length]!;
+        const t0 = performance.now();
+        const r = await attempt(clients.get(replica)!, params.attemptTimeoutSeconds);
+        const t1 = performance.now();
+        attempts.push({ replica, atSeconds: (t0 - killedAt) / 1000, ms: t1 - t0, outcome: r.ok ? 'SUCCEEDED' : r.reason });
+        if (r.ok) seconds = (t1 - killedAt) / 1000;
+        else if (t1 - t0 < 100) await sleep(100); // an immediate refusal: do not spin
+      }
+      const [row] = await set.sql<{ gateway_id: string }>('select gateway_id from accounts where name = $1', [ACCOUNT]);
+      const [session] = await set.sql<{ connected_at: Date }>(
+        'select connected_at from agent_sessions where agent_id = $1 and gateway_id <> $2 and connected_at >= $3 order by connected_at limit 1',
+        [AGENT_ID, holder, new Date(killedWall - 1000)],
+      );
+      const result: FailoverRun = {
+        run,
+        killed: holder,
+        seconds,
+        newHolder: row?.gateway_id ?? '',
+        reconnectSeconds: session ? (session.connected_at.getTime() - killedWall) / 1000 : null,
+        attempts,
+      };
+      if (seconds === null) result.error = `no operation succeeded within ${params.giveUpSeconds} s of the kill`;
+      runs.push(result);
+      console.log(
+        `failover run ${run}: killed ${holder} → ${seconds === null ? 'NOT RECOVERED' : `${seconds.toFixed(2)} s`} ` +
+          `(${attempts.length} attempt(s), new holder ${result.newHolder}, agent reconnected after ${result.reconnectSeconds?.toFixed(2) ?? '?'} s)`,
+      );
+      for (const a of attempts.filter((x) => x.outcome !== 'SUCCEEDED')) {
+        console.log(`  attempt at +${a.atSeconds.toFixed(2)} s to ${a.replica}: ${a.outcome} after ${a.ms.toFixed(0)} ms`);
+      }
+      await set.startGateway(holder); // same config, same ports
+    }
+    const recovered = runs.filter((r) => r.seconds !== null);
+    const failedRuns = runs.length - recovered.length;
+    keepLogs = failedRuns > 0;
+    return {
+      runs,
+      seconds: summarize(recovered.map((r) => r.seconds!)),
+      reconnect: summarize(runs.flatMap((r) => (r.reconnectSeconds === null ? [] : [r.reconnectSeconds]))),
+      failedRuns,
+      config: { gateway: GATEWAY_CONFIG, agent: AGENT_CONFIG, attemptTimeoutSeconds: params.attemptTimeoutSeconds },
+      ...(keepLogs ? { logsDir: set.dir } : {}),
+    };
+  } finally {
+    await balancer?.close();
+    await set.close(keepLogs);
+  }
+}
