@@ -1,0 +1,100 @@
+/**
+ * The dispatch seam alone (no sockets): which stream gets an operation — the local caching stream only while its
+ * lease is known valid, else a local STANDBY stream, else another replica (lease holder first) — and how a failed
+ * forward drops the cached owner answer and tries the next replica.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { performance } from 'node:perf_hooks';
+import { create } from '@bufbuild/protobuf';
+import { OperationSchema, type Operation } from '../../src/gen/outpost/agent/v1/operation_pb.js';
+import { createSessionRegistry, type LiveSession } from '../../src/gateway/agents/session-registry.js';
+import { createDispatch, dispatchLocal, FORWARD_PATH } from '../../src/gateway/cluster/dispatch.js';
+import type { PeerClient } from '../../src/gateway/cluster/peer-client.js';
+import { createSilentLogger } from '../../src/shared/logger.js';
+
+function session(id: string, serves: string[]): LiveSession & { sent: Operation[] } {
+  const sent: Operation[] = [];
+  return {
+    id,
+    agentId: `agent-${id}`,
+    zone: '',
+    principal: { subject: 'test', roles: new Set(), accountPatterns: [] } as never,
+    close: () => {},
+    done: Promise.resolve(),
+    serves: (a) => serves.includes(a),
+    sendOperation: (op) => (sent.push(op), true),
+    sendAccountCommand: () => true,
+    sessionToken: 't',
+    standbyAccounts: () => [],
+    promote: async () => {},
+    leaseLost: async () => {},
+    sent,
+  };
+}
+
+const op = create(OperationSchema, { id: 'op-1', account: 'acct', spec: { case: 'get', value: { kind: 'ConfigMap', name: 'x' } } });
+
+test('local: the caching stream while its lease is valid; a STANDBY stream when the lease is not known valid', () => {
+  const registry = createSessionRegistry();
+  const caching = session('c', ['acct']);
+  const standby = session('s', ['acct']);
+  registry.add(caching);
+  registry.add(standby);
+  registry.claim('acct', caching);
+  // Claimed but not granted yet: not used.
+  assert.equal(dispatchLocal(registry, 'acct', op)?.sessionId, 's');
+  registry.grant('acct', caching, 3, performance.now() + 10_000);
+  assert.equal(dispatchLocal(registry, 'acct', op)?.sessionId, 'c');
+  // A renewal overdue (validity passed): the caching stream is not used any more.
+  registry.grant('acct', caching, 3, performance.now() - 1);
+  assert.equal(dispatchLocal(registry, 'acct', op)?.sessionId, 's');
+  registry.remove(standby);
+  assert.equal(dispatchLocal(registry, 'acct', op), undefined);
+  // An older epoch never replaces a newer grant.
+  registry.grant('acct', caching, 2, performance.now() + 10_000);
+  assert.equal(registry.leaseOf('acct')?.epoch, 3);
+});
+
+test('forwarding: the lease holder first; a refusal or an unknown replica drops the cached owners and the next replica is tried', async () => {
+  const registry = createSessionRegistry();
+  const calls: string[] = [];
+  let forgotten = 0;
+  const peers: PeerClient = {
+    async post(baseUrl, path, body) {
+      assert.equal(path, FORWARD_PATH);
+      assert.deepEqual((body as { origin: string }).origin, 'gw-self');
+      calls.push(baseUrl);
+      if (baseUrl.includes('gw-a')) return { status: 409, body: { error: 'no_stream' } };
+      if (baseUrl.includes('gw-b')) throw new Error('connect ECONNREFUSED');
+      return { status: 200, body: { agentId: 'agent-9', sessionId: 's-9', gatewayId: 'gw-c' } };
+    },
+    close: () => {},
+  };
+  const directory = new Map([
+    ['gw-a', { id: 'gw-a', baseUrl: 'http://gw-a', lastUpdated: new Date(), ready: true }],
+    ['gw-b', { id: 'gw-b', baseUrl: 'http://gw-b', lastUpdated: new Date(), ready: true }],
+    ['gw-c', { id: 'gw-c', baseUrl: 'http://gw-c', lastUpdated: new Date(), ready: true }],
+    ['gw-draining', { id: 'gw-draining', baseUrl: 'http://gw-draining', lastUpdated: new Date(), ready: false }],
+  ]);
+  const dispatch = createDispatch(registry, {
+    selfId: 'gw-self',
+    owners: { replicasFor: async () => ['gw-gone', 'gw-draining', 'gw-a', 'gw-b', 'gw-c'], forget: () => void forgotten++ },
+    replicas: { get: (id) => directory.get(id) },
+    peers,
+    logger: createSilentLogger(),
+  });
+  const target = await dispatch('acct', op);
+  assert.deepEqual(target, { agentId: 'agent-9', sessionId: 's-9', gatewayId: 'gw-c' });
+  assert.deepEqual(calls, ['http://gw-a', 'http://gw-b', 'http://gw-c']);
+  assert.equal(forgotten, 4, 'unknown, draining, refusing and unreachable replicas each drop the cached answer');
+
+  const none = createDispatch(registry, {
+    selfId: 'gw-self',
+    owners: { replicasFor: async () => [], forget: () => {} },
+    replicas: { get: () => undefined },
+    peers,
+    logger: createSilentLogger(),
+  });
+  assert.equal(await none('acct', op), undefined);
+});
