@@ -9,7 +9,7 @@ import type { AccountInfo, EventBatch, SyncMarker } from '../../gen/outpost/agen
 import { decodeEventBatch } from '../cache/event-decoder.js';
 import type { ObjectWriter } from '../cache/object-writer.js';
 import type { SyncState } from '../cache/sync-state.js';
-import { LeaseLostError, type WriteFence } from '../cluster/lease-fence.js';
+import { isLeaseLost, type WriteFence } from '../cluster/lease-fence.js';
 import { invalidArgument } from '../errors.js';
 import type { AccountStore } from './account-store.js';
 import { validateAccountInfo } from './hello-validation.js';
@@ -69,7 +69,7 @@ export function createWritePipeline(state: StreamState, deps: WritePipelineDeps,
   const commit = (sequence: bigint) => state.outbox.ack(sequence);
   /** A LeaseLostError demotes its accounts on this stream (not waited for: it runs between messages); others rethrow. */
   const lostLease = (err: unknown): void => {
-    if (!(err instanceof LeaseLostError)) throw err;
+    if (!isLeaseLost(err)) throw err;
     void state.leaseLost(err.accounts);
   };
   /** The leases this stream presents for writes of `accounts` (epoch 0 — never valid — when it holds none). */

@@ -21,9 +21,15 @@ export interface WriteFence {
   leases: FencedLease[];
 }
 
-/** A write (or other owner-only step) refused because this replica no longer holds the account's lease. */
+const LEASE_LOST = Symbol('outpost.leaseLost');
+
+/**
+ * A write (or other owner-only step) refused because this replica no longer holds the account's lease. Test for it
+ * with {@link isLeaseLost}: `instanceof` goes through ConnectError's own check and matches every ConnectError.
+ */
 export class LeaseLostError extends ConnectError {
   readonly accounts: string[];
+  readonly [LEASE_LOST] = true;
   constructor(accounts: string[]) {
     super(
       `this gateway replica no longer owns account${accounts.length > 1 ? 's' : ''} ${accounts.join(', ')} (its lease expired or was taken over); reconnect`,
@@ -32,6 +38,11 @@ export class LeaseLostError extends ConnectError {
     // The name stays "ConnectError": ConnectError's instanceof check relies on it.
     this.accounts = accounts;
   }
+}
+
+/** True for a {@link LeaseLostError}. */
+export function isLeaseLost(err: unknown): err is LeaseLostError {
+  return typeof err === 'object' && err !== null && (err as { [LEASE_LOST]?: boolean })[LEASE_LOST] === true;
 }
 
 /**
