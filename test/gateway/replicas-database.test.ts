@@ -62,7 +62,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('replica discovery: heartbeat table', () => {
   const multi = process.env.OUTPOST_TEST_POSTGRES ? false : 'needs OUTPOST_TEST_POSTGRES: PGlite serves one process, so several replicas cannot share it';
-  test('postgres: three gateways list each other; a closed one disappears at once', { skip: multi, timeout: 10_000 }, async () => {
+  test('postgres: three gateways list each other; a closed one disappears at once', { skip: multi, timeout: 30_000 }, async () => {
     const testDb = await createTestDatabase('postgres');
     const gateways: RunningGateway[] = [];
     try {
@@ -101,7 +101,7 @@ describe('replica discovery: heartbeat table', () => {
   });
 
   for (const driver of testDrivers()) {
-    test(`${driver}: a replica that stops heartbeating is listed until its heartbeat is older than deadAfterSeconds`, { timeout: 10_000 }, async () => {
+    test(`${driver}: a replica that stops heartbeating is listed until its heartbeat is older than deadAfterSeconds`, { timeout: 30_000 }, async () => {
       const testDb = await createTestDatabase(driver);
       const gw = await start('gw-live', testDb.url);
       try {
@@ -124,7 +124,7 @@ describe('replica discovery: heartbeat table', () => {
       }
     });
 
-    test(`${driver}: a draining replica is listed not ready, then removed on close`, { timeout: 10_000 }, async () => {
+    test(`${driver}: a draining replica is listed not ready, then removed on close`, { timeout: 30_000 }, async () => {
       const testDb = await createTestDatabase(driver);
       const database = await openDatabase(testDb.url);
       const logger = createSilentLogger();

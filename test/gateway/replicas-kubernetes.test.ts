@@ -62,7 +62,7 @@ async function listing(gateway: RunningGateway): Promise<string[]> {
 }
 
 describe('replica discovery: Kubernetes Endpoints', () => {
-  test('the list follows Endpoints added, made not ready and removed; other prefixes and ports are ignored', { timeout: 10_000 }, async () => {
+  test('the list follows Endpoints added, made not ready and removed; other prefixes and ports are ignored', { timeout: 30_000 }, async () => {
     const core = sb.kubeConfig().makeApiClient(CoreV1Api);
     const config = loadGatewayConfig({
       env: {},
@@ -132,7 +132,7 @@ describe('replica discovery: Kubernetes Endpoints', () => {
     }
   });
 
-  test('a custom prefix and port name; the directory notifies subscribers on changes', { timeout: 10_000 }, async () => {
+  test('a custom prefix and port name; the directory notifies subscribers on changes', { timeout: 30_000 }, async () => {
     const directory = createEndpointsDirectory({
       config: { namespace: NS, endpointsPrefix: 'outpost-gw', portName: 'web', kubeconfigFile, context: 'sandbox' },
       scheme: 'https',
@@ -158,7 +158,7 @@ describe('replica discovery: Kubernetes Endpoints', () => {
     }
   });
 
-  test('the list keeps following after dropped watches, failed re-watches and expired history', { timeout: 10_000 }, async () => {
+  test('the list keeps following after dropped watches, failed re-watches and expired history', { timeout: 30_000 }, async () => {
     const directory = createEndpointsDirectory({
       config: { namespace: NS, endpointsPrefix: 'spin-clouddriver', portName: 'http', kubeconfigFile, context: 'sandbox' },
       scheme: 'http',
@@ -190,7 +190,7 @@ describe('replica discovery: Kubernetes Endpoints', () => {
     }
   });
 
-  test('kubernetes mode outside a pod without a kubeconfig refuses to start, saying what to set', { timeout: 10_000 }, async () => {
+  test('kubernetes mode outside a pod without a kubeconfig refuses to start, saying what to set', { timeout: 30_000 }, async () => {
     const config = loadGatewayConfig({
       env: {},
       overrides: { id: 'gw-k', host: '127.0.0.1', httpPort: 0, grpcPort: 0, database: 'memory://', insecure: true, cluster: { discovery: 'kubernetes' } },
