@@ -35,6 +35,7 @@ import { createOwnerLookup } from './cluster/owner-lookup.js';
 import { createPeerClient, type PeerClient } from './cluster/peer-client.js';
 import { createReplicaTokenSigner } from './auth/replica-token.js';
 import { createResultRelay } from './operations/result-relay.js';
+import { createGatewayMetrics } from './metrics/gateway-metrics.js';
 import { createReplicaDirectory, type ReplicaDirectory } from './cluster/replica-directory.js';
 import { createErrorInterceptor } from './errors.js';
 import { createOperationManager } from './operations/operation-manager.js';
@@ -128,6 +129,11 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     logger.warn('auth.replicaSecretFile is not set: other replicas cannot forward operations or relay results to this one');
   }
   const clusterLogger = logger.child({ component: 'cluster' });
+  const metrics = createGatewayMetrics({
+    database,
+    connectedAgents: () => registry.all().length,
+    replicasKnown: () => replicaDirectory.list().length,
+  });
   const operations = createOperationManager({
     gatewayId: config.id,
     store: createOperationStore(database),
@@ -137,10 +143,12 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       replicas: replicaDirectory,
       peers,
       logger: clusterLogger,
+      metrics,
     }),
     dispatchLocal: (account, operation) => dispatchLocal(registry, account, operation),
     relay: createResultRelay({ selfId: config.id, replicas: replicaDirectory, peers, logger: clusterLogger }),
     verifySession: (id, token) => verifySession(database, id, token),
+    metrics,
     config: config.operations,
     logger: logger.child({ component: 'operations' }),
   });
@@ -169,6 +177,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     resumeMaxAgeSeconds: config.cache.resumeMaxAgeSeconds,
     leaseSeconds: config.cluster.leaseSeconds,
     onAccountsReleased: () => leaseKeeper.poke(),
+    metrics,
     registry,
     accountStore: createAccountStore(database),
     objectWriter: createObjectWriter(database),
@@ -214,6 +223,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     agentStaleAfterSeconds,
     accounts: accountAdmin,
     replicas: replicaDirectory,
+    metrics,
   });
   const handler = connectNodeAdapter({
     routes,

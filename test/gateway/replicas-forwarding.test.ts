@@ -96,6 +96,10 @@ describe('operation forwarding between replicas (postgres)', { skip: pg ? false 
     assert.equal(agent.runs.get(op.operation!.id), 1);
     const rows = await a.query<{ gateway_id: string; agent_id: string; state: string }>(`select gateway_id, agent_id, state from operations where id = '${op.operation!.id}'`);
     assert.deepEqual(rows, [{ gateway_id: 'gw-b', agent_id: 'agent-1', state: 'SUCCEEDED' }]);
+    // Counted, and the metrics need the read role like every read route.
+    const metrics = await fetch(`${b.httpUrl}/metrics`, { headers: { authorization: `Bearer ${CLIENT_TOKEN}` } });
+    assert.match(await metrics.text(), /outpost_gateway_forwarded_operations_total\{result="taken"\} [1-9]/);
+    assert.equal((await fetch(`${b.httpUrl}/metrics`)).status, 401);
     // Submitted on the replica holding the stream it runs locally too.
     const local = await client(a.gateway).submitOperation({ account, wait: true, spec: { case: 'get', value: { kind: 'ConfigMap', name: 'y', namespace: 'default' } } });
     assert.equal(local.operation?.state, OperationState.SUCCEEDED);

@@ -25,6 +25,7 @@ import type { Operation } from '../../gen/outpost/agent/v1/operation_pb.js';
 import type { Logger } from '../../shared/logger.js';
 import { hasRole, type Principal } from '../auth/principal.js';
 import type { ObjectWriter } from '../cache/object-writer.js';
+import type { IngestRecorder } from '../metrics/gateway-metrics.js';
 import type { SyncState } from '../cache/sync-state.js';
 import { invalidArgument, toConnectError } from '../errors.js';
 import type { DynamicAccountSource } from './account-commands.js';
@@ -65,6 +66,8 @@ export interface AgentSessionDeps {
   dynamicAccounts?: DynamicAccountSource;
   /** Called after a stream released accounts (they may be promoted on a STANDBY stream at once). */
   onAccountsReleased?: () => void;
+  /** Records committed event batches; none when absent. */
+  metrics?: IngestRecorder;
 }
 
 const STOP = Symbol('stop');

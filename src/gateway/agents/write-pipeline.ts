@@ -6,11 +6,13 @@
  * dropped (and still acknowledged).
  */
 import type { AccountInfo, EventBatch, SyncMarker } from '../../gen/outpost/agent/v1/agent_pb.js';
-import { decodeEventBatch } from '../cache/event-decoder.js';
+import { performance } from 'node:perf_hooks';
+import { decodeEventBatch, type DecodedBatch } from '../cache/event-decoder.js';
 import type { ObjectWriter } from '../cache/object-writer.js';
 import type { SyncState } from '../cache/sync-state.js';
 import { isLeaseLost, type WriteFence } from '../cluster/lease-fence.js';
 import { invalidArgument } from '../errors.js';
+import type { IngestRecorder } from '../metrics/gateway-metrics.js';
 import type { AccountStore } from './account-store.js';
 import { validateAccountInfo } from './hello-validation.js';
 import { createListTracker } from './list-tracker.js';
@@ -19,6 +21,8 @@ import type { StreamState } from './stream-state.js';
 
 /** What the pipeline writes to. */
 export interface WritePipelineDeps {
+  /** Records committed batches (events by kind, ingest lag, write time); none when absent. */
+  metrics?: IngestRecorder;
   registry: SessionRegistry;
   accountStore: AccountStore;
   objectWriter: ObjectWriter;
@@ -94,6 +98,7 @@ export function createWritePipeline(state: StreamState, deps: WritePipelineDeps,
     },
     drain,
     async events(batch) {
+      const arrivedAt = performance.now();
       let decoded;
       try {
         checkSequence(batch.sequence);
@@ -114,11 +119,13 @@ export function createWritePipeline(state: StreamState, deps: WritePipelineDeps,
       await drain();
       if (state.stopped) return;
       const sequence = batch.sequence;
+      const writeStartedAt = performance.now();
+      const recorded = () => deps.metrics?.batchCommitted(countByKind(decoded), arrivedAt, writeStartedAt, performance.now());
       // Accounts whose lease is gone were not written (the others were): the stream stops caching them and the batch
       // is acknowledged — their data is the new holder's to bring.
       const write: Promise<void> = deps.objectWriter
         .write(decoded, fenceFor(decoded.accounts))
-        .catch((err) => lostLease(err))
+        .then(recorded, (err) => lostLease(err))
         .then(() => commit(sequence));
       inflight = write;
       write.then(
@@ -155,4 +162,12 @@ export function createWritePipeline(state: StreamState, deps: WritePipelineDeps,
         .catch((err) => lostLease(err));
     },
   };
+}
+
+/** Events of a decoded batch by kind (upserts and deletes). */
+function countByKind(batch: DecodedBatch): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const row of batch.upserts) counts.set(row.kind, (counts.get(row.kind) ?? 0) + 1);
+  for (const row of batch.deletes) counts.set(row.kind, (counts.get(row.kind) ?? 0) + 1);
+  return counts;
 }

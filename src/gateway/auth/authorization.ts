@@ -10,7 +10,7 @@
  * | `outpost.api.v1.OperationService/SubmitOperation` | write; its other methods: read |
  * | `outpost.api.v1.AccountService/{ListAccounts,GetAccount,ListAgents}` | read; its other methods: admin |
  * | `GET /health` | nothing (no authentication at all) |
- * | `GET /armory/clouddrivers*`, `/armory/agent/operations*`, `/armory/accounts*`, `/armory/agents*` | read |
+ * | `GET /metrics`, `GET /armory/clouddrivers*`, `/armory/agent/operations*`, `/armory/accounts*`, `/armory/agents*` | read |
  * | `POST /armory/agent/operations`, `POST /armory/agent/operationresults` | replica |
  * | `POST/PATCH/PUT/DELETE /armory/accounts*` | admin |
  * | anything else | admin |
@@ -39,7 +39,7 @@ export function connectRequirement(service: string, method: string): Role {
   return entry?.[method] ?? entry?.['*'] ?? 'admin';
 }
 
-const READ_PREFIXES = ['/armory/clouddrivers', '/armory/agent/operations', '/armory/accounts', '/armory/agents'];
+const READ_PREFIXES = ['/metrics', '/armory/clouddrivers', '/armory/agent/operations', '/armory/accounts', '/armory/agents'];
 const REPLICA_ROUTES = new Set(['/armory/agent/operations', '/armory/agent/operationresults']);
 
 /** The requirement of a REST route, from its method and path (before routing, so unknown paths get one too). */

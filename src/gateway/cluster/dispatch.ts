@@ -56,6 +56,8 @@ export interface ForwardingDeps {
   replicas: Pick<ReplicaDirectory, 'get'>;
   peers: PeerClient;
   logger: Logger;
+  /** Counts forwards by outcome; none when absent. */
+  metrics?: { forwarded(taken: boolean): void };
 }
 
 /** Creates the dispatcher over this replica's live sessions, forwarding to other replicas when `forwarding` is given. */
@@ -74,11 +76,13 @@ export function createDispatch(registry: SessionRegistry, forwarding?: Forwardin
       try {
         const res = await peers.post(replica.baseUrl, FORWARD_PATH, body);
         const target = res.body as Partial<DispatchTarget> | undefined;
+        forwarding.metrics?.forwarded(res.status === 200);
         if (res.status === 200 && target?.agentId && target.sessionId) {
           return { agentId: target.agentId, sessionId: target.sessionId, gatewayId: id };
         }
         logger.warn({ operationId: operation.id, account, replica: id, status: res.status, answer: res.body }, 'replica did not take the forwarded operation');
       } catch (err) {
+        forwarding.metrics?.forwarded(false);
         logger.warn({ err, operationId: operation.id, account, replica: id }, 'could not forward the operation');
       }
       owners.forget(account);

@@ -12,6 +12,7 @@ import type { OperationHooks } from '../agents/operation-hooks.js';
 import type { LiveSession } from '../agents/session-registry.js';
 import type { Dispatch, DispatchTarget } from '../cluster/dispatch.js';
 import type { ResultRelay } from './result-relay.js';
+import type { OperationRecorder } from '../metrics/gateway-metrics.js';
 import { invalidArgument } from '../errors.js';
 import { createOperationNotifier, type OperationNotifier } from './operation-notifier.js';
 import { decodeOperationPageToken, encodeOperationPageToken } from './operation-page-token.js';
@@ -42,6 +43,8 @@ export interface OperationManagerDeps {
   dispatchLocal?: (account: string, operation: Operation) => DispatchTarget | undefined;
   /** Results of operations of other replicas go back through it; recorded here without it. */
   relay?: ResultRelay;
+  /** Records terminal operations; none when absent. */
+  metrics?: Pick<OperationRecorder, 'finished'>;
   /** Checks a relayed result's session token; relayed results are refused without it. */
   verifySession?: (sessionId: string, token: string) => Promise<RelaySender | undefined>;
 }
@@ -147,6 +150,7 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
       locals.delete(row.id);
     }
     notifier.publish(row);
+    deps.metrics?.finished(row.type, row.state, ((row.finishedAt ?? new Date()).getTime() - row.receivedAt.getTime()) / 1000);
     log.debug({ operationId: row.id, account: row.account, state: row.state, error: row.error || undefined }, 'operation finished');
   };
   const report = (what: string, id: string) => (err: unknown) => {

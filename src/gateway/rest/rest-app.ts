@@ -38,6 +38,8 @@ export interface RestAppOptions {
   agentStaleAfterSeconds?: number;
   /** Serves account management (`/armory/accounts…`) when given. */
   accounts?: AccountAdmin;
+  /** Serves `GET /metrics` (Prometheus text format) when given. */
+  metrics?: { scrape(): Promise<{ contentType: string; body: string }> };
   /** The other replicas for `/armory/clouddrivers`; without it only this replica is listed. */
   replicas?: Pick<ReplicaDirectory, 'list' | 'get'>;
 }
@@ -74,6 +76,14 @@ export function createRestApp(options: RestAppOptions): Hono<RestEnv> {
 
   const toInstance = (r: Replica): ClouddriverInstance => ({ id: r.id, baseUrl: r.baseUrl, lastUpdated: r.lastUpdated.toISOString(), ready: r.ready });
   // This replica is always listed (also before its first heartbeat, or outside the Endpoints it watches), as it sees itself.
+  if (options.metrics) {
+    const metrics = options.metrics;
+    app.get('/metrics', async (c) => {
+      const { contentType, body } = await metrics.scrape();
+      return c.body(body, 200, { 'content-type': contentType });
+    });
+  }
+
   app.get('/armory/clouddrivers', (c) => {
     const others = (options.replicas?.list() ?? []).filter((r) => r.id !== options.id).map(toInstance);
     return c.json([self(), ...others].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)));

@@ -1,0 +1,129 @@
+/**
+ * The gateway's Prometheus metrics (prom-client), served at `GET /metrics` on the HTTP port. One registry per
+ * gateway instance (never prom-client's global one), so several gateways in one process — tests — do not collide.
+ * Features record into it through the narrow recorder interfaces below; gauges that describe current state (agents,
+ * accounts, replicas) are computed at scrape time from their owners, so they can never drift.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { sql } from 'drizzle-orm';
+import type { Database } from '../../db/database.js';
+import { rowsOf } from '../cluster/lease-fence.js';
+
+/** What the write pipeline records per committed batch. */
+export interface IngestRecorder {
+  /** A batch of `events` (by kind) committed; `arrivedAt` and `writeStartedAt` are `performance.now()` stamps. */
+  batchCommitted(eventsByKind: ReadonlyMap<string, number>, arrivedAt: number, writeStartedAt: number, committedAt: number): void;
+}
+
+/** What the operations feature records. */
+export interface OperationRecorder {
+  /** An operation reached a terminal state; `seconds` from receipt to the end. */
+  finished(type: string, state: string, seconds: number): void;
+  /** A forward to another replica was tried: `taken` when that replica took it. */
+  forwarded(taken: boolean): void;
+}
+
+/** The metrics of one gateway. */
+export interface GatewayMetrics extends IngestRecorder, OperationRecorder {
+  readonly registry: Registry;
+  /** The text exposition format. */
+  scrape(): Promise<{ contentType: string; body: string }>;
+}
+
+/** Sources of the scrape-time gauges. */
+export interface GatewayMetricsSources {
+  database: Database;
+  /** Live agent streams on this replica. */
+  connectedAgents(): number;
+  /** Replicas discovery knows (this one included when listed). */
+  replicasKnown(): number;
+}
+
+/** Creates the registry and every metric. */
+export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'outpost_gateway_' });
+  new Gauge({
+    name: 'outpost_gateway_connected_agents',
+    help: 'Agent streams connected to this replica.',
+    registers: [registry],
+    collect() {
+      this.set(sources.connectedAgents());
+    },
+  });
+  new Gauge({
+    name: 'outpost_gateway_replicas_known',
+    help: 'Gateway replicas this replica knows of (discovery).',
+    registers: [registry],
+    collect() {
+      this.set(sources.replicasKnown());
+    },
+  });
+  new Gauge({
+    name: 'outpost_gateway_accounts',
+    help: 'Accounts by state (shared database: the same on every replica).',
+    labelNames: ['state'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      try {
+        const result = await sources.database.db.execute(sql`select state, count(*)::int as n from accounts group by state`);
+        for (const row of rowsOf(result)) this.set({ state: String(row.state) }, Number(row.n));
+      } catch {
+        // An unreachable database leaves the gauge empty for this scrape; /health reports the outage.
+      }
+    },
+  });
+  const events = new Counter({ name: 'outpost_gateway_events_ingested_total', help: 'Events stored in the cache, by kind.', labelNames: ['kind'], registers: [registry] });
+  const batches = new Counter({ name: 'outpost_gateway_event_batches_total', help: 'Event batches committed.', registers: [registry] });
+  const lag = new Histogram({
+    name: 'outpost_gateway_ingest_lag_seconds',
+    help: 'From an event batch arriving on an agent stream to its commit (queueing behind the previous batch included).',
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const write = new Histogram({
+    name: 'outpost_gateway_db_batch_seconds',
+    help: 'Database time of one event batch write (one statement).',
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+    registers: [registry],
+  });
+  const operations = new Counter({
+    name: 'outpost_gateway_operations_total',
+    help: 'Operations that reached a terminal state on this replica, by type and state.',
+    labelNames: ['type', 'state'],
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: 'outpost_gateway_operation_seconds',
+    help: 'Operation latency from receipt to its terminal state, by type.',
+    labelNames: ['type'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [registry],
+  });
+  const forwarded = new Counter({
+    name: 'outpost_gateway_forwarded_operations_total',
+    help: 'Operations forwarded to the replica holding the stream, by whether it took them.',
+    labelNames: ['result'],
+    registers: [registry],
+  });
+  return {
+    registry,
+    batchCommitted(eventsByKind, arrivedAt, writeStartedAt, committedAt) {
+      for (const [kind, n] of eventsByKind) events.inc({ kind }, n);
+      batches.inc();
+      lag.observe(Math.max(0, committedAt - arrivedAt) / 1000);
+      write.observe(Math.max(0, committedAt - writeStartedAt) / 1000);
+    },
+    finished(type, state, seconds) {
+      operations.inc({ type, state });
+      latency.observe({ type }, Math.max(0, seconds));
+    },
+    forwarded(taken) {
+      forwarded.inc({ result: taken ? 'taken' : 'refused' });
+    },
+    async scrape() {
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+  };
+}

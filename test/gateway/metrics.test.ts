@@ -1,0 +1,69 @@
+/**
+ * The gateway's Prometheus endpoint: scraped before and after traffic over a real agent stream and real operations,
+ * the numbers move (agents connected, accounts by state, events ingested by kind, batch and lag histograms,
+ * operations by type and state, replicas known).
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createClient } from '@connectrpc/connect';
+import { createGrpcTransport } from '@connectrpc/connect-node';
+import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
+import { EventType, configMap, connectAgent, event, openAgentStream, startTestGateway, type TestGateway } from './helpers.js';
+import { startOperationAgent } from './operations-helpers.js';
+
+/** The value of one sample (`name{labels} value`), 0 when absent. */
+function sample(text: string, name: string, labels = ''): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${name}${labels} `) || (labels === '' && l.startsWith(`${name} `)));
+  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+}
+
+describe('gateway metrics', () => {
+  let t: TestGateway;
+  const scrape = async () => {
+    const res = await fetch(`${t.gateway.httpUrl}/metrics`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /text\/plain/);
+    return res.text();
+  };
+  before(async () => {
+    t = await startTestGateway('pglite', { id: 'gw-metrics' });
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  test('agents, accounts, events, batches and operations move with traffic', async () => {
+    const before_ = await scrape();
+    assert.equal(sample(before_, 'outpost_gateway_connected_agents'), 0);
+    assert.match(before_, /# TYPE outpost_gateway_ingest_lag_seconds histogram/);
+    assert.ok(before_.includes('outpost_gateway_process_resident_memory_bytes'), 'process metrics');
+
+    const stream = openAgentStream(t.gateway.grpcUrl);
+    await connectAgent(stream, 'agent-m', [{ name: 'metrics-acct' }]);
+    stream.send({ case: 'events', value: { sequence: 1n, events: [event('metrics-acct', EventType.ADDED, configMap('a', 1)), event('metrics-acct', EventType.ADDED, configMap('b', 2))] } });
+    stream.send({ case: 'events', value: { sequence: 2n, events: [event('metrics-acct', EventType.DELETED, configMap('a', 3))] } });
+    await stream.waitForAck(2);
+    const mid = await scrape();
+    assert.equal(sample(mid, 'outpost_gateway_connected_agents'), 1);
+    assert.equal(sample(mid, 'outpost_gateway_accounts', '{state="ACTIVE"}'), 1);
+    assert.equal(sample(mid, 'outpost_gateway_events_ingested_total', '{kind="ConfigMap"}'), 3);
+    assert.equal(sample(mid, 'outpost_gateway_event_batches_total'), 2);
+    assert.equal(sample(mid, 'outpost_gateway_ingest_lag_seconds_count'), 2);
+    assert.equal(sample(mid, 'outpost_gateway_db_batch_seconds_count'), 2);
+    stream.end();
+    await stream.ended;
+
+    const agent = await startOperationAgent(t.gateway.grpcUrl, 'agent-ops', ['metrics-ops']);
+    const client = createClient(OperationService, createGrpcTransport({ baseUrl: t.gateway.grpcUrl }));
+    for (let i = 0; i < 3; i++) {
+      const r = await client.submitOperation({ account: 'metrics-ops', wait: true, spec: { case: 'get', value: { kind: 'ConfigMap', name: `x${i}` } } });
+      assert.equal(r.operation?.state, OperationState.SUCCEEDED);
+    }
+    const end = await scrape();
+    assert.equal(sample(end, 'outpost_gateway_operations_total', '{type="get",state="SUCCEEDED"}'), 3);
+    assert.equal(sample(end, 'outpost_gateway_operation_seconds_count', '{type="get"}'), 3);
+    assert.equal(sample(end, 'outpost_gateway_accounts', '{state="INACTIVE"}'), 1, 'the first account went INACTIVE when its stream ended');
+    assert.equal(sample(end, 'outpost_gateway_replicas_known'), 1);
+    await agent.close();
+  });
+});
