@@ -8,7 +8,16 @@ import assert from 'node:assert/strict';
 import { createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
-import { EventType, configMap, connectAgent, event, openAgentStream, startTestGateway, type TestGateway } from './helpers.js';
+import { EventType, SyncPhase, configMap, connectAgent, event, eventually, openAgentStream, startTestGateway, type TestGateway } from './helpers.js';
+
+/** The account as the test's Hello describes it (see helpers.hello). */
+const accountInfo = () => ({
+  name: 'metrics-acct',
+  apiHost: 'https://cluster-metrics-acct:6443',
+  caFingerprint: 'ab'.repeat(32),
+  kubernetesVersion: 'v1.30.0',
+  kinds: [{ apiVersion: 'v1', kind: 'ConfigMap', resource: 'configmaps', namespaced: true }],
+});
 import { startOperationAgent } from './operations-helpers.js';
 
 /** The value of one sample (`name{labels} value`), 0 when absent. */
@@ -40,9 +49,20 @@ describe('gateway metrics', () => {
 
     const stream = openAgentStream(t.gateway.grpcUrl);
     await connectAgent(stream, 'agent-m', [{ name: 'metrics-acct' }]);
-    stream.send({ case: 'events', value: { sequence: 1n, events: [event('metrics-acct', EventType.ADDED, configMap('a', 1)), event('metrics-acct', EventType.ADDED, configMap('b', 2))] } });
-    stream.send({ case: 'events', value: { sequence: 2n, events: [event('metrics-acct', EventType.DELETED, configMap('a', 3))] } });
+    stream.send({ case: 'sync', value: { sequence: 1n, account: 'metrics-acct', apiVersion: 'v1', kind: 'ConfigMap', phase: SyncPhase.START } });
+    stream.send({ case: 'accountReport', value: { account: accountInfo(), progress: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: '', listed: 250n, done: false }] } });
+    await stream.waitForAck(1);
+    await eventually(async () => sample(await scrape(), 'outpost_gateway_sync_objects_listed') === 250);
+    const listing = await scrape();
+    assert.equal(sample(listing, 'outpost_gateway_sync_scopes', '{state="listing"}'), 1);
+    stream.send({ case: 'sync', value: { sequence: 2n, account: 'metrics-acct', apiVersion: 'v1', kind: 'ConfigMap', phase: SyncPhase.END, resourceVersion: '1', count: 0n } });
     await stream.waitForAck(2);
+    const synced = await scrape();
+    assert.equal(sample(synced, 'outpost_gateway_sync_scopes', '{state="synced"}'), 1);
+    assert.equal(sample(synced, 'outpost_gateway_sync_objects_listed'), 0);
+    stream.send({ case: 'events', value: { sequence: 3n, events: [event('metrics-acct', EventType.ADDED, configMap('a', 1)), event('metrics-acct', EventType.ADDED, configMap('b', 2))] } });
+    stream.send({ case: 'events', value: { sequence: 4n, events: [event('metrics-acct', EventType.DELETED, configMap('a', 3))] } });
+    await stream.waitForAck(4);
     const mid = await scrape();
     assert.equal(sample(mid, 'outpost_gateway_connected_agents'), 1);
     assert.equal(sample(mid, 'outpost_gateway_accounts', '{state="ACTIVE"}'), 1);

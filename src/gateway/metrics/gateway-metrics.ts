@@ -74,6 +74,36 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
       }
     },
   });
+  new Gauge({
+    name: 'outpost_gateway_sync_scopes',
+    help: 'Watch scopes (account, kind, namespace) by sync state: listing (initial or re-list running) or synced.',
+    labelNames: ['state'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      try {
+        const result = await sources.database.db.execute(
+          sql`select case when synced then 'synced' else 'listing' end as state, count(*)::int as n from watch_states group by 1`,
+        );
+        for (const row of rowsOf(result)) this.set({ state: String(row.state) }, Number(row.n));
+      } catch {
+        // see outpost_gateway_accounts
+      }
+    },
+  });
+  new Gauge({
+    name: 'outpost_gateway_sync_objects_listed',
+    help: 'Objects listed so far by the full lists still running (progress of initial syncs).',
+    registers: [registry],
+    async collect() {
+      try {
+        const result = await sources.database.db.execute(sql`select coalesce(sum(listed), 0)::bigint as n from watch_states where not synced`);
+        this.set(Number(rowsOf(result)[0]?.n ?? 0));
+      } catch {
+        // see outpost_gateway_accounts
+      }
+    },
+  });
   const events = new Counter({ name: 'outpost_gateway_events_ingested_total', help: 'Events stored in the cache, by kind.', labelNames: ['kind'], registers: [registry] });
   const batches = new Counter({ name: 'outpost_gateway_event_batches_total', help: 'Event batches committed.', registers: [registry] });
   const lag = new Histogram({
