@@ -6,7 +6,8 @@
 import { getRequestListener } from '@hono/node-server';
 import { Code, ConnectError, type ConnectRouter } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
-import { openDatabase, type Database } from '../db/database.js';
+import { openDatabase, pingDatabase, type Database } from '../db/database.js';
+import { Health } from '../gen/grpc/health/v1/health_pb.js';
 import { AgentService } from '../gen/outpost/agent/v1/agent_pb.js';
 import { AccountService } from '../gen/outpost/api/v1/account_service_pb.js';
 import { ObjectService } from '../gen/outpost/api/v1/object_service_pb.js';
@@ -15,7 +16,7 @@ import { createLogger, type Logger } from '../shared/logger.js';
 import { createAccountStore } from './agents/account-store.js';
 import { serveAgentStream, type AgentSessionDeps } from './agents/agent-session.js';
 import { createAccountCommandBus, type AccountCommandBus, type DynamicAccountSource } from './agents/account-commands.js';
-import { createAgentSessionStore, staleAfterSeconds, verifySession } from './agents/agent-session-store.js';
+import { createAgentSessionStore, createCachedSessionVerifier, staleAfterSeconds } from './agents/agent-session-store.js';
 import { createSessionRegistry } from './agents/session-registry.js';
 import { createAccountService } from './api/account-service.js';
 import { createAccountAdmin } from './accounts/account-admin.js';
@@ -38,6 +39,8 @@ import { createResultRelay } from './operations/result-relay.js';
 import { createGatewayMetrics } from './metrics/gateway-metrics.js';
 import { createReplicaDirectory, type ReplicaDirectory } from './cluster/replica-directory.js';
 import { createErrorInterceptor } from './errors.js';
+import { createHealthService } from './grpc/health-service.js';
+import { createReflectionServices, ServerReflectionV1, ServerReflectionV1alpha } from './grpc/reflection-service.js';
 import { createOperationManager } from './operations/operation-manager.js';
 import { createOperationStore } from './operations/operation-store.js';
 import { createRestApp } from './rest/rest-app.js';
@@ -67,7 +70,7 @@ export interface RunningGateway {
   readonly database: Database;
   /** Pushes account commands to this replica's live agent streams (by zone). */
   readonly accountCommands: AccountCommandBus;
-  /** Drains: health turns 503, agent streams end cleanly, sockets close, then the database closes. Idempotent. */
+  /** Drains: health turns 503 (gRPC: NOT_SERVING), agent streams end cleanly, sockets close, then the database closes. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -147,7 +150,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     }),
     dispatchLocal: (account, operation) => dispatchLocal(registry, account, operation),
     relay: createResultRelay({ selfId: config.id, replicas: replicaDirectory, peers, logger: clusterLogger }),
-    verifySession: (id, token) => verifySession(database, id, token),
+    verifySession: createCachedSessionVerifier(database),
     metrics,
     config: config.operations,
     logger: logger.child({ component: 'operations' }),
@@ -200,6 +203,14 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     intervalMs: Math.max(50, Math.min(30_000, config.accounts.cleanupGraceSeconds * 100)),
     logger: logger.child({ component: 'accounts' }),
   });
+  const apiServices = [AgentService, ObjectService, AccountService, OperationService];
+  // gRPC health tells what GET /health tells (draining, database); reflection describes every service served here.
+  const health = createHealthService({
+    services: apiServices.map((s) => s.typeName),
+    ping: () => pingDatabase(database),
+    logger: logger.child({ component: 'health' }),
+  });
+  const reflection = createReflectionServices({ services: [...apiServices, Health] });
   const routes = (router: ConnectRouter) => {
     router.service(AgentService, { connect: (requests, context) => serveAgentStream(requests, sessionDeps, principalOf(context.values)) });
     router.service(ObjectService, createObjectService(database));
@@ -211,6 +222,9 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     router.service(OperationService, createOperationService(operations, logger.child({ component: 'api' })), {
       jsonOptions: { ignoreUnknownFields: false },
     });
+    router.service(Health, health.impl);
+    router.service(ServerReflectionV1, reflection.v1);
+    router.service(ServerReflectionV1alpha, reflection.v1alpha);
   };
   const rest = createRestApp({
     id: config.id,
@@ -249,6 +263,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   leaseKeeper.start();
   accountSweeper.start();
   accountCleanup.start();
+  health.start();
   const urlHost = displayHost(config.host);
   const scheme = servers.secure ? 'https' : 'http';
   const httpUrl = `${scheme}://${urlHost}:${servers.httpPort}`;
@@ -262,6 +277,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   const close = () =>
     (closing ??= (async () => {
       draining = true;
+      health.drain();
       logger.info('gateway shutting down');
       // Peers see this replica not ready at once, before its streams and sockets close.
       await replicaDirectory.markDraining().catch(() => {});
@@ -270,6 +286,8 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       await accountSweeper.stop();
       await accountCleanup.stop();
       await leaseKeeper.stop();
+      // Health Watch streams never end by themselves: they end here, so the servers do not wait on them.
+      await health.close();
       const sockets = servers.close(SHUTDOWN_GRACE_MS);
       const sessions = registry.all();
       // Agents reconnect at once (to another replica behind the same address) instead of waiting out a backoff.
@@ -296,10 +314,10 @@ export function authSetupProblem(config: Pick<GatewayConfig, 'auth' | 'authoriza
   const canAuthenticate =
     config.auth.tokens.length > 0 || config.auth.jwt !== undefined || (config.tls !== undefined && config.tls.clientAuth !== 'NONE');
   if (!canAuthenticate) {
-    return 'no credentials are configured (auth.tokens, auth.jwt, or tls.clientAuth with a CA): every request but GET /health will be refused; configure them, or run with --insecure for development only';
+    return 'no credentials are configured (auth.tokens, auth.jwt, or tls.clientAuth with a CA): every request but health checks will be refused; configure them, or run with --insecure for development only';
   }
   if (config.authorization.rules.length === 0) {
-    return 'authorization.rules is empty: authenticated callers get no role, so every request but GET /health will be refused with PERMISSION_DENIED';
+    return 'authorization.rules is empty: authenticated callers get no role, so every request but health checks will be refused with PERMISSION_DENIED';
   }
   return undefined;
 }

@@ -200,3 +200,24 @@ export async function listLiveSessions(database: Database, filter: LiveSessionFi
     )
     .orderBy(asc(agentSessions.agentId), sql`${agentSessions.connectedAt} desc`, asc(agentSessions.id));
 }
+
+/**
+ * {@link verifySession} with a short memory of successful checks (by session id and token hash), for the result relay
+ * route, which checks the same live session for every relayed result. A refusal is never remembered; a remembered
+ * session's account lists may lag a promotion by `ttlMs` (the relaying replica then records the result itself).
+ */
+export function createCachedSessionVerifier(database: Database, ttlMs = 5000): (sessionId: string, token: string) => Promise<VerifiedSession | undefined> {
+  const cache = new Map<string, { session: VerifiedSession; until: number }>();
+  return async (sessionId, token) => {
+    if (!sessionId || !token || token.length > MAX_TOKEN_CHARS) return undefined;
+    const key = `${sessionId}\n${hashSessionToken(token)}`;
+    const hit = cache.get(key);
+    if (hit && hit.until > Date.now()) return hit.session;
+    const session = await verifySession(database, sessionId, token);
+    if (session) {
+      if (cache.size >= 1000) cache.clear();
+      cache.set(key, { session, until: Date.now() + ttlMs });
+    } else cache.delete(key);
+    return session;
+  };
+}
