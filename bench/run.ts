@@ -72,7 +72,8 @@ if (operations) {
 
 // Forwarding: operations per side (local, forwarded), after a warm-up. Failover: kill/recover cycles.
 const forwardingParams = { operations: values.quick ? 60 : 300, warmup: values.quick ? 10 : 30 };
-const failoverParams = { runs: values.quick ? 3 : 10, attemptTimeoutSeconds: 3, giveUpSeconds: 60 };
+// minSessionSeconds: past the agent's 10 s stable-session threshold, so each kill meets a reset reconnect backoff.
+const failoverParams = { runs: values.quick ? 3 : 10, attemptTimeoutSeconds: 3, giveUpSeconds: 60, minSessionSeconds: 12 };
 const forwarding = wants('forwarding') ? await runForwarding({ postgresUrl: params.postgresUrl, ...forwardingParams }) : undefined;
 if (forwarding) console.log(`forwarding: ${JSON.stringify({ local: forwarding.local, forwarded: forwarding.forwarded, extra: forwarding.extra, failed: forwarding.failed })}`);
 const failover = wants('failover') ? await runFailover({ postgresUrl: params.postgresUrl, ...failoverParams }) : undefined;
@@ -109,6 +110,7 @@ const operationRows = (operations: Awaited<ReturnType<typeof runOperations>>) =>
 const forwardingRows = (f: NonNullable<typeof forwarding>) => [
   ['forwarding (get) c=1', `local round trip ms, submitted to gw-1 holding the stream (${f.local.n} ops; p99 ${f.local.p99.toFixed(2)}, max ${f.local.max.toFixed(1)})`, f.local.p50.toFixed(2), f.local.p90.toFixed(2), '', ''],
   ['forwarding (get) c=1', `forwarded round trip ms, submitted to gw-2 (${f.forwarded.n} ops; p99 ${f.forwarded.p99.toFixed(2)}, max ${f.forwarded.max.toFixed(1)})`, f.forwarded.p50.toFixed(2), f.forwarded.p90.toFixed(2), '', ''],
+  ['forwarding (get) c=1', `server side: receiving replica's total_duration ms, forwarded − local (local p50 ${f.localServer.p50.toFixed(1)}, forwarded p50 ${f.forwardedServer.p50.toFixed(1)}; p99 ${(f.forwardedServer.p99 - f.localServer.p99).toFixed(1)})`, (f.forwardedServer.p50 - f.localServer.p50).toFixed(1), (f.forwardedServer.p90 - f.localServer.p90).toFixed(1), '', ''],
   ['forwarding (get) c=1', `extra ms = forwarded − local, per percentile (p99 ${f.extra.p99.toFixed(2)}; paired per round: p50 ${f.paired.p50.toFixed(2)}; ${f.failed} failed)`, f.extra.p50.toFixed(2), f.extra.p90.toFixed(2), 'p99 ≤ 5 ms', String(f.failed === 0 && f.extra.p99 <= 5)],
 ];
 const failoverRows = (f: NonNullable<typeof failover>) => {
@@ -137,7 +139,7 @@ const markdown = [
   `Parameters: ${JSON.stringify({ objects: params.objects, runs: params.runs, only, ...(forwarding ? { forwarding: forwardingParams } : {}), ...(failover ? { failover: failoverParams } : {}) })}.`,
   ...(forwarding ? ['', `Forwarding: 2 gateway replicas on one Postgres, the agent's stream on gw-1; \`get\` operations (wait) alternated gw-1 / gw-2 (ABBA) at concurrency 1. Replica config ${JSON.stringify(forwarding.config.gateway)}.`] : []),
   ...(failover
-    ? ['', `Failover: 3 gateway replicas on one Postgres behind a round-robin TCP balancer; each run kill -9s the lease holder and retries \`get\` (wait, ${failover.config.attemptTimeoutSeconds} s timeout each) on the survivors until one succeeds, then restarts the killed replica. Replica config ${JSON.stringify(failover.config.gateway)} (lease length default, 15 s); agent config ${JSON.stringify(failover.config.agent)}.`]
+    ? ['', `Failover: 3 gateway replicas on one Postgres behind a round-robin TCP balancer; each run waits until the agent's stream is ${failover.config.minSessionSeconds} s old, kill -9s the lease holder and retries \`get\` (wait, ${failover.config.attemptTimeoutSeconds} s timeout each) on the survivors until one succeeds, then restarts the killed replica. Replica config ${JSON.stringify(failover.config.gateway)} (lease length default, 15 s); agent config ${JSON.stringify(failover.config.agent)}.`]
     : []),
   '',
   ...table,

@@ -2,9 +2,10 @@
  * Scenario — failover time: a sandbox, three gateway replicas (gw-1…gw-3) on one fresh Postgres database, and one
  * agent reaching them through a round-robin TCP balancer in this process (an L4 Service without health checks: a
  * target that refuses connections is skipped). Each run waits for the steady state (every replica sees the other two,
- * the account is ACTIVE with a valid lease, an operation succeeds through every replica), then `kill -9`s the replica
- * holding the account's lease and submits `get` operations (`wait: true`, short timeout each) to the survivors in
- * turn until one succeeds. Failover time = kill → first successful operation on that account, as a user retrying
+ * the account is ACTIVE with a valid lease, an operation succeeds through every replica, and the agent's stream is
+ * older than the agent's stable-session threshold, so its reconnect backoff starts over as it would after a long
+ * quiet period), then `kill -9`s the replica holding the account's lease and submits `get` operations (`wait: true`,
+ * short timeout each) to the survivors in turn until one succeeds. Failover time = kill → first successful operation on that account, as a user retrying
  * would see it. The killed replica is restarted on the same ports before the next run.
  */
 import { Code, ConnectError } from '@connectrpc/connect';
@@ -24,6 +25,12 @@ export interface FailoverParams {
   attemptTimeoutSeconds: number;
   /** A run with no successful operation this long after the kill is recorded as failed. */
   giveUpSeconds: number;
+  /**
+   * The agent's stream must be at least this old before the kill. The agent resets its reconnect backoff only after a
+   * session that lasted 10 s (STABLE_SESSION_MS in src/agent/stream/connection-loop.ts); kills closer together than
+   * that measure a growing backoff (up to reconnect.maxSeconds), not a failover. 0 kills as soon as the rest is steady.
+   */
+  minSessionSeconds: number;
 }
 
 /** One submitted operation after the kill. */
@@ -43,6 +50,8 @@ export interface FailoverRun {
   killed: string;
   /** Kill → first successful operation; null when none succeeded within giveUpSeconds. */
   seconds: number | null;
+  /** Age of the agent's stream on the killed replica at the kill. */
+  sessionAgeSeconds: number;
   /** Replica holding the lease afterwards. */
   newHolder: string;
   /** Kill → the agent's new session row on a survivor (Postgres `connected_at`), when found. */
@@ -58,7 +67,7 @@ export interface FailoverResult {
   seconds: ReturnType<typeof summarize>;
   reconnect: ReturnType<typeof summarize>;
   failedRuns: number;
-  config: { gateway: ConfigObject; agent: ConfigObject; attemptTimeoutSeconds: number };
+  config: { gateway: ConfigObject; agent: ConfigObject; attemptTimeoutSeconds: number; minSessionSeconds: number };
   /** Set when logs were kept (a run failed): the temp dir holding every child's log. */
   logsDir?: string;
 }
@@ -106,8 +115,11 @@ async function eventually(what: string, set: ReplicaSet, check: () => Promise<st
   }
 }
 
-/** Every replica lists the three as ready; the account is ACTIVE on a live lease holder; an operation succeeds through each replica. */
-async function waitSteady(set: ReplicaSet, clients: Map<string, OperationClient>): Promise<string> {
+/**
+ * Every replica lists the three as ready; the account is ACTIVE on a live lease holder; an operation succeeds through
+ * each replica; the agent's stream on the holder is `minSessionSeconds` old.
+ */
+async function waitSteady(set: ReplicaSet, clients: Map<string, OperationClient>, minSessionSeconds: number): Promise<{ holder: string; sessionAgeSeconds: number }> {
   await eventually('every replica to list 3 ready replicas', set, async () => {
     for (const name of NAMES) {
       const res = await fetch(`${set.replica(name).httpUrl}/armory/clouddrivers`, { signal: AbortSignal.timeout(2000) });
@@ -136,9 +148,19 @@ async function waitSteady(set: ReplicaSet, clients: Map<string, OperationClient>
       return r.ok ? true : r.reason;
     });
   }
+  let sessionAgeSeconds = 0;
+  await eventually(`the agent's stream to be ${minSessionSeconds} s old`, set, async () => {
+    const [live] = await set.sql<{ age: number }>(
+      'select extract(epoch from now() - connected_at)::float8 as age from agent_sessions where agent_id = $1 and gateway_id = $2 and ended_at is null order by connected_at desc limit 1',
+      [AGENT_ID, holder],
+    );
+    if (!live) return `no live session of ${AGENT_ID} on ${holder}`;
+    sessionAgeSeconds = live.age;
+    return live.age >= minSessionSeconds ? true : `${live.age.toFixed(1)} s old`;
+  });
   const [row] = await set.sql<{ gateway_id: string }>('select gateway_id from accounts where name = $1', [ACCOUNT]);
   if (row?.gateway_id !== holder) throw new Error(`the lease moved from ${holder} to ${row?.gateway_id} while the system was idle`);
-  return holder;
+  return { holder, sessionAgeSeconds };
 }
 
 /** Runs the scenario: one set of processes, `params.runs` kill/recover cycles. */
@@ -159,7 +181,7 @@ export async function runFailover(params: FailoverParams): Promise<FailoverResul
 
     const runs: FailoverRun[] = [];
     for (let run = 1; run <= params.runs; run++) {
-      const holder = await waitSteady(set, clients);
+      const { holder, sessionAgeSeconds } = await waitSteady(set, clients, params.minSessionSeconds);
       const survivors = NAMES.filter((n) => n !== holder);
       const attempts: FailoverAttempt[] = [];
       const killedWall = Date.now();
@@ -184,6 +206,7 @@ export async function runFailover(params: FailoverParams): Promise<FailoverResul
         run,
         killed: holder,
         seconds,
+        sessionAgeSeconds,
         newHolder: row?.gateway_id ?? '',
         reconnectSeconds: session ? (session.connected_at.getTime() - killedWall) / 1000 : null,
         attempts,
@@ -191,7 +214,7 @@ export async function runFailover(params: FailoverParams): Promise<FailoverResul
       if (seconds === null) result.error = `no operation succeeded within ${params.giveUpSeconds} s of the kill`;
       runs.push(result);
       console.log(
-        `failover run ${run}: killed ${holder} → ${seconds === null ? 'NOT RECOVERED' : `${seconds.toFixed(2)} s`} ` +
+        `failover run ${run}: killed ${holder} (stream ${sessionAgeSeconds.toFixed(1)} s old) → ${seconds === null ? 'NOT RECOVERED' : `${seconds.toFixed(2)} s`} ` +
           `(${attempts.length} attempt(s), new holder ${result.newHolder}, agent reconnected after ${result.reconnectSeconds?.toFixed(2) ?? '?'} s)`,
       );
       for (const a of attempts.filter((x) => x.outcome !== 'SUCCEEDED')) {
@@ -207,7 +230,7 @@ export async function runFailover(params: FailoverParams): Promise<FailoverResul
       seconds: summarize(recovered.map((r) => r.seconds!)),
       reconnect: summarize(runs.flatMap((r) => (r.reconnectSeconds === null ? [] : [r.reconnectSeconds]))),
       failedRuns,
-      config: { gateway: GATEWAY_CONFIG, agent: AGENT_CONFIG, attemptTimeoutSeconds: params.attemptTimeoutSeconds },
+      config: { gateway: GATEWAY_CONFIG, agent: AGENT_CONFIG, attemptTimeoutSeconds: params.attemptTimeoutSeconds, minSessionSeconds: params.minSessionSeconds },
       ...(keepLogs ? { logsDir: set.dir } : {}),
     };
   } finally {

@@ -34,6 +34,9 @@ export interface ForwardingResult {
   /** The agent's kubernetes_duration of the same operations (the part that is not Outpost). */
   localKubernetes: ReturnType<typeof summarize>;
   forwardedKubernetes: ReturnType<typeof summarize>;
+  /** The receiving replica's total_duration (received → terminal): the round trip without the client's HTTP legs. */
+  localServer: ReturnType<typeof summarize>;
+  forwardedServer: ReturnType<typeof summarize>;
   /** forwarded − local, percentile by percentile. */
   extra: { p50: number; p90: number; p99: number; max: number };
   /** forwarded − local within each round (the two operations submitted back to back): less sensitive to drift. */
@@ -54,7 +57,13 @@ async function submit(client: OperationClient) {
   const op = await client.submitAndWait({ account: ACCOUNT, timeout: { seconds: 10n }, spec: SPEC });
   const ms = performance.now() - t0;
   const ok = op.state === OperationState.SUCCEEDED && op.result?.success === true;
-  return { ms, ok, kubernetes: ok ? fromProtoDuration(op.result!.kubernetesDuration) : 0, error: ok ? '' : `${OperationState[op.state]} ${op.error || op.result?.message || ''}` };
+  return {
+    ms,
+    ok,
+    kubernetes: ok ? fromProtoDuration(op.result!.kubernetesDuration) : 0,
+    server: op.totalDuration ? fromProtoDuration(op.totalDuration) : NaN,
+    error: ok ? '' : `${OperationState[op.state]} ${op.error || op.result?.message || ''}`,
+  };
 }
 
 /** Waits until gw-1 holds the account's lease and an operation succeeds through each replica. */
@@ -96,7 +105,14 @@ export async function runForwarding(params: ForwardingParams): Promise<Forwardin
     const forwarded = createOperationClient({ gatewayUrl: set.replica('gw-2').httpUrl, binary: true });
     await waitReady(set, local, forwarded);
 
-    const samples = { local: [] as number[], forwarded: [] as number[], localK8s: [] as number[], forwardedK8s: [] as number[] };
+    const samples = {
+      local: [] as number[],
+      forwarded: [] as number[],
+      localK8s: [] as number[],
+      forwardedK8s: [] as number[],
+      localServer: [] as number[],
+      forwardedServer: [] as number[],
+    };
     const paired: number[] = [];
     let errors = 0;
     let firstError = '';
@@ -106,7 +122,7 @@ export async function runForwarding(params: ForwardingParams): Promise<Forwardin
       const order = i % 2 === 0 ? (['local', 'forwarded'] as const) : (['forwarded', 'local'] as const);
       const round: Partial<Record<'local' | 'forwarded', number>> = {};
       for (const side of order) {
-        const r = await submit(side === 'local' ? local : forwarded).catch((err: Error) => ({ ms: 0, ok: false, kubernetes: 0, error: err.message }));
+        const r = await submit(side === 'local' ? local : forwarded).catch((err: Error) => ({ ms: 0, ok: false, kubernetes: 0, server: NaN, error: err.message }));
         if (!r.ok) {
           errors++;
           firstError ||= `${side}: ${r.error}`;
@@ -116,6 +132,7 @@ export async function runForwarding(params: ForwardingParams): Promise<Forwardin
         round[side] = r.ms;
         samples[side].push(r.ms);
         samples[side === 'local' ? 'localK8s' : 'forwardedK8s'].push(r.kubernetes);
+        if (!Number.isNaN(r.server)) samples[side === 'local' ? 'localServer' : 'forwardedServer'].push(r.server);
       }
       if (round.local !== undefined && round.forwarded !== undefined) paired.push(round.forwarded - round.local);
     }
@@ -135,6 +152,8 @@ export async function runForwarding(params: ForwardingParams): Promise<Forwardin
       forwarded: f,
       localKubernetes: summarize(samples.localK8s),
       forwardedKubernetes: summarize(samples.forwardedK8s),
+      localServer: summarize(samples.localServer),
+      forwardedServer: summarize(samples.forwardedServer),
       extra: { p50: f.p50 - l.p50, p90: f.p90 - l.p90, p99: f.p99 - l.p99, max: f.max - l.max },
       paired: summarize(paired),
       config: { gateway: GATEWAY_CONFIG, agent: AGENT_CONFIG },
