@@ -228,6 +228,10 @@ describe('authorization table', () => {
     }
     assert.equal(connectRequirement('outpost.agent.v1.AgentService', 'Other'), 'admin');
     assert.equal(connectRequirement('some.Unknown', 'X'), 'admin');
+    // gRPC health: nothing at all (probes carry no credentials); reflection: read (so `readAccess: open` opens it).
+    for (const m of ['Check', 'Watch']) assert.equal(connectRequirement('grpc.health.v1.Health', m), 'none');
+    assert.equal(connectRequirement('grpc.health.v1.Health', 'List'), 'admin');
+    for (const v of ['v1', 'v1alpha']) assert.equal(connectRequirement(`grpc.reflection.${v}.ServerReflection`, 'ServerReflectionInfo'), 'read');
   });
 
   test('REST routes', () => {

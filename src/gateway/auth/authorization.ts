@@ -9,6 +9,8 @@
  * | `outpost.api.v1.ObjectService/*` | read |
  * | `outpost.api.v1.OperationService/SubmitOperation` | write; its other methods: read |
  * | `outpost.api.v1.AccountService/{ListAccounts,GetAccount,ListAgents}` | read; its other methods: admin |
+ * | `grpc.health.v1.Health/*` (Check, Watch) | nothing (no authentication at all: gRPC probes carry no credentials) |
+ * | `grpc.reflection.v1.ServerReflection/*`, `grpc.reflection.v1alpha.ServerReflection/*` | read |
  * | `GET /health` | nothing (no authentication at all) |
  * | `GET /metrics`, `GET /armory/clouddrivers*`, `/armory/agent/operations*`, `/armory/accounts*`, `/armory/agents*` | read |
  * | `POST /armory/agent/operations`, `POST /armory/agent/operationresults` | replica |
@@ -26,15 +28,21 @@ import { hasRole, type Principal } from './principal.js';
 /** What a call needs: a role, or nothing at all (not even authentication). */
 export type Requirement = Role | 'none';
 
-const CONNECT_TABLE: Record<string, Record<string, Role> & { '*'?: Role }> = {
+const CONNECT_TABLE: Record<string, Record<string, Requirement> & { '*'?: Requirement }> = {
   'outpost.agent.v1.AgentService': { Connect: 'agent' },
   'outpost.api.v1.ObjectService': { '*': 'read' },
   'outpost.api.v1.OperationService': { SubmitOperation: 'write', '*': 'read' },
   'outpost.api.v1.AccountService': { ListAccounts: 'read', GetAccount: 'read', ListAgents: 'read' },
+  'grpc.health.v1.Health': { Check: 'none', Watch: 'none' },
+  'grpc.reflection.v1.ServerReflection': { '*': 'read' },
+  'grpc.reflection.v1alpha.ServerReflection': { '*': 'read' },
 };
 
-/** The role a Connect/gRPC method requires (`service` is the fully qualified type name). Unknown methods: admin. */
-export function connectRequirement(service: string, method: string): Role {
+/**
+ * What a Connect/gRPC method requires (`service` is the fully qualified type name): a role, or `none` for the health
+ * service. Unknown methods: admin.
+ */
+export function connectRequirement(service: string, method: string): Requirement {
   const entry = CONNECT_TABLE[service];
   return entry?.[method] ?? entry?.['*'] ?? 'admin';
 }

@@ -22,13 +22,17 @@ export function authContextValues(req: http.IncomingMessage | http2.Http2ServerR
 
 /**
  * Interceptor that admits every call (unary and streaming): UNAUTHENTICATED without valid credentials,
- * PERMISSION_DENIED without the method's role; the principal is then in the call's context values.
+ * PERMISSION_DENIED without the method's role; the principal is then in the call's context values. Methods requiring
+ * `none` (the gRPC health service) skip authentication entirely — credentials, even bad ones, are not looked at — and
+ * run without a principal.
  */
 export function createAuthInterceptor(authenticator: Authenticator): Interceptor {
   return (next) => async (req) => {
     const service = req.service.typeName;
     const method = req.method.name;
-    const principal = await admit(authenticator, req.contextValues.get(credentialsKey), connectRequirement(service, method), `${service}/${method}`);
+    const requirement = connectRequirement(service, method);
+    if (requirement === 'none') return next(req);
+    const principal = await admit(authenticator, req.contextValues.get(credentialsKey), requirement, `${service}/${method}`);
     req.contextValues.set(principalKey, principal);
     return next(req);
   };
