@@ -11,9 +11,12 @@ import { createSilentLogger } from '../shared/logger.js';
 import { createAccountManager } from './account/account-manager.js';
 import { createAccountRuntime, unpreparedAccount } from './account/account-runtime.js';
 import { startAdminServer } from './admin/admin-server.js';
+import type { HttpListener } from './admin/http-listener.js';
 import { watchConfigFile } from './config/config-watcher.js';
 import { AGENT_DEFAULTS } from './config/defaults.js';
 import type { AgentConfig } from './config/schema.js';
+import { createAgentMetrics } from './metrics/agent-metrics.js';
+import { metricsAddress, startMetricsServer } from './metrics/metrics-server.js';
 import { createOperationRunner, type AccountLookup } from './operations/operation-runner.js';
 import type { AgentStatus } from './status.js';
 import { runConnectionLoop } from './stream/connection-loop.js';
@@ -24,7 +27,8 @@ import { agentVersion } from './version.js';
 export { agentConfigSchema, type AgentConfig, type AgentConfigInput, type AccountConfig } from './config/schema.js';
 export { loadAgentConfig, parseAgentConfig, AgentConfigError, type AgentConfigIssue } from './config/load.js';
 export { AGENT_DEFAULTS } from './config/defaults.js';
-export type { AgentStatus, AccountStatus, OperationsStatus, WatchStatus } from './status.js';
+export type { AgentStatus, AccountStatus, OperationStatus, OperationsStatus, WatchStatus } from './status.js';
+export type { AgentMetrics } from './metrics/agent-metrics.js';
 
 /**
  * Whether the agent runs operations for an account right now: it must be configured, have a Kubernetes client, and
@@ -60,16 +64,18 @@ export interface RunningAgent {
   readonly id: string;
   /** The local admin port actually bound (useful when `server.port` is 0). */
   readonly adminPort: number;
+  /** The Prometheus port actually bound; undefined when `prometheus.enabled` is false. */
+  readonly metricsPort: number | undefined;
   /** A snapshot of the connection, accounts and watches. */
   status(): AgentStatus;
-  /** Closes the stream, stops every watch and the admin server. Idempotent. */
+  /** Closes the stream, stops every watch, the admin and the metrics servers. Idempotent. */
   close(): Promise<void>;
 }
 
 /**
- * Starts the agent: binds the admin port, watches the config file when given, then connects to the gateway in the background and keeps retrying with
- * backoff forever. Resolves once started (not necessarily connected); rejects only if the admin port cannot be bound.
- * The caller must `close()` it.
+ * Starts the agent: binds the admin port and the metrics port, watches the config file when given, then connects to
+ * the gateway in the background and keeps retrying with backoff forever. Resolves once started (not necessarily
+ * connected); rejects only if the admin or metrics port cannot be bound. The caller must `close()` it.
  */
 export async function startAgent(config: AgentConfig, deps: StartAgentDeps = {}): Promise<RunningAgent> {
   const logger = deps.logger ?? createSilentLogger();
@@ -80,7 +86,7 @@ export async function startAgent(config: AgentConfig, deps: StartAgentDeps = {})
     accounts: config.kubernetes.accounts.map((account) => createAccountRuntime(unpreparedAccount(account), 'file')),
     lastChangeId: 0n,
   };
-  let operationsStatus = () => ({ active: 0, pendingResults: 0 });
+  let operationsStatus = (): AgentStatus['operations'] => ({ active: 0, pendingResults: 0, running: [] });
   const status = (): AgentStatus => ({
     operations: operationsStatus(),
     connected: state.connected,
@@ -90,11 +96,41 @@ export async function startAgent(config: AgentConfig, deps: StartAgentDeps = {})
       source: a.source,
       verdict: a.verdict,
       reason: a.reason ?? (a.prepared.error || undefined),
-      watches: a.watches.map((w) => ({ apiVersion: w.apiVersion, kind: w.kind, namespace: w.namespace, state: w.state, resourceVersion: w.resourceVersion, startedAt: w.startedAt })),
+      error: a.prepared.error || undefined,
+      watches: a.watches.map((w) => ({
+        apiVersion: w.apiVersion,
+        kind: w.kind,
+        namespace: w.namespace,
+        state: w.state,
+        resourceVersion: w.resourceVersion,
+        listed: w.listed,
+        synced: w.synced,
+        startedAt: w.startedAt,
+      })),
       skipped: a.prepared.skipped.map((s) => ({ ...s })),
     })),
   });
-  const admin = await startAdminServer(config.server.port, status);
+  const metrics = createAgentMetrics({
+    connected: () => state.connected,
+    watchesOpen: () => state.accounts.reduce((n, a) => n + a.watches.filter((w) => w.state === 'watching').length, 0),
+    unackedBatches: () => state.live?.unacked() ?? 0,
+  });
+  const admin = await startAdminServer({
+    port: config.server.port,
+    host: config.server.host,
+    status,
+    info: { agentId: id, version: agentVersion(), configFile: deps.configFile },
+  });
+  let metricsServer: HttpListener | undefined;
+  const metricsAt = metricsAddress(config);
+  if (metricsAt !== undefined) {
+    try {
+      metricsServer = await startMetricsServer(metrics, metricsAt);
+    } catch (err) {
+      await admin.close();
+      throw err;
+    }
+  }
   const log = logger.child({ agentId: id });
   const operations = createOperationRunner({
     account: (name) => servedAccount(state, name),
@@ -106,8 +142,12 @@ export async function startAgent(config: AgentConfig, deps: StartAgentDeps = {})
     outboxSize: config.operations.outboxSize,
     logger: log,
   });
-  operationsStatus = () => ({ active: operations.active, pendingResults: operations.pending });
-  log.info({ adminPort: admin.port, gateway: config.clouddriver.grpc, accounts: state.accounts.length, zone, configFile: deps.configFile }, 'agent started');
+  operationsStatus = () => ({
+    active: operations.active,
+    pendingResults: operations.pending,
+    running: operations.list().map((op) => ({ id: op.id, account: op.account, kind: op.kind, state: op.state, startedAt: op.receivedAt })),
+  });
+  log.info({ adminPort: admin.port, metricsPort: metricsServer?.port, gateway: config.clouddriver.grpc, accounts: state.accounts.length, zone, configFile: deps.configFile }, 'agent started');
   const controller = new AbortController();
   setMaxListeners(0, controller.signal); // parallel API requests of every account listen on it
   const accounts = createAccountManager({
@@ -115,6 +155,7 @@ export async function startAgent(config: AgentConfig, deps: StartAgentDeps = {})
     logger: log,
     signal: controller.signal,
     baseDir: deps.configFile !== undefined ? dirname(resolve(deps.configFile)) : undefined,
+    kubeRecorder: metrics,
   });
   const token = createTokenSource(config.clouddriver.auth, log);
   const watcher =
@@ -128,11 +169,12 @@ export async function startAgent(config: AgentConfig, deps: StartAgentDeps = {})
           logger: log,
           onAccounts: (next) => accounts.setFileAccounts(next),
         });
-  const loop = runConnectionLoop({ config, agentId: id, zone, version: agentVersion(), state, accounts, token, operations, logger: log, signal: controller.signal });
+  const loop = runConnectionLoop({ config, agentId: id, zone, version: agentVersion(), state, accounts, token, operations, recorder: metrics, logger: log, signal: controller.signal });
   let closing: Promise<void> | undefined;
   return {
     id,
     adminPort: admin.port,
+    metricsPort: metricsServer?.port,
     status,
     close() {
       closing ??= (async () => {
@@ -144,6 +186,7 @@ export async function startAgent(config: AgentConfig, deps: StartAgentDeps = {})
         await operations.close();
         for (const account of state.accounts) account.prepared.client?.close();
         await admin.close();
+        await metricsServer?.close();
         log.info('agent stopped');
       })();
       return closing;

@@ -11,6 +11,10 @@ export interface WatchStatus {
   namespace: string;
   state: WatchState['state'];
   resourceVersion: string;
+  /** Objects listed by the running (or last) full list of this scope. */
+  listed: number;
+  /** True once the scope's first full list ended (or it resumed from a resourceVersion without listing). */
+  synced: boolean;
   /** When the watcher started (ms since the epoch); unchanged as long as the same watch keeps running. */
   startedAt: number;
 }
@@ -24,8 +28,22 @@ export interface AccountStatus {
   verdict: 'caching' | 'standby' | 'refused' | 'unknown';
   /** The gateway's reason for a standby/refused verdict, or the cluster error. */
   reason?: string;
+  /** Why the agent cannot reach the account's cluster (kubeconfig, connection, discovery), when it cannot. */
+  error?: string;
   watches: WatchStatus[];
   skipped: { apiVersion: string; kind: string; reason: string }[];
+}
+
+/** One operation the agent holds, as reported by {@link AgentStatus}. */
+export interface OperationStatus {
+  id: string;
+  account: string;
+  /** The operation type: apply, delete, scale, patch, rollout, get, list, logs… */
+  kind: string;
+  /** `waiting` for a slot (`operations.concurrency` reached) or `running`. */
+  state: 'waiting' | 'running';
+  /** When the agent received it (ms since the epoch). */
+  startedAt: number;
 }
 
 /** Operations as reported by {@link AgentStatus}. */
@@ -34,6 +52,8 @@ export interface OperationsStatus {
   active: number;
   /** Results waiting for a stream to the gateway. */
   pendingResults: number;
+  /** The operations counted by `active`, oldest first. */
+  running: OperationStatus[];
 }
 
 /** A snapshot of the agent. */

@@ -4,6 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AGENT_DEFAULTS, AgentConfigError, loadAgentConfig, parseAgentConfig } from '../../src/agent/index.js';
+import { metricsAddress } from '../../src/agent/metrics/metrics-server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'outpost-agent-config-'));
 function file(name: string, text: string): string {
@@ -38,6 +39,8 @@ describe('agent configuration', () => {
     assert.deepEqual(prod!.properties, { team: 'platform' });
     assert.equal(local!.serviceAccount, true);
     assert.equal(config.server.port, 8082);
+    assert.equal(config.server.host, '127.0.0.1');
+    assert.deepEqual(config.prometheus, { enabled: true, port: 8008, host: '127.0.0.1' });
     assert.equal(config.agent.id, 'outpost-agent-0');
   });
 
@@ -143,6 +146,21 @@ describe('agent configuration', () => {
     assert.equal(parseAgentConfig({}, { OUTPOST_AGENT_TOKEN_FILE: '/run/token' }).clouddriver.auth?.tokenFile, '/run/token');
     const rel = loadAgentConfig(file('token.yaml', 'clouddriver:\n  auth:\n    tokenFile: secrets/token\n'), {});
     assert.equal(rel.clouddriver.auth?.tokenFile, join(dir, 'secrets/token'));
+  });
+
+  test('admin and metrics addresses: local by default, prometheus a strict section, metrics port follows an ephemeral admin port', () => {
+    const defaults = parseAgentConfig({}, {});
+    assert.equal(defaults.server.host, AGENT_DEFAULTS.adminHost);
+    assert.deepEqual(metricsAddress(defaults), { port: AGENT_DEFAULTS.metricsPort, host: '127.0.0.1' });
+    // Several agents on one host (tests) use server.port 0: their metrics must not all claim 8008.
+    assert.deepEqual(metricsAddress(parseAgentConfig({ server: { port: 0 } }, {})), { port: 0, host: '127.0.0.1' });
+    assert.deepEqual(metricsAddress(parseAgentConfig({ server: { port: 0, host: '0.0.0.0' }, prometheus: { port: 9100 } }, {})), { port: 9100, host: '0.0.0.0' });
+    assert.deepEqual(metricsAddress(parseAgentConfig({ server: { host: '[::1]' }, prometheus: { host: '127.0.0.1' } }, {})), { port: 8008, host: '127.0.0.1' });
+    assert.equal(parseAgentConfig({ server: { host: '[::1]' } }, {}).server.host, '::1');
+    assert.equal(metricsAddress(parseAgentConfig({ prometheus: { enabled: false } }, {})), undefined);
+    assert.equal(parseAgentConfig({}, { OUTPOST_AGENT_METRICS_PORT: '9999' }).prometheus.port, 9999);
+    const issues = issuesOf(() => parseAgentConfig({ prometheus: { port: 70000, colour: 'red', enabled: 'yes' }, server: { host: 'not a host' } }, {}));
+    assert.deepEqual(issues.map((i) => i.path).sort(), ['prometheus', 'prometheus.enabled', 'prometheus.port', 'server.host']);
   });
 
   test('TLS: a client key needs a certificate', () => {

@@ -43,10 +43,10 @@ describe('dynamic accounts (gateway AccountCommands)', () => {
         { source: accountOf(h, 'dyn')!.source, verdict: accountOf(h, 'dyn')!.verdict },
         { source: 'dynamic', verdict: 'caching' },
       );
-      const admin = (await (await fetch(`http://127.0.0.1:${h.agent.adminPort}/accounts`)).json()) as { accounts: Array<{ name: string; source: string; verdict: string }> };
+      const admin = (await (await fetch(`http://127.0.0.1:${h.agent.adminPort}/accounts`)).json()) as { items: Array<{ name: string; source: string; verdict: string }> };
       assert.deepEqual(
-        admin.accounts.map((a) => [a.name, a.source, a.verdict]),
-        [['sandbox', 'file', 'caching'], ['dyn', 'dynamic', 'caching']],
+        admin.items.map((a) => [a.name, a.source, a.verdict]),
+        [['dyn', 'dynamic', 'caching'], ['sandbox', 'file', 'caching']],
       );
 
       // The file wins; invalid definitions are refused; neither is announced.

@@ -77,7 +77,7 @@ describe('agent streaming against the sandbox', () => {
       assert.equal(status.accounts[0]!.verdict, 'caching');
       assert.ok(status.accounts[0]!.watches.some((w) => w.kind === 'ConfigMap' && w.state === 'watching' && w.resourceVersion !== ''));
       const health = (await (await fetch(`http://127.0.0.1:${h.agent.adminPort}/health`)).json()) as { status: string; connected: boolean };
-      assert.deepEqual(health, { status: 'UP', connected: true, sessionId: 'session-0' });
+      assert.deepEqual(health, { status: 'UP', connected: true, sessionId: 'session-0', accounts: { ready: 1, total: 1 } });
     } finally {
       await h.close();
     }

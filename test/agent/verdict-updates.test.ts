@@ -83,8 +83,8 @@ describe('verdict updates pushed by the gateway (AccountVerdicts with change_id 
       assert.equal(dataMessages(gateway.messages.slice(demotedAt)).length, 0, 'nothing of the account is sent any more');
       assert.equal(accountOf(h).reason, 'another agent caches it');
       assert.deepEqual(accountOf(h).watches, []);
-      const admin = (await (await fetch(`http://127.0.0.1:${h.agent.adminPort}/accounts`)).json()) as { accounts: Array<{ name: string; verdict: string; reason?: string }> };
-      assert.deepEqual(admin.accounts.map((a) => [a.name, a.verdict, a.reason]), [['sandbox', 'standby', 'another agent caches it']]);
+      const admin = (await (await fetch(`http://127.0.0.1:${h.agent.adminPort}/accounts`)).json()) as { items: Array<{ name: string; verdict: string; reason?: string }> };
+      assert.deepEqual(admin.items.map((a) => [a.name, a.verdict, a.reason]), [['sandbox', 'standby', 'another agent caches it']]);
       const demoted = h.logs.lines().find((l) => l.msg === 'account demoted to standby by the gateway: not streaming');
       assert.ok(demoted && demoted.level === 30 && demoted.reason === 'another agent caches it', 'the demotion is logged at info');
 

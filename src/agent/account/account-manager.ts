@@ -14,6 +14,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import { AccountAction, type AccountCommand } from '../../gen/outpost/agent/v1/agent_pb.js';
 import type { AccountConfig } from '../config/schema.js';
+import type { KubeRequestRecorder } from '../kube/kube-client.js';
 import { stopAccountWatchers } from '../stream/account-watchers.js';
 import type { SessionState } from '../stream/session.js';
 import { accountConfigFromDefinition } from './account-definition.js';
@@ -31,6 +32,8 @@ export interface AccountManagerOptions {
   signal: AbortSignal;
   /** Directory against which relative kubeconfig paths of dynamic accounts are resolved. */
   baseDir?: string;
+  /** Told about every Kubernetes call of the accounts' clients (the agent's metrics). */
+  kubeRecorder?: KubeRequestRecorder;
 }
 
 /** See the module comment. Every method is safe to call at any time; changes run one after the other. */
@@ -58,7 +61,7 @@ export function createAccountManager(options: AccountManagerOptions): AccountMan
 
   /** Prepares `add`, swaps the set, announces, then waits for the removed watchers and closes their clients. */
   async function change(removed: AccountRuntime[], add: Array<{ config: AccountConfig; source: AccountSource }>): Promise<void> {
-    const prepared = await Promise.all(add.map((a) => prepareAccount(a.config, logger, signal)));
+    const prepared = await Promise.all(add.map((a) => prepareAccount(a.config, logger, signal, options.kubeRecorder)));
     if (signal.aborted) {
       for (const p of prepared) p.client?.close();
       return;
@@ -78,7 +81,7 @@ export function createAccountManager(options: AccountManagerOptions): AccountMan
           state.accounts.map(async (account) => {
             const p = account.prepared;
             if (p.preparedAt > 0 && p.error === '' && Date.now() - p.preparedAt < REPREPARE_AFTER_MS) return;
-            const fresh = await prepareAccount(p.config, logger, signal);
+            const fresh = await prepareAccount(p.config, logger, signal, options.kubeRecorder);
             if (p.client !== fresh.client) p.client?.close();
             account.prepared = fresh;
           }),

@@ -9,7 +9,7 @@ import { AGENT_DEFAULTS } from '../config/defaults.js';
 import { reviewAccess, type WatchScope } from '../kube/access-review.js';
 import { discoverResources, type ResourceType } from '../kube/discovery.js';
 import { selectResources, type SkippedType } from '../kube/kind-filter.js';
-import { createKubeClient, type KubeClient } from '../kube/kube-client.js';
+import { createKubeClient, type KubeClient, type KubeRequestRecorder } from '../kube/kube-client.js';
 import { caFingerprint, loadAccountKubeConfig } from '../kube/kubeconfig.js';
 
 /** What the agent knows about an account, ready to be described in a Hello and streamed. */
@@ -36,8 +36,8 @@ export function scopesFor(resources: ResourceType[], namespaces: string[]): Watc
   );
 }
 
-/** See the module comment. */
-export async function prepareAccount(config: AccountConfig, logger: Logger, signal?: AbortSignal): Promise<PreparedAccount> {
+/** See the module comment. The account's Kubernetes client reports its calls to `recorder` (the agent's metrics). */
+export async function prepareAccount(config: AccountConfig, logger: Logger, signal?: AbortSignal, recorder?: KubeRequestRecorder): Promise<PreparedAccount> {
   const prepared: PreparedAccount = {
     config,
     apiHost: '',
@@ -52,7 +52,7 @@ export async function prepareAccount(config: AccountConfig, logger: Logger, sign
   const log = logger.child({ account: config.name });
   try {
     const kc = loadAccountKubeConfig(config);
-    const client = createKubeClient(kc);
+    const client = createKubeClient(kc, { recorder });
     prepared.client = client;
     prepared.apiHost = client.server;
     prepared.caFingerprint = caFingerprint(kc);

@@ -22,8 +22,14 @@ export const AGENT_DEFAULTS = {
   /** Agent zone when neither the config nor POD_NAMESPACE gives one. */
   zone: 'default',
   replicas: 1,
-  /** Local admin port (health); 0 picks an ephemeral port. */
+  /** Local admin port (health, status, accounts, operations, watches); 0 picks an ephemeral port. */
   adminPort: 8082,
+  /** Address the admin server (and, unless `prometheus.host` says otherwise, the metrics server) binds to. */
+  adminHost: '127.0.0.1',
+  /** Prometheus metrics port (`GET /metrics`); an ephemeral one when `server.port` is 0 and none is configured. */
+  metricsPort: 8008,
+  /** Serve Prometheus metrics at all. */
+  metricsEnabled: true,
   logLevel: 'info',
   /** Page size of full lists. */
   listPageSize: 500,

@@ -39,6 +39,7 @@ export const AGENT_ENV_OVERRIDES: ReadonlyArray<{ env: string; path: string[]; t
   { env: 'OUTPOST_AGENT_ID', path: ['agent', 'id'], type: 'string' },
   { env: 'OUTPOST_AGENT_ZONE', path: ['agent', 'zone'], type: 'string' },
   { env: 'OUTPOST_AGENT_ADMIN_PORT', path: ['server', 'port'], type: 'number' },
+  { env: 'OUTPOST_AGENT_METRICS_PORT', path: ['prometheus', 'port'], type: 'number' },
   { env: 'OUTPOST_AGENT_LOG_LEVEL', path: ['logging', 'level'], type: 'string' },
 ];
 

@@ -23,6 +23,14 @@ const hostPort = z
 
 const positiveSeconds = z.number().positive();
 
+/** A local address to listen on: an IPv4/IPv6 literal or a host name (no port). */
+const bindHost = z
+  .string()
+  .trim()
+  .min(1)
+  .regex(/^(\[[0-9a-fA-F:.]+\]|[0-9A-Za-z:.-]+)$/, 'expected an address to listen on, e.g. "127.0.0.1", "0.0.0.0" or "::1"')
+  .transform((host) => host.replace(/^\[(.*)\]$/, '$1'));
+
 const tlsSchema = z
   .strictObject({
     cacertFile: z.string().min(1).optional(),
@@ -214,7 +222,21 @@ export const agentConfigSchema = z.strictObject({
   server: z
     .strictObject({
       port: z.number().int().min(0).max(65535).default(AGENT_DEFAULTS.adminPort),
+      /** Bind address of the admin server; the default keeps it local (rule: the agent accepts no outside connection). */
+      host: bindHost.default(AGENT_DEFAULTS.adminHost),
       tls: ignored,
+    })
+    .prefault({}),
+  /**
+   * Prometheus metrics server. `port` unset means {@link AGENT_DEFAULTS.metricsPort}, or an ephemeral port when
+   * `server.port` is 0 (several agents on one host, tests); `host` unset means `server.host`. Resolve both with
+   * `metricsAddress` (src/agent/metrics/metrics-server.ts).
+   */
+  prometheus: z
+    .strictObject({
+      enabled: z.boolean().default(AGENT_DEFAULTS.metricsEnabled),
+      port: z.number().int().min(0).max(65535).optional(),
+      host: bindHost.optional(),
     })
     .prefault({}),
   logging: z
@@ -239,7 +261,6 @@ export const agentConfigSchema = z.strictObject({
     .prefault({}),
   // Reference sections accepted and ignored for now.
   metrics: ignored,
-  prometheus: ignored,
   tasks: ignored,
   secrets: ignored,
   dynamicAccounts: ignored,

@@ -7,6 +7,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { kubeVerb } from './request-verb.js';
 
 /** A Kubernetes API call answered with a non-2xx status (or a transport failure, `status` 0). */
 export class KubeHttpError extends Error {
@@ -69,6 +70,19 @@ export interface KubeClient {
   close(): void;
 }
 
+/**
+ * Told about every API call a client makes (the agent's metrics): its verb ({@link kubeVerb}) and the HTTP status of
+ * the answer, or `error` when none came (connection failure, timeout, abort). Must not throw.
+ */
+export interface KubeRequestRecorder {
+  kubeRequest(verb: string, code: string): void;
+}
+
+/** Options of {@link createKubeClient}. */
+export interface KubeClientOptions {
+  recorder?: KubeRequestRecorder;
+}
+
 const REQUEST_TIMEOUT_MS = 30_000;
 
 function buildUrl(server: string, path: string, query?: Query): URL {
@@ -112,8 +126,9 @@ function keepAliveAgent(built: http.Agent): http.Agent {
   return ctor === https.Agent ? new https.Agent(keepAlive) : new http.Agent(keepAlive);
 }
 
-/** Creates a client for the current context of `kc`. */
-export function createKubeClient(kc: KubeConfig): KubeClient {
+/** Creates a client for the current context of `kc`; every call is reported to `options.recorder`. */
+export function createKubeClient(kc: KubeConfig, options: KubeClientOptions = {}): KubeClient {
+  const recorder = options.recorder;
   const cluster = kc.getCurrentCluster();
   if (cluster === null) throw new Error('kubeconfig has no current cluster');
   const server = cluster.server;
@@ -133,7 +148,19 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
     return opts;
   }
 
-  function send(url: URL, opts: https.RequestOptions, body: string | undefined, signal?: AbortSignal): Promise<IncomingMessage> {
+  /** Sends one request; the answer (status) or its absence is recorded under `verb`. */
+  async function send(verb: string, url: URL, opts: https.RequestOptions, body: string | undefined, signal?: AbortSignal): Promise<IncomingMessage> {
+    try {
+      const res = await sendOnce(url, opts, body, signal);
+      recorder?.kubeRequest(verb, String(res.statusCode ?? 0));
+      return res;
+    } catch (err) {
+      recorder?.kubeRequest(verb, 'error');
+      throw err;
+    }
+  }
+
+  function sendOnce(url: URL, opts: https.RequestOptions, body: string | undefined, signal?: AbortSignal): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
       const req = transport.request(url, { ...opts, signal }, resolve);
       req.on('error', (err) => reject(err instanceof KubeHttpError ? err : new KubeHttpError(0, `${url.host}: ${err.message}`, err.name === 'AbortError' ? 'Aborted' : '')));
@@ -154,7 +181,8 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
     }
     const timeout = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
     const signal = request.signal;
-    const res = await send(url, opts, payload, signal ? AbortSignal.any([signal, timeout]) : timeout);
+    const verb = kubeVerb(request.method, request.path, request.query, request.contentType);
+    const res = await send(verb, url, opts, payload, signal ? AbortSignal.any([signal, timeout]) : timeout);
     const text = await readBody(res);
     const status = res.statusCode ?? 0;
     if (status < 200 || status >= 300) throw errorFromResponse(status, text, url);
@@ -180,7 +208,7 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
       const url = buildUrl(server, path, query);
       const opts = await requestOptions('GET');
       opts.headers = { ...(opts.headers as Record<string, string>), accept: 'application/json' };
-      const res = await send(url, opts, undefined, signal);
+      const res = await send(kubeVerb('GET', path, query), url, opts, undefined, signal);
       const status = res.statusCode ?? 0;
       if (status !== 200) throw errorFromResponse(status, await readBody(res), url);
       res.setTimeout(idleTimeoutMs, () => res.destroy(new KubeHttpError(0, `watch idle for ${idleTimeoutMs} ms`)));

@@ -36,6 +36,18 @@ export interface OperationRunnerOptions {
   logger: Logger;
 }
 
+/** An operation the runner holds right now (for the admin `/operations` endpoint). */
+export interface RunningOperation {
+  id: string;
+  account: string;
+  /** The operation type: apply, delete, scale, patch, rollout, get, list, logs… */
+  kind: string;
+  /** `waiting` for a slot (more than `concurrency` operations at once), or `running`. */
+  state: 'waiting' | 'running';
+  /** When the agent received it (ms since the epoch). */
+  receivedAt: number;
+}
+
 /** See the module comment. */
 export interface OperationRunner {
   /** A session is up: results go to `send` from now on, starting with those that waited. */
@@ -48,6 +60,8 @@ export interface OperationRunner {
   readonly active: number;
   /** Results waiting for a stream. */
   readonly pending: number;
+  /** The operations running or waiting for a slot, oldest first (a snapshot). */
+  list(): RunningOperation[];
   /** Aborts every running operation and waits for them. */
   close(): Promise<void>;
 }
@@ -57,6 +71,7 @@ export function createOperationRunner(options: OperationRunnerOptions): Operatio
   const { logger } = options;
   const results = createResultCache(options.resultCacheSize, options.resultTtlMs);
   const running = new Map<string, Promise<void>>();
+  const holding = new Map<string, RunningOperation>();
   const outbox: OperationResult[] = [];
   const waiting: (() => void)[] = [];
   const resolvers = new WeakMap<KubeClient, ResourceResolver>();
@@ -124,6 +139,8 @@ export function createOperationRunner(options: OperationRunnerOptions): Operatio
     let resolver = resolvers.get(client);
     if (!resolver) resolvers.set(client, (resolver = createResourceResolver()));
     await slot();
+    const held = holding.get(operation.id);
+    if (held) held.state = 'running';
     try {
       const result = await executeOperation(operation, {
         client,
@@ -144,6 +161,7 @@ export function createOperationRunner(options: OperationRunnerOptions): Operatio
       controllers.delete(controller);
       release();
       running.delete(operation.id);
+      holding.delete(operation.id);
     }
   }
 
@@ -180,7 +198,9 @@ export function createOperationRunner(options: OperationRunnerOptions): Operatio
         finish(operation, failureResult(operation, 0, OutpostReason.AccountNotServed, lookup.notServed, performance.now() - receivedAt));
         return;
       }
-      log.debug({ type: operationType(operation) }, 'operation received');
+      const kind = operationType(operation);
+      log.debug({ type: kind }, 'operation received');
+      holding.set(operation.id, { id: operation.id, account: operation.account, kind, state: 'waiting', receivedAt: Date.now() });
       running.set(operation.id, run(operation, lookup.client, receivedAt));
     },
     get active() {
@@ -189,6 +209,7 @@ export function createOperationRunner(options: OperationRunnerOptions): Operatio
     get pending() {
       return outbox.length;
     },
+    list: () => [...holding.values()].map((op) => ({ ...op })),
     async close() {
       stop.abort();
       for (const controller of controllers) controller.abort();

@@ -91,6 +91,7 @@ export function startAccountWatchers(runtime: AccountRuntime, options: StartAcco
       listed: 0,
       listInProgress: false,
       listFinished: false,
+      synced: resume !== undefined,
       startedAt,
     };
     runtime.watches.push(state);

@@ -12,6 +12,7 @@ import { Code, ConnectError } from '@connectrpc/connect';
 import type { Logger } from 'pino';
 import type { AccountManager } from '../account/account-manager.js';
 import type { AgentConfig } from '../config/schema.js';
+import type { StreamRecorder } from '../metrics/agent-metrics.js';
 import type { OperationRunner } from '../operations/operation-runner.js';
 import { backoffDelayMs, sleep } from './backoff.js';
 import { runSession, SessionEndedError, type SessionState } from './session.js';
@@ -43,6 +44,8 @@ export interface ConnectionLoopOptions {
   token: TokenSource;
   /** Shared by every session (see `SessionOptions.operations`). */
   operations?: OperationRunner;
+  /** The agent's metrics: data sent, and every welcomed session that ends. */
+  recorder?: StreamRecorder;
   logger: Logger;
   signal: AbortSignal;
 }
@@ -73,6 +76,7 @@ export async function runConnectionLoop(options: ConnectionLoopOptions): Promise
         heartbeatSeconds: config.clouddriver.keepAliveHeartbeatSeconds,
         state,
         operations: options.operations,
+        recorder: options.recorder,
         onAccountCommand: (command) => void options.accounts.applyCommand(command),
         logger,
         signal,
@@ -80,6 +84,7 @@ export async function runConnectionLoop(options: ConnectionLoopOptions): Promise
     } catch (err) {
       if (signal.aborted) break;
       const welcomed = err instanceof SessionEndedError && err.welcomed;
+      if (welcomed) options.recorder?.disconnected();
       if (err instanceof SessionEndedError && err.cause !== undefined && ConnectError.from(err.cause).code === Code.Unauthenticated) {
         options.token.rejected();
       }

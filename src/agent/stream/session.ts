@@ -37,6 +37,7 @@ import type { AccountRuntime } from '../account/account-runtime.js';
 export type { AccountRuntime } from '../account/account-runtime.js';
 import type { PreparedAccount } from '../account/prepare-account.js';
 import { AGENT_DEFAULTS } from '../config/defaults.js';
+import type { StreamRecorder } from '../metrics/agent-metrics.js';
 import type { OperationRunner } from '../operations/operation-runner.js';
 import { startAccountWatchers, stopAccountWatchers } from './account-watchers.js';
 import { createOutbox, type Outbox } from './outbox.js';
@@ -65,6 +66,8 @@ export interface LiveSession {
    * their AccountVerdicts say CACHING. Resolves when the removed accounts' watchers have returned.
    */
   announce(removed: AccountRuntime[], added: AccountRuntime[]): Promise<void>;
+  /** Data messages sent on this stream and not acknowledged yet (0 before the Welcome). */
+  unacked(): number;
 }
 
 /** Options of {@link runSession}. */
@@ -81,6 +84,8 @@ export interface SessionOptions {
   /** Runs the operations the gateway sends; lives across sessions (results of one may go out on the next). */
   operations?: OperationRunner;
   logger: Logger;
+  /** Told about every data message written to the stream (the agent's metrics). */
+  recorder?: StreamRecorder;
   /** Receives the gateway's AccountCommands (dynamic accounts); applied asynchronously by the caller. */
   onAccountCommand?: (command: AccountCommand) => void;
   /** Aborts when the agent closes. */
@@ -244,8 +249,14 @@ export async function runSession(options: SessionOptions): Promise<void> {
     startHeartbeats();
     const maxUnacked = welcome.maxUnacked > 0 ? welcome.maxUnacked : AGENT_DEFAULTS.maxUnacked;
     logger.info({ sessionId: welcome.sessionId, gatewayId: welcome.gatewayId, heartbeatSeconds, maxUnacked, resumed: resumed?.sessionId }, 'welcomed by the gateway');
+    const recorder = options.recorder;
     outbox = createOutbox({
-      send: (message) => requests.push(message),
+      send: recorder
+        ? (message) => {
+            requests.push(message);
+            recorder.dataSent(message);
+          }
+        : (message) => requests.push(message),
       maxUnacked,
       batchMaxEvents: AGENT_DEFAULTS.batchMaxEvents,
       batchMaxBytes: AGENT_DEFAULTS.batchMaxBytes,
@@ -277,6 +288,7 @@ export async function runSession(options: SessionOptions): Promise<void> {
       }
       return Promise.all(done).then(() => undefined);
     },
+    unacked: () => outbox?.inFlight ?? 0,
   };
 
   for (const account of state.accounts) {

@@ -30,6 +30,8 @@ export interface WatchState {
   listInProgress: boolean;
   /** Set when a list finished since the last progress report. */
   listFinished: boolean;
+  /** True once the first full list ended, or from the start when resuming: the scope's initial sync is done. */
+  synced: boolean;
   /** When this watcher was started (ms since the epoch): unchanged while the same watcher runs. */
   startedAt: number;
 }
@@ -141,6 +143,7 @@ export async function runScopeWatcher(options: ScopeWatcherOptions): Promise<voi
       tracker.finishList();
       state.listInProgress = false;
       state.listFinished = true;
+      state.synced = true;
       log.info({ listed: state.listed, resourceVersion: listRv }, 'list complete');
       return listRv;
     }
