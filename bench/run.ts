@@ -4,6 +4,7 @@
  * writes `bench/results/<timestamp>.json` and `.md`. Not part of `npm test`. Needs Postgres (OUTPOST_BENCH_POSTGRES,
  * default postgres://postgres@127.0.0.1:5432/postgres).
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -48,6 +49,15 @@ const wants = (scenario: string) => only.includes(scenario);
 
 const started = new Date();
 const machine = describeMachine();
+/** The code measured: HEAD, and whether src/ had uncommitted changes (they are measured too). */
+const source = (() => {
+  try {
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: fileURLToPath(new URL('..', import.meta.url)), encoding: 'utf8' }).trim();
+    return { commit: git('rev-parse', '--short', 'HEAD'), srcChanged: git('status', '--porcelain', '--', 'src', 'bin').length > 0 };
+  } catch {
+    return { commit: 'unknown', srcChanged: false };
+  }
+})();
 console.log(`bench: ${JSON.stringify(params)} on ${machine.cores} cores, ${machine.memoryGiB} GiB, node ${machine.node}`);
 
 const syncRuns: InitialSyncResult[] = [];
@@ -135,6 +145,7 @@ const loadAtEnd = describeMachine().loadAverage;
 const markdown = [
   `# Outpost benchmark ${started.toISOString()}`,
   '',
+  `Code: ${source.commit}${source.srcChanged ? ' with uncommitted changes in src/' : ''}.`,
   `Machine: ${machine.cores} cores (${machine.cpuModel}), ${machine.memoryGiB} GiB, node ${machine.node}, ${machine.platform}; load average (1/5/15 min) ${machine.loadAverage.join(' / ')} at start, ${loadAtEnd.join(' / ')} at end.`,
   `Parameters: ${JSON.stringify({ objects: params.objects, runs: params.runs, only, ...(forwarding ? { forwarding: forwardingParams } : {}), ...(failover ? { failover: failoverParams } : {}) })}.`,
   ...(forwarding ? ['', `Forwarding: 2 gateway replicas on one Postgres, the agent's stream on gw-1; \`get\` operations (wait) alternated gw-1 / gw-2 (ABBA) at concurrency 1. Replica config ${JSON.stringify(forwarding.config.gateway)}.`] : []),
@@ -150,6 +161,6 @@ console.log(`\n${markdown}`);
 const dir = fileURLToPath(new URL('./results/', import.meta.url));
 mkdirSync(dir, { recursive: true });
 const stamp = started.toISOString().replace(/[:.]/g, '-');
-writeFileSync(`${dir}${stamp}.json`, JSON.stringify({ started, machine, loadAverageAtEnd: loadAtEnd, params: { ...params, postgresUrl: undefined, only, forwarding: forwardingParams, failover: failoverParams }, initialSync: { runs: syncRuns, rate, copyRate, ratio, total }, churn, operations, forwarding, failover }, null, 2));
+writeFileSync(`${dir}${stamp}.json`, JSON.stringify({ started, source, machine, loadAverageAtEnd: loadAtEnd, params: { ...params, postgresUrl: undefined, only, forwarding: forwardingParams, failover: failoverParams }, initialSync: { runs: syncRuns, rate, copyRate, ratio, total }, churn, operations, forwarding, failover }, null, 2));
 writeFileSync(`${dir}${stamp}.md`, markdown);
 console.log(`bench: wrote bench/results/${stamp}.json and .md`);
