@@ -207,7 +207,8 @@ describe('gateway cluster harness: 3 gateway processes, 1 agent process behind t
     assert.notEqual(cluster.pid(holder), oldPid);
     const health = await getJson<{ id: string }>(`${cluster.gateway(holder).httpUrl}/health`);
     assert.equal(health.id, holder);
-    assert.match(cluster.logs(holder), /outpost gateway [\s\S]*outpost gateway /, 'the log file holds both runs');
+    // The banner may reach the file a moment after /health answers.
+    await eventually('the log file to hold both runs', async () => /outpost gateway [\s\S]*outpost gateway /.test(cluster.logs(holder)), 5000);
   });
 
   test('close() kills every child, including a stopped one', async () => {
