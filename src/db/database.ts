@@ -6,6 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
+import { openMemoryPglite } from './memory-template.js';
 import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
@@ -71,8 +72,17 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
     };
   }
   const inMemory = url === 'memory://' || url === '';
-  if (!inMemory) mkdirSync(url, { recursive: true });
-  const client = inMemory ? new PGlite() : new PGlite(url);
+  if (inMemory) {
+    let client: PGlite;
+    try {
+      client = await openMemoryPglite(migrationsFolder);
+    } catch (err) {
+      throw new Error(`cannot open embedded database memory://: ${(err as Error).message}`, { cause: err });
+    }
+    return { db: drizzlePglite({ client, schema }) as unknown as Db, driver: 'pglite', displayUrl: 'memory://', close: () => client.close() };
+  }
+  mkdirSync(url, { recursive: true });
+  const client = new PGlite(url);
   try {
     await client.waitReady;
     const db = drizzlePglite({ client, schema });
@@ -80,12 +90,12 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
     return {
       db: db as unknown as Db,
       driver: 'pglite',
-      displayUrl: inMemory ? 'memory://' : url,
+      displayUrl: url,
       close: () => client.close(),
     };
   } catch (err) {
     await client.close().catch(() => {});
-    throw new Error(`cannot open embedded database ${url || 'memory://'}: ${(err as Error).message}`, { cause: err });
+    throw new Error(`cannot open embedded database ${url}: ${(err as Error).message}`, { cause: err });
   }
 }
 

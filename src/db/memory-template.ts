@@ -1,0 +1,72 @@
+/**
+ * In-memory PGlite databases (`memory://`) start from a template: the data directory of an empty database with every
+ * migration applied, dumped once and kept in the system temp folder. Creating a database from it skips initdb and the
+ * migrations (about 1.4 s instead of 3.5 s), which is what `outpost demo`, the CLI and a test suite that opens
+ * hundreds of throwaway databases pay each time. The template's name carries the PGlite version and a hash of the
+ * migrations, so a new schema or engine never loads an old template; it is written to a temporary name and renamed,
+ * so concurrent processes never read half a file. Any failure falls back to a fresh database.
+ */
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
+import * as schema from './schema.js';
+
+let templatePath: string | undefined;
+
+/** The file the template of these migrations is kept in. */
+function pathOf(migrationsFolder: string): string {
+  if (templatePath) return templatePath;
+  const hash = createHash('sha256');
+  try {
+    hash.update(readFileSync(join(migrationsFolder, '..', 'node_modules', '@electric-sql', 'pglite', 'package.json')));
+  } catch {
+    // Not installed next to the migrations (a packaged install): the migrations alone key the template.
+  }
+  for (const name of readdirSync(migrationsFolder).filter((n) => n.endsWith('.sql')).sort()) {
+    hash.update(name);
+    hash.update(readFileSync(join(migrationsFolder, name)));
+  }
+  templatePath = join(tmpdir(), `outpost-pglite-template-${hash.digest('hex').slice(0, 16)}.tar`);
+  return templatePath;
+}
+
+/**
+ * Opens a migrated in-memory PGlite: from the template when there is one, else fresh (migrated here) and then saved as
+ * the template for the next process. The caller owns the returned client.
+ */
+export async function openMemoryPglite(migrationsFolder: string): Promise<PGlite> {
+  const path = pathOf(migrationsFolder);
+  let template: Buffer | undefined;
+  try {
+    template = readFileSync(path);
+  } catch {
+    template = undefined;
+  }
+  if (template) {
+    const client = new PGlite({ loadDataDir: new Blob([new Uint8Array(template)]) });
+    try {
+      await client.waitReady;
+      // The template is migrated already; this only confirms it (a no-op when up to date).
+      await migratePglite(drizzlePglite({ client, schema }), { migrationsFolder });
+      return client;
+    } catch {
+      await client.close().catch(() => {});
+    }
+  }
+  const client = new PGlite();
+  await client.waitReady;
+  await migratePglite(drizzlePglite({ client, schema }), { migrationsFolder });
+  try {
+    const dump = await client.dumpDataDir('none');
+    const temp = `${path}.${process.pid}.${Date.now()}`;
+    writeFileSync(temp, Buffer.from(await dump.arrayBuffer()));
+    renameSync(temp, path);
+  } catch {
+    // No template this time (read-only temp folder, full disk): the next process migrates again.
+  }
+  return client;
+}
