@@ -5,7 +5,6 @@
  * by {@link ReplicaSet.close}, and by an exit hook if the bench runner dies first.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,41 +13,13 @@ import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { stringify } from 'yaml';
 import { freePort, startOutpost, type Child } from './processes.js';
+import { deepMerge, type ConfigObject } from '../test/helpers/cluster-config.js';
+import { createTestDatabase, type TestDatabase } from '../test/helpers/databases.js';
 
 const bin = fileURLToPath(new URL('../bin/outpost.js', import.meta.url));
 
-/** A plain configuration object (what a YAML file holds). */
-export type ConfigObject = { [key: string]: unknown };
+export type { ConfigObject };
 
-/** A fresh Postgres database and how to drop it. */
-export interface BenchDatabase {
-  url: string;
-  drop(): Promise<void>;
-}
-
-/** Creates an empty database `outpost_bench_<random>` on the server at `serverUrl`. */
-export async function createBenchDatabase(serverUrl: string): Promise<BenchDatabase> {
-  const name = `outpost_bench_${randomBytes(6).toString('hex')}`;
-  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
-  try {
-    await admin.unsafe(`create database ${name}`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const admin2 = postgres(serverUrl, { max: 1, onnotice: () => {} });
-      try {
-        await admin2.unsafe(`drop database if exists ${name} with (force)`);
-      } finally {
-        await admin2.end();
-      }
-    },
-  };
-}
 
 /** Children still alive, killed synchronously if the runner exits without closing its replica set. */
 const alive = new Set<ChildProcess>();
@@ -153,19 +124,6 @@ export interface ReplicaSet {
   close(keepLogs: boolean): Promise<void>;
 }
 
-function isPlainObject(value: unknown): value is ConfigObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** `base` with `override` merged in (nested objects merge; arrays and scalars replace). */
-export function deepMerge(base: ConfigObject, override: ConfigObject = {}): ConfigObject {
-  const out: ConfigObject = { ...base };
-  for (const [key, value] of Object.entries(override)) {
-    if (value === undefined) continue;
-    out[key] = isPlainObject(value) && isPlainObject(out[key]) ? deepMerge(out[key] as ConfigObject, value) : value;
-  }
-  return out;
-}
 
 /** The last lines of a log file ('' when none). */
 export function logTail(file: string, chars = 3000): string {
@@ -185,7 +143,7 @@ export async function startReplicaSet(options: ReplicaSetOptions): Promise<Repli
   const kubeconfig = join(dir, 'kubeconfig');
   const replicas = new Map<string, ReplicaInfo & { configFile: string; proc?: LoggedChild }>();
   const agents: { id: string; logFile: string; proc: LoggedChild }[] = [];
-  let database: BenchDatabase | undefined;
+  let database: TestDatabase | undefined;
   let sandbox: Child | undefined;
   let client: postgres.Sql | undefined;
   let closed = false;
@@ -270,7 +228,7 @@ export async function startReplicaSet(options: ReplicaSetOptions): Promise<Repli
   };
 
   try {
-    database = await createBenchDatabase(options.postgresUrl);
+    database = await createTestDatabase('postgres', options.postgresUrl);
     for (const name of options.gateways) {
       const [httpPort, grpcPort] = [await freePort(), await freePort()];
       const configFile = join(dir, `${name}.yaml`);

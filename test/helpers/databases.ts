@@ -19,10 +19,13 @@ export function testDrivers(): ('pglite' | 'postgres')[] {
   return process.env.OUTPOST_TEST_POSTGRES ? ['pglite', 'postgres'] : ['pglite'];
 }
 
-/** Creates an empty database for the driver. PGlite databases are in-memory (`memory://`). */
-export async function createTestDatabase(driver: 'pglite' | 'postgres'): Promise<TestDatabase> {
+/**
+ * Creates an empty database for the driver. PGlite databases are in-memory (`memory://`); Postgres ones are created
+ * on `server` (default OUTPOST_TEST_POSTGRES; benchmarks pass their own).
+ */
+export async function createTestDatabase(driver: 'pglite' | 'postgres', server?: string): Promise<TestDatabase> {
   if (driver === 'pglite') return { driver, url: 'memory://', drop: async () => {} };
-  const serverUrl = process.env.OUTPOST_TEST_POSTGRES;
+  const serverUrl = server ?? process.env.OUTPOST_TEST_POSTGRES;
   if (!serverUrl) throw new Error('OUTPOST_TEST_POSTGRES is not set');
   const name = `outpost_test_${randomBytes(6).toString('hex')}`;
   const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
