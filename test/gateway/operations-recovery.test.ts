@@ -16,6 +16,7 @@ import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/o
 import { loadGatewayConfig, startGateway, type RunningGateway } from '../../src/gateway/index.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { createTestDatabase, testDrivers } from '../helpers/databases.js';
+import { openDatabase } from '../../src/db/database.js';
 import { eventually } from './helpers.js';
 import { gate, okResult, startOperationAgent, type OperationAgent } from './operations-helpers.js';
 
@@ -92,16 +93,18 @@ for (const driver of testDrivers()) {
       assert.equal(live!.state, OperationState.SENT);
       await held.waitReceived('in-flight-live');
       await held.cut();
-      await rows(gw, `update operations set deadline_at = now() - interval '1 second' where id = 'in-flight-stale'`);
+      await gw.close();
+      // Changed while no gateway runs: a running sweeper would time the operation out before the restart could.
+      const offline = await openDatabase(url);
+      await offline.db.execute(sql`update operations set deadline_at = now() - interval '1 second' where id = 'in-flight-stale'`);
       // Another replica's operation, open and past its deadline: the sweeper's job, not this replica's recovery.
-      await rows(
-        gw,
-        `insert into operations (id, account, type, request, state, gateway_id, agent_id, timeout_ms, received_at, stored_at, sent_at, deadline_at, request_hash)
+      await offline.db.execute(
+        sql.raw(`insert into operations (id, account, type, request, state, gateway_id, agent_id, timeout_ms, received_at, stored_at, sent_at, deadline_at, request_hash)
          values ('foreign-1', 'held', 'get', '{"id":"foreign-1","account":"held","timeout":"1s","get":{"kind":"ConfigMap","name":"x"}}', 'SENT',
                  'gw-other', 'agent-x', 1000, now() - interval '5 seconds', now() - interval '5 seconds', now() - interval '5 seconds',
-                 now() - interval '4 seconds', 'h')`,
+                 now() - interval '4 seconds', 'h')`),
       );
-      await gw.close();
+      await offline.close();
 
       gw = await start(url);
       cleanups.push(() => gw.close());
