@@ -115,11 +115,18 @@ describe('gateway replicas: failover of replicas and agents (3 gateway processes
     await cluster.startAgent('agent-2', { account: { name: ACCOUNT, namespaces: ['demo'] } });
   });
   after(async () => {
-    await db?.close();
+    await db?.close().catch(() => {});
     await cluster?.close();
   });
 
-  test('one agent caches and the other stands by; an operation submitted to each replica succeeds', async () => {
+  test('one agent caches and the other stands by; every replica lists the others; an operation submitted to each replica succeeds', async () => {
+    for (const gw of cluster.gatewayNames) {
+      await eventually(`${gw} to list 3 ready replicas`, async () => {
+        const res = await fetch(`${cluster.gateway(gw).httpUrl}/armory/clouddrivers`);
+        const list = (await res.json()) as { id: string; ready: boolean }[];
+        return list.length === 3 && list.every((r) => r.ready) && list.map((r) => r.id).join() === 'gw-1,gw-2,gw-3';
+      });
+    }
     const standby = await eventually('agent-2 standing by', async () => {
       const rows = await cluster.sql<{ standby: string[] }>(`select standby from agent_sessions where agent_id = 'agent-2' and ended_at is null`);
       return rows.find((r) => r.standby.includes(ACCOUNT));
@@ -193,5 +200,21 @@ describe('gateway replicas: failover of replicas and agents (3 gateway processes
     checkLedger();
     cluster.sandbox.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after-resume', namespace: 'demo' }, data: { d: '4' } });
     await converged();
+  });
+
+  test('close() leaves no child process behind, a stopped one included', async () => {
+    await cluster.kill('gw-2', 'SIGSTOP');
+    const pids = [...cluster.gatewayNames, 'agent-1', 'agent-2'].map((n) => cluster.pid(n)!).filter((p) => p !== undefined);
+    await db.close();
+    await cluster.close();
+    const alive = pids.filter((pid) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    assert.deepEqual(alive, []);
   });
 });
