@@ -56,7 +56,7 @@ test('local: the caching stream while its lease is valid; a STANDBY stream when 
   assert.equal(registry.leaseOf('acct')?.epoch, 3);
 });
 
-test('forwarding: the lease holder first; a refusal or an unknown replica drops the cached owners and the next replica is tried', async () => {
+test('forwarding: the lease holder first; a refusal or an unknown replica drops the cached owners and the next replica is tried; an unanswered forward is not sent elsewhere', async () => {
   const registry = createSessionRegistry();
   const calls: string[] = [];
   let forgotten = 0;
@@ -66,7 +66,8 @@ test('forwarding: the lease holder first; a refusal or an unknown replica drops 
       assert.deepEqual((body as { origin: string }).origin, 'gw-self');
       calls.push(baseUrl);
       if (baseUrl.includes('gw-a')) return { status: 409, body: { error: 'no_stream' } };
-      if (baseUrl.includes('gw-b')) throw new Error('connect ECONNREFUSED');
+      if (baseUrl.includes('gw-b')) throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+      if (baseUrl.includes('gw-reset')) throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
       return { status: 200, body: { agentId: 'agent-9', sessionId: 's-9', gatewayId: 'gw-c' } };
     },
     close: () => {},
@@ -88,6 +89,21 @@ test('forwarding: the lease holder first; a refusal or an unknown replica drops 
   assert.deepEqual(target, { agentId: 'agent-9', sessionId: 's-9', gatewayId: 'gw-c' });
   assert.deepEqual(calls, ['http://gw-a', 'http://gw-b', 'http://gw-c']);
   assert.equal(forgotten, 4, 'unknown, draining, refusing and unreachable replicas each drop the cached answer');
+
+  // A forward whose answer was lost may have run: it counts as sent and goes nowhere else.
+  calls.length = 0;
+  directory.set('gw-reset', { id: 'gw-reset', baseUrl: 'http://gw-reset', lastUpdated: new Date(), ready: true });
+  const ambiguous = createDispatch(registry, {
+    selfId: 'gw-self',
+    owners: { replicasFor: async () => ['gw-reset', 'gw-c'], forget: () => {} },
+    replicas: { get: (id) => directory.get(id) },
+    peers,
+    logger: createSilentLogger(),
+  });
+  const unknown = await ambiguous('acct', op);
+  assert.equal(unknown?.gatewayId, 'gw-reset');
+  assert.match(unknown!.agentId, /unknown/);
+  assert.deepEqual(calls, ['http://gw-reset']);
 
   const none = createDispatch(registry, {
     selfId: 'gw-self',

@@ -105,7 +105,7 @@ describe('operation forwarding between replicas (postgres)', { skip: pg ? false 
     assert.equal(local.operation?.state, OperationState.SUCCEEDED);
   });
 
-  test('an operation waiting for an agent is delivered by the replica the agent connects to, and its result reaches the submitter', async () => {
+  test('an operation waiting for an agent reaches it when it connects to another replica (the receiving replica dispatches it again), and its result reaches the submitter', async () => {
     const account = `fwd-${++n}`;
     // The account exists (an agent registered it earlier) but no agent serves it now.
     const first = await agentOn(a.gateway, 'agent-2', [account]);

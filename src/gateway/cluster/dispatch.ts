@@ -49,6 +49,12 @@ export function dispatchLocal(registry: SessionRegistry, account: string, operat
   return undefined;
 }
 
+/** True for errors raised before a request could reach the peer (nothing was sent, so another replica may be tried). */
+function neverReached(err: unknown): boolean {
+  const code = (err as { code?: string }).code;
+  return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'EAI_AGAIN';
+}
+
 /** What {@link createDispatch} needs for forwarding; without it only local streams are used. */
 export interface ForwardingDeps {
   selfId: string;
@@ -83,6 +89,14 @@ export function createDispatch(registry: SessionRegistry, forwarding?: Forwardin
         logger.warn({ operationId: operation.id, account, replica: id, status: res.status, answer: res.body }, 'replica did not take the forwarded operation');
       } catch (err) {
         forwarding.metrics?.forwarded(false);
+        if (!neverReached(err)) {
+          // The request may have reached the replica, which may have sent it to its agent before the answer was lost:
+          // sending it anywhere else could apply it twice. It counts as sent; its result (relayed, or delivered by the
+          // agent on its next stream) or its deadline ends it.
+          logger.warn({ err, operationId: operation.id, account, replica: id }, 'forwarded operation unanswered: not sending it elsewhere');
+          owners.forget(account);
+          return { agentId: `(unknown: forwarded to ${id}, no answer)`, sessionId: '', gatewayId: id };
+        }
         logger.warn({ err, operationId: operation.id, account, replica: id }, 'could not forward the operation');
       }
       owners.forget(account);

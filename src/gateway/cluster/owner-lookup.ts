@@ -47,8 +47,8 @@ export function createOwnerLookup(database: Database, options: OwnerLookupOption
         const id = String(row.gateway_id);
         if (id && id !== options.selfId && !replicas.includes(id)) replicas.push(id);
       }
-      if (replicas.length > 0) cache.set(account, { replicas, until: Date.now() + options.cacheMs });
-      else cache.delete(account);
+      // "Nowhere" is remembered briefly too: operations waiting for an agent ask again every half second.
+      cache.set(account, { replicas, until: Date.now() + (replicas.length > 0 ? options.cacheMs : Math.min(options.cacheMs, 500)) });
       return replicas;
     },
     forget: (account) => void cache.delete(account),

@@ -65,6 +65,8 @@ export const DEFAULT_OPERATION_PAGE_SIZE = 50;
 export const MAX_OPERATION_PAGE_SIZE = 500;
 /** Error of operations that found no agent within `agentWaitSeconds`. */
 export const noAgentError = (account: string) => `no agent connected for account ${account}`;
+/** How often an operation no stream took is dispatched again while it waits for an agent. */
+const DISPATCH_RETRY_MS = 500;
 /** Error of this replica's operations that were open when it restarted and are past their deadline. */
 export const RESTART_ERROR = 'gateway restarted before the result arrived';
 
@@ -98,11 +100,14 @@ export interface OperationManager extends OperationHooks {
 }
 
 interface LocalOperation {
+  /** The row as stored (what a retry dispatches). */
+  row: OperationRow;
   account: string;
   deadlineAt: number;
   waitUntil: number;
   deadlineTimer?: NodeJS.Timeout;
   waitTimer?: NodeJS.Timeout;
+  retryTimer?: NodeJS.Timeout;
   /** The first send (memory knows it before the SENT update is written, or instead of it). */
   sent?: SentTarget;
   delivering: number;
@@ -146,6 +151,7 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
     if (local) {
       clearTimeout(local.deadlineTimer);
       clearTimeout(local.waitTimer);
+      clearTimeout(local.retryTimer);
       local.final = row;
       locals.delete(row.id);
     }
@@ -161,6 +167,7 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
     const local: LocalOperation = {
       account: row.account,
       deadlineAt: row.deadlineAt.getTime(),
+      row,
       waitUntil: row.receivedAt.getTime() + agentWaitMs,
       delivering: 0,
     };
@@ -173,8 +180,21 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
     return local;
   };
 
+  /**
+   * No stream took the operation: it is dispatched again every {@link DISPATCH_RETRY_MS} (an agent may connect to any
+   * replica; this replica, which received it, is its only dispatcher while it is PENDING) and fails after the agent
+   * wait.
+   */
   const armAgentWait = (id: string, local: LocalOperation) => {
     clearTimeout(local.waitTimer);
+    clearTimeout(local.retryTimer);
+    const retryAt = Math.min(Date.now() + DISPATCH_RETRY_MS, local.waitUntil < local.deadlineAt ? local.waitUntil : local.deadlineAt);
+    local.retryTimer = setTimeout(() => {
+      local.retryTimer = undefined;
+      if (local.sent || local.delivering > 0 || !locals.has(id) || Date.now() >= Math.min(local.waitUntil, local.deadlineAt)) return;
+      deliver(local.row).catch(report('could not dispatch the operation again', id));
+    }, Math.max(0, retryAt - Date.now()));
+    local.retryTimer.unref();
     if (local.waitUntil >= local.deadlineAt) return; // the deadline comes first and says it was never sent
     local.waitTimer = setTimeout(() => {
       local.waitTimer = undefined;
@@ -365,6 +385,7 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
       for (const local of locals.values()) {
         clearTimeout(local.deadlineTimer);
         clearTimeout(local.waitTimer);
+        clearTimeout(local.retryTimer);
       }
       locals.clear();
     },
@@ -372,8 +393,14 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
     sessionStarted(session, accountNames) {
       (async () => {
         // A SENT operation goes again only to the agent it was sent to (which de-duplicates on its id): another agent
-        // could apply it a second time.
-        const rows = (await store.openFor(accountNames, new Date())).filter((r) => r.state === 'PENDING' || r.agentId === session.agentId);
+        // could apply it a second time. A PENDING one only from the replica that received it, and only while nothing
+        // sent it yet: it is that replica's alone to dispatch (another replica's copy of the row may be stale by the
+        // time it reads it, and two dispatchers could reach two agents).
+        const rows = (await store.openFor(accountNames, new Date())).filter((r) => {
+          if (r.state !== 'PENDING') return r.agentId === session.agentId;
+          const local = locals.get(r.id);
+          return local !== undefined && !local.sent && local.delivering === 0;
+        });
         if (rows.length === 0) return;
         log.info({ sessionId: session.id, agentId: session.agentId, count: rows.length }, 'delivering open operations to a new agent session');
         await Promise.all(rows.map((row) => deliver(row)));
