@@ -16,6 +16,7 @@ import {
   type HealthCheckResponse,
 } from '../../gen/grpc/health/v1/health_pb.js';
 import type { Logger } from '../../shared/logger.js';
+import { withTimeout } from '../../shared/with-timeout.js';
 
 export { ServingStatus };
 
@@ -152,18 +153,4 @@ export function createHealthService(options: HealthServiceOptions): HealthServic
       await inFlight;
     },
   };
-}
-
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -18,6 +18,7 @@ import { staleAfterSeconds } from '../agents/agent-session-store.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { createRestAuth, type RestEnv } from '../auth/rest-auth.js';
 import type { Replica, ReplicaDirectory } from '../cluster/replica-directory.js';
+import { withTimeout } from '../../shared/with-timeout.js';
 
 /** What the REST routes read from the running gateway. */
 export interface RestAppOptions {
@@ -117,18 +118,4 @@ export function createRestApp(options: RestAppOptions): Hono<RestEnv> {
     return c.json(body, status);
   });
   return app;
-}
-
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
