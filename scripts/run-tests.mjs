@@ -24,13 +24,7 @@ function collect(path, out) {
 
 const args = process.argv.slice(2);
 const roots = args.length > 0 ? args : ['src', 'test'];
-// End-to-end files run longest (many processes, both drivers): started first, they do not leave one worker busy
-// alone at the end while the other idles.
-const files = roots
-  .flatMap((root) => collect(root, []))
-  .map((file, index) => ({ file, index, first: /(^|[\\/])e2e[\\/]/.test(file) ? 0 : 1 }))
-  .sort((a, b) => a.first - b.first || a.index - b.index)
-  .map((f) => f.file);
+const files = roots.flatMap((root) => collect(root, []));
 if (files.length === 0) {
   console.error('run-tests: no test files found');
   process.exit(1);
