@@ -27,6 +27,9 @@ export type AccountState = (typeof ACCOUNT_STATES)[number];
 /** States in which an agent stream caches the account right now (a binding release must wait). */
 export const STREAMED_STATES: readonly AccountState[] = ['ACTIVE', 'TO_DEACTIVATE', 'DEACTIVATING'];
 
+/** {@link STREAMED_STATES} as an SQL list, for `state in (…)` (in them, a live lease holder caches the account). */
+export const STREAMED_STATES_SQL = sql.raw(STREAMED_STATES.map((s) => `'${s}'`).join(', '));
+
 /** `from` of the transition recorded when a row is created. */
 export const NEW_ACCOUNT = '';
 

@@ -9,7 +9,7 @@ import { and, eq, inArray, isNull, lt, ne, or, sql } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
 import { accounts, objects, watchStates } from '../../db/schema.js';
 import type { AccountInfo } from '../../gen/outpost/agent/v1/agent_pb.js';
-import { NEW_ACCOUNT, agentActor, lockStates, recordTransitions } from '../accounts/account-states.js';
+import { NEW_ACCOUNT, STREAMED_STATES_SQL, agentActor, lockStates, recordTransitions } from '../accounts/account-states.js';
 
 /** The cluster an account name is bound to, and what an admin asked for it. */
 export interface AccountBinding {
@@ -93,7 +93,7 @@ export function createAccountStore(database: Database): AccountStore {
           agentId: accounts.agentId,
           sessionId: accounts.sessionId,
           gatewayId: accounts.gatewayId,
-          leased: sql<boolean>`(${accounts.state} in ('ACTIVE', 'TO_DEACTIVATE', 'DEACTIVATING') and ${accounts.leaseExpiresAt} > now())`,
+          leased: sql<boolean>`(${accounts.state} in (${STREAMED_STATES_SQL}) and ${accounts.leaseExpiresAt} > now())`,
         })
         .from(accounts)
         .where(inArray(accounts.name, names));

@@ -2,8 +2,8 @@
  * Keeps this replica's account leases (DESIGN.md rule 4) and moves accounts to a live agent when their holder is
  * gone, on one timer:
  * - renews every lease held here about every third of `leaseSeconds`, in one statement; a lease the database no
- *   longer gives this replica (taken over, or expired and reclaimed) ends its stream ABORTED, so the agent reconnects
- *   and is admitted afresh;
+ *   longer gives this replica (taken over, or expired and reclaimed) demotes its account on the stream to STANDBY
+ *   (the agent is told and stops watching it);
  * - every `standbyCheckIntervalSeconds`, offers the accounts whose lease is free to the local STANDBY streams that
  *   serve them (promotion), and turns accounts whose holder stopped renewing long ago INACTIVE.
  * A database error skips the tick: leases are not renewed then, and dispatch stops using them once they run out.
@@ -61,19 +61,16 @@ export function createLeaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
     for (const lease of held) {
       if (renewed.has(lease.account)) {
         registry.grant(lease.account, lease.session, lease.epoch, leaseValidUntil(sentAt, options.leaseSeconds));
-      } else {
-        lostBySession.set(lease.session, [...(lostBySession.get(lease.session) ?? []), lease.account]);
+        continue;
       }
+      // Lost only while the registry still holds the lease as sent: a newer grant made meanwhile is not lost.
+      const now = registry.leaseOf(lease.account);
+      if (now?.session !== lease.session || now.epoch !== lease.epoch) continue;
+      lostBySession.set(lease.session, [...(lostBySession.get(lease.session) ?? []), lease.account]);
     }
     for (const [session, accounts] of lostBySession) {
-      // The current lease may have been granted again while the renewal ran (a newer epoch): that one is not lost.
-      const reallyLost = accounts.filter((a) => {
-        const now = registry.leaseOf(a);
-        return now?.session === session && !renewed.has(a) && held.some((h) => h.account === a && h.epoch === now.epoch);
-      });
-      if (reallyLost.length === 0) continue;
-      logger.warn({ sessionId: session.id, agentId: session.agentId, accounts: reallyLost }, 'lease renewal refused: another session holds the accounts now');
-      await session.leaseLost(reallyLost);
+      logger.warn({ sessionId: session.id, agentId: session.agentId, accounts }, 'lease renewal refused: another session holds the accounts now');
+      await session.leaseLost(accounts);
     }
   }
 

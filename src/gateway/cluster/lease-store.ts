@@ -5,7 +5,7 @@
  */
 import { sql } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
-import { GATEWAY_ACTOR, recordTransitions } from '../accounts/account-states.js';
+import { GATEWAY_ACTOR, STREAMED_STATES_SQL, recordTransitions } from '../accounts/account-states.js';
 import { rowsOf } from './lease-fence.js';
 
 /** A lease to renew: the account, the session holding it, the epoch it was granted with. */
@@ -36,7 +36,7 @@ export function createLeaseStore(database: Database): LeaseStore {
         from json_to_recordset(${JSON.stringify(leases.map((l) => ({ name: l.name, session_id: l.sessionId, epoch: l.epoch })))}::json)
           as r(name text, session_id text, epoch bigint)
         where a.name = r.name and a.session_id = r.session_id and a.lease_epoch = r.epoch
-          and a.gateway_id = ${gatewayId} and a.state in ('ACTIVE', 'TO_DEACTIVATE', 'DEACTIVATING')
+          and a.gateway_id = ${gatewayId} and a.state in (${STREAMED_STATES_SQL})
         returning a.name`);
       return new Set(rowsOf(result).map((r) => String(r.name)));
     },
@@ -47,7 +47,7 @@ export function createLeaseStore(database: Database): LeaseStore {
         select name from accounts
         where name in (select json_array_elements_text(${JSON.stringify(names)}::json))
           and desired_state <> 'INACTIVE' and state <> 'DELETING'
-          and (state not in ('ACTIVE', 'TO_DEACTIVATE', 'DEACTIVATING') or lease_expires_at is null or lease_expires_at < now())`);
+          and (state not in (${STREAMED_STATES_SQL}) or lease_expires_at is null or lease_expires_at < now())`);
       return rowsOf(result).map((r) => String(r.name));
     },
 
@@ -57,7 +57,7 @@ export function createLeaseStore(database: Database): LeaseStore {
           update accounts a set state = 'INACTIVE', reason = '', lease_expires_at = null, updated_at = now()
           from (
             select name, state from accounts
-            where state in ('ACTIVE', 'TO_DEACTIVATE', 'DEACTIVATING') and lease_expires_at < now() - make_interval(secs => ${graceSeconds})
+            where state in (${STREAMED_STATES_SQL}) and lease_expires_at < now() - make_interval(secs => ${graceSeconds})
             order by name for update skip locked) old
           where a.name = old.name
           returning a.name, a.gateway_id, old.state as from_state`);

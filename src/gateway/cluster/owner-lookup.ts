@@ -6,6 +6,7 @@
  */
 import { sql } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
+import { STREAMED_STATES_SQL } from '../accounts/account-states.js';
 import { rowsOf } from './lease-fence.js';
 
 /** Replica ids able to take an operation for an account, best first. */
@@ -35,7 +36,7 @@ export function createOwnerLookup(database: Database, options: OwnerLookupOption
       if (cached && cached.until > Date.now()) return cached.replicas;
       const result = await database.db.execute(sql`
         select gateway_id, 0 as rank from accounts
-          where name = ${account} and state in ('ACTIVE', 'TO_DEACTIVATE', 'DEACTIVATING') and lease_expires_at > now()
+          where name = ${account} and state in (${STREAMED_STATES_SQL}) and lease_expires_at > now()
         union all
         select gateway_id, 1 as rank from agent_sessions
           where ended_at is null

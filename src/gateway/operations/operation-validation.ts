@@ -83,8 +83,13 @@ export function formatMs(ms: number): string {
   return `${Number((ms / 1000).toFixed(3))}s`;
 }
 
+/** Milliseconds of a Duration (not validated). */
+export function durationToMs(d: Duration): number {
+  return Number(d.seconds) * 1000 + d.nanos / 1_000_000;
+}
+
 function timeoutToMs(d: Duration): number {
-  const ms = Number(d.seconds) * 1000 + d.nanos / 1_000_000;
+  const ms = durationToMs(d);
   const shown = `${Number(d.seconds) + d.nanos / 1e9}s`;
   if (!(ms > 0)) throw invalidArgument(`timeout must be greater than 0 (got ${shown})`);
   if (ms > MAX_TIMEOUT_MS) throw invalidArgument(`timeout must be at most 1h (got ${shown})`);
