@@ -128,7 +128,7 @@ describe('operation forwarding between replicas (postgres)', { skip: pg ? false 
   });
 
   test('POST /armory/agent/operations: 409 when no local stream serves the account; bad bodies are 4xx JSON errors', async () => {
-    const operation = { id: 'op-direct-1', account: 'nobody-here', get: { kind: 'ConfigMap', name: 'x' } };
+    const operation = { id: 'op-direct-1', account: 'nobody-here', timeout: '5s', get: { kind: 'ConfigMap', name: 'x' } };
     const none = await post(b, '/armory/agent/operations', { operation, origin: 'gw-a' });
     assert.equal(none.status, 409);
     assert.equal(none.body.error, 'no_stream');
@@ -142,6 +142,8 @@ describe('operation forwarding between replicas (postgres)', { skip: pg ? false 
       [{ operation: { id: 'x', account: 'a' }, origin: 'gw-a' }, 400, /spec is empty/],
       [{ operation: { account: 'a', get: {} }, origin: 'gw-a' }, 400, /operation.id/],
       [{ operation: { id: 'x', get: {} }, origin: 'gw-a' }, 400, /operation.account/],
+      [{ operation: { id: 'x', account: 'a', get: {} }, origin: 'gw-a' }, 400, /operation.timeout/],
+      [{ operation: { id: 'x', account: 'a', timeout: '0s', get: {} }, origin: 'gw-a' }, 400, /operation.timeout/],
       [{ operation, origin: 'x'.repeat(300) }, 400, /origin/],
     ];
     for (const [body, status, message] of cases) {

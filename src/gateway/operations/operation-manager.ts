@@ -18,7 +18,7 @@ import { createOperationNotifier, type OperationNotifier } from './operation-not
 import { decodeOperationPageToken, encodeOperationPageToken } from './operation-page-token.js';
 import { isTerminal, stateFromEnum } from './operation-state.js';
 import type { NewOperationRow, OperationRow, OperationStore, Outcome, SentTarget } from './operation-store.js';
-import { msToDuration, validateSubmission } from './operation-validation.js';
+import { durationToMs, msToDuration, validateSubmission } from './operation-validation.js';
 import { watchOperation } from './operation-watch.js';
 import { createWriteBatcher } from './write-batcher.js';
 
@@ -415,8 +415,7 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
       if (!deps.dispatchLocal) return undefined;
       const target = deps.dispatchLocal(operation.account, operation);
       if (target) {
-        const timeoutMs = operation.timeout ? Number(operation.timeout.seconds) * 1000 + Math.ceil(operation.timeout.nanos / 1e6) : limits.defaultTimeoutMs;
-        deps.relay?.remember(operation.id, origin, Date.now() + timeoutMs + 5000);
+        deps.relay?.remember(operation.id, origin, Date.now() + (operation.timeout ? durationToMs(operation.timeout) : limits.defaultTimeoutMs) + 5000);
         log.debug({ operationId: operation.id, account: operation.account, origin, ...target }, 'forwarded operation sent');
       }
       return target;

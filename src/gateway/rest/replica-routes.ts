@@ -15,6 +15,7 @@ import { OperationResultSchema, OperationSchema, type Operation, type OperationR
 import type { RestEnv } from '../auth/rest-auth.js';
 import { HttpError } from '../errors.js';
 import type { OperationManager } from '../operations/operation-manager.js';
+import { durationToMs } from '../operations/operation-validation.js';
 import { readJsonBody } from './json-body.js';
 
 /** Largest body of an internal route (an operation carries at most a 1 MiB manifest by default). */
@@ -30,6 +31,9 @@ export function addReplicaRoutes(app: Hono<RestEnv>, operations: Pick<OperationM
     if (!operation.id) throw new HttpError(400, 'bad_request', 'operation.id is required');
     if (!operation.account) throw new HttpError(400, 'bad_request', 'operation.account is required');
     if (operation.spec.case === undefined) throw new HttpError(400, 'bad_request', 'operation names no kind of operation (spec is empty)');
+    if (!operation.timeout || !(durationToMs(operation.timeout) > 0)) {
+      throw new HttpError(400, 'bad_request', 'operation.timeout must be greater than 0 (the time the origin has left)');
+    }
     const target = operations.acceptForwarded(origin, operation);
     if (!target) {
       throw new HttpError(409, 'no_stream', `no agent stream serves account ${JSON.stringify(operation.account)} on replica ${selfId}`);
