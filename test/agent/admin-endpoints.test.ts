@@ -133,7 +133,8 @@ describe('agent admin endpoints against the sandbox and the fake gateway', () =>
       h.gateway.streams[0]!.send(create(ConnectResponseSchema, { message: { case: 'ack', value: create(AckSchema, { sequence: 1_000_000n }) } }));
       const up = await adminUntil(h, '/health', (a) => a.status === 200, 'readiness');
       assert.deepEqual(up.body, { status: 'UP', connected: true, sessionId: 'session-0', accounts: { ready: 2, total: 2 } });
-      assert.equal(markersOf(h.gateway.messages).filter((m) => m.account === 'sandbox' && m.phase === SyncPhase.END).length, 2, 'both lists ended');
+      // Readiness follows the agent's own state: the END markers may still be on their way to the gateway.
+      await h.gateway.waitFor(() => markersOf(h.gateway.messages).filter((m) => m.account === 'sandbox' && m.phase === SyncPhase.END).length === 2, 5000, 'both lists ended');
 
       // A dropped stream makes it unready until the next Welcome.
       h.gateway.streams[0]!.drop();
