@@ -30,6 +30,8 @@ export const accounts = pgTable('accounts', {
   /** The latest refused claim of this name by another cluster: {agentId, apiHost, caFingerprint, reason, at}. */
   refusedClaim: jsonb('refused_claim').$type<{ agentId: string; apiHost: string; caFingerprint: string; reason: string; at: string }>(),
   lastEventAt: timestamp('last_event_at', { withTimezone: true, mode: 'date' }),
+  /** Object events stored for the account (the fleet's ingest rate is the growth of their sum). */
+  eventsTotal: bigint('events_total', { mode: 'number' }).notNull().default(0),
   /**
    * Ownership lease (DESIGN.md rule 4): the session in `sessionId` on replica `gatewayId` owns the account while
    * `leaseExpiresAt` is in the future. Every claim sets a new `leaseEpoch` (it only grows); cache writes and operation

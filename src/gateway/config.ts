@@ -190,6 +190,17 @@ const clusterSchema = z
   })
   .strict();
 
+const webSchema = z
+  .object({
+    /** Serve the dashboard at `/`. Its files hold no data: every call the page makes is authenticated like any client's. */
+    enabled: z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean()).default(true),
+    /** Directory of the built dashboard (`npm run build`); default: `web/dist` of the installed package. */
+    dir: z.string().min(1).optional(),
+    /** How often the summary behind FleetService.WatchFleet is re-read while someone watches it (fractions allowed). */
+    fleetPollSeconds: z.coerce.number().min(0.05).max(60).default(1),
+  })
+  .strict();
+
 const baseSchema = z
   .object({
     /** Replica id; defaults to `${hostname}-${httpPort}`, or a random id when the HTTP port is ephemeral. */
@@ -219,6 +230,8 @@ const baseSchema = z
     accounts: accountsSchema.default(() => accountsSchema.parse({})),
     /** How gateway replicas discover each other (for /armory/clouddrivers). */
     cluster: clusterSchema.default(() => clusterSchema.parse({})),
+    /** The browser dashboard and the fleet summary it watches. */
+    web: webSchema.default(() => webSchema.parse({})),
   })
   .strict();
 
@@ -233,6 +246,8 @@ export type Role = z.output<typeof roleSchema>;
 
 /** Replica discovery settings of the gateway. */
 export type GatewayClusterConfig = z.output<typeof clusterSchema>;
+/** Dashboard settings of the gateway. */
+export type GatewayWebConfig = z.output<typeof webSchema>;
 /** The resolved gateway configuration. */
 export interface GatewayConfig {
   id: string;
@@ -251,10 +266,11 @@ export interface GatewayConfig {
   authorization: { rules: AuthorizationRule[] };
   accounts: { activationTimeoutSeconds: number; cleanupGraceSeconds: number; maxBodyBytes: number; maxPageSize: number };
   cluster: GatewayClusterConfig;
+  web: GatewayWebConfig;
 }
 
 /** What a config file, the environment or overrides may hold: any subset of {@link GatewayConfig}. */
-export type GatewayConfigInput = Partial<Omit<GatewayConfig, 'agents' | 'cache' | 'operations' | 'tls' | 'auth' | 'authorization' | 'accounts' | 'cluster'>> & {
+export type GatewayConfigInput = Partial<Omit<GatewayConfig, 'agents' | 'cache' | 'operations' | 'tls' | 'auth' | 'authorization' | 'accounts' | 'cluster' | 'web'>> & {
   agents?: Partial<GatewayConfig['agents']>;
   cache?: Partial<GatewayConfig['cache']>;
   operations?: Partial<GatewayConfig['operations']>;
@@ -263,6 +279,7 @@ export type GatewayConfigInput = Partial<Omit<GatewayConfig, 'agents' | 'cache' 
   authorization?: z.input<typeof authorizationSchema>;
   accounts?: Partial<GatewayConfig['accounts']>;
   cluster?: Partial<GatewayClusterConfig>;
+  web?: Partial<GatewayWebConfig>;
 };
 
 /** The schema of {@link GatewayConfig}; every default lives here. Parse errors name the offending key. */

@@ -10,6 +10,7 @@ import { openDatabase, pingDatabase, type Database } from '../db/database.js';
 import { Health } from '../gen/grpc/health/v1/health_pb.js';
 import { AgentService } from '../gen/outpost/agent/v1/agent_pb.js';
 import { AccountService } from '../gen/outpost/api/v1/account_service_pb.js';
+import { FleetService } from '../gen/outpost/api/v1/fleet_service_pb.js';
 import { ObjectService } from '../gen/outpost/api/v1/object_service_pb.js';
 import { OperationService } from '../gen/outpost/api/v1/operation_service_pb.js';
 import { createLogger, type Logger } from '../shared/logger.js';
@@ -24,6 +25,9 @@ import { createAccountCleanup } from './accounts/account-cleanup.js';
 import { createAccountSweeper } from './accounts/account-sweeper.js';
 import { createDynamicAccountSource } from './accounts/dynamic-account-source.js';
 import { createAgentListing } from './api/list-agents.js';
+import { createFleetMonitor } from './api/fleet-monitor.js';
+import { createFleetService } from './api/fleet-service.js';
+import { readFleet } from './api/fleet-snapshot.js';
 import { createObjectService } from './api/object-service.js';
 import { createOperationService } from './api/operation-service.js';
 import { createObjectWriter } from './cache/object-writer.js';
@@ -48,6 +52,7 @@ import { RECONNECT_HEADER, RECONNECT_NOW } from './agents/stream-timers.js';
 import { createAuthenticator } from './auth/authenticator.js';
 import { authContextValues, createAuthInterceptor, principalOf } from './auth/connect-auth.js';
 import { listenGatewayServers } from './servers.js';
+import { DEFAULT_WEB_DIR } from './web/web-assets.js';
 import { createTlsContextSource } from './auth/tls-context.js';
 
 export { gatewayConfigSchema, loadGatewayConfig, GatewayConfigError, type GatewayConfig, type GatewayConfigInput } from './config.js';
@@ -203,7 +208,21 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     intervalMs: Math.max(50, Math.min(30_000, config.accounts.cleanupGraceSeconds * 100)),
     logger: logger.child({ component: 'accounts' }),
   });
-  const apiServices = [AgentService, ObjectService, AccountService, OperationService];
+  const fleet = createFleetMonitor({
+    read: () =>
+      readFleet({
+        database,
+        staleAfterSeconds: agentStaleAfterSeconds,
+        // This replica is always listed, as it sees itself (also before its first heartbeat).
+        replicas: () => [
+          { id: config.id, baseUrl, ready: !draining, lastSeen: new Date() },
+          ...replicaDirectory.list().filter((r) => r.id !== config.id).map((r) => ({ ...r, lastSeen: r.lastUpdated })),
+        ],
+      }),
+    intervalMs: config.web.fleetPollSeconds * 1000,
+    logger: logger.child({ component: 'fleet' }),
+  });
+  const apiServices = [AgentService, ObjectService, AccountService, OperationService, FleetService];
   // gRPC health tells what GET /health tells (draining, database); reflection describes every service served here.
   const health = createHealthService({
     services: apiServices.map((s) => s.typeName),
@@ -222,6 +241,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     router.service(OperationService, createOperationService(operations, logger.child({ component: 'api' })), {
       jsonOptions: { ignoreUnknownFields: false },
     });
+    router.service(FleetService, createFleetService(fleet, { logger: logger.child({ component: 'fleet' }) }));
     router.service(Health, health.impl);
     router.service(ServerReflectionV1, reflection.v1);
     router.service(ServerReflectionV1alpha, reflection.v1alpha);
@@ -238,6 +258,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     accounts: accountAdmin,
     replicas: replicaDirectory,
     metrics,
+    webDir: config.web.enabled ? (config.web.dir ?? DEFAULT_WEB_DIR) : undefined,
   });
   const handler = connectNodeAdapter({
     routes,
@@ -286,8 +307,9 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       await accountSweeper.stop();
       await accountCleanup.stop();
       await leaseKeeper.stop();
-      // Health Watch streams never end by themselves: they end here, so the servers do not wait on them.
+      // Health Watch and WatchFleet streams never end by themselves: they end here, so the servers do not wait on them.
       await health.close();
+      fleet.close(new ConnectError('gateway shutting down', Code.Unavailable));
       const sockets = servers.close(SHUTDOWN_GRACE_MS);
       const sessions = registry.all();
       // Agents reconnect at once (to another replica behind the same address) instead of waiting out a backoff.

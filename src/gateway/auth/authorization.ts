@@ -9,9 +9,11 @@
  * | `outpost.api.v1.ObjectService/*` | read |
  * | `outpost.api.v1.OperationService/SubmitOperation` | write; its other methods: read |
  * | `outpost.api.v1.AccountService/{ListAccounts,GetAccount,ListAgents}` | read; its other methods: admin |
+ * | `outpost.api.v1.FleetService/*` | read |
  * | `grpc.health.v1.Health/*` (Check, Watch) | nothing (no authentication at all: gRPC probes carry no credentials) |
  * | `grpc.reflection.v1.ServerReflection/*`, `grpc.reflection.v1alpha.ServerReflection/*` | read |
  * | `GET /health` | nothing (no authentication at all) |
+ * | `GET /`, `/index.html`, `/favicon.svg`, `/assets/*` (the dashboard's files: no data in them) | nothing |
  * | `GET /metrics`, `GET /armory/clouddrivers*`, `/armory/agent/operations*`, `/armory/accounts*`, `/armory/agents*` | read |
  * | `POST /armory/agent/operations`, `POST /armory/agent/operationresults` | replica |
  * | `POST/PATCH/PUT/DELETE /armory/accounts*` | admin |
@@ -24,6 +26,7 @@ import type { Role } from '../config.js';
 import type { Authenticator } from './authenticator.js';
 import type { RequestCredentials } from './credentials.js';
 import { hasRole, type Principal } from './principal.js';
+import { isWebAssetPath } from '../web/web-assets.js';
 
 /** What a call needs: a role, or nothing at all (not even authentication). */
 export type Requirement = Role | 'none';
@@ -33,6 +36,7 @@ const CONNECT_TABLE: Record<string, Record<string, Requirement> & { '*'?: Requir
   'outpost.api.v1.ObjectService': { '*': 'read' },
   'outpost.api.v1.OperationService': { SubmitOperation: 'write', '*': 'read' },
   'outpost.api.v1.AccountService': { ListAccounts: 'read', GetAccount: 'read', ListAgents: 'read' },
+  'outpost.api.v1.FleetService': { '*': 'read' },
   'grpc.health.v1.Health': { Check: 'none', Watch: 'none' },
   'grpc.reflection.v1.ServerReflection': { '*': 'read' },
   'grpc.reflection.v1alpha.ServerReflection': { '*': 'read' },
@@ -56,7 +60,7 @@ export function restRequirement(method: string, path: string): Requirement {
   const p = path.length > 1 ? path.replace(/\/+$/, '') : path;
   const under = (prefix: string) => p === prefix || p.startsWith(`${prefix}/`);
   if (m === 'GET' || m === 'HEAD') {
-    if (p === '/health') return 'none';
+    if (p === '/health' || isWebAssetPath(path)) return 'none';
     if (READ_PREFIXES.some(under)) return 'read';
     return 'admin';
   }

@@ -48,6 +48,8 @@ export interface DecodedBatch {
   scopes: ScopePosition[];
   /** Accounts that received at least one event (for `last_event_at`). */
   accounts: string[];
+  /** Events per account of `accounts`, counted before collapsing (for `events_total`). */
+  eventCounts: Record<string, number>;
   /** Events dropped because this session does not cache their account. */
   droppedNotCached: number;
   /** Events dropped because an earlier event of the same batch was newer. */
@@ -71,7 +73,7 @@ export function decodeEventBatch(batch: EventBatch, ctx: DecodeContext): Decoded
   const objects = new Map<string, { op: 'upsert'; row: ObjectRow } | { op: 'delete'; row: DeleteRow }>();
   const scopes = new Map<string, ScopePosition>();
   const accounts = new Set<string>();
-  const out: DecodedBatch = { upserts: [], deletes: [], scopes: [], accounts: [], droppedNotCached: 0, droppedStale: 0, scrubbedSecrets: [] };
+  const out: DecodedBatch = { upserts: [], deletes: [], scopes: [], accounts: [], eventCounts: {}, droppedNotCached: 0, droppedStale: 0, scrubbedSecrets: [] };
   const decoder = new TextDecoder('utf-8', { fatal: true });
 
   batch.events.forEach((ev, index) => {
@@ -83,6 +85,7 @@ export function decodeEventBatch(batch: EventBatch, ctx: DecodeContext): Decoded
     if (!ev.apiVersion || !ev.kind) throw invalidArgument(`${where}: api_version and kind are required`);
     if (!ev.resourceVersion) throw invalidArgument(`${where}: resource_version is required`);
     accounts.add(ev.account);
+    out.eventCounts[ev.account] = (out.eventCounts[ev.account] ?? 0) + 1;
     const scopeKey = JSON.stringify([ev.account, ev.apiVersion, ev.kind, ev.watchNamespace]);
     scopes.set(scopeKey, {
       account: ev.account,

@@ -1,7 +1,7 @@
 /**
  * Stores a decoded event batch atomically with ONE SQL statement, whatever the batch size: data-modifying CTEs for
  * the multi-row upsert (the whole batch travels as a single JSON parameter expanded by `json_to_recordset`), the
- * multi-row delete, the watch_states positions and the accounts' last_event_at. A row is only replaced by an event whose
+ * multi-row delete, the watch_states positions and the accounts' last_event_at and events_total. A row is only replaced by an event whose
  * resourceVersion is not older, so stale or replayed events never overwrite newer data.
  *
  * With a fence (every agent stream's writes), the accounts update is the lease check: it locks the rows of the
@@ -30,11 +30,12 @@ export function createObjectWriter(database: Database): ObjectWriter {
       // disjoint rows (the decoder collapsed the batch to one operation per object).
       const parts: SQL[] = [];
       // Fenced: the lease check comes first and the other parts keep only the accounts it let through.
+      const eventCounts = sql`json_each_text(${JSON.stringify(batch.eventCounts)}::json) as c(name, n)`;
       const leased = (column: string) => (fence ? sql` and ${sql.raw(column)} in (select name from fenced)` : sql``);
       if (fence && batch.accounts.length > 0) {
         parts.push(sql`fenced as (
-            update accounts a set last_event_at = now()
-            where a.name in (select json_array_elements_text(${JSON.stringify(batch.accounts)}::json))
+            update accounts a set last_event_at = now(), events_total = a.events_total + c.n::bigint
+            from ${eventCounts} where a.name = c.name
               and ${leasedCondition(fence, 'a')}
             returning a.name)`);
       }
@@ -79,8 +80,8 @@ export function createObjectWriter(database: Database): ObjectWriter {
       }
       if (!fence && batch.accounts.length > 0) {
         parts.push(sql`touched as (
-            update accounts set last_event_at = now()
-            where name in (select json_array_elements_text(${JSON.stringify(batch.accounts)}::json)))`);
+            update accounts a set last_event_at = now(), events_total = a.events_total + c.n::bigint
+            from ${eventCounts} where a.name = c.name)`);
       }
       if (parts.length === 0) return;
       if (!fence || batch.accounts.length === 0) {

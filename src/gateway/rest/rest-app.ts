@@ -19,6 +19,7 @@ import type { Authenticator } from '../auth/authenticator.js';
 import { createRestAuth, type RestEnv } from '../auth/rest-auth.js';
 import type { Replica, ReplicaDirectory } from '../cluster/replica-directory.js';
 import { withTimeout } from '../../shared/with-timeout.js';
+import { addWebAssets } from '../web/web-assets.js';
 
 /** What the REST routes read from the running gateway. */
 export interface RestAppOptions {
@@ -41,6 +42,8 @@ export interface RestAppOptions {
   accounts?: AccountAdmin;
   /** Serves `GET /metrics` (Prometheus text format) when given. */
   metrics?: { scrape(): Promise<{ contentType: string; body: string }> };
+  /** Serves the dashboard built in this directory at `/` when given. */
+  webDir?: string;
   /** The other replicas for `/armory/clouddrivers`; without it only this replica is listed. */
   replicas?: Pick<ReplicaDirectory, 'list' | 'get'>;
 }
@@ -111,6 +114,8 @@ export function createRestApp(options: RestAppOptions): Hono<RestEnv> {
       throw new HttpError(405, 'method_not_allowed', `${c.req.method} is not allowed on ${c.req.path}`);
     });
   }
+
+  if (options.webDir) addWebAssets(app, options.webDir);
 
   app.notFound((c) => c.json({ error: 'not_found', message: `no route for ${c.req.method} ${c.req.path}` }, 404));
   app.onError((err, c: Context) => {

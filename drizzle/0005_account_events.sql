@@ -1,0 +1,1 @@
+ALTER TABLE "accounts" ADD COLUMN "events_total" bigint DEFAULT 0 NOT NULL;

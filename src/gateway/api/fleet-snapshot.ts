@@ -1,0 +1,116 @@
+/**
+ * Reads the fleet summary that `FleetService` serves: accounts with their ingest counters, live agent streams per
+ * replica, open operations and the newest ones — a handful of small queries, cheap enough to repeat every second.
+ * The events-per-second figure is not read here: it is the growth of `eventsTotal` between readings (fleet-monitor.ts).
+ */
+import { getTableColumns, inArray, sql } from 'drizzle-orm';
+import { create } from '@bufbuild/protobuf';
+import { timestampFromDate } from '@bufbuild/protobuf/wkt';
+import type { Database } from '../../db/database.js';
+import { accounts, agentSessions, operations } from '../../db/schema.js';
+import {
+  AccountActivitySchema,
+  FleetSchema,
+  GatewayReplicaSchema,
+  type Fleet,
+} from '../../gen/outpost/api/v1/fleet_service_pb.js';
+import { OPEN_STATES } from '../operations/operation-state.js';
+import { toOperationRecord } from '../operations/operation-record.js';
+import { rowsOf } from '../cluster/lease-fence.js';
+
+/** How many operations the summary carries. */
+export const RECENT_OPERATIONS = 10;
+
+/** A gateway replica as the summary lists it. */
+export interface ReplicaInfo {
+  id: string;
+  baseUrl: string;
+  ready: boolean;
+  lastSeen: Date;
+}
+
+/** One reading of the database, before the rate is known. */
+export interface FleetReading {
+  fleet: Fleet;
+  /** Sum of every account's `events_total` (the rate is its growth). */
+  eventsTotal: number;
+}
+
+/** What a reading needs besides the database. */
+export interface FleetReaderOptions {
+  database: Database;
+  /** Replicas known to this one, itself included. */
+  replicas(): ReplicaInfo[];
+  /** Session rows untouched for this long belong to a dead replica and are not counted. */
+  staleAfterSeconds: number;
+}
+
+/** Reads the summary (rate 0: the caller sets it). Rejects when the database does. */
+export async function readFleet(options: FleetReaderOptions): Promise<FleetReading> {
+  const { db } = options.database;
+  const staleAfter = Math.max(1, Math.ceil(options.staleAfterSeconds));
+  const [accountRows, sessionRows, openRows, recentRows] = await Promise.all([
+    db
+      .select({
+        name: accounts.name,
+        state: accounts.state,
+        gatewayId: accounts.gatewayId,
+        agentId: accounts.agentId,
+        eventsTotal: accounts.eventsTotal,
+        lastEventAt: accounts.lastEventAt,
+      })
+      .from(accounts)
+      .orderBy(accounts.name),
+    db.execute(sql`select ${agentSessions.gatewayId} as gateway_id, count(*)::int as n from ${agentSessions}
+      where ${agentSessions.endedAt} is null and ${agentSessions.lastSeenAt} > now() - (${staleAfter}::int * interval '1 second')
+      group by ${agentSessions.gatewayId}`),
+    db.select({ n: sql<number>`count(*)::int` }).from(operations).where(inArray(operations.state, [...OPEN_STATES])),
+    // The request and the bulky parts of results (objects, logs, revisions) stay out: GetOperation has them.
+    db
+      .select({ ...getTableColumns(operations), request: sql<Record<string, unknown>>`'{}'::jsonb`, result: sql<Record<string, unknown> | null>`${operations.result} - 'objects' - 'logs' - 'revisions'` })
+      .from(operations)
+      .orderBy(sql`${operations.receivedAt} desc`, sql`${operations.id} desc`)
+      .limit(RECENT_OPERATIONS),
+  ]);
+  const agentsByReplica = new Map(rowsOf(sessionRows).map((r) => [String(r.gateway_id), Number(r.n)]));
+  const accountsByState: Record<string, number> = {};
+  let eventsTotal = 0;
+  for (const row of accountRows) {
+    accountsByState[row.state] = (accountsByState[row.state] ?? 0) + 1;
+    eventsTotal += row.eventsTotal;
+  }
+  const fleet = create(FleetSchema, {
+    time: timestampFromDate(new Date()),
+    replicas: options
+      .replicas()
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .map((r) =>
+        create(GatewayReplicaSchema, {
+          id: r.id,
+          baseUrl: r.baseUrl,
+          ready: r.ready,
+          lastSeenTime: timestampFromDate(r.lastSeen),
+          connectedAgents: agentsByReplica.get(r.id) ?? 0,
+        }),
+      ),
+    connectedAgents: [...agentsByReplica.values()].reduce((a, b) => a + b, 0),
+    accountsByState,
+    accounts: accountRows.map((row) =>
+      create(AccountActivitySchema, {
+        name: row.name,
+        state: row.state,
+        gatewayId: row.gatewayId,
+        agentId: row.agentId,
+        eventsTotal: BigInt(row.eventsTotal),
+        lastEventTime: row.lastEventAt ? timestampFromDate(row.lastEventAt) : undefined,
+      }),
+    ),
+    recentOperations: recentRows.map((row) => {
+      const record = toOperationRecord(row);
+      record.operation = undefined;
+      return record;
+    }),
+    operationsInFlight: Number(openRows[0]?.n ?? 0),
+  });
+  return { fleet, eventsTotal };
+}
