@@ -1,0 +1,34 @@
+import { createClient, type Client, type Interceptor } from '@connectrpc/connect';
+import { createConnectTransport } from '@connectrpc/connect-web';
+import { AccountService } from '../../src/gen/outpost/api/v1/account_service_pb.js';
+import { FleetService } from '../../src/gen/outpost/api/v1/fleet_service_pb.js';
+import { ObjectService } from '../../src/gen/outpost/api/v1/object_service_pb.js';
+import { OperationService } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
+
+/** The Connect clients of the gateway's public API. Every RPC of the dashboard goes through one of these. */
+export interface Api {
+  accounts: Client<typeof AccountService>;
+  objects: Client<typeof ObjectService>;
+  operations: Client<typeof OperationService>;
+  fleet: Client<typeof FleetService>;
+}
+
+/**
+ * Creates the clients over one Connect JSON transport to `baseUrl` (the page's own origin: the gateway serves both
+ * the page and the API). `token` is called on every request; when it returns a token, the request carries
+ * `Authorization: Bearer <token>`, so signing in takes effect without rebuilding the clients.
+ */
+export function createApi(baseUrl: string, token: () => string | null): Api {
+  const bearer: Interceptor = (next) => async (request) => {
+    const value = token();
+    if (value) request.header.set('Authorization', `Bearer ${value}`);
+    return next(request);
+  };
+  const transport = createConnectTransport({ baseUrl, useBinaryFormat: false, interceptors: [bearer] });
+  return {
+    accounts: createClient(AccountService, transport),
+    objects: createClient(ObjectService, transport),
+    operations: createClient(OperationService, transport),
+    fleet: createClient(FleetService, transport),
+  };
+}

@@ -1,0 +1,127 @@
+import { Code } from '@connectrpc/connect';
+import { useEffect, useRef } from 'preact/hooks';
+import { AccountDetailView } from './account-detail-view.js';
+import { AccountsView } from './accounts-view.js';
+import { describeError } from './error-message.js';
+import { ObjectsView } from './objects-view.js';
+import { OperationsView } from './operations-view.js';
+import { OverviewView } from './overview-view.js';
+import { PageTitle } from './page-title.js';
+import { hrefFor, useRoute, type Route, type Section } from './router.js';
+import { useAuthState, useServices } from './services.js';
+import { TokenPrompt } from './token-prompt.js';
+import { FleetContext, useFleetSubscription } from './use-fleet.js';
+
+const NAV: { section: Section; label: string; href: string }[] = [
+  { section: 'overview', label: 'Overview', href: hrefFor('') },
+  { section: 'accounts', label: 'Accounts', href: hrefFor('accounts') },
+  { section: 'objects', label: 'Objects', href: hrefFor('objects') },
+  { section: 'operations', label: 'Operations', href: hrefFor('operations') },
+];
+
+function RouteView({ route }: { route: Route }) {
+  switch (route.section) {
+    case 'overview':
+      return <OverviewView />;
+    case 'accounts':
+      return route.params[0] ? <AccountDetailView name={route.params[0]} /> : <AccountsView />;
+    case 'objects':
+      return <ObjectsView query={route.query} />;
+    case 'operations':
+      return <OperationsView query={route.query} />;
+    case 'not-found':
+      return (
+        <>
+          <PageTitle title="Page not found" />
+          <p>
+            There is no such page. Go to the <a href={hrefFor('')}>overview</a>.
+          </p>
+        </>
+      );
+  }
+}
+
+/**
+ * The page shell: header (product name, main navigation, live indicator, sign-out), and the routed view in <main>.
+ * It owns the one WatchFleet subscription (restarted on sign-in/out) and shows the sign-in form instead of the
+ * view while the auth store asks for a token. Views are remounted on every auth change, so they fetch again.
+ */
+export function App() {
+  const services = useServices();
+  const auth = useAuthState();
+  const fleet = useFleetSubscription(services, auth.version);
+  const route = useRoute();
+  const main = useRef<HTMLElement>(null);
+
+  // After navigating to another page (not on first load, not on a query change), move focus to its heading so
+  // screen reader and keyboard users start at the new content.
+  const place = `${route.section}/${route.params.join('/')}`;
+  const firstPlace = useRef(true);
+  useEffect(() => {
+    if (firstPlace.current) {
+      firstPlace.current = false;
+      return;
+    }
+    (document.getElementById('page-title') ?? main.current)?.focus();
+  }, [place]);
+
+  const live = fleet.live;
+  const liveText = live ? 'Live' : 'Reconnecting…';
+  const forbidden = fleet.error?.code === Code.PermissionDenied;
+
+  return (
+    <FleetContext.Provider value={fleet}>
+      <a
+        class="skip-link"
+        href="#main"
+        onClick={(e) => {
+          e.preventDefault();
+          main.current?.focus();
+        }}
+      >
+        Skip to content
+      </a>
+      <header class="site-header">
+        <div class="header-inner">
+          <a class="brand" href={hrefFor('')}>
+            Outpost
+          </a>
+          <nav aria-label="Main">
+            <ul>
+              {NAV.map((item) => (
+                <li key={item.section}>
+                  <a href={item.href} aria-current={route.section === item.section ? 'page' : undefined}>
+                    {item.label}
+                  </a>
+                </li>
+              ))}
+            </ul>
+          </nav>
+          <div class="header-end">
+            <p
+              role="status"
+              aria-label={liveText}
+              class={`live ${live ? 'is-live' : 'is-down'}`}
+              title={!live && fleet.error ? describeError(fleet.error) : undefined}
+            >
+              {liveText}
+            </p>
+            {auth.hasToken && (
+              <button type="button" class="on-dark" onClick={() => services.auth.signOut()}>
+                Sign out
+              </button>
+            )}
+          </div>
+        </div>
+      </header>
+      <main id="main" ref={main} tabIndex={-1}>
+        {forbidden && !auth.prompt && (
+          <p class="error" role="alert">
+            Live updates are unavailable. {describeError(fleet.error)}
+          </p>
+        )}
+        {auth.prompt ? <TokenPrompt /> : <RouteView key={auth.version} route={route} />}
+      </main>
+    </FleetContext.Provider>
+  );
+}

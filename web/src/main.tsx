@@ -1,0 +1,27 @@
+import { render } from 'preact';
+import { createApi } from './api.js';
+import { App } from './app.js';
+import { createAuthStore } from './auth.js';
+import { ServicesContext, type Services } from './services.js';
+import './styles.css';
+
+/** Entry point: builds the auth store and API clients for this origin and mounts the app into #app. */
+function storage(): Storage | null {
+  try {
+    return window.sessionStorage;
+  } catch {
+    return null;
+  }
+}
+
+const auth = createAuthStore(storage());
+const services: Services = { auth, api: createApi(window.location.origin, () => auth.token()) };
+const root = document.getElementById('app');
+if (!root) throw new Error('index.html has no #app element');
+
+render(
+  <ServicesContext.Provider value={services}>
+    <App />
+  </ServicesContext.Provider>,
+  root,
+);

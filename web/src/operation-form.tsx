@@ -1,0 +1,241 @@
+import type { ComponentChildren } from 'preact';
+import { ConnectError } from '@connectrpc/connect';
+import { useEffect, useId, useRef, useState } from 'preact/hooks';
+import type { OperationRecord } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
+import { describeError } from './error-message.js';
+import { isTerminal, operationStateName } from './format.js';
+import { followOperation } from './operation-follow.js';
+import {
+  createDraft,
+  createSubmitRequest,
+  OPERATION_CHOICES,
+  type OperationChoice,
+  type OperationDraft,
+} from './operation-request.js';
+import { summarizeOperation } from './operation-summary.js';
+import { useServices } from './services.js';
+
+type Outcome =
+  | { kind: 'idle' }
+  | { kind: 'submitting' }
+  | { kind: 'record'; record: OperationRecord; following: boolean }
+  | { kind: 'error'; text: string; record?: OperationRecord };
+
+const LABELS: Record<OperationChoice, string> = {
+  apply: 'apply — create or update from manifests',
+  scale: 'scale — set the replica count',
+  restart: 'restart — rollout restart',
+  delete: 'delete — remove one object',
+};
+
+/** Props of OperationForm. */
+export interface OperationFormProps {
+  /** Initial field values (a row shortcut passes its object). Remount (change `key`) to apply new ones. */
+  initial?: Partial<OperationDraft>;
+  /** Account names offered as suggestions; any name can still be typed (the server answers NOT_FOUND). */
+  accounts?: readonly string[];
+  /** Focus the first field on mount (when opened from a shortcut). */
+  autoFocus?: boolean;
+}
+
+/**
+ * The "Submit operation" form: SubmitOperation with wait=false, then WaitOperation until terminal. The outcome
+ * (state name without prefix, operation id, result message or error; or the RPC's own error) is shown in the
+ * status element labelled "Operation result". A new submission stops following the previous one.
+ */
+export function OperationForm({ initial, accounts = [], autoFocus = false }: OperationFormProps) {
+  const { api, auth } = useServices();
+  const [draft, setDraft] = useState<OperationDraft>(() => createDraft(initial));
+  const [outcome, setOutcome] = useState<Outcome>({ kind: 'idle' });
+  const follow = useRef<AbortController | null>(null);
+  const firstField = useRef<HTMLSelectElement>(null);
+  const id = useId();
+
+  useEffect(() => {
+    if (autoFocus) firstField.current?.focus();
+    return () => follow.current?.abort();
+  }, []);
+
+  const set =
+    (field: keyof OperationDraft) =>
+    (event: { currentTarget: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement }): void => {
+      const value = event.currentTarget.value;
+      setDraft((d) => ({ ...d, [field]: value }));
+    };
+
+  const submit = async (event: Event): Promise<void> => {
+    event.preventDefault();
+    follow.current?.abort();
+    const ctl = new AbortController();
+    follow.current = ctl;
+    let request;
+    try {
+      request = createSubmitRequest(draft);
+    } catch (e) {
+      setOutcome({ kind: 'error', text: e instanceof Error ? e.message : String(e) });
+      return;
+    }
+    setOutcome({ kind: 'submitting' });
+    const version = auth.state().version;
+    let last: OperationRecord | undefined;
+    try {
+      const { operation } = await api.operations.submitOperation(request, { signal: ctl.signal });
+      if (ctl.signal.aborted || !operation) return;
+      last = operation;
+      const done = isTerminal(operation.state);
+      setOutcome({ kind: 'record', record: operation, following: !done });
+      if (done) return;
+      await followOperation(
+        api,
+        operation.id,
+        (record) => {
+          last = record;
+          if (!ctl.signal.aborted) setOutcome({ kind: 'record', record, following: !isTerminal(record.state) });
+        },
+        ctl.signal,
+      );
+    } catch (e) {
+      if (ctl.signal.aborted) return;
+      auth.report(e, version);
+      setOutcome({ kind: 'error', text: describeError(ConnectError.from(e)), record: last });
+    }
+  };
+
+  const op = draft.op;
+  const targeted = op !== 'apply';
+  const f = (name: string): string => `${id}-${name}`;
+
+  return (
+    <form aria-label="Submit operation" class="operation-form" onSubmit={submit} noValidate>
+      <div class="fields">
+        <div class="field">
+          <label for={f('op')}>Operation</label>
+          <select id={f('op')} ref={firstField} value={op} onChange={set('op')}>
+            {OPERATION_CHOICES.map((choice) => (
+              <option key={choice} value={choice}>
+                {LABELS[choice]}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="field">
+          <label for={f('account')}>Account</label>
+          <input
+            id={f('account')}
+            value={draft.account}
+            onInput={set('account')}
+            list={f('accounts')}
+            autoComplete="off"
+            spellcheck={false}
+          />
+          <datalist id={f('accounts')}>
+            {accounts.map((a) => (
+              <option key={a} value={a} />
+            ))}
+          </datalist>
+        </div>
+        {targeted && (
+          <div class="field">
+            <label for={f('kind')}>Kind</label>
+            <input id={f('kind')} value={draft.kind} onInput={set('kind')} autoComplete="off" spellcheck={false} />
+          </div>
+        )}
+        <div class="field">
+          <label for={f('namespace')}>Namespace</label>
+          <input
+            id={f('namespace')}
+            value={draft.namespace}
+            onInput={set('namespace')}
+            autoComplete="off"
+            spellcheck={false}
+            aria-describedby={op === 'apply' ? f('namespace-hint') : undefined}
+          />
+          {op === 'apply' && (
+            <p class="hint" id={f('namespace-hint')}>
+              For manifests that name none; default “default”.
+            </p>
+          )}
+        </div>
+        {targeted && (
+          <div class="field">
+            <label for={f('name')}>Name</label>
+            <input id={f('name')} value={draft.name} onInput={set('name')} autoComplete="off" spellcheck={false} />
+          </div>
+        )}
+        {op === 'scale' && (
+          <div class="field">
+            <label for={f('replicas')}>Replicas</label>
+            <input
+              id={f('replicas')}
+              type="number"
+              inputMode="numeric"
+              step={1}
+              value={draft.replicas}
+              onInput={set('replicas')}
+            />
+          </div>
+        )}
+      </div>
+      {op === 'apply' && (
+        <div class="field">
+          <label for={f('manifest')}>Manifest</label>
+          <textarea
+            id={f('manifest')}
+            rows={10}
+            value={draft.manifest}
+            onInput={set('manifest')}
+            spellcheck={false}
+            aria-describedby={f('manifest-hint')}
+          />
+          <p class="hint" id={f('manifest-hint')}>
+            YAML (several documents separated by ---) or JSON.
+          </p>
+        </div>
+      )}
+      <div class="actions">
+        <button type="submit" class="primary" disabled={outcome.kind === 'submitting'}>
+          Submit
+        </button>
+      </div>
+      <OutcomeText outcome={outcome} />
+    </form>
+  );
+}
+
+function OutcomeText({ outcome }: { outcome: Outcome }) {
+  let content: ComponentChildren = null;
+  let tone = '';
+  if (outcome.kind === 'submitting') {
+    content = 'Submitting…';
+  } else if (outcome.kind === 'record') {
+    const { record, following } = outcome;
+    const state = operationStateName(record.state);
+    const summary = summarizeOperation(record);
+    tone = following ? 'busy' : record.result?.success ? 'good' : state === 'SUCCEEDED' ? 'good' : 'bad';
+    content = (
+      <>
+        <strong>{state}</strong> · operation <span class="mono">{record.id}</span>
+        {summary && <> · {summary}</>}
+        {following && <> · waiting for the result…</>}
+      </>
+    );
+  } else if (outcome.kind === 'error') {
+    tone = 'bad';
+    const record = outcome.record;
+    content = (
+      <>
+        {record && (
+          <>
+            <strong>{operationStateName(record.state)}</strong> · operation <span class="mono">{record.id}</span> ·{' '}
+          </>
+        )}
+        {outcome.text}
+      </>
+    );
+  }
+  return (
+    <p role="status" aria-label="Operation result" class={`outcome ${tone ? `tone-${tone}` : ''}`}>
+      {content}
+    </p>
+  );
+}

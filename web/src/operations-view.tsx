@@ -1,0 +1,211 @@
+import { useEffect, useId, useState } from 'preact/hooks';
+import { OperationState, type OperationRecord } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
+import { ErrorMessage } from './error-message.js';
+import { operationsSignal } from './fleet-signals.js';
+import { formatBetween, formatCount, formatDuration, operationStateName } from './format.js';
+import { OperationForm } from './operation-form.js';
+import { describeTarget, summarizeOperation } from './operation-summary.js';
+import { PageTitle } from './page-title.js';
+import { hrefFor, navigate } from './router.js';
+import { useServices } from './services.js';
+import { StateBadge } from './state-badge.js';
+import { TableScroll } from './table-scroll.js';
+import { TimeText } from './time-text.js';
+import { useFleet } from './use-fleet.js';
+import { usePagedQuery } from './use-paged-query.js';
+
+const STATES = [
+  OperationState.PENDING,
+  OperationState.SENT,
+  OperationState.SUCCEEDED,
+  OperationState.FAILED,
+  OperationState.TIMED_OUT,
+];
+
+/** Reads `state=SUCCEEDED` from the hash query; unknown or missing is UNSPECIFIED (every state). */
+function readState(query: URLSearchParams): OperationState {
+  const name = query.get('state') ?? '';
+  return STATES.find((s) => operationStateName(s) === name) ?? OperationState.UNSPECIFIED;
+}
+
+/**
+ * Operations: the submit form, then the history (OperationService.ListOperations, 50 a page, "Load more") with its
+ * timing breakdown, filtered by account and state through the hash query (`#/operations?account=&state=`). The
+ * history re-fetches whenever the fleet summary's recent operations or in-flight count change.
+ */
+export function OperationsView({ query }: { query: URLSearchParams }) {
+  const { api } = useServices();
+  const { fleet } = useFleet();
+  const account = query.get('account') ?? '';
+  const state = readState(query);
+  const accountNames = fleet?.accounts.map((a) => a.name) ?? [];
+
+  const history = usePagedQuery<OperationRecord>(
+    JSON.stringify([account, state]),
+    (pageToken, pageSize, signal) =>
+      api.operations
+        .listOperations({ account, state, pageSize, pageToken }, { signal })
+        .then((r) => ({ items: r.operations, nextPageToken: r.nextPageToken })),
+    operationsSignal(fleet),
+    50,
+    500,
+  );
+  const items = history.items;
+
+  return (
+    <>
+      <PageTitle title="Operations" />
+      <section aria-labelledby="submit-title" class="panel">
+        <h2 id="submit-title">Submit an operation</h2>
+        <OperationForm accounts={accountNames} />
+      </section>
+
+      <section aria-labelledby="history-title">
+        <h2 id="history-title">History</h2>
+        <HistoryFilter account={account} state={state} accounts={accountNames} />
+        <ErrorMessage error={history.error} context="Could not load the operations" />
+        {!items ? (
+          history.busy && <p class="loading">Loading operations…</p>
+        ) : (
+          <>
+            <TableScroll label="Operations table">
+              <table aria-busy={history.busy ? 'true' : 'false'}>
+                <caption>
+                  {formatCount(items.length)} {items.length === 1 ? 'operation' : 'operations'}, newest first
+                  {history.hasMore ? ' (more available)' : ''}
+                </caption>
+                <thead>
+                  <tr>
+                    <th scope="col">ID</th>
+                    <th scope="col">Account</th>
+                    <th scope="col">Type</th>
+                    <th scope="col">Target</th>
+                    <th scope="col">State</th>
+                    <th scope="col">Received</th>
+                    <th scope="col" class="num" title="stored_at − received_at">
+                      Store
+                    </th>
+                    <th scope="col" class="num" title="sent_at − stored_at">
+                      Dispatch
+                    </th>
+                    <th scope="col" class="num" title="result_at − sent_at">
+                      Agent
+                    </th>
+                    <th scope="col" class="num" title="received_at → terminal">
+                      Total
+                    </th>
+                    <th scope="col">Result</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {items.length === 0 && (
+                    <tr>
+                      <td colSpan={11} class="empty">
+                        No operations match.
+                      </td>
+                    </tr>
+                  )}
+                  {items.map((op) => (
+                    <tr key={op.id} data-operation={op.id}>
+                      <th scope="row" class="mono">
+                        {op.id}
+                      </th>
+                      <td>{op.account}</td>
+                      <td>{op.type}</td>
+                      <td>{describeTarget(op)}</td>
+                      <td>
+                        <StateBadge state={operationStateName(op.state)} />
+                      </td>
+                      <td>
+                        <TimeText ts={op.receivedAt} />
+                      </td>
+                      <td class="num">{formatBetween(op.receivedAt, op.storedAt)}</td>
+                      <td class="num">{formatBetween(op.storedAt, op.sentAt)}</td>
+                      <td class="num">{formatBetween(op.sentAt, op.resultAt)}</td>
+                      <td class="num">{formatDuration(op.totalDuration)}</td>
+                      <td class="wrap">{summarizeOperation(op)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </TableScroll>
+            <p class="hint">
+              Store: received → stored. Dispatch: stored → sent to the agent. Agent: sent → result. Total: received →
+              terminal.
+            </p>
+            {history.hasMore && (
+              <p>
+                <button type="button" onClick={history.loadMore} disabled={history.busy}>
+                  Load more
+                </button>
+              </p>
+            )}
+          </>
+        )}
+      </section>
+    </>
+  );
+}
+
+/** The history filter; writes `account` and `state` into the hash query on submit. */
+function HistoryFilter({
+  account,
+  state,
+  accounts,
+}: {
+  account: string;
+  state: OperationState;
+  accounts: string[];
+}) {
+  const [draft, setDraft] = useState({ account, state: state === OperationState.UNSPECIFIED ? '' : operationStateName(state) });
+  useEffect(
+    () => setDraft({ account, state: state === OperationState.UNSPECIFIED ? '' : operationStateName(state) }),
+    [account, state],
+  );
+  const id = useId();
+  const names = accounts.includes(account) || !account ? accounts : [...accounts, account];
+  return (
+    <form
+      aria-label="Filter operations"
+      class="filter"
+      onSubmit={(e) => {
+        e.preventDefault();
+        navigate(hrefFor('operations', draft));
+      }}
+    >
+      <div class="field">
+        <label for={`${id}-account`}>Account</label>
+        <select
+          id={`${id}-account`}
+          value={draft.account}
+          onChange={(e) => setDraft((d) => ({ ...d, account: e.currentTarget.value }))}
+        >
+          <option value="">All accounts</option>
+          {names.map((n) => (
+            <option key={n} value={n}>
+              {n}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div class="field">
+        <label for={`${id}-state`}>State</label>
+        <select
+          id={`${id}-state`}
+          value={draft.state}
+          onChange={(e) => setDraft((d) => ({ ...d, state: e.currentTarget.value }))}
+        >
+          <option value="">All states</option>
+          {STATES.map((s) => (
+            <option key={s} value={operationStateName(s)}>
+              {operationStateName(s)}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div class="actions">
+        <button type="submit">Filter</button>
+      </div>
+    </form>
+  );
+}

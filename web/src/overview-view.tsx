@@ -1,0 +1,198 @@
+import { ErrorMessage } from './error-message.js';
+import { formatCount, formatDuration, formatRate, operationStateName } from './format.js';
+import { PageTitle } from './page-title.js';
+import { hrefFor } from './router.js';
+import { StateBadge } from './state-badge.js';
+import { TableScroll } from './table-scroll.js';
+import { TimeText } from './time-text.js';
+import { useFleet } from './use-fleet.js';
+
+/**
+ * The fleet at a glance, straight from the WatchFleet stream (no fetch of its own): headline numbers, gateway
+ * replicas, accounts by state and activity, and the newest operations. Re-renders on every summary.
+ */
+export function OverviewView() {
+  const { fleet, error } = useFleet();
+  if (!fleet) {
+    return (
+      <>
+        <PageTitle title="Overview" />
+        {error ? (
+          <ErrorMessage error={error} context="Could not load the fleet summary" />
+        ) : (
+          <p class="loading">Loading the fleet summary…</p>
+        )}
+      </>
+    );
+  }
+  const states = Object.entries(fleet.accountsByState).sort(([a], [b]) => a.localeCompare(b));
+  const accountCount = states.reduce((sum, [, n]) => sum + n, 0);
+
+  return (
+    <>
+      <PageTitle title="Overview" />
+      <p class="muted">
+        Summary as of <TimeText ts={fleet.time} />.
+      </p>
+      <dl class="stats">
+        <div>
+          <dt>Connected agents</dt>
+          <dd>{formatCount(fleet.connectedAgents)}</dd>
+        </div>
+        <div>
+          <dt>Accounts</dt>
+          <dd>{formatCount(accountCount)}</dd>
+        </div>
+        <div>
+          <dt>Events per second</dt>
+          <dd>{formatRate(fleet.eventsPerSecond)}</dd>
+        </div>
+        <div>
+          <dt>Operations in flight</dt>
+          <dd>{formatCount(fleet.operationsInFlight)}</dd>
+        </div>
+      </dl>
+
+      <section aria-labelledby="replicas-title">
+        <h2 id="replicas-title">Gateway replicas</h2>
+        <TableScroll label="Gateway replicas">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">ID</th>
+                <th scope="col">URL</th>
+                <th scope="col">Ready</th>
+                <th scope="col" class="num">Agents</th>
+                <th scope="col">Last seen</th>
+              </tr>
+            </thead>
+            <tbody>
+              {fleet.replicas.length === 0 && (
+                <tr>
+                  <td colSpan={5} class="empty">
+                    No replica has registered.
+                  </td>
+                </tr>
+              )}
+              {fleet.replicas.map((r) => (
+                <tr key={r.id}>
+                  <th scope="row" class="mono">
+                    {r.id}
+                  </th>
+                  <td class="mono">{r.baseUrl || '—'}</td>
+                  <td>
+                    <StateBadge state={r.ready ? 'READY' : 'NOT READY'} />
+                  </td>
+                  <td class="num">{formatCount(r.connectedAgents)}</td>
+                  <td>
+                    <TimeText ts={r.lastSeenTime} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableScroll>
+      </section>
+
+      <section aria-labelledby="account-states-title">
+        <h2 id="account-states-title">Accounts by state</h2>
+        {states.length === 0 ? (
+          <p class="empty">No accounts yet.</p>
+        ) : (
+          <ul class="chips">
+            {states.map(([state, n]) => (
+              <li key={state}>
+                <StateBadge state={state} /> <span class="count">{formatCount(n)}</span>
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+
+      <section aria-labelledby="activity-title">
+        <h2 id="activity-title">Account activity</h2>
+        <TableScroll label="Account activity">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Account</th>
+                <th scope="col">State</th>
+                <th scope="col">Agent</th>
+                <th scope="col">Replica</th>
+                <th scope="col" class="num">Events</th>
+                <th scope="col">Last event</th>
+              </tr>
+            </thead>
+            <tbody>
+              {fleet.accounts.length === 0 && (
+                <tr>
+                  <td colSpan={6} class="empty">
+                    No accounts yet.
+                  </td>
+                </tr>
+              )}
+              {fleet.accounts.map((a) => (
+                <tr key={a.name}>
+                  <th scope="row">
+                    <a href={hrefFor(`accounts/${encodeURIComponent(a.name)}`)}>{a.name}</a>
+                  </th>
+                  <td>
+                    <StateBadge state={a.state} />
+                  </td>
+                  <td class="mono">{a.agentId || '—'}</td>
+                  <td class="mono">{a.gatewayId || '—'}</td>
+                  <td class="num">{formatCount(a.eventsTotal)}</td>
+                  <td>
+                    <TimeText ts={a.lastEventTime} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableScroll>
+      </section>
+
+      <section aria-labelledby="recent-title">
+        <h2 id="recent-title">Recent operations</h2>
+        <TableScroll label="Recent operations">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">ID</th>
+                <th scope="col">Account</th>
+                <th scope="col">Type</th>
+                <th scope="col">State</th>
+                <th scope="col" class="num">Total</th>
+              </tr>
+            </thead>
+            <tbody>
+              {fleet.recentOperations.length === 0 && (
+                <tr>
+                  <td colSpan={5} class="empty">
+                    No operations yet.
+                  </td>
+                </tr>
+              )}
+              {fleet.recentOperations.map((op) => (
+                <tr key={op.id}>
+                  <th scope="row" class="mono">
+                    {op.id}
+                  </th>
+                  <td>{op.account}</td>
+                  <td>{op.type}</td>
+                  <td>
+                    <StateBadge state={operationStateName(op.state)} />
+                  </td>
+                  <td class="num">{formatDuration(op.totalDuration)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableScroll>
+        <p>
+          <a href={hrefFor('operations')}>All operations</a>
+        </p>
+      </section>
+    </>
+  );
+}
