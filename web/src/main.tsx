@@ -3,7 +3,9 @@ import { createApi } from './api.js';
 import { App } from './app.js';
 import { createAuthStore } from './auth.js';
 import { ServicesContext, type Services } from './services.js';
-import './styles.css';
+import './styles/base.css';
+import './styles/content.css';
+import './styles/forms.css';
 
 /** Entry point: builds the auth store and API clients for this origin and mounts the app into #app. */
 function storage(): Storage | null {

@@ -112,7 +112,10 @@ export function ObjectsView({ query }: { query: URLSearchParams }) {
       {action && (
         <section class="panel" aria-labelledby="object-action-title">
           <div class="panel-head">
-            <h2 id="object-action-title">Operation on {action.draft.name}</h2>
+            <h2 id="object-action-title">
+              Operation on {action.draft.kind} {action.draft.namespace ? `${action.draft.namespace}/` : ''}
+              {action.draft.name}
+            </h2>
             <button
               type="button"
               onClick={() => {
@@ -206,6 +209,7 @@ export function ObjectsView({ query }: { query: URLSearchParams }) {
                         <TimeText ts={o.updatedAt} />
                       </td>
                       <td class="row-actions">
+                        <div>
                         {replicas !== undefined && (
                           <button
                             type="button"
@@ -234,6 +238,7 @@ export function ObjectsView({ query }: { query: URLSearchParams }) {
                         >
                           Delete
                         </button>
+                        </div>
                       </td>
                     </tr>
                   );

@@ -22,10 +22,10 @@ type Outcome =
   | { kind: 'error'; text: string; record?: OperationRecord };
 
 const LABELS: Record<OperationChoice, string> = {
-  apply: 'apply — create or update from manifests',
-  scale: 'scale — set the replica count',
-  restart: 'restart — rollout restart',
-  delete: 'delete — remove one object',
+  apply: 'Apply manifests',
+  scale: 'Scale',
+  restart: 'Restart rollout',
+  delete: 'Delete object',
 };
 
 /** Props of OperationForm. */
@@ -41,7 +41,8 @@ export interface OperationFormProps {
 /**
  * The "Submit operation" form: SubmitOperation with wait=false, then WaitOperation until terminal. The outcome
  * (state name without prefix, operation id, result message or error; or the RPC's own error) is shown in the
- * status element labelled "Operation result". A new submission stops following the previous one.
+ * status element labelled "Operation result", rendered right after the form. A new submission stops following the
+ * previous one.
  */
 export function OperationForm({ initial, accounts = [], autoFocus = false }: OperationFormProps) {
   const { api, auth } = useServices();
@@ -105,7 +106,10 @@ export function OperationForm({ initial, accounts = [], autoFocus = false }: Ope
   const targeted = op !== 'apply';
   const f = (name: string): string => `${id}-${name}`;
 
+  // The status element sits after the form, not inside it: its label "Operation result" would otherwise also
+  // match the form's "Operation" field for label-based lookups scoped to the form.
   return (
+    <>
     <form aria-label="Submit operation" class="operation-form" onSubmit={submit} noValidate>
       <div class="fields">
         <div class="field">
@@ -197,8 +201,9 @@ export function OperationForm({ initial, accounts = [], autoFocus = false }: Ope
           Submit
         </button>
       </div>
-      <OutcomeText outcome={outcome} />
     </form>
+    <OutcomeText outcome={outcome} />
+    </>
   );
 }
 

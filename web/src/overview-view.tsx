@@ -55,7 +55,7 @@ export function OverviewView() {
 
       <section aria-labelledby="replicas-title">
         <h2 id="replicas-title">Gateway replicas</h2>
-        <TableScroll label="Gateway replicas">
+        <TableScroll label="Gateway replicas table">
           <table>
             <thead>
               <tr>
@@ -111,7 +111,7 @@ export function OverviewView() {
 
       <section aria-labelledby="activity-title">
         <h2 id="activity-title">Account activity</h2>
-        <TableScroll label="Account activity">
+        <TableScroll label="Account activity table">
           <table>
             <thead>
               <tr>
@@ -154,7 +154,7 @@ export function OverviewView() {
 
       <section aria-labelledby="recent-title">
         <h2 id="recent-title">Recent operations</h2>
-        <TableScroll label="Recent operations">
+        <TableScroll label="Recent operations table">
           <table>
             <thead>
               <tr>
