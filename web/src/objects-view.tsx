@@ -193,10 +193,9 @@ export function ObjectsView({ query }: { query: URLSearchParams }) {
                           type="button"
                           class="link"
                           id={nameId}
-                          aria-pressed={key === selected ? 'true' : 'false'}
                           onClick={(e) => {
                             remember(e);
-                            setSelected(key === selected ? null : key);
+                            setSelected(key);
                           }}
                         >
                           {o.name}
