@@ -81,6 +81,7 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
       '',
       'Outpost demo is running.',
       `  sandbox Kubernetes API  ${sandbox.url}   (kubeconfig: ${kubeconfigPath})`,
+      `  dashboard               ${gateway.httpUrl}/   (open it in a browser)`,
       `  gateway HTTP            ${gateway.httpUrl}   (Connect JSON, REST: ${gateway.httpUrl}/health)`,
       `  gateway gRPC            ${gateway.grpcUrl}   (agents connect here)`,
       '  agent                   demo-agent, account "sandbox"',

@@ -1,41 +1,71 @@
 /**
- * `outpost demo` as a user runs it: one command, then the two printed commands work, then Ctrl-C stops it cleanly.
+ * `outpost demo` as a user runs it: one command (which builds the dashboard when needed), then the two printed
+ * commands work, the dashboard in a real browser (Debian chromium via playwright-core) lists the sandbox's
+ * deployments and follows a scale submitted from the page without reloading, and Ctrl-C stops it cleanly.
+ * Screenshots go to test-output/dashboard/.
  */
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import type { Browser, Locator } from 'playwright-core';
+import { ensureWebBuild } from '../../src/demo/web-build.js';
+import { createSilentLogger } from '../../src/shared/logger.js';
+import { launchChromium, seriousAxeViolations, testOutputDir } from '../helpers/browser.js';
+import { startTestGateway, type TestGateway } from '../gateway/helpers.js';
 
 const run = promisify(execFile);
 const bin = fileURLToPath(new URL('../../bin/outpost.js', import.meta.url));
 
-test('outpost demo starts everything, its printed commands work, and SIGINT stops it with exit 0', { timeout: 90_000 }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'outpost-demo-'));
-  const child = spawn(
-    process.execPath,
-    [bin, 'demo', '--dir', dir, '--sandbox-port', '0', '--http-port', '0', '--grpc-port', '0', '--agent-port', '0'],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+/** Fills an input, or picks the option of a select. */
+async function setField(field: Locator, value: string): Promise<void> {
+  if ((await field.evaluate((el) => el.tagName)) === 'SELECT') await field.selectOption(value);
+  else await field.fill(value);
+}
+
+describe('outpost demo', { timeout: 240_000 }, () => {
+  let dir: string;
+  let child: ChildProcess;
   let out = '';
-  child.stdout.on('data', (b) => (out += b));
-  child.stderr.on('data', (b) => (out += b));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  try {
-    const deadline = Date.now() + 60_000;
+  let exited: Promise<number | null>;
+  let dashboard: string;
+  let kubeconfig: string;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'outpost-demo-'));
+    child = spawn(process.execPath, [bin, 'demo', '--dir', dir, '--sandbox-port', '0', '--http-port', '0', '--grpc-port', '0', '--agent-port', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout!.on('data', (b) => (out += b));
+    child.stderr!.on('data', (b) => (out += b));
+    exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+    const deadline = Date.now() + 120_000; // the first run builds the dashboard
     while (!out.includes('Press Ctrl-C to stop.')) {
       assert.equal(child.exitCode, null, `demo exited early:\n${out}`);
       assert.ok(Date.now() < deadline, `demo did not start:\n${out}`);
       await sleep(100);
     }
+    dashboard = /^\s*dashboard\s+(https?:\/\/\S+)/m.exec(out)?.[1] ?? assert.fail(`no dashboard URL printed:\n${out}`);
+    kubeconfig = join(dir, 'kubeconfig');
+  });
+
+  after(async () => {
+    child.kill('SIGINT');
+    const code = await exited;
+    rmSync(dir, { recursive: true, force: true });
+    assert.equal(code, 0, `demo exit code after SIGINT:\n${out}`);
+  });
+
+  test('its printed commands work', { timeout: 60_000 }, async () => {
     const curlLine = out.split('\n').find((l) => l.trim().startsWith('curl '))!;
     const kubectlLine = out.split('\n').find((l) => l.trim().startsWith('kubectl '))!;
     assert.ok(curlLine && kubectlLine, out);
-
+    const deadline = Date.now() + 50_000;
     // The printed curl command, run by a shell exactly as printed, lists the demo Deployment once the agent synced.
     let listed = '';
     while (!listed.includes('"name":"web"')) {
@@ -43,13 +73,157 @@ test('outpost demo starts everything, its printed commands work, and SIGINT stop
       listed = (await run('sh', ['-c', curlLine.trim()], { timeout: 10_000 })).stdout;
       await sleep(200);
     }
-    // The printed kubectl command scales the Deployment in the sandbox.
+    // The printed kubectl command scales the Deployment in the sandbox (to 5).
     const scaled = await run('sh', ['-c', kubectlLine.trim()], { timeout: 20_000 });
     assert.match(scaled.stdout, /scaled/);
-  } finally {
-    child.kill('SIGINT');
-    const code = await exited;
-    rmSync(dir, { recursive: true, force: true });
-    assert.equal(code, 0, `demo exit code after SIGINT:\n${out}`);
-  }
+  });
+
+  describe('the dashboard in chromium', () => {
+    let browser: Browser;
+    const shots = testOutputDir('dashboard');
+    before(async () => {
+      browser = await launchChromium();
+    });
+    after(async () => {
+      await browser?.close();
+    });
+
+    test('lists the deployments, and a scale submitted from the page shows up on an open page without reload', { timeout: 90_000 }, async () => {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      const watcher = await context.newPage();
+      await watcher.goto(`${dashboard}#/objects?account=sandbox&kind=Deployment`);
+      const listed = JSON.parse((await run('kubectl', ['--kubeconfig', kubeconfig, 'get', 'deployments', '-A', '-o', 'json'], { timeout: 20_000 })).stdout) as {
+        items: { metadata: { namespace: string; name: string } }[];
+      };
+      assert.ok(listed.items.length >= 3, 'the sandbox has deployments');
+      for (const d of listed.items) {
+        await watcher.locator(`tr[data-key="sandbox/Deployment/${d.metadata.namespace}/${d.metadata.name}"]`).waitFor({ timeout: 30_000 });
+      }
+      const replicas = watcher.locator('tr[data-key="sandbox/Deployment/demo/web"] td[data-col="replicas"]');
+      await replicas.filter({ hasText: /\/5$/ }).waitFor({ timeout: 30_000 }); // the kubectl scale of the previous test
+      await watcher.evaluate(() => ((window as unknown as { notReloaded: boolean }).notReloaded = true));
+      await watcher.screenshot({ path: join(shots, 'objects-before-scale.png'), fullPage: true });
+
+      const operations = await context.newPage();
+      await operations.goto(`${dashboard}#/operations`);
+      const form = operations.getByRole('form', { name: 'Submit operation' });
+      await form.getByLabel('Operation').selectOption('scale');
+      await setField(form.getByLabel('Account'), 'sandbox');
+      await setField(form.getByLabel('Kind'), 'Deployment');
+      await form.getByLabel('Namespace').fill('demo');
+      await form.getByLabel('Name', { exact: true }).fill('web');
+      await form.getByLabel('Replicas').fill('2');
+      await form.getByRole('button', { name: 'Submit' }).click();
+      const result = operations.getByRole('status', { name: 'Operation result' });
+      await result.filter({ hasText: 'SUCCEEDED' }).waitFor({ timeout: 30_000 });
+      const id = /[0-9a-f]{8}-[0-9a-f-]{27}/.exec(await result.innerText())?.[0];
+      assert.ok(id, 'the result names the operation');
+      // The history below follows the fleet summary: the new operation appears in it without reloading.
+      await operations.locator(`tr[data-operation="${id}"]`).filter({ hasText: 'SUCCEEDED' }).waitFor({ timeout: 15_000 });
+      await operations.screenshot({ path: join(shots, 'operations.png'), fullPage: true });
+
+      await replicas.filter({ hasText: /\/2$/ }).waitFor({ timeout: 30_000 });
+      assert.equal(await watcher.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded), true, 'the page was not reloaded');
+      const kube = JSON.parse((await run('kubectl', ['--kubeconfig', kubeconfig, '-n', 'demo', 'get', 'deployment', 'web', '-o', 'json'], { timeout: 20_000 })).stdout);
+      assert.equal(kube.spec.replicas, 2, 'the scale reached the cluster');
+      await watcher.screenshot({ path: join(shots, 'objects-after-scale.png'), fullPage: true });
+
+      await watcher.goto(`${dashboard}#/`);
+      await watcher.getByRole('heading', { level: 1 }).waitFor();
+      await watcher.getByText('demo-gateway').first().waitFor({ timeout: 10_000 });
+      await watcher.screenshot({ path: join(shots, 'overview.png'), fullPage: true });
+      await context.close();
+    });
+
+    test('objects open as YAML with Secret data already scrubbed', { timeout: 60_000 }, async () => {
+      const page = await browser.newPage();
+      await page.goto(`${dashboard}#/objects?account=sandbox&kind=Secret&namespace=demo`);
+      const row = page.locator('tr[data-key="sandbox/Secret/demo/web-secret"]');
+      await row.waitFor({ timeout: 30_000 });
+      await row.getByRole('button', { name: 'web-secret' }).or(row.getByRole('link', { name: 'web-secret' })).first().click();
+      const yaml = page.getByRole('region', { name: 'Object YAML' });
+      await yaml.filter({ hasText: 'kind: Secret' }).waitFor({ timeout: 10_000 });
+      const text = await yaml.innerText();
+      assert.match(text, /name: web-secret/);
+      assert.doesNotMatch(text, /s3cr3t|czNjcjN0/, 'no secret byte on the page');
+      await page.close();
+    });
+
+    test('keyboard, phone width and accessibility (axe-core: no serious violation)', { timeout: 90_000 }, async () => {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true });
+      const page = await context.newPage();
+      await page.goto(`${dashboard}#/`);
+      await page.getByRole('navigation', { name: 'Main' }).waitFor();
+      let reached = false;
+      for (let i = 0; i < 25 && !reached; i++) {
+        await page.keyboard.press('Tab');
+        reached = await page.evaluate(() => document.activeElement?.textContent?.trim() === 'Operations' && document.activeElement.tagName === 'A');
+      }
+      assert.ok(reached, 'the Operations link is reachable with Tab');
+      await page.keyboard.press('Enter');
+      await page.waitForFunction(() => location.hash.startsWith('#/operations'));
+
+      const problems: string[] = [];
+      for (const view of ['#/', '#/accounts', '#/accounts/sandbox', '#/objects?account=sandbox&kind=Deployment', '#/operations']) {
+        await page.goto(`${dashboard}${view}`);
+        await page.getByRole('heading', { level: 1 }).waitFor();
+        await sleep(1000); // the lists arrive after the heading
+        for (const v of await seriousAxeViolations(page)) problems.push(`${view}: ${v.id} (${v.impact}) ${v.help} at ${v.targets.slice(0, 3).join(', ')}`);
+      }
+      assert.deepEqual(problems, []);
+
+      const phone = await browser.newContext({ viewport: { width: 375, height: 812 }, isMobile: true });
+      const small = await phone.newPage();
+      for (const [view, name] of [['#/', 'phone-overview'], ['#/objects?account=sandbox&kind=Deployment', 'phone-objects'], ['#/operations', 'phone-operations']] as const) {
+        await small.goto(`${dashboard}${view}`);
+        await small.getByRole('heading', { level: 1 }).waitFor();
+        await sleep(1000);
+        const widths = await small.evaluate(() => ({ page: document.documentElement.scrollWidth, viewport: window.innerWidth }));
+        assert.ok(widths.page <= widths.viewport, `${view} scrolls sideways at phone width (${widths.page} > ${widths.viewport})`);
+        await small.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
+      }
+      await phone.close();
+      await context.close();
+    });
+  });
+});
+
+
+describe('the dashboard on a gateway that requires a token', { timeout: 120_000 }, () => {
+  const TOKEN = 'dashboard-reader-token-0123456789';
+  let gateway: TestGateway;
+  let browser: Browser;
+  before(async () => {
+    assert.notEqual(await ensureWebBuild(createSilentLogger()), 'unavailable', 'the dashboard builds');
+    gateway = await startTestGateway('pglite', {
+      id: 'gw-dash-token',
+      insecure: false,
+      auth: { tokens: [{ subject: 'viewer', token: TOKEN }] },
+      authorization: { rules: [{ subject: '^viewer$', roles: ['read'], accounts: [] }] },
+    });
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+    await gateway?.close();
+  });
+
+  test('the page asks for the token, refuses a wrong one, then shows the fleet; sign out asks again', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${gateway.gateway.httpUrl}/`);
+    const signIn = page.getByRole('form', { name: 'Sign in' });
+    await signIn.waitFor({ timeout: 20_000 });
+    await signIn.getByLabel('Access token').fill('not-the-token-at-all-0000');
+    await signIn.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText(/token/i).first().waitFor();
+    await signIn.waitFor({ timeout: 10_000 });
+    await signIn.getByLabel('Access token').fill(TOKEN);
+    await signIn.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('gw-dash-token').first().waitFor({ timeout: 20_000 });
+    assert.equal(await signIn.count(), 0, 'the form is gone once signed in');
+    await page.screenshot({ path: join(testOutputDir('dashboard'), 'signed-in.png'), fullPage: true });
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await signIn.waitFor({ timeout: 10_000 });
+    await page.close();
+  });
 });

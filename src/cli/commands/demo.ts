@@ -17,10 +17,15 @@ export function registerDemoCommand(program: Command): void {
     .option('--agent-port <port>', 'agent admin port', parsePort, 8082)
     .option('--database <url>', 'gateway database: memory://, a PGlite directory or postgres://…', 'memory://')
     .option('--log-level <level>', 'log level (trace, debug, info, warn, error)', 'warn')
+    .option('--no-build', 'do not build the dashboard (web/dist) when it is missing or older than its sources')
     .action(async (opts) => {
       // Loaded on use, so `outpost --help` and the other commands never load the whole system.
       const { startDemo } = await import('../../demo/run-demo.js');
       const logger = createLogger({ level: opts.logLevel, name: 'demo' });
+      if (opts.build) {
+        const { ensureWebBuild } = await import('../../demo/web-build.js');
+        await ensureWebBuild(logger);
+      }
       const demo = await startDemo({
         dir: opts.dir,
         sandboxPort: opts.sandboxPort,

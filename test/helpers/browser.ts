@@ -1,0 +1,65 @@
+/**
+ * A real browser for the dashboard tests: Debian's chromium driven by playwright-core, started the way this machine
+ * needs (headless, no sandbox as root, no background networking: the closed network refuses Google's hosts), plus
+ * the test output folder screenshots go to and an axe-core accessibility check.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+/** Where Debian installs chromium (`apt-get install chromium`; `.ci/run` does it). */
+export const CHROMIUM = process.env.OUTPOST_TEST_CHROMIUM ?? '/usr/bin/chromium';
+
+/** Starts headless chromium; fails with the install command when it is missing. */
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`no chromium at ${CHROMIUM}: install it with \`apt-get install chromium\` (.ci/run does) or set OUTPOST_TEST_CHROMIUM`);
+  }
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic',
+    ],
+  });
+}
+
+/** `test-output/<name>` at the repository root (created; ignored by git), or under OUTPOST_TEST_OUTPUT. */
+export function testOutputDir(name: string): string {
+  const root = process.env.OUTPOST_TEST_OUTPUT ?? fileURLToPath(new URL('../../test-output', import.meta.url));
+  const dir = join(root, name);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** One accessibility problem axe-core found. */
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  targets: string[];
+}
+
+/**
+ * Runs axe-core (WCAG 2 A/AA rules, colour contrast included) on the page and returns the serious and critical
+ * violations. The page's CSP forbids injected scripts: open it in a context created with `bypassCSP: true`.
+ */
+export async function seriousAxeViolations(page: Page): Promise<AxeViolation[]> {
+  const axePath = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+  await page.addScriptTag({ path: axePath });
+  return page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(ctx: Document, opts: unknown): Promise<{ violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[] }> } }).axe;
+    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
+    return result.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')) }));
+  });
+}
