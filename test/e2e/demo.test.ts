@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -146,6 +146,25 @@ describe('outpost demo', { timeout: 240_000 }, () => {
       const text = await yaml.innerText();
       assert.match(text, /name: web-secret/);
       assert.doesNotMatch(text, /s3cr3t|czNjcjN0/, 'no secret byte on the page');
+      await page.close();
+    });
+
+    test('an account page shows its cluster and its kinds with object counts', { timeout: 60_000 }, async () => {
+      const page = await browser.newPage();
+      await page.goto(`${dashboard}#/accounts/sandbox`);
+      const server = /server: (\S+)/.exec(readFileSync(kubeconfig, 'utf8'))![1]!;
+      await page.getByRole('region', { name: 'Cluster', exact: true }).filter({ hasText: new URL(server).host }).waitFor({ timeout: 20_000 });
+      const deployments = JSON.parse((await run('kubectl', ['--kubeconfig', kubeconfig, 'get', 'deployments', '-A', '-o', 'json'], { timeout: 20_000 })).stdout).items.length;
+      const row = page.getByRole('region', { name: 'Kinds', exact: true }).getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'Deployment', exact: true }) });
+      await row.waitFor({ timeout: 20_000 });
+      const deadline = Date.now() + 20_000;
+      let cells: string[] = [];
+      do {
+        cells = (await row.innerText()).split('\t').map((c) => c.trim());
+        if (cells[2] === String(deployments)) break;
+        await sleep(200);
+      } while (Date.now() < deadline);
+      assert.deepEqual(cells, ['apps/v1', 'Deployment', String(deployments), 'Yes', String(deployments)]);
       await page.close();
     });
 
