@@ -17,7 +17,7 @@ import type { Browser, Locator } from 'playwright-core';
 import { ensureWebBuild } from '../../src/demo/web-build.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { launchChromium, seriousAxeViolations, testOutputDir } from '../helpers/browser.js';
-import { startTestGateway, type TestGateway } from '../gateway/helpers.js';
+import { connectAgent, openAgentStream, startTestGateway, type TestGateway } from '../gateway/helpers.js';
 
 const run = promisify(execFile);
 const bin = fileURLToPath(new URL('../../bin/outpost.js', import.meta.url));
@@ -210,6 +210,7 @@ describe('outpost demo', { timeout: 240_000 }, () => {
 
 describe('the dashboard on a gateway that requires a token', { timeout: 120_000 }, () => {
   const TOKEN = 'dashboard-reader-token-0123456789';
+  const AGENT_TOKEN = 'dashboard-agents-token-0123456789';
   let gateway: TestGateway;
   let browser: Browser;
   before(async () => {
@@ -217,8 +218,13 @@ describe('the dashboard on a gateway that requires a token', { timeout: 120_000 
     gateway = await startTestGateway('pglite', {
       id: 'gw-dash-token',
       insecure: false,
-      auth: { tokens: [{ subject: 'viewer', token: TOKEN }] },
-      authorization: { rules: [{ subject: '^viewer$', roles: ['read'], accounts: [] }] },
+      auth: { tokens: [{ subject: 'viewer', token: TOKEN }, { subject: 'agents', token: AGENT_TOKEN }] },
+      authorization: {
+        rules: [
+          { subject: '^viewer$', roles: ['read'], accounts: [] },
+          { subject: '^agents$', roles: ['agent'], accounts: ['*'] },
+        ],
+      },
     });
     browser = await launchChromium();
   });
@@ -244,5 +250,34 @@ describe('the dashboard on a gateway that requires a token', { timeout: 120_000 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await signIn.waitFor({ timeout: 10_000 });
     await page.close();
+  });
+
+  test('accounts show the standby agent and the refused claim of another cluster, with the reason', async () => {
+    // Agent one caches "shared" (cluster X); agent two serves the same cluster: standby; agent three claims the name
+    // from cluster Y: refused, and the refusal is visible.
+    const streams = [openAgentStream(gateway.gateway.grpcUrl, { bearer: AGENT_TOKEN }), openAgentStream(gateway.gateway.grpcUrl, { bearer: AGENT_TOKEN }), openAgentStream(gateway.gateway.grpcUrl, { bearer: AGENT_TOKEN })];
+    const clusterX = { name: 'shared', apiHost: 'https://cluster-x.example:6443', caFingerprint: 'aa'.repeat(32) };
+    await connectAgent(streams[0]!, 'agent-one', [clusterX]);
+    await connectAgent(streams[1]!, 'agent-two', [clusterX]);
+    await connectAgent(streams[2]!, 'agent-three', [{ name: 'shared', apiHost: 'https://cluster-y.example:6443', caFingerprint: 'bb'.repeat(32) }]);
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${gateway.gateway.httpUrl}/`);
+      const signIn = page.getByRole('form', { name: 'Sign in' });
+      await signIn.getByLabel('Access token').fill(TOKEN);
+      await signIn.getByRole('button', { name: 'Sign in' }).click();
+      await page.goto(`${gateway.gateway.httpUrl}/#/accounts`);
+      await page.locator('tr[data-account="shared"]').filter({ hasText: 'cluster-y.example' }).waitFor({ timeout: 20_000 });
+      await page.goto(`${gateway.gateway.httpUrl}/#/accounts/shared`);
+      await page.getByRole('region', { name: 'Standby agents', exact: true }).filter({ hasText: 'agent-two' }).waitFor({ timeout: 20_000 });
+      const refused = page.getByRole('region', { name: 'Refused claim', exact: true });
+      await refused.filter({ hasText: 'cluster-y.example' }).waitFor({ timeout: 20_000 });
+      assert.match(await refused.innerText(), /agent-three/);
+      await page.screenshot({ path: join(testOutputDir('dashboard'), 'account-refused.png'), fullPage: true });
+      await page.close();
+    } finally {
+      for (const s of streams) s.end();
+      await Promise.all(streams.map((s) => s.ended.catch(() => {})));
+    }
   });
 });
