@@ -9,6 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { describeMachine, summarize } from './machine.js';
+import { renderReport, type BenchResults } from './report.js';
 import { runChurn } from './scenarios/churn.js';
 import { runFailover } from './scenarios/failover.js';
 import { runForwarding } from './scenarios/forwarding.js';
@@ -21,11 +22,14 @@ const { values } = parseArgs({
     objects: { type: 'string' },
     runs: { type: 'string' },
     only: { type: 'string' },
+    out: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
 if (values.help) {
-  console.log('usage: npm run bench -- [--quick] [--objects N] [--runs K] [--only initial-sync,churn,operations,forwarding,failover]');
+  console.log('usage: npm run bench -- [--quick] [--objects N] [--runs K] [--only initial-sync,churn,operations,forwarding,failover] [--out DIR]');
+  console.log('  --quick   smaller sizes and shorter runs: a smoke run of every scenario in about a minute');
+  console.log('  --out     write <timestamp>.json and .md into DIR instead of bench/results/');
   process.exit(0);
 }
 const params = {
@@ -89,78 +93,42 @@ if (forwarding) console.log(`forwarding: ${JSON.stringify({ local: forwarding.lo
 const failover = wants('failover') ? await runFailover({ postgresUrl: params.postgresUrl, ...failoverParams }) : undefined;
 if (failover) console.log(`failover: ${JSON.stringify({ seconds: failover.runs.map((r) => r.seconds), summary: failover.seconds, failedRuns: failover.failedRuns })}`);
 
-const rate = summarize(syncRuns.map((r) => r.objectsPerSecond));
-const copyRate = summarize(syncRuns.map((r) => r.copyObjectsPerSecond));
-const ratio = summarize(syncRuns.map((r) => r.ratioToCopy));
-const total = summarize(syncRuns.map((r) => r.totalSeconds));
-
-const syncRows = () => [
-  ['initial sync', `seconds, agent start → ${params.objects} objects synced`, total.p50.toFixed(2), total.p90.toFixed(2), '≤ 20 s (100k)', String(params.objects < 100_000 ? 'n/a (quick)' : total.p50 <= 20)],
-  ['initial sync', 'objects/s (first → last row committed)', rate.p50.toFixed(0), rate.p90.toFixed(0), '', ''],
-  ['initial sync', 'raw COPY objects/s (baseline, same rows)', copyRate.p50.toFixed(0), copyRate.p90.toFixed(0), '', ''],
-  ['initial sync', 'ratio ours / COPY', ratio.p50.toFixed(2), ratio.p90.toFixed(2), '≥ 0.50', String(ratio.p50 >= 0.5)],
-  ['initial sync', 'agent peak RSS MiB', summarize(syncRuns.map((r) => r.agentPeakRssMiB)).p50.toFixed(0), '', '', ''],
-  ['initial sync', 'gateway peak RSS MiB', summarize(syncRuns.map((r) => r.gatewayPeakRssMiB)).p50.toFixed(0), '', '', ''],
-];
-const churnRows = (churn: NonNullable<Awaited<ReturnType<typeof runChurn>>>) => [
-  ['churn 1000/s', `change → committed row, ms (${churn.changes} changes; p99 ${churn.cache.p99.toFixed(1)}, max ${churn.cache.max.toFixed(1)})`, churn.cache.p50.toFixed(1), churn.cache.p90.toFixed(1), 'p99 ≤ 100 ms', String(churn.cache.p99 <= 100)],
-  ['churn 1000/s', `bare client-node watch, ms (baseline; p99 ${churn.informer.p99.toFixed(1)}, max ${churn.informer.max.toFixed(1)})`, churn.informer.p50.toFixed(1), churn.informer.p90.toFixed(1), '', ''],
-];
-const operationRows = (operations: Awaited<ReturnType<typeof runOperations>>) => [
-  ...operations.levels.map((l) => [
-    `operations (get) c=${l.concurrency}`,
-    `overhead ms = round trip − kubernetes_duration (${l.operations} ops, p99 ${l.overhead.p99.toFixed(2)}, ${l.failed} failed)`,
-    l.overhead.p50.toFixed(2),
-    l.overhead.p90.toFixed(2),
-    'p99 ≤ 10 ms',
-    String(l.overhead.p99 <= 10),
-  ]),
-  ['operations (get) c=100', 'max operations/s, one gateway replica', operations.maxOperationsPerSecond.toFixed(0), '', '≥ 1000', String(operations.maxOperationsPerSecond >= 1000)],
-];
-const forwardingRows = (f: NonNullable<typeof forwarding>) => [
-  ['forwarding (get) c=1', `local round trip ms, submitted to gw-1 holding the stream (${f.local.n} ops; p99 ${f.local.p99.toFixed(2)}, max ${f.local.max.toFixed(1)})`, f.local.p50.toFixed(2), f.local.p90.toFixed(2), '', ''],
-  ['forwarding (get) c=1', `forwarded round trip ms, submitted to gw-2 (${f.forwarded.n} ops; p99 ${f.forwarded.p99.toFixed(2)}, max ${f.forwarded.max.toFixed(1)})`, f.forwarded.p50.toFixed(2), f.forwarded.p90.toFixed(2), '', ''],
-  ['forwarding (get) c=1', `server side: receiving replica's total_duration ms, forwarded − local (local p50 ${f.localServer.p50.toFixed(1)}, forwarded p50 ${f.forwardedServer.p50.toFixed(1)}; p99 ${(f.forwardedServer.p99 - f.localServer.p99).toFixed(1)})`, (f.forwardedServer.p50 - f.localServer.p50).toFixed(1), (f.forwardedServer.p90 - f.localServer.p90).toFixed(1), '', ''],
-  ['forwarding (get) c=1', `extra ms = forwarded − local, per percentile (p99 ${f.extra.p99.toFixed(2)}; paired per round: p50 ${f.paired.p50.toFixed(2)}; ${f.failed} failed)`, f.extra.p50.toFixed(2), f.extra.p90.toFixed(2), 'p99 ≤ 5 ms', String(f.failed === 0 && f.extra.p99 <= 5)],
-];
-const failoverRows = (f: NonNullable<typeof failover>) => {
-  const runs = f.runs.map((r) => (r.seconds === null ? 'none' : r.seconds.toFixed(2))).join(', ');
-  const p99Note = f.seconds.n < 100 ? `p99 = max with ${f.seconds.n} samples` : 'p99';
-  return [
-    ['failover (kill -9 holder)', `seconds, kill → first successful operation (runs: ${runs}; ${p99Note}: ${f.seconds.p99.toFixed(2)}; ${f.failedRuns} not recovered)`, f.seconds.p50.toFixed(2), f.seconds.p90.toFixed(2), 'p99 ≤ 5 s', String(f.failedRuns === 0 && f.seconds.p99 <= 5)],
-    ['failover (kill -9 holder)', `seconds, kill → agent's new session on a survivor (max ${f.reconnect.max.toFixed(2)})`, f.reconnect.p50.toFixed(2), f.reconnect.p90.toFixed(2), '', ''],
-  ];
-};
-const rows = [
-  ['scenario', 'measure', 'median', 'p90', 'target', 'met'],
-  ...(syncRuns.length > 0 ? syncRows() : []),
-  ...(churn ? churnRows(churn) : []),
-  ...(operations ? operationRows(operations) : []),
-  ...(forwarding ? forwardingRows(forwarding) : []),
-  ...(failover ? failoverRows(failover) : []),
-];
-const table = rows.map((r) => `| ${r.join(' | ')} |`);
-table.splice(1, 0, `|${rows[0]!.map(() => ' --- ').join('|')}|`);
 const loadAtEnd = describeMachine().loadAverage;
-const markdown = [
-  `# Outpost benchmark ${started.toISOString()}`,
-  '',
-  `Code: ${source.commit}${source.srcChanged ? ' with uncommitted changes in src/' : ''}.`,
-  `Machine: ${machine.cores} cores (${machine.cpuModel}), ${machine.memoryGiB} GiB, node ${machine.node}, ${machine.platform}; load average (1/5/15 min) ${machine.loadAverage.join(' / ')} at start, ${loadAtEnd.join(' / ')} at end.`,
-  `Parameters: ${JSON.stringify({ objects: params.objects, runs: params.runs, only, ...(forwarding ? { forwarding: forwardingParams } : {}), ...(failover ? { failover: failoverParams } : {}) })}.`,
-  ...(forwarding ? ['', `Forwarding: 2 gateway replicas on one Postgres, the agent's stream on gw-1; \`get\` operations (wait) alternated gw-1 / gw-2 (ABBA) at concurrency 1. Replica config ${JSON.stringify(forwarding.config.gateway)}.`] : []),
-  ...(failover
-    ? ['', `Failover: 3 gateway replicas on one Postgres behind a round-robin TCP balancer; each run waits until the agent's stream is ${failover.config.minSessionSeconds} s old, kill -9s the lease holder and retries \`get\` (wait, ${failover.config.attemptTimeoutSeconds} s timeout each) on the survivors until one succeeds, then restarts the killed replica. Replica config ${JSON.stringify(failover.config.gateway)} (lease length default, 15 s); agent config ${JSON.stringify(failover.config.agent)}.`]
-    : []),
-  '',
-  ...table,
-  '',
-].join('\n');
+const results: BenchResults = {
+  started: started.toISOString(),
+  quick: values.quick,
+  source,
+  machine,
+  loadAverageAtEnd: loadAtEnd,
+  params: {
+    objects: params.objects,
+    runs: params.runs,
+    only,
+    ...(forwarding ? { forwarding: forwardingParams } : {}),
+    ...(failover ? { failover: failoverParams } : {}),
+  },
+  initialSync:
+    syncRuns.length > 0
+      ? {
+          runs: syncRuns,
+          rate: summarize(syncRuns.map((r) => r.objectsPerSecond)),
+          copyRate: summarize(syncRuns.map((r) => r.copyObjectsPerSecond)),
+          ratio: summarize(syncRuns.map((r) => r.ratioToCopy)),
+          total: summarize(syncRuns.map((r) => r.totalSeconds)),
+        }
+      : undefined,
+  churn,
+  operations,
+  forwarding,
+  failover,
+  extraRows: [],
+};
+const markdown = renderReport(results);
 console.log(`\n${markdown}`);
 
-const dir = fileURLToPath(new URL('./results/', import.meta.url));
+const dir = values.out ? `${values.out.replace(/\/+$/, '')}/` : fileURLToPath(new URL('./results/', import.meta.url));
 mkdirSync(dir, { recursive: true });
 const stamp = started.toISOString().replace(/[:.]/g, '-');
-writeFileSync(`${dir}${stamp}.json`, JSON.stringify({ started, source, machine, loadAverageAtEnd: loadAtEnd, params: { ...params, postgresUrl: undefined, only, forwarding: forwardingParams, failover: failoverParams }, initialSync: { runs: syncRuns, rate, copyRate, ratio, total }, churn, operations, forwarding, failover }, null, 2));
+writeFileSync(`${dir}${stamp}.json`, JSON.stringify(results, null, 2));
 writeFileSync(`${dir}${stamp}.md`, markdown);
-console.log(`bench: wrote bench/results/${stamp}.json and .md`);
+console.log(`bench: wrote ${dir}${stamp}.json and .md`);
