@@ -84,5 +84,23 @@ for (const driver of testDrivers()) {
       assert.equal((await store.get('f-3'))?.state, 'PENDING', 'another account changes nothing');
       assert.deepEqual((await store.get('f-4'))?.error, 'timed out', 'a terminal operation stays as it was');
     });
+
+    it('concurrent sent marks, results and the sweeper over the same rows in different orders never deadlock', async () => {
+      const ids = Array.from({ length: 120 }, (_, i) => `dl-${String(i).padStart(3, '0')}`);
+      await store.insertMany(ids.map((id) => newRow(id)));
+      const shuffled = () => [...ids].sort(() => Math.random() - 0.5);
+      const at = new Date();
+      const rounds = Array.from({ length: 12 }, (_, r) =>
+        r % 3 === 0
+          ? store.markSentMany(shuffled().map((id) => ({ id, agentId: 'a', sessionId: 's', sentAt: at })))
+          : r % 3 === 1
+            ? store.markSentMany([...ids].reverse().map((id) => ({ id, agentId: 'b', sessionId: 't', sentAt: at })))
+            : store.finishMany(shuffled().slice(0, 40).map((id) => ({ id, account: 'acc', outcome: { state: 'SUCCEEDED' as const, at } }))),
+      );
+      rounds.push(store.expire(new Date(Date.now() + 60_000), { gatewayId: 'gw-1', limit: 30 }) as Promise<never>);
+      const settled = await Promise.allSettled(rounds);
+      const failures = settled.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason));
+      assert.deepEqual(failures, [], 'no statement failed (a deadlock would)');
+    });
   });
 }

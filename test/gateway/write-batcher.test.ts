@@ -42,4 +42,38 @@ describe('write batcher', () => {
       ['A', 'B', 'statement failed', 'statement failed', 'D'],
     );
   });
+
+  it('runs a batch again, whole, after an error retryOn accepts; other errors and the last attempt reject', async () => {
+    let calls = 0;
+    const conflict = Object.assign(new Error('deadlock detected'), { code: '40P01' });
+    const batcher = createWriteBatcher(
+      async (items: number[]) => {
+        calls++;
+        if (calls < 3) throw conflict;
+        return items.map((n) => n + 1);
+      },
+      { retryOn: (err) => (err as { code?: string }).code === '40P01', maxAttempts: 3 },
+    );
+    assert.deepEqual(await Promise.all([batcher.add(1), batcher.add(2)]), [2, 3]);
+    assert.equal(calls, 3);
+
+    let tries = 0;
+    const never = createWriteBatcher(
+      async () => {
+        tries++;
+        throw conflict;
+      },
+      { retryOn: () => true, maxAttempts: 2 },
+    );
+    await assert.rejects(never.add(1), /deadlock/);
+    assert.equal(tries, 2);
+
+    let plain = 0;
+    const noRetry = createWriteBatcher(async () => {
+      plain++;
+      throw conflict;
+    });
+    await assert.rejects(noRetry.add(1), /deadlock/);
+    assert.equal(plain, 1, 'no retryOn: one attempt');
+  });
 });

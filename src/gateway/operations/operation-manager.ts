@@ -21,6 +21,7 @@ import type { NewOperationRow, OperationRow, OperationStore, Outcome, SentTarget
 import { durationToMs, msToDuration, validateSubmission } from './operation-validation.js';
 import { watchOperation } from './operation-watch.js';
 import { createWriteBatcher } from './write-batcher.js';
+import { isTransactionConflict } from '../../db/transient-error.js';
 
 /** The `operations` section of the gateway configuration. */
 export interface OperationsConfig {
@@ -132,7 +133,9 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
   let sweeper: NodeJS.Timeout | undefined;
   let sweeping = false;
 
-  // Hot-path writes issued close together share one statement and one commit (see write-batcher.ts).
+  // Hot-path writes issued close together share one statement and one commit (see write-batcher.ts). The sent marks
+  // and results are conditional updates, safe to run again after a deadlock or serialization failure.
+  const retry = { retryOn: isTransactionConflict };
   const inserts = createWriteBatcher((rows: NewOperationRow[]) => store.insertMany(rows));
   const sentWrites = createWriteBatcher(async (items: { id: string; target: SentTarget; local?: LocalOperation }[]) => {
     // Already settled (its result or deadline came first): the terminal update carried sent_at, nothing to write.
@@ -140,8 +143,8 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
     const changed = await store.markSentMany(due.map((i) => ({ id: i.id, ...i.target })));
     const byItem = new Map(due.map((item, n) => [item, changed[n]!]));
     return items.map((i) => byItem.get(i) ?? false);
-  });
-  const finishes = createWriteBatcher((items: { id: string; account: string; outcome: Outcome }[]) => store.finishMany(items));
+  }, retry);
+  const finishes = createWriteBatcher((items: { id: string; account: string; outcome: Outcome }[]) => store.finishMany(items), retry);
 
   const limits = { defaultTimeoutMs: Math.round(config.defaultTimeoutSeconds * 1000), maxManifestBytes: config.maxManifestBytes };
   const agentWaitMs = Math.round(config.agentWaitSeconds * 1000);

@@ -155,11 +155,16 @@ export function createOperationStore(database: Database): OperationStore {
     async markSentMany(items) {
       if (items.length === 0) return [];
       const batch = items.map((i) => ({ id: i.id, agent_id: i.agentId, session_id: i.sessionId, sent_at: i.sentAt }));
-      const result = await query(`update operations o
+      // Rows are locked in id order first: concurrent batches touching the same rows (sent marks, results, the
+      // deadline sweeper) then wait for each other instead of deadlocking.
+      const result = await query(`with v as (select distinct on (id) * from jsonb_to_recordset($1::jsonb)
+              as x(id text, agent_id text, session_id text, sent_at timestamptz)),
+          locked as materialized (select o.id from operations o join v on v.id = o.id
+              where o.state in ('PENDING', 'SENT') order by o.id for update of o)
+        update operations o
         set state = 'SENT', sent_at = coalesce(o.sent_at, v.sent_at), agent_id = v.agent_id, session_id = v.session_id
-        from (select distinct on (id) * from jsonb_to_recordset($1::jsonb)
-              as x(id text, agent_id text, session_id text, sent_at timestamptz)) v
-        where o.id = v.id and o.state in ('PENDING', 'SENT')
+        from v
+        where o.id = v.id and o.id in (select id from locked) and o.state in ('PENDING', 'SENT')
         returning o.id`, [JSON.stringify(batch)]);
       const ids = new Set(result.map((r) => r.id as string));
       return items.map((i) => ids.has(i.id));
@@ -174,16 +179,19 @@ export function createOperationStore(database: Database): OperationStore {
         id, account, state: o.state, error: o.error ?? '', at: o.at, result: o.result ?? null, has_result: o.result !== undefined,
         agent_id: o.agentId ?? '', session_id: o.sessionId ?? '', sent_at: o.sentAt ?? null,
       }));
-      const result = await query(`update operations o
+      const result = await query(`with v as (select * from jsonb_to_recordset($1::jsonb) as x(id text, account text, state text,
+              error text, at timestamptz, result jsonb, has_result boolean, agent_id text, session_id text, sent_at timestamptz)),
+          locked as materialized (select o.id from operations o join v on v.id = o.id and v.account = o.account
+              where o.state in ('PENDING', 'SENT') order by o.id for update of o)
+        update operations o
         set state = v.state, error = v.error, finished_at = v.at,
           result = case when v.has_result then v.result else o.result end,
           result_at = case when v.has_result then v.at else o.result_at end,
           agent_id = case when v.agent_id <> '' then v.agent_id else o.agent_id end,
           session_id = case when v.session_id <> '' then v.session_id else o.session_id end,
           sent_at = coalesce(o.sent_at, v.sent_at)
-        from jsonb_to_recordset($1::jsonb) as v(id text, account text, state text, error text, at timestamptz,
-          result jsonb, has_result boolean, agent_id text, session_id text, sent_at timestamptz)
-        where o.id = v.id and o.account = v.account and o.state in ('PENDING', 'SENT')
+        from v
+        where o.id = v.id and o.account = v.account and o.id in (select id from locked) and o.state in ('PENDING', 'SENT')
         returning o.*`, [JSON.stringify(batch)]);
       const byRowId = new Map(result.map((r) => [r.id as string, toRow(r)]));
       return all.map((i) => {
@@ -219,7 +227,14 @@ export function createOperationStore(database: Database): OperationStore {
         ? and(inArray(operations.id, opts.ids.length > 0 ? opts.ids : ['']), ...due)
         : inArray(
             operations.id,
-            db.select({ id: operations.id }).from(operations).where(and(...due)).limit(opts.limit ?? 1000),
+            // Rows another statement holds are skipped (they are being finished); the rest are locked in id order.
+            db
+              .select({ id: operations.id })
+              .from(operations)
+              .where(and(...due))
+              .orderBy(operations.id)
+              .limit(opts.limit ?? 1000)
+              .for('update', { skipLocked: true }),
           );
       return db
         .update(operations)

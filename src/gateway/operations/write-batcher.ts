@@ -14,6 +14,13 @@ export interface WriteBatcherOptions {
   maxBatch?: number;
   /** Batches in flight at once (each holds a pool connection); default 2. */
   concurrency?: number;
+  /**
+   * Errors after which a batch is run again, whole (the runner's statement must be safe to repeat when it failed,
+   * e.g. a deadlock or serialization failure, which roll the statement back). Default: none.
+   */
+  retryOn?: (err: unknown) => boolean;
+  /** Attempts in all for a batch whose errors match `retryOn`; default 5, with a short jittered pause between. */
+  maxAttempts?: number;
 }
 
 /** See the module comment. */
@@ -37,6 +44,7 @@ interface Entry<T, R> {
 export function createWriteBatcher<T, R>(run: BatchRunner<T, R>, options: WriteBatcherOptions = {}): WriteBatcher<T, R> {
   const maxBatch = options.maxBatch ?? 200;
   const concurrency = options.concurrency ?? 2;
+  const maxAttempts = options.retryOn ? (options.maxAttempts ?? 5) : 1;
   let queue: Entry<T, R>[] = [];
   let inFlight = 0;
   let inFlightItems = 0;
@@ -61,7 +69,17 @@ export function createWriteBatcher<T, R>(run: BatchRunner<T, R>, options: WriteB
 
   async function execute(batch: Entry<T, R>[]): Promise<void> {
     try {
-      const answers = await run(batch.map((e) => e.item));
+      const items = batch.map((e) => e.item);
+      let answers: R[];
+      for (let attempt = 1; ; attempt++) {
+        try {
+          answers = await run(items);
+          break;
+        } catch (err) {
+          if (attempt >= maxAttempts || !options.retryOn?.(err)) throw err;
+          await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20 * attempt));
+        }
+      }
       batch.forEach((e, i) => e.resolve(answers[i] as R));
     } catch (err) {
       for (const e of batch) e.reject(err);
