@@ -3,6 +3,7 @@
  * the REST routes from one handler on two ports, and shuts down in stages (drain, end agent streams, close sockets,
  * close the database).
  */
+import type http2 from 'node:http2';
 import { getRequestListener } from '@hono/node-server';
 import { Code, ConnectError, type ConnectRouter } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
@@ -43,6 +44,7 @@ import { createResultRelay } from './operations/result-relay.js';
 import { createGatewayMetrics } from './metrics/gateway-metrics.js';
 import { createReplicaDirectory, type ReplicaDirectory } from './cluster/replica-directory.js';
 import { createErrorInterceptor } from './errors.js';
+import { createAgentStreamEndpoint } from './grpc/agent-stream-endpoint.js';
 import { createHealthService } from './grpc/health-service.js';
 import { createReflectionServices, ServerReflectionV1, ServerReflectionV1alpha } from './grpc/reflection-service.js';
 import { createOperationManager } from './operations/operation-manager.js';
@@ -260,7 +262,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     metrics,
     webDir: config.web.enabled ? (config.web.dir ?? DEFAULT_WEB_DIR) : undefined,
   });
-  const handler = connectNodeAdapter({
+  const connectHandler = connectNodeAdapter({
     routes,
     // Same runtime objects; the two libraries only type the http2 response's write callback differently.
     fallback: getRequestListener(rest.fetch) as unknown as NodeHandlerFn,
@@ -268,6 +270,16 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     contextValues: authContextValues,
     interceptors: [createErrorInterceptor(logger.child({ component: 'api' })), createAuthInterceptor(authenticator)],
   });
+  // Agent streams in gRPC form skip connect-node (see agent-stream-endpoint.ts); everything else goes through it.
+  const agentEndpoint = createAgentStreamEndpoint({
+    authenticator,
+    serve: (requests, principal) => serveAgentStream(requests, sessionDeps, principal),
+    maxMessageBytes: MAX_MESSAGE_BYTES,
+    logger: logger.child({ component: 'agent-stream' }),
+  });
+  const handler: typeof connectHandler = (req, res) => {
+    if (!agentEndpoint(req as http2.Http2ServerRequest, res as http2.Http2ServerResponse)) connectHandler(req, res);
+  };
 
   let servers;
   try {

@@ -5,7 +5,7 @@
  * (resuming it, a result relayed by another replica) proves itself with {@link verifySessionToken}.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { and, asc, eq, gt, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, isNull, sql } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
 import { agentSessions } from '../../db/schema.js';
 import { Verdict } from '../../gen/outpost/agent/v1/agent_pb.js';
@@ -24,6 +24,12 @@ export const SESSION_TOUCH_INTERVAL_MS = 5000;
 export function staleAfterSeconds(deadAfterSeconds: number): number {
   return Math.ceil(deadAfterSeconds + (3 * SESSION_TOUCH_INTERVAL_MS) / 1000);
 }
+
+/** Touches of all streams wait this long to be written together (thousands of idle streams: one statement, not thousands). */
+export const TOUCH_BATCH_MS = 1000;
+
+/** Sessions per touch statement (each is a bind parameter). */
+const TOUCH_CHUNK = 5000;
 
 /** Longest token string looked at; anything longer is wrong without hashing it. */
 const MAX_TOKEN_CHARS = 256;
@@ -81,7 +87,10 @@ export interface AgentSessionStore {
   start(session: NewAgentSession, tokenHash: string): Promise<void>;
   /** Replaces the verdict lists (after an AccountsChanged). */
   updateVerdicts(sessionId: string, lists: SessionVerdictLists): Promise<void>;
-  /** Records that the stream was seen alive now. Callers throttle it (a write per few seconds at most). */
+  /**
+   * Records that the stream was seen alive now. Callers throttle it (a write per few seconds at most); the store
+   * gathers the touches of every stream for {@link TOUCH_BATCH_MS} into one statement, and the promise settles with it.
+   */
   touch(sessionId: string): Promise<void>;
   /** Marks the session ended (idempotent). */
   end(sessionId: string): Promise<void>;
@@ -103,6 +112,15 @@ export function hashSessionToken(token: string): string {
 /** Creates the store over an open database. */
 export function createAgentSessionStore(database: Database): AgentSessionStore {
   const { db } = database;
+  let batch: { ids: Set<string>; written: Promise<void> } | undefined;
+  const writeTouches = async (ids: string[]) => {
+    for (let i = 0; i < ids.length; i += TOUCH_CHUNK) {
+      await db
+        .update(agentSessions)
+        .set({ lastSeenAt: sql`now()` })
+        .where(and(inArray(agentSessions.id, ids.slice(i, i + TOUCH_CHUNK)), isNull(agentSessions.endedAt)));
+    }
+  };
   return {
     async start(session, tokenHash) {
       await db.insert(agentSessions).values({ ...session, tokenHash });
@@ -113,11 +131,17 @@ export function createAgentSessionStore(database: Database): AgentSessionStore {
         .set({ caching: lists.caching, standby: lists.standby, refused: lists.refused, lastSeenAt: sql`now()` })
         .where(eq(agentSessions.id, sessionId));
     },
-    async touch(sessionId) {
-      await db
-        .update(agentSessions)
-        .set({ lastSeenAt: sql`now()` })
-        .where(and(eq(agentSessions.id, sessionId), isNull(agentSessions.endedAt)));
+    touch(sessionId) {
+      if (!batch) {
+        const ids = new Set<string>();
+        const written = new Promise<void>((resolve) => setTimeout(resolve, TOUCH_BATCH_MS).unref()).then(() => {
+          batch = undefined;
+          return writeTouches([...ids]);
+        });
+        batch = { ids, written };
+      }
+      batch.ids.add(sessionId);
+      return batch.written;
     },
     async end(sessionId) {
       await db

@@ -188,7 +188,12 @@ class AgentSession implements StreamState {
     void tracked.finally(() => this.background.delete(tracked));
   }
 
-  async *run(requests: AsyncIterable<ConnectRequest>): AsyncGenerator<ConnectResponse> {
+  /**
+   * Starts the session and returns its responses: the outbox, with the session's end (stop, finish reading, clean
+   * up) run once when the outbox is exhausted, fails, or the consumer returns early. A plain iterator, not an async
+   * generator, for the same reason as the outbox (memory per idle stream).
+   */
+  run(requests: AsyncIterable<ConnectRequest>): AsyncIterableIterator<ConnectResponse> {
     this.deps.registry.add(this);
     const reading = this.readLoop(requests).then(
       () => this.outbox.close(),
@@ -197,13 +202,34 @@ class AgentSession implements StreamState {
     this.timers.startDeadPeerCheck();
     if (this.principal.expiresAt !== undefined) this.timers.startCredentialExpiry(this.principal.expiresAt);
     if (this.deps.maxStreamAgeSeconds !== undefined) this.timers.startMaxAge(this.deps.maxStreamAgeSeconds);
-    try {
-      yield* this.outbox;
-    } finally {
-      this.stop();
-      await reading;
-      await this.cleanup();
-    }
+    let ending: Promise<void> | undefined;
+    const end = () =>
+      (ending ??= (async () => {
+        this.stop();
+        await reading;
+        await this.cleanup();
+      })());
+    const outbox = this.outbox;
+    const responses: AsyncIterableIterator<ConnectResponse> = {
+      async next() {
+        let result: IteratorResult<ConnectResponse>;
+        try {
+          result = await outbox.next();
+        } catch (err) {
+          await end();
+          throw err;
+        }
+        if (result.done) await end();
+        return result;
+      },
+      async return() {
+        await outbox.return();
+        await end();
+        return { value: undefined, done: true };
+      },
+      [Symbol.asyncIterator]: () => responses,
+    };
+    return responses;
   }
 
   private stop(): void {

@@ -34,30 +34,41 @@ export interface SessionRowOwner {
 
 /** Creates the (not yet written) row of a stream. */
 export function createSessionRow(owner: SessionRowOwner, store: AgentSessionStore): SessionRow {
-  let written = false;
-  let lastTouch = 0;
-  return {
-    get written() {
-      return written;
-    },
-    async start(row, tokenHash) {
-      await store.start(row, tokenHash);
-      written = true;
-      lastTouch = Date.now();
-    },
-    touch() {
-      if (!written || owner.stopped || Date.now() - lastTouch < SESSION_TOUCH_INTERVAL_MS) return;
-      lastTouch = Date.now();
-      owner.runInBackground(store.touch(owner.id), 'could not record that the agent was seen');
-    },
-    updateVerdicts: (verdicts) => store.updateVerdicts(owner.id, toVerdictLists(verdicts)),
-    async end() {
-      if (!written) return;
-      try {
-        await store.end(owner.id);
-      } catch (err) {
-        owner.log.error({ err }, 'could not mark the agent session ended');
-      }
-    },
-  };
+  return new StreamSessionRow(owner, store);
+}
+
+/** A class rather than closures: one lives per agent stream, and a gateway holds thousands of them. */
+class StreamSessionRow implements SessionRow {
+  written = false;
+  private lastTouch = 0;
+
+  constructor(
+    private readonly owner: SessionRowOwner,
+    private readonly store: AgentSessionStore,
+  ) {}
+
+  async start(row: NewAgentSession, tokenHash: string): Promise<void> {
+    await this.store.start(row, tokenHash);
+    this.written = true;
+    this.lastTouch = Date.now();
+  }
+
+  touch(): void {
+    if (!this.written || this.owner.stopped || Date.now() - this.lastTouch < SESSION_TOUCH_INTERVAL_MS) return;
+    this.lastTouch = Date.now();
+    this.owner.runInBackground(this.store.touch(this.owner.id), 'could not record that the agent was seen');
+  }
+
+  updateVerdicts(verdicts: ReadonlyMap<string, Verdict>): Promise<void> {
+    return this.store.updateVerdicts(this.owner.id, toVerdictLists(verdicts));
+  }
+
+  async end(): Promise<void> {
+    if (!this.written) return;
+    try {
+      await this.store.end(this.owner.id);
+    } catch (err) {
+      this.owner.log.error({ err }, 'could not mark the agent session ended');
+    }
+  }
 }

@@ -74,79 +74,96 @@ export interface StreamTimers {
 
 /** Creates the timers (none running yet). */
 export function createStreamTimers(options: StreamTimerOptions): StreamTimers {
-  const { outbox, deadAfterSeconds } = options;
+  return new Timers(options);
+}
+
+/** A class rather than closures: one lives per agent stream, and a gateway holds thousands of them. */
+class Timers implements StreamTimers {
   /** Intervals and timeouts; Node's clearInterval clears either kind. */
-  let timers: NodeJS.Timeout[] = [];
-  let lastSeen = Date.now();
-  let busy = false;
+  private timers: NodeJS.Timeout[] = [];
+  /** The dead-peer check: one timeout per stream, re-armed for when the silence would reach the limit. */
+  private deadPeer: NodeJS.Timeout | undefined;
+  private lastSeen = Date.now();
+  private busy = false;
 
-  const every = (ms: number, tick: () => void) => {
-    const timer = setInterval(tick, ms);
+  constructor(private readonly options: StreamTimerOptions) {}
+
+  messageStarted(): void {
+    this.lastSeen = Date.now();
+    this.busy = true;
+  }
+
+  messageDone(): void {
+    this.busy = false;
+    this.lastSeen = Date.now();
+  }
+
+  startDeadPeerCheck(): void {
+    // Not a ticking interval: thousands of idle streams would each wake every second for nothing.
+    this.armDeadPeer(this.options.deadAfterSeconds * 1000);
+  }
+
+  startHeartbeats(): void {
+    const { outbox, gatewayId } = this.options;
+    const timer = setInterval(() => {
+      outbox.push(create(ConnectResponseSchema, { message: { case: 'heartbeat', value: { agentId: gatewayId, sentAtUnixMs: BigInt(Date.now()) } } }));
+    }, this.options.heartbeatIntervalSeconds * 1000);
     timer.unref();
-    timers.push(timer);
-  };
+    this.timers.push(timer);
+  }
 
-  return {
-    messageStarted() {
-      lastSeen = Date.now();
-      busy = true;
-    },
-    messageDone() {
-      busy = false;
-      lastSeen = Date.now();
-    },
-    startDeadPeerCheck() {
-      const deadMs = deadAfterSeconds * 1000;
-      every(Math.max(50, Math.min(1000, deadMs / 4)), () => {
-        if (busy || options.isWriting() || Date.now() - lastSeen <= deadMs) return;
-        options.log().warn({ deadAfterSeconds }, 'agent silent for too long; closing its stream');
-        options.close(new ConnectError(`no message from the agent for ${deadAfterSeconds}s`, Code.DeadlineExceeded));
-      });
-    },
-    startHeartbeats() {
-      every(options.heartbeatIntervalSeconds * 1000, () => {
-        outbox.push(
-          create(ConnectResponseSchema, {
-            message: { case: 'heartbeat', value: { agentId: options.gatewayId, sentAtUnixMs: BigInt(Date.now()) } },
-          }),
-        );
-      });
-    },
-    startCredentialExpiry(expiresAt) {
-      const arm = () => {
-        const left = expiresAt - Date.now();
-        const timer =
-          left > MAX_TIMER_DELAY_MS
-            ? setTimeout(arm, MAX_TIMER_DELAY_MS)
-            : setTimeout(() => {
-                options.log().info({ expiredAt: new Date(expiresAt).toISOString() }, 'agent credentials expired; closing its stream');
-                options.close(new ConnectError(CREDENTIALS_EXPIRED, Code.Unauthenticated));
-              }, Math.max(0, left));
-        timer.unref();
-        timers.push(timer);
-      };
-      arm();
-    },
-    startMaxAge(maxAgeSeconds) {
-      const ageMs = jitteredMaxAgeMs(maxAgeSeconds);
-      const arm = (left: number) => {
-        const timer =
-          left > MAX_TIMER_DELAY_MS
-            ? setTimeout(() => arm(left - MAX_TIMER_DELAY_MS), MAX_TIMER_DELAY_MS)
-            : setTimeout(() => {
-                options
-                  .log()
-                  .info({ maxStreamAgeSeconds: maxAgeSeconds, ageSeconds: ageMs / 1000 }, 'agent stream reached its maximum age; closing it so the agent reconnects');
-                options.close(new ConnectError(STREAM_MAX_AGE, Code.Unavailable, { [RECONNECT_HEADER]: RECONNECT_NOW }));
-              }, left);
-        timer.unref();
-        timers.push(timer);
-      };
-      arm(ageMs);
-    },
-    stop() {
-      for (const t of timers) clearInterval(t);
-      timers = [];
-    },
-  };
+  startCredentialExpiry(expiresAt: number): void {
+    const arm = () => {
+      const left = expiresAt - Date.now();
+      const timer =
+        left > MAX_TIMER_DELAY_MS
+          ? setTimeout(arm, MAX_TIMER_DELAY_MS)
+          : setTimeout(() => {
+              this.options.log().info({ expiredAt: new Date(expiresAt).toISOString() }, 'agent credentials expired; closing its stream');
+              this.options.close(new ConnectError(CREDENTIALS_EXPIRED, Code.Unauthenticated));
+            }, Math.max(0, left));
+      timer.unref();
+      this.timers.push(timer);
+    };
+    arm();
+  }
+
+  startMaxAge(maxAgeSeconds: number): void {
+    const ageMs = jitteredMaxAgeMs(maxAgeSeconds);
+    const arm = (left: number) => {
+      const timer =
+        left > MAX_TIMER_DELAY_MS
+          ? setTimeout(() => arm(left - MAX_TIMER_DELAY_MS), MAX_TIMER_DELAY_MS)
+          : setTimeout(() => {
+              this.options
+                .log()
+                .info({ maxStreamAgeSeconds: maxAgeSeconds, ageSeconds: ageMs / 1000 }, 'agent stream reached its maximum age; closing it so the agent reconnects');
+              this.options.close(new ConnectError(STREAM_MAX_AGE, Code.Unavailable, { [RECONNECT_HEADER]: RECONNECT_NOW }));
+            }, left);
+      timer.unref();
+      this.timers.push(timer);
+    };
+    arm(ageMs);
+  }
+
+  stop(): void {
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+    clearTimeout(this.deadPeer);
+  }
+
+  private armDeadPeer(ms: number): void {
+    this.deadPeer = setTimeout(() => this.checkDeadPeer(), ms);
+    this.deadPeer.unref();
+  }
+
+  private checkDeadPeer(): void {
+    const { deadAfterSeconds } = this.options;
+    const deadMs = deadAfterSeconds * 1000;
+    if (this.busy || this.options.isWriting()) return this.armDeadPeer(Math.max(50, Math.min(1000, deadMs / 4)));
+    const silentMs = Date.now() - this.lastSeen;
+    if (silentMs <= deadMs) return this.armDeadPeer(deadMs - silentMs + 1);
+    this.options.log().warn({ deadAfterSeconds }, 'agent silent for too long; closing its stream');
+    this.options.close(new ConnectError(`no message from the agent for ${deadAfterSeconds}s`, Code.DeadlineExceeded));
+  }
 }

@@ -15,7 +15,7 @@ import { invalidArgument } from '../errors.js';
 import type { IngestRecorder } from '../metrics/gateway-metrics.js';
 import type { AccountStore } from './account-store.js';
 import { validateAccountInfo } from './hello-validation.js';
-import { createListTracker } from './list-tracker.js';
+import { createListTracker, type ListTracker } from './list-tracker.js';
 import type { SessionRegistry } from './session-registry.js';
 import type { StreamState } from './stream-state.js';
 
@@ -59,109 +59,131 @@ export interface WritePipeline {
  * it must end the stream with the error.
  */
 export function createWritePipeline(state: StreamState, deps: WritePipelineDeps, fail: (err: unknown) => void): WritePipeline {
-  const lists = createListTracker(deps.syncState, () => state.log);
-  /** Highest sequence accepted (checked and queued); acks follow once it is committed. */
-  let lastSequence = 0n;
-  /** The event batch being written while the next message is read and decoded (at most one). */
-  let inflight: Promise<void> | undefined;
+  return new StreamWritePipeline(state, deps, fail);
+}
 
-  const checkSequence = (sequence: bigint) => {
-    const expected = lastSequence + 1n;
-    if (sequence !== expected) throw invalidArgument(`sequence ${sequence} is out of order: expected ${expected}`);
-    lastSequence = sequence;
-  };
-  const commit = (sequence: bigint) => state.outbox.ack(sequence);
-  /** A LeaseLostError demotes its accounts on this stream (not waited for: it runs between messages); others rethrow. */
-  const lostLease = (err: unknown): void => {
-    if (!isLeaseLost(err)) throw err;
-    void state.leaseLost(err.accounts);
-  };
-  /** The leases this stream presents for writes of `accounts` (epoch 0 — never valid — when it holds none). */
-  const fenceFor = (accounts: readonly string[]): WriteFence => ({
-    sessionId: state.id,
-    leases: accounts.map((name) => {
-      const lease = deps.registry.leaseOf(name);
-      return { name, epoch: lease?.session === state ? lease.epoch : 0 };
-    }),
-  });
-  const drain = async () => {
+/** A class rather than closures: one lives per agent stream, and a gateway holds thousands of them. */
+class StreamWritePipeline implements WritePipeline {
+  private readonly lists: ListTracker;
+  /** Highest sequence accepted (checked and queued); acks follow once it is committed. */
+  private lastSequence = 0n;
+  /** The event batch being written while the next message is read and decoded (at most one). */
+  private inflight: Promise<void> | undefined;
+
+  constructor(
+    private readonly state: StreamState,
+    private readonly deps: WritePipelineDeps,
+    private readonly fail: (err: unknown) => void,
+  ) {
+    this.lists = createListTracker(deps.syncState, () => state.log);
+  }
+
+  get writing(): boolean {
+    return this.inflight !== undefined;
+  }
+
+  async drain(): Promise<void> {
     try {
-      await inflight;
+      await this.inflight;
     } catch {
       // reported by fail
     }
-  };
+  }
 
-  return {
-    get writing() {
-      return inflight !== undefined;
-    },
-    drain,
-    async events(batch) {
-      const arrivedAt = performance.now();
-      let decoded;
-      try {
-        checkSequence(batch.sequence);
-        decoded = decodeEventBatch(batch, {
-          isCached: (account) => deps.registry.caches(account, state),
-          listGeneration: (account, apiVersion, kind, watchNamespace) => lists.generation({ account, apiVersion, kind, watchNamespace }),
-        });
-      } catch (err) {
-        await drain();
-        throw err;
-      }
-      for (const s of decoded.scrubbedSecrets) {
-        state.log.warn(s, 'Secret arrived with data; dropped it before storing (the agent must scrub Secrets)');
-      }
-      if (decoded.droppedNotCached > 0) {
-        state.log.debug({ sequence: batch.sequence, dropped: decoded.droppedNotCached }, 'dropped events of accounts this session does not cache');
-      }
-      await drain();
-      if (state.stopped) return;
-      const sequence = batch.sequence;
-      const writeStartedAt = performance.now();
-      const recorded = () => deps.metrics?.batchCommitted(countByKind(decoded), arrivedAt, writeStartedAt, performance.now());
-      // Accounts whose lease is gone were not written (the others were): the stream stops caching them and the batch
-      // is acknowledged — their data is the new holder's to bring.
-      const write: Promise<void> = deps.objectWriter
-        .write(decoded, fenceFor(decoded.accounts))
-        .then(recorded, (err) => lostLease(err))
-        .then(() => commit(sequence));
-      inflight = write;
-      write.then(
-        () => {
-          if (inflight === write) inflight = undefined;
-        },
-        (err) => fail(err),
-      );
-    },
-    async sync(marker) {
-      checkSequence(marker.sequence);
-      if (!deps.registry.caches(marker.account, state)) {
-        state.log.debug({ account: marker.account, sequence: marker.sequence }, 'dropped sync marker of an account this session does not cache');
-        commit(marker.sequence);
-        return;
-      }
-      await lists.apply(marker, fenceFor([marker.account])).catch((err) => lostLease(err));
-      commit(marker.sequence);
-    },
-    async report(info, progress) {
-      if (!info) throw invalidArgument('account_report.account is required');
-      validateAccountInfo(info, 'account_report');
-      if (!deps.registry.caches(info.name, state)) {
-        state.log.debug({ account: info.name }, 'ignored report of an account this session does not cache');
-        return;
-      }
-      await deps.accountStore.applyReport(state.id, info);
-      await deps.syncState
-        .recordProgress(
-          info.name,
-          progress.map((p) => ({ apiVersion: p.apiVersion, kind: p.kind, watchNamespace: p.namespace, listed: Number(p.listed) })),
-          fenceFor([info.name]),
-        )
-        .catch((err) => lostLease(err));
-    },
-  };
+  async events(batch: EventBatch): Promise<void> {
+    const { state, deps } = this;
+    const arrivedAt = performance.now();
+    let decoded: DecodedBatch;
+    try {
+      this.checkSequence(batch.sequence);
+      decoded = decodeEventBatch(batch, {
+        isCached: (account) => deps.registry.caches(account, state),
+        listGeneration: (account, apiVersion, kind, watchNamespace) => this.lists.generation({ account, apiVersion, kind, watchNamespace }),
+      });
+    } catch (err) {
+      await this.drain();
+      throw err;
+    }
+    for (const s of decoded.scrubbedSecrets) {
+      state.log.warn(s, 'Secret arrived with data; dropped it before storing (the agent must scrub Secrets)');
+    }
+    if (decoded.droppedNotCached > 0) {
+      state.log.debug({ sequence: batch.sequence, dropped: decoded.droppedNotCached }, 'dropped events of accounts this session does not cache');
+    }
+    await this.drain();
+    if (state.stopped) return;
+    const sequence = batch.sequence;
+    const writeStartedAt = performance.now();
+    const recorded = () => deps.metrics?.batchCommitted(countByKind(decoded), arrivedAt, writeStartedAt, performance.now());
+    // Accounts whose lease is gone were not written (the others were): the stream stops caching them and the batch
+    // is acknowledged — their data is the new holder's to bring.
+    const write: Promise<void> = deps.objectWriter
+      .write(decoded, this.fenceFor(decoded.accounts))
+      .then(recorded, (err) => this.lostLease(err))
+      .then(() => this.commit(sequence));
+    this.inflight = write;
+    write.then(
+      () => {
+        if (this.inflight === write) this.inflight = undefined;
+      },
+      (err) => this.fail(err),
+    );
+  }
+
+  async sync(marker: SyncMarker): Promise<void> {
+    this.checkSequence(marker.sequence);
+    if (!this.deps.registry.caches(marker.account, this.state)) {
+      this.state.log.debug({ account: marker.account, sequence: marker.sequence }, 'dropped sync marker of an account this session does not cache');
+      this.commit(marker.sequence);
+      return;
+    }
+    await this.lists.apply(marker, this.fenceFor([marker.account])).catch((err) => this.lostLease(err));
+    this.commit(marker.sequence);
+  }
+
+  async report(info: AccountInfo | undefined, progress: readonly ListingProgress[]): Promise<void> {
+    if (!info) throw invalidArgument('account_report.account is required');
+    validateAccountInfo(info, 'account_report');
+    if (!this.deps.registry.caches(info.name, this.state)) {
+      this.state.log.debug({ account: info.name }, 'ignored report of an account this session does not cache');
+      return;
+    }
+    await this.deps.accountStore.applyReport(this.state.id, info);
+    await this.deps.syncState
+      .recordProgress(
+        info.name,
+        progress.map((p) => ({ apiVersion: p.apiVersion, kind: p.kind, watchNamespace: p.namespace, listed: Number(p.listed) })),
+        this.fenceFor([info.name]),
+      )
+      .catch((err) => this.lostLease(err));
+  }
+
+  private checkSequence(sequence: bigint): void {
+    const expected = this.lastSequence + 1n;
+    if (sequence !== expected) throw invalidArgument(`sequence ${sequence} is out of order: expected ${expected}`);
+    this.lastSequence = sequence;
+  }
+
+  private commit(sequence: bigint): void {
+    this.state.outbox.ack(sequence);
+  }
+
+  /** A LeaseLostError demotes its accounts on this stream (not waited for: it runs between messages); others rethrow. */
+  private lostLease(err: unknown): void {
+    if (!isLeaseLost(err)) throw err;
+    void this.state.leaseLost(err.accounts);
+  }
+
+  /** The leases this stream presents for writes of `accounts` (epoch 0 — never valid — when it holds none). */
+  private fenceFor(accounts: readonly string[]): WriteFence {
+    return {
+      sessionId: this.state.id,
+      leases: accounts.map((name) => {
+        const lease = this.deps.registry.leaseOf(name);
+        return { name, epoch: lease?.session === this.state ? lease.epoch : 0 };
+      }),
+    };
+  }
 }
 
 /** Events of a decoded batch by kind (upserts and deletes). */

@@ -1,0 +1,242 @@
+/**
+ * The agent stream (`outpost.agent.v1.AgentService/Connect`) served straight on the HTTP/2 stream with the gRPC wire
+ * format, instead of through connect-node. Why: an idle agent stream is what the gateway holds most of (thousands
+ * per replica), and connect-node's per-call machinery (a chain of async-generator transforms around each stream)
+ * costs about 60 KB of memory per idle stream, three times what Node's HTTP/2 stream itself costs — measured side by
+ * side by the connection-scale benchmark. Only the agent stream takes this path, and only in its common form (gRPC,
+ * binary protobuf, over HTTP/2); any other request for it (Connect protocol, gRPC-JSON, gRPC-Web) falls through to
+ * connect-node, which serves the same session code. Same authentication, authorization, size limit and error codes.
+ */
+import type http2 from 'node:http2';
+import { fromBinary, toBinary } from '@bufbuild/protobuf';
+import { Code, ConnectError } from '@connectrpc/connect';
+import { ConnectRequestSchema, ConnectResponseSchema, type ConnectRequest, type ConnectResponse } from '../../gen/outpost/agent/v1/agent_pb.js';
+import type { Logger } from '../../shared/logger.js';
+import type { Authenticator } from '../auth/authenticator.js';
+import { admit } from '../auth/authorization.js';
+import { credentialsFromNodeRequest } from '../auth/credentials.js';
+import type { Principal } from '../auth/principal.js';
+import { toConnectError } from '../errors.js';
+import {
+  createMessageDecoder,
+  encodeMessage,
+  messagePayload,
+  parseGrpcTimeout,
+  statusTrailers,
+  SUPPORTED_ENCODINGS,
+  type MessageDecoder,
+} from './grpc-wire.js';
+
+/** The path of the agent stream method. */
+export const AGENT_CONNECT_PATH = '/outpost.agent.v1.AgentService/Connect';
+
+/** Decoded requests queued ahead of the session before the HTTP/2 stream is paused (flow control does the rest). */
+const QUEUE_HIGH_WATER = 8;
+
+/** What the endpoint needs. */
+export interface AgentStreamEndpointOptions {
+  authenticator: Authenticator;
+  /** Serves one admitted stream: the session (agent-session.ts). */
+  serve(requests: AsyncIterable<ConnectRequest>, principal: Principal): AsyncIterable<ConnectResponse>;
+  /** Largest message read, after decompression; larger ones end the stream RESOURCE_EXHAUSTED. */
+  maxMessageBytes: number;
+  logger: Logger;
+}
+
+/** Handles a request when it is an agent stream in gRPC form; returns false (touching nothing) otherwise. */
+export type AgentStreamEndpoint = (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => boolean;
+
+/** Creates the endpoint. */
+export function createAgentStreamEndpoint(options: AgentStreamEndpointOptions): AgentStreamEndpoint {
+  return (req, res) => {
+    if (req.httpVersionMajor !== 2 || req.method !== 'POST' || req.url !== AGENT_CONNECT_PATH) return false;
+    if (!/^application\/grpc(\+proto)?\s*(;|$)/i.test(req.headers['content-type'] ?? '')) return false;
+    void serveStream(req, res, options);
+    return true;
+  };
+}
+
+async function serveStream(req: http2.Http2ServerRequest, res: http2.Http2ServerResponse, options: AgentStreamEndpointOptions): Promise<void> {
+  const call = createCall(res);
+  const encoding = String(req.headers['grpc-encoding'] ?? 'identity');
+  if (!(SUPPORTED_ENCODINGS as readonly string[]).includes(encoding)) {
+    return call.finish(new ConnectError(`unsupported grpc-encoding "${encoding}" (supported: ${SUPPORTED_ENCODINGS.join(', ')})`, Code.Unimplemented));
+  }
+  const timeoutMs = parseGrpcTimeout(req.headers['grpc-timeout'] as string | undefined);
+  if (Number.isNaN(timeoutMs)) return call.finish(new ConnectError(`invalid grpc-timeout "${String(req.headers['grpc-timeout'])}"`, Code.InvalidArgument));
+  let principal: Principal;
+  try {
+    principal = (await admit(options.authenticator, credentialsFromNodeRequest(req), 'agent', AGENT_CONNECT_PATH.slice(1)))!;
+  } catch (err) {
+    return call.finish(toConnectError(err, options.logger, 'agent stream authentication'));
+  }
+  const requests = createRequestReader(req, encoding, options.maxMessageBytes);
+  const timer = timeoutMs === undefined ? undefined : setTimeout(() => requests.fail(new ConnectError('deadline exceeded', Code.DeadlineExceeded)), timeoutMs);
+  let failure: ConnectError | undefined;
+  try {
+    for await (const message of options.serve(requests, principal)) {
+      if (!(await call.send(message))) break;
+    }
+  } catch (err) {
+    failure = toConnectError(err, options.logger, 'agent stream');
+  } finally {
+    clearTimeout(timer);
+  }
+  call.finish(failure);
+}
+
+/** The response side of one call: headers sent with the first message, status trailers at the end. */
+interface Call {
+  /** Writes a message (headers first); waits while the stream is full; false once the stream is gone. */
+  send(message: ConnectResponse): Promise<boolean>;
+  /** Ends the call with the status of `error` (OK without one): trailers, or a trailers-only response. */
+  finish(error?: ConnectError): void;
+}
+
+function createCall(res: http2.Http2ServerResponse): Call {
+  const gone = () => res.destroyed || res.writableEnded || res.stream.closed;
+  return {
+    async send(message) {
+      if (gone()) return false;
+      if (!res.headersSent) res.writeHead(200, { 'content-type': 'application/grpc+proto', 'grpc-accept-encoding': SUPPORTED_ENCODINGS.join(',') });
+      if (res.write(encodeMessage(toBinary(ConnectResponseSchema, message)))) return true;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.on('drain', done);
+        res.on('close', done);
+      });
+      return !gone();
+    },
+    finish(error) {
+      if (gone()) return;
+      const trailers = statusTrailers(error);
+      if (res.headersSent) {
+        res.addTrailers(trailers);
+        res.end();
+      } else {
+        // Trailers-only: the status goes in the one HEADERS frame, which ends the stream.
+        res.writeHead(200, { 'content-type': 'application/grpc+proto', ...trailers });
+        res.end();
+      }
+    },
+  };
+}
+
+/** The request side: an async iterator of decoded messages, failing on malformed input or when the peer cancels. */
+interface RequestReader extends AsyncIterableIterator<ConnectRequest> {
+  fail(error: ConnectError): void;
+}
+
+function createRequestReader(req: http2.Http2ServerRequest, encoding: string, maxBytes: number): RequestReader {
+  return new StreamRequestReader(req, encoding, maxBytes);
+}
+
+type Waiter = { resolve(result: IteratorResult<ConnectRequest>): void; reject(error: unknown): void };
+
+/** A class, not closures: one of these lives per idle agent stream (see the module comment). */
+class StreamRequestReader implements RequestReader {
+  private readonly decoder: MessageDecoder;
+  private readonly queue: ConnectRequest[] = [];
+  private ended = false;
+  private error: ConnectError | undefined;
+  private waiter: Waiter | undefined;
+  private readonly onData = (chunk: Buffer) => this.received(chunk);
+  private readonly onEnd = () => this.finished();
+  private readonly onCancel = () => this.fail(new ConnectError('the agent cancelled the stream', Code.Canceled));
+  private readonly onClose = () => {
+    if (!this.ended) this.onCancel();
+  };
+
+  constructor(
+    private readonly req: http2.Http2ServerRequest,
+    private readonly encoding: string,
+    private readonly maxBytes: number,
+  ) {
+    this.decoder = createMessageDecoder(maxBytes);
+    req.on('data', this.onData);
+    req.on('end', this.onEnd);
+    req.on('aborted', this.onCancel);
+    req.on('error', this.onCancel);
+    req.on('close', this.onClose);
+  }
+
+  next(): Promise<IteratorResult<ConnectRequest>> {
+    return new Promise((resolve, reject) => {
+      this.waiter = { resolve, reject };
+      this.settle();
+    });
+  }
+
+  async return(): Promise<IteratorResult<ConnectRequest>> {
+    this.fail(new ConnectError('the stream was closed', Code.Canceled));
+    return { value: undefined, done: true };
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  fail(error: ConnectError): void {
+    if (this.ended || this.error) return;
+    this.error = error;
+    this.queue.length = 0;
+    this.detach();
+    this.settle();
+  }
+
+  private received(chunk: Buffer): void {
+    if (this.error) return;
+    try {
+      for (const message of this.decoder.push(chunk)) {
+        const payload = messagePayload(message, this.encoding, this.maxBytes);
+        try {
+          this.queue.push(fromBinary(ConnectRequestSchema, payload));
+        } catch (err) {
+          throw new ConnectError(`cannot decode the message: ${(err as Error).message}`, Code.InvalidArgument);
+        }
+      }
+    } catch (err) {
+      this.fail(err instanceof ConnectError ? err : new ConnectError('malformed message', Code.InvalidArgument));
+      return;
+    }
+    if (this.queue.length >= QUEUE_HIGH_WATER) this.req.pause();
+    this.settle();
+  }
+
+  private finished(): void {
+    if (this.decoder.partial) return this.fail(new ConnectError('protocol error: the stream ended inside a message', Code.InvalidArgument));
+    this.ended = true;
+    this.detach();
+    this.settle();
+  }
+
+  private detach(): void {
+    this.req.off('data', this.onData);
+    this.req.off('end', this.onEnd);
+    this.req.off('aborted', this.onCancel);
+    this.req.off('error', this.onCancel);
+    this.req.off('close', this.onClose);
+  }
+
+  /** Hands the next message, the error, or the end to a waiting reader. */
+  private settle(): void {
+    const waiter = this.waiter;
+    if (!waiter) return;
+    const next = this.queue.shift();
+    if (next) {
+      this.waiter = undefined;
+      waiter.resolve({ value: next, done: false });
+      if (this.queue.length < QUEUE_HIGH_WATER && this.req.isPaused()) this.req.resume();
+    } else if (this.error) {
+      this.waiter = undefined;
+      waiter.reject(this.error);
+    } else if (this.ended) {
+      this.waiter = undefined;
+      waiter.resolve({ value: undefined, done: true });
+    }
+  }
+}

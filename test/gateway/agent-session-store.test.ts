@@ -1,0 +1,58 @@
+/**
+ * Touches of `agent_sessions` rows are gathered: the touches of many streams within TOUCH_BATCH_MS become one write
+ * (thousands of idle agents must not cost a statement each per heartbeat), ended rows are never touched, and batches
+ * larger than one statement's parameters are split.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { openDatabase, type Database } from '../../src/db/database.js';
+import { createRawQuery } from '../../src/db/raw-query.js';
+import { createAgentSessionStore, TOUCH_BATCH_MS, type AgentSessionStore } from '../../src/gateway/agents/agent-session-store.js';
+import { createTestDatabase, testDrivers, type TestDatabase } from '../helpers/databases.js';
+
+for (const driver of testDrivers()) {
+  describe(`agent session touches (${driver})`, () => {
+    let testDb: TestDatabase;
+    let database: Database;
+    let store: AgentSessionStore;
+    before(async () => {
+      testDb = await createTestDatabase(driver);
+      database = await openDatabase(testDb.url);
+      store = createAgentSessionStore(database);
+    });
+    after(async () => {
+      await database?.close();
+      await testDb?.drop();
+    });
+    const lastSeen = async () =>
+      Object.fromEntries(
+        (await createRawQuery(database)('select id, extract(epoch from now() - last_seen_at)::float8 as age from agent_sessions', [])).map((r) => [
+          r.id as string,
+          Number(r.age),
+        ]),
+      );
+
+    test('touches within the batch window are written together; an ended session is left alone', async () => {
+      for (const id of ['s1', 's2', 's3']) {
+        await store.start({ id, agentId: `agent-${id}`, zone: 'z', version: 'v', subject: 'x', gatewayId: 'gw', caching: [], standby: [], refused: [] }, 'f'.repeat(64));
+      }
+      await store.end('s3');
+      await createRawQuery(database)("update agent_sessions set last_seen_at = now() - interval '1 hour'", []);
+      const started = Date.now();
+      const touches = [store.touch('s1'), store.touch('s2'), store.touch('s3')];
+      assert.equal(touches[0], touches[1], 'one batch, one promise');
+      await Promise.all(touches);
+      assert.ok(Date.now() - started >= TOUCH_BATCH_MS - 50, 'written after the batch window');
+      const ages = await lastSeen();
+      assert.ok(ages.s1! < 5 && ages.s2! < 5, JSON.stringify(ages));
+      assert.ok(ages.s3! > 3000, 'the ended session was not touched');
+      // The next touch starts a new batch.
+      assert.notEqual(store.touch('s1'), touches[0]);
+    });
+
+    test('a batch of more sessions than one statement takes is split, not refused', async () => {
+      const ids = Array.from({ length: 12_000 }, (_, i) => `bulk-${i}`);
+      await Promise.all(ids.map((id) => store.touch(id)));
+    });
+  });
+}
