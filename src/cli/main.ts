@@ -12,11 +12,13 @@ import { registerLogsCommand } from './commands/logs.js';
 import { registerRolloutCommand } from './commands/rollout.js';
 import { registerSandboxCommand } from './commands/sandbox.js';
 import { registerScaleCommand } from './commands/scale.js';
+import { agentVersion } from '../agent/version.js';
 
 /** Builds the program with every sub-command registered. Exported for tests that check `--help`. */
 export function createProgram(): Command {
   const program = new Command('outpost')
     .description('Outpost: connect Kubernetes clusters to a central gateway over one outbound gRPC stream per agent.')
+    .version(versionText(), '-V, --version', 'print the version, and whether the compiled build or the sources run')
     .showHelpAfterError()
     .configureHelp({ sortSubcommands: true });
   registerAgentCommand(program);
@@ -31,6 +33,12 @@ export function createProgram(): Command {
   registerLogsCommand(program);
   program.addHelpText('after', () => describeCommands(program));
   return program;
+}
+
+/** `outpost 0.1.0 (compiled build, node v20.20.2)`: bin/outpost.js runs dist/ when it is fresh, else the sources. */
+function versionText(): string {
+  const runtime = import.meta.url.endsWith('.js') ? 'compiled build' : 'TypeScript sources through tsx';
+  return `outpost ${agentVersion()} (${runtime}, node ${process.version})`;
 }
 
 /** Every sub-command with all of its flags, appended to `outpost --help`. */
