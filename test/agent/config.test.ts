@@ -31,7 +31,7 @@ describe('agent configuration', () => {
     assert.equal(config.clouddriver.auth?.token, 'change-me');
     assert.equal(config.clouddriver.auth?.tokenCommandIntervalSeconds, 300);
     assert.equal(config.clouddriver.auth?.tokenCommandTimeoutSeconds, 30);
-    assert.deepEqual(config.clouddriver.reconnect, { baseSeconds: 1, factor: 1.6, maxSeconds: 120 });
+    assert.deepEqual(config.clouddriver.reconnect, { baseSeconds: 1, factor: 1.6, maxSeconds: 120, stableSeconds: 10 });
     assert.equal(config.kubernetes.accounts.length, 2);
     const [prod, local] = config.kubernetes.accounts;
     assert.deepEqual(prod!.namespaces, ['default', 'web']);
@@ -73,7 +73,7 @@ describe('agent configuration', () => {
       },
       {},
     );
-    assert.deepEqual(ok.clouddriver.reconnect, { baseSeconds: 2, factor: 2, maxSeconds: 60 });
+    assert.deepEqual(ok.clouddriver.reconnect, { baseSeconds: 2, factor: 2, maxSeconds: 60, stableSeconds: 10 });
     const issues = issuesOf(() => parseAgentConfig({ bogus: 1, kubernetes: { accounts: [{ name: 'a', serviceAccount: true, colour: 'red' }] } }, {}));
     assert.deepEqual(
       issues.map((i) => `${i.path}: ${i.message}`).sort(),

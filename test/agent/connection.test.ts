@@ -82,6 +82,25 @@ describe('agent connection handling', () => {
     }
   });
 
+  test('a stream that lasted reconnect.stableSeconds starts the backoff over; shorter ones keep growing it', async () => {
+    const attemptsLogged = async (stableSeconds: number) => {
+      const h = await startHarness({ seed: 'none', config: { clouddriver: { reconnect: { baseSeconds: 0.02, factor: 2, maxSeconds: 0.02, stableSeconds } } } });
+      try {
+        for (let i = 0; i < 2; i++) {
+          await h.gateway.waitFor(() => h.gateway.streams.length === i + 1 && h.agent.status().connected, 5000, `stream ${i + 1}`);
+          await new Promise((r) => setTimeout(r, 400));
+          h.gateway.streams[i]!.drop();
+        }
+        await h.gateway.waitFor(() => h.logs.lines().filter((l) => String(l.msg).startsWith('lost the gateway stream')).length === 2, 5000, 'two drops logged');
+        return h.logs.lines().filter((l) => String(l.msg).startsWith('lost the gateway stream')).map((l) => l.attempt);
+      } finally {
+        await h.close();
+      }
+    };
+    assert.deepEqual(await attemptsLogged(0.2), [1, 1]);
+    assert.deepEqual(await attemptsLogged(60), [1, 2]);
+  });
+
   test('heartbeats are sent; a silent gateway is declared dead after 3 intervals and the agent reconnects', async () => {
     const h = await startHarness({ seed: 'none', gateway: { silent: true }, config: { clouddriver: { keepAliveHeartbeatSeconds: 1, reconnect: { baseSeconds: 0.05, factor: 1, maxSeconds: 0.05 } } } });
     try {

@@ -17,8 +17,8 @@ export const AGENT_DEFAULTS = {
   tokenCommandTimeoutSeconds: 30,
   /** How often the configuration file is checked for changes (accounts are reloaded without a restart). */
   configPollMs: 1000,
-  /** Reconnect backoff: exponential with full jitter. */
-  reconnect: { baseSeconds: 1, factor: 1.6, maxSeconds: 120 },
+  /** Reconnect backoff: exponential with full jitter; a welcomed stream that lasted stableSeconds starts it over. */
+  reconnect: { baseSeconds: 1, factor: 1.6, maxSeconds: 120, stableSeconds: 10 },
   /** Agent zone when neither the config nor POD_NAMESPACE gives one. */
   zone: 'default',
   replicas: 1,

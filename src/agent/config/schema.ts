@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { AGENT_DEFAULTS } from './defaults.js';
 
 /** Reference keys accepted for compatibility and ignored (values of any shape). */
-const ignored = z.unknown().optional();
+const ignored = z.unknown().optional().describe('Accepted for compatibility with the reference agent; ignored.');
 
 const hostPort = z
   .string()
@@ -33,12 +33,18 @@ const bindHost = z
 
 const tlsSchema = z
   .strictObject({
-    cacertFile: z.string().min(1).optional(),
-    clientCertFile: z.string().min(1).optional(),
-    clientKeyFile: z.string().min(1).optional(),
-    clientKeyPassword: z.string().optional(),
-    serverName: z.string().min(1).optional(),
-    insecureSkipVerify: z.boolean().default(false),
+    cacertFile: z.string().min(1).optional().describe(
+      'CA bundle (PEM) to verify the gateway certificate; default: the system trust store.',
+    ),
+    clientCertFile: z.string().min(1).optional().describe(
+      'Client certificate (PEM) for mutual TLS; the key may be bundled in it. Read at every connection attempt.',
+    ),
+    clientKeyFile: z.string().min(1).optional().describe('Private key (PEM) of clientCertFile.'),
+    clientKeyPassword: z.string().optional().describe('Password of an encrypted clientKeyFile.'),
+    serverName: z.string().min(1).optional().describe(
+      'Name expected on the gateway certificate when it differs from the host of `grpc`.',
+    ),
+    insecureSkipVerify: z.boolean().default(false).describe('Do not verify the gateway certificate (tests only).'),
   })
   .refine((tls) => !(tls.clientKeyFile && !tls.clientCertFile), {
     message: 'clientKeyFile needs clientCertFile',
@@ -52,18 +58,32 @@ const tlsSchema = z
 const tokenCommandSchema = z
   .union([
     z.string().trim().min(1, 'the token command is empty'),
-    z.strictObject({ command: z.string().trim().min(1, 'the token command is empty'), args: z.array(z.string()).optional() }),
+    z.strictObject({
+      command: z.string().trim().min(1, 'the token command is empty').describe('The program to run (no shell).'),
+      args: z.array(z.string()).optional().describe('Its arguments.'),
+    }),
   ])
   .transform((value) => (typeof value === 'string' ? { command: value } : value));
 
 /** Bearer token of the stream: a static token, a file read on each connection attempt, or a command re-run. */
 const authSchema = z
   .strictObject({
-    token: z.string().optional(),
-    tokenFile: z.string().min(1).optional(),
-    tokenCommand: tokenCommandSchema.optional(),
-    tokenCommandIntervalSeconds: z.number().positive().default(AGENT_DEFAULTS.tokenCommandIntervalSeconds),
-    tokenCommandTimeoutSeconds: z.number().positive().max(600).default(AGENT_DEFAULTS.tokenCommandTimeoutSeconds),
+    token: z.string().optional().describe(
+      'Bearer token sent as `authorization: Bearer <token>` (never logged). One of token, tokenFile, tokenCommand.',
+    ),
+    tokenFile: z.string().min(1).optional().describe(
+      'File holding the token, read before every connection attempt (relative to the config file).',
+    ),
+    tokenCommand: tokenCommandSchema.optional().describe(
+      'Command whose trimmed stdout is the token: a shell command line, or `{command, args}` run without a shell. ' +
+        'A failing run is logged and the previous token kept.',
+    ),
+    tokenCommandIntervalSeconds: z.number().positive().default(AGENT_DEFAULTS.tokenCommandIntervalSeconds).describe(
+      'How often tokenCommand is re-run (and the longest its token is used for new connections).',
+    ),
+    tokenCommandTimeoutSeconds: z.number().positive().max(600).default(AGENT_DEFAULTS.tokenCommandTimeoutSeconds).describe(
+      'A tokenCommand running longer than this is killed; the previous token is kept.',
+    ),
   })
   .superRefine((auth, ctx) => {
     const sources = (['token', 'tokenFile', 'tokenCommand'] as const).filter((k) => auth[k] !== undefined && auth[k] !== '');
@@ -73,28 +93,50 @@ const authSchema = z
   });
 
 const reconnectSchema = z.strictObject({
-  baseSeconds: positiveSeconds.default(AGENT_DEFAULTS.reconnect.baseSeconds),
-  factor: z.number().min(1).default(AGENT_DEFAULTS.reconnect.factor),
-  maxSeconds: positiveSeconds.default(AGENT_DEFAULTS.reconnect.maxSeconds),
+  baseSeconds: positiveSeconds.default(AGENT_DEFAULTS.reconnect.baseSeconds).describe(
+    'First reconnect delay ceiling (full jitter: the delay is uniform below it).',
+  ),
+  factor: z.number().min(1).default(AGENT_DEFAULTS.reconnect.factor).describe(
+    'Growth of the ceiling after each failed attempt.',
+  ),
+  maxSeconds: positiveSeconds.default(AGENT_DEFAULTS.reconnect.maxSeconds).describe('Largest reconnect delay ceiling.'),
+  stableSeconds: positiveSeconds.default(AGENT_DEFAULTS.reconnect.stableSeconds).describe(
+    'A welcomed stream that lasted this long resets the backoff to its first step.',
+  ),
 });
 
 /** The reference's `clouddriver.backoff` (durations in nanoseconds); mapped onto `reconnect` when that is absent. */
 const referenceBackoffSchema = z.strictObject({
-  baseDelay: z.number().positive().optional(),
-  multiplier: z.number().min(1).optional(),
-  jitter: z.number().min(0).max(1).optional(),
-  maxDelay: z.number().positive().optional(),
+  baseDelay: z.number().positive().optional().describe(
+    'Reference key: first delay in nanoseconds (→ reconnect.baseSeconds).',
+  ),
+  multiplier: z.number().min(1).optional().describe('Reference key: growth factor (→ reconnect.factor).'),
+  jitter: z.number().min(0).max(1).optional().describe(
+    'Reference key: accepted and ignored (Outpost always uses full jitter).',
+  ),
+  maxDelay: z.number().positive().optional().describe(
+    'Reference key: largest delay in nanoseconds (→ reconnect.maxSeconds).',
+  ),
 });
 
 const clouddriverSchema = z
   .strictObject({
-    grpc: hostPort.default(AGENT_DEFAULTS.grpc),
-    insecure: z.boolean().default(AGENT_DEFAULTS.insecure),
-    tls: tlsSchema.optional(),
-    auth: authSchema.optional(),
-    keepAliveHeartbeatSeconds: z.number().int().min(0).default(AGENT_DEFAULTS.keepAliveHeartbeatSeconds),
-    reconnect: reconnectSchema.optional(),
-    backoff: referenceBackoffSchema.optional(),
+    grpc: hostPort.default(AGENT_DEFAULTS.grpc).describe(
+      'Gateway gRPC address, `host:port`. HTTP/2 end to end: an HTTP/1.1-only proxy in between breaks the stream.',
+    ),
+    insecure: z.boolean().default(AGENT_DEFAULTS.insecure).describe(
+      'true: plaintext HTTP/2 (h2c); false: TLS, configured by `tls`.',
+    ),
+    tls: tlsSchema.optional().describe('TLS towards the gateway (with `insecure: false`).'),
+    auth: authSchema.optional().describe('The bearer token of the stream.'),
+    keepAliveHeartbeatSeconds: z.number().int().min(0).default(AGENT_DEFAULTS.keepAliveHeartbeatSeconds).describe(
+      'Heartbeat interval until the gateway\'s Welcome sets one; 0 sends none. The gateway is considered dead after ' +
+      '3 silent intervals.',
+    ),
+    reconnect: reconnectSchema.optional().describe('Reconnect backoff: exponential with full jitter.'),
+    backoff: referenceBackoffSchema.optional().describe(
+      'The reference\'s backoff (nanoseconds); used when `reconnect` is absent.',
+    ),
     keepAliveTimeOutSeconds: ignored,
     keepAliveOperationSeconds: ignored,
     responseTimeoutSeconds: ignored,
@@ -107,6 +149,7 @@ const clouddriverSchema = z
       baseSeconds: backoff?.baseDelay !== undefined ? backoff.baseDelay / 1e9 : AGENT_DEFAULTS.reconnect.baseSeconds,
       factor: backoff?.multiplier ?? AGENT_DEFAULTS.reconnect.factor,
       maxSeconds: backoff?.maxDelay !== undefined ? backoff.maxDelay / 1e9 : AGENT_DEFAULTS.reconnect.maxSeconds,
+      stableSeconds: AGENT_DEFAULTS.reconnect.stableSeconds,
     },
   }));
 
@@ -117,8 +160,8 @@ const kindName = z
   .regex(/^[A-Za-z][A-Za-z0-9]*(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, 'expected a kind name such as "Deployment" or "Deployment.apps"');
 
 const crdSchema = z.strictObject({
-  kind: kindName,
-  scope: z.enum(['Namespaced', 'Cluster']).optional(),
+  kind: kindName.describe('`Kind.group` of the custom resource.'),
+  scope: z.enum(['Namespaced', 'Cluster']).optional().describe('Checked against discovery when given.'),
   versioned: ignored,
 });
 
@@ -133,17 +176,34 @@ export const accountSchema = z
       .regex(
         /^[a-z0-9]([a-z0-9._-]{0,251}[a-z0-9])?$/,
         'account names are lowercase letters, digits, ".", "_" and "-", starting and ending with a letter or digit',
-      ),
-    kubeconfigFile: z.string().min(1).optional(),
-    context: z.string().min(1).optional(),
-    serviceAccount: z.boolean().default(false),
-    namespaces: z.array(z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'invalid namespace name')).default([]),
-    onlyNamespacedResources: z.boolean().default(false),
-    kinds: z.array(kindName).default([]),
-    omitKinds: z.array(kindName).default([]),
-    customResourceDefinitions: z.array(crdSchema).default([]),
-    properties: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String)).default({}),
-    permissions: z.record(z.string(), z.array(z.string())).optional(),
+      )
+      .describe('Unique across every cluster connected to the gateway; bound to this cluster at first registration.'),
+    kubeconfigFile: z.string().min(1).optional().describe(
+      'Kubeconfig of the cluster (relative to the config file); or serviceAccount: true.',
+    ),
+    context: z.string().min(1).optional().describe('Context of kubeconfigFile; its current context when unset.'),
+    serviceAccount: z.boolean().default(false).describe(
+      'Use the pod\'s own service account (in-cluster) instead of a kubeconfig.',
+    ),
+    namespaces: z
+      .array(z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'invalid namespace name'))
+      .default([])
+      .describe('Namespaces to watch (one watch per namespace for namespaced kinds); empty: all namespaces.'),
+    onlyNamespacedResources: z.boolean().default(false).describe(
+      'Watch only namespaced kinds (no Nodes, Namespaces, ClusterRoles…).',
+    ),
+    kinds: z.array(kindName).default([]).describe(
+      'Kinds to watch (`Kind` in any group or `Kind.group`); empty: every kind RBAC allows.',
+    ),
+    omitKinds: z.array(kindName).default([]).describe('Kinds never to watch.'),
+    customResourceDefinitions: z.array(crdSchema).default([]).describe('Custom resources to watch.'),
+    properties: z
+      .record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String))
+      .default({})
+      .describe('Free-form properties forwarded to the gateway.'),
+    permissions: z.record(z.string(), z.array(z.string())).optional().describe(
+      'Spinnaker-style READ/WRITE role lists (accepted, not enforced yet).',
+    ),
     // Clouddriver/reference account keys, accepted so account blocks can be copied unchanged; unused.
     metrics: ignored,
     omitNamespaces: ignored,
@@ -183,15 +243,21 @@ export const accountSchema = z
   });
 
 const kubernetesSchema = z.strictObject({
-  /** Kinds applied with server-side apply by default (`Kind` or `Kind.group`). */
-  serverSideApply: z.array(kindName).default([]),
-  /** Retries of Kubernetes calls made by operations. */
+  serverSideApply: z
+    .array(kindName)
+    .default([])
+    .describe('Kinds applied with server-side apply by default (`Kind` or `Kind.group`); client-side apply otherwise.'),
   retries: z
     .strictObject({
-      maxAttempts: z.number().int().min(1).max(20).default(AGENT_DEFAULTS.retries.maxAttempts),
-      backoffMs: z.number().int().min(0).max(60_000).default(AGENT_DEFAULTS.retries.backoffMs),
+      maxAttempts: z.number().int().min(1).max(20).default(AGENT_DEFAULTS.retries.maxAttempts).describe(
+        'Attempts in all (timeouts, 5xx, 429; 409 on apply).',
+      ),
+      backoffMs: z.number().int().min(0).max(60_000).default(AGENT_DEFAULTS.retries.backoffMs).describe(
+        'First retry delay; doubles after each attempt.',
+      ),
     })
-    .prefault({}),
+    .prefault({})
+    .describe('Retries of the Kubernetes calls operations make.'),
   accounts: z
     .array(accountSchema)
     .default([])
@@ -203,30 +269,40 @@ const kubernetesSchema = z.strictObject({
         }
         seen.add(account.name);
       });
-    }),
+    })
+    .describe('The clusters (accounts) this agent serves. Reloaded from the file without a restart.'),
 });
 
 const logLevel = z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']);
 
 /** The whole agent configuration file. Parse with {@link loadAgentConfig} to get env overrides and file errors. */
 export const agentConfigSchema = z.strictObject({
-  clouddriver: clouddriverSchema.prefault({}),
+  clouddriver: clouddriverSchema.prefault({}).describe(
+    'The connection to the gateway (the reference agent calls it clouddriver).',
+  ),
   agent: z
     .strictObject({
-      id: z.string().min(1).optional(),
-      zone: z.string().min(1).optional(),
-      replicas: z.number().int().min(1).default(AGENT_DEFAULTS.replicas),
+      id: z.string().min(1).optional().describe('Agent id in the Hello; default: env POD_NAME, else the hostname.'),
+      zone: z.string().min(1).optional().describe('Zone; default: env POD_NAMESPACE, else "default".'),
+      replicas: z.number().int().min(1).default(AGENT_DEFAULTS.replicas).describe(
+        'Number of agent replicas deployed for the same accounts.',
+      ),
     })
-    .prefault({}),
-  kubernetes: kubernetesSchema.prefault({}),
+    .prefault({})
+    .describe('This agent\'s identity.'),
+  kubernetes: kubernetesSchema.prefault({}).describe('The clusters to watch and how operations call them.'),
   server: z
     .strictObject({
-      port: z.number().int().min(0).max(65535).default(AGENT_DEFAULTS.adminPort),
-      /** Bind address of the admin server; the default keeps it local (rule: the agent accepts no outside connection). */
-      host: bindHost.default(AGENT_DEFAULTS.adminHost),
+      port: z.number().int().min(0).max(65535).default(AGENT_DEFAULTS.adminPort).describe(
+        'Admin port (read-only JSON: /health, /livez, /status…); 0 picks a free port.',
+      ),
+      host: bindHost.default(AGENT_DEFAULTS.adminHost).describe(
+        'Bind address of the admin server; the default keeps it local (rule: the agent accepts no outside connection).',
+      ),
       tls: ignored,
     })
-    .prefault({}),
+    .prefault({})
+    .describe('The local admin server.'),
   /**
    * Prometheus metrics server. `port` unset means {@link AGENT_DEFAULTS.metricsPort}, or an ephemeral port when
    * `server.port` is 0 (several agents on one host, tests); `host` unset means `server.host`. Resolve both with
@@ -234,14 +310,21 @@ export const agentConfigSchema = z.strictObject({
    */
   prometheus: z
     .strictObject({
-      enabled: z.boolean().default(AGENT_DEFAULTS.metricsEnabled),
-      port: z.number().int().min(0).max(65535).optional(),
-      host: bindHost.optional(),
+      enabled: z.boolean().default(AGENT_DEFAULTS.metricsEnabled).describe('Serve Prometheus metrics at GET /metrics.'),
+      port: z
+        .number()
+        .int()
+        .min(0)
+        .max(65535)
+        .optional()
+        .describe(`Metrics port; default ${AGENT_DEFAULTS.metricsPort} (a free port when server.port is 0); 0 picks a free port.`),
+      host: bindHost.optional().describe('Bind address of the metrics server; default: server.host.'),
     })
-    .prefault({}),
+    .prefault({})
+    .describe('The Prometheus metrics server.'),
   logging: z
     .strictObject({
-      level: logLevel.default(AGENT_DEFAULTS.logLevel),
+      level: logLevel.default(AGENT_DEFAULTS.logLevel).describe('Lowest level logged (JSON lines on stdout).'),
       format: ignored,
       file: ignored,
       maxsize: ignored,
@@ -250,15 +333,25 @@ export const agentConfigSchema = z.strictObject({
       localtime: ignored,
       compress: ignored,
     })
-    .prefault({}),
+    .prefault({})
+    .describe('Logging.'),
   operations: z
     .strictObject({
-      concurrency: z.number().int().min(1).max(1024).default(AGENT_DEFAULTS.operationConcurrency),
-      resultCacheSize: z.number().int().min(1).default(AGENT_DEFAULTS.operationResultCacheSize),
-      resultTtlSeconds: z.number().positive().default(AGENT_DEFAULTS.operationResultTtlSeconds),
-      outboxSize: z.number().int().min(1).default(AGENT_DEFAULTS.operationOutboxSize),
+      concurrency: z.number().int().min(1).max(1024).default(AGENT_DEFAULTS.operationConcurrency).describe(
+        'Operations run at the same time; more wait their turn (their timeout keeps running).',
+      ),
+      resultCacheSize: z.number().int().min(1).default(AGENT_DEFAULTS.operationResultCacheSize).describe(
+        'Results kept by operation id: a redelivered operation returns its stored result instead of running again.',
+      ),
+      resultTtlSeconds: z.number().positive().default(AGENT_DEFAULTS.operationResultTtlSeconds).describe(
+        'How long a result is kept by id.',
+      ),
+      outboxSize: z.number().int().min(1).default(AGENT_DEFAULTS.operationOutboxSize).describe(
+        'Results waiting for the gateway stream while disconnected; the oldest are dropped beyond this.',
+      ),
     })
-    .prefault({}),
+    .prefault({})
+    .describe('Operations the gateway sends.'),
   // Reference sections accepted and ignored for now.
   metrics: ignored,
   tasks: ignored,

@@ -28,9 +28,6 @@ export function reconnectRequested(err: unknown): boolean {
   return ConnectError.from(err.cause).metadata.get(RECONNECT_HEADER) === 'now';
 }
 
-/** A session that lasted this long resets the backoff. */
-const STABLE_SESSION_MS = 10_000;
-
 /** Options of {@link runConnectionLoop}. */
 export interface ConnectionLoopOptions {
   config: AgentConfig;
@@ -93,7 +90,7 @@ export async function runConnectionLoop(options: ConnectionLoopOptions): Promise
         logger.info({ gateway: address, reason: (err as Error).message }, 'the gateway asked for a reconnect; reconnecting now');
         continue;
       }
-      if (welcomed && Date.now() - started > STABLE_SESSION_MS) attempt = 0;
+      if (welcomed && Date.now() - started > config.clouddriver.reconnect.stableSeconds * 1000) attempt = 0;
       const delay = backoffDelayMs(config.clouddriver.reconnect, attempt++);
       const reason = explainConnectError((err as Error).message, welcomed ? {} : { insecure: config.clouddriver.insecure });
       const verb = welcomed ? 'lost the gateway stream' : 'cannot connect to the gateway';
