@@ -3,12 +3,18 @@
  * and samples their memory.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { readRss } from '../test/helpers/proc-stats.js';
+
+export { readCpuSeconds, readRss } from '../test/helpers/proc-stats.js';
 
 const bin = fileURLToPath(new URL('../bin/outpost.js', import.meta.url));
+
+/** Log level of gateway and agent children: warn, or OUTPOST_BENCH_LOG_LEVEL (debug to investigate a run). */
+const logLevel = () => process.env.OUTPOST_BENCH_LOG_LEVEL ?? 'warn';
 
 /** A child `outpost` process with its collected output. */
 export interface Child {
@@ -24,12 +30,20 @@ export interface Child {
  * Starts `outpost ARGS…` and resolves once its output matches `ready` (or rejects on exit/timeout); with `ready`
  * null it resolves as soon as the process is spawned.
  */
-export async function startOutpost(args: string[], ready: RegExp | null, timeoutMs = 120_000): Promise<Child> {
+export async function startOutpost(
+  args: string[],
+  ready: RegExp | null,
+  timeoutMs = 120_000,
+  env: Record<string, string> = {},
+  nodeFlags: string[] = [],
+): Promise<Child> {
   // OUTPOST_BENCH_PROFILE=DIR writes a V8 CPU profile of every child into DIR (open it in Chrome DevTools).
   const profile = process.env.OUTPOST_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.OUTPOST_BENCH_PROFILE}`] : [];
-  const child = spawn(process.execPath, [...profile, bin, ...args], {
+  // OUTPOST_BENCH_NODE_FLAGS: extra flags for node in every outpost child (V8 heap settings, for experiments).
+  const flags = (process.env.OUTPOST_BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
+  const child = spawn(process.execPath, [...flags, ...nodeFlags, ...profile, bin, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, OUTPOST_LOG_LEVEL: process.env.OUTPOST_LOG_LEVEL ?? 'warn' },
+    env: { ...process.env, OUTPOST_LOG_LEVEL: process.env.OUTPOST_LOG_LEVEL ?? 'warn', ...env },
   });
   let out = '';
   let peak = 0;
@@ -70,16 +84,26 @@ export async function startOutpost(args: string[], ready: RegExp | null, timeout
   return handle;
 }
 
-/** Resident set size of a process in bytes (Linux /proc), 0 when unknown. */
-export function readRss(pid: number | undefined): number {
-  if (!pid) return 0;
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = /VmRSS:\s+(\d+) kB/.exec(status)?.[1];
-    return kb ? Number(kb) * 1024 : 0;
-  } catch {
-    return 0;
+/** Medians of `samples` readings 200 ms apart of a process's RSS and, when given, of `heap()` (bytes; heap NaN without it). */
+export async function readMemory(pid: number | undefined, samples: number, heap?: () => Promise<number>): Promise<{ rss: number; heap: number }> {
+  const rss: number[] = [];
+  const heaps: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    if (i > 0) await new Promise((resolve) => setTimeout(resolve, 200));
+    rss.push(readRss(pid));
+    if (heap) heaps.push(await heap());
   }
+  const median = (xs: number[]) => (xs.length === 0 ? NaN : [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!);
+  return { rss: median(rss), heap: median(heaps) };
+}
+
+/** The value of one unlabelled Prometheus sample (`name value`) in the text at `url`; NaN when absent. */
+export async function scrapeMetric(url: string, name: string): Promise<number> {
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`GET ${url}: HTTP ${res.status}`);
+  const text = await res.text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line ? Number(line.slice(name.length + 1)) : NaN;
 }
 
 /** A TCP port free right now on 127.0.0.1 (for child processes that need a fixed port). */
@@ -92,6 +116,73 @@ export async function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/** A gateway child (insecure, on its own ports). */
+export interface BenchGateway {
+  child: Child;
+  httpPort: number;
+  grpcPort: number;
+  httpUrl: string;
+}
+
+/**
+ * Starts `outpost gateway --insecure` on `databaseUrl` and free ports; `env` overrides config keys (OUTPOST_GATEWAY_*),
+ * `nodeFlags` are given to node (V8 settings such as --optimize-for-size).
+ */
+export async function startGateway(databaseUrl: string, env: Record<string, string> = {}, nodeFlags: string[] = []): Promise<BenchGateway> {
+  const [httpPort, grpcPort] = [await freePort(), await freePort()];
+  const child = await startOutpost(
+    ['gateway', '--http-port', String(httpPort), '--grpc-port', String(grpcPort), '--database', databaseUrl, '--log-level', logLevel(), '--insecure'],
+    /gRPC/,
+    120_000,
+    env,
+    nodeFlags,
+  );
+  return { child, httpPort, grpcPort, httpUrl: `http://127.0.0.1:${httpPort}` };
+}
+
+/** One account of a bench agent: its name, kubeconfig and extra YAML lines of the account entry (kinds…). */
+export interface BenchAccount {
+  name: string;
+  kubeconfig: string;
+  yaml?: string[];
+}
+
+/** An agent child with its admin and metrics ports. */
+export interface BenchAgent {
+  child: Child;
+  adminUrl: string;
+  metricsUrl: string;
+  /** performance.now() just before the process was spawned. */
+  startedAt: number;
+}
+
+/** Writes an agent config for `accounts` into `dir` and starts `outpost agent` on it (admin and metrics on free ports). */
+export async function startAgent(opts: { dir: string; grpcPort: number; agentId: string; accounts: BenchAccount[] }): Promise<BenchAgent> {
+  const [adminPort, metricsPort] = [await freePort(), await freePort()];
+  const config = join(opts.dir, `${opts.agentId}.yaml`);
+  writeFileSync(
+    config,
+    [
+      'clouddriver:',
+      `  grpc: 127.0.0.1:${opts.grpcPort}`,
+      '  insecure: true',
+      'agent:',
+      `  id: ${opts.agentId}`,
+      'server:',
+      `  port: ${adminPort}`,
+      'prometheus:',
+      `  port: ${metricsPort}`,
+      'kubernetes:',
+      '  accounts:',
+      ...opts.accounts.flatMap((a) => [`    - name: ${a.name}`, `      kubeconfigFile: ${a.kubeconfig}`, ...(a.yaml ?? [])]),
+      '',
+    ].join('\n'),
+  );
+  const startedAt = performance.now();
+  const child = await startOutpost(['agent', '--config', config, '--log-level', logLevel()], null);
+  return { child, adminUrl: `http://127.0.0.1:${adminPort}`, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, startedAt };
 }
 
 /** A gateway child and an agent child streaming one account (`bench`) to it. */
@@ -115,33 +206,80 @@ export async function startGatewayAndAgent(opts: {
   agentId?: string;
   accountYaml?: string[];
 }): Promise<GatewayAndAgent> {
-  const [httpPort, grpcPort, adminPort] = [await freePort(), await freePort(), await freePort()];
-  const gateway = await startOutpost(
-    ['gateway', '--http-port', String(httpPort), '--grpc-port', String(grpcPort), '--database', opts.databaseUrl, '--log-level', 'warn', '--insecure'],
-    /gRPC/,
-  );
-  opts.children.push(gateway);
-  const config = join(opts.dir, 'agent.yaml');
-  writeFileSync(
-    config,
-    [
-      'clouddriver:',
-      `  grpc: 127.0.0.1:${grpcPort}`,
-      '  insecure: true',
-      'agent:',
-      `  id: ${opts.agentId ?? 'bench-agent'}`,
-      'server:',
-      `  port: ${adminPort}`,
-      'kubernetes:',
-      '  accounts:',
-      '    - name: bench',
-      `      kubeconfigFile: ${opts.kubeconfig}`,
-      ...(opts.accountYaml ?? ['      kinds: [ConfigMap]']),
-      '',
-    ].join('\n'),
-  );
-  const agentStartedAt = performance.now();
-  const agent = await startOutpost(['agent', '--config', config, '--log-level', 'warn'], null);
-  opts.children.push(agent);
-  return { gateway, agent, httpUrl: `http://127.0.0.1:${httpPort}`, agentStartedAt };
+  const gateway = await startGateway(opts.databaseUrl);
+  opts.children.push(gateway.child);
+  const agent = await startAgent({
+    dir: opts.dir,
+    grpcPort: gateway.grpcPort,
+    agentId: opts.agentId ?? 'bench-agent',
+    accounts: [{ name: 'bench', kubeconfig: opts.kubeconfig, yaml: opts.accountYaml ?? ['      kinds: [ConfigMap]'] }],
+  });
+  opts.children.push(agent.child);
+  return { gateway: gateway.child, agent: agent.child, httpUrl: gateway.httpUrl, agentStartedAt: agent.startedAt };
+}
+
+/** A child running a bench TypeScript program that reports JSON lines on stdout (`{"event": …}`). */
+export interface JsonChild {
+  readonly process: ChildProcess;
+  /** Every JSON line received so far. */
+  readonly events: Record<string, unknown>[];
+  /** Resolves with the first event (seen so far or later) matching `event`; rejects when the child exits first or on timeout. */
+  waitFor(event: string, timeoutMs?: number): Promise<Record<string, unknown>>;
+  stop(): Promise<void>;
+}
+
+/** Starts `node --import tsx FILE ARGS…` (FILE relative to bench/), parsing its JSON lines. */
+export function startJsonChild(file: string, args: string[], env: Record<string, string> = {}): JsonChild {
+  const script = fileURLToPath(new URL(file, import.meta.url));
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  const events: Record<string, unknown>[] = [];
+  let partial = '';
+  let stderr = '';
+  const listeners = new Set<() => void>();
+  child.stdout!.on('data', (chunk: Buffer) => {
+    const lines = (partial + chunk.toString()).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) {
+      if (!line.trim()) continue;
+      try {
+        events.push(JSON.parse(line) as Record<string, unknown>);
+      } catch {
+        stderr = (stderr + line + '\n').slice(-10_000);
+      }
+    }
+    for (const l of listeners) l();
+  });
+  child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-10_000)));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    process: child,
+    events,
+    waitFor: (event, timeoutMs = 600_000) =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          const found = events.find((e) => e.event === event);
+          const failed = events.find((e) => e.event === 'error');
+          if (found || failed || child.exitCode !== null) {
+            listeners.delete(check);
+            clearTimeout(timer);
+            if (found) resolve(found);
+            else reject(new Error(`${file} ${failed ? `failed: ${String(failed.error)}` : `exited with ${child.exitCode}`} before "${event}": ${stderr.slice(-2000)}`));
+          }
+        };
+        const timer = setTimeout(() => {
+          listeners.delete(check);
+          reject(new Error(`${file}: no "${event}" within ${timeoutMs / 1000} s: ${stderr.slice(-2000)}`));
+        }, timeoutMs);
+        listeners.add(check);
+        void exited.then(check);
+        check();
+      }),
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
 }

@@ -1,8 +1,9 @@
 /**
- * `npm run bench:readme [-- FILE.json] [-- --check]`: writes the README's benchmark section (between the
- * `<!-- bench:start FILE -->` and `<!-- bench:end -->` markers) from a committed results file — the newest in
- * bench/results/ unless one is named — so the README shows exactly what a run measured. `--check` changes nothing
- * and exits 1 when the README is not what the named (or marked) file renders to (the test suite runs it).
+ * `npm run bench:readme [-- FILE.json] [-- --before EARLIER.json] [-- --check]`: writes the README's benchmark
+ * section (between the `<!-- bench:start FILE [EARLIER] -->` and `<!-- bench:end -->` markers) from a committed
+ * results file — the newest in bench/results/ unless one is named — so the README shows exactly what a run measured;
+ * `--before` adds a column with an earlier run's values (before/after a change). `--check` changes nothing and exits
+ * 1 when the README is not what the marked files render to (the test suite runs it).
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
@@ -11,29 +12,37 @@ import { parseArgs } from 'node:util';
 import { renderSetup, renderTable, type BenchResults } from './report.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const MARKER = /<!-- bench:start (\S+) -->\n[\s\S]*?<!-- bench:end -->/;
+const MARKER = /<!-- bench:start (\S+)(?: (\S+))? -->\n[\s\S]*?<!-- bench:end -->/;
 
-/** The README section for one results file (markers included). `file` is relative to the repository root. */
-export function renderReadmeSection(file: string, results: BenchResults): string {
+/** A results file and its path relative to the repository root. */
+export interface ResultsFile {
+  file: string;
+  results: BenchResults;
+}
+
+/** The README section for one results file (markers included), with an optional earlier run to compare with. */
+export function renderReadmeSection(current: ResultsFile, before?: ResultsFile): string {
+  const regenerate = `npm run bench:readme -- ${current.file}${before ? ` --before ${before.file}` : ''}`;
   return [
-    `<!-- bench:start ${file} -->`,
-    `Measured by \`npm run bench\` on ${results.started.slice(0, 10)} (\`${file}\`, regenerate with \`npm run bench:readme\`).`,
-    ...renderSetup(results),
+    `<!-- bench:start ${current.file}${before ? ` ${before.file}` : ''} -->`,
+    `Measured by \`npm run bench\` on ${current.results.started.slice(0, 10)} (\`${current.file}\`; regenerate this section with \`${regenerate}\`).`,
+    ...renderSetup(current.results, before),
     '',
-    ...renderTable(results),
+    ...renderTable(current.results, before?.results),
     '<!-- bench:end -->',
   ].join('\n');
 }
 
 /** The README with its section replaced; throws when the markers are missing. */
-export function updateReadme(readme: string, file: string, results: BenchResults): string {
+export function updateReadme(readme: string, current: ResultsFile, before?: ResultsFile): string {
   if (!MARKER.test(readme)) throw new Error('README.md has no <!-- bench:start FILE --> … <!-- bench:end --> section');
-  return readme.replace(MARKER, () => renderReadmeSection(file, results));
+  return readme.replace(MARKER, () => renderReadmeSection(current, before));
 }
 
-/** The results file the README's section names, or undefined. */
-export function markedResultsFile(readme: string): string | undefined {
-  return MARKER.exec(readme)?.[1];
+/** The results files the README's section names (current, and the earlier one when there is a before column). */
+export function markedResultsFiles(readme: string): { file?: string; before?: string } {
+  const m = MARKER.exec(readme);
+  return { file: m?.[1], before: m?.[2] };
 }
 
 function newestResults(): string {
@@ -43,24 +52,32 @@ function newestResults(): string {
   return relative(ROOT, join(dir, files[files.length - 1]!));
 }
 
+function load(file: string): ResultsFile {
+  return { file, results: JSON.parse(readFileSync(join(ROOT, file), 'utf8')) as BenchResults };
+}
+
 async function main(): Promise<void> {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { check: { type: 'boolean', default: false } } });
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { check: { type: 'boolean', default: false }, before: { type: 'string' } },
+  });
   const readmePath = join(ROOT, 'README.md');
   const readme = readFileSync(readmePath, 'utf8');
-  const file = positionals[0] ? relative(ROOT, positionals[0]) : values.check ? markedResultsFile(readme) : newestResults();
+  const marked = markedResultsFiles(readme);
+  const file = positionals[0] ? relative(ROOT, positionals[0]) : values.check ? marked.file : newestResults();
   if (!file) throw new Error('README.md names no results file');
-  const results = JSON.parse(readFileSync(join(ROOT, file), 'utf8')) as BenchResults;
-  const updated = updateReadme(readme, file, results);
+  const beforeFile = values.before ? relative(ROOT, values.before) : values.check ? marked.before : undefined;
+  const updated = updateReadme(readme, load(file), beforeFile ? load(beforeFile) : undefined);
   if (values.check) {
     if (updated !== readme) {
-      console.error(`README.md's benchmark section is not what ${file} renders to: run \`npm run bench:readme -- ${file}\``);
+      console.error(`README.md's benchmark section is not what ${file} renders to: run \`npm run bench:readme -- ${file}${beforeFile ? ` --before ${beforeFile}` : ''}\``);
       process.exit(1);
     }
     console.log(`README.md's benchmark section matches ${basename(file)}`);
     return;
   }
   writeFileSync(readmePath, updated);
-  console.log(`README.md: benchmark section written from ${file}`);
+  console.log(`README.md: benchmark section written from ${file}${beforeFile ? ` (before: ${beforeFile})` : ''}`);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -1,55 +1,110 @@
 /**
- * `npm run bench [-- --quick] [-- --objects N --runs K] [-- --only initial-sync,churn,operations,forwarding,failover]`:
- * runs the benchmark scenarios (all unless `--only` names some), prints a markdown table and
- * writes `bench/results/<timestamp>.json` and `.md`. Not part of `npm test`. Needs Postgres (OUTPOST_BENCH_POSTGRES,
- * default postgres://postgres@127.0.0.1:5432/postgres).
+ * `npm run bench [-- --quick] [-- --runs K] [-- --only a,b] [-- --objects N] [-- --out DIR]`: runs the benchmark
+ * scenarios (all unless `--only` names some), prints a markdown report and writes `<timestamp>.json` and `.md` into
+ * bench/results/ (or DIR). Not part of `npm test` (test/bench/harness.test.ts runs `--quick` once to prove the harness
+ * works; it asserts no figure). Needs Postgres (OUTPOST_BENCH_POSTGRES, default
+ * postgres://postgres@127.0.0.1:5432/postgres).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { describeMachine, summarize } from './machine.js';
-import { renderReport, type BenchResults } from './report.js';
+import { describeMachine } from './machine.js';
+import { renderReport, type BenchResults, type Repeated } from './report.js';
+import { runAgentFootprint } from './scenarios/agent-footprint.js';
 import { runChurn } from './scenarios/churn.js';
+import { runConnectionScale } from './scenarios/connection-scale.js';
 import { runFailover } from './scenarios/failover.js';
 import { runForwarding } from './scenarios/forwarding.js';
-import { runInitialSync, type InitialSyncResult } from './scenarios/initial-sync.js';
+import { runInitialSync } from './scenarios/initial-sync.js';
 import { runOperations } from './scenarios/operations.js';
 
-const { values } = parseArgs({
-  options: {
-    quick: { type: 'boolean', default: false },
-    objects: { type: 'string' },
-    runs: { type: 'string' },
-    only: { type: 'string' },
-    out: { type: 'string' },
-    help: { type: 'boolean', default: false },
-  },
-});
-if (values.help) {
-  console.log('usage: npm run bench -- [--quick] [--objects N] [--runs K] [--only initial-sync,churn,operations,forwarding,failover] [--out DIR]');
-  console.log('  --quick   smaller sizes and shorter runs: a smoke run of every scenario in about a minute');
-  console.log('  --out     write <timestamp>.json and .md into DIR instead of bench/results/');
-  process.exit(0);
-}
-const params = {
-  objects: Number(values.objects ?? (values.quick ? 10_000 : 100_000)),
-  runs: Number(values.runs ?? (values.quick ? 1 : 3)),
-  postgresUrl: process.env.OUTPOST_BENCH_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/postgres',
-};
-if (!Number.isInteger(params.objects) || params.objects <= 0 || !Number.isInteger(params.runs) || params.runs <= 0) {
-  console.error('bench: --objects and --runs must be positive integers');
+const SCENARIOS = ['initial-sync', 'churn', 'operations', 'forwarding', 'failover', 'connection-scale', 'agent-footprint'] as const;
+type Scenario = (typeof SCENARIOS)[number];
+
+const USAGE = `usage: npm run bench -- [--quick] [--runs K] [--only ${SCENARIOS.join(',')}] [--objects N] [--out DIR]
+  --quick    small sizes and short runs: a smoke run of every scenario in about a minute (too small to judge targets)
+  --runs K   repetitions of initial-sync, churn, operations, connection-scale and agent-footprint (default 3; 1 with --quick)
+  --only     a comma-separated subset of the scenarios
+  --objects  objects of the initial-sync scenario (default 100000; 5000 with --quick)
+  --out      write <timestamp>.json and .md into DIR instead of bench/results/
+Environment: OUTPOST_BENCH_POSTGRES (default postgres://postgres@127.0.0.1:5432/postgres);
+OUTPOST_BENCH_PROFILE=DIR writes a V8 CPU profile of every outpost child process into DIR.`;
+
+function fail(message: string): never {
+  console.error(`bench: ${message}\n${USAGE}`);
   process.exit(2);
 }
 
-const SCENARIOS = ['initial-sync', 'churn', 'operations', 'forwarding', 'failover'];
-const only = values.only ? values.only.split(',').map((s) => s.trim()) : SCENARIOS;
-const unknown = only.filter((s) => !SCENARIOS.includes(s));
-if (unknown.length > 0 || only.length === 0) {
-  console.error(`bench: --only takes a comma-separated list of ${SCENARIOS.join(', ')} (got ${values.only})`);
-  process.exit(2);
+const { values } = (() => {
+  try {
+    return parseArgs({
+      options: {
+        quick: { type: 'boolean', default: false },
+        runs: { type: 'string' },
+        only: { type: 'string' },
+        objects: { type: 'string' },
+        out: { type: 'string' },
+        help: { type: 'boolean', default: false },
+      },
+    });
+  } catch (err) {
+    return fail((err as Error).message);
+  }
+})();
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
 }
-const wants = (scenario: string) => only.includes(scenario);
+const quick = values.quick;
+const positive = (text: string | undefined, fallback: number, flag: string) => {
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n <= 0) fail(`${flag} must be a positive integer (got ${text})`);
+  return n;
+};
+const runs = positive(values.runs, quick ? 1 : 3, '--runs');
+const objects = positive(values.objects, quick ? 5000 : 100_000, '--objects');
+const only = values.only ? values.only.split(',').map((s) => s.trim()) : [...SCENARIOS];
+const unknown = only.filter((s) => !(SCENARIOS as readonly string[]).includes(s));
+if (unknown.length > 0 || only.length === 0) fail(`unknown scenario in --only: ${values.only}`);
+const wants = (s: Scenario) => only.includes(s);
+const postgresUrl = process.env.OUTPOST_BENCH_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** Parameters of each scenario, full and quick. */
+const params = {
+  initialSync: { objects },
+  churn: { changesPerSecond: 1000, seconds: quick ? 3 : 60 },
+  operations: { concurrency: [1, 10, 100], seconds: quick ? 1.5 : 10, warmupSeconds: quick ? 0.5 : 2 },
+  forwarding: { operations: quick ? 40 : 300, warmup: quick ? 10 : 30 },
+  // minSessionSeconds: past the agent's stable-session threshold (reconnect.stableSeconds), so each kill meets a reset
+  // reconnect backoff; quick mode lowers the threshold from its 10 s default to 1 s so the kills come 1.5 s apart.
+  failover: quick
+    ? { runs: 2, attemptTimeoutSeconds: 3, giveUpSeconds: 60, stableSeconds: 1, minSessionSeconds: 1.5 }
+    : { runs: 10, attemptTimeoutSeconds: 3, giveUpSeconds: 60, stableSeconds: 10, minSessionSeconds: 12 },
+  connectionScale: quick
+    ? { agents: 200, warmupAgents: 20, heartbeatSeconds: 1, settleSeconds: 1.5, samples: 3, idleSeconds: 2, connectConcurrency: 50 }
+    : { agents: 10_000, warmupAgents: 100, heartbeatSeconds: 10, settleSeconds: 21, samples: 9, idleSeconds: 20, connectConcurrency: 100 },
+  agentFootprint: quick
+    ? { accounts: 5, objects: 5000, settleSeconds: 0.5, samples: 3 }
+    : { accounts: 100, objects: 100_000, settleSeconds: 3, samples: 9 },
+};
+
+/** Runs `run` `times` times with `p`, logging each result. */
+async function repeat<P extends object, R>(name: string, times: number, p: P, run: (p: P & { postgresUrl: string }) => Promise<R>): Promise<Repeated<P, R>> {
+  const results: R[] = [];
+  for (let i = 0; i < times; i++) {
+    const t0 = performance.now();
+    const r = await run({ ...p, postgresUrl });
+    console.log(`${name} run ${i + 1}/${times} (${((performance.now() - t0) / 1000).toFixed(0)} s): ${JSON.stringify(r).slice(0, 600)}`);
+    results.push(r);
+  }
+  return { params: p, runs: results };
+}
+
+// Measure what ships: the compiled build, which bin/outpost.js runs when it is fresh (forced here for every child).
+execFileSync('npm', ['run', '--silent', 'build:server'], { cwd: fileURLToPath(new URL('..', import.meta.url)), stdio: 'inherit' });
+process.env.OUTPOST_RUNTIME = 'dist';
 
 const started = new Date();
 const machine = describeMachine();
@@ -62,73 +117,32 @@ const source = (() => {
     return { commit: 'unknown', srcChanged: false };
   }
 })();
-console.log(`bench: ${JSON.stringify(params)} on ${machine.cores} cores, ${machine.memoryGiB} GiB, node ${machine.node}`);
+console.log(`bench: ${only.join(', ')}; ${runs} run(s)${quick ? ', quick' : ''}; ${machine.cores} cores, ${machine.memoryGiB} GiB, node ${machine.node}`);
 
-const syncRuns: InitialSyncResult[] = [];
-for (let i = 0; wants('initial-sync') && i < params.runs; i++) {
-  const r = await runInitialSync({ objects: params.objects, postgresUrl: params.postgresUrl });
-  console.log(`initial-sync run ${i + 1}: ${JSON.stringify(r)}`);
-  syncRuns.push(r);
-}
-const churn = wants('churn') ? await runChurn({ changesPerSecond: 1000, seconds: values.quick ? 10 : 60, postgresUrl: params.postgresUrl }) : undefined;
-if (churn) console.log(`churn: ${JSON.stringify(churn)}`);
-const operations = wants('operations')
-  ? await runOperations({
-      postgresUrl: params.postgresUrl,
-      concurrency: [1, 10, 100],
-      seconds: values.quick ? 3 : 10,
-      warmupSeconds: values.quick ? 1 : 2,
-    })
-  : undefined;
-if (operations) {
-  console.log(`operations: ${JSON.stringify({ max: operations.maxOperationsPerSecond, levels: operations.levels.map((l) => [l.concurrency, l.operationsPerSecond, l.overhead]) })}`);
-}
-
-// Forwarding: operations per side (local, forwarded), after a warm-up. Failover: kill/recover cycles.
-const forwardingParams = { operations: values.quick ? 60 : 300, warmup: values.quick ? 10 : 30 };
-// minSessionSeconds: past the agent's 10 s stable-session threshold, so each kill meets a reset reconnect backoff.
-const failoverParams = { runs: values.quick ? 3 : 10, attemptTimeoutSeconds: 3, giveUpSeconds: 60, minSessionSeconds: 12 };
-const forwarding = wants('forwarding') ? await runForwarding({ postgresUrl: params.postgresUrl, ...forwardingParams }) : undefined;
-if (forwarding) console.log(`forwarding: ${JSON.stringify({ local: forwarding.local, forwarded: forwarding.forwarded, extra: forwarding.extra, failed: forwarding.failed })}`);
-const failover = wants('failover') ? await runFailover({ postgresUrl: params.postgresUrl, ...failoverParams }) : undefined;
-if (failover) console.log(`failover: ${JSON.stringify({ seconds: failover.runs.map((r) => r.seconds), summary: failover.seconds, failedRuns: failover.failedRuns })}`);
-
-const loadAtEnd = describeMachine().loadAverage;
 const results: BenchResults = {
   started: started.toISOString(),
-  quick: values.quick,
+  finished: '',
+  quick,
   source,
   machine,
-  loadAverageAtEnd: loadAtEnd,
-  params: {
-    objects: params.objects,
-    runs: params.runs,
-    only,
-    ...(forwarding ? { forwarding: forwardingParams } : {}),
-    ...(failover ? { failover: failoverParams } : {}),
-  },
-  initialSync:
-    syncRuns.length > 0
-      ? {
-          runs: syncRuns,
-          rate: summarize(syncRuns.map((r) => r.objectsPerSecond)),
-          copyRate: summarize(syncRuns.map((r) => r.copyObjectsPerSecond)),
-          ratio: summarize(syncRuns.map((r) => r.ratioToCopy)),
-          total: summarize(syncRuns.map((r) => r.totalSeconds)),
-        }
-      : undefined,
-  churn,
-  operations,
-  forwarding,
-  failover,
-  extraRows: [],
+  loadAverageAtEnd: [],
+  params: { runs, only },
 };
+if (wants('initial-sync')) results.initialSync = await repeat('initial-sync', runs, params.initialSync, runInitialSync);
+if (wants('churn')) results.churn = await repeat('churn', runs, params.churn, runChurn);
+if (wants('operations')) results.operations = await repeat('operations', runs, params.operations, runOperations);
+if (wants('forwarding')) results.forwarding = await repeat('forwarding', 1, params.forwarding, runForwarding);
+if (wants('failover')) results.failover = await repeat('failover', 1, params.failover, runFailover);
+if (wants('connection-scale')) results.connectionScale = await repeat('connection-scale', runs, params.connectionScale, runConnectionScale);
+if (wants('agent-footprint')) results.agentFootprint = await repeat('agent-footprint', runs, params.agentFootprint, runAgentFootprint);
+results.finished = new Date().toISOString();
+results.loadAverageAtEnd = describeMachine().loadAverage;
+
 const markdown = renderReport(results);
 console.log(`\n${markdown}`);
-
 const dir = values.out ? `${values.out.replace(/\/+$/, '')}/` : fileURLToPath(new URL('./results/', import.meta.url));
 mkdirSync(dir, { recursive: true });
 const stamp = started.toISOString().replace(/[:.]/g, '-');
-writeFileSync(`${dir}${stamp}.json`, JSON.stringify(results, null, 2));
+writeFileSync(`${dir}${stamp}.json`, `${JSON.stringify(results, null, 2)}\n`);
 writeFileSync(`${dir}${stamp}.md`, markdown);
 console.log(`bench: wrote ${dir}${stamp}.json and .md`);

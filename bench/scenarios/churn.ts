@@ -4,6 +4,7 @@
  * written in the same transaction as the row). Baseline in the same run: a bare client-node Watch on the same
  * sandbox receiving the same changes (the floor any watcher pays).
  */
+import { figureRow, type Row } from '../rows.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -115,4 +116,16 @@ export async function runChurn(params: ChurnParams): Promise<ChurnResult> {
     await sandbox.close();
     await database.drop();
   }
+}
+
+/** Table rows of the churn runs (each run's percentiles; the row shows their median over the runs). */
+export function churnRows(runs: ChurnResult[], params: { changesPerSecond: number; seconds: number }): Row[] {
+  const s = `churn ${params.changesPerSecond}/s × ${params.seconds} s`;
+  return [
+    figureRow(s, 'change → committed row, p50 ms', runs.map((r) => r.cache.p50)),
+    figureRow(s, 'change → committed row, p99 ms', runs.map((r) => r.cache.p99), { target: 'p99 ≤ 100 ms', meets: (m) => m <= 100 }),
+    figureRow(s, 'change → committed row, max ms', runs.map((r) => r.cache.max)),
+    figureRow(s, 'bare client-node watch (baseline), p50 ms', runs.map((r) => r.informer.p50)),
+    figureRow(s, 'bare client-node watch (baseline), p99 ms', runs.map((r) => r.informer.p99)),
+  ];
 }

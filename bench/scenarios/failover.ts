@@ -8,6 +8,7 @@
  * short timeout each) to the survivors in turn until one succeeds. Failover time = kill → first successful operation on that account, as a user retrying
  * would see it. The killed replica is restarted on the same ports before the next run.
  */
+import { figureRow, type Row } from '../rows.js';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createOperationClient, type OperationClient } from '../../src/client/operation-client.js';
@@ -26,10 +27,12 @@ export interface FailoverParams {
   /** A run with no successful operation this long after the kill is recorded as failed. */
   giveUpSeconds: number;
   /**
-   * The agent's stream must be at least this old before the kill. The agent resets its reconnect backoff only after a
-   * session that lasted 10 s (STABLE_SESSION_MS in src/agent/stream/connection-loop.ts); kills closer together than
-   * that measure a growing backoff (up to reconnect.maxSeconds), not a failover. 0 kills as soon as the rest is steady.
+   * The agent's `clouddriver.reconnect.stableSeconds` (default 10): it resets its reconnect backoff only after a
+   * stream that lasted this long, so kills closer together measure a growing backoff (up to reconnect.maxSeconds),
+   * not a failover.
    */
+  stableSeconds: number;
+  /** The agent's stream must be at least this old before the kill (more than `stableSeconds`). */
   minSessionSeconds: number;
 }
 
@@ -83,9 +86,9 @@ const GATEWAY_CONFIG: ConfigObject = {
   agents: { heartbeatIntervalSeconds: 1, deadAfterSeconds: 3 },
 };
 /** Agent reconnect backoff (full jitter: each delay uniform in [0, min(max, base × factor^n)]). */
-const AGENT_CONFIG: ConfigObject = {
-  clouddriver: { keepAliveHeartbeatSeconds: 1, reconnect: { baseSeconds: 0.5, factor: 1.6, maxSeconds: 5 } },
-};
+const agentConfig = (stableSeconds: number): ConfigObject => ({
+  clouddriver: { keepAliveHeartbeatSeconds: 1, reconnect: { baseSeconds: 0.5, factor: 1.6, maxSeconds: 5, stableSeconds } },
+});
 
 type Outcome = { ok: true } | { ok: false; reason: string };
 
@@ -165,6 +168,8 @@ async function waitSteady(set: ReplicaSet, clients: Map<string, OperationClient>
 
 /** Runs the scenario: one set of processes, `params.runs` kill/recover cycles. */
 export async function runFailover(params: FailoverParams): Promise<FailoverResult> {
+  if (params.minSessionSeconds <= params.stableSeconds) throw new Error('failover: minSessionSeconds must be greater than stableSeconds');
+  const AGENT_CONFIG = agentConfig(params.stableSeconds);
   const set = await startReplicaSet({
     postgresUrl: params.postgresUrl,
     gateways: NAMES,
@@ -237,4 +242,19 @@ export async function runFailover(params: FailoverParams): Promise<FailoverResul
     await balancer?.close();
     await set.close(keepLogs);
   }
+}
+
+/** Table rows of the failover runs (one value per kill). */
+export function failoverRows(f: FailoverResult): Row[] {
+  const s = `failover (kill -9 of the holder, ${f.runs.length} runs)`;
+  const p99 = f.seconds.n < 100 ? `p99 (= max of ${f.seconds.n})` : 'p99';
+  return [
+    figureRow(s, 'seconds, kill → first successful operation, median', [f.seconds.p50], { digits: 2 }),
+    figureRow(s, `seconds, kill → first successful operation, ${p99}; ${f.failedRuns} not recovered`, [f.failedRuns === 0 ? f.seconds.p99 : NaN], {
+      digits: 2,
+      target: 'p99 ≤ 5 s',
+      meets: (m) => m <= 5,
+    }),
+    figureRow(s, "seconds, kill → the agent's new session on a survivor, median", [f.reconnect.p50], { digits: 2 }),
+  ];
 }

@@ -6,6 +6,7 @@
  * drift (JIT, Postgres caches, a noisy neighbour) hits both sides alike. The difference of the round trips is what
  * forwarding costs.
  */
+import { figureRow, type Row } from '../rows.js';
 import { fromProtoDuration } from '../../src/client/duration.js';
 import { createOperationClient, type OperationClient } from '../../src/client/operation-client.js';
 import { OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
@@ -161,4 +162,16 @@ export async function runForwarding(params: ForwardingParams): Promise<Forwardin
   } finally {
     await set.close(failed);
   }
+}
+
+/** Table rows of the forwarding run. */
+export function forwardingRows(f: ForwardingResult): Row[] {
+  const s = 'forwarding (get) c=1';
+  return [
+    figureRow(s, `local round trip (submitted to the replica holding the stream), p50 ms (${f.local.n} ops)`, [f.local.p50], { digits: 2 }),
+    figureRow(s, 'forwarded round trip (submitted to the other replica), p50 ms', [f.forwarded.p50], { digits: 2 }),
+    figureRow(s, 'extra ms = forwarded − local, p50', [f.extra.p50], { digits: 2 }),
+    figureRow(s, `extra ms = forwarded − local, p99 (${f.failed} failed)`, [f.failed === 0 ? f.extra.p99 : NaN], { digits: 2, target: 'p99 ≤ 5 ms', meets: (m) => m <= 5 }),
+    figureRow(s, "receiving replica's total_duration, forwarded − local, p50 ms", [f.forwardedServer.p50 - f.localServer.p50], { digits: 2 }),
+  ];
 }

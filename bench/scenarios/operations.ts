@@ -5,6 +5,7 @@
  * the agent stream, result back, state update). The concurrency-100 phase gives the maximum operations/s one gateway
  * replica sustains.
  */
+import { figureRow, type Row } from '../rows.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -157,4 +158,21 @@ export async function runOperations(params: OperationsParams): Promise<Operation
     await database.drop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Table rows of the operations runs: overhead percentiles and rate per concurrency level, and the maximum rate. */
+export function operationsRows(runs: OperationsResult[]): Row[] {
+  const levels = runs[0]?.levels.map((l) => l.concurrency) ?? [];
+  const at = (c: number) => runs.map((r) => r.levels.find((l) => l.concurrency === c)!);
+  return [
+    ...levels.flatMap((c) => {
+      const s = `operations (get) c=${c}`;
+      return [
+        figureRow(s, 'overhead = round trip − kubernetes_duration, p50 ms', at(c).map((l) => l.overhead.p50), { digits: 2 }),
+        figureRow(s, 'overhead, p99 ms', at(c).map((l) => l.overhead.p99), { digits: 2, target: 'p99 ≤ 10 ms', meets: (m) => m <= 10 }),
+        figureRow(s, 'operations/s', at(c).map((l) => l.operationsPerSecond), { digits: 0 }),
+      ];
+    }),
+    figureRow('operations (get)', 'maximum operations/s, one gateway replica', runs.map((r) => r.maxOperationsPerSecond), { digits: 0, target: '≥ 1000/s', meets: (m) => m >= 1000 }),
+  ];
 }

@@ -1,0 +1,172 @@
+/**
+ * A swarm of simulated agents for the connection-scale benchmark, run as its own process:
+ *
+ *   node --import tsx bench/swarm/agent-swarm.ts --grpc http://127.0.0.1:9091 --agents 10000 [--prefix swarm] [--concurrency 100]
+ *
+ * Each simulated agent is a real `AgentService.Connect` stream on an HTTP/2 connection of its own (its own
+ * Http2SessionManager, pinging every 15 s like the agent's): a Hello for one account on a cluster of its own, the
+ * START/END sync markers of an empty ConfigMap list (so the account is cached and synced like an idle cluster's),
+ * then a heartbeat at the interval the Welcome sets. Nothing else: the gateway holds N idle streams.
+ *
+ * Prints JSON lines on stdout: `{"event":"progress","welcomed":K}` every second while connecting,
+ * `{"event":"ready","agents":N,"seconds":S,"rssBytes":R}` once every stream is welcomed and its markers acknowledged,
+ * `{"event":"lost","agent":ID,"error":…}` when an established stream ends. Exits 1 with `{"event":"error"}` when a
+ * stream cannot be established; on SIGTERM it closes every stream and exits 0.
+ */
+import { create } from '@bufbuild/protobuf';
+import { createClient, type Client } from '@connectrpc/connect';
+import { createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
+import { parseArgs } from 'node:util';
+import {
+  AgentService,
+  ConnectRequestSchema,
+  SyncPhase,
+  type ConnectRequest,
+  type ConnectResponse,
+} from '../../src/gen/outpost/agent/v1/agent_pb.js';
+
+/** One simulated agent's stream. */
+interface SimulatedAgent {
+  id: string;
+  /** Resolves once welcomed and both sync markers are acknowledged. */
+  ready: Promise<void>;
+  close(): void;
+}
+
+type RequestMessage = ConnectRequest['message'];
+
+/** Opens one simulated agent: its own connection, Hello, sync markers, heartbeats. */
+function startAgent(client: Client<typeof AgentService>, manager: Http2SessionManager, id: string, onLost: (err: unknown) => void): SimulatedAgent {
+  const outgoing: RequestMessage[] = [];
+  let wake: (() => void) | undefined;
+  let closed = false;
+  const send = (message: RequestMessage) => {
+    outgoing.push(message);
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  const requests = (async function* () {
+    for (;;) {
+      const message = outgoing.shift();
+      if (message) {
+        yield create(ConnectRequestSchema, { message });
+        continue;
+      }
+      if (closed) return;
+      await new Promise<void>((resolve) => (wake = resolve));
+    }
+  })();
+  const abort = new AbortController();
+  let heartbeat: NodeJS.Timeout | undefined;
+  let markReady!: () => void;
+  let fail!: (err: unknown) => void;
+  const ready = new Promise<void>((resolve, reject) => {
+    markReady = resolve;
+    fail = reject;
+  });
+  let established = false;
+  const account = id;
+  const kind = { apiVersion: 'v1', kind: 'ConfigMap', watchNamespace: '' };
+  send({
+    case: 'hello',
+    value: {
+      agentId: id,
+      zone: 'swarm',
+      version: 'swarm',
+      replicas: 1,
+      accounts: [
+        {
+          name: account,
+          apiHost: `https://${id}.swarm.example:6443`,
+          caFingerprint: 'cd'.repeat(32),
+          kubernetesVersion: 'v1.30.0',
+          kinds: [{ apiVersion: 'v1', kind: 'ConfigMap', resource: 'configmaps', namespaced: true }],
+        },
+      ],
+    },
+  } as RequestMessage);
+  void (async () => {
+    try {
+      for await (const res of client.connect(requests, { signal: abort.signal, headers: { 'x-outpost-agent-id': id } }) as AsyncIterable<ConnectResponse>) {
+        const m = res.message;
+        if (m.case === 'welcome') {
+          const seconds = m.value.heartbeatIntervalSeconds || 20;
+          heartbeat = setInterval(() => send({ case: 'heartbeat', value: { agentId: id, sentAtUnixMs: BigInt(Date.now()) } } as RequestMessage), seconds * 1000);
+          send({ case: 'sync', value: { sequence: 1n, account, ...kind, phase: SyncPhase.START } } as RequestMessage);
+          send({ case: 'sync', value: { sequence: 2n, account, ...kind, phase: SyncPhase.END, resourceVersion: '1', count: 0n } } as RequestMessage);
+        } else if (m.case === 'ack' && m.value.sequence >= 2n && !established) {
+          established = true;
+          markReady();
+        }
+      }
+      if (!closed) throw new Error('the gateway ended the stream');
+    } catch (err) {
+      if (closed) return;
+      if (established) onLost(err);
+      else fail(err);
+    } finally {
+      clearInterval(heartbeat);
+    }
+  })();
+  return {
+    id,
+    ready,
+    close: () => {
+      closed = true;
+      clearInterval(heartbeat);
+      wake?.();
+      abort.abort();
+      manager.abort();
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      grpc: { type: 'string' },
+      agents: { type: 'string' },
+      prefix: { type: 'string', default: 'swarm' },
+      concurrency: { type: 'string', default: '100' },
+    },
+  });
+  const count = Number(values.agents);
+  const concurrency = Number(values.concurrency);
+  if (!values.grpc || !Number.isInteger(count) || count <= 0 || !Number.isInteger(concurrency) || concurrency <= 0) {
+    console.error('usage: agent-swarm.ts --grpc URL --agents N [--prefix NAME] [--concurrency C]');
+    process.exit(2);
+  }
+  const print = (event: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(event)}\n`);
+  const agents: SimulatedAgent[] = [];
+  process.on('SIGTERM', () => {
+    for (const agent of agents) agent.close();
+    setTimeout(() => process.exit(0), 200);
+  });
+  const started = performance.now();
+  let welcomed = 0;
+  const progress = setInterval(() => print({ event: 'progress', welcomed }), 1000);
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const id = `${values.prefix}-${next++}`;
+      const manager = new Http2SessionManager(values.grpc!, { pingIntervalMs: 15_000, pingTimeoutMs: 15_000 });
+      const client = createClient(AgentService, createGrpcTransport({ baseUrl: values.grpc!, sessionManager: manager }));
+      const agent = startAgent(client, manager, id, (err) => print({ event: 'lost', agent: id, error: String((err as Error)?.message ?? err) }));
+      agents.push(agent);
+      await agent.ready;
+      welcomed++;
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
+  } catch (err) {
+    print({ event: 'error', error: String((err as Error)?.message ?? err) });
+    process.exit(1);
+  } finally {
+    clearInterval(progress);
+  }
+  print({ event: 'ready', agents: count, seconds: (performance.now() - started) / 1000, rssBytes: process.memoryUsage.rss() });
+}
+
+await main();

@@ -1,0 +1,72 @@
+/**
+ * The benchmark harness works: `npm run bench -- --quick` runs every scenario end to end (real sandbox, gateway, agent,
+ * Postgres, swarm and baselines) and writes a results file and a report with a row for each figure; bad flags are
+ * refused; the README's table is what its committed results file renders to. No figure is asserted (timings on a
+ * shared machine are not test material), only that each was measured.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { renderReadmeSection } from '../../bench/readme-table.js';
+import { resultRows, type BenchResults } from '../../bench/report.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const POSTGRES = process.env.OUTPOST_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+function bench(args: string[], timeoutMs: number) {
+  return spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: timeoutMs,
+    env: { ...process.env, OUTPOST_BENCH_POSTGRES: POSTGRES },
+  });
+}
+
+describe('benchmark harness', () => {
+  test('--quick runs every scenario and writes the results file and its report', { timeout: 400_000 }, () => {
+    const out = mkdtempSync(join(tmpdir(), 'outpost-bench-test-'));
+    try {
+      const run = bench(['--quick', '--out', out], 380_000);
+      assert.equal(run.status, 0, `bench --quick failed:\n${run.stdout.slice(-4000)}\n${run.stderr.slice(-4000)}`);
+      const files = readdirSync(out);
+      const json = files.find((f) => f.endsWith('.json'));
+      assert.ok(json && files.includes(json.replace(/\.json$/, '.md')), `results files: ${files.join(', ')}`);
+      const results = JSON.parse(readFileSync(join(out, json), 'utf8')) as BenchResults;
+      assert.equal(results.quick, true);
+      assert.ok(results.machine.cores > 0 && results.machine.node.startsWith('v'));
+      for (const key of ['initialSync', 'churn', 'operations', 'forwarding', 'failover', 'connectionScale', 'agentFootprint'] as const) {
+        assert.ok(results[key] && results[key]!.runs.length === 1, `${key} ran once`);
+      }
+      const rows = resultRows(results);
+      assert.ok(rows.length >= 40, `${rows.length} rows`);
+      const unmeasured = rows.filter((r) => !/^-?\d/.test(r.value));
+      assert.deepEqual(unmeasured, [], 'every figure was measured');
+      const report = readFileSync(join(out, json.replace(/\.json$/, '.md')), 'utf8');
+      for (const scenario of new Set(rows.map((r) => r.scenario))) assert.ok(report.includes(`| ${scenario} |`), scenario);
+      // The same file rendered with itself as "before": every row gets its own value in the before column.
+      const section = renderReadmeSection({ file: 'now.json', results }, { file: 'then.json', results });
+      const table = section.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| scenario') && !l.startsWith('| ---'));
+      assert.equal(table.length, rows.length);
+      for (const [i, line] of table.entries()) assert.equal(line.split(' | ')[2], line.split(' | ')[4], `row ${i}: ${line}`);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  });
+
+  test('bad flags exit 2 with the usage', () => {
+    for (const args of [['--only', 'initial-sync,nope'], ['--runs', '0'], ['--bogus']]) {
+      const run = bench(args, 60_000);
+      assert.equal(run.status, 2, `${args.join(' ')}: ${run.stderr}`);
+      assert.match(run.stderr, /^bench: .+\nusage: npm run bench/);
+    }
+  });
+
+  test("the README's benchmark table is what its committed results file renders to", () => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/readme-table.ts', '--check'], { cwd: ROOT, encoding: 'utf8' });
+    assert.equal(run.status, 0, run.stderr);
+  });
+});
