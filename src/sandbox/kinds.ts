@@ -91,6 +91,7 @@ export const BUILTIN_KINDS: readonly KindInfo[] = [
   builtin('networking.k8s.io', 'v1', 'Ingress', 'ingresses', { short: ['ing'], sub: ['status'], gen: true }),
   builtin('networking.k8s.io', 'v1', 'NetworkPolicy', 'networkpolicies', { short: ['netpol'], gen: true }),
   builtin('coordination.k8s.io', 'v1', 'Lease', 'leases'),
+  builtin('policy', 'v1', 'PodDisruptionBudget', 'poddisruptionbudgets', { short: ['pdb'], sub: ['status'], gen: true }),
   builtin('apiextensions.k8s.io', 'v1', 'CustomResourceDefinition', 'customresourcedefinitions', { namespaced: false, short: ['crd', 'crds'], sub: ['status'], gen: true }),
   builtin('rbac.authorization.k8s.io', 'v1', 'Role', 'roles'),
   builtin('rbac.authorization.k8s.io', 'v1', 'RoleBinding', 'rolebindings'),

@@ -159,10 +159,10 @@ export function ObjectsView({ query }: { query: URLSearchParams }) {
               </caption>
               <thead>
                 <tr>
-                  <th scope="col">Account</th>
-                  <th scope="col">Kind</th>
-                  <th scope="col">Namespace</th>
                   <th scope="col">Name</th>
+                  <th scope="col">Namespace</th>
+                  <th scope="col">Kind</th>
+                  <th scope="col">Account</th>
                   <th scope="col" class="num">
                     Replicas
                   </th>
@@ -185,9 +185,6 @@ export function ObjectsView({ query }: { query: URLSearchParams }) {
                   const nameId = `obj-${o.uid || key}`;
                   return (
                     <tr key={`${o.apiVersion}/${key}`} data-key={key} class={key === selected ? 'selected' : ''}>
-                      <td>{o.account}</td>
-                      <td>{o.kind}</td>
-                      <td>{o.namespace || <span class="muted">(cluster)</span>}</td>
                       <th scope="row">
                         <button
                           type="button"
@@ -201,6 +198,9 @@ export function ObjectsView({ query }: { query: URLSearchParams }) {
                           {o.name}
                         </button>
                       </th>
+                      <td>{o.namespace || <span class="muted">(cluster)</span>}</td>
+                      <td>{o.kind}</td>
+                      <td>{o.account}</td>
                       <td data-col="replicas" class="num">
                         {replicasText(o)}
                       </td>

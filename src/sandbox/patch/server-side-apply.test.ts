@@ -96,6 +96,13 @@ describe('server-side apply: update', () => {
     assert.deepEqual(live, snapshot, 'live not mutated');
   });
 
+  test('applying the same configuration again changes nothing, not even the entry time (no new resourceVersion)', () => {
+    const live = stored(apply(undefined, config({ replicas: 2 }), 'kubectl'));
+    const later = (applied: Any) => applyServerSideApply(live, applied, { fieldManager: 'kubectl', kindKey: 'apps/Deployment', now: new Date('2024-06-01T00:00:00Z') });
+    assert.deepEqual(later(config({ replicas: 2 })), live);
+    assert.equal(entry(later(config({ replicas: 3 })), 'kubectl')!.time, '2024-06-01T00:00:00Z', 'a change stamps the new time');
+  });
+
   test('fields the manager stops applying are removed', () => {
     const first = config({ replicas: 2, labels: { app: 'web', tier: 'front' }, env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }], extra: [{ name: 'side', image: 's:1' }] });
     const live = stored(apply(undefined, first, 'kubectl'));

@@ -139,6 +139,12 @@ function isItemKeyField(path: FieldPath): boolean {
   }
 }
 
+function withoutManagedFields(obj: Obj): Obj {
+  const meta = isObject(obj.metadata) ? { ...obj.metadata } : {};
+  delete meta.managedFields;
+  return { ...obj, metadata: meta };
+}
+
 function isEmptyContainer(v: unknown): boolean {
   return (isObject(v) && Object.keys(v).length === 0) || (Array.isArray(v) && v.length === 0);
 }
@@ -244,11 +250,15 @@ export function applyServerSideApply(
 
   // 4. merge the configuration in and record ownership
   const merged = strategicMerge(result, config, schema);
+  // A no-op apply (same content, same owned fields) keeps this manager's entry as it was, timestamp included, so the
+  // store sees no change and writes no new resourceVersion, as the API server does.
+  const unchanged = (e: ManagerEntry) =>
+    jsonEqual(isObject(e.raw) ? e.raw.fieldsV1 : undefined, toFieldsV1(newSet)) && jsonEqual(withoutManagedFields(merged), withoutManagedFields(live));
   const managed: unknown[] = [];
   let placed = false;
   for (const e of entries) {
     if (isMine(e)) {
-      managed.push(entryFor(newSet));
+      managed.push(unchanged(e) ? e.raw : entryFor(newSet));
       placed = true;
     } else if (e.set === undefined) {
       managed.push(e.raw);
