@@ -32,6 +32,8 @@ export interface GatewayClusterOptions {
   logLevel?: string;
   /** How long each gateway may take to answer `GET /health` with 200, and each agent to be welcomed. Default 60 s. */
   startTimeoutMs?: number;
+  /** Postgres server URL the cluster's database is created on (default OUTPOST_TEST_POSTGRES). */
+  postgresServer?: string;
 }
 
 /** Options of {@link GatewayCluster.startAgent}. */
@@ -44,6 +46,8 @@ export interface ClusterAgentOptions {
   agentConfig?: ConfigObject;
   /** Resolve once the agent logged 'welcomed by the gateway' (default), or as soon as it is spawned. */
   waitForWelcome?: boolean;
+  /** host:port the agent dials instead of the balancer (a proxy in front of it, say). */
+  grpcAddress?: string;
 }
 
 /** Where one gateway process listens (fixed for the cluster's life, also across restarts). */
@@ -230,7 +234,7 @@ export async function startGatewayCluster(options: GatewayClusterOptions = {}): 
   }
 
   try {
-    database = await createTestDatabase('postgres');
+    database = await createTestDatabase('postgres', options.postgresServer);
     sandbox = await startSandbox({ seed: 'demo', ...options.sandbox });
     await sandbox.writeKubeconfig(kubeconfig);
     const ports = await freePorts(2 * count);
@@ -267,7 +271,7 @@ export async function startGatewayCluster(options: GatewayClusterOptions = {}): 
       if (managed.has(id)) throw new Error(`${id} already exists in this cluster (restart an agent with restartAgent)`);
       const file = join(dir, `${id}.yaml`);
       const accounts = agentOptions.accounts ?? [agentOptions.account ?? {}];
-      writeYaml(file, agentConfig({ id, grpc: balancer!.address, kubeconfig, accounts, logLevel }, agentOptions.agentConfig));
+      writeYaml(file, agentConfig({ id, grpc: agentOptions.grpcAddress ?? balancer!.address, kubeconfig, accounts, logLevel }, agentOptions.agentConfig));
       managed.set(id, { kind: 'agent', args: ['agent', '--config', file], logFile: join(dir, `${id}.log`), stopped: false });
       await launch(id);
       if (agentOptions.waitForWelcome !== false) await waitForWelcome(id);
