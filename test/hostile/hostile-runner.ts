@@ -1,0 +1,156 @@
+/**
+ * Runs hostile cases against a target in batches of concurrent cases. Around every batch: a snapshot of every table
+ * before and after (rows the batch's accepted inputs own set aside) — a difference means a refused input changed the
+ * database, and the batch's refused cases are replayed one at a time to find which — and a health check (`/health`
+ * and gRPC health) that must pass, or the run stops. Tallies every verdict per category.
+ */
+import { HOSTILE_CATEGORIES, type CaseResult, type HostileCategory } from './hostile-case.js';
+import type { IndexedCase } from './hostile-cases.js';
+import { snapshotDifferences, takeSnapshot } from './db-snapshot.js';
+import type { HostileTarget } from './hostile-target.js';
+
+/** Counts of one category. */
+export interface CategoryTally {
+  cases: number;
+  typed: number;
+  accepted: number;
+  failures: number;
+}
+
+/** One failed case. */
+export interface CaseFailure {
+  index: number;
+  category: HostileCategory | 'database';
+  name: string;
+  detail: string;
+}
+
+/** What a run found. */
+export interface HostileReport {
+  seed: number;
+  driver: string;
+  cases: number;
+  batches: number;
+  tallies: Map<HostileCategory, CategoryTally>;
+  /** Typed errors by code (`INVALID_ARGUMENT`, `HTTP 400`, `AgentConfigError`…). */
+  codes: Map<string, number>;
+  failures: CaseFailure[];
+  durationMs: number;
+}
+
+/** Options of {@link runHostile}. */
+export interface HostileRunOptions {
+  seed: number;
+  /** Cases run at once within a batch. */
+  concurrency?: number;
+  /** Cases between two database snapshots. */
+  batchSize?: number;
+  /** Called after each batch (progress of long runs). */
+  onBatch?: (done: number, total: number, failures: number) => void;
+}
+
+/** Longest a single case may take in all, whatever its own deadlines say. */
+const CASE_DEADLINE_MS = 30_000;
+
+/** Runs `cases` against `target`; never throws for a case's sake (every problem is a failure in the report). */
+export async function runHostile(target: HostileTarget, cases: readonly IndexedCase[], options: HostileRunOptions): Promise<HostileReport> {
+  const started = performance.now();
+  const concurrency = options.concurrency ?? 8;
+  const batchSize = options.batchSize ?? 48;
+  const tallies = new Map<HostileCategory, CategoryTally>(
+    (Object.keys(HOSTILE_CATEGORIES) as HostileCategory[]).map((c) => [c, { cases: 0, typed: 0, accepted: 0, failures: 0 }]),
+  );
+  const codes = new Map<string, number>();
+  const failures: CaseFailure[] = [];
+  const owned = new Set<string>();
+  let batches = 0;
+  let before = await takeSnapshot(target.query);
+  for (let start = 0; start < cases.length; start += batchSize) {
+    const batch = cases.slice(start, start + batchSize);
+    batches++;
+    const results = await runPool(batch, concurrency, (c) => withDeadline(c.hostileCase.run(target), CASE_DEADLINE_MS));
+    const verdicts = new Map<number, CaseResult>(batch.map((c, i) => [c.index, results[i]!]));
+    for (const result of results) for (const name of result.owned ?? []) owned.add(name);
+    let after = await takeSnapshot(target.query);
+    if (snapshotDifferences(before, after, owned).length > 0) {
+      after = await attributeChanges(target, batch, verdicts, owned, before, after, failures);
+    }
+    for (const c of batch) {
+      const { verdict } = verdicts.get(c.index)!;
+      const tally = tallies.get(c.hostileCase.category)!;
+      tally.cases++;
+      if (verdict.kind === 'typed') {
+        tally.typed++;
+        const code = verdict.code ?? 'other';
+        codes.set(code, (codes.get(code) ?? 0) + 1);
+      } else if (verdict.kind === 'accepted') tally.accepted++;
+      else {
+        tally.failures++;
+        failures.push({ index: c.index, category: c.hostileCase.category, name: c.hostileCase.name, detail: verdict.detail });
+      }
+    }
+    before = after;
+    const unhealthy = await target.unhealthy();
+    if (unhealthy) {
+      failures.push({ index: batch[0]!.index, category: 'database', name: `after batch ${batches}`, detail: `the gateway stopped answering: ${unhealthy}` });
+      break;
+    }
+    options.onBatch?.(Math.min(start + batchSize, cases.length), cases.length, failures.length);
+  }
+  return { seed: options.seed, driver: target.driver, cases: cases.length, batches, tallies, codes, failures, durationMs: performance.now() - started };
+}
+
+/**
+ * A batch changed rows nobody owns: replays its refused cases one at a time with a snapshot around each, marking
+ * those that change the database again as failures. A change no replay reproduces is reported for the batch. Returns
+ * the snapshot to compare the next batch with.
+ */
+async function attributeChanges(
+  target: HostileTarget,
+  batch: readonly IndexedCase[],
+  verdicts: Map<number, CaseResult>,
+  owned: Set<string>,
+  before: Awaited<ReturnType<typeof takeSnapshot>>,
+  after: Awaited<ReturnType<typeof takeSnapshot>>,
+  failures: CaseFailure[],
+): Promise<Awaited<ReturnType<typeof takeSnapshot>>> {
+  const changes = snapshotDifferences(before, after, owned);
+  let found = false;
+  let current = after;
+  for (const c of batch) {
+    if (verdicts.get(c.index)!.verdict.kind !== 'typed') continue;
+    const replay = await withDeadline(c.hostileCase.run(target), CASE_DEADLINE_MS);
+    for (const name of replay.owned ?? []) owned.add(name);
+    const next = await takeSnapshot(target.query);
+    const diff = snapshotDifferences(current, next, owned);
+    current = next;
+    if (replay.verdict.kind === 'typed' && diff.length > 0) {
+      found = true;
+      verdicts.set(c.index, { verdict: { kind: 'failure', detail: `${c.hostileCase.name}: refused (${replay.verdict.detail}) but changed the database: ${diff.slice(0, 3).join('; ')}` } });
+    }
+  }
+  if (!found) failures.push({ index: batch[0]!.index, category: 'database', name: `batch starting at case ${batch[0]!.index}`, detail: `rows changed and no replay reproduced it: ${changes.slice(0, 5).join('; ')}` });
+  return current;
+}
+
+/** Runs `work` over `items` with at most `limit` in flight, results in item order. */
+async function runPool<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await work(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+function withDeadline(run: Promise<CaseResult>, ms: number): Promise<CaseResult> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<CaseResult>((resolve) => {
+    timer = setTimeout(() => resolve({ verdict: { kind: 'failure', detail: `the case did not finish within ${ms} ms` } }), ms);
+  });
+  return Promise.race([run, deadline]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,90 @@
+/**
+ * A valid request for every REST route of the gateway (path parameters, query, JSON body), the starting point of the
+ * REST cases. Reads name the seeded data; writes name accounts and operations unique to the case. Catch-all routes
+ * (`ALL`, answering 405) need no sample. A route without a sample makes the generator throw, so a new route cannot
+ * stay out of the suite.
+ */
+import type { Rng } from '../helpers/rng.js';
+import { listRestRoutes, type RestRoute } from '../helpers/rest-routes.js';
+import { SEED } from './hostile-target.js';
+import type { Json } from './json-mutations.js';
+
+/** A valid request for one route. */
+export interface RestSample {
+  /** Values of the route's `:param`s and of its `*`. */
+  params?: Record<string, string>;
+  query?: string;
+  body?: Json;
+}
+
+type Sample = (rng: Rng, tag: string) => RestSample;
+
+const definitions = (rng: Rng, tag: string): RestSample => ({
+  body: [{ name: `hx-${tag}`, kubeconfigFile: '/kube/config', namespaces: rng.chance(0.5) ? ['web'] : [], kinds: ['Deployment'], properties: { team: 'a' } }],
+});
+
+const SAMPLES: Record<string, Sample> = {
+  'GET /health': () => ({}),
+  'GET /metrics': () => ({}),
+  'GET /armory/clouddrivers': () => ({}),
+  'GET /armory/clouddrivers/:id': (rng) => ({ params: { id: rng.pick(['gw-test', 'gw-other']) } }),
+  'POST /armory/agent/operations': (rng, tag) => {
+    const operation = { id: `hx-op-${tag}`, account: `hx-${tag}`, timeout: '5s', get: { kind: 'ConfigMap', namespace: 'default', name: 'c1' } };
+    return { body: { operation: rng.chance(0.3) ? JSON.stringify(operation) : operation, origin: 'gw-other' } };
+  },
+  'POST /armory/agent/operationresults': (rng, tag) => ({
+    body: { result: { id: rng.pick([`hx-op-${tag}`, SEED.operationId]), account: `hx-${tag}`, success: true, statusCode: 200 }, sessionId: `session-${tag}`, sessionToken: 'not-the-token' },
+  }),
+  'GET /armory/agent/operations': (rng) => ({ query: `page=${rng.int(1, 3)}&items=${rng.int(1, 50)}` }),
+  'GET /armory/agent/operations/:id': () => ({ params: { id: SEED.operationId } }),
+  'GET /armory/accounts': (rng) => ({ query: `page=${rng.int(1, 3)}&limit=${rng.int(1, 50)}` }),
+  'POST /armory/accounts': definitions,
+  'PATCH /armory/accounts': (rng, tag) => ({ body: [{ name: `hx-${tag}`, state: rng.pick(['ACTIVE', 'INACTIVE']) }] }),
+  'DELETE /armory/accounts': (_, tag) => ({ body: [`hx-${tag}`] }),
+  'POST /armory/accounts/dynamic': definitions,
+  'PATCH /armory/accounts/dynamic': definitions,
+  'PUT /armory/accounts/dynamic': definitions,
+  'GET /armory/accounts/:name': (rng) => ({ params: { name: rng.pick([SEED.account, SEED.dynamicAccount]) } }),
+  'DELETE /armory/accounts/:name': (_, tag) => ({ params: { name: `hx-${tag}` } }),
+  'DELETE /armory/accounts/:name/binding': (_, tag) => ({ params: { name: `hx-${tag}` } }),
+  'GET /armory/agents': () => ({}),
+  'GET /armory/agents/:id': () => ({ params: { id: SEED.agentId } }),
+  'GET /': () => ({}),
+  'HEAD /': () => ({}),
+  'GET /index.html': () => ({}),
+  'HEAD /index.html': () => ({}),
+  'GET /favicon.svg': () => ({}),
+  'HEAD /favicon.svg': () => ({}),
+  'GET /assets/*': () => ({ params: { '*': 'app-1234.js' } }),
+  'HEAD /assets/*': () => ({ params: { '*': 'app-1234.js' } }),
+};
+
+/** A stand-in generator for reading which samples have bodies (their shape does not depend on the choices). */
+const fakeRng: Rng = { seed: 0, next: () => 0, int: (min) => min, pick: (items) => items[0]!, chance: () => false, fork: () => fakeRng };
+
+/** Every REST route (read from the app). */
+export const REST_ROUTES: readonly RestRoute[] = listRestRoutes();
+
+/** The routes that take a JSON body. */
+export const BODY_ROUTES: readonly RestRoute[] = REST_ROUTES.filter((r) => r.method !== 'ALL' && SAMPLES[`${r.method} ${r.path}`]?.(fakeRng, 'x').body !== undefined);
+
+/** A valid request for `route` (catch-alls: no parameters, no body); throws when a route has no sample yet. */
+export function sampleRest(route: RestRoute, rng: Rng, tag: string): RestSample {
+  if (route.method === 'ALL') return { params: Object.fromEntries(paramNames(route.path).map((p) => [p, 'x'])) };
+  const sample = SAMPLES[`${route.method} ${route.path}`];
+  if (!sample) throw new Error(`no sample request for ${route.method} ${route.path}: add one to test/hostile/rest-samples.ts`);
+  return sample(rng, tag);
+}
+
+/** The parameter names of a Hono path pattern (`:name`, and `*`). */
+export function paramNames(path: string): string[] {
+  return path.split('/').flatMap((s) => (s.startsWith(':') ? [s.slice(1)] : s === '*' ? ['*'] : []));
+}
+
+/** The path with its parameters filled in with already-encoded segments. */
+export function fillPath(path: string, encoded: Record<string, string>): string {
+  return path
+    .split('/')
+    .map((s) => (s.startsWith(':') ? encoded[s.slice(1)] ?? 'x' : s === '*' ? encoded['*'] ?? 'x' : s))
+    .join('/');
+}

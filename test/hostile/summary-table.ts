@@ -1,0 +1,61 @@
+/**
+ * The hostile-input summary as markdown — printed by every run and committed in docs/hostile-input.md — and the
+ * reverse: the categories a committed summary lists, so a test can tell when the document fell behind the suite.
+ */
+import { HOSTILE_CATEGORIES, type HostileCategory } from './hostile-case.js';
+import type { HostileReport } from './hostile-runner.js';
+
+/** The table's header row. */
+export const TABLE_HEADER = '| category | cases | typed errors | accepted | failures |';
+
+/** Renders one report: a header line, the table with its total, the checks, the error codes seen and any failures. */
+export function renderReport(report: HostileReport): string {
+  const rows = [TABLE_HEADER, '| --- | ---: | ---: | ---: | ---: |'];
+  const total = { cases: 0, typed: 0, accepted: 0, failures: 0 };
+  for (const category of Object.keys(HOSTILE_CATEGORIES) as HostileCategory[]) {
+    const t = report.tallies.get(category)!;
+    rows.push(`| ${category} | ${t.cases} | ${t.typed} | ${t.accepted} | ${t.failures} |`);
+    total.cases += t.cases;
+    total.typed += t.typed;
+    total.accepted += t.accepted;
+    total.failures += t.failures;
+  }
+  const checkFailures = report.failures.filter((f) => f.category === 'database').length;
+  rows.push(`| **total** | **${total.cases}** | **${total.typed}** | **${total.accepted}** | **${total.failures}** |`);
+  const codes = [...report.codes].sort((a, b) => b[1] - a[1]).map(([code, n]) => `${code} ${n}`);
+  const lines = [
+    `Seed ${report.seed}, ${report.driver}: ${report.cases} cases in ${report.batches} batches, ${(report.durationMs / 1000).toFixed(1)} s.`,
+    '',
+    ...rows,
+    '',
+    `Database compared before and after each of the ${report.batches} batches, gateway health checked after each: ${checkFailures} failure(s).`,
+    '',
+    `Typed errors by code: ${codes.join(', ') || 'none'}.`,
+  ];
+  if (report.failures.length > 0) {
+    lines.push('', `Failures (${report.failures.length}; rerun one with --seed ${report.seed} --cases ${report.cases} --case N):`);
+    for (const f of report.failures.slice(0, 50)) lines.push(`- case ${f.index} [${f.category}] ${f.detail}`);
+  }
+  return lines.join('\n');
+}
+
+/** The category names of every summary table in `markdown` (first column, header and total rows left out). */
+export function documentedCategories(markdown: string): string[] {
+  const out: string[] = [];
+  let inTable = false;
+  for (const line of markdown.split('\n')) {
+    if (line.startsWith(TABLE_HEADER)) {
+      inTable = true;
+      continue;
+    }
+    if (!inTable) continue;
+    if (!line.startsWith('|')) {
+      inTable = false;
+      continue;
+    }
+    const first = line.split('|')[1]!.trim();
+    if (first.startsWith('---') || first === '**total**') continue;
+    if (!out.includes(first)) out.push(first);
+  }
+  return out;
+}
