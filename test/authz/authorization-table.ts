@@ -1,0 +1,174 @@
+/**
+ * THE authorization matrix of the gateway: every REST route (as the Hono app registers it) and every RPC method of
+ * every service the gateway serves, with what each credential kind must get. The matrix test sends every cell to a
+ * real gateway and fails on any difference; docs/authorization-matrix.md is rendered from this table. A new route or
+ * method fails the completeness check until it has a row here.
+ */
+import { FIXTURE } from './identities.js';
+import { rowOf, type MatrixRow, type Probe } from './matrix-types.js';
+
+const A = FIXTURE.agentA;
+const rest = (method: string, path: string, body?: unknown): Probe => ({ kind: 'rest', method, path, body });
+const rpc = (service: string, method: string, message: Record<string, unknown> = {}, transport: 'connect-json' | 'grpc' = 'connect-json'): Probe => ({
+  kind: 'rpc',
+  transport,
+  service,
+  method,
+  message,
+});
+const spec = (name: string, extra: Record<string, unknown> = {}) => ({ name, kubeconfigFile: '/k', ...extra });
+/** A forwarded operation (the body of `POST /armory/agent/operations`) for agent A's account. */
+const forwarded = {
+  origin: 'gw-elsewhere',
+  operation: { id: 'authz-forwarded-1', account: A.account, timeout: '30s', get: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'x' } },
+};
+/** A relayed result (the body of `POST /armory/agent/operationresults`) for an operation id nobody knows: recorded as ignored. */
+const relayed = (session: string, token: string) => ({
+  result: { id: 'authz-unknown-op', account: A.account, success: true },
+  sessionId: `$session:${session}`,
+  sessionToken: `$token:${token}`,
+});
+
+const OPEN = { valid: '200' };
+
+/** Every REST route of the gateway. `ALL` rows are the 405 catch-alls, probed with a method the route does not allow. */
+export const REST_ROWS: MatrixRow[] = [
+  rowOf('GET /health', 'none', rest('GET', '/health'), OPEN),
+  rowOf('ALL /health', 'admin', rest('POST', '/health'), { valid: '405 method_not_allowed' }),
+  rowOf('GET /metrics', 'read', rest('GET', '/metrics'), { valid: '200' }),
+  rowOf('GET /armory/clouddrivers', 'read', rest('GET', '/armory/clouddrivers'), { valid: '200' }),
+  rowOf('GET /armory/clouddrivers/:id', 'read', rest('GET', `/armory/clouddrivers/${FIXTURE.gatewayId}`), { valid: '200' }),
+  rowOf('ALL /armory/clouddrivers', 'admin', rest('POST', '/armory/clouddrivers'), { valid: '405 method_not_allowed' }),
+  rowOf('ALL /armory/clouddrivers/:id', 'admin', rest('DELETE', `/armory/clouddrivers/${FIXTURE.gatewayId}`), { valid: '405 method_not_allowed' }),
+
+  rowOf('POST /armory/agent/operations', 'replica', rest('POST', '/armory/agent/operations', forwarded), { valid: '200' }),
+  rowOf('POST /armory/agent/operationresults', 'replica', rest('POST', '/armory/agent/operationresults', relayed('agentA', 'agentA')), { valid: '200' }),
+  rowOf('POST /armory/agent/operationresults', 'replica', rest('POST', '/armory/agent/operationresults', relayed('agentA', 'agentA')), {
+    scenario: "a replica relays a result with one stream's session id and another stream's session token",
+    valid: '200',
+    cells: { other: { as: 'replica', expect: '401 unauthenticated', request: rest('POST', '/armory/agent/operationresults', relayed('agentA', 'agentB')) } },
+  }),
+  rowOf('POST /armory/agent/operationresults', 'replica', rest('POST', '/armory/agent/operationresults', relayed('agentA', 'agentA')), {
+    scenario: "a replica relays agent B's session (its own token) with a result for agent A's account",
+    valid: '200',
+    cells: { other: { as: 'replica', expect: '403 permission_denied', request: rest('POST', '/armory/agent/operationresults', relayed('agentB', 'agentB')) } },
+  }),
+  rowOf('GET /armory/agent/operations', 'read', rest('GET', '/armory/agent/operations?page=1&items=5'), { valid: '200' }),
+  rowOf('GET /armory/agent/operations/:id', 'read', rest('GET', `/armory/agent/operations/${FIXTURE.operationId}`), { valid: '200' }),
+  rowOf('ALL /armory/agent/operations', 'admin', rest('PUT', '/armory/agent/operations'), { valid: '405 method_not_allowed' }),
+  rowOf('ALL /armory/agent/operations/:id', 'admin', rest('POST', `/armory/agent/operations/${FIXTURE.operationId}`), { valid: '405 method_not_allowed' }),
+
+  rowOf('GET /armory/accounts', 'read', rest('GET', '/armory/accounts?page=1&limit=10'), { valid: '200' }),
+  rowOf('POST /armory/accounts', 'admin', rest('POST', '/armory/accounts', [spec('authz-rest-create')]), { valid: '201' }),
+  rowOf('PATCH /armory/accounts', 'admin', rest('PATCH', '/armory/accounts', [{ name: 'authz-rest-patch', state: 'INACTIVE' }]), { valid: '200' }),
+  rowOf('DELETE /armory/accounts', 'admin', rest('DELETE', '/armory/accounts', ['authz-rest-delete-body']), { valid: '200' }),
+  rowOf('POST /armory/accounts/dynamic', 'admin', rest('POST', '/armory/accounts/dynamic', [spec('authz-dyn-post', { zoneId: 'elsewhere' })]), { valid: '201' }),
+  rowOf('PATCH /armory/accounts/dynamic', 'admin', rest('PATCH', '/armory/accounts/dynamic', [spec('authz-dyn-patch', { zoneId: 'elsewhere' })]), { valid: '200' }),
+  rowOf('PUT /armory/accounts/dynamic', 'admin', rest('PUT', '/armory/accounts/dynamic', [spec('authz-dyn-put', { zoneId: 'elsewhere' })]), { valid: '200' }),
+  rowOf('GET /armory/accounts/:name', 'read', rest('GET', `/armory/accounts/${A.account}`), { valid: '200' }),
+  rowOf('DELETE /armory/accounts/:name', 'admin', rest('DELETE', '/armory/accounts/authz-rest-delete-name'), { valid: '200' }),
+  rowOf('DELETE /armory/accounts/:name/binding', 'admin', rest('DELETE', '/armory/accounts/authz-rest-binding/binding'), { valid: '200' }),
+  rowOf('ALL /armory/accounts', 'admin', rest('PUT', '/armory/accounts'), { valid: '405 method_not_allowed' }),
+  // GET, HEAD and DELETE of /armory/accounts/dynamic reach /armory/accounts/:name (an account may be named `dynamic`).
+  rowOf('ALL /armory/accounts/dynamic', 'admin', rest('OPTIONS', '/armory/accounts/dynamic'), { valid: '405 method_not_allowed' }),
+  rowOf('ALL /armory/accounts/:name', 'admin', rest('PUT', `/armory/accounts/${A.account}`), { valid: '405 method_not_allowed' }),
+  rowOf('ALL /armory/accounts/:name/binding', 'read', rest('GET', `/armory/accounts/${A.account}/binding`), { valid: '405 method_not_allowed' }),
+
+  rowOf('GET /armory/agents', 'read', rest('GET', '/armory/agents'), { valid: '200' }),
+  rowOf('GET /armory/agents/:id', 'read', rest('GET', `/armory/agents/${A.agentId}`), { valid: '200' }),
+  rowOf('ALL /armory/agents', 'admin', rest('POST', '/armory/agents'), { valid: '405 method_not_allowed' }),
+  rowOf('ALL /armory/agents/:id', 'admin', rest('DELETE', `/armory/agents/${A.agentId}`), { valid: '405 method_not_allowed' }),
+
+  rowOf('GET /', 'none', rest('GET', '/'), OPEN),
+  rowOf('HEAD /', 'none', rest('HEAD', '/'), OPEN),
+  rowOf('GET /index.html', 'none', rest('GET', '/index.html'), OPEN),
+  rowOf('HEAD /index.html', 'none', rest('HEAD', '/index.html'), OPEN),
+  rowOf('GET /favicon.svg', 'none', rest('GET', '/favicon.svg'), OPEN),
+  rowOf('HEAD /favicon.svg', 'none', rest('HEAD', '/favicon.svg'), OPEN),
+  rowOf('GET /assets/*', 'none', rest('GET', '/assets/app.js'), OPEN),
+  rowOf('HEAD /assets/*', 'none', rest('HEAD', '/assets/app.js'), OPEN),
+
+  rowOf('GET /no/such/route', 'admin', rest('GET', '/no/such/route'), {
+    scenario: 'no route: refused before routing, so probing reveals nothing',
+    valid: '404 not_found',
+    unrouted: true,
+  }),
+];
+
+const ACC = 'outpost.api.v1.AccountService';
+const OPS = 'outpost.api.v1.OperationService';
+const AGENT = 'outpost.agent.v1.AgentService';
+const agentCall = (transport: 'grpc' | 'connect-h2', agentId: string, account: string, extra: Partial<Extract<Probe, { kind: 'agent' }>> = {}): Probe => ({
+  kind: 'agent',
+  transport,
+  agentId,
+  accounts: [account],
+  ...extra,
+});
+const listServices = { listServices: '' };
+
+/** Every RPC method of every service the gateway serves. */
+export const RPC_ROWS: MatrixRow[] = [
+  rowOf(`${AGENT}/Connect`, 'agent', agentCall('grpc', 'agent-a-cell', 'team-a-cell'), { valid: 'OK' }),
+  rowOf(`${AGENT}/Connect`, 'agent', agentCall('connect-h2', 'agent-a-cell-connect', 'team-a-cell-connect'), {
+    scenario: 'Connect protocol over HTTP/2 (served by connect-node, not the gRPC fast path)',
+    valid: 'OK',
+  }),
+  rowOf(`${AGENT}/Connect`, 'agent', agentCall('grpc', FIXTURE.agentAResume.agentId, FIXTURE.agentAResume.account, { resume: { session: 'agentAResume', token: 'agentAResume' } }), {
+    scenario: "agent B resumes agent A's session, presenting its own session token",
+    valid: 'OK',
+    cells: {
+      other: {
+        as: 'agentB',
+        expect: 'Unauthenticated',
+        request: agentCall('grpc', FIXTURE.agentAResume.agentId, FIXTURE.agentAResume.account, { resume: { session: 'agentAResume', token: 'agentB' } }),
+      },
+    },
+  }),
+  rowOf(`${AGENT}/Connect`, 'agent', agentCall('grpc', 'agent-a-verdict', 'team-a-verdict', { verdicts: true }), {
+    scenario: "agent B registers an account name only agent A's identity may register",
+    valid: 'OK CACHING',
+    cells: { other: { as: 'agentB', expect: 'OK REFUSED', request: agentCall('grpc', 'agent-b-verdict', 'team-a-verdict-b', { verdicts: true }) } },
+  }),
+
+  rowOf('outpost.api.v1.ObjectService/ListObjects', 'read', rpc('outpost.api.v1.ObjectService', 'ListObjects', { account: A.account }), { valid: 'OK' }),
+  rowOf('outpost.api.v1.ObjectService/GetObject', 'read', rpc('outpost.api.v1.ObjectService', 'GetObject', { account: A.account, kind: 'ConfigMap', ...FIXTURE.configMap }), {
+    valid: 'OK',
+  }),
+
+  rowOf(`${OPS}/SubmitOperation`, 'write', rpc(OPS, 'SubmitOperation', { account: A.account, id: 'authz-submit-1', get: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'x' } }), {
+    valid: 'OK',
+  }),
+  rowOf(`${OPS}/GetOperation`, 'read', rpc(OPS, 'GetOperation', { id: FIXTURE.operationId }), { valid: 'OK' }),
+  rowOf(`${OPS}/WaitOperation`, 'read', rpc(OPS, 'WaitOperation', { id: FIXTURE.operationId }), { valid: 'OK' }),
+  rowOf(`${OPS}/ListOperations`, 'read', rpc(OPS, 'ListOperations', { pageSize: 5 }), { valid: 'OK' }),
+
+  rowOf(`${ACC}/ListAccounts`, 'read', rpc(ACC, 'ListAccounts'), { valid: 'OK' }),
+  rowOf(`${ACC}/GetAccount`, 'read', rpc(ACC, 'GetAccount', { name: A.account }), { valid: 'OK' }),
+  rowOf(`${ACC}/ListAgents`, 'read', rpc(ACC, 'ListAgents'), { valid: 'OK' }),
+  rowOf(`${ACC}/CreateAccounts`, 'admin', rpc(ACC, 'CreateAccounts', { accounts: [{ definition: spec('authz-rpc-create') }] }), { valid: 'OK' }),
+  rowOf(`${ACC}/SetAccountStates`, 'admin', rpc(ACC, 'SetAccountStates', { accounts: [{ name: 'authz-rpc-states', state: 'INACTIVE' }] }), { valid: 'OK' }),
+  rowOf(`${ACC}/PutDynamicAccounts`, 'admin', rpc(ACC, 'PutDynamicAccounts', { accounts: [{ definition: spec('authz-rpc-dyn'), zoneId: 'elsewhere' }] }), {
+    valid: 'OK',
+  }),
+  rowOf(`${ACC}/DeleteAccounts`, 'admin', rpc(ACC, 'DeleteAccounts', { names: ['authz-rpc-delete'] }), { valid: 'OK' }),
+  rowOf(`${ACC}/ReleaseBinding`, 'admin', rpc(ACC, 'ReleaseBinding', { name: 'authz-rpc-binding' }), { valid: 'OK' }),
+
+  rowOf('outpost.api.v1.FleetService/GetFleet', 'read', rpc('outpost.api.v1.FleetService', 'GetFleet'), { valid: 'OK' }),
+  rowOf('outpost.api.v1.FleetService/WatchFleet', 'read', rpc('outpost.api.v1.FleetService', 'WatchFleet'), { valid: 'OK' }),
+
+  rowOf('grpc.health.v1.Health/Check', 'none', rpc('grpc.health.v1.Health', 'Check'), { valid: 'OK' }),
+  rowOf('grpc.health.v1.Health/Watch', 'none', rpc('grpc.health.v1.Health', 'Watch'), { valid: 'OK' }),
+  rowOf('grpc.reflection.v1.ServerReflection/ServerReflectionInfo', 'read', rpc('grpc.reflection.v1.ServerReflection', 'ServerReflectionInfo', listServices, 'grpc'), {
+    valid: 'OK',
+  }),
+  rowOf(
+    'grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo',
+    'read',
+    rpc('grpc.reflection.v1alpha.ServerReflection', 'ServerReflectionInfo', listServices, 'grpc'),
+    { valid: 'OK' },
+  ),
+];
+
+/** The whole matrix: REST rows, then RPC rows. */
+export const AUTHORIZATION_TABLE: readonly MatrixRow[] = [...REST_ROWS, ...RPC_ROWS];

@@ -1,0 +1,89 @@
+/**
+ * The identities of the authorization matrix: who each credential is, what the gateway's rules grant it, and the
+ * fixture names (accounts, agents, operations) the table's requests point at. One gateway serves every cell, so these
+ * are fixed strings shared by the table, the fixtures and the rendered doc.
+ */
+import type { AuthorizationRule } from '../../src/gateway/config.js';
+
+/** A credential a cell presents. `none` sends nothing. */
+export type IdentityName =
+  | 'none'
+  | 'badToken'
+  | 'forgedReplica'
+  | 'reader'
+  | 'writer'
+  | 'admin'
+  | 'agentA'
+  | 'agentB'
+  | 'replica';
+
+/** What each identity is, for the doc. */
+export const IDENTITY_NOTES: Record<IdentityName, string> = {
+  none: 'no `Authorization` header',
+  badToken: 'a bearer token no configuration knows (`wrong` on every row but the replica routes)',
+  forgedReplica: 'a replica token (issuer `outpost-replica`) signed with another secret (`wrong` on the replica routes)',
+  reader: 'static token, subject `reader`: role `read`',
+  writer: 'static token, subject `writer`: roles `read`, `write`',
+  admin: 'static token, subject `admin`: roles `read`, `write`, `admin`',
+  agentA: 'static token, subject `agent-a`: role `agent`, accounts `team-a-*`',
+  agentB: 'static token, subject `agent-b`: role `agent`, accounts `team-b-*`',
+  replica: 'replica token signed with `auth.replicaSecretFile` (roles `replica`, `read`)',
+};
+
+/** Static bearer tokens of the matrix gateway, by identity. */
+export const STATIC_TOKENS = {
+  badToken: 'authz-not-a-configured-token-0000',
+  reader: 'authz-reader-token-0123456789abcdef',
+  writer: 'authz-writer-token-0123456789abcdef',
+  admin: 'authz-admin-token-0123456789abcdef',
+  agentA: 'authz-agent-a-token-0123456789abcdef',
+  agentB: 'authz-agent-b-token-0123456789abcdef',
+} as const;
+
+/** The replica secret the gateway reads, and the one a forger signs with. */
+export const REPLICA_SECRET = 'authz-replica-secret-0123456789-0123456789-abcdef';
+export const FORGED_REPLICA_SECRET = 'authz-forged-secret-9876543210-9876543210-fedcba';
+
+/** `auth.tokens` of the matrix gateway. */
+export const TOKEN_CONFIG = [
+  { subject: 'reader', token: STATIC_TOKENS.reader },
+  { subject: 'writer', token: STATIC_TOKENS.writer },
+  { subject: 'admin', token: STATIC_TOKENS.admin },
+  { subject: 'agent-a', token: STATIC_TOKENS.agentA },
+  { subject: 'agent-b', token: STATIC_TOKENS.agentB },
+];
+
+/** `authorization.rules` of the matrix gateway. */
+export const RULES: AuthorizationRule[] = [
+  { subject: '^reader$', roles: ['read'], accounts: [] },
+  { subject: '^writer$', roles: ['read', 'write'], accounts: [] },
+  { subject: '^admin$', roles: ['read', 'write', 'admin'], accounts: [] },
+  { subject: '^agent-a$', roles: ['agent'], accounts: ['team-a-*'] },
+  { subject: '^agent-b$', roles: ['agent'], accounts: ['team-b-*'] },
+];
+
+/** Names of what the fixtures create before the cells run (and the requests of the table point at). */
+export const FIXTURE = {
+  gatewayId: 'gw-authz',
+  /** Agent A's long-lived stream: caches `team-a-web` (holds one ConfigMap, receives forwarded operations). */
+  agentA: { agentId: 'agent-a', account: 'team-a-web' },
+  /** A second stream of identity agent-a whose session the resume rows try to take. */
+  agentAResume: { agentId: 'agent-a-resume', account: 'team-a-resume' },
+  /** Agent B's stream: caches `team-b-web`. */
+  agentB: { agentId: 'agent-b', account: 'team-b-web' },
+  configMap: { namespace: 'default', name: 'authz-cm' },
+  /** An operation submitted on `team-a-web` during set-up (never answered). */
+  operationId: 'authz-op-1',
+  /** Accounts an admin creates during set-up, one per mutating cell, so concurrent cells never share one. */
+  adminAccounts: [
+    'authz-rest-patch',
+    'authz-rest-delete-body',
+    'authz-rest-delete-name',
+    'authz-rest-binding',
+    'authz-rpc-states',
+    'authz-rpc-delete',
+    'authz-rpc-binding',
+  ],
+  /** Dynamic accounts created during set-up (zone `elsewhere`: no agent of the matrix is told). */
+  dynamicAccounts: ['authz-dyn-patch'],
+} as const;

@@ -1,0 +1,113 @@
+/**
+ * The one gateway every cell of the authorization matrix runs against (PGlite, no insecure mode, static tokens, a
+ * replica secret, the matrix's rules, a tiny dashboard build) and the fixtures the table's requests point at: agent
+ * streams, a cached ConfigMap, admin-created and dynamic accounts, one operation. Also resolves each identity to the
+ * `Authorization` header it sends.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DescService } from '@bufbuild/protobuf';
+import { createClient } from '@connectrpc/connect';
+import { createConnectTransport } from '@connectrpc/connect-node';
+import { EventType } from '../../src/gen/outpost/agent/v1/agent_pb.js';
+import { OperationService } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
+import { createReplicaTokenSigner } from '../../src/gateway/auth/replica-token.js';
+import { configMap, connectAgent, event, events, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from '../gateway/helpers.js';
+import { FIXTURE, FORGED_REPLICA_SECRET, REPLICA_SECRET, RULES, STATIC_TOKENS, TOKEN_CONFIG, type IdentityName } from './identities.js';
+import type { FixtureStream } from './matrix-types.js';
+import type { ProbeContext } from './matrix-probes.js';
+
+/** The running matrix gateway with its fixtures. */
+export interface MatrixGateway {
+  gateway: TestGateway;
+  context: ProbeContext;
+  /** The `Authorization` header of an identity (undefined for `none`). */
+  authorization(identity: IdentityName): string | undefined;
+  close(): Promise<void>;
+}
+
+/** Starts the gateway and creates the fixtures; `services` are the services it serves (for the probes). */
+export async function startMatrixGateway(services: ReadonlyMap<string, DescService>): Promise<MatrixGateway> {
+  const dir = mkdtempSync(join(tmpdir(), 'outpost-authz-'));
+  const streams: TestAgentStream[] = [];
+  let gateway: TestGateway | undefined;
+  try {
+    const replicaSecretFile = join(dir, 'replica-secret');
+    const forgedSecretFile = join(dir, 'forged-secret');
+    writeFileSync(replicaSecretFile, REPLICA_SECRET);
+    writeFileSync(forgedSecretFile, FORGED_REPLICA_SECRET);
+    const web = join(dir, 'web');
+    mkdirSync(join(web, 'assets'), { recursive: true });
+    writeFileSync(join(web, 'index.html'), '<!doctype html><title>authz</title>');
+    writeFileSync(join(web, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
+    writeFileSync(join(web, 'assets', 'app.js'), 'export {};');
+
+    gateway = await startTestGateway('pglite', {
+      id: FIXTURE.gatewayId,
+      insecure: false,
+      auth: { tokens: TOKEN_CONFIG, replicaSecretFile },
+      authorization: { rules: RULES },
+      web: { enabled: true, dir: web },
+    });
+    const replicaToken = await createReplicaTokenSigner(replicaSecretFile, 'gw-elsewhere').token();
+    const forgedToken = await createReplicaTokenSigner(forgedSecretFile, 'gw-elsewhere').token();
+    const headers: Record<IdentityName, string | undefined> = {
+      none: undefined,
+      badToken: `Bearer ${STATIC_TOKENS.badToken}`,
+      forgedReplica: `Bearer ${forgedToken}`,
+      reader: `Bearer ${STATIC_TOKENS.reader}`,
+      writer: `Bearer ${STATIC_TOKENS.writer}`,
+      admin: `Bearer ${STATIC_TOKENS.admin}`,
+      agentA: `Bearer ${STATIC_TOKENS.agentA}`,
+      agentB: `Bearer ${STATIC_TOKENS.agentB}`,
+      replica: `Bearer ${replicaToken}`,
+    };
+
+    const open = async (bearer: string, agentId: string, account: string) => {
+      const stream = openAgentStream(gateway!.gateway.grpcUrl, { bearer });
+      streams.push(stream);
+      const welcome = await connectAgent(stream, agentId, [{ name: account }]);
+      return { stream, session: { id: welcome.sessionId, token: welcome.sessionToken } };
+    };
+    const [a, resume, b] = await Promise.all([
+      open(STATIC_TOKENS.agentA, FIXTURE.agentA.agentId, FIXTURE.agentA.account),
+      open(STATIC_TOKENS.agentA, FIXTURE.agentAResume.agentId, FIXTURE.agentAResume.account),
+      open(STATIC_TOKENS.agentB, FIXTURE.agentB.agentId, FIXTURE.agentB.account),
+    ]);
+    const cm = configMap(FIXTURE.configMap.name, 1, { namespace: FIXTURE.configMap.namespace });
+    a.stream.send(events(1, [event(FIXTURE.agentA.account, EventType.ADDED, cm)]));
+    await a.stream.waitForAck(1);
+
+    const admin = { authorization: headers.admin!, 'content-type': 'application/json' };
+    const post = async (path: string, body: unknown) => {
+      const res = await fetch(new URL(path, gateway!.gateway.httpUrl), { method: 'POST', headers: admin, body: JSON.stringify(body) });
+      if (res.status !== 201) throw new Error(`fixture POST ${path}: ${res.status} ${await res.text()}`);
+    };
+    await post('/armory/accounts', FIXTURE.adminAccounts.map((name) => ({ name, kubeconfigFile: '/k' })));
+    await post('/armory/accounts/dynamic', FIXTURE.dynamicAccounts.map((name) => ({ name, kubeconfigFile: '/k', zoneId: 'elsewhere' })));
+    const operations = createClient(OperationService, createConnectTransport({ baseUrl: gateway.gateway.httpUrl, httpVersion: '1.1' }));
+    await operations.submitOperation(
+      { account: FIXTURE.agentA.account, id: FIXTURE.operationId, spec: { case: 'get', value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'x' } } },
+      { headers: { authorization: headers.writer! } },
+    );
+
+    const sessions: Record<FixtureStream, { id: string; token: string }> = { agentA: a.session, agentAResume: resume.session, agentB: b.session };
+    const running = gateway;
+    return {
+      gateway: running,
+      context: { httpUrl: running.gateway.httpUrl, grpcUrl: running.gateway.grpcUrl, services, sessions },
+      authorization: (identity) => headers[identity],
+      async close() {
+        for (const s of streams) s.abort();
+        await running.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    for (const s of streams) s.abort();
+    await gateway?.close().catch(() => {});
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+}

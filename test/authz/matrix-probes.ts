@@ -1,0 +1,120 @@
+/**
+ * Sends one cell of the authorization matrix over the network and reduces the answer to the table's outcome string:
+ * REST over HTTP/1.1 (`fetch`), unary and server-streaming RPCs as Connect JSON over HTTP/1.1, bidi RPCs over gRPC
+ * (h2c), and agent streams over gRPC or the Connect protocol on HTTP/2. Nothing here throws for a refusal: a refusal
+ * is an outcome.
+ */
+import { create, fromJson, type DescMethod, type DescMethodStreaming, type DescMethodUnary, type DescService, type JsonValue } from '@bufbuild/protobuf';
+import { Code, ConnectError, createClient, type Transport } from '@connectrpc/connect';
+import { createConnectTransport, createGrpcTransport } from '@connectrpc/connect-node';
+import { AgentService, ConnectRequestSchema, Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
+import { hello } from '../gateway/helpers.js';
+import type { Probe } from './matrix-types.js';
+import type { FixtureStream } from './matrix-types.js';
+
+/** What the probes need from the running gateway and its fixtures. */
+export interface ProbeContext {
+  httpUrl: string;
+  grpcUrl: string;
+  /** Every service the gateway serves, by type name. */
+  services: ReadonlyMap<string, DescService>;
+  /** Session id and token of each fixture stream. */
+  sessions: Record<FixtureStream, { id: string; token: string }>;
+}
+
+const TIMEOUT_MS = 5000;
+
+/** Sends `probe` with `authorization` (a full header value, or undefined for none) and returns the outcome. */
+export async function sendProbe(ctx: ProbeContext, probe: Probe, authorization: string | undefined): Promise<string> {
+  const headers: Record<string, string> = authorization ? { authorization } : {};
+  if (probe.kind === 'rest') return restOutcome(ctx, probe, headers);
+  if (probe.kind === 'rpc') return rpcOutcome(ctx, probe, headers);
+  return agentOutcome(ctx, probe, headers);
+}
+
+async function restOutcome(ctx: ProbeContext, probe: Extract<Probe, { kind: 'rest' }>, headers: Record<string, string>): Promise<string> {
+  const body = probe.body === undefined ? undefined : substitute(JSON.stringify(probe.body), ctx);
+  const res = await fetch(new URL(probe.path, ctx.httpUrl), {
+    method: probe.method,
+    headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body,
+    signal: AbortSignal.timeout(TIMEOUT_MS),
+  });
+  const text = await res.text();
+  if (res.status < 400) return String(res.status);
+  let error = '?';
+  try {
+    error = String((JSON.parse(text) as { error?: unknown }).error ?? '?');
+  } catch {
+    error = 'non-json';
+  }
+  return `${res.status} ${error}`;
+}
+
+/** Replaces `$session:<stream>` / `$token:<stream>` with the fixture stream's values. */
+function substitute(text: string, ctx: ProbeContext): string {
+  return text.replace(/\$(session|token):(agentAResume|agentA|agentB)/g, (_m, what: string, stream: FixtureStream) =>
+    what === 'session' ? ctx.sessions[stream].id : ctx.sessions[stream].token,
+  );
+}
+
+function codeName(err: unknown): string {
+  return Code[ConnectError.from(err).code] ?? 'Unknown';
+}
+
+async function rpcOutcome(ctx: ProbeContext, probe: Extract<Probe, { kind: 'rpc' }>, headers: Record<string, string>): Promise<string> {
+  const service = ctx.services.get(probe.service);
+  const method: DescMethod | undefined = service?.methods.find((m) => m.name === probe.method);
+  if (!service || !method) return `no such method ${probe.service}/${probe.method}`;
+  const transport: Transport =
+    probe.transport === 'grpc' ? createGrpcTransport({ baseUrl: ctx.grpcUrl }) : createConnectTransport({ baseUrl: ctx.httpUrl, httpVersion: '1.1' });
+  const message = fromJson(method.input, probe.message as JsonValue);
+  const abort = new AbortController();
+  const options = { headers, signal: abort.signal, timeoutMs: TIMEOUT_MS };
+  try {
+    if (method.methodKind === 'unary') {
+      await transport.unary(method as DescMethodUnary, options.signal, options.timeoutMs, headers, message);
+    } else {
+      const input = method.methodKind === 'server_streaming' ? once(message) : untilAborted(message, abort.signal);
+      const res = await transport.stream(method as DescMethodStreaming, options.signal, options.timeoutMs, headers, input);
+      for await (const _ of res.message) break;
+    }
+    return 'OK';
+  } catch (err) {
+    return codeName(err);
+  } finally {
+    abort.abort();
+  }
+}
+
+async function* once<T>(message: T): AsyncIterable<T> {
+  yield message;
+}
+
+/** Yields one message, then keeps the request side open until aborted (a bidi call answering per request). */
+async function* untilAborted<T>(message: T, signal: AbortSignal): AsyncIterable<T> {
+  yield message;
+  await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+}
+
+async function agentOutcome(ctx: ProbeContext, probe: Extract<Probe, { kind: 'agent' }>, headers: Record<string, string>): Promise<string> {
+  const transport: Transport =
+    probe.transport === 'grpc' ? createGrpcTransport({ baseUrl: ctx.grpcUrl }) : createConnectTransport({ baseUrl: ctx.grpcUrl, httpVersion: '2' });
+  const client = createClient(AgentService, transport);
+  const abort = new AbortController();
+  const resume = probe.resume ? { resumeSessionId: ctx.sessions[probe.resume.session].id, resumeSessionToken: ctx.sessions[probe.resume.token].token } : {};
+  const first = create(ConnectRequestSchema, { message: hello(probe.agentId, probe.accounts.map((name) => ({ name })), resume) } as never);
+  try {
+    for await (const res of client.connect(untilAborted(first, abort.signal), { headers, signal: abort.signal, timeoutMs: TIMEOUT_MS })) {
+      if (res.message.case === 'heartbeat') continue;
+      if (res.message.case !== 'welcome') return `unexpected ${res.message.case}`;
+      if (!probe.verdicts) return 'OK';
+      return `OK ${Verdict[res.message.value.accounts[0]?.verdict ?? Verdict.UNSPECIFIED]}`;
+    }
+    return 'ended without a welcome';
+  } catch (err) {
+    return codeName(err);
+  } finally {
+    abort.abort();
+  }
+}
