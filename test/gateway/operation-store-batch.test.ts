@@ -85,6 +85,23 @@ for (const driver of testDrivers()) {
       assert.deepEqual((await store.get('f-4'))?.error, 'timed out', 'a terminal operation stays as it was');
     });
 
+    it('finishMany ignores a result from an agent other than the one the operation was sent to', async () => {
+      await store.insertMany([newRow('g-1'), newRow('g-2')]);
+      const at = new Date('2026-01-01T00:00:05Z');
+      await store.markSentMany([{ id: 'g-1', agentId: 'a-1', sessionId: 'x-1', sentAt: at }]);
+      const forged = await store.finishMany([
+        { id: 'g-1', account: 'acc', outcome: { state: 'SUCCEEDED', result: { id: 'g-1' }, at, agentId: 'a-2', sessionId: 'x-2' } },
+      ]);
+      assert.deepEqual(forged, [undefined]);
+      assert.deepEqual([(await store.get('g-1'))?.state, (await store.get('g-1'))?.agentId], ['SENT', 'a-1']);
+      const rows = await store.finishMany([
+        { id: 'g-1', account: 'acc', outcome: { state: 'SUCCEEDED', result: { id: 'g-1' }, at, agentId: 'a-1' } },
+        // Not marked sent yet (the SENT write may trail the result): any agent serving the account is taken.
+        { id: 'g-2', account: 'acc', outcome: { state: 'SUCCEEDED', result: { id: 'g-2' }, at, agentId: 'a-2' } },
+      ]);
+      assert.deepEqual(rows.map((r) => [r?.state, r?.agentId]), [['SUCCEEDED', 'a-1'], ['SUCCEEDED', 'a-2']]);
+    });
+
     it('concurrent sent marks, results and the sweeper over the same rows in different orders never deadlock', async () => {
       const ids = Array.from({ length: 120 }, (_, i) => `dl-${String(i).padStart(3, '0')}`);
       await store.insertMany(ids.map((id) => newRow(id)));

@@ -217,6 +217,22 @@ for (const driver of testDrivers()) {
       assert.equal(finished!.agentId, 'agent-other');
     });
 
+    test('a result from a STANDBY agent the operation was not sent to is ignored; the agent it was sent to records it', async () => {
+      const caching = await agent('agent-sent-to', ['acc-standby'], { answer: () => new Promise(() => {}) });
+      const standby = await agent('agent-standby', ['acc-standby']);
+      const { operation } = await client.submitOperation({ account: 'acc-standby', spec: getSpec });
+      await caching.waitReceived(operation!.id);
+      assert.equal(standby.received.length, 0, 'the STANDBY agent never got it');
+      // The STANDBY stream serves the account, but forging the result of another agent's operation changes nothing.
+      standby.sendResult({ id: operation!.id, account: 'acc-standby', success: true, statusCode: 200, message: 'forged' });
+      await new Promise((r) => setTimeout(r, 150));
+      const r = await row(operation!.id);
+      assert.deepEqual([r.state, r.agent_id, r.result], ['SENT', 'agent-sent-to', null]);
+      caching.sendResult({ id: operation!.id, account: 'acc-standby', success: true, statusCode: 200, message: 'real' });
+      const { operation: done } = await client.submitOperation({ account: 'acc-standby', id: operation!.id, spec: getSpec, wait: true });
+      assert.deepEqual([done!.state, done!.agentId, done!.result?.message], [OperationState.SUCCEEDED, 'agent-sent-to', 'real']);
+    });
+
     test('a client id: same request → same record; different request → ALREADY_EXISTS', async () => {
       const a = await agent('agent-idem', ['acc-idem']);
       const req = { account: 'acc-idem', id: 'deploy-42.retry_1', spec: getSpec, timeout: { seconds: 5n } };

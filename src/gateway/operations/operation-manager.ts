@@ -459,6 +459,12 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
       rlog.warn({ account }, 'result from a session that does not serve the operation\'s account ignored');
       return;
     }
+    // Only the agent the operation was sent to answers it: another agent serving the account (a STANDBY stream, maybe
+    // of another identity) never received it. The store re-checks the row's agent (sent by another replica).
+    if (local?.sent && local.sent.agentId !== session.agentId) {
+      rlog.warn({ account, sentTo: local.sent.agentId }, 'result from an agent the operation was not sent to ignored');
+      return;
+    }
     const outcome: Outcome = {
       state: result.success ? 'SUCCEEDED' : 'FAILED',
       result: toJson(OperationResultSchema, result) as Record<string, unknown>,
@@ -475,6 +481,7 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
     const current = await store.get(id);
     if (!current) rlog.debug('result for an unknown operation ignored');
     else if (isTerminal(current.state)) rlog.info({ state: current.state }, 'duplicate or late operation result ignored');
-    else rlog.warn({ account: current.account }, 'result for an operation of another account ignored');
+    else if (current.account !== account) rlog.warn({ account: current.account }, 'result for an operation of another account ignored');
+    else rlog.warn({ sentTo: current.agentId }, 'result from an agent the operation was not sent to ignored');
   }
 }

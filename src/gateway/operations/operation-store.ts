@@ -76,8 +76,9 @@ export interface OperationStore {
    */
   finish(id: string, outcome: Outcome, opts?: { onlyStates?: StoredState[]; accountIn?: string[] }): Promise<OperationRow | undefined>;
   /**
-   * Agent results of many operations in one statement: each recorded only if its operation is still open and of
-   * `account`. Per item, in order, the terminal row, or undefined when nothing changed.
+   * Agent results of many operations in one statement: each recorded only if its operation is still open, of
+   * `account`, and — when the outcome names an agent — not sent to another agent (a result comes from the agent the
+   * operation was sent to). Per item, in order, the terminal row, or undefined when nothing changed.
    */
   finishMany(items: { id: string; account: string; outcome: Outcome }[]): Promise<(OperationRow | undefined)[]>;
   /**
@@ -182,7 +183,8 @@ export function createOperationStore(database: Database): OperationStore {
       const result = await query(`with v as (select * from jsonb_to_recordset($1::jsonb) as x(id text, account text, state text,
               error text, at timestamptz, result jsonb, has_result boolean, agent_id text, session_id text, sent_at timestamptz)),
           locked as materialized (select o.id from operations o join v on v.id = o.id and v.account = o.account
-              where o.state in ('PENDING', 'SENT') order by o.id for update of o)
+              where o.state in ('PENDING', 'SENT') and (v.agent_id = '' or o.agent_id = '' or o.agent_id = v.agent_id)
+              order by o.id for update of o)
         update operations o
         set state = v.state, error = v.error, finished_at = v.at,
           result = case when v.has_result then v.result else o.result end,
