@@ -8,6 +8,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { isBuildFresh } from '../bin/build-freshness.js';
 import { parseArgs } from 'node:util';
 import { describeMachine } from './machine.js';
 import { renderReport, type BenchResults, type Repeated } from './report.js';
@@ -83,10 +84,10 @@ const params = {
     ? { runs: 2, attemptTimeoutSeconds: 3, giveUpSeconds: 60, stableSeconds: 1, minSessionSeconds: 1.5 }
     : { runs: 10, attemptTimeoutSeconds: 3, giveUpSeconds: 60, stableSeconds: 10, minSessionSeconds: 12 },
   connectionScale: quick
-    ? { agents: 200, warmupAgents: 20, heartbeatSeconds: 1, settleSeconds: 1.5, samples: 3, idleSeconds: 2, connectConcurrency: 50 }
+    ? { agents: 100, warmupAgents: 10, heartbeatSeconds: 1, settleSeconds: 1, samples: 2, idleSeconds: 1, connectConcurrency: 50 }
     : { agents: 10_000, warmupAgents: 100, heartbeatSeconds: 10, settleSeconds: 21, samples: 9, idleSeconds: 20, connectConcurrency: 100 },
   agentFootprint: quick
-    ? { accounts: 5, objects: 5000, settleSeconds: 0.5, samples: 3 }
+    ? { accounts: 3, objects: 2000, settleSeconds: 0.3, samples: 2 }
     : { accounts: 100, objects: 100_000, settleSeconds: 3, samples: 9 },
 };
 
@@ -102,8 +103,11 @@ async function repeat<P extends object, R>(name: string, times: number, p: P, ru
   return { params: p, runs: results };
 }
 
-// Measure what ships: the compiled build, which bin/outpost.js runs when it is fresh (forced here for every child).
-execFileSync('npm', ['run', '--silent', 'build:server'], { cwd: fileURLToPath(new URL('..', import.meta.url)), stdio: 'inherit' });
+// Measure what ships: the compiled build, which bin/outpost.js runs when it is fresh (forced here for every child);
+// built here unless it already is.
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+if (isBuildFresh(ROOT)) console.log('bench: the compiled build in dist/ is fresh');
+else execFileSync('npm', ['run', '--silent', 'build:server'], { cwd: ROOT, stdio: 'inherit' });
 process.env.OUTPOST_RUNTIME = 'dist';
 
 const started = new Date();

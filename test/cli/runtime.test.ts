@@ -19,6 +19,7 @@ function scratchTree(): string {
   mkdirSync(join(dir, 'dist', 'cli'), { recursive: true });
   mkdirSync(join(dir, 'src', 'cli'), { recursive: true });
   copyFileSync(join(ROOT, 'bin', 'outpost.js'), join(dir, 'bin', 'outpost.js'));
+  copyFileSync(join(ROOT, 'bin', 'build-freshness.js'), join(dir, 'bin', 'build-freshness.js'));
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
   writeFileSync(join(dir, 'package.json'), '{"type":"module"}');
   writeFileSync(join(dir, 'dist', 'cli', 'main.js'), "export async function main() { console.log('dist'); }\n");
