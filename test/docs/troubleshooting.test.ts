@@ -215,7 +215,7 @@ describe('troubleshooting guide', () => {
       const lines: LogLine[] = [];
       const logger = createLogger({ name: 'gateway', destination: capture(lines) }).child({ gatewayId: 'outpost-gateway-0' });
       const directory = createEndpointsDirectory({
-        config: { ...gatewayConfig.cluster, discovery: 'kubernetes', namespace: 'outpost', kubeconfigFile: join(dir, 'cluster-1'), context: 'sandbox-restricted' },
+        config: { ...gatewayConfig.cluster, namespace: 'outpost', kubeconfigFile: join(dir, 'cluster-1'), context: 'sandbox-restricted' },
         scheme: 'http',
         logger,
       });
