@@ -1,14 +1,18 @@
 /**
  * `npm run chaos [-- --rounds N] [-- --seed S] [-- --report FILE]`: the chaos suite at length (test/chaos/chaos.test.ts
  * runs a short version inside `npm test`). Prints a row per round and the summary; with `--report` also writes the
- * summary as markdown (docs/chaos.md holds a committed one). Exits 1 when any check failed; rerun with the printed seed.
+ * summary into the marked section of FILE (docs/chaos.md holds a committed one). Exits 1 when any check failed; rerun with the printed seed.
  * Needs the machine's Postgres binaries (it runs a private server it can restart) and nothing else.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { execFileSync } from 'node:child_process';
 import { seedFrom } from '../helpers/rng.js';
 import { renderChaosReport, runChaos } from './chaos-runner.js';
+
+/** Where `--report` writes in its file (docs/chaos.md), between these markers. */
+const SUMMARY_START = '<!-- chaos-summary:start -->';
+const SUMMARY_END = '<!-- chaos-summary:end -->';
 
 const USAGE = 'usage: npm run chaos -- [--rounds N (default 20)] [--seed S (default: random, or OUTPOST_CHAOS_SEED)] [--report FILE]';
 
@@ -53,7 +57,18 @@ if (values.report) {
       return 'unknown';
     }
   })();
-  writeFileSync(values.report, `# Chaos suite: latest committed run\n\nRun by \`npm run chaos -- --rounds ${rounds} --seed ${seed}\` on ${new Date().toISOString().slice(0, 10)} (code ${commit}).\n\n${markdown}\n`);
-  console.log(`chaos: report written to ${values.report}`);
+  const doc = readFileSync(values.report, 'utf8');
+  const start = doc.indexOf(SUMMARY_START);
+  const end = doc.indexOf(SUMMARY_END);
+  if (start < 0 || end < start) fail(`${values.report} has no ${SUMMARY_START} … ${SUMMARY_END} section`);
+  const section = [
+    SUMMARY_START,
+    `Run by \`npm run chaos -- --rounds ${rounds} --seed ${seed}\` on ${new Date().toISOString().slice(0, 10)} (code ${commit}, Node ${process.version}).`,
+    '',
+    markdown,
+    SUMMARY_END,
+  ].join('\n');
+  writeFileSync(values.report, doc.slice(0, start) + section + doc.slice(end + SUMMARY_END.length));
+  console.log(`chaos: summary written to ${values.report}`);
 }
 process.exit(report.failures === 0 ? 0 : 1);
