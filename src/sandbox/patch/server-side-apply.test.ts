@@ -98,7 +98,7 @@ describe('server-side apply: update', () => {
 
   test('applying the same configuration again changes nothing, not even the entry time (no new resourceVersion)', () => {
     const live = stored(apply(undefined, config({ replicas: 2 }), 'kubectl'));
-    const later = (applied: Any) => applyServerSideApply(live, applied, { fieldManager: 'kubectl', kindKey: 'apps/Deployment', now: new Date('2024-06-01T00:00:00Z') });
+    const later = (applied: Any) => applyServerSideApply(live, applied, { fieldManager: 'kubectl', kindKey: 'apps/Deployment', force: false, now: new Date('2024-06-01T00:00:00Z') });
     assert.deepEqual(later(config({ replicas: 2 })), live);
     assert.equal(entry(later(config({ replicas: 3 })), 'kubectl')!.time, '2024-06-01T00:00:00Z', 'a change stamps the new time');
   });
