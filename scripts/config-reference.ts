@@ -94,7 +94,7 @@ export function renderConfigurationReference(): string {
     '## Agent',
     '',
     '`outpost agent --config FILE`. The keys are those of the reference agent (`armory-agent.yml`), so an existing file',
-    'loads unchanged; see docs/migrating-from-the-reference-agent.md. The file is watched: accounts added, removed or',
+    'loads unchanged; see [migrating-from-reference.md](migrating-from-reference.md). The file is watched: accounts added, removed or',
     'changed take effect within seconds; other changes need a restart. Relative paths (`kubeconfigFile`, `tokenFile`)',
     'are resolved against the file\'s directory. These environment variables override their key:',
     '',
