@@ -130,6 +130,14 @@ export const RPC_ROWS: MatrixRow[] = [
     valid: 'OK CACHING',
     cells: { other: { as: 'agentB', expect: 'OK REFUSED', request: agentCall('grpc', 'agent-b-verdict', 'team-a-verdict-b', { verdicts: true }) } },
   }),
+  rowOf(`${AGENT}/Connect`, 'agent', { kind: 'result', operationId: FIXTURE.forgedOperationId, marker: 'from-a-new-stream', from: { agentId: 'agent-a-standby', account: A.account } }, {
+    scenario: 'an agent answers an operation sent to another agent (a STANDBY stream of the same account); valid: the agent it was sent to',
+    valid: 'recorded',
+    cells: {
+      other: { as: 'agentA', expect: 'ignored' },
+      valid: { as: 'none', expect: 'recorded', request: { kind: 'result', operationId: FIXTURE.answeredOperationId, marker: 'from-agent-a', from: { fixture: 'agentA' } } },
+    },
+  }),
 
   rowOf('outpost.api.v1.ObjectService/ListObjects', 'read', rpc('outpost.api.v1.ObjectService', 'ListObjects', { account: A.account }), { valid: 'OK' }),
   rowOf('outpost.api.v1.ObjectService/GetObject', 'read', rpc('outpost.api.v1.ObjectService', 'GetObject', { account: A.account, kind: 'ConfigMap', ...FIXTURE.configMap }), {

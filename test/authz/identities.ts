@@ -74,6 +74,10 @@ export const FIXTURE = {
   configMap: { namespace: 'default', name: 'authz-cm' },
   /** An operation submitted on `team-a-web` during set-up (never answered). */
   operationId: 'authz-op-1',
+  /** An operation sent to agent A during set-up, which agent A answers in the result row's valid cell. */
+  answeredOperationId: 'authz-op-answered',
+  /** An operation sent to agent A during set-up, which other agents try to answer in the result row. */
+  forgedOperationId: 'authz-op-forged',
   /** Accounts an admin creates during set-up, one per mutating cell, so concurrent cells never share one. */
   adminAccounts: [
     'authz-rest-patch',

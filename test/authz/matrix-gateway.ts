@@ -87,16 +87,27 @@ export async function startMatrixGateway(services: ReadonlyMap<string, DescServi
     await post('/armory/accounts', FIXTURE.adminAccounts.map((name) => ({ name, kubeconfigFile: '/k' })));
     await post('/armory/accounts/dynamic', FIXTURE.dynamicAccounts.map((name) => ({ name, kubeconfigFile: '/k', zoneId: 'elsewhere' })));
     const operations = createClient(OperationService, createConnectTransport({ baseUrl: gateway.gateway.httpUrl, httpVersion: '1.1' }));
-    await operations.submitOperation(
-      { account: FIXTURE.agentA.account, id: FIXTURE.operationId, spec: { case: 'get', value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'x' } } },
-      { headers: { authorization: headers.writer! } },
-    );
+    for (const id of [FIXTURE.operationId, FIXTURE.answeredOperationId, FIXTURE.forgedOperationId]) {
+      await operations.submitOperation(
+        { account: FIXTURE.agentA.account, id, spec: { case: 'get', value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'x' } } },
+        { headers: { authorization: headers.writer! } },
+      );
+      if ((await a.stream.next()).message.case !== 'operation') throw new Error(`fixture: operation ${id} not sent to agent A`);
+    }
 
     const sessions: Record<FixtureStream, { id: string; token: string }> = { agentA: a.session, agentAResume: resume.session, agentB: b.session };
     const running = gateway;
+    const fixtureStreams: Record<FixtureStream, TestAgentStream> = { agentA: a.stream, agentAResume: resume.stream, agentB: b.stream };
     return {
       gateway: running,
-      context: { httpUrl: running.gateway.httpUrl, grpcUrl: running.gateway.grpcUrl, services, sessions },
+      context: {
+        httpUrl: running.gateway.httpUrl,
+        grpcUrl: running.gateway.grpcUrl,
+        services,
+        sessions,
+        sendResult: (stream, result) => fixtureStreams[stream].send({ case: 'operationResult', value: result }),
+        readerAuthorization: headers.reader!,
+      },
       authorization: (identity) => headers[identity],
       async close() {
         for (const s of streams) s.abort();

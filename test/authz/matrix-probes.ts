@@ -7,7 +7,8 @@
 import { create, fromJson, type DescMethod, type DescMethodStreaming, type DescMethodUnary, type DescService, type JsonValue } from '@bufbuild/protobuf';
 import { Code, ConnectError, createClient, type Transport } from '@connectrpc/connect';
 import { createConnectTransport, createGrpcTransport } from '@connectrpc/connect-node';
-import { AgentService, ConnectRequestSchema, Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
+import { AgentService, ConnectRequestSchema, Verdict, type ConnectRequest } from '../../src/gen/outpost/agent/v1/agent_pb.js';
+import { OperationService } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { hello } from '../gateway/helpers.js';
 import type { Probe } from './matrix-types.js';
 import type { FixtureStream } from './matrix-types.js';
@@ -20,7 +21,14 @@ export interface ProbeContext {
   services: ReadonlyMap<string, DescService>;
   /** Session id and token of each fixture stream. */
   sessions: Record<FixtureStream, { id: string; token: string }>;
+  /** Sends an operation result on a fixture stream. */
+  sendResult(stream: FixtureStream, result: OperationResultInit): void;
+  /** The `Authorization` header reading operations (role read). */
+  readerAuthorization: string;
 }
+
+/** A result as a fixture stream sends it. */
+export type OperationResultInit = { id: string; account: string; success: boolean; message: string };
 
 const TIMEOUT_MS = 5000;
 
@@ -29,6 +37,7 @@ export async function sendProbe(ctx: ProbeContext, probe: Probe, authorization: 
   const headers: Record<string, string> = authorization ? { authorization } : {};
   if (probe.kind === 'rest') return restOutcome(ctx, probe, headers);
   if (probe.kind === 'rpc') return rpcOutcome(ctx, probe, headers);
+  if (probe.kind === 'result') return resultOutcome(ctx, probe, headers);
   return agentOutcome(ctx, probe, headers);
 }
 
@@ -116,5 +125,46 @@ async function agentOutcome(ctx: ProbeContext, probe: Extract<Probe, { kind: 'ag
     return codeName(err);
   } finally {
     abort.abort();
+  }
+}
+
+async function resultOutcome(ctx: ProbeContext, probe: Extract<Probe, { kind: 'result' }>, headers: Record<string, string>): Promise<string> {
+  const operations = createClient(OperationService, createConnectTransport({ baseUrl: ctx.httpUrl, httpVersion: '1.1' }));
+  const account = (await operations.getOperation({ id: probe.operationId }, { headers: { authorization: ctx.readerAuthorization } })).operation!.account;
+  const result = { id: probe.operationId, account, success: true, message: probe.marker };
+  if ('fixture' in probe.from) {
+    ctx.sendResult(probe.from.fixture, result);
+  } else {
+    const client = createClient(AgentService, createGrpcTransport({ baseUrl: ctx.grpcUrl }));
+    const abort = new AbortController();
+    const pending: ConnectRequest[] = [create(ConnectRequestSchema, { message: hello(probe.from.agentId, [{ name: probe.from.account }]) } as never)];
+    let wake: (() => void) | undefined;
+    const requests = (async function* () {
+      while (!abort.signal.aborted) {
+        const next = pending.shift();
+        if (next) yield next;
+        else await new Promise<void>((resolve) => (wake = resolve));
+      }
+    })();
+    try {
+      for await (const res of client.connect(requests, { headers, signal: abort.signal, timeoutMs: TIMEOUT_MS })) {
+        if (res.message.case !== 'welcome') continue;
+        pending.push(create(ConnectRequestSchema, { message: { case: 'operationResult', value: result } }));
+        wake?.();
+        break;
+      }
+    } catch (err) {
+      return codeName(err);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    abort.abort();
+    wake?.();
+  }
+  const deadline = Date.now() + 1000;
+  for (;;) {
+    const op = (await operations.getOperation({ id: probe.operationId }, { headers: { authorization: ctx.readerAuthorization } })).operation!;
+    if (op.result?.message === probe.marker) return 'recorded';
+    if (Date.now() > deadline) return 'ignored';
+    await new Promise((r) => setTimeout(r, 50));
   }
 }

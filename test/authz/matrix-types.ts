@@ -39,6 +39,17 @@ export type Probe =
       resume?: { session: FixtureStream; token: FixtureStream };
       /** Compare the Welcome's verdicts too: the outcome becomes `OK <VERDICT>` (of the first account). */
       verdicts?: boolean;
+    }
+  | {
+      /**
+       * An agent answers operation `operationId` (sent to fixture stream agentA during set-up) with a result whose
+       * message is `marker`: on a fixture stream, or on a new stream (gRPC) it opens first. The outcome is `recorded`
+       * when the operation then holds that result, `ignored` otherwise (or the stream's error code).
+       */
+      kind: 'result';
+      operationId: string;
+      marker: string;
+      from: { fixture: FixtureStream } | { agentId: string; account: string };
     };
 
 /** The fixture agent streams (opened before the cells run). */

@@ -17,11 +17,14 @@ const esc = (s: string) => s.replace(/\|/g, '\\|');
 function how(probe: Probe): string {
   if (probe.kind === 'rest') return `${probe.method} \`${probe.path.split('?')[0]}\``;
   if (probe.kind === 'rpc') return probe.transport === 'grpc' ? 'gRPC (h2c)' : 'Connect JSON (HTTP/1.1)';
+  if (probe.kind === 'result') return 'gRPC (h2c): Hello, then an OperationResult';
   return probe.transport === 'grpc' ? 'gRPC (h2c)' : 'Connect (HTTP/2)';
 }
 
 function cell(row: MatrixRow, credential: (typeof CREDENTIALS)[number]): string {
   const c = row.cells[credential];
+  const from = c.request?.kind === 'result' && 'fixture' in c.request.from ? c.request.from.fixture : undefined;
+  if (from) return `${c.expect} (${from}'s own stream)`;
   return c.as === 'none' ? c.expect : `${c.expect} (${c.as})`;
 }
 
@@ -56,7 +59,8 @@ export function renderMatrix(rows: readonly MatrixRow[] = AUTHORIZATION_TABLE): 
     "  replica routes and the agent stream — or, on scenario rows (in italics), another agent's or session's identity.",
     '  **valid**: the identity holding the role.',
     '- REST outcomes are the HTTP status and, for errors, the JSON `error`; RPC outcomes are the ConnectError code',
-    '  (`OK` for success; agent streams: `OK` is a Welcome, with the first account\'s verdict where shown).',
+    "  (`OK` for success; agent streams: `OK` is a Welcome, with the first account's verdict where shown; an agent's",
+    '  operation result is `recorded` or `ignored`).',
     '- Roles (README, Security): `read` (object cache, accounts, operations, fleet, replicas, metrics, reflection),',
     '  `write` (submit operations), `admin` (manage accounts; also anything not listed), `replica` (the internal',
     '  routes between replicas), `agent` (open an agent stream, registering only the account names its rule allows).',
