@@ -27,7 +27,7 @@ export interface RoundResult {
   faults: string[];
   operations: { submitted: number; succeeded: number; failed: number; timedOut: number; neverStored: number };
   changes: number;
-  /** Seconds from the heal until the cache equalled the cluster. */
+  /** Seconds the cache still took to equal the cluster once the operations had settled (which follows the heal). */
   convergedSeconds: number;
   maxRssMiB: number;
   problems: string[];
@@ -138,7 +138,7 @@ export function renderChaosReport(report: ChaosReport): string {
   const lines = [
     `Seed ${report.seed}; ${report.rounds.length} rounds in ${report.seconds.toFixed(0)} s; ${report.failures} failures.`,
     '',
-    '| round | faults | operations (ok / failed / timed out / never stored) | changes | converged after | max RSS | result |',
+    '| round | faults | operations (ok / failed / timed out / never stored) | changes | cache equal after ops settled | max RSS | result |',
     '| --- | --- | --- | --- | --- | --- | --- |',
     ...report.rounds.map((r) => {
       const o = r.operations;
