@@ -45,6 +45,8 @@ import { createGatewayMetrics } from './metrics/gateway-metrics.js';
 import { createReplicaDirectory, type ReplicaDirectory } from './cluster/replica-directory.js';
 import { createErrorInterceptor } from './errors.js';
 import { createAgentStreamEndpoint } from './grpc/agent-stream-endpoint.js';
+import { createUnstorableTextGuard } from './grpc/unstorable-text-guard.js';
+import { answerMalformedRpc, installWellFormedErrorMessages, STRICT_COMPRESSIONS } from './grpc/protocol-guards.js';
 import { createHealthService } from './grpc/health-service.js';
 import { createReflectionServices, ServerReflectionV1, ServerReflectionV1alpha } from './grpc/reflection-service.js';
 import { createOperationManager } from './operations/operation-manager.js';
@@ -262,13 +264,15 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     metrics,
     webDir: config.web.enabled ? (config.web.dir ?? DEFAULT_WEB_DIR) : undefined,
   });
+  installWellFormedErrorMessages();
   const connectHandler = connectNodeAdapter({
     routes,
     // Same runtime objects; the two libraries only type the http2 response's write callback differently.
     fallback: getRequestListener(rest.fetch) as unknown as NodeHandlerFn,
     readMaxBytes: MAX_MESSAGE_BYTES,
     contextValues: authContextValues,
-    interceptors: [createErrorInterceptor(logger.child({ component: 'api' })), createAuthInterceptor(authenticator)],
+    interceptors: [createErrorInterceptor(logger.child({ component: 'api' })), createAuthInterceptor(authenticator), createUnstorableTextGuard()],
+    acceptCompression: [...STRICT_COMPRESSIONS],
   });
   // Agent streams in gRPC form skip connect-node (see agent-stream-endpoint.ts); everything else goes through it.
   const agentEndpoint = createAgentStreamEndpoint({
@@ -278,7 +282,8 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     logger: logger.child({ component: 'agent-stream' }),
   });
   const handler: typeof connectHandler = (req, res) => {
-    if (!agentEndpoint(req as http2.Http2ServerRequest, res as http2.Http2ServerResponse)) connectHandler(req, res);
+    if (agentEndpoint(req as http2.Http2ServerRequest, res as http2.Http2ServerResponse)) return;
+    if (!answerMalformedRpc(req, res as unknown as http2.Http2ServerResponse)) connectHandler(req, res);
   };
 
   let servers;

@@ -11,6 +11,7 @@ import http2 from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { TlsContextSource } from './auth/tls-context.js';
+import { answerClientError } from './grpc/protocol-guards.js';
 
 type Handler = http.RequestListener & ((req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
 type AnyServer = http.Server | http2.Http2Server | http2.Http2SecureServer;
@@ -82,6 +83,8 @@ export async function listenGatewayServers(
     h2 = http2.createServer({}, handler);
   }
   for (const server of [h1, h2] as AnyServer[]) {
+    // a request the HTTP/1.1 parser refuses gets a JSON 4xx, not Node's bare one
+    server.on('clientError', answerClientError);
     server.on('connection', (s: Socket) => {
       sockets.add(s);
       s.on('close', () => sockets.delete(s));

@@ -8,7 +8,7 @@ import { durationFromMs, executeOperation } from '../../src/agent/operations/ope
 import { OperationError } from '../../src/agent/operations/operation-error.js';
 import { createOperationRunner } from '../../src/agent/operations/operation-runner.js';
 import { patchSchemaFor } from '../../src/agent/operations/patch-meta.js';
-import { createResourceResolver } from '../../src/agent/operations/resource-resolver.js';
+import { createResourceResolver, resourcePath } from '../../src/agent/operations/resource-resolver.js';
 import { createResultCache } from '../../src/agent/operations/result-cache.js';
 import { threeWayPatch } from '../../src/agent/operations/three-way-patch.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
@@ -95,6 +95,17 @@ metadata: { name: c }
         (err: unknown) => err instanceof OperationError && err.statusCode === 400 && err.reason === 'InvalidManifest' && message.test(err.message),
         text,
       );
+    }
+  });
+});
+
+describe('resource paths', () => {
+  // hostile-input regression: encodeURIComponent threw a URIError on a lone surrogate, reported as 500 InternalError
+  test('a name or namespace with a lone surrogate is a 400 BadRequest, not a URIError', () => {
+    const configMaps = { group: '', version: 'v1', resource: 'configmaps', namespaced: true };
+    assert.equal(resourcePath(configMaps, 'web', 'a b'), '/api/v1/namespaces/web/configmaps/a%20b');
+    for (const [namespace, name] of [['default', 'x\udf33'], ['\ud800', 'x']]) {
+      assert.throws(() => resourcePath(configMaps, namespace, name), (err: unknown) => err instanceof OperationError && err.statusCode === 400 && /lone surrogate/.test(err.message));
     }
   });
 });

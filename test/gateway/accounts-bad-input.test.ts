@@ -38,6 +38,9 @@ const BAD_DEFINITIONS: [string, unknown][] = [
   ['bad zone', [{ name: 'x', zoneId: "z'1" }]],
   ['bad CRD scope', [{ name: 'x', customResourceDefinitions: [{ kind: 'W.example.com', scope: 'Galaxy' }] }]],
   ['nested object property', [{ name: 'x', properties: { a: { b: 1 } } }]],
+  // regressions found by the hostile-input suite: Postgres refused these inside the insert (a 500)
+  ['NUL in a property value', [{ name: 'x', properties: { team: 'a\u0000b' } }]],
+  ['lone surrogate in a property value', [{ name: 'x', properties: { team: 'a\udf33b' } }]],
 ];
 
 const BAD_STATE_CHANGES: [string, unknown][] = [
@@ -185,6 +188,7 @@ for (const driver of testDrivers()) {
       await expectCode('create: SQL name', client.createAccounts({ accounts: [spec(SQL_NAME)] }), Code.InvalidArgument);
       await expectCode('create: duplicate in request', client.createAccounts({ accounts: [spec('n1'), spec('n1')] }), Code.InvalidArgument);
       await expectCode('create: bad kind', client.createAccounts({ accounts: [spec('n1', { kinds: ['bad kind'] })] }), Code.InvalidArgument);
+      await expectCode('create: NUL in a property (hostile-input regression)', client.createAccounts({ accounts: [spec('n1', { properties: { team: 'a\u0000b' } })] }), Code.InvalidArgument);
       await expectCode('create: existing', client.createAccounts({ accounts: [spec('n1'), spec('seed-dyn')] }), Code.AlreadyExists);
       await expectCode('put: agent account', client.putDynamicAccounts({ accounts: [spec('seed-agent')] }), Code.FailedPrecondition);
       await expectCode('states: empty', client.setAccountStates({ accounts: [] }), Code.InvalidArgument);

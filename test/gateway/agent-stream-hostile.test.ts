@@ -57,6 +57,8 @@ for (const driver of testDrivers()) {
         ['bad account name', hello('a', [{ name: 'Bad_Name!' }]), /account name/],
         ['duplicate account', hello('a', [{ name: 'dup' }, { name: 'dup' }]), /twice/],
         ['too many accounts', hello('a', Array.from({ length: 1001 }, (_, i) => ({ name: `n${i}` }))), /at most 1000/],
+        // hostile-input regression: Postgres refused the NUL inside the insert, and the stream failed with INTERNAL
+        ['NUL in the zone', hello('a', [{ name: 'dup' }], { zone: 'z\u0000' }), /hello\.zone contains a NUL character/],
       ];
       for (const [what, message, pattern] of cases) {
         const s = openAgentStream(t.gateway.grpcUrl);

@@ -14,7 +14,7 @@ import { HOSTILE_CATEGORIES } from './hostile-case.js';
 import { generateCases } from './hostile-cases.js';
 import { runHostile, type HostileReport } from './hostile-runner.js';
 import { startHostileTarget } from './hostile-target.js';
-import { documentedCategories, renderReport } from './summary-table.js';
+import { categoryDrift, renderReport } from './summary-table.js';
 
 const USAGE =
   'usage: npm run hostile -- [--seed S (default: random, or OUTPOST_HOSTILE_SEED)] [--cases N (default 5000)] [--driver pglite|postgres|both]\n' +
@@ -53,15 +53,12 @@ if (values.help) {
 }
 
 if (values.check !== undefined) {
-  const listed = documentedCategories(readFileSync(values.check, 'utf8'));
-  const expected = Object.keys(HOSTILE_CATEGORIES);
-  const missing = expected.filter((c) => !listed.includes(c));
-  const stale = listed.filter((c) => !expected.includes(c));
+  const { missing, stale } = categoryDrift(readFileSync(values.check, 'utf8'));
   if (missing.length > 0 || stale.length > 0) {
     console.error(`hostile: ${values.check} is out of date (missing: ${missing.join(', ') || 'none'}; no longer a category: ${stale.join(', ') || 'none'}); rerun with --report`);
     process.exit(1);
   }
-  console.log(`hostile: ${values.check} lists the ${expected.length} current categories`);
+  console.log(`hostile: ${values.check} lists the ${Object.keys(HOSTILE_CATEGORIES).length} current categories`);
   process.exit(0);
 }
 

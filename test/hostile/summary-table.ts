@@ -59,3 +59,10 @@ export function documentedCategories(markdown: string): string[] {
   }
   return out;
 }
+
+/** How a committed summary differs from the suite: categories it lacks, and ones it lists that no longer exist. */
+export function categoryDrift(markdown: string): { missing: string[]; stale: string[] } {
+  const listed = documentedCategories(markdown);
+  const expected = Object.keys(HOSTILE_CATEGORIES);
+  return { missing: expected.filter((c) => !listed.includes(c)), stale: listed.filter((c) => !expected.includes(c)) };
+}

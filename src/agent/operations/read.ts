@@ -6,7 +6,7 @@ import type { GetSpec, HistorySpec, ListSpec, LogsSpec } from '../../gen/outpost
 import { scrubObject } from '../watch/scrub.js';
 import { namespaceFor, objectRef, parseObject, type Obj, type OperationContext, type Outcome } from './operation-context.js';
 import { badRequest } from './operation-error.js';
-import { resourcePath } from './resource-resolver.js';
+import { pathSegment, resourcePath } from './resource-resolver.js';
 import { readHistory } from './revisions.js';
 
 /** Runs a get operation. */
@@ -41,7 +41,7 @@ export async function runLogs(ctx: OperationContext, spec: LogsSpec): Promise<Ou
   const namespace = spec.namespace || 'default';
   const response = await ctx.calls.request({
     method: 'GET',
-    path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(spec.pod)}/log`,
+    path: `/api/v1/namespaces/${pathSegment(namespace, 'namespace')}/pods/${pathSegment(spec.pod, 'pod')}/log`,
     query: {
       container: spec.container || undefined,
       tailLines: spec.tailLines !== undefined ? Number(spec.tailLines) : undefined,

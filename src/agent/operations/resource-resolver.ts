@@ -5,7 +5,8 @@
  */
 import { KubeHttpError } from '../kube/kube-client.js';
 import type { KubeCalls } from './kube-calls.js';
-import { notFound } from './operation-error.js';
+import { hasLoneSurrogate } from '../../shared/unstorable-text.js';
+import { badRequest, notFound } from './operation-error.js';
 
 /** An API resource an operation can address. */
 export interface ResolvedResource {
@@ -45,12 +46,21 @@ export function isBuiltinGroup(group: string): boolean {
   return group === '' || !group.includes('.') || group.endsWith('.k8s.io');
 }
 
+/**
+ * `text` percent-encoded as one URL path segment. A lone UTF-16 surrogate has no UTF-8 form (`encodeURIComponent`
+ * would throw a URIError, reported as a 500): it is the operation's mistake, a 400.
+ */
+export function pathSegment(text: string, what: string): string {
+  if (hasLoneSurrogate(text)) throw badRequest(`${what} ${JSON.stringify(text)} is not valid Unicode (it holds a lone surrogate)`);
+  return encodeURIComponent(text);
+}
+
 /** The URL path of a resource collection, object or subresource. */
 export function resourcePath(r: Pick<ResolvedResource, 'group' | 'version' | 'resource' | 'namespaced'>, namespace?: string, name?: string, subresource?: string): string {
   let path = r.group === '' ? `/api/${r.version}` : `/apis/${r.group}/${r.version}`;
-  if (r.namespaced && namespace) path += `/namespaces/${encodeURIComponent(namespace)}`;
+  if (r.namespaced && namespace) path += `/namespaces/${pathSegment(namespace, 'namespace')}`;
   path += `/${r.resource}`;
-  if (name !== undefined) path += `/${encodeURIComponent(name)}`;
+  if (name !== undefined) path += `/${pathSegment(name, 'name')}`;
   if (subresource !== undefined) path += `/${subresource}`;
   return path;
 }

@@ -3,6 +3,7 @@
  * whole with INVALID_ARGUMENT before anything is written.
  */
 import type { AccountInfo, Hello } from '../../gen/outpost/agent/v1/agent_pb.js';
+import { findUnstorableText } from '../../shared/unstorable-text.js';
 import { invalidArgument } from '../errors.js';
 
 /** Most accounts one Hello may carry. */
@@ -17,6 +18,9 @@ export function isValidAccountName(name: string): boolean {
 
 /** Throws INVALID_ARGUMENT describing the first problem of the Hello. */
 export function validateHello(hello: Hello): void {
+  // Postgres cannot store a NUL character (or jsonb an escaped lone surrogate): refused here, not by a failing insert
+  const unstorable = findUnstorableText(hello, 'hello');
+  if (unstorable) throw invalidArgument(unstorable);
   if (!hello.agentId.trim()) throw invalidArgument('hello.agent_id must not be empty');
   if (hello.agentId.length > 253) throw invalidArgument('hello.agent_id is longer than 253 characters');
   if (hello.accounts.length > MAX_ACCOUNTS_PER_HELLO) {
@@ -32,6 +36,8 @@ export function validateHello(hello: Hello): void {
 
 /** Throws INVALID_ARGUMENT when the account description is unusable. */
 export function validateAccountInfo(account: AccountInfo, where: string): void {
+  const unstorable = findUnstorableText(account, `${where}.account`);
+  if (unstorable) throw invalidArgument(unstorable);
   if (!isValidAccountName(account.name)) {
     throw invalidArgument(
       `${where}: account name ${JSON.stringify(account.name)} is invalid (lowercase letters, digits, '-', '.', '_'; must start and end alphanumeric; at most 253 characters)`,

@@ -1,9 +1,10 @@
 /**
  * The one way REST routes read a JSON request body: `application/json` only (415), at most `maxBytes` (413, checked
- * against Content-Length and again while reading, so a huge body is never buffered), UTF-8 (400) and well-formed
- * JSON (400). What the JSON must contain is the route's business.
+ * against Content-Length and again while reading, so a huge body is never buffered), UTF-8 (400), well-formed
+ * JSON (400) without NUL characters or lone surrogates (400). What the JSON must contain is the route's business.
  */
 import type { Context } from 'hono';
+import { findUnstorableText } from '../../shared/unstorable-text.js';
 import { HttpError } from '../errors.js';
 
 /** Reads a JSON body of at most `maxBytes`, stopping as soon as the limit is passed. */
@@ -36,9 +37,14 @@ export async function readJsonBody(c: Context, maxBytes: number): Promise<unknow
   } catch {
     throw new HttpError(400, 'bad_request', 'the body is not valid UTF-8');
   }
+  let body: unknown;
   try {
-    return JSON.parse(text);
+    body = JSON.parse(text);
   } catch (err) {
     throw new HttpError(400, 'bad_request', `the body is not valid JSON: ${(err as Error).message}`);
   }
+  // Postgres cannot store a NUL character (or jsonb an escaped lone surrogate): refused here, not by a failing insert (a 500)
+  const unstorable = findUnstorableText(body, 'body');
+  if (unstorable) throw new HttpError(400, 'bad_request', unstorable);
+  return body;
 }

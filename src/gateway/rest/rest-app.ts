@@ -60,6 +60,11 @@ export interface ClouddriverInstance {
 export function createRestApp(options: RestAppOptions): Hono<RestEnv> {
   const app = new Hono<RestEnv>();
   if (options.authenticator) app.use('*', createRestAuth(options.authenticator));
+  // A NUL character in a path parameter or query value would reach Postgres (which refuses it in text) as a 500.
+  app.use('*', async (c, next) => {
+    if (/%00|\u0000/.test(c.req.url)) throw new HttpError(400, 'bad_request', 'the request path or query contains a NUL character (%00)');
+    await next();
+  });
   const self = (): ClouddriverInstance => ({
     id: options.id,
     baseUrl: options.baseUrl(),

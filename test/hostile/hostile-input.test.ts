@@ -1,0 +1,54 @@
+/**
+ * The hostile-input suite inside `npm test`: 1000 generated and mutated inputs (agent stream, every RPC in every wire
+ * form, every REST route, agent config files, manifests) against a live gateway, each of which must end in a typed
+ * error or be served as valid — no 5xx, no UNKNOWN or unjustified INTERNAL, no hang, no database row changed by a
+ * refused input, the gateway healthy after every batch. The seed is random unless OUTPOST_HOSTILE_SEED is set; the
+ * test prints it with the commands that rerun it.
+ *
+ * Budget: the whole `npm test` must stay under 5 minutes on two shared cores, so this file runs the 1000 cases on ONE
+ * driver — Postgres when OUTPOST_TEST_POSTGRES is set (what CI runs), PGlite otherwise — which takes about 15–25 s.
+ * `npm run hostile` runs the long version: 5000 cases on both drivers (docs/hostile-input.md).
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { seedFrom } from '../helpers/rng.js';
+import { HOSTILE_CATEGORIES } from './hostile-case.js';
+import { generateCases } from './hostile-cases.js';
+import { runHostile } from './hostile-runner.js';
+import { startHostileTarget } from './hostile-target.js';
+import { categoryDrift, renderReport } from './summary-table.js';
+
+const CASES = 1000;
+const driver = process.env.OUTPOST_TEST_POSTGRES ? 'postgres' : 'pglite';
+
+test(`hostile input: ${CASES} generated cases on ${driver} end in typed errors, change nothing, crash nothing`, { timeout: 180_000 }, async () => {
+  const seed = seedFrom('OUTPOST_HOSTILE_SEED');
+  console.log(
+    `hostile: seed ${seed}; rerun with OUTPOST_HOSTILE_SEED=${seed} node scripts/run-tests.mjs test/hostile/hostile-input.test.ts` +
+      ` or npm run hostile -- --seed ${seed} --cases ${CASES} --driver ${driver} [--case N]`,
+  );
+  const cases = generateCases(seed, CASES);
+  const target = await startHostileTarget(driver);
+  try {
+    const report = await runHostile(target, cases, { seed, concurrency: 8 });
+    console.log(`\n${renderReport(report)}\n`);
+    assert.ok(report.cases >= 1000, `only ${report.cases} cases ran`);
+    for (const category of Object.keys(HOSTILE_CATEGORIES)) {
+      assert.ok(report.tallies.get(category as keyof typeof HOSTILE_CATEGORIES)!.cases > 0, `no case of ${category} ran`);
+    }
+    assert.equal(
+      report.failures.length,
+      0,
+      `${report.failures.length} failure(s) with seed ${seed}:\n${report.failures.map((f) => `case ${f.index} [${f.category}] ${f.detail}`).join('\n')}`,
+    );
+  } finally {
+    await target.close();
+  }
+});
+
+test('docs/hostile-input.md lists the current categories in its committed summary', () => {
+  const doc = readFileSync(new URL('../../docs/hostile-input.md', import.meta.url), 'utf8');
+  const { missing, stale } = categoryDrift(doc);
+  assert.deepEqual({ missing, stale }, { missing: [], stale: [] }, 'rerun: npm run hostile -- --cases 5000 --report docs/hostile-input.md');
+});
