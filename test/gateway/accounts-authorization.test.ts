@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { testDrivers } from '../helpers/databases.js';
 import { accountInfo, accountsChanged, nextOf, rest } from './accounts-helpers.js';
-import { connectAgent, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from './helpers.js';
+import { connectAgent, eventually, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from './helpers.js';
 
 const AGENT_TOKEN = 'team-a-agent-token-0123456789abcdef';
 const ADMIN_TOKEN = 'ops-admin-token-0123456789abcdef';
@@ -69,6 +69,20 @@ for (const driver of testDrivers()) {
       ]);
       assert.match(verdicts.accounts[0]!.reason, /may not register account team-b-later/);
       assert.equal((await t.query(`select 1 from accounts where name = 'team-b-later'`)).length, 0);
+    });
+
+    test('dynamic account definitions reach only agents whose identity may register the name (at the Welcome and when pushed)', async () => {
+      const defined = await rest(t, 'PUT', '/armory/accounts/dynamic', [{ name: 'team-a-dyn', kubeconfigFile: '/k/team-a-dyn' }, { name: 'team-b-dyn', kubeconfigFile: '/k/team-b-dyn' }], admin);
+      assert.equal(defined.status, 200, JSON.stringify(defined.body));
+      const s = openAgentStream(t.gateway.grpcUrl, { bearer: AGENT_TOKEN });
+      streams.push(s);
+      await connectAgent(s, 'agent-team-a-dyn', [{ name: 'team-a-own' }]);
+      const pushed = () => s.received.filter((m) => m.message.case === 'accountCommand').map((m) => (m.message.value as { account?: { name: string } }).account?.name);
+      await eventually(async () => pushed().includes('team-a-dyn'));
+      const later = await rest(t, 'PUT', '/armory/accounts/dynamic', [{ name: 'team-b-dyn2', kubeconfigFile: '/k/b2' }, { name: 'team-a-dyn2', kubeconfigFile: '/k/a2' }], admin);
+      assert.equal(later.status, 200, JSON.stringify(later.body));
+      await eventually(async () => pushed().includes('team-a-dyn2'));
+      assert.deepEqual(pushed().filter((n) => n?.startsWith('team-b')), [], 'no team-b definition was shown to the team-a agent');
     });
 
     test('the agent identity cannot manage accounts; the admin\'s changes are recorded under its subject', async () => {

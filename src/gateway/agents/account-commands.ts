@@ -10,7 +10,8 @@ import type { SessionRegistry } from './session-registry.js';
 export interface AccountCommandBus {
   /**
    * Queues the command on every live, welcomed stream whose agent zone equals `zone` (every live stream when `zone`
-   * is empty). Returns the number of streams told. Never throws.
+   * is empty) and whose agent identity may register the account's name. Returns the number of streams told. Never
+   * throws.
    */
   push(zone: string, command: AccountCommand): number;
 }

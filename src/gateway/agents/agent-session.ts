@@ -23,7 +23,7 @@ import {
 } from '../../gen/outpost/agent/v1/agent_pb.js';
 import type { Operation } from '../../gen/outpost/agent/v1/operation_pb.js';
 import type { Logger } from '../../shared/logger.js';
-import { hasRole, type Principal } from '../auth/principal.js';
+import { hasRole, mayRegister, type Principal } from '../auth/principal.js';
 import type { ObjectWriter } from '../cache/object-writer.js';
 import type { IngestRecorder } from '../metrics/gateway-metrics.js';
 import type { SyncState } from '../cache/sync-state.js';
@@ -147,6 +147,8 @@ class AgentSession implements StreamState {
 
   sendAccountCommand(command: AccountCommand): boolean {
     if (this.stopped || !this.welcomed || this.outbox.closed) return false;
+    // A dynamic account's definition (its kubeconfig path, namespaces) goes only to agents allowed to serve the name.
+    if (!mayRegister(this.principal, command.account?.name ?? '')) return false;
     this.outbox.push(create(ConnectResponseSchema, { message: { case: 'accountCommand', value: command } }));
     return true;
   }

@@ -24,7 +24,10 @@ export interface LiveSession {
   serves(account: string): boolean;
   /** Queues the operation on the stream; false when the stream can no longer send (ended, or before its Welcome). */
   sendOperation(operation: Operation): boolean;
-  /** Queues the account command on the stream; false when the stream can no longer send (ended, or before its Welcome). */
+  /**
+   * Queues the account command on the stream; false when the stream can no longer send (ended, or before its Welcome)
+   * or when its agent identity may not register the account's name (the definition is not shown to it).
+   */
   sendAccountCommand(command: AccountCommand): boolean;
   /**
    * The token the stream's Welcome carried: presented with results this replica relays to another one, which checks
