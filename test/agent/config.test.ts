@@ -167,4 +167,13 @@ describe('agent configuration', () => {
     const issues = issuesOf(() => parseAgentConfig({ clouddriver: { insecure: false, tls: { clientKeyFile: '/k.pem' } } }, {}));
     assert.deepEqual(issues.map((i) => i.path), ['clouddriver.tls.clientKeyFile']);
   });
+  // hostile-input regression: the yaml library's alias-bomb guard threw a ReferenceError out of loadAgentConfig
+  test('a YAML alias bomb or an undefined alias is an AgentConfigError, not a ReferenceError', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'outpost-config-'));
+    const bomb = 'a: &a ["x","x","x","x","x","x","x","x","x"]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n';
+    const file = join(dir, 'bomb.yaml');
+    writeFileSync(file, bomb);
+    const issues = issuesOf(() => loadAgentConfig(file, {}));
+    assert.match(issues[0]!.message, /^YAML syntax: /);
+  });
 });

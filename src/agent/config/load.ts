@@ -138,5 +138,12 @@ export function parseAgentConfigText(text: string, file: string, env: NodeJS.Pro
       doc.errors.map((e) => ({ path: '', message: `YAML syntax: ${e.message.split('\n')[0]}` })),
     );
   }
-  return parseAgentConfig(doc.toJS(), env, { source: file, baseDir: dirname(resolve(file)) });
+  let value: unknown;
+  try {
+    value = doc.toJS();
+  } catch (err) {
+    // the yaml library refuses alias bombs ("Excessive alias count…") and undefined aliases while building the value
+    throw new AgentConfigError(file, [{ path: '', message: `YAML syntax: ${(err as Error).message.split('\n')[0]}` }]);
+  }
+  return parseAgentConfig(value, env, { source: file, baseDir: dirname(resolve(file)) });
 }
