@@ -34,25 +34,27 @@ function printable(key: string): string {
  * arrays and protobuf-es messages (skipping bytes and `$typeName`); `prefix` names the root.
  */
 export function findUnstorableText(value: unknown, prefix = ''): string | undefined {
-  if (typeof value === 'string') {
-    const problem = problemOf(value);
-    return problem && `${prefix || '(value)'} ${problem}`;
-  }
-  if (value === null || typeof value !== 'object' || value instanceof Uint8Array) return undefined;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = findUnstorableText(value[i], `${prefix}[${i}]`);
-      if (found) return found;
+  // An explicit stack, not recursion: a hostile body may nest thousands of levels deep.
+  const stack: [unknown, string][] = [[value, prefix]];
+  while (stack.length > 0) {
+    const [item, path] = stack.pop()!;
+    if (typeof item === 'string') {
+      const problem = problemOf(item);
+      if (problem) return `${path || '(value)'} ${problem}`;
+      continue;
     }
-    return undefined;
-  }
-  for (const [key, child] of Object.entries(value)) {
-    if (key === '$typeName') continue;
-    const path = prefix ? `${prefix}.${printable(key)}` : printable(key);
-    const problem = problemOf(key);
-    if (problem) return `a key of ${prefix || '(root)'} ${problem}`;
-    const found = findUnstorableText(child, path);
-    if (found) return found;
+    if (item === null || typeof item !== 'object' || item instanceof Uint8Array) continue;
+    const children: [unknown, string][] = [];
+    if (Array.isArray(item)) item.forEach((child, i) => children.push([child, `${path}[${i}]`]));
+    else {
+      for (const [key, child] of Object.entries(item)) {
+        if (key === '$typeName') continue;
+        const problem = problemOf(key);
+        if (problem) return `a key of ${path || '(root)'} ${problem}`;
+        children.push([child, path ? `${path}.${printable(key)}` : printable(key)]);
+      }
+    }
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
   }
   return undefined;
 }

@@ -83,6 +83,12 @@ describe('malformed requests get typed errors (hostile-input regressions)', () =
     assert.equal(reply.status, '3', `grpc-message: ${reply.message}`);
   });
 
+  test('a JSON body nested 5000 levels deep → 400 (the NUL check recursed and overflowed the stack: 500)', async () => {
+    const res = await fetch(`${t.gateway.httpUrl}/armory/accounts/dynamic`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '['.repeat(5000) + ']'.repeat(5000) });
+    assert.equal(res.status, 400);
+    assert.equal((await res.json()).error, 'bad_request');
+  });
+
   test('NUL characters in RPC fields, REST paths and queries → INVALID_ARGUMENT / 400, nothing reaches Postgres', async () => {
     const rpc = await fetch(`${t.gateway.httpUrl}/outpost.api.v1.ObjectService/ListObjects`, {
       method: 'POST',
