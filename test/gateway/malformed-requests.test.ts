@@ -83,6 +83,12 @@ describe('malformed requests get typed errors (hostile-input regressions)', () =
     assert.equal(reply.status, '3', `grpc-message: ${reply.message}`);
   });
 
+  test('an error message echoing a 70 000-character input still ends with a grpc-status (it overflowed the trailer)', async () => {
+    const reply = await grpcJson(t.gateway.grpcUrl, '/grpc.health.v1.Health/Check', JSON.stringify({ service: 'x'.repeat(70_000) }));
+    assert.equal(reply.status, '5', `grpc-message: ${reply.message?.slice(0, 100)}`);
+    assert.ok(decodeURIComponent(reply.message ?? '').length < 1100);
+  });
+
   test('a JSON body nested 5000 levels deep → 400 (the NUL check recursed and overflowed the stack: 500)', async () => {
     const res = await fetch(`${t.gateway.httpUrl}/armory/accounts/dynamic`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '['.repeat(5000) + ']'.repeat(5000) });
     assert.equal(res.status, 400);

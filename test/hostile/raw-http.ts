@@ -23,6 +23,19 @@ export class NoAnswerError extends Error {
   }
 }
 
+/**
+ * The server reset the stream before answering. With ENHANCE_YOUR_CALM (0xb) this is HTTP/2's own typed refusal of a
+ * peer that sends faster than it may (Node's http2 server sends it when a session's buffered data passes
+ * `maxSessionMemory`, as a client writing a 20 MB message at once does); RFC 9113 §7 defines it for exactly that.
+ */
+export class StreamResetError extends Error {
+  static readonly ENHANCE_YOUR_CALM = 0xb;
+  constructor(readonly rstCode: number) {
+    super(`stream closed without an answer (code ${rstCode})`);
+    this.name = 'StreamResetError';
+  }
+}
+
 /** A request to send. */
 export interface RawRequest {
   method: string;
@@ -144,7 +157,7 @@ export function http2Request(baseUrl: string, request: RawRequest): Promise<RawR
     });
     stream.on('end', () => finish(undefined, { ...reply, body: Buffer.concat(body) }));
     // A reset after a complete answer is the server ending an exchange it is done with; before one it is an error.
-    stream.on('close', () => (reply.status ? finish(undefined, { ...reply, body: Buffer.concat(body) }) : finish(new Error(`stream closed without an answer (code ${stream.rstCode})`))));
+    stream.on('close', () => (reply.status ? finish(undefined, { ...reply, body: Buffer.concat(body) }) : finish(new StreamResetError(stream.rstCode))));
     stream.on('error', () => {});
     for (const c of request.chunks ?? []) stream.write(c);
     stream.end();

@@ -8,7 +8,8 @@
  * - a compressed message that does not decompress is INVALID_ARGUMENT (connect-node says INTERNAL for most zlib
  *   errors);
  * - a ConnectError message with a lone UTF-16 surrogate (echoed from a JSON request) no longer makes connect-es's
- *   `encodeURIComponent` of `grpc-message` throw, which left the gRPC response open forever.
+ *   `encodeURIComponent` of `grpc-message` throw, which left the gRPC response open forever; and one echoing a
+ *   huge input no longer overflows the HTTP/2 trailer (the response ended without a grpc-status).
  */
 import type http from 'node:http';
 import type http2 from 'node:http2';
@@ -76,9 +77,12 @@ export const STRICT_COMPRESSIONS: readonly Compression[] = [strict(compressionGz
 
 let installed = false;
 
+/** Longest error message sent: a message echoing a 70 000-character input would not fit in an HTTP/2 trailer. */
+const MAX_ERROR_MESSAGE = 1000;
+
 /**
  * Makes every ConnectError's `rawMessage` well-formed UTF-16 (lone surrogates become U+FFFD), so connect-es can
- * percent-encode it into `grpc-message`. Installed once per process, before any request is served; affects only
+ * percent-encode it into `grpc-message`, and at most {@link MAX_ERROR_MESSAGE} characters long, so it fits in a trailer. Installed once per process, before any request is served; affects only
  * messages that could not have been sent anyway.
  */
 export function installWellFormedErrorMessages(): void {
@@ -88,7 +92,8 @@ export function installWellFormedErrorMessages(): void {
     configurable: true,
     get: () => undefined,
     set(this: ConnectError, value: unknown) {
-      Object.defineProperty(this, 'rawMessage', { value: typeof value === 'string' ? wellFormed(value) : value, writable: true, enumerable: true, configurable: true });
+      const text = typeof value === 'string' && value.length > MAX_ERROR_MESSAGE ? `${value.slice(0, MAX_ERROR_MESSAGE)}… (${value.length - MAX_ERROR_MESSAGE} more characters)` : value;
+      Object.defineProperty(this, 'rawMessage', { value: typeof text === 'string' ? wellFormed(text) : text, writable: true, enumerable: true, configurable: true });
     },
   });
 }
