@@ -69,6 +69,23 @@ for (const driver of testDrivers()) {
       assert.equal(await count('accounts', 'n0'), 0);
     });
 
+    test('NUL in an event or sync marker field → INVALID_ARGUMENT, nothing written', async () => {
+      // hostile-input regression: the watch namespace reached the watch-state insert and the stream failed INTERNAL
+      const bad: [string, Parameters<TestAgentStream['send']>[0], RegExp][] = [
+        ['NUL in the watch namespace', events(1, [event('nul', EventType.ADDED, configMap('one', 1), 'ns\u0000')]), /events\.events\[0\]\.watchNamespace contains a NUL/],
+        ['NUL in the kind', events(1, [{ ...event('nul', EventType.ADDED, configMap('one', 1)), kind: 'Config\u0000Map' }]), /events\.events\[0\]\.kind contains a NUL/],
+        ['NUL in a sync marker', syncMarker(1, 'nul', SyncPhase.START, '', 0, 'a\u0000'), /sync\.watchNamespace contains a NUL/],
+      ];
+      for (const [what, message, pattern] of bad) {
+        const s = openAgentStream(t.gateway.grpcUrl);
+        await connectAgent(s, 'agent-nul', [{ name: 'nul' }]);
+        s.send(message);
+        await failsWith(s, Code.InvalidArgument, pattern);
+        assert.deepEqual(await names('nul'), [], what);
+        assert.equal((await t.query(`select 1 from watch_states where account = 'nul'`)).length, 0, what);
+      }
+    });
+
     test('sequence gaps and repeats → INVALID_ARGUMENT, the bad message is not written, accounts INACTIVE', async () => {
       const gap = openAgentStream(t.gateway.grpcUrl);
       await connectAgent(gap, 'agent-seq', [{ name: 'seq' }]);

@@ -28,6 +28,7 @@ import type { ObjectWriter } from '../cache/object-writer.js';
 import type { IngestRecorder } from '../metrics/gateway-metrics.js';
 import type { SyncState } from '../cache/sync-state.js';
 import { invalidArgument, toConnectError } from '../errors.js';
+import { findUnstorableText } from '../../shared/unstorable-text.js';
 import type { DynamicAccountSource } from './account-commands.js';
 import type { AccountStore } from './account-store.js';
 import type { AgentSessionStore } from './agent-session-store.js';
@@ -275,6 +276,12 @@ class AgentSession implements StreamState {
     const m = req.message;
     if (!this.helloSeen && m.case !== 'hello') {
       throw new ConnectError(`the first message must be a hello, got ${m.case ?? 'an empty message'}`, Code.FailedPrecondition);
+    }
+    if (m.case === 'events' || m.case === 'sync' || m.case === 'accountReport' || m.case === 'accountsChanged') {
+      // Names, namespaces, kinds and versions go into text columns: text Postgres cannot store is refused up front
+      // (INVALID_ARGUMENT) rather than failing the write (INTERNAL). Object bodies (bytes) are checked by the decoder.
+      const unstorable = findUnstorableText(m.value, m.case);
+      if (unstorable) throw invalidArgument(unstorable);
     }
     if (m.case === 'operationResult') {
       // Not ordered behind event writes: a result is recorded by its own conditional update.

@@ -149,8 +149,9 @@ function framingCase(rng: Rng): HostileCase {
       return exchange(c, 'hello, then a frame claiming more bytes than follow', () => ({ chunks: [frame, prefix(0, 1000), randomBytes(rng, 50)], payloads: [hello] }));
     default: {
       if (rng.chance(0.8)) return exchange(c, 'no frame at all', () => ({ chunks: [], payloads: [] }));
-      const big = Buffer.alloc(4 * 1024 * 1024 + rng.int(1, 1000), 0x41);
-      return exchange(c, `a real ${big.length}-byte message`, () => ({ chunks: [prefix(0, big.length), big], payloads: [] }));
+      // allocated when the case runs: a long run must not hold every large payload from the start
+      const length = 4 * 1024 * 1024 + rng.int(1, 1000);
+      return exchange(c, `a real ${length}-byte message`, () => ({ chunks: [prefix(0, length), Buffer.alloc(length, 0x41)], payloads: [] }));
     }
   }
 }

@@ -22,8 +22,9 @@ function label(method: DescMethod): string {
   return `${method.parent.name}/${method.name}`;
 }
 
-function rpcCase(category: HostileCategory, name: string, method: DescMethod, wire: RpcWire, body: Uint8Array, options?: Parameters<typeof callRpc>[5]): HostileCase {
-  return { category, name, run: (target) => callRpc(target, method, wire, body, name, options) };
+/** A case calling `method`; a large `body` is a function, built when the case runs so a long run holds one at a time. */
+function rpcCase(category: HostileCategory, name: string, method: DescMethod, wire: RpcWire, body: Uint8Array | (() => Uint8Array), options?: Parameters<typeof callRpc>[5]): HostileCase {
+  return { category, name, run: (target) => callRpc(target, method, wire, typeof body === 'function' ? body() : body, name, options) };
 }
 
 function mutatedJsonCase(rng: Rng): HostileCase {
@@ -69,9 +70,9 @@ function protocolCase(rng: Rng): HostileCase {
     }
     case 2: {
       const size = 4 * 1024 * 1024 + rng.int(1, 100_000);
-      const huge = encoder.encode(JSON.stringify({ padding: 'x'.repeat(size) }));
+      const huge = () => encoder.encode(JSON.stringify({ padding: 'x'.repeat(size) }));
       const wire = rng.pick<RpcWire>(['connect-json', 'grpc-json']);
-      return rpcCase(c, `${m} ${wire}: ${huge.length}-byte body`, method, wire, huge);
+      return rpcCase(c, `${m} ${wire}: ${size + 14}-byte body`, method, wire, huge);
     }
     case 3: {
       const header = rng.pick(['connect-protocol-version', 'connect-timeout-ms', 'content-encoding', 'connect-content-encoding', 'accept-encoding', 'grpc-timeout']);
