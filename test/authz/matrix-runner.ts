@@ -6,6 +6,7 @@
 import { sendProbe } from './matrix-probes.js';
 import type { MatrixGateway } from './matrix-gateway.js';
 import { CREDENTIALS, type Credential, type MatrixRow } from './matrix-types.js';
+import { runPool } from '../helpers/run-pool.js';
 
 /** The outcome of one cell. */
 export interface CellResult {
@@ -24,25 +25,11 @@ export interface MatrixRun {
   ms: number;
 }
 
-/** Runs `fn` over `items` with at most `limit` in flight. */
-async function pool<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
-}
-
 /** Sends every cell of `table` (a refusal or a transport error is an outcome, never a throw). */
 export async function runMatrix(gw: MatrixGateway, table: readonly MatrixRow[], concurrency = 6): Promise<MatrixRun> {
   const started = Date.now();
   const cells = table.flatMap((row) => CREDENTIALS.map((credential) => ({ row, credential })));
-  const results = await pool(cells, concurrency, async ({ row, credential }): Promise<CellResult> => {
+  const results = await runPool(cells, concurrency, async ({ row, credential }): Promise<CellResult> => {
     const cell = row.cells[credential];
     let actual: string;
     try {

@@ -4,9 +4,8 @@
  * summary into the marked section of FILE (docs/chaos.md holds a committed one). Exits 1 when any check failed; rerun with the printed seed.
  * Needs the machine's Postgres binaries (it runs a private server it can restart) and nothing else.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { execFileSync } from 'node:child_process';
+import { writeReportSection } from '../helpers/report-section.js';
 import { seedFrom } from '../helpers/rng.js';
 import { renderChaosReport, runChaos } from './chaos-runner.js';
 
@@ -50,25 +49,11 @@ const report = await runChaos({
 const markdown = renderChaosReport(report);
 console.log(`\n${markdown}`);
 if (values.report) {
-  const commit = (() => {
-    try {
-      return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-    } catch {
-      return 'unknown';
-    }
-  })();
-  const doc = readFileSync(values.report, 'utf8');
-  const start = doc.indexOf(SUMMARY_START);
-  const end = doc.indexOf(SUMMARY_END);
-  if (start < 0 || end < start) fail(`${values.report} has no ${SUMMARY_START} … ${SUMMARY_END} section`);
-  const section = [
-    SUMMARY_START,
-    `Run by \`npm run chaos -- --rounds ${rounds} --seed ${seed}\` on ${new Date().toISOString().slice(0, 10)} (code ${commit}, Node ${process.version}).`,
-    '',
-    markdown,
-    SUMMARY_END,
-  ].join('\n');
-  writeFileSync(values.report, doc.slice(0, start) + section + doc.slice(end + SUMMARY_END.length));
+  try {
+    writeReportSection(values.report, { start: SUMMARY_START, end: SUMMARY_END }, `npm run chaos -- --rounds ${rounds} --seed ${seed}`, markdown);
+  } catch (err) {
+    fail((err as Error).message);
+  }
   console.log(`chaos: summary written to ${values.report}`);
 }
 process.exit(report.failures === 0 ? 0 : 1);

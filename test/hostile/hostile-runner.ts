@@ -8,6 +8,7 @@ import { HOSTILE_CATEGORIES, type CaseResult, type HostileCategory } from './hos
 import type { IndexedCase } from './hostile-cases.js';
 import { snapshotDifferences, takeSnapshot } from './db-snapshot.js';
 import type { HostileTarget } from './hostile-target.js';
+import { runPool } from '../helpers/run-pool.js';
 
 /** Counts of one category. */
 export interface CategoryTally {
@@ -131,20 +132,6 @@ async function attributeChanges(
   }
   if (!found) failures.push({ index: batch[0]!.index, category: 'database', name: `batch starting at case ${batch[0]!.index}`, detail: `rows changed and no replay reproduced it: ${changes.slice(0, 5).join('; ')}` });
   return current;
-}
-
-/** Runs `work` over `items` with at most `limit` in flight, results in item order. */
-async function runPool<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await work(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }
 
 function withDeadline(run: Promise<CaseResult>, ms: number): Promise<CaseResult> {

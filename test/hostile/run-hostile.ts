@@ -6,9 +6,9 @@
  * hostile-input.md) with this run's tables; `--check FILE` only verifies that FILE's tables list the current
  * categories. Postgres runs need OUTPOST_TEST_POSTGRES.
  */
-import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { writeReportSection } from '../helpers/report-section.js';
 import { seedFrom } from '../helpers/rng.js';
 import { HOSTILE_CATEGORIES } from './hostile-case.js';
 import { generateCases } from './hostile-cases.js';
@@ -106,25 +106,12 @@ for (const driver of drivers) {
 }
 
 if (values.report !== undefined) {
-  const commit = (() => {
-    try {
-      return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-    } catch {
-      return 'unknown';
-    }
-  })();
-  const doc = readFileSync(values.report, 'utf8');
-  const start = doc.indexOf(SUMMARY_START);
-  const end = doc.indexOf(SUMMARY_END);
-  if (start < 0 || end < start) fail(`${values.report} has no ${SUMMARY_START} … ${SUMMARY_END} section`);
-  const section = [
-    SUMMARY_START,
-    `Run by \`npm run hostile -- --seed ${seed} --cases ${total}\` on ${new Date().toISOString().slice(0, 10)} (code ${commit}, Node ${process.version}).`,
-    '',
-    ...reports.map((r) => `### ${r.driver}\n\n${renderReport(r)}\n`),
-    SUMMARY_END,
-  ].join('\n');
-  writeFileSync(values.report, doc.slice(0, start) + section + doc.slice(end + SUMMARY_END.length));
+  try {
+    const body = reports.map((r) => `### ${r.driver}\n\n${renderReport(r)}\n`).join('\n');
+    writeReportSection(values.report, { start: SUMMARY_START, end: SUMMARY_END }, `npm run hostile -- --seed ${seed} --cases ${total}`, body);
+  } catch (err) {
+    fail((err as Error).message);
+  }
   console.log(`hostile: summary written to ${values.report}`);
 }
 process.exit(reports.every((r) => r.failures.length === 0) ? 0 : 1);
