@@ -28,6 +28,12 @@ describe('agent connection handling', () => {
       assert.equal(progress.done, false);
       assert.ok(progress.listed > 0n && progress.listed < 3000n, `listed ${progress.listed} objects while blocked`);
       assert.match(h.logs.text(), /"msg":"listing"/);
+      // ...but only when it moved: a held-back list is not re-reported every second (each report is a database
+      // write at the gateway; 100 accounts re-reporting stalled lists saturated it and kept them stalled).
+      const reports = () => gateway.messages.filter((m) => m.message.case === 'accountReport').length;
+      const before = reports();
+      await new Promise((r) => setTimeout(r, 2200));
+      assert.equal(reports(), before, 'no report repeats unchanged progress');
 
       // Ack as the gateway would, checking the window every time.
       let acked = 0n;

@@ -164,10 +164,18 @@ export async function runSession(options: SessionOptions): Promise<void> {
     );
   }
 
+  /** What was last reported per account in this session (an unchanged report is not sent again). */
+  const reported = new Map<AccountRuntime, string>();
+
   function reportProgress(): void {
     for (const account of state.accounts) {
       const active = account.watches.filter((w) => w.listInProgress || w.listFinished);
       if (active.length === 0) continue;
+      // Only progress that moved is reported (and logged): each report is a database write at the gateway, and
+      // hundreds of accounts re-reporting lists stalled behind backpressure saturated it, which kept them stalled.
+      const key = active.map((w) => `${w.kind}/${w.namespace}:${w.listed}:${w.listInProgress ? 0 : 1}`).join(',');
+      if (reported.get(account) === key) continue;
+      reported.set(account, key);
       const progress = active.map((w) =>
         create(SyncProgressSchema, { apiVersion: w.apiVersion, kind: w.kind, namespace: w.namespace, listed: BigInt(w.listed), done: !w.listInProgress }),
       );
