@@ -17,7 +17,8 @@ export function wellFormed(text: string): string {
   return hasLoneSurrogate(text) ? text.replace(new RegExp(LONE_SURROGATE, 'g'), '\ufffd') : text;
 }
 
-function problemOf(text: string): string | undefined {
+/** What keeps Postgres from storing `text` (a NUL character, a lone surrogate), or undefined when nothing does. */
+export function textProblem(text: string): string | undefined {
   if (text.includes('\u0000')) return 'contains a NUL character (\\u0000)';
   if (hasLoneSurrogate(text)) return 'contains a lone UTF-16 surrogate (not valid Unicode)';
   return undefined;
@@ -39,7 +40,7 @@ export function findUnstorableText(value: unknown, prefix = ''): string | undefi
   while (stack.length > 0) {
     const [item, path] = stack.pop()!;
     if (typeof item === 'string') {
-      const problem = problemOf(item);
+      const problem = textProblem(item);
       if (problem) return `${path || '(value)'} ${problem}`;
       continue;
     }
@@ -49,7 +50,7 @@ export function findUnstorableText(value: unknown, prefix = ''): string | undefi
     else {
       for (const [key, child] of Object.entries(item)) {
         if (key === '$typeName') continue;
-        const problem = problemOf(key);
+        const problem = textProblem(key);
         if (problem) return `a key of ${path || '(root)'} ${problem}`;
         children.push([child, path ? `${path}.${printable(key)}` : printable(key)]);
       }

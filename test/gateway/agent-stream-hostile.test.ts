@@ -72,8 +72,8 @@ for (const driver of testDrivers()) {
     test('NUL in an event or sync marker field → INVALID_ARGUMENT, nothing written', async () => {
       // hostile-input regression: the watch namespace reached the watch-state insert and the stream failed INTERNAL
       const bad: [string, Parameters<TestAgentStream['send']>[0], RegExp][] = [
-        ['NUL in the watch namespace', events(1, [event('nul', EventType.ADDED, configMap('one', 1), 'ns\u0000')]), /events\.events\[0\]\.watchNamespace contains a NUL/],
-        ['NUL in the kind', events(1, [{ ...event('nul', EventType.ADDED, configMap('one', 1)), kind: 'Config\u0000Map' }]), /events\.events\[0\]\.kind contains a NUL/],
+        ['NUL in the watch namespace', events(1, [event('nul', EventType.ADDED, configMap('one', 1), 'ns\u0000')]), /event 0 of batch 1: watchNamespace contains a NUL/],
+        ['NUL in the kind', events(1, [{ ...event('nul', EventType.ADDED, configMap('one', 1)), kind: 'Config\u0000Map' }]), /event 0 of batch 1: kind contains a NUL/],
         ['NUL in a sync marker', syncMarker(1, 'nul', SyncPhase.START, '', 0, 'a\u0000'), /sync\.watchNamespace contains a NUL/],
       ];
       for (const [what, message, pattern] of bad) {

@@ -3,6 +3,7 @@
  * bad event rejects the whole batch before anything is written. Pure: no I/O.
  */
 import { EventType, type EventBatch, type Event } from '../../gen/outpost/agent/v1/agent_pb.js';
+import { textProblem } from '../../shared/unstorable-text.js';
 import { invalidArgument } from '../errors.js';
 import { isOlderResourceVersion } from './resource-version.js';
 
@@ -68,6 +69,9 @@ export interface DecodeContext {
 
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
+/** The event's fields that land in text columns (the object body is checked when it is decoded). */
+const TEXT_FIELDS = ['account', 'apiVersion', 'kind', 'namespace', 'name', 'uid', 'resourceVersion', 'watchNamespace'] as const;
+
 /** Validates and collapses the batch. Throws an INVALID_ARGUMENT ConnectError describing the first bad event. */
 export function decodeEventBatch(batch: EventBatch, ctx: DecodeContext): DecodedBatch {
   const objects = new Map<string, { op: 'upsert'; row: ObjectRow } | { op: 'delete'; row: DeleteRow }>();
@@ -81,6 +85,10 @@ export function decodeEventBatch(batch: EventBatch, ctx: DecodeContext): Decoded
     if (!ctx.isCached(ev.account)) {
       out.droppedNotCached++;
       return;
+    }
+    for (const field of TEXT_FIELDS) {
+      const problem = textProblem(ev[field]);
+      if (problem) throw invalidArgument(`${where}: ${field} ${problem}`);
     }
     if (!ev.apiVersion || !ev.kind) throw invalidArgument(`${where}: api_version and kind are required`);
     if (!ev.resourceVersion) throw invalidArgument(`${where}: resource_version is required`);
