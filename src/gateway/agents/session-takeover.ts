@@ -7,20 +7,23 @@
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { Hello } from '../../gen/outpost/agent/v1/agent_pb.js';
 import type { Logger } from '../../shared/logger.js';
+import type { Principal } from '../auth/principal.js';
 import type { AgentSessionStore } from './agent-session-store.js';
 import type { LiveSession, SessionRegistry } from './session-registry.js';
 
 /**
  * Checks a Hello's resume pair. Returns the resumed session id (undefined when the Hello resumes nothing); throws
  * UNAUTHENTICATED "invalid session token" for a wrong or missing token, an unknown session, or a session of another
- * agent id. A session id alone proves nothing.
+ * agent id or of another authenticated identity. A session id alone proves nothing, and a token copied from one
+ * identity's agent does not let another identity take its session (and the operations sent on it) over.
  */
-export async function verifyResume(hello: Hello, store: AgentSessionStore, log: Logger): Promise<string | undefined> {
+export async function verifyResume(hello: Hello, principal: Principal, store: AgentSessionStore, log: Logger): Promise<string | undefined> {
   const { resumeSessionId: id, resumeSessionToken: token } = hello;
   if (!id && !token) return undefined;
   const verified = id && token ? await store.verify(id, token) : undefined;
-  if (!verified || verified.agentId !== hello.agentId) {
-    log.warn({ agentId: hello.agentId, resumeSessionId: id.slice(0, 80), tokenPresented: token !== '' }, 'resume refused: invalid session token');
+  if (!verified || verified.agentId !== hello.agentId || verified.subject !== principal.subject) {
+    const otherIdentity = verified !== undefined && verified.agentId === hello.agentId;
+    log.warn({ agentId: hello.agentId, resumeSessionId: id.slice(0, 80), tokenPresented: token !== '', otherIdentity }, 'resume refused: invalid session token');
     throw new ConnectError('invalid session token', Code.Unauthenticated);
   }
   return verified.id;

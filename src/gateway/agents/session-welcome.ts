@@ -39,7 +39,10 @@ export interface WelcomeDeps extends AdmissionDeps {
 export async function welcomeAgent(state: StreamState, hello: Hello, deps: WelcomeDeps): Promise<boolean> {
   validateHello(hello);
   // Verified before anything is written: a wrong token ends the stream with nothing changed.
-  const resumed = await verifyResume(hello, deps.sessionStore, state.log);
+  const resumed = await verifyResume(hello, state.principal, deps.sessionStore, state.log);
+  if (state.stopped) return false;
+  // Before the Welcome: the agent answers the resumed session's operations on this stream only after it.
+  if (resumed) await deps.operations?.sessionResumed(resumed, state);
   if (state.stopped) return false;
   state.agentId = hello.agentId;
   state.zone = hello.zone;

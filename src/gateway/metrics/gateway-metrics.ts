@@ -21,7 +21,16 @@ export interface OperationRecorder {
   finished(type: string, state: string, seconds: number): void;
   /** A forward to another replica was tried: `taken` when that replica took it. */
   forwarded(taken: boolean): void;
+  /** An agent's operation result was not recorded, and why. */
+  resultIgnored(reason: IgnoredResultReason): void;
 }
+
+/**
+ * Why an operation result was ignored: no id; no stored operation has it; the reporting session does not serve the
+ * operation's account; it came on a session the operation was not sent on (nor one that resumed it); the operation
+ * had already ended (a duplicate or late answer).
+ */
+export type IgnoredResultReason = 'no_id' | 'unknown_operation' | 'account_not_served' | 'wrong_session' | 'already_finished';
 
 /** The metrics of one gateway. */
 export interface GatewayMetrics extends IngestRecorder, OperationRecorder {
@@ -137,6 +146,12 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     labelNames: ['result'],
     registers: [registry],
   });
+  const ignoredResults = new Counter({
+    name: 'outpost_gateway_operation_results_ignored_total',
+    help: 'Operation results not recorded, by reason (wrong_session: not from the stream session the operation was sent on).',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
   return {
     registry,
     batchCommitted(eventsByKind, arrivedAt, writeStartedAt, committedAt) {
@@ -148,6 +163,9 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     finished(type, state, seconds) {
       operations.inc({ type, state });
       latency.observe({ type }, Math.max(0, seconds));
+    },
+    resultIgnored(reason) {
+      ignoredResults.inc({ reason });
     },
     forwarded(taken) {
       forwarded.inc({ result: taken ? 'taken' : 'refused' });

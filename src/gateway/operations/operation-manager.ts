@@ -3,9 +3,9 @@
  * redelivery to newly started agent sessions, the agent-wait timer, per-operation deadline timers plus a sweeper for
  * every row (also those of a replica that died), and start-up recovery. The API and REST layers call only this.
  */
-import { fromJson, toJson, type JsonValue } from '@bufbuild/protobuf';
+import { toJson } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
-import { OperationResultSchema, OperationSchema, type Operation, type OperationResult } from '../../gen/outpost/agent/v1/operation_pb.js';
+import { OperationResultSchema, type Operation, type OperationResult } from '../../gen/outpost/agent/v1/operation_pb.js';
 import { OperationState, type ListOperationsRequest, type SubmitOperationRequest } from '../../gen/outpost/api/v1/operation_service_pb.js';
 import type { Logger } from '../../shared/logger.js';
 import type { OperationHooks } from '../agents/operation-hooks.js';
@@ -17,9 +17,11 @@ import { invalidArgument } from '../errors.js';
 import { createOperationNotifier, type OperationNotifier } from './operation-notifier.js';
 import { decodeOperationPageToken, encodeOperationPageToken } from './operation-page-token.js';
 import { isTerminal, stateFromEnum } from './operation-state.js';
-import type { NewOperationRow, OperationRow, OperationStore, Outcome, SentTarget } from './operation-store.js';
+import type { NewOperationRow, OperationRow, OperationStore, Outcome, ResultItem, SentTarget } from './operation-store.js';
+import type { IgnoredResultReason } from '../metrics/gateway-metrics.js';
 import { durationToMs, msToDuration, validateSubmission } from './operation-validation.js';
 import { watchOperation } from './operation-watch.js';
+import { mismatchWithStored, storedOperation } from './stored-operation.js';
 import { createWriteBatcher } from './write-batcher.js';
 import { isTransactionConflict } from '../../db/transient-error.js';
 
@@ -44,8 +46,8 @@ export interface OperationManagerDeps {
   dispatchLocal?: (account: string, operation: Operation) => DispatchTarget | undefined;
   /** Results of operations of other replicas go back through it; recorded here without it. */
   relay?: ResultRelay;
-  /** Records terminal operations; none when absent. */
-  metrics?: Pick<OperationRecorder, 'finished'>;
+  /** Records terminal operations and ignored results; none when absent. */
+  metrics?: Pick<OperationRecorder, 'finished' | 'resultIgnored'>;
   /** Checks a relayed result's session token; relayed results are refused without it. */
   verifySession?: (sessionId: string, token: string) => Promise<RelaySender | undefined>;
 }
@@ -90,9 +92,12 @@ export interface OperationManager extends OperationHooks {
   close(): void;
   /**
    * An operation another replica (`origin`) forwarded: sent to a local stream only; its result goes back to `origin`.
+   * It must be an operation `origin` stored and that is still open, as stored (id, account, spec): NOT_FOUND when no
+   * row has its id, PERMISSION_DENIED when the row differs or was received by another replica, FAILED_PRECONDITION when
+   * it already ended — nothing is sent then. A replica credential alone cannot make a replica run anything.
    * Undefined when no local stream could take it.
    */
-  acceptForwarded(origin: string, operation: Operation): DispatchTarget | undefined;
+  acceptForwarded(origin: string, operation: Operation): Promise<DispatchTarget | undefined>;
   /**
    * A result relayed by the replica holding the stream: UNAUTHENTICATED for a wrong session token, PERMISSION_DENIED
    * when that session does not serve the operation's account; recorded once otherwise.
@@ -144,7 +149,7 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
     const byItem = new Map(due.map((item, n) => [item, changed[n]!]));
     return items.map((i) => byItem.get(i) ?? false);
   }, retry);
-  const finishes = createWriteBatcher((items: { id: string; account: string; outcome: Outcome }[]) => store.finishMany(items), retry);
+  const finishes = createWriteBatcher((items: ResultItem[]) => store.finishMany(items), retry);
 
   const limits = { defaultTimeoutMs: Math.round(config.defaultTimeoutSeconds * 1000), maxManifestBytes: config.maxManifestBytes };
   const agentWaitMs = Math.round(config.agentWaitSeconds * 1000);
@@ -228,7 +233,7 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
       local.delivering++;
     }
     try {
-      const op = operation ?? fromJson(OperationSchema, row.request as JsonValue, { ignoreUnknownFields: true });
+      const op = operation ?? storedOperation(row);
       const sendable: Operation = { ...op, timeout: msToDuration(remaining) };
       const target = await deps.dispatch(row.account, sendable);
       if (!target) {
@@ -395,12 +400,12 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
 
     sessionStarted(session, accountNames) {
       (async () => {
-        // A SENT operation goes again only to the agent it was sent to (which de-duplicates on its id): another agent
-        // could apply it a second time. A PENDING one only from the replica that received it, and only while nothing
+        // A SENT operation goes again only to the session it was sent on, as resumed by this one (the agent process
+        // that received it de-duplicates on its id): another agent, or a restarted one, could apply it a second time. A PENDING one only from the replica that received it, and only while nothing
         // sent it yet: it is that replica's alone to dispatch (another replica's copy of the row may be stale by the
         // time it reads it, and two dispatchers could reach two agents).
         const rows = (await store.openFor(accountNames, new Date())).filter((r) => {
-          if (r.state !== 'PENDING') return r.agentId === session.agentId;
+          if (r.state !== 'PENDING') return r.sessionId === session.id;
           const local = locals.get(r.id);
           return local !== undefined && !local.sent && local.delivering === 0;
         });
@@ -410,12 +415,28 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
       })().catch(report('could not deliver open operations to a new session', ''));
     },
 
+    async sessionResumed(fromSessionId, session) {
+      const moved = await store.repointSession(fromSessionId, session.id);
+      for (const local of locals.values()) {
+        if (local.sent?.sessionId === fromSessionId) local.sent = { ...local.sent, sessionId: session.id };
+      }
+      if (moved > 0) log.info({ fromSessionId, sessionId: session.id, count: moved }, 'open operations now answered by the resuming session');
+    },
+
     resultReceived(session, result) {
       relayOrRecord(session, result).catch(report('could not record an operation result', result.id));
     },
 
-    acceptForwarded(origin, operation) {
+    async acceptForwarded(origin, operation) {
       if (!deps.dispatchLocal) return undefined;
+      const row = await store.get(operation.id);
+      if (!row) throw new ConnectError(`no stored operation has the id ${JSON.stringify(operation.id)}: nothing to run`, Code.NotFound);
+      const mismatch = row.gatewayId !== origin ? `operation ${row.id} was not received by replica ${JSON.stringify(origin)}` : mismatchWithStored(operation, row);
+      if (mismatch) {
+        log.warn({ operationId: row.id, origin }, `forwarded operation refused: ${mismatch}`);
+        throw new ConnectError(`${mismatch}: refused`, Code.PermissionDenied);
+      }
+      if (isTerminal(row.state)) throw new ConnectError(`operation ${row.id} already ended (${row.state}): not sent again`, Code.FailedPrecondition);
       const target = deps.dispatchLocal(operation.account, operation);
       if (target) {
         deps.relay?.remember(operation.id, origin, Date.now() + (operation.timeout ? durationToMs(operation.timeout) : limits.defaultTimeoutMs) + 5000);
@@ -444,44 +465,45 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
   async function recordResult(session: ResultSender, result: OperationResult): Promise<void> {
     const id = result.id;
     const rlog = log.child({ operationId: id, agentId: session.agentId, sessionId: session.id });
-    if (!id) {
-      rlog.warn('operation_result without an id ignored');
-      return;
-    }
+    const ignore = (reason: IgnoredResultReason, message: string, fields: Record<string, unknown> = {}) => {
+      deps.metrics?.resultIgnored(reason);
+      rlog.warn(fields, message);
+    };
+    if (!id) return ignore('no_id', 'operation_result without an id ignored');
     const local = locals.get(id);
     let account = local?.account ?? result.account;
     if (!account || !session.serves(account)) {
       const row = await store.get(id);
-      if (!row) return void rlog.debug('result for an unknown operation ignored');
+      if (!row) return ignore('unknown_operation', 'result for an unknown operation ignored');
       account = row.account;
     }
     if (!session.serves(account)) {
-      rlog.warn({ account }, 'result from a session that does not serve the operation\'s account ignored');
-      return;
+      return ignore('account_not_served', "result from a session that does not serve the operation's account ignored", { account });
     }
-    // Only the agent the operation was sent to answers it: another agent serving the account (a STANDBY stream, maybe
-    // of another identity) never received it. The store re-checks the row's agent (sent by another replica).
-    if (local?.sent && local.sent.agentId !== session.agentId) {
-      rlog.warn({ account, sentTo: local.sent.agentId }, 'result from an agent the operation was not sent to ignored');
-      return;
-    }
+    // Only the stream session the operation was sent on answers it (or the session that resumed it with its token,
+    // which re-pointed the row): not another agent serving the account (a STANDBY stream, maybe of another identity),
+    // nor a stream that merely announces the same agent id. The store re-checks the row's session (sent by another
+    // replica, or re-pointed by a resumption there); memory vouches only while the SENT mark is not written yet.
+    const vouched = local?.sent?.sessionId === session.id;
     const outcome: Outcome = {
       state: result.success ? 'SUCCEEDED' : 'FAILED',
       result: toJson(OperationResultSchema, result) as Record<string, unknown>,
       at: new Date(),
       agentId: session.agentId,
-      sessionId: local?.sent?.sessionId,
+      sessionId: session.id,
       sentAt: local?.sent?.sentAt,
     };
-    const row = await finishes.add({ id, account, outcome });
+    const row = await finishes.add({ id, account, outcome, vouched });
     if (row) {
       settle(row);
       return;
     }
     const current = await store.get(id);
-    if (!current) rlog.debug('result for an unknown operation ignored');
-    else if (isTerminal(current.state)) rlog.info({ state: current.state }, 'duplicate or late operation result ignored');
-    else if (current.account !== account) rlog.warn({ account: current.account }, 'result for an operation of another account ignored');
-    else rlog.warn({ sentTo: current.agentId }, 'result from an agent the operation was not sent to ignored');
+    if (!current) ignore('unknown_operation', 'result for an unknown operation ignored');
+    else if (isTerminal(current.state)) {
+      deps.metrics?.resultIgnored('already_finished');
+      rlog.info({ state: current.state }, 'duplicate or late operation result ignored');
+    } else if (current.account !== account) ignore('account_not_served', 'result for an operation of another account ignored', { account: current.account });
+    else ignore('wrong_session', 'result from a session the operation was not sent on ignored', { sentTo: current.agentId, sentOn: current.sessionId });
   }
 }

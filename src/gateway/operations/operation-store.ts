@@ -35,6 +35,15 @@ export interface Outcome {
   sentAt?: Date;
 }
 
+/** One agent result for {@link OperationStore.finishMany}. */
+export interface ResultItem {
+  id: string;
+  account: string;
+  outcome: Outcome;
+  /** The recording replica sent the operation on `outcome.sessionId` itself (its SENT mark may not be written yet). */
+  vouched?: boolean;
+}
+
 /** Where an operation was sent. */
 export interface SentTarget {
   agentId: string;
@@ -77,10 +86,16 @@ export interface OperationStore {
   finish(id: string, outcome: Outcome, opts?: { onlyStates?: StoredState[]; accountIn?: string[] }): Promise<OperationRow | undefined>;
   /**
    * Agent results of many operations in one statement: each recorded only if its operation is still open, of
-   * `account`, and — when the outcome names an agent — not sent to another agent (a result comes from the agent the
-   * operation was sent to). Per item, in order, the terminal row, or undefined when nothing changed.
+   * `account`, and — when the outcome names a session — sent on that session (the row's `session_id`, which a
+   * resumption re-points), or not marked sent yet while the caller's memory `vouched` for that session. Per item, in
+   * order, the terminal row, or undefined when nothing changed.
    */
-  finishMany(items: { id: string; account: string; outcome: Outcome }[]): Promise<(OperationRow | undefined)[]>;
+  finishMany(items: ResultItem[]): Promise<(OperationRow | undefined)[]>;
+  /**
+   * A session resumed `from` with its token: its open operations now belong to session `to` (which alone may answer
+   * them from now on). Returns how many rows moved.
+   */
+  repointSession(from: string, to: string): Promise<number>;
   /**
    * Open operations past their deadline → TIMED_OUT (at most `limit`, or only `ids`), with an error saying how long
    * and whether they had been sent — or `error` when given. `gatewayId` restricts to rows this replica received.
@@ -176,14 +191,16 @@ export function createOperationStore(database: Database): OperationStore {
       // A repeated id within the batch: only its first item is written (the others change nothing).
       const seen = new Set<string>();
       const items = all.filter((i) => !seen.has(i.id) && seen.add(i.id));
-      const batch = items.map(({ id, account, outcome: o }) => ({
+      const batch = items.map(({ id, account, outcome: o, ...i }) => ({
         id, account, state: o.state, error: o.error ?? '', at: o.at, result: o.result ?? null, has_result: o.result !== undefined,
-        agent_id: o.agentId ?? '', session_id: o.sessionId ?? '', sent_at: o.sentAt ?? null,
+        agent_id: o.agentId ?? '', session_id: o.sessionId ?? '', sent_at: o.sentAt ?? null, vouched: i.vouched === true,
       }));
       const result = await query(`with v as (select * from jsonb_to_recordset($1::jsonb) as x(id text, account text, state text,
-              error text, at timestamptz, result jsonb, has_result boolean, agent_id text, session_id text, sent_at timestamptz)),
+              error text, at timestamptz, result jsonb, has_result boolean, agent_id text, session_id text, sent_at timestamptz,
+              vouched boolean)),
           locked as materialized (select o.id from operations o join v on v.id = o.id and v.account = o.account
-              where o.state in ('PENDING', 'SENT') and (v.agent_id = '' or o.agent_id = '' or o.agent_id = v.agent_id)
+              where o.state in ('PENDING', 'SENT')
+                and (v.session_id = '' or o.session_id = v.session_id or (o.session_id = '' and v.vouched))
               order by o.id for update of o)
         update operations o
         set state = v.state, error = v.error, finished_at = v.at,
@@ -201,6 +218,16 @@ export function createOperationStore(database: Database): OperationStore {
         byRowId.delete(i.id);
         return row;
       });
+    },
+
+    async repointSession(from, to) {
+      if (!from || !to || from === to) return 0;
+      const rows = await db
+        .update(operations)
+        .set({ sessionId: to })
+        .where(and(eq(operations.sessionId, from), open))
+        .returning({ id: operations.id });
+      return rows.length;
     },
 
     async finish(id, outcome, opts = {}) {

@@ -3,8 +3,10 @@
  * mode), on the reference's paths:
  * - `POST /armory/agent/operations` `{operation, origin}`: run an operation on a stream of this replica. `operation`
  *   is the protobuf JSON of `outpost.agent.v1.Operation` (an object or its serialized text); `origin` the replica id
- *   its result goes back to. 200 `{agentId, sessionId, gatewayId}` once a local stream took it; 409 `no_stream` when
- *   none serves the account here (the caller tries elsewhere). Never forwarded again.
+ *   its result goes back to. It must be an open operation `origin` stored, as stored (404 `not_found` for an unknown
+ *   id, 403 `permission_denied` when it differs, 409 `failed_precondition` once it ended). 200
+ *   `{agentId, sessionId, gatewayId}` once a local stream took it; 409 `no_stream` when none serves the account here
+ *   (the caller tries elsewhere). Never forwarded again.
  * - `POST /armory/agent/operationresults` `{result, sessionId, sessionToken}`: the result of an operation this replica
  *   received, relayed by the replica holding the agent's stream; recorded once. 401 for a wrong session token.
  * Bodies are JSON of at most 4 MiB; anything malformed is a 400 and changes nothing.
@@ -34,7 +36,7 @@ export function addReplicaRoutes(app: Hono<RestEnv>, operations: Pick<OperationM
     if (!operation.timeout || !(durationToMs(operation.timeout) > 0)) {
       throw new HttpError(400, 'bad_request', 'operation.timeout must be greater than 0 (the time the origin has left)');
     }
-    const target = operations.acceptForwarded(origin, operation);
+    const target = await operations.acceptForwarded(origin, operation);
     if (!target) {
       throw new HttpError(409, 'no_stream', `no agent stream serves account ${JSON.stringify(operation.account)} on replica ${selfId}`);
     }
