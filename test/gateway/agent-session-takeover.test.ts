@@ -61,8 +61,16 @@ for (const driver of testDrivers()) {
       assert.equal(await owner('sub-a'), w3.sessionId);
       assert.ok(await stillOpen(other), 'the stream of the other identity stays');
 
-      // Another subject presenting the session's token resumes it.
-      const resumer = open(TWO);
+      // Another subject presenting the session's token does not resume it: a token copied from one identity's agent
+      // gives another identity neither the session nor the operations sent on it.
+      const thief = open(TWO);
+      thief.send(hello('shared-id', [{ name: 'sub-a' }], { resumeSessionId: w3.sessionId, resumeSessionToken: w3.sessionToken }));
+      assert.equal((await thief.ended)?.code, Code.Unauthenticated);
+      assert.ok(await stillOpen(again), 'the session stays with its identity');
+      assert.equal(await owner('sub-a'), w3.sessionId);
+
+      // The same subject with the token resumes it.
+      const resumer = open(ONE);
       resumer.send(hello('shared-id', [{ name: 'sub-a' }], { resumeSessionId: w3.sessionId, resumeSessionToken: w3.sessionToken }));
       const res = await resumer.next();
       assert.equal(res.message.case, 'welcome');

@@ -179,8 +179,13 @@ export function hello(
 }
 
 /** Sends a Hello and returns the Welcome. */
-export async function connectAgent(stream: TestAgentStream, agentId: string, accounts: { name: string; apiHost?: string; caFingerprint?: string }[]): Promise<Welcome> {
-  stream.send(hello(agentId, accounts));
+export async function connectAgent(
+  stream: TestAgentStream,
+  agentId: string,
+  accounts: { name: string; apiHost?: string; caFingerprint?: string }[],
+  extra: Parameters<typeof hello>[2] = {},
+): Promise<Welcome> {
+  stream.send(hello(agentId, accounts, extra));
   const res = await stream.next();
   if (res.message.case !== 'welcome') throw new Error(`expected a welcome, got ${res.message.case}`);
   return res.message.value;

@@ -68,7 +68,7 @@ for (const driver of testDrivers()) {
       const at = new Date('2026-01-01T00:00:05Z');
       const sentAt = new Date('2026-01-01T00:00:04Z');
       const rows = await store.finishMany([
-        { id: 'f-1', account: 'acc', outcome: { state: 'SUCCEEDED', result: { id: 'f-1', success: true }, at, agentId: 'a-1', sessionId: 'x-1', sentAt } },
+        { id: 'f-1', account: 'acc', outcome: { state: 'SUCCEEDED', result: { id: 'f-1', success: true }, at, agentId: 'a-1', sessionId: 'x-1', sentAt }, vouched: true },
         { id: 'f-2', account: 'acc', outcome: { state: 'FAILED', result: { id: 'f-2' }, at, agentId: 'a-1' } },
         { id: 'f-3', account: 'acc', outcome: { state: 'SUCCEEDED', result: { id: 'f-3' }, at } },
         { id: 'f-4', account: 'acc', outcome: { state: 'SUCCEEDED', result: { id: 'f-4' }, at } },
@@ -85,21 +85,40 @@ for (const driver of testDrivers()) {
       assert.deepEqual((await store.get('f-4'))?.error, 'timed out', 'a terminal operation stays as it was');
     });
 
-    it('finishMany ignores a result from an agent other than the one the operation was sent to', async () => {
-      await store.insertMany([newRow('g-1'), newRow('g-2')]);
+    it('finishMany takes a result only from the session the operation was sent on, whatever agent id it names', async () => {
+      await store.insertMany([newRow('g-1'), newRow('g-2'), newRow('g-3')]);
       const at = new Date('2026-01-01T00:00:05Z');
       await store.markSentMany([{ id: 'g-1', agentId: 'a-1', sessionId: 'x-1', sentAt: at }]);
       const forged = await store.finishMany([
-        { id: 'g-1', account: 'acc', outcome: { state: 'SUCCEEDED', result: { id: 'g-1' }, at, agentId: 'a-2', sessionId: 'x-2' } },
+        // Another stream announcing the same agent id: the agent id proves nothing.
+        { id: 'g-1', account: 'acc', outcome: { state: 'SUCCEEDED', result: { id: 'g-1' }, at, agentId: 'a-1', sessionId: 'x-2' } },
+        // Not marked sent yet, and nobody vouches for the session: refused.
+        { id: 'g-2', account: 'acc', outcome: { state: 'SUCCEEDED', result: { id: 'g-2' }, at, agentId: 'a-2', sessionId: 'x-2' } },
       ]);
-      assert.deepEqual(forged, [undefined]);
-      assert.deepEqual([(await store.get('g-1'))?.state, (await store.get('g-1'))?.agentId], ['SENT', 'a-1']);
+      assert.deepEqual(forged, [undefined, undefined]);
+      assert.deepEqual([(await store.get('g-1'))?.state, (await store.get('g-1'))?.sessionId], ['SENT', 'x-1']);
+      assert.equal((await store.get('g-2'))?.state, 'PENDING');
       const rows = await store.finishMany([
-        { id: 'g-1', account: 'acc', outcome: { state: 'SUCCEEDED', result: { id: 'g-1' }, at, agentId: 'a-1' } },
-        // Not marked sent yet (the SENT write may trail the result): any agent serving the account is taken.
-        { id: 'g-2', account: 'acc', outcome: { state: 'SUCCEEDED', result: { id: 'g-2' }, at, agentId: 'a-2' } },
+        { id: 'g-1', account: 'acc', outcome: { state: 'SUCCEEDED', result: { id: 'g-1' }, at, agentId: 'a-1', sessionId: 'x-1' } },
+        // Not marked sent yet (the SENT write may trail the result): the replica that sent it vouches for the session.
+        { id: 'g-2', account: 'acc', outcome: { state: 'SUCCEEDED', result: { id: 'g-2' }, at, agentId: 'a-2', sessionId: 'x-2' }, vouched: true },
       ]);
-      assert.deepEqual(rows.map((r) => [r?.state, r?.agentId]), [['SUCCEEDED', 'a-1'], ['SUCCEEDED', 'a-2']]);
+      assert.deepEqual(rows.map((r) => [r?.state, r?.sessionId]), [['SUCCEEDED', 'x-1'], ['SUCCEEDED', 'x-2']]);
+    });
+
+    it('repointSession hands the open operations of a resumed session to the resuming one', async () => {
+      await store.insertMany([newRow('h-1'), newRow('h-2')]);
+      const at = new Date('2026-01-01T00:00:05Z');
+      await store.markSentMany([
+        { id: 'h-1', agentId: 'a-1', sessionId: 'old', sentAt: at },
+        { id: 'h-2', agentId: 'a-1', sessionId: 'old', sentAt: at },
+      ]);
+      await store.finish('h-2', { state: 'FAILED', error: 'timed out', at });
+      assert.equal(await store.repointSession('old', 'new'), 1, 'only open operations move');
+      assert.deepEqual(await store.finishMany([{ id: 'h-1', account: 'acc', outcome: { state: 'SUCCEEDED', at, agentId: 'a-1', sessionId: 'old' } }]), [undefined]);
+      const [done] = await store.finishMany([{ id: 'h-1', account: 'acc', outcome: { state: 'SUCCEEDED', at, agentId: 'a-1', sessionId: 'new' } }]);
+      assert.equal(done?.state, 'SUCCEEDED');
+      assert.equal((await store.get('h-2'))?.sessionId, 'old');
     });
 
     it('concurrent sent marks, results and the sweeper over the same rows in different orders never deadlock', async () => {

@@ -41,8 +41,14 @@ export interface OperationAgent {
   sendResult(result: ResultInit): void;
   /** Kills the current stream (as a cut connection would). */
   cut(): Promise<void>;
-  /** Opens a new stream with the same agent id and accounts (to another gateway URL when given). */
-  reconnect(grpcUrl?: string): Promise<void>;
+  /**
+   * Opens a new stream with the same agent id and accounts (to another gateway URL when given), resuming the last
+   * session with its token as the real agent does — or, with `resume: false`, as a restarted agent process that lost
+   * its session token.
+   */
+  reconnect(grpcUrl?: string, opts?: { resume?: boolean }): Promise<void>;
+  /** The session of the current stream (its Welcome's id and token). */
+  readonly session: { id: string; token: string };
   /** Resolves when an operation with this id was received at least `times` times. */
   waitReceived(id: string, times?: number, timeoutMs?: number): Promise<Operation>;
   /** Half-closes and waits for the end. */
@@ -96,10 +102,13 @@ export async function startOperationAgent(
     }
   };
   let url = grpcUrl;
-  const connect = async (to?: string) => {
+  let session = { id: '', token: '' };
+  const connect = async (to?: string, resume = true) => {
     if (to) url = to;
     stream = openAgentStream(url, { bearer: opts.bearer });
-    await connectAgent(stream, agentId, accounts.map((name) => ({ name })));
+    const extra = resume && session.id ? { resumeSessionId: session.id, resumeSessionToken: session.token } : {};
+    const welcome = await connectAgent(stream, agentId, accounts.map((name) => ({ name })), extra);
+    session = { id: welcome.sessionId, token: welcome.sessionToken };
     live = true;
     for (const r of outbox.splice(0)) stream.send({ case: 'operationResult', value: r });
     void loop(stream);
@@ -119,7 +128,10 @@ export async function startOperationAgent(
       stream.abort();
       await stream.ended;
     },
-    reconnect: (to) => connect(to),
+    reconnect: (to, o = {}) => connect(to, o.resume ?? true),
+    get session() {
+      return session;
+    },
     waitReceived(id, times = 1, timeoutMs = 5000) {
       return new Promise((resolve, reject) => {
         const check = () => {
