@@ -17,11 +17,16 @@ const rpc = (service: string, method: string, message: Record<string, unknown> =
   message,
 });
 const spec = (name: string, extra: Record<string, unknown> = {}) => ({ name, kubeconfigFile: '/k', ...extra });
-/** A forwarded operation (the body of `POST /armory/agent/operations`) for agent A's account. */
-const forwarded = {
-  origin: 'gw-elsewhere',
-  operation: { id: 'authz-forwarded-1', account: A.account, timeout: '30s', get: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'x' } },
-};
+/**
+ * A forwarded operation (the body of `POST /armory/agent/operations`): the open operation the matrix gateway stored
+ * during set-up, as stored (sent to agent A again, which de-duplicates on its id); or with another spec or an id no
+ * row has.
+ */
+const forwardedOp = (id: string, name = 'x') => ({
+  origin: FIXTURE.gatewayId,
+  operation: { id, account: A.account, timeout: '30s', get: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name } },
+});
+const forwarded = forwardedOp(FIXTURE.operationId);
 /** A relayed result (the body of `POST /armory/agent/operationresults`) for an operation id nobody knows: recorded as ignored. */
 const relayed = (session: string, token: string) => ({
   result: { id: 'authz-unknown-op', account: A.account, success: true },
@@ -42,7 +47,32 @@ export const REST_ROWS: MatrixRow[] = [
   rowOf('ALL /armory/clouddrivers/:id', 'admin', rest('DELETE', `/armory/clouddrivers/${FIXTURE.gatewayId}`), { valid: '405 method_not_allowed' }),
 
   rowOf('POST /armory/agent/operations', 'replica', rest('POST', '/armory/agent/operations', forwarded), { valid: '200' }),
+  rowOf('POST /armory/agent/operations', 'replica', rest('POST', '/armory/agent/operations', forwarded), {
+    scenario: 'a replica forwards an operation no replica stored: nothing runs',
+    valid: '200',
+    cells: { other: { as: 'replica', expect: '404 not_found', request: rest('POST', '/armory/agent/operations', forwardedOp('authz-never-stored')) } },
+  }),
+  rowOf('POST /armory/agent/operations', 'replica', rest('POST', '/armory/agent/operations', forwarded), {
+    scenario: 'a replica forwards a stored operation with another spec: nothing runs',
+    valid: '200',
+    cells: { other: { as: 'replica', expect: '403 permission_denied', request: rest('POST', '/armory/agent/operations', forwardedOp(FIXTURE.operationId, 'tampered')) } },
+  }),
   rowOf('POST /armory/agent/operationresults', 'replica', rest('POST', '/armory/agent/operationresults', relayed('agentA', 'agentA')), { valid: '200' }),
+  rowOf('POST /armory/agent/operationresults', 'replica', rest('POST', '/armory/agent/operationresults', relayed('agentA', 'agentA')), {
+    scenario: 'a replica relays a result from a session of the account (with its own token) that the operation was not sent on',
+    valid: '200',
+    cells: {
+      other: {
+        as: 'replica',
+        expect: '403 permission_denied',
+        request: rest('POST', '/armory/agent/operationresults', {
+          result: { id: FIXTURE.operationId, account: A.account, success: true },
+          sessionId: '$session:agentAStandby',
+          sessionToken: '$token:agentAStandby',
+        }),
+      },
+    },
+  }),
   rowOf('POST /armory/agent/operationresults', 'replica', rest('POST', '/armory/agent/operationresults', relayed('agentA', 'agentA')), {
     scenario: "a replica relays a result with one stream's session id and another stream's session token",
     valid: '200',
@@ -122,6 +152,17 @@ export const RPC_ROWS: MatrixRow[] = [
         as: 'agentB',
         expect: 'Unauthenticated',
         request: agentCall('grpc', FIXTURE.agentAResume.agentId, FIXTURE.agentAResume.account, { resume: { session: 'agentAResume', token: 'agentB' } }),
+      },
+    },
+  }),
+  rowOf(`${AGENT}/Connect`, 'agent', agentCall('grpc', FIXTURE.agentAResume.agentId, FIXTURE.agentAResume.account, { resume: { session: 'agentAResume', token: 'agentAResume' } }), {
+    scenario: "agent B resumes agent A's session with A's own session token (copied): a session stays with its identity",
+    valid: 'OK',
+    cells: {
+      other: {
+        as: 'agentB',
+        expect: 'Unauthenticated',
+        request: agentCall('grpc', FIXTURE.agentAResume.agentId, FIXTURE.agentAResume.account, { resume: { session: 'agentAResume', token: 'agentAResume' } }),
       },
     },
   }),

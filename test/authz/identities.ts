@@ -69,6 +69,8 @@ export const FIXTURE = {
   agentA: { agentId: 'agent-a', account: 'team-a-web' },
   /** A second stream of identity agent-a whose session the resume rows try to take. */
   agentAResume: { agentId: 'agent-a-resume', account: 'team-a-resume' },
+  /** A second stream of identity agent-a serving `team-a-web` as STANDBY (never sent an operation). */
+  agentAStandby: { agentId: 'agent-a-standby-fixture', account: 'team-a-web' },
   /** Agent B's stream: caches `team-b-web`. */
   agentB: { agentId: 'agent-b', account: 'team-b-web' },
   configMap: { namespace: 'default', name: 'authz-cm' },

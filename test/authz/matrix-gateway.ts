@@ -75,6 +75,8 @@ export async function startMatrixGateway(services: ReadonlyMap<string, DescServi
       open(STATIC_TOKENS.agentA, FIXTURE.agentAResume.agentId, FIXTURE.agentAResume.account),
       open(STATIC_TOKENS.agentB, FIXTURE.agentB.agentId, FIXTURE.agentB.account),
     ]);
+    // After agent A's stream caches the account: this one stands by for it.
+    const standby = await open(STATIC_TOKENS.agentA, FIXTURE.agentAStandby.agentId, FIXTURE.agentAStandby.account);
     const cm = configMap(FIXTURE.configMap.name, 1, { namespace: FIXTURE.configMap.namespace });
     a.stream.send(events(1, [event(FIXTURE.agentA.account, EventType.ADDED, cm)]));
     await a.stream.waitForAck(1);
@@ -95,9 +97,14 @@ export async function startMatrixGateway(services: ReadonlyMap<string, DescServi
       if ((await a.stream.next()).message.case !== 'operation') throw new Error(`fixture: operation ${id} not sent to agent A`);
     }
 
-    const sessions: Record<FixtureStream, { id: string; token: string }> = { agentA: a.session, agentAResume: resume.session, agentB: b.session };
+    const sessions: Record<FixtureStream, { id: string; token: string }> = {
+      agentA: a.session,
+      agentAResume: resume.session,
+      agentAStandby: standby.session,
+      agentB: b.session,
+    };
     const running = gateway;
-    const fixtureStreams: Record<FixtureStream, TestAgentStream> = { agentA: a.stream, agentAResume: resume.stream, agentB: b.stream };
+    const fixtureStreams: Record<FixtureStream, TestAgentStream> = { agentA: a.stream, agentAResume: resume.stream, agentAStandby: standby.stream, agentB: b.stream };
     return {
       gateway: running,
       context: {

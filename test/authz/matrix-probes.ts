@@ -62,7 +62,7 @@ async function restOutcome(ctx: ProbeContext, probe: Extract<Probe, { kind: 'res
 
 /** Replaces `$session:<stream>` / `$token:<stream>` with the fixture stream's values. */
 function substitute(text: string, ctx: ProbeContext): string {
-  return text.replace(/\$(session|token):(agentAResume|agentA|agentB)/g, (_m, what: string, stream: FixtureStream) =>
+  return text.replace(/\$(session|token):(agentAResume|agentAStandby|agentA|agentB)/g, (_m, what: string, stream: FixtureStream) =>
     what === 'session' ? ctx.sessions[stream].id : ctx.sessions[stream].token,
   );
 }

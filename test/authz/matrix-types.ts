@@ -16,7 +16,7 @@ export type Requirement = 'none' | 'read' | 'write' | 'admin' | 'replica' | 'age
 
 /**
  * A request a cell sends. Strings `$session:<stream>` and `$token:<stream>` anywhere in a REST body are replaced by the
- * session id / session token of a fixture agent stream (`agentA`, `agentAResume`, `agentB`).
+ * session id / session token of a fixture agent stream (`agentA`, `agentAResume`, `agentAStandby`, `agentB`).
  */
 export type Probe =
   | { kind: 'rest'; method: string; path: string; body?: unknown }
@@ -53,7 +53,7 @@ export type Probe =
     };
 
 /** The fixture agent streams (opened before the cells run). */
-export type FixtureStream = 'agentA' | 'agentAResume' | 'agentB';
+export type FixtureStream = 'agentA' | 'agentAResume' | 'agentAStandby' | 'agentB';
 
 /** One cell: who calls, what (when not the row's request), and the outcome expected. */
 export interface Cell {

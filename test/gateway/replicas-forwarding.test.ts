@@ -127,8 +127,14 @@ describe('operation forwarding between replicas (postgres)', { skip: pg ? false 
     assert.match(op.operation!.error, new RegExp(`no agent connected for account ${account}`));
   });
 
-  test('POST /armory/agent/operations: 409 when no local stream serves the account; bad bodies are 4xx JSON errors', async () => {
+  test('POST /armory/agent/operations: 404 for an operation nobody stored, 409 when no local stream serves the account; bad bodies are 4xx JSON errors', async () => {
     const operation = { id: 'op-direct-1', account: 'nobody-here', timeout: '5s', get: { kind: 'ConfigMap', name: 'x' } };
+    const unstored = await post(b, '/armory/agent/operations', { operation, origin: 'gw-a' });
+    assert.deepEqual([unstored.status, unstored.body.error], [404, 'not_found']);
+    // Stored by gw-a (as its submit would), for an account no stream of b serves.
+    const { timeout: _, ...request } = operation;
+    await a.query(`insert into operations (id, account, type, request, state, gateway_id, timeout_ms, received_at, stored_at, deadline_at, request_hash)
+      values ('op-direct-1', 'nobody-here', 'get', '${JSON.stringify(request)}', 'PENDING', 'gw-a', 60000, now(), now(), now() + interval '60 seconds', 'h')`);
     const none = await post(b, '/armory/agent/operations', { operation, origin: 'gw-a' });
     assert.equal(none.status, 409);
     assert.equal(none.body.error, 'no_stream');
@@ -158,7 +164,8 @@ describe('operation forwarding between replicas (postgres)', { skip: pg ? false 
     // Without a replica token (a client token lacks the replica role) nothing is accepted.
     assert.equal((await post(b, '/armory/agent/operations', { operation, origin: 'gw-a' }, { token: CLIENT_TOKEN })).status, 403);
     assert.equal((await post(b, '/armory/agent/operations', { operation, origin: 'gw-a' }, { token: 'wrong-token-0123456789' })).status, 401);
-    assert.equal((await a.query(`select 1 from operations where id = 'op-direct-1' or id = 'x'`)).length, 0);
+    assert.equal((await a.query(`select 1 from operations where id = 'x'`)).length, 0);
+    assert.deepEqual(await a.query(`select state, agent_id from operations where id = 'op-direct-1'`), [{ state: 'PENDING', agent_id: '' }]);
   });
 
   test('POST /armory/agent/operationresults needs the session token of a stream serving the account; a right one records once', async () => {

@@ -116,6 +116,11 @@ interface LocalOperation {
   retryTimer?: NodeJS.Timeout;
   /** The first send (memory knows it before the SENT update is written, or instead of it). */
   sent?: SentTarget;
+  /**
+   * Settles when the latest dispatch returned: a result relayed back by the replica that took a forward can arrive
+   * before the forward's answer, and waits for it to learn which session the operation was sent on.
+   */
+  dispatching?: Promise<void>;
   delivering: number;
   /** The terminal row, once settled (the submitter returns it without reading the row again). */
   final?: OperationRow;
@@ -235,14 +240,21 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
     try {
       const op = operation ?? storedOperation(row);
       const sendable: Operation = { ...op, timeout: msToDuration(remaining) };
-      const target = await deps.dispatch(row.account, sendable);
+      let dispatched!: () => void;
+      if (local) local.dispatching = new Promise<void>((resolve) => (dispatched = resolve));
+      let target: DispatchTarget | undefined;
+      try {
+        target = await deps.dispatch(row.account, sendable);
+        if (target && local) local.sent ??= { agentId: target.agentId, sessionId: target.sessionId, sentAt: new Date() };
+      } finally {
+        dispatched?.();
+      }
       if (!target) {
         if (local && !local.sent && locals.has(row.id)) armAgentWait(row.id, local);
         return undefined;
       }
-      if (target.gatewayId === undefined) deps.relay?.remember(row.id, row.gatewayId, row.deadlineAt.getTime());
-      const sentTarget: SentTarget = { agentId: target.agentId, sessionId: target.sessionId, sentAt: new Date() };
-      if (local) local.sent ??= sentTarget;
+      if (target.gatewayId === undefined) deps.relay?.remember(row.id, row.gatewayId, row.deadlineAt.getTime(), target.sessionId);
+      const sentTarget: SentTarget = local?.sent ?? { agentId: target.agentId, sessionId: target.sessionId, sentAt: new Date() };
       log.debug({ operationId: row.id, account: row.account, ...target }, 'operation sent');
       const sent: OperationRow = { ...row, state: 'SENT', sentAt: row.sentAt ?? sentTarget.sentAt, agentId: target.agentId, sessionId: target.sessionId };
       const written = sentWrites.add({ id: row.id, target: sentTarget, local }).then((changed) => {
@@ -439,7 +451,8 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
       if (isTerminal(row.state)) throw new ConnectError(`operation ${row.id} already ended (${row.state}): not sent again`, Code.FailedPrecondition);
       const target = deps.dispatchLocal(operation.account, operation);
       if (target) {
-        deps.relay?.remember(operation.id, origin, Date.now() + (operation.timeout ? durationToMs(operation.timeout) : limits.defaultTimeoutMs) + 5000);
+        const until = Date.now() + (operation.timeout ? durationToMs(operation.timeout) : limits.defaultTimeoutMs) + 5000;
+        deps.relay?.remember(operation.id, origin, until, target.sessionId);
         log.debug({ operationId: operation.id, account: operation.account, origin, ...target }, 'forwarded operation sent');
       }
       return target;
@@ -452,22 +465,29 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
       if (!account || !sender.accounts.includes(account)) {
         throw new ConnectError(`session ${sessionId} does not serve account ${JSON.stringify(account ?? '')}`, Code.PermissionDenied);
       }
-      await recordResult({ id: sender.id, agentId: sender.agentId, serves: (a) => sender.accounts.includes(a) }, result);
+      const outcome = await recordResult({ id: sender.id, agentId: sender.agentId, serves: (a) => sender.accounts.includes(a) }, result);
+      if (outcome === 'wrong_session') {
+        throw new ConnectError(`operation ${result.id} was not sent on session ${sessionId} (nor on one it resumed)`, Code.PermissionDenied);
+      }
     },
   };
 
   async function relayOrRecord(session: LiveSession, result: OperationResult): Promise<void> {
     const origin = result.id && !locals.has(result.id) ? deps.relay?.originOf(result.id) : undefined;
+    // This replica sent it on that session for its origin: when it records the result itself, it vouches for it.
+    const sentHere = origin !== undefined && deps.relay!.sentOn(result.id) === session.id;
     if (origin && (await deps.relay!.send(origin, result, session))) return;
-    await recordResult(session, result);
+    await recordResult(session, result, sentHere);
   }
 
-  async function recordResult(session: ResultSender, result: OperationResult): Promise<void> {
+  /** Records the result when its session may answer it; otherwise says why it was ignored (logged and counted). */
+  async function recordResult(session: ResultSender, result: OperationResult, sentHere = false): Promise<'recorded' | IgnoredResultReason> {
     const id = result.id;
     const rlog = log.child({ operationId: id, agentId: session.agentId, sessionId: session.id });
     const ignore = (reason: IgnoredResultReason, message: string, fields: Record<string, unknown> = {}) => {
       deps.metrics?.resultIgnored(reason);
       rlog.warn(fields, message);
+      return reason;
     };
     if (!id) return ignore('no_id', 'operation_result without an id ignored');
     const local = locals.get(id);
@@ -484,7 +504,8 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
     // which re-pointed the row): not another agent serving the account (a STANDBY stream, maybe of another identity),
     // nor a stream that merely announces the same agent id. The store re-checks the row's session (sent by another
     // replica, or re-pointed by a resumption there); memory vouches only while the SENT mark is not written yet.
-    const vouched = local?.sent?.sessionId === session.id;
+    if (local && !local.sent && local.delivering > 0) await local.dispatching;
+    const vouched = sentHere || local?.sent?.sessionId === session.id;
     const outcome: Outcome = {
       state: result.success ? 'SUCCEEDED' : 'FAILED',
       result: toJson(OperationResultSchema, result) as Record<string, unknown>,
@@ -496,14 +517,16 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
     const row = await finishes.add({ id, account, outcome, vouched });
     if (row) {
       settle(row);
-      return;
+      return 'recorded';
     }
     const current = await store.get(id);
-    if (!current) ignore('unknown_operation', 'result for an unknown operation ignored');
-    else if (isTerminal(current.state)) {
+    if (!current) return ignore('unknown_operation', 'result for an unknown operation ignored');
+    if (isTerminal(current.state)) {
       deps.metrics?.resultIgnored('already_finished');
       rlog.info({ state: current.state }, 'duplicate or late operation result ignored');
-    } else if (current.account !== account) ignore('account_not_served', 'result for an operation of another account ignored', { account: current.account });
-    else ignore('wrong_session', 'result from a session the operation was not sent on ignored', { sentTo: current.agentId, sentOn: current.sessionId });
+      return 'already_finished';
+    }
+    if (current.account !== account) return ignore('account_not_served', 'result for an operation of another account ignored', { account: current.account });
+    return ignore('wrong_session', 'result from a session the operation was not sent on ignored', { sentTo: current.agentId, sentOn: current.sessionId });
   }
 }

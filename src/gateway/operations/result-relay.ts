@@ -26,10 +26,18 @@ export interface RelayedResultBody {
 
 /** Where results of operations dispatched for other replicas go. */
 export interface ResultRelay {
-  /** Remembers that operation `id` came from replica `origin`, until `untilMs` (epoch ms). */
-  remember(id: string, origin: string, untilMs: number): void;
+  /**
+   * Remembers that operation `id` came from replica `origin` and was sent here on stream session `sessionId`, until
+   * `untilMs` (epoch ms).
+   */
+  remember(id: string, origin: string, untilMs: number, sessionId: string): void;
   /** The remembered origin (another replica), if any. */
   originOf(id: string): string | undefined;
+  /**
+   * The session this replica sent operation `id` on, while its origin is remembered: when the origin cannot be reached
+   * and this replica records the result itself, it vouches for that session (the origin's SENT mark may be unwritten).
+   */
+  sentOn(id: string): string | undefined;
   /** Sends the result to its origin; true once the origin answered 200 (it recorded it, or already had it). */
   send(origin: string, result: OperationResult, session: LiveSession): Promise<boolean>;
 }
@@ -44,26 +52,27 @@ export interface ResultRelayOptions {
 
 /** Creates the relay. Entries are dropped once relayed or past their time. */
 export function createResultRelay(options: ResultRelayOptions): ResultRelay {
-  const origins = new Map<string, { origin: string; until: number }>();
+  const origins = new Map<string, { origin: string; until: number; sessionId: string }>();
   const prune = () => {
     const now = Date.now();
     for (const [id, entry] of origins) if (entry.until < now) origins.delete(id);
   };
+  const live = (id: string) => {
+    const entry = origins.get(id);
+    if (entry && entry.until < Date.now()) {
+      origins.delete(id);
+      return undefined;
+    }
+    return entry;
+  };
   return {
-    remember(id, origin, untilMs) {
+    remember(id, origin, untilMs, sessionId) {
       if (origin === options.selfId) return;
       if (origins.size >= 10_000) prune();
-      origins.set(id, { origin, until: untilMs });
+      origins.set(id, { origin, until: untilMs, sessionId });
     },
-    originOf(id) {
-      const entry = origins.get(id);
-      if (!entry) return undefined;
-      if (entry.until < Date.now()) {
-        origins.delete(id);
-        return undefined;
-      }
-      return entry.origin;
-    },
+    originOf: (id) => live(id)?.origin,
+    sentOn: (id) => live(id)?.sessionId,
     async send(origin, result, session) {
       const replica = options.replicas.get(origin);
       if (!replica) return false;
