@@ -55,6 +55,18 @@ const operationsSchema = z
   })
   .strict();
 
+const secretsSchema = z
+  .object({
+    keyFile: z.string().min(1).optional().describe(
+      'File of AES-256 keys that encrypt Secret values inside stored operation requests: one `keyId:base64` line ' +
+      'per key (32 random bytes each, e.g. `echo "k1:$(openssl rand -base64 32)"`); the first line encrypts, every ' +
+      'line decrypts (add a new first line to rotate, drop an old line once no open operation uses it). Re-read when ' +
+      'it changes; the same file on every replica. Unset: with --insecure an ephemeral key (lost on restart); ' +
+      'otherwise operations carrying Secret values are refused.',
+    ),
+  })
+  .strict();
+
 const regex = z.string().min(1).refine((source) => {
   try {
     new RegExp(source);
@@ -289,6 +301,9 @@ const baseSchema = z
     web: webSchema.default(() => webSchema.parse({})).describe(
       'The browser dashboard and the fleet summary it watches.',
     ),
+    secrets: secretsSchema.default(() => secretsSchema.parse({})).describe(
+      'Encryption at rest of Secret values in operation requests (see docs/security.md).',
+    ),
   })
   .strict();
 
@@ -324,10 +339,12 @@ export interface GatewayConfig {
   accounts: { activationTimeoutSeconds: number; cleanupGraceSeconds: number; maxBodyBytes: number; maxPageSize: number };
   cluster: GatewayClusterConfig;
   web: GatewayWebConfig;
+  secrets: { keyFile?: string };
 }
 
 /** What a config file, the environment or overrides may hold: any subset of {@link GatewayConfig}. */
-export type GatewayConfigInput = Partial<Omit<GatewayConfig, 'agents' | 'cache' | 'operations' | 'tls' | 'auth' | 'authorization' | 'accounts' | 'cluster' | 'web'>> & {
+export type GatewayConfigInput = Partial<Omit<GatewayConfig, 'agents' | 'cache' | 'operations' | 'tls' | 'auth' | 'authorization' | 'accounts' | 'cluster' | 'web' | 'secrets'>> & {
+  secrets?: Partial<GatewayConfig['secrets']>;
   agents?: Partial<GatewayConfig['agents']>;
   cache?: Partial<GatewayConfig['cache']>;
   operations?: Partial<GatewayConfig['operations']>;

@@ -51,6 +51,8 @@ import { createHealthService } from './grpc/health-service.js';
 import { createReflectionServices, ServerReflectionV1, ServerReflectionV1alpha } from './grpc/reflection-service.js';
 import { createOperationManager } from './operations/operation-manager.js';
 import { createOperationStore } from './operations/operation-store.js';
+import { createOperationSealer } from './operations/operation-sealing.js';
+import { createKeyRing, type KeyRing } from './secrets/key-ring.js';
 import { createRestApp } from './rest/rest-app.js';
 import { RECONNECT_HEADER, RECONNECT_NOW } from './agents/stream-timers.js';
 import { createAuthenticator } from './auth/authenticator.js';
@@ -105,6 +107,19 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   // Key, certificate and token files are read first: a gateway that cannot check credentials does not start.
   const authenticator = createAuthenticator(config, { logger: logger.child({ component: 'auth' }) });
   const tlsContext = config.tls ? createTlsContextSource(config.tls, logger.child({ component: 'tls' })) : undefined;
+  let secretKeys: KeyRing;
+  try {
+    secretKeys = createKeyRing({ keyFile: config.secrets.keyFile, insecure: config.insecure, logger: logger.child({ component: 'secrets' }) });
+  } catch (err) {
+    tlsContext?.close();
+    authenticator.close();
+    throw err;
+  }
+  if (secretKeys.source === 'ephemeral') {
+    logger.warn('secrets.keyFile is not set: Secret values in operations are encrypted with an ephemeral key, so open operations carrying them cannot be sent after a restart (development only)');
+  } else if (secretKeys.source === 'none') {
+    logger.warn('secrets.keyFile is not set: operations carrying Secret values are refused (they would have to be stored in plaintext)');
+  }
   const database = await openDatabase(config.database).catch((err) => {
     tlsContext?.close();
     throw err;
@@ -149,6 +164,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   const operations = createOperationManager({
     gatewayId: config.id,
     store: createOperationStore(database),
+    sealer: createOperationSealer(secretKeys),
     dispatch: createDispatch(registry, {
       selfId: config.id,
       owners: createOwnerLookup(database, { selfId: config.id, cacheMs: 2000, staleAfterSeconds: agentStaleAfterSeconds }),

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConnectRequestSchema, EventType, SyncPhase, type ConnectRequest } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { toBinary } from '@bufbuild/protobuf';
-import { LAST_APPLIED_ANNOTATION, scrubObject } from '../../src/agent/watch/scrub.js';
+import { LAST_APPLIED_ANNOTATION, scrubObject } from '../../src/shared/secret-scrub.js';
 import { createVersionTracker, isNewerVersion } from '../../src/agent/watch/version-tracker.js';
 import { createOutbox, OutboxClosedError } from '../../src/agent/stream/outbox.js';
 import { backoffDelayMs } from '../../src/agent/stream/backoff.js';

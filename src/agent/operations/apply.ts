@@ -10,7 +10,7 @@
 import type { ApplySpec } from '../../gen/outpost/agent/v1/operation_pb.js';
 import { KubeHttpError } from '../kube/kube-client.js';
 import { kindMatches } from '../kube/kind-filter.js';
-import { LAST_APPLIED_ANNOTATION } from '../watch/scrub.js';
+import { LAST_APPLIED_ANNOTATION } from '../../shared/secret-scrub.js';
 import { isRetryable } from './kube-calls.js';
 import { parseManifests, type ManifestObject } from './manifests.js';
 import { isObj, namespaceFor, parseObject, type Obj, type OperationContext, type Outcome } from './operation-context.js';

@@ -2,7 +2,7 @@
  * What every operation handler receives (the Kubernetes calls of this operation, the account's discovery cache and
  * the agent settings) and what it returns (an {@link Outcome}, turned into an OperationResult by the executor).
  */
-import { scrubObject } from '../watch/scrub.js';
+import { scrubObject } from '../../shared/secret-scrub.js';
 import type { KubeCalls } from './kube-calls.js';
 import type { ResourceResolver } from './resource-resolver.js';
 

@@ -8,7 +8,7 @@ import { create, toBinary, type JsonObject } from '@bufbuild/protobuf';
 import { DurationSchema, timestampFromDate, type Duration } from '@bufbuild/protobuf/wkt';
 import { OperationResultSchema, RevisionSchema, type Operation, type OperationResult } from '../../gen/outpost/agent/v1/operation_pb.js';
 import type { KubeClient } from '../kube/kube-client.js';
-import { scrubObject } from '../watch/scrub.js';
+import { scrubObject } from '../../shared/secret-scrub.js';
 import { runApply } from './apply.js';
 import { runDelete } from './delete.js';
 import { createKubeCalls, type RetryPolicy } from './kube-calls.js';

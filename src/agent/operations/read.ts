@@ -3,7 +3,7 @@
  * given), pod logs (container, tail lines, previous instance) and rollout history. Secrets come back scrubbed.
  */
 import type { GetSpec, HistorySpec, ListSpec, LogsSpec } from '../../gen/outpost/agent/v1/operation_pb.js';
-import { scrubObject } from '../watch/scrub.js';
+import { scrubObject } from '../../shared/secret-scrub.js';
 import { namespaceFor, objectRef, parseObject, type Obj, type OperationContext, type Outcome } from './operation-context.js';
 import { badRequest } from './operation-error.js';
 import { pathSegment, resourcePath } from './resource-resolver.js';

@@ -14,7 +14,7 @@ import type { WatchScope } from '../kube/access-review.js';
 import { KubeHttpError, type KubeClient } from '../kube/kube-client.js';
 import { backoffDelayMs, sleep, type BackoffPolicy } from '../stream/backoff.js';
 import { OutboxClosedError, type Outbox } from '../stream/outbox.js';
-import { scrubObject } from './scrub.js';
+import { scrubObject } from '../../shared/secret-scrub.js';
 import { createVersionTracker } from './version-tracker.js';
 
 /** Live state of a scope, read by the status endpoint and progress reports. */

@@ -21,7 +21,8 @@ import type { NewOperationRow, OperationRow, OperationStore, Outcome, ResultItem
 import type { IgnoredResultReason } from '../metrics/gateway-metrics.js';
 import { durationToMs, msToDuration, validateSubmission } from './operation-validation.js';
 import { watchOperation } from './operation-watch.js';
-import { mismatchWithStored, storedOperation } from './stored-operation.js';
+import type { OperationSealer } from './operation-sealing.js';
+import { needsRequestKind, requestKind, scrubResultSecrets } from './result-scrub.js';
 import { createWriteBatcher } from './write-batcher.js';
 import { isTransactionConflict } from '../../db/transient-error.js';
 
@@ -37,6 +38,8 @@ export interface OperationsConfig {
 export interface OperationManagerDeps {
   gatewayId: string;
   store: OperationStore;
+  /** How requests are stored: Secret values redacted for readers and sealed for dispatch (operation-sealing.ts). */
+  sealer: OperationSealer;
   dispatch: Dispatch;
   config: OperationsConfig;
   logger: Logger;
@@ -133,7 +136,7 @@ function insertedRow(row: NewOperationRow): OperationRow {
 
 /** Creates the manager; call {@link OperationManager.recover} then {@link OperationManager.start} before serving. */
 export function createOperationManager(deps: OperationManagerDeps): OperationManager {
-  const { store, config } = deps;
+  const { store, config, sealer } = deps;
   const log = deps.logger;
   const notifier: OperationNotifier = createOperationNotifier();
   const pollIntervalMs = deps.pollIntervalMs ?? 1000;
@@ -238,7 +241,17 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
       local.delivering++;
     }
     try {
-      const op = operation ?? storedOperation(row);
+      let op: Operation;
+      try {
+        op = operation ?? (await sealer.open(row));
+      } catch (err) {
+        // Its Secret values cannot be opened here (the key is gone, or the row was altered): it can never be sent.
+        const error = `operation cannot be sent: ${err instanceof ConnectError ? err.rawMessage : (err as Error).message}`;
+        const failed = await store.finish(row.id, { state: 'FAILED', error, at: new Date() });
+        if (failed) settle(failed);
+        log.error({ operationId: row.id, account: row.account }, error);
+        return undefined;
+      }
       const sendable: Operation = { ...op, timeout: msToDuration(remaining) };
       let dispatched!: () => void;
       if (local) local.dispatching = new Promise<void>((resolve) => (dispatched = resolve));
@@ -300,24 +313,25 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
         throw new ConnectError(`unknown account ${JSON.stringify(req.account)}: no agent has registered it`, Code.NotFound);
       }
       const id = v.operation.id;
+      const stored = await sealer.seal(v.operation);
       const newRow: NewOperationRow = {
         id,
         account: req.account,
         type: v.type,
-        request: v.requestJson,
+        request: stored.requestJson,
         state: 'PENDING',
         gatewayId: deps.gatewayId,
         timeoutMs: v.timeoutMs,
         receivedAt,
         storedAt: new Date(),
         deadlineAt: new Date(receivedAt.getTime() + v.timeoutMs),
-        requestHash: v.requestHash,
+        requestHash: stored.requestHash,
       };
       let row: OperationRow;
       if (!(await inserts.add(newRow))) {
         const existing = await store.get(id);
         if (!existing) throw new ConnectError(`operation ${id} could not be stored; retry`, Code.Aborted);
-        if (existing.requestHash !== v.requestHash) {
+        if (existing.requestHash !== stored.requestHash || (stored.sealed && (await sealer.mismatch(v.operation, existing)))) {
           throw new ConnectError(`operation id ${JSON.stringify(id)} was already used for a different request`, Code.AlreadyExists);
         }
         row = existing;
@@ -443,7 +457,7 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
       if (!deps.dispatchLocal) return undefined;
       const row = await store.get(operation.id);
       if (!row) throw new ConnectError(`no stored operation has the id ${JSON.stringify(operation.id)}: nothing to run`, Code.NotFound);
-      const mismatch = row.gatewayId !== origin ? `operation ${row.id} was not received by replica ${JSON.stringify(origin)}` : mismatchWithStored(operation, row);
+      const mismatch = row.gatewayId !== origin ? `operation ${row.id} was not received by replica ${JSON.stringify(origin)}` : await sealer.mismatch(operation, row);
       if (mismatch) {
         log.warn({ operationId: row.id, origin }, `forwarded operation refused: ${mismatch}`);
         throw new ConnectError(`${mismatch}: refused`, Code.PermissionDenied);
@@ -506,9 +520,13 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
     // replica, or re-pointed by a resumption there); memory vouches only while the SENT mark is not written yet.
     if (local && !local.sent && local.delivering > 0) await local.dispatching;
     const vouched = sentHere || local?.sent?.sessionId === session.id;
+    const resultJson = toJson(OperationResultSchema, result) as Record<string, unknown>;
+    const kind = requestKind(local?.row.request ?? (needsRequestKind(resultJson) ? (await store.get(id))?.request : undefined));
+    const scrubbed = scrubResultSecrets(resultJson, kind);
+    if (scrubbed > 0) rlog.warn({ account, objects: scrubbed }, 'Secret data removed from an operation result (the agent should have removed it)');
     const outcome: Outcome = {
       state: result.success ? 'SUCCEEDED' : 'FAILED',
-      result: toJson(OperationResultSchema, result) as Record<string, unknown>,
+      result: resultJson,
       at: new Date(),
       agentId: session.agentId,
       sessionId: session.id,

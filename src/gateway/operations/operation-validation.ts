@@ -3,8 +3,8 @@
  * id well-formed, timeout in (0, 1 h] (default from config), apply manifests non-empty and within the size limit.
  * Everything the gateway can decide without the cluster is decided here; the agent checks the manifests' content.
  */
-import { createHash, randomUUID } from 'node:crypto';
-import { create, toJson } from '@bufbuild/protobuf';
+import { randomUUID } from 'node:crypto';
+import { create } from '@bufbuild/protobuf';
 import type { Duration } from '@bufbuild/protobuf/wkt';
 import { OperationSchema, type Operation } from '../../gen/outpost/agent/v1/operation_pb.js';
 import type { SubmitOperationRequest } from '../../gen/outpost/api/v1/operation_service_pb.js';
@@ -28,10 +28,6 @@ export interface ValidSubmission {
   /** The spec's case: apply, delete, … */
   type: string;
   timeoutMs: number;
-  /** Operation protobuf JSON, as stored. */
-  requestJson: Record<string, unknown>;
-  /** Identifies the request for idempotent retries under the same client id. */
-  requestHash: string;
   /** True when the client chose the id. */
   clientId: boolean;
 }
@@ -66,9 +62,7 @@ export function validateSubmission(req: SubmitOperationRequest, limits: Validati
     timeout: msToDuration(timeoutMs),
     spec: { case: spec.case, value: spec.value } as Operation['spec'],
   });
-  const requestJson = toJson(OperationSchema, operation) as Record<string, unknown>;
-  const requestHash = createHash('sha256').update(JSON.stringify(requestJson)).digest('base64url');
-  return { operation, type: spec.case, timeoutMs, requestJson, requestHash, clientId: req.id !== '' };
+  return { operation, type: spec.case, timeoutMs, clientId: req.id !== '' };
 }
 
 /** A Duration for a number of milliseconds. */

@@ -1,0 +1,98 @@
+/**
+ * Finds Secret values inside an operation's text fields and shows them redacted. An apply's manifests (YAML or JSON,
+ * one or many documents, arrays and `kind: List` items) and a patch of a Secret can carry them: a Secret's `data` and
+ * `stringData` values, and the kubectl last-applied annotation (which embeds the whole manifest). Keys stay, so a
+ * reader still sees what an operation changed; values become {@link REDACTED}. Text that cannot be parsed but mentions
+ * a Secret is redacted whole: when in doubt, hide.
+ */
+import { isMap, isScalar, parseAllDocuments, parseDocument, Scalar, visit, type Document, type YAMLMap } from 'yaml';
+import { LAST_APPLIED_ANNOTATION } from '../../shared/secret-scrub.js';
+
+/** What a reader sees instead of a secret value. */
+export const REDACTED = '<redacted>';
+
+/** A text field with its Secret values redacted; `secret` is false (and `text` unchanged) when it had none. */
+export interface Redaction {
+  text: string;
+  secret: boolean;
+}
+
+const MENTIONS_SECRET = /Secret/;
+
+/** Redacts the Secret values of an apply's manifests. */
+export function redactManifests(manifests: string): Redaction {
+  let docs: Document.Parsed[];
+  try {
+    docs = parseAllDocuments(manifests, { uniqueKeys: false }) as Document.Parsed[];
+  } catch {
+    return wholeIfMentioned(manifests);
+  }
+  if (!Array.isArray(docs) || docs.some((d) => d.errors.length > 0)) return wholeIfMentioned(manifests);
+  let secret = false;
+  for (const doc of docs) {
+    visit(doc, {
+      Map(_, node) {
+        if (isSecret(node)) secret = redactSecretNode(node) || secret;
+      },
+    });
+  }
+  return secret ? { text: docs.map(String).join(''), secret } : { text: manifests, secret: false };
+}
+
+/**
+ * Redacts a patch of an object of `kind`: for a Secret, every value a JSON patch sets and the `data`/`stringData`
+ * values (and last-applied annotation) of a merge or strategic patch. Patches of other kinds carry no Secret values.
+ */
+export function redactPatch(kind: string, patch: string): Redaction {
+  if (kind !== 'Secret') return { text: patch, secret: false };
+  let doc: Document.Parsed;
+  try {
+    doc = parseDocument(patch, { uniqueKeys: false }) as Document.Parsed;
+  } catch {
+    return { text: REDACTED, secret: true };
+  }
+  if (doc.errors.length > 0) return { text: REDACTED, secret: true };
+  const root = doc.contents;
+  if (isMap(root)) redactSecretNode(root as YAMLMap);
+  else {
+    visit(doc, {
+      Map(_, node) {
+        if (node.has('value')) node.set('value', quoted(REDACTED));
+      },
+    });
+  }
+  return { text: String(doc), secret: true };
+}
+
+function isSecret(node: YAMLMap): boolean {
+  const kind = node.get('kind');
+  return kind === 'Secret' || (isScalar(kind) && kind.value === 'Secret');
+}
+
+/** Redacts one Secret mapping in place; true when it held a value to hide. */
+function redactSecretNode(node: YAMLMap): boolean {
+  let found = false;
+  for (const field of ['data', 'stringData']) {
+    const value = node.get(field, true);
+    if (value === undefined || value === null) continue;
+    found = true;
+    if (isMap(value)) for (const item of value.items) item.value = quoted(REDACTED);
+    else node.set(field, quoted(REDACTED));
+  }
+  const annotations = node.getIn(['metadata', 'annotations'], true);
+  if (isMap(annotations) && annotations.has(LAST_APPLIED_ANNOTATION)) {
+    annotations.set(LAST_APPLIED_ANNOTATION, quoted(REDACTED));
+    found = true;
+  }
+  return found;
+}
+
+function quoted(value: string): Scalar {
+  const scalar = new Scalar(value);
+  scalar.type = Scalar.QUOTE_DOUBLE;
+  return scalar;
+}
+
+function wholeIfMentioned(text: string): Redaction {
+  return MENTIONS_SECRET.test(text) ? { text: `${REDACTED} (manifests that mention a Secret and do not parse)`, secret: true } : { text, secret: false };
+}
