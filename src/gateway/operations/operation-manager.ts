@@ -331,7 +331,8 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
       if (!(await inserts.add(newRow))) {
         const existing = await store.get(id);
         if (!existing) throw new ConnectError(`operation ${id} could not be stored; retry`, Code.Aborted);
-        if (existing.requestHash !== stored.requestHash || (stored.sealed && (await sealer.mismatch(v.operation, existing)))) {
+        // Same redacted form: the sealed values decide (a row whose key is gone is taken as the same request).
+        if (existing.requestHash !== stored.requestHash || (stored.sealed && (await sealer.compare(v.operation, existing)) === 'differs')) {
           throw new ConnectError(`operation id ${JSON.stringify(id)} was already used for a different request`, Code.AlreadyExists);
         }
         row = existing;

@@ -43,6 +43,8 @@ export interface OperationSealer {
    * when it is. The timeout is not compared (senders shorten it to the time left).
    */
   mismatch(operation: Operation, row: Pick<OperationRow, 'id' | 'account' | 'request'>): Promise<string | undefined>;
+  /** Whether `operation` is the stored one (as {@link mismatch}), or `unreadable` when its sealed fields do not open. */
+  compare(operation: Operation, row: Pick<OperationRow, 'id' | 'account' | 'request'>): Promise<'same' | 'differs' | 'unreadable'>;
 }
 
 /** Creates the sealer over a key ring. */
@@ -58,6 +60,17 @@ export function createOperationSealer(keys: KeyRing): OperationSealer {
     if (fields.patch !== undefined && operation.spec.case === 'patch') operation.spec.value.patch = fields.patch;
     return operation;
   };
+  async function compare(operation: Operation, row: Pick<OperationRow, 'id' | 'account' | 'request'>): Promise<'same' | 'differs' | 'unreadable'> {
+    if (operation.id !== row.id || operation.account !== row.account) return 'differs';
+    let stored: Operation;
+    try {
+      stored = await open_(row);
+    } catch {
+      return 'unreadable';
+    }
+    const bare = (op: Operation): Operation => ({ ...op, timeout: undefined });
+    return equals(OperationSchema, bare(stored), bare(operation)) ? 'same' : 'differs';
+  }
   return {
     async seal(operation) {
       const shown = clone(OperationSchema, operation);
@@ -76,17 +89,13 @@ export function createOperationSealer(keys: KeyRing): OperationSealer {
       return { requestJson: { ...requestJson, [SEALED_KEY]: envelope }, requestHash, sealed: true };
     },
     open: open_,
+    compare,
     async mismatch(operation, row) {
       if (operation.id !== row.id) return `operation id ${JSON.stringify(operation.id)} is not the stored id ${JSON.stringify(row.id)}`;
       if (operation.account !== row.account) return `operation ${row.id} is stored for another account`;
-      let stored: Operation;
-      try {
-        stored = await open_(row);
-      } catch {
-        return `operation ${row.id} has a stored request this replica cannot read`;
-      }
-      const bare = (op: Operation): Operation => ({ ...op, timeout: undefined });
-      return equals(OperationSchema, bare(stored), bare(operation)) ? undefined : `operation ${row.id} differs from the stored operation`;
+      const outcome = await compare(operation, row);
+      if (outcome === 'unreadable') return `operation ${row.id} has a stored request this replica cannot read`;
+      return outcome === 'same' ? undefined : `operation ${row.id} differs from the stored operation`;
     },
   };
 }

@@ -1,0 +1,71 @@
+/**
+ * Redaction of Secret values inside operation text fields (secrets/secret-redaction.ts) and the sealed envelope
+ * (secrets/envelope.ts): every form a manifest or a patch can take, and tampering.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { describe, test } from 'node:test';
+import { ConnectError } from '@connectrpc/connect';
+import { parseAllDocuments } from 'yaml';
+import { open, seal } from '../../src/gateway/secrets/envelope.js';
+import { REDACTED, redactManifests, redactPatch } from '../../src/gateway/secrets/secret-redaction.js';
+
+const V = 'v4lu3-that-must-not-show';
+
+describe('secret redaction', () => {
+  test('YAML documents: Secret data, stringData and the last-applied annotation; other kinds untouched', () => {
+    const text = `apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  annotations:\n    kubectl.kubernetes.io/last-applied-configuration: '{"data":{"k":"${V}"}}'\n    keep: me\ndata:\n  k: ${V}\nstringData:\n  p: ${V}\n---\napiVersion: v1\nkind: ConfigMap\ndata:\n  k: ${V}\n`;
+    const r = redactManifests(text);
+    assert.equal(r.secret, true);
+    const docs = parseAllDocuments(r.text).map((d) => d.toJS());
+    assert.deepEqual(docs[0].data, { k: REDACTED });
+    assert.deepEqual(docs[0].stringData, { p: REDACTED });
+    assert.deepEqual(docs[0].metadata.annotations, { 'kubectl.kubernetes.io/last-applied-configuration': REDACTED, keep: 'me' });
+    assert.deepEqual(docs[1].data, { k: V }, 'a ConfigMap is not a Secret');
+  });
+
+  test('JSON object, JSON array and List items', () => {
+    for (const text of [
+      JSON.stringify({ apiVersion: 'v1', kind: 'Secret', data: { k: V } }),
+      JSON.stringify([{ kind: 'ConfigMap', data: { a: 'b' } }, { kind: 'Secret', stringData: { k: V } }]),
+      JSON.stringify({ kind: 'List', items: [{ kind: 'Secret', data: { k: V } }] }),
+      `kind: List\nitems:\n- kind: Secret\n  data: {k: ${V}}\n`,
+    ]) {
+      const r = redactManifests(text);
+      assert.equal(r.secret, true, text);
+      assert.ok(!r.text.includes(V), r.text);
+      assert.ok(r.text.includes(REDACTED));
+    }
+  });
+
+  test('no Secret: unchanged; unparseable text mentioning a Secret: hidden whole', () => {
+    const plain = 'apiVersion: v1\nkind: ConfigMap\ndata:\n  a: b\n';
+    assert.deepEqual(redactManifests(plain), { text: plain, secret: false });
+    const broken = `kind: Secret\ndata: {k: ${V}\n  - ]`;
+    const r = redactManifests(broken);
+    assert.equal(r.secret, true);
+    assert.ok(!r.text.includes(V));
+    assert.deepEqual(redactManifests('not: [valid'), { text: 'not: [valid', secret: false });
+  });
+
+  test('patches of a Secret: merge, strategic, JSON patch, unparseable; patches of other kinds untouched', () => {
+    const merge = redactPatch('Secret', JSON.stringify({ data: { k: V }, metadata: { labels: { a: 'b' } } }));
+    assert.deepEqual(JSON.parse(merge.text), { data: { k: REDACTED }, metadata: { labels: { a: 'b' } } });
+    const jsonPatch = redactPatch('Secret', JSON.stringify([{ op: 'replace', path: '/data/k', value: V }, { op: 'remove', path: '/data/x' }]));
+    assert.deepEqual(JSON.parse(jsonPatch.text), [{ op: 'replace', path: '/data/k', value: REDACTED }, { op: 'remove', path: '/data/x' }]);
+    assert.deepEqual(redactPatch('Secret', '{not json'), { text: REDACTED, secret: true });
+    const other = JSON.stringify({ data: { k: V } });
+    assert.deepEqual(redactPatch('ConfigMap', other), { text: other, secret: false });
+  });
+
+  test('an envelope opens only with its key and in its context', () => {
+    const key = { id: 'k1', key: randomBytes(32) };
+    const sealed = seal(V, key, 'op:1:acc');
+    assert.ok(!JSON.stringify(sealed).includes(V));
+    assert.equal(open(sealed, key, 'op:1:acc'), V);
+    assert.throws(() => open(sealed, key, 'op:2:acc'), ConnectError, 'moved to another row');
+    assert.throws(() => open(sealed, { id: 'k1', key: randomBytes(32) }, 'op:1:acc'), ConnectError, 'another key');
+    const flipped = { ...sealed, data: Buffer.from(Buffer.from(sealed.data, 'base64').map((b, i) => (i === 0 ? b ^ 1 : b))).toString('base64') };
+    assert.throws(() => open(flipped, key, 'op:1:acc'), ConnectError, 'altered');
+  });
+});
