@@ -155,6 +155,7 @@ export async function startAgent(config: AgentConfig, deps: StartAgentDeps = {})
     logger: log,
     signal: controller.signal,
     baseDir: deps.configFile !== undefined ? dirname(resolve(deps.configFile)) : undefined,
+    kubeconfigDirs: config.kubernetes.dynamicKubeconfigDirs,
     kubeRecorder: metrics,
   });
   const token = createTokenSource(config.clouddriver.auth, log);

@@ -19,7 +19,8 @@ import { stopAccountWatchers } from '../stream/account-watchers.js';
 import type { SessionState } from '../stream/session.js';
 import { accountConfigFromDefinition } from './account-definition.js';
 import { createAccountRuntime, type AccountRuntime, type AccountSource } from './account-runtime.js';
-import { prepareAccount } from './prepare-account.js';
+import { dynamicKubeconfigRefusal } from './kubeconfig-path-policy.js';
+import { failedAccount, prepareAccount } from './prepare-account.js';
 
 /** A preparation older than this is redone before the next connection (new kinds, RBAC changes). */
 const REPREPARE_AFTER_MS = 60_000;
@@ -32,6 +33,8 @@ export interface AccountManagerOptions {
   signal: AbortSignal;
   /** Directory against which relative kubeconfig paths of dynamic accounts are resolved. */
   baseDir?: string;
+  /** `kubernetes.dynamicKubeconfigDirs`: where dynamic accounts' kubeconfigs may lie (none when undefined). */
+  kubeconfigDirs?: readonly string[];
   /** Told about every Kubernetes call of the accounts' clients (the agent's metrics). */
   kubeRecorder?: KubeRequestRecorder;
 }
@@ -58,10 +61,20 @@ export function createAccountManager(options: AccountManagerOptions): AccountMan
     return run;
   };
   const find = (name: string) => state.accounts.find((a) => a.prepared.config.name === name);
+  /**
+   * Prepares an account; a dynamic one whose kubeconfig lies outside the allowed directories fails with the reason
+   * instead, without its file being read (it is reported to the gateway like any account that cannot be reached).
+   */
+  const prepareWithin = (config: AccountConfig, source: AccountSource) => {
+    const refusal = source === 'dynamic' && config.kubeconfigFile !== undefined ? dynamicKubeconfigRefusal(config.kubeconfigFile, options.kubeconfigDirs) : undefined;
+    if (refusal === undefined) return prepareAccount(config, logger, signal, options.kubeRecorder);
+    logger.error({ account: config.name }, `dynamic account "${config.name}" refused: ${refusal}`);
+    return Promise.resolve(failedAccount(config, refusal));
+  };
 
   /** Prepares `add`, swaps the set, announces, then waits for the removed watchers and closes their clients. */
   async function change(removed: AccountRuntime[], add: Array<{ config: AccountConfig; source: AccountSource }>): Promise<void> {
-    const prepared = await Promise.all(add.map((a) => prepareAccount(a.config, logger, signal, options.kubeRecorder)));
+    const prepared = await Promise.all(add.map((a) => prepareWithin(a.config, a.source)));
     if (signal.aborted) {
       for (const p of prepared) p.client?.close();
       return;
@@ -81,7 +94,7 @@ export function createAccountManager(options: AccountManagerOptions): AccountMan
           state.accounts.map(async (account) => {
             const p = account.prepared;
             if (p.preparedAt > 0 && p.error === '' && Date.now() - p.preparedAt < REPREPARE_AFTER_MS) return;
-            const fresh = await prepareAccount(p.config, logger, signal, options.kubeRecorder);
+            const fresh = await prepareWithin(p.config, account.source);
             if (p.client !== fresh.client) p.client?.close();
             account.prepared = fresh;
           }),

@@ -36,6 +36,11 @@ export function scopesFor(resources: ResourceType[], namespaces: string[]): Watc
   );
 }
 
+/** An account that cannot be served, with the reason (reported in the Hello like an unreachable cluster). */
+export function failedAccount(config: AccountConfig, error: string): PreparedAccount {
+  return { config, apiHost: '', caFingerprint: '', kubernetesVersion: '', kinds: [], scopes: [], skipped: [], error, preparedAt: Date.now() };
+}
+
 /** See the module comment. The account's Kubernetes client reports its calls to `recorder` (the agent's metrics). */
 export async function prepareAccount(config: AccountConfig, logger: Logger, signal?: AbortSignal, recorder?: KubeRequestRecorder): Promise<PreparedAccount> {
   const prepared: PreparedAccount = {

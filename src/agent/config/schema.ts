@@ -271,6 +271,15 @@ const kubernetesSchema = z.strictObject({
       });
     })
     .describe('The clusters (accounts) this agent serves. Reloaded from the file without a restart.'),
+  dynamicKubeconfigDirs: z
+    .array(z.string().min(1))
+    .optional()
+    .describe(
+      'Directories under which the kubeconfig files of dynamic accounts (defined at the gateway) must lie, after ' +
+      'resolving `..` and symbolic links; relative ones are resolved against the config file\'s directory. Default: ' +
+      'the config file\'s directory only (none when the configuration comes from no file). A dynamic account naming ' +
+      'any other path fails with the reason, and the file is never read. Read at start.',
+    ),
 });
 
 const logLevel = z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']);

@@ -28,7 +28,7 @@ export function loadAccountKubeConfig(account: Pick<AccountConfig, 'name' | 'kub
       }
       kc.loadFromCluster();
     } else {
-      kc.loadFromFile(account.kubeconfigFile!);
+      loadFile(kc, account.kubeconfigFile!);
       if (account.context !== undefined) {
         if (kc.getContextObject(account.context) === null) {
           throw new Error(`context "${account.context}" not found in ${account.kubeconfigFile}`);
@@ -43,6 +43,27 @@ export function loadAccountKubeConfig(account: Pick<AccountConfig, 'name' | 'kub
   if (cluster === null) throw new KubeConfigError(account.name, 'the kubeconfig has no current cluster');
   kc.clusters = kc.clusters.map((c) => (c.server.startsWith('http:') ? { ...c, skipTLSVerify: true } : c));
   return kc;
+}
+
+/**
+ * Loads a kubeconfig file, failing with a message that names the file and the kind of failure only: parser errors
+ * quote the offending lines, and a file that is not a kubeconfig (a secret, another program's environment) must not
+ * reach a log or the gateway through them.
+ */
+function loadFile(kc: KubeConfig, file: string): void {
+  try {
+    kc.loadFromFile(file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why: Record<string, string> = {
+      ENOENT: 'does not exist',
+      EACCES: 'cannot be read (permission denied)',
+      EISDIR: 'is a directory',
+      ENOTDIR: 'is not under a directory',
+      ELOOP: 'is a loop of symbolic links',
+    };
+    throw new Error(`kubeconfig ${file} ${(code && why[code]) ?? (code ? `cannot be read (${code})` : 'is not a valid kubeconfig file')}`);
+  }
 }
 
 /**

@@ -70,6 +70,13 @@ export interface AccountStore {
   recordRefusedClaim(name: string, claim: RefusedClaim): Promise<void>;
   /** Applies an AccountReport's description to an account the session holds. */
   applyReport(sessionId: string, info: AccountInfo): Promise<void>;
+  /**
+   * Records accounts an agent cannot serve (its cluster could not be loaded or reached: `info.error`, no API host) as
+   * FAILED with the agent's reason, inserting the row when the name is new. A row that a live lease holds, that is
+   * being deleted or that an admin deactivated is left alone: one agent's failure never takes a working account down,
+   * and an unreachable cluster never binds a name.
+   */
+  recordFailures(agentId: string, zone: string, infos: AccountInfo[]): Promise<void>;
 }
 
 /** True when the row binds the name to a different cluster than the one reported. */
@@ -221,10 +228,40 @@ export function createAccountStore(database: Database): AccountStore {
     },
 
     async applyReport(sessionId, info) {
+      // A cluster that can no longer be reached keeps its binding and description; only the reason changes.
+      const description = info.apiHost === '' ? {} : describe(info);
       await db
         .update(accounts)
-        .set({ ...describe(info), reason: info.error, updatedAt: sql`now()` })
+        .set({ ...description, reason: info.error, updatedAt: sql`now()` })
         .where(and(eq(accounts.name, info.name), eq(accounts.sessionId, sessionId)));
+    },
+
+    async recordFailures(agentId, zone, infos) {
+      if (infos.length === 0) return;
+      const reasons = new Map(infos.map((i) => [i.name, `the agent cannot serve it: ${i.error}`]));
+      await db.transaction(async (tx) => {
+        const names = [...reasons.keys()].sort();
+        const before = await lockStates(tx, names);
+        const rows = await tx
+          .insert(accounts)
+          .values(names.map((name) => ({ name, state: 'FAILED', reason: reasons.get(name)!, agentId, zoneId: zone })))
+          .onConflictDoUpdate({
+            target: accounts.name,
+            set: { state: 'FAILED', reason: sql`excluded.reason`, updatedAt: sql`now()` },
+            setWhere: and(
+              ne(accounts.desiredState, 'INACTIVE'),
+              ne(accounts.state, 'DELETING'),
+              sql`not (${accounts.state} in (${STREAMED_STATES_SQL}) and ${accounts.leaseExpiresAt} > now())`,
+            ),
+          })
+          .returning({ name: accounts.name });
+        await recordTransitions(
+          tx,
+          rows
+            .filter((r) => before.get(r.name) !== 'FAILED')
+            .map((r) => ({ account: r.name, from: before.get(r.name) ?? NEW_ACCOUNT, to: 'FAILED' as const, reason: reasons.get(r.name)!, actor: agentActor(agentId) })),
+        );
+      });
     },
   };
 }

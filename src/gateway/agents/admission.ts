@@ -45,12 +45,17 @@ export async function admitAccounts(
   const verdicts = new Map<string, AccountVerdict>();
   const candidates: AccountInfo[] = [];
   const claims: { info: AccountInfo; binding: AccountBinding; reason: string }[] = [];
+  const failed: AccountInfo[] = [];
   for (const info of hello.accounts) {
     const binding = bindings.get(info.name);
     const owner = registry.ownerOf(info.name);
     if (!mayRegister(session.principal, info.name)) {
       // Decided before anything is read from or written to the row: an unauthorized claim leaves no trace on it.
       verdicts.set(info.name, verdict(info.name, Verdict.REFUSED, `agent identity ${session.principal.subject} may not register account ${info.name}`));
+    } else if (isFailed(info)) {
+      // Its cluster could not be loaded or reached: this account fails, the Hello's other accounts go on.
+      verdicts.set(info.name, verdict(info.name, Verdict.REFUSED, `the agent cannot serve account ${info.name}: ${info.error}`));
+      failed.push(info);
     } else if (isBoundElsewhere(binding, info)) {
       const reason = refusal(info, binding!);
       verdicts.set(info.name, verdict(info.name, Verdict.REFUSED, reason));
@@ -93,6 +98,7 @@ export async function admitAccounts(
       verdicts.set(info.name, verdict(info.name, Verdict.REFUSED, reason));
     }
   }
+  await accountStore.recordFailures(hello.agentId, hello.zone, failed);
   for (const { info, reason } of claims) {
     await accountStore.recordRefusedClaim(info.name, { agentId: hello.agentId, apiHost: info.apiHost, caFingerprint: info.caFingerprint, reason });
   }
@@ -117,6 +123,11 @@ export async function admitAccounts(
  */
 export function leaseValidUntil(sentAt: number, leaseSeconds: number): number {
   return sentAt + leaseSeconds * 1000 * 0.9;
+}
+
+/** True for an account the agent reports it cannot serve (no API host, with the reason in `error`). */
+export function isFailed(info: AccountInfo): boolean {
+  return info.apiHost === '' && info.error !== '';
 }
 
 function verdict(account: string, v: Verdict, reason: string): AccountVerdict {
