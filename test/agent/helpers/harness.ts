@@ -102,6 +102,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     agent: { id: 'test-agent', zone: 'test' },
     server: { port: 0 },
     kubernetes: {
+      // Dynamic accounts of the tests use the harness's kubeconfig (a config file would allow its own directory).
+      dynamicKubeconfigDirs: [dir],
       ...options.config?.kubernetes,
       accounts: options.accounts?.(kubeconfigFile) ?? [
         {
