@@ -23,8 +23,14 @@ export interface OperationRecorder {
   forwarded(taken: boolean): void;
 }
 
+/** What admission records about claims it refused. */
+export interface ClaimRecorder {
+  /** A claim of a name bound to another agent identity (`identity`) or another cluster (`cluster`) was refused. */
+  claimRefused(reason: 'identity' | 'cluster'): void;
+}
+
 /** The metrics of one gateway. */
-export interface GatewayMetrics extends IngestRecorder, OperationRecorder {
+export interface GatewayMetrics extends IngestRecorder, OperationRecorder, ClaimRecorder {
   readonly registry: Registry;
   /** The text exposition format. */
   scrape(): Promise<{ contentType: string; body: string }>;
@@ -137,8 +143,17 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     labelNames: ['result'],
     registers: [registry],
   });
+  const claimsRefused = new Counter({
+    name: 'outpost_account_claims_refused_total',
+    help: 'Account claims refused because the name is bound to another agent identity or another cluster, by reason.',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
   return {
     registry,
+    claimRefused(reason) {
+      claimsRefused.inc({ reason });
+    },
     batchCommitted(eventsByKind, arrivedAt, writeStartedAt, committedAt) {
       for (const [kind, n] of eventsByKind) events.inc({ kind }, n);
       batches.inc();
