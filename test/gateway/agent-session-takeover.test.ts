@@ -1,7 +1,8 @@
 /**
  * Takeover between streams of the same agent id on a gateway with token authentication (no insecure mode): a newer
  * stream closes an older one only when both authenticated as the same subject, or when it presents the older
- * session's token; a stream from another identity stands by instead of hijacking the agent id.
+ * session's token; a stream from another identity never hijacks the agent id, nor the account names bound to the
+ * first identity (REFUSED).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -40,7 +41,7 @@ for (const driver of testDrivers()) {
       return !ended;
     };
 
-    test('another subject does not take over: its accounts go STANDBY while the older stream lives', async () => {
+    test('another subject does not take over: its accounts are REFUSED (bound to the first identity) while the older stream lives', async () => {
       const first = open(ONE);
       const w1 = await connectAgent(first, 'shared-id', [{ name: 'sub-a' }]);
       assert.equal(w1.accounts[0]!.verdict, Verdict.CACHING);
@@ -49,7 +50,8 @@ for (const driver of testDrivers()) {
 
       const other = open(TWO);
       const w2 = await connectAgent(other, 'shared-id', [{ name: 'sub-a' }]);
-      assert.deepEqual(w2.accounts.map((a) => [a.account, a.verdict]), [['sub-a', Verdict.STANDBY]]);
+      // The name is bound to token:agent-one (docs/accounts.md, "Identity binding"): another identity never stands by.
+      assert.deepEqual(w2.accounts.map((a) => [a.account, a.verdict]), [['sub-a', Verdict.REFUSED]]);
       assert.ok(await stillOpen(first), 'the older stream of another identity is not closed');
       assert.equal(await owner('sub-a'), w1.sessionId);
 
@@ -61,15 +63,16 @@ for (const driver of testDrivers()) {
       assert.equal(await owner('sub-a'), w3.sessionId);
       assert.ok(await stillOpen(other), 'the stream of the other identity stays');
 
-      // Another subject presenting the session's token resumes it.
+      // Another subject presenting the session's token resumes the session (the older stream is closed), but the
+      // account stays bound to the first identity: REFUSED.
       const resumer = open(TWO);
       resumer.send(hello('shared-id', [{ name: 'sub-a' }], { resumeSessionId: w3.sessionId, resumeSessionToken: w3.sessionToken }));
       const res = await resumer.next();
       assert.equal(res.message.case, 'welcome');
       const w4 = res.message.value as Welcome;
       assert.equal((await again.ended)?.code, Code.Aborted);
-      assert.equal(w4.accounts[0]!.verdict, Verdict.CACHING);
-      assert.equal(await owner('sub-a'), w4.sessionId);
+      assert.equal(w4.accounts[0]!.verdict, Verdict.REFUSED);
+      assert.equal(await owner('sub-a'), w3.sessionId);
 
       for (const s of [other, resumer]) s.end();
       await Promise.all([other.ended, resumer.ended]);
