@@ -27,7 +27,6 @@ export function parseIdentity(raw: unknown): string {
   const shape = `"<method>:<subject>" with method ${BINDABLE_METHODS.join(', ')} (e.g. "certificate:CN=agent-1,O=Example")`;
   if (typeof raw !== 'string' || raw === '') throw new AccountAdminError('invalid', `identity is required: ${shape}`);
   if (raw.length > MAX_IDENTITY_LENGTH) throw new AccountAdminError('invalid', `identity is longer than ${MAX_IDENTITY_LENGTH} characters`);
-  // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(raw)) throw new AccountAdminError('invalid', 'identity must not contain control characters');
   const colon = raw.indexOf(':');
   const method = colon > 0 ? raw.slice(0, colon) : '';
