@@ -75,6 +75,7 @@ export async function startMatrixGateway(services: ReadonlyMap<string, DescServi
       open(STATIC_TOKENS.agentA, FIXTURE.agentAResume.agentId, FIXTURE.agentAResume.account),
       open(STATIC_TOKENS.agentB, FIXTURE.agentB.agentId, FIXTURE.agentB.account),
     ]);
+    await open(STATIC_TOKENS.agentA, FIXTURE.agentAShared.agentId, FIXTURE.agentAShared.account);
     const cm = configMap(FIXTURE.configMap.name, 1, { namespace: FIXTURE.configMap.namespace });
     a.stream.send(events(1, [event(FIXTURE.agentA.account, EventType.ADDED, cm)]));
     await a.stream.waitForAck(1);
