@@ -64,7 +64,7 @@ for (const driver of testDrivers()) {
       assert.equal(listed.refusedClaim?.apiHost, CLUSTER.apiHost);
       assert.equal(listed.refusedClaim?.reason, claim!.reason);
       const metrics = await (await fetch(`${t.gateway.httpUrl}/metrics`, { headers: { authorization: `Bearer ${READER}` } })).text();
-      assert.match(metrics, /outpost_account_claims_refused_total\{reason="identity"\} 1\b/);
+      assert.match(metrics, /outpost_gateway_account_claims_refused_total\{reason="identity"\} 1\b/);
 
       // The owner goes away; then the canary, so B is promoted for cluster-9 only.
       a.end();

@@ -144,7 +144,7 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     registers: [registry],
   });
   const claimsRefused = new Counter({
-    name: 'outpost_account_claims_refused_total',
+    name: 'outpost_gateway_account_claims_refused_total',
     help: 'Account claims refused because the name is bound to another agent identity or another cluster, by reason.',
     labelNames: ['reason'],
     registers: [registry],
