@@ -6,7 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
+import { create } from '@bufbuild/protobuf';
+import { AccountInfoSchema, Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
+import { createAccountStore } from '../../src/gateway/agents/account-store.js';
+import { loadGatewayConfig, startGateway, type RunningGateway } from '../../src/gateway/index.js';
+import { createSilentLogger } from '../../src/shared/logger.js';
 import { testDrivers } from '../helpers/databases.js';
 import { rest } from './accounts-helpers.js';
 import { AGENT_A, AGENT_B, CLUSTER, IDENTITY_GATEWAY, READER, verdictsFor } from './identity-binding-helpers.js';
@@ -94,6 +98,25 @@ for (const driver of testDrivers()) {
       await Promise.all([b.ended, again.ended]);
     });
 
+    test('the database decides: the claim statement itself refuses another identity (no in-memory check involved)', async () => {
+      const store = createAccountStore(t.gateway.database);
+      const info = create(AccountInfoSchema, { name: 'cluster-db', ...CLUSTER });
+      const session = (identity: string, sessionId: string) => ({ sessionId, agentId: 'direct', gatewayId: 'gw-test', zone: '', identity });
+      const lease = { seconds: 30, takeoverSessions: [] };
+      assert.deepEqual([...(await store.activate(session('token:agent-a', 's-a'), [info], lease)).keys()], ['cluster-db']);
+      await store.deactivate('s-a', ['cluster-db']);
+      assert.equal((await store.activate(session('token:agent-b', 's-b'), [info], lease)).size, 0, 'another identity: not claimed');
+      assert.equal((await store.activate(session('jwt:agent-a', 's-j'), [info], lease)).size, 0, 'same subject, other method: another identity');
+      assert.deepEqual([...(await store.activate(session('token:agent-a', 's-a2'), [info], lease)).keys()], ['cluster-db']);
+      assert.equal((await row('cluster-db')).session_id, 's-a2');
+      await store.deactivate('s-a2', ['cluster-db']);
+      // A binding made in insecure mode proves nothing: an authenticated identity's claim replaces it.
+      await t.query(`update accounts set bound_identity = 'insecure:anonymous' where name = 'cluster-db'`);
+      assert.equal((await store.activate(session('token:agent-b', 's-b2'), [info], lease)).size, 1);
+      assert.equal((await row('cluster-db')).bound_identity, 'token:agent-b');
+      await store.deactivate('s-b2', ['cluster-db']);
+    });
+
     test('a row left unbound (from before identity binding) binds at its next claim', async () => {
       await t.query(`insert into accounts (name, state, api_host, ca_fingerprint) values ('cluster-legacy', 'INACTIVE', '${CLUSTER.apiHost}', '${CLUSTER.caFingerprint}')`);
       const b = open(AGENT_B);
@@ -106,3 +129,63 @@ for (const driver of testDrivers()) {
     });
   });
 }
+
+describe('identity binding across replicas (postgres)', { skip: testDrivers().includes('postgres') ? false : 'needs OUTPOST_TEST_POSTGRES', concurrency: false }, () => {
+  let a: TestGateway;
+  let b: RunningGateway;
+  const streams: TestAgentStream[] = [];
+  before(async () => {
+    a = await startTestGateway('postgres', { ...IDENTITY_GATEWAY, id: 'gw-a' });
+    const config = loadGatewayConfig({
+      env: {},
+      overrides: { host: '127.0.0.1', httpPort: 0, grpcPort: 0, database: a.testDb.url, ...IDENTITY_GATEWAY, id: 'gw-b' },
+    });
+    b = await startGateway(config, { logger: createSilentLogger() });
+  });
+  after(async () => {
+    for (const s of streams) s.abort();
+    await b?.close();
+    await a?.close();
+  });
+
+  test('two identities claiming a fresh name at once on two replicas: one caches, the other is REFUSED, never STANDBY', async () => {
+    for (let i = 0; i < 6; i++) {
+      const name = `cluster-race-${i}`;
+      const sa = openAgentStream(a.gateway.grpcUrl, { bearer: AGENT_A });
+      const sb = openAgentStream(b.grpcUrl, { bearer: AGENT_B });
+      streams.push(sa, sb);
+      // Alternate which replica hears first; the database decides either way.
+      const [wa, wb] = await Promise.all(
+        i % 2 === 0
+          ? [connectAgent(sa, 'agent-a', [{ name, ...CLUSTER }]), connectAgent(sb, 'agent-b', [{ name, ...CLUSTER }])]
+          : [connectAgent(sb, 'agent-b', [{ name, ...CLUSTER }]), connectAgent(sa, 'agent-a', [{ name, ...CLUSTER }])].reverse(),
+      );
+      const verdicts = [wa!.accounts[0]!.verdict, wb!.accounts[0]!.verdict];
+      assert.deepEqual([...verdicts].sort(), [Verdict.CACHING, Verdict.REFUSED].sort(), `${name}: ${verdicts.map((v) => Verdict[v]).join(', ')}`);
+      const winner = verdicts[0] === Verdict.CACHING ? 'token:agent-a' : 'token:agent-b';
+      const [row] = await a.query<{ bound_identity: string }>(`select bound_identity from accounts where name = '${name}'`);
+      assert.equal(row!.bound_identity, winner);
+      for (const s of [sa, sb]) s.end();
+      await Promise.all([sa.ended, sb.ended]);
+    }
+  });
+
+  test("the owner's live lease on another replica: another identity is REFUSED there too, and never promoted", async () => {
+    const sa = openAgentStream(a.gateway.grpcUrl, { bearer: AGENT_A });
+    const sb = openAgentStream(b.grpcUrl, { bearer: AGENT_B });
+    streams.push(sa, sb);
+    assert.equal((await connectAgent(sa, 'agent-a', [{ name: 'cluster-remote', ...CLUSTER }])).accounts[0]!.verdict, Verdict.CACHING);
+    assert.equal((await connectAgent(sb, 'agent-b', [{ name: 'cluster-remote', ...CLUSTER }])).accounts[0]!.verdict, Verdict.REFUSED);
+    sa.end();
+    await sa.ended;
+    // A stream of A's identity on B's replica stands by and is promoted once A is gone: the attacker on the same
+    // replica is not.
+    const again = openAgentStream(b.grpcUrl, { bearer: AGENT_A });
+    streams.push(again);
+    const w = await connectAgent(again, 'agent-a', [{ name: 'cluster-remote', ...CLUSTER }]);
+    if (w.accounts[0]!.verdict !== Verdict.CACHING) await eventually(async () => verdictsFor(again, 'cluster-remote').includes(Verdict.CACHING), 15_000);
+    assert.deepEqual(verdictsFor(sb, 'cluster-remote'), [Verdict.REFUSED]);
+    for (const s of [sb, again]) s.end();
+    await Promise.all([sb.ended, again.ended]);
+  });
+});
