@@ -537,7 +537,8 @@ export const AgentSchema: GenMessage<Agent> = /*@__PURE__*/
   messageDesc(file_outpost_api_v1_account_service, 21);
 
 /**
- * RefusedClaim is the latest registration of the account's name by another cluster, which the gateway refused.
+ * RefusedClaim is the latest registration of the account's name by another cluster or another agent identity, which
+ * the gateway refused.
  *
  * @generated from message outpost.api.v1.RefusedClaim
  */
@@ -785,7 +786,7 @@ export type Account = Message<"outpost.api.v1.Account"> & {
   definition?: AccountDefinition | undefined;
 
   /**
-   * Set while another cluster's claim of this name is the latest refused one.
+   * Set while another cluster's or another identity's claim of this name is the latest refused one.
    *
    * @generated from field: outpost.api.v1.RefusedClaim refused_claim = 18;
    */
