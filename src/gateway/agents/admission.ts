@@ -1,9 +1,10 @@
 /**
  * Admission of a Hello's accounts: the per-account verdict (REFUSED when the stream's identity may not register the
  * name, when an admin deactivated the account, or when the name is bound to another agent identity or another cluster
- * — those last refusals are recorded on the account's row so ListAccounts shows them, logged and counted; STANDBY when another live session caches it, on this
- * replica or, by its lease, on another; CACHING otherwise), the atomic ACTIVE claim of the lease in the database, and
- * the resume points offered for the accounts this session will cache.
+ * — those last refusals are recorded on the account's row so ListAccounts shows them, logged and counted; STANDBY
+ * when another live session of the same identity caches it, on this replica or, by its lease, on another; CACHING
+ * otherwise), the atomic ACTIVE claim of the lease in the database (which also binds the name to the identity, see
+ * docs/accounts.md "Identity binding"), and the resume points offered for the accounts this session will cache.
  */
 import { performance } from 'node:perf_hooks';
 import { Verdict, type AccountInfo, type AccountVerdict, type Hello } from '../../gen/outpost/agent/v1/agent_pb.js';
