@@ -27,8 +27,16 @@ export const accounts = pgTable('accounts', {
   definition: jsonb('definition').$type<Record<string, unknown>>(),
   /** What an admin asked for: ACTIVE (serve it when an agent offers it) or INACTIVE (refuse it until re-activated). */
   desiredState: text('desired_state').notNull().default('ACTIVE'),
-  /** The latest refused claim of this name by another cluster: {agentId, apiHost, caFingerprint, reason, at}. */
-  refusedClaim: jsonb('refused_claim').$type<{ agentId: string; apiHost: string; caFingerprint: string; reason: string; at: string }>(),
+  /**
+   * The agent identity (`identityOf(principal)`: `token:<subject>`, `certificate:<subject>`, …) the name is bound to,
+   * set at its first successful claim; '' until then. Only that identity may claim the name (docs/accounts.md).
+   */
+  boundIdentity: text('bound_identity').notNull().default(''),
+  /**
+   * The latest refused claim of this name by another cluster or identity: {agentId, apiHost, caFingerprint, reason,
+   * at, identity}.
+   */
+  refusedClaim: jsonb('refused_claim').$type<{ agentId: string; apiHost: string; caFingerprint: string; reason: string; at: string; identity?: string }>(),
   lastEventAt: timestamp('last_event_at', { withTimezone: true, mode: 'date' }),
   /** Object events stored for the account (the fleet's ingest rate is the growth of their sum). */
   eventsTotal: bigint('events_total', { mode: 'number' }).notNull().default(0),

@@ -206,6 +206,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     leaseSeconds: config.cluster.leaseSeconds,
     onAccountsReleased: () => leaseKeeper.poke(),
     metrics,
+    claimMetrics: metrics,
     registry,
     accountStore: createAccountStore(database),
     objectWriter: createObjectWriter(database),

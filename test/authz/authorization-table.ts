@@ -98,6 +98,7 @@ export const REST_ROWS: MatrixRow[] = [
   rowOf('GET /armory/accounts/:name', 'read', rest('GET', `/armory/accounts/${A.account}`), { valid: '200' }),
   rowOf('DELETE /armory/accounts/:name', 'admin', rest('DELETE', '/armory/accounts/authz-rest-delete-name'), { valid: '200' }),
   rowOf('DELETE /armory/accounts/:name/binding', 'admin', rest('DELETE', '/armory/accounts/authz-rest-binding/binding'), { valid: '200' }),
+  rowOf('PUT /armory/accounts/:name/binding', 'admin', rest('PUT', '/armory/accounts/authz-rest-rebind/binding', { identity: 'token:agent-b' }), { valid: '200' }),
   rowOf('ALL /armory/accounts', 'admin', rest('PUT', '/armory/accounts'), { valid: '405 method_not_allowed' }),
   // GET, HEAD and DELETE of /armory/accounts/dynamic reach /armory/accounts/:name (an account may be named `dynamic`).
   rowOf('ALL /armory/accounts/dynamic', 'admin', rest('OPTIONS', '/armory/accounts/dynamic'), { valid: '405 method_not_allowed' }),
@@ -171,6 +172,12 @@ export const RPC_ROWS: MatrixRow[] = [
     valid: 'OK CACHING',
     cells: { other: { as: 'agentB', expect: 'OK REFUSED', request: agentCall('grpc', 'agent-b-verdict', 'team-a-verdict-b', { verdicts: true }) } },
   }),
+  rowOf(`${AGENT}/Connect`, 'agent', agentCall('grpc', 'agent-a-shared-standby', FIXTURE.agentAShared.account, { verdicts: true }), {
+    scenario:
+      "agent B claims a name both identities may register, reporting the same cluster, while it is bound to agent A's identity; valid: another stream of agent A stands by",
+    valid: 'OK STANDBY',
+    cells: { other: { as: 'agentB', expect: 'OK REFUSED', request: agentCall('grpc', 'agent-b-shared', FIXTURE.agentAShared.account, { verdicts: true }) } },
+  }),
   rowOf(`${AGENT}/Connect`, 'agent', { kind: 'result', operationId: FIXTURE.forgedOperationId, marker: 'from-a-new-stream', from: { agentId: 'agent-a-standby', account: A.account } }, {
     scenario: 'an agent answers an operation sent to another agent (a STANDBY stream of the same account); valid: the agent it was sent to',
     valid: 'recorded',
@@ -202,6 +209,7 @@ export const RPC_ROWS: MatrixRow[] = [
   }),
   rowOf(`${ACC}/DeleteAccounts`, 'admin', rpc(ACC, 'DeleteAccounts', { names: ['authz-rpc-delete'] }), { valid: 'OK' }),
   rowOf(`${ACC}/ReleaseBinding`, 'admin', rpc(ACC, 'ReleaseBinding', { name: 'authz-rpc-binding' }), { valid: 'OK' }),
+  rowOf(`${ACC}/RebindAccount`, 'admin', rpc(ACC, 'RebindAccount', { name: 'authz-rpc-rebind', identity: 'token:agent-b' }), { valid: 'OK' }),
 
   rowOf('outpost.api.v1.FleetService/GetFleet', 'read', rpc('outpost.api.v1.FleetService', 'GetFleet'), { valid: 'OK' }),
   rowOf('outpost.api.v1.FleetService/WatchFleet', 'read', rpc('outpost.api.v1.FleetService', 'WatchFleet'), { valid: 'OK' }),

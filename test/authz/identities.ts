@@ -25,8 +25,8 @@ export const IDENTITY_NOTES: Record<IdentityName, string> = {
   reader: 'static token, subject `reader`: role `read`',
   writer: 'static token, subject `writer`: roles `read`, `write`',
   admin: 'static token, subject `admin`: roles `read`, `write`, `admin`',
-  agentA: 'static token, subject `agent-a`: role `agent`, accounts `team-a-*`',
-  agentB: 'static token, subject `agent-b`: role `agent`, accounts `team-b-*`',
+  agentA: 'static token, subject `agent-a`: role `agent`, accounts `team-a-*`, `shared-*`',
+  agentB: 'static token, subject `agent-b`: role `agent`, accounts `team-b-*`, `shared-*`',
   replica: 'replica token signed with `auth.replicaSecretFile` (roles `replica`, `read`)',
 };
 
@@ -58,8 +58,8 @@ export const RULES: AuthorizationRule[] = [
   { subject: '^reader$', roles: ['read'], accounts: [] },
   { subject: '^writer$', roles: ['read', 'write'], accounts: [] },
   { subject: '^admin$', roles: ['read', 'write', 'admin'], accounts: [] },
-  { subject: '^agent-a$', roles: ['agent'], accounts: ['team-a-*'] },
-  { subject: '^agent-b$', roles: ['agent'], accounts: ['team-b-*'] },
+  { subject: '^agent-a$', roles: ['agent'], accounts: ['team-a-*', 'shared-*'] },
+  { subject: '^agent-b$', roles: ['agent'], accounts: ['team-b-*', 'shared-*'] },
 ];
 
 /** Names of what the fixtures create before the cells run (and the requests of the table point at). */
@@ -71,6 +71,11 @@ export const FIXTURE = {
   agentAResume: { agentId: 'agent-a-resume', account: 'team-a-resume' },
   /** A second stream of identity agent-a serving `team-a-web` as STANDBY (never sent an operation). */
   agentAStandby: { agentId: 'agent-a-standby-fixture', account: 'team-a-web' },
+  /**
+   * A stream of identity agent-a caching `shared-bound`, a name both agent identities may register: the name is bound
+   * to agent-a, so agent B's claim of it is refused (docs/accounts.md, "Identity binding").
+   */
+  agentAShared: { agentId: 'agent-a-shared', account: 'shared-bound' },
   /** Agent B's stream: caches `team-b-web`. */
   agentB: { agentId: 'agent-b', account: 'team-b-web' },
   configMap: { namespace: 'default', name: 'authz-cm' },
@@ -89,6 +94,8 @@ export const FIXTURE = {
     'authz-rpc-states',
     'authz-rpc-delete',
     'authz-rpc-binding',
+    'authz-rest-rebind',
+    'authz-rpc-rebind',
   ],
   /** Dynamic accounts created during set-up (zone `elsewhere`: no agent of the matrix is told). */
   dynamicAccounts: ['authz-dyn-patch'],

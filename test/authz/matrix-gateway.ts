@@ -77,6 +77,7 @@ export async function startMatrixGateway(services: ReadonlyMap<string, DescServi
     ]);
     // After agent A's stream caches the account: this one stands by for it.
     const standby = await open(STATIC_TOKENS.agentA, FIXTURE.agentAStandby.agentId, FIXTURE.agentAStandby.account);
+    await open(STATIC_TOKENS.agentA, FIXTURE.agentAShared.agentId, FIXTURE.agentAShared.account);
     const cm = configMap(FIXTURE.configMap.name, 1, { namespace: FIXTURE.configMap.namespace });
     a.stream.send(events(1, [event(FIXTURE.agentA.account, EventType.ADDED, cm)]));
     await a.stream.waitForAck(1);

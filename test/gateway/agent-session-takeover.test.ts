@@ -1,7 +1,8 @@
 /**
  * Takeover between streams of the same agent id on a gateway with token authentication (no insecure mode): a newer
  * stream closes an older one only when both authenticated as the same subject, or when it presents the older
- * session's token; a stream from another identity stands by instead of hijacking the agent id.
+ * session's token; a stream from another identity never hijacks the agent id, nor the account names bound to the
+ * first identity (REFUSED).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -40,7 +41,7 @@ for (const driver of testDrivers()) {
       return !ended;
     };
 
-    test('another subject does not take over: its accounts go STANDBY while the older stream lives', async () => {
+    test('another subject does not take over: its accounts are REFUSED (bound to the first identity) while the older stream lives', async () => {
       const first = open(ONE);
       const w1 = await connectAgent(first, 'shared-id', [{ name: 'sub-a' }]);
       assert.equal(w1.accounts[0]!.verdict, Verdict.CACHING);
@@ -49,7 +50,8 @@ for (const driver of testDrivers()) {
 
       const other = open(TWO);
       const w2 = await connectAgent(other, 'shared-id', [{ name: 'sub-a' }]);
-      assert.deepEqual(w2.accounts.map((a) => [a.account, a.verdict]), [['sub-a', Verdict.STANDBY]]);
+      // The name is bound to token:agent-one (docs/accounts.md, "Identity binding"): another identity never stands by.
+      assert.deepEqual(w2.accounts.map((a) => [a.account, a.verdict]), [['sub-a', Verdict.REFUSED]]);
       assert.ok(await stillOpen(first), 'the older stream of another identity is not closed');
       assert.equal(await owner('sub-a'), w1.sessionId);
 

@@ -15,6 +15,7 @@ import type { AccountCommandBus } from '../agents/account-commands.js';
 import { AccountAdminError } from './account-errors.js';
 import { definitionFromJson, definitionToJson, type AccountInput, type StateChange } from './account-input.js';
 import { NEW_ACCOUNT, STREAMED_STATES, lockStates, recordTransitions, type AccountState, type DbOrTx, type Transition } from './account-states.js';
+import { parseIdentity, rebindAccount } from './account-rebind.js';
 import { accountViews, getAccountView, listAccountViews, type AccountPage } from './account-view.js';
 
 /** Limits of the account routes (`config.accounts`). */
@@ -52,6 +53,11 @@ export interface AccountAdmin {
   delete(names: string[], actor: string): Promise<string[]>;
   /** Forgets the cluster the name is bound to and that cluster's cache. Precondition while an agent streams it. */
   releaseBinding(name: string, actor: string): Promise<Account>;
+  /**
+   * Binds the name to another agent identity (`identity` as given: validated here), ending a live lease of the old
+   * one (see account-rebind.ts). Invalid / not found / precondition; nothing changes then.
+   */
+  rebind(name: string, identity: unknown, actor: string): Promise<Account>;
 }
 
 type Row = typeof accounts.$inferSelect;
@@ -301,6 +307,11 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
         await tx.delete(watchStates).where(eq(watchStates.account, name));
       });
       log.info({ account: name, actor }, 'account binding released');
+      return (await accountViews(db, [name]))[0]!;
+    },
+
+    async rebind(name, identity, actor) {
+      await rebindAccount(deps.database, name, parseIdentity(identity), actor, log);
       return (await accountViews(db, [name]))[0]!;
     },
   };

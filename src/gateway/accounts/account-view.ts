@@ -1,7 +1,7 @@
 /**
  * Reads accounts as clients see them: `accounts` rows joined with the cache state of every kind (object count from
  * one GROUP BY over `objects`, synced/listed from `watch_states`), the definition of dynamic accounts, the latest
- * refused claim, and the recorded transitions. Shared by the AccountService RPCs and the REST routes.
+ * refused claim, the bound agent identity, and the recorded transitions. Shared by the AccountService RPCs and the REST routes.
  */
 import { create } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
@@ -129,6 +129,7 @@ function toAccount(
     zoneId: row.zoneId,
     source: row.source,
     definition: definitionFromJson(row.definition),
+    boundIdentity: row.boundIdentity,
     refusedClaim: claim
       ? create(RefusedClaimSchema, {
           agentId: claim.agentId,
@@ -136,6 +137,7 @@ function toAccount(
           caFingerprint: claim.caFingerprint,
           reason: claim.reason,
           time: timestampFromDate(new Date(claim.at)),
+          identity: claim.identity ?? '',
         })
       : undefined,
   });

@@ -1,21 +1,23 @@
 /**
- * The `accounts` rows as the agent streams see them: the name → cluster binding (API host + CA fingerprint) that
- * must never be hijacked, and the ACTIVE/INACTIVE state of each account with the session that caches it and that
+ * The `accounts` rows as the agent streams see them: the name → cluster binding (API host + CA fingerprint) and the
+ * name → agent identity binding (docs/accounts.md, "Identity binding") that must never be hijacked, and the ACTIVE/INACTIVE state of each account with the session that caches it and that
  * session's ownership lease (DESIGN.md rule 4: a claim succeeds only when no other live lease holds the account, and
  * sets a new, larger epoch). Every state change is recorded in `account_transitions` (actor `agent:<id>`) in the same
  * transaction as the row update.
  */
-import { and, eq, inArray, isNull, lt, ne, or, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNull, like, lt, ne, or, sql } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
 import { accounts, objects, watchStates } from '../../db/schema.js';
 import type { AccountInfo } from '../../gen/outpost/agent/v1/agent_pb.js';
 import { NEW_ACCOUNT, STREAMED_STATES_SQL, agentActor, lockStates, recordTransitions } from '../accounts/account-states.js';
 
-/** The cluster an account name is bound to, and what an admin asked for it. */
+/** The cluster and agent identity an account name is bound to, and what an admin asked for it. */
 export interface AccountBinding {
   name: string;
   apiHost: string;
   caFingerprint: string;
+  /** `identityOf` the principal that first claimed the name (or an admin bound it to); '' or absent: unbound. */
+  identity?: string;
   /** ACTIVE, or INACTIVE when an admin deactivated the account: agents offering it are refused. */
   desiredState?: string;
   /** The holder of a live lease (not expired by the database clock), if any. */
@@ -33,12 +35,14 @@ export interface LeaseTerms {
   takeoverSessions: string[];
 }
 
-/** A registration of an account name by another cluster that admission refused. */
+/** A registration of an account name by another cluster or another identity that admission refused. */
 export interface RefusedClaim {
   agentId: string;
   apiHost: string;
   caFingerprint: string;
   reason: string;
+  /** The claiming stream's identity (`identityOf`). */
+  identity: string;
 }
 
 /** Who activates an account. */
@@ -48,6 +52,8 @@ export interface SessionIdentity {
   gatewayId: string;
   /** Zone from the agent's Hello. */
   zone: string;
+  /** `identityOf` the stream's principal: unbound names are bound to it, names bound to another are never claimed. */
+  identity: string;
 }
 
 /** Account row operations used by agent sessions. */
@@ -56,7 +62,8 @@ export interface AccountStore {
   bindings(names: string[]): Promise<Map<string, AccountBinding>>;
   /**
    * Claims the accounts for the session: marks them ACTIVE with a fresh lease (a new epoch) and binds unbound names to
-   * the reported cluster, atomically per row. A row bound to another cluster, deactivated, being deleted, or held by
+   * the reported cluster and to the session's identity, atomically per row. A row bound to another cluster or another
+   * identity, deactivated, being deleted, or held by
    * another session's live lease (unless `lease.takeoverSessions` names it) is left alone. Returns the claimed names
    * with their epochs.
    */
@@ -74,10 +81,23 @@ export interface AccountStore {
    * Records accounts an agent cannot serve (its cluster could not be loaded or reached: `info.error`, no API host) as
    * FAILED with the agent's reason, inserting the row when the name is new. A row that a live lease holds, that is
    * being deleted or that an admin deactivated is left alone: one agent's failure never takes a working account down,
-   * and an unreachable cluster never binds a name.
+   * and an unreachable cluster never binds a name; a row bound to another agent identity is not this agent's to mark.
    */
-  recordFailures(agentId: string, zone: string, infos: AccountInfo[]): Promise<void>;
+  recordFailures(agentId: string, zone: string, infos: AccountInfo[], identity: string): Promise<void>;
 }
+
+/**
+ * True when the row binds the name to an identity other than `identity`. An unbound row ('') binds to anyone; so does
+ * a row bound in insecure mode (`insecure:…`: nothing was proven when it was bound), so that turning authentication on
+ * does not strand every account. Mirrors the `setWhere` of {@link AccountStore.activate}, which decides.
+ */
+export function isBoundToOtherIdentity(binding: AccountBinding | undefined, identity: string): boolean {
+  const bound = binding?.identity ?? '';
+  return bound !== '' && !bound.startsWith(WEAK_IDENTITY_PREFIX) && bound !== identity;
+}
+
+/** Identities whose binding any other identity's claim replaces (insecure mode proves nothing). */
+export const WEAK_IDENTITY_PREFIX = 'insecure:';
 
 /** True when the row binds the name to a different cluster than the one reported. */
 export function isBoundElsewhere(binding: AccountBinding | undefined, info: AccountInfo): boolean {
@@ -96,6 +116,7 @@ export function createAccountStore(database: Database): AccountStore {
           name: accounts.name,
           apiHost: accounts.apiHost,
           caFingerprint: accounts.caFingerprint,
+          identity: accounts.boundIdentity,
           desiredState: accounts.desiredState,
           agentId: accounts.agentId,
           sessionId: accounts.sessionId,
@@ -111,6 +132,7 @@ export function createAccountStore(database: Database): AccountStore {
             name: r.name,
             apiHost: r.apiHost,
             caFingerprint: r.caFingerprint,
+            identity: r.identity,
             desiredState: r.desiredState,
             holder: r.leased ? { agentId: r.agentId, sessionId: r.sessionId, gatewayId: r.gatewayId } : undefined,
           },
@@ -135,6 +157,7 @@ export function createAccountStore(database: Database): AccountStore {
               sessionId: session.sessionId,
               gatewayId: session.gatewayId,
               zoneId: session.zone,
+              boundIdentity: session.identity,
               ...describe(info),
               lastConnectionAt: sql`now()`,
               leaseEpoch: 1,
@@ -158,6 +181,9 @@ export function createAccountStore(database: Database): AccountStore {
               properties: sql`excluded.properties`,
               // A dynamic account keeps the zone an admin gave it.
               zoneId: sql`case when ${accounts.source} = 'dynamic' then ${accounts.zoneId} else excluded.zone_id end`,
+              // Binds a row that was never claimed (or that predates identity binding); a bound row keeps its identity
+              // (the setWhere below only lets that identity through).
+              boundIdentity: sql`excluded.bound_identity`,
               lastConnectionAt: sql`now()`,
               updatedAt: sql`now()`,
               leaseEpoch: sql`${accounts.leaseEpoch} + 1`,
@@ -166,6 +192,12 @@ export function createAccountStore(database: Database): AccountStore {
             setWhere: and(
               ne(accounts.desiredState, 'INACTIVE'),
               ne(accounts.state, 'DELETING'),
+              // The database decides: another identity never claims a bound name, whatever it reports.
+              or(
+                eq(accounts.boundIdentity, ''),
+                like(accounts.boundIdentity, `${WEAK_IDENTITY_PREFIX}%`),
+                eq(accounts.boundIdentity, sql`excluded.bound_identity`),
+              ),
               or(
                 eq(accounts.apiHost, ''),
                 and(eq(accounts.apiHost, sql`excluded.api_host`), eq(accounts.caFingerprint, sql`excluded.ca_fingerprint`)),
@@ -236,7 +268,7 @@ export function createAccountStore(database: Database): AccountStore {
         .where(and(eq(accounts.name, info.name), eq(accounts.sessionId, sessionId)));
     },
 
-    async recordFailures(agentId, zone, infos) {
+    async recordFailures(agentId, zone, infos, identity) {
       if (infos.length === 0) return;
       const reasons = new Map(infos.map((i) => [i.name, `the agent cannot serve it: ${i.error}`]));
       await db.transaction(async (tx) => {
@@ -252,6 +284,7 @@ export function createAccountStore(database: Database): AccountStore {
               ne(accounts.desiredState, 'INACTIVE'),
               ne(accounts.state, 'DELETING'),
               sql`not (${accounts.state} in (${STREAMED_STATES_SQL}) and ${accounts.leaseExpiresAt} > now())`,
+              or(eq(accounts.boundIdentity, ''), like(accounts.boundIdentity, `${WEAK_IDENTITY_PREFIX}%`), eq(accounts.boundIdentity, identity)),
             ),
           })
           .returning({ name: accounts.name });

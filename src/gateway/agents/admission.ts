@@ -1,15 +1,18 @@
 /**
  * Admission of a Hello's accounts: the per-account verdict (REFUSED when the stream's identity may not register the
- * name, when an admin deactivated the account, or when the name is bound to another cluster — that last refusal is
- * recorded on the account's row so ListAccounts shows it; STANDBY when another live session caches it, on this
- * replica or, by its lease, on another; CACHING otherwise), the atomic ACTIVE claim of the lease in the database, and
- * the resume points offered for the accounts this session will cache.
+ * name, when an admin deactivated the account, or when the name is bound to another agent identity or another cluster
+ * — those last refusals are recorded on the account's row so ListAccounts shows them, logged and counted; STANDBY
+ * when another live session of the same identity caches it, on this replica or, by its lease, on another; CACHING
+ * otherwise), the atomic ACTIVE claim of the lease in the database (which also binds the name to the identity, see
+ * docs/accounts.md "Identity binding"), and the resume points offered for the accounts this session will cache.
  */
 import { performance } from 'node:perf_hooks';
 import { Verdict, type AccountInfo, type AccountVerdict, type Hello } from '../../gen/outpost/agent/v1/agent_pb.js';
 import type { SyncState } from '../cache/sync-state.js';
-import { mayRegister } from '../auth/principal.js';
-import { isBoundElsewhere, type AccountBinding, type AccountStore } from './account-store.js';
+import type { Logger } from '../../shared/logger.js';
+import { identityOf, mayRegister } from '../auth/principal.js';
+import type { ClaimRecorder } from '../metrics/gateway-metrics.js';
+import { isBoundElsewhere, isBoundToOtherIdentity, type AccountBinding, type AccountStore } from './account-store.js';
 import type { LiveSession, SessionRegistry } from './session-registry.js';
 
 /** What admission reads and writes. */
@@ -21,7 +24,14 @@ export interface AdmissionDeps {
   registry: SessionRegistry;
   accountStore: AccountStore;
   syncState: SyncState;
+  /** Where refused claims are logged (warn); none when absent (tests of admission alone). */
+  logger?: Logger;
+  /** Counts refused claims by reason; none when absent. */
+  claimMetrics?: ClaimRecorder;
 }
+
+/** Why a claim of a name bound to something else was refused (the `reason` label of the refused-claims counter). */
+export type ClaimRefusal = 'identity' | 'cluster';
 
 /**
  * Decides the verdicts, in the Hello's order. Accounts the session will cache are claimed in the registry and added
@@ -44,7 +54,12 @@ export async function admitAccounts(
   if (isStopped()) return undefined;
   const verdicts = new Map<string, AccountVerdict>();
   const candidates: AccountInfo[] = [];
-  const claims: { info: AccountInfo; binding: AccountBinding; reason: string }[] = [];
+  const identity = identityOf(session.principal);
+  const claims: { info: AccountInfo; boundTo: string; reason: string; kind: ClaimRefusal }[] = [];
+  const refuse = (info: AccountInfo, kind: ClaimRefusal, boundTo: string, reason: string) => {
+    verdicts.set(info.name, verdict(info.name, Verdict.REFUSED, reason));
+    claims.push({ info, boundTo, reason, kind });
+  };
   const failed: AccountInfo[] = [];
   for (const info of hello.accounts) {
     const binding = bindings.get(info.name);
@@ -52,14 +67,19 @@ export async function admitAccounts(
     if (!mayRegister(session.principal, info.name)) {
       // Decided before anything is read from or written to the row: an unauthorized claim leaves no trace on it.
       verdicts.set(info.name, verdict(info.name, Verdict.REFUSED, `agent identity ${session.principal.subject} may not register account ${info.name}`));
+    } else if (isBoundToOtherIdentity(binding, identity)) {
+      // Whatever cluster it reports: a reported API host and CA fingerprint prove nothing (anyone may read them).
+      refuse(info, 'identity', binding!.identity!, identityRefusal(info.name, binding!.identity!, identity));
+    } else if (owner && owner !== session && identityOf(owner.principal) !== identity && binding?.identity !== identity) {
+      // The row is not bound yet (the owner's claim is still being written): it will be bound to the owner. (When the
+      // row is bound to this stream's identity, an admin moved it: the owner's lease is ended, it stands by below.)
+      refuse(info, 'identity', identityOf(owner.principal), identityRefusal(info.name, identityOf(owner.principal), identity));
     } else if (isFailed(info)) {
       // Its cluster could not be loaded or reached: this account fails, the Hello's other accounts go on.
       verdicts.set(info.name, verdict(info.name, Verdict.REFUSED, `the agent cannot serve account ${info.name}: ${info.error}`));
       failed.push(info);
     } else if (isBoundElsewhere(binding, info)) {
-      const reason = refusal(info, binding!);
-      verdicts.set(info.name, verdict(info.name, Verdict.REFUSED, reason));
-      claims.push({ info, binding: binding!, reason });
+      refuse(info, 'cluster', binding!.identity ?? '', refusal(info, binding!));
     } else if (binding?.desiredState === 'INACTIVE') {
       verdicts.set(info.name, verdict(info.name, Verdict.REFUSED, deactivated(info.name)));
     } else if (owner && owner !== session) {
@@ -74,7 +94,7 @@ export async function admitAccounts(
   // upsert cannot.
   const claimedAt = performance.now();
   const epochs = await accountStore.activate(
-    { sessionId: session.id, agentId: hello.agentId, gatewayId: deps.gatewayId, zone: hello.zone },
+    { sessionId: session.id, agentId: hello.agentId, gatewayId: deps.gatewayId, zone: hello.zone, identity },
     candidates,
     { seconds: deps.leaseSeconds, takeoverSessions },
   );
@@ -86,10 +106,11 @@ export async function admitAccounts(
     registry.release(info.name, session);
     claimed.delete(info.name);
     const binding = lostBindings.get(info.name) ?? { name: info.name, apiHost: '(unknown)', caFingerprint: '' };
-    if (isBoundElsewhere(binding, info)) {
-      const reason = refusal(info, binding);
-      verdicts.set(info.name, verdict(info.name, Verdict.REFUSED, reason));
-      claims.push({ info, binding, reason });
+    if (isBoundToOtherIdentity(binding, identity)) {
+      // Bound meanwhile (another replica's first claim, an admin's rebind): never STANDBY for another identity's lease.
+      refuse(info, 'identity', binding.identity!, identityRefusal(info.name, binding.identity!, identity));
+    } else if (isBoundElsewhere(binding, info)) {
+      refuse(info, 'cluster', binding.identity ?? '', refusal(info, binding));
     } else if (binding.holder && binding.desiredState !== 'INACTIVE') {
       const h = binding.holder;
       verdicts.set(info.name, verdict(info.name, Verdict.STANDBY, `account is cached by agent ${h.agentId} (session ${h.sessionId}) on gateway ${h.gatewayId}`));
@@ -98,9 +119,14 @@ export async function admitAccounts(
       verdicts.set(info.name, verdict(info.name, Verdict.REFUSED, reason));
     }
   }
-  await accountStore.recordFailures(hello.agentId, hello.zone, failed);
-  for (const { info, reason } of claims) {
-    await accountStore.recordRefusedClaim(info.name, { agentId: hello.agentId, apiHost: info.apiHost, caFingerprint: info.caFingerprint, reason });
+  await accountStore.recordFailures(hello.agentId, hello.zone, failed, identity);
+  for (const { info, reason, kind, boundTo } of claims) {
+    deps.claimMetrics?.claimRefused(kind);
+    deps.logger?.warn(
+      { account: info.name, reason: kind, sessionId: session.id, agentId: hello.agentId, identity, boundIdentity: boundTo, apiHost: info.apiHost },
+      kind === 'identity' ? 'account claim refused: the name is bound to another agent identity' : 'account claim refused: the name is bound to another cluster',
+    );
+    await accountStore.recordRefusedClaim(info.name, { agentId: hello.agentId, apiHost: info.apiHost, caFingerprint: info.caFingerprint, reason, identity });
   }
   const resume = await deps.syncState.resumePoints([...activated], deps.resumeMaxAgeSeconds);
   if (isStopped()) return undefined;
@@ -136,6 +162,13 @@ function verdict(account: string, v: Verdict, reason: string): AccountVerdict {
 
 function deactivated(name: string): string {
   return `account ${name} was deactivated by an admin (desired state INACTIVE); activate it to let agents serve it`;
+}
+
+function identityRefusal(name: string, boundTo: string, identity: string): string {
+  return (
+    `account name ${JSON.stringify(name)} is bound to agent identity ${boundTo}; this stream authenticated as ${identity} ` +
+    `(an admin may move the binding: docs/accounts.md, "Identity binding")`
+  );
 }
 
 function refusal(info: AccountInfo, binding: AccountBinding): string {

@@ -25,7 +25,7 @@ import type { Operation } from '../../gen/outpost/agent/v1/operation_pb.js';
 import type { Logger } from '../../shared/logger.js';
 import { hasRole, mayRegister, type Principal } from '../auth/principal.js';
 import type { ObjectWriter } from '../cache/object-writer.js';
-import type { IngestRecorder } from '../metrics/gateway-metrics.js';
+import type { ClaimRecorder, IngestRecorder } from '../metrics/gateway-metrics.js';
 import type { SyncState } from '../cache/sync-state.js';
 import { invalidArgument, toConnectError } from '../errors.js';
 import { findUnstorableText } from '../../shared/unstorable-text.js';
@@ -69,6 +69,8 @@ export interface AgentSessionDeps {
   onAccountsReleased?: () => void;
   /** Records committed event batches; none when absent. */
   metrics?: IngestRecorder;
+  /** Counts refused account claims; none when absent. */
+  claimMetrics?: ClaimRecorder;
 }
 
 const STOP = Symbol('stop');

@@ -8,7 +8,9 @@
 import { performance } from 'node:perf_hooks';
 import { create } from '@bufbuild/protobuf';
 import { ConnectResponseSchema, ResumePointSchema, Verdict, type AccountVerdict } from '../../gen/outpost/agent/v1/agent_pb.js';
+import { identityOf } from '../auth/principal.js';
 import { leaseValidUntil, type AdmissionDeps } from './admission.js';
+import { isBoundToOtherIdentity } from './account-store.js';
 import type { SessionRegistry } from './session-registry.js';
 import type { StreamState } from './stream-state.js';
 
@@ -35,7 +37,7 @@ export async function promoteStandby(state: StreamState, names: string[], deps: 
   let epochs: Map<string, number>;
   try {
     epochs = await accountStore.activate(
-      { sessionId: state.id, agentId: state.agentId, gatewayId: deps.gatewayId, zone: state.zone },
+      { sessionId: state.id, agentId: state.agentId, gatewayId: deps.gatewayId, zone: state.zone, identity: identityOf(state.principal) },
       candidates.map((n) => state.infos.get(n)!),
       { seconds: deps.leaseSeconds, takeoverSessions: [] },
     );
@@ -49,6 +51,8 @@ export async function promoteStandby(state: StreamState, names: string[], deps: 
     else registry.grant(name, state, epoch, leaseValidUntil(claimedAt, deps.leaseSeconds));
   }
   const won = candidates.filter((n) => epochs.has(n));
+  const lost = candidates.filter((n) => !epochs.has(n));
+  if (lost.length > 0 && !state.stopped) await refuseRebound(state, lost, deps);
   // A stream that ended meanwhile releases what it claimed in its cleanup.
   if (won.length === 0 || state.stopped) return [];
   const resume = await deps.syncState.resumePoints(won, deps.resumeMaxAgeSeconds);
@@ -71,6 +75,33 @@ export async function promoteStandby(state: StreamState, names: string[], deps: 
     'standby agent promoted: it caches the accounts now',
   );
   return won;
+}
+
+/**
+ * Of `names` (STANDBY accounts whose claim the database just refused), those now bound to another agent identity (an
+ * admin moved the binding) are REFUSED on the stream: it no longer serves them, is never promoted for them, and the
+ * agent is told with an unsolicited AccountVerdicts.
+ */
+async function refuseRebound(state: StreamState, names: string[], deps: PromotionDeps): Promise<void> {
+  const identity = identityOf(state.principal);
+  const bindings = await deps.accountStore.bindings(names);
+  const rebound = names.filter((n) => isBoundToOtherIdentity(bindings.get(n), identity));
+  if (rebound.length === 0 || state.stopped) return;
+  const verdicts: AccountVerdict[] = rebound.map((account) => ({
+    $typeName: 'outpost.agent.v1.AccountVerdict',
+    account,
+    verdict: Verdict.REFUSED,
+    reason: `account name ${JSON.stringify(account)} is bound to agent identity ${bindings.get(account)!.identity}; this stream authenticated as ${identity}`,
+    resume: [],
+  }));
+  for (const name of rebound) {
+    state.verdicts.set(name, Verdict.REFUSED);
+    state.served.delete(name);
+  }
+  state.outbox.push(create(ConnectResponseSchema, { message: { case: 'verdicts', value: { changeId: 0n, accounts: verdicts } } }));
+  await state.row.updateVerdicts(state.verdicts);
+  state.log.warn({ accounts: rebound, identity }, 'standby stream refused: the accounts are bound to another agent identity now');
+  for (let i = 0; i < rebound.length; i++) deps.claimMetrics?.claimRefused('identity');
 }
 
 /**

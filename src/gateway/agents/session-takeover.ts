@@ -1,11 +1,12 @@
 /**
  * Who may take over an agent's older stream: a Hello that resumes a session must present that session's token
  * (checked against the stored hash before anything is written), and a newer stream closes older streams of the same
- * agent id on this replica only when it resumed their session or authenticated as the same subject. A stream from
+ * agent id on this replica only when it resumed their session or authenticated as the same identity (`identityOf`). A stream from
  * another identity never hijacks an agent id: it stands by (its accounts go STANDBY while the older stream lives).
  */
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { Hello } from '../../gen/outpost/agent/v1/agent_pb.js';
+import { identityOf } from '../auth/principal.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Principal } from '../auth/principal.js';
 import type { AgentSessionStore } from './agent-session-store.js';
@@ -31,7 +32,7 @@ export async function verifyResume(hello: Hello, principal: Principal, store: Ag
 
 /**
  * Closes (ABORTED) the older live streams of `session`'s agent id on this replica that it may take over: the session
- * it resumed, and streams of the same principal subject. Call after the Hello was verified and before admission, so
+ * it resumed, and streams of the same identity (`identityOf`: method and subject). Call after the Hello was verified and before admission, so
  * the accounts of the closed streams are free for the newcomer at once. Returns the session ids whose leases the
  * newcomer may take over: the resumed one (wherever it lives) and those closed here.
  */
@@ -42,7 +43,7 @@ export function supersedeOlderStreams(session: LiveSession, resumed: string | un
     if (older.id === resumed) {
       log.info({ oldSessionId: older.id }, 'session resumed with its token: the new stream takes over');
       older.close(new ConnectError('superseded: the session was resumed by a newer stream', Code.Aborted));
-    } else if (older.principal.subject === session.principal.subject) {
+    } else if (identityOf(older.principal) === identityOf(session.principal)) {
       log.info({ oldSessionId: older.id }, 'new stream of the same agent takes over');
       older.close(new ConnectError('superseded by a newer stream of the same agent', Code.Aborted));
       takeover.push(older.id);

@@ -52,6 +52,16 @@ export function insecurePrincipal(subject = 'anonymous'): Principal {
   return { subject, method: 'insecure', roles: new Set(ALL_ROLES), accountPatterns: ['*'] };
 }
 
+/**
+ * The identity key of a principal: `<method>:<subject>` (`token:agent-a`, `jwt:…`, `certificate:CN=…`,
+ * `insecure:anonymous`). Methods stay apart, so a token named like a certificate subject is another identity. Account
+ * names are bound to this key at their first claim (docs/accounts.md, "Identity binding"); compare keys, never
+ * subjects alone.
+ */
+export function identityOf(principal: Pick<Principal, 'method' | 'subject'>): string {
+  return `${principal.method}:${principal.subject}`;
+}
+
 /** True when the principal holds the role. */
 export function hasRole(principal: Principal | undefined, role: Role): boolean {
   return principal !== undefined && principal.roles.has(role);

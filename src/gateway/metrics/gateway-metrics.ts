@@ -31,9 +31,14 @@ export interface OperationRecorder {
  * had already ended (a duplicate or late answer).
  */
 export type IgnoredResultReason = 'no_id' | 'unknown_operation' | 'account_not_served' | 'wrong_session' | 'already_finished';
+/** What admission records about claims it refused. */
+export interface ClaimRecorder {
+  /** A claim of a name bound to another agent identity (`identity`) or another cluster (`cluster`) was refused. */
+  claimRefused(reason: 'identity' | 'cluster'): void;
+}
 
 /** The metrics of one gateway. */
-export interface GatewayMetrics extends IngestRecorder, OperationRecorder {
+export interface GatewayMetrics extends IngestRecorder, OperationRecorder, ClaimRecorder {
   readonly registry: Registry;
   /** The text exposition format. */
   scrape(): Promise<{ contentType: string; body: string }>;
@@ -152,8 +157,17 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     labelNames: ['reason'],
     registers: [registry],
   });
+  const claimsRefused = new Counter({
+    name: 'outpost_gateway_account_claims_refused_total',
+    help: 'Account claims refused because the name is bound to another agent identity or another cluster, by reason.',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
   return {
     registry,
+    claimRefused(reason) {
+      claimsRefused.inc({ reason });
+    },
     batchCommitted(eventsByKind, arrivedAt, writeStartedAt, committedAt) {
       for (const [kind, n] of eventsByKind) events.inc({ kind }, n);
       batches.inc();

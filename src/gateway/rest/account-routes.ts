@@ -1,7 +1,8 @@
 /**
  * Account management over REST, on the reference's paths (docs/accounts.md lists bodies and answers):
  * `GET|POST|PATCH|DELETE /armory/accounts`, `POST|PATCH|PUT /armory/accounts/dynamic`,
- * `GET|DELETE /armory/accounts/{name}` and `DELETE /armory/accounts/{name}/binding`. Bodies must be JSON
+ * `GET|DELETE /armory/accounts/{name}`, `DELETE /armory/accounts/{name}/binding` and
+ * `PUT /armory/accounts/{name}/binding` (`{"identity": "<method>:<subject>"}`: moves the identity binding). Bodies must be JSON
  * (`application/json`, 415 otherwise), at most `accounts.maxBodyBytes` (413), well-formed (400) and valid (400);
  * a refused request changes nothing. Accounts are the protobuf JSON of `outpost.api.v1.Account`.
  */
@@ -65,12 +66,25 @@ export function addAccountRoutes(app: Hono<RestEnv>, admin: AccountAdmin): void 
   );
   app.delete('/armory/accounts/:name', handle(async (c) => c.json({ deleted: await admin.delete([parseName(c.req.param('name'))], actor(c)) })));
   app.delete('/armory/accounts/:name/binding', handle(async (c) => c.json(json(await admin.releaseBinding(parseName(c.req.param('name')), actor(c))))));
+  app.put(
+    '/armory/accounts/:name/binding',
+    handle(async (c) => {
+      const name = parseName(c.req.param('name'));
+      const payload = await body(c);
+      if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
+        throw new AccountAdminError('invalid', 'the body must be an object: {"identity": "<method>:<subject>"}');
+      }
+      const extra = Object.keys(payload).filter((k) => k !== 'identity');
+      if (extra.length > 0) throw new AccountAdminError('invalid', `unknown field${extra.length > 1 ? 's' : ''} ${extra.map((k) => JSON.stringify(k.slice(0, 50))).join(', ')}; only "identity" is accepted`);
+      return c.json(json(await admin.rebind(name, (payload as { identity?: unknown }).identity, actor(c))));
+    }),
+  );
 
   const allowed: [string, string][] = [
     ['/armory/accounts', 'GET, HEAD, POST, PATCH, DELETE'],
     ['/armory/accounts/dynamic', 'POST, PATCH, PUT'],
     ['/armory/accounts/:name', 'GET, HEAD, DELETE'],
-    ['/armory/accounts/:name/binding', 'DELETE'],
+    ['/armory/accounts/:name/binding', 'PUT, DELETE'],
   ];
   for (const [path, allow] of allowed) {
     app.all(path, (c) => {

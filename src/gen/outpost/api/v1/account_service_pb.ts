@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file outpost/api/v1/account_service.proto.
  */
 export const file_outpost_api_v1_account_service: GenFile = /*@__PURE__*/
-  fileDesc("CiRvdXRwb3N0L2FwaS92MS9hY2NvdW50X3NlcnZpY2UucHJvdG8SDm91dHBvc3QuYXBpLnYxIkAKE0xpc3RBY2NvdW50c1JlcXVlc3QSDAoEbmFtZRgBIAEoCRIMCgRwYWdlGAIgASgNEg0KBWxpbWl0GAMgASgNIlAKFExpc3RBY2NvdW50c1Jlc3BvbnNlEikKCGFjY291bnRzGAEgAygLMhcub3V0cG9zdC5hcGkudjEuQWNjb3VudBINCgV0b3RhbBgCIAEoDSIhChFHZXRBY2NvdW50UmVxdWVzdBIMCgRuYW1lGAEgASgJInYKEkdldEFjY291bnRSZXNwb25zZRIoCgdhY2NvdW50GAEgASgLMhcub3V0cG9zdC5hcGkudjEuQWNjb3VudBI2Cgt0cmFuc2l0aW9ucxgCIAMoCzIhLm91dHBvc3QuYXBpLnYxLkFjY291bnRUcmFuc2l0aW9uIoIBChFBY2NvdW50VHJhbnNpdGlvbhISCgpmcm9tX3N0YXRlGAEgASgJEhAKCHRvX3N0YXRlGAIgASgJEg4KBnJlYXNvbhgDIAEoCRINCgVhY3RvchgEIAEoCRIoCgR0aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJXCgtBY2NvdW50U3BlYxI3CgpkZWZpbml0aW9uGAEgASgLMiMub3V0cG9zdC5hZ2VudC52MS5BY2NvdW50RGVmaW5pdGlvbhIPCgd6b25lX2lkGAIgASgJIkYKFUNyZWF0ZUFjY291bnRzUmVxdWVzdBItCghhY2NvdW50cxgBIAMoCzIbLm91dHBvc3QuYXBpLnYxLkFjY291bnRTcGVjIkMKFkNyZWF0ZUFjY291bnRzUmVzcG9uc2USKQoIYWNjb3VudHMYASADKAsyFy5vdXRwb3N0LmFwaS52MS5BY2NvdW50IkIKEkFjY291bnRTdGF0ZUNoYW5nZRIMCgRuYW1lGAEgASgJEg0KBXN0YXRlGAIgASgJEg8KB3pvbmVfaWQYAyABKAkiTwoXU2V0QWNjb3VudFN0YXRlc1JlcXVlc3QSNAoIYWNjb3VudHMYASADKAsyIi5vdXRwb3N0LmFwaS52MS5BY2NvdW50U3RhdGVDaGFuZ2UiRQoYU2V0QWNjb3VudFN0YXRlc1Jlc3BvbnNlEikKCGFjY291bnRzGAEgAygLMhcub3V0cG9zdC5hcGkudjEuQWNjb3VudCJKChlQdXREeW5hbWljQWNjb3VudHNSZXF1ZXN0Ei0KCGFjY291bnRzGAEgAygLMhsub3V0cG9zdC5hcGkudjEuQWNjb3VudFNwZWMiRwoaUHV0RHluYW1pY0FjY291bnRzUmVzcG9uc2USKQoIYWNjb3VudHMYASADKAsyFy5vdXRwb3N0LmFwaS52MS5BY2NvdW50IiYKFURlbGV0ZUFjY291bnRzUmVxdWVzdBINCgVuYW1lcxgBIAMoCSIpChZEZWxldGVBY2NvdW50c1Jlc3BvbnNlEg8KB2RlbGV0ZWQYASADKAkiJQoVUmVsZWFzZUJpbmRpbmdSZXF1ZXN0EgwKBG5hbWUYASABKAkiQgoWUmVsZWFzZUJpbmRpbmdSZXNwb25zZRIoCgdhY2NvdW50GAEgASgLMhcub3V0cG9zdC5hcGkudjEuQWNjb3VudCIlChFMaXN0QWdlbnRzUmVxdWVzdBIQCghhZ2VudF9pZBgBIAEoCSI7ChJMaXN0QWdlbnRzUmVzcG9uc2USJQoGYWdlbnRzGAEgAygLMhUub3V0cG9zdC5hcGkudjEuQWdlbnQijAIKBUFnZW50EhAKCGFnZW50X2lkGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkSEgoKZ2F0ZXdheV9pZBgDIAEoCRIMCgR6b25lGAQgASgJEg8KB3ZlcnNpb24YBSABKAkSDwoHc3ViamVjdBgGIAEoCRIPCgdjYWNoaW5nGAcgAygJEg8KB3N0YW5kYnkYCCADKAkSDwoHcmVmdXNlZBgJIAMoCRIyCg5jb25uZWN0ZWRfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoObGFzdF9zZWVuX3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIoQBCgxSZWZ1c2VkQ2xhaW0SEAoIYWdlbnRfaWQYASABKAkSEAoIYXBpX2hvc3QYAiABKAkSFgoOY2FfZmluZ2VycHJpbnQYAyABKAkSDgoGcmVhc29uGAQgASgJEigKBHRpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIl4KCktpbmRTdGF0dXMSEwoLYXBpX3ZlcnNpb24YASABKAkSDAoEa2luZBgCIAEoCRINCgVjb3VudBgDIAEoBBIOCgZzeW5jZWQYBCABKAgSDgoGbGlzdGVkGAUgASgEIkAKC1NraXBwZWRLaW5kEhMKC2FwaV92ZXJzaW9uGAEgASgJEgwKBGtpbmQYAiABKAkSDgoGcmVhc29uGAMgASgJIlEKDFN5bmNQcm9ncmVzcxITCgtraW5kc190b3RhbBgBIAEoDRIUCgxraW5kc19zeW5jZWQYAiABKA0SFgoOb2JqZWN0c19saXN0ZWQYAyABKAQiyAQKB0FjY291bnQSDAoEbmFtZRgBIAEoCRINCgVzdGF0ZRgCIAEoCRIQCghhZ2VudF9pZBgDIAEoCRISCgpnYXRld2F5X2lkGAQgASgJEhAKCGFwaV9ob3N0GAUgASgJEhYKDmNhX2ZpbmdlcnByaW50GAYgASgJEhoKEmt1YmVybmV0ZXNfdmVyc2lvbhgHIAEoCRISCgpuYW1lc3BhY2VzGAggAygJEikKBWtpbmRzGAkgAygLMhoub3V0cG9zdC5hcGkudjEuS2luZFN0YXR1cxIyCg1za2lwcGVkX2tpbmRzGAogAygLMhsub3V0cG9zdC5hcGkudjEuU2tpcHBlZEtpbmQSMwoPbGFzdF9ldmVudF90aW1lGAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIzCg1zeW5jX3Byb2dyZXNzGAwgASgLMhwub3V0cG9zdC5hcGkudjEuU3luY1Byb2dyZXNzEg4KBnJlYXNvbhgNIAEoCRI4ChRsYXN0X2Nvbm5lY3Rpb25fdGltZRgOIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHem9uZV9pZBgPIAEoCRIOCgZzb3VyY2UYECABKAkSNwoKZGVmaW5pdGlvbhgRIAEoCzIjLm91dHBvc3QuYWdlbnQudjEuQWNjb3VudERlZmluaXRpb24SMwoNcmVmdXNlZF9jbGFpbRgSIAEoCzIcLm91dHBvc3QuYXBpLnYxLlJlZnVzZWRDbGFpbTKbBgoOQWNjb3VudFNlcnZpY2USXgoMTGlzdEFjY291bnRzEiMub3V0cG9zdC5hcGkudjEuTGlzdEFjY291bnRzUmVxdWVzdBokLm91dHBvc3QuYXBpLnYxLkxpc3RBY2NvdW50c1Jlc3BvbnNlIgOQAgESWAoKR2V0QWNjb3VudBIhLm91dHBvc3QuYXBpLnYxLkdldEFjY291bnRSZXF1ZXN0GiIub3V0cG9zdC5hcGkudjEuR2V0QWNjb3VudFJlc3BvbnNlIgOQAgESXwoOQ3JlYXRlQWNjb3VudHMSJS5vdXRwb3N0LmFwaS52MS5DcmVhdGVBY2NvdW50c1JlcXVlc3QaJi5vdXRwb3N0LmFwaS52MS5DcmVhdGVBY2NvdW50c1Jlc3BvbnNlEmUKEFNldEFjY291bnRTdGF0ZXMSJy5vdXRwb3N0LmFwaS52MS5TZXRBY2NvdW50U3RhdGVzUmVxdWVzdBooLm91dHBvc3QuYXBpLnYxLlNldEFjY291bnRTdGF0ZXNSZXNwb25zZRJrChJQdXREeW5hbWljQWNjb3VudHMSKS5vdXRwb3N0LmFwaS52MS5QdXREeW5hbWljQWNjb3VudHNSZXF1ZXN0Gioub3V0cG9zdC5hcGkudjEuUHV0RHluYW1pY0FjY291bnRzUmVzcG9uc2USXwoORGVsZXRlQWNjb3VudHMSJS5vdXRwb3N0LmFwaS52MS5EZWxldGVBY2NvdW50c1JlcXVlc3QaJi5vdXRwb3N0LmFwaS52MS5EZWxldGVBY2NvdW50c1Jlc3BvbnNlEl8KDlJlbGVhc2VCaW5kaW5nEiUub3V0cG9zdC5hcGkudjEuUmVsZWFzZUJpbmRpbmdSZXF1ZXN0GiYub3V0cG9zdC5hcGkudjEuUmVsZWFzZUJpbmRpbmdSZXNwb25zZRJYCgpMaXN0QWdlbnRzEiEub3V0cG9zdC5hcGkudjEuTGlzdEFnZW50c1JlcXVlc3QaIi5vdXRwb3N0LmFwaS52MS5MaXN0QWdlbnRzUmVzcG9uc2UiA5ACAWIGcHJvdG8z", [file_google_protobuf_timestamp, file_outpost_agent_v1_agent]);
+  fileDesc("CiRvdXRwb3N0L2FwaS92MS9hY2NvdW50X3NlcnZpY2UucHJvdG8SDm91dHBvc3QuYXBpLnYxIkAKE0xpc3RBY2NvdW50c1JlcXVlc3QSDAoEbmFtZRgBIAEoCRIMCgRwYWdlGAIgASgNEg0KBWxpbWl0GAMgASgNIlAKFExpc3RBY2NvdW50c1Jlc3BvbnNlEikKCGFjY291bnRzGAEgAygLMhcub3V0cG9zdC5hcGkudjEuQWNjb3VudBINCgV0b3RhbBgCIAEoDSIhChFHZXRBY2NvdW50UmVxdWVzdBIMCgRuYW1lGAEgASgJInYKEkdldEFjY291bnRSZXNwb25zZRIoCgdhY2NvdW50GAEgASgLMhcub3V0cG9zdC5hcGkudjEuQWNjb3VudBI2Cgt0cmFuc2l0aW9ucxgCIAMoCzIhLm91dHBvc3QuYXBpLnYxLkFjY291bnRUcmFuc2l0aW9uIoIBChFBY2NvdW50VHJhbnNpdGlvbhISCgpmcm9tX3N0YXRlGAEgASgJEhAKCHRvX3N0YXRlGAIgASgJEg4KBnJlYXNvbhgDIAEoCRINCgVhY3RvchgEIAEoCRIoCgR0aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJXCgtBY2NvdW50U3BlYxI3CgpkZWZpbml0aW9uGAEgASgLMiMub3V0cG9zdC5hZ2VudC52MS5BY2NvdW50RGVmaW5pdGlvbhIPCgd6b25lX2lkGAIgASgJIkYKFUNyZWF0ZUFjY291bnRzUmVxdWVzdBItCghhY2NvdW50cxgBIAMoCzIbLm91dHBvc3QuYXBpLnYxLkFjY291bnRTcGVjIkMKFkNyZWF0ZUFjY291bnRzUmVzcG9uc2USKQoIYWNjb3VudHMYASADKAsyFy5vdXRwb3N0LmFwaS52MS5BY2NvdW50IkIKEkFjY291bnRTdGF0ZUNoYW5nZRIMCgRuYW1lGAEgASgJEg0KBXN0YXRlGAIgASgJEg8KB3pvbmVfaWQYAyABKAkiTwoXU2V0QWNjb3VudFN0YXRlc1JlcXVlc3QSNAoIYWNjb3VudHMYASADKAsyIi5vdXRwb3N0LmFwaS52MS5BY2NvdW50U3RhdGVDaGFuZ2UiRQoYU2V0QWNjb3VudFN0YXRlc1Jlc3BvbnNlEikKCGFjY291bnRzGAEgAygLMhcub3V0cG9zdC5hcGkudjEuQWNjb3VudCJKChlQdXREeW5hbWljQWNjb3VudHNSZXF1ZXN0Ei0KCGFjY291bnRzGAEgAygLMhsub3V0cG9zdC5hcGkudjEuQWNjb3VudFNwZWMiRwoaUHV0RHluYW1pY0FjY291bnRzUmVzcG9uc2USKQoIYWNjb3VudHMYASADKAsyFy5vdXRwb3N0LmFwaS52MS5BY2NvdW50IiYKFURlbGV0ZUFjY291bnRzUmVxdWVzdBINCgVuYW1lcxgBIAMoCSIpChZEZWxldGVBY2NvdW50c1Jlc3BvbnNlEg8KB2RlbGV0ZWQYASADKAkiJQoVUmVsZWFzZUJpbmRpbmdSZXF1ZXN0EgwKBG5hbWUYASABKAkiQgoWUmVsZWFzZUJpbmRpbmdSZXNwb25zZRIoCgdhY2NvdW50GAEgASgLMhcub3V0cG9zdC5hcGkudjEuQWNjb3VudCI2ChRSZWJpbmRBY2NvdW50UmVxdWVzdBIMCgRuYW1lGAEgASgJEhAKCGlkZW50aXR5GAIgASgJIkEKFVJlYmluZEFjY291bnRSZXNwb25zZRIoCgdhY2NvdW50GAEgASgLMhcub3V0cG9zdC5hcGkudjEuQWNjb3VudCIlChFMaXN0QWdlbnRzUmVxdWVzdBIQCghhZ2VudF9pZBgBIAEoCSI7ChJMaXN0QWdlbnRzUmVzcG9uc2USJQoGYWdlbnRzGAEgAygLMhUub3V0cG9zdC5hcGkudjEuQWdlbnQijAIKBUFnZW50EhAKCGFnZW50X2lkGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkSEgoKZ2F0ZXdheV9pZBgDIAEoCRIMCgR6b25lGAQgASgJEg8KB3ZlcnNpb24YBSABKAkSDwoHc3ViamVjdBgGIAEoCRIPCgdjYWNoaW5nGAcgAygJEg8KB3N0YW5kYnkYCCADKAkSDwoHcmVmdXNlZBgJIAMoCRIyCg5jb25uZWN0ZWRfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoObGFzdF9zZWVuX3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIpYBCgxSZWZ1c2VkQ2xhaW0SEAoIYWdlbnRfaWQYASABKAkSEAoIYXBpX2hvc3QYAiABKAkSFgoOY2FfZmluZ2VycHJpbnQYAyABKAkSDgoGcmVhc29uGAQgASgJEigKBHRpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCGlkZW50aXR5GAYgASgJIl4KCktpbmRTdGF0dXMSEwoLYXBpX3ZlcnNpb24YASABKAkSDAoEa2luZBgCIAEoCRINCgVjb3VudBgDIAEoBBIOCgZzeW5jZWQYBCABKAgSDgoGbGlzdGVkGAUgASgEIkAKC1NraXBwZWRLaW5kEhMKC2FwaV92ZXJzaW9uGAEgASgJEgwKBGtpbmQYAiABKAkSDgoGcmVhc29uGAMgASgJIlEKDFN5bmNQcm9ncmVzcxITCgtraW5kc190b3RhbBgBIAEoDRIUCgxraW5kc19zeW5jZWQYAiABKA0SFgoOb2JqZWN0c19saXN0ZWQYAyABKAQi4AQKB0FjY291bnQSDAoEbmFtZRgBIAEoCRINCgVzdGF0ZRgCIAEoCRIQCghhZ2VudF9pZBgDIAEoCRISCgpnYXRld2F5X2lkGAQgASgJEhAKCGFwaV9ob3N0GAUgASgJEhYKDmNhX2ZpbmdlcnByaW50GAYgASgJEhoKEmt1YmVybmV0ZXNfdmVyc2lvbhgHIAEoCRISCgpuYW1lc3BhY2VzGAggAygJEikKBWtpbmRzGAkgAygLMhoub3V0cG9zdC5hcGkudjEuS2luZFN0YXR1cxIyCg1za2lwcGVkX2tpbmRzGAogAygLMhsub3V0cG9zdC5hcGkudjEuU2tpcHBlZEtpbmQSMwoPbGFzdF9ldmVudF90aW1lGAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIzCg1zeW5jX3Byb2dyZXNzGAwgASgLMhwub3V0cG9zdC5hcGkudjEuU3luY1Byb2dyZXNzEg4KBnJlYXNvbhgNIAEoCRI4ChRsYXN0X2Nvbm5lY3Rpb25fdGltZRgOIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHem9uZV9pZBgPIAEoCRIOCgZzb3VyY2UYECABKAkSNwoKZGVmaW5pdGlvbhgRIAEoCzIjLm91dHBvc3QuYWdlbnQudjEuQWNjb3VudERlZmluaXRpb24SMwoNcmVmdXNlZF9jbGFpbRgSIAEoCzIcLm91dHBvc3QuYXBpLnYxLlJlZnVzZWRDbGFpbRIWCg5ib3VuZF9pZGVudGl0eRgTIAEoCTL5BgoOQWNjb3VudFNlcnZpY2USXgoMTGlzdEFjY291bnRzEiMub3V0cG9zdC5hcGkudjEuTGlzdEFjY291bnRzUmVxdWVzdBokLm91dHBvc3QuYXBpLnYxLkxpc3RBY2NvdW50c1Jlc3BvbnNlIgOQAgESWAoKR2V0QWNjb3VudBIhLm91dHBvc3QuYXBpLnYxLkdldEFjY291bnRSZXF1ZXN0GiIub3V0cG9zdC5hcGkudjEuR2V0QWNjb3VudFJlc3BvbnNlIgOQAgESXwoOQ3JlYXRlQWNjb3VudHMSJS5vdXRwb3N0LmFwaS52MS5DcmVhdGVBY2NvdW50c1JlcXVlc3QaJi5vdXRwb3N0LmFwaS52MS5DcmVhdGVBY2NvdW50c1Jlc3BvbnNlEmUKEFNldEFjY291bnRTdGF0ZXMSJy5vdXRwb3N0LmFwaS52MS5TZXRBY2NvdW50U3RhdGVzUmVxdWVzdBooLm91dHBvc3QuYXBpLnYxLlNldEFjY291bnRTdGF0ZXNSZXNwb25zZRJrChJQdXREeW5hbWljQWNjb3VudHMSKS5vdXRwb3N0LmFwaS52MS5QdXREeW5hbWljQWNjb3VudHNSZXF1ZXN0Gioub3V0cG9zdC5hcGkudjEuUHV0RHluYW1pY0FjY291bnRzUmVzcG9uc2USXwoORGVsZXRlQWNjb3VudHMSJS5vdXRwb3N0LmFwaS52MS5EZWxldGVBY2NvdW50c1JlcXVlc3QaJi5vdXRwb3N0LmFwaS52MS5EZWxldGVBY2NvdW50c1Jlc3BvbnNlEl8KDlJlbGVhc2VCaW5kaW5nEiUub3V0cG9zdC5hcGkudjEuUmVsZWFzZUJpbmRpbmdSZXF1ZXN0GiYub3V0cG9zdC5hcGkudjEuUmVsZWFzZUJpbmRpbmdSZXNwb25zZRJcCg1SZWJpbmRBY2NvdW50EiQub3V0cG9zdC5hcGkudjEuUmViaW5kQWNjb3VudFJlcXVlc3QaJS5vdXRwb3N0LmFwaS52MS5SZWJpbmRBY2NvdW50UmVzcG9uc2USWAoKTGlzdEFnZW50cxIhLm91dHBvc3QuYXBpLnYxLkxpc3RBZ2VudHNSZXF1ZXN0GiIub3V0cG9zdC5hcGkudjEuTGlzdEFnZW50c1Jlc3BvbnNlIgOQAgFiBnByb3RvMw", [file_google_protobuf_timestamp, file_outpost_agent_v1_agent]);
 
 /**
  * @generated from message outpost.api.v1.ListAccountsRequest
@@ -382,6 +382,48 @@ export const ReleaseBindingResponseSchema: GenMessage<ReleaseBindingResponse> = 
   messageDesc(file_outpost_api_v1_account_service, 16);
 
 /**
+ * @generated from message outpost.api.v1.RebindAccountRequest
+ */
+export type RebindAccountRequest = Message<"outpost.api.v1.RebindAccountRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * The identity to bind: "<method>:<subject>" with method token, jwt, certificate or insecure
+   * (e.g. "certificate:CN=agent-1,O=Example").
+   *
+   * @generated from field: string identity = 2;
+   */
+  identity: string;
+};
+
+/**
+ * Describes the message outpost.api.v1.RebindAccountRequest.
+ * Use `create(RebindAccountRequestSchema)` to create a new message.
+ */
+export const RebindAccountRequestSchema: GenMessage<RebindAccountRequest> = /*@__PURE__*/
+  messageDesc(file_outpost_api_v1_account_service, 17);
+
+/**
+ * @generated from message outpost.api.v1.RebindAccountResponse
+ */
+export type RebindAccountResponse = Message<"outpost.api.v1.RebindAccountResponse"> & {
+  /**
+   * @generated from field: outpost.api.v1.Account account = 1;
+   */
+  account?: Account | undefined;
+};
+
+/**
+ * Describes the message outpost.api.v1.RebindAccountResponse.
+ * Use `create(RebindAccountResponseSchema)` to create a new message.
+ */
+export const RebindAccountResponseSchema: GenMessage<RebindAccountResponse> = /*@__PURE__*/
+  messageDesc(file_outpost_api_v1_account_service, 18);
+
+/**
  * @generated from message outpost.api.v1.ListAgentsRequest
  */
 export type ListAgentsRequest = Message<"outpost.api.v1.ListAgentsRequest"> & {
@@ -398,7 +440,7 @@ export type ListAgentsRequest = Message<"outpost.api.v1.ListAgentsRequest"> & {
  * Use `create(ListAgentsRequestSchema)` to create a new message.
  */
 export const ListAgentsRequestSchema: GenMessage<ListAgentsRequest> = /*@__PURE__*/
-  messageDesc(file_outpost_api_v1_account_service, 17);
+  messageDesc(file_outpost_api_v1_account_service, 19);
 
 /**
  * @generated from message outpost.api.v1.ListAgentsResponse
@@ -415,7 +457,7 @@ export type ListAgentsResponse = Message<"outpost.api.v1.ListAgentsResponse"> & 
  * Use `create(ListAgentsResponseSchema)` to create a new message.
  */
 export const ListAgentsResponseSchema: GenMessage<ListAgentsResponse> = /*@__PURE__*/
-  messageDesc(file_outpost_api_v1_account_service, 18);
+  messageDesc(file_outpost_api_v1_account_service, 20);
 
 /**
  * Agent is one live agent stream.
@@ -492,10 +534,11 @@ export type Agent = Message<"outpost.api.v1.Agent"> & {
  * Use `create(AgentSchema)` to create a new message.
  */
 export const AgentSchema: GenMessage<Agent> = /*@__PURE__*/
-  messageDesc(file_outpost_api_v1_account_service, 19);
+  messageDesc(file_outpost_api_v1_account_service, 21);
 
 /**
- * RefusedClaim is the latest registration of the account's name by another cluster, which the gateway refused.
+ * RefusedClaim is the latest registration of the account's name by another cluster or another agent identity, which
+ * the gateway refused.
  *
  * @generated from message outpost.api.v1.RefusedClaim
  */
@@ -524,6 +567,14 @@ export type RefusedClaim = Message<"outpost.api.v1.RefusedClaim"> & {
    * @generated from field: google.protobuf.Timestamp time = 5;
    */
   time?: Timestamp | undefined;
+
+  /**
+   * The identity that made the claim ("token:<subject>", "certificate:<subject>", …); empty for claims recorded before
+   * identities were.
+   *
+   * @generated from field: string identity = 6;
+   */
+  identity: string;
 };
 
 /**
@@ -531,7 +582,7 @@ export type RefusedClaim = Message<"outpost.api.v1.RefusedClaim"> & {
  * Use `create(RefusedClaimSchema)` to create a new message.
  */
 export const RefusedClaimSchema: GenMessage<RefusedClaim> = /*@__PURE__*/
-  messageDesc(file_outpost_api_v1_account_service, 20);
+  messageDesc(file_outpost_api_v1_account_service, 22);
 
 /**
  * KindStatus is the cache state of one kind in one account.
@@ -576,7 +627,7 @@ export type KindStatus = Message<"outpost.api.v1.KindStatus"> & {
  * Use `create(KindStatusSchema)` to create a new message.
  */
 export const KindStatusSchema: GenMessage<KindStatus> = /*@__PURE__*/
-  messageDesc(file_outpost_api_v1_account_service, 21);
+  messageDesc(file_outpost_api_v1_account_service, 23);
 
 /**
  * SkippedKind is a kind the agent does not watch, and why.
@@ -605,7 +656,7 @@ export type SkippedKind = Message<"outpost.api.v1.SkippedKind"> & {
  * Use `create(SkippedKindSchema)` to create a new message.
  */
 export const SkippedKindSchema: GenMessage<SkippedKind> = /*@__PURE__*/
-  messageDesc(file_outpost_api_v1_account_service, 22);
+  messageDesc(file_outpost_api_v1_account_service, 24);
 
 /**
  * SyncProgress summarises the initial sync of an account.
@@ -634,7 +685,7 @@ export type SyncProgress = Message<"outpost.api.v1.SyncProgress"> & {
  * Use `create(SyncProgressSchema)` to create a new message.
  */
 export const SyncProgressSchema: GenMessage<SyncProgress> = /*@__PURE__*/
-  messageDesc(file_outpost_api_v1_account_service, 23);
+  messageDesc(file_outpost_api_v1_account_service, 25);
 
 /**
  * @generated from message outpost.api.v1.Account
@@ -735,11 +786,18 @@ export type Account = Message<"outpost.api.v1.Account"> & {
   definition?: AccountDefinition | undefined;
 
   /**
-   * Set while another cluster's claim of this name is the latest refused one.
+   * Set while another cluster's or another identity's claim of this name is the latest refused one.
    *
    * @generated from field: outpost.api.v1.RefusedClaim refused_claim = 18;
    */
   refusedClaim?: RefusedClaim | undefined;
+
+  /**
+   * The agent identity the name is bound to ("token:<subject>", "certificate:<subject>", …); empty until first claimed.
+   *
+   * @generated from field: string bound_identity = 19;
+   */
+  boundIdentity: string;
 };
 
 /**
@@ -747,7 +805,7 @@ export type Account = Message<"outpost.api.v1.Account"> & {
  * Use `create(AccountSchema)` to create a new message.
  */
 export const AccountSchema: GenMessage<Account> = /*@__PURE__*/
-  messageDesc(file_outpost_api_v1_account_service, 24);
+  messageDesc(file_outpost_api_v1_account_service, 26);
 
 /**
  * AccountService lists and manages the cluster accounts known to the gateway. The same operations are served over
@@ -827,6 +885,18 @@ export const AccountService: GenService<{
     methodKind: "unary";
     input: typeof ReleaseBindingRequestSchema;
     output: typeof ReleaseBindingResponseSchema;
+  },
+  /**
+   * RebindAccount moves an account name to another agent identity (docs/accounts.md, "Identity binding"): from then on
+   * only that identity may claim it. A live lease of another identity is ended. INVALID_ARGUMENT for a malformed
+   * identity, NOT_FOUND for an unknown account. Audited as a transition with the admin as actor.
+   *
+   * @generated from rpc outpost.api.v1.AccountService.RebindAccount
+   */
+  rebindAccount: {
+    methodKind: "unary";
+    input: typeof RebindAccountRequestSchema;
+    output: typeof RebindAccountResponseSchema;
   },
   /**
    * ListAgents lists the agent streams connected to the gateway.

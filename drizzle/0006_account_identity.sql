@@ -1,0 +1,1 @@
+ALTER TABLE "accounts" ADD COLUMN "bound_identity" text DEFAULT '' NOT NULL;
