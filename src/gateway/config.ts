@@ -55,6 +55,24 @@ const operationsSchema = z
   })
   .strict();
 
+const limitsSchema = z
+  .object({
+    maxConcurrentStreams: z.coerce.number().int().min(1).max(10_000).default(100).describe(
+      'HTTP/2 streams one connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS); an agent needs one.',
+    ),
+    idleConnectionSeconds: z.coerce.number().positive().max(3600).default(10).describe(
+      'A connection that has not completed TLS and sent a request within this time — or whose last request was ' +
+      'refused and that sends nothing more — is closed, until one of its requests is admitted.',
+    ),
+    maxUnauthenticatedConnections: z.coerce.number().int().min(1).max(1_000_000).default(1000).describe(
+      'Connections per port that have had no request admitted yet; beyond it, new connections are closed at once.',
+    ),
+    maxRefusedRequestsPerConnection: z.coerce.number().int().min(1).max(100_000).default(100).describe(
+      'Refused (unauthenticated or unauthorized) requests on a connection that has had none admitted, before it is closed.',
+    ),
+  })
+  .strict();
+
 const secretsSchema = z
   .object({
     keyFile: z.string().min(1).optional().describe(
@@ -301,6 +319,9 @@ const baseSchema = z
     web: webSchema.default(() => webSchema.parse({})).describe(
       'The browser dashboard and the fleet summary it watches.',
     ),
+    limits: limitsSchema.default(() => limitsSchema.parse({})).describe(
+      'What a peer may hold before it is authenticated: connections, HTTP/2 streams, idle time (see docs/security.md).',
+    ),
     secrets: secretsSchema.default(() => secretsSchema.parse({})).describe(
       'Encryption at rest of Secret values in operation requests (see docs/security.md).',
     ),
@@ -340,11 +361,13 @@ export interface GatewayConfig {
   cluster: GatewayClusterConfig;
   web: GatewayWebConfig;
   secrets: { keyFile?: string };
+  limits: { maxConcurrentStreams: number; idleConnectionSeconds: number; maxUnauthenticatedConnections: number; maxRefusedRequestsPerConnection: number };
 }
 
 /** What a config file, the environment or overrides may hold: any subset of {@link GatewayConfig}. */
-export type GatewayConfigInput = Partial<Omit<GatewayConfig, 'agents' | 'cache' | 'operations' | 'tls' | 'auth' | 'authorization' | 'accounts' | 'cluster' | 'web' | 'secrets'>> & {
+export type GatewayConfigInput = Partial<Omit<GatewayConfig, 'agents' | 'cache' | 'operations' | 'tls' | 'auth' | 'authorization' | 'accounts' | 'cluster' | 'web' | 'secrets' | 'limits'>> & {
   secrets?: Partial<GatewayConfig['secrets']>;
+  limits?: Partial<GatewayConfig['limits']>;
   agents?: Partial<GatewayConfig['agents']>;
   cache?: Partial<GatewayConfig['cache']>;
   operations?: Partial<GatewayConfig['operations']>;

@@ -56,7 +56,9 @@ import { createKeyRing, type KeyRing } from './secrets/key-ring.js';
 import { createRestApp } from './rest/rest-app.js';
 import { RECONNECT_HEADER, RECONNECT_NOW } from './agents/stream-timers.js';
 import { createAuthenticator } from './auth/authenticator.js';
-import { authContextValues, createAuthInterceptor, principalOf } from './auth/connect-auth.js';
+import { authContextValues, createAuthInterceptor, principalOf, rememberPreAdmitted } from './auth/connect-auth.js';
+import { createPreAdmission } from './auth/pre-admission.js';
+import { createConnectionGuard } from './connection-guard.js';
 import { listenGatewayServers } from './servers.js';
 import { DEFAULT_WEB_DIR } from './web/web-assets.js';
 import { createTlsContextSource } from './auth/tls-context.js';
@@ -298,14 +300,37 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     maxMessageBytes: MAX_MESSAGE_BYTES,
     logger: logger.child({ component: 'agent-stream' }),
   });
+  // Credentials are checked from the headers before any body is read (pre-admission.ts); what a peer may hold before
+  // it proves itself is bounded per connection (connection-guard.ts).
+  const preAdmit = createPreAdmission(authenticator, [...apiServices, Health, ServerReflectionV1, ServerReflectionV1alpha].map((s) => s.typeName));
+  const guard = createConnectionGuard(config.limits);
   const handler: typeof connectHandler = (req, res) => {
-    if (agentEndpoint(req as http2.Http2ServerRequest, res as http2.Http2ServerResponse)) return;
-    if (!answerMalformedRpc(req, res as unknown as http2.Http2ServerResponse)) connectHandler(req, res);
+    guard.requestArrived(req);
+    if (answerMalformedRpc(req, res as unknown as http2.Http2ServerResponse)) return void guard.refused(req);
+    preAdmit(req, res as unknown as http2.Http2ServerResponse).then(
+      (outcome) => {
+        if (outcome.kind === 'refused') return guard.refused(req);
+        if (outcome.kind === 'admitted') {
+          guard.proven(req);
+          rememberPreAdmitted(req, outcome.principal);
+        } else {
+          // REST, the dashboard's files, health: proven once answered with anything but a refusal.
+          res.once('finish', () => (res.statusCode === 401 || res.statusCode === 403 ? guard.refused(req) : guard.proven(req)));
+        }
+        if (agentEndpoint(req as http2.Http2ServerRequest, res as http2.Http2ServerResponse)) return;
+        connectHandler(req, res);
+      },
+      (err: unknown) => {
+        logger.error({ err }, 'pre-admission failed');
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: 'internal', message: 'internal error' }));
+      },
+    );
   };
 
   let servers;
   try {
-    servers = await listenGatewayServers(handler, config.host, config.httpPort, config.grpcPort, { tls: tlsContext });
+    servers = await listenGatewayServers(handler, config.host, config.httpPort, config.grpcPort, { tls: tlsContext, guard, limits: config.limits });
   } catch (err) {
     tlsContext?.close();
     operations.close();

@@ -12,6 +12,8 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { TlsContextSource } from './auth/tls-context.js';
 import { answerClientError } from './grpc/protocol-guards.js';
+import type { GatewayConfig } from './config.js';
+import type { ConnectionGuard } from './connection-guard.js';
 
 type Handler = http.RequestListener & ((req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
 type AnyServer = http.Server | http2.Http2Server | http2.Http2SecureServer;
@@ -30,6 +32,10 @@ export interface GatewayServers {
 export interface GatewayServersOptions {
   /** Serve TLS on both ports with this (reloadable) context. */
   tls?: TlsContextSource;
+  /** Told about every accepted connection (connection-guard.ts). */
+  guard?: Pick<ConnectionGuard, 'accepted'>;
+  /** HTTP/2 streams per connection, and the idle bound that also caps a TLS handshake and HTTP/1.1 headers. */
+  limits?: Pick<GatewayConfig['limits'], 'maxConcurrentStreams' | 'idleConnectionSeconds'>;
 }
 
 /** Starts both servers on `host`; rejects (with nothing left listening) when either port cannot be bound. */
@@ -62,8 +68,10 @@ export async function listenGatewayServers(
 
   let h1: http.Server | http2.Http2SecureServer;
   let h2: http2.Http2Server | http2.Http2SecureServer;
+  const settings: http2.Settings | undefined = options.limits ? { maxConcurrentStreams: options.limits.maxConcurrentStreams } : undefined;
+  const idleMs = options.limits ? Math.round(options.limits.idleConnectionSeconds * 1000) : undefined;
   if (options.tls) {
-    const tlsOptions = options.tls.serverOptions();
+    const tlsOptions = { ...options.tls.serverOptions(), settings, ...(idleMs ? { handshakeTimeout: idleMs } : {}) };
     const secureHttp = http2.createSecureServer({ ...tlsOptions, allowHTTP1: true }, tracked);
     const secureGrpc = http2.createSecureServer({ ...tlsOptions }, tracked);
     for (const server of [secureHttp, secureGrpc]) {
@@ -79,13 +87,14 @@ export async function listenGatewayServers(
     h1 = secureHttp;
     h2 = secureGrpc;
   } else {
-    h1 = http.createServer(handler);
-    h2 = http2.createServer({}, handler);
+    h1 = http.createServer(idleMs ? { headersTimeout: idleMs, requestTimeout: Math.max(idleMs, 300_000) } : {}, handler);
+    h2 = http2.createServer({ settings }, handler);
   }
   for (const server of [h1, h2] as AnyServer[]) {
     // a request the HTTP/1.1 parser refuses gets a JSON 4xx, not Node's bare one
     server.on('clientError', answerClientError);
     server.on('connection', (s: Socket) => {
+      options.guard?.accepted(s);
       sockets.add(s);
       s.on('close', () => sockets.delete(s));
     });

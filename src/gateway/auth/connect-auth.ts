@@ -15,9 +15,19 @@ import { principalKey, type Principal } from './principal.js';
 /** The raw credentials of the current call, set by {@link authContextValues}. */
 export const credentialsKey = createContextKey<RequestCredentials>({ secure: false }, { description: 'outpost credentials' });
 
-/** The adapter's `contextValues` option: records the credentials of each request. */
+/** Principals of requests admitted from their headers before connect-node saw them (pre-admission.ts). */
+const preAdmitted = new WeakMap<object, Principal>();
+
+/** Records the principal pre-admission gave `req`: the interceptor takes it instead of authenticating again. */
+export function rememberPreAdmitted(req: http.IncomingMessage | http2.Http2ServerRequest, principal: Principal): void {
+  preAdmitted.set(req, principal);
+}
+
+/** The adapter's `contextValues` option: records the credentials of each request (and its pre-admitted principal). */
 export function authContextValues(req: http.IncomingMessage | http2.Http2ServerRequest): ContextValues {
-  return createContextValues().set(credentialsKey, credentialsFromNodeRequest(req));
+  const values = createContextValues().set(credentialsKey, credentialsFromNodeRequest(req));
+  const principal = preAdmitted.get(req);
+  return principal ? values.set(principalKey, principal) : values;
 }
 
 /**
@@ -32,6 +42,8 @@ export function createAuthInterceptor(authenticator: Authenticator): Interceptor
     const method = req.method.name;
     const requirement = connectRequirement(service, method);
     if (requirement === 'none') return next(req);
+    // Admitted from its headers, for this very method, before its body was read: nothing more to check.
+    if (req.contextValues.get(principalKey) !== undefined) return next(req);
     const principal = await admit(authenticator, req.contextValues.get(credentialsKey), requirement, `${service}/${method}`);
     req.contextValues.set(principalKey, principal);
     return next(req);

@@ -1,0 +1,87 @@
+/**
+ * Admission of Connect, gRPC and gRPC-web calls from their headers alone, before connect-node reads a byte of the
+ * body (docs/security.md, "Work before authentication"): connect-node runs interceptors only after it has read and
+ * parsed a unary request, so an unauthenticated peer could otherwise make the gateway buffer up to the message limit
+ * per request. A refusal is answered at once in the caller's own protocol — gRPC and gRPC-web trailers-only, Connect
+ * unary as a JSON error with the HTTP status of its code, Connect streaming as an end-stream message — and the body is
+ * never read: an HTTP/2 stream is reset with NO_ERROR after the answer (the peer stops sending), an HTTP/1.1
+ * connection is closed. An admitted call carries its principal on to the interceptor, which then does not
+ * authenticate again.
+ */
+import http2 from 'node:http2';
+import type http from 'node:http';
+import { Code, ConnectError } from '@connectrpc/connect';
+import { codeToHttpStatus, endStreamFlag, endStreamToJson, errorToJsonBytes } from '@connectrpc/connect/protocol-connect';
+import { encodeGrpcMessage } from '../grpc/grpc-wire.js';
+import type { Authenticator } from './authenticator.js';
+import { admit, connectRequirement } from './authorization.js';
+import { credentialsFromNodeRequest } from './credentials.js';
+import type { Principal } from './principal.js';
+
+type AnyRequest = http.IncomingMessage | http2.Http2ServerRequest;
+type AnyResponse = http.ServerResponse | http2.Http2ServerResponse;
+
+/** The outcome of one pre-admission. */
+export type PreAdmissionOutcome =
+  /** Not a call of a served service, or one needing no credentials: connect-node or REST handles it as usual. */
+  | { kind: 'pass' }
+  /** Admitted: the principal goes on with the request. */
+  | { kind: 'admitted'; principal: Principal }
+  /** Refused and answered; nothing else may touch the request. */
+  | { kind: 'refused'; error: ConnectError };
+
+/** Admits or answers one request. */
+export type PreAdmission = (req: AnyRequest, res: AnyResponse) => Promise<PreAdmissionOutcome>;
+
+/** Creates the pre-admission for the services the gateway serves (their fully qualified names). */
+export function createPreAdmission(authenticator: Authenticator, servedServices: Iterable<string>): PreAdmission {
+  const served = new Set(servedServices);
+  return async (req, res) => {
+    const path = (req.url ?? '').split('?')[0]!;
+    const match = /^\/([A-Za-z_][\w.]*)\/([A-Za-z_]\w*)$/.exec(path);
+    if (!match || !served.has(match[1]!)) return { kind: 'pass' };
+    const requirement = connectRequirement(match[1]!, match[2]!);
+    if (requirement === 'none') return { kind: 'pass' };
+    try {
+      const principal = await admit(authenticator, credentialsFromNodeRequest(req), requirement, `${match[1]}/${match[2]}`);
+      return { kind: 'admitted', principal: principal! };
+    } catch (err) {
+      const error = err instanceof ConnectError ? err : new ConnectError('authentication failed', Code.Unauthenticated);
+      answerRefusal(req, res, error);
+      return { kind: 'refused', error };
+    }
+  };
+}
+
+/** Writes the refusal in the request's protocol and makes sure its body is never read. */
+function answerRefusal(req: AnyRequest, res: AnyResponse, error: ConnectError): void {
+  const type = String(req.headers['content-type'] ?? '').toLowerCase();
+  const h2 = req.httpVersionMajor === 2;
+  const headers: Record<string, string> = h2 ? {} : { connection: 'close' };
+  if (type.startsWith('application/grpc')) {
+    // gRPC and gRPC-web: trailers-only, the status in the one HEADERS frame.
+    res.writeHead(200, { ...headers, 'content-type': type.startsWith('application/grpc-web') ? 'application/grpc-web+proto' : 'application/grpc', 'grpc-status': String(error.code), 'grpc-message': encodeGrpcMessage(error.rawMessage) });
+    res.end();
+  } else if (type.startsWith('application/connect+')) {
+    const json = Buffer.from(JSON.stringify(endStreamToJson(new Headers(), error, undefined)), 'utf8');
+    const envelope = Buffer.alloc(5 + json.length);
+    envelope.writeUInt8(endStreamFlag, 0);
+    envelope.writeUInt32BE(json.length, 1);
+    json.copy(envelope, 5);
+    res.writeHead(200, { ...headers, 'content-type': type.startsWith('application/connect+proto') ? 'application/connect+proto' : 'application/connect+json' });
+    res.end(envelope);
+  } else {
+    res.writeHead(codeToHttpStatus(error.code), { ...headers, 'content-type': 'application/json' });
+    res.end(Buffer.from(errorToJsonBytes(error, {})));
+  }
+  if (h2) {
+    const stream = (res as http2.Http2ServerResponse).stream;
+    // The answer is complete: ask the peer to stop sending the body (RFC 9113 8.1), reading none of it.
+    res.once('finish', () => {
+      if (!stream.closed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
+    });
+  } else {
+    req.pause();
+    res.once('finish', () => req.socket.destroy());
+  }
+}
