@@ -47,6 +47,7 @@ const SAMPLES: Record<string, Sample> = {
   'GET /armory/accounts/:name': (rng) => ({ params: { name: rng.pick([SEED.account, SEED.dynamicAccount]) } }),
   'DELETE /armory/accounts/:name': (_, tag) => ({ params: { name: `hx-${tag}` } }),
   'DELETE /armory/accounts/:name/binding': (_, tag) => ({ params: { name: `hx-${tag}` } }),
+  'PUT /armory/accounts/:name/binding': (rng, tag) => ({ params: { name: `hx-${tag}` }, body: { identity: rng.pick(['token:agent-hx', 'certificate:CN=agent-hx']) } }),
   'GET /armory/agents': () => ({}),
   'GET /armory/agents/:id': () => ({ params: { id: SEED.agentId } }),
   'GET /': () => ({}),

@@ -68,6 +68,7 @@ const SAMPLES: Record<string, Sample> = {
   'outpost.api.v1.AccountService/PutDynamicAccounts': definition,
   'outpost.api.v1.AccountService/DeleteAccounts': (_, tag) => ({ names: [`hx-${tag}`] }),
   'outpost.api.v1.AccountService/ReleaseBinding': (_, tag) => ({ name: `hx-${tag}` }),
+  'outpost.api.v1.AccountService/RebindAccount': (rng, tag) => ({ name: `hx-${tag}`, identity: rng.pick(['token:agent-hx', 'certificate:CN=agent-hx', 'jwt:agent-hx']) }),
   'outpost.api.v1.AccountService/ListAgents': (rng) => ({ agentId: rng.pick(['', SEED.agentId]) }),
   'outpost.api.v1.OperationService/SubmitOperation': (rng, tag) => {
     const [kind, spec] = rng.pick(SPECS)(rng);
