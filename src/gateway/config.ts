@@ -117,6 +117,11 @@ const jwtSchema = z
     clockToleranceSeconds: z.coerce.number().int().min(0).max(600).default(30).describe(
       'Allowed clock skew for exp/nbf.',
     ),
+    maxLifetimeSeconds: z.coerce.number().int().min(60).max(31_536_000).default(86_400).describe(
+      'Longest accepted token lifetime, `exp - iat` (or `exp - now` without `iat`); longer-lived tokens are refused. ' +
+      'Every token must carry `exp`. Default 24 h: long enough for a workday\'s operator token and for agent tokens ' +
+      'rotated daily, short enough that a leaked token dies the same day.',
+    ),
   })
   .strict()
   .refine((j) => (j.secretFile === undefined) !== (j.publicKeyFile === undefined), { message: 'set exactly one of secretFile, publicKeyFile' });
