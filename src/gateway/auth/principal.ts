@@ -19,6 +19,20 @@ export interface Principal {
   readonly accountPatterns: readonly string[];
   /** When the credentials stop being valid (epoch ms; a JWT's `exp`); undefined when they do not expire. */
   readonly expiresAt?: number;
+  /**
+   * Present when the credential can be revoked while in use (a token from a token file that is deleted or changed):
+   * long streams subscribe and end UNAUTHENTICATED when told. Requests end soon anyway and need not subscribe.
+   */
+  readonly revocation?: CredentialRevocation;
+}
+
+/** Tells the holder of a principal that its credential was revoked. */
+export interface CredentialRevocation {
+  /**
+   * Calls `onRevoked` (once, with an UNAUTHENTICATED-worthy message) as soon as the credential stops being valid;
+   * returns the unsubscribe function, which the caller must call when its stream ends.
+   */
+  subscribe(onRevoked: (message: string) => void): () => void;
 }
 
 /** The principal of the current Connect call; undefined only when authentication did not run (a wiring bug). */
