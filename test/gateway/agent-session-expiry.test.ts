@@ -40,7 +40,7 @@ for (const driver of testDrivers()) {
         insecure: false,
         agents: { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 30 },
         auth: { jwt: { issuer: 'https://issuer.test', audience: 'outpost', secretFile: join(dir, 'jwt-secret'), clockToleranceSeconds: 0, maxLifetimeSeconds: 50 * 86_400 } },
-        authorization: { rules: [{ subject: '^agent-jwt$', roles: ['agent'], accounts: ['exp-*'] }] },
+        authorization: { rules: [{ kind: 'jwt', subject: '^agent-jwt$', roles: ['agent'], accounts: ['exp-*'] }] },
       });
     });
     after(async () => {

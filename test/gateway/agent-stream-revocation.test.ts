@@ -36,7 +36,7 @@ for (const driver of testDrivers()) {
         insecure: false,
         agents: { heartbeatIntervalSeconds: 0.5, deadAfterSeconds: 60 },
         auth: { tokens: [{ subject: 'agent-file', tokenFile }, { subject: 'agent-inline', token: INLINE_TOKEN }] },
-        authorization: { rules: [{ subject: '^agent-(file|inline)$', roles: ['agent'], accounts: ['rev-*'] }] },
+        authorization: { rules: [{ kind: 'token', subject: '^agent-(file|inline)$', roles: ['agent'], accounts: ['rev-*'] }] },
       });
     });
     after(async () => {

@@ -19,11 +19,11 @@ const ADMIN_TOKEN = 'admin-token-0123456789abcdef';
 const SECRET = 'jwt-secret-0123456789-0123456789-abcdef';
 const REPLICA_SECRET = 'replica-secret-0123456789-0123456789-abcdef';
 const rules = [
-  { subject: '^reader$', roles: ['read' as const] },
-  { subject: '^admin$', roles: ['read' as const, 'write' as const, 'admin' as const] },
-  { subject: '^(rotated|from-env)$', roles: ['read' as const] },
-  { subject: '^jwt-user$', roles: ['read' as const] },
-  { subject: '^agent-jwt$', roles: ['agent' as const], accounts: ['prod-*'] },
+  { kind: 'token' as const, subject: '^reader$', roles: ['read' as const] },
+  { kind: 'token' as const, subject: '^admin$', roles: ['read' as const, 'write' as const, 'admin' as const] },
+  { kind: 'token' as const, subject: '^(rotated|from-env)$', roles: ['read' as const] },
+  { kind: 'jwt' as const, subject: '^jwt-user$', roles: ['read' as const] },
+  { kind: 'jwt' as const, subject: '^agent-jwt$', roles: ['agent' as const], accounts: ['prod-*'] },
 ];
 
 /** `exp: null` leaves exp out; `iat: null` leaves iat out. */

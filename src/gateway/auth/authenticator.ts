@@ -157,7 +157,9 @@ export function createAuthenticator(config: AuthenticatorConfig, deps: Authentic
         throw unauthenticated(`unsupported Authorization scheme ${JSON.stringify(credentials.otherAuthorization)}: send "Authorization: Bearer <token>"`);
       }
       if (credentials.bearer !== undefined) return fromToken(credentials.bearer);
-      if (certificateSubject !== undefined) return principalFromRules(certificateSubject, 'certificate', rules);
+      if (certificateSubject !== undefined) {
+        return principalFromRules(certificateSubject, 'certificate', rules, undefined, credentials.certificate?.attributes);
+      }
       if (config.insecure) return insecurePrincipal();
       if (options.anonymousRoles) return { subject: 'anonymous', method: 'anonymous', roles: new Set(options.anonymousRoles), accountPatterns: [] };
       throw unauthenticated(
