@@ -147,6 +147,17 @@ describe('bearer tokens', () => {
     }
   });
 
+  test('identity kinds are separate namespaces: a JWT with sub "admin" never gets the static admin token\'s roles', async () => {
+    // the static admin token passes authorization (whatever DeleteAccounts with no names then answers)
+    const real = await grpcAdmin(gw.gateway.grpcUrl, { token: ADMIN_TOKEN });
+    assert.ok(real.code !== Code.PermissionDenied && real.code !== Code.Unauthenticated, `admin token refused: ${real.message}`);
+    const forged = await grpcAdmin(gw.gateway.grpcUrl, { token: await jwt({ sub: 'admin' }) });
+    assert.equal(forged.code, Code.PermissionDenied);
+    assert.match(forged.message, /admin lacks the role "admin"/);
+    const rest = await restCall(gw.gateway.httpUrl, 'GET', '/armory/clouddrivers', { token: await jwt({ sub: 'reader' }) });
+    assert.equal(rest.status, 403, 'a JWT named like the static read token gets no read role');
+  });
+
   test('replica tokens open the internal routes; a forged one does not', async () => {
     const signer = createReplicaTokenSigner(replicaSecretFile, 'gw-other');
     const token = await signer.token();
