@@ -94,6 +94,11 @@ const regex = z.string().min(1).refine((source) => {
   }
 }, 'not a valid regular expression');
 
+/** Certificate subject attribute name (`CN`, `O`, `OU`, … or a dotted OID) → anchored regex over its value. */
+const attributeMatchers = z
+  .record(z.string().regex(/^([A-Za-z][A-Za-z0-9-]*|[0-9]+(\.[0-9]+)+)$/, 'an attribute name like CN, O, OU or an OID'), regex)
+  .refine((m) => Object.keys(m).length > 0, 'name at least one attribute');
+
 const tlsSchema = z
   .object({
     certFile: z.string().min(1).describe(
@@ -107,9 +112,11 @@ const tlsSchema = z
       'NONE: no client certificate asked; OPTIONAL: verified when presented; REQUIRE: every connection must present ' +
       'one.',
     ),
-    subjectFilters: z.array(regex).default([]).describe(
-      'Regular expressions over the client certificate subject (`CN=agent-1,O=Example`); any match admits. Empty ' +
-      'admits all.',
+    subjectFilters: z.array(z.union([regex, z.object({ attributes: attributeMatchers }).strict()])).default([]).describe(
+      'Client certificate subject filters; any match admits, empty admits all. A string is a regular expression over ' +
+      'the RFC 4514 subject (`CN=agent-1,O=Example`, special characters in values escaped: `CN=a\\,O=b`); ' +
+      '`{attributes: {CN: "agent-.*", O: "agents"}}` matches parsed attributes (each an anchored regex, all must ' +
+      'match) and is the safer form.',
     ),
     reloadIntervalSeconds: positiveSeconds.default(5).describe(
       'How often the certificate, key and CA files are checked for changes.',
@@ -147,6 +154,11 @@ const jwtSchema = z
     clockToleranceSeconds: z.coerce.number().int().min(0).max(600).default(30).describe(
       'Allowed clock skew for exp/nbf.',
     ),
+    maxLifetimeSeconds: z.coerce.number().int().min(60).max(31_536_000).default(86_400).describe(
+      'Longest accepted token lifetime, `exp - iat` (or `exp - now` without `iat`); longer-lived tokens are refused. ' +
+      'Every token must carry `exp`. Default 24 h: long enough for a workday\'s operator token and for agent tokens ' +
+      'rotated daily, short enough that a leaked token dies the same day.',
+    ),
   })
   .strict()
   .refine((j) => (j.secretFile === undefined) !== (j.publicKeyFile === undefined), { message: 'set exactly one of secretFile, publicKeyFile' });
@@ -165,13 +177,27 @@ const authSchema = z
   })
   .strict();
 
+const identityKindSchema = z.enum(['token', 'jwt', 'certificate'], {
+  message:
+    'kind is required: set kind: token (auth.tokens subjects), jwt (JWT subject claims) or certificate (client ' +
+    'certificate subjects); a rule meant for several kinds becomes one rule per kind',
+});
+
 const roleSchema = z.enum(['agent', 'read', 'write', 'admin', 'replica']);
 
 const ruleSchema = z
   .object({
-    subject: regex.describe(
-      'Regular expression over the principal\'s subject (certificate subject, token subject or JWT claim); anchored ' +
-      'by you.',
+    kind: identityKindSchema.describe(
+      'Which identities the rule applies to: `token` (auth.tokens), `jwt` (auth.jwt subject claim) or `certificate` ' +
+      '(client certificate subject). Kinds are separate namespaces: a JWT with `sub: admin` never matches a token rule.',
+    ),
+    subject: regex.optional().describe(
+      'Regular expression over the subject within that kind (token subject, JWT claim, or the RFC 4514 certificate ' +
+      'subject with escaped values); anchored by you. Set subject, attributes (certificates) or both.',
+    ),
+    attributes: attributeMatchers.optional().describe(
+      'kind certificate only: anchored regular expressions per subject attribute (`{CN: "agent-.*", O: "agents"}`); ' +
+      'all must match one of the attribute\'s values.',
     ),
     roles: z.array(roleSchema).min(1).describe(
       'agent: may open agent streams; read: read routes; write: submit operations; admin: manage accounts; replica: ' +
@@ -181,7 +207,12 @@ const ruleSchema = z
       'With the agent role: glob patterns (`*` any run of characters) of the account names the agent may register.',
     ),
   })
-  .strict();
+  .strict()
+  .refine((r) => r.subject !== undefined || r.attributes !== undefined, { message: 'set subject, attributes or both' })
+  .refine((r) => r.attributes === undefined || r.kind === 'certificate', {
+    message: 'attributes apply to kind certificate only',
+    path: ['attributes'],
+  });
 
 const authorizationSchema = z
   .object({

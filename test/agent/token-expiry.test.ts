@@ -57,7 +57,7 @@ test('an expired JWT ends the stream; the token command is re-run at once and th
         id: 'gw-1',
         insecure: false,
         auth: { jwt: { issuer: 'https://issuer.test', audience: 'outpost', secretFile: join(dir, 'jwt-secret'), clockToleranceSeconds: 0 } },
-        authorization: { rules: [{ subject: '^agent-jwt$', roles: ['agent'], accounts: ['*'] }] },
+        authorization: { rules: [{ kind: 'jwt', subject: '^agent-jwt$', roles: ['agent'], accounts: ['*'] }] },
       },
     }),
     { logger: createSilentLogger() },

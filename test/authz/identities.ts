@@ -55,11 +55,11 @@ export const TOKEN_CONFIG = [
 
 /** `authorization.rules` of the matrix gateway. */
 export const RULES: AuthorizationRule[] = [
-  { subject: '^reader$', roles: ['read'], accounts: [] },
-  { subject: '^writer$', roles: ['read', 'write'], accounts: [] },
-  { subject: '^admin$', roles: ['read', 'write', 'admin'], accounts: [] },
-  { subject: '^agent-a$', roles: ['agent'], accounts: ['team-a-*', 'shared-*'] },
-  { subject: '^agent-b$', roles: ['agent'], accounts: ['team-b-*', 'shared-*'] },
+  { kind: 'token', subject: '^reader$', roles: ['read'], accounts: [] },
+  { kind: 'token', subject: '^writer$', roles: ['read', 'write'], accounts: [] },
+  { kind: 'token', subject: '^admin$', roles: ['read', 'write', 'admin'], accounts: [] },
+  { kind: 'token', subject: '^agent-a$', roles: ['agent'], accounts: ['team-a-*', 'shared-*'] },
+  { kind: 'token', subject: '^agent-b$', roles: ['agent'], accounts: ['team-b-*', 'shared-*'] },
 ];
 
 /** Names of what the fixtures create before the cells run (and the requests of the table point at). */

@@ -124,7 +124,7 @@ describe('troubleshooting guide', () => {
           database: 'memory://',
           id: 'outpost-gateway-0',
           auth: { tokens: [{ subject: 'agent-cluster-1', token: AGENT_TOKEN }] },
-          authorization: { rules: [{ subject: '^agent-cluster-1$', roles: ['agent'], accounts: ['cluster-1', 'cluster-1-*'] }] },
+          authorization: { rules: [{ kind: 'token', subject: '^agent-cluster-1$', roles: ['agent'], accounts: ['cluster-1', 'cluster-1-*'] }] },
         },
       }));
       http1 = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>proxy</html>'));

@@ -221,8 +221,8 @@ describe('the dashboard on a gateway that requires a token', { timeout: 120_000 
       auth: { tokens: [{ subject: 'viewer', token: TOKEN }, { subject: 'agents', token: AGENT_TOKEN }] },
       authorization: {
         rules: [
-          { subject: '^viewer$', roles: ['read'], accounts: [] },
-          { subject: '^agents$', roles: ['agent'], accounts: ['*'] },
+          { kind: 'token', subject: '^viewer$', roles: ['read'], accounts: [] },
+          { kind: 'token', subject: '^agents$', roles: ['agent'], accounts: ['*'] },
         ],
       },
     });

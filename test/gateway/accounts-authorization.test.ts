@@ -24,8 +24,8 @@ for (const driver of testDrivers()) {
         auth: { tokens: [{ subject: 'team-a-agent', token: AGENT_TOKEN }, { subject: 'ops', token: ADMIN_TOKEN }] },
         authorization: {
           rules: [
-            { subject: '^team-a-agent$', roles: ['agent'], accounts: ['team-a-*'] },
-            { subject: '^ops$', roles: ['admin', 'read'], accounts: [] },
+            { kind: 'token', subject: '^team-a-agent$', roles: ['agent'], accounts: ['team-a-*'] },
+            { kind: 'token', subject: '^ops$', roles: ['admin', 'read'], accounts: [] },
           ],
         },
       });

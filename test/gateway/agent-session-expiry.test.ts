@@ -39,8 +39,8 @@ for (const driver of testDrivers()) {
       t = await startTestGateway(driver, {
         insecure: false,
         agents: { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 30 },
-        auth: { jwt: { issuer: 'https://issuer.test', audience: 'outpost', secretFile: join(dir, 'jwt-secret'), clockToleranceSeconds: 0 } },
-        authorization: { rules: [{ subject: '^agent-jwt$', roles: ['agent'], accounts: ['exp-*'] }] },
+        auth: { jwt: { issuer: 'https://issuer.test', audience: 'outpost', secretFile: join(dir, 'jwt-secret'), clockToleranceSeconds: 0, maxLifetimeSeconds: 50 * 86_400 } },
+        authorization: { rules: [{ kind: 'jwt', subject: '^agent-jwt$', roles: ['agent'], accounts: ['exp-*'] }] },
       });
     });
     after(async () => {

@@ -22,7 +22,7 @@ for (const driver of testDrivers()) {
         insecure: false,
         agents: { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 5 },
         auth: { tokens: [{ subject: 'agent-one', token: ONE }, { subject: 'agent-two', token: TWO }] },
-        authorization: { rules: [{ subject: '^agent-(one|two)$', roles: ['agent'], accounts: ['*'] }] },
+        authorization: { rules: [{ kind: 'token', subject: '^agent-(one|two)$', roles: ['agent'], accounts: ['*'] }] },
       });
     });
     after(async () => {

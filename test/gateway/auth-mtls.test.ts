@@ -25,7 +25,7 @@ import {
   type TestPki,
 } from './auth-helpers.js';
 
-const rules = [{ subject: '^CN=agent-1,O=agents$', roles: ['agent' as const, 'read' as const], accounts: ['prod-*'] }];
+const rules = [{ kind: 'certificate' as const, subject: '^CN=agent-1,O=agents$', roles: ['agent' as const, 'read' as const], accounts: ['prod-*'] }];
 
 describe('client certificates: REQUIRE', () => {
   let pki: TestPki;
@@ -115,7 +115,7 @@ describe('client certificates: OPTIONAL', () => {
     gw = await startAuthGateway({
       tls: { certFile: pki.certFile, keyFile: pki.keyFile, caFile: pki.caFile, clientAuth: 'OPTIONAL' },
       auth: { tokens: [{ subject: 'operator', token }] },
-      authorization: { rules: [...rules, { subject: '^operator$', roles: ['read'] }] },
+      authorization: { rules: [...rules, { kind: 'token', subject: '^operator$', roles: ['read'] }] },
     });
   });
   after(async () => {
@@ -200,7 +200,7 @@ describe('TLS without client certificates (NONE) and bad TLS files', () => {
     const gw = await startAuthGateway({
       tls: { certFile: pki.certFile, keyFile: pki.keyFile },
       auth: { tokens: [{ subject: 'operator', token }] },
-      authorization: { rules: [{ subject: '^operator$', roles: ['read'] }] },
+      authorization: { rules: [{ kind: 'token', subject: '^operator$', roles: ['read'] }] },
     });
     try {
       assert.equal((await grpcRead(gw.gateway.grpcUrl, { ca: pki.caPem, token })).code, 'ok');

@@ -19,18 +19,20 @@ const ADMIN_TOKEN = 'admin-token-0123456789abcdef';
 const SECRET = 'jwt-secret-0123456789-0123456789-abcdef';
 const REPLICA_SECRET = 'replica-secret-0123456789-0123456789-abcdef';
 const rules = [
-  { subject: '^reader$', roles: ['read' as const] },
-  { subject: '^admin$', roles: ['read' as const, 'write' as const, 'admin' as const] },
-  { subject: '^(rotated|from-env)$', roles: ['read' as const] },
-  { subject: '^jwt-user$', roles: ['read' as const] },
-  { subject: '^agent-jwt$', roles: ['agent' as const], accounts: ['prod-*'] },
+  { kind: 'token' as const, subject: '^reader$', roles: ['read' as const] },
+  { kind: 'token' as const, subject: '^admin$', roles: ['read' as const, 'write' as const, 'admin' as const] },
+  { kind: 'token' as const, subject: '^(rotated|from-env)$', roles: ['read' as const] },
+  { kind: 'jwt' as const, subject: '^jwt-user$', roles: ['read' as const] },
+  { kind: 'jwt' as const, subject: '^agent-jwt$', roles: ['agent' as const], accounts: ['prod-*'] },
 ];
 
-function jwt(claims: { sub?: string; aud?: string; iss?: string; exp?: number; nbf?: number }, secret = SECRET) {
+/** `exp: null` leaves exp out; `iat: null` leaves iat out. */
+function jwt(claims: { sub?: string; aud?: string; iss?: string; exp?: number | null; iat?: number | null; nbf?: number }, secret = SECRET) {
   const now = Math.floor(Date.now() / 1000);
-  const t = new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setIssuer(claims.iss ?? 'https://issuer.test').setAudience(claims.aud ?? 'outpost').setIssuedAt();
+  const t = new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setIssuer(claims.iss ?? 'https://issuer.test').setAudience(claims.aud ?? 'outpost');
+  if (claims.iat !== null) t.setIssuedAt(claims.iat);
   if (claims.sub) t.setSubject(claims.sub);
-  t.setExpirationTime(claims.exp ?? now + 300);
+  if (claims.exp !== null) t.setExpirationTime(claims.exp ?? now + 300);
   if (claims.nbf) t.setNotBefore(claims.nbf);
   return t.sign(new TextEncoder().encode(secret));
 }
@@ -119,6 +121,9 @@ describe('bearer tokens', () => {
   test('JWT: valid admitted with its subject; expired, wrongly signed, wrong audience, not yet valid refused', async () => {
     const now = Math.floor(Date.now() / 1000);
     assert.equal((await grpcRead(gw.gateway.grpcUrl, { token: await jwt({ sub: 'jwt-user' }) })).code, 'ok');
+    // nbf in the past and a lifetime just under the limit are fine
+    assert.equal((await grpcRead(gw.gateway.grpcUrl, { token: await jwt({ sub: 'jwt-user', nbf: now - 60, exp: now + 86_000 }) })).code, 'ok');
+    assert.equal((await grpcRead(gw.gateway.grpcUrl, { token: await jwt({ sub: 'jwt-user', iat: null, exp: now + 3600 }) })).code, 'ok');
     assert.equal((await grpcAgentStream(gw.gateway.grpcUrl, { token: await jwt({ sub: 'agent-jwt' }) })).code, 'ok');
     const cases: [string, Promise<string>, RegExp][] = [
       ['expired', jwt({ sub: 'jwt-user', exp: now - 60 }), /^token expired$/],
@@ -127,6 +132,10 @@ describe('bearer tokens', () => {
       ['wrong issuer', jwt({ sub: 'jwt-user', iss: 'https://evil.test' }), /^token issuer \(iss\) does not match/],
       ['not yet valid', jwt({ sub: 'jwt-user', nbf: now + 600 }), /^token not yet valid/],
       ['no subject', jwt({}), /no string "sub" claim/],
+      ['no exp', jwt({ sub: 'jwt-user', exp: null }), /^token has no exp claim$/],
+      ['lifetime above maxLifetimeSeconds', jwt({ sub: 'jwt-user', exp: now + 3600 * 24 * 365 }), /lifetime .* exceeds the longest accepted 86400 s \(auth.jwt.maxLifetimeSeconds\)/],
+      ['no iat, exp too far from now', jwt({ sub: 'jwt-user', iat: null, exp: now + 86_400 * 2 }), /exceeds the longest accepted/],
+      ['iat a day ago, exp in an hour: lifetime above 24 h', jwt({ sub: 'jwt-user', iat: now - 86_400, exp: now + 3600 }), /exceeds the longest accepted/],
     ];
     for (const [name, token, expected] of cases) {
       const r = await grpcRead(gw.gateway.grpcUrl, { token: await token });
@@ -136,6 +145,17 @@ describe('bearer tokens', () => {
       assert.equal(rest.status, 401, name);
       assert.match(rest.body.message!, expected, name);
     }
+  });
+
+  test('identity kinds are separate namespaces: a JWT with sub "admin" never gets the static admin token\'s roles', async () => {
+    // the static admin token passes authorization (whatever DeleteAccounts with no names then answers)
+    const real = await grpcAdmin(gw.gateway.grpcUrl, { token: ADMIN_TOKEN });
+    assert.ok(real.code !== Code.PermissionDenied && real.code !== Code.Unauthenticated, `admin token refused: ${real.message}`);
+    const forged = await grpcAdmin(gw.gateway.grpcUrl, { token: await jwt({ sub: 'admin' }) });
+    assert.equal(forged.code, Code.PermissionDenied);
+    assert.match(forged.message, /admin lacks the role "admin"/);
+    const rest = await restCall(gw.gateway.httpUrl, 'GET', '/armory/clouddrivers', { token: await jwt({ sub: 'reader' }) });
+    assert.equal(rest.status, 403, 'a JWT named like the static read token gets no read role');
   });
 
   test('replica tokens open the internal routes; a forged one does not', async () => {

@@ -68,6 +68,7 @@ describe('gateway config', () => {
       'OUTPOST_GATEWAY_AUTH_JWT_AUDIENCE',
       'OUTPOST_GATEWAY_AUTH_JWT_CLOCK_TOLERANCE_SECONDS',
       'OUTPOST_GATEWAY_AUTH_JWT_ISSUER',
+      'OUTPOST_GATEWAY_AUTH_JWT_MAX_LIFETIME_SECONDS',
       'OUTPOST_GATEWAY_AUTH_JWT_PUBLIC_KEY_FILE',
       'OUTPOST_GATEWAY_AUTH_JWT_SECRET_FILE',
       'OUTPOST_GATEWAY_AUTH_JWT_SUBJECT_CLAIM',
@@ -124,6 +125,10 @@ describe('gateway config', () => {
       [{ overrides: { cluster: { heartbeatIntervalSeconds: 5, deadAfterSeconds: 5 } } }, /cluster\.deadAfterSeconds: must be greater/],
       [{ overrides: { cluster: { discovery: 'gossip' as never } } }, /cluster\.discovery/],
       [{ overrides: { bogus: 1 } as never }, /bogus/],
+      // rules name their identity kind; an old rule without one says how to fix it
+      [{ overrides: { authorization: { rules: [{ subject: '^ops$', roles: ['read'] }] } as never } }, /authorization\.rules\.0\.kind: kind is required: set kind: token .* jwt .* certificate/],
+      [{ overrides: { authorization: { rules: [{ kind: 'token', attributes: { CN: 'x' }, roles: ['read'] }] } } }, /attributes apply to kind certificate only/],
+      [{ overrides: { authorization: { rules: [{ kind: 'certificate', roles: ['read'] }] } } }, /set subject, attributes or both/],
     ];
     for (const [opts, pattern] of cases) {
       assert.throws(() => loadGatewayConfig(opts), (err: unknown) => {

@@ -121,7 +121,7 @@ describe('FleetService authorization', () => {
       id: 'gw-fleet-auth',
       insecure: false,
       auth: { tokens: [{ subject: 'reader', token: READ_TOKEN }] },
-      authorization: { rules: [{ subject: '^reader$', roles: ['read'], accounts: [] }] },
+      authorization: { rules: [{ kind: 'token', subject: '^reader$', roles: ['read'], accounts: [] }] },
     });
   });
   after(async () => {

@@ -259,7 +259,7 @@ describe('gRPC health and reflection on a secure gateway', () => {
           { subject: 'nobody', token: NOBODY_TOKEN },
         ],
       },
-      authorization: { rules: [{ subject: '^reader$', roles: ['read'] }] },
+      authorization: { rules: [{ kind: 'token', subject: '^reader$', roles: ['read'] }] },
     });
   });
   after(async () => {

@@ -27,10 +27,10 @@ export const IDENTITY_GATEWAY = {
   },
   authorization: {
     rules: [
-      { subject: '^agent-(a|b)$', roles: ['agent' as const], accounts: ['cluster-*'] },
-      { subject: '^admin$', roles: ['read' as const, 'write' as const, 'admin' as const], accounts: [] },
-      { subject: '^reader$', roles: ['read' as const], accounts: [] },
-      { subject: '^writer$', roles: ['read' as const, 'write' as const], accounts: [] },
+      { kind: 'token' as const, subject: '^agent-(a|b)$', roles: ['agent' as const], accounts: ['cluster-*'] },
+      { kind: 'token' as const, subject: '^admin$', roles: ['read' as const, 'write' as const, 'admin' as const], accounts: [] },
+      { kind: 'token' as const, subject: '^reader$', roles: ['read' as const], accounts: [] },
+      { kind: 'token' as const, subject: '^writer$', roles: ['read' as const, 'write' as const], accounts: [] },
     ],
   },
 };

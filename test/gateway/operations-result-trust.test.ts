@@ -53,8 +53,8 @@ for (const driver of testDrivers()) {
         },
         authorization: {
           rules: [
-            { subject: '^agent-(one|two)$', roles: ['agent'], accounts: ['trust-*'] },
-            { subject: '^operator$', roles: ['read', 'write'] },
+            { kind: 'token' as const, subject: '^agent-(one|two)$', roles: ['agent'], accounts: ['trust-*'] },
+            { kind: 'token' as const, subject: '^operator$', roles: ['read', 'write'] },
           ],
         },
       });

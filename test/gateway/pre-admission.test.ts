@@ -15,7 +15,7 @@ const TOKEN = 'reader-token-0123456789abcdef';
 const secure = (limits: GatewayConfigInput['limits'] = {}): GatewayConfigInput => ({
   insecure: false,
   auth: { tokens: [{ subject: 'reader', token: TOKEN }] },
-  authorization: { rules: [{ subject: '^reader$', roles: ['read'] }] },
+  authorization: { rules: [{ kind: 'token' as const, subject: '^reader$', roles: ['read'] }] },
   limits,
 });
 const LIST = '/outpost.api.v1.ObjectService/ListObjects';

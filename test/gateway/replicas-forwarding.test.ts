@@ -38,8 +38,8 @@ describe('operation forwarding between replicas (postgres)', { skip: pg ? false 
     auth: { tokens: [{ subject: 'agent', token: AGENT_TOKEN }, { subject: 'client', token: CLIENT_TOKEN }], replicaSecretFile: join(dir, 'replica-secret') },
     authorization: {
       rules: [
-        { subject: '^agent$', roles: ['agent'], accounts: ['*'] },
-        { subject: '^client$', roles: ['read', 'write'] },
+        { kind: 'token', subject: '^agent$', roles: ['agent'], accounts: ['*'] },
+        { kind: 'token', subject: '^client$', roles: ['read', 'write'] },
       ],
     },
     cluster: { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 2, leaseSeconds: 30 },

@@ -33,7 +33,7 @@ test('an unauthenticated flood costs the gateway less than 50 MiB; authenticated
       logLevel: 'info',
       web: { enabled: false },
       auth: { tokens: [{ subject: 'reader', token: TOKEN }] },
-      authorization: { rules: [{ subject: '^reader$', roles: ['read'] }] },
+      authorization: { rules: [{ kind: 'token', subject: '^reader$', roles: ['read'] }] },
     }),
   );
   const gateway = spawnOutpost(['gateway', '--config', config], log);

@@ -40,7 +40,7 @@ describe('dashboard files', () => {
       id: 'gw-web',
       insecure: false,
       auth: { tokens: [{ subject: 'reader', token: 'web-reader-token-0123456789' }] },
-      authorization: { rules: [{ subject: '^reader$', roles: ['read'], accounts: [] }] },
+      authorization: { rules: [{ kind: 'token', subject: '^reader$', roles: ['read'], accounts: [] }] },
       web: { dir },
     });
   });

@@ -206,10 +206,16 @@ class AgentSession implements StreamState {
     );
     this.timers.startDeadPeerCheck();
     if (this.principal.expiresAt !== undefined) this.timers.startCredentialExpiry(this.principal.expiresAt);
+    // a credential revoked while the stream is open (token file deleted or changed) ends it UNAUTHENTICATED
+    const unsubscribeRevocation = this.principal.revocation?.subscribe((message) => {
+      this.log.info('agent credential revoked; closing its stream');
+      this.close(new ConnectError(message, Code.Unauthenticated));
+    });
     if (this.deps.maxStreamAgeSeconds !== undefined) this.timers.startMaxAge(this.deps.maxStreamAgeSeconds);
     let ending: Promise<void> | undefined;
     const end = () =>
       (ending ??= (async () => {
+        unsubscribeRevocation?.();
         this.stop();
         await reading;
         await this.cleanup();

@@ -14,6 +14,10 @@
  * 5. Nothing presented: insecure mode gets {@link insecurePrincipal}; a caller allowing anonymous access (read routes
  *    under `readAccess: open`) gets an anonymous principal with the roles it names; otherwise UNAUTHENTICATED.
  *
+ * Revocation: token files are polled (every {@link AuthenticatorDeps.revocationCheckMs}) while a long stream holds a
+ * principal; when one changes, every subscribed principal's credential is re-checked and those no longer valid are
+ * told ({@link Principal.revocation}), so their streams end UNAUTHENTICATED.
+ *
  * Roles come from `authorization.rules` ({@link principalFromRules}); replica tokens get the roles `replica` and
  * `read` (replicas list each other and read operations), whatever the rules say.
  */
@@ -24,9 +28,9 @@ import type { GatewayConfig, Role } from '../config.js';
 import { createClientCertificatePolicy } from './client-certificate.js';
 import type { RequestCredentials } from './credentials.js';
 import { createJwtVerifier, looksLikeJwt, unverifiedIssuer, type JwtVerifier } from './jwt-tokens.js';
-import { insecurePrincipal, principalFromRules, type Principal } from './principal.js';
+import { insecurePrincipal, principalFromRules, type CredentialRevocation, type Principal } from './principal.js';
 import { createReplicaTokenVerifier, REPLICA_ISSUER } from './replica-token.js';
-import { createStaticTokens } from './static-tokens.js';
+import { createStaticTokens, tokenDigest } from './static-tokens.js';
 
 /** Options of one authentication. */
 export interface AuthenticateOptions {
@@ -52,6 +56,8 @@ export interface AuthenticatorDeps {
   logger?: Logger;
   /** Where `auth.tokens[].tokenEnv` are read; defaults to `process.env`. */
   env?: NodeJS.ProcessEnv;
+  /** How often token files are checked while streams hold token principals (ms; default 2000). */
+  revocationCheckMs?: number;
 }
 
 /**
@@ -66,9 +72,59 @@ export function createAuthenticator(config: AuthenticatorConfig, deps: Authentic
   const jwt: JwtVerifier | undefined = config.auth.jwt ? createJwtVerifier(config.auth.jwt, logger) : undefined;
   const replica: JwtVerifier | undefined = config.auth.replicaSecretFile ? createReplicaTokenVerifier(config.auth.replicaSecretFile, logger) : undefined;
 
+  // Revocation of token-file tokens: subscribers re-check their credential whenever a token file changed.
+  const subscribers = new Set<() => void>();
+  let poll: NodeJS.Timeout | undefined;
+  let checking = false;
+  const checkFiles = async (first: boolean) => {
+    if (checking) return;
+    checking = true;
+    try {
+      if ((await tokens.changed()) || first) for (const recheck of [...subscribers]) recheck();
+    } catch (err) {
+      logger.error({ err }, 'token file check failed');
+    } finally {
+      checking = false;
+    }
+  };
+  const revocationOf = (stillValid: () => Promise<boolean>, what: string): CredentialRevocation => ({
+    subscribe(onRevoked) {
+      let done = false;
+      const recheck = () => {
+        void stillValid().then(
+          (valid) => {
+            if (valid || done) return;
+            done = true;
+            subscribers.delete(recheck);
+            onRevoked(`${what} was revoked; reconnect with a valid credential`);
+          },
+          (err) => logger.error({ err }, 'credential re-check failed'),
+        );
+      };
+      subscribers.add(recheck);
+      if (poll === undefined && tokens.watched) {
+        poll = setInterval(() => void checkFiles(false), deps.revocationCheckMs ?? 2000);
+        poll.unref();
+        void checkFiles(true);
+      }
+      return () => {
+        done = true;
+        subscribers.delete(recheck);
+        if (subscribers.size === 0 && poll !== undefined) {
+          clearInterval(poll);
+          poll = undefined;
+        }
+      };
+    },
+  });
+
   const fromToken = async (token: string): Promise<Principal> => {
     const subject = await tokens.match(token);
-    if (subject !== undefined) return principalFromRules(subject, 'token', rules);
+    if (subject !== undefined) {
+      const presented = tokenDigest(token);
+      const principal = principalFromRules(subject, 'token', rules);
+      return { ...principal, revocation: revocationOf(async () => (await tokens.matchDigest(presented)) === subject, 'static token') };
+    }
     if (looksLikeJwt(token)) {
       const issuer = unverifiedIssuer(token);
       if (issuer === REPLICA_ISSUER && replica) {
@@ -101,7 +157,9 @@ export function createAuthenticator(config: AuthenticatorConfig, deps: Authentic
         throw unauthenticated(`unsupported Authorization scheme ${JSON.stringify(credentials.otherAuthorization)}: send "Authorization: Bearer <token>"`);
       }
       if (credentials.bearer !== undefined) return fromToken(credentials.bearer);
-      if (certificateSubject !== undefined) return principalFromRules(certificateSubject, 'certificate', rules);
+      if (certificateSubject !== undefined) {
+        return principalFromRules(certificateSubject, 'certificate', rules, undefined, credentials.certificate?.attributes);
+      }
       if (config.insecure) return insecurePrincipal();
       if (options.anonymousRoles) return { subject: 'anonymous', method: 'anonymous', roles: new Set(options.anonymousRoles), accountPatterns: [] };
       throw unauthenticated(
@@ -110,7 +168,11 @@ export function createAuthenticator(config: AuthenticatorConfig, deps: Authentic
           : 'authentication required: present a bearer token (Authorization: Bearer <token>)',
       );
     },
-    close() {},
+    close() {
+      if (poll !== undefined) clearInterval(poll);
+      poll = undefined;
+      subscribers.clear();
+    },
   };
 }
 

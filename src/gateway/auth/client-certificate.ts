@@ -4,6 +4,7 @@
  */
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { GatewayTlsConfig } from '../config.js';
+import { createSubjectMatcher } from './certificate-subject.js';
 import type { PeerCertificateInfo } from './credentials.js';
 
 /** Compiled client-certificate policy. */
@@ -18,7 +19,7 @@ export interface ClientCertificatePolicy {
 
 /** Compiles the policy of `tls` (no TLS: client certificates are never asked for, clientAuth NONE). */
 export function createClientCertificatePolicy(tls: GatewayTlsConfig | undefined): ClientCertificatePolicy {
-  const filters = (tls?.subjectFilters ?? []).map((source) => new RegExp(source));
+  const filters = (tls?.subjectFilters ?? []).map((f) => createSubjectMatcher(typeof f === 'string' ? { subject: f } : f));
   return {
     clientAuth: tls?.clientAuth ?? 'NONE',
     verify(certificate) {
@@ -29,7 +30,7 @@ export function createClientCertificatePolicy(tls: GatewayTlsConfig | undefined)
           Code.Unauthenticated,
         );
       }
-      if (filters.length > 0 && !filters.some((f) => f.test(certificate.subject))) {
+      if (filters.length > 0 && !filters.some((matches) => matches(certificate.subject, certificate.attributes))) {
         throw new ConnectError(
           `client certificate subject ${certificate.subject} matches no subject filter (tls.subjectFilters)`,
           Code.Unauthenticated,

@@ -6,6 +6,7 @@
 import type http from 'node:http';
 import type http2 from 'node:http2';
 import type { TLSSocket } from 'node:tls';
+import { formatSubjectAttributes, subjectAttributes, type SubjectAttributes } from './certificate-subject.js';
 
 /** The client certificate as the TLS layer saw it. */
 export interface PeerCertificateInfo {
@@ -13,8 +14,10 @@ export interface PeerCertificateInfo {
   authorized: boolean;
   /** Why it does not (Node's `authorizationError`, e.g. `UNABLE_TO_VERIFY_LEAF_SIGNATURE`). */
   authorizationError?: string;
-  /** Subject as `CN=agent-1,O=Example` (RFC 4514 order of the certificate's fields). */
+  /** Subject as `CN=agent-1,O=Example` (values escaped as RFC 4514 says: `CN=a\\,O=b` is one CN). */
   subject: string;
+  /** The parsed subject attributes: what attribute matchers look at. */
+  attributes: SubjectAttributes;
   /** SHA-256 fingerprint (hex, no colons). */
   fingerprint: string;
 }
@@ -49,10 +52,12 @@ export function credentialsFromNodeRequest(req: NodeRequest): RequestCredentials
     try {
       const cert = socket.getPeerCertificate(false);
       if (cert && Object.keys(cert).length > 0 && cert.subject) {
+        const attributes = subjectAttributes(cert.subject as unknown as Record<string, string | string[]>);
         out.certificate = {
+          attributes,
           authorized: socket.authorized === true,
           authorizationError: socket.authorizationError ? String(socket.authorizationError) : undefined,
-          subject: formatSubject(cert.subject as unknown as Record<string, string | string[]>),
+          subject: formatSubjectAttributes(attributes),
           fingerprint: (cert.fingerprint256 ?? '').replace(/:/g, '').toLowerCase(),
         };
       }
@@ -63,14 +68,7 @@ export function credentialsFromNodeRequest(req: NodeRequest): RequestCredentials
   return out;
 }
 
-const SUBJECT_ORDER = ['CN', 'OU', 'O', 'L', 'ST', 'C'];
-
-/** `{CN: 'a', O: 'b'}` → `CN=a,O=b` (CN first, then the usual RDN order, then anything else alphabetically). */
+/** `{CN: 'a', O: 'b'}` → `CN=a,O=b`, values escaped (see certificate-subject.ts). */
 export function formatSubject(subject: Record<string, string | string[]>): string {
-  const keys = Object.keys(subject).sort((a, b) => {
-    const ia = SUBJECT_ORDER.indexOf(a);
-    const ib = SUBJECT_ORDER.indexOf(b);
-    return (ia < 0 ? 99 : ia) - (ib < 0 ? 99 : ib) || a.localeCompare(b);
-  });
-  return keys.flatMap((k) => ([] as string[]).concat(subject[k]!).map((v) => `${k}=${v}`)).join(',');
+  return formatSubjectAttributes(subjectAttributes(subject));
 }

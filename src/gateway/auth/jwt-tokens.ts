@@ -13,8 +13,8 @@ import { createFileSource } from './file-source.js';
 /** A verified token. */
 export interface VerifiedJwt {
   subject: string;
-  /** `exp` in epoch milliseconds, when the token has one. */
-  expiresAt?: number;
+  /** `exp` in epoch milliseconds (every accepted token has one). */
+  expiresAt: number;
   payload: JWTPayload;
 }
 
@@ -30,6 +30,11 @@ export interface JwtExpectations {
   algorithms?: string[];
   subjectClaim: string;
   clockToleranceSeconds: number;
+  /**
+   * Longest accepted lifetime: `exp - (iat ?? now)` above it is refused, so a leaked token cannot be minted to live
+   * for years. `exp` itself is always required.
+   */
+  maxLifetimeSeconds: number;
   /** Resolves the current key (files re-read when they change). */
   key(): Promise<Uint8Array | KeyObject>;
   /** Prefix of error messages (`token`, `replica token`). */
@@ -62,15 +67,24 @@ export function createJwtVerifierFor(e: JwtExpectations): JwtVerifier {
           audience: e.audience,
           algorithms: e.algorithms,
           clockTolerance: e.clockToleranceSeconds,
+          requiredClaims: ['exp'],
         }));
       } catch (err) {
         throw new ConnectError(explain(err, e.what), Code.Unauthenticated);
+      }
+      const exp = payload.exp as number;
+      const issuedAt = typeof payload.iat === 'number' ? payload.iat : Math.floor(Date.now() / 1000);
+      if (exp - issuedAt > e.maxLifetimeSeconds) {
+        throw new ConnectError(
+          `${e.what} lifetime (exp - iat) of ${exp - issuedAt} s exceeds the longest accepted ${e.maxLifetimeSeconds} s (auth.jwt.maxLifetimeSeconds)`,
+          Code.Unauthenticated,
+        );
       }
       const subject = payload[e.subjectClaim];
       if (typeof subject !== 'string' || subject === '') {
         throw new ConnectError(`${e.what} has no string "${e.subjectClaim}" claim to name its subject`, Code.Unauthenticated);
       }
-      return { subject, payload, expiresAt: typeof payload.exp === 'number' ? payload.exp * 1000 : undefined };
+      return { subject, payload, expiresAt: exp * 1000 };
     },
   };
 }
@@ -114,6 +128,8 @@ function explain(err: unknown, what: string): string {
     case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
       return `${what} signature invalid`;
     case 'ERR_JWT_CLAIM_VALIDATION_FAILED':
+      if (e.claim === 'exp' && e.reason === 'missing') return `${what} has no exp claim`;
+      if (e.claim === 'exp') return `${what} exp claim invalid: ${e.reason ?? e.message ?? ''}`.trim();
       if (e.claim === 'nbf') return `${what} not yet valid (nbf)`;
       if (e.claim === 'aud') return `${what} audience (aud) does not match the expected audience`;
       if (e.claim === 'iss') return `${what} issuer (iss) does not match the expected issuer`;

@@ -5,6 +5,7 @@
  */
 import { createContextKey } from '@connectrpc/connect';
 import type { AuthorizationRule, Role } from '../config.js';
+import { createSubjectMatcher, type SubjectAttributes } from './certificate-subject.js';
 
 /** How the principal proved its identity (`anonymous`: nothing, admitted to read routes under `readAccess: open`). */
 export type AuthMethod = 'insecure' | 'token' | 'jwt' | 'certificate' | 'replica' | 'anonymous';
@@ -19,6 +20,20 @@ export interface Principal {
   readonly accountPatterns: readonly string[];
   /** When the credentials stop being valid (epoch ms; a JWT's `exp`); undefined when they do not expire. */
   readonly expiresAt?: number;
+  /**
+   * Present when the credential can be revoked while in use (a token from a token file that is deleted or changed):
+   * long streams subscribe and end UNAUTHENTICATED when told. Requests end soon anyway and need not subscribe.
+   */
+  readonly revocation?: CredentialRevocation;
+}
+
+/** Tells the holder of a principal that its credential was revoked. */
+export interface CredentialRevocation {
+  /**
+   * Calls `onRevoked` (once, with an UNAUTHENTICATED-worthy message) as soon as the credential stops being valid;
+   * returns the unsubscribe function, which the caller must call when its stream ends.
+   */
+  subscribe(onRevoked: (message: string) => void): () => void;
 }
 
 /** The principal of the current Connect call; undefined only when authentication did not run (a wiring bug). */
@@ -28,19 +43,21 @@ export const principalKey = createContextKey<Principal | undefined>(undefined, {
 export const ALL_ROLES: readonly Role[] = ['agent', 'read', 'write', 'admin', 'replica'];
 
 /**
- * Builds a principal from the rules whose subject regex matches: roles and account patterns add up. A subject no
- * rule matches gets no rights (it is authenticated, not authorized).
+ * Builds a principal from the rules of its kind (`rule.kind` equals `method`: token, JWT and certificate subjects
+ * are separate namespaces) whose subject regex and attribute matchers (certificates: `attributes` must be given)
+ * match: roles and account patterns add up. A subject no rule matches gets no rights (authenticated, not authorized).
  */
 export function principalFromRules(
   subject: string,
   method: AuthMethod,
   rules: readonly AuthorizationRule[],
   expiresAt?: number,
+  attributes: SubjectAttributes = {},
 ): Principal {
   const roles = new Set<Role>();
   const accountPatterns: string[] = [];
   for (const rule of rules) {
-    if (!new RegExp(rule.subject).test(subject)) continue;
+    if (rule.kind !== method || !createSubjectMatcher(rule)(subject, attributes)) continue;
     for (const role of rule.roles) roles.add(role);
     if (rule.roles.includes('agent')) accountPatterns.push(...rule.accounts);
   }

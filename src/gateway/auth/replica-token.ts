@@ -76,6 +76,8 @@ export function createReplicaTokenVerifier(secretFile: string, logger: Logger): 
     algorithms: ['HS256'],
     subjectClaim: 'sub',
     clockToleranceSeconds: 30,
+    // signers use TTL_SECONDS; a little slack for a replica whose clock runs behind
+    maxLifetimeSeconds: TTL_SECONDS * 2,
     key: secretOf(source),
     what: 'replica token',
   });

@@ -1,0 +1,94 @@
+/**
+ * Revocation of static tokens kept in token files, over real HTTP/2 agent streams: deleting, emptying or changing the
+ * file revokes the old token at once for new requests AND ends the live streams opened with it UNAUTHENTICATED, while
+ * a stream opened with another token lives on; a token written back to the file works again.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
+import { testDrivers } from '../helpers/databases.js';
+import { Code, connectAgent, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from './helpers.js';
+
+const FILE_TOKEN = 'file-token-0123456789-abcdef';
+const NEW_FILE_TOKEN = 'file-token-rotated-0123456789';
+const INLINE_TOKEN = 'inline-token-0123456789-abcdef';
+/** Bounds a hang only: revocation is checked every 2 s. */
+const WAIT_MS = 20_000;
+
+function endedWithin(s: TestAgentStream, ms: number) {
+  return Promise.race([s.ended, new Promise<'alive'>((r) => setTimeout(() => r('alive'), ms).unref())]);
+}
+
+for (const driver of testDrivers()) {
+  describe(`token file revocation (${driver})`, { concurrency: false }, () => {
+    let t: TestGateway;
+    let dir: string;
+    let tokenFile: string;
+    const streams: TestAgentStream[] = [];
+    before(async () => {
+      dir = mkdtempSync(join(tmpdir(), 'outpost-revocation-'));
+      tokenFile = join(dir, 'token');
+      writeFileSync(tokenFile, `${FILE_TOKEN}\n`);
+      t = await startTestGateway(driver, {
+        insecure: false,
+        agents: { heartbeatIntervalSeconds: 0.5, deadAfterSeconds: 60 },
+        auth: { tokens: [{ subject: 'agent-file', tokenFile }, { subject: 'agent-inline', token: INLINE_TOKEN }] },
+        authorization: { rules: [{ kind: 'token', subject: '^agent-(file|inline)$', roles: ['agent'], accounts: ['rev-*'] }] },
+      });
+    });
+    after(async () => {
+      for (const s of streams) s.abort();
+      await t?.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const open = async (bearer: string, agent: string, account: string) => {
+      const s = openAgentStream(t.gateway.grpcUrl, { bearer });
+      streams.push(s);
+      const welcome = await connectAgent(s, agent, [{ name: account }]);
+      assert.equal(welcome.accounts[0]!.verdict, Verdict.CACHING);
+      return s;
+    };
+    const refused = async (bearer: string) => {
+      const s = openAgentStream(t.gateway.grpcUrl, { bearer });
+      streams.push(s);
+      const err = await endedWithin(s, WAIT_MS);
+      assert.notEqual(err, 'alive');
+      assert.equal((err as { code: Code }).code, Code.Unauthenticated);
+    };
+
+    test('deleting the token file ends the live stream UNAUTHENTICATED and refuses the token; another token lives on; a new token works', async () => {
+      const revoked = await open(FILE_TOKEN, 'agent-a', 'rev-a');
+      const other = await open(INLINE_TOKEN, 'agent-b', 'rev-b');
+      unlinkSync(tokenFile);
+      const err = await endedWithin(revoked, WAIT_MS);
+      if (err === 'alive') assert.fail('a stream opened with a deleted token must end');
+      assert.equal(err?.code, Code.Unauthenticated);
+      assert.match(err!.rawMessage, /static token was revoked/);
+      await refused(FILE_TOKEN);
+      assert.equal(await endedWithin(other, 100), 'alive');
+
+      writeFileSync(tokenFile, `${NEW_FILE_TOKEN}\n`);
+      await open(NEW_FILE_TOKEN, 'agent-c', 'rev-c');
+      await refused(FILE_TOKEN);
+    });
+
+    test('changing or emptying the token file ends the streams of the old token', async () => {
+      writeFileSync(tokenFile, `${FILE_TOKEN}\n`);
+      const first = await open(FILE_TOKEN, 'agent-d', 'rev-d');
+      writeFileSync(tokenFile, `${NEW_FILE_TOKEN}\n`);
+      const err = await endedWithin(first, WAIT_MS);
+      if (err === 'alive') assert.fail('a stream opened with a replaced token must end');
+      assert.equal(err?.code, Code.Unauthenticated);
+
+      const second = await open(NEW_FILE_TOKEN, 'agent-e', 'rev-e');
+      writeFileSync(tokenFile, '');
+      const err2 = await endedWithin(second, WAIT_MS);
+      if (err2 === 'alive') assert.fail('a stream opened with an emptied token must end');
+      assert.equal(err2?.code, Code.Unauthenticated);
+      await refused(NEW_FILE_TOKEN);
+    });
+  });
+}
