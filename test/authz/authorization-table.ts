@@ -8,8 +8,8 @@ import { FIXTURE } from './identities.js';
 import { rowOf, type MatrixRow, type Probe } from './matrix-types.js';
 
 const A = FIXTURE.agentA;
-const rest = (method: string, path: string, body?: unknown): Probe => ({ kind: 'rest', method, path, body });
-const rpc = (service: string, method: string, message: Record<string, unknown> = {}, transport: 'connect-json' | 'grpc' = 'connect-json'): Probe => ({
+const rest = (method: string, path: string, body?: unknown): Extract<Probe, { kind: 'rest' }> => ({ kind: 'rest', method, path, body });
+const rpc = (service: string, method: string, message: Record<string, unknown> = {}, transport: 'connect-json' | 'grpc' = 'connect-json'): Extract<Probe, { kind: 'rpc' }> => ({
   kind: 'rpc',
   transport,
   service,
@@ -85,6 +85,14 @@ export const REST_ROWS: MatrixRow[] = [
   }),
   rowOf('GET /armory/agent/operations', 'read', rest('GET', '/armory/agent/operations?page=1&items=5'), { valid: '200' }),
   rowOf('GET /armory/agent/operations/:id', 'read', rest('GET', `/armory/agent/operations/${FIXTURE.operationId}`), { valid: '200' }),
+  rowOf('GET /armory/agent/operations/:id', 'read', { ...rest('GET', `/armory/agent/operations/${FIXTURE.secretOperationId}`), secret: FIXTURE.secretValue }, {
+    scenario: 'an operation whose request carried Secret values: every reader sees them redacted',
+    valid: '200 redacted',
+  }),
+  rowOf('GET /armory/agent/operations', 'read', { ...rest('GET', '/armory/agent/operations?page=1&items=50'), secret: FIXTURE.secretValue }, {
+    scenario: 'the operation list, with an operation whose request carried Secret values',
+    valid: '200 redacted',
+  }),
   rowOf('ALL /armory/agent/operations', 'admin', rest('PUT', '/armory/agent/operations'), { valid: '405 method_not_allowed' }),
   rowOf('ALL /armory/agent/operations/:id', 'admin', rest('POST', `/armory/agent/operations/${FIXTURE.operationId}`), { valid: '405 method_not_allowed' }),
 
@@ -196,6 +204,18 @@ export const RPC_ROWS: MatrixRow[] = [
     valid: 'OK',
   }),
   rowOf(`${OPS}/GetOperation`, 'read', rpc(OPS, 'GetOperation', { id: FIXTURE.operationId }), { valid: 'OK' }),
+  rowOf(`${OPS}/GetOperation`, 'read', { ...rpc(OPS, 'GetOperation', { id: FIXTURE.secretOperationId }), secret: FIXTURE.secretValue }, {
+    scenario: 'an operation whose request carried Secret values: every reader sees them redacted',
+    valid: 'OK redacted',
+  }),
+  rowOf(`${OPS}/ListOperations`, 'read', { ...rpc(OPS, 'ListOperations', { account: FIXTURE.agentA.account }), secret: FIXTURE.secretValue }, {
+    scenario: 'the operation list, with an operation whose request carried Secret values',
+    valid: 'OK redacted',
+  }),
+  rowOf(`${OPS}/WaitOperation`, 'read', { ...rpc(OPS, 'WaitOperation', { id: FIXTURE.secretOperationId }), secret: FIXTURE.secretValue }, {
+    scenario: 'waiting on an operation whose request carried Secret values',
+    valid: 'OK redacted',
+  }),
   rowOf(`${OPS}/WaitOperation`, 'read', rpc(OPS, 'WaitOperation', { id: FIXTURE.operationId }), { valid: 'OK' }),
   rowOf(`${OPS}/ListOperations`, 'read', rpc(OPS, 'ListOperations', { pageSize: 5 }), { valid: 'OK' }),
 

@@ -79,6 +79,10 @@ export const FIXTURE = {
   /** Agent B's stream: caches `team-b-web`. */
   agentB: { agentId: 'agent-b', account: 'team-b-web' },
   configMap: { namespace: 'default', name: 'authz-cm' },
+  /** An apply of a Secret submitted on `team-a-web` during set-up: readers see its value redacted. */
+  secretOperationId: 'authz-op-secret',
+  /** The Secret value of that operation, which no read may return. */
+  secretValue: 'authz-secret-value-never-shown',
   /** An operation submitted on `team-a-web` during set-up (never answered). */
   operationId: 'authz-op-1',
   /** An operation sent to agent A during set-up, which agent A answers in the result row's valid cell. */

@@ -4,6 +4,7 @@
  * streams, a cached ConfigMap, admin-created and dynamic accounts, one operation. Also resolves each identity to the
  * `Authorization` header it sends.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,6 +35,8 @@ export async function startMatrixGateway(services: ReadonlyMap<string, DescServi
   let gateway: TestGateway | undefined;
   try {
     const replicaSecretFile = join(dir, 'replica-secret');
+    const secretsKeyFile = join(dir, 'secrets-keys');
+    writeFileSync(secretsKeyFile, `k1:${randomBytes(32).toString('base64')}\n`);
     const forgedSecretFile = join(dir, 'forged-secret');
     writeFileSync(replicaSecretFile, REPLICA_SECRET);
     writeFileSync(forgedSecretFile, FORGED_REPLICA_SECRET);
@@ -47,6 +50,7 @@ export async function startMatrixGateway(services: ReadonlyMap<string, DescServi
       id: FIXTURE.gatewayId,
       insecure: false,
       auth: { tokens: TOKEN_CONFIG, replicaSecretFile },
+      secrets: { keyFile: secretsKeyFile },
       authorization: { rules: RULES },
       web: { enabled: true, dir: web },
     });
@@ -97,6 +101,12 @@ export async function startMatrixGateway(services: ReadonlyMap<string, DescServi
       );
       if ((await a.stream.next()).message.case !== 'operation') throw new Error(`fixture: operation ${id} not sent to agent A`);
     }
+    const secret = `apiVersion: v1\nkind: Secret\nmetadata:\n  name: authz-secret\n  namespace: default\nstringData:\n  password: ${FIXTURE.secretValue}\n`;
+    await operations.submitOperation(
+      { account: FIXTURE.agentA.account, id: FIXTURE.secretOperationId, spec: { case: 'apply', value: { manifests: secret } } },
+      { headers: { authorization: headers.writer! } },
+    );
+    if ((await a.stream.next()).message.case !== 'operation') throw new Error('fixture: the Secret operation was not sent to agent A');
 
     const sessions: Record<FixtureStream, { id: string; token: string }> = {
       agentA: a.session,

@@ -50,7 +50,7 @@ async function restOutcome(ctx: ProbeContext, probe: Extract<Probe, { kind: 'res
     signal: AbortSignal.timeout(TIMEOUT_MS),
   });
   const text = await res.text();
-  if (res.status < 400) return String(res.status);
+  if (res.status < 400) return probe.secret === undefined ? String(res.status) : `${res.status} ${redaction(text, probe.secret)}`;
   let error = '?';
   try {
     error = String((JSON.parse(text) as { error?: unknown }).error ?? '?');
@@ -67,6 +67,12 @@ function substitute(text: string, ctx: ProbeContext): string {
   );
 }
 
+/** `redacted` when the answer shows the redaction marker and not the secret value (nor its base64), `LEAKED` otherwise. */
+function redaction(text: string, secret: string): string {
+  if (text.includes(secret) || text.includes(Buffer.from(secret).toString('base64'))) return 'LEAKED';
+  return text.includes('<redacted>') ? 'redacted' : 'LEAKED (no redaction marker)';
+}
+
 function codeName(err: unknown): string {
   return Code[ConnectError.from(err).code] ?? 'Unknown';
 }
@@ -81,14 +87,19 @@ async function rpcOutcome(ctx: ProbeContext, probe: Extract<Probe, { kind: 'rpc'
   const abort = new AbortController();
   const options = { headers, signal: abort.signal, timeoutMs: TIMEOUT_MS };
   try {
+    let answer: unknown;
     if (method.methodKind === 'unary') {
-      await transport.unary(method as DescMethodUnary, options.signal, options.timeoutMs, headers, message);
+      answer = (await transport.unary(method as DescMethodUnary, options.signal, options.timeoutMs, headers, message)).message;
     } else {
       const input = method.methodKind === 'server_streaming' ? once(message) : untilAborted(message, abort.signal);
       const res = await transport.stream(method as DescMethodStreaming, options.signal, options.timeoutMs, headers, input);
-      for await (const _ of res.message) break;
+      for await (const m of res.message) {
+        answer = m;
+        break;
+      }
     }
-    return 'OK';
+    if (probe.secret === undefined) return 'OK';
+    return `OK ${redaction(JSON.stringify(answer, (_k, v) => (typeof v === 'bigint' ? String(v) : v)), probe.secret)}`;
   } catch (err) {
     return codeName(err);
   } finally {

@@ -19,7 +19,14 @@ export type Requirement = 'none' | 'read' | 'write' | 'admin' | 'replica' | 'age
  * session id / session token of a fixture agent stream (`agentA`, `agentAResume`, `agentAStandby`, `agentB`).
  */
 export type Probe =
-  | { kind: 'rest'; method: string; path: string; body?: unknown }
+  | {
+      kind: 'rest';
+      method: string;
+      path: string;
+      body?: unknown;
+      /** A Secret value the answer must not hold: a success becomes `200 redacted`, or `200 LEAKED`. */
+      secret?: string;
+    }
   | {
       kind: 'rpc';
       /** `connect-json`: Connect protocol, JSON, HTTP/1.1 (unary and server streams); `grpc`: gRPC over h2c (bidi). */
@@ -28,6 +35,8 @@ export type Probe =
       method: string;
       /** The (first) request message, protobuf JSON. */
       message: Record<string, unknown>;
+      /** A Secret value the answer must not hold: a success becomes `OK redacted`, or `OK LEAKED`. */
+      secret?: string;
     }
   | {
       kind: 'agent';
