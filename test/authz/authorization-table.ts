@@ -196,6 +196,17 @@ export const RPC_ROWS: MatrixRow[] = [
   }),
 
   rowOf('outpost.api.v1.ObjectService/ListObjects', 'read', rpc('outpost.api.v1.ObjectService', 'ListObjects', { account: A.account }), { valid: 'OK' }),
+  // Unauthenticated floods (DESIGN rule 9): refused from the headers while the body is still being sent, so a
+  // stalled body costs nothing. Counts and memory are checked by test/gateway/unauthenticated-flood.test.ts.
+  rowOf('outpost.api.v1.ObjectService/ListObjects', 'read', { kind: 'stalled', service: 'outpost.api.v1.ObjectService', method: 'ListObjects', message: { account: A.account } }, {
+    scenario: 'the chunked body stalls halfway (an unauthenticated flood holds bodies open)',
+    valid: 'OK after the body ended',
+    cells: {
+      none: { expect: 'Unauthenticated before the body ended' },
+      wrong: { expect: 'Unauthenticated before the body ended' },
+      other: { expect: 'PermissionDenied before the body ended' },
+    },
+  }),
   rowOf('outpost.api.v1.ObjectService/GetObject', 'read', rpc('outpost.api.v1.ObjectService', 'GetObject', { account: A.account, kind: 'ConfigMap', ...FIXTURE.configMap }), {
     valid: 'OK',
   }),

@@ -9,6 +9,7 @@ import { Code, ConnectError, createClient, type Transport } from '@connectrpc/co
 import { createConnectTransport, createGrpcTransport } from '@connectrpc/connect-node';
 import { AgentService, ConnectRequestSchema, Verdict, type ConnectRequest } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { OperationService } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
+import net from 'node:net';
 import { hello } from '../gateway/helpers.js';
 import type { Probe } from './matrix-types.js';
 import type { FixtureStream } from './matrix-types.js';
@@ -38,6 +39,7 @@ export async function sendProbe(ctx: ProbeContext, probe: Probe, authorization: 
   if (probe.kind === 'rest') return restOutcome(ctx, probe, headers);
   if (probe.kind === 'rpc') return rpcOutcome(ctx, probe, headers);
   if (probe.kind === 'result') return resultOutcome(ctx, probe, headers);
+  if (probe.kind === 'stalled') return stalledOutcome(ctx, probe, headers);
   return agentOutcome(ctx, probe, headers);
 }
 
@@ -178,4 +180,47 @@ async function resultOutcome(ctx: ProbeContext, probe: Extract<Probe, { kind: 'r
     if (Date.now() > deadline) return 'ignored';
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/**
+ * Sends half of a chunked Connect JSON body and waits (at most {@link TIMEOUT_MS}) for an answer; without one, sends
+ * the rest and reads the answer then. The connection asks to close after the response, so its end marks the answer.
+ */
+async function stalledOutcome(ctx: ProbeContext, probe: Extract<Probe, { kind: 'stalled' }>, headers: Record<string, string>): Promise<string> {
+  const body = Buffer.from(JSON.stringify(probe.message));
+  const half = Math.max(1, body.length >> 1);
+  const chunk = (b: Buffer) => `${b.length.toString(16)}\r\n${b.toString('latin1')}\r\n`;
+  const url = new URL(ctx.httpUrl);
+  const socket = net.connect(Number(url.port), url.hostname);
+  socket.on('error', () => {});
+  let text = '';
+  let bodyEnded = false;
+  let answeredBeforeEnd: boolean | undefined;
+  const answered = new Promise<void>((resolve) => {
+    socket.on('data', (d: Buffer) => {
+      answeredBeforeEnd ??= !bodyEnded;
+      text += d.toString('latin1');
+    });
+    socket.on('close', () => resolve());
+  });
+  const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  socket.write(`POST /${probe.service}/${probe.method} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nconnection: close\r\ntransfer-encoding: chunked\r\n${extra}\r\n`);
+  socket.write(chunk(body.subarray(0, half)));
+  const timeout = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+  await Promise.race([answered, timeout(TIMEOUT_MS), new Promise<void>((resolve) => socket.once('data', () => resolve()))]);
+  if (answeredBeforeEnd === undefined) {
+    bodyEnded = true;
+    socket.write(`${chunk(body.subarray(half))}0\r\n\r\n`);
+  }
+  await Promise.race([answered, timeout(TIMEOUT_MS)]);
+  socket.destroy();
+  const status = /^HTTP\/1\.1 (\d+)/.exec(text)?.[1];
+  if (!status) return 'no answer';
+  let code = 'OK';
+  if (status !== '200') {
+    const json = /\{[\s\S]*\}/.exec(text.slice(text.indexOf('\r\n\r\n')))?.[0] ?? '{}';
+    const name = String((JSON.parse(json) as { code?: unknown }).code ?? 'unknown');
+    code = name.replace(/(^|_)([a-z])/g, (_m, _u, c: string) => c.toUpperCase());
+  }
+  return `${code} ${answeredBeforeEnd ? 'before' : 'after'} the body ended`;
 }

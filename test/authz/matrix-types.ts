@@ -51,6 +51,17 @@ export type Probe =
     }
   | {
       /**
+       * Work before authentication (DESIGN rule 9): a Connect JSON unary call over HTTP/1.1 whose chunked body stops
+       * halfway. The outcome is the code followed by `before the body ended` when the gateway answered while the body
+       * was still open, or by `after the body ended` when it waited (the probe then sends the rest).
+       */
+      kind: 'stalled';
+      service: string;
+      method: string;
+      message: Record<string, unknown>;
+    }
+  | {
+      /**
        * An agent answers operation `operationId` (sent to fixture stream agentA during set-up) with a result whose
        * message is `marker`: on a fixture stream, or on a new stream (gRPC) it opens first. The outcome is `recorded`
        * when the operation then holds that result, `ignored` otherwise (or the stream's error code).

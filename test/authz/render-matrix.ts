@@ -18,6 +18,7 @@ function how(probe: Probe): string {
   if (probe.kind === 'rest') return `${probe.method} \`${probe.path.split('?')[0]}\``;
   if (probe.kind === 'rpc') return probe.transport === 'grpc' ? 'gRPC (h2c)' : 'Connect JSON (HTTP/1.1)';
   if (probe.kind === 'result') return 'gRPC (h2c): Hello, then an OperationResult';
+  if (probe.kind === 'stalled') return 'Connect JSON (HTTP/1.1), chunked body stalled halfway';
   return probe.transport === 'grpc' ? 'gRPC (h2c)' : 'Connect (HTTP/2)';
 }
 

@@ -53,7 +53,7 @@ export function requestsMatchTargets(table: readonly MatrixRow[]): string[] {
       const re = new RegExp(`^${pattern.replace(/:[^/]+/g, '[^/]+').replace(/\*/g, '.*')}$`);
       const path = r.path.split('?')[0]!;
       if (!re.test(path) || (method !== 'ALL' && method !== r.method)) problems.push(`row ${row.target} sends ${r.method} ${r.path}`);
-    } else if (r.kind === 'rpc') {
+    } else if (r.kind === 'rpc' || r.kind === 'stalled') {
       if (`${r.service}/${r.method}` !== row.target) problems.push(`row ${row.target} calls ${r.service}/${r.method}`);
     } else if (row.target !== 'outpost.agent.v1.AgentService/Connect') {
       problems.push(`row ${row.target} opens an agent stream`);
