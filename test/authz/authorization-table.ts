@@ -160,6 +160,12 @@ export const RPC_ROWS: MatrixRow[] = [
     valid: 'OK',
   }),
   rowOf(`${ACC}/DeleteAccounts`, 'admin', rpc(ACC, 'DeleteAccounts', { names: ['authz-rpc-delete'] }), { valid: 'OK' }),
+  rowOf(`${ACC}/DeleteAccounts`, 'admin', rpc(ACC, 'DeleteAccounts', { names: ['authz-rpc-delete-jwt'] }), {
+    // admitted, then no such account
+    valid: 'NotFound',
+    scenario: "a JWT whose sub is the static admin token's subject: identity kinds are separate namespaces",
+    cells: { other: { as: 'jwtAdmin' } },
+  }),
   rowOf(`${ACC}/ReleaseBinding`, 'admin', rpc(ACC, 'ReleaseBinding', { name: 'authz-rpc-binding' }), { valid: 'OK' }),
 
   rowOf('outpost.api.v1.FleetService/GetFleet', 'read', rpc('outpost.api.v1.FleetService', 'GetFleet'), { valid: 'OK' }),
