@@ -58,7 +58,7 @@ export function createFleetService(monitor: FleetMonitor, options: FleetServiceO
       });
       context.signal.addEventListener('abort', poke, { once: true });
       // a credential revoked while the stream is open (a token file deleted or changed) ends it UNAUTHENTICATED
-      const unsubscribe = context.values.get(principalKey)?.revocation?.subscribe((message) => {
+      const unsubscribe = context.values?.get(principalKey)?.revocation?.subscribe((message) => {
         failure ??= new ConnectError(message, Code.Unauthenticated);
         poke();
       });
