@@ -239,6 +239,12 @@ export const RPC_ROWS: MatrixRow[] = [
     valid: 'OK',
   }),
   rowOf(`${ACC}/DeleteAccounts`, 'admin', rpc(ACC, 'DeleteAccounts', { names: ['authz-rpc-delete'] }), { valid: 'OK' }),
+  rowOf(`${ACC}/DeleteAccounts`, 'admin', rpc(ACC, 'DeleteAccounts', { names: ['authz-rpc-delete-jwt'] }), {
+    // admitted, then no such account
+    valid: 'NotFound',
+    scenario: "a JWT whose sub is the static admin token's subject: identity kinds are separate namespaces",
+    cells: { other: { as: 'jwtAdmin' } },
+  }),
   rowOf(`${ACC}/ReleaseBinding`, 'admin', rpc(ACC, 'ReleaseBinding', { name: 'authz-rpc-binding' }), { valid: 'OK' }),
   rowOf(`${ACC}/RebindAccount`, 'admin', rpc(ACC, 'RebindAccount', { name: 'authz-rpc-rebind', identity: 'token:agent-b' }), { valid: 'OK' }),
 

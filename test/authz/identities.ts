@@ -15,7 +15,8 @@ export type IdentityName =
   | 'admin'
   | 'agentA'
   | 'agentB'
-  | 'replica';
+  | 'replica'
+  | 'jwtAdmin';
 
 /** What each identity is, for the doc. */
 export const IDENTITY_NOTES: Record<IdentityName, string> = {
@@ -28,7 +29,11 @@ export const IDENTITY_NOTES: Record<IdentityName, string> = {
   agentA: 'static token, subject `agent-a`: role `agent`, accounts `team-a-*`, `shared-*`',
   agentB: 'static token, subject `agent-b`: role `agent`, accounts `team-b-*`, `shared-*`',
   replica: 'replica token signed with `auth.replicaSecretFile` (roles `replica`, `read`)',
+  jwtAdmin: 'a valid JWT (`auth.jwt`) whose `sub` is `admin`, the static admin token\'s subject: no rule of kind `jwt` matches it, so no roles',
 };
+
+/** The `auth.jwt` HMAC secret of the matrix gateway (its issuer and audience: `https://authz.test`, `outpost`). */
+export const JWT_SECRET = 'authz-jwt-secret-0123456789-0123456789-abcdef';
 
 /** Static bearer tokens of the matrix gateway, by identity. */
 export const STATIC_TOKENS = {

@@ -11,11 +11,12 @@ import { join } from 'node:path';
 import type { DescService } from '@bufbuild/protobuf';
 import { createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
+import { SignJWT } from 'jose';
 import { EventType } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { OperationService } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { createReplicaTokenSigner } from '../../src/gateway/auth/replica-token.js';
 import { configMap, connectAgent, event, events, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from '../gateway/helpers.js';
-import { FIXTURE, FORGED_REPLICA_SECRET, REPLICA_SECRET, RULES, STATIC_TOKENS, TOKEN_CONFIG, type IdentityName } from './identities.js';
+import { FIXTURE, FORGED_REPLICA_SECRET, JWT_SECRET, REPLICA_SECRET, RULES, STATIC_TOKENS, TOKEN_CONFIG, type IdentityName } from './identities.js';
 import type { FixtureStream } from './matrix-types.js';
 import type { ProbeContext } from './matrix-probes.js';
 
@@ -40,6 +41,8 @@ export async function startMatrixGateway(services: ReadonlyMap<string, DescServi
     const forgedSecretFile = join(dir, 'forged-secret');
     writeFileSync(replicaSecretFile, REPLICA_SECRET);
     writeFileSync(forgedSecretFile, FORGED_REPLICA_SECRET);
+    const jwtSecretFile = join(dir, 'jwt-secret');
+    writeFileSync(jwtSecretFile, JWT_SECRET);
     const web = join(dir, 'web');
     mkdirSync(join(web, 'assets'), { recursive: true });
     writeFileSync(join(web, 'index.html'), '<!doctype html><title>authz</title>');
@@ -49,7 +52,7 @@ export async function startMatrixGateway(services: ReadonlyMap<string, DescServi
     gateway = await startTestGateway('pglite', {
       id: FIXTURE.gatewayId,
       insecure: false,
-      auth: { tokens: TOKEN_CONFIG, replicaSecretFile },
+      auth: { tokens: TOKEN_CONFIG, replicaSecretFile, jwt: { issuer: 'https://authz.test', audience: 'outpost', secretFile: jwtSecretFile } },
       secrets: { keyFile: secretsKeyFile },
       authorization: { rules: RULES },
       web: { enabled: true, dir: web },
@@ -66,6 +69,7 @@ export async function startMatrixGateway(services: ReadonlyMap<string, DescServi
       agentA: `Bearer ${STATIC_TOKENS.agentA}`,
       agentB: `Bearer ${STATIC_TOKENS.agentB}`,
       replica: `Bearer ${replicaToken}`,
+      jwtAdmin: `Bearer ${await jwtAdminToken()}`,
     };
 
     const open = async (bearer: string, agentId: string, account: string) => {
@@ -139,4 +143,16 @@ export async function startMatrixGateway(services: ReadonlyMap<string, DescServi
     rmSync(dir, { recursive: true, force: true });
     throw err;
   }
+}
+
+/** A JWT for `sub: admin` valid for an hour (the matrix runs well within it). */
+function jwtAdminToken(): Promise<string> {
+  return new SignJWT({})
+    .setProtectedHeader({ alg: 'HS256' })
+    .setIssuer('https://authz.test')
+    .setAudience('outpost')
+    .setSubject('admin')
+    .setIssuedAt()
+    .setExpirationTime('1h')
+    .sign(new TextEncoder().encode(JWT_SECRET));
 }

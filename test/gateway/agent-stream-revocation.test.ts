@@ -1,14 +1,18 @@
 /**
  * Revocation of static tokens kept in token files, over real HTTP/2 agent streams: deleting, emptying or changing the
  * file revokes the old token at once for new requests AND ends the live streams opened with it UNAUTHENTICATED, while
- * a stream opened with another token lives on; a token written back to the file works again.
+ * a stream opened with another token lives on; a token written back to the file works again. WatchFleet (a long
+ * server stream over Connect) ends the same way.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { ConnectError, createClient } from '@connectrpc/connect';
+import { createConnectTransport } from '@connectrpc/connect-node';
 import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
+import { FleetService } from '../../src/gen/outpost/api/v1/fleet_service_pb.js';
 import { testDrivers } from '../helpers/databases.js';
 import { Code, connectAgent, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from './helpers.js';
 
@@ -36,7 +40,7 @@ for (const driver of testDrivers()) {
         insecure: false,
         agents: { heartbeatIntervalSeconds: 0.5, deadAfterSeconds: 60 },
         auth: { tokens: [{ subject: 'agent-file', tokenFile }, { subject: 'agent-inline', token: INLINE_TOKEN }] },
-        authorization: { rules: [{ kind: 'token', subject: '^agent-(file|inline)$', roles: ['agent'], accounts: ['rev-*'] }] },
+        authorization: { rules: [{ kind: 'token', subject: '^agent-(file|inline)$', roles: ['agent', 'read'], accounts: ['rev-*'] }] },
       });
     });
     after(async () => {
@@ -89,6 +93,29 @@ for (const driver of testDrivers()) {
       if (err2 === 'alive') assert.fail('a stream opened with an emptied token must end');
       assert.equal(err2?.code, Code.Unauthenticated);
       await refused(NEW_FILE_TOKEN);
+    });
+
+    test('a WatchFleet stream opened with the file token ends UNAUTHENTICATED when the file is deleted', async () => {
+      writeFileSync(tokenFile, `${FILE_TOKEN}\n`);
+      const client = createClient(FleetService, createConnectTransport({ baseUrl: t.gateway.httpUrl, httpVersion: '1.1' }));
+      const abort = new AbortController();
+      let first!: () => void;
+      const gotFirst = new Promise<void>((r) => (first = r));
+      const ended = (async () => {
+        try {
+          for await (const _ of client.watchFleet({}, { headers: { authorization: `Bearer ${FILE_TOKEN}` }, signal: abort.signal })) first();
+          return undefined;
+        } catch (err) {
+          return ConnectError.from(err);
+        }
+      })();
+      await gotFirst;
+      unlinkSync(tokenFile);
+      const err = await Promise.race([ended, new Promise<'alive'>((r) => setTimeout(() => r('alive'), WAIT_MS).unref())]);
+      abort.abort();
+      if (err === 'alive') assert.fail('WatchFleet opened with a deleted token must end');
+      assert.equal(err?.code, Code.Unauthenticated);
+      assert.match(err!.rawMessage, /static token was revoked/);
     });
   });
 }

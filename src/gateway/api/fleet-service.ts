@@ -9,6 +9,7 @@ import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, type ServiceImpl } from '@connectrpc/connect';
 import { FleetSchema, type Fleet, type FleetService } from '../../gen/outpost/api/v1/fleet_service_pb.js';
 import type { Logger } from '../../shared/logger.js';
+import { principalKey } from '../auth/principal.js';
 import type { FleetMonitor } from './fleet-monitor.js';
 
 /** Longest silence on a WatchFleet stream. */
@@ -56,6 +57,11 @@ export function createFleetService(monitor: FleetMonitor, options: FleetServiceO
         },
       });
       context.signal.addEventListener('abort', poke, { once: true });
+      // a credential revoked while the stream is open (a token file deleted or changed) ends it UNAUTHENTICATED
+      const unsubscribe = context.values?.get(principalKey)?.revocation?.subscribe((message) => {
+        failure ??= new ConnectError(message, Code.Unauthenticated);
+        poke();
+      });
       let last: Fleet | undefined;
       try {
         while (!context.signal.aborted) {
@@ -84,6 +90,7 @@ export function createFleetService(monitor: FleetMonitor, options: FleetServiceO
           throw unavailable(failure);
         }
       } finally {
+        unsubscribe?.();
         unwatch();
         context.signal.removeEventListener('abort', poke);
       }

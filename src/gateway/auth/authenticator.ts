@@ -74,13 +74,19 @@ export function createAuthenticator(config: AuthenticatorConfig, deps: Authentic
 
   // Revocation of token-file tokens: subscribers re-check their credential whenever a token file changed.
   const subscribers = new Set<() => void>();
+  const fresh = new Set<() => void>();
   let poll: NodeJS.Timeout | undefined;
   let checking = false;
   const checkFiles = async (first: boolean) => {
     if (checking) return;
     checking = true;
     try {
-      if ((await tokens.changed()) || first) for (const recheck of [...subscribers]) recheck();
+      // subscribers that joined since the last check are re-checked too: their token may have been written and
+      // removed again between two checks, which the comparison of two checks cannot see
+      const joined = [...fresh];
+      fresh.clear();
+      const all = (await tokens.changed()) || first;
+      for (const recheck of all ? [...subscribers] : joined) if (subscribers.has(recheck)) recheck();
     } catch (err) {
       logger.error({ err }, 'token file check failed');
     } finally {
@@ -96,12 +102,14 @@ export function createAuthenticator(config: AuthenticatorConfig, deps: Authentic
             if (valid || done) return;
             done = true;
             subscribers.delete(recheck);
+            fresh.delete(recheck);
             onRevoked(`${what} was revoked; reconnect with a valid credential`);
           },
           (err) => logger.error({ err }, 'credential re-check failed'),
         );
       };
       subscribers.add(recheck);
+      fresh.add(recheck);
       if (poll === undefined && tokens.watched) {
         poll = setInterval(() => void checkFiles(false), deps.revocationCheckMs ?? 2000);
         poll.unref();
@@ -110,6 +118,7 @@ export function createAuthenticator(config: AuthenticatorConfig, deps: Authentic
       return () => {
         done = true;
         subscribers.delete(recheck);
+        fresh.delete(recheck);
         if (subscribers.size === 0 && poll !== undefined) {
           clearInterval(poll);
           poll = undefined;
@@ -172,6 +181,7 @@ export function createAuthenticator(config: AuthenticatorConfig, deps: Authentic
       if (poll !== undefined) clearInterval(poll);
       poll = undefined;
       subscribers.clear();
+      fresh.clear();
     },
   };
 }
