@@ -52,6 +52,7 @@ import { createReflectionServices, ServerReflectionV1, ServerReflectionV1alpha }
 import { createOperationManager } from './operations/operation-manager.js';
 import { createOperationStore } from './operations/operation-store.js';
 import { createOperationSealer } from './operations/operation-sealing.js';
+import { sealLegacyRequests } from './operations/legacy-requests.js';
 import { createKeyRing, type KeyRing } from './secrets/key-ring.js';
 import { createRestApp } from './rest/rest-app.js';
 import { RECONNECT_HEADER, RECONNECT_NOW } from './agents/stream-timers.js';
@@ -163,10 +164,11 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     connectedAgents: () => registry.all().length,
     replicasKnown: () => replicaDirectory.list().length,
   });
+  const sealer = createOperationSealer(secretKeys);
   const operations = createOperationManager({
     gatewayId: config.id,
     store: createOperationStore(database),
-    sealer: createOperationSealer(secretKeys),
+    sealer,
     dispatch: createDispatch(registry, {
       selfId: config.id,
       owners: createOwnerLookup(database, { selfId: config.id, cacheMs: 2000, staleAfterSeconds: agentStaleAfterSeconds }),
@@ -183,6 +185,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     logger: logger.child({ component: 'operations' }),
   });
   try {
+    await sealLegacyRequests(database, sealer, logger.child({ component: 'operations' }));
     await operations.recover();
   } catch (err) {
     peers.close();

@@ -18,6 +18,9 @@ import { createConnectTransport, createGrpcTransport } from '@connectrpc/connect
 import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { startGateway, loadGatewayConfig } from '../../src/gateway/index.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
+import { sealLegacyRequests } from '../../src/gateway/operations/legacy-requests.js';
+import { createOperationSealer } from '../../src/gateway/operations/operation-sealing.js';
+import { createKeyRing } from '../../src/gateway/secrets/key-ring.js';
 import { testDrivers } from '../helpers/databases.js';
 import { startTestGateway, type TestGateway } from './helpers.js';
 import { gate, okResult, startOperationAgent, type OperationAgent } from './operations-helpers.js';
@@ -206,6 +209,34 @@ for (const driver of testDrivers()) {
       assert.equal(failed!.state, OperationState.FAILED);
       assert.match(failed!.error, /key "k2" is unknown/);
       held.open();
+    });
+
+    test('requests stored in plaintext before the upgrade are sealed at start-up, or redacted and failed without a key', async () => {
+      const legacy = (id: string, state: string) =>
+        t.query(`insert into operations (id, account, type, request, state, gateway_id, timeout_ms, received_at, stored_at, deadline_at, request_hash)
+          values ('${id}', 'sec-legacy', 'apply', '${JSON.stringify({ id, account: 'sec-legacy', apply: { manifests: YAML_SECRET } }).replaceAll("'", "''")}', '${state}', 'gw-old', 30000,
+            now(), now(), now() + interval '30 seconds', 'old-hash')`);
+      await legacy('legacy-done', 'SUCCEEDED');
+      await legacy('legacy-open', 'SENT');
+      const logger = createSilentLogger();
+      const withKey = createOperationSealer(createKeyRing({ keyFile, insecure: false, logger }));
+      assert.equal(await sealLegacyRequests(t.gateway.database, withKey, logger), 2);
+      for (const id of ['legacy-done', 'legacy-open']) {
+        const row = await stored(id);
+        assert.deepEqual(leaks(row.request), [], id);
+        assert.match(row.request, /outpostSealed/);
+        const opened = await withKey.open((await t.query<Record<string, any>>(`select id, account, request from operations where id = '${id}'`))[0] as never);
+        assert.ok(opened.spec.case === 'apply' && opened.spec.value.manifests === YAML_SECRET, 'the sealed values are the original ones');
+      }
+      assert.equal(await sealLegacyRequests(t.gateway.database, withKey, logger), 0, 'a second run changes nothing');
+
+      await legacy('legacy-nokey', 'PENDING');
+      const noKey = createOperationSealer(createKeyRing({ insecure: false, logger }));
+      assert.equal(await sealLegacyRequests(t.gateway.database, noKey, logger), 1);
+      const [row] = await t.query<{ request: string; state: string; error: string }>(`select request::text as request, state, error from operations where id = 'legacy-nokey'`);
+      assert.deepEqual(leaks(row!.request), []);
+      assert.equal(row!.state, 'FAILED');
+      assert.match(row!.error, /no key \(secrets\.keyFile\)/);
     });
 
     test('a secure gateway without secrets.keyFile refuses operations carrying Secret values, and only those', async () => {

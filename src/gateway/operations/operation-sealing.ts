@@ -36,6 +36,8 @@ export interface StoredRequest {
 export interface OperationSealer {
   /** The stored form of an operation; FAILED_PRECONDITION when it carries Secret values and there is no key. */
   seal(operation: Operation): Promise<StoredRequest>;
+  /** The stored form with the Secret values dropped rather than sealed (`sealed` false): for rows no key can seal. */
+  redactedRequest(operation: Operation): StoredRequest;
   /** The operation a row stores, Secret values included; FAILED_PRECONDITION / DATA_LOSS when they cannot be opened. */
   open(row: Pick<OperationRow, 'id' | 'account' | 'request'>): Promise<Operation>;
   /**
@@ -71,19 +73,28 @@ export function createOperationSealer(keys: KeyRing): OperationSealer {
     const bare = (op: Operation): Operation => ({ ...op, timeout: undefined });
     return equals(OperationSchema, bare(stored), bare(operation)) ? 'same' : 'differs';
   }
+  /** The operation as readers see it, and the original text of the fields that held Secret values. */
+  const redact = (operation: Operation) => {
+    const shown = clone(OperationSchema, operation);
+    const fields: SealedFields = {};
+    if (shown.spec.case === 'apply') {
+      const r = redactManifests(shown.spec.value.manifests);
+      if (r.secret) [fields.manifests, shown.spec.value.manifests] = [shown.spec.value.manifests, r.text];
+    } else if (shown.spec.case === 'patch') {
+      const r = redactPatch(shown.spec.value.kind, shown.spec.value.patch);
+      if (r.secret) [fields.patch, shown.spec.value.patch] = [shown.spec.value.patch, r.text];
+    }
+    const requestJson = toJson(OperationSchema, shown) as Record<string, unknown>;
+    const requestHash = createHash('sha256').update(JSON.stringify(requestJson)).digest('base64url');
+    return { requestJson, requestHash, fields };
+  };
   return {
+    redactedRequest: (operation) => {
+      const { requestJson, requestHash } = redact(operation);
+      return { requestJson, requestHash, sealed: false };
+    },
     async seal(operation) {
-      const shown = clone(OperationSchema, operation);
-      const fields: SealedFields = {};
-      if (shown.spec.case === 'apply') {
-        const r = redactManifests(shown.spec.value.manifests);
-        if (r.secret) [fields.manifests, shown.spec.value.manifests] = [shown.spec.value.manifests, r.text];
-      } else if (shown.spec.case === 'patch') {
-        const r = redactPatch(shown.spec.value.kind, shown.spec.value.patch);
-        if (r.secret) [fields.patch, shown.spec.value.patch] = [shown.spec.value.patch, r.text];
-      }
-      const requestJson = toJson(OperationSchema, shown) as Record<string, unknown>;
-      const requestHash = createHash('sha256').update(JSON.stringify(requestJson)).digest('base64url');
+      const { requestJson, requestHash, fields } = redact(operation);
       if (fields.manifests === undefined && fields.patch === undefined) return { requestJson, requestHash, sealed: false };
       const envelope: Envelope = seal(JSON.stringify(fields), await keys.active(), context(operation.id, operation.account));
       return { requestJson: { ...requestJson, [SEALED_KEY]: envelope }, requestHash, sealed: true };

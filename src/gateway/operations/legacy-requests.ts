@@ -1,0 +1,59 @@
+/**
+ * Operation requests stored before Secret values were sealed (docs/security.md) may hold those values in plaintext.
+ * At start-up each such row is rewritten in its sealed form: redacted for readers with the originals sealed, or — when
+ * this gateway has no key — redacted only, and then an operation still open can no longer be sent, so it fails with
+ * the reason. Rows already sealed, and rows without Secret values, are left alone; a second run changes nothing.
+ */
+import { fromJson, type JsonValue } from '@bufbuild/protobuf';
+import { Code, ConnectError } from '@connectrpc/connect';
+import { sql } from 'drizzle-orm';
+import type { Database } from '../../db/database.js';
+import { createRawQuery } from '../../db/raw-query.js';
+import { OperationSchema } from '../../gen/outpost/agent/v1/operation_pb.js';
+import type { Logger } from '../../shared/logger.js';
+import { SEALED_KEY, type OperationSealer, type StoredRequest } from './operation-sealing.js';
+import { OPEN_STATES } from './operation-state.js';
+
+/** Rows looked at per statement. */
+const BATCH = 200;
+
+/** Seals (or redacts) the Secret values of requests stored in plaintext; returns how many rows changed. */
+export async function sealLegacyRequests(database: Database, sealer: OperationSealer, logger: Logger): Promise<number> {
+  const query = createRawQuery(database);
+  let changed = 0;
+  let after = '';
+  for (;;) {
+    // Only apply and patch requests can carry Secret values, and only those whose text mentions a Secret.
+    const rows = await query(
+      `select id, account, state, request from operations
+        where id > $1 and not (request ? '${SEALED_KEY}') and (request ? 'apply' or request ? 'patch') and request::text like '%Secret%'
+        order by id limit ${BATCH}`,
+      [after],
+    );
+    if (rows.length === 0) break;
+    for (const row of rows) {
+      after = row.id as string;
+      const operation = fromJson(OperationSchema, row.request as JsonValue, { ignoreUnknownFields: true });
+      let stored: StoredRequest;
+      let unsendable = '';
+      try {
+        stored = await sealer.seal(operation);
+      } catch (err) {
+        if (!(err instanceof ConnectError && err.code === Code.FailedPrecondition)) throw err;
+        stored = sealer.redactedRequest(operation);
+        unsendable = 'its Secret values were stored before they were encrypted, and this gateway has no key (secrets.keyFile): they were removed';
+      }
+      if (!stored.sealed && !unsendable) continue;
+      const open = (OPEN_STATES as readonly string[]).includes(row.state as string);
+      await database.db.execute(sql`update operations set request = ${JSON.stringify(stored.requestJson)}::jsonb, request_hash = ${stored.requestHash},
+          state = case when ${open && unsendable !== ''} then 'FAILED' else state end,
+          error = case when ${open && unsendable !== ''} then ${`operation cannot be sent: ${unsendable}`} else error end,
+          finished_at = case when ${open && unsendable !== ''} then now() else finished_at end
+        where id = ${row.id as string}`);
+      changed++;
+    }
+    if (rows.length < BATCH) break;
+  }
+  if (changed > 0) logger.warn({ count: changed }, 'operation requests stored with Secret values in plaintext were sealed or redacted');
+  return changed;
+}
