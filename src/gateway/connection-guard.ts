@@ -41,6 +41,15 @@ interface Entry {
   refusals: number;
 }
 
+/**
+ * Closes a connection at once, with a reset: on an h2c port the HTTP/2 session, created before the `connection`
+ * listeners run, owns the socket's handle, and neither `socket.destroy()` nor `session.destroy()` closes a connection
+ * that never sent the HTTP/2 preface (Node 20).
+ */
+function cut(socket: Socket): void {
+  if (!socket.destroyed) socket.resetAndDestroy();
+}
+
 /** Creates a guard. */
 export function createConnectionGuard(limits: ConnectionLimits): ConnectionGuard {
   const entries = new Map<string, Entry>();
@@ -55,7 +64,7 @@ export function createConnectionGuard(limits: ConnectionLimits): ConnectionGuard
   };
   const arm = (entry: Entry) => {
     clearTimeout(entry.timer);
-    entry.timer = setTimeout(() => entry.socket.destroy(), idleMs);
+    entry.timer = setTimeout(() => cut(entry.socket), idleMs);
     entry.timer.unref();
   };
   return {
@@ -63,7 +72,7 @@ export function createConnectionGuard(limits: ConnectionLimits): ConnectionGuard
       const key = keyOf(socket);
       if (key === undefined) return;
       if (entries.size >= limits.maxUnauthenticatedConnections) {
-        socket.destroy();
+        cut(socket);
         return;
       }
       const entry: Entry = { socket, refusals: 0 };
@@ -91,7 +100,7 @@ export function createConnectionGuard(limits: ConnectionLimits): ConnectionGuard
       entry.refusals++;
       if (entry.refusals >= limits.maxRefusedRequestsPerConnection) {
         // Let the answer go out first; then the connection is done.
-        setImmediate(() => entry.socket.destroy());
+        setImmediate(() => cut(entry.socket));
         return;
       }
       arm(entry);

@@ -13,6 +13,7 @@ import { ConnectError, createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { FleetService } from '../../src/gen/outpost/api/v1/fleet_service_pb.js';
+import { OperationService } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { testDrivers } from '../helpers/databases.js';
 import { Code, connectAgent, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from './helpers.js';
 
@@ -40,7 +41,7 @@ for (const driver of testDrivers()) {
         insecure: false,
         agents: { heartbeatIntervalSeconds: 0.5, deadAfterSeconds: 60 },
         auth: { tokens: [{ subject: 'agent-file', tokenFile }, { subject: 'agent-inline', token: INLINE_TOKEN }] },
-        authorization: { rules: [{ kind: 'token', subject: '^agent-(file|inline)$', roles: ['agent', 'read'], accounts: ['rev-*'] }] },
+        authorization: { rules: [{ kind: 'token', subject: '^agent-(file|inline)$', roles: ['agent', 'read', 'write'], accounts: ['rev-*'] }] },
       });
     });
     after(async () => {
@@ -114,6 +115,35 @@ for (const driver of testDrivers()) {
       const err = await Promise.race([ended, new Promise<'alive'>((r) => setTimeout(() => r('alive'), WAIT_MS).unref())]);
       abort.abort();
       if (err === 'alive') assert.fail('WatchFleet opened with a deleted token must end');
+      assert.equal(err?.code, Code.Unauthenticated);
+      assert.match(err!.rawMessage, /static token was revoked/);
+    });
+
+    test('a WaitOperation stream opened with the file token ends UNAUTHENTICATED when the file is deleted', async () => {
+      writeFileSync(tokenFile, `${FILE_TOKEN}\n`);
+      // An agent (of the other token) that never answers keeps the operation open.
+      await open(INLINE_TOKEN, 'agent-ops', 'rev-ops');
+      const client = createClient(OperationService, createConnectTransport({ baseUrl: t.gateway.httpUrl, httpVersion: '1.1' }));
+      const { operation } = await client.submitOperation(
+        { account: 'rev-ops', timeout: { seconds: 60n }, spec: { case: 'get', value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'x' } } },
+        { headers: { authorization: `Bearer ${INLINE_TOKEN}` } },
+      );
+      const abort = new AbortController();
+      let first!: () => void;
+      const gotFirst = new Promise<void>((r) => (first = r));
+      const ended = (async () => {
+        try {
+          for await (const _ of client.waitOperation({ id: operation!.id }, { headers: { authorization: `Bearer ${FILE_TOKEN}` }, signal: abort.signal })) first();
+          return undefined;
+        } catch (err) {
+          return ConnectError.from(err);
+        }
+      })();
+      await gotFirst;
+      unlinkSync(tokenFile);
+      const err = await Promise.race([ended, new Promise<'alive'>((r) => setTimeout(() => r('alive'), WAIT_MS).unref())]);
+      abort.abort();
+      if (err === 'alive') assert.fail('WaitOperation opened with a deleted token must end');
       assert.equal(err?.code, Code.Unauthenticated);
       assert.match(err!.rawMessage, /static token was revoked/);
     });

@@ -140,7 +140,10 @@ describe('connections that prove nothing are bounded', () => {
     idle.on('error', () => {});
     const idleH2 = http2.connect(t.gateway.grpcUrl);
     idleH2.on('error', () => {});
-    await Promise.all([closed(idle), closed(idleH2)]);
+    // A TCP connection to the HTTP/2 port that never sends the preface.
+    const silentH2c = await tcp(t.gateway.grpcUrl);
+    silentH2c.on('error', () => {});
+    await Promise.all([closed(idle), closed(idleH2), closed(silentH2c)]);
 
     const proven = http2.connect(t.gateway.grpcUrl);
     proven.on('error', () => {});

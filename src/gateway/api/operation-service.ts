@@ -2,7 +2,8 @@
  * `outpost.api.v1.OperationService` over Connect (JSON, HTTP/1.1 or 2) and gRPC: a thin adapter over the operation
  * manager. WaitOperation is a server stream, which Connect serves over HTTP/1.1 too (browsers, fetch).
  */
-import type { ServiceImpl } from '@connectrpc/connect';
+import { Code, ConnectError, type ServiceImpl } from '@connectrpc/connect';
+import { principalKey } from '../auth/principal.js';
 import { OperationService } from '../../gen/outpost/api/v1/operation_service_pb.js';
 import { toConnectError } from '../errors.js';
 import type { Logger } from '../../shared/logger.js';
@@ -24,11 +25,21 @@ export function createOperationService(manager: OperationManager, logger: Logger
     },
 
     async *waitOperation(req, ctx) {
+      // A credential revoked while the stream is open (a token file deleted or changed) ends it UNAUTHENTICATED.
+      const revoked = new AbortController();
+      let reason = '';
+      const unsubscribe = ctx.values?.get(principalKey)?.revocation?.subscribe((message) => {
+        reason = message;
+        revoked.abort();
+      });
       try {
         checkOperationId(req.id);
-        for await (const row of manager.watch(req.id, ctx.signal)) yield { operation: toOperationRecord(row) };
+        for await (const row of manager.watch(req.id, AbortSignal.any([ctx.signal, revoked.signal]))) yield { operation: toOperationRecord(row) };
+        if (revoked.signal.aborted) throw new ConnectError(reason, Code.Unauthenticated);
       } catch (err) {
         throw toConnectError(err, logger, 'WaitOperation');
+      } finally {
+        unsubscribe?.();
       }
     },
 

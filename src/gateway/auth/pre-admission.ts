@@ -19,6 +19,9 @@ import { credentialsFromNodeRequest } from './credentials.js';
 import type { Principal } from './principal.js';
 
 type AnyRequest = http.IncomingMessage | http2.Http2ServerRequest;
+
+/** How long an HTTP/1.1 connection whose request was refused stays half-closed before it is destroyed. */
+const LINGER_MS = 2000;
 type AnyResponse = http.ServerResponse | http2.Http2ServerResponse;
 
 /** The outcome of one pre-admission. */
@@ -81,7 +84,13 @@ function answerRefusal(req: AnyRequest, res: AnyResponse, error: ConnectError): 
       if (!stream.closed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
     });
   } else {
+    // Half-close, then let go: a full close with unread input would reset the connection before the client read the
+    // answer.
     req.pause();
-    res.once('finish', () => req.socket.destroy());
+    const socket = req.socket;
+    res.once('finish', () => {
+      socket.end();
+      setTimeout(() => socket.destroy(), LINGER_MS).unref();
+    });
   }
 }
