@@ -27,6 +27,29 @@ function endedWithin(s: TestAgentStream, ms: number) {
   return Promise.race([s.ended, new Promise<'alive'>((r) => setTimeout(() => r('alive'), ms).unref())]);
 }
 
+/**
+ * Runs a server stream opened with the file token, deletes the token file once the first message arrived, and
+ * returns how the stream ended (`alive` when it did not end within {@link WAIT_MS}).
+ */
+async function endAfterDeletingTheFile(tokenFile: string, stream: (signal: AbortSignal) => AsyncIterable<unknown>): Promise<ConnectError | undefined | 'alive'> {
+  const abort = new AbortController();
+  let first!: () => void;
+  const gotFirst = new Promise<void>((r) => (first = r));
+  const ended = (async () => {
+    try {
+      for await (const _ of stream(abort.signal)) first();
+      return undefined;
+    } catch (err) {
+      return ConnectError.from(err);
+    }
+  })();
+  await gotFirst;
+  unlinkSync(tokenFile);
+  const err = await Promise.race([ended, new Promise<'alive'>((r) => setTimeout(() => r('alive'), WAIT_MS).unref())]);
+  abort.abort();
+  return err;
+}
+
 for (const driver of testDrivers()) {
   describe(`token file revocation (${driver})`, { concurrency: false }, () => {
     let t: TestGateway;
@@ -99,21 +122,7 @@ for (const driver of testDrivers()) {
     test('a WatchFleet stream opened with the file token ends UNAUTHENTICATED when the file is deleted', async () => {
       writeFileSync(tokenFile, `${FILE_TOKEN}\n`);
       const client = createClient(FleetService, createConnectTransport({ baseUrl: t.gateway.httpUrl, httpVersion: '1.1' }));
-      const abort = new AbortController();
-      let first!: () => void;
-      const gotFirst = new Promise<void>((r) => (first = r));
-      const ended = (async () => {
-        try {
-          for await (const _ of client.watchFleet({}, { headers: { authorization: `Bearer ${FILE_TOKEN}` }, signal: abort.signal })) first();
-          return undefined;
-        } catch (err) {
-          return ConnectError.from(err);
-        }
-      })();
-      await gotFirst;
-      unlinkSync(tokenFile);
-      const err = await Promise.race([ended, new Promise<'alive'>((r) => setTimeout(() => r('alive'), WAIT_MS).unref())]);
-      abort.abort();
+      const err = await endAfterDeletingTheFile(tokenFile, (signal) => client.watchFleet({}, { headers: { authorization: `Bearer ${FILE_TOKEN}` }, signal }));
       if (err === 'alive') assert.fail('WatchFleet opened with a deleted token must end');
       assert.equal(err?.code, Code.Unauthenticated);
       assert.match(err!.rawMessage, /static token was revoked/);
@@ -128,21 +137,9 @@ for (const driver of testDrivers()) {
         { account: 'rev-ops', timeout: { seconds: 60n }, spec: { case: 'get', value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'x' } } },
         { headers: { authorization: `Bearer ${INLINE_TOKEN}` } },
       );
-      const abort = new AbortController();
-      let first!: () => void;
-      const gotFirst = new Promise<void>((r) => (first = r));
-      const ended = (async () => {
-        try {
-          for await (const _ of client.waitOperation({ id: operation!.id }, { headers: { authorization: `Bearer ${FILE_TOKEN}` }, signal: abort.signal })) first();
-          return undefined;
-        } catch (err) {
-          return ConnectError.from(err);
-        }
-      })();
-      await gotFirst;
-      unlinkSync(tokenFile);
-      const err = await Promise.race([ended, new Promise<'alive'>((r) => setTimeout(() => r('alive'), WAIT_MS).unref())]);
-      abort.abort();
+      const err = await endAfterDeletingTheFile(tokenFile, (signal) =>
+        client.waitOperation({ id: operation!.id }, { headers: { authorization: `Bearer ${FILE_TOKEN}` }, signal }),
+      );
       if (err === 'alive') assert.fail('WaitOperation opened with a deleted token must end');
       assert.equal(err?.code, Code.Unauthenticated);
       assert.match(err!.rawMessage, /static token was revoked/);

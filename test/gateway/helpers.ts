@@ -44,12 +44,15 @@ export async function startTestGateway(driver: 'pglite' | 'postgres', overrides:
       await gateway.close();
       await testDb.drop();
     },
-    async query<T>(text: string) {
-      const result = await gateway.database.db.execute(sql.raw(text));
-      const rows = (result as unknown as { rows?: T[] }).rows ?? (result as unknown as T[]);
-      return Array.from(rows);
-    },
+    query: (text) => queryRows(gateway.database, text),
   };
+}
+
+/** Runs raw SQL on a gateway's database and returns its rows (either driver). */
+export async function queryRows<T>(database: RunningGateway['database'], text: string): Promise<T[]> {
+  const result = await database.db.execute(sql.raw(text));
+  const rows = (result as unknown as { rows?: T[] }).rows ?? (result as unknown as T[]);
+  return Array.from(rows);
 }
 
 type RequestInit = MessageInitShape<typeof ConnectRequestSchema>;

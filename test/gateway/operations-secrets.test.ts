@@ -12,7 +12,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { JsonObject } from '@bufbuild/protobuf';
-import { sql } from 'drizzle-orm';
 import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
 import { createConnectTransport, createGrpcTransport } from '@connectrpc/connect-node';
 import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
@@ -22,7 +21,7 @@ import { sealLegacyRequests } from '../../src/gateway/operations/legacy-requests
 import { createOperationSealer } from '../../src/gateway/operations/operation-sealing.js';
 import { createKeyRing } from '../../src/gateway/secrets/key-ring.js';
 import { testDrivers } from '../helpers/databases.js';
-import { startTestGateway, type TestGateway } from './helpers.js';
+import { queryRows, startTestGateway, type TestGateway } from './helpers.js';
 import { gate, okResult, startOperationAgent, type OperationAgent } from './operations-helpers.js';
 
 const MARK = 'hunter2-do-not-store';
@@ -181,10 +180,7 @@ for (const driver of testDrivers()) {
           await restarted.close();
           await testDb.drop();
         },
-        async query<T>(text: string) {
-          const result = await restarted.database.db.execute(sql.raw(text));
-          return Array.from(((result as unknown as { rows?: T[] }).rows ?? (result as unknown as T[])) as T[]);
-        },
+        query: (text) => queryRows(restarted.database, text),
       };
       client = createClient(OperationService, createGrpcTransport({ baseUrl: restarted.grpcUrl }));
       await a.reconnect(restarted.grpcUrl);
