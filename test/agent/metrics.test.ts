@@ -135,7 +135,12 @@ describe('agent metrics against the sandbox and the fake gateway', () => {
     try {
       assert.ok(h.agent.metricsPort !== undefined && h.agent.metricsPort !== 8008, 'an ephemeral metrics port next to an ephemeral admin port');
       await h.gateway.waitFor(() => endMarkers(h.gateway.messages, 'ConfigMap').length === 1 && endMarkers(h.gateway.messages, 'Deployment').length === 1, 10_000, 'initial lists');
-      const before = await scrapeUntil(h, (x) => m(x, 'watches_open') === 2 && m(x, 'bytes_sent_total') === bytesReceived(h), 'watches open and every data message received');
+      // Every data message received and acknowledged (the fake gateway's acks travel back after it received them).
+      const before = await scrapeUntil(
+        h,
+        (x) => m(x, 'watches_open') === 2 && m(x, 'bytes_sent_total') === bytesReceived(h) && m(x, 'unacked_batches') === 0,
+        'watches open and every data message received and acknowledged',
+      );
       assert.equal(m(before, 'connected'), 1);
       assert.equal(m(before, 'disconnections_total'), 0);
       assert.equal(m(before, 'unacked_batches'), 0);
