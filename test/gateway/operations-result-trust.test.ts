@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createClient, type Client } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
+import type { Operation } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { testDrivers } from '../helpers/databases.js';
 import { connectAgent, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from './helpers.js';
@@ -134,6 +135,49 @@ for (const driver of testDrivers()) {
       const { operation } = await client.submitOperation({ account: 'trust-3', id: sent!.id, spec: getSpec, wait: true }, asOperator);
       assert.equal(operation!.state, OperationState.SUCCEEDED);
       assert.equal(a.runs.get(sent!.id), 1);
+    });
+  });
+
+  describe(`a redelivered operation goes only to the session it was sent on (${driver})`, { concurrency: false }, () => {
+    let t: TestGateway;
+    let client: Client<typeof OperationService>;
+    const agents: OperationAgent[] = [];
+    before(async () => {
+      t = await startTestGateway(driver, { operations: { agentWaitSeconds: 2, sweepIntervalMs: 100, defaultTimeoutSeconds: 20 }, cluster: { standbyCheckIntervalSeconds: 0.1 } });
+      client = createClient(OperationService, createGrpcTransport({ baseUrl: t.gateway.grpcUrl }));
+    });
+    after(async () => {
+      for (const a of agents) await a.close().catch(() => {});
+      await t?.close();
+    });
+    const owner = async (account: string) => (await t.query<{ session_id: string; state: string }>(`select session_id, state from accounts where name = '${account}'`))[0];
+
+    test('an agent that resumes as STANDBY gets its operation back; the agent now caching the account never does', async () => {
+      const release = gate();
+      const answer = async (op: Operation) => {
+        await release.promise;
+        return okResult(op);
+      };
+      const first = await startOperationAgent(t.gateway.grpcUrl, 'agent-first', ['handover'], { answer });
+      agents.push(first);
+      const second = await startOperationAgent(t.gateway.grpcUrl, 'agent-second', ['handover'], { answer });
+      agents.push(second);
+      const { operation: sent } = await client.submitOperation({ account: 'handover', spec: getSpec });
+      await first.waitReceived(sent!.id);
+      await first.cut();
+      // The standby agent takes the account over, then the first one resumes its session (now as STANDBY).
+      await eventually(async () => (await owner('handover'))?.session_id === second.session.id && (await owner('handover'))?.state === 'ACTIVE', 'the second agent caching');
+      await first.reconnect();
+      await first.waitReceived(sent!.id, 2);
+      // A later operation is sent to the caching agent: the redelivery, which came before it, did not go there.
+      const { operation: later } = await client.submitOperation({ account: 'handover', spec: getSpec });
+      await second.waitReceived(later!.id);
+      assert.deepEqual(second.received.map((o) => o.id), [later!.id], 'the caching agent never got the first operation');
+      release.open();
+      const { operation } = await client.submitOperation({ account: 'handover', id: sent!.id, spec: getSpec, wait: true });
+      assert.equal(operation!.state, OperationState.SUCCEEDED);
+      assert.equal(first.runs.get(sent!.id), 1);
+      assert.equal(second.runs.get(sent!.id), undefined);
     });
   });
 

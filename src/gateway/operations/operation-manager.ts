@@ -228,11 +228,12 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
   };
 
   /**
-   * Dispatches an open row with its remaining time; returns the SENT row, or undefined when no agent took it. The
+   * Dispatches an open row with its remaining time (to `via` only, when given: a redelivery to the session it was sent
+   * on); returns the SENT row, or undefined when no agent took it. The
    * SENT update is batched; with `durable` the call waits for it (and returns the row as stored when the operation
    * ended meanwhile), otherwise it is written in the background — the result's update carries sent_at anyway.
    */
-  const deliver = async (row: OperationRow, operation?: Operation, durable = true): Promise<OperationRow | undefined> => {
+  const deliver = async (row: OperationRow, operation?: Operation, durable = true, via?: LiveSession): Promise<OperationRow | undefined> => {
     const remaining = row.deadlineAt.getTime() - Date.now();
     if (remaining <= 0) return undefined;
     const local = locals.get(row.id);
@@ -257,7 +258,9 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
       if (local) local.dispatching = new Promise<void>((resolve) => (dispatched = resolve));
       let target: DispatchTarget | undefined;
       try {
-        target = await deps.dispatch(row.account, sendable);
+        // A redelivery goes to the very session it is for; anything else to whichever stream dispatch picks.
+        if (via) target = via.sendOperation(sendable) ? { agentId: via.agentId, sessionId: via.id } : undefined;
+        else target = await deps.dispatch(row.account, sendable);
         if (target && local) local.sent ??= { agentId: target.agentId, sessionId: target.sessionId, sentAt: new Date() };
       } finally {
         dispatched?.();
@@ -438,7 +441,9 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
         });
         if (rows.length === 0) return;
         log.info({ sessionId: session.id, agentId: session.agentId, count: rows.length }, 'delivering open operations to a new agent session');
-        await Promise.all(rows.map((row) => deliver(row)));
+        // SENT rows go back on this session only (through dispatch they could reach the account's caching stream,
+        // another agent, which would apply them a second time); PENDING ones to whichever stream dispatch picks.
+        await Promise.all(rows.map((row) => deliver(row, undefined, true, row.state === 'PENDING' ? undefined : session)));
       })().catch(report('could not deliver open operations to a new session', ''));
     },
 
