@@ -65,7 +65,7 @@ const limitsSchema = z
       'refused and that sends nothing more — is closed, until one of its requests is admitted.',
     ),
     maxUnauthenticatedConnections: z.coerce.number().int().min(1).max(1_000_000).default(1000).describe(
-      'Connections per port that have had no request admitted yet; beyond it, new connections are closed at once.',
+      'Connections (both ports together) that have had no request admitted yet; beyond it, new connections are closed at once.',
     ),
     maxRefusedRequestsPerConnection: z.coerce.number().int().min(1).max(100_000).default(100).describe(
       'Refused (unauthenticated or unauthorized) requests on a connection that has had none admitted, before it is closed.',
