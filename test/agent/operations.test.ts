@@ -118,7 +118,9 @@ ${deploymentYaml('app', 'nginx:2')}`),
     assert.match(third.message, /unchanged/);
     assert.equal(h.sandbox.store.get('v1', 'ConfigMap', 'ops', 'app-config')!.metadata.resourceVersion, cm2.metadata.resourceVersion);
     assert.ok(h.sandbox.store.resourceVersion >= rv);
-    assert.ok(durationMs(third.kubernetesDuration!) > 0 && durationMs(third.duration!) >= durationMs(third.kubernetesDuration!));
+    // Both durations are reported; no wall-clock bound (a sub-millisecond call on a loaded machine is still a call).
+    assert.ok(third.kubernetesDuration && third.duration, 'both durations reported');
+    assert.ok(durationMs(third.duration!) + 1 >= durationMs(third.kubernetesDuration!), 'the Kubernetes calls are part of the whole');
   });
 
   test('apply: JSON arrays and List kinds; the operation namespace is the default', async () => {
