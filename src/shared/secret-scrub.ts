@@ -16,11 +16,27 @@ export function scrubObject<T>(object: T, kind?: string): T {
   const record = object as Record<string, unknown>;
   const objectKind = typeof record.kind === 'string' ? record.kind : kind;
   if (objectKind !== 'Secret' && kind !== 'Secret') return object;
-  delete record.data;
-  delete record.stringData;
-  const metadata = record.metadata as { annotations?: Record<string, string> } | undefined;
-  if (metadata?.annotations && LAST_APPLIED_ANNOTATION in metadata.annotations) {
-    delete metadata.annotations[LAST_APPLIED_ANNOTATION];
-  }
+  removeSecretMaterial(record);
   return object;
+}
+
+/**
+ * Removes `data`, `stringData` and the last-applied annotation from a Secret object in place (the caller decided it
+ * is a Secret). Returns true when there was anything to remove: a gateway that had to do it logs that the agent did
+ * not.
+ */
+export function removeSecretMaterial(secret: Record<string, unknown>): boolean {
+  let removed = false;
+  for (const field of ['data', 'stringData']) {
+    if (field in secret) {
+      delete secret[field];
+      removed = true;
+    }
+  }
+  const annotations = (secret.metadata as { annotations?: unknown } | undefined)?.annotations;
+  if (annotations !== null && typeof annotations === 'object' && LAST_APPLIED_ANNOTATION in annotations) {
+    delete (annotations as Record<string, unknown>)[LAST_APPLIED_ANNOTATION];
+    removed = true;
+  }
+  return removed;
 }

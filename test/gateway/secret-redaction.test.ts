@@ -38,6 +38,14 @@ describe('secret redaction', () => {
     }
   });
 
+  test('a kind spelled with escapes is still a Secret (YAML double quotes, JSON)', () => {
+    for (const text of [`kind: "Secr\\u0065t"\ndata:\n  k: ${V}\n`, `{"kind":"\\u0053ecret","stringData":{"k":"${V}"}}`, `kind: "\\x53ecret"\ndata: {k: ${V}}\n`]) {
+      const r = redactManifests(text);
+      assert.equal(r.secret, true, text);
+      assert.ok(!r.text.includes(V), r.text);
+    }
+  });
+
   test('no Secret: unchanged; unparseable text mentioning a Secret: hidden whole', () => {
     const plain = 'apiVersion: v1\nkind: ConfigMap\ndata:\n  a: b\n';
     assert.deepEqual(redactManifests(plain), { text: plain, secret: false });

@@ -3,6 +3,7 @@
  * bad event rejects the whole batch before anything is written. Pure: no I/O.
  */
 import { EventType, type EventBatch, type Event } from '../../gen/outpost/agent/v1/agent_pb.js';
+import { removeSecretMaterial } from '../../shared/secret-scrub.js';
 import { textProblem } from '../../shared/unstorable-text.js';
 import { invalidArgument } from '../errors.js';
 import { isOlderResourceVersion } from './resource-version.js';
@@ -67,7 +68,6 @@ export interface DecodeContext {
   listGeneration(account: string, apiVersion: string, kind: string, watchNamespace: string): number;
 }
 
-const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
 /** The event's fields that land in text columns (the object body is checked when it is decoded). */
 const TEXT_FIELDS = ['account', 'apiVersion', 'kind', 'namespace', 'name', 'uid', 'resourceVersion', 'watchNamespace'] as const;
@@ -216,17 +216,5 @@ function labelsOf(obj: Record<string, unknown>, where: string): Record<string, s
 /** Removes Secret payloads (defence in depth: the agent must already have done it). Returns true when it did. */
 function scrubSecret(ev: Event, obj: Record<string, unknown>): boolean {
   if (ev.kind !== 'Secret' || ev.apiVersion !== 'v1') return false;
-  let scrubbed = false;
-  for (const field of ['data', 'stringData']) {
-    if (field in obj) {
-      delete obj[field];
-      scrubbed = true;
-    }
-  }
-  const annotations = (obj.metadata as Record<string, unknown>).annotations as Record<string, unknown> | undefined;
-  if (annotations && typeof annotations === 'object' && LAST_APPLIED in annotations) {
-    delete annotations[LAST_APPLIED];
-    scrubbed = true;
-  }
-  return scrubbed;
+  return removeSecretMaterial(obj);
 }

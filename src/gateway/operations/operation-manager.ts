@@ -431,9 +431,10 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
     sessionStarted(session, accountNames) {
       (async () => {
         // A SENT operation goes again only to the session it was sent on, as resumed by this one (the agent process
-        // that received it de-duplicates on its id): another agent, or a restarted one, could apply it a second time. A PENDING one only from the replica that received it, and only while nothing
-        // sent it yet: it is that replica's alone to dispatch (another replica's copy of the row may be stale by the
-        // time it reads it, and two dispatchers could reach two agents).
+        // that received it de-duplicates on its id): another agent, or a restarted one, could apply it a second time.
+        // A PENDING one only from the replica that received it, and only while nothing sent it yet: it is that
+        // replica's alone to dispatch (another replica's copy of the row may be stale by the time it reads it, and two
+        // dispatchers could reach two agents).
         const rows = (await store.openFor(accountNames, new Date())).filter((r) => {
           if (r.state !== 'PENDING') return r.sessionId === session.id;
           const local = locals.get(r.id);

@@ -3,7 +3,7 @@
  * removes it again before a result is stored, as it does for watch events — so a result never holds Secret values,
  * whatever an agent (an old one, a buggy one, a hostile one) sent.
  */
-import { scrubObject } from '../../shared/secret-scrub.js';
+import { removeSecretMaterial } from '../../shared/secret-scrub.js';
 
 /** The kind an operation's request names (get, list, patch, …), or '' when it names none. */
 export function requestKind(request: Record<string, unknown> | undefined): string {
@@ -35,10 +35,7 @@ export function scrubResultSecrets(result: Record<string, unknown>, kind: string
     const record = object as Record<string, unknown>;
     if (Array.isArray(record.items)) for (const item of record.items) visit(item);
     const own = typeof record.kind === 'string' ? record.kind : kind;
-    if (own !== 'Secret') return;
-    const before = JSON.stringify(record);
-    scrubObject(record, own);
-    if (JSON.stringify(record) !== before) scrubbed++;
+    if (own === 'Secret' && removeSecretMaterial(record)) scrubbed++;
   };
   for (const object of objects) visit(object);
   return scrubbed;

@@ -17,10 +17,16 @@ export interface Redaction {
   secret: boolean;
 }
 
-const MENTIONS_SECRET = /Secret/;
+/**
+ * Text that cannot hold a Secret: no `Secret`, and no escape that could spell it (YAML double-quoted and JSON strings
+ * can write letters as `\x53`, `\u0053`, `\U00000053`). Such manifests are not parsed here at all: the submit path
+ * of every ConfigMap or Deployment stays free of a YAML parse.
+ */
+const MAY_HOLD_SECRET = /Secret|\\[xuU]/;
 
 /** Redacts the Secret values of an apply's manifests. */
 export function redactManifests(manifests: string): Redaction {
+  if (!MAY_HOLD_SECRET.test(manifests)) return { text: manifests, secret: false };
   let docs: Document.Parsed[];
   try {
     docs = parseAllDocuments(manifests, { uniqueKeys: false }) as Document.Parsed[];
@@ -94,5 +100,5 @@ function quoted(value: string): Scalar {
 }
 
 function wholeIfMentioned(text: string): Redaction {
-  return MENTIONS_SECRET.test(text) ? { text: `${REDACTED} (manifests that mention a Secret and do not parse)`, secret: true } : { text, secret: false };
+  return MAY_HOLD_SECRET.test(text) ? { text: `${REDACTED} (manifests that mention a Secret and do not parse)`, secret: true } : { text, secret: false };
 }
