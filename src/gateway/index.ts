@@ -185,7 +185,6 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     logger: logger.child({ component: 'operations' }),
   });
   try {
-    await sealLegacyRequests(database, sealer, logger.child({ component: 'operations' }));
     await operations.recover();
   } catch (err) {
     peers.close();
@@ -343,6 +342,12 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     throw err;
   }
   operations.start();
+  // Requests stored in plaintext by an older version are sealed in the background: a scan of the operations table
+  // must not delay serving (legacy-requests.ts).
+  const stopSealing = new AbortController();
+  const legacySealing = sealLegacyRequests(database, sealer, logger.child({ component: 'operations' }), stopSealing.signal).catch((err: unknown) =>
+    logger.error({ err }, 'could not seal the operation requests stored in plaintext; retried at the next start'),
+  );
   leaseKeeper.start();
   accountSweeper.start();
   accountCleanup.start();
@@ -383,6 +388,8 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       peers.close();
       tlsContext?.close();
       authenticator.close();
+      stopSealing.abort();
+      await legacySealing;
       await database.close();
       logger.info('gateway stopped');
     })());

@@ -164,6 +164,10 @@ for (const driver of testDrivers()) {
       const { operation: sent } = await client.submitOperation({ account: 'sec-2', spec: { case: 'apply', value: { manifests: YAML_SECRET } } }, writer);
       await a.waitReceived(sent!.id);
       await a.cut();
+      // A request an older version stored in plaintext: the restarted gateway seals it.
+      const plain = JSON.stringify({ id: 'legacy-restart', account: 'sec-2', apply: { manifests: YAML_SECRET } }).replaceAll("'", "''");
+      await t.query(`insert into operations (id, account, type, request, state, gateway_id, timeout_ms, received_at, stored_at, deadline_at, request_hash)
+        values ('legacy-restart', 'sec-2', 'apply', '${plain}', 'SUCCEEDED', 'gw-old', 30000, now(), now(), now(), 'old-hash')`);
       await t.gateway.close();
       // Rotation: a new first key encrypts from now on; the old one still decrypts.
       const old = (await import('node:fs')).readFileSync(keyFile, 'utf8');
@@ -183,6 +187,11 @@ for (const driver of testDrivers()) {
         query: (text) => queryRows(restarted.database, text),
       };
       client = createClient(OperationService, createGrpcTransport({ baseUrl: restarted.grpcUrl }));
+      for (const until = Date.now() + 20_000; /outpostSealed/.test((await stored('legacy-restart')).request) === false; ) {
+        if (Date.now() > until) assert.fail('the restarted gateway did not seal the plaintext request');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.deepEqual(leaks((await stored('legacy-restart')).request), []);
       await a.reconnect(restarted.grpcUrl);
       const again = await a.waitReceived(sent!.id, 2);
       assert.ok(again.spec.case === 'apply' && again.spec.value.manifests.includes(MARK), 'redelivered with the real values');
@@ -207,16 +216,19 @@ for (const driver of testDrivers()) {
       held.open();
     });
 
-    test('requests stored in plaintext before the upgrade are sealed at start-up, or redacted and failed without a key', async () => {
-      const legacy = (id: string, state: string) =>
+    test('requests stored in plaintext before the upgrade are sealed after start-up, or redacted and failed without a key', async () => {
+      const legacy = (id: string, state: string, manifests = YAML_SECRET) =>
         t.query(`insert into operations (id, account, type, request, state, gateway_id, timeout_ms, received_at, stored_at, deadline_at, request_hash)
-          values ('${id}', 'sec-legacy', 'apply', '${JSON.stringify({ id, account: 'sec-legacy', apply: { manifests: YAML_SECRET } }).replaceAll("'", "''")}', '${state}', 'gw-old', 30000,
+          values ('${id}', 'sec-legacy', 'apply', '${JSON.stringify({ id, account: 'sec-legacy', apply: { manifests } }).replaceAll("'", "''")}', '${state}', 'gw-old', 30000,
             now(), now(), now() + interval '30 seconds', 'old-hash')`);
       await legacy('legacy-done', 'SUCCEEDED');
       await legacy('legacy-open', 'SENT');
+      // The kind written with a YAML escape: still a Secret.
+      await legacy('legacy-escaped', 'SUCCEEDED', `apiVersion: v1\nkind: "Secr\\u0065t"\nmetadata:\n  name: e\nstringData:\n  password: ${MARK}\n`);
       const logger = createSilentLogger();
       const withKey = createOperationSealer(createKeyRing({ keyFile, insecure: false, logger }));
-      assert.equal(await sealLegacyRequests(t.gateway.database, withKey, logger), 2);
+      assert.equal(await sealLegacyRequests(t.gateway.database, withKey, logger), 3);
+      assert.deepEqual(leaks((await stored('legacy-escaped')).request), []);
       for (const id of ['legacy-done', 'legacy-open']) {
         const row = await stored(id);
         assert.deepEqual(leaks(row.request), [], id);

@@ -1,6 +1,6 @@
 /**
  * Operation requests stored before Secret values were sealed (docs/security.md) may hold those values in plaintext.
- * At start-up each such row is rewritten in its sealed form: redacted for readers with the originals sealed, or — when
+ * After start-up (in the background) each such row is rewritten in its sealed form: redacted for readers with the originals sealed, or — when
  * this gateway has no key — redacted only, and then an operation still open can no longer be sent, so it fails with
  * the reason. Rows already sealed, and rows without Secret values, are left alone; a second run changes nothing.
  */
@@ -17,16 +17,21 @@ import { OPEN_STATES } from './operation-state.js';
 /** Rows looked at per statement. */
 const BATCH = 200;
 
-/** Seals (or redacts) the Secret values of requests stored in plaintext; returns how many rows changed. */
-export async function sealLegacyRequests(database: Database, sealer: OperationSealer, logger: Logger): Promise<number> {
+/**
+ * Seals (or redacts) the Secret values of requests stored in plaintext; returns how many rows changed. Stops between
+ * batches once `signal` aborts (shutdown); what is left is done at the next start.
+ */
+export async function sealLegacyRequests(database: Database, sealer: OperationSealer, logger: Logger, signal?: AbortSignal): Promise<number> {
   const query = createRawQuery(database);
   let changed = 0;
   let after = '';
-  for (;;) {
-    // Only apply and patch requests can carry Secret values, and only those whose text mentions a Secret.
+  while (!signal?.aborted) {
+    // Only apply and patch requests can carry Secret values, and only those whose text mentions a Secret or holds an
+    // escape that could spell one (as secret-redaction.ts decides; in the JSON text a YAML backslash is doubled).
     const rows = await query(
       `select id, account, state, request from operations
-        where id > $1 and not (request ? '${SEALED_KEY}') and (request ? 'apply' or request ? 'patch') and request::text like '%Secret%'
+        where id > $1 and not (request ? '${SEALED_KEY}') and (request ? 'apply' or request ? 'patch')
+          and request::text ~ 'Secret|\\\\\\\\[xuU]'
         order by id limit ${BATCH}`,
       [after],
     );
