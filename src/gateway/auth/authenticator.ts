@@ -14,9 +14,9 @@
  * 5. Nothing presented: insecure mode gets {@link insecurePrincipal}; a caller allowing anonymous access (read routes
  *    under `readAccess: open`) gets an anonymous principal with the roles it names; otherwise UNAUTHENTICATED.
  *
- * Revocation: token files are polled (every {@link AuthenticatorDeps.revocationCheckMs}) while a long stream holds a
- * principal; when one changes, every subscribed principal's credential is re-checked and those no longer valid are
- * told ({@link Principal.revocation}), so their streams end UNAUTHENTICATED.
+ * Revocation: token principals carry a {@link Principal.revocation} (token-revocation.ts): token files are polled
+ * (every {@link AuthenticatorDeps.revocationCheckMs}) while a long stream holds one, and streams whose token is no
+ * longer valid end UNAUTHENTICATED.
  *
  * Roles come from `authorization.rules` ({@link principalFromRules}); replica tokens get the roles `replica` and
  * `read` (replicas list each other and read operations), whatever the rules say.
@@ -28,9 +28,10 @@ import type { GatewayConfig, Role } from '../config.js';
 import { createClientCertificatePolicy } from './client-certificate.js';
 import type { RequestCredentials } from './credentials.js';
 import { createJwtVerifier, looksLikeJwt, unverifiedIssuer, type JwtVerifier } from './jwt-tokens.js';
-import { insecurePrincipal, principalFromRules, type CredentialRevocation, type Principal } from './principal.js';
+import { insecurePrincipal, principalFromRules, type Principal } from './principal.js';
 import { createReplicaTokenVerifier, REPLICA_ISSUER } from './replica-token.js';
 import { createStaticTokens, tokenDigest } from './static-tokens.js';
+import { createTokenRevocations } from './token-revocation.js';
 
 /** Options of one authentication. */
 export interface AuthenticateOptions {
@@ -72,67 +73,14 @@ export function createAuthenticator(config: AuthenticatorConfig, deps: Authentic
   const jwt: JwtVerifier | undefined = config.auth.jwt ? createJwtVerifier(config.auth.jwt, logger) : undefined;
   const replica: JwtVerifier | undefined = config.auth.replicaSecretFile ? createReplicaTokenVerifier(config.auth.replicaSecretFile, logger) : undefined;
 
-  // Revocation of token-file tokens: subscribers re-check their credential whenever a token file changed.
-  const subscribers = new Set<() => void>();
-  const fresh = new Set<() => void>();
-  let poll: NodeJS.Timeout | undefined;
-  let checking = false;
-  const checkFiles = async (first: boolean) => {
-    if (checking) return;
-    checking = true;
-    try {
-      // subscribers that joined since the last check are re-checked too: their token may have been written and
-      // removed again between two checks, which the comparison of two checks cannot see
-      const joined = [...fresh];
-      fresh.clear();
-      const all = (await tokens.changed()) || first;
-      for (const recheck of all ? [...subscribers] : joined) if (subscribers.has(recheck)) recheck();
-    } catch (err) {
-      logger.error({ err }, 'token file check failed');
-    } finally {
-      checking = false;
-    }
-  };
-  const revocationOf = (stillValid: () => Promise<boolean>, what: string): CredentialRevocation => ({
-    subscribe(onRevoked) {
-      let done = false;
-      const recheck = () => {
-        void stillValid().then(
-          (valid) => {
-            if (valid || done) return;
-            done = true;
-            subscribers.delete(recheck);
-            fresh.delete(recheck);
-            onRevoked(`${what} was revoked; reconnect with a valid credential`);
-          },
-          (err) => logger.error({ err }, 'credential re-check failed'),
-        );
-      };
-      subscribers.add(recheck);
-      fresh.add(recheck);
-      if (poll === undefined && tokens.watched) {
-        poll = setInterval(() => void checkFiles(false), deps.revocationCheckMs ?? 2000);
-        poll.unref();
-        void checkFiles(true);
-      }
-      return () => {
-        done = true;
-        subscribers.delete(recheck);
-        fresh.delete(recheck);
-        if (subscribers.size === 0 && poll !== undefined) {
-          clearInterval(poll);
-          poll = undefined;
-        }
-      };
-    },
-  });
+  const revocations = createTokenRevocations(tokens, logger, deps.revocationCheckMs ?? 2000);
 
   const fromToken = async (token: string): Promise<Principal> => {
     const subject = await tokens.match(token);
     if (subject !== undefined) {
       const presented = tokenDigest(token);
       const principal = principalFromRules(subject, 'token', rules);
-      return { ...principal, revocation: revocationOf(async () => (await tokens.matchDigest(presented)) === subject, 'static token') };
+      return { ...principal, revocation: revocations.revocationOf(async () => (await tokens.matchDigest(presented)) === subject, 'static token') };
     }
     if (looksLikeJwt(token)) {
       const issuer = unverifiedIssuer(token);
@@ -178,10 +126,7 @@ export function createAuthenticator(config: AuthenticatorConfig, deps: Authentic
       );
     },
     close() {
-      if (poll !== undefined) clearInterval(poll);
-      poll = undefined;
-      subscribers.clear();
-      fresh.clear();
+      revocations.close();
     },
   };
 }

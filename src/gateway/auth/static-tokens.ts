@@ -2,8 +2,8 @@
  * Static bearer tokens from the configuration (`auth.tokens`): given inline, in an environment variable (read once at
  * start) or in a file (re-read when it changes, so a rotated token takes effect on the next request and the old one
  * stops working; a deleted, unreadable, emptied or too short file revokes its token until a valid one is written — a
- * revoked credential must never survive a reload). One token per file. Comparison is in constant time over SHA-256 digests, and every configured token is compared, so
- * timing reveals neither a token nor which entry matched.
+ * revoked credential must never survive a reload). One token per file. Comparison is in constant time over SHA-256
+ * digests, and every configured token is compared, so timing reveals neither a token nor which entry matched.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Logger } from '../../shared/logger.js';
@@ -37,13 +37,13 @@ export function createStaticTokens(tokens: GatewayAuthConfig['tokens'], env: Nod
   const entries: Entry[] = tokens.map((t, i) => {
     const where = `auth.tokens[${i}]`;
     if (t.token !== undefined) {
-      const d = digest(t.token);
+      const d = tokenDigest(t.token);
       return { subject: t.subject, digest: async () => d };
     }
     if (t.tokenEnv !== undefined) {
       const value = env[t.tokenEnv]?.trim();
       if (!value) throw new Error(`${where}.tokenEnv: environment variable ${t.tokenEnv} is not set`);
-      const d = digest(value);
+      const d = tokenDigest(value);
       return { subject: t.subject, digest: async () => d };
     }
     const source: FileSource = createFileSource(t.tokenFile!, `${where}.tokenFile`, (err) => logger.error({ err: err.message }, 'token file unreadable; its token is revoked until the file is readable again'));
@@ -57,7 +57,7 @@ export function createStaticTokens(tokens: GatewayAuthConfig['tokens'], env: Nod
         if (last?.raw !== raw) {
           const text = raw.toString('utf8').trim();
           if (text.length < 16) logger.error({ file: source.path }, 'token file holds fewer than 16 characters; token ignored');
-          last = { raw, d: text.length >= 16 ? digest(text) : undefined };
+          last = { raw, d: text.length >= 16 ? tokenDigest(text) : undefined };
         }
         return last.d;
       },
@@ -76,7 +76,7 @@ export function createStaticTokens(tokens: GatewayAuthConfig['tokens'], env: Nod
   return {
     any: entries.length > 0,
     watched: files.length > 0,
-    match: (token) => matchDigest(digest(token)),
+    match: (token) => matchDigest(tokenDigest(token)),
     matchDigest,
     async changed() {
       const now = await Promise.all(files.map((e) => e.digest()));
@@ -88,10 +88,6 @@ export function createStaticTokens(tokens: GatewayAuthConfig['tokens'], env: Nod
 }
 
 /** The SHA-256 digest tokens are compared by: what a principal keeps to re-check its token (never the token). */
-export function tokenDigest(token: string): Buffer {
-  return digest(token);
-}
-
-function digest(value: string): Buffer {
+export function tokenDigest(value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest();
 }
