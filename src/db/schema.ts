@@ -2,7 +2,7 @@
  * The one Drizzle schema of the gateway. Migrations in `drizzle/` are generated from this file with
  * `npm run db:generate` and applied at start-up; never edit a generated migration by hand.
  */
-import { bigint, bigserial, boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 /** Cluster accounts registered by agents. */
 export const accounts = pgTable('accounts', {
@@ -186,3 +186,37 @@ export const replicas = pgTable('replicas', {
   startedAt: timestamp('started_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   ready: boolean('ready').notNull().default(true),
 });
+
+/**
+ * Tasks of the Clouddriver API (`POST /kubernetes/ops` → `GET /task/{id}`, docs/spinnaker.md): one row per submission,
+ * written only by the replica that runs it (`gateway_id`), readable from every replica. `client_request_id` is Orca's
+ * idempotency key, unique per submitting identity (`principal`). Descriptions are not stored (they can hold Secret
+ * values); the Outpost operations a task ran are `<task id>-<n>` in the operations history.
+ */
+export const spinnakerTasks = pgTable(
+  'spinnaker_tasks',
+  {
+    id: text('id').primaryKey(),
+    principal: text('principal').notNull(),
+    clientRequestId: text('client_request_id'),
+    /** The description names, in order (`deployManifest`…). */
+    operations: jsonb('operations').$type<string[]>().notNull(),
+    accounts: jsonb('accounts').$type<string[]>().notNull(),
+    /** X-SPINNAKER-USER, X-SPINNAKER-APPLICATION and X-SPINNAKER-EXECUTION-ID as Orca sent them. */
+    spinnakerUser: text('spinnaker_user').notNull().default(''),
+    application: text('application').notNull().default(''),
+    executionId: text('execution_id').notNull().default(''),
+    gatewayId: text('gateway_id').notNull(),
+    /** RUNNING, SUCCEEDED or FAILED. */
+    state: text('state').notNull(),
+    history: jsonb('history').$type<{ phase: string; status: string }[]>().notNull(),
+    resultObjects: jsonb('result_objects').$type<Record<string, unknown>[]>().notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    finishedAt: timestamp('finished_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [
+    uniqueIndex('spinnaker_tasks_request_idx').on(t.principal, t.clientRequestId),
+    index('spinnaker_tasks_open_idx').on(t.state, t.gatewayId),
+  ],
+);

@@ -183,7 +183,7 @@ const identityKindSchema = z.enum(['token', 'jwt', 'certificate'], {
     'certificate subjects); a rule meant for several kinds becomes one rule per kind',
 });
 
-const roleSchema = z.enum(['agent', 'read', 'write', 'admin', 'replica']);
+const roleSchema = z.enum(['agent', 'read', 'write', 'admin', 'replica', 'spinnaker']);
 
 const ruleSchema = z
   .object({
@@ -201,7 +201,7 @@ const ruleSchema = z
     ),
     roles: z.array(roleSchema).min(1).describe(
       'agent: may open agent streams; read: read routes; write: submit operations; admin: manage accounts; replica: ' +
-      'internal routes.',
+      'internal routes; spinnaker: the Clouddriver API Orca and Gate call (docs/spinnaker.md).',
     ),
     accounts: z.array(z.string().min(1)).default([]).describe(
       'With the agent role: glob patterns (`*` any run of characters) of the account names the agent may register.',

@@ -55,6 +55,7 @@ import { createOperationSealer } from './operations/operation-sealing.js';
 import { sealLegacyRequests } from './operations/legacy-requests.js';
 import { createKeyRing, type KeyRing } from './secrets/key-ring.js';
 import { createRestApp } from './rest/rest-app.js';
+import { createClouddriverApi } from './spinnaker/clouddriver-api.js';
 import { RECONNECT_HEADER, RECONNECT_NOW } from './agents/stream-timers.js';
 import { createAuthenticator } from './auth/authenticator.js';
 import { authContextValues, createAuthInterceptor, principalOf, rememberPreAdmitted } from './auth/connect-auth.js';
@@ -221,6 +222,16 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     dynamicAccounts: deps.dynamicAccounts ?? createDynamicAccountSource(database),
   };
   const accountAdmin = createAccountAdmin({ database, bus: accountCommands, limits: config.accounts, logger: logger.child({ component: 'accounts' }) });
+  const clouddriver = createClouddriverApi({
+    selfId: config.id,
+    database,
+    operations,
+    accounts: accountAdmin,
+    logger: logger.child({ component: 'spinnaker' }),
+    replicaAlive: (id) => replicaDirectory.get(id) !== undefined,
+    maxBodyBytes: config.operations.maxManifestBytes + 64 * 1024,
+  });
+  await clouddriver.recover().catch((err: unknown) => logger.error({ err }, 'could not fail the Spinnaker tasks a previous process left running'));
   const accountSweeper = createAccountSweeper({
     database,
     timeoutSeconds: config.accounts.activationTimeoutSeconds,
@@ -282,6 +293,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     agentStaleAfterSeconds,
     accounts: accountAdmin,
     replicas: replicaDirectory,
+    clouddriver,
     metrics,
     webDir: config.web.enabled ? (config.web.dir ?? DEFAULT_WEB_DIR) : undefined,
   });
@@ -369,7 +381,9 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       logger.info('gateway shutting down');
       // Peers see this replica not ready at once, before its streams and sockets close.
       await replicaDirectory.markDraining().catch(() => {});
-      // Timers stop and waiters end first, so nothing touches the database after it closes.
+      // Spinnaker tasks stop waiting and record why; then timers stop and waiters end, so nothing touches the database
+      // after it closes.
+      await clouddriver.close();
       operations.close();
       await accountSweeper.stop();
       await accountCleanup.stop();

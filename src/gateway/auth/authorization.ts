@@ -17,6 +17,7 @@
  * | `GET /metrics`, `GET /armory/clouddrivers*`, `/armory/agent/operations*`, `/armory/accounts*`, `/armory/agents*` | read |
  * | `POST /armory/agent/operations`, `POST /armory/agent/operationresults` | replica |
  * | `POST/PATCH/PUT/DELETE /armory/accounts*` | admin |
+ * | the Clouddriver API, any method: `/ops`, `/kubernetes/ops`, `/task/*`, `/kubernetes/task/*`, `/manifests/*`, `/credentials*`, `/applications/*`, `/cache/*` | spinnaker |
  * | anything else | admin |
  *
  * Under `auth.readAccess: open` routes requiring `read` admit anyone (presented credentials are still verified).
@@ -27,6 +28,7 @@ import type { Authenticator } from './authenticator.js';
 import type { RequestCredentials } from './credentials.js';
 import { hasRole, type Principal } from './principal.js';
 import { isWebAssetPath } from '../web/web-assets.js';
+import { isClouddriverPath } from '../spinnaker/clouddriver-paths.js';
 
 /** What a call needs: a role, or nothing at all (not even authentication). */
 export type Requirement = Role | 'none';
@@ -59,6 +61,7 @@ export function restRequirement(method: string, path: string): Requirement {
   const m = method.toUpperCase();
   const p = path.length > 1 ? path.replace(/\/+$/, '') : path;
   const under = (prefix: string) => p === prefix || p.startsWith(`${prefix}/`);
+  if (isClouddriverPath(p)) return 'spinnaker';
   if (m === 'GET' || m === 'HEAD') {
     if (p === '/health' || isWebAssetPath(path)) return 'none';
     if (READ_PREFIXES.some(under)) return 'read';

@@ -40,7 +40,7 @@ export interface CredentialRevocation {
 export const principalKey = createContextKey<Principal | undefined>(undefined, { description: 'outpost principal' });
 
 /** Every role: what insecure mode grants. */
-export const ALL_ROLES: readonly Role[] = ['agent', 'read', 'write', 'admin', 'replica'];
+export const ALL_ROLES: readonly Role[] = ['agent', 'read', 'write', 'admin', 'replica', 'spinnaker'];
 
 /**
  * Builds a principal from the rules of its kind (`rule.kind` equals `method`: token, JWT and certificate subjects

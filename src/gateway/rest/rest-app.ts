@@ -20,6 +20,8 @@ import { createRestAuth, type RestEnv } from '../auth/rest-auth.js';
 import type { Replica, ReplicaDirectory } from '../cluster/replica-directory.js';
 import { withTimeout } from '../../shared/with-timeout.js';
 import { addWebAssets } from '../web/web-assets.js';
+import type { ClouddriverApi } from '../spinnaker/clouddriver-api.js';
+import { isClouddriverPath, springErrorBody } from '../spinnaker/clouddriver-paths.js';
 
 /** What the REST routes read from the running gateway. */
 export interface RestAppOptions {
@@ -46,6 +48,8 @@ export interface RestAppOptions {
   webDir?: string;
   /** The other replicas for `/armory/clouddrivers`; without it only this replica is listed. */
   replicas?: Pick<ReplicaDirectory, 'list' | 'get'>;
+  /** Serves the Clouddriver API (`/kubernetes/ops`, `/task/…`, `/manifests/…`, `/credentials`…) when given. */
+  clouddriver?: Pick<ClouddriverApi, 'addRoutes'>;
 }
 
 /** One gateway replica as `/armory/clouddrivers` lists it. */
@@ -111,6 +115,7 @@ export function createRestApp(options: RestAppOptions): Hono<RestEnv> {
     addOperationRoutes(app, options.operations);
   }
   if (options.accounts) addAccountRoutes(app, options.accounts);
+  options.clouddriver?.addRoutes(app);
   addAgentRoutes(app, options.database, { staleAfterSeconds: options.agentStaleAfterSeconds ?? staleAfterSeconds(30) });
 
   for (const path of ['/health', '/armory/clouddrivers', '/armory/clouddrivers/:id']) {
@@ -122,9 +127,15 @@ export function createRestApp(options: RestAppOptions): Hono<RestEnv> {
 
   if (options.webDir) addWebAssets(app, options.webDir);
 
-  app.notFound((c) => c.json({ error: 'not_found', message: `no route for ${c.req.method} ${c.req.path}` }, 404));
+  app.notFound((c) => {
+    const message = `no route for ${c.req.method} ${c.req.path}`;
+    if (isClouddriverPath(c.req.path)) return c.json(springErrorBody(404, message, c.req.path), 404);
+    return c.json({ error: 'not_found', message }, 404);
+  });
   app.onError((err, c: Context) => {
     const { status, body } = toHttpError(err, options.logger);
+    // Orca and Gate parse Spring's error shape on the Clouddriver routes.
+    if (isClouddriverPath(c.req.path)) return c.json(springErrorBody(status, body.message, c.req.path), status);
     return c.json(body, status);
   });
   return app;

@@ -1,0 +1,60 @@
+/**
+ * The Clouddriver API of one replica (docs/spinnaker.md): the HTTP routes Orca and Gate call for Kubernetes manifest
+ * stages, over the gateway's own features — operations (every cluster call is an Outpost operation), accounts and
+ * the tasks table. Create it, `recover()` before serving, add its routes to the REST app, `close()` on shutdown.
+ */
+import type { Hono } from 'hono';
+import type { Database } from '../../db/database.js';
+import type { Logger } from '../../shared/logger.js';
+import type { AccountAdmin } from '../accounts/account-admin.js';
+import type { RestEnv } from '../auth/rest-auth.js';
+import type { OperationManager } from '../operations/operation-manager.js';
+import { createAccountLookup } from './account-lookup.js';
+import { createAgentCalls } from './agent-calls.js';
+import { createClouddriverTasks, type ClouddriverTasks } from './clouddriver-tasks.js';
+import { addOpsRoutes, addTaskRoutes } from './routes/ops-routes.js';
+import { createTaskRunner } from './task-runner.js';
+import { createTaskStore } from './task-store.js';
+
+/** What the API needs from the gateway. */
+export interface ClouddriverApiDeps {
+  selfId: string;
+  database: Database;
+  operations: Pick<OperationManager, 'submit'>;
+  accounts: Pick<AccountAdmin, 'get' | 'list' | 'limits'>;
+  logger: Logger;
+  /** True while the replica with this id is alive; without it only this replica counts as alive. */
+  replicaAlive?: (id: string) => boolean;
+  /** Largest request body (an ops array with its manifests). */
+  maxBodyBytes: number;
+}
+
+/** See the module comment. */
+export interface ClouddriverApi {
+  readonly tasks: ClouddriverTasks;
+  /** Adds every Clouddriver route to the REST app. */
+  addRoutes(app: Hono<RestEnv>): void;
+  /** Fails this replica's tasks a previous process left running. */
+  recover(): Promise<number>;
+  /** Stops running tasks (they end FAILED saying the gateway shut down). */
+  close(): Promise<void>;
+}
+
+/** Creates the API. */
+export function createClouddriverApi(deps: ClouddriverApiDeps): ClouddriverApi {
+  const logger = deps.logger;
+  const store = createTaskStore(deps.database);
+  const runner = createTaskRunner({ store, logger, callsFor: (taskId, signal) => createAgentCalls(deps.operations, taskId, signal) });
+  const replicaAlive = deps.replicaAlive ?? ((id: string) => id === deps.selfId);
+  const tasks = createClouddriverTasks({ selfId: deps.selfId, store, runner, logger, replicaAlive: (id) => id === deps.selfId || replicaAlive(id) });
+  const accounts = createAccountLookup(deps.accounts);
+  return {
+    tasks,
+    addRoutes(app) {
+      addOpsRoutes(app, { tasks, accounts, prepare: {}, maxBodyBytes: deps.maxBodyBytes });
+      addTaskRoutes(app, tasks);
+    },
+    recover: () => tasks.recover(),
+    close: () => runner.close(),
+  };
+}

@@ -1,0 +1,31 @@
+/**
+ * Which REST paths are the Clouddriver API (docs/spinnaker.md): they require the `spinnaker` role, whatever the
+ * method, and answer errors in Spring's shape (`{timestamp, status, error, message, path}`) because Orca and Gate
+ * parse that shape.
+ */
+
+const PREFIXES = ['/ops', '/kubernetes/ops', '/task', '/kubernetes/task', '/manifests', '/credentials', '/applications', '/cache'];
+
+/** True for a path served by the Clouddriver API (trailing slashes ignored). */
+export function isClouddriverPath(path: string): boolean {
+  const p = path.length > 1 ? path.replace(/\/+$/, '') : path;
+  return PREFIXES.some((prefix) => p === prefix || p.startsWith(`${prefix}/`));
+}
+
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+/** Spring Boot's error body, as kork's exception handlers write it. */
+export function springErrorBody(status: number, message: string, path: string): { timestamp: string; status: number; error: string; message: string; path: string } {
+  return { timestamp: new Date().toISOString(), status, error: REASONS[status] ?? 'Error', message, path };
+}

@@ -1,0 +1,71 @@
+/**
+ * `POST /kubernetes/ops?clientRequestId=…` and the deprecated `POST /ops`: Orca's array of single-key descriptions.
+ * Everything that can be checked before running is checked first — the body, each operation name and description,
+ * each account (known to the gateway, and allowed by `X-SPINNAKER-ACCOUNTS` when present) — and a failure is a 400 in
+ * Spring's shape that creates nothing. Otherwise the answer is `{"id", "resourceUri": "/task/<id>"}` at once and the
+ * task runs in the background; a repeated `clientRequestId` from the same caller returns the first task's id.
+ */
+import type { Hono } from 'hono';
+import type { RestEnv } from '../../auth/rest-auth.js';
+import { identityOf } from '../../auth/principal.js';
+import { HttpError } from '../../errors.js';
+import { readJsonBody } from '../../rest/json-body.js';
+import type { AccountLookup } from '../account-lookup.js';
+import type { ClouddriverTasks } from '../clouddriver-tasks.js';
+import { badDescription } from '../ops/description-fields.js';
+import { parseOperationsBody, prepareOperation, type PrepareDeps } from '../ops/operation-registry.js';
+import { mayTouchAccount, spinnakerContextOf } from '../spinnaker-headers.js';
+import type { PreparedOperation } from '../task-runner.js';
+
+/** What the routes need. */
+export interface OpsRoutesDeps {
+  tasks: ClouddriverTasks;
+  accounts: AccountLookup;
+  prepare: PrepareDeps;
+  maxBodyBytes: number;
+}
+
+/** Largest `clientRequestId` accepted (Orca sends a 64-character sha256). */
+const MAX_REQUEST_ID = 256;
+
+/** Adds the submission routes. */
+export function addOpsRoutes(app: Hono<RestEnv>, deps: OpsRoutesDeps): void {
+  for (const path of ['/ops', '/:cloudProvider/ops']) {
+    app.post(path, async (c) => {
+      const provider = c.req.param('cloudProvider');
+      if (provider !== undefined && provider !== 'kubernetes') throw badDescription(`cloud provider ${JSON.stringify(provider)} is not served here: Outpost serves kubernetes`);
+      const clientRequestId = c.req.query('clientRequestId') || undefined;
+      if (clientRequestId !== undefined && clientRequestId.length > MAX_REQUEST_ID) throw badDescription(`clientRequestId is longer than ${MAX_REQUEST_ID} characters`);
+      const context = spinnakerContextOf(c);
+      const items = parseOperationsBody(await readJsonBody(c, deps.maxBodyBytes));
+      const operations: PreparedOperation[] = items.map(({ name, description }) => prepareOperation(name, description, deps.prepare));
+      for (const op of operations) {
+        if (!(await deps.accounts.get(op.account))) throw badDescription(`account ${JSON.stringify(op.account)} is not known to this gateway`);
+        if (!mayTouchAccount(context, op.account)) {
+          throw badDescription(`${context.user || 'the user'} is not authorized with respect to the ${op.account} account (X-SPINNAKER-ACCOUNTS)`);
+        }
+      }
+      const principal = c.get('principal');
+      const { id } = await deps.tasks.submit({ principal: principal ? identityOf(principal) : 'insecure:anonymous', clientRequestId, operations, context });
+      return c.json({ id, resourceUri: `/task/${id}` });
+    });
+  }
+  for (const path of ['/ops', '/:cloudProvider/ops']) {
+    app.all(path, (c) => {
+      c.header('Allow', 'POST');
+      throw new HttpError(405, 'Method Not Allowed', `${c.req.method} is not allowed on ${c.req.path}`);
+    });
+  }
+}
+
+/** Adds `GET /task/{id}` and `GET /{cloudProvider}/task/{id}`. */
+export function addTaskRoutes(app: Hono<RestEnv>, tasks: ClouddriverTasks): void {
+  for (const path of ['/task/:id', '/:cloudProvider/task/:id']) {
+    app.get(path, async (c) => {
+      const id = c.req.param('id') ?? '';
+      const view = await tasks.view(id);
+      if (!view) throw new HttpError(404, 'Not Found', `no task ${JSON.stringify(id)}`);
+      return c.json(view);
+    });
+  }
+}
