@@ -13,6 +13,10 @@ import { createAccountLookup } from './account-lookup.js';
 import { createAgentCalls } from './agent-calls.js';
 import { createClouddriverTasks, type ClouddriverTasks } from './clouddriver-tasks.js';
 import { addOpsRoutes, addTaskRoutes } from './routes/ops-routes.js';
+import { addCredentialsRoutes } from './routes/credentials-routes.js';
+import { createCacheReads } from './cache-reads.js';
+import { addJobRoutes } from './routes/job-routes.js';
+import { createLiveReads } from './live-reads.js';
 import { createTaskRunner } from './task-runner.js';
 import { createTaskStore } from './task-store.js';
 
@@ -48,11 +52,15 @@ export function createClouddriverApi(deps: ClouddriverApiDeps): ClouddriverApi {
   const replicaAlive = deps.replicaAlive ?? ((id: string) => id === deps.selfId);
   const tasks = createClouddriverTasks({ selfId: deps.selfId, store, runner, logger, replicaAlive: (id) => id === deps.selfId || replicaAlive(id) });
   const accounts = createAccountLookup(deps.accounts);
+  const cache = createCacheReads(deps.database);
+  const reads = createLiveReads(deps.operations);
   return {
     tasks,
     addRoutes(app) {
       addOpsRoutes(app, { tasks, accounts, prepare: {}, maxBodyBytes: deps.maxBodyBytes });
       addTaskRoutes(app, tasks);
+      addCredentialsRoutes(app, accounts, cache);
+      addJobRoutes(app, { accounts, reads, operations: deps.operations });
     },
     recover: () => tasks.recover(),
     close: () => runner.close(),

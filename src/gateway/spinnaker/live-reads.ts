@@ -1,0 +1,60 @@
+/**
+ * Live reads of a cluster for the Clouddriver API, as Clouddriver does them (it reads manifests and jobs from the API
+ * server, not its cache): each is an Outpost `get`, `list` or `logs` operation through the account's agent, so a read
+ * is never older than a write Outpost made before it. A missing object is `undefined`; any other failure is a 503
+ * naming the cause (Orca retries such errors).
+ */
+import { randomUUID } from 'node:crypto';
+import { create } from '@bufbuild/protobuf';
+import { GetSpecSchema, ListSpecSchema, LogsSpecSchema } from '../../gen/outpost/agent/v1/operation_pb.js';
+import { HttpError } from '../errors.js';
+import type { OperationManager } from '../operations/operation-manager.js';
+import { AgentCallError, createAgentCalls, type CallSpec } from './agent-calls.js';
+import { asKubernetesObject, type KubernetesObject } from './manifest-types.js';
+
+/** Time a read may take. */
+const READ_TIMEOUT_MS = 20_000;
+
+/** See the module comment. */
+export interface LiveReads {
+  get(account: string, kind: string, namespace: string, name: string): Promise<KubernetesObject | undefined>;
+  list(account: string, kind: string, namespace: string, selectors?: { labelSelector?: string; fieldSelector?: string }): Promise<KubernetesObject[]>;
+  logs(account: string, namespace: string, pod: string, container?: string): Promise<string>;
+}
+
+/** Creates the reads over the operations feature. */
+export function createLiveReads(operations: Pick<OperationManager, 'submit'>): LiveReads {
+  const call = async (account: string, spec: CallSpec) => {
+    try {
+      return await createAgentCalls(operations, `read-${randomUUID()}`).run(account, spec, READ_TIMEOUT_MS);
+    } catch (err) {
+      if (err instanceof AgentCallError && err.statusCode === 404) throw err;
+      if (err instanceof AgentCallError) throw new HttpError(503, 'Service Unavailable', `could not read from account ${account}: ${err.message}`);
+      throw err;
+    }
+  };
+  return {
+    async get(account, kind, namespace, name) {
+      try {
+        const { objects } = await call(account, { case: 'get', value: create(GetSpecSchema, { kind, namespace, name }) });
+        return objects[0] ? asKubernetesObject(objects[0]) : undefined;
+      } catch (err) {
+        if (err instanceof AgentCallError && err.statusCode === 404) return undefined;
+        throw err;
+      }
+    },
+    async list(account, kind, namespace, selectors = {}) {
+      try {
+        const { objects } = await call(account, { case: 'list', value: create(ListSpecSchema, { kind, namespace, labelSelector: selectors.labelSelector ?? '', fieldSelector: selectors.fieldSelector ?? '' }) });
+        return objects.map(asKubernetesObject);
+      } catch (err) {
+        if (err instanceof AgentCallError && err.statusCode === 404) return [];
+        throw err;
+      }
+    },
+    async logs(account, namespace, pod, container) {
+      const { result } = await call(account, { case: 'logs', value: create(LogsSpecSchema, { namespace, pod, container: container ?? '' }) });
+      return result.logs;
+    },
+  };
+}
