@@ -125,6 +125,37 @@ for (const driver of testDrivers()) {
       assert.deepEqual(outcome.outputs.manifestNamesByNamespace, { demo: [] });
     });
 
+    test('disable and enable move a ReplicaSet out of and into a Service: template and running pods lose and regain its labels', async () => {
+      const rs = {
+        apiVersion: 'apps/v1',
+        kind: 'ReplicaSet',
+        metadata: { name: 'orca-rb-v000', namespace: 'demo', annotations: { 'traffic.spinnaker.io/load-balancers': '["service orca-rb"]' } },
+        spec: { replicas: 2, selector: { matchLabels: { app: 'orca-rb', version: 'v000' } }, template: { metadata: { labels: { app: 'orca-rb', version: 'v000', lb: 'orca-rb' } }, spec: { containers: [{ name: 'main', image: 'nginx:1' }] } } },
+      };
+      const svc = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'orca-rb', namespace: 'demo' }, spec: { selector: { lb: 'orca-rb' }, ports: [{ port: 80 }] } };
+      await apply(`${JSON.stringify(rs)}\n---\n${JSON.stringify(svc)}`);
+      const pods = () => (system.sandbox.store.list('v1', 'Pod', 'demo') as Obj[]).filter((p) => p.metadata.labels?.app === 'orca-rb' && !p.metadata.deletionTimestamp);
+      const liveRs = () => system.sandbox.store.get('apps/v1', 'ReplicaSet', 'demo', 'orca-rb-v000') as Obj;
+      for (let i = 0; pods().length < 2; i++) {
+        assert.ok(i < 400, 'the ReplicaSet starts its pods');
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      const base = { account: 'sandbox', manifestName: 'replicaSet orca-rb-v000', location: 'demo' };
+      let outcome = await orca.run('disableManifest', base, false);
+      assert.equal(outcome.status, 'SUCCEEDED', JSON.stringify(outcome.task));
+      assert.equal(liveRs().spec.template.metadata.labels.lb, undefined);
+      assert.ok(pods().length >= 2 && pods().every((p) => p.metadata.labels.lb === undefined), 'running pods leave the service');
+      outcome = await orca.run('enableManifest', { ...base, loadBalancers: ['service orca-rb'] }, false);
+      assert.equal(outcome.status, 'SUCCEEDED', JSON.stringify(outcome.task));
+      assert.equal(liveRs().spec.template.metadata.labels.lb, 'orca-rb');
+      assert.ok(pods().every((p) => p.metadata.labels.lb === 'orca-rb'), 'running pods rejoin the service');
+      outcome = await orca.run('enableManifest', { ...base, loadBalancers: ['service missing'] }, false);
+      assert.equal(outcome.status, 'TERMINAL');
+      assert.match(outcome.exception!.message, /load balancer service missing does not exist/);
+      const bad = await orca.post([{ enableManifest: { ...base, loadBalancers: ['deployment x'] } }]);
+      assert.equal(bad.status, 400);
+    });
+
     test('a failing operation ends the task TERMINAL with an EXCEPTION object and a failure line, never retryable', async () => {
       const outcome = await orca.run('scaleManifest', { account: 'sandbox', manifestName: 'deployment no-such-thing', location: 'demo', replicas: 2 }, false);
       assert.equal(outcome.status, 'TERMINAL');

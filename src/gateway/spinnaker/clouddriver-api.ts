@@ -17,6 +17,8 @@ import { addCredentialsRoutes } from './routes/credentials-routes.js';
 import { createCacheReads } from './cache-reads.js';
 import { addJobRoutes } from './routes/job-routes.js';
 import { createLiveReads } from './live-reads.js';
+import { prepareTraffic } from './ops/traffic-manifest.js';
+import type { Description } from './ops/description-fields.js';
 import { createTaskRunner } from './task-runner.js';
 import { createTaskStore } from './task-store.js';
 
@@ -57,7 +59,11 @@ export function createClouddriverApi(deps: ClouddriverApiDeps): ClouddriverApi {
   return {
     tasks,
     addRoutes(app) {
-      addOpsRoutes(app, { tasks, accounts, prepare: {}, maxBodyBytes: deps.maxBodyBytes });
+      const extra = {
+        enableManifest: (d: Description) => prepareTraffic('enableManifest', d, reads),
+        disableManifest: (d: Description) => prepareTraffic('disableManifest', d, reads),
+      };
+      addOpsRoutes(app, { tasks, accounts, prepare: { extra }, maxBodyBytes: deps.maxBodyBytes });
       addTaskRoutes(app, tasks);
       addCredentialsRoutes(app, accounts, cache);
       addJobRoutes(app, { accounts, reads, operations: deps.operations });
