@@ -118,6 +118,24 @@ export const REST_ROWS: MatrixRow[] = [
   rowOf('ALL /armory/agents', 'admin', rest('POST', '/armory/agents'), { valid: '405 method_not_allowed' }),
   rowOf('ALL /armory/agents/:id', 'admin', rest('DELETE', `/armory/agents/${A.agentId}`), { valid: '405 method_not_allowed' }),
 
+  // The Clouddriver API (docs/spinnaker.md): role spinnaker, errors in Spring's shape.
+  rowOf('POST /:cloudProvider/ops', 'spinnaker', rest('POST', '/kubernetes/ops?clientRequestId=authz-1', [{ scaleManifest: { account: A.account, manifestName: 'deployment authz', location: 'default', replicas: 1 } }]), { valid: '200' }),
+  rowOf('POST /ops', 'spinnaker', rest('POST', '/ops', [{ frobnicate: {} }]), { valid: '400 Bad Request' }),
+  rowOf('POST /:cloudProvider/ops', 'spinnaker', rest('POST', '/kubernetes/ops', [{ scaleManifest: { account: A.account, manifestName: 'deployment authz', location: 'default', replicas: 1 } }]), {
+    scenario: 'X-SPINNAKER-ACCOUNTS does not list the account: refused, nothing runs',
+    valid: '400 Bad Request',
+    cells: { valid: { as: 'spinnaker', expect: '400 Bad Request', request: { kind: 'rest', method: 'POST', path: '/kubernetes/ops', body: [{ scaleManifest: { account: A.account, manifestName: 'deployment authz', location: 'default', replicas: 1 } }], headers: { 'X-SPINNAKER-ACCOUNTS': 'team-b-web' } } } },
+  }),
+  rowOf('ALL /ops', 'spinnaker', rest('GET', '/ops'), { valid: '405 Method Not Allowed' }),
+  rowOf('ALL /:cloudProvider/ops', 'spinnaker', rest('GET', '/kubernetes/ops'), { valid: '405 Method Not Allowed' }),
+  rowOf('GET /task/:id', 'spinnaker', rest('GET', '/task/authz-no-such-task'), { valid: '404 Not Found' }),
+  rowOf('GET /:cloudProvider/task/:id', 'spinnaker', rest('GET', '/kubernetes/task/authz-no-such-task'), { valid: '404 Not Found' }),
+  rowOf('GET /credentials', 'spinnaker', rest('GET', '/credentials?expand=true'), { valid: '200' }),
+  rowOf('GET /credentials/:account', 'spinnaker', rest('GET', `/credentials/${A.account}`), { valid: '200' }),
+  rowOf('GET /applications/:app/jobs/:account/:location/:name', 'spinnaker', rest('GET', '/applications/app/jobs/authz-no-account/default/job%20x'), { valid: '404 Not Found' }),
+  rowOf('GET /applications/:app/jobs/:account/:location/:name/:fileName', 'spinnaker', rest('GET', '/applications/app/jobs/authz-no-account/default/job%20x/main'), { valid: '404 Not Found' }),
+  rowOf('DELETE /applications/:app/jobs/:account/:location/:name', 'spinnaker', rest('DELETE', '/applications/app/jobs/authz-no-account/default/job%20x'), { valid: '404 Not Found' }),
+
   rowOf('GET /', 'none', rest('GET', '/'), OPEN),
   rowOf('HEAD /', 'none', rest('HEAD', '/'), OPEN),
   rowOf('GET /index.html', 'none', rest('GET', '/index.html'), OPEN),

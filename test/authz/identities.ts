@@ -16,7 +16,8 @@ export type IdentityName =
   | 'agentA'
   | 'agentB'
   | 'replica'
-  | 'jwtAdmin';
+  | 'jwtAdmin'
+  | 'spinnaker';
 
 /** What each identity is, for the doc. */
 export const IDENTITY_NOTES: Record<IdentityName, string> = {
@@ -29,6 +30,7 @@ export const IDENTITY_NOTES: Record<IdentityName, string> = {
   agentA: 'static token, subject `agent-a`: role `agent`, accounts `team-a-*`, `shared-*`',
   agentB: 'static token, subject `agent-b`: role `agent`, accounts `team-b-*`, `shared-*`',
   replica: 'replica token signed with `auth.replicaSecretFile` (roles `replica`, `read`)',
+  spinnaker: 'static token, subject `spinnaker`: role `spinnaker` (Orca and Gate)',
   jwtAdmin: 'a valid JWT (`auth.jwt`) whose `sub` is `admin`, the static admin token\'s subject: no rule of kind `jwt` matches it, so no roles',
 };
 
@@ -43,6 +45,7 @@ export const STATIC_TOKENS = {
   admin: 'authz-admin-token-0123456789abcdef',
   agentA: 'authz-agent-a-token-0123456789abcdef',
   agentB: 'authz-agent-b-token-0123456789abcdef',
+  spinnaker: 'authz-spinnaker-token-0123456789abcdef',
 } as const;
 
 /** The replica secret the gateway reads, and the one a forger signs with. */
@@ -56,6 +59,7 @@ export const TOKEN_CONFIG = [
   { subject: 'admin', token: STATIC_TOKENS.admin },
   { subject: 'agent-a', token: STATIC_TOKENS.agentA },
   { subject: 'agent-b', token: STATIC_TOKENS.agentB },
+  { subject: 'spinnaker', token: STATIC_TOKENS.spinnaker },
 ];
 
 /** `authorization.rules` of the matrix gateway. */
@@ -65,6 +69,7 @@ export const RULES: AuthorizationRule[] = [
   { kind: 'token', subject: '^admin$', roles: ['read', 'write', 'admin'], accounts: [] },
   { kind: 'token', subject: '^agent-a$', roles: ['agent'], accounts: ['team-a-*', 'shared-*'] },
   { kind: 'token', subject: '^agent-b$', roles: ['agent'], accounts: ['team-b-*', 'shared-*'] },
+  { kind: 'token', subject: '^spinnaker$', roles: ['spinnaker'], accounts: [] },
 ];
 
 /** Names of what the fixtures create before the cells run (and the requests of the table point at). */

@@ -70,6 +70,7 @@ export async function startMatrixGateway(services: ReadonlyMap<string, DescServi
       agentB: `Bearer ${STATIC_TOKENS.agentB}`,
       replica: `Bearer ${replicaToken}`,
       jwtAdmin: `Bearer ${await jwtAdminToken()}`,
+      spinnaker: `Bearer ${STATIC_TOKENS.spinnaker}`,
     };
 
     const open = async (bearer: string, agentId: string, account: string) => {

@@ -47,7 +47,7 @@ async function restOutcome(ctx: ProbeContext, probe: Extract<Probe, { kind: 'res
   const body = probe.body === undefined ? undefined : substitute(JSON.stringify(probe.body), ctx);
   const res = await fetch(new URL(probe.path, ctx.httpUrl), {
     method: probe.method,
-    headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) },
+    headers: { ...headers, ...probe.headers, ...(body ? { 'content-type': 'application/json' } : {}) },
     body,
     signal: AbortSignal.timeout(TIMEOUT_MS),
   });

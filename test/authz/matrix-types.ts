@@ -5,6 +5,7 @@
  * from the role a row requires, so the table states each rule once.
  */
 import type { IdentityName } from './identities.js';
+import { isClouddriverPath } from '../../src/gateway/spinnaker/clouddriver-paths.js';
 
 /** The credential kinds of the matrix, in column order. */
 export const CREDENTIALS = ['none', 'wrong', 'other', 'valid'] as const;
@@ -12,7 +13,7 @@ export const CREDENTIALS = ['none', 'wrong', 'other', 'valid'] as const;
 export type Credential = (typeof CREDENTIALS)[number];
 
 /** What a route or method requires (as the README's Security section states it). */
-export type Requirement = 'none' | 'read' | 'write' | 'admin' | 'replica' | 'agent';
+export type Requirement = 'none' | 'read' | 'write' | 'admin' | 'replica' | 'agent' | 'spinnaker';
 
 /**
  * A request a cell sends. Strings `$session:<stream>` and `$token:<stream>` anywhere in a REST body are replaced by the
@@ -24,6 +25,8 @@ export type Probe =
       method: string;
       path: string;
       body?: unknown;
+      /** Extra request headers (`X-SPINNAKER-ACCOUNTS`…). */
+      headers?: Record<string, string>;
       /** A Secret value the answer must not hold: a success becomes `200 redacted`, or `200 LEAKED`. */
       secret?: string;
     }
@@ -100,8 +103,8 @@ export interface MatrixRow {
   unrouted?: boolean;
 }
 
-const OTHER: Record<Requirement, IdentityName> = { none: 'agentA', read: 'agentA', write: 'reader', admin: 'writer', replica: 'admin', agent: 'admin' };
-const VALID: Record<Requirement, IdentityName> = { none: 'reader', read: 'reader', write: 'writer', admin: 'admin', replica: 'replica', agent: 'agentA' };
+const OTHER: Record<Requirement, IdentityName> = { none: 'agentA', read: 'agentA', write: 'reader', admin: 'writer', replica: 'admin', agent: 'admin', spinnaker: 'admin' };
+const VALID: Record<Requirement, IdentityName> = { none: 'reader', read: 'reader', write: 'writer', admin: 'admin', replica: 'replica', agent: 'agentA', spinnaker: 'spinnaker' };
 
 /** Options of {@link rowOf}: the expected outcome of the valid call, and cells that differ from the defaults. */
 export interface RowOptions {
@@ -118,7 +121,14 @@ export interface RowOptions {
  */
 export function rowOf(target: string, requires: Requirement, request: Probe, options: RowOptions): MatrixRow {
   const surface = request.kind === 'rest' ? 'rest' : 'rpc';
-  const denied = surface === 'rest' ? { authn: '401 unauthenticated', authz: '403 permission_denied' } : { authn: 'Unauthenticated', authz: 'PermissionDenied' };
+  // The Clouddriver API answers in Spring's error shape (`error` is the HTTP reason phrase).
+  const spring = request.kind === 'rest' && isClouddriverPath(request.path.split('?')[0]!);
+  const denied =
+    surface === 'rest'
+      ? spring
+        ? { authn: '401 Unauthorized', authz: '403 Forbidden' }
+        : { authn: '401 unauthenticated', authz: '403 permission_denied' }
+      : { authn: 'Unauthenticated', authz: 'PermissionDenied' };
   const open = requires === 'none';
   const base: Record<Credential, Cell> = {
     none: { as: 'none', expect: open ? options.valid : denied.authn },

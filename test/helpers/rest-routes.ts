@@ -5,6 +5,7 @@
  */
 import { createRestApp } from '../../src/gateway/rest/rest-app.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
+import { createClouddriverApi } from '../../src/gateway/spinnaker/clouddriver-api.js';
 
 /** One registered route: an HTTP method (`ALL` for a catch-all answering 405) and a Hono path pattern. */
 export interface RestRoute {
@@ -26,6 +27,14 @@ export function listRestRoutes(): RestRoute[] {
     metrics: { scrape: async () => ({ contentType: 'text/plain', body: '' }) },
     webDir: '/nonexistent',
     replicas: { list: () => [], get: () => undefined },
+    clouddriver: createClouddriverApi({
+      selfId: 'routes',
+      database: {} as never,
+      operations: {} as never,
+      accounts: { limits: { maxBodyBytes: 1, maxPageSize: 1 } } as never,
+      logger: createSilentLogger(),
+      maxBodyBytes: 1,
+    }),
   });
   const seen = new Set<string>();
   const out: RestRoute[] = [];
