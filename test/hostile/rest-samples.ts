@@ -23,6 +23,15 @@ const definitions = (rng: Rng, tag: string): RestSample => ({
   body: [{ name: `hx-${tag}`, kubeconfigFile: '/kube/config', namespaces: rng.chance(0.5) ? ['web'] : [], kinds: ['Deployment'], properties: { team: 'a' } }],
 });
 
+/** An Orca operations array on the seeded account (its agent is gone: the task runs and fails). */
+const clouddriverOps = (rng: Rng): Json => [
+  rng.pick([
+    { scaleManifest: { account: SEED.account, cloudProvider: 'kubernetes', manifestName: 'deployment web', location: 'default', replicas: rng.int(0, 5) } },
+    { deleteManifest: { account: SEED.account, manifestName: 'configMap cm-a', location: 'default', options: { cascading: true } } },
+    { patchManifest: { account: SEED.account, manifestName: 'deployment web', location: 'default', patchBody: { metadata: { labels: { a: 'b' } } }, options: { mergeStrategy: 'strategic' } } },
+  ]),
+];
+
 const SAMPLES: Record<string, Sample> = {
   'GET /health': () => ({}),
   'GET /metrics': () => ({}),
@@ -50,6 +59,15 @@ const SAMPLES: Record<string, Sample> = {
   'PUT /armory/accounts/:name/binding': (rng, tag) => ({ params: { name: `hx-${tag}` }, body: { identity: rng.pick(['token:agent-hx', 'certificate:CN=agent-hx']) } }),
   'GET /armory/agents': () => ({}),
   'GET /armory/agents/:id': () => ({ params: { id: SEED.agentId } }),
+  'POST /:cloudProvider/ops': (rng, tag) => ({ params: { cloudProvider: 'kubernetes' }, query: `clientRequestId=hx-${tag}`, body: clouddriverOps(rng) }),
+  'POST /ops': (rng, tag) => ({ query: `clientRequestId=hx-${tag}`, body: clouddriverOps(rng) }),
+  'GET /task/:id': (_, tag) => ({ params: { id: `hx-${tag}` } }),
+  'GET /:cloudProvider/task/:id': (_, tag) => ({ params: { cloudProvider: 'kubernetes', id: `hx-${tag}` } }),
+  'GET /credentials': (rng) => ({ query: `expand=${rng.pick(['true', 'false'])}` }),
+  'GET /credentials/:account': () => ({ params: { account: SEED.account } }),
+  'GET /applications/:app/jobs/:account/:location/:name': (_, tag) => ({ params: { app: 'hx', account: `hx-${tag}`, location: 'default', name: 'job x' } }),
+  'GET /applications/:app/jobs/:account/:location/:name/:fileName': (_, tag) => ({ params: { app: 'hx', account: `hx-${tag}`, location: 'default', name: 'job x', fileName: 'main' } }),
+  'DELETE /applications/:app/jobs/:account/:location/:name': (_, tag) => ({ params: { app: 'hx', account: `hx-${tag}`, location: 'default', name: 'job x' } }),
   'GET /': () => ({}),
   'HEAD /': () => ({}),
   'GET /index.html': () => ({}),
