@@ -144,7 +144,7 @@ describe('deploy plan: annotations and labels', () => {
     assert.deepEqual(template.annotations, expectedAnnotations);
     assert.deepEqual(template.labels, { app: 'web', 'app.kubernetes.io/name': 'shop', 'app.kubernetes.io/managed-by': 'spinnaker' });
     assert.equal(m.metadata.name, 'web');
-    assert.equal(m.metadata.annotations?.['outpost.dev/content-digest'], undefined, 'unversioned objects carry no digest');
+    assert.equal((m.metadata.annotations as Record<string, string>)['outpost.dev/content-digest'], undefined, 'unversioned objects carry no digest');
   });
 
   test('existing annotations and the app name label are kept; managed-by and the sequence label are overwritten', async () => {
