@@ -3,8 +3,8 @@
  * (expansion, order, namespace override, artifact binding, versions, annotations, labels, strategies, traffic) and
  * the artifacts it reports.
  *
- * Differences from the contract (docs in /work/shared are not part of the repository; "the contract" is the
- * Clouddriver HTTP contract, §4 and §6), found in Clouddriver's sources:
+ * Differences from the contract (the Clouddriver HTTP contract the Spinnaker work follows, §4 and §6), found in
+ * Clouddriver's sources (class names of spinnaker/clouddriver's Kubernetes provider):
  * - Manifests are sorted into deploy order by the kind's priority before anything else (KubernetesHandler
  *   DeployPriority, KubernetesDeployManifestOperation.sortManifests): Namespace 0 … ConfigMap/Secret 50, Service 70,
  *   workloads 100, HPA 110, custom resources 1000. Binding of this deploy's own objects relies on that order.
@@ -227,6 +227,13 @@ describe('deploy plan: versions', () => {
     assert.equal(p.reusedVersion, 'v003');
     assert.equal(p.manifest.metadata.name, 'cfg-v003');
     assert.equal(p.artifact.reference, 'cfg-v003');
+  });
+
+  test('live versions without artifact annotations are recognised by their -vNNN name', async () => {
+    const unannotated = { ...configMap('cfg-v004', { a: 'old' }), metadata: { name: 'cfg-v004', namespace: 'prod' } };
+    const context = { ...fakeContext(), existingVersions: async () => [unannotated, configMap('cfg-other')] };
+    const plan = await planDeploy({ moniker: MONIKER, manifests: [cm] }, context);
+    assert.equal(plan.manifests[0]!.manifest.metadata.name, 'cfg-v005');
   });
 
   test('without a digest the last-applied configuration is compared, ignoring metadata', async () => {
