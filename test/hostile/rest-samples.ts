@@ -25,7 +25,7 @@ const definitions = (rng: Rng, tag: string): RestSample => ({
 
 /** An Orca operations array on the seeded account (its agent is gone: the task runs and fails). */
 const clouddriverOps = (rng: Rng): Json => [
-  rng.pick([
+  rng.pick<Json>([
     { scaleManifest: { account: SEED.account, cloudProvider: 'kubernetes', manifestName: 'deployment web', location: 'default', replicas: rng.int(0, 5) } },
     { deleteManifest: { account: SEED.account, manifestName: 'configMap cm-a', location: 'default', options: { cascading: true } } },
     { patchManifest: { account: SEED.account, manifestName: 'deployment web', location: 'default', patchBody: { metadata: { labels: { a: 'b' } } }, options: { mergeStrategy: 'strategic' } } },
