@@ -4,8 +4,9 @@
  * (strategic merge for built-in kinds, JSON merge for custom resources), with the live resourceVersion as a
  * precondition so a concurrent change is a 409 that is retried on a fresh read. Server-side apply when the operation
  * asks, the kind is listed in `kubernetes.serverSideApply`, or the manifest says so (annotation
- * `outpost.io/server-side-apply`, which wins either way). A failure stops the apply; objects applied before it stay
- * applied (as with kubectl) and are reported.
+ * `outpost.io/server-side-apply`, which wins either way). `replace` PUTs each whole object instead (`kubectl replace`,
+ * created when missing). A failure stops the apply; objects applied before it stay applied (as with kubectl) and are
+ * reported.
  */
 import type { ApplySpec } from '../../gen/outpost/agent/v1/operation_pb.js';
 import { KubeHttpError } from '../kube/kube-client.js';
@@ -14,7 +15,7 @@ import { LAST_APPLIED_ANNOTATION } from '../../shared/secret-scrub.js';
 import { isRetryable } from './kube-calls.js';
 import { parseManifests, type ManifestObject } from './manifests.js';
 import { isObj, namespaceFor, parseObject, type Obj, type OperationContext, type Outcome } from './operation-context.js';
-import { failureOf, OperationError } from './operation-error.js';
+import { badRequest, failureOf, OperationError } from './operation-error.js';
 import { patchSchemaFor } from './patch-meta.js';
 import { resourcePath, type ResolvedResource } from './resource-resolver.js';
 import { threeWayPatch } from './three-way-patch.js';
@@ -25,7 +26,7 @@ export const SERVER_SIDE_APPLY_ANNOTATION = 'outpost.io/server-side-apply';
 interface Applied {
   object: Obj;
   status: number;
-  action: 'created' | 'configured' | 'unchanged' | 'serverside-applied';
+  action: 'created' | 'configured' | 'unchanged' | 'serverside-applied' | 'replaced';
 }
 
 interface Planned {
@@ -118,11 +119,31 @@ async function clientSideApplyOnce(ctx: OperationContext, object: Obj, resource:
 
 const scrubbed = (o: Obj) => parseObject(JSON.stringify(o));
 
-/** Client-side apply with retries: 409 (a concurrent change or create) re-reads and recomputes; so do timeouts/5xx. */
-async function clientSideApply(ctx: OperationContext, object: Obj, resource: ResolvedResource, namespace: string | undefined): Promise<Applied> {
+/** One replace: PUT the whole object at the live resourceVersion, or create it when missing. */
+async function replaceOnce(ctx: OperationContext, object: Obj, resource: ResolvedResource, namespace: string | undefined): Promise<Applied> {
+  const name = (object.metadata as Obj).name as string;
+  const path = resourcePath(resource, namespace, name);
+  let live: Obj | undefined;
+  try {
+    live = JSON.parse((await ctx.calls.once({ method: 'GET', path })).text) as Obj;
+  } catch (err) {
+    if (!(err instanceof KubeHttpError && err.status === 404)) throw err;
+  }
+  if (live === undefined) {
+    const response = await ctx.calls.once({ method: 'POST', path: resourcePath(resource, namespace), body: object });
+    return { object: parseObject(response.text), status: response.status, action: 'created' };
+  }
+  const body = structuredClone(object);
+  (body.metadata as Obj).resourceVersion = (isObj(live.metadata) ? live.metadata : {}).resourceVersion;
+  const response = await ctx.calls.once({ method: 'PUT', path, body });
+  return { object: parseObject(response.text), status: response.status, action: 'replaced' };
+}
+
+/** Client-side apply (or replace) with retries: 409 (a concurrent change or create) re-reads and recomputes; so do timeouts/5xx. */
+async function clientSideApply(ctx: OperationContext, object: Obj, resource: ResolvedResource, namespace: string | undefined, replace = false): Promise<Applied> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await clientSideApplyOnce(ctx, object, resource, namespace);
+      return await (replace ? replaceOnce : clientSideApplyOnce)(ctx, object, resource, namespace);
     } catch (err) {
       const conflict = err instanceof KubeHttpError && err.status === 409 && !ctx.calls.signal.aborted;
       if (attempt >= ctx.calls.retries.maxAttempts || !(conflict || isRetryable(err, ctx.calls.signal))) throw err;
@@ -137,6 +158,7 @@ function describe(resource: ResolvedResource, name: string, action: string): str
 
 /** Runs an apply operation. */
 export async function runApply(ctx: OperationContext, spec: ApplySpec): Promise<Outcome> {
+  if (spec.replace && spec.serverSide) throw badRequest('apply.replace and apply.server_side cannot both be set');
   const docs = parseManifests(spec.manifests);
   // Resolve every kind before changing anything, so an unknown kind fails the apply up front.
   const plan: Planned[] = [];
@@ -160,9 +182,11 @@ export async function runApply(ctx: OperationContext, spec: ApplySpec): Promise<
       const namespace = namespaceFor(resource.namespaced, (meta.namespace as string | undefined) || spec.namespace);
       if (namespace === undefined) delete meta.namespace;
       else meta.namespace = namespace;
-      const result = decideServerSide(spec, ctx, object, resource)
-        ? await serverSideApply(ctx, spec, object, resource, namespace)
-        : await clientSideApply(ctx, object, resource, namespace);
+      const result = spec.replace
+        ? await clientSideApply(ctx, object, resource, namespace, true)
+        : decideServerSide(spec, ctx, object, resource)
+          ? await serverSideApply(ctx, spec, object, resource, namespace)
+          : await clientSideApply(ctx, object, resource, namespace);
       applied.push(result);
       lines.push(describe(resource, meta.name as string, result.action));
     } catch (err) {

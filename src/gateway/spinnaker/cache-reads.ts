@@ -16,6 +16,8 @@ export interface CacheReads {
    * `cluster` — matched again by the caller on the full object.
    */
   byMoniker(account: string, kind: string, namespace: string, app: string): Promise<Record<string, unknown>[]>;
+  /** The scope of a custom resource kind from its cached CustomResourceDefinition; undefined when not cached. */
+  customKindNamespaced(account: string, group: string, kind: string): Promise<boolean | undefined>;
 }
 
 /** Creates the reads. */
@@ -43,6 +45,21 @@ export function createCacheReads(database: Database): CacheReads {
           ),
         );
       return rows.map((r) => r.object);
+    },
+    async customKindNamespaced(account, group, kind) {
+      const rows = await db
+        .select({ scope: sql<string>`${objects.object} -> 'spec' ->> 'scope'` })
+        .from(objects)
+        .where(
+          and(
+            eq(objects.account, account),
+            eq(objects.kind, 'CustomResourceDefinition'),
+            sql`${objects.object} -> 'spec' ->> 'group' = ${group}`,
+            sql`${objects.object} -> 'spec' -> 'names' ->> 'kind' = ${kind}`,
+          ),
+        )
+        .limit(1);
+      return rows[0] ? rows[0].scope !== 'Cluster' : undefined;
     },
   };
 }

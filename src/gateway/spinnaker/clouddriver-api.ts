@@ -18,6 +18,9 @@ import { createCacheReads } from './cache-reads.js';
 import { addJobRoutes } from './routes/job-routes.js';
 import { createLiveReads } from './live-reads.js';
 import { prepareTraffic } from './ops/traffic-manifest.js';
+import { prepareDeploy } from './ops/deploy-manifest.js';
+import { prepareCleanup } from './ops/cleanup-artifacts.js';
+import { prepareRunJob } from './ops/run-job.js';
 import type { Description } from './ops/description-fields.js';
 import { createTaskRunner } from './task-runner.js';
 import { createTaskStore } from './task-store.js';
@@ -59,7 +62,11 @@ export function createClouddriverApi(deps: ClouddriverApiDeps): ClouddriverApi {
   return {
     tasks,
     addRoutes(app) {
+      const deployEnv = { reads, cache };
       const extra = {
+        deployManifest: (d: Description) => prepareDeploy(d, deployEnv),
+        cleanupArtifacts: (d: Description) => prepareCleanup(d, deployEnv),
+        runJob: (d: Description) => prepareRunJob(d, deployEnv),
         enableManifest: (d: Description) => prepareTraffic('enableManifest', d, reads),
         disableManifest: (d: Description) => prepareTraffic('disableManifest', d, reads),
       };
