@@ -1,0 +1,76 @@
+/**
+ * Clouddriver's status model of a live Kubernetes object — the one implementation the Spinnaker API (Orca's "wait
+ * for manifest stable") and the dashboard share. `manifestStatus` picks the rules by kind as Clouddriver's handlers
+ * do (Deployment, ReplicaSet, StatefulSet, DaemonSet, Pod, Job, CronJob, HorizontalPodAutoscaler; every other kind,
+ * custom resources included, is always stable), and `healthOf` sums a status up in one word for people.
+ */
+import { registeredKindOf } from '../spinnaker/kind-names.js';
+import { defaultStatus, type ManifestStatus, NO_STATUS_MESSAGE, stringField } from './status-model.js';
+import { cronJobStatus, horizontalPodAutoscalerStatus, jobStatus, podStatus } from './pod-job-rules.js';
+import { daemonSetStatus, deploymentStatus, replicaSetStatus, statefulSetStatus } from './workload-rules.js';
+
+export type { ManifestStatus, StatusCondition } from './status-model.js';
+
+type Rules = (object: Record<string, unknown>) => ManifestStatus;
+
+/** Rules per registered kind name; the rollout controllers are read at `apps/v1` only. */
+const RULES: Record<string, { rules: Rules; appsV1Only: boolean }> = {
+  deployment: { rules: deploymentStatus, appsV1Only: true },
+  replicaSet: { rules: replicaSetStatus, appsV1Only: true },
+  statefulSet: { rules: statefulSetStatus, appsV1Only: true },
+  daemonSet: { rules: daemonSetStatus, appsV1Only: true },
+  pod: { rules: podStatus, appsV1Only: false },
+  job: { rules: jobStatus, appsV1Only: false },
+  cronJob: { rules: cronJobStatus, appsV1Only: false },
+  horizontalpodautoscaler: { rules: horizontalPodAutoscalerStatus, appsV1Only: false },
+};
+
+/**
+ * The status of `object` (a Kubernetes object as JSON: apiVersion, kind, metadata, spec, status), as Clouddriver
+ * computes it for `GET /manifests/...`. Pass the object as read live from the API server: a cached copy older than
+ * the last write can look stable (generation already observed) before the controller has seen the change.
+ *
+ * A Deployment, ReplicaSet, StatefulSet or DaemonSet at any apiVersion but `apps/v1` (e.g. `extensions/v1beta1`)
+ * makes Clouddriver throw, so Orca sees HTTP 500 and polls until its stage times out. Waiting cannot change the
+ * version an object is read at, so this returns unstable and **failed** with Clouddriver's exception text
+ * ("No deployment is supported at api version extensions/v1beta1"): the stage fails at once with that reason.
+ *
+ * Returns a fresh object; never throws.
+ */
+export function manifestStatus(object: Record<string, unknown>): ManifestStatus {
+  const apiVersion = stringField(object.apiVersion) ?? '';
+  const kind = registeredKindOf(apiVersion, stringField(object.kind) ?? '');
+  const entry = kind ? RULES[kind.name] : undefined;
+  if (!entry) return defaultStatus();
+  if (entry.appsV1Only && apiVersion.toLowerCase() !== 'apps/v1') {
+    const message = `No ${kind!.name} is supported at api version ${apiVersion.toLowerCase()}`;
+    const status = defaultStatus();
+    status.stable = { state: false, message };
+    status.failed = { state: true, message };
+    return status;
+  }
+  return entry.rules(object);
+}
+
+/** One word for a status, for people (the dashboard); Orca never sees it. */
+export type Health = 'Healthy' | 'Progressing' | 'Degraded' | 'Paused' | 'Unknown';
+
+/** A health word and the sentence that explains it. */
+export interface HealthSummary {
+  health: Health;
+  reason: string;
+}
+
+/**
+ * Sums up a status, the first match winning: failed → Degraded; paused → Paused; no status reported (or no status at
+ * all, `undefined`, e.g. the object could not be read) → Unknown; not stable → Progressing; else Healthy. The reason
+ * is the deciding condition's message, or a short fallback when Clouddriver's rule gives none.
+ */
+export function healthOf(status: ManifestStatus | undefined): HealthSummary {
+  if (!status) return { health: 'Unknown', reason: 'No status' };
+  if (status.failed.state) return { health: 'Degraded', reason: status.failed.message ?? 'Failed' };
+  if (status.paused.state) return { health: 'Paused', reason: status.paused.message ?? 'Paused' };
+  if (!status.stable.state && status.stable.message === NO_STATUS_MESSAGE) return { health: 'Unknown', reason: NO_STATUS_MESSAGE };
+  if (!status.stable.state) return { health: 'Progressing', reason: status.stable.message ?? 'Not yet stable' };
+  return { health: 'Healthy', reason: status.stable.message ?? 'Stable' };
+}
