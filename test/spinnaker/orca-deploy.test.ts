@@ -1,0 +1,204 @@
+/**
+ * Deploy (Manifest) as Orca runs it, end to end over real sockets against the sandbox: deploy → monitor the task →
+ * promote outputs → wait for stable (reading manifests as WaitForManifestStableTask does) → cleanupArtifacts. A plain
+ * Deployment; a versioned ConfigMap bound into a Deployment (identical content reuses its version, new content gets
+ * the next one, max-version-history cleans up); red/black with a Service (traffic attached at deploy, the old version
+ * disabled, versions found through the dynamic cluster lookup); Find Artifacts From Resource; the manifest read's
+ * kind spellings and 404s. Runs on PGlite, and on Postgres when OUTPOST_TEST_POSTGRES is set.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { testDrivers } from '../helpers/databases.js';
+import { startTestSystem, type TestSystem } from '../helpers/system.js';
+import { createOrcaClient, type Obj, type OrcaClient } from './orca-client.js';
+import { waitForAccounts } from './spinnaker-helpers.js';
+
+const deployment = (name: string, image: string, extra: Obj = {}) => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name, namespace: 'demo' },
+  spec: { replicas: 2, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'main', image }], ...extra } } },
+});
+
+/** What Orca's DeployManifestTask sends: the stage context plus source and enableTraffic. */
+const deployStage = (manifests: Obj[], extra: Obj = {}) => ({
+  account: 'sandbox',
+  cloudProvider: 'kubernetes',
+  source: 'text',
+  manifests,
+  moniker: { app: 'orca' },
+  skipExpressionEvaluation: false,
+  trafficManagement: { enabled: false, options: { enableTraffic: false, services: [] } },
+  enableTraffic: true,
+  type: 'deployManifest',
+  name: 'Deploy (Manifest)',
+  refId: '1',
+  requisiteStageRefIds: [],
+  ...extra,
+});
+
+for (const driver of testDrivers()) {
+  describe(`Deploy (Manifest) through the Clouddriver API (${driver})`, { concurrency: false }, () => {
+    let system: TestSystem;
+    let orca: OrcaClient;
+    const get = (apiVersion: string, kind: string, name: string) => system.sandbox.store.get(apiVersion, kind, 'demo', name) as Obj | undefined;
+
+    /** Deploy → monitor → promote → wait for stable → cleanup, as the stage's task graph runs. */
+    const deployAndWait = async (manifests: Obj[], extra: Obj = {}) => {
+      const outcome = await orca.run('deployManifest', deployStage(manifests, extra), true);
+      assert.equal(outcome.status, 'SUCCEEDED', JSON.stringify(outcome.task));
+      const outputs = outcome.outputs;
+      assert.ok(outputs.manifestNamesByNamespace, 'the first result object carries the outputs');
+      const stable = await orca.waitStable('sandbox', outputs.manifestNamesByNamespace!);
+      assert.equal(stable.status, 'SUCCEEDED', stable.messages.join('; '));
+      const cleanup = await orca.run('cleanupArtifacts', { manifests: outputs.manifests, account: 'sandbox', cloudProvider: 'kubernetes' }, false);
+      assert.equal(cleanup.status, 'SUCCEEDED', JSON.stringify(cleanup.task));
+      return { outcome, cleanup };
+    };
+
+    before(async () => {
+      system = await startTestSystem({ driver });
+      await system.startAgent({ name: 'sandbox' }, 'agent-1');
+      await waitForAccounts(system.gateway.httpUrl, ['sandbox']);
+      orca = createOrcaClient(system.gateway.httpUrl, { 'X-SPINNAKER-USER': 'alice@example.com' });
+    });
+    after(async () => {
+      await system?.close();
+    });
+
+    test('a plain Deployment: annotated and labelled as Clouddriver does, its outputs promoted, stable, cleanup does nothing', async () => {
+      const { outcome, cleanup } = await deployAndWait([deployment('orca-web', 'nginx:1.25')]);
+      const result = outcome.outputs;
+      assert.deepEqual(result.manifestNamesByNamespace, { demo: ['deployment orca-web'] });
+      assert.deepEqual(result.createdArtifacts, [{ type: 'kubernetes/deployment', name: 'orca-web', location: 'demo', version: '', reference: 'orca-web', customKind: false, metadata: { account: 'sandbox' } }]);
+      assert.equal(result.manifests?.[0]?.metadata.name, 'orca-web');
+      const live = get('apps/v1', 'Deployment', 'orca-web')!;
+      const a = live.metadata.annotations;
+      assert.equal(a['moniker.spinnaker.io/application'], 'orca');
+      assert.equal(a['moniker.spinnaker.io/cluster'], 'deployment orca-web');
+      assert.equal(a['artifact.spinnaker.io/type'], 'kubernetes/deployment');
+      assert.equal(a['artifact.spinnaker.io/name'], 'orca-web');
+      assert.equal(a['artifact.spinnaker.io/location'], 'demo');
+      assert.equal(live.metadata.labels['app.kubernetes.io/managed-by'], 'spinnaker');
+      assert.equal(live.metadata.labels['app.kubernetes.io/name'], 'orca');
+      assert.equal(live.spec.template.metadata.annotations['moniker.spinnaker.io/application'], 'orca');
+      assert.deepEqual(cleanup.task.resultObjects, [{ manifestNamesByNamespace: {}, manifests: null, createdArtifacts: [], boundArtifacts: [] }]);
+    });
+
+    test('Find Artifacts From Resource and the manifest read: kind spellings, status, artifacts, warnings, 404s', async () => {
+      for (const name of ['deployment orca-web', 'Deployment orca-web', 'deploy orca-web', 'deployment.apps orca-web']) {
+        const res = await orca.manifest('sandbox', 'demo', name);
+        assert.equal(res.status, 200, `${name}: ${JSON.stringify(res.body)}`);
+        assert.equal(res.body.name, 'deployment orca-web');
+        assert.equal(res.body.location, 'demo');
+        assert.equal(res.body.account, 'sandbox');
+        assert.deepEqual(res.body.warnings, []);
+        assert.deepEqual(res.body.moniker, { app: 'orca', cluster: 'deployment orca-web' });
+        assert.deepEqual(res.body.artifacts.find((x: Obj) => x.type === 'docker/image'), { type: 'docker/image', name: 'nginx', reference: 'nginx:1.25', customKind: false, metadata: { account: 'sandbox' } });
+        assert.equal(typeof res.body.status.stable.state, 'boolean');
+        assert.equal(res.body.manifest.kind, 'Deployment');
+      }
+      const ns = await orca.get('/manifests/sandbox/_/namespace%20demo?includeEvents=false');
+      assert.equal(ns.status, 200, JSON.stringify(ns.body));
+      assert.equal(ns.body.status.stable.state, true);
+      const short = await orca.get('/manifests/sandbox/namespace%20demo');
+      assert.equal(short.status, 200);
+      for (const [path, what] of [
+        ['/manifests/sandbox/demo/deployment%20missing', 'a missing object'],
+        ['/manifests/sandbox/demo/orca-web', 'a name without a kind'],
+        ['/manifests/nope/demo/deployment%20orca-web', 'an unknown account'],
+      ]) {
+        const res = await orca.get(path!);
+        assert.equal(res.status, 404, what);
+        assert.equal(res.body.error, 'Not Found', what);
+      }
+    });
+
+    test('a versioned ConfigMap bound into a Deployment: v000, reused when identical, v001 when changed, old versions cleaned up', async () => {
+      const cm = (data: Obj) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'orca-cfg', namespace: 'demo', annotations: { 'strategy.spinnaker.io/max-version-history': '1' } }, data });
+      const dep = deployment('orca-app', 'nginx:1', { volumes: [{ name: 'cfg', configMap: { name: 'orca-cfg' } }] });
+      let { outcome } = await deployAndWait([dep, cm({ a: '1' })]);
+      assert.deepEqual(outcome.outputs.manifestNamesByNamespace?.demo?.sort(), ['configMap orca-cfg-v000', 'deployment orca-app']);
+      assert.equal(get('apps/v1', 'Deployment', 'orca-app')!.spec.template.spec.volumes[0].configMap.name, 'orca-cfg-v000');
+      assert.ok(outcome.outputs.boundArtifacts?.some((b) => b.type === 'kubernetes/configMap' && b.reference === 'orca-cfg-v000'), JSON.stringify(outcome.outputs.boundArtifacts));
+      assert.equal(get('v1', 'ConfigMap', 'orca-cfg-v000')!.metadata.labels['moniker.spinnaker.io/sequence'], '0');
+
+      ({ outcome } = await deployAndWait([dep, cm({ a: '1' })]));
+      assert.ok(outcome.outputs.manifestNamesByNamespace?.demo?.includes('configMap orca-cfg-v000'), 'identical content reuses v000');
+      assert.equal(get('v1', 'ConfigMap', 'orca-cfg-v001'), undefined);
+
+      const { cleanup } = await deployAndWait([dep, cm({ a: '2' })]);
+      assert.ok(get('v1', 'ConfigMap', 'orca-cfg-v001'));
+      assert.equal(get('apps/v1', 'Deployment', 'orca-app')!.spec.template.spec.volumes[0].configMap.name, 'orca-cfg-v001');
+      assert.deepEqual(cleanup.task.resultObjects[0].manifestNamesByNamespace, { demo: ['configMap orca-cfg-v000'] }, 'max-version-history 1 keeps only the newest');
+      assert.equal(get('v1', 'ConfigMap', 'orca-cfg-v000'), undefined);
+    });
+
+    test('red/black with a Service: traffic attached at deploy, the previous version disabled, versions found by the dynamic lookup', async () => {
+      const svc = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'orca-rb', namespace: 'demo' }, spec: { selector: { lb: 'orca-rb' }, ports: [{ port: 80 }] } };
+      await deployAndWait([svc]);
+      const rs = (image: string) => ({
+        apiVersion: 'apps/v1',
+        kind: 'ReplicaSet',
+        metadata: { name: 'orca-rb', namespace: 'demo' },
+        spec: { replicas: 1, selector: { matchLabels: { app: 'orca-rb' } }, template: { metadata: { labels: { app: 'orca-rb' } }, spec: { containers: [{ name: 'main', image }] } } },
+      });
+      const traffic = { services: ['service orca-rb'], strategy: 'RED_BLACK', enableTraffic: true, trafficManagement: { enabled: true, options: { enableTraffic: true, services: ['service orca-rb'], strategy: 'redblack' } } };
+      let { outcome } = await deployAndWait([rs('nginx:1')], traffic);
+      assert.deepEqual(outcome.outputs.manifestNamesByNamespace, { demo: ['replicaSet orca-rb-v000'] });
+      const v0 = get('apps/v1', 'ReplicaSet', 'orca-rb-v000')!;
+      assert.equal(v0.spec.template.metadata.labels.lb, 'orca-rb', 'enableTraffic adds the Service selector to the template');
+      assert.equal(v0.metadata.annotations['traffic.spinnaker.io/load-balancers'], '["service orca-rb"]');
+      ({ outcome } = await deployAndWait([rs('nginx:2')], traffic));
+      assert.deepEqual(outcome.outputs.manifestNamesByNamespace, { demo: ['replicaSet orca-rb-v001'] });
+
+      // Orca finds the older versions of the cluster (through the cache, once the agent reported v001), then disables them.
+      let versions: Obj[] = [];
+      for (let i = 0; versions.length < 2; i++) {
+        assert.ok(i < 400, `the cache lists both versions (have ${JSON.stringify(versions)})`);
+        const res = await orca.get(`/manifests/sandbox/demo/replicaSet/cluster/orca/${encodeURIComponent('replicaSet orca-rb')}`);
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        versions = res.body as unknown as Obj[];
+        if (versions.length < 2) await new Promise((r) => setTimeout(r, 25));
+      }
+      assert.deepEqual(versions, [
+        { kind: 'replicaSet', namespace: 'demo', name: 'orca-rb-v000' },
+        { kind: 'replicaSet', namespace: 'demo', name: 'orca-rb-v001' },
+      ]);
+      const newest = await orca.get(`/manifests/sandbox/demo/replicaSet/cluster/orca/${encodeURIComponent('replicaSet orca-rb')}/dynamic/newest`);
+      assert.deepEqual(newest.body, { kind: 'replicaSet', namespace: 'demo', name: 'orca-rb-v001' });
+      const secondNewest = await orca.get(`/manifests/sandbox/demo/replicaSet/cluster/orca/${encodeURIComponent('replicaSet orca-rb')}/dynamic/second_newest`);
+      assert.equal(secondNewest.body.name, 'orca-rb-v000');
+      const disable = await orca.run('disableManifest', { account: 'sandbox', manifestName: `replicaSet ${secondNewest.body.name}`, location: 'demo' }, false);
+      assert.equal(disable.status, 'SUCCEEDED', JSON.stringify(disable.task));
+      assert.equal(get('apps/v1', 'ReplicaSet', 'orca-rb-v000')!.spec.template.metadata.labels.lb, undefined);
+      assert.equal(get('apps/v1', 'ReplicaSet', 'orca-rb-v001')!.spec.template.metadata.labels.lb, 'orca-rb');
+      const none = await orca.get(`/manifests/sandbox/demo/replicaSet/cluster/orca/${encodeURIComponent('replicaSet nothing')}/dynamic/oldest`);
+      assert.equal(none.status, 404);
+    });
+
+    test('scale then wait for stable sees the new replica count, never the object before the write', async () => {
+      const scale = await orca.run('scaleManifest', { account: 'sandbox', manifestName: 'deployment orca-web', location: 'demo', replicas: 4 }, false);
+      assert.equal(scale.status, 'SUCCEEDED');
+      // Orca polls straight after the task: the read goes through the agent, so it already has the new spec.
+      const first = await orca.manifest('sandbox', 'demo', 'deployment orca-web');
+      assert.equal(first.body.manifest.spec.replicas, 4);
+      const stable = await orca.waitStable('sandbox', { demo: ['deployment orca-web'] });
+      assert.equal(stable.status, 'SUCCEEDED');
+      const after = await orca.manifest('sandbox', 'demo', 'deployment orca-web');
+      assert.equal(after.body.manifest.status.readyReplicas, 4);
+    });
+
+    test('a deploy without manifests is a 400; a required artifact that binds nowhere fails the task', async () => {
+      const empty = await orca.post([{ deployManifest: deployStage([]) }]);
+      assert.equal(empty.status, 400);
+      assert.match(empty.body.message, /No manifests/);
+      const missing = await orca.post([{ deployManifest: { ...deployStage([deployment('x', 'nginx:1')]), manifests: undefined } }]);
+      assert.equal(missing.status, 400);
+      const unbound = await orca.run('deployManifest', deployStage([deployment('orca-unbound', 'nginx:1')], { requiredArtifacts: [{ type: 'docker/image', name: 'redis', reference: 'redis:7' }] }), true);
+      assert.equal(unbound.status, 'TERMINAL');
+      assert.match(unbound.exception!.message, /required artifacts could not be bound/);
+      assert.equal(get('apps/v1', 'Deployment', 'orca-unbound'), undefined, 'nothing was applied');
+    });
+  });
+}
