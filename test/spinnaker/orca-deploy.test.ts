@@ -94,7 +94,7 @@ for (const driver of testDrivers()) {
         assert.equal(res.body.account, 'sandbox');
         assert.deepEqual(res.body.warnings, []);
         assert.deepEqual(res.body.moniker, { app: 'orca', cluster: 'deployment orca-web' });
-        assert.deepEqual(res.body.artifacts.find((x: Obj) => x.type === 'docker/image'), { type: 'docker/image', name: 'nginx', reference: 'nginx:1.25', customKind: false, metadata: { account: 'sandbox' } });
+        assert.deepEqual(res.body.artifacts.find((x: Obj) => x.type === 'docker/image'), { type: 'docker/image', name: 'nginx', reference: 'nginx:1.25' });
         assert.equal(typeof res.body.status.stable.state, 'boolean');
         assert.equal(res.body.manifest.kind, 'Deployment');
       }

@@ -16,6 +16,7 @@ import { addOpsRoutes, addTaskRoutes } from './routes/ops-routes.js';
 import { addCredentialsRoutes } from './routes/credentials-routes.js';
 import { createCacheReads } from './cache-reads.js';
 import { addJobRoutes } from './routes/job-routes.js';
+import { addManifestRoutes } from './routes/manifest-routes.js';
 import { createLiveReads } from './live-reads.js';
 import { prepareTraffic } from './ops/traffic-manifest.js';
 import { prepareDeploy } from './ops/deploy-manifest.js';
@@ -74,6 +75,7 @@ export function createClouddriverApi(deps: ClouddriverApiDeps): ClouddriverApi {
       addTaskRoutes(app, tasks);
       addCredentialsRoutes(app, accounts, cache);
       addJobRoutes(app, { accounts, reads, operations: deps.operations });
+      addManifestRoutes(app, { accounts, reads, cache });
     },
     recover: () => tasks.recover(),
     close: () => runner.close(),
