@@ -17,6 +17,7 @@ import { addCredentialsRoutes } from './routes/credentials-routes.js';
 import { createCacheReads } from './cache-reads.js';
 import { addJobRoutes } from './routes/job-routes.js';
 import { addManifestRoutes } from './routes/manifest-routes.js';
+import { addCacheRoutes } from './routes/cache-routes.js';
 import { createLiveReads } from './live-reads.js';
 import { prepareTraffic } from './ops/traffic-manifest.js';
 import { prepareDeploy } from './ops/deploy-manifest.js';
@@ -76,6 +77,7 @@ export function createClouddriverApi(deps: ClouddriverApiDeps): ClouddriverApi {
       addCredentialsRoutes(app, accounts, cache);
       addJobRoutes(app, { accounts, reads, operations: deps.operations });
       addManifestRoutes(app, { accounts, reads, cache });
+      addCacheRoutes(app);
     },
     recover: () => tasks.recover(),
     close: () => runner.close(),
