@@ -16,5 +16,6 @@ CREATE TABLE "spinnaker_tasks" (
 	"finished_at" timestamp with time zone
 );
 --> statement-breakpoint
+ALTER TABLE "operations" ADD COLUMN "requested_by" text DEFAULT '' NOT NULL;--> statement-breakpoint
 CREATE UNIQUE INDEX "spinnaker_tasks_request_idx" ON "spinnaker_tasks" USING btree ("principal","client_request_id");--> statement-breakpoint
 CREATE INDEX "spinnaker_tasks_open_idx" ON "spinnaker_tasks" USING btree ("state","gateway_id");

@@ -166,6 +166,8 @@ export const operations = pgTable(
     finishedAt: timestamp('finished_at', { withTimezone: true, mode: 'date' }),
     deadlineAt: timestamp('deadline_at', { withTimezone: true, mode: 'date' }).notNull(),
     requestHash: text('request_hash').notNull(),
+    /** Who submitted it: the caller's identity (`token:ci`…), and the Spinnaker user for a Spinnaker task's operations. */
+    requestedBy: text('requested_by').notNull().default(''),
   },
   (t) => [
     index('operations_account_received_idx').on(t.account, t.receivedAt.desc(), t.id.desc()),

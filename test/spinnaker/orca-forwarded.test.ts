@@ -115,9 +115,16 @@ describe('Spinnaker through a forwarding replica (postgres)', { skip: pg ? false
     assert.deepEqual(fromA.body, outcome.task, 'every replica answers the task from the database');
     const stable = await orcaB.waitStable('remote', outcome.outputs.manifestNamesByNamespace!);
     assert.equal(stable.status, 'SUCCEEDED');
-    const rows = await a.query<{ id: string; gateway_id: string; agent_id: string; type: string }>(`select id, gateway_id, agent_id, type from operations where id like '${id}-%' order by id`);
+    const reads = await a.query<{ requested_by: string }>(`select requested_by from operations where id like 'read-%' and type = 'get'`);
+    assert.ok(reads.length > 0 && reads.every((r) => r.requested_by === 'token:orca for spinnaker user bob'), JSON.stringify(reads));
+    const rows = await a.query<{ id: string; gateway_id: string; agent_id: string; type: string; requested_by: string }>(
+      `select id, gateway_id, agent_id, type, requested_by from operations where id like '${id}-%' order by id`,
+    );
     assert.ok(rows.length > 0);
-    for (const row of rows) assert.deepEqual([row.gateway_id, row.agent_id], ['gw-b', 'agent-fwd'], 'received by B, run by the agent behind A');
+    for (const row of rows) {
+      assert.deepEqual([row.gateway_id, row.agent_id], ['gw-b', 'agent-fwd'], 'received by B, run by the agent behind A');
+      assert.equal(row.requested_by, 'token:orca for spinnaker user bob', 'every operation records who asked');
+    }
     assert.equal(rows.filter((r) => r.type === 'apply').length, 1, 'applied once');
     const scale = await orcaB.run('scaleManifest', { account: 'remote', manifestName: 'deployment fwd-web', location: 'demo', replicas: 3 }, false);
     assert.equal(scale.status, 'SUCCEEDED');

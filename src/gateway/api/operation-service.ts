@@ -3,7 +3,7 @@
  * manager. WaitOperation is a server stream, which Connect serves over HTTP/1.1 too (browsers, fetch).
  */
 import { Code, ConnectError, type ServiceImpl } from '@connectrpc/connect';
-import { principalKey } from '../auth/principal.js';
+import { identityOf, principalKey } from '../auth/principal.js';
 import { OperationService } from '../../gen/outpost/api/v1/operation_service_pb.js';
 import { toConnectError } from '../errors.js';
 import type { Logger } from '../../shared/logger.js';
@@ -15,7 +15,8 @@ import { checkOperationId } from '../operations/operation-validation.js';
 export function createOperationService(manager: OperationManager, logger: Logger): ServiceImpl<typeof OperationService> {
   return {
     async submitOperation(req, ctx) {
-      const row = await manager.submit(req, ctx.signal);
+      const principal = ctx.values.get(principalKey);
+      const row = await manager.submit(req, ctx.signal, principal ? identityOf(principal) : '');
       return { operation: toOperationRecord(row) };
     },
 

@@ -78,8 +78,11 @@ export const RESTART_ERROR = 'gateway restarted before the result arrived';
 
 /** The operations feature of one gateway replica. */
 export interface OperationManager extends OperationHooks {
-  /** Validates, stores, dispatches; with `req.wait`, returns once terminal (or at the deadline). */
-  submit(req: SubmitOperationRequest, signal?: AbortSignal): Promise<OperationRow>;
+  /**
+   * Validates, stores, dispatches; with `req.wait`, returns once terminal (or at the deadline). `requestedBy` is
+   * recorded on the row: who submitted it (an identity, plus the Spinnaker user for Spinnaker tasks).
+   */
+  submit(req: SubmitOperationRequest, signal?: AbortSignal, requestedBy?: string): Promise<OperationRow>;
   /** NOT_FOUND when unknown. */
   get(id: string): Promise<OperationRow>;
   /** The row now, then on each state change, ending after a terminal one. Ends with UNAVAILABLE on shutdown. */
@@ -309,7 +312,7 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
   };
 
   return {
-    async submit(req, signal) {
+    async submit(req, signal, requestedBy = '') {
       const receivedAt = new Date();
       const v = validateSubmission(req, limits);
       if (!(await accountExists(req.account))) {
@@ -329,6 +332,7 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
         storedAt: new Date(),
         deadlineAt: new Date(receivedAt.getTime() + v.timeoutMs),
         requestHash: stored.requestHash,
+        requestedBy,
       };
       let row: OperationRow;
       if (!(await inserts.add(newRow))) {

@@ -28,6 +28,7 @@ export function toOperationRecord(row: OperationRow): OperationRecord {
     totalDuration: row.finishedAt ? msToDuration(row.finishedAt.getTime() - row.receivedAt.getTime()) : undefined,
     gatewayId: row.gatewayId,
     agentId: row.agentId,
+    requestedBy: row.requestedBy,
   });
 }
 

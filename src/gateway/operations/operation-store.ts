@@ -136,12 +136,14 @@ export function createOperationStore(database: Database): OperationStore {
       const batch = rows.map((r) => ({
         id: r.id, account: r.account, type: r.type, request: r.request, state: r.state, gateway_id: r.gatewayId,
         timeout_ms: r.timeoutMs, received_at: r.receivedAt, stored_at: r.storedAt, deadline_at: r.deadlineAt, request_hash: r.requestHash,
+        requested_by: r.requestedBy ?? '',
       }));
       const result = await query(`insert into operations
-          (id, account, type, request, state, gateway_id, timeout_ms, received_at, stored_at, deadline_at, request_hash)
-        select id, account, type, request, state, gateway_id, timeout_ms, received_at, stored_at, deadline_at, request_hash
+          (id, account, type, request, state, gateway_id, timeout_ms, received_at, stored_at, deadline_at, request_hash, requested_by)
+        select id, account, type, request, state, gateway_id, timeout_ms, received_at, stored_at, deadline_at, request_hash, requested_by
         from jsonb_to_recordset($1::jsonb) as v(id text, account text, type text, request jsonb, state text,
-          gateway_id text, timeout_ms integer, received_at timestamptz, stored_at timestamptz, deadline_at timestamptz, request_hash text)
+          gateway_id text, timeout_ms integer, received_at timestamptz, stored_at timestamptz, deadline_at timestamptz, request_hash text,
+          requested_by text)
         on conflict (id) do nothing
         returning id`, [JSON.stringify(batch)]);
       // A repeated id within the batch was inserted (at most) once: only its first occurrence counts.

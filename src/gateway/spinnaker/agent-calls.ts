@@ -42,14 +42,17 @@ export interface AgentCalls {
 /** Default time one call may take (a deploy of many objects included). */
 export const CALL_TIMEOUT_MS = 120_000;
 
-/** Creates the calls of task `taskId`; ids are `<taskId>-1`, `<taskId>-2`… in call order. */
-export function createAgentCalls(operations: Pick<OperationManager, 'submit'>, taskId: string, signal?: AbortSignal): AgentCalls {
+/**
+ * Creates the calls of task `taskId`; ids are `<taskId>-1`, `<taskId>-2`… in call order. `requestedBy` is recorded on
+ * every operation (the caller's identity and the Spinnaker user).
+ */
+export function createAgentCalls(operations: Pick<OperationManager, 'submit'>, taskId: string, signal?: AbortSignal, requestedBy = ''): AgentCalls {
   let n = 0;
   return {
     async run(account, spec, timeoutMs = CALL_TIMEOUT_MS) {
       const id = `${taskId}-${++n}`;
       const request = create(SubmitOperationRequestSchema, { account, id, wait: true, timeout: msToDuration(timeoutMs), spec });
-      const row = await operations.submit(request, signal);
+      const row = await operations.submit(request, signal, requestedBy);
       const result = row.result ? fromJson(OperationResultSchema, row.result as JsonObject, { ignoreUnknownFields: true }) : undefined;
       if (row.state === 'SUCCEEDED' && result) return { operationId: id, result, objects: result.objects as Record<string, unknown>[] };
       if (result && !result.success) throw new AgentCallError(result.message || result.reason || 'the operation failed', result.statusCode, result.reason);

@@ -18,7 +18,7 @@ import { createCacheReads } from './cache-reads.js';
 import { addJobRoutes } from './routes/job-routes.js';
 import { addManifestRoutes } from './routes/manifest-routes.js';
 import { addCacheRoutes } from './routes/cache-routes.js';
-import { createLiveReads } from './live-reads.js';
+import { readsOf } from './live-reads.js';
 import { prepareTraffic } from './ops/traffic-manifest.js';
 import { prepareDeploy } from './ops/deploy-manifest.js';
 import { prepareCleanup } from './ops/cleanup-artifacts.js';
@@ -55,22 +55,22 @@ export interface ClouddriverApi {
 export function createClouddriverApi(deps: ClouddriverApiDeps): ClouddriverApi {
   const logger = deps.logger;
   const store = createTaskStore(deps.database);
-  const runner = createTaskRunner({ store, logger, callsFor: (taskId, signal) => createAgentCalls(deps.operations, taskId, signal) });
+  const runner = createTaskRunner({ store, logger, callsFor: (taskId, signal, by) => createAgentCalls(deps.operations, taskId, signal, by) });
   const replicaAlive = deps.replicaAlive ?? ((id: string) => id === deps.selfId);
   const tasks = createClouddriverTasks({ selfId: deps.selfId, store, runner, logger, replicaAlive: (id) => id === deps.selfId || replicaAlive(id) });
   const accounts = createAccountLookup(deps.accounts);
   const cache = createCacheReads(deps.database);
-  const reads = createLiveReads(deps.operations);
+  const reads = (requestedBy: string) => readsOf(deps.operations, requestedBy);
   return {
     tasks,
     addRoutes(app) {
-      const deployEnv = { reads, cache };
+      const deployEnv = { cache };
       const extra = {
         deployManifest: (d: Description) => prepareDeploy(d, deployEnv),
         cleanupArtifacts: (d: Description) => prepareCleanup(d, deployEnv),
         runJob: (d: Description) => prepareRunJob(d, deployEnv),
-        enableManifest: (d: Description) => prepareTraffic('enableManifest', d, reads),
-        disableManifest: (d: Description) => prepareTraffic('disableManifest', d, reads),
+        enableManifest: (d: Description) => prepareTraffic('enableManifest', d),
+        disableManifest: (d: Description) => prepareTraffic('disableManifest', d),
       };
       addOpsRoutes(app, { tasks, accounts, prepare: { extra }, maxBodyBytes: deps.maxBodyBytes });
       addTaskRoutes(app, tasks);

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../shared/logger.js';
-import type { SpinnakerRequestContext } from './spinnaker-headers.js';
+import { requesterOf, type SpinnakerRequestContext } from './spinnaker-headers.js';
 import type { PreparedOperation, TaskRunner } from './task-runner.js';
 import { TOUCH_MS } from './task-runner.js';
 import type { TaskRow, TaskStore } from './task-store.js';
@@ -79,7 +79,7 @@ export function createClouddriverTasks(deps: ClouddriverTasksDeps): ClouddriverT
         return { id: row.id, created, done: Promise.resolve() };
       }
       logger.info({ taskId: row.id, operations: row.operations, accounts: row.accounts, user: context.user || undefined, executionId: context.executionId || undefined }, 'Spinnaker task submitted');
-      return { id: row.id, created, done: runner.start(row.id, row.history, operations) };
+      return { id: row.id, created, done: runner.start(row.id, row.history, operations, requesterOf(principal, context)) };
     },
     async view(id) {
       let row = await store.get(id);

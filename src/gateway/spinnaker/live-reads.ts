@@ -2,14 +2,15 @@
  * Live reads of a cluster for the Clouddriver API, as Clouddriver does them (it reads manifests and jobs from the API
  * server, not its cache): each is an Outpost `get`, `list` or `logs` operation through the account's agent, so a read
  * is never older than a write Outpost made before it. A missing object is `undefined`; any other failure is a 503
- * naming the cause (Orca retries such errors).
+ * naming the cause (Orca retries such errors). Reads made by a task use the task's calls (ids `<task id>-<n>`); reads
+ * of a route get fresh ones (`read-<uuid>-1`) recording who asked.
  */
 import { randomUUID } from 'node:crypto';
 import { create } from '@bufbuild/protobuf';
 import { GetSpecSchema, ListSpecSchema, LogsSpecSchema } from '../../gen/outpost/agent/v1/operation_pb.js';
 import { HttpError } from '../errors.js';
 import type { OperationManager } from '../operations/operation-manager.js';
-import { AgentCallError, createAgentCalls, type CallSpec } from './agent-calls.js';
+import { AgentCallError, createAgentCalls, type AgentCalls, type CallSpec } from './agent-calls.js';
 import { asKubernetesObject, type KubernetesObject } from './manifest-types.js';
 
 /** Time a read may take. */
@@ -22,11 +23,16 @@ export interface LiveReads {
   logs(account: string, namespace: string, pod: string, container?: string): Promise<string>;
 }
 
-/** Creates the reads over the operations feature. */
-export function createLiveReads(operations: Pick<OperationManager, 'submit'>): LiveReads {
+/** Reads of one requester through fresh calls (a route's reads). */
+export function readsOf(operations: Pick<OperationManager, 'submit'>, requestedBy: string): LiveReads {
+  return createLiveReads(() => createAgentCalls(operations, `read-${randomUUID()}`, undefined, requestedBy));
+}
+
+/** Creates reads whose operations go through `calls()` (called once per read). */
+export function createLiveReads(calls: () => AgentCalls): LiveReads {
   const call = async (account: string, spec: CallSpec) => {
     try {
-      return await createAgentCalls(operations, `read-${randomUUID()}`).run(account, spec, READ_TIMEOUT_MS);
+      return await calls().run(account, spec, READ_TIMEOUT_MS);
     } catch (err) {
       if (err instanceof AgentCallError && err.statusCode === 404) throw err;
       if (err instanceof AgentCallError) throw new HttpError(503, 'Service Unavailable', `could not read from account ${account}: ${err.message}`);

@@ -5,6 +5,8 @@
  * what the authenticated caller may do, never widen it).
  */
 import type { Context } from 'hono';
+import { identityOf } from '../auth/principal.js';
+import type { RestEnv } from '../auth/rest-auth.js';
 
 /** What the headers say. */
 export interface SpinnakerRequestContext {
@@ -33,6 +35,17 @@ export function spinnakerContextOf(c: Context): SpinnakerRequestContext {
     application: header('x-spinnaker-application'),
     executionId: header('x-spinnaker-execution-id'),
   };
+}
+
+/** What operations record as their requester: the caller's identity, and the Spinnaker user when Orca named one. */
+export function requesterOf(identity: string, context: Pick<SpinnakerRequestContext, 'user'>): string {
+  return context.user ? `${identity} for spinnaker user ${context.user}` : identity;
+}
+
+/** {@link requesterOf} of a REST request (its principal and headers). */
+export function requesterOfRequest(c: Context<RestEnv>): string {
+  const principal = c.get('principal');
+  return requesterOf(principal ? identityOf(principal) : 'insecure:anonymous', spinnakerContextOf(c));
 }
 
 /** True when the context lets the request touch `account`. */

@@ -49,14 +49,14 @@ export const TOUCH_MS = 10_000;
 export interface TaskRunnerDeps {
   store: TaskStore;
   logger: Logger;
-  /** The calls of a task (fresh numbering per task). */
-  callsFor(taskId: string, signal: AbortSignal): AgentCalls;
+  /** The calls of a task (fresh numbering per task), recording `requestedBy` on each operation. */
+  callsFor(taskId: string, signal: AbortSignal, requestedBy: string): AgentCalls;
 }
 
 /** Runs tasks in the background; `close()` stops them (they end FAILED with a clear line when the gateway stops). */
 export interface TaskRunner {
   /** Starts running; resolves when the task ended (tests await it; routes do not). */
-  start(taskId: string, history: HistoryLine[], operations: PreparedOperation[]): Promise<void>;
+  start(taskId: string, history: HistoryLine[], operations: PreparedOperation[], requestedBy: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -66,7 +66,7 @@ export function createTaskRunner(deps: TaskRunnerDeps): TaskRunner {
   const running = new Set<Promise<void>>();
   const stop = new AbortController();
 
-  async function execute(taskId: string, initial: HistoryLine[], operations: PreparedOperation[]): Promise<void> {
+  async function execute(taskId: string, initial: HistoryLine[], operations: PreparedOperation[], requestedBy: string): Promise<void> {
     const history = [...initial];
     const results: Record<string, unknown>[] = [];
     let failed = false;
@@ -80,7 +80,7 @@ export function createTaskRunner(deps: TaskRunnerDeps): TaskRunner {
     touch.unref();
     const context: TaskContext = {
       taskId,
-      calls: deps.callsFor(taskId, stop.signal),
+      calls: deps.callsFor(taskId, stop.signal, requestedBy),
       signal: stop.signal,
       status(phase, line) {
         history.push({ phase, status: line });
@@ -113,8 +113,8 @@ export function createTaskRunner(deps: TaskRunnerDeps): TaskRunner {
   }
 
   return {
-    start(taskId, history, operations) {
-      const done = execute(taskId, history, operations);
+    start(taskId, history, operations, requestedBy) {
+      const done = execute(taskId, history, operations, requestedBy);
       running.add(done);
       done.finally(() => running.delete(done)).catch(() => {});
       return done;

@@ -12,6 +12,7 @@ import { agentKindOf } from '../deploy/kind-traits.js';
 import { fullResourceName } from '../kind-names.js';
 import type { PreparedOperation } from '../task-runner.js';
 import { createDeployContext } from './deploy-context.js';
+import { createLiveReads } from '../live-reads.js';
 import type { DeployEnv } from './deploy-manifest.js';
 import { accountOf, badDescription, type Description } from './description-fields.js';
 
@@ -29,7 +30,7 @@ export function prepareCleanup(description: Description, env: DeployEnv): Prepar
     account,
     async run(ctx) {
       ctx.status(PHASE, 'Beginning cleanup of old artifact versions...');
-      const context = await createDeployContext(account, { manifests: deployed }, env.reads, env.cache);
+      const context = await createDeployContext(account, { manifests: deployed }, createLiveReads(() => ctx.calls), env.cache);
       const doomed = await versionsToDelete(deployed, context.existingVersions);
       const names: Record<string, string[]> = {};
       for (const object of doomed) {

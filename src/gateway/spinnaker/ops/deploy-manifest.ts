@@ -8,16 +8,15 @@ import type { CacheReads } from '../cache-reads.js';
 import { planDeploy } from '../deploy/deploy-plan.js';
 import { readDeployDescription } from '../deploy/deploy-description.js';
 import { DeployPlanError, type DeployPlan } from '../deploy/deploy-types.js';
-import type { LiveReads } from '../live-reads.js';
+import { createLiveReads } from '../live-reads.js';
 import { TaskFailure, type PreparedOperation, type TaskContext } from '../task-runner.js';
 import { applyPlanned } from './apply-planned.js';
 import { createDeployContext } from './deploy-context.js';
 import { accountOf, badDescription, type Description } from './description-fields.js';
 import { resultOf } from './operation-result.js';
 
-/** What deploying needs besides the description. */
+/** What deploying needs besides the description (reads go through the task's own calls). */
 export interface DeployEnv {
-  reads: LiveReads;
   cache: CacheReads;
 }
 
@@ -25,7 +24,7 @@ const PHASE = 'DEPLOY_KUBERNETES_MANIFEST';
 
 /** Plans with the live context, turning planning errors into task failures. */
 export async function planWith(ctx: TaskContext, account: string, description: Description, env: DeployEnv, plan: typeof planDeploy): Promise<DeployPlan> {
-  const context = await createDeployContext(account, description, env.reads, env.cache);
+  const context = await createDeployContext(account, description, createLiveReads(() => ctx.calls), env.cache);
   try {
     return await plan(description, context);
   } catch (err) {

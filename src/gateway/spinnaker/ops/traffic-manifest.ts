@@ -10,7 +10,7 @@ import { create } from '@bufbuild/protobuf';
 import { PatchSpecSchema, PatchType } from '../../../gen/outpost/agent/v1/operation_pb.js';
 import type { AgentCalls } from '../agent-calls.js';
 import { parseResourceName } from '../kind-names.js';
-import type { LiveReads } from '../live-reads.js';
+import { createLiveReads, type LiveReads } from '../live-reads.js';
 import type { KubernetesObject } from '../manifest-types.js';
 import { TaskFailure, type PreparedOperation } from '../task-runner.js';
 import { accountOf, badDescription, manifestTarget, type Description } from './description-fields.js';
@@ -70,7 +70,7 @@ async function jsonPatch(calls: AgentCalls, account: string, kind: string, names
 }
 
 /** Validates an enableManifest / disableManifest description. */
-export function prepareTraffic(verb: 'enableManifest' | 'disableManifest', description: Description, reads: LiveReads): PreparedOperation {
+export function prepareTraffic(verb: 'enableManifest' | 'disableManifest', description: Description): PreparedOperation {
   const account = accountOf(description);
   const target = manifestTarget(description);
   const enable = verb === 'enableManifest';
@@ -89,6 +89,7 @@ export function prepareTraffic(verb: 'enableManifest' | 'disableManifest', descr
     account,
     async run(ctx) {
       ctx.status(phase, `Starting ${enable ? 'enable' : 'disable'} operation on ${target.fullName}...`);
+      const reads = createLiveReads(() => ctx.calls);
       const workload = await reads.get(account, target.kind.agentKind, target.namespace, target.name);
       if (!workload) throw new TaskFailure(`${target.fullName} does not exist in ${target.namespace || 'the cluster'}`, 'NotFoundException');
       let names = explicit;

@@ -16,13 +16,14 @@ import { parseResourceName } from '../kind-names.js';
 import { jobStatusView } from '../job-status.js';
 import type { LiveReads } from '../live-reads.js';
 import { PropertyFileError, parsePropertyFile } from '../property-file.js';
-import { mayTouchAccount, spinnakerContextOf } from '../spinnaker-headers.js';
+import { mayTouchAccount, requesterOfRequest, spinnakerContextOf } from '../spinnaker-headers.js';
 import { randomUUID } from 'node:crypto';
 
 /** What the routes need. */
 export interface JobRoutesDeps {
   accounts: AccountLookup;
-  reads: LiveReads;
+  /** Reads on behalf of a requester (requesterOf). */
+  reads(requestedBy: string): LiveReads;
   operations: Pick<OperationManager, 'submit'>;
 }
 
@@ -42,10 +43,11 @@ export function addJobRoutes(app: Hono<RestEnv>, deps: JobRoutesDeps): void {
   };
   const jobAndPods = async (c: Context<RestEnv>) => {
     const t = await target(c);
-    const job = await deps.reads.get(t.account, 'Job', t.namespace, t.name);
+    const reads = deps.reads(requesterOfRequest(c));
+    const job = await reads.get(t.account, 'Job', t.namespace, t.name);
     if (!job) throw new HttpError(404, 'Not Found', `job ${t.name} not found in ${t.namespace} of account ${t.account}`);
-    const pods = await deps.reads.list(t.account, 'Pod', t.namespace, { labelSelector: `job-name=${t.name}` });
-    return { ...t, job, pods };
+    const pods = await reads.list(t.account, 'Pod', t.namespace, { labelSelector: `job-name=${t.name}` });
+    return { ...t, job, pods, reads };
   };
 
   app.get(BASE, async (c) => {
@@ -53,11 +55,11 @@ export function addJobRoutes(app: Hono<RestEnv>, deps: JobRoutesDeps): void {
     return c.json(jobStatusView(job, pods, account));
   });
   app.get(`${BASE}/:fileName`, async (c) => {
-    const { account, namespace, name, job, pods } = await jobAndPods(c);
+    const { account, namespace, name, job, pods, reads } = await jobAndPods(c);
     const view = jobStatusView(job, pods, account);
     if (!view.mostRecentPodName) throw new HttpError(404, 'Not Found', `job ${name} has no pods to read the property file from`);
     const container = c.req.param('fileName');
-    const log = await deps.reads.logs(account, namespace, view.mostRecentPodName, container).catch((err: unknown) => {
+    const log = await reads.logs(account, namespace, view.mostRecentPodName, container).catch((err: unknown) => {
       if (err instanceof AgentCallError) throw new HttpError(404, 'Not Found', `no log for container ${JSON.stringify(container)} of pod ${view.mostRecentPodName}: ${err.message}`);
       throw err;
     });
@@ -71,7 +73,7 @@ export function addJobRoutes(app: Hono<RestEnv>, deps: JobRoutesDeps): void {
   app.delete(BASE, async (c) => {
     const t = await target(c);
     try {
-      await createAgentCalls(deps.operations, `cancel-${randomUUID()}`).run(t.account, {
+      await createAgentCalls(deps.operations, `cancel-${randomUUID()}`, undefined, requesterOfRequest(c)).run(t.account, {
         case: 'delete',
         value: create(DeleteSpecSchema, { kind: 'Job', namespace: t.namespace, name: t.name, propagationPolicy: PropagationPolicy.BACKGROUND }),
       });

@@ -19,12 +19,13 @@ import { groupOf, parseKind, parseResourceName, spinnakerKindOf } from '../kind-
 import type { LiveReads } from '../live-reads.js';
 import { eventsFor } from '../manifest-events.js';
 import { monikerOf } from '../moniker.js';
-import { mayTouchAccount, spinnakerContextOf } from '../spinnaker-headers.js';
+import { mayTouchAccount, requesterOfRequest, spinnakerContextOf } from '../spinnaker-headers.js';
 
 /** What the routes need. */
 export interface ManifestRoutesDeps {
   accounts: AccountLookup;
-  reads: LiveReads;
+  /** Reads on behalf of a requester (requesterOf). */
+  reads(requestedBy: string): LiveReads;
   cache: CacheReads;
 }
 
@@ -47,11 +48,12 @@ export function addManifestRoutes(app: Hono<RestEnv>, deps: ManifestRoutesDeps):
     const text = c.req.param('name') ?? '';
     const parsed = parseResourceName(text);
     if (!parsed) throw notFound(`${JSON.stringify(text)} is not "<kind> <name>"`);
-    const object = await deps.reads.get(acct, parsed.kind.agentKind, namespace, parsed.name);
+    const reads = deps.reads(requesterOfRequest(c));
+    const object = await reads.get(acct, parsed.kind.agentKind, namespace, parsed.name);
     if (!object) throw notFound(`${parsed.kind.spinnakerName} ${parsed.name} not found in ${namespace || 'the cluster'} of account ${acct}`);
     const includeEvents = c.req.query('includeEvents') !== 'false';
     const ns = String(object.metadata.namespace ?? '');
-    const events = includeEvents && ns ? eventsFor(object, await deps.reads.list(acct, 'Event', ns, { fieldSelector: `involvedObject.name=${parsed.name}` })) : [];
+    const events = includeEvents && ns ? eventsFor(object, await reads.list(acct, 'Event', ns, { fieldSelector: `involvedObject.name=${parsed.name}` })) : [];
     const moniker = monikerOf(object);
     return c.json({
       account: acct,
