@@ -213,6 +213,11 @@ spec:
       const events = JSON.parse(await kubectl.ok(['get', 'events', '-n', ns, '-o', 'json'])).items as { reason: string; involvedObject: { kind: string } }[];
       assert.ok(events.some((e) => e.reason === 'SuccessfulCreate' && e.involvedObject.kind === 'StatefulSet'));
       assert.ok(events.some((e) => e.reason === 'Completed' && e.involvedObject.kind === 'Job'));
+      // the server's Tables for the new kinds
+      assert.match(await kubectl.ok(['get', 'events', '-n', ns]), /Normal\s+SuccessfulCreate\s+statefulset\/db\s+create Pod db-0 in StatefulSet db successful/);
+      assert.match(await kubectl.ok(['get', 'jobs', '-n', ns]), /once\s+Complete\s+1\/1\s/);
+      assert.match(await kubectl.ok(['get', 'pods', '-n', ns, '-l', 'job-name=once']), /once-\w+\s+0\/1\s+Completed\s+0/);
+      assert.match(await kubectl.ok(['get', 'statefulsets', '-n', ns]), /db\s+2\/2\s/);
     });
   });
 }
