@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startSandbox, type KubeObject, type Sandbox } from '../../src/sandbox/index.js';
-import { call, eventually } from './api-client.js';
+import { call, eventually, openWatch } from './api-client.js';
 
 const NS = 'jobs';
 let sb: Sandbox;
@@ -109,11 +109,17 @@ describe('job controller', () => {
   });
 
   test('run-ms keeps the pod running first; the log annotation is what pods/log returns', async () => {
-    job('report', {}, { 'sandbox.outpost.dev/run-ms': '300', 'sandbox.outpost.dev/log': 'SPINNAKER_PROPERTY_FOO=bar\nSPINNAKER_CONFIG_JSON={"a":1}' });
-    await eventually(() => podsOf('report').some((p) => phase(p) === 'Running'), 20000, 'pod running');
-    assert.equal(finished('report'), undefined);
-    assert.equal(jobStatus('report').active, 1);
-    await eventually(() => finished('report'), 20000, 'job finished');
+    const watch = await openWatch(sb, `/api/v1/namespaces/${NS}/pods?watch=true&labelSelector=job-name%3Dreport`);
+    try {
+      job('report', {}, { 'sandbox.outpost.dev/run-ms': '300', 'sandbox.outpost.dev/log': 'SPINNAKER_PROPERTY_FOO=bar\nSPINNAKER_CONFIG_JSON={"a":1}' });
+      await eventually(() => finished('report'), 20000, 'job finished');
+      const phases = () => watch.events.map((e) => phase(e.object));
+      await watch.waitFor(() => phases().includes('Succeeded'), 20000);
+      // separate writes: the watch saw the pod Running before it Succeeded
+      assert.ok(phases().indexOf('Running') >= 0 && phases().indexOf('Running') < phases().indexOf('Succeeded'), String(phases()));
+    } finally {
+      watch.close();
+    }
     const pod = podsOf('report')[0]!;
     const log = await call(sb, 'GET', `/api/v1/namespaces/${NS}/pods/${pod.metadata.name}/log?container=main`);
     assert.equal(log.status, 200);
