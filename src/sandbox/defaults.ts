@@ -1,6 +1,8 @@
 /**
  * Defaulting applied on every write, as kube-apiserver does on decode: Services get a type, a cluster IP (kept across
  * updates) and complete ports; Deployments get their strategy, revision history limit and progress deadline;
+ * StatefulSets and DaemonSets their update strategy (kubectl rollout status needs it) and history limit; Jobs their
+ * parallelism, completions and backoff limit;
  * Namespaces their name label, finalizer and Active phase; Pods their restart/DNS/scheduler basics. Only the defaults
  * clients visibly rely on are filled.
  */
@@ -40,6 +42,44 @@ function defaultDeployment(obj: KubeObject): void {
   if (!isPlainObject(spec.strategy)) spec.strategy = { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '25%', maxSurge: '25%' } };
 }
 
+function defaultStatefulSet(obj: KubeObject): void {
+  const spec = isPlainObject(obj.spec) ? obj.spec : undefined;
+  if (!spec) return;
+  spec.replicas ??= 1;
+  spec.podManagementPolicy ??= 'OrderedReady';
+  spec.revisionHistoryLimit ??= 10;
+  if (!isPlainObject(spec.updateStrategy)) spec.updateStrategy = { type: 'RollingUpdate', rollingUpdate: { partition: 0 } };
+  else if (spec.updateStrategy.type === undefined) spec.updateStrategy.type = 'RollingUpdate';
+}
+
+function defaultDaemonSet(obj: KubeObject): void {
+  const spec = isPlainObject(obj.spec) ? obj.spec : undefined;
+  if (!spec) return;
+  spec.revisionHistoryLimit ??= 10;
+  if (!isPlainObject(spec.updateStrategy)) spec.updateStrategy = { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } };
+  else if (spec.updateStrategy.type === undefined) spec.updateStrategy.type = 'RollingUpdate';
+}
+
+/** Jobs select their own pods by controller uid unless spec.manualSelector, as the API server arranges it. */
+function defaultJob(obj: KubeObject, old: KubeObject | undefined): void {
+  const spec = isPlainObject(obj.spec) ? obj.spec : undefined;
+  if (!spec) return;
+  const uid = old?.metadata.uid ?? obj.metadata.uid;
+  if (spec.manualSelector !== true && uid) {
+    const oldSpec = old && isPlainObject(old.spec) ? old.spec : {};
+    const labels = { 'batch.kubernetes.io/controller-uid': uid, 'controller-uid': uid, 'batch.kubernetes.io/job-name': obj.metadata.name ?? '', 'job-name': obj.metadata.name ?? '' };
+    spec.selector ??= oldSpec.selector ?? { matchLabels: { 'batch.kubernetes.io/controller-uid': uid } };
+    const template = isPlainObject(spec.template) ? spec.template : (spec.template = {});
+    const meta = isPlainObject(template.metadata) ? template.metadata : (template.metadata = {});
+    meta.labels = { ...(isPlainObject(meta.labels) ? meta.labels : {}), ...labels };
+  }
+  if (spec.completions === undefined && spec.parallelism === undefined) spec.completions = 1;
+  spec.parallelism ??= 1;
+  spec.backoffLimit ??= 6;
+  spec.completionMode ??= 'NonIndexed';
+  spec.suspend ??= false;
+}
+
 function defaultNamespace(obj: KubeObject): void {
   const name = obj.metadata.name;
   if (name) obj.metadata.labels = { ...obj.metadata.labels, 'kubernetes.io/metadata.name': name };
@@ -65,6 +105,9 @@ function defaultPod(obj: KubeObject): void {
 export function applyDefaults(info: KindInfo, obj: KubeObject, old?: KubeObject): void {
   if (info.group === '' && info.kind === 'Service') defaultService(obj, old);
   else if (info.group === 'apps' && info.kind === 'Deployment') defaultDeployment(obj);
+  else if (info.group === 'apps' && info.kind === 'StatefulSet') defaultStatefulSet(obj);
+  else if (info.group === 'apps' && info.kind === 'DaemonSet') defaultDaemonSet(obj);
+  else if (info.group === 'batch' && info.kind === 'Job') defaultJob(obj, old);
   else if (info.group === '' && info.kind === 'Namespace') defaultNamespace(obj);
   else if (info.group === '' && info.kind === 'Pod') defaultPod(obj);
 }

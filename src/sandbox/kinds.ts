@@ -86,6 +86,7 @@ export const BUILTIN_KINDS: readonly KindInfo[] = [
   builtin('apps', 'v1', 'ReplicaSet', 'replicasets', { short: ['rs'], sub: ['scale', 'status'], gen: true, categories: ALL }),
   builtin('apps', 'v1', 'StatefulSet', 'statefulsets', { short: ['sts'], sub: ['scale', 'status'], gen: true, categories: ALL }),
   builtin('apps', 'v1', 'DaemonSet', 'daemonsets', { short: ['ds'], sub: ['status'], gen: true, categories: ALL }),
+  builtin('apps', 'v1', 'ControllerRevision', 'controllerrevisions'),
   builtin('batch', 'v1', 'Job', 'jobs', { sub: ['status'], gen: true, categories: ALL }),
   builtin('batch', 'v1', 'CronJob', 'cronjobs', { short: ['cj'], sub: ['status'], gen: true, categories: ALL }),
   builtin('networking.k8s.io', 'v1', 'Ingress', 'ingresses', { short: ['ing'], sub: ['status'], gen: true }),

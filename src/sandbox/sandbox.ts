@@ -14,11 +14,15 @@ import { bootstrapStore } from './bootstrap.js';
 import { createCertificateAuthority } from './certs.js';
 import { createCrdController } from './controllers/crd.js';
 import { createDeploymentController } from './controllers/deployment.js';
+import { createDaemonSetController } from './controllers/daemonset.js';
 import { createEndpointsController } from './controllers/endpoints.js';
+import { createEventRecorder } from './controllers/event-recorder.js';
+import { createJobController } from './controllers/job.js';
 import { createGarbageCollector } from './controllers/garbage-collector.js';
 import { createKubeletController } from './controllers/kubelet.js';
 import { createReplicaSetController } from './controllers/replicaset.js';
 import { startControllers, type ControllerRunner } from './controllers/runner.js';
+import { createStatefulSetController } from './controllers/statefulset.js';
 import { ApiError } from './errors.js';
 import { createFaultController, type SandboxFaults } from './faults.js';
 import { createRequestHandler } from './http/router.js';
@@ -44,6 +48,14 @@ export interface SandboxOptions {
   historyWindow?: number;
   /** Interval of BOOKMARK events on watches that allow them (default 5000). */
   bookmarkIntervalMs?: number;
+  /** Controllers and the kubelet record v1 Events (default true). */
+  events?: boolean;
+  /** Events the controllers keep per namespace before deleting their oldest (default 500). */
+  maxEventsPerNamespace?: number;
+  /** How long a new pod stays Pending before the pretend kubelet reports it Running (default 30). */
+  podStartDelayMs?: number;
+  /** How long a pod that runs to completion (a Job's) runs when its annotations do not say (default 100). */
+  podRunMs?: number;
   logger?: Logger;
 }
 
@@ -80,6 +92,8 @@ export interface Sandbox {
 
 /** How long a new pod stays Pending before the pretend kubelet reports it Running. */
 const POD_START_DELAY_MS = 30;
+/** How long a Job's pod runs by default. */
+const POD_RUN_MS = 100;
 
 function publicStore(store: ObjectStore): SandboxStore {
   const info = (apiVersion: unknown, kind: unknown) => store.kindOf(apiVersion, kind);
@@ -118,14 +132,19 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const authorizer = createAuthorizer(store);
   const watches = createWatchHub(store, { bookmarkIntervalMs: options.bookmarkIntervalMs ?? 5000, logger });
   const faults = createFaultController(store, watches);
+  const events = createEventRecorder(store, { enabled: options.events ?? true, maxPerNamespace: options.maxEventsPerNamespace });
+  const timings = { startDelayMs: options.podStartDelayMs ?? POD_START_DELAY_MS, defaultRunMs: options.podRunMs ?? POD_RUN_MS };
   let runner: ControllerRunner | undefined;
   runner = startControllers(
     store,
     [
       createCrdController(store, logger),
-      createDeploymentController(store),
-      createReplicaSetController(store),
-      createKubeletController(store, () => runner!, POD_START_DELAY_MS),
+      createDeploymentController(store, () => runner!, events),
+      createReplicaSetController(store, events),
+      createStatefulSetController(store, events),
+      createDaemonSetController(store, events),
+      createJobController(store, events),
+      createKubeletController(store, () => runner!, timings, events),
       createEndpointsController(store),
       createGarbageCollector(store),
     ],

@@ -297,6 +297,7 @@ export class ObjectStore {
         throw errors.invalid(info, '', [{ field: 'metadata.name', message: 'Required value: name or generateName is required' }]);
       }
     }
+    meta.uid = randomUUID(); // before defaulting: a Job's default selector names it
     applyDefaults(info, obj);
     validateObject(info, obj);
     if (info.namespaced) {
@@ -310,7 +311,6 @@ export class ObjectStore {
     if (this.bucket(info).objects.has(key)) throw errors.alreadyExists(info, meta.name!);
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
-    meta.uid = randomUUID();
     meta.creationTimestamp = nowTimestamp();
     if (info.hasGeneration || info.custom) meta.generation = 1;
     else delete meta.generation;

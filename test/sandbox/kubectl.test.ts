@@ -173,6 +173,52 @@ for (const version of VERSIONS) {
       await eventually(() => sandbox.store.list('v1', 'Pod', ns).length === 0, 5000, 'pods garbage-collected');
       assert.equal(sandbox.store.list('apps/v1', 'ReplicaSet', ns).length, 0);
     });
+
+    test('statefulset rollout status, history and undo; job wait; events', async () => {
+      const sts = `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: ${ns}}
+spec:
+  replicas: 2
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers: [{name: db, image: "postgres:16"}]
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: once, namespace: ${ns}}
+spec:
+  backoffLimit: 0
+  template:
+    metadata:
+      annotations: {sandbox.outpost.dev/log: "SPINNAKER_PROPERTY_FOO=bar"}
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: busybox}]
+`;
+      await kubectl.ok(['apply', ...validate, '-f', '-'], { input: sts });
+      assert.match(await kubectl.ok(['rollout', 'status', 'statefulset/db', '-n', ns, '--timeout=20s']), /roll(ing update|ed out| out complete)/);
+      await kubectl.ok(['set', 'image', 'statefulset/db', 'db=postgres:17', '-n', ns]);
+      await kubectl.ok(['rollout', 'status', 'statefulset/db', '-n', ns, '--timeout=20s']);
+      await eventually(() => sandbox.store.list('v1', 'Pod', ns).filter((p) => p.metadata.labels?.app === 'db' && (p.spec as { containers: { image: string }[] }).containers[0]!.image === 'postgres:17').length === 2, 20000, 'rolled to postgres:17');
+      assert.match(await kubectl.ok(['rollout', 'history', 'statefulset/db', '-n', ns]), /REVISION[\s\S]*1[\s\S]*2/);
+      assert.match(await kubectl.ok(['rollout', 'undo', 'statefulset/db', '-n', ns]), /rolled back/);
+      const image = () => (sandbox.store.get('apps/v1', 'StatefulSet', ns, 'db')!.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers[0]!.image;
+      assert.equal(image(), 'postgres:16');
+      assert.match(await kubectl.ok(['wait', '--for=condition=complete', 'job/once', '-n', ns, '--timeout=20s']), /condition met/);
+      assert.match(await kubectl.ok(['logs', 'job/once', '-n', ns]), /SPINNAKER_PROPERTY_FOO=bar/);
+      const events = JSON.parse(await kubectl.ok(['get', 'events', '-n', ns, '-o', 'json'])).items as { reason: string; involvedObject: { kind: string } }[];
+      assert.ok(events.some((e) => e.reason === 'SuccessfulCreate' && e.involvedObject.kind === 'StatefulSet'));
+      assert.ok(events.some((e) => e.reason === 'Completed' && e.involvedObject.kind === 'Job'));
+      // the server's Tables for the new kinds
+      assert.match(await kubectl.ok(['get', 'events', '-n', ns]), /Normal\s+SuccessfulCreate\s+statefulset\/db\s+create Pod db-0 in StatefulSet db successful/);
+      assert.match(await kubectl.ok(['get', 'jobs', '-n', ns]), /once\s+Complete\s+1\/1\s/);
+      assert.match(await kubectl.ok(['get', 'pods', '-n', ns, '-l', 'job-name=once']), /once-\w+\s+0\/1\s+Completed\s+0/);
+      assert.match(await kubectl.ok(['get', 'statefulsets', '-n', ns]), /db\s+2\/2\s/);
+    });
   });
 }
 

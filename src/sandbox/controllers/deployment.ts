@@ -2,39 +2,25 @@
  * The Deployment controller: one ReplicaSet per distinct pod template (named `<deployment>-<pod-template-hash>`),
  * revisions in the `deployment.kubernetes.io/revision` annotation, the current template's ReplicaSet scaled to
  * spec.replicas and every older one to 0, and a status that `kubectl rollout status` understands. A template that
- * matches an older ReplicaSet (rollout undo) reuses it and gives it the next revision. Paused deployments are left
- * alone. Rollouts are immediate rather than surge-limited: the sandbox shows the states, not the pacing.
+ * matches an older ReplicaSet (rollout undo) reuses it and gives it the next revision. A paused Deployment rolls out
+ * nothing new (its current ReplicaSet, if any, is still scaled). Rollouts are immediate rather than surge-limited: the
+ * sandbox shows the states, not the pacing. The status (deployment-status.ts) follows pod readiness and the progress
+ * deadline, which is re-checked by a timer. Scaling a ReplicaSet records a ScalingReplicaSet Event.
  */
 import { jsonEqual } from '../json-equal.js';
-import type { KindInfo } from '../kinds.js';
 import type { ObjectStore } from '../store.js';
-import { nowTimestamp } from '../store.js';
 import { cloneJson, isPlainObject, type KubeObject } from '../types.js';
+import { deploymentStatus, type ProgressClocks } from './deployment-status.js';
+import type { EventRecorder } from './event-recorder.js';
 import { controllerRef, ownerRefTo, templateHash } from './owners.js';
-import { nsKey, splitNsKey, type Controller } from './runner.js';
+import { prune } from './pod-template.js';
+import { nsKey, splitNsKey, type Controller, type ControllerRunner } from './runner.js';
 
 const REVISION = 'deployment.kubernetes.io/revision';
 const HASH_LABEL = 'pod-template-hash';
 
 function revisionOf(rs: KubeObject): number {
   return Number(rs.metadata.annotations?.[REVISION] ?? 0) || 0;
-}
-
-/** Drops nulls, empty maps and empty lists: how Go clients serialise defaults must not look like a new template. */
-function prune(value: unknown): unknown {
-  if (Array.isArray(value)) {
-    const items = value.map(prune).filter((v) => v !== undefined);
-    return items.length > 0 ? items : undefined;
-  }
-  if (isPlainObject(value)) {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) {
-      const p = prune(v);
-      if (p !== undefined) out[k] = p;
-    }
-    return Object.keys(out).length > 0 ? out : undefined;
-  }
-  return value === null ? undefined : value;
 }
 
 /** The template as compared and hashed: without the pod-template-hash label and without empty values. */
@@ -50,10 +36,14 @@ function num(value: unknown): number {
   return typeof value === 'number' ? value : 0;
 }
 
-/** Creates the controller. */
-export function createDeploymentController(store: ObjectStore): Controller {
+/**
+ * Creates the controller; `getRunner` schedules progress-deadline checks, `events` records ScalingReplicaSet. The
+ * progress clocks live in this controller: one sandbox, one instance.
+ */
+export function createDeploymentController(store: ObjectStore, getRunner: () => ControllerRunner, events: EventRecorder): Controller {
   const deployments = store.registry.byKindKey('apps/Deployment')!;
   const replicaSets = store.registry.byKindKey('apps/ReplicaSet')!;
+  const clocks: ProgressClocks = new Map();
 
   function ownedReplicaSets(d: KubeObject): KubeObject[] {
     return store
@@ -96,19 +86,20 @@ export function createDeploymentController(store: ObjectStore): Controller {
     let owned = ownedReplicaSets(d);
     const maxRevision = owned.reduce((m, rs) => Math.max(m, revisionOf(rs)), 0);
     let current = owned.find((rs) => jsonEqual(withoutHash((rs.spec as Record<string, unknown>)?.template), withoutHash(template)));
-    if (spec.paused === true) return;
-    if (!current) {
+    const paused = spec.paused === true;
+    if (!current && !paused) {
       current = createReplicaSet(d, template, maxRevision + 1);
       owned = [...owned, current];
-    } else if (revisionOf(current) !== maxRevision || owned.filter((rs) => revisionOf(rs) === maxRevision).length > 1) {
+    } else if (current && !paused && (revisionOf(current) !== maxRevision || owned.filter((rs) => revisionOf(rs) === maxRevision).length > 1)) {
       current = store.update(replicaSets, {
         ...current,
         metadata: { ...current.metadata, annotations: { ...current.metadata.annotations, [REVISION]: String(maxRevision + 1) } },
       });
     }
-    for (const rs of owned) {
+    // paused: only the current template's ReplicaSet is scaled (kubectl scale still works); nothing new is rolled
+    for (const rs of paused ? (current ? [current] : []) : owned) {
       const rsSpec = rs.spec as Record<string, unknown>;
-      const want = rs.metadata.uid === current.metadata.uid ? desired : 0;
+      const want = rs.metadata.uid === current?.metadata.uid ? desired : 0;
       if (rsSpec.replicas !== want) {
         const fresh = store.peek(replicaSets, rs.metadata.namespace, rs.metadata.name!)!;
         store.update(replicaSets, {
@@ -116,63 +107,38 @@ export function createDeploymentController(store: ObjectStore): Controller {
           metadata: { ...fresh.metadata, annotations: { ...fresh.metadata.annotations, 'deployment.kubernetes.io/desired-replicas': String(desired) } },
           spec: { ...(fresh.spec as object), replicas: want },
         });
+        const direction = want > num(rsSpec.replicas) ? 'up' : 'down';
+        events.record(d, 'Normal', 'ScalingReplicaSet', `Scaled ${direction} replica set ${rs.metadata.name} to ${want}`, 'deployment-controller');
       }
     }
-    const revision = revisionOf(store.peek(replicaSets, current.metadata.namespace, current.metadata.name!) ?? current);
-    if (d.metadata.annotations?.[REVISION] !== String(revision)) {
-      store.update(deployments, { ...d, metadata: { ...d.metadata, annotations: { ...d.metadata.annotations, [REVISION]: String(revision) } } });
+    if (current) {
+      const revision = revisionOf(store.peek(replicaSets, current.metadata.namespace, current.metadata.name!) ?? current);
+      if (d.metadata.annotations?.[REVISION] !== String(revision)) {
+        store.update(deployments, { ...d, metadata: { ...d.metadata, annotations: { ...d.metadata.annotations, [REVISION]: String(revision) } } });
+      }
     }
-    writeStatus(namespace, name, current.metadata.uid!, desired);
+    writeStatus(key, current?.metadata.uid, desired);
   }
 
-  function writeStatus(namespace: string | undefined, name: string, currentUid: string, desired: number): void {
+  function writeStatus(key: string, currentUid: string | undefined, desired: number): void {
+    const { namespace, name } = splitNsKey(key);
     const d = store.peek(deployments, namespace, name);
     if (!d) return;
     const owned = ownedReplicaSets(d);
-    let replicas = 0;
-    let ready = 0;
-    let available = 0;
-    let updated = 0;
-    for (const rs of owned) {
-      const st = isPlainObject(rs.status) ? rs.status : {};
-      replicas += num(st.replicas);
-      ready += num(st.readyReplicas);
-      available += num(st.availableReplicas);
-      if (rs.metadata.uid === currentUid) updated = num(st.replicas);
-    }
-    const complete = updated === desired && replicas === desired && available === desired;
+    const current = owned.find((rs) => rs.metadata.uid === currentUid);
+    const { status, recheckInMs } = deploymentStatus({ deployment: d, replicaSets: owned, current, desired, clocks, nowMs: Date.now() });
+    if (recheckInMs !== undefined) getRunner().enqueue('deployment', key, Math.max(1, recheckInMs + 1));
     const old = isPlainObject(d.status) ? d.status : {};
-    const oldConditions = Array.isArray(old.conditions) ? old.conditions.filter(isPlainObject) : [];
-    const condition = (type: string, ok: boolean, reason: string, message: string) => {
-      const prev = oldConditions.find((c) => c.type === type);
-      const status = ok ? 'True' : 'False';
-      const same = prev && prev.status === status && prev.reason === reason;
-      const now = nowTimestamp();
-      return {
-        type,
-        status,
-        reason,
-        message,
-        lastUpdateTime: same ? prev.lastUpdateTime : now,
-        lastTransitionTime: prev && prev.status === status ? prev.lastTransitionTime : now,
-      };
-    };
-    const status: Record<string, unknown> = {
-      observedGeneration: d.metadata.generation,
-      replicas,
-      updatedReplicas: updated,
-      readyReplicas: ready,
-      availableReplicas: available,
-      conditions: [
-        condition('Available', available >= desired, available >= desired ? 'MinimumReplicasAvailable' : 'MinimumReplicasUnavailable',
-          available >= desired ? 'Deployment has minimum availability.' : 'Deployment does not have minimum availability.'),
-        condition('Progressing', true, complete ? 'NewReplicaSetAvailable' : 'ReplicaSetUpdated',
-          complete ? `ReplicaSet has successfully progressed.` : `ReplicaSet is progressing.`),
-      ],
-    };
-    if (replicas - available > 0) status.unavailableReplicas = replicas - available;
-    for (const k of ['readyReplicas', 'availableReplicas', 'updatedReplicas', 'replicas'] as const) if (status[k] === 0 && k !== 'replicas') delete status[k];
-    const comparable = (s: Record<string, unknown>) => ({ ...s, conditions: (s.conditions as Record<string, unknown>[] | undefined)?.map((c) => ({ type: c.type, status: c.status, reason: c.reason })) });
+    const comparable = (s: Record<string, unknown>) => ({
+      ...s,
+      conditions: (s.conditions as Record<string, unknown>[] | undefined)?.map((c) => ({
+        type: c.type,
+        status: c.status,
+        reason: c.reason,
+        message: c.message,
+        ...(c.reason === 'ReplicaSetUpdated' ? { lastUpdateTime: c.lastUpdateTime } : {}),
+      })),
+    });
     if (jsonEqual(comparable(old), comparable(status))) return;
     store.update(deployments, { ...d, status }, { subresource: 'status' });
   }
@@ -181,7 +147,8 @@ export function createDeploymentController(store: ObjectStore): Controller {
     name: 'deployment',
     *keysFor(event) {
       if (event.kindKey === 'apps/Deployment') {
-        yield nsKey(event.object.metadata.namespace, event.object.metadata.name!);
+        if (event.type === 'DELETED') clocks.delete(event.object.metadata.uid!);
+        else yield nsKey(event.object.metadata.namespace, event.object.metadata.name!);
       } else if (event.kindKey === 'apps/ReplicaSet') {
         const ref = controllerRef(event.object);
         if (ref?.kind === 'Deployment') yield nsKey(event.object.metadata.namespace, ref.name);
@@ -190,6 +157,3 @@ export function createDeploymentController(store: ObjectStore): Controller {
     reconcile,
   };
 }
-
-/** The ReplicaSet kind, for callers that need it. */
-export type { KindInfo };

@@ -1,11 +1,15 @@
 /**
  * The ReplicaSet controller: keeps spec.replicas pods (named `<replicaset>-<suffix>`, owned by the ReplicaSet) and a
- * status counting them, their readiness and availability.
+ * status counting them, their readiness and availability. Failed pods are kept and counted (not ready), not
+ * replaced: a pod told to fail (pod-controls.ts) must not make the sandbox churn pods. Records SuccessfulCreate /
+ * SuccessfulDelete Events.
  */
 import type { ObjectStore } from '../store.js';
 import { randomSuffix } from '../store.js';
-import { cloneJson, isPlainObject, type KubeObject } from '../types.js';
-import { controllerRef, ownerRefTo } from './owners.js';
+import { isPlainObject, type KubeObject } from '../types.js';
+import type { EventRecorder } from './event-recorder.js';
+import { controllerRef } from './owners.js';
+import { podFromTemplate } from './pod-template.js';
 import { nsKey, splitNsKey, type Controller } from './runner.js';
 
 /** True when a pod reports condition Ready=True. */
@@ -15,8 +19,8 @@ export function podReady(pod: KubeObject): boolean {
   return conditions.some((c) => c.type === 'Ready' && c.status === 'True');
 }
 
-/** Creates the controller. */
-export function createReplicaSetController(store: ObjectStore): Controller {
+/** Creates the controller; `events` records pod creations and deletions. */
+export function createReplicaSetController(store: ObjectStore, events: EventRecorder): Controller {
   const replicaSets = store.registry.byKindKey('apps/ReplicaSet')!;
   const pods = store.registry.byKindKey('/Pod')!;
 
@@ -28,23 +32,10 @@ export function createReplicaSetController(store: ObjectStore): Controller {
     const desired = typeof spec.replicas === 'number' ? spec.replicas : 1;
     const owned = store.scan(pods, { namespace }).items.filter((p) => controllerRef(p)?.uid === rs.metadata.uid && !p.metadata.deletionTimestamp);
     const template = isPlainObject(spec.template) ? spec.template : {};
-    const tmeta = isPlainObject(template.metadata) ? template.metadata : {};
     for (let i = owned.length; i < desired; i++) {
-      owned.push(
-        store.create(pods, {
-          apiVersion: 'v1',
-          kind: 'Pod',
-          metadata: {
-            name: `${name}-${randomSuffix()}`,
-            namespace,
-            labels: cloneJson(tmeta.labels ?? {}),
-            ...(isPlainObject(tmeta.annotations) ? { annotations: cloneJson(tmeta.annotations) } : {}),
-            ownerReferences: [ownerRefTo(rs)],
-          },
-          spec: cloneJson(template.spec ?? {}),
-          status: { phase: 'Pending', qosClass: 'BestEffort' },
-        }),
-      );
+      const pod = store.create(pods, podFromTemplate(rs, template, `${name}-${randomSuffix()}`));
+      owned.push(pod);
+      events.record(rs, 'Normal', 'SuccessfulCreate', `Created pod: ${pod.metadata.name}`, 'replicaset-controller');
     }
     if (owned.length > desired) {
       const victims = [...owned]
@@ -53,6 +44,7 @@ export function createReplicaSetController(store: ObjectStore): Controller {
       for (const pod of victims) {
         try {
           store.delete(pods, namespace, pod.metadata.name!);
+          events.record(rs, 'Normal', 'SuccessfulDelete', `Deleted pod: ${pod.metadata.name}`, 'replicaset-controller');
         } catch {
           // already gone
         }

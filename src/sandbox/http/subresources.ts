@@ -128,8 +128,9 @@ async function handleLog(store: ObjectStore, req: IncomingMessage, res: ServerRe
   const render = (l: { time: string; text: string }) => (timestamps ? `${l.time} ${l.text}\n` : `${l.text}\n`);
   res.writeHead(200, { 'Content-Type': 'text/plain', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
   for (const line of lines) res.write(render(line));
-  if (query.get('follow') !== 'true') {
-    res.end();
+  const phase = isPlainObject(pod.status) ? pod.status.phase : undefined;
+  if (query.get('follow') !== 'true' || phase === 'Succeeded' || phase === 'Failed') {
+    res.end(); // a finished pod's log ends even when followed
     return;
   }
   // follow: a heartbeat line per second until the pod is gone or the client leaves

@@ -53,6 +53,18 @@ function selectorText(o: KubeObject): string {
   return Object.entries(labels).filter(([, v]) => typeof v === 'string').map(([k, v]) => `${k}=${String(v)}`).join(',') || '<none>';
 }
 
+/** Like kubectl's STATUS: a finished container's reason (Completed, Error) rather than the phase. */
+function podStatusText(o: KubeObject): string {
+  if (o.metadata.deletionTimestamp) return 'Terminating';
+  const terminated = arr(rec(o.status).containerStatuses).map((c) => rec(rec(c.state).terminated)).find((t) => typeof t.reason === 'string');
+  return String(terminated?.reason ?? rec(o.status).phase ?? 'Pending');
+}
+
+function jobStatusText(o: KubeObject): string {
+  const done = arr(rec(o.status).conditions).find((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
+  return done ? (done.type === 'Complete' ? 'Complete' : 'Failed') : rec(o.spec).suspend === true ? 'Suspended' : 'Running';
+}
+
 const COLUMNS: Record<string, Column[]> = {
   '/Pod': [
     NAME,
@@ -64,7 +76,7 @@ const COLUMNS: Record<string, Column[]> = {
         return `${statuses.filter((c) => c.ready === true).length}/${arr(rec(o.spec).containers).length}`;
       },
     },
-    { name: 'Status', type: 'string', cell: (o) => (o.metadata.deletionTimestamp ? 'Terminating' : String(rec(o.status).phase ?? 'Pending')) },
+    { name: 'Status', type: 'string', cell: podStatusText },
     { name: 'Restarts', type: 'integer', cell: (o) => arr(rec(o.status).containerStatuses).reduce((n, c) => n + num(c.restartCount), 0) },
     AGE,
     { name: 'IP', type: 'string', priority: 1, cell: (o) => rec(o.status).podIP ?? '<none>' },
@@ -102,6 +114,29 @@ const COLUMNS: Record<string, Column[]> = {
     { name: 'Port(s)', type: 'string', cell: (o) => arr(rec(o.spec).ports).map((p) => `${String(p.port)}/${String(p.protocol ?? 'TCP')}`).join(',') || '<none>' },
     AGE,
     { name: 'Selector', type: 'string', priority: 1, cell: selectorText },
+  ],
+  'apps/StatefulSet': [NAME, { name: 'Ready', type: 'string', cell: (o) => `${num(rec(o.status).readyReplicas)}/${num(rec(o.spec).replicas ?? 1)}` }, AGE],
+  'apps/DaemonSet': [
+    NAME,
+    { name: 'Desired', type: 'integer', cell: (o) => num(rec(o.status).desiredNumberScheduled) },
+    { name: 'Current', type: 'integer', cell: (o) => num(rec(o.status).currentNumberScheduled) },
+    { name: 'Ready', type: 'integer', cell: (o) => num(rec(o.status).numberReady) },
+    { name: 'Up-to-date', type: 'integer', cell: (o) => num(rec(o.status).updatedNumberScheduled) },
+    { name: 'Available', type: 'integer', cell: (o) => num(rec(o.status).numberAvailable) },
+    AGE,
+  ],
+  'batch/Job': [
+    NAME,
+    { name: 'Status', type: 'string', cell: jobStatusText },
+    { name: 'Completions', type: 'string', cell: (o) => `${num(rec(o.status).succeeded)}/${num(rec(o.spec).completions ?? 1)}` },
+    AGE,
+  ],
+  '/Event': [
+    { name: 'Last Seen', type: 'string', cell: (o) => humanAge(typeof o.lastTimestamp === 'string' ? o.lastTimestamp : o.metadata.creationTimestamp) },
+    { name: 'Type', type: 'string', cell: (o) => o.type ?? 'Normal' },
+    { name: 'Reason', type: 'string', cell: (o) => o.reason ?? '' },
+    { name: 'Object', type: 'string', cell: (o) => `${String(rec(o.involvedObject).kind ?? '').toLowerCase()}/${String(rec(o.involvedObject).name ?? '')}` },
+    { name: 'Message', type: 'string', cell: (o) => o.message ?? '' },
   ],
   '/Namespace': [NAME, { name: 'Status', type: 'string', cell: (o) => (o.metadata.deletionTimestamp ? 'Terminating' : String(rec(o.status).phase ?? 'Active')) }, AGE],
   '/ConfigMap': [NAME, { name: 'Data', type: 'integer', cell: (o) => Object.keys(rec(o.data)).length + Object.keys(rec(o.binaryData)).length }, AGE],

@@ -1,0 +1,104 @@
+/**
+ * The DaemonSet controller on the sandbox's single node: one pod, the status fields Clouddriver reads, and template
+ * changes under RollingUpdate (pod replaced) and OnDelete (pod kept). Waits only bound a hang.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startSandbox, type KubeObject, type Sandbox } from '../../src/sandbox/index.js';
+import { call, eventually } from './api-client.js';
+
+const NS = 'ds';
+let sb: Sandbox;
+
+before(async () => {
+  sb = await startSandbox();
+  sb.store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+});
+
+after(async () => {
+  await sb?.close();
+});
+
+interface DsStatus {
+  observedGeneration?: number;
+  desiredNumberScheduled?: number;
+  currentNumberScheduled?: number;
+  updatedNumberScheduled?: number;
+  numberAvailable?: number;
+  numberReady?: number;
+}
+
+function ds(name: string, updateStrategy?: Record<string, unknown>): KubeObject {
+  return sb.store.create({
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    metadata: { name, namespace: NS },
+    spec: {
+      selector: { matchLabels: { app: name } },
+      ...(updateStrategy ? { updateStrategy } : {}),
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'agent:1' }] } },
+    },
+  });
+}
+
+const get = (name: string) => sb.store.get('apps/v1', 'DaemonSet', NS, name)!;
+const dsStatus = (name: string) => (get(name).status ?? {}) as DsStatus;
+const podsOf = (name: string) => sb.store.list('v1', 'Pod', NS).filter((p) => p.metadata.labels?.app === name);
+const image = (p: KubeObject) => (p.spec as { containers: { image: string }[] }).containers[0]!.image;
+
+async function settled(name: string): Promise<DsStatus> {
+  return eventually(() => {
+    const st = dsStatus(name);
+    const ok = st.observedGeneration === get(name).metadata.generation && st.numberReady === 1 && st.updatedNumberScheduled === 1 && podsOf(name).length === 1;
+    return ok ? st : undefined;
+  }, 20000, `${name} settled`);
+}
+
+async function patchImage(name: string, img: string): Promise<void> {
+  const body = { spec: { template: { spec: { containers: [{ name: 'c', image: img }] } } } };
+  const res = await call(sb, 'PATCH', `/apis/apps/v1/namespaces/${NS}/daemonsets/${name}`, { body, contentType: 'application/strategic-merge-patch+json' });
+  assert.equal(res.status, 200, res.text);
+}
+
+describe('daemonset controller', () => {
+  test('one pod on sandbox-node and a complete status', async () => {
+    ds('agent');
+    const st = await settled('agent');
+    assert.deepEqual(
+      [st.desiredNumberScheduled, st.currentNumberScheduled, st.updatedNumberScheduled, st.numberAvailable, st.numberReady],
+      [1, 1, 1, 1, 1],
+    );
+    const pod = podsOf('agent')[0]!;
+    assert.equal((pod.spec as { nodeName?: string }).nodeName, 'sandbox-node');
+    assert.equal(pod.metadata.ownerReferences?.[0]?.kind, 'DaemonSet');
+    assert.ok(pod.metadata.labels?.['controller-revision-hash']);
+  });
+
+  test('RollingUpdate: a template change replaces the pod', async () => {
+    ds('rolling');
+    await settled('rolling');
+    const oldPod = podsOf('rolling')[0]!;
+    await patchImage('rolling', 'agent:2');
+    await eventually(() => {
+      const pods = podsOf('rolling');
+      return pods.length === 1 && pods[0]!.metadata.uid !== oldPod.metadata.uid && image(pods[0]!) === 'agent:2';
+    }, 20000, 'pod replaced');
+    await settled('rolling');
+  });
+
+  test('OnDelete: a template change keeps the old pod, counted as not updated', async () => {
+    ds('manual', { type: 'OnDelete' });
+    await settled('manual');
+    const oldPod = podsOf('manual')[0]!;
+    await patchImage('manual', 'agent:2');
+    const st = await eventually(() => {
+      const s = dsStatus('manual');
+      return s.observedGeneration === get('manual').metadata.generation ? s : undefined;
+    }, 20000, 'new generation observed');
+    assert.equal(st.updatedNumberScheduled ?? 0, 0);
+    assert.equal(st.numberReady, 1);
+    assert.equal(podsOf('manual')[0]!.metadata.uid, oldPod.metadata.uid);
+    sb.store.remove('v1', 'Pod', NS, oldPod.metadata.name!);
+    await eventually(() => podsOf('manual').some((p) => image(p) === 'agent:2'), 20000, 'recreated from the new template');
+  });
+});

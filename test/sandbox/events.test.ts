@@ -1,0 +1,70 @@
+/**
+ * Events recorded by the controllers: shape (involvedObject, source, counts, timestamps), the per-namespace cap,
+ * deletion with their namespace, and `events: false`. Waits only bound a hang.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { call, eventually } from './api-client.js';
+
+const rs = (name: string, ns: string, replicas: number) => ({
+  apiVersion: 'apps/v1',
+  kind: 'ReplicaSet',
+  metadata: { name, namespace: ns },
+  spec: { replicas, selector: { matchLabels: { rs: name } }, template: { metadata: { labels: { rs: name } }, spec: { containers: [{ name: 'c', image: 'i' }] } } },
+});
+
+async function withSandbox(options: Parameters<typeof startSandbox>[0], fn: (sb: Sandbox) => Promise<void>): Promise<void> {
+  const sb = await startSandbox(options);
+  try {
+    await fn(sb);
+  } finally {
+    await sb.close();
+  }
+}
+
+describe('events', () => {
+  test('ReplicaSet and kubelet events: shape, listable through the API', () =>
+    withSandbox({}, async (sb) => {
+      sb.store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ev' } });
+      const owner = sb.store.create(rs('web', 'ev', 2));
+      const created = await eventually(() => {
+        const list = sb.store.list('v1', 'Event', 'ev').filter((e) => e.reason === 'SuccessfulCreate');
+        return list.length === 2 ? list : undefined;
+      }, 20000, 'two SuccessfulCreate');
+      const pods = sb.store.list('v1', 'Pod', 'ev').map((p) => p.metadata.name);
+      const ev = created[0]!;
+      assert.deepEqual(
+        { ...(ev.involvedObject as Record<string, unknown>), resourceVersion: undefined },
+        { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', namespace: 'ev', uid: owner.metadata.uid, resourceVersion: undefined },
+      );
+      assert.equal(ev.type, 'Normal');
+      assert.equal((ev.source as { component: string }).component, 'replicaset-controller');
+      assert.ok(pods.includes(String(ev.message).replace('Created pod: ', '')));
+      assert.equal(ev.count, 1);
+      assert.ok(ev.firstTimestamp && ev.lastTimestamp);
+      await eventually(() => sb.store.list('v1', 'Event', 'ev').filter((e) => e.reason === 'Started').length === 2, 20000, 'kubelet Started');
+      const res = await call(sb, 'GET', `/api/v1/namespaces/ev/events?fieldSelector=involvedObject.name%3Dweb`);
+      assert.equal(res.status, 200);
+      assert.equal(res.json.items.length, 2);
+    }));
+
+  test('capped per namespace (oldest deleted) and deleted with the namespace', () =>
+    withSandbox({ maxEventsPerNamespace: 5 }, async (sb) => {
+      sb.store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'cap' } });
+      sb.store.create(rs('many', 'cap', 8));
+      await eventually(() => sb.store.list('v1', 'Pod', 'cap').filter((p) => (p.status as { phase?: string }).phase === 'Running').length === 8, 20000, 'pods running');
+      await eventually(() => sb.store.list('v1', 'Event', 'cap').length === 5, 20000, 'capped at 5');
+      const del = await call(sb, 'DELETE', '/api/v1/namespaces/cap');
+      assert.equal(del.status, 200);
+      await eventually(() => sb.store.list('v1', 'Event').every((e) => e.metadata.namespace !== 'cap'), 20000, 'events gone');
+    }));
+
+  test('events: false records nothing', () =>
+    withSandbox({ events: false }, async (sb) => {
+      sb.store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'quiet' } });
+      sb.store.create(rs('q', 'quiet', 1));
+      await eventually(() => sb.store.list('v1', 'Pod', 'quiet').some((p) => (p.status as { phase?: string }).phase === 'Running'), 20000, 'pod running');
+      assert.equal(sb.store.list('v1', 'Event', 'quiet').length, 0);
+    }));
+});
