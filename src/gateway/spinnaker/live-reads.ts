@@ -20,6 +20,7 @@ const READ_TIMEOUT_MS = 20_000;
 export interface LiveReads {
   get(account: string, kind: string, namespace: string, name: string): Promise<KubernetesObject | undefined>;
   list(account: string, kind: string, namespace: string, selectors?: { labelSelector?: string; fieldSelector?: string }): Promise<KubernetesObject[]>;
+  /** Throws an AgentCallError when the cluster refuses (no such pod or container). */
   logs(account: string, namespace: string, pod: string, container?: string): Promise<string>;
 }
 
@@ -30,14 +31,23 @@ export function readsOf(operations: Pick<OperationManager, 'submit'>, requestedB
 
 /** Creates reads whose operations go through `calls()` (called once per read). */
 export function createLiveReads(calls: () => AgentCalls): LiveReads {
+  /** Runs a read: a Kubernetes 4xx stays an AgentCallError (the caller decides), anything else unreachable is a 503. */
   const call = async (account: string, spec: CallSpec) => {
     try {
       return await calls().run(account, spec, READ_TIMEOUT_MS);
     } catch (err) {
-      if (err instanceof AgentCallError && err.statusCode === 404) throw err;
+      if (err instanceof AgentCallError && err.statusCode >= 400 && err.statusCode < 500) throw err;
       if (err instanceof AgentCallError) throw new HttpError(503, 'Service Unavailable', `could not read from account ${account}: ${err.message}`);
       throw err;
     }
+  };
+  /** A refusal of the cluster other than 404 (RBAC, a bad selector) as the route's error. */
+  const refused = (err: unknown): never => {
+    if (err instanceof AgentCallError) {
+      const status = err.statusCode === 401 || err.statusCode === 403 ? 403 : err.statusCode === 409 ? 409 : 400;
+      throw new HttpError(status, status === 403 ? 'Forbidden' : status === 409 ? 'Conflict' : 'Bad Request', `the cluster refused the read: ${err.message}`);
+    }
+    throw err;
   };
   return {
     async get(account, kind, namespace, name) {
@@ -46,7 +56,7 @@ export function createLiveReads(calls: () => AgentCalls): LiveReads {
         return objects[0] ? asKubernetesObject(objects[0]) : undefined;
       } catch (err) {
         if (err instanceof AgentCallError && err.statusCode === 404) return undefined;
-        throw err;
+        return refused(err);
       }
     },
     async list(account, kind, namespace, selectors = {}) {
@@ -55,7 +65,7 @@ export function createLiveReads(calls: () => AgentCalls): LiveReads {
         return objects.map(asKubernetesObject);
       } catch (err) {
         if (err instanceof AgentCallError && err.statusCode === 404) return [];
-        throw err;
+        return refused(err);
       }
     },
     async logs(account, namespace, pod, container) {
