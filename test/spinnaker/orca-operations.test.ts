@@ -73,6 +73,16 @@ for (const driver of testDrivers()) {
       assert.equal(dep.metadata.labels.tier, 'front');
       assert.equal(dep.spec.replicas, 4);
       assert.equal(dep.spec.template.spec.containers[0].image, 'nginx:1.27');
+      // A strategic patch binds the stage's artifacts: the image named in the body becomes the artifact's reference.
+      const image = { type: 'docker/image', name: 'nginx', reference: 'nginx:1.99' };
+      outcome = await orca.run(
+        'patchManifest',
+        { ...base, patchBody: { spec: { template: { spec: { containers: [{ name: 'main', image: 'nginx' }] } } } }, options: { mergeStrategy: 'strategic' }, requiredArtifacts: [image], allArtifacts: [image] },
+        true,
+      );
+      assert.equal(outcome.status, 'SUCCEEDED', JSON.stringify(outcome.task));
+      assert.equal(live('orca-patch')!.spec.template.spec.containers[0].image, 'nginx:1.99');
+      assert.deepEqual(outcome.outputs.boundArtifacts, [image]);
     });
 
     test('undo rollout by numRevisionsBack and by revision; too far back fails the task with a clear message', async () => {

@@ -23,6 +23,7 @@ import { prepareTraffic } from './ops/traffic-manifest.js';
 import { prepareDeploy } from './ops/deploy-manifest.js';
 import { prepareCleanup } from './ops/cleanup-artifacts.js';
 import { prepareRunJob } from './ops/run-job.js';
+import { bindPatchArtifacts } from './ops/patch-binding.js';
 import type { Description } from './ops/description-fields.js';
 import { createTaskRunner } from './task-runner.js';
 import { createTaskStore } from './task-store.js';
@@ -72,7 +73,7 @@ export function createClouddriverApi(deps: ClouddriverApiDeps): ClouddriverApi {
         enableManifest: (d: Description) => prepareTraffic('enableManifest', d),
         disableManifest: (d: Description) => prepareTraffic('disableManifest', d),
       };
-      addOpsRoutes(app, { tasks, accounts, prepare: { extra }, maxBodyBytes: deps.maxBodyBytes });
+      addOpsRoutes(app, { tasks, accounts, prepare: { extra, bindPatch: bindPatchArtifacts }, maxBodyBytes: deps.maxBodyBytes });
       addTaskRoutes(app, tasks);
       addCredentialsRoutes(app, accounts, cache);
       addJobRoutes(app, { accounts, reads, operations: deps.operations });
