@@ -97,6 +97,8 @@ export interface ReplicaSetOptions {
   logLevel: string;
   /** Temp dir name prefix. */
   prefix: string;
+  /** Extra `outpost sandbox` arguments (`--tls`, so kubectl sends its token). */
+  sandboxArgs?: string[];
 }
 
 /** A running set of replicas with a sandbox. Always `close()` it. */
@@ -240,7 +242,7 @@ export async function startReplicaSet(options: ReplicaSetOptions): Promise<Repli
       replicas.set(name, { name, httpPort, grpcPort, httpUrl: `http://127.0.0.1:${httpPort}`, logFile: join(dir, `${name}.log`), configFile });
     }
     const sandboxPort = await freePort();
-    sandbox = await startOutpost(['sandbox', '--port', String(sandboxPort), '--kubeconfig', kubeconfig, '--seed', 'demo'], /127\.0\.0\.1:\d+/);
+    sandbox = await startOutpost(['sandbox', '--port', String(sandboxPort), '--kubeconfig', kubeconfig, '--seed', 'demo', ...(options.sandboxArgs ?? [])], /127\.0\.0\.1:\d+/);
     await Promise.all(options.gateways.map((name) => set.startGateway(name)));
   } catch (err) {
     await set.close(true);

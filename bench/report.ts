@@ -12,6 +12,7 @@ import { churnRows, type ChurnParams, type ChurnResult } from './scenarios/churn
 import { connectionScaleRows, type ConnectionScaleParams, type ConnectionScaleResult } from './scenarios/connection-scale.js';
 import { failoverRows, type FailoverParams, type FailoverResult } from './scenarios/failover.js';
 import { forwardingRows, type ForwardingParams, type ForwardingResult } from './scenarios/forwarding.js';
+import { spinnakerDeployRows, type SpinnakerDeployParams, type SpinnakerDeployResult } from './scenarios/spinnaker-deploy.js';
 import { initialSyncRows, type InitialSyncParams, type InitialSyncResult } from './scenarios/initial-sync.js';
 import { operationsRows, type OperationsParams, type OperationsResult } from './scenarios/operations.js';
 
@@ -40,6 +41,7 @@ export interface BenchResults {
   failover?: Repeated<FailoverParams, FailoverResult>;
   connectionScale?: Repeated<ConnectionScaleParams, ConnectionScaleResult>;
   agentFootprint?: Repeated<AgentFootprintParams, AgentFootprintResult>;
+  spinnakerDeploy?: Repeated<SpinnakerDeployParams, SpinnakerDeployResult>;
 }
 
 /** Every row of the results, in scenario order. */
@@ -52,6 +54,7 @@ export function resultRows(r: BenchResults): Row[] {
     ...(r.failover?.runs[0] ? failoverRows(r.failover.runs[0]) : []),
     ...(r.connectionScale ? connectionScaleRows(r.connectionScale.runs, r.connectionScale.params.agents) : []),
     ...(r.agentFootprint ? agentFootprintRows(r.agentFootprint.runs, r.agentFootprint.params) : []),
+    ...(r.spinnakerDeploy?.runs[0] ? spinnakerDeployRows(r.spinnakerDeploy.runs[0]) : []),
   ];
 }
 
@@ -75,7 +78,7 @@ export function renderTable(r: BenchResults, before?: BenchResults): string[] {
 export function renderSetup(r: BenchResults, before?: { file: string; results: BenchResults }): string[] {
   const m = r.machine;
   const scenarioParams = Object.fromEntries(
-    (['initialSync', 'churn', 'operations', 'forwarding', 'failover', 'connectionScale', 'agentFootprint'] as const)
+    (['initialSync', 'churn', 'operations', 'forwarding', 'failover', 'connectionScale', 'agentFootprint', 'spinnakerDeploy'] as const)
       .filter((k) => r[k])
       .map((k) => [k, r[k]!.params]),
   );

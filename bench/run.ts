@@ -19,8 +19,9 @@ import { runFailover } from './scenarios/failover.js';
 import { runForwarding } from './scenarios/forwarding.js';
 import { runInitialSync } from './scenarios/initial-sync.js';
 import { runOperations } from './scenarios/operations.js';
+import { runSpinnakerDeploy } from './scenarios/spinnaker-deploy.js';
 
-const SCENARIOS = ['initial-sync', 'churn', 'operations', 'forwarding', 'failover', 'connection-scale', 'agent-footprint'] as const;
+const SCENARIOS = ['initial-sync', 'churn', 'operations', 'forwarding', 'failover', 'connection-scale', 'agent-footprint', 'spinnaker-deploy'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const USAGE = `usage: npm run bench -- [--quick] [--runs K] [--only ${SCENARIOS.join(',')}] [--objects N] [--out DIR]
@@ -86,6 +87,7 @@ const params = {
   connectionScale: quick
     ? { agents: 100, warmupAgents: 10, heartbeatSeconds: 1, settleSeconds: 1, samples: 2, idleSeconds: 1, connectConcurrency: 50 }
     : { agents: 10_000, warmupAgents: 100, heartbeatSeconds: 10, settleSeconds: 21, samples: 9, idleSeconds: 20, connectConcurrency: 100 },
+  spinnakerDeploy: { rounds: quick ? 2 : 20, warmup: quick ? 1 : 3, replicas: 3 },
   agentFootprint: quick
     ? { accounts: 3, objects: 2000, settleSeconds: 0.3, samples: 2 }
     : { accounts: 100, objects: 100_000, settleSeconds: 3, samples: 9 },
@@ -138,6 +140,7 @@ if (wants('operations')) results.operations = await repeat('operations', runs, p
 if (wants('forwarding')) results.forwarding = await repeat('forwarding', 1, params.forwarding, runForwarding);
 if (wants('failover')) results.failover = await repeat('failover', 1, params.failover, runFailover);
 if (wants('connection-scale')) results.connectionScale = await repeat('connection-scale', runs, params.connectionScale, runConnectionScale);
+if (wants('spinnaker-deploy')) results.spinnakerDeploy = await repeat('spinnaker-deploy', 1, params.spinnakerDeploy, runSpinnakerDeploy);
 if (wants('agent-footprint')) results.agentFootprint = await repeat('agent-footprint', runs, params.agentFootprint, runAgentFootprint);
 results.finished = new Date().toISOString();
 results.loadAverageAtEnd = describeMachine().loadAverage;
