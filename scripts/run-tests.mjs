@@ -28,6 +28,10 @@ const EXPECTED_SECONDS = {
   'test/agent/token-expiry.test.ts': 11,
   'test/agent/stream-max-age.test.ts': 11,
   'test/gateway/replicas-database.test.ts': 10,
+  'test/spinnaker/orca-operations.test.ts': 16,
+  'test/spinnaker/orca-jobs.test.ts': 13,
+  'test/spinnaker/orca-deploy.test.ts': 12,
+  'test/spinnaker/pipeline-doc.test.ts': 10,
 };
 const DEFAULT_SECONDS = 4;
 
