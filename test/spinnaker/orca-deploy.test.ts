@@ -189,6 +189,69 @@ for (const driver of testDrivers()) {
       assert.equal(after.body.manifest.status.readyReplicas, 4);
     });
 
+    test('deploy strategies from annotations: replace drops fields the manifest leaves out, server-side apply, recreate gives a new object', async () => {
+      const cm = (name: string, annotations: Record<string, string>, data: Obj) => ({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name, namespace: 'demo', annotations: { 'strategy.spinnaker.io/versioned': 'false', ...annotations } },
+        data,
+      });
+      await deployAndWait([cm('orca-replace', { 'strategy.spinnaker.io/replace': 'true' }, { a: '1', b: '2' })]);
+      // Someone adds a key out of band; a replace puts back exactly the manifest.
+      const current = get('v1', 'ConfigMap', 'orca-replace')!;
+      system.sandbox.store.update({ ...current, data: { ...current.data, extra: 'x' } });
+      await deployAndWait([cm('orca-replace', { 'strategy.spinnaker.io/replace': 'true' }, { a: '1' })]);
+      assert.deepEqual(get('v1', 'ConfigMap', 'orca-replace')!.data, { a: '1' });
+
+      await deployAndWait([cm('orca-ssa', { 'strategy.spinnaker.io/server-side-apply': 'true' }, { a: '1' })]);
+      const ssa = get('v1', 'ConfigMap', 'orca-ssa')!;
+      assert.ok((ssa.metadata.managedFields ?? []).some((f: Obj) => f.operation === 'Apply'), JSON.stringify(ssa.metadata.managedFields));
+
+      await deployAndWait([cm('orca-recreate', { 'strategy.spinnaker.io/recreate': 'true' }, { a: '1' })]);
+      const uid = get('v1', 'ConfigMap', 'orca-recreate')!.metadata.uid;
+      await deployAndWait([cm('orca-recreate', { 'strategy.spinnaker.io/recreate': 'true' }, { a: '1' })]);
+      assert.notEqual(get('v1', 'ConfigMap', 'orca-recreate')!.metadata.uid, uid, 'deleted and created again');
+    });
+
+    test('the manifest read includes the events about the object unless includeEvents=false', async () => {
+      const withEvents = await orca.manifest('sandbox', 'demo', 'deployment orca-web', true);
+      assert.equal(withEvents.status, 200);
+      const events = withEvents.body.events as Obj[];
+      assert.ok(events.length > 0, 'the sandbox controllers wrote events about the Deployment');
+      assert.ok(events.every((e) => e.kind === 'Event' && e.involvedObject.name === 'orca-web' && e.involvedObject.kind === 'Deployment'));
+      assert.ok(events.some((e) => e.reason === 'ScalingReplicaSet'));
+      const defaulted = await orca.get('/manifests/sandbox/demo/deployment%20orca-web');
+      assert.ok((defaulted.body.events as Obj[]).length > 0, 'includeEvents defaults to true');
+      assert.deepEqual((await orca.manifest('sandbox', 'demo', 'deployment orca-web', false)).body.events, []);
+    });
+
+    test('credentials: the summary, the expanded list and one account; unknown is 404; X-SPINNAKER-ACCOUNTS hides the others', async () => {
+      const list = await orca.get('/credentials');
+      assert.equal(list.status, 200);
+      const entry = (list.body as unknown as Obj[]).find((a) => a.name === 'sandbox')!;
+      assert.deepEqual(entry, {
+        name: 'sandbox',
+        environment: 'sandbox',
+        accountType: 'sandbox',
+        cloudProvider: 'kubernetes',
+        type: 'kubernetes',
+        requiredGroupMembership: [],
+        permissions: {},
+        accountId: null,
+        challengeDestructiveActions: false,
+        primaryAccount: false,
+      });
+      const one = await orca.get('/credentials/sandbox');
+      assert.equal(one.status, 200);
+      assert.ok(one.body.namespaces.includes('demo'));
+      assert.equal(one.body.spinnakerKindMap.replicaSet, 'serverGroups');
+      assert.equal((await orca.get('/credentials/nope')).status, 404);
+      const hidden = createOrcaClient(system.gateway.httpUrl, { 'X-SPINNAKER-ACCOUNTS': 'other-account' });
+      assert.deepEqual((await hidden.get('/credentials')).body, []);
+      assert.equal((await hidden.get('/credentials/sandbox')).status, 404);
+      assert.equal((await hidden.manifest('sandbox', 'demo', 'deployment orca-web')).status, 403);
+    });
+
     test('a deploy without manifests is a 400; a required artifact that binds nowhere fails the task', async () => {
       const empty = await orca.post([{ deployManifest: deployStage([]) }]);
       assert.equal(empty.status, 400);

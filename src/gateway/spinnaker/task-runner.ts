@@ -51,6 +51,8 @@ export interface TaskRunnerDeps {
   logger: Logger;
   /** The calls of a task (fresh numbering per task), recording `requestedBy` on each operation. */
   callsFor(taskId: string, signal: AbortSignal, requestedBy: string): AgentCalls;
+  /** How often a running task's row is touched; default {@link TOUCH_MS}. */
+  touchMs?: number;
 }
 
 /** Runs tasks in the background; `close()` stops them (they end FAILED with a clear line when the gateway stops). */
@@ -76,7 +78,7 @@ export function createTaskRunner(deps: TaskRunnerDeps): TaskRunner {
       const objects = [...results];
       writes = writes.then(() => store.progress(taskId, snapshot, objects)).catch((err) => logger.warn({ err, taskId }, 'could not record task progress'));
     };
-    const touch = setInterval(save, TOUCH_MS);
+    const touch = setInterval(save, deps.touchMs ?? TOUCH_MS);
     touch.unref();
     const context: TaskContext = {
       taskId,
