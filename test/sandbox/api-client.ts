@@ -3,7 +3,8 @@
  * streams (so tests see exactly what a client would).
  */
 import { request } from 'node:http';
-import type { Sandbox } from '../../src/sandbox/index.js';
+import { after, before } from 'node:test';
+import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
 
 /** A decoded response. */
 export interface ApiResponse {
@@ -151,4 +152,21 @@ export async function eventually<T>(fn: () => T | Promise<T>, timeoutMs = 5000, 
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/**
+ * Starts a sandbox (with namespace `namespace` created) before the file's tests and closes it after them; `use`
+ * receives it once started. For files whose tests share one sandbox.
+ */
+export function useSandbox(namespace: string, options: SandboxOptions, use: (sb: Sandbox) => void): void {
+  let sb: Sandbox | undefined;
+  before(async () => {
+    const started = await startSandbox(options);
+    sb = started;
+    started.store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+    use(started);
+  });
+  after(async () => {
+    await sb?.close();
+  });
 }

@@ -4,21 +4,14 @@
  * annotated log read through pods/log (what Run Job's property file parses). Waits only bound a hang.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { startSandbox, type KubeObject, type Sandbox } from '../../src/sandbox/index.js';
-import { call, eventually, openWatch } from './api-client.js';
+import { describe, test } from 'node:test';
+import type { KubeObject, Sandbox } from '../../src/sandbox/index.js';
+import { call, eventually, openWatch, useSandbox } from './api-client.js';
 
 const NS = 'jobs';
 let sb: Sandbox;
 
-before(async () => {
-  sb = await startSandbox({ podRunMs: 20 });
-  sb.store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-});
-
-after(async () => {
-  await sb?.close();
-});
+useSandbox(NS, { podRunMs: 20 }, (started) => (sb = started));
 
 interface JobStatus {
   active?: number;

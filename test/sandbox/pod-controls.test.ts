@@ -4,21 +4,14 @@
  * Waits only bound a hang; nothing asserts on how long a transition took.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { startSandbox, type KubeObject, type Sandbox } from '../../src/sandbox/index.js';
-import { call, eventually, openWatch } from './api-client.js';
+import { describe, test } from 'node:test';
+import type { KubeObject, Sandbox } from '../../src/sandbox/index.js';
+import { call, eventually, openWatch, useSandbox } from './api-client.js';
 
 const NS = 'controls';
 let sb: Sandbox;
 
-before(async () => {
-  sb = await startSandbox();
-  sb.store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-});
-
-after(async () => {
-  await sb?.close();
-});
+useSandbox(NS, {}, (started) => (sb = started));
 
 const pod = (name: string, annotations: Record<string, string>, containers = [{ name: 'app', image: 'nginx' }]) =>
   sb.store.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NS, annotations }, spec: { containers } });

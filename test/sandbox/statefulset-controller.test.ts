@@ -4,21 +4,14 @@
  * Waits only bound a hang.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { startSandbox, type KubeObject, type Sandbox } from '../../src/sandbox/index.js';
-import { call, eventually } from './api-client.js';
+import { describe, test } from 'node:test';
+import type { KubeObject, Sandbox } from '../../src/sandbox/index.js';
+import { call, eventually, useSandbox } from './api-client.js';
 
 const NS = 'sts';
 let sb: Sandbox;
 
-before(async () => {
-  sb = await startSandbox();
-  sb.store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-});
-
-after(async () => {
-  await sb?.close();
-});
+useSandbox(NS, {}, (started) => (sb = started));
 
 interface StsStatus {
   observedGeneration?: number;

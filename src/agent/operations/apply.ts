@@ -65,6 +65,17 @@ async function serverSideApply(ctx: OperationContext, spec: ApplySpec, object: O
   return { object: parseObject(response.text), status: response.status, action: 'serverside-applied' };
 }
 
+/** The live object at `path`, or — when there is none — `body` created there (the create's outcome). */
+async function liveOrCreate(ctx: OperationContext, path: string, resource: ResolvedResource, namespace: string | undefined, body: Obj): Promise<{ live: Obj } | { created: Applied }> {
+  try {
+    return { live: JSON.parse((await ctx.calls.once({ method: 'GET', path })).text) as Obj };
+  } catch (err) {
+    if (!(err instanceof KubeHttpError && err.status === 404)) throw err;
+  }
+  const response = await ctx.calls.once({ method: 'POST', path: resourcePath(resource, namespace), body });
+  return { created: { object: parseObject(response.text), status: response.status, action: 'created' } };
+}
+
 /** One read-compute-write round of client-side apply; throws on any failure (the caller decides about retrying). */
 async function clientSideApplyOnce(ctx: OperationContext, object: Obj, resource: ResolvedResource, namespace: string | undefined): Promise<Applied> {
   const name = (object.metadata as Obj).name as string;
@@ -82,16 +93,9 @@ async function clientSideApplyOnce(ctx: OperationContext, object: Obj, resource:
 
   // The live object stays unscrubbed here (a Secret's data and last-applied record are needed for the diff); only
   // what is returned gets scrubbed.
-  let live: Obj | undefined;
-  try {
-    live = JSON.parse((await ctx.calls.once({ method: 'GET', path })).text) as Obj;
-  } catch (err) {
-    if (!(err instanceof KubeHttpError && err.status === 404)) throw err;
-  }
-  if (live === undefined) {
-    const response = await ctx.calls.once({ method: 'POST', path: resourcePath(resource, namespace), body: modified });
-    return { object: parseObject(response.text), status: response.status, action: 'created' };
-  }
+  const found = await liveOrCreate(ctx, path, resource, namespace, modified);
+  if ('created' in found) return found.created;
+  const { live } = found;
   const liveMeta = isObj(live.metadata) ? live.metadata : {};
   const lastApplied = isObj(liveMeta.annotations) ? liveMeta.annotations[LAST_APPLIED_ANNOTATION] : undefined;
   let original: Obj | undefined;
@@ -123,16 +127,9 @@ const scrubbed = (o: Obj) => parseObject(JSON.stringify(o));
 async function replaceOnce(ctx: OperationContext, object: Obj, resource: ResolvedResource, namespace: string | undefined): Promise<Applied> {
   const name = (object.metadata as Obj).name as string;
   const path = resourcePath(resource, namespace, name);
-  let live: Obj | undefined;
-  try {
-    live = JSON.parse((await ctx.calls.once({ method: 'GET', path })).text) as Obj;
-  } catch (err) {
-    if (!(err instanceof KubeHttpError && err.status === 404)) throw err;
-  }
-  if (live === undefined) {
-    const response = await ctx.calls.once({ method: 'POST', path: resourcePath(resource, namespace), body: object });
-    return { object: parseObject(response.text), status: response.status, action: 'created' };
-  }
+  const found = await liveOrCreate(ctx, path, resource, namespace, object);
+  if ('created' in found) return found.created;
+  const { live } = found;
   const body = structuredClone(object);
   (body.metadata as Obj).resourceVersion = (isObj(live.metadata) ? live.metadata : {}).resourceVersion;
   const response = await ctx.calls.once({ method: 'PUT', path, body });
