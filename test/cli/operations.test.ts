@@ -57,7 +57,7 @@ describe('operation commands (fake gateway)', () => {
     assert.equal(req.spec.case, 'apply');
     assert.deepEqual(
       { ...req.spec.value, $typeName: undefined },
-      { $typeName: undefined, manifests: 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n', serverSide: true, forceConflicts: true, fieldManager: 'me', namespace: 'demo' },
+      { $typeName: undefined, manifests: 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n', serverSide: true, forceConflicts: true, fieldManager: 'me', namespace: 'demo', replace: false },
     );
 
     gw.respond = (req) => succeededRecord(req, { statusCode: 200, objects: [deployment('web'), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cfg' } }] });
