@@ -87,7 +87,7 @@ const params = {
   connectionScale: quick
     ? { agents: 100, warmupAgents: 10, heartbeatSeconds: 1, settleSeconds: 1, samples: 2, idleSeconds: 1, connectConcurrency: 50 }
     : { agents: 10_000, warmupAgents: 100, heartbeatSeconds: 10, settleSeconds: 21, samples: 9, idleSeconds: 20, connectConcurrency: 100 },
-  spinnakerDeploy: { rounds: quick ? 2 : 20, warmup: quick ? 1 : 3, replicas: 3 },
+  spinnakerDeploy: { rounds: quick ? 1 : 20, warmup: quick ? 0 : 3, replicas: 3 },
   agentFootprint: quick
     ? { accounts: 3, objects: 2000, settleSeconds: 0.3, samples: 2 }
     : { accounts: 100, objects: 100_000, settleSeconds: 3, samples: 9 },

@@ -15,23 +15,23 @@ import { fileURLToPath } from 'node:url';
 
 /** Seconds each slow file took in a full run (PGlite and Postgres); every other file counts as DEFAULT_SECONDS. */
 const EXPECTED_SECONDS = {
-  'test/bench/harness.test.ts': 100,
-  'test/e2e/operations.test.ts': 40,
-  'test/chaos/chaos.test.ts': 30,
-  'test/e2e/demo.test.ts': 27,
-  'test/e2e/replicas-failover.test.ts': 23,
-  'test/e2e/caching.test.ts': 18,
-  'test/hostile/hostile-input.test.ts': 14,
-  'test/gateway/account-cleanup.test.ts': 17,
-  'test/gateway/agent-stream-hostile.test.ts': 14,
+  'test/bench/harness.test.ts': 165,
+  'test/e2e/operations.test.ts': 70,
+  'test/chaos/chaos.test.ts': 33,
+  'test/e2e/demo.test.ts': 37,
+  'test/e2e/replicas-failover.test.ts': 31,
+  'test/e2e/caching.test.ts': 25,
+  'test/hostile/hostile-input.test.ts': 15,
+  'test/gateway/account-cleanup.test.ts': 15,
+  'test/gateway/agent-stream-hostile.test.ts': 15,
   'test/agent/connection.test.ts': 12,
   'test/agent/token-expiry.test.ts': 11,
   'test/agent/stream-max-age.test.ts': 11,
   'test/gateway/replicas-database.test.ts': 10,
-  'test/spinnaker/orca-operations.test.ts': 16,
-  'test/spinnaker/orca-jobs.test.ts': 13,
-  'test/spinnaker/orca-deploy.test.ts': 12,
-  'test/spinnaker/pipeline-doc.test.ts': 10,
+  'test/spinnaker/orca-deploy.test.ts': 15,
+  'test/spinnaker/orca-operations.test.ts': 13,
+  'test/spinnaker/orca-jobs.test.ts': 10,
+  'test/spinnaker/pipeline-doc.test.ts': 7,
 };
 const DEFAULT_SECONDS = 4;
 

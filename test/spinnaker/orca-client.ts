@@ -41,7 +41,7 @@ export interface OrcaClient {
 }
 
 /** Creates the client; `headers` go on every request (credentials, X-SPINNAKER-*). */
-export function createOrcaClient(baseUrl: string, headers: Record<string, string> = {}, pollMs = 100): OrcaClient {
+export function createOrcaClient(baseUrl: string, headers: Record<string, string> = {}, pollMs = 20): OrcaClient {
   const request = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${baseUrl}${path}`, {
       method,

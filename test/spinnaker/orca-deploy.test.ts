@@ -4,11 +4,12 @@
  * Deployment; a versioned ConfigMap bound into a Deployment (identical content reuses its version, new content gets
  * the next one, max-version-history cleans up); red/black with a Service (traffic attached at deploy, the old version
  * disabled, versions found through the dynamic cluster lookup); Find Artifacts From Resource; the manifest read's
- * kind spellings and 404s. Runs on PGlite, and on Postgres when OUTPOST_TEST_POSTGRES is set.
+ * kind spellings and 404s.
+ * Runs on PGlite only: the database side of the Clouddriver API runs on both drivers in task-lifecycle.test.ts and
+ * on Postgres in orca-forwarded.test.ts; these suites add the cluster path, the same on either.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { testDrivers } from '../helpers/databases.js';
 import { startTestSystem, type TestSystem } from '../helpers/system.js';
 import { createOrcaClient, type Obj, type OrcaClient } from './orca-client.js';
 import { waitForAccounts } from './spinnaker-helpers.js';
@@ -37,7 +38,7 @@ const deployStage = (manifests: Obj[], extra: Obj = {}) => ({
   ...extra,
 });
 
-for (const driver of testDrivers()) {
+for (const driver of ['pglite'] as const) {
   describe(`Deploy (Manifest) through the Clouddriver API (${driver})`, { concurrency: false }, () => {
     let system: TestSystem;
     let orca: OrcaClient;

@@ -3,13 +3,13 @@
  * prints a property file (WaitOnJobCompletion polls the job endpoint, then reads the properties from the container's
  * log), running the same Job again (recreated), a Job that fails (Failed with the completion details), cancelling a
  * running Job; a Deployment that never becomes ready (Wait for stable fails with the progress-deadline message);
- * StatefulSet and DaemonSet deployed, stable and restarted. Runs on PGlite, and on Postgres when
- * OUTPOST_TEST_POSTGRES is set.
+ * StatefulSet and DaemonSet deployed, stable and restarted.
+ * Runs on PGlite only: the database side of the Clouddriver API runs on both drivers in task-lifecycle.test.ts and
+ * on Postgres in orca-forwarded.test.ts; these suites add the cluster path, the same on either.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { testDrivers } from '../helpers/databases.js';
 import { startTestSystem, type TestSystem } from '../helpers/system.js';
 import { createOrcaClient, type Obj, type OrcaClient } from './orca-client.js';
 import { waitForAccounts } from './spinnaker-helpers.js';
@@ -21,7 +21,7 @@ const job = (name: string, annotations: Record<string, string>, extra: Obj = {})
   spec: { backoffLimit: 0, template: { metadata: { annotations }, spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox:1' }] } }, ...extra },
 });
 
-for (const driver of testDrivers()) {
+for (const driver of ['pglite'] as const) {
   describe(`Run Job and failing stages through the Clouddriver API (${driver})`, { concurrency: false }, () => {
     let system: TestSystem;
     let orca: OrcaClient;

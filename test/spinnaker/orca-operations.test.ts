@@ -3,13 +3,14 @@
  * gateway Clouddriver API → Outpost operations → agent → sandbox. Scale, patch (strategic, merge, json), undo rollout
  * (numRevisionsBack and revision), rolling restart, pause/resume, delete by name and by labels, a failing operation
  * (TERMINAL with Clouddriver's EXCEPTION object), a repeated clientRequestId (runs once), and the 400s that create no
- * task. Runs on PGlite, and on Postgres when OUTPOST_TEST_POSTGRES is set.
+ * task.
+ * Runs on PGlite only: the database side of the Clouddriver API runs on both drivers in task-lifecycle.test.ts and
+ * on Postgres in orca-forwarded.test.ts; these suites add the cluster path, the same on either.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createOperationClient, type OperationClient } from '../../src/client/operation-client.js';
 import { OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
-import { testDrivers } from '../helpers/databases.js';
 import { startTestSystem, type TestSystem } from '../helpers/system.js';
 import { createOrcaClient, type Obj, type OrcaClient } from './orca-client.js';
 import { waitForAccounts } from './spinnaker-helpers.js';
@@ -23,7 +24,7 @@ function deployment(name: string, image: string, replicas = 2, labels: Record<st
   });
 }
 
-for (const driver of testDrivers()) {
+for (const driver of ['pglite'] as const) {
   describe(`Orca's update stages through the Clouddriver API (${driver})`, { concurrency: false }, () => {
     let system: TestSystem;
     let orca: OrcaClient;
