@@ -140,6 +140,24 @@ ${deploymentYaml('app', 'nginx:2')}`),
     assert.ok(h.sandbox.store.get('v1', 'ConfigMap', 'default', 'from-array'), 'no namespace anywhere: default');
   });
 
+  test('apply: replace PUTs the whole object (fields left out are cleared) and creates it when missing; generateName creates a new object each time', async () => {
+    const cm = (data: Record<string, string>) => JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'replaced', namespace: 'ops' }, data });
+    assertOk(await run(h, apply(cm({ a: '1', b: '2' }), { replace: true })), 201);
+    assertOk(await run(h, apply(cm({ a: '1' }), { replace: true })), 200);
+    assert.deepEqual((h.sandbox.store.get('v1', 'ConfigMap', 'ops', 'replaced') as unknown as { data: unknown }).data, { a: '1' });
+    const both = await run(h, apply(cm({ a: '1' }), { replace: true, serverSide: true }));
+    assert.equal(both.statusCode, 400);
+    const generated = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'gen-', namespace: 'ops' }, data: { x: '1' } });
+    const first = await run(h, apply(generated));
+    const second = await run(h, apply(generated));
+    assertOk(first, 201);
+    assertOk(second, 201);
+    const names = [first, second].map((r) => (r.objects[0] as { metadata: { name: string } }).metadata.name);
+    assert.match(names[0]!, /^gen-\w+$/);
+    assert.notEqual(names[0], names[1]);
+    assert.match(first.message, /^configmap\/gen-\w+ created$/);
+  });
+
   test('server-side apply: asked for, by manifest annotation, and by kind in kubernetes.serverSideApply', async () => {
     const cm = (name: string, annotations = '') => `apiVersion: v1
 kind: ConfigMap

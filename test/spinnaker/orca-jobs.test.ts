@@ -76,6 +76,17 @@ for (const driver of ['pglite'] as const) {
       assert.equal(missing.status, 404);
     });
 
+    test('a job with only generateName is created under a new name each run; the result and artifact carry it', async () => {
+      const manifest: Obj = { ...job('unused', { 'sandbox.outpost.dev/run-ms': '20' }), metadata: { generateName: 'orca-gen-', namespace: 'demo' } };
+      const first = await runJob(manifest);
+      const second = await runJob(manifest);
+      assert.match(first.name, /^job orca-gen-\w+$/);
+      assert.notEqual(first.name, second.name);
+      assert.equal(first.status.jobState, 'Succeeded');
+      const created = first.outcome.outputs.createdArtifacts?.[0];
+      assert.equal(`job ${created?.reference}`, first.name);
+    });
+
     test('a failing job: Failed with the condition and the container exit code', async () => {
       const { status } = await runJob(job('orca-fail', { 'sandbox.outpost.dev/fail': '3', 'sandbox.outpost.dev/run-ms': '20' }));
       assert.equal(status.jobState, 'Failed');

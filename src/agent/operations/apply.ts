@@ -5,7 +5,8 @@
  * precondition so a concurrent change is a 409 that is retried on a fresh read. Server-side apply when the operation
  * asks, the kind is listed in `kubernetes.serverSideApply`, or the manifest says so (annotation
  * `outpost.io/server-side-apply`, which wins either way). `replace` PUTs each whole object instead (`kubectl replace`,
- * created when missing). A failure stops the apply; objects applied before it stay applied (as with kubectl) and are
+ * created when missing). An object with only `metadata.generateName` is created under a new name each time (as
+ * `kubectl create` does; it has no name to apply to). A failure stops the apply; objects applied before it stay applied (as with kubectl) and are
  * reported.
  */
 import type { ApplySpec } from '../../gen/outpost/agent/v1/operation_pb.js';
@@ -63,6 +64,12 @@ async function serverSideApply(ctx: OperationContext, spec: ApplySpec, object: O
     contentType: 'application/apply-patch+yaml',
   });
   return { object: parseObject(response.text), status: response.status, action: 'serverside-applied' };
+}
+
+/** Creates an object that has only `metadata.generateName`: the API server names it. */
+async function createGenerated(ctx: OperationContext, object: Obj, resource: ResolvedResource, namespace: string | undefined): Promise<Applied> {
+  const response = await ctx.calls.once({ method: 'POST', path: resourcePath(resource, namespace), body: object });
+  return { object: parseObject(response.text), status: response.status, action: 'created' };
 }
 
 /** The live object at `path`, or — when there is none — `body` created there (the create's outcome). */
@@ -179,13 +186,15 @@ export async function runApply(ctx: OperationContext, spec: ApplySpec): Promise<
       const namespace = namespaceFor(resource.namespaced, (meta.namespace as string | undefined) || spec.namespace);
       if (namespace === undefined) delete meta.namespace;
       else meta.namespace = namespace;
-      const result = spec.replace
-        ? await clientSideApply(ctx, object, resource, namespace, true)
+      const result = !meta.name
+        ? await createGenerated(ctx, object, resource, namespace)
+        : spec.replace
+          ? await clientSideApply(ctx, object, resource, namespace, true)
         : decideServerSide(spec, ctx, object, resource)
           ? await serverSideApply(ctx, spec, object, resource, namespace)
           : await clientSideApply(ctx, object, resource, namespace);
       applied.push(result);
-      lines.push(describe(resource, meta.name as string, result.action));
+      lines.push(describe(resource, String((result.object.metadata as Obj | undefined)?.name ?? meta.name), result.action));
     } catch (err) {
       const failure = failureOf(err);
       return {

@@ -1,6 +1,7 @@
 /**
  * Parses the manifests of an apply: YAML (multi-document, `---`) or JSON (an object, an array of objects, or a
- * `List`), flattened into objects, each checked to be a Kubernetes object (apiVersion, kind, metadata.name). Every
+ * `List`), flattened into objects, each checked to be a Kubernetes object (apiVersion, kind, metadata.name — or only
+ * metadata.generateName, for an object to be created under a generated name). Every
  * problem is an `InvalidManifest` (HTTP 400) naming the document, found before anything is applied.
  */
 import { parseAllDocuments } from 'yaml';
@@ -26,7 +27,8 @@ function check(where: string, value: unknown): Record<string, unknown> {
   if (typeof value.apiVersion !== 'string' || value.apiVersion.trim() === '') throw invalid(`${where}: not a Kubernetes object: apiVersion is missing`);
   if (typeof value.kind !== 'string' || value.kind.trim() === '') throw invalid(`${where}: not a Kubernetes object: kind is missing`);
   if (!isObject(value.metadata)) throw invalid(`${where}: not a Kubernetes object: metadata is missing`);
-  if (typeof value.metadata.name !== 'string' || value.metadata.name === '') throw invalid(`${where}: ${value.kind}: metadata.name is missing`);
+  const generated = value.metadata.name === undefined && typeof value.metadata.generateName === 'string' && value.metadata.generateName !== '';
+  if (!generated && (typeof value.metadata.name !== 'string' || value.metadata.name === '')) throw invalid(`${where}: ${value.kind}: metadata.name is missing`);
   if (value.metadata.namespace !== undefined && typeof value.metadata.namespace !== 'string') throw invalid(`${where}: metadata.namespace must be a string`);
   return value;
 }

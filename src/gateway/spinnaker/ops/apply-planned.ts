@@ -1,7 +1,8 @@
 /**
  * Applies a deploy plan's manifests in order, each with its strategy, as Outpost `apply` (and `delete`) operations:
  * recreate deletes the live object first (and waits until it is gone) then creates it; replace PUTs the whole object;
- * server-side apply (optionally forcing conflicts) or client-side apply otherwise. Returns the objects as the API
+ * server-side apply (optionally forcing conflicts) or client-side apply otherwise; an object with only
+ * `metadata.generateName` is created under a new name, which its created artifact then carries. Returns the objects as the API
  * server returned them.
  */
 import { create } from '@bufbuild/protobuf';
@@ -10,16 +11,15 @@ import { AgentCallError } from '../agent-calls.js';
 import type { PlannedManifest } from '../deploy/deploy-types.js';
 import { agentKindOf } from '../deploy/kind-traits.js';
 import { fullResourceName } from '../kind-names.js';
-import { TaskFailure, type TaskContext } from '../task-runner.js';
+import type { TaskContext } from '../task-runner.js';
 
 /** Applies `planned` on `account`, writing progress lines under `phase`. */
 export async function applyPlanned(ctx: TaskContext, account: string, planned: PlannedManifest[], phase: string): Promise<Record<string, unknown>[]> {
   const applied: Record<string, unknown>[] = [];
-  for (const { manifest, strategy, reusedVersion } of planned) {
+  for (const { manifest, strategy, reusedVersion, artifact } of planned) {
     const name = fullResourceName(manifest);
     const namespace = manifest.metadata.namespace ?? '';
-    if (!manifest.metadata.name) throw new TaskFailure(`${name}: objects with only metadata.generateName cannot be deployed through Outpost yet; give the object a name`, 'IllegalArgumentException');
-    if (strategy.recreate) {
+    if (strategy.recreate && manifest.metadata.name) {
       ctx.status(phase, `Deleting ${name} before recreating it...`);
       try {
         await ctx.calls.run(account, { case: 'delete', value: create(DeleteSpecSchema, { kind: agentKindOf(manifest), namespace, name: manifest.metadata.name, propagationPolicy: PropagationPolicy.BACKGROUND }) });
@@ -40,6 +40,12 @@ export async function applyPlanned(ctx: TaskContext, account: string, planned: P
       }),
     });
     applied.push(...(objects.length ? objects : [manifest]));
+    // A generateName object has its name only now: its artifact names it.
+    const created = (objects[0]?.metadata as { name?: string } | undefined)?.name;
+    if (!manifest.metadata.name && created) {
+      artifact.name = created;
+      artifact.reference = created;
+    }
   }
   return applied;
 }

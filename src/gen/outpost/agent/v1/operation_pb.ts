@@ -116,7 +116,8 @@ export const OperationSchema: GenMessage<Operation> = /*@__PURE__*/
  */
 export type ApplySpec = Message<"outpost.agent.v1.ApplySpec"> & {
   /**
-   * One or more manifests, YAML (multi-document, `---`) or JSON (an object, an array, or a List).
+   * One or more manifests, YAML (multi-document, `---`) or JSON (an object, an array, or a List). An object with only
+   * metadata.generateName is created under a new name each time (as `kubectl create`).
    *
    * @generated from field: string manifests = 1;
    */
