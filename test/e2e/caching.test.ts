@@ -47,7 +47,7 @@ for (const driver of testDrivers()) {
   describe(`caching path end to end (${driver})`, { concurrency: false }, () => {
     let system: TestSystem;
     before(async () => {
-      system = await startTestSystem({ driver });
+      system = await startTestSystem({ driver, persistent: true });
     });
     after(async () => {
       await system?.close();
