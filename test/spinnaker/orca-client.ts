@@ -103,7 +103,7 @@ export function createOrcaClient(baseUrl: string, headers: Record<string, string
     },
     manifest: (account, location, name, includeEvents = false) =>
       request('GET', `/manifests/${encodeURIComponent(account)}/${encodeURIComponent(location || '_')}/${encodeURIComponent(name)}?includeEvents=${includeEvents}`),
-    async waitStable(account, namesByNamespace, timeoutMs = 60_000) {
+    async waitStable(account, namesByNamespace, timeoutMs = 120_000) {
       const settled = new Map<string, string | null>();
       const messages: string[] = [];
       const deadline = Date.now() + timeoutMs;

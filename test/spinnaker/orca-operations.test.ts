@@ -147,8 +147,8 @@ for (const driver of ['pglite'] as const) {
       await apply(`${JSON.stringify(rs)}\n---\n${JSON.stringify(svc)}`);
       const pods = () => (system.sandbox.store.list('v1', 'Pod', 'demo') as Obj[]).filter((p) => p.metadata.labels?.app === 'orca-rb' && !p.metadata.deletionTimestamp);
       const liveRs = () => system.sandbox.store.get('apps/v1', 'ReplicaSet', 'demo', 'orca-rb-v000') as Obj;
-      for (let i = 0; pods().length < 2; i++) {
-        assert.ok(i < 400, 'the ReplicaSet starts its pods');
+      for (const deadline = Date.now() + 60_000; pods().length < 2; ) {
+        assert.ok(Date.now() < deadline, 'the ReplicaSet starts its pods');
         await new Promise((r) => setTimeout(r, 25));
       }
       const base = { account: 'sandbox', manifestName: 'replicaSet orca-rb-v000', location: 'demo' };
