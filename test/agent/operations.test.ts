@@ -281,6 +281,62 @@ spec: { sizes: ${sizes}, color: blue }`;
     assert.ok(!(h.sandbox.store.get('apps/v1', 'Deployment', 'ops', 'roll') as Obj).spec.paused);
   });
 
+  test('StatefulSet and DaemonSet: history from their ControllerRevisions, undo to a revision and to the previous one, an undo to the running template is skipped', async () => {
+    const workload = (kind: string, name: string, image: string) => `
+apiVersion: apps/v1
+kind: ${kind}
+metadata: { name: ${name}, namespace: ops }
+spec:
+  ${kind === 'StatefulSet' ? `replicas: 1\n  serviceName: ${name}` : ''}
+  selector: { matchLabels: { app: ${name} } }
+  template:
+    metadata: { labels: { app: ${name} } }
+    spec: { containers: [{ name: main, image: '${image}' }] }
+`;
+    for (const kind of ['StatefulSet', 'DaemonSet']) {
+      const name = `rev-${kind.toLowerCase()}`;
+      const image = () => (h.sandbox.store.get('apps/v1', kind, 'ops', name) as Obj).spec.template.spec.containers[0].image;
+      const revisionsOf = async () => {
+        const history = await run(h, { case: 'history', value: { kind, namespace: 'ops', name } as never });
+        assertOk(history, 200);
+        assert.match(history.message, new RegExp(`revision\\(s\\) of ${kind.toLowerCase()}/${name}`));
+        return history.revisions;
+      };
+      const stored = () => h.sandbox.store.list('apps/v1', 'ControllerRevision', 'ops').filter((cr) => cr.metadata.name!.startsWith(`${name}-`)) as Obj[];
+      const newest = () => Math.max(0, ...stored().map((cr) => Number(cr.revision)));
+      for (const [n, tag] of ['img:1', 'img:2', 'img:3'].entries()) {
+        assertOk(await run(h, apply(workload(kind, name, tag))));
+        // The controller writes a ControllerRevision for each template: wait for this one before the next apply.
+        await h.gateway.waitFor(() => newest() === n + 1, 10_000, `${kind} revision ${n + 1}`);
+      }
+      const revisions = await revisionsOf();
+      assert.deepEqual(revisions.map((r) => Number(r.revision)), [1, 2, 3]);
+      assert.equal((revisions[0]!.template as Obj).spec.containers[0].image, 'img:1');
+      assert.equal((revisions[0]!.template as Obj).$patch, undefined, 'the template comes without its $patch directive');
+      assert.ok(revisions.every((r) => r.name.startsWith(`${name}-`) && r.createdAt !== undefined));
+
+      const target = { kind, namespace: 'ops', name };
+      const undo = await run(h, { case: 'rollout', value: { ...target, action: RolloutAction.UNDO, toRevision: 1n } as never });
+      assertOk(undo, 200);
+      assert.match(undo.message, new RegExp(`${kind.toLowerCase()}/${name} rolled back to revision 1`));
+      assert.equal(image(), 'img:1');
+      // The controller gives the restored template the next revision number (4), as Kubernetes does.
+      await h.gateway.waitFor(() => newest() === 4, 10_000, `${kind} revision 4`);
+      const skipped = await run(h, { case: 'rollout', value: { ...target, action: RolloutAction.UNDO, toRevision: 4n } as never });
+      assertOk(skipped, 200);
+      assert.match(skipped.message, /skipped rollback \(current template already matches revision 4\)/);
+      const previous = await run(h, { case: 'rollout', value: { ...target, action: RolloutAction.UNDO } as never });
+      assertOk(previous, 200);
+      assert.equal(image(), 'img:3', 'the previous revision (3)');
+      const missing = await run(h, { case: 'rollout', value: { ...target, action: RolloutAction.UNDO, toRevision: 42n } as never });
+      assert.equal(missing.statusCode, 404);
+      assert.match(missing.message, /revision 42/);
+    }
+    const notWorkload = await run(h, { case: 'history', value: { kind: 'ConfigMap', namespace: 'ops', name: 'app-config' } as never });
+    assert.equal(notWorkload.statusCode, 400);
+    assert.match(notWorkload.message, /Deployments, StatefulSets and DaemonSets, not ConfigMap/);
+  });
+
   test('get, list (selectors, limit), logs (container, tail lines)', async () => {
     const get = await run(h, { case: 'get', value: { kind: 'Deployment', namespace: 'demo', name: 'web' } as never });
     assertOk(get, 200);

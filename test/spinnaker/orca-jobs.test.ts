@@ -3,7 +3,7 @@
  * prints a property file (WaitOnJobCompletion polls the job endpoint, then reads the properties from the container's
  * log), running the same Job again (recreated), a Job that fails (Failed with the completion details), cancelling a
  * running Job; a Deployment that never becomes ready (Wait for stable fails with the progress-deadline message);
- * StatefulSet and DaemonSet deployed, stable and restarted.
+ * StatefulSet and DaemonSet deployed, stable, restarted and rolled back.
  * Runs on PGlite only: the database side of the Clouddriver API runs on both drivers in task-lifecycle.test.ts and
  * on Postgres in orca-forwarded.test.ts; these suites add the cluster path, the same on either.
  */
@@ -127,7 +127,7 @@ for (const driver of ['pglite'] as const) {
       assert.deepEqual(wait.messages, ["'deployment orca-stuck' in 'demo' for account sandbox: Deployment exceeded its progress deadline"]);
     });
 
-    test('StatefulSet and DaemonSet: deployed, stable, restarted, stable again', async () => {
+    test('StatefulSet and DaemonSet: deployed, stable, restarted, undone, stable again', async () => {
       const sts = {
         apiVersion: 'apps/v1',
         kind: 'StatefulSet',
@@ -149,6 +149,15 @@ for (const driver of ['pglite'] as const) {
         assert.equal(restart.status, 'SUCCEEDED', JSON.stringify(restart.task));
       }
       assert.ok((system.sandbox.store.get('apps/v1', 'StatefulSet', 'demo', 'orca-db') as Obj).spec.template.metadata.annotations['kubectl.kubernetes.io/restartedAt']);
+      assert.equal((await orca.waitStable('sandbox', outcome.outputs.manifestNamesByNamespace!)).status, 'SUCCEEDED');
+      // Undo Rollout reads their ControllerRevisions: one back is the template before the restart.
+      for (const [name, kind] of [['statefulSet orca-db', 'StatefulSet'], ['daemonSet orca-agent', 'DaemonSet']] as const) {
+        const undo = await orca.run('undoRolloutManifest', { account: 'sandbox', manifestName: name, location: 'demo', numRevisionsBack: 1 }, false);
+        assert.equal(undo.status, 'SUCCEEDED', JSON.stringify(undo.task));
+        assert.ok(undo.task.history.some((h: Obj) => /Picked revision 1/.test(h.status)), JSON.stringify(undo.task.history));
+        const template = (system.sandbox.store.get('apps/v1', kind, 'demo', name.split(' ')[1]!) as Obj).spec.template;
+        assert.equal(template.metadata.annotations?.['kubectl.kubernetes.io/restartedAt'], undefined, `${name} is back at the template before the restart`);
+      }
       assert.equal((await orca.waitStable('sandbox', outcome.outputs.manifestNamesByNamespace!)).status, 'SUCCEEDED');
       const scaled = await orca.run('scaleManifest', { account: 'sandbox', manifestName: 'statefulSet orca-db', location: 'demo', replicas: 3 }, false);
       assert.equal(scaled.status, 'SUCCEEDED');

@@ -52,12 +52,12 @@ export async function runLogs(ctx: OperationContext, spec: LogsSpec): Promise<Ou
   return { statusCode: response.status, message: `logs of pod ${namespace}/${spec.pod}`, logs: response.text };
 }
 
-/** Runs a history operation: every revision of the Deployment, oldest first, with its pod template. */
+/** Runs a history operation: every revision of the workload, oldest first, with its pod template. */
 export async function runHistory(ctx: OperationContext, spec: HistorySpec): Promise<Outcome> {
   const history = await readHistory(ctx, spec);
   return {
     statusCode: 200,
-    message: `${history.revisions.length} revision(s) of deployment/${spec.name}`,
-    revisions: history.revisions.map(({ replicaSet: _rs, ...entry }) => entry),
+    message: `${history.revisions.length} revision(s) of ${history.resource.kind.toLowerCase()}/${spec.name}`,
+    revisions: history.revisions.map(({ holder: _holder, ...entry }) => entry),
   };
 }

@@ -1,9 +1,11 @@
 /**
- * rollout: `kubectl rollout` verbs on a Deployment. restart stamps the pod template with
- * `kubectl.kubernetes.io/restartedAt`; pause/resume set spec.paused; undo copies the pod template of an earlier
- * revision's ReplicaSet (without its pod-template-hash label) into the Deployment with a JSON patch guarded by the
- * resourceVersion it was computed from, so the controller rolls back by reusing that ReplicaSet.
+ * rollout: `kubectl rollout` verbs. restart stamps the pod template with `kubectl.kubernetes.io/restartedAt`;
+ * pause/resume set spec.paused (Deployments); undo copies the pod template of an earlier revision — a Deployment's
+ * ReplicaSet (without its pod-template-hash label), a StatefulSet's or DaemonSet's ControllerRevision — into the
+ * workload with a JSON patch guarded by the resourceVersion it was computed from, so the controller rolls back to
+ * that revision (a Deployment reuses the ReplicaSet). As kubectl, an undo to the template already running is skipped.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { RolloutAction, type RolloutSpec } from '../../gen/outpost/agent/v1/operation_pb.js';
 import { isObj, namespaceFor, parseObject, type Obj, type OperationContext, type Outcome } from './operation-context.js';
 import { KubeHttpError } from '../kube/kube-client.js';
@@ -47,15 +49,21 @@ async function undo(ctx: OperationContext, spec: RolloutSpec): Promise<Outcome> 
 
 async function undoOnce(ctx: OperationContext, spec: RolloutSpec): Promise<Outcome> {
   const history = await readHistory(ctx, spec);
-  const deployment = history.deployment;
-  const dSpec = isObj(deployment.spec) ? deployment.spec : {};
-  if (dSpec.paused === true) throw badRequest(`you cannot rollback a paused deployment; resume it first with the rollout resume action and try again`);
+  const workload = history.workload;
+  const kind = history.resource.kind;
+  const ref = `${kind.toLowerCase()}/${spec.name}`;
+  const wSpec = isObj(workload.spec) ? workload.spec : {};
+  if (kind === 'Deployment' && wSpec.paused === true) throw badRequest(`you cannot rollback a paused deployment; resume it first with the rollout resume action and try again`);
   const target = rollbackTarget(history, Number(spec.toRevision));
-  const template = structuredClone(target.template ?? {});
+  if (!target.template) throw badRequest(`revision ${target.revision} of ${ref} (${target.name}) holds no pod template`);
+  const template = structuredClone(target.template);
   const labels = isObj(template.metadata) && isObj(template.metadata.labels) ? template.metadata.labels : undefined;
-  if (labels) delete labels['pod-template-hash'];
-  const meta = deployment.metadata as Obj;
-  const current = isObj(meta.annotations) ? meta.annotations[REVISION_ANNOTATION] : undefined;
+  if (labels && kind === 'Deployment') delete labels['pod-template-hash'];
+  const meta = workload.metadata as Obj;
+  if (isDeepStrictEqual(wSpec.template, template)) {
+    return { statusCode: 200, message: `${ref} skipped rollback (current template already matches revision ${target.revision})`, objects: [workload] };
+  }
+  const current = kind === 'Deployment' && isObj(meta.annotations) ? meta.annotations[REVISION_ANNOTATION] : undefined;
   const response = await ctx.calls.request({
     method: 'PATCH',
     path: resourcePath(history.resource, history.namespace, spec.name),
@@ -68,7 +76,7 @@ async function undoOnce(ctx: OperationContext, spec: RolloutSpec): Promise<Outco
   const from = current !== undefined ? ` from revision ${String(current)}` : '';
   return {
     statusCode: response.status,
-    message: `deployment/${spec.name} rolled back${from} to revision ${target.revision} (${target.name})`,
+    message: `${ref} rolled back${from} to revision ${target.revision} (${target.name})`,
     objects: [parseObject(response.text)],
   };
 }

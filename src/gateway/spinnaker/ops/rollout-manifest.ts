@@ -13,7 +13,7 @@ import { accountOf, badDescription, intField, manifestTarget, type Description, 
 type Verb = 'undoRolloutManifest' | 'rollingRestartManifest' | 'pauseRolloutManifest' | 'resumeRolloutManifest';
 
 const VERBS: Record<Verb, { phase: string; operationClass: string; action: RolloutAction; what: string; kinds: string[] }> = {
-  undoRolloutManifest: { phase: 'UNDO_ROLLOUT_KUBERNETES_MANIFEST', operationClass: 'KubernetesUndoRolloutManifestOperation', action: RolloutAction.UNDO, what: 'undo rollout', kinds: ['deployment'] },
+  undoRolloutManifest: { phase: 'UNDO_ROLLOUT_KUBERNETES_MANIFEST', operationClass: 'KubernetesUndoRolloutManifestOperation', action: RolloutAction.UNDO, what: 'undo rollout', kinds: ['deployment', 'statefulSet', 'daemonSet'] },
   rollingRestartManifest: { phase: 'ROLLING_RESTART_KUBERNETES_MANIFEST', operationClass: 'KubernetesRollingRestartManifestOperation', action: RolloutAction.RESTART, what: 'rolling restart', kinds: ['deployment', 'statefulSet', 'daemonSet'] },
   pauseRolloutManifest: { phase: 'PAUSE_ROLLOUT_KUBERNETES_MANIFEST', operationClass: 'KubernetesPauseRolloutManifestOperation', action: RolloutAction.PAUSE, what: 'pause rollout', kinds: ['deployment'] },
   resumeRolloutManifest: { phase: 'RESUME_ROLLOUT_KUBERNETES_MANIFEST', operationClass: 'KubernetesResumeRolloutManifestOperation', action: RolloutAction.RESUME, what: 'resume rollout', kinds: ['deployment'] },
@@ -63,7 +63,9 @@ async function revisionBack(ctx: TaskContext, account: string, target: ManifestT
   if (index < 0) {
     throw new TaskFailure(`Can't rollback ${target.fullName} ${back} revision(s) back: it has ${revisions.length} revision(s) (${revisions.join(', ') || 'none'})`, 'IllegalArgumentException');
   }
-  return revisions[index]!;
+  const picked = revisions[index]!;
+  ctx.status(VERBS.undoRolloutManifest.phase, `Picked revision ${picked}...`);
+  return picked;
 }
 
 /** `kubectl rollout restart` for kinds the agent's rollout verb does not cover: stamp the pod template. */
