@@ -444,6 +444,26 @@ describe('deploy plan: created artifacts and strategies', () => {
     );
   });
 
+  test('label selectors select manifests by their labels after Spinnaker labelled them; the others are planned, not selected', async () => {
+    const selectors = (...s: unknown[]) => ({ selectors: s });
+    const a = configMap('a');
+    a.metadata.labels = { tier: 'front' };
+    const b = configMap('b');
+    const plan = await planDeploy({ moniker: MONIKER, labelSelectors: selectors({ kind: 'EQUALS', key: 'tier', values: ['front'] }), manifests: [a, b] }, fakeContext());
+    assert.deepEqual(plan.manifests.map((p) => [p.manifest.metadata.name?.replace(/-v\d+$/, ''), p.selected]), [['a', true], ['b', false]]);
+    assert.equal(plan.createdArtifacts.length, 2, 'Clouddriver reports the artifact of every manifest, selected or not');
+    assert.equal(plan.labelSelector, 'tier=front');
+    assert.equal(plan.allowNothingSelected, false);
+    // Spinnaker's own labels count: app.kubernetes.io/managed-by is set before selecting.
+    const managed = await planDeploy({ moniker: MONIKER, labelSelectors: selectors({ kind: 'EQUALS', key: 'app.kubernetes.io/managed-by', values: ['spinnaker'] }), allowNothingSelected: 'true', manifests: [b] }, fakeContext());
+    assert.equal(managed.manifests[0]!.selected, true);
+    assert.equal(managed.allowNothingSelected, true);
+    const none = await planDeploy({ moniker: MONIKER, manifests: [configMap('c')] }, fakeContext());
+    assert.equal(none.manifests[0]!.selected, true);
+    assert.equal(none.labelSelector, undefined);
+    await assert.rejects(planDeploy({ moniker: MONIKER, labelSelectors: selectors({ kind: 'EQUALS', key: 'tier' }), manifests: [a] }, fakeContext()), (err) => err instanceof DeployPlanError && /needs exactly one value/.test(err.message));
+  });
+
   test('use-source-capacity takes the replicas of the newest version', async () => {
     const rs: KubeObject = { ...deployment('rs', { containers: [] }), kind: 'ReplicaSet' };
     rs.metadata.annotations = { 'strategy.spinnaker.io/use-source-capacity': 'true' };

@@ -253,6 +253,31 @@ for (const driver of ['pglite'] as const) {
       assert.equal((await hidden.manifest('sandbox', 'demo', 'deployment orca-web')).status, 403);
     });
 
+    test('label selectors: only the selected manifests are applied and reported; nothing selected fails unless allowNothingSelected; malformed is a 400', async () => {
+      const cm = (name: string, labels: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'demo', labels, annotations: { 'strategy.spinnaker.io/versioned': 'false' } }, data: { a: '1' } });
+      const canary = { labelSelectors: { selectors: [{ kind: 'EQUALS', key: 'track', values: ['canary'] }] } };
+      const outcome = await orca.run('deployManifest', deployStage([cm('orca-sel-canary', { track: 'canary' }), cm('orca-sel-stable', { track: 'stable' })], canary), true);
+      assert.equal(outcome.status, 'SUCCEEDED', JSON.stringify(outcome.task));
+      assert.deepEqual(outcome.outputs.manifestNamesByNamespace, { demo: ['configMap orca-sel-canary'] });
+      assert.equal(outcome.task.resultObjects[0].createdArtifacts.length, 2, 'as Clouddriver, every planned manifest has its artifact');
+      assert.ok(outcome.task.history.some((h: Obj) => /Skipping configMap orca-sel-stable in demo: its labels are not selected/.test(h.status)));
+      assert.ok(get('v1', 'ConfigMap', 'orca-sel-canary'));
+      assert.equal(get('v1', 'ConfigMap', 'orca-sel-stable'), undefined, 'not selected, not applied');
+
+      const none = { labelSelectors: { selectors: [{ kind: 'EQUALS', key: 'track', values: ['none'] }] } };
+      const nothing = await orca.run('deployManifest', deployStage([cm('orca-sel-other', { track: 'x' })], none), true);
+      assert.equal(nothing.status, 'TERMINAL');
+      assert.equal(nothing.exception!.message, 'nothing deployed to account sandbox with label selector(s) track=none');
+      const allowed = await orca.run('deployManifest', deployStage([cm('orca-sel-other', { track: 'x' })], { ...none, allowNothingSelected: true }), true);
+      assert.equal(allowed.status, 'SUCCEEDED', JSON.stringify(allowed.task));
+      assert.deepEqual(allowed.task.resultObjects[0].manifests, []);
+      assert.equal(get('v1', 'ConfigMap', 'orca-sel-other'), undefined);
+
+      const malformed = await orca.post([{ deployManifest: deployStage([cm('orca-sel-bad', {})], { labelSelectors: { selectors: [{ kind: 'SOMETIMES', key: 'a' }] } }) }]);
+      assert.equal(malformed.status, 400);
+      assert.match(malformed.body.message, /labelSelectors\.selectors\[0\]\.kind must be one of/);
+    });
+
     test('a deploy without manifests is a 400; a required artifact that binds nowhere fails the task', async () => {
       const empty = await orca.post([{ deployManifest: deployStage([]) }]);
       assert.equal(empty.status, 400);

@@ -7,6 +7,7 @@
 import type { Artifact } from './deploy-types.js';
 import { DeployPlanError, isRecord } from './deploy-types.js';
 import type { Moniker } from './manifest-annotations.js';
+import { LabelSelectorError, parseLabelSelectors, type LabelRequirement } from '../label-selectors.js';
 
 export interface DeployDescription {
   /** The raw `manifests` list (or the legacy single `manifest`), not yet validated. */
@@ -22,8 +23,14 @@ export interface DeployDescription {
   services: string[];
   /** `RED_BLACK`, `BLUE_GREEN`, `HIGHLANDER`, `NONE` or absent. */
   strategy?: string;
-  /** `labelSelectors.selectors` is non-empty (kubectl filters what it applies; replace cannot). */
-  hasLabelSelectors: boolean;
+  /**
+   * `labelSelectors` when its `selectors` list is non-empty: only the manifests whose labels (after Spinnaker's own)
+   * match are applied, as `kubectl apply --selector` filters its input; replace cannot filter. An empty list of
+   * requirements (only ANY) selects everything.
+   */
+  labelSelectors?: LabelRequirement[];
+  /** With label selectors, a deploy that applies nothing succeeds instead of failing. */
+  allowNothingSelected: boolean;
 }
 
 /** A boolean as Jackson reads one: a JSON boolean or the strings `true` / `false`; anything else is the default. */
@@ -53,12 +60,18 @@ function moniker(value: unknown): Moniker {
   };
 }
 
-/** Reads a deployManifest description. Throws DeployPlanError when it has no moniker. */
+/** Reads a deployManifest description. Throws DeployPlanError when it has no moniker or malformed label selectors. */
 export function readDeployDescription(raw: Record<string, unknown>): DeployDescription {
   const list = Array.isArray(raw.manifests) ? raw.manifests : [];
   const manifests = list.length === 0 && raw.manifest !== undefined && raw.manifest !== null ? [raw.manifest] : list;
   const versioned = raw.versioned === undefined || raw.versioned === null ? undefined : bool(raw.versioned, false);
-  const selectors = isRecord(raw.labelSelectors) ? raw.labelSelectors.selectors : undefined;
+  let labelSelectors: LabelRequirement[] | undefined;
+  try {
+    labelSelectors = parseLabelSelectors(raw.labelSelectors);
+  } catch (err) {
+    if (err instanceof LabelSelectorError) throw new DeployPlanError(err.message);
+    throw err;
+  }
   return {
     manifests,
     moniker: moniker(raw.moniker),
@@ -72,6 +85,7 @@ export function readDeployDescription(raw: Record<string, unknown>): DeployDescr
     enableTraffic: bool(raw.enableTraffic, true),
     services: Array.isArray(raw.services) ? raw.services.filter((s): s is string => typeof s === 'string') : [],
     strategy: optionalString(raw.strategy),
-    hasLabelSelectors: Array.isArray(selectors) && selectors.length > 0,
+    labelSelectors,
+    allowNothingSelected: bool(raw.allowNothingSelected, false),
   };
 }

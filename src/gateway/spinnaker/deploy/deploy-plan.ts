@@ -5,6 +5,7 @@
  * versions chosen, annotations and labels written and names made versioned. The caller applies the result in order.
  */
 import { registeredKindOf, spinnakerKindOf } from '../kind-names.js';
+import { labelSelectorText, matchesLabels } from '../label-selectors.js';
 import { replaceArtifacts } from './artifact-replacers.js';
 import { canonicalJson, CONTENT_DIGEST_ANNOTATION, contentDigest } from './content-digest.js';
 import { readDeployDescription, type DeployDescription } from './deploy-description.js';
@@ -118,7 +119,8 @@ async function planOne(
   if (digest !== undefined) stringMap(m.metadata, 'annotations')[CONTENT_DIGEST_ANNOTATION] = digest;
   if (artifact.reference !== undefined) m.metadata.name = artifact.reference;
 
-  const planned: PlannedManifest = { manifest: m, strategy, artifact, versioned };
+  const selected = d.labelSelectors === undefined || matchesLabels(d.labelSelectors, m.metadata.labels);
+  const planned: PlannedManifest = { manifest: m, strategy, artifact, versioned, selected };
   if (choice?.reused) planned.reusedVersion = version;
   return planned;
 }
@@ -128,7 +130,8 @@ async function planOne(
  * only through `context`: `existingVersions` once per versioned object, `liveObject` for Services named in
  * `services` that this deploy does not contain and for `use-source-capacity` on unversioned objects.
  *
- * The caller must apply `manifests` in the order given, each with its `strategy` (an object with
+ * The caller must apply the `selected` manifests in the order given (the others are left alone, and a deploy with
+ * label selectors that selects nothing fails unless `allowNothingSelected`), each with its `strategy` (an object with
  * `metadata.generateName` and no name must be created, not applied; its artifact has no name or reference until
  * then), report `createdArtifacts` and `boundArtifacts` as the operation's outputs, and strip Secret data from
  * anything it reports. Throws DeployPlanError for invalid input, an unbound required artifact, a Service that
@@ -150,8 +153,14 @@ export async function planDeploy(description: Record<string, unknown>, context: 
 
   const boundArtifacts = [...bound.values()];
   checkRequiredBound(d, boundArtifacts);
-  if (d.hasLabelSelectors && manifests.some((p) => p.strategy.replace)) {
+  if (d.labelSelectors !== undefined && manifests.some((p) => p.strategy.replace)) {
     throw new DeployPlanError('label selectors not supported with replace strategy, not deploying');
   }
-  return { manifests, createdArtifacts: manifests.map((p) => p.artifact), boundArtifacts };
+  return {
+    manifests,
+    createdArtifacts: manifests.map((p) => p.artifact),
+    boundArtifacts,
+    labelSelector: d.labelSelectors && labelSelectorText(d.labelSelectors),
+    allowNothingSelected: d.allowNothingSelected,
+  };
 }

@@ -55,6 +55,8 @@ export interface PlannedManifest {
   versioned: boolean;
   /** set when an existing identical version is reused (nothing to change, but still applied idempotently) */
   reusedVersion?: string;
+  /** False when the description's label selectors do not select this object: it is planned (and its artifact created) but not applied. */
+  selected: boolean;
 }
 
 export interface DeployPlan {
@@ -62,6 +64,10 @@ export interface DeployPlan {
   manifests: PlannedManifest[];
   createdArtifacts: Artifact[];
   boundArtifacts: Artifact[];
+  /** The label selectors the deploy was filtered by (Kubernetes form), when it had any. */
+  labelSelector?: string;
+  /** With label selectors, succeed even when no manifest is selected. */
+  allowNothingSelected: boolean;
 }
 
 /** The cluster reads planning needs, supplied by the caller. */

@@ -2,8 +2,8 @@
  * Applies a deploy plan's manifests in order, each with its strategy, as Outpost `apply` (and `delete`) operations:
  * recreate deletes the live object first (and waits until it is gone) then creates it; replace PUTs the whole object;
  * server-side apply (optionally forcing conflicts) or client-side apply otherwise; an object with only
- * `metadata.generateName` is created under a new name, which its created artifact then carries. Returns the objects as the API
- * server returned them.
+ * `metadata.generateName` is created under a new name, which its created artifact then carries. Manifests the
+ * deploy's label selectors did not select are skipped. Returns the objects as the API server returned them.
  */
 import { create } from '@bufbuild/protobuf';
 import { ApplySpecSchema, DeleteSpecSchema, PropagationPolicy } from '../../../gen/outpost/agent/v1/operation_pb.js';
@@ -16,9 +16,13 @@ import type { TaskContext } from '../task-runner.js';
 /** Applies `planned` on `account`, writing progress lines under `phase`. */
 export async function applyPlanned(ctx: TaskContext, account: string, planned: PlannedManifest[], phase: string): Promise<Record<string, unknown>[]> {
   const applied: Record<string, unknown>[] = [];
-  for (const { manifest, strategy, reusedVersion, artifact } of planned) {
+  for (const { manifest, strategy, reusedVersion, artifact, selected } of planned) {
     const name = fullResourceName(manifest);
     const namespace = manifest.metadata.namespace ?? '';
+    if (!selected) {
+      ctx.status(phase, `Skipping ${name}${namespace ? ` in ${namespace}` : ''}: its labels are not selected by the label selectors`);
+      continue;
+    }
     if (strategy.recreate && manifest.metadata.name) {
       ctx.status(phase, `Deleting ${name} before recreating it...`);
       try {

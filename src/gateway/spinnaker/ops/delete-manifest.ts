@@ -11,7 +11,7 @@ import { parseKind, type ParsedKind } from '../kind-names.js';
 import type { PreparedOperation } from '../task-runner.js';
 import { accountOf, badDescription, manifestTarget, namespaceOfLocation, stringField, type Description } from './description-fields.js';
 import { namesResult } from './operation-result.js';
-import { labelSelectorText } from './label-selectors.js';
+import { labelSelectorText, LabelSelectorError, parseLabelSelectors } from '../label-selectors.js';
 
 const PHASE = 'DELETE_KUBERNETES_MANIFEST';
 
@@ -67,7 +67,7 @@ export function prepareDelete(description: Description): PreparedOperation {
     throw badDescription('deleteManifest needs manifestName, or kinds (a list of kind names) with labelSelectors');
   }
   const kinds = kindsRaw.map((k) => parseKind(k as string)!) as ParsedKind[];
-  const selector = labelSelectorText(description.labelSelectors);
+  const selector = deleteSelector(description.labelSelectors);
   const namespace = namespaceOfLocation(stringField(description, 'location'));
   return {
     ...base,
@@ -83,4 +83,18 @@ export function prepareDelete(description: Description): PreparedOperation {
       return namesResult(namespace, deleted);
     },
   };
+}
+
+/** The selector of a delete in label mode: it must name at least one requirement (ANY alone would delete everything). */
+function deleteSelector(raw: unknown): string {
+  let requirements: ReturnType<typeof parseLabelSelectors>;
+  try {
+    requirements = parseLabelSelectors(raw);
+  } catch (err) {
+    if (err instanceof LabelSelectorError) throw badDescription(err.message);
+    throw err;
+  }
+  if (requirements === undefined) throw badDescription('labelSelectors.selectors must be a non-empty list');
+  if (requirements.length === 0) throw badDescription('labelSelectors select every object (only ANY): refusing to delete them all');
+  return labelSelectorText(requirements);
 }

@@ -2,7 +2,9 @@
  * `deployManifest` (Deploy (Manifest)): the manifests are planned as Clouddriver does (deploy/deploy-plan.ts:
  * monikers, artifact annotations and labels, versions, artifact binding, traffic) and applied in order; the result
  * names every deployed object and carries `createdArtifacts` and `boundArtifacts`, which Orca promotes and waits on.
- * A description without manifests is a 400; a plan that cannot be made (an unbound required artifact…) fails the task.
+ * With `labelSelectors`, only the manifests they select are applied (and reported); none selected fails the task
+ * unless `allowNothingSelected`, as in Clouddriver. A description without manifests (or with malformed label
+ * selectors) is a 400; a plan that cannot be made (an unbound required artifact…) fails the task.
  */
 import type { CacheReads } from '../cache-reads.js';
 import { planDeploy } from '../deploy/deploy-plan.js';
@@ -53,6 +55,9 @@ export function prepareDeploy(description: Description, env: DeployEnv): Prepare
       ctx.status(PHASE, 'Beginning deployment of manifests...');
       const plan = await planWith(ctx, account, description, env, planDeploy);
       const applied = await applyPlanned(ctx, account, plan.manifests, PHASE);
+      if (plan.labelSelector !== undefined && applied.length === 0 && !plan.allowNothingSelected) {
+        throw new TaskFailure(`nothing deployed to account ${account} with label selector(s) ${plan.labelSelector}`, 'IllegalStateException');
+      }
       ctx.status(PHASE, `Deploy manifest task completed successfully for ${applied.length} manifest(s)`);
       return resultOf(applied, plan.createdArtifacts as Record<string, unknown>[], plan.boundArtifacts as Record<string, unknown>[]);
     },
