@@ -135,7 +135,7 @@ for (const driver of ['pglite'] as const) {
       assert.equal(get('v1', 'ConfigMap', 'orca-cfg-v000'), undefined);
     });
 
-    test('red/black with a Service: traffic attached at deploy, the previous version disabled, versions found by the dynamic lookup', async () => {
+    test('red/black with a Service: traffic attached at deploy, the previous version disabled, versions found by the dynamic lookup; highlander disables and deletes every older version', async () => {
       const svc = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'orca-rb', namespace: 'demo' }, spec: { selector: { lb: 'orca-rb' }, ports: [{ port: 80 }] } };
       await deployAndWait([svc]);
       const rs = (image: string) => ({
@@ -176,6 +176,32 @@ for (const driver of ['pglite'] as const) {
       assert.equal(get('apps/v1', 'ReplicaSet', 'orca-rb-v001')!.spec.template.metadata.labels.lb, 'orca-rb');
       const none = await orca.get(`/manifests/sandbox/demo/replicaSet/cluster/orca/${encodeURIComponent('replicaSet nothing')}/dynamic/oldest`);
       assert.equal(none.status, 404);
+
+      // Highlander: Orca's afterStages disable, then delete, every other version of the cluster it reads
+      // (OldManifestActionAppender: the cluster list without the manifest just deployed).
+      const highlander = { ...traffic, strategy: 'HIGHLANDER', trafficManagement: { enabled: true, options: { enableTraffic: true, services: ['service orca-rb'], strategy: 'highlander' } } };
+      ({ outcome } = await deployAndWait([rs('nginx:3')], highlander));
+      const deployed = outcome.outputs.manifestNamesByNamespace!.demo![0]!;
+      assert.equal(deployed, 'replicaSet orca-rb-v002');
+      let old: string[] = [];
+      for (const deadline = Date.now() + 60_000; old.length < 2; ) {
+        assert.ok(Date.now() < deadline, `the cache lists the two older versions (have ${JSON.stringify(old)})`);
+        const res = await orca.get(`/manifests/sandbox/demo/replicaSet/cluster/orca/${encodeURIComponent('replicaSet orca-rb')}`);
+        old = (res.body as unknown as Obj[]).map((m) => `${m.kind} ${m.name}`).filter((name) => name !== deployed);
+        if (old.length < 2) await new Promise((r) => setTimeout(r, 25));
+      }
+      for (const stage of ['disableManifest', 'deleteManifest'] as const) {
+        for (const name of old) {
+          const ran = await orca.run(stage, { account: 'sandbox', app: 'orca', cloudProvider: 'kubernetes', manifestName: name, location: 'demo' }, stage === 'deleteManifest');
+          assert.equal(ran.status, 'SUCCEEDED', `${stage} ${name}: ${JSON.stringify(ran.task)}`);
+        }
+      }
+      for (const gone of ['orca-rb-v000', 'orca-rb-v001']) {
+        for (const deadline = Date.now() + 60_000; get('apps/v1', 'ReplicaSet', gone); await new Promise((r) => setTimeout(r, 25))) {
+          assert.ok(Date.now() < deadline, `${gone} deleted`);
+        }
+      }
+      assert.equal(get('apps/v1', 'ReplicaSet', 'orca-rb-v002')!.spec.template.metadata.labels.lb, 'orca-rb', 'the survivor keeps its traffic');
     });
 
     test('scale then wait for stable sees the new replica count, never the object before the write', async () => {
