@@ -140,6 +140,47 @@ for (const driver of testDrivers()) {
       await s4.ended;
     });
 
+    test('a complete list replaces rows whatever their resourceVersion (an etcd restore starts lower); ordering holds within the watch after it', async () => {
+      const s = openAgentStream(t.gateway.grpcUrl);
+      await connectAgent(s, 'agent-r', [{ name: 'restored' }]);
+      s.send(events(1, [event('restored', EventType.ADDED, configMap('a', 900000)), event('restored', EventType.ADDED, configMap('gone', 900001))]));
+      await s.waitForAck(1);
+      // etcd restored from a backup: the re-list's versions are far below the cached ones.
+      s.send(syncMarker(2, 'restored', SyncPhase.START));
+      s.send(events(3, [event('restored', EventType.ADDED, configMap('a', 120))]));
+      s.send(syncMarker(4, 'restored', SyncPhase.END, '120', 1));
+      await s.waitForAck(4);
+      assert.deepEqual(await rows('restored'), [{ name: 'a', resource_version: '120', data: '120' }], 'the list replaced the newer-looking row and pruned the other');
+      // The watch that follows the list: an older event is stale again, a newer one applies.
+      s.send(events(5, [event('restored', EventType.MODIFIED, configMap('a', 119))]));
+      s.send(events(6, [event('restored', EventType.MODIFIED, configMap('a', 121))]));
+      await s.waitForAck(6);
+      assert.deepEqual(await rows('restored'), [{ name: 'a', resource_version: '121', data: '121' }]);
+      s.end();
+      await s.ended;
+    });
+
+    test('resourceVersions that are not decimal are opaque: stored and offered back as the resume point as received; stream order decides', async () => {
+      const s = openAgentStream(t.gateway.grpcUrl);
+      await connectAgent(s, 'agent-o', [{ name: 'opaque' }]);
+      const cm = (rv: string, v: string) => ({ ...configMap('a', 1), metadata: { name: 'a', namespace: 'default', uid: 'uid-a', resourceVersion: rv }, data: { v } });
+      s.send(syncMarker(1, 'opaque', SyncPhase.START));
+      s.send(events(2, [event('opaque', EventType.ADDED, cm('abc', 'first'))]));
+      s.send(syncMarker(3, 'opaque', SyncPhase.END, 'list/abc', 1));
+      s.send(events(4, [event('opaque', EventType.MODIFIED, cm('7', 'second'))]));
+      await s.waitForAck(4);
+      assert.deepEqual(await rows('opaque'), [{ name: 'a', resource_version: '7', data: 'second' }], 'not comparable: the later message wins');
+      s.send(events(5, [event('opaque', EventType.BOOKMARK, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: '', resourceVersion: 'zz-9' } })]));
+      await s.waitForAck(5);
+      s.end();
+      await s.ended;
+      const s2 = openAgentStream(t.gateway.grpcUrl);
+      const w2 = await connectAgent(s2, 'agent-o', [{ name: 'opaque' }]);
+      assert.deepEqual(w2.accounts[0]!.resume.map((r) => r.resourceVersion), ['zz-9'], 'the resume point is the last version received, as received');
+      s2.end();
+      await s2.ended;
+    });
+
     test('a namespaced list prunes only its namespace', async () => {
       const s = openAgentStream(t.gateway.grpcUrl);
       await connectAgent(s, 'agent-n', [{ name: 'nsacc' }]);

@@ -1,8 +1,10 @@
 /**
  * Stores a decoded event batch atomically with ONE SQL statement, whatever the batch size: data-modifying CTEs for
  * the multi-row upsert (the whole batch travels as a single JSON parameter expanded by `json_to_recordset`), the
- * multi-row delete, the watch_states positions and the accounts' last_event_at and events_total. A row is only replaced by an event whose
- * resourceVersion is not older, so stale or replayed events never overwrite newer data.
+ * multi-row delete, the watch_states positions and the accounts' last_event_at and events_total. Within a watch, a row
+ * is only replaced by an event whose resourceVersion is not older (when both are comparable: resource-version.ts), so
+ * stale or replayed events never overwrite newer data; an event of a newer full list replaces the row whatever the
+ * versions say (docs/agent-protocol.md, "Lists": a complete list is authoritative).
  *
  * With a fence (every agent stream's writes), the accounts update is the lease check: it locks the rows of the
  * accounts still leased to the writing session with the presented epochs, and every other part writes only for those
@@ -22,8 +24,10 @@ export interface ObjectWriter {
 
 /** Creates the writer over an open database. */
 export function createObjectWriter(database: Database): ObjectWriter {
-  const notOlder = sqlNotOlder(sql.raw('excluded.resource_version'), sql.raw('o.resource_version'));
-  const pick = (column: string) => sql`case when ${notOlder} then ${sql.raw(`excluded.${column}`)} else ${sql.raw(`o.${column}`)} end`;
+  // A row is replaced by a newer event of the same watch, or by any event of a newer full list (a list is
+  // authoritative for its scope whatever its resourceVersions say: after an etcd restore they start lower).
+  const replaces = sql`(${sqlNotOlder(sql.raw('excluded.resource_version'), sql.raw('o.resource_version'))} or excluded.sync_gen > o.sync_gen)`;
+  const pick = (column: string) => sql`case when ${replaces} then ${sql.raw(`excluded.${column}`)} else ${sql.raw(`o.${column}`)} end`;
   return {
     async write(batch, fence) {
       // Every part is a data-modifying CTE of ONE statement: atomic without BEGIN/COMMIT round trips. The parts touch
@@ -57,7 +61,7 @@ export function createObjectWriter(database: Database): ObjectWriter {
               watch_namespace = ${pick('watch_namespace')},
               updated_at = ${pick('updated_at')},
               sync_gen = greatest(o.sync_gen, excluded.sync_gen)
-            where ${notOlder} or excluded.sync_gen > o.sync_gen)`);
+            where ${replaces})`);
       }
       if (batch.deletes.length > 0) {
         parts.push(sql`deleted as (
