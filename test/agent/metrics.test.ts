@@ -107,6 +107,16 @@ describe('agent metrics: pieces', () => {
     for (const message of messages) assert.equal(wireSize(ConnectRequestSchema, message), toBinary(ConnectRequestSchema, message).length, message.message.case);
   });
 
+  test('events_sent_total counts changes only: bookmarks are not events', async () => {
+    const metrics = createAgentMetrics({ connected: () => true, watchesOpen: () => 1, unackedBatches: () => 0 });
+    const ev = (type: EventType, kind: string) => create(EventSchema, { account: 'a', type, apiVersion: 'v1', kind, resourceVersion: '5' });
+    const batch = [ev(EventType.BOOKMARK, 'ConfigMap'), ev(EventType.ADDED, 'ConfigMap'), ev(EventType.BOOKMARK, 'Pod'), ev(EventType.DELETED, 'ConfigMap'), ev(EventType.BOOKMARK, 'ConfigMap')];
+    metrics.dataSent(create(ConnectRequestSchema, { message: { case: 'events', value: create(EventBatchSchema, { sequence: 1n, events: batch }) } }));
+    const { body } = await metrics.scrape();
+    assert.match(body, /^outpost_agent_events_sent_total\{kind="ConfigMap"\} 2$/m);
+    assert.doesNotMatch(body, /events_sent_total\{kind="Pod"\}/, 'a kind with only bookmarks has no changes');
+  });
+
   test('each agent has its own registry: two agents never collide, and nothing lands in the global one', async () => {
     const sources = { connected: () => true, watchesOpen: () => 3, unackedBatches: () => 2 };
     const one = createAgentMetrics(sources);
@@ -144,10 +154,10 @@ describe('agent metrics against the sandbox and the fake gateway', () => {
       assert.equal(m(before, 'connected'), 1);
       assert.equal(m(before, 'disconnections_total'), 0);
       assert.equal(m(before, 'unacked_batches'), 0);
-      const listedConfigMaps = eventsOf(h.gateway.messages).filter((e) => e.kind === 'ConfigMap').length;
+      const listedConfigMaps = eventsOf(h.gateway.messages).filter((e) => e.kind === 'ConfigMap' && e.type !== EventType.BOOKMARK).length;
       assert.ok(listedConfigMaps > 0);
       assert.equal(m(before, 'events_sent_total{kind="ConfigMap"}'), listedConfigMaps);
-      assert.equal(m(before, 'events_sent_total{kind="Deployment"}'), eventsOf(h.gateway.messages).filter((e) => e.kind === 'Deployment').length);
+      assert.equal(m(before, 'events_sent_total{kind="Deployment"}'), eventsOf(h.gateway.messages).filter((e) => e.kind === 'Deployment' && e.type !== EventType.BOOKMARK).length);
       // Preparation and the watch pipeline: /version and discovery (get), access reviews (create), lists and watches.
       assert.ok(requests(before, 'get', '200') > 0, 'discovery');
       assert.ok(requests(before, 'create', '201') >= 2, 'one access review per scope');
@@ -167,7 +177,7 @@ describe('agent metrics against the sandbox and the fake gateway', () => {
       await h.gateway.waitForResult('missing');
       const after = await scrapeUntil(h, (x) => m(x, 'bytes_sent_total') === bytesReceived(h), 'bytes of every data message');
       // Exactly what crossed the wire (a watch restarted under load may have sent some objects again).
-      const receivedConfigMaps = eventsOf(h.gateway.messages).filter((e) => e.kind === 'ConfigMap').length;
+      const receivedConfigMaps = eventsOf(h.gateway.messages).filter((e) => e.kind === 'ConfigMap' && e.type !== EventType.BOOKMARK).length;
       assert.ok(receivedConfigMaps >= listedConfigMaps + 5);
       assert.equal(m(after, 'events_sent_total{kind="ConfigMap"}'), receivedConfigMaps);
       assert.ok(m(after, 'bytes_sent_total') > m(before, 'bytes_sent_total'));

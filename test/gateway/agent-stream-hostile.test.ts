@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { testDrivers } from '../helpers/databases.js';
 import {
   Code,
@@ -108,6 +109,30 @@ for (const driver of testDrivers()) {
       await failsWith(zero, Code.InvalidArgument, /expected 1/);
       const started = await t.query(`select 1 from watch_states where account = 'seq' and sync_gen > 0`);
       assert.equal(started.length, 0, 'the out-of-order START was not applied');
+    });
+
+    test('data for an account the stream does not cache (never announced, STANDBY) → PERMISSION_DENIED, nothing of it written', async () => {
+      const holder = openAgentStream(t.gateway.grpcUrl);
+      await connectAgent(holder, 'agent-holder', [{ name: 'held' }]);
+      const cases: [string, (s: TestAgentStream) => void, RegExp][] = [
+        ['events, never announced', (s) => s.send(events(1, [event('mine', EventType.ADDED, configMap('ok', 1)), event('unannounced', EventType.ADDED, configMap('x', 1))])), /event 1 of batch 1: account "unannounced" is not cached by this stream \(the agent never announced it on this stream\)/],
+        ['events, STANDBY', (s) => s.send(events(1, [event('held', EventType.ADDED, configMap('x', 1))])), /account "held" is not cached by this stream \(its verdict on this stream is STANDBY\)/],
+        ['sync marker', (s) => s.send(syncMarker(1, 'unannounced', SyncPhase.START)), /sync marker 1: account "unannounced" is not cached/],
+        ['account report', (s) => s.send({ case: 'accountReport', value: { account: { name: 'held', apiHost: 'https://cluster-held:6443' }, progress: [] } }), /account_report: account "held" is not cached/],
+      ];
+      for (const [what, send, message] of cases) {
+        const s = openAgentStream(t.gateway.grpcUrl);
+        const w = await connectAgent(s, `agent-${what.replaceAll(/\W/g, '')}`, [{ name: 'mine' }, { name: 'held' }]);
+        assert.deepEqual(w.accounts.map((a) => a.verdict), [Verdict.CACHING, Verdict.STANDBY], what);
+        send(s);
+        await failsWith(s, Code.PermissionDenied, message);
+        assert.equal(await count('objects', 'mine'), 0, `${what}: nothing of the batch written`);
+        assert.equal(await count('objects', 'held'), 0, what);
+        assert.equal(await count('objects', 'unannounced'), 0, what);
+        assert.equal(await count('watch_states', 'unannounced'), 0, what);
+      }
+      holder.end();
+      await holder.ended;
     });
 
     test('sync END without START → INVALID_ARGUMENT, nothing pruned or marked synced', async () => {

@@ -181,6 +181,26 @@ for (const driver of testDrivers()) {
       await s2.ended;
     });
 
+    test('bookmarks move the resume point but are not events: events_total and last_event_at count changes only', async () => {
+      const s = openAgentStream(t.gateway.grpcUrl);
+      await connectAgent(s, 'agent-b', [{ name: 'idle' }]);
+      const bookmark = (rv: string) => event('idle', EventType.BOOKMARK, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: '', resourceVersion: rv } });
+      const figures = async () =>
+        (await t.query<{ events_total: string | number; has_event: boolean; rv: string }>(
+          `select a.events_total, a.last_event_at is not null as has_event, w.resource_version as rv
+             from accounts a left join watch_states w on w.account = a.name where a.name = 'idle'`,
+        ))[0]!;
+      s.send(events(1, [bookmark('40'), bookmark('41')]));
+      await s.waitForAck(1);
+      assert.deepEqual({ ...(await figures()), events_total: Number((await figures()).events_total) }, { events_total: 0, has_event: false, rv: '41' });
+      s.send(events(2, [event('idle', EventType.ADDED, configMap('one', 42)), bookmark('43')]));
+      await s.waitForAck(2);
+      const after = await figures();
+      assert.deepEqual({ ...after, events_total: Number(after.events_total) }, { events_total: 1, has_event: true, rv: '43' });
+      s.end();
+      await s.ended;
+    });
+
     test('a namespaced list prunes only its namespace', async () => {
       const s = openAgentStream(t.gateway.grpcUrl);
       await connectAgent(s, 'agent-n', [{ name: 'nsacc' }]);
@@ -208,8 +228,11 @@ for (const driver of testDrivers()) {
       assert.equal(refused!.verdict, Verdict.REFUSED);
       assert.match(refused!.reason, /bound to cluster https:\/\/cluster-bound:6443/);
       assert.equal(fresh!.verdict, Verdict.CACHING);
+      // Data for the refused account ends the stream: a stream writes only what it was told to cache.
       intruder.send(events(1, [event('bound', EventType.ADDED, configMap('hijack', 1))]));
-      await intruder.waitForAck(1);
+      const refusal = await intruder.ended;
+      assert.equal(refusal?.code, Code.PermissionDenied);
+      assert.match(refusal!.rawMessage, /account "bound" is not cached by this stream \(its verdict on this stream is REFUSED\)/);
       assert.deepEqual(await rows('bound'), []);
       const [acc] = await t.query<{ api_host: string; agent_id: string }>(`select api_host, agent_id from accounts where name = 'bound'`);
       assert.deepEqual(acc, { api_host: 'https://cluster-bound:6443', agent_id: 'agent-b' });
@@ -217,9 +240,8 @@ for (const driver of testDrivers()) {
       const intruder2 = openAgentStream(t.gateway.grpcUrl);
       const w2 = await connectAgent(intruder2, 'agent-evil2', [{ name: 'bound', caFingerprint: 'cd'.repeat(32) }]);
       assert.equal(w2.accounts[0]!.verdict, Verdict.REFUSED);
-      intruder.end();
       intruder2.end();
-      await Promise.all([intruder.ended, intruder2.ended]);
+      await intruder2.ended;
     });
 
     test('a second agent gets STANDBY; a new stream of the same agent takes over', async () => {
@@ -229,8 +251,9 @@ for (const driver of testDrivers()) {
       const w = await connectAgent(other, 'agent-2', [{ name: 'shared' }]);
       assert.equal(w.accounts[0]!.verdict, Verdict.STANDBY);
       assert.match(w.accounts[0]!.reason, /agent-1/);
+      // A standby stream may not write the account: its data ends the stream.
       other.send(events(1, [event('shared', EventType.ADDED, configMap('from-standby', 1))]));
-      await other.waitForAck(1);
+      assert.equal((await other.ended)?.code, Code.PermissionDenied);
       assert.deepEqual(await rows('shared'), [], 'a standby agent does not write');
 
       const again = openAgentStream(t.gateway.grpcUrl);
@@ -243,9 +266,8 @@ for (const driver of testDrivers()) {
       again.send(events(1, [event('shared', EventType.ADDED, configMap('from-new', 1))]));
       await again.waitForAck(1);
       assert.deepEqual((await rows('shared')).map((r) => r.name), ['from-new']);
-      other.end();
       again.end();
-      await Promise.all([other.ended, again.ended]);
+      await again.ended;
       await eventually(async () => (await accountState('shared')) === 'INACTIVE');
       assert.equal((await rows('shared')).length, 1, 'the cache is kept after disconnect');
     });

@@ -1,6 +1,6 @@
 /**
  * The pure part of ingest: resourceVersion ordering, collapsing a batch to one operation per object, dropping events
- * of accounts the session does not cache, list generations, page tokens.
+ * of accounts the stream released, refusing those of accounts it may not write, list generations, page tokens.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -12,7 +12,9 @@ import { isOlderResourceVersion } from '../../src/gateway/cache/resource-version
 import { decodePageToken, encodePageToken } from '../../src/gateway/api/page-token.js';
 import { configMap, event } from './helpers.js';
 
-const ctx = { isCached: (a: string) => a === 'mine', listGeneration: (_a: string, _v: string, _k: string, ns: string) => (ns === 'listing' ? 7 : 0) };
+const ctx = {
+  access: (a: string) => (a === 'mine' ? ('write' as const) : a === 'other' ? ('drop' as const) : { refused: `account ${a} is not cached by this stream` }),
+  listGeneration: (_a: string, _v: string, _k: string, ns: string) => (ns === 'listing' ? 7 : 0) };
 const batch = (events: ReturnType<typeof event>[]) => create(EventBatchSchema, { sequence: 1n, events });
 
 describe('event decoding', () => {
@@ -39,8 +41,9 @@ describe('event decoding', () => {
     assert.deepEqual(d.upserts.map((u) => [u.name, u.resource_version]), [['a', '3']]);
     assert.deepEqual(d.deletes.map((u) => [u.name, u.resource_version]), [['b', '5']]);
     assert.equal(d.droppedStale, 1);
-    assert.equal(d.droppedNotCached, 1);
+    assert.equal(d.droppedReleased, 1);
     assert.deepEqual(d.accounts, ['mine']);
+    assert.deepEqual(d.eventCounts, { mine: 5 }, 'changes counted before collapsing');
     assert.deepEqual(d.scopes, [{ account: 'mine', api_version: 'v1', kind: 'ConfigMap', watch_namespace: '', resource_version: '5' }]);
   });
 
@@ -59,11 +62,17 @@ describe('event decoding', () => {
     );
     assert.equal(d.upserts.length + d.deletes.length, 0);
     assert.equal(d.scopes[0]!.resource_version, '50');
+    assert.deepEqual(d.accounts, ['mine'], 'the account is touched (its lease fences the write)');
+    assert.deepEqual(d.eventCounts, { mine: 0 }, 'a bookmark is not a change');
   });
 
-  test('events of uncached accounts are dropped before validation; bad events of cached ones fail the batch', () => {
+  test('events of released accounts are dropped before validation, of accounts the stream may not write refused; bad events of cached ones fail the batch', () => {
     const bad = { ...event('other', EventType.ADDED, configMap('x', 1)), objectJson: new TextEncoder().encode('nope') };
-    assert.equal(decodeEventBatch(batch([bad]), ctx).droppedNotCached, 1);
+    assert.equal(decodeEventBatch(batch([bad]), ctx).droppedReleased, 1);
+    assert.throws(
+      () => decodeEventBatch(batch([event('mine', EventType.ADDED, configMap('ok', 1)), { ...bad, account: 'stranger' }]), ctx),
+      (err: unknown) => err instanceof ConnectError && err.code === Code.PermissionDenied && /event 1 of batch 1: account stranger is not cached/.test(err.rawMessage),
+    );
     assert.throws(
       () => decodeEventBatch(batch([{ ...bad, account: 'mine' }]), ctx),
       (err: unknown) => err instanceof ConnectError && err.code === Code.InvalidArgument,

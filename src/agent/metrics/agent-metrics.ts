@@ -10,7 +10,7 @@
  * default process metrics (`outpost_agent_process_*`, `outpost_agent_nodejs_*`).
  */
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import { ConnectRequestSchema, type ConnectRequest } from '../../gen/outpost/agent/v1/agent_pb.js';
+import { ConnectRequestSchema, EventType, type ConnectRequest } from '../../gen/outpost/agent/v1/agent_pb.js';
 import type { KubeRequestRecorder } from '../kube/kube-client.js';
 import { wireSize } from '../stream/wire-size.js';
 
@@ -76,7 +76,7 @@ export function createAgentMetrics(sources: AgentMetricsSources): AgentMetrics {
   });
   const events = new Counter({
     name: `${PREFIX}events_sent_total`,
-    help: 'Events written to the gateway stream, by Kubernetes kind (bookmarks included).',
+    help: 'Changes (added, modified, deleted objects) written to the gateway stream, by Kubernetes kind; bookmarks are not changes and are not counted.',
     labelNames: ['kind'],
     registers: [registry],
   });
@@ -101,6 +101,7 @@ export function createAgentMetrics(sources: AgentMetricsSources): AgentMetrics {
       let kind: string | undefined;
       let run = 0;
       for (const event of message.message.value.events) {
+        if (event.type === EventType.BOOKMARK) continue;
         if (event.kind === kind) {
           run++;
           continue;

@@ -102,6 +102,7 @@ class AgentSession implements StreamState {
   stopped = false;
   welcomed = false;
   readonly claimed = new Set<string>();
+  readonly released = new Set<string>();
   readonly served = new Set<string>();
   readonly verdicts = new Map<string, Verdict>();
   readonly infos = new Map<string, AccountInfo>();

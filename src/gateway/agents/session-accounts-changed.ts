@@ -32,6 +32,7 @@ export async function applyAccountsChanged(state: StreamState, change: AccountsC
     if (!state.verdicts.delete(name)) continue;
     state.infos.delete(name);
     state.served.delete(name);
+    state.released.delete(name);
     if (state.claimed.delete(name)) {
       deps.registry.release(name, state);
       released.push(name);

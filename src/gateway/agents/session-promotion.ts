@@ -66,7 +66,10 @@ export async function promoteStandby(state: StreamState, names: string[], deps: 
       .filter((p) => p.account === account)
       .map((p) => create(ResumePointSchema, { apiVersion: p.apiVersion, kind: p.kind, watchNamespace: p.watchNamespace, resourceVersion: p.resourceVersion })),
   }));
-  for (const name of won) state.verdicts.set(name, Verdict.CACHING);
+  for (const name of won) {
+    state.verdicts.set(name, Verdict.CACHING);
+    state.released.delete(name);
+  }
   if (state.stopped) return [];
   state.outbox.push(create(ConnectResponseSchema, { message: { case: 'verdicts', value: { changeId: 0n, accounts: verdicts } } }));
   await state.row.updateVerdicts(state.verdicts);
@@ -115,6 +118,7 @@ export async function demoteLost(state: StreamState, accounts: string[], registr
   for (const name of lost) {
     registry.release(name, state);
     state.claimed.delete(name);
+    state.released.add(name);
     state.verdicts.set(name, Verdict.STANDBY);
   }
   const reason = 'this gateway replica no longer holds the lease of the account (another session caches it now, or it was deleted)';

@@ -25,6 +25,12 @@ export interface StreamState extends LiveSession {
   welcomed: boolean;
   /** Accounts this stream claimed in the registry and activated (CACHING); released at the end of the stream. */
   readonly claimed: Set<string>;
+  /**
+   * Accounts this stream cached earlier in the session and no longer does (its lease was lost): their data still in
+   * flight is acknowledged and dropped rather than refused (data-access.ts). Cleared when the account is cached again
+   * or the agent removes it.
+   */
+  readonly released: Set<string>;
   /** Accounts admitted CACHING or STANDBY: operations for them may be sent here, and their results are accepted. */
   readonly served: Set<string>;
   /** Every account the agent announced on this stream (Hello, then AccountsChanged) with its current verdict. */

@@ -2,9 +2,11 @@
  * The ordered data half of an agent stream: event batches and sync markers carry consecutive sequence numbers, are
  * stored strictly in order and acknowledged once committed. A batch is validated and decoded while the previous one
  * is still being written (at most one write in flight), so the stream reads message n+1 while message n commits.
- * Account reports (status and listing progress) are written here too. Data of accounts the stream does not cache is
- * dropped (and still acknowledged).
+ * Account reports (status and listing progress) are written here too. Only accounts the stream caches may send data
+ * (data-access.ts): data of an account released while it was in flight is dropped (and still acknowledged), data of
+ * any other account ends the stream with PERMISSION_DENIED.
  */
+import { Code, ConnectError } from '@connectrpc/connect';
 import type { AccountInfo, EventBatch, SyncMarker } from '../../gen/outpost/agent/v1/agent_pb.js';
 import { performance } from 'node:perf_hooks';
 import { decodeEventBatch, type DecodedBatch } from '../cache/event-decoder.js';
@@ -14,6 +16,7 @@ import { isLeaseLost, type WriteFence } from '../cluster/lease-fence.js';
 import { invalidArgument } from '../errors.js';
 import type { IngestRecorder } from '../metrics/gateway-metrics.js';
 import type { AccountStore } from './account-store.js';
+import { dataAccess } from './data-access.js';
 import { validateAccountInfo } from './hello-validation.js';
 import { createListTracker, type ListTracker } from './list-tracker.js';
 import type { SessionRegistry } from './session-registry.js';
@@ -97,7 +100,7 @@ class StreamWritePipeline implements WritePipeline {
     try {
       this.checkSequence(batch.sequence);
       decoded = decodeEventBatch(batch, {
-        isCached: (account) => deps.registry.caches(account, state),
+        access: (account) => dataAccess(state, deps.registry, account),
         listGeneration: (account, apiVersion, kind, watchNamespace) => this.lists.generation({ account, apiVersion, kind, watchNamespace }),
       });
     } catch (err) {
@@ -107,8 +110,8 @@ class StreamWritePipeline implements WritePipeline {
     for (const s of decoded.scrubbedSecrets) {
       state.log.warn(s, 'Secret arrived with data; dropped it before storing (the agent must scrub Secrets)');
     }
-    if (decoded.droppedNotCached > 0) {
-      state.log.debug({ sequence: batch.sequence, dropped: decoded.droppedNotCached }, 'dropped events of accounts this session does not cache');
+    if (decoded.droppedReleased > 0) {
+      state.log.debug({ sequence: batch.sequence, dropped: decoded.droppedReleased }, 'dropped events of accounts this stream no longer caches (in flight when it was released)');
     }
     await this.drain();
     if (state.stopped) return;
@@ -132,11 +135,13 @@ class StreamWritePipeline implements WritePipeline {
 
   async sync(marker: SyncMarker): Promise<void> {
     this.checkSequence(marker.sequence);
-    if (!this.deps.registry.caches(marker.account, this.state)) {
-      this.state.log.debug({ account: marker.account, sequence: marker.sequence }, 'dropped sync marker of an account this session does not cache');
+    const access = dataAccess(this.state, this.deps.registry, marker.account);
+    if (access === 'drop') {
+      this.state.log.debug({ account: marker.account, sequence: marker.sequence }, 'dropped sync marker of an account this stream no longer caches');
       this.commit(marker.sequence);
       return;
     }
+    if (access !== 'write') throw new ConnectError(`sync marker ${marker.sequence}: ${access.refused}`, Code.PermissionDenied);
     await this.lists.apply(marker, this.fenceFor([marker.account])).catch((err) => this.lostLease(err));
     this.commit(marker.sequence);
   }
@@ -144,10 +149,12 @@ class StreamWritePipeline implements WritePipeline {
   async report(info: AccountInfo | undefined, progress: readonly ListingProgress[]): Promise<void> {
     if (!info) throw invalidArgument('account_report.account is required');
     validateAccountInfo(info, 'account_report');
-    if (!this.deps.registry.caches(info.name, this.state)) {
-      this.state.log.debug({ account: info.name }, 'ignored report of an account this session does not cache');
+    const access = dataAccess(this.state, this.deps.registry, info.name);
+    if (access === 'drop') {
+      this.state.log.debug({ account: info.name }, 'ignored report of an account this stream no longer caches');
       return;
     }
+    if (access !== 'write') throw new ConnectError(`account_report: ${access.refused}`, Code.PermissionDenied);
     await this.deps.accountStore.applyReport(this.state.id, info);
     await this.deps.syncState
       .recordProgress(

@@ -2,6 +2,7 @@
  * Turns one EventBatch from an agent into the rows the cache writer stores, validating everything first so that a
  * bad event rejects the whole batch before anything is written. Pure: no I/O.
  */
+import { Code, ConnectError } from '@connectrpc/connect';
 import { EventType, type EventBatch, type Event } from '../../gen/outpost/agent/v1/agent_pb.js';
 import { removeSecretMaterial } from '../../shared/secret-scrub.js';
 import { textProblem } from '../../shared/unstorable-text.js';
@@ -48,12 +49,15 @@ export interface DecodedBatch {
   upserts: ObjectRow[];
   deletes: DeleteRow[];
   scopes: ScopePosition[];
-  /** Accounts that received at least one event (for `last_event_at`). */
+  /** Accounts the batch touches (changes or bookmarks): the write is fenced on their leases. */
   accounts: string[];
-  /** Events per account of `accounts`, counted before collapsing (for `events_total`). */
+  /**
+   * Changes (ADDED, MODIFIED, DELETED) per account of `accounts`, counted before collapsing, for `events_total` and
+   * `last_event_at`; 0 for an account with only bookmarks (a bookmark is not a change).
+   */
   eventCounts: Record<string, number>;
-  /** Events dropped because this session does not cache their account. */
-  droppedNotCached: number;
+  /** Events dropped because their account was released by this stream while they were in flight. */
+  droppedReleased: number;
   /** Events dropped because an earlier event of the same batch was newer. */
   droppedStale: number;
   /** Secrets whose data had to be scrubbed here (the agent should have done it). */
@@ -62,8 +66,11 @@ export interface DecodedBatch {
 
 /** What the decoder needs to know about the session. */
 export interface DecodeContext {
-  /** True when this session caches the account. */
-  isCached(account: string): boolean;
+  /**
+   * May the stream write this account's data: `write`, `drop` (released while in flight), or why not (the batch is
+   * refused with PERMISSION_DENIED).
+   */
+  access(account: string): 'write' | 'drop' | { refused: string };
   /** The generation of the running full list of the scope, or 0 when none runs. */
   listGeneration(account: string, apiVersion: string, kind: string, watchNamespace: string): number;
 }
@@ -72,20 +79,25 @@ export interface DecodeContext {
 /** The event's fields that land in text columns (the object body is checked when it is decoded). */
 const TEXT_FIELDS = ['account', 'apiVersion', 'kind', 'namespace', 'name', 'uid', 'resourceVersion', 'watchNamespace'] as const;
 
-/** Validates and collapses the batch. Throws an INVALID_ARGUMENT ConnectError describing the first bad event. */
+/**
+ * Validates and collapses the batch. Throws a ConnectError describing the first bad event: INVALID_ARGUMENT, or
+ * PERMISSION_DENIED for an account the stream may not write.
+ */
 export function decodeEventBatch(batch: EventBatch, ctx: DecodeContext): DecodedBatch {
   const objects = new Map<string, { op: 'upsert'; row: ObjectRow } | { op: 'delete'; row: DeleteRow }>();
   const scopes = new Map<string, ScopePosition>();
   const accounts = new Set<string>();
-  const out: DecodedBatch = { upserts: [], deletes: [], scopes: [], accounts: [], eventCounts: {}, droppedNotCached: 0, droppedStale: 0, scrubbedSecrets: [] };
+  const out: DecodedBatch = { upserts: [], deletes: [], scopes: [], accounts: [], eventCounts: {}, droppedReleased: 0, droppedStale: 0, scrubbedSecrets: [] };
   const decoder = new TextDecoder('utf-8', { fatal: true });
 
   batch.events.forEach((ev, index) => {
     const where = `event ${index} of batch ${batch.sequence}`;
-    if (!ctx.isCached(ev.account)) {
-      out.droppedNotCached++;
+    const access = ctx.access(ev.account);
+    if (access === 'drop') {
+      out.droppedReleased++;
       return;
     }
+    if (access !== 'write') throw new ConnectError(`${where}: ${access.refused}`, Code.PermissionDenied);
     for (const field of TEXT_FIELDS) {
       const problem = textProblem(ev[field]);
       if (problem) throw invalidArgument(`${where}: ${field} ${problem}`);
@@ -93,7 +105,7 @@ export function decodeEventBatch(batch: EventBatch, ctx: DecodeContext): Decoded
     if (!ev.apiVersion || !ev.kind) throw invalidArgument(`${where}: api_version and kind are required`);
     if (!ev.resourceVersion) throw invalidArgument(`${where}: resource_version is required`);
     accounts.add(ev.account);
-    out.eventCounts[ev.account] = (out.eventCounts[ev.account] ?? 0) + 1;
+    out.eventCounts[ev.account] ??= 0;
     const scopeKey = JSON.stringify([ev.account, ev.apiVersion, ev.kind, ev.watchNamespace]);
     scopes.set(scopeKey, {
       account: ev.account,
@@ -106,6 +118,7 @@ export function decodeEventBatch(batch: EventBatch, ctx: DecodeContext): Decoded
     if (ev.type !== EventType.ADDED && ev.type !== EventType.MODIFIED && ev.type !== EventType.DELETED) {
       throw invalidArgument(`${where}: unknown event type ${ev.type}`);
     }
+    out.eventCounts[ev.account]! += 1;
     if (!ev.name) throw invalidArgument(`${where}: name is required`);
     const key = JSON.stringify([ev.account, ev.kind, ev.apiVersion, ev.namespace, ev.name]);
     const previous = objects.get(key);

@@ -35,10 +35,12 @@ export function createObjectWriter(database: Database): ObjectWriter {
       const parts: SQL[] = [];
       // Fenced: the lease check comes first and the other parts keep only the accounts it let through.
       const eventCounts = sql`json_each_text(${JSON.stringify(batch.eventCounts)}::json) as c(name, n)`;
+      // Bookmarks touch an account (its lease fences the write) without being changes: they move neither figure.
+      const countChanges = sql`last_event_at = case when c.n::bigint > 0 then now() else a.last_event_at end, events_total = a.events_total + c.n::bigint`;
       const leased = (column: string) => (fence ? sql` and ${sql.raw(column)} in (select name from fenced)` : sql``);
       if (fence && batch.accounts.length > 0) {
         parts.push(sql`fenced as (
-            update accounts a set last_event_at = now(), events_total = a.events_total + c.n::bigint
+            update accounts a set ${countChanges}
             from ${eventCounts} where a.name = c.name
               and ${leasedCondition(fence, 'a')}
             returning a.name)`);
@@ -84,7 +86,7 @@ export function createObjectWriter(database: Database): ObjectWriter {
       }
       if (!fence && batch.accounts.length > 0) {
         parts.push(sql`touched as (
-            update accounts a set last_event_at = now(), events_total = a.events_total + c.n::bigint
+            update accounts a set ${countChanges}
             from ${eventCounts} where a.name = c.name)`);
       }
       if (parts.length === 0) return;
