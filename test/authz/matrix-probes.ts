@@ -144,7 +144,8 @@ async function agentOutcome(ctx: ProbeContext, probe: Extract<Probe, { kind: 'ag
 async function resultOutcome(ctx: ProbeContext, probe: Extract<Probe, { kind: 'result' }>, headers: Record<string, string>): Promise<string> {
   const operations = createClient(OperationService, createConnectTransport({ baseUrl: ctx.httpUrl, httpVersion: '1.1' }));
   const account = (await operations.getOperation({ id: probe.operationId }, { headers: { authorization: ctx.readerAuthorization } })).operation!.account;
-  const result = { id: probe.operationId, account, success: true, message: probe.marker };
+  // A valid answer to the fixture's get of ConfigMap x (the result rules: exactly the target object).
+  const result = { id: probe.operationId, account, success: true, statusCode: 200, message: probe.marker, objects: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'default' } }] };
   if ('fixture' in probe.from) {
     ctx.sendResult(probe.from.fixture, result);
   } else {

@@ -14,7 +14,7 @@ import { createSilentLogger } from '../../src/shared/logger.js';
 import { testDrivers } from '../helpers/databases.js';
 import { rest } from './accounts-helpers.js';
 import { AGENT_A, AGENT_B, CLUSTER, IDENTITY_GATEWAY, READER, verdictsFor } from './identity-binding-helpers.js';
-import { configMap, connectAgent, event, events, EventType, eventually, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from './helpers.js';
+import { Code, configMap, connectAgent, event, events, EventType, eventually, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from './helpers.js';
 
 for (const driver of testDrivers()) {
   describe(`account names bound to the claiming identity (${driver})`, { concurrency: false }, () => {
@@ -81,11 +81,6 @@ for (const driver of testDrivers()) {
       assert.equal((await row('cluster-1')).state, 'INACTIVE', 'nobody claimed the free account');
       assert.equal((await row('cluster-1')).session_id, wa.sessionId);
 
-      // B's invented objects never land.
-      b.send(events(1, [event('cluster-1', EventType.ADDED, configMap('invented-by-b', 1))]));
-      await b.waitForAck(1);
-      assert.deepEqual(await objectNames('cluster-1'), ['from-a']);
-
       // A resumes (a new stream of the same identity) and caches again.
       const again = open(AGENT_A);
       assert.equal((await connectAgent(again, 'agent-a', [{ name: 'cluster-1', ...CLUSTER }])).accounts[0]!.verdict, Verdict.CACHING);
@@ -94,8 +89,15 @@ for (const driver of testDrivers()) {
       assert.deepEqual(await objectNames('cluster-1'), ['from-a', 'from-a-again']);
       assert.deepEqual(verdictsFor(b, 'cluster-1'), [Verdict.REFUSED]);
 
-      for (const s of [b, again]) s.end();
-      await Promise.all([b.ended, again.ended]);
+      // B's invented objects never land: data for an account it was refused ends its stream.
+      b.send(events(1, [event('cluster-1', EventType.ADDED, configMap('invented-by-b', 1))]));
+      const refusal = await b.ended;
+      assert.equal(refusal?.code, Code.PermissionDenied);
+      assert.match(refusal!.rawMessage, /account "cluster-1" is not cached by this stream \(its verdict on this stream is REFUSED\)/);
+      assert.deepEqual(await objectNames('cluster-1'), ['from-a', 'from-a-again']);
+
+      again.end();
+      await again.ended;
     });
 
     test('the database decides: the claim statement itself refuses another identity (no in-memory check involved)', async () => {

@@ -83,7 +83,7 @@ for (const driver of testDrivers()) {
     const objectNames = async (acc: string) =>
       (await t.query<{ name: string }>(`select name from objects where account = '${acc}' order by name`)).map((r) => r.name);
 
-    test('added accounts get verdicts in order, removed ones are released; events of a removed account are dropped', async () => {
+    test('added accounts get verdicts in order, removed ones are released; events of a removed account end the stream PERMISSION_DENIED', async () => {
       // gamma is bound to another cluster first.
       const other = open();
       await connectAgent(other, 'agent-other', [{ name: 'gamma', apiHost: 'https://elsewhere:6443' }]);
@@ -111,9 +111,8 @@ for (const driver of testDrivers()) {
       assert.equal((await account('alpha'))!.state, 'INACTIVE');
       assert.deepEqual(await session(w.sessionId), { caching: ['beta'], standby: [], refused: ['gamma'] });
 
-      s.send(events(2, [event('alpha', EventType.ADDED, configMap('a2', 6)), event('beta', EventType.ADDED, configMap('b2', 6))]));
+      s.send(events(2, [event('beta', EventType.ADDED, configMap('b2', 6))]));
       await s.waitForAck(2);
-      assert.deepEqual(await objectNames('alpha'), ['a1'], 'events of a removed account are dropped');
       assert.deepEqual(await objectNames('beta'), ['b1', 'b2']);
 
       // Removed and re-added in one change (a changed configuration): served again.
@@ -122,8 +121,16 @@ for (const driver of testDrivers()) {
       const v3 = await verdictsOf(s);
       assert.deepEqual(v3.accounts.map((a) => [a.account, a.verdict]), [['alpha', Verdict.CACHING]]);
       assert.deepEqual(await account('alpha'), { state: 'ACTIVE', session_id: w.sessionId });
-      s.end();
-      assert.equal(await s.ended, undefined);
+
+      // Once the agent removed an account, nothing of it may follow (the agent drops what it had not sent yet).
+      s.send(changed(10, ['alpha'], []));
+      await verdictsOf(s);
+      s.send(events(3, [event('beta', EventType.ADDED, configMap('b3', 7)), event('alpha', EventType.ADDED, configMap('a2', 7))]));
+      const err = await s.ended;
+      assert.equal(err?.code, Code.PermissionDenied);
+      assert.match(err!.rawMessage, /account "alpha" is not cached by this stream \(the agent has not announced it on this stream, or removed it\)/);
+      assert.deepEqual(await objectNames('alpha'), ['a1']);
+      assert.deepEqual(await objectNames('beta'), ['b1', 'b2'], 'nothing of the refused batch is written');
     });
 
     test('operations reach only the accounts the stream serves; a pending one is delivered once its account is added', async () => {
@@ -140,7 +147,8 @@ for (const driver of testDrivers()) {
           }
           if (m.message.case === 'operation') {
             received.push(m.message.value.account);
-            s.send({ case: 'operationResult', value: { id: m.message.value.id, account: m.message.value.account, success: true, statusCode: 200 } });
+            const objects = [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'default' } }];
+            s.send({ case: 'operationResult', value: { id: m.message.value.id, account: m.message.value.account, success: true, statusCode: 200, objects } });
           }
         }
       })();

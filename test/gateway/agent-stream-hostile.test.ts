@@ -115,7 +115,7 @@ for (const driver of testDrivers()) {
       const holder = openAgentStream(t.gateway.grpcUrl);
       await connectAgent(holder, 'agent-holder', [{ name: 'held' }]);
       const cases: [string, (s: TestAgentStream) => void, RegExp][] = [
-        ['events, never announced', (s) => s.send(events(1, [event('mine', EventType.ADDED, configMap('ok', 1)), event('unannounced', EventType.ADDED, configMap('x', 1))])), /event 1 of batch 1: account "unannounced" is not cached by this stream \(the agent never announced it on this stream\)/],
+        ['events, never announced', (s) => s.send(events(1, [event('mine', EventType.ADDED, configMap('ok', 1)), event('unannounced', EventType.ADDED, configMap('x', 1))])), /event 1 of batch 1: account "unannounced" is not cached by this stream \(the agent has not announced it on this stream, or removed it\)/],
         ['events, STANDBY', (s) => s.send(events(1, [event('held', EventType.ADDED, configMap('x', 1))])), /account "held" is not cached by this stream \(its verdict on this stream is STANDBY\)/],
         ['sync marker', (s) => s.send(syncMarker(1, 'unannounced', SyncPhase.START)), /sync marker 1: account "unannounced" is not cached/],
         ['account report', (s) => s.send({ case: 'accountReport', value: { account: { name: 'held', apiHost: 'https://cluster-held:6443' }, progress: [] } }), /account_report: account "held" is not cached/],

@@ -14,21 +14,39 @@ type ResultInit = Extract<NonNullable<RequestInit['message']>, { case: 'operatio
 /** Decides an operation's result; may wait (to hold an operation in flight). */
 export type Answer = (op: Operation) => ResultInit | Promise<ResultInit>;
 
-/** A success like the agent reports for a `get`. */
+/**
+ * A success shaped as the protocol says for the operation's type (docs/agent-protocol.md, "Results"): the target
+ * object for get, patch and rollout, its Scale for scale, the deleted reference for delete, an applied ConfigMap
+ * for apply, and so on.
+ */
 export function okResult(op: Operation): ResultInit {
-  return {
-    id: op.id,
-    account: op.account,
-    success: true,
-    statusCode: 200,
-    message: 'ok',
-    objects: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${op.id}`, namespace: 'default' } }],
-    duration: { seconds: 0n, nanos: 2_000_000 },
-    kubernetesDuration: { seconds: 0n, nanos: 1_000_000 },
-  };
+  const base = { id: op.id, account: op.account, success: true, statusCode: 200, message: 'ok', duration: { seconds: 0n, nanos: 2_000_000 }, kubernetesDuration: { seconds: 0n, nanos: 1_000_000 } };
+  const spec = op.spec;
+  const target = (s: { apiVersion?: string; kind?: string; namespace?: string; name?: string }) => ({
+    apiVersion: s.apiVersion || 'v1',
+    kind: s.kind || 'ConfigMap',
+    metadata: { name: s.name || 'cm', namespace: s.namespace || 'default' },
+  });
+  switch (spec.case) {
+    case 'get':
+    case 'patch':
+    case 'rollout':
+      return { ...base, objects: [target(spec.value)] };
+    case 'scale':
+      return { ...base, objects: [{ apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: spec.value.name, namespace: spec.value.namespace }, spec: { replicas: spec.value.replicas } }] };
+    case 'delete':
+      return { ...base, deleted: spec.value.name ? [`${spec.value.kind || 'ConfigMap'}/${spec.value.namespace || 'default'}/${spec.value.name}`] : [] };
+    case 'list':
+      return { ...base, objects: [] };
+    case 'logs':
+      return { ...base, logs: 'log line' };
+    case 'history':
+      return { ...base, revisions: [] };
+    default:
+      return { ...base, objects: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${op.id}`, namespace: 'default' } }] };
+  }
 }
 
-/** A test agent serving some accounts; reconnectable under the same agent id. */
 export interface OperationAgent {
   readonly agentId: string;
   /** Current stream (replaced by {@link reconnect}). */

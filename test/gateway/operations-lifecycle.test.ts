@@ -13,6 +13,8 @@ import { Code, ConnectError, connectAgent, openAgentStream, startTestGateway, ty
 import { gate, okResult, startOperationAgent, type OperationAgent } from './operations-helpers.js';
 
 const getSpec = { case: 'get' as const, value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'cm' } };
+/** What a get of getSpec returns (the result rules: exactly the target object). */
+const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'default' } };
 
 for (const driver of testDrivers()) {
   describe(`operations lifecycle (${driver})`, { concurrency: false }, () => {
@@ -77,7 +79,7 @@ for (const driver of testDrivers()) {
       const { operation: done } = await client.submitOperation({ account: 'acc-ok', id: submitted.id, spec: getSpec, timeout: { seconds: 5n }, wait: true });
       assert.equal(done!.state, OperationState.SUCCEEDED);
       assert.equal(done!.result?.statusCode, 200);
-      assert.equal(done!.result?.objects[0]?.metadata && (done!.result.objects[0].metadata as any).name, `cm-${submitted.id}`);
+      assert.equal(done!.result?.objects[0]?.metadata && (done!.result.objects[0].metadata as any).name, 'cm', 'the target object');
       for (const f of ['receivedAt', 'storedAt', 'sentAt', 'resultAt', 'totalDuration'] as const) assert.ok(done![f], f);
       assert.equal(done!.error, '');
       const final = await row(submitted.id);
@@ -211,7 +213,7 @@ for (const driver of testDrivers()) {
       assert.equal(r.result.statusCode, 200);
       assert.equal((await row(held!.id)).state, 'SENT');
       assert.equal((await t.query(`select id from operations where id = 'no-such-operation'`)).length, 0);
-      other.sendResult({ id: held!.id, account: 'acc-other', success: true, statusCode: 200 });
+      other.sendResult({ id: held!.id, account: 'acc-other', success: true, statusCode: 200, objects: [cm] });
       const { operation: finished } = await client.submitOperation({ account: 'acc-other', id: held!.id, spec: getSpec, wait: true });
       assert.equal(finished!.state, OperationState.SUCCEEDED);
       assert.equal(finished!.agentId, 'agent-other');
@@ -228,9 +230,25 @@ for (const driver of testDrivers()) {
       await new Promise((r) => setTimeout(r, 150));
       const r = await row(operation!.id);
       assert.deepEqual([r.state, r.agent_id, r.result], ['SENT', 'agent-sent-to', null]);
-      caching.sendResult({ id: operation!.id, account: 'acc-standby', success: true, statusCode: 200, message: 'real' });
+      caching.sendResult({ id: operation!.id, account: 'acc-standby', success: true, statusCode: 200, message: 'real', objects: [cm] });
       const { operation: done } = await client.submitOperation({ account: 'acc-standby', id: operation!.id, spec: getSpec, wait: true });
       assert.deepEqual([done!.state, done!.agentId, done!.result?.message], [OperationState.SUCCEEDED, 'agent-sent-to', 'real']);
+    });
+
+    test('a result that breaks the rules of its type (a scale answered with the Deployment) → FAILED InvalidResult, counted', async () => {
+      const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'default' }, spec: { replicas: 3 } };
+      await agent('agent-shape', ['acc-shape'], {
+        answer: (op) => ({ id: op.id, account: op.account, success: true, statusCode: 200, message: 'deployment/web scaled to 3', objects: [deployment] }),
+      });
+      const scale = { case: 'scale' as const, value: { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'default', name: 'web', replicas: 3 } };
+      const { operation } = await client.submitOperation({ account: 'acc-shape', spec: scale, wait: true });
+      assert.equal(operation!.state, OperationState.FAILED);
+      assert.equal(operation!.result?.reason, 'InvalidResult');
+      assert.equal(operation!.result?.statusCode, 200);
+      assert.match(operation!.result!.message, /a scale returns the autoscaling\/v1 Scale of the target, not apps\/v1 Deployment.*it reported success 200: deployment\/web scaled to 3\. The operation may have been applied/);
+      assert.deepEqual(operation!.result?.objects, [], 'the invalid payload is not stored');
+      const metrics = await (await fetch(`${t.gateway.httpUrl}/metrics`)).text();
+      assert.match(metrics, /^outpost_gateway_operation_results_invalid_total\{type="scale"\} 1$/m);
     });
 
     test('a client id: same request → same record; different request → ALREADY_EXISTS', async () => {

@@ -95,11 +95,13 @@ for (const driver of testDrivers()) {
       const a = await startOperationAgent(t.gateway.grpcUrl, 'agent-secrets', ['sec-1'], {
         bearer: TOKENS.agent,
         onOperation: (op) => void seen.push(op.spec.case === 'apply' ? op.spec.value.manifests : op.spec.case === 'patch' ? op.spec.value.patch : ''),
+        // A careless agent: Secrets with their data, also inside a List (the result rules: a patch returns exactly
+        // its target, an apply what it applied).
         answer: (op) => ({
           ...okResult(op),
           objects: [
             { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db', namespace: 'default' }, data: { token: DATA_VALUE } },
-            { apiVersion: 'v1', kind: 'List', items: [{ kind: 'Secret', metadata: { name: 'j' }, stringData: { key: MARK } }] },
+            ...(op.spec.case === 'patch' ? [] : [{ apiVersion: 'v1', kind: 'List', metadata: { name: 'bundle' }, items: [{ kind: 'Secret', metadata: { name: 'j' }, stringData: { key: MARK } }] }]),
           ] as JsonObject[],
         }),
       });

@@ -20,7 +20,7 @@ export function dataAccess(state: StreamState, registry: SessionRegistry, accoun
   const verdict = state.verdicts.get(account);
   const why =
     verdict === undefined
-      ? 'the agent never announced it on this stream'
+      ? 'the agent has not announced it on this stream, or removed it'
       : verdict === Verdict.CACHING
         ? 'its CACHING verdict is not in force yet'
         : `its verdict on this stream is ${Verdict[verdict]}`;

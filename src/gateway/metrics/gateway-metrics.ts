@@ -23,6 +23,8 @@ export interface OperationRecorder {
   forwarded(taken: boolean): void;
   /** An agent's operation result was not recorded, and why. */
   resultIgnored(reason: IgnoredResultReason): void;
+  /** An agent's result broke the result rules of its operation type (recorded FAILED, InvalidResult). */
+  resultInvalid(type: string): void;
 }
 
 /**
@@ -157,6 +159,12 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     labelNames: ['reason'],
     registers: [registry],
   });
+  const invalidResults = new Counter({
+    name: 'outpost_gateway_operation_results_invalid_total',
+    help: 'Operation results that broke the result rules of their operation type (recorded FAILED with reason InvalidResult), by type.',
+    labelNames: ['type'],
+    registers: [registry],
+  });
   const claimsRefused = new Counter({
     name: 'outpost_gateway_account_claims_refused_total',
     help: 'Account claims refused because the name is bound to another agent identity or another cluster, by reason.',
@@ -180,6 +188,9 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     },
     resultIgnored(reason) {
       ignoredResults.inc({ reason });
+    },
+    resultInvalid(type) {
+      invalidResults.inc({ type });
     },
     forwarded(taken) {
       forwarded.inc({ result: taken ? 'taken' : 'refused' });

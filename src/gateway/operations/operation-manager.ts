@@ -22,7 +22,8 @@ import type { IgnoredResultReason } from '../metrics/gateway-metrics.js';
 import { durationToMs, msToDuration, validateSubmission } from './operation-validation.js';
 import { watchOperation } from './operation-watch.js';
 import type { OperationSealer } from './operation-sealing.js';
-import { needsRequestKind, requestKind, scrubResultSecrets } from './result-scrub.js';
+import { requestKind, scrubResultSecrets } from './result-scrub.js';
+import { invalidResult, resultShapeProblem } from './result-shape.js';
 import { createWriteBatcher } from './write-batcher.js';
 import { isTransactionConflict } from '../../db/transient-error.js';
 
@@ -50,7 +51,7 @@ export interface OperationManagerDeps {
   /** Results of operations of other replicas go back through it; recorded here without it. */
   relay?: ResultRelay;
   /** Records terminal operations and ignored results; none when absent. */
-  metrics?: Pick<OperationRecorder, 'finished' | 'resultIgnored'>;
+  metrics?: Pick<OperationRecorder, 'finished' | 'resultIgnored' | 'resultInvalid'>;
   /** Checks a relayed result's session token; relayed results are refused without it. */
   verifySession?: (sessionId: string, token: string) => Promise<RelaySender | undefined>;
 }
@@ -531,8 +532,15 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
     // replica, or re-pointed by a resumption there); memory vouches only while the SENT mark is not written yet.
     if (local && !local.sent && local.delivering > 0) await local.dispatching;
     const vouched = sentHere || local?.sent?.sessionId === session.id;
+    const stored = local?.row ?? (await store.get(id));
+    const problem = stored ? resultShapeProblem(stored.type, stored.request, account, result) : undefined;
+    if (problem) {
+      deps.metrics?.resultInvalid(stored!.type);
+      rlog.warn({ account, problem }, 'operation result breaks the result rules of its type: recorded FAILED (InvalidResult)');
+      result = invalidResult(result, problem);
+    }
     const resultJson = toJson(OperationResultSchema, result) as Record<string, unknown>;
-    const kind = requestKind(local?.row.request ?? (needsRequestKind(resultJson) ? (await store.get(id))?.request : undefined));
+    const kind = requestKind(stored?.request);
     const scrubbed = scrubResultSecrets(resultJson, kind);
     if (scrubbed > 0) rlog.warn({ account, objects: scrubbed }, 'Secret data removed from an operation result (the agent should have removed it)');
     const outcome: Outcome = {

@@ -15,12 +15,6 @@ export function requestKind(request: Record<string, unknown> | undefined): strin
   return '';
 }
 
-/** True when some object of the result names no kind (list items), so the request's kind decides. */
-export function needsRequestKind(result: Record<string, unknown>): boolean {
-  const objects = result.objects;
-  return Array.isArray(objects) && objects.some((o) => typeof o === 'object' && o !== null && typeof (o as { kind?: unknown }).kind !== 'string');
-}
-
 /**
  * Removes Secret `data`, `stringData` and the last-applied annotation from the result's objects (protobuf JSON of an
  * OperationResult), in place: objects whose kind is Secret, objects without a kind of a request for Secrets, and the

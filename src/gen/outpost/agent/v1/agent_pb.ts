@@ -452,6 +452,10 @@ export type Event = Message<"outpost.agent.v1.Event"> & {
   uid: string;
 
   /**
+   * Required. Opaque: the gateway orders two versions of an object only when both are decimal integers (etcd
+   * revisions), and only within a watch; an event of a newer full list replaces the cached object whatever the
+   * versions say. Non-decimal versions are stored and offered back as resume points exactly as received.
+   *
    * @generated from field: string resource_version = 8;
    */
   resourceVersion: string;
@@ -479,7 +483,10 @@ export const EventSchema: GenMessage<Event> = /*@__PURE__*/
   messageDesc(file_outpost_agent_v1_agent, 8);
 
 /**
- * EventBatch is an ordered group of events, stored by the gateway in one transaction.
+ * EventBatch is an ordered group of events, stored by the gateway in one transaction. Every event must be for an
+ * account this stream caches (a CACHING verdict in this session): data for an account that was never announced,
+ * was REFUSED, is STANDBY or was removed ends the stream with PERMISSION_DENIED and nothing of the batch is stored;
+ * data for an account the gateway demoted while the data was in flight is acknowledged and dropped.
  *
  * @generated from message outpost.agent.v1.EventBatch
  */
@@ -503,8 +510,9 @@ export const EventBatchSchema: GenMessage<EventBatch> = /*@__PURE__*/
   messageDesc(file_outpost_agent_v1_agent, 9);
 
 /**
- * SyncMarker brackets a full list. Between START and END the agent sends every object of the scope as ADDED; at END
- * the gateway prunes what the list did not contain and records the list resourceVersion as the resume point.
+ * SyncMarker brackets a full list. Between START and END the agent sends every object of the scope as ADDED; a list
+ * is authoritative for its scope: its objects replace cached ones whatever their resourceVersions. At END the gateway
+ * prunes what the list did not contain and records the list resourceVersion as the resume point.
  *
  * @generated from message outpost.agent.v1.SyncMarker
  */
@@ -939,7 +947,8 @@ export enum EventType {
   DELETED = 3,
 
   /**
-   * BOOKMARK carries only a resourceVersion: everything up to it has been sent for the watch scope.
+   * BOOKMARK carries only a resourceVersion: everything up to it has been sent for the watch scope. It moves the
+   * scope's resume point (and keeps it fresh) but is not a change: it is not counted as an event.
    *
    * @generated from enum value: EVENT_TYPE_BOOKMARK = 4;
    */

@@ -551,17 +551,33 @@ export const RevisionSchema: GenMessage<Revision> = /*@__PURE__*/
   messageDesc(file_outpost_agent_v1_operation, 10);
 
 /**
- * OperationResult is what the agent reports for an Operation.
+ * OperationResult is what the agent reports for an Operation (docs/agent-protocol.md, "Results"). The gateway checks
+ * every result against the rules of its operation type before it records it; a result that breaks them is recorded
+ * FAILED with reason "InvalidResult" (the operation may still have been applied). On success the payload fields hold:
+ *   apply:   objects = one object per applied manifest, in order (at least one), as the API server returned them.
+ *   delete:  deleted = what was deleted: exactly the named object for a delete by name, any number for a selector.
+ *   scale:   objects = exactly the autoscaling/v1 Scale of the target, as the scale subresource returned it.
+ *   patch, rollout, get: objects = exactly the target object after the call.
+ *   list:    objects = the items, each with apiVersion and kind (at most `limit` when one was given).
+ *   logs:    logs = the text (may be empty).
+ *   history: revisions = the revisions, oldest first, numbered from 1, strictly increasing.
+ * Every object names apiVersion, kind and metadata.name; payload fields not listed for the type stay empty. A failure
+ * sets reason; only a failed apply may carry objects (those applied before the failure). Objects never carry Secret
+ * data (the gateway removes it again anyway).
  *
  * @generated from message outpost.agent.v1.OperationResult
  */
 export type OperationResult = Message<"outpost.agent.v1.OperationResult"> & {
   /**
+   * The operation's id.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The operation's account; may be empty. Any other account makes the result invalid.
+   *
    * @generated from field: string account = 2;
    */
   account: string;
@@ -595,14 +611,14 @@ export type OperationResult = Message<"outpost.agent.v1.OperationResult"> & {
   message: string;
 
   /**
-   * Resulting objects (apply, scale, patch, rollout, get, list).
+   * Resulting objects (apply, scale, patch, rollout, get, list): see the rules above.
    *
    * @generated from field: repeated google.protobuf.Struct objects = 7;
    */
   objects: JsonObject[];
 
   /**
-   * Deleted objects as "kind/namespace/name" (or "kind/name" when cluster-scoped).
+   * Deleted objects as "Kind/namespace/name" (or "Kind/name" when cluster-scoped).
    *
    * @generated from field: repeated string deleted = 8;
    */
