@@ -146,6 +146,21 @@ for (const driver of testDrivers()) {
       assert.ok(states.every((r) => !r.synced));
     });
 
+    test('sync END whose count is not the number of objects the list sent → INVALID_ARGUMENT, nothing pruned or marked synced', async () => {
+      const s = openAgentStream(t.gateway.grpcUrl);
+      await connectAgent(s, 'agent-count', [{ name: 'counted' }]);
+      s.send(events(1, [event('counted', EventType.ADDED, configMap('old', 1)), event('counted', EventType.ADDED, configMap('kept', 2))]));
+      s.send(syncMarker(2, 'counted', SyncPhase.START));
+      // The list sends "kept" (twice: one object) but claims three objects: an agent that lost some on the way.
+      s.send(events(3, [event('counted', EventType.ADDED, configMap('kept', 3))]));
+      s.send(events(4, [event('counted', EventType.ADDED, configMap('kept', 3))]));
+      s.send(syncMarker(5, 'counted', SyncPhase.END, '10', 3));
+      await failsWith(s, Code.InvalidArgument, /sync END for counted\/v1\/ConfigMap says the list held 3 objects, but the stream sent 1 distinct ones since its START: nothing pruned/);
+      assert.deepEqual(await names('counted'), ['kept', 'old'], 'nothing pruned');
+      const states = await t.query<{ synced: boolean }>(`select synced from watch_states where account = 'counted'`);
+      assert.ok(states.every((r) => !r.synced), 'not marked synced: no resume point offered');
+    });
+
     test('invalid object JSON or identity mismatch → INVALID_ARGUMENT, nothing of the batch written', async () => {
       const bad = [
         ['not JSON', { ...event('badjson', EventType.ADDED, configMap('x', 2)), objectJson: new TextEncoder().encode('{"oops') }, /not valid UTF-8 JSON/],

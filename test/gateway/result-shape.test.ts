@@ -8,9 +8,9 @@ import { create, type JsonObject, type MessageInitShape } from '@bufbuild/protob
 import { OperationResultSchema, RevisionSchema } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 import { INVALID_RESULT_REASON, invalidResult, resultShapeProblem } from '../../src/gateway/operations/result-shape.js';
 
-type Init = MessageInitShape<typeof OperationResultSchema>;
-const ok = (init: Partial<Init>) => create(OperationResultSchema, { id: 'op-1', success: true, statusCode: 200, ...init });
-const failed = (init: Partial<Init>) => create(OperationResultSchema, { id: 'op-1', success: false, statusCode: 404, reason: 'NotFound', message: 'gone', ...init });
+type Init = Omit<Exclude<MessageInitShape<typeof OperationResultSchema>, { $typeName: string }>, '$typeName'>;
+const ok = (init: Init) => create(OperationResultSchema, { id: 'op-1', success: true, statusCode: 200, ...init });
+const failed = (init: Init) => create(OperationResultSchema, { id: 'op-1', success: false, statusCode: 404, reason: 'NotFound', message: 'gone', ...init });
 const obj = (kind: string, name: string, apiVersion = 'v1'): JsonObject => ({ apiVersion, kind, metadata: { name, namespace: 'default' } });
 const scale = (name: string): JsonObject => ({ apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name }, spec: { replicas: 3 } });
 const rev = (n: number) => create(RevisionSchema, { revision: BigInt(n), name: `web-${n}` });

@@ -7,6 +7,7 @@ import { and, eq, gt, inArray, lt, sql } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
 import { objects, watchStates } from '../../db/schema.js';
 import { assertLeases, type WriteFence } from '../cluster/lease-fence.js';
+import { invalidArgument } from '../errors.js';
 
 /** One watch scope: what an agent lists and watches as a unit. */
 export interface WatchScope {
@@ -38,7 +39,12 @@ export interface ListProgress {
 export interface SyncState {
   /** Starts a full list: returns the new generation that the list's rows must carry. */
   startList(scope: WatchScope, fence?: WriteFence): Promise<number>;
-  /** Ends a full list started with `generation`: prunes unseen rows and marks the scope synced, atomically. */
+  /**
+   * Ends a full list started with `generation`: prunes unseen rows and marks the scope synced, atomically. `count` is
+   * the number of objects the agent says the list held: when it is not the number of distinct objects the gateway
+   * stored for the list, nothing is pruned or marked and it throws INVALID_ARGUMENT (a list that lost objects must
+   * not prune the ones it lost).
+   */
   endList(scope: WatchScope, generation: number, resourceVersion: string, count: number, fence?: WriteFence): Promise<number>;
   /** Synced scopes of these accounts updated within `maxAgeSeconds`. */
   resumePoints(accountNames: string[], maxAgeSeconds: number): Promise<StoredResumePoint[]>;
@@ -75,6 +81,23 @@ export function createSyncState(database: Database): SyncState {
     async endList(scope, generation, resourceVersion, count, fence) {
       return db.transaction(async (tx) => {
         if (fence) await assertLeases(tx, fence);
+        const [seen] = await tx
+          .select({ n: sql<number>`count(*)::int` })
+          .from(objects)
+          .where(
+            and(
+              eq(objects.account, scope.account),
+              eq(objects.apiVersion, scope.apiVersion),
+              eq(objects.kind, scope.kind),
+              eq(objects.watchNamespace, scope.watchNamespace),
+              eq(objects.syncGen, generation),
+            ),
+          );
+        if (Number(seen?.n ?? 0) !== count) {
+          throw invalidArgument(
+            `sync END for ${scope.account}/${scope.apiVersion}/${scope.kind}${scope.watchNamespace ? ` in ${scope.watchNamespace}` : ''} says the list held ${count} objects, but the stream sent ${Number(seen?.n ?? 0)} distinct ones since its START: nothing pruned`,
+          );
+        }
         const conditions = [
           eq(objects.account, scope.account),
           eq(objects.apiVersion, scope.apiVersion),
