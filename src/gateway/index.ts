@@ -48,6 +48,7 @@ import { createUnstorableTextGuard } from './grpc/unstorable-text-guard.js';
 import { answerMalformedRpc, installWellFormedErrorMessages, STRICT_COMPRESSIONS } from './grpc/protocol-guards.js';
 import { createHealthService } from './grpc/health-service.js';
 import { createRpcNodeHandler, type RpcNodeHandler } from './grpc/rpc-node-handler.js';
+import { createUndecodableRequestInterceptor, guardUndecodableRequests } from './grpc/undecodable-request.js';
 import { createReflectionServices, ServerReflectionV1, ServerReflectionV1alpha } from './grpc/reflection-service.js';
 import { createOperationManager } from './operations/operation-manager.js';
 import { createOperationStore } from './operations/operation-store.js';
@@ -296,14 +297,22 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     webDir: config.web.enabled ? (config.web.dir ?? DEFAULT_WEB_DIR) : undefined,
   });
   installWellFormedErrorMessages();
-  // connect-node's handlers, with gRPC errors before any message answered Trailers-Only (rpc-node-handler.ts).
+  // connect-node's handlers, with gRPC errors before any message answered Trailers-Only (rpc-node-handler.ts), and
+  // requests that do not decode answered INVALID_ARGUMENT (undecodable-request.ts).
   const connectHandler = createRpcNodeHandler({
     routes,
     // Same runtime objects; the two libraries only type the http2 response's write callback differently.
     fallback: getRequestListener(rest.fetch) as unknown as RpcNodeHandler,
     readMaxBytes: MAX_MESSAGE_BYTES,
     contextValues: authContextValues,
-    interceptors: [createErrorInterceptor(logger.child({ component: 'api' })), createAuthInterceptor(authenticator), createUnstorableTextGuard()],
+    // The undecodable-request interceptor comes first: it also records that a call got past decoding its request.
+    interceptors: [
+      createUndecodableRequestInterceptor(),
+      createErrorInterceptor(logger.child({ component: 'api' })),
+      createAuthInterceptor(authenticator),
+      createUnstorableTextGuard(),
+    ],
+    wrapHandler: guardUndecodableRequests,
     acceptCompression: [...STRICT_COMPRESSIONS],
     logger: logger.child({ component: 'api' }),
   });

@@ -143,6 +143,15 @@ export const STATUS_CASES: readonly StatusCase[] = [
     message: /lacks the role "write"/,
   },
   {
+    name: 'unary: ListObjects with an undecodable request',
+    path: '/outpost.api.v1.ObjectService/ListObjects',
+    kind: 'unary',
+    token: READER_TOKEN,
+    messages: [UNDECODABLE],
+    code: Code.InvalidArgument,
+    message: /cannot decode the request message/,
+  },
+  {
     name: 'server streaming: WaitOperation of an unknown id',
     path: '/outpost.api.v1.OperationService/WaitOperation',
     kind: 'server-streaming',
