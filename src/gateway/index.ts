@@ -6,7 +6,6 @@
 import type http2 from 'node:http2';
 import { getRequestListener } from '@hono/node-server';
 import { Code, ConnectError, type ConnectRouter } from '@connectrpc/connect';
-import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { openDatabase, pingDatabase, type Database } from '../db/database.js';
 import { Health } from '../gen/grpc/health/v1/health_pb.js';
 import { AgentService } from '../gen/outpost/agent/v1/agent_pb.js';
@@ -48,6 +47,8 @@ import { createAgentStreamEndpoint } from './grpc/agent-stream-endpoint.js';
 import { createUnstorableTextGuard } from './grpc/unstorable-text-guard.js';
 import { answerMalformedRpc, installWellFormedErrorMessages, STRICT_COMPRESSIONS } from './grpc/protocol-guards.js';
 import { createHealthService } from './grpc/health-service.js';
+import { createRpcNodeHandler, type RpcNodeHandler } from './grpc/rpc-node-handler.js';
+import { createUndecodableRequestInterceptor, guardUndecodableRequests } from './grpc/undecodable-request.js';
 import { createReflectionServices, ServerReflectionV1, ServerReflectionV1alpha } from './grpc/reflection-service.js';
 import { createOperationManager } from './operations/operation-manager.js';
 import { createOperationStore } from './operations/operation-store.js';
@@ -66,8 +67,6 @@ import { DEFAULT_WEB_DIR } from './web/web-assets.js';
 import { createTlsContextSource } from './auth/tls-context.js';
 
 export { gatewayConfigSchema, loadGatewayConfig, GatewayConfigError, type GatewayConfig, type GatewayConfigInput } from './config.js';
-
-type NodeHandlerFn = NonNullable<Parameters<typeof connectNodeAdapter>[0]['fallback']>;
 
 /** Largest message (after decompression) the gateway reads: bigger ones fail with RESOURCE_EXHAUSTED. */
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
@@ -298,14 +297,24 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     webDir: config.web.enabled ? (config.web.dir ?? DEFAULT_WEB_DIR) : undefined,
   });
   installWellFormedErrorMessages();
-  const connectHandler = connectNodeAdapter({
+  // connect-node's handlers, with gRPC errors before any message answered Trailers-Only (rpc-node-handler.ts), and
+  // requests that do not decode answered INVALID_ARGUMENT (undecodable-request.ts).
+  const connectHandler = createRpcNodeHandler({
     routes,
     // Same runtime objects; the two libraries only type the http2 response's write callback differently.
-    fallback: getRequestListener(rest.fetch) as unknown as NodeHandlerFn,
+    fallback: getRequestListener(rest.fetch) as unknown as RpcNodeHandler,
     readMaxBytes: MAX_MESSAGE_BYTES,
     contextValues: authContextValues,
-    interceptors: [createErrorInterceptor(logger.child({ component: 'api' })), createAuthInterceptor(authenticator), createUnstorableTextGuard()],
+    // The undecodable-request interceptor comes first: it also records that a call got past decoding its request.
+    interceptors: [
+      createUndecodableRequestInterceptor(),
+      createErrorInterceptor(logger.child({ component: 'api' })),
+      createAuthInterceptor(authenticator),
+      createUnstorableTextGuard(),
+    ],
+    wrapHandler: guardUndecodableRequests,
     acceptCompression: [...STRICT_COMPRESSIONS],
+    logger: logger.child({ component: 'api' }),
   });
   // Agent streams in gRPC form skip connect-node (see agent-stream-endpoint.ts); everything else goes through it.
   const agentEndpoint = createAgentStreamEndpoint({

@@ -13,15 +13,12 @@ import type { RawReply } from './raw-http.js';
 export type ReplyProtocol = 'connect' | 'connect-stream' | 'grpc' | 'grpc-web' | 'rest';
 
 /**
- * INTERNAL answers that are the prescribed answer to a client's mistake, not a server fault:
- * - connect-es (the Connect library the gateway serves RPCs with) answers a request whose binary protobuf does not
- *   decode with INTERNAL "parse binary: …", as grpc-go and grpc-java do for an unparseable request message. The
- *   gateway's own agent stream endpoint answers INVALID_ARGUMENT for the same thing; see docs/hostile-input.md.
- * - A message flagged compressed on a call without a `grpc-encoding`: the gRPC protocol (PROTOCOL-HTTP2.md,
- *   grpc-go) prescribes INTERNAL.
+ * INTERNAL answers that are the prescribed answer to a client's mistake, not a server fault. One case: a message
+ * flagged compressed on a call without a `grpc-encoding`, for which the gRPC protocol (PROTOCOL-HTTP2.md, grpc-go)
+ * prescribes INTERNAL. (A request that does not decode is INVALID_ARGUMENT everywhere, connect-es's "parse binary"
+ * INTERNAL included: src/gateway/grpc/undecodable-request.ts; see docs/hostile-input.md.)
  */
 export const JUSTIFIED_INTERNAL: readonly { pattern: RegExp; label: string }[] = [
-  { pattern: /^parse binary: /, label: 'INTERNAL: undecodable binary protobuf (connect-es)' },
   { pattern: /^received compressed envelope, but do not know how to decompress$/, label: 'INTERNAL: compressed flag without grpc-encoding (gRPC spec)' },
   { pattern: /^protocol error: received a compressed message without grpc-encoding$/, label: 'INTERNAL: compressed flag without grpc-encoding (gRPC spec)' },
 ];

@@ -13,6 +13,7 @@ import type http from 'node:http';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { codeToHttpStatus, endStreamFlag, endStreamToJson, errorToJsonBytes } from '@connectrpc/connect/protocol-connect';
 import { encodeGrpcMessage } from '../grpc/grpc-wire.js';
+import { respondTrailersOnly } from '../grpc/trailers-only.js';
 import type { Authenticator } from './authenticator.js';
 import { admit, connectRequirement } from './authorization.js';
 import { credentialsFromNodeRequest } from './credentials.js';
@@ -61,10 +62,11 @@ function answerRefusal(req: AnyRequest, res: AnyResponse, error: ConnectError): 
   const type = String(req.headers['content-type'] ?? '').toLowerCase();
   const h2 = req.httpVersionMajor === 2;
   const headers: Record<string, string> = h2 ? {} : { connection: 'close' };
-  if (type.startsWith('application/grpc')) {
-    // gRPC and gRPC-web: trailers-only, the status in the one HEADERS frame.
-    res.writeHead(200, { ...headers, 'content-type': type.startsWith('application/grpc-web') ? 'application/grpc-web+proto' : 'application/grpc', 'grpc-status': String(error.code), 'grpc-message': encodeGrpcMessage(error.rawMessage) });
-    res.end();
+  const grpc = type.startsWith('application/grpc');
+  if (grpc) {
+    // gRPC and gRPC-web: trailers-only, the status in the one HEADERS frame (which ends the stream on HTTP/2).
+    const grpcWeb = type.startsWith('application/grpc-web');
+    respondTrailersOnly(res, { ...headers, 'content-type': grpcWeb ? 'application/grpc-web+proto' : 'application/grpc', 'grpc-status': String(error.code), 'grpc-message': encodeGrpcMessage(error.rawMessage) });
   } else if (type.startsWith('application/connect+')) {
     const json = Buffer.from(JSON.stringify(endStreamToJson(new Headers(), error, undefined)), 'utf8');
     const envelope = Buffer.alloc(5 + json.length);
@@ -78,11 +80,15 @@ function answerRefusal(req: AnyRequest, res: AnyResponse, error: ConnectError): 
     res.end(Buffer.from(errorToJsonBytes(error, {})));
   }
   if (h2) {
+    // Once the answer is complete, ask the peer to stop sending the body (RFC 9113 8.1), reading none of it. A
+    // trailers-only answer went out through the stream itself, its writable side already ending: Node sends the
+    // RST_STREAM after that HEADERS frame. The others end through the compatibility layer: reset once it finished.
     const stream = (res as http2.Http2ServerResponse).stream;
-    // The answer is complete: ask the peer to stop sending the body (RFC 9113 8.1), reading none of it.
-    res.once('finish', () => {
+    const reset = () => {
       if (!stream.closed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
-    });
+    };
+    if (grpc) reset();
+    else res.once('finish', reset);
   } else {
     // Half-close, then let go: a full close with unread input would reset the connection before the client read the
     // answer.

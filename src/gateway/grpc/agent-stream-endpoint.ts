@@ -26,6 +26,7 @@ import {
   SUPPORTED_ENCODINGS,
   type MessageDecoder,
 } from './grpc-wire.js';
+import { respondTrailersOnly } from './trailers-only.js';
 
 /** The path of the agent stream method. */
 export const AGENT_CONNECT_PATH = '/outpost.agent.v1.AgentService/Connect';
@@ -119,8 +120,7 @@ function createCall(res: http2.Http2ServerResponse): Call {
         res.end();
       } else {
         // Trailers-only: the status goes in the one HEADERS frame, which ends the stream.
-        res.writeHead(200, { 'content-type': 'application/grpc+proto', ...trailers });
-        res.end();
+        respondTrailersOnly(res, { 'content-type': 'application/grpc+proto', ...trailers });
       }
     },
   };
