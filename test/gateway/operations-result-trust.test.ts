@@ -17,6 +17,8 @@ import { gate, okResult, startOperationAgent, type OperationAgent } from './oper
 
 const TOKENS = { one: 'agent-one-token-0123456789', two: 'agent-two-token-0123456789', ops: 'operator-token-0123456789' };
 const getSpec = { case: 'get' as const, value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'cm' } };
+/** A well-formed answer to getSpec (the result rules hold), so only who sends it decides. */
+const validGet = { success: true, statusCode: 200, objects: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'default' } }] };
 
 /** The value of `outpost_gateway_operation_results_ignored_total{reason}` on the gateway's /metrics. */
 async function ignoredResults(httpUrl: string, reason: string, bearer?: string): Promise<number> {
@@ -88,7 +90,7 @@ for (const driver of testDrivers()) {
       assert.equal(sent!.state, OperationState.SENT);
       await a.waitReceived(sent!.id);
       const before = (await ignored('wrong_session')) + (await ignored('account_not_served'));
-      impostor.send({ case: 'operationResult', value: { id: sent!.id, account: 'trust-1', success: true, message: 'forged by the impostor' } });
+      impostor.send({ case: 'operationResult', value: { ...validGet, id: sent!.id, account: 'trust-1', message: 'forged by the impostor' } });
       await eventually(async () => (await ignored('wrong_session')) + (await ignored('account_not_served')) > before, 'the forged result to be counted');
       assert.equal((await row(sent!.id)).state, 'SENT', 'the forged result changed nothing');
 
@@ -108,7 +110,7 @@ for (const driver of testDrivers()) {
       await a.reconnect(undefined, { resume: false });
       assert.notEqual(a.session.id, oldSession);
       const before = await ignored('wrong_session');
-      a.sendResult({ id: sent!.id, account: 'trust-2', success: true, message: 'from the new session' });
+      a.sendResult({ ...validGet, id: sent!.id, account: 'trust-2', message: 'from the new session' });
       await eventually(async () => (await ignored('wrong_session')) > before, 'the result of the new session to be counted');
       const { operation } = await client.submitOperation({ account: 'trust-2', id: sent!.id, spec: getSpec, timeout: { seconds: 4n }, wait: true }, asOperator);
       assert.equal(operation!.state, OperationState.TIMED_OUT, 'not answered by another session');

@@ -177,7 +177,7 @@ describe('operation forwarding between replicas (postgres)', { skip: pg ? false 
       // An operation waiting for its result, submitted on gw-b and sent to this stream.
       const submitted = await client(b).submitOperation({ account, spec: { case: 'get', value: { kind: 'ConfigMap', name: 'x', namespace: 'default' } } });
       const id = submitted.operation!.id;
-      const result = { id, account, success: true, statusCode: 200, message: 'ok' };
+      const result = { id, account, success: true, statusCode: 200, message: 'ok', objects: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'default' } }] };
       const wrong = await post(b, '/armory/agent/operationresults', { result, sessionId: welcome.sessionId, sessionToken: 'not-the-token' });
       assert.equal(wrong.status, 401);
       assert.match(wrong.body.message!, /invalid session token/);

@@ -534,11 +534,7 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
     const vouched = sentHere || local?.sent?.sessionId === session.id;
     const stored = local?.row ?? (await store.get(id));
     const problem = stored ? resultShapeProblem(stored.type, stored.request, account, result) : undefined;
-    if (problem) {
-      deps.metrics?.resultInvalid(stored!.type);
-      rlog.warn({ account, problem }, 'operation result breaks the result rules of its type: recorded FAILED (InvalidResult)');
-      result = invalidResult(result, problem);
-    }
+    if (problem) result = invalidResult(result, problem);
     const resultJson = toJson(OperationResultSchema, result) as Record<string, unknown>;
     const kind = requestKind(stored?.request);
     const scrubbed = scrubResultSecrets(resultJson, kind);
@@ -553,6 +549,10 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
     };
     const row = await finishes.add({ id, account, outcome, vouched });
     if (row) {
+      if (problem) {
+        deps.metrics?.resultInvalid(row.type);
+        rlog.warn({ account, problem }, 'operation result breaks the result rules of its type: recorded FAILED (InvalidResult)');
+      }
       settle(row);
       return 'recorded';
     }
