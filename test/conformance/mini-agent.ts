@@ -51,6 +51,11 @@ export interface MiniAgentOptions {
   reconnect?: boolean;
   /** Delay before reconnecting after an error without `x-outpost-reconnect: now` (default 200 ms). */
   backoffMs?: number;
+  /**
+   * Scripts the result of an operation (failure paths: a wrong shape, another account…): gets the operation and the
+   * result the agent would send (`run()` runs it against the cluster), returns what to send.
+   */
+  answer?: (op: Operation, run: () => Promise<ResultInit>) => Promise<ResultInit>;
 }
 
 /** One stream the agent opened, with what it learned and how it ended. */
@@ -340,9 +345,11 @@ export function createMiniAgent(options: MiniAgentOptions): MiniAgent {
     results.set(op.id, 'running');
     runs.set(op.id, (runs.get(op.id) ?? 0) + 1);
     const account = accountByName(op.account);
-    const result: ResultInit = account
-      ? await runOperation(account.kube, op)
-      : { id: op.id, account: op.account, success: false, statusCode: 0, reason: 'UnknownAccount', message: `this agent does not serve ${op.account}` };
+    const run = async (): Promise<ResultInit> =>
+      account
+        ? runOperation(account.kube, op)
+        : { id: op.id, account: op.account, success: false, statusCode: 0, reason: 'UnknownAccount', message: `this agent does not serve ${op.account}` };
+    const result = options.answer ? await options.answer(op, run) : await run();
     results.set(op.id, result);
     sendResult(result);
   };

@@ -307,3 +307,33 @@ export function checkTranscript(streams: RecordedStream[], options: TranscriptRu
   });
   return { violations, summary };
 }
+
+/** Data messages the agent sent on a recorded stream that the gateway has not acknowledged (yet). */
+export function unacknowledged(s: RecordedStream): bigint {
+  let sent = 0n;
+  let acked = 0n;
+  for (const e of s.entries) {
+    const m = e.message.message;
+    if (e.dir === 'agent' && (m.case === 'events' || m.case === 'sync')) sent = m.value.sequence > sent ? m.value.sequence : sent;
+    if (e.dir === 'gateway' && m.case === 'ack') acked = m.value.sequence > acked ? m.value.sequence : acked;
+  }
+  return sent > acked ? sent - acked : 0n;
+}
+
+/** The events (bookmarks excluded) and bookmarks an agent sent for an account on the given streams. */
+export function countEvents(streams: RecordedStream[], account: string): { changes: number; bookmarks: Event[] } {
+  let changes = 0;
+  const bookmarks: Event[] = [];
+  for (const s of streams) {
+    for (const e of s.entries) {
+      const m = e.message.message;
+      if (e.dir !== 'agent' || m.case !== 'events') continue;
+      for (const ev of m.value.events) {
+        if (ev.account !== account) continue;
+        if (ev.type === EventType.BOOKMARK) bookmarks.push(ev);
+        else changes++;
+      }
+    }
+  }
+  return { changes, bookmarks };
+}
