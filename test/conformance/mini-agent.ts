@@ -87,6 +87,11 @@ export interface MiniAgent {
   /** Operations received (redeliveries included), and how often each id ran (must stay 1). */
   readonly operations: Operation[];
   readonly runs: Map<string, number>;
+  /**
+   * Sends any message on the current stream, outside the agent's own logic (failure paths: a result of the wrong
+   * shape, data for another account…). Data messages sent this way must carry a sequence the agent did not use.
+   */
+  send(message: RequestMessage): void;
   /** Drops the current stream as a broken connection would; the agent reconnects (and resumes) on its own. */
   dropStream(): void;
   /** Forgets the session pair: the next connection does not resume (a restarted process). */
@@ -488,6 +493,10 @@ export function createMiniAgent(options: MiniAgentOptions): MiniAgent {
     },
     operations,
     runs,
+    send(message) {
+      if (!current) throw new Error('the mini agent has no stream yet');
+      current.stream.send(message);
+    },
     dropStream() {
       current?.stream.abort();
     },
