@@ -41,6 +41,8 @@ export interface AgentStream {
   /** How the call ended. */
   readonly ended: Promise<CallOutcome>;
   readonly finished: boolean;
+  /** Sends a Heartbeat every `ms` until the call ends: an agent that is alive with nothing else to say. */
+  keepAlive(agentId: string, ms?: number): void;
   end(): void;
   abort(): void;
 }
@@ -138,6 +140,12 @@ export function openAgentStream(grpcUrl: string, options: AgentStreamOptions = {
     ended: raw.ended,
     get finished() {
       return raw.finished;
+    },
+    keepAlive(agentId, ms = 300) {
+      if (raw.finished) return;
+      const timer = setInterval(() => raw.writeMessage(encodeRequest({ case: 'heartbeat', value: { agentId, sentAtUnixMs: BigInt(Date.now()) } })), ms);
+      timer.unref();
+      void raw.ended.then(() => clearInterval(timer));
     },
     end: () => raw.end(),
     abort: () => raw.abort(),

@@ -36,10 +36,7 @@ describe('heartbeats, maximum age, shutdown and database failures (sections 6, 9
     open.push(s);
     const w = await helloAndWelcome(s, helloFor(agentId, [account]));
     assert.equal(w.accounts[0]!.verdict, Verdict.CACHING);
-    if (!silent) {
-      const timer = setInterval(() => s.send({ case: 'heartbeat', value: { agentId, sentAtUnixMs: BigInt(Date.now()) } }), 300);
-      void s.ended.then(() => clearInterval(timer));
-    }
+    if (!silent) s.keepAlive(agentId);
     return s;
   };
   const endOf = async (s: AgentStream, ms = 15_000) => {

@@ -423,7 +423,10 @@ export function createMiniAgent(options: MiniAgentOptions): MiniAgent {
         stream.abort();
       }
     }, intervalMs);
-    c.stop.signal.addEventListener('abort', () => clearInterval(timer));
+    timer.unref();
+    // The stream may already have ended (a max-age cut right after the Welcome): then no abort event will come.
+    if (c.stop.signal.aborted) clearInterval(timer);
+    else c.stop.signal.addEventListener('abort', () => clearInterval(timer));
     void (async () => {
       for (;;) {
         let res: ConnectResponse;

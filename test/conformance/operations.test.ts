@@ -85,8 +85,7 @@ for (const driver of testDrivers()) {
       const s = openAgentStream(t.gateway.grpcUrl);
       open.push(s);
       await helloAndWelcome(s, helloFor(`agent-${account}`, [account]));
-      const timer = setInterval(() => s.send({ case: 'heartbeat', value: { agentId: `agent-${account}` } }), 300);
-      void s.ended.then(() => clearInterval(timer));
+      s.keepAlive(`agent-${account}`);
       return s;
     };
     const submitAndAnswer = async (s: AgentStream, account: string, spec: Spec, answer: (op: Operation) => ResultInit) => {

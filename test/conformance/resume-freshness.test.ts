@@ -30,8 +30,7 @@ describe('resume points age out unless bookmarks keep them fresh (sections 4, 5)
     const s = openAgentStream(t.gateway.grpcUrl);
     open.push(s);
     const w = await helloAndWelcome(s, helloFor(agentId, [account]));
-    const timer = setInterval(() => s.send({ case: 'heartbeat', value: { agentId } }), 300);
-    void s.ended.then(() => clearInterval(timer));
+    s.keepAlive(agentId);
     return [s, w];
   };
   const listOnce = async (s: AgentStream, account: string) => {

@@ -41,26 +41,18 @@ describe('Hello, verdicts and sessions (sections 2, 6, 9)', { concurrency: false
     const s = stream(await t.jwt(exp));
     const w = await helloAndWelcome(s, helloFor('agent-jwt-1', ['conf-jwt']));
     assert.equal(w.accounts[0]!.verdict, Verdict.CACHING);
-    const heartbeat = setInterval(() => s.send({ case: 'heartbeat', value: { agentId: 'agent-jwt-1' } }), 300);
-    try {
-      const o = await endOf(s);
-      assert.ok(Date.now() >= exp * 1000 - 50, 'not before exp');
-      expect(o, /credentials expired; reconnect with a fresh token/);
-    } finally {
-      clearInterval(heartbeat);
-    }
+    s.keepAlive('agent-jwt-1');
+    const o = await endOf(s);
+    assert.ok(Date.now() >= exp * 1000 - 50, 'not before exp');
+    expect(o, /credentials expired; reconnect with a fresh token/);
   });
 
   rowTest('E10', "the stream's static token was revoked (its token file changed)", async (expect) => {
     const s = stream(TOKENS.file);
     await helloAndWelcome(s, helloFor('agent-file-1', ['conf-file']));
-    const heartbeat = setInterval(() => s.send({ case: 'heartbeat', value: { agentId: 'agent-file-1' } }), 300);
-    try {
-      writeFileSync(t.tokenFile, 'conformance-file-token-rotated-0123456789\n');
-      expect(await endOf(s));
-    } finally {
-      clearInterval(heartbeat);
-    }
+    s.keepAlive('agent-file-1');
+    writeFileSync(t.tokenFile, 'conformance-file-token-rotated-0123456789\n');
+    expect(await endOf(s));
   });
 
   rowTest('E11', 'a first message other than Hello (events, a sync marker, a heartbeat, a result, AccountsChanged): nothing written', async (expect) => {
@@ -229,7 +221,7 @@ describe('Hello, verdicts and sessions (sections 2, 6, 9)', { concurrency: false
     const w2 = await helloAndWelcome(standby, helloFor('agent-secondary', ['conf-standby']));
     assert.equal(w2.accounts[0]!.verdict, Verdict.STANDBY);
     assert.match(w2.accounts[0]!.reason, /agent-primary/, 'the reason names the caching stream');
-    const heartbeat = setInterval(() => standby.send({ case: 'heartbeat', value: { agentId: 'agent-secondary' } }), 300);
+    standby.keepAlive('agent-secondary');
     try {
       caching.end();
       await caching.ended;
@@ -237,7 +229,6 @@ describe('Hello, verdicts and sessions (sections 2, 6, 9)', { concurrency: false
       assert.equal(pushed.changeId, 0n);
       assert.deepEqual(pushed.accounts.map((a) => [a.account, Verdict[a.verdict]]), [['conf-standby', 'CACHING']]);
     } finally {
-      clearInterval(heartbeat);
       standby.end();
       await standby.ended;
     }
