@@ -210,6 +210,17 @@ describe('both agents follow the page on the positive paths (sections 2–8)', {
         assert.ok(summary.gatewayHeartbeats.reduce((a, b) => a + b, 0) > 0, 'the gateway sent heartbeats');
         assert.ok(summary.results.length >= 7, 'results were recorded');
       });
+
+      test('a watch that answers 410 Gone (the history expired) means a list: the scopes are listed again and the cache converges', async () => {
+        const starts = () => checkTranscript(welcomed()).summary.listed.flat().filter((k) => k === `${account}/v1/ConfigMap/`).length;
+        const before = starts();
+        cluster.sandbox.faults.expireHistory();
+        cluster.sandbox.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'created-after-410', namespace: 'conf' }, data: { a: '1' } });
+        await eventually(() => starts() > before, 'the ConfigMap scope listed again');
+        await eventually(converged, 'the cache equals the cluster after the new list');
+        await settled();
+        assert.deepEqual(checkTranscript(welcomed()).violations, []);
+      });
     });
   }
 });

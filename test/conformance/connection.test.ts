@@ -120,12 +120,13 @@ describe('connection and authentication (sections 1, 9)', { concurrency: false }
     expect(await s.ended);
   });
 
-  rowTest('E7', 'no credentials, an unknown token, a malformed authorization header, an expired JWT', async (expect) => {
+  rowTest('E7', 'no credentials, an unknown token, a malformed authorization header, an expired JWT, a JWT whose exp is too far away', async (expect) => {
     const cases: [string, Record<string, string>][] = [
       ['no credentials', {}],
       ['unknown token', { authorization: 'Bearer not-a-known-token-0123456789' }],
       ['malformed header', { authorization: 'Basic YWdlbnQ6cGFzcw==' }],
       ['expired JWT', { authorization: `Bearer ${await t.jwt(Math.floor(Date.now() / 1000) - 120)}` }],
+      ['a JWT living longer than auth.jwt.maxLifetimeSeconds (1 h here)', { authorization: `Bearer ${await t.jwt(Math.floor(Date.now() / 1000) + 7200)}` }],
     ];
     for (const [what, headers] of cases) {
       const s = stream(null, headers);
@@ -177,6 +178,22 @@ describe('connection and authentication (sections 1, 9)', { concurrency: false }
     const deadline = Date.now() + 10_000;
     while (!s.received.some((r) => r.message.case === 'heartbeat') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     assert.ok(s.received.some((r) => r.message.case === 'heartbeat'), 'a gateway heartbeat arrived');
+    // "The token is never stored in clear by the gateway": it is in no row of any table.
+    const tables = await t.query<{ name: string }>(`select table_name as name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`);
+    assert.ok(tables.length > 0);
+    for (const { name } of tables) {
+      const rows = await t.query<{ row: string }>(`select t::text as row from "${name}" t`);
+      assert.ok(!rows.some((r) => r.row.includes(w.sessionToken)), `the session token is stored in clear in ${name}`);
+    }
+    s.end();
+    await s.ended;
+  });
+
+  test('content-type application/grpc is accepted as well as application/grpc+proto', async () => {
+    const s = openAgentStream(t.gateway.grpcUrl, { bearer: TOKENS.agentA, contentType: 'application/grpc' });
+    open.push(s);
+    const w = await helloAndWelcome(s, helloFor('agent-plain-grpc', ['conf-plain-grpc']));
+    assert.equal(w.accounts[0]!.verdict, Verdict.CACHING);
     s.end();
     await s.ended;
   });

@@ -268,7 +268,7 @@ for (const driver of testDrivers()) {
       await close(s2);
     });
 
-    test('within a watch, an older decimal version is acknowledged and has no effect', async () => {
+    test('within a watch, an older decimal version is acknowledged and has no effect; DELETED may omit object_json', async () => {
       const [s] = await connect('agent-order', ['conf-order']);
       let seq = await list(s, 1, 'conf-order', [cm('w', '10')], '10');
       s.send(batch(seq++, [modified('conf-order', cm('w', '9', { data: { stale: 'yes' } }))]));
@@ -281,6 +281,11 @@ for (const driver of testDrivers()) {
       s.send(batch(seq++, [deleted('conf-order', cm('w', '12'))]));
       await s.waitForAck(seq - 1);
       assert.deepEqual(await cache('conf-order'), {});
+      // DELETED may come without object_json.
+      s.send(batch(seq++, [added('conf-order', cm('v', '13'))]));
+      s.send(batch(seq++, [{ ...deleted('conf-order', cm('v', '14')), objectJson: new Uint8Array() }]));
+      await s.waitForAck(seq - 1);
+      assert.deepEqual(await cache('conf-order'), {}, 'a DELETED without object_json deletes');
       await close(s);
     });
 

@@ -148,6 +148,28 @@ for (const driver of testDrivers()) {
       await s.ended;
     });
 
+    test('the gateway removes Secret data, stringData and the last-applied annotation from results before it stores them (section 8)', async () => {
+      const s = await scripted('conf-leaky');
+      const spec = { case: 'get', value: { apiVersion: 'v1', kind: 'Secret', namespace: 'default', name: 'creds' } } as Spec;
+      const secret: JsonObject = {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'creds', namespace: 'default', annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"stringData":{"p":"hunter2"}}', keep: 'me' } },
+        type: 'Opaque',
+        data: { p: Buffer.from('hunter2').toString('base64') },
+        stringData: { p: 'hunter2' },
+      };
+      const op = await submitAndAnswer(s, 'conf-leaky', spec, (o) => ({ ...ok(o), objects: [secret] }));
+      const stored = op.result!.objects[0] as Record<string, any>;
+      assert.equal(stored.data, undefined);
+      assert.equal(stored.stringData, undefined);
+      assert.deepEqual(stored.metadata.annotations, { keep: 'me' });
+      const dump = await t.query<{ row: string }>(`select t::text as row from operations t where id = '${op.id}'`);
+      assert.ok(!dump[0]!.row.includes('hunter2') && !dump[0]!.row.includes(Buffer.from('hunter2').toString('base64')), 'no value in the database');
+      s.end();
+      await s.ended;
+    });
+
     test('a result for an unknown id or for an operation that already ended is ignored and counted; the stream goes on', async () => {
       const s = await scripted('conf-ignored');
       const before = await metric('outpost_gateway_operation_results_ignored_total');
