@@ -32,6 +32,13 @@ const EXPECTED_SECONDS = {
   'test/spinnaker/orca-operations.test.ts': 13,
   'test/spinnaker/orca-jobs.test.ts': 10,
   'test/spinnaker/pipeline-doc.test.ts': 7,
+  'test/conformance/lifetime.test.ts': 11,
+  'test/conformance/agents.test.ts': 8,
+  'test/conformance/operations.test.ts': 8,
+  'test/conformance/resume-freshness.test.ts': 7,
+  'test/conformance/connection.test.ts': 6,
+  'test/conformance/data.test.ts': 6,
+  'test/conformance/session.test.ts': 5,
 };
 const DEFAULT_SECONDS = 4;
 
