@@ -81,6 +81,20 @@ describe('event decoding', () => {
     assert.throws(() => decodeEventBatch(batch([{ ...event('mine', EventType.ADDED, configMap('x', 1, { labels: { a: 1 as unknown as string } })) }]), ctx), /label/);
   });
 
+  test('object JSON with an escaped lone surrogate is refused (jsonb cannot store it); an escaped pair is fine', () => {
+    const withText = (text: string) => ({ ...event('mine', EventType.ADDED, configMap('s', 1)), objectJson: new TextEncoder().encode(text) });
+    const obj = (v: string) => `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s","namespace":"default","uid":"uid-s","resourceVersion":"1"},"data":{"v":"${v}"}}`;
+    assert.throws(
+      () => decodeEventBatch(batch([withText(obj('a\\ud800b'))]), ctx),
+      (err: unknown) => err instanceof ConnectError && err.code === Code.InvalidArgument && /object_json\.data\.v contains a lone UTF-16 surrogate/.test(err.rawMessage),
+    );
+    assert.throws(() => decodeEventBatch(batch([withText(obj('\\udc00'))]), ctx), /lone UTF-16 surrogate/);
+    const pair = decodeEventBatch(batch([withText(obj('\\ud83d\\ude00'))]), ctx);
+    assert.equal(JSON.parse(pair.upserts[0]!.object).data.v, '\u{1F600}');
+    const literal = decodeEventBatch(batch([withText(obj('\\\\ud800'))]), ctx);
+    assert.equal(JSON.parse(literal.upserts[0]!.object).data.v, '\\ud800', 'an escaped backslash before ud800 is plain text');
+  });
+
   test('page tokens round-trip and are bound to their filters', () => {
     const f = { account: 'a', kind: 'K', namespace: '', labelSelector: 'x=y', omitObject: false };
     const token = encodePageToken(['a', 'K', 'v1', 'ns', 'n'], f);

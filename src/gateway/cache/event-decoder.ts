@@ -5,7 +5,7 @@
 import { Code, ConnectError } from '@connectrpc/connect';
 import { EventType, type EventBatch, type Event } from '../../gen/outpost/agent/v1/agent_pb.js';
 import { removeSecretMaterial } from '../../shared/secret-scrub.js';
-import { textProblem } from '../../shared/unstorable-text.js';
+import { findUnstorableText, textProblem } from '../../shared/unstorable-text.js';
 import { invalidArgument } from '../errors.js';
 import { isOlderResourceVersion } from './resource-version.js';
 
@@ -75,6 +75,9 @@ export interface DecodeContext {
   listGeneration(account: string, apiVersion: string, kind: string, watchNamespace: string): number;
 }
 
+
+/** A JSON escape of a UTF-16 surrogate (`\uD800`–`\uDFFF`): the only way object JSON can spell a lone one. */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F][0-9a-fA-F]{2}/;
 
 /** The event's fields that land in text columns (the object body is checked when it is decoded). */
 const TEXT_FIELDS = ['account', 'apiVersion', 'kind', 'namespace', 'name', 'uid', 'resourceVersion', 'watchNamespace'] as const;
@@ -181,8 +184,14 @@ function decodeObject(ev: Event, decoder: TextDecoder, where: string): { object:
   } catch {
     throw invalidArgument(`${where}: object_json is not valid UTF-8 JSON`);
   }
-  // Postgres jsonb cannot hold NUL characters; refuse them here rather than fail the transaction.
+  // Postgres jsonb cannot hold NUL characters or escaped lone surrogates; refuse them here rather than fail the
+  // transaction (INTERNAL). Raw UTF-8 cannot carry a surrogate, so only a `\uD8xx`-style escape can: the walk over the
+  // parsed object runs only when the text holds one.
   if (text.includes('\\u0000')) throw invalidArgument(`${where}: object_json contains a NUL character (\\u0000)`);
+  if (SURROGATE_ESCAPE.test(text)) {
+    const problem = findUnstorableText(parsed, 'object_json');
+    if (problem) throw invalidArgument(`${where}: ${problem}`);
+  }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw invalidArgument(`${where}: object_json must be a JSON object`);
   }
