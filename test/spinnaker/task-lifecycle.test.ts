@@ -41,6 +41,17 @@ function gated(): { op: PreparedOperation; release: () => void; started: Promise
   };
 }
 
+/**
+ * Waits until the operation's progress line ("working") is stored: the runner writes history lines in the background,
+ * in order, after the operation reported them.
+ */
+async function progressStored(tasks: { view(id: string): Promise<{ history: { status: string }[] } | undefined> }, id: string): Promise<void> {
+  for (const until = Date.now() + 20_000; !(await tasks.view(id))?.history.some((h) => h.status === 'working'); ) {
+    assert.ok(Date.now() < until, 'the progress line was stored');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 for (const driver of testDrivers()) {
   describe(`Clouddriver task lifecycle (${driver})`, () => {
     let testDb: TestDatabase;
@@ -66,8 +77,8 @@ for (const driver of testDrivers()) {
       const { op, release, started } = gated();
       const first = await tasks.submit({ principal: 'token:orca', clientRequestId: 'r-1', operations: [op], context });
       await started;
-      assert.equal((await tasks.view(first.id))!.status.completed, false);
-      assert.ok((await tasks.view(first.id))!.history.some((h) => h.status === 'working'), 'progress is visible while it runs');
+      await progressStored(tasks, first.id);
+      assert.equal((await tasks.view(first.id))!.status.completed, false, 'progress is visible while it runs');
       const again = await tasks.submit({ principal: 'token:orca', clientRequestId: 'r-1', operations: [op], context });
       assert.deepEqual([again.id, again.created], [first.id, false]);
       const other = await tasks.submit({ principal: 'token:other', clientRequestId: 'r-1', operations: [gated().op], context });
@@ -99,6 +110,8 @@ for (const driver of testDrivers()) {
       const { op, started } = gated();
       const { id } = await dead.tasks.submit({ principal: 'token:orca', operations: [op], context });
       await started;
+      // The last write this runner makes: it cannot land after the row is aged below.
+      await progressStored(dead.tasks, id);
       // The process dies: nothing more is written (the runner is abandoned, not closed).
       let aliveAnswer = true;
       const reader = replica('gw-reader', () => aliveAnswer);
