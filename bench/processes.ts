@@ -85,7 +85,11 @@ export async function startOutpost(
 }
 
 /** Medians of `samples` readings 200 ms apart of a process's RSS and, when given, of `heap()` (bytes; heap NaN without it). */
-export async function readMemory(pid: number | undefined, samples: number, heap?: () => Promise<number>): Promise<{ rss: number; heap: number }> {
+export async function readMemory(
+  pid: number | undefined,
+  samples: number,
+  heap?: () => Promise<number>,
+): Promise<{ rss: number; heap: number }> {
   const rss: number[] = [];
   const heaps: number[] = [];
   for (let i = 0; i < samples; i++) {
@@ -133,7 +137,18 @@ export interface BenchGateway {
 export async function startGateway(databaseUrl: string, env: Record<string, string> = {}, nodeFlags: string[] = []): Promise<BenchGateway> {
   const [httpPort, grpcPort] = [await freePort(), await freePort()];
   const child = await startOutpost(
-    ['gateway', '--http-port', String(httpPort), '--grpc-port', String(grpcPort), '--database', databaseUrl, '--log-level', logLevel(), '--insecure'],
+    [
+      'gateway',
+      '--http-port',
+      String(httpPort),
+      '--grpc-port',
+      String(grpcPort),
+      '--database',
+      databaseUrl,
+      '--log-level',
+      logLevel(),
+      '--insecure',
+    ],
     /gRPC/,
     120_000,
     env,
@@ -231,7 +246,10 @@ export interface JsonChild {
 /** Starts `node --import tsx FILE ARGS…` (FILE relative to bench/), parsing its JSON lines. */
 export function startJsonChild(file: string, args: string[], env: Record<string, string> = {}): JsonChild {
   const script = fileURLToPath(new URL(file, import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
   const events: Record<string, unknown>[] = [];
   let partial = '';
   let stderr = '';
@@ -263,7 +281,12 @@ export function startJsonChild(file: string, args: string[], env: Record<string,
             listeners.delete(check);
             clearTimeout(timer);
             if (found) resolve(found);
-            else reject(new Error(`${file} ${failed ? `failed: ${String(failed.error)}` : `exited with ${child.exitCode}`} before "${event}": ${stderr.slice(-2000)}`));
+            else
+              reject(
+                new Error(
+                  `${file} ${failed ? `failed: ${String(failed.error)}` : `exited with ${child.exitCode}`} before "${event}": ${stderr.slice(-2000)}`,
+                ),
+              );
           }
         };
         const timer = setTimeout(() => {

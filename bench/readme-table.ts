@@ -47,7 +47,9 @@ export function markedResultsFiles(readme: string): { file?: string; before?: st
 
 function newestResults(): string {
   const dir = join(ROOT, 'bench', 'results');
-  const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort();
   if (files.length === 0) throw new Error('no results in bench/results/: run `npm run bench` first');
   return relative(ROOT, join(dir, files[files.length - 1]!));
 }
@@ -70,7 +72,9 @@ async function main(): Promise<void> {
   const updated = updateReadme(readme, load(file), beforeFile ? load(beforeFile) : undefined);
   if (values.check) {
     if (updated !== readme) {
-      console.error(`README.md's benchmark section is not what ${file} renders to: run \`npm run bench:readme -- ${file}${beforeFile ? ` --before ${beforeFile}` : ''}\``);
+      console.error(
+        `README.md's benchmark section is not what ${file} renders to: run \`npm run bench:readme -- ${file}${beforeFile ? ` --before ${beforeFile}` : ''}\``,
+      );
       process.exit(1);
     }
     console.log(`README.md's benchmark section matches ${basename(file)}`);

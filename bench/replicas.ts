@@ -20,7 +20,6 @@ const bin = fileURLToPath(new URL('../bin/outpost.js', import.meta.url));
 
 export type { ConfigObject };
 
-
 /** Children still alive, killed synchronously if the runner exits without closing its replica set. */
 const alive = new Set<ChildProcess>();
 let hooked = false;
@@ -126,7 +125,6 @@ export interface ReplicaSet {
   close(keepLogs: boolean): Promise<void>;
 }
 
-
 /** The last lines of a log file ('' when none). */
 export function logTail(file: string, chars = 3000): string {
   try {
@@ -170,7 +168,10 @@ export async function startReplicaSet(options: ReplicaSetOptions): Promise<Repli
       r.proc = proc;
       const deadline = Date.now() + 60_000;
       for (;;) {
-        const status = await fetch(`${r.httpUrl}/health`, { signal: AbortSignal.timeout(2000) }).then((res) => res.status, () => 0);
+        const status = await fetch(`${r.httpUrl}/health`, { signal: AbortSignal.timeout(2000) }).then(
+          (res) => res.status,
+          () => 0,
+        );
         if (status === 200) return;
         if (!proc.running()) throw new Error(`gateway ${name} exited during start-up; log ${r.logFile}:\n${logTail(r.logFile)}`);
         if (Date.now() > deadline) throw new Error(`gateway ${name} not healthy within 60 s; log ${r.logFile}:\n${logTail(r.logFile)}`);
@@ -239,10 +240,20 @@ export async function startReplicaSet(options: ReplicaSetOptions): Promise<Repli
         options.gatewayConfig,
       );
       writeFileSync(configFile, stringify(config));
-      replicas.set(name, { name, httpPort, grpcPort, httpUrl: `http://127.0.0.1:${httpPort}`, logFile: join(dir, `${name}.log`), configFile });
+      replicas.set(name, {
+        name,
+        httpPort,
+        grpcPort,
+        httpUrl: `http://127.0.0.1:${httpPort}`,
+        logFile: join(dir, `${name}.log`),
+        configFile,
+      });
     }
     const sandboxPort = await freePort();
-    sandbox = await startOutpost(['sandbox', '--port', String(sandboxPort), '--kubeconfig', kubeconfig, '--seed', 'demo', ...(options.sandboxArgs ?? [])], /127\.0\.0\.1:\d+/);
+    sandbox = await startOutpost(
+      ['sandbox', '--port', String(sandboxPort), '--kubeconfig', kubeconfig, '--seed', 'demo', ...(options.sandboxArgs ?? [])],
+      /127\.0\.0\.1:\d+/,
+    );
     await Promise.all(options.gateways.map((name) => set.startGateway(name)));
   } catch (err) {
     await set.close(true);

@@ -97,7 +97,9 @@ function scenarioNotes(r: BenchResults): string[] {
   const fo = r.failover?.runs[0];
   return [
     ...(f
-      ? [`Forwarding: 2 gateway replicas on one Postgres, the agent's stream on gw-1; \`get\` operations (wait) alternated gw-1 / gw-2 (ABBA) at concurrency 1. Replica config ${JSON.stringify(f.config.gateway)}.`]
+      ? [
+          `Forwarding: 2 gateway replicas on one Postgres, the agent's stream on gw-1; \`get\` operations (wait) alternated gw-1 / gw-2 (ABBA) at concurrency 1. Replica config ${JSON.stringify(f.config.gateway)}.`,
+        ]
       : []),
     ...(fo
       ? [

@@ -21,7 +21,16 @@ import { runInitialSync } from './scenarios/initial-sync.js';
 import { runOperations } from './scenarios/operations.js';
 import { runSpinnakerDeploy } from './scenarios/spinnaker-deploy.js';
 
-const SCENARIOS = ['initial-sync', 'churn', 'operations', 'forwarding', 'failover', 'connection-scale', 'agent-footprint', 'spinnaker-deploy'] as const;
+const SCENARIOS = [
+  'initial-sync',
+  'churn',
+  'operations',
+  'forwarding',
+  'failover',
+  'connection-scale',
+  'agent-footprint',
+  'spinnaker-deploy',
+] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const USAGE = `usage: npm run bench -- [--quick] [--runs K] [--only ${SCENARIOS.join(',')}] [--objects N] [--out DIR]
@@ -94,7 +103,12 @@ const params = {
 };
 
 /** Runs `run` `times` times with `p`, logging each result. */
-async function repeat<P extends object, R>(name: string, times: number, p: P, run: (p: P & { postgresUrl: string }) => Promise<R>): Promise<Repeated<P, R>> {
+async function repeat<P extends object, R>(
+  name: string,
+  times: number,
+  p: P,
+  run: (p: P & { postgresUrl: string }) => Promise<R>,
+): Promise<Repeated<P, R>> {
   const results: R[] = [];
   for (let i = 0; i < times; i++) {
     const t0 = performance.now();
@@ -117,13 +131,16 @@ const machine = describeMachine();
 /** The code measured: HEAD, and whether src/ had uncommitted changes (they are measured too). */
 const source = (() => {
   try {
-    const git = (...args: string[]) => execFileSync('git', args, { cwd: fileURLToPath(new URL('..', import.meta.url)), encoding: 'utf8' }).trim();
+    const git = (...args: string[]) =>
+      execFileSync('git', args, { cwd: fileURLToPath(new URL('..', import.meta.url)), encoding: 'utf8' }).trim();
     return { commit: git('rev-parse', '--short', 'HEAD'), srcChanged: git('status', '--porcelain', '--', 'src', 'bin').length > 0 };
   } catch {
     return { commit: 'unknown', srcChanged: false };
   }
 })();
-console.log(`bench: ${only.join(', ')}; ${runs} run(s)${quick ? ', quick' : ''}; ${machine.cores} cores, ${machine.memoryGiB} GiB, node ${machine.node}`);
+console.log(
+  `bench: ${only.join(', ')}; ${runs} run(s)${quick ? ', quick' : ''}; ${machine.cores} cores, ${machine.memoryGiB} GiB, node ${machine.node}`,
+);
 
 const results: BenchResults = {
   started: started.toISOString(),

@@ -45,25 +45,29 @@ function get(sb: Sandbox, path: string): Promise<{ status: number; bytes: number
 /** Opens a watch and resolves `done` when `expected` events have been parsed. */
 function watch(sb: Sandbox, rv: string, expected: number): Promise<{ done: Promise<number>; close: () => void }> {
   return new Promise((resolve, reject) => {
-    const req = request(new URL(`/api/v1/configmaps?watch=true&resourceVersion=${rv}`, sb.url), { headers: { Authorization: `Bearer ${sb.adminToken}` } }, (res) => {
-      let seen = 0;
-      let rest = '';
-      let finish!: (t: number) => void;
-      const done = new Promise<number>((r) => (finish = r));
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        const text = rest + chunk;
-        const lines = text.split('\n');
-        rest = lines.pop()!;
-        for (const line of lines) {
-          if (!line) continue;
-          JSON.parse(line);
-          seen++;
-        }
-        if (seen >= expected) finish(performance.now());
-      });
-      resolve({ done, close: () => req.destroy() });
-    });
+    const req = request(
+      new URL(`/api/v1/configmaps?watch=true&resourceVersion=${rv}`, sb.url),
+      { headers: { Authorization: `Bearer ${sb.adminToken}` } },
+      (res) => {
+        let seen = 0;
+        let rest = '';
+        let finish!: (t: number) => void;
+        const done = new Promise<number>((r) => (finish = r));
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          const text = rest + chunk;
+          const lines = text.split('\n');
+          rest = lines.pop()!;
+          for (const line of lines) {
+            if (!line) continue;
+            JSON.parse(line);
+            seen++;
+          }
+          if (seen >= expected) finish(performance.now());
+        });
+        resolve({ done, close: () => req.destroy() });
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -100,7 +104,9 @@ try {
     pages++;
   } while (cont);
   let ms = performance.now() - t0;
-  console.log(`paged list: ${listed} objects in ${pages} pages of ${pageSize}, ${(bytes / 1e6).toFixed(1)} MB in ${ms.toFixed(0)} ms (${Math.round(listed / (ms / 1000))} objects/s)`);
+  console.log(
+    `paged list: ${listed} objects in ${pages} pages of ${pageSize}, ${(bytes / 1e6).toFixed(1)} MB in ${ms.toFixed(0)} ms (${Math.round(listed / (ms / 1000))} objects/s)`,
+  );
 
   t0 = performance.now();
   const whole = await get(sb, '/api/v1/configmaps');
@@ -109,7 +115,10 @@ try {
 
   const rv = String(sb.store.resourceVersion);
   const streams = await Promise.all(Array.from({ length: watchers }, () => watch(sb, rv, eventCount)));
-  const names = sb.store.list('v1', 'ConfigMap', 'default').slice(0, eventCount).map((o) => o.metadata.name!);
+  const names = sb.store
+    .list('v1', 'ConfigMap', 'default')
+    .slice(0, eventCount)
+    .map((o) => o.metadata.name!);
   t0 = performance.now();
   // produce events in slices so the event loop can flush sockets in between
   let produced = 0;
@@ -126,8 +135,12 @@ try {
   const finished = await Promise.all(streams.map((s) => s.done));
   const totalMs = Math.max(...finished) - t0;
   for (const s of streams) s.close();
-  console.log(`watch: ${eventCount} events produced in ${produceMs.toFixed(0)} ms; delivered to ${watchers} watcher(s) in ${totalMs.toFixed(0)} ms`);
-  console.log(`watch throughput: ${Math.round(eventCount / (totalMs / 1000))} events/s per watcher, ${Math.round((eventCount * watchers) / (totalMs / 1000))} events/s total`);
+  console.log(
+    `watch: ${eventCount} events produced in ${produceMs.toFixed(0)} ms; delivered to ${watchers} watcher(s) in ${totalMs.toFixed(0)} ms`,
+  );
+  console.log(
+    `watch throughput: ${Math.round(eventCount / (totalMs / 1000))} events/s per watcher, ${Math.round((eventCount * watchers) / (totalMs / 1000))} events/s total`,
+  );
 } finally {
   await sb.close();
 }

@@ -29,7 +29,10 @@ function code(text: string): string {
 }
 
 function anchor(path: string): string {
-  return path.toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-');
+  return path
+    .toLowerCase()
+    .replace(/[^a-z0-9 -]/g, '')
+    .replace(/ /g, '-');
 }
 
 function renderSections(title: string, sections: FieldSection[], env: Map<string, string>): string[] {
@@ -96,7 +99,7 @@ export function renderConfigurationReference(): string {
     '`outpost agent --config FILE`. The keys are those of the reference agent (`armory-agent.yml`), so an existing file',
     'loads unchanged; see [migrating-from-reference.md](migrating-from-reference.md). The file is watched: accounts added, removed or',
     'changed take effect within seconds; other changes need a restart. Relative paths (`kubeconfigFile`, `tokenFile`)',
-    'are resolved against the file\'s directory. These environment variables override their key:',
+    "are resolved against the file's directory. These environment variables override their key:",
     '',
     '| Environment | Key |',
     '| --- | --- |',
@@ -106,7 +109,8 @@ export function renderConfigurationReference(): string {
   ];
   // Every agent override must name a key the schema has (the table above would otherwise point nowhere).
   for (const path of agentEnv.keys()) {
-    if (!agent.some((s) => s.rows.some((r) => r.path === path))) throw new Error(`${agentEnv.get(path)} overrides ${path}, which the schema does not have`);
+    if (!agent.some((s) => s.rows.some((r) => r.path === path)))
+      throw new Error(`${agentEnv.get(path)} overrides ${path}, which the schema does not have`);
   }
   return `${lines.join('\n').replace(/\n+$/, '')}\n`;
 }

@@ -115,7 +115,8 @@ if (isolated) {
       const result = await runChild(['--import', 'tsx', '--test-reporter=spec', shardRunner, ...shard], { buffer: true });
       process.stdout.write(`\n── shard ${i + 1}/${shards.length} (${shard.length} files, exit ${result.code}) ──\n`);
       process.stdout.write(result.output);
-      if (result.summary.tests === undefined) console.error(`run-tests: shard ${i + 1} ended (${result.code}) without a summary: ${shard.join(' ')}`);
+      if (result.summary.tests === undefined)
+        console.error(`run-tests: shard ${i + 1} ended (${result.code}) without a summary: ${shard.join(' ')}`);
       return result;
     }),
   );

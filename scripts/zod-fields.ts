@@ -105,7 +105,9 @@ export function typeName(schema: ZodLike): string {
     case 'boolean':
       return 'boolean';
     case 'enum':
-      return `one of ${Object.values(def.entries ?? {}).map((v) => `\`${v}\``).join(', ')}`;
+      return `one of ${Object.values(def.entries ?? {})
+        .map((v) => `\`${v}\``)
+        .join(', ')}`;
     case 'literal':
       return (def.values ?? []).map((v) => `\`${String(v)}\``).join(' | ');
     case 'array':
@@ -160,7 +162,8 @@ export function describeObject(schema: unknown, path = '', description?: string)
     }
     if (def.type === 'union') {
       for (const option of def.options ?? []) {
-        if (unwrap(option).core._zod.def.type === 'object') nested.push(...describeObject(option, `${keyPath} (object form)`, info.description));
+        if (unwrap(option).core._zod.def.type === 'object')
+          nested.push(...describeObject(option, `${keyPath} (object form)`, info.description));
       }
     }
   }

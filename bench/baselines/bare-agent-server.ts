@@ -11,7 +11,13 @@ import type { AddressInfo } from 'node:net';
 import { create } from '@bufbuild/protobuf';
 import type { ConnectRouter } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
-import { AgentService, ConnectResponseSchema, Verdict, type ConnectRequest, type ConnectResponse } from '../../src/gen/outpost/agent/v1/agent_pb.js';
+import {
+  AgentService,
+  ConnectResponseSchema,
+  Verdict,
+  type ConnectRequest,
+  type ConnectResponse,
+} from '../../src/gen/outpost/agent/v1/agent_pb.js';
 
 async function* connect(requests: AsyncIterable<ConnectRequest>): AsyncIterable<ConnectResponse> {
   for await (const req of requests) {

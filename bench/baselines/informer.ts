@@ -26,4 +26,6 @@ process.on('SIGTERM', () => process.exit(0));
 const started = performance.now();
 // start() resolves once the list is in the cache and the watch is open.
 await informer.start();
-process.stdout.write(`${JSON.stringify({ event: 'ready', objects: informer.list().length, seconds: (performance.now() - started) / 1000 })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ event: 'ready', objects: informer.list().length, seconds: (performance.now() - started) / 1000 })}\n`,
+);

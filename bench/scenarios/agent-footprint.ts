@@ -71,7 +71,6 @@ export interface AgentFootprintResult {
 
 const MiB = 2 ** 20;
 
-
 /** Starts an agent for `accounts`, waits for its readiness (/health 200), reads its memory, stops it. */
 async function measureAgent(
   dir: string,
@@ -92,7 +91,9 @@ async function measureAgent(
     }
     const readySeconds = (performance.now() - agent.startedAt) / 1000;
     await sleep(settleSeconds * 1000);
-    const m = await readMemory(agent.child.process.pid, samples, () => scrapeMetric(agent.metricsUrl, 'outpost_agent_nodejs_heap_size_used_bytes'));
+    const m = await readMemory(agent.child.process.pid, samples, () =>
+      scrapeMetric(agent.metricsUrl, 'outpost_agent_nodejs_heap_size_used_bytes'),
+    );
     return { rssMiB: m.rss / MiB, heapMiB: m.heap / MiB, readySeconds };
   } finally {
     await agent.child.stop();
@@ -122,9 +123,15 @@ export async function runAgentFootprint(params: AgentFootprintParams): Promise<A
   try {
     const small = join(dir, 'small.kubeconfig');
     const big = join(dir, 'big.kubeconfig');
-    children.push(await startOutpost(['sandbox', '--port', String(await freePort()), '--kubeconfig', small, '--seed', 'demo'], /127\.0\.0\.1:\d+/));
     children.push(
-      await startOutpost(['sandbox', '--port', String(await freePort()), '--kubeconfig', big, '--seed', `scale:${params.objects}`], /127\.0\.0\.1:\d+/, 300_000),
+      await startOutpost(['sandbox', '--port', String(await freePort()), '--kubeconfig', small, '--seed', 'demo'], /127\.0\.0\.1:\d+/),
+    );
+    children.push(
+      await startOutpost(
+        ['sandbox', '--port', String(await freePort()), '--kubeconfig', big, '--seed', `scale:${params.objects}`],
+        /127\.0\.0\.1:\d+/,
+        300_000,
+      ),
     );
     const gateway = await startGateway(database.url);
     children.push(gateway.child);
@@ -139,7 +146,8 @@ export async function runAgentFootprint(params: AgentFootprintParams): Promise<A
     const informerFew = await measureInformer(small, s);
     const informerMany = await measureInformer(big, s);
 
-    const perObject = (many: ProcessMemory, few: ProcessMemory, key: 'rssMiB' | 'heapMiB') => ((many[key] - few[key]) * MiB) / params.objects;
+    const perObject = (many: ProcessMemory, few: ProcessMemory, key: 'rssMiB' | 'heapMiB') =>
+      ((many[key] - few[key]) * MiB) / params.objects;
     const rssBytesPerObject = perObject(manyObjects, fewObjects, 'rssMiB');
     const informerRssBytesPerObject = perObject(informerMany, informerFew, 'rssMiB');
     return {
@@ -170,22 +178,57 @@ export async function runAgentFootprint(params: AgentFootprintParams): Promise<A
 export function agentFootprintRows(runs: AgentFootprintResult[], params: { accounts: number; objects: number }): Row[] {
   const s = `agent footprint (${params.accounts} accounts; ${params.objects} objects)`;
   return [
-    figureRow(s, `RSS per account, MiB ((${params.accounts} accounts − 1) / ${params.accounts - 1})`, runs.map((r) => r.rssMiBPerAccount), {
-      digits: 2,
-      target: '≤ 5 MB',
-      meets: (m) => m * 2 ** 20 <= 5e6,
-      judged: params.accounts >= 100,
-    }),
-    figureRow(s, 'V8 heap per account, MiB', runs.map((r) => r.heapMiBPerAccount), { digits: 2 }),
-    figureRow(s, `whole agent RSS / accounts, MiB (reference: 35–45)`, runs.map((r) => r.totalRssMiBPerAccount), { digits: 1 }),
-    figureRow(s, 'RSS per watched object, bytes', runs.map((r) => r.rssBytesPerObject), {
-      digits: 0,
-      target: '≤ 1 KB',
-      meets: (m) => m <= 1000,
-      judged: params.objects >= 100_000,
-    }),
-    figureRow(s, 'V8 heap per watched object, bytes', runs.map((r) => r.heapBytesPerObject), { digits: 0 }),
-    figureRow(s, 'bare client-node informer RSS per object, bytes (baseline)', runs.map((r) => r.informerRssBytesPerObject), { digits: 0 }),
-    figureRow(s, 'ratio agent / informer, per object', runs.map((r) => r.ratioToInformer), { digits: 2 }),
+    figureRow(
+      s,
+      `RSS per account, MiB ((${params.accounts} accounts − 1) / ${params.accounts - 1})`,
+      runs.map((r) => r.rssMiBPerAccount),
+      {
+        digits: 2,
+        target: '≤ 5 MB',
+        meets: (m) => m * 2 ** 20 <= 5e6,
+        judged: params.accounts >= 100,
+      },
+    ),
+    figureRow(
+      s,
+      'V8 heap per account, MiB',
+      runs.map((r) => r.heapMiBPerAccount),
+      { digits: 2 },
+    ),
+    figureRow(
+      s,
+      `whole agent RSS / accounts, MiB (reference: 35–45)`,
+      runs.map((r) => r.totalRssMiBPerAccount),
+      { digits: 1 },
+    ),
+    figureRow(
+      s,
+      'RSS per watched object, bytes',
+      runs.map((r) => r.rssBytesPerObject),
+      {
+        digits: 0,
+        target: '≤ 1 KB',
+        meets: (m) => m <= 1000,
+        judged: params.objects >= 100_000,
+      },
+    ),
+    figureRow(
+      s,
+      'V8 heap per watched object, bytes',
+      runs.map((r) => r.heapBytesPerObject),
+      { digits: 0 },
+    ),
+    figureRow(
+      s,
+      'bare client-node informer RSS per object, bytes (baseline)',
+      runs.map((r) => r.informerRssBytesPerObject),
+      { digits: 0 },
+    ),
+    figureRow(
+      s,
+      'ratio agent / informer, per object',
+      runs.map((r) => r.ratioToInformer),
+      { digits: 2 },
+    ),
   ];
 }

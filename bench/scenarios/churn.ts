@@ -97,7 +97,12 @@ export async function runChurn(params: ChurnParams): Promise<ChurnResult> {
     while (n < total) {
       const due = Math.min(total, Math.floor(((performance.now() - started) / tickMs) * perTick));
       for (; n < due; n++) {
-        const obj = sandbox.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `c-${n}`, namespace: 'churn' }, data: { n: String(n) } });
+        const obj = sandbox.store.create({
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: `c-${n}`, namespace: 'churn' },
+          data: { n: String(n) },
+        });
         created.push({ name: `c-${n}`, rv: Number(obj.metadata.resourceVersion), at: performance.now() });
       }
       await sleep(tickMs / 2);
@@ -122,10 +127,31 @@ export async function runChurn(params: ChurnParams): Promise<ChurnResult> {
 export function churnRows(runs: ChurnResult[], params: { changesPerSecond: number; seconds: number }): Row[] {
   const s = `churn ${params.changesPerSecond}/s × ${params.seconds} s`;
   return [
-    figureRow(s, 'change → committed row, p50 ms', runs.map((r) => r.cache.p50)),
-    figureRow(s, 'change → committed row, p99 ms', runs.map((r) => r.cache.p99), { target: 'p99 ≤ 100 ms', meets: (m) => m <= 100 }),
-    figureRow(s, 'change → committed row, max ms', runs.map((r) => r.cache.max)),
-    figureRow(s, 'bare client-node watch (baseline), p50 ms', runs.map((r) => r.informer.p50)),
-    figureRow(s, 'bare client-node watch (baseline), p99 ms', runs.map((r) => r.informer.p99)),
+    figureRow(
+      s,
+      'change → committed row, p50 ms',
+      runs.map((r) => r.cache.p50),
+    ),
+    figureRow(
+      s,
+      'change → committed row, p99 ms',
+      runs.map((r) => r.cache.p99),
+      { target: 'p99 ≤ 100 ms', meets: (m) => m <= 100 },
+    ),
+    figureRow(
+      s,
+      'change → committed row, max ms',
+      runs.map((r) => r.cache.max),
+    ),
+    figureRow(
+      s,
+      'bare client-node watch (baseline), p50 ms',
+      runs.map((r) => r.informer.p50),
+    ),
+    figureRow(
+      s,
+      'bare client-node watch (baseline), p99 ms',
+      runs.map((r) => r.informer.p99),
+    ),
   ];
 }

@@ -10,7 +10,16 @@
 import { figureRow, type Row } from '../rows.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createTestDatabase } from '../../test/helpers/databases.js';
-import { readCpuSeconds, readMemory, readRss, scrapeMetric, startGateway, startJsonChild, type BenchGateway, type JsonChild } from '../processes.js';
+import {
+  readCpuSeconds,
+  readMemory,
+  readRss,
+  scrapeMetric,
+  startGateway,
+  startJsonChild,
+  type BenchGateway,
+  type JsonChild,
+} from '../processes.js';
 
 /** Parameters of one run. */
 export interface ConnectionScaleParams {
@@ -62,7 +71,6 @@ export interface ConnectionScaleResult {
   swarmKiBPerAgent: number;
 }
 
-
 /** Connects the warm-up and the measured swarms to `grpcUrl` and reads the server's footprint. */
 async function measure(
   params: ConnectionScaleParams,
@@ -73,7 +81,16 @@ async function measure(
 ): Promise<{ footprint: ServerFootprint; lost: number; swarmRss: number }> {
   const settle = () => sleep(params.settleSeconds * 1000);
   const swarm = (prefix: string, agents: number) =>
-    startJsonChild('./swarm/agent-swarm.ts', ['--grpc', grpcUrl, '--agents', String(agents), '--prefix', prefix, '--concurrency', String(params.connectConcurrency)]);
+    startJsonChild('./swarm/agent-swarm.ts', [
+      '--grpc',
+      grpcUrl,
+      '--agents',
+      String(agents),
+      '--prefix',
+      prefix,
+      '--concurrency',
+      String(params.connectConcurrency),
+    ]);
   const warm = swarm('warm', params.warmupAgents);
   swarms.push(warm);
   await warm.waitFor('ready');
@@ -163,18 +180,59 @@ export function connectionScaleRows(runs: ConnectionScaleResult[], agents: numbe
   const s = `connection scale, ${agents} idle agents`;
   const judged = agents >= 10_000;
   return [
-    figureRow(s, 'gateway RSS per agent, KiB', runs.map((r) => r.gateway.rssKiBPerAgent), { target: '≤ 50 KB (10,000 agents)', meets: (m) => m * 1024 <= 50_000, judged }),
-    figureRow(s, 'gateway V8 heap used per agent, KiB', runs.map((r) => r.gateway.heapKiBPerAgent)),
-    figureRow(s, 'gateway under node --optimize-for-size: RSS per agent, KiB', runs.map((r) => r.gatewayOptimizedForSize?.rssKiBPerAgent ?? NaN), {
-      target: '≤ 50 KB (10,000 agents)',
-      meets: (m) => m * 1024 <= 50_000,
-      judged,
-    }),
-    figureRow(s, 'gateway under node --optimize-for-size: CPU while idle, % of one core', runs.map((r) => r.gatewayOptimizedForSize?.idleCpuPercent ?? NaN)),
-    figureRow(s, 'bare connect-node server RSS per agent, KiB (baseline)', runs.map((r) => r.bare.rssKiBPerAgent)),
-    figureRow(s, 'ratio gateway / bare server', runs.map((r) => r.ratioToBare), { digits: 2 }),
-    figureRow(s, 'gateway CPU while idle, % of one core', runs.map((r) => r.gateway.idleCpuPercent)),
-    figureRow(s, 'agents connected per second (Hello → synced)', runs.map((r) => r.agents / r.gateway.connectSeconds), { digits: 0 }),
-    figureRow(s, 'streams lost during the run', runs.map((r) => r.lostStreams), { digits: 0, target: '0', meets: (m) => m === 0 }),
+    figureRow(
+      s,
+      'gateway RSS per agent, KiB',
+      runs.map((r) => r.gateway.rssKiBPerAgent),
+      { target: '≤ 50 KB (10,000 agents)', meets: (m) => m * 1024 <= 50_000, judged },
+    ),
+    figureRow(
+      s,
+      'gateway V8 heap used per agent, KiB',
+      runs.map((r) => r.gateway.heapKiBPerAgent),
+    ),
+    figureRow(
+      s,
+      'gateway under node --optimize-for-size: RSS per agent, KiB',
+      runs.map((r) => r.gatewayOptimizedForSize?.rssKiBPerAgent ?? NaN),
+      {
+        target: '≤ 50 KB (10,000 agents)',
+        meets: (m) => m * 1024 <= 50_000,
+        judged,
+      },
+    ),
+    figureRow(
+      s,
+      'gateway under node --optimize-for-size: CPU while idle, % of one core',
+      runs.map((r) => r.gatewayOptimizedForSize?.idleCpuPercent ?? NaN),
+    ),
+    figureRow(
+      s,
+      'bare connect-node server RSS per agent, KiB (baseline)',
+      runs.map((r) => r.bare.rssKiBPerAgent),
+    ),
+    figureRow(
+      s,
+      'ratio gateway / bare server',
+      runs.map((r) => r.ratioToBare),
+      { digits: 2 },
+    ),
+    figureRow(
+      s,
+      'gateway CPU while idle, % of one core',
+      runs.map((r) => r.gateway.idleCpuPercent),
+    ),
+    figureRow(
+      s,
+      'agents connected per second (Hello → synced)',
+      runs.map((r) => r.agents / r.gateway.connectSeconds),
+      { digits: 0 },
+    ),
+    figureRow(
+      s,
+      'streams lost during the run',
+      runs.map((r) => r.lostStreams),
+      { digits: 0, target: '0', meets: (m) => m === 0 },
+    ),
   ];
 }

@@ -122,7 +122,11 @@ async function eventually(what: string, set: ReplicaSet, check: () => Promise<st
  * Every replica lists the three as ready; the account is ACTIVE on a live lease holder; an operation succeeds through
  * each replica; the agent's stream on the holder is `minSessionSeconds` old.
  */
-async function waitSteady(set: ReplicaSet, clients: Map<string, OperationClient>, minSessionSeconds: number): Promise<{ holder: string; sessionAgeSeconds: number }> {
+async function waitSteady(
+  set: ReplicaSet,
+  clients: Map<string, OperationClient>,
+  minSessionSeconds: number,
+): Promise<{ holder: string; sessionAgeSeconds: number }> {
   await eventually('every replica to list 3 ready replicas', set, async () => {
     for (const name of NAMES) {
       const res = await fetch(`${set.replica(name).httpUrl}/armory/clouddrivers`, { signal: AbortSignal.timeout(2000) });
@@ -140,7 +144,10 @@ async function waitSteady(set: ReplicaSet, clients: Map<string, OperationClient>
     if (!row?.gateway_id || !row.valid || !set.isRunning(row.gateway_id)) return `lease row ${JSON.stringify(row)}`;
     const account = await readAccount(set.replica(row.gateway_id).httpUrl, ACCOUNT);
     if (account?.state !== 'ACTIVE') return `account ${JSON.stringify(account)}`;
-    const live = await set.sql('select 1 from agent_sessions where agent_id = $1 and gateway_id = $2 and ended_at is null', [AGENT_ID, row.gateway_id]);
+    const live = await set.sql('select 1 from agent_sessions where agent_id = $1 and gateway_id = $2 and ended_at is null', [
+      AGENT_ID,
+      row.gateway_id,
+    ]);
     if (live.length === 0) return `no live session of ${AGENT_ID} on ${row.gateway_id}`;
     holder = row.gateway_id;
     return true;
@@ -235,7 +242,12 @@ export async function runFailover(params: FailoverParams): Promise<FailoverResul
       seconds: summarize(recovered.map((r) => r.seconds!)),
       reconnect: summarize(runs.flatMap((r) => (r.reconnectSeconds === null ? [] : [r.reconnectSeconds]))),
       failedRuns,
-      config: { gateway: GATEWAY_CONFIG, agent: AGENT_CONFIG, attemptTimeoutSeconds: params.attemptTimeoutSeconds, minSessionSeconds: params.minSessionSeconds },
+      config: {
+        gateway: GATEWAY_CONFIG,
+        agent: AGENT_CONFIG,
+        attemptTimeoutSeconds: params.attemptTimeoutSeconds,
+        minSessionSeconds: params.minSessionSeconds,
+      },
       ...(keepLogs ? { logsDir: set.dir } : {}),
     };
   } finally {
@@ -250,11 +262,16 @@ export function failoverRows(f: FailoverResult): Row[] {
   const p99 = f.seconds.n < 100 ? `p99 (= max of ${f.seconds.n})` : 'p99';
   return [
     figureRow(s, 'seconds, kill → first successful operation, median', [f.seconds.p50], { digits: 2 }),
-    figureRow(s, `seconds, kill → first successful operation, ${p99}; ${f.failedRuns} not recovered`, [f.failedRuns === 0 ? f.seconds.p99 : NaN], {
-      digits: 2,
-      target: 'p99 ≤ 5 s',
-      meets: (m) => m <= 5,
-    }),
+    figureRow(
+      s,
+      `seconds, kill → first successful operation, ${p99}; ${f.failedRuns} not recovered`,
+      [f.failedRuns === 0 ? f.seconds.p99 : NaN],
+      {
+        digits: 2,
+        target: 'p99 ≤ 5 s',
+        meets: (m) => m <= 5,
+      },
+    ),
     figureRow(s, "seconds, kill → the agent's new session on a survivor, median", [f.reconnect.p50], { digits: 2 }),
   ];
 }

@@ -123,7 +123,13 @@ export async function runForwarding(params: ForwardingParams): Promise<Forwardin
       const order = i % 2 === 0 ? (['local', 'forwarded'] as const) : (['forwarded', 'local'] as const);
       const round: Partial<Record<'local' | 'forwarded', number>> = {};
       for (const side of order) {
-        const r = await submit(side === 'local' ? local : forwarded).catch((err: Error) => ({ ms: 0, ok: false, kubernetes: 0, server: NaN, error: err.message }));
+        const r = await submit(side === 'local' ? local : forwarded).catch((err: Error) => ({
+          ms: 0,
+          ok: false,
+          kubernetes: 0,
+          server: NaN,
+          error: err.message,
+        }));
         if (!r.ok) {
           errors++;
           firstError ||= `${side}: ${r.error}`;
@@ -171,7 +177,13 @@ export function forwardingRows(f: ForwardingResult): Row[] {
     figureRow(s, `local round trip (submitted to the replica holding the stream), p50 ms (${f.local.n} ops)`, [f.local.p50], { digits: 2 }),
     figureRow(s, 'forwarded round trip (submitted to the other replica), p50 ms', [f.forwarded.p50], { digits: 2 }),
     figureRow(s, 'extra ms = forwarded − local, p50', [f.extra.p50], { digits: 2 }),
-    figureRow(s, `extra ms = forwarded − local, p99 (${f.failed} failed)`, [f.failed === 0 ? f.extra.p99 : NaN], { digits: 2, target: 'p99 ≤ 5 ms', meets: (m) => m <= 5 }),
-    figureRow(s, "receiving replica's total_duration, forwarded − local, p50 ms", [f.forwardedServer.p50 - f.localServer.p50], { digits: 2 }),
+    figureRow(s, `extra ms = forwarded − local, p99 (${f.failed} failed)`, [f.failed === 0 ? f.extra.p99 : NaN], {
+      digits: 2,
+      target: 'p99 ≤ 5 ms',
+      meets: (m) => m <= 5,
+    }),
+    figureRow(s, "receiving replica's total_duration, forwarded − local, p50 ms", [f.forwardedServer.p50 - f.localServer.p50], {
+      digits: 2,
+    }),
   ];
 }

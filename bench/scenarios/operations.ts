@@ -112,7 +112,9 @@ export async function runOperations(params: OperationsParams): Promise<Operation
   const children: Child[] = [];
   try {
     const sandboxPort = await freePort();
-    children.push(await startOutpost(['sandbox', '--port', String(sandboxPort), '--kubeconfig', kubeconfig, '--seed', 'demo'], /127\.0\.0\.1:\d+/));
+    children.push(
+      await startOutpost(['sandbox', '--port', String(sandboxPort), '--kubeconfig', kubeconfig, '--seed', 'demo'], /127\.0\.0\.1:\d+/),
+    );
     const { httpUrl, gateway, agent } = await startGatewayAndAgent({ dir, kubeconfig, databaseUrl: database.url, children });
     await waitForAccount(httpUrl, 'bench', children);
     // Binary protobuf over Connect/HTTP 1.1: what a program (not a shell) would use.
@@ -168,11 +170,31 @@ export function operationsRows(runs: OperationsResult[]): Row[] {
     ...levels.flatMap((c) => {
       const s = `operations (get) c=${c}`;
       return [
-        figureRow(s, 'overhead = round trip − kubernetes_duration, p50 ms', at(c).map((l) => l.overhead.p50), { digits: 2 }),
-        figureRow(s, 'overhead, p99 ms', at(c).map((l) => l.overhead.p99), { digits: 2, target: 'p99 ≤ 10 ms', meets: (m) => m <= 10 }),
-        figureRow(s, 'operations/s', at(c).map((l) => l.operationsPerSecond), { digits: 0 }),
+        figureRow(
+          s,
+          'overhead = round trip − kubernetes_duration, p50 ms',
+          at(c).map((l) => l.overhead.p50),
+          { digits: 2 },
+        ),
+        figureRow(
+          s,
+          'overhead, p99 ms',
+          at(c).map((l) => l.overhead.p99),
+          { digits: 2, target: 'p99 ≤ 10 ms', meets: (m) => m <= 10 },
+        ),
+        figureRow(
+          s,
+          'operations/s',
+          at(c).map((l) => l.operationsPerSecond),
+          { digits: 0 },
+        ),
       ];
     }),
-    figureRow('operations (get)', 'maximum operations/s, one gateway replica', runs.map((r) => r.maxOperationsPerSecond), { digits: 0, target: '≥ 1000/s', meets: (m) => m >= 1000 }),
+    figureRow(
+      'operations (get)',
+      'maximum operations/s, one gateway replica',
+      runs.map((r) => r.maxOperationsPerSecond),
+      { digits: 0, target: '≥ 1000/s', meets: (m) => m >= 1000 },
+    ),
   ];
 }

@@ -40,12 +40,18 @@ const deployment = (name: string, image: string, replicas: number) => ({
   apiVersion: 'apps/v1',
   kind: 'Deployment',
   metadata: { name, namespace: 'demo' },
-  spec: { replicas, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'main', image }] } } },
+  spec: {
+    replicas,
+    selector: { matchLabels: { app: name } },
+    template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'main', image }] } },
+  },
 });
 
 function run(bin: string, args: string[], env: NodeJS.ProcessEnv, input?: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = execFile(bin, args, { env, timeout: 120_000 }, (err, _stdout, stderr) => (err ? reject(new Error(`${bin} ${args.join(' ')}: ${stderr || err.message}`)) : resolve()));
+    const child = execFile(bin, args, { env, timeout: 120_000 }, (err, _stdout, stderr) =>
+      err ? reject(new Error(`${bin} ${args.join(' ')}: ${stderr || err.message}`)) : resolve(),
+    );
     if (input !== undefined) child.stdin!.end(input);
   });
 }
@@ -58,8 +64,22 @@ async function json(url: string, init?: RequestInit): Promise<{ status: number; 
 /** Deploy through the Clouddriver API and poll as Orca does until stable; returns the milliseconds. */
 async function viaOutpost(httpUrl: string, image: string, replicas: number): Promise<number> {
   const t0 = performance.now();
-  const ops = [{ deployManifest: { account: ACCOUNT, cloudProvider: 'kubernetes', source: 'text', manifests: [deployment('bench-outpost', image, replicas)], moniker: { app: 'bench' } } }];
-  const submitted = await json(`${httpUrl}/kubernetes/ops`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ops) });
+  const ops = [
+    {
+      deployManifest: {
+        account: ACCOUNT,
+        cloudProvider: 'kubernetes',
+        source: 'text',
+        manifests: [deployment('bench-outpost', image, replicas)],
+        moniker: { app: 'bench' },
+      },
+    },
+  ];
+  const submitted = await json(`${httpUrl}/kubernetes/ops`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(ops),
+  });
   if (submitted.status !== 200) throw new Error(`submit: ${submitted.status} ${JSON.stringify(submitted.body)}`);
   for (;;) {
     const task = await json(`${httpUrl}/task/${submitted.body.id}`);
@@ -76,7 +96,14 @@ async function viaOutpost(httpUrl: string, image: string, replicas: number): Pro
 
 /** Runs the scenario. */
 export async function runSpinnakerDeploy(params: SpinnakerDeployParams): Promise<SpinnakerDeployResult> {
-  const set = await startReplicaSet({ postgresUrl: params.postgresUrl, gateways: ['gw-1'], gatewayConfig: {}, logLevel: 'info', prefix: 'outpost-bench-spinnaker-', sandboxArgs: ['--tls'] });
+  const set = await startReplicaSet({
+    postgresUrl: params.postgresUrl,
+    gateways: ['gw-1'],
+    gatewayConfig: {},
+    logLevel: 'info',
+    prefix: 'outpost-bench-spinnaker-',
+    sandboxArgs: ['--tls'],
+  });
   const home = mkdtempSync(join(tmpdir(), 'outpost-bench-kubectl-'));
   let failed = true;
   try {
@@ -118,7 +145,9 @@ export async function runSpinnakerDeploy(params: SpinnakerDeployParams): Promise
 export function spinnakerDeployRows(r: SpinnakerDeployResult): Row[] {
   const s = 'spinnaker deploy → stable';
   return [
-    figureRow(s, `through Outpost (deployManifest, task and manifest polled), p50 ms (${r.rounds} rollouts)`, [r.outpost.p50], { digits: 0 }),
+    figureRow(s, `through Outpost (deployManifest, task and manifest polled), p50 ms (${r.rounds} rollouts)`, [r.outpost.p50], {
+      digits: 0,
+    }),
     figureRow(s, 'kubectl apply + rollout status straight to the cluster, p50 ms', [r.kubectl.p50], { digits: 0 }),
     figureRow(s, 'Outpost / kubectl, p50 (same manifests, same run)', [r.ratio], { digits: 2 }),
     figureRow(s, 'through Outpost, p90 ms', [r.outpost.p90], { digits: 0 }),

@@ -36,7 +36,12 @@ interface SimulatedAgent {
 type RequestMessage = ConnectRequest['message'];
 
 /** Opens one simulated agent: its own connection, Hello, sync markers, heartbeats. */
-function startAgent(client: Client<typeof AgentService>, manager: Http2SessionManager, id: string, onLost: (err: unknown) => void): SimulatedAgent {
+function startAgent(
+  client: Client<typeof AgentService>,
+  manager: Http2SessionManager,
+  id: string,
+  onLost: (err: unknown) => void,
+): SimulatedAgent {
   const outgoing: RequestMessage[] = [];
   let wake: (() => void) | undefined;
   let closed = false;
@@ -88,13 +93,22 @@ function startAgent(client: Client<typeof AgentService>, manager: Http2SessionMa
   } as RequestMessage);
   void (async () => {
     try {
-      for await (const res of client.connect(requests, { signal: abort.signal, headers: { 'x-outpost-agent-id': id } }) as AsyncIterable<ConnectResponse>) {
+      for await (const res of client.connect(requests, {
+        signal: abort.signal,
+        headers: { 'x-outpost-agent-id': id },
+      }) as AsyncIterable<ConnectResponse>) {
         const m = res.message;
         if (m.case === 'welcome') {
           const seconds = m.value.heartbeatIntervalSeconds || 20;
-          heartbeat = setInterval(() => send({ case: 'heartbeat', value: { agentId: id, sentAtUnixMs: BigInt(Date.now()) } } as RequestMessage), seconds * 1000);
+          heartbeat = setInterval(
+            () => send({ case: 'heartbeat', value: { agentId: id, sentAtUnixMs: BigInt(Date.now()) } } as RequestMessage),
+            seconds * 1000,
+          );
           send({ case: 'sync', value: { sequence: 1n, account, ...kind, phase: SyncPhase.START } } as RequestMessage);
-          send({ case: 'sync', value: { sequence: 2n, account, ...kind, phase: SyncPhase.END, resourceVersion: '1', count: 0n } } as RequestMessage);
+          send({
+            case: 'sync',
+            value: { sequence: 2n, account, ...kind, phase: SyncPhase.END, resourceVersion: '1', count: 0n },
+          } as RequestMessage);
         } else if (m.case === 'ack' && m.value.sequence >= 2n && !established) {
           established = true;
           markReady();
@@ -152,7 +166,9 @@ async function main(): Promise<void> {
       const id = `${values.prefix}-${next++}`;
       const manager = new Http2SessionManager(values.grpc!, { pingIntervalMs: 15_000, pingTimeoutMs: 15_000 });
       const client = createClient(AgentService, createGrpcTransport({ baseUrl: values.grpc!, sessionManager: manager }));
-      const agent = startAgent(client, manager, id, (err) => print({ event: 'lost', agent: id, error: String((err as Error)?.message ?? err) }));
+      const agent = startAgent(client, manager, id, (err) =>
+        print({ event: 'lost', agent: id, error: String((err as Error)?.message ?? err) }),
+      );
       agents.push(agent);
       await agent.ready;
       welcomed++;

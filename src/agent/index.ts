@@ -37,7 +37,8 @@ export type { AgentMetrics } from './metrics/agent-metrics.js';
 function servedAccount(state: SessionState, name: string): AccountLookup {
   const account = state.accounts.find((a) => a.prepared.config.name === name);
   if (account === undefined) return { notServed: `account "${name}" is not configured on this agent` };
-  if (account.verdict === 'refused') return { notServed: `account "${name}" was refused by the gateway${account.reason ? `: ${account.reason}` : ''}` };
+  if (account.verdict === 'refused')
+    return { notServed: `account "${name}" was refused by the gateway${account.reason ? `: ${account.reason}` : ''}` };
   if (account.verdict === 'unknown') return { notServed: `account "${name}" has no verdict from the gateway in this session` };
   const client = account.prepared.client;
   if (client === undefined) return { notServed: `account "${name}" cannot reach its cluster: ${account.prepared.error || 'no client'}` };
@@ -134,7 +135,11 @@ export async function startAgent(config: AgentConfig, deps: StartAgentDeps = {})
   const log = logger.child({ agentId: id });
   const operations = createOperationRunner({
     account: (name) => servedAccount(state, name),
-    settings: { serverSideApplyKinds: config.kubernetes.serverSideApply, defaultFieldManager: AGENT_DEFAULTS.fieldManager, deletePollMs: 50 },
+    settings: {
+      serverSideApplyKinds: config.kubernetes.serverSideApply,
+      defaultFieldManager: AGENT_DEFAULTS.fieldManager,
+      deletePollMs: 50,
+    },
     retries: config.kubernetes.retries,
     concurrency: config.operations.concurrency,
     resultCacheSize: config.operations.resultCacheSize,
@@ -147,7 +152,17 @@ export async function startAgent(config: AgentConfig, deps: StartAgentDeps = {})
     pendingResults: operations.pending,
     running: operations.list().map((op) => ({ id: op.id, account: op.account, kind: op.kind, state: op.state, startedAt: op.receivedAt })),
   });
-  log.info({ adminPort: admin.port, metricsPort: metricsServer?.port, gateway: config.clouddriver.grpc, accounts: state.accounts.length, zone, configFile: deps.configFile }, 'agent started');
+  log.info(
+    {
+      adminPort: admin.port,
+      metricsPort: metricsServer?.port,
+      gateway: config.clouddriver.grpc,
+      accounts: state.accounts.length,
+      zone,
+      configFile: deps.configFile,
+    },
+    'agent started',
+  );
   const controller = new AbortController();
   setMaxListeners(0, controller.signal); // parallel API requests of every account listen on it
   const accounts = createAccountManager({
@@ -170,7 +185,19 @@ export async function startAgent(config: AgentConfig, deps: StartAgentDeps = {})
           logger: log,
           onAccounts: (next) => accounts.setFileAccounts(next),
         });
-  const loop = runConnectionLoop({ config, agentId: id, zone, version: agentVersion(), state, accounts, token, operations, recorder: metrics, logger: log, signal: controller.signal });
+  const loop = runConnectionLoop({
+    config,
+    agentId: id,
+    zone,
+    version: agentVersion(),
+    state,
+    accounts,
+    token,
+    operations,
+    recorder: metrics,
+    logger: log,
+    signal: controller.signal,
+  });
   let closing: Promise<void> | undefined;
   return {
     id,

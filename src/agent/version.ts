@@ -7,7 +7,8 @@ let cached: string | undefined;
 export function agentVersion(): string {
   if (cached === undefined) {
     try {
-      cached = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string }).version ?? '0.0.0';
+      cached =
+        (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string }).version ?? '0.0.0';
     } catch {
       cached = '0.0.0';
     }

@@ -96,7 +96,11 @@ export function fail(ctx: ClientContext, exitCode: ExitCode, message: string): v
  * Parses the `KIND[/NAME] [NAME]` arguments every object command takes. On bad input it reports a usage error and
  * returns undefined: the caller must then return without doing anything.
  */
-export function parseTargetOrFail(ctx: ClientContext, resource: string, nameArg: string | undefined): { kind: ResolvedKind; name: string } | undefined {
+export function parseTargetOrFail(
+  ctx: ClientContext,
+  resource: string,
+  nameArg: string | undefined,
+): { kind: ResolvedKind; name: string } | undefined {
   try {
     const target = splitTarget(resource, nameArg);
     return { kind: resolveKind(target.kindText), name: target.name };

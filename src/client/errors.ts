@@ -48,7 +48,16 @@ const HTTP_STATUS: Partial<Record<Code, number>> = {
 };
 
 /** Node socket error codes that mean "nothing answered at that address". */
-const UNREACHABLE_CAUSES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE']);
+const UNREACHABLE_CAUSES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+]);
 
 function causeCode(err: unknown): string | undefined {
   let cur: unknown = err;
@@ -76,10 +85,16 @@ export function describeClientError(err: unknown, gatewayUrl: string): { exitCod
   const cause = causeCode(ce.cause);
   if (ce.code === Code.Unavailable && (cause === undefined || UNREACHABLE_CAUSES.has(cause)) && !ce.metadata.has('content-type')) {
     const why = cause ? `${cause}: ${ce.rawMessage}` : ce.rawMessage;
-    return { exitCode: ExitCode.UNREACHABLE, message: `cannot reach the gateway at ${gatewayUrl} (${why}); is it running? (--gateway URL or OUTPOST_GATEWAY)` };
+    return {
+      exitCode: ExitCode.UNREACHABLE,
+      message: `cannot reach the gateway at ${gatewayUrl} (${why}); is it running? (--gateway URL or OUTPOST_GATEWAY)`,
+    };
   }
   if (ce.code === Code.Unimplemented && /404|not found/i.test(ce.rawMessage)) {
-    return { exitCode: ExitCode.UNREACHABLE, message: `${gatewayUrl} does not serve the Outpost OperationService (${ce.rawMessage}); is --gateway the gateway's HTTP URL?` };
+    return {
+      exitCode: ExitCode.UNREACHABLE,
+      message: `${gatewayUrl} does not serve the Outpost OperationService (${ce.rawMessage}); is --gateway the gateway's HTTP URL?`,
+    };
   }
   const status = HTTP_STATUS[ce.code];
   const line = `${codeName(ce.code)}: ${ce.rawMessage}${status ? ` (HTTP ${status})` : ''}`;

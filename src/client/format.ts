@@ -35,7 +35,11 @@ export function describeFailure(record: OperationRecord): string {
   const result = record.result;
   const timedOut = record.state === OperationState.TIMED_OUT;
   const reason = result?.reason || (timedOut ? 'Timeout' : 'Failed');
-  const message = (result && !result.success && result.message) || record.error || result?.message || (timedOut ? `operation ${record.id} timed out` : `operation ${record.id} failed`);
+  const message =
+    (result && !result.success && result.message) ||
+    record.error ||
+    result?.message ||
+    (timedOut ? `operation ${record.id} timed out` : `operation ${record.id} failed`);
   const status = result && result.statusCode > 0 ? ` (HTTP ${result.statusCode})` : '';
   return `${reason}: ${message}${status}`;
 }
@@ -99,7 +103,10 @@ export function formatObjects(
   options: { output: OutputFormat; kind: string; single: boolean; namespace: string; allNamespaces?: boolean },
 ): { stdout: string; stderr: string } {
   if (options.output === 'json' || options.output === 'yaml') {
-    const value = options.single && objects.length === 1 ? objects[0]! : { apiVersion: 'v1', kind: 'List', items: objects, metadata: { resourceVersion: '' } };
+    const value =
+      options.single && objects.length === 1
+        ? objects[0]!
+        : { apiVersion: 'v1', kind: 'List', items: objects, metadata: { resourceVersion: '' } };
     return { stdout: options.output === 'json' ? `${JSON.stringify(value, null, 4)}\n` : toYaml(value), stderr: '' };
   }
   if (objects.length === 0) {

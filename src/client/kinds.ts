@@ -54,7 +54,9 @@ const GROUP = new Map(KINDS.map(([kind, group]) => [kind, group]));
 /** Thrown for a kind name the CLI cannot map (the command exits 2). */
 export class UnknownKindError extends Error {
   constructor(readonly input: string) {
-    super(`unknown resource type "${input}": use a kubectl name (deployment, deploy, svc…) or the Kind itself (e.g. Widget) for custom resources`);
+    super(
+      `unknown resource type "${input}": use a kubectl name (deployment, deploy, svc…) or the Kind itself (e.g. Widget) for custom resources`,
+    );
     this.name = 'UnknownKindError';
   }
 }
@@ -85,7 +87,8 @@ export function isClusterScopedKind(kind: string): boolean {
  */
 export function splitTarget(first: string, second?: string): { kindText: string; name: string } {
   const parts = first.split('/');
-  if (parts.length > 2 || parts.some((p) => p === '')) throw new RangeError(`invalid resource "${first}": expected KIND, KIND/NAME or KIND NAME`);
+  if (parts.length > 2 || parts.some((p) => p === ''))
+    throw new RangeError(`invalid resource "${first}": expected KIND, KIND/NAME or KIND NAME`);
   if (parts.length === 2) {
     if (second !== undefined) throw new RangeError(`there is already a name in "${first}"; do not also pass "${second}"`);
     return { kindText: parts[0]!, name: parts[1]! };

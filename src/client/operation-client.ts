@@ -83,7 +83,10 @@ export function createOperationClient(options: OperationClientOptions): Operatio
     // Our own deadline: connect's `timeoutMs` timer outlives a stream the caller leaves early and would keep the
     // process alive for the whole budget after the answer is printed.
     const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(new ConnectError(`no terminal state for operation ${id} in time`, Code.DeadlineExceeded)), Math.max(deadlineMs, 1));
+    const timer = setTimeout(
+      () => abort.abort(new ConnectError(`no terminal state for operation ${id} in time`, Code.DeadlineExceeded)),
+      Math.max(deadlineMs, 1),
+    );
     try {
       for await (const msg of raw.waitOperation({ id }, { signal: abort.signal })) {
         if (msg.operation) last = msg.operation;

@@ -27,19 +27,29 @@ export function age(o: Obj, now = Date.now()): string {
   return Number.isFinite(t) ? formatDuration(Math.max(now - t, 0)) : '<unknown>';
 }
 
-const images = (o: Obj, ...path: string[]) => arr(get(o, ...path, 'containers')).map((c) => str(get(c, 'image'), '')).join(',') || '<none>';
+const images = (o: Obj, ...path: string[]) =>
+  arr(get(o, ...path, 'containers'))
+    .map((c) => str(get(c, 'image'), ''))
+    .join(',') || '<none>';
 const selector = (o: Obj) => {
   const labels = get(o, 'spec', 'selector', 'matchLabels');
-  return labels && typeof labels === 'object' && !Array.isArray(labels) ? Object.entries(labels).map(([k, v]) => `${k}=${str(v, '')}`).join(',') || '<none>' : '<none>';
+  return labels && typeof labels === 'object' && !Array.isArray(labels)
+    ? Object.entries(labels)
+        .map(([k, v]) => `${k}=${str(v, '')}`)
+        .join(',') || '<none>'
+    : '<none>';
 };
 
 function podColumns(wide: boolean): Column[] {
   const cols: Column[] = [
-    ['READY', (o) => {
-      const statuses = arr(get(o, 'status', 'containerStatuses'));
-      const total = arr(get(o, 'spec', 'containers')).length;
-      return `${statuses.filter((s) => get(s, 'ready') === true).length}/${total}`;
-    }],
+    [
+      'READY',
+      (o) => {
+        const statuses = arr(get(o, 'status', 'containerStatuses'));
+        const total = arr(get(o, 'spec', 'containers')).length;
+        return `${statuses.filter((s) => get(s, 'ready') === true).length}/${total}`;
+      },
+    ],
     ['STATUS', (o) => str(get(o, 'status', 'phase'), 'Unknown')],
     ['RESTARTS', (o) => String(arr(get(o, 'status', 'containerStatuses')).reduce<number>((n, s) => n + num(get(s, 'restartCount')), 0))],
   ];
@@ -56,7 +66,12 @@ function columnsFor(kind: string, wide: boolean): Column[] {
         ['READY', (o) => `${num(get(o, 'status', 'readyReplicas'))}/${num(get(o, 'spec', 'replicas'))}`],
         ['UP-TO-DATE', (o) => String(num(get(o, 'status', 'updatedReplicas')))],
         ['AVAILABLE', (o) => String(num(get(o, 'status', 'availableReplicas')))],
-        ...(wide ? ([['IMAGES', (o) => images(o, 'spec', 'template', 'spec')], ['SELECTOR', selector]] as Column[]) : []),
+        ...(wide
+          ? ([
+              ['IMAGES', (o) => images(o, 'spec', 'template', 'spec')],
+              ['SELECTOR', selector],
+            ] as Column[])
+          : []),
       ];
     case 'ReplicaSet':
     case 'StatefulSet':
@@ -70,19 +85,41 @@ function columnsFor(kind: string, wide: boolean): Column[] {
       return [
         ['TYPE', (o) => str(get(o, 'spec', 'type'), 'ClusterIP')],
         ['CLUSTER-IP', (o) => str(get(o, 'spec', 'clusterIP'))],
-        ['PORT(S)', (o) => arr(get(o, 'spec', 'ports')).map((p) => `${str(get(p, 'port'), '')}/${str(get(p, 'protocol'), 'TCP')}`).join(',') || '<none>'],
-        ...(wide ? ([['SELECTOR', (o) => {
-          const s = get(o, 'spec', 'selector');
-          return s && typeof s === 'object' && !Array.isArray(s) ? Object.entries(s).map(([k, v]) => `${k}=${str(v, '')}`).join(',') : '<none>';
-        }]] as Column[]) : []),
+        [
+          'PORT(S)',
+          (o) =>
+            arr(get(o, 'spec', 'ports'))
+              .map((p) => `${str(get(p, 'port'), '')}/${str(get(p, 'protocol'), 'TCP')}`)
+              .join(',') || '<none>',
+        ],
+        ...(wide
+          ? ([
+              [
+                'SELECTOR',
+                (o) => {
+                  const s = get(o, 'spec', 'selector');
+                  return s && typeof s === 'object' && !Array.isArray(s)
+                    ? Object.entries(s)
+                        .map(([k, v]) => `${k}=${str(v, '')}`)
+                        .join(',')
+                    : '<none>';
+                },
+              ],
+            ] as Column[])
+          : []),
       ];
     case 'ConfigMap':
-      return [['DATA', (o) => {
-        const d = get(o, 'data');
-        const b = get(o, 'binaryData');
-        const count = (v: JsonValue | undefined) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.keys(v).length : 0);
-        return String(count(d) + count(b));
-      }]];
+      return [
+        [
+          'DATA',
+          (o) => {
+            const d = get(o, 'data');
+            const b = get(o, 'binaryData');
+            const count = (v: JsonValue | undefined) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.keys(v).length : 0);
+            return String(count(d) + count(b));
+          },
+        ],
+      ];
     case 'Secret':
       return [['TYPE', (o) => str(get(o, 'type'), 'Opaque')]];
     case 'Namespace':
@@ -105,5 +142,14 @@ export function renderTable(objects: Obj[], options: { kind: string; wide?: bool
   ];
   const rows = [cols.map(([h]) => h), ...objects.map((o) => cols.map(([, f]) => f(o)))];
   const widths = cols.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]! + 3))).join('').trimEnd()).join('\n') + '\n';
+  return (
+    rows
+      .map((r) =>
+        r
+          .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]! + 3)))
+          .join('')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }

@@ -79,7 +79,12 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
     } catch (err) {
       throw new Error(`cannot open embedded database memory://: ${(err as Error).message}`, { cause: err });
     }
-    return { db: drizzlePglite({ client, schema }) as unknown as Db, driver: 'pglite', displayUrl: 'memory://', close: () => client.close() };
+    return {
+      db: drizzlePglite({ client, schema }) as unknown as Db,
+      driver: 'pglite',
+      displayUrl: 'memory://',
+      close: () => client.close(),
+    };
   }
   mkdirSync(url, { recursive: true });
   const client = new PGlite(url);

@@ -26,7 +26,9 @@ function pathOf(migrationsFolder: string): string {
   } catch {
     // Not installed next to the migrations (a packaged install): the migrations alone key the template.
   }
-  for (const name of readdirSync(migrationsFolder).filter((n) => n.endsWith('.sql')).sort()) {
+  for (const name of readdirSync(migrationsFolder)
+    .filter((n) => n.endsWith('.sql'))
+    .sort()) {
     hash.update(name);
     hash.update(readFileSync(join(migrationsFolder, name)));
   }

@@ -36,7 +36,14 @@ export const accounts = pgTable('accounts', {
    * The latest refused claim of this name by another cluster or identity: {agentId, apiHost, caFingerprint, reason,
    * at, identity}.
    */
-  refusedClaim: jsonb('refused_claim').$type<{ agentId: string; apiHost: string; caFingerprint: string; reason: string; at: string; identity?: string }>(),
+  refusedClaim: jsonb('refused_claim').$type<{
+    agentId: string;
+    apiHost: string;
+    caFingerprint: string;
+    reason: string;
+    at: string;
+    identity?: string;
+  }>(),
   lastEventAt: timestamp('last_event_at', { withTimezone: true, mode: 'date' }),
   /** Object events stored for the account (the fleet's ingest rate is the growth of their sum). */
   eventsTotal: bigint('events_total', { mode: 'number' }).notNull().default(0),

@@ -42,14 +42,26 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
   };
   try {
     // TLS: kubectl never sends a bearer token over plain HTTP, and a real cluster has a CA fingerprint to bind.
-    const sandbox = await startSandbox({ port: options.sandboxPort, seed: 'demo', tls: true, logger: options.logger.child({ component: 'sandbox' }) });
+    const sandbox = await startSandbox({
+      port: options.sandboxPort,
+      seed: 'demo',
+      tls: true,
+      logger: options.logger.child({ component: 'sandbox' }),
+    });
     stops.push(() => sandbox.close());
     const kubeconfigPath = join(dir, 'kubeconfig');
     await sandbox.writeKubeconfig(kubeconfigPath);
 
     const gatewayConfig = loadGatewayConfig({
       env: {},
-      overrides: { httpPort: options.httpPort, grpcPort: options.grpcPort, host: '127.0.0.1', database: options.database, id: 'demo-gateway', insecure: true },
+      overrides: {
+        httpPort: options.httpPort,
+        grpcPort: options.grpcPort,
+        host: '127.0.0.1',
+        database: options.database,
+        id: 'demo-gateway',
+        insecure: true,
+      },
     });
     const gateway = await startGateway(gatewayConfig, { logger: options.logger.child({ component: 'gateway' }) });
     stops.push(() => gateway.close());

@@ -27,7 +27,12 @@ function newest(path: string): number {
 export function webBuildIsStale(root = ROOT): boolean {
   const built = statSync(join(root, 'web', 'dist', 'index.html'), { throwIfNoEntry: false })?.mtimeMs;
   if (built === undefined) return true;
-  const sources = [join(root, 'web', 'src'), join(root, 'web', 'index.html'), join(root, 'web', 'vite.config.ts'), join(root, 'src', 'gen')];
+  const sources = [
+    join(root, 'web', 'src'),
+    join(root, 'web', 'index.html'),
+    join(root, 'web', 'vite.config.ts'),
+    join(root, 'src', 'gen'),
+  ];
   return sources.some((s) => newest(s) > built);
 }
 

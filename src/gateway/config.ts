@@ -13,86 +13,129 @@ const positiveSeconds = z.coerce.number().positive().max(86_400);
 
 const agentsSchema = z
   .object({
-    heartbeatIntervalSeconds: positiveSeconds.default(10).describe(
-      'How often the gateway sends a heartbeat on each agent stream (fractions allowed, for tests).',
-    ),
-    deadAfterSeconds: positiveSeconds.default(30).describe(
-      'A stream silent for this long is closed with DEADLINE_EXCEEDED and its accounts become INACTIVE.',
-    ),
-    maxUnacked: z.coerce.number().int().min(1).max(10_000).default(32).describe(
-      'Largest number of unacknowledged data messages an agent may have in flight (sent in the Welcome).',
-    ),
-    maxStreamAgeSeconds: positiveSeconds.default(7200).describe(
-      'The gateway closes each agent stream after this long, jittered by ±10% so a fleet does not reconnect at ' +
-      'once; the agent reconnects at once and resumes its session (spreads agents over replicas behind a load ' +
-      'balancer). Fractions allowed, for tests.',
-    ),
+    heartbeatIntervalSeconds: positiveSeconds
+      .default(10)
+      .describe('How often the gateway sends a heartbeat on each agent stream (fractions allowed, for tests).'),
+    deadAfterSeconds: positiveSeconds
+      .default(30)
+      .describe('A stream silent for this long is closed with DEADLINE_EXCEEDED and its accounts become INACTIVE.'),
+    maxUnacked: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(10_000)
+      .default(32)
+      .describe('Largest number of unacknowledged data messages an agent may have in flight (sent in the Welcome).'),
+    maxStreamAgeSeconds: positiveSeconds
+      .default(7200)
+      .describe(
+        'The gateway closes each agent stream after this long, jittered by ±10% so a fleet does not reconnect at ' +
+          'once; the agent reconnects at once and resumes its session (spreads agents over replicas behind a load ' +
+          'balancer). Fractions allowed, for tests.',
+      ),
   })
   .strict();
 
 const cacheSchema = z
   .object({
-    resumeMaxAgeSeconds: z.coerce.number().int().min(0).max(30 * 86_400).default(300).describe(
-      'Resume points older than this are not offered: the agent re-lists instead.',
-    ),
+    resumeMaxAgeSeconds: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(30 * 86_400)
+      .default(300)
+      .describe('Resume points older than this are not offered: the agent re-lists instead.'),
   })
   .strict();
 
 const operationsSchema = z
   .object({
-    defaultTimeoutSeconds: z.coerce.number().positive().max(3600).default(30).describe(
-      'Timeout of an operation that names none.',
-    ),
-    agentWaitSeconds: z.coerce.number().positive().max(3600).default(10).describe(
-      'How long an operation waits for an agent serving its account before it fails (fractions allowed, for tests).',
-    ),
-    sweepIntervalMs: z.coerce.number().int().min(10).max(60_000).default(1000).describe(
-      'How often the sweeper times out operations past their deadline (all rows, whichever replica received them).',
-    ),
-    maxManifestBytes: z.coerce.number().int().min(1).max(4 * 1024 * 1024).default(1024 * 1024).describe(
-      'Largest `apply.manifests` text accepted at submit (bytes of UTF-8).',
-    ),
+    defaultTimeoutSeconds: z.coerce.number().positive().max(3600).default(30).describe('Timeout of an operation that names none.'),
+    agentWaitSeconds: z.coerce
+      .number()
+      .positive()
+      .max(3600)
+      .default(10)
+      .describe('How long an operation waits for an agent serving its account before it fails (fractions allowed, for tests).'),
+    sweepIntervalMs: z.coerce
+      .number()
+      .int()
+      .min(10)
+      .max(60_000)
+      .default(1000)
+      .describe('How often the sweeper times out operations past their deadline (all rows, whichever replica received them).'),
+    maxManifestBytes: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(4 * 1024 * 1024)
+      .default(1024 * 1024)
+      .describe('Largest `apply.manifests` text accepted at submit (bytes of UTF-8).'),
   })
   .strict();
 
 const limitsSchema = z
   .object({
-    maxConcurrentStreams: z.coerce.number().int().min(1).max(10_000).default(100).describe(
-      'HTTP/2 streams one connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS); an agent needs one.',
-    ),
-    idleConnectionSeconds: z.coerce.number().positive().max(3600).default(10).describe(
-      'A connection that has not completed TLS and sent a request within this time — or whose last request was ' +
-      'refused and that sends nothing more — is closed, until one of its requests is admitted.',
-    ),
-    maxUnauthenticatedConnections: z.coerce.number().int().min(1).max(1_000_000).default(1000).describe(
-      'Connections (both ports together) that have had no request admitted yet; beyond it, new connections are closed at once.',
-    ),
-    maxRefusedRequestsPerConnection: z.coerce.number().int().min(1).max(100_000).default(100).describe(
-      'Refused (unauthenticated or unauthorized) requests on a connection that has had none admitted, before it is closed.',
-    ),
+    maxConcurrentStreams: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(10_000)
+      .default(100)
+      .describe('HTTP/2 streams one connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS); an agent needs one.'),
+    idleConnectionSeconds: z.coerce
+      .number()
+      .positive()
+      .max(3600)
+      .default(10)
+      .describe(
+        'A connection that has not completed TLS and sent a request within this time — or whose last request was ' +
+          'refused and that sends nothing more — is closed, until one of its requests is admitted.',
+      ),
+    maxUnauthenticatedConnections: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(1_000_000)
+      .default(1000)
+      .describe('Connections (both ports together) that have had no request admitted yet; beyond it, new connections are closed at once.'),
+    maxRefusedRequestsPerConnection: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(100_000)
+      .default(100)
+      .describe('Refused (unauthenticated or unauthorized) requests on a connection that has had none admitted, before it is closed.'),
   })
   .strict();
 
 const secretsSchema = z
   .object({
-    keyFile: z.string().min(1).optional().describe(
-      'File of AES-256 keys that encrypt Secret values inside stored operation requests: one `keyId:base64` line ' +
-      'per key (32 random bytes each, e.g. `echo "k1:$(openssl rand -base64 32)"`); the first line encrypts, every ' +
-      'line decrypts (add a new first line to rotate, drop an old line once no open operation uses it). Re-read when ' +
-      'it changes; the same file on every replica. Unset: with --insecure an ephemeral key (lost on restart); ' +
-      'otherwise operations carrying Secret values are refused.',
-    ),
+    keyFile: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'File of AES-256 keys that encrypt Secret values inside stored operation requests: one `keyId:base64` line ' +
+          'per key (32 random bytes each, e.g. `echo "k1:$(openssl rand -base64 32)"`); the first line encrypts, every ' +
+          'line decrypts (add a new first line to rotate, drop an old line once no open operation uses it). Re-read when ' +
+          'it changes; the same file on every replica. Unset: with --insecure an ephemeral key (lost on restart); ' +
+          'otherwise operations carrying Secret values are refused.',
+      ),
   })
   .strict();
 
-const regex = z.string().min(1).refine((source) => {
-  try {
-    new RegExp(source);
-    return true;
-  } catch {
-    return false;
-  }
-}, 'not a valid regular expression');
+const regex = z
+  .string()
+  .min(1)
+  .refine((source) => {
+    try {
+      new RegExp(source);
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'not a valid regular expression');
 
 /** Certificate subject attribute name (`CN`, `O`, `OU`, … or a dotted OID) → anchored regex over its value. */
 const attributeMatchers = z
@@ -101,39 +144,39 @@ const attributeMatchers = z
 
 const tlsSchema = z
   .object({
-    certFile: z.string().min(1).describe(
-      'PEM certificate (chain) served on both ports. Re-read when the file changes.',
-    ),
+    certFile: z.string().min(1).describe('PEM certificate (chain) served on both ports. Re-read when the file changes.'),
     keyFile: z.string().min(1).describe('PEM private key of certFile. Re-read when the file changes.'),
-    caFile: z.string().min(1).optional().describe(
-      'PEM CA bundle that client certificates must chain to (needed unless clientAuth is NONE).',
-    ),
-    clientAuth: z.enum(['NONE', 'OPTIONAL', 'REQUIRE']).default('NONE').describe(
-      'NONE: no client certificate asked; OPTIONAL: verified when presented; REQUIRE: every connection must present ' +
-      'one.',
-    ),
-    subjectFilters: z.array(z.union([regex, z.object({ attributes: attributeMatchers }).strict()])).default([]).describe(
-      'Client certificate subject filters; any match admits, empty admits all. A string is a regular expression over ' +
-      'the RFC 4514 subject (`CN=agent-1,O=Example`, special characters in values escaped: `CN=a\\,O=b`); ' +
-      '`{attributes: {CN: "agent-.*", O: "agents"}}` matches parsed attributes (each an anchored regex, all must ' +
-      'match) and is the safer form.',
-    ),
-    reloadIntervalSeconds: positiveSeconds.default(5).describe(
-      'How often the certificate, key and CA files are checked for changes.',
-    ),
+    caFile: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('PEM CA bundle that client certificates must chain to (needed unless clientAuth is NONE).'),
+    clientAuth: z
+      .enum(['NONE', 'OPTIONAL', 'REQUIRE'])
+      .default('NONE')
+      .describe('NONE: no client certificate asked; OPTIONAL: verified when presented; REQUIRE: every connection must present ' + 'one.'),
+    subjectFilters: z
+      .array(z.union([regex, z.object({ attributes: attributeMatchers }).strict()]))
+      .default([])
+      .describe(
+        'Client certificate subject filters; any match admits, empty admits all. A string is a regular expression over ' +
+          'the RFC 4514 subject (`CN=agent-1,O=Example`, special characters in values escaped: `CN=a\\,O=b`); ' +
+          '`{attributes: {CN: "agent-.*", O: "agents"}}` matches parsed attributes (each an anchored regex, all must ' +
+          'match) and is the safer form.',
+      ),
+    reloadIntervalSeconds: positiveSeconds.default(5).describe('How often the certificate, key and CA files are checked for changes.'),
   })
   .strict()
-  .refine((t) => t.clientAuth === 'NONE' || t.caFile !== undefined, { message: 'caFile is required when clientAuth is OPTIONAL or REQUIRE', path: ['caFile'] });
+  .refine((t) => t.clientAuth === 'NONE' || t.caFile !== undefined, {
+    message: 'caFile is required when clientAuth is OPTIONAL or REQUIRE',
+    path: ['caFile'],
+  });
 
 const staticTokenSchema = z
   .object({
     subject: z.string().min(1).max(253).describe('Identity the token authenticates as; authorization rules match it.'),
-    token: z.string().min(16).optional().describe(
-      'The token itself (prefer tokenFile or tokenEnv: config files get copied around).',
-    ),
-    tokenFile: z.string().min(1).optional().describe(
-      'File holding the token (surrounding whitespace ignored); re-read when it changes.',
-    ),
+    token: z.string().min(16).optional().describe('The token itself (prefer tokenFile or tokenEnv: config files get copied around).'),
+    tokenFile: z.string().min(1).optional().describe('File holding the token (surrounding whitespace ignored); re-read when it changes.'),
     tokenEnv: z.string().min(1).optional().describe('Environment variable holding the token.'),
   })
   .strict()
@@ -147,33 +190,42 @@ const jwtSchema = z
     audience: z.string().min(1).describe('Expected `aud`.'),
     secretFile: z.string().min(1).optional().describe('HMAC secret (HS256/384/512) in a file; or use publicKeyFile.'),
     publicKeyFile: z.string().min(1).optional().describe('PEM public key (SPKI) for RS*, PS*, ES* or EdDSA tokens.'),
-    algorithms: z.array(z.string().min(1)).optional().describe(
-      'Accepted algorithms; defaults to those the key type allows.',
-    ),
+    algorithms: z.array(z.string().min(1)).optional().describe('Accepted algorithms; defaults to those the key type allows.'),
     subjectClaim: z.string().min(1).default('sub').describe('Claim whose value is the subject.'),
-    clockToleranceSeconds: z.coerce.number().int().min(0).max(600).default(30).describe(
-      'Allowed clock skew for exp/nbf.',
-    ),
-    maxLifetimeSeconds: z.coerce.number().int().min(60).max(31_536_000).default(86_400).describe(
-      'Longest accepted token lifetime, `exp - iat` (or `exp - now` without `iat`); longer-lived tokens are refused. ' +
-      'Every token must carry `exp`. Default 24 h: long enough for a workday\'s operator token and for agent tokens ' +
-      'rotated daily, short enough that a leaked token dies the same day.',
-    ),
+    clockToleranceSeconds: z.coerce.number().int().min(0).max(600).default(30).describe('Allowed clock skew for exp/nbf.'),
+    maxLifetimeSeconds: z.coerce
+      .number()
+      .int()
+      .min(60)
+      .max(31_536_000)
+      .default(86_400)
+      .describe(
+        'Longest accepted token lifetime, `exp - iat` (or `exp - now` without `iat`); longer-lived tokens are refused. ' +
+          "Every token must carry `exp`. Default 24 h: long enough for a workday's operator token and for agent tokens " +
+          'rotated daily, short enough that a leaked token dies the same day.',
+      ),
   })
   .strict()
-  .refine((j) => (j.secretFile === undefined) !== (j.publicKeyFile === undefined), { message: 'set exactly one of secretFile, publicKeyFile' });
+  .refine((j) => (j.secretFile === undefined) !== (j.publicKeyFile === undefined), {
+    message: 'set exactly one of secretFile, publicKeyFile',
+  });
 
 const authSchema = z
   .object({
     tokens: z.array(staticTokenSchema).default([]).describe('Static bearer tokens.'),
     jwt: jwtSchema.optional().describe('Signed JWT bearer tokens.'),
-    replicaSecretFile: z.string().min(1).optional().describe(
-      'File holding the secret replicas sign their internal tokens with (the same file on every replica).',
-    ),
-    readAccess: z.enum(['authenticated', 'open']).default('authenticated').describe(
-      'Who may call read routes (object, account and operation reads): `authenticated` principals with the read ' +
-      'role, or `open` to anyone.',
-    ),
+    replicaSecretFile: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('File holding the secret replicas sign their internal tokens with (the same file on every replica).'),
+    readAccess: z
+      .enum(['authenticated', 'open'])
+      .default('authenticated')
+      .describe(
+        'Who may call read routes (object, account and operation reads): `authenticated` principals with the read ' +
+          'role, or `open` to anyone.',
+      ),
   })
   .strict();
 
@@ -189,23 +241,31 @@ const ruleSchema = z
   .object({
     kind: identityKindSchema.describe(
       'Which identities the rule applies to: `token` (auth.tokens), `jwt` (auth.jwt subject claim) or `certificate` ' +
-      '(client certificate subject). Kinds are separate namespaces: a JWT with `sub: admin` never matches a token rule.',
+        '(client certificate subject). Kinds are separate namespaces: a JWT with `sub: admin` never matches a token rule.',
     ),
-    subject: regex.optional().describe(
-      'Regular expression over the subject within that kind (token subject, JWT claim, or the RFC 4514 certificate ' +
-      'subject with escaped values); anchored by you. Set subject, attributes (certificates) or both.',
-    ),
-    attributes: attributeMatchers.optional().describe(
-      'kind certificate only: anchored regular expressions per subject attribute (`{CN: "agent-.*", O: "agents"}`); ' +
-      'all must match one of the attribute\'s values.',
-    ),
-    roles: z.array(roleSchema).min(1).describe(
-      'agent: may open agent streams; read: read routes; write: submit operations; admin: manage accounts; replica: ' +
-      'internal routes; spinnaker: the Clouddriver API Orca and Gate call (docs/spinnaker.md).',
-    ),
-    accounts: z.array(z.string().min(1)).default([]).describe(
-      'With the agent role: glob patterns (`*` any run of characters) of the account names the agent may register.',
-    ),
+    subject: regex
+      .optional()
+      .describe(
+        'Regular expression over the subject within that kind (token subject, JWT claim, or the RFC 4514 certificate ' +
+          'subject with escaped values); anchored by you. Set subject, attributes (certificates) or both.',
+      ),
+    attributes: attributeMatchers
+      .optional()
+      .describe(
+        'kind certificate only: anchored regular expressions per subject attribute (`{CN: "agent-.*", O: "agents"}`); ' +
+          "all must match one of the attribute's values.",
+      ),
+    roles: z
+      .array(roleSchema)
+      .min(1)
+      .describe(
+        'agent: may open agent streams; read: read routes; write: submit operations; admin: manage accounts; replica: ' +
+          'internal routes; spinnaker: the Clouddriver API Orca and Gate call (docs/spinnaker.md).',
+      ),
+    accounts: z
+      .array(z.string().min(1))
+      .default([])
+      .describe('With the agent role: glob patterns (`*` any run of characters) of the account names the agent may register.'),
   })
   .strict()
   .refine((r) => r.subject !== undefined || r.attributes !== undefined, { message: 'set subject, attributes or both' })
@@ -216,146 +276,159 @@ const ruleSchema = z
 
 const authorizationSchema = z
   .object({
-    rules: z.array(ruleSchema).default([]).describe(
-      'Every rule whose subject matches applies; roles and account patterns add up. No rule matches: no rights.',
-    ),
+    rules: z
+      .array(ruleSchema)
+      .default([])
+      .describe('Every rule whose subject matches applies; roles and account patterns add up. No rule matches: no rights.'),
   })
   .strict();
 
 const accountsSchema = z
   .object({
-    activationTimeoutSeconds: positiveSeconds.default(60).describe(
-      'An account pushed to agents (ACTIVATING) that no agent caches within this time becomes FAILED.',
-    ),
-    cleanupGraceSeconds: positiveSeconds.default(600).describe(
-      'An agent account without any agent for this long is removed with its cache (fractions allowed, for tests).',
-    ),
-    maxBodyBytes: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(1024 * 1024).describe(
-      'Largest JSON body the account routes accept.',
-    ),
-    maxPageSize: z.coerce.number().int().min(1).max(100_000).default(1000).describe(
-      'Largest `limit` of a page of accounts.',
-    ),
+    activationTimeoutSeconds: positiveSeconds
+      .default(60)
+      .describe('An account pushed to agents (ACTIVATING) that no agent caches within this time becomes FAILED.'),
+    cleanupGraceSeconds: positiveSeconds
+      .default(600)
+      .describe('An agent account without any agent for this long is removed with its cache (fractions allowed, for tests).'),
+    maxBodyBytes: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .max(16 * 1024 * 1024)
+      .default(1024 * 1024)
+      .describe('Largest JSON body the account routes accept.'),
+    maxPageSize: z.coerce.number().int().min(1).max(100_000).default(1000).describe('Largest `limit` of a page of accounts.'),
   })
   .strict();
 
 const clusterSchema = z
   .object({
-    discovery: z.enum(['database', 'kubernetes']).default('database').describe(
-      'How replicas find each other: `database` (heartbeat rows in the shared database) or `kubernetes` (Endpoints ' +
-      'watch).',
-    ),
-    heartbeatIntervalSeconds: positiveSeconds.default(5).describe(
-      'database mode: how often this replica writes its heartbeat row and re-reads the others (fractions allowed, ' +
-      'for tests).',
-    ),
-    deadAfterSeconds: positiveSeconds.default(15).describe(
-      'database mode: a replica whose heartbeat is older than this is dead and not listed.',
-    ),
-    namespace: z.string().min(1).max(63).optional().describe(
-      'kubernetes mode: namespace of the gateway\'s Endpoints; default read from the service-account namespace file.',
-    ),
-    endpointsPrefix: z.string().min(1).max(253).default('spin-clouddriver').describe(
-      'kubernetes mode: only Endpoints whose name starts with this are replicas.',
-    ),
-    portName: z.string().min(1).max(63).default('http').describe(
-      'kubernetes mode: the Endpoints port (by name) replicas serve HTTP on.',
-    ),
-    kubeconfigFile: z.string().min(1).optional().describe(
-      'kubernetes mode: kubeconfig file (out-of-cluster runs, tests); in-cluster service account when unset.',
-    ),
-    context: z.string().min(1).optional().describe(
-      'kubernetes mode: context of kubeconfigFile; its current context when unset.',
-    ),
-    leaseSeconds: positiveSeconds.default(15).describe(
-      'Length of an account ownership lease. The replica holding an agent\'s stream renews it every third of this; ' +
-      'when a replica dies, another takes the account over after at most this long (at once when the agent resumes ' +
-      'its session elsewhere). Fractions allowed, for tests.',
-    ),
-    standbyCheckIntervalSeconds: positiveSeconds.default(1).describe(
-      'How often each replica looks for accounts its STANDBY agents may take over (the caching agent went away).',
-    ),
-    forwardTimeoutSeconds: positiveSeconds.default(5).describe(
-      'How long forwarding an operation (or relaying its result) to another replica may take before another is tried.',
-    ),
-    peerCaFile: z.string().min(1).optional().describe(
-      'PEM CA bundle to verify other replicas\' HTTPS certificates when forwarding; defaults to tls.caFile, then ' +
-      'the system CAs.',
-    ),
+    discovery: z
+      .enum(['database', 'kubernetes'])
+      .default('database')
+      .describe('How replicas find each other: `database` (heartbeat rows in the shared database) or `kubernetes` (Endpoints ' + 'watch).'),
+    heartbeatIntervalSeconds: positiveSeconds
+      .default(5)
+      .describe(
+        'database mode: how often this replica writes its heartbeat row and re-reads the others (fractions allowed, ' + 'for tests).',
+      ),
+    deadAfterSeconds: positiveSeconds
+      .default(15)
+      .describe('database mode: a replica whose heartbeat is older than this is dead and not listed.'),
+    namespace: z
+      .string()
+      .min(1)
+      .max(63)
+      .optional()
+      .describe("kubernetes mode: namespace of the gateway's Endpoints; default read from the service-account namespace file."),
+    endpointsPrefix: z
+      .string()
+      .min(1)
+      .max(253)
+      .default('spin-clouddriver')
+      .describe('kubernetes mode: only Endpoints whose name starts with this are replicas.'),
+    portName: z.string().min(1).max(63).default('http').describe('kubernetes mode: the Endpoints port (by name) replicas serve HTTP on.'),
+    kubeconfigFile: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('kubernetes mode: kubeconfig file (out-of-cluster runs, tests); in-cluster service account when unset.'),
+    context: z.string().min(1).optional().describe('kubernetes mode: context of kubeconfigFile; its current context when unset.'),
+    leaseSeconds: positiveSeconds
+      .default(15)
+      .describe(
+        "Length of an account ownership lease. The replica holding an agent's stream renews it every third of this; " +
+          'when a replica dies, another takes the account over after at most this long (at once when the agent resumes ' +
+          'its session elsewhere). Fractions allowed, for tests.',
+      ),
+    standbyCheckIntervalSeconds: positiveSeconds
+      .default(1)
+      .describe('How often each replica looks for accounts its STANDBY agents may take over (the caching agent went away).'),
+    forwardTimeoutSeconds: positiveSeconds
+      .default(5)
+      .describe('How long forwarding an operation (or relaying its result) to another replica may take before another is tried.'),
+    peerCaFile: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "PEM CA bundle to verify other replicas' HTTPS certificates when forwarding; defaults to tls.caFile, then " + 'the system CAs.',
+      ),
   })
   .strict();
 
 const webSchema = z
   .object({
-    enabled: z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean()).default(true).describe(
-      'Serve the dashboard at `/`. Its files hold no data: every call the page makes is authenticated like any ' +
-      'client\'s.',
-    ),
-    dir: z.string().min(1).optional().describe(
-      'Directory of the built dashboard (`npm run build`); default: `web/dist` of the installed package.',
-    ),
-    fleetPollSeconds: z.coerce.number().min(0.05).max(60).default(1).describe(
-      'How often the summary behind FleetService.WatchFleet is re-read while someone watches it (fractions allowed).',
-    ),
+    enabled: z
+      .preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean())
+      .default(true)
+      .describe('Serve the dashboard at `/`. Its files hold no data: every call the page makes is authenticated like any ' + "client's."),
+    dir: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Directory of the built dashboard (`npm run build`); default: `web/dist` of the installed package.'),
+    fleetPollSeconds: z.coerce
+      .number()
+      .min(0.05)
+      .max(60)
+      .default(1)
+      .describe('How often the summary behind FleetService.WatchFleet is re-read while someone watches it (fractions allowed).'),
   })
   .strict();
 
 const baseSchema = z
   .object({
-    id: z.string().trim().min(1).max(253).optional().describe(
-      'Replica id; defaults to `${hostname}-${httpPort}`, or a random id when the HTTP port is ephemeral.',
-    ),
+    id: z
+      .string()
+      .trim()
+      .min(1)
+      .max(253)
+      .optional()
+      .describe('Replica id; defaults to `${hostname}-${httpPort}`, or a random id when the HTTP port is ephemeral.'),
     host: z.string().min(1).default('0.0.0.0').describe('Address both ports listen on.'),
     httpPort: port.default(7002).describe('HTTP/1.1 port (Connect JSON, REST); 0 picks an ephemeral port.'),
-    grpcPort: port.default(9091).describe(
-      'Cleartext HTTP/2 (h2c) port for gRPC agents and clients; 0 picks an ephemeral port.',
-    ),
-    database: z.string().min(1).default('.outpost/db').describe(
-      '`postgres://…`, a directory for embedded PGlite, or `memory://`.',
-    ),
-    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe(
-      'Lowest level logged (JSON lines on stdout).',
-    ),
-    agents: agentsSchema.default(() => agentsSchema.parse({})).describe(
-      'Agent streams: heartbeats, flow control, stream lifetime.',
-    ),
-    cache: cacheSchema.default(() => cacheSchema.parse({})).describe(
-      'The object cache and the resume points offered to reconnecting agents.',
-    ),
-    operations: operationsSchema.default(() => operationsSchema.parse({})).describe(
-      'Operations (apply, delete, scale, …) sent to agents.',
-    ),
-    baseUrl: z.url().optional().describe(
-      'URL other replicas and clients reach this one at (for /armory/clouddrivers); defaults to the HTTP URL.',
-    ),
-    insecure: z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean()).default(false).describe(
-      'Development only: requests without credentials are admitted with every right, and any agent may register any ' +
-      'account name. Logged as a warning at start-up. Presented credentials are still verified.',
-    ),
-    tls: tlsSchema.optional().describe(
-      'TLS on both ports (HTTP/2 + HTTP/1.1 on the HTTP port, HTTP/2 on the gRPC port).',
-    ),
-    auth: authSchema.default(() => authSchema.parse({})).describe(
-      'Bearer tokens (static or JWT), the replica secret and who may read.',
-    ),
-    authorization: authorizationSchema.default(() => authorizationSchema.parse({})).describe(
-      'Roles per identity (certificate subject, token subject or JWT subject claim).',
-    ),
-    accounts: accountsSchema.default(() => accountsSchema.parse({})).describe(
-      'Accounts: activation, clean-up of accounts without agents, REST limits.',
-    ),
-    cluster: clusterSchema.default(() => clusterSchema.parse({})).describe(
-      'How gateway replicas discover each other (for /armory/clouddrivers).',
-    ),
-    web: webSchema.default(() => webSchema.parse({})).describe(
-      'The browser dashboard and the fleet summary it watches.',
-    ),
-    limits: limitsSchema.default(() => limitsSchema.parse({})).describe(
-      'What a peer may hold before it is authenticated: connections, HTTP/2 streams, idle time (see docs/security.md).',
-    ),
-    secrets: secretsSchema.default(() => secretsSchema.parse({})).describe(
-      'Encryption at rest of Secret values in operation requests (see docs/security.md).',
-    ),
+    grpcPort: port.default(9091).describe('Cleartext HTTP/2 (h2c) port for gRPC agents and clients; 0 picks an ephemeral port.'),
+    database: z.string().min(1).default('.outpost/db').describe('`postgres://…`, a directory for embedded PGlite, or `memory://`.'),
+    logLevel: z
+      .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+      .default('info')
+      .describe('Lowest level logged (JSON lines on stdout).'),
+    agents: agentsSchema.default(() => agentsSchema.parse({})).describe('Agent streams: heartbeats, flow control, stream lifetime.'),
+    cache: cacheSchema
+      .default(() => cacheSchema.parse({}))
+      .describe('The object cache and the resume points offered to reconnecting agents.'),
+    operations: operationsSchema.default(() => operationsSchema.parse({})).describe('Operations (apply, delete, scale, …) sent to agents.'),
+    baseUrl: z
+      .url()
+      .optional()
+      .describe('URL other replicas and clients reach this one at (for /armory/clouddrivers); defaults to the HTTP URL.'),
+    insecure: z
+      .preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean())
+      .default(false)
+      .describe(
+        'Development only: requests without credentials are admitted with every right, and any agent may register any ' +
+          'account name. Logged as a warning at start-up. Presented credentials are still verified.',
+      ),
+    tls: tlsSchema.optional().describe('TLS on both ports (HTTP/2 + HTTP/1.1 on the HTTP port, HTTP/2 on the gRPC port).'),
+    auth: authSchema.default(() => authSchema.parse({})).describe('Bearer tokens (static or JWT), the replica secret and who may read.'),
+    authorization: authorizationSchema
+      .default(() => authorizationSchema.parse({}))
+      .describe('Roles per identity (certificate subject, token subject or JWT subject claim).'),
+    accounts: accountsSchema
+      .default(() => accountsSchema.parse({}))
+      .describe('Accounts: activation, clean-up of accounts without agents, REST limits.'),
+    cluster: clusterSchema
+      .default(() => clusterSchema.parse({}))
+      .describe('How gateway replicas discover each other (for /armory/clouddrivers).'),
+    web: webSchema.default(() => webSchema.parse({})).describe('The browser dashboard and the fleet summary it watches.'),
+    limits: limitsSchema
+      .default(() => limitsSchema.parse({}))
+      .describe('What a peer may hold before it is authenticated: connections, HTTP/2 streams, idle time (see docs/security.md).'),
+    secrets: secretsSchema
+      .default(() => secretsSchema.parse({}))
+      .describe('Encryption at rest of Secret values in operation requests (see docs/security.md).'),
   })
   .strict();
 
@@ -392,11 +465,21 @@ export interface GatewayConfig {
   cluster: GatewayClusterConfig;
   web: GatewayWebConfig;
   secrets: { keyFile?: string };
-  limits: { maxConcurrentStreams: number; idleConnectionSeconds: number; maxUnauthenticatedConnections: number; maxRefusedRequestsPerConnection: number };
+  limits: {
+    maxConcurrentStreams: number;
+    idleConnectionSeconds: number;
+    maxUnauthenticatedConnections: number;
+    maxRefusedRequestsPerConnection: number;
+  };
 }
 
 /** What a config file, the environment or overrides may hold: any subset of {@link GatewayConfig}. */
-export type GatewayConfigInput = Partial<Omit<GatewayConfig, 'agents' | 'cache' | 'operations' | 'tls' | 'auth' | 'authorization' | 'accounts' | 'cluster' | 'web' | 'secrets' | 'limits'>> & {
+export type GatewayConfigInput = Partial<
+  Omit<
+    GatewayConfig,
+    'agents' | 'cache' | 'operations' | 'tls' | 'auth' | 'authorization' | 'accounts' | 'cluster' | 'web' | 'secrets' | 'limits'
+  >
+> & {
   secrets?: Partial<GatewayConfig['secrets']>;
   limits?: Partial<GatewayConfig['limits']>;
   agents?: Partial<GatewayConfig['agents']>;

@@ -102,7 +102,9 @@ export interface GatewayDeps {
 export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}): Promise<RunningGateway> {
   const logger = (deps.logger ?? createLogger({ name: 'gateway', level: config.logLevel })).child({ gatewayId: config.id });
   if (config.insecure) {
-    logger.warn('INSECURE MODE: requests without credentials get every right and agents may register any account name; never use this outside development');
+    logger.warn(
+      'INSECURE MODE: requests without credentials get every right and agents may register any account name; never use this outside development',
+    );
   } else {
     const problem = authSetupProblem(config);
     if (problem) logger.warn(problem);
@@ -112,14 +114,20 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   const tlsContext = config.tls ? createTlsContextSource(config.tls, logger.child({ component: 'tls' })) : undefined;
   let secretKeys: KeyRing;
   try {
-    secretKeys = createKeyRing({ keyFile: config.secrets.keyFile, insecure: config.insecure, logger: logger.child({ component: 'secrets' }) });
+    secretKeys = createKeyRing({
+      keyFile: config.secrets.keyFile,
+      insecure: config.insecure,
+      logger: logger.child({ component: 'secrets' }),
+    });
   } catch (err) {
     tlsContext?.close();
     authenticator.close();
     throw err;
   }
   if (secretKeys.source === 'ephemeral') {
-    logger.warn('secrets.keyFile is not set: Secret values in operations are encrypted with an ephemeral key, so open operations carrying them cannot be sent after a restart (development only)');
+    logger.warn(
+      'secrets.keyFile is not set: Secret values in operations are encrypted with an ephemeral key, so open operations carrying them cannot be sent after a restart (development only)',
+    );
   } else if (secretKeys.source === 'none') {
     logger.warn('secrets.keyFile is not set: operations carrying Secret values are refused (they would have to be stored in plaintext)');
   }
@@ -220,7 +228,12 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     sessionStore: createAgentSessionStore(database),
     dynamicAccounts: deps.dynamicAccounts ?? createDynamicAccountSource(database),
   };
-  const accountAdmin = createAccountAdmin({ database, bus: accountCommands, limits: config.accounts, logger: logger.child({ component: 'accounts' }) });
+  const accountAdmin = createAccountAdmin({
+    database,
+    bus: accountCommands,
+    limits: config.accounts,
+    logger: logger.child({ component: 'accounts' }),
+  });
   const clouddriver = createClouddriverApi({
     selfId: config.id,
     database,
@@ -230,7 +243,9 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     replicaAlive: (id) => replicaDirectory.get(id) !== undefined,
     maxBodyBytes: config.operations.maxManifestBytes + 64 * 1024,
   });
-  await clouddriver.recover().catch((err: unknown) => logger.error({ err }, 'could not fail the Spinnaker tasks a previous process left running'));
+  await clouddriver
+    .recover()
+    .catch((err: unknown) => logger.error({ err }, 'could not fail the Spinnaker tasks a previous process left running'));
   const accountSweeper = createAccountSweeper({
     database,
     timeoutSeconds: config.accounts.activationTimeoutSeconds,
@@ -251,7 +266,10 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
         // This replica is always listed, as it sees itself (also before its first heartbeat).
         replicas: () => [
           { id: config.id, baseUrl, ready: !draining, lastSeen: new Date() },
-          ...replicaDirectory.list().filter((r) => r.id !== config.id).map((r) => ({ ...r, lastSeen: r.lastUpdated })),
+          ...replicaDirectory
+            .list()
+            .filter((r) => r.id !== config.id)
+            .map((r) => ({ ...r, lastSeen: r.lastUpdated })),
         ],
       }),
     intervalMs: config.web.fleetPollSeconds * 1000,
@@ -325,7 +343,10 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   });
   // Credentials are checked from the headers before any body is read (pre-admission.ts); what a peer may hold before
   // it proves itself is bounded per connection (connection-guard.ts).
-  const preAdmit = createPreAdmission(authenticator, [...apiServices, Health, ServerReflectionV1, ServerReflectionV1alpha].map((s) => s.typeName));
+  const preAdmit = createPreAdmission(
+    authenticator,
+    [...apiServices, Health, ServerReflectionV1, ServerReflectionV1alpha].map((s) => s.typeName),
+  );
   const guard = createConnectionGuard(config.limits);
   const handler: typeof connectHandler = (req, res) => {
     guard.requestArrived(req);
@@ -353,7 +374,11 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
 
   let servers;
   try {
-    servers = await listenGatewayServers(handler, config.host, config.httpPort, config.grpcPort, { tls: tlsContext, guard, limits: config.limits });
+    servers = await listenGatewayServers(handler, config.host, config.httpPort, config.grpcPort, {
+      tls: tlsContext,
+      guard,
+      limits: config.limits,
+    });
   } catch (err) {
     tlsContext?.close();
     operations.close();
@@ -366,8 +391,8 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   // Requests stored in plaintext by an older version are sealed in the background: a scan of the operations table
   // must not delay serving (legacy-requests.ts).
   const stopSealing = new AbortController();
-  const legacySealing = sealLegacyRequests(database, sealer, logger.child({ component: 'operations' }), stopSealing.signal).catch((err: unknown) =>
-    logger.error({ err }, 'could not seal the operation requests stored in plaintext; retried at the next start'),
+  const legacySealing = sealLegacyRequests(database, sealer, logger.child({ component: 'operations' }), stopSealing.signal).catch(
+    (err: unknown) => logger.error({ err }, 'could not seal the operation requests stored in plaintext; retried at the next start'),
   );
   leaseKeeper.start();
   accountSweeper.start();
@@ -403,7 +428,9 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       const sockets = servers.close(SHUTDOWN_GRACE_MS);
       const sessions = registry.all();
       // Agents reconnect at once (to another replica behind the same address) instead of waiting out a backoff.
-      const shuttingDown = new ConnectError('gateway shutting down; reconnect now', Code.Unavailable, { [RECONNECT_HEADER]: RECONNECT_NOW });
+      const shuttingDown = new ConnectError('gateway shutting down; reconnect now', Code.Unavailable, {
+        [RECONNECT_HEADER]: RECONNECT_NOW,
+      });
       for (const s of sessions) s.close(shuttingDown);
       await Promise.race([Promise.all(sessions.map((s) => s.done)), delay(SHUTDOWN_GRACE_MS)]);
       await sockets;

@@ -52,7 +52,10 @@ export async function listenGatewayServers(
   const h1OverTls = new Map<TLSSocket, number>();
   let closing = false;
 
-  const tracked: Handler = ((req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => {
+  const tracked: Handler = ((
+    req: http.IncomingMessage | http2.Http2ServerRequest,
+    res: http.ServerResponse | http2.Http2ServerResponse,
+  ) => {
     const socket = req.socket as TLSSocket;
     if (req.httpVersionMajor === 1 && h1OverTls.has(socket)) {
       h1OverTls.set(socket, h1OverTls.get(socket)! + 1);

@@ -15,7 +15,13 @@ const RBAC = 'rbac.authorization.k8s.io/v1';
 export function bootstrapStore(store: ObjectStore): void {
   const create = (obj: Record<string, unknown>) => store.create(store.kindOf(obj.apiVersion, obj.kind), obj);
   for (const name of ['default', 'kube-system', 'kube-public', 'kube-node-lease']) {
-    create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'kubernetes.io/metadata.name': name } }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } });
+    create({
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name, labels: { 'kubernetes.io/metadata.name': name } },
+      spec: { finalizers: ['kubernetes'] },
+      status: { phase: 'Active' },
+    });
   }
   create({
     apiVersion: RBAC,
@@ -39,7 +45,20 @@ export function bootstrapStore(store: ObjectStore): void {
     metadata: { name: 'system:discovery', labels: { 'kubernetes.io/bootstrapping': 'rbac-defaults' } },
     rules: [
       {
-        nonResourceURLs: ['/', '/api', '/api/*', '/apis', '/apis/*', '/healthz', '/livez', '/readyz', '/openapi', '/openapi/*', '/version', '/version/'],
+        nonResourceURLs: [
+          '/',
+          '/api',
+          '/api/*',
+          '/apis',
+          '/apis/*',
+          '/healthz',
+          '/livez',
+          '/readyz',
+          '/openapi',
+          '/openapi/*',
+          '/version',
+          '/version/',
+        ],
         verbs: ['get'],
       },
     ],

@@ -4,18 +4,9 @@ import { X509Certificate, createHash } from 'node:crypto';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import {
-  type CertificateAuthority,
-  certificateFingerprint,
-  createCertificateAuthority,
-  createClientCertificate,
-} from './certs.js';
+import { type CertificateAuthority, certificateFingerprint, createCertificateAuthority, createClientCertificate } from './certs.js';
 
-function get(
-  port: number,
-  host: string,
-  opts: https.RequestOptions,
-): Promise<{ status: number; body: string }> {
+function get(port: number, host: string, opts: https.RequestOptions): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = https.get({ host, port, path: '/', agent: false, ...opts }, (res) => {
       let body = '';
@@ -104,10 +95,7 @@ describe('certificates', () => {
     assert.equal(certificateFingerprint(ca.caPem), expected);
     assert.equal(certificateFingerprint(ca.caPem + ca.certPem), expected);
     assert.match(expected, /^[0-9a-f]{64}$/);
-    assert.equal(
-      new X509Certificate(ca.caPem).fingerprint256.replace(/:/g, '').toLowerCase(),
-      certificateFingerprint(ca.caPem),
-    );
+    assert.equal(new X509Certificate(ca.caPem).fingerprint256.replace(/:/g, '').toLowerCase(), certificateFingerprint(ca.caPem));
     assert.throws(() => certificateFingerprint('not a pem'), /no PEM certificate/);
   });
 });

@@ -132,13 +132,7 @@ export async function createClientCertificate(
   if (!commonName) throw new Error('createClientCertificate: commonName must be non-empty');
   const x509 = await loadX509();
   const caCert = new x509.X509Certificate(ca.caPem);
-  const caKey = await crypto.subtle.importKey(
-    'pkcs8',
-    x509.PemConverter.decodeFirst(ca.caKeyPem),
-    KEY_ALG,
-    false,
-    ['sign'],
-  );
+  const caKey = await crypto.subtle.importKey('pkcs8', x509.PemConverter.decodeFirst(ca.caKeyPem), KEY_ALG, false, ['sign']);
   const keys = await generateKeys();
   const subject = `CN=${escapeDn(commonName)}` + (organization ? `,O=${escapeDn(organization)}` : '');
   const cert = await x509.X509CertificateGenerator.create(

@@ -21,7 +21,8 @@ function defaultService(obj: KubeObject, old: KubeObject | undefined): void {
   const oldSpec = old && isPlainObject(old.spec) ? old.spec : {};
   spec.type ??= 'ClusterIP';
   if (spec.type !== 'ExternalName') {
-    if (spec.clusterIP === undefined || spec.clusterIP === '') spec.clusterIP = typeof oldSpec.clusterIP === 'string' ? oldSpec.clusterIP : allocateClusterIp();
+    if (spec.clusterIP === undefined || spec.clusterIP === '')
+      spec.clusterIP = typeof oldSpec.clusterIP === 'string' ? oldSpec.clusterIP : allocateClusterIp();
     if (spec.clusterIP !== 'None' || spec.clusterIPs === undefined) spec.clusterIPs ??= [spec.clusterIP];
     spec.sessionAffinity ??= 'None';
     spec.ipFamilies ??= ['IPv4'];
@@ -29,7 +30,9 @@ function defaultService(obj: KubeObject, old: KubeObject | undefined): void {
     spec.internalTrafficPolicy ??= 'Cluster';
   }
   if (Array.isArray(spec.ports)) {
-    spec.ports = spec.ports.map((p) => (isPlainObject(p) ? { ...p, protocol: p.protocol ?? 'TCP', targetPort: p.targetPort ?? p.port } : p));
+    spec.ports = spec.ports.map((p) =>
+      isPlainObject(p) ? { ...p, protocol: p.protocol ?? 'TCP', targetPort: p.targetPort ?? p.port } : p,
+    );
   }
 }
 
@@ -56,7 +59,8 @@ function defaultDaemonSet(obj: KubeObject): void {
   const spec = isPlainObject(obj.spec) ? obj.spec : undefined;
   if (!spec) return;
   spec.revisionHistoryLimit ??= 10;
-  if (!isPlainObject(spec.updateStrategy)) spec.updateStrategy = { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } };
+  if (!isPlainObject(spec.updateStrategy))
+    spec.updateStrategy = { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } };
   else if (spec.updateStrategy.type === undefined) spec.updateStrategy.type = 'RollingUpdate';
 }
 
@@ -67,7 +71,12 @@ function defaultJob(obj: KubeObject, old: KubeObject | undefined): void {
   const uid = old?.metadata.uid ?? obj.metadata.uid;
   if (spec.manualSelector !== true && uid) {
     const oldSpec = old && isPlainObject(old.spec) ? old.spec : {};
-    const labels = { 'batch.kubernetes.io/controller-uid': uid, 'controller-uid': uid, 'batch.kubernetes.io/job-name': obj.metadata.name ?? '', 'job-name': obj.metadata.name ?? '' };
+    const labels = {
+      'batch.kubernetes.io/controller-uid': uid,
+      'controller-uid': uid,
+      'batch.kubernetes.io/job-name': obj.metadata.name ?? '',
+      'job-name': obj.metadata.name ?? '',
+    };
     spec.selector ??= oldSpec.selector ?? { matchLabels: { 'batch.kubernetes.io/controller-uid': uid } };
     const template = isPlainObject(spec.template) ? spec.template : (spec.template = {});
     const meta = isPlainObject(template.metadata) ? template.metadata : (template.metadata = {});

@@ -78,9 +78,26 @@ function resourceEntries(info: KindInfo): Record<string, unknown>[] {
   if (info.categories.length > 0) main.categories = info.categories;
   const out = [main];
   for (const sub of [...info.subresources].sort()) {
-    if (sub === 'status') out.push({ name: `${info.plural}/status`, singularName: '', namespaced: info.namespaced, kind: info.kind, verbs: ['get', 'patch', 'update'] });
-    if (sub === 'scale') out.push({ name: `${info.plural}/scale`, singularName: '', namespaced: info.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] });
-    if (sub === 'log') out.push({ name: `${info.plural}/log`, singularName: '', namespaced: info.namespaced, kind: info.kind, verbs: ['get'] });
+    if (sub === 'status')
+      out.push({
+        name: `${info.plural}/status`,
+        singularName: '',
+        namespaced: info.namespaced,
+        kind: info.kind,
+        verbs: ['get', 'patch', 'update'],
+      });
+    if (sub === 'scale')
+      out.push({
+        name: `${info.plural}/scale`,
+        singularName: '',
+        namespaced: info.namespaced,
+        group: 'autoscaling',
+        version: 'v1',
+        kind: 'Scale',
+        verbs: ['get', 'patch', 'update'],
+      });
+    if (sub === 'log')
+      out.push({ name: `${info.plural}/log`, singularName: '', namespaced: info.namespaced, kind: info.kind, verbs: ['get'] });
   }
   return out;
 }

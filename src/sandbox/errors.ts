@@ -103,21 +103,21 @@ export const errors = {
   gone: (message: string) => new ApiError(410, 'Expired', message),
   tooLarge: (limit: number) => new ApiError(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limit}`),
   unsupportedMediaType: (contentType: string) =>
-    new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml`, {
-      causes: [{ reason: 'UnsupportedMediaType', message: `unsupported media type ${JSON.stringify(contentType)}` }],
-    }),
-  invalid: (info: Pick<KindInfo, 'plural' | 'group' | 'kind'>, name: string, causes: { field: string; message: string }[]) =>
     new ApiError(
-      422,
-      'Invalid',
-      `${info.kind} "${name}" is invalid: ${causes.map((c) => `${c.field}: ${c.message}`).join(', ')}`,
+      415,
+      'UnsupportedMediaType',
+      `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml`,
       {
-        name,
-        group: info.group,
-        kind: info.kind,
-        causes: causes.map((c) => ({ reason: 'FieldValueInvalid', message: c.message, field: c.field })),
+        causes: [{ reason: 'UnsupportedMediaType', message: `unsupported media type ${JSON.stringify(contentType)}` }],
       },
     ),
+  invalid: (info: Pick<KindInfo, 'plural' | 'group' | 'kind'>, name: string, causes: { field: string; message: string }[]) =>
+    new ApiError(422, 'Invalid', `${info.kind} "${name}" is invalid: ${causes.map((c) => `${c.field}: ${c.message}`).join(', ')}`, {
+      name,
+      group: info.group,
+      kind: info.kind,
+      causes: causes.map((c) => ({ reason: 'FieldValueInvalid', message: c.message, field: c.field })),
+    }),
   internal: (message: string) => new ApiError(500, 'InternalError', `Internal error occurred: ${message}`),
   timeout: (message: string) => new ApiError(504, 'Timeout', message),
 };

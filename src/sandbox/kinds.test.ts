@@ -16,7 +16,9 @@ describe('policy/v1 PodDisruptionBudget', () => {
   });
 
   test('discovery lists it and its status subresource under policy/v1', () => {
-    const list = resourceList(createKindRegistry(), 'policy', 'v1') as { resources: { name: string; namespaced: boolean; shortNames?: string[] }[] };
+    const list = resourceList(createKindRegistry(), 'policy', 'v1') as {
+      resources: { name: string; namespaced: boolean; shortNames?: string[] }[];
+    };
     const names = list.resources.map((r) => r.name);
     assert.deepEqual(names, ['poddisruptionbudgets', 'poddisruptionbudgets/status']);
     assert.deepEqual(list.resources[0]!.shortNames, ['pdb']);
@@ -45,10 +47,16 @@ describe('policy/v1 PodDisruptionBudget', () => {
       const status = await fetch(`${base}/web/status`, {
         method: 'PATCH',
         headers: { ...headers, 'content-type': 'application/merge-patch+json' },
-        body: JSON.stringify({ spec: { maxUnavailable: 3 }, status: { currentHealthy: 2, desiredHealthy: 2, disruptionsAllowed: 1, expectedPods: 3 } }),
+        body: JSON.stringify({
+          spec: { maxUnavailable: 3 },
+          status: { currentHealthy: 2, desiredHealthy: 2, disruptionsAllowed: 1, expectedPods: 3 },
+        }),
       });
       assert.equal(status.status, 200);
-      const stored = sandbox.store.get('policy/v1', 'PodDisruptionBudget', 'pdb', 'web') as unknown as { spec: { maxUnavailable: number }; status: { disruptionsAllowed: number } };
+      const stored = sandbox.store.get('policy/v1', 'PodDisruptionBudget', 'pdb', 'web') as unknown as {
+        spec: { maxUnavailable: number };
+        status: { disruptionsAllowed: number };
+      };
       assert.equal(stored.spec.maxUnavailable, 1, 'the status subresource leaves spec alone');
       assert.equal(stored.status.disruptionsAllowed, 1);
     } finally {

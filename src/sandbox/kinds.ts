@@ -51,7 +51,15 @@ function builtin(
   version: string,
   kind: string,
   plural: string,
-  opts: { namespaced?: boolean; short?: string[]; sub?: string[]; gen?: boolean; verbs?: string[]; virtual?: boolean; categories?: string[] } = {},
+  opts: {
+    namespaced?: boolean;
+    short?: string[];
+    sub?: string[];
+    gen?: boolean;
+    verbs?: string[];
+    virtual?: boolean;
+    categories?: string[];
+  } = {},
 ): KindInfo {
   return {
     group,
@@ -74,9 +82,19 @@ const ALL = ['all'];
 
 /** The kinds every sandbox serves from the start. */
 export const BUILTIN_KINDS: readonly KindInfo[] = [
-  builtin('', 'v1', 'Namespace', 'namespaces', { namespaced: false, short: ['ns'], sub: ['status'], verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] }),
+  builtin('', 'v1', 'Namespace', 'namespaces', {
+    namespaced: false,
+    short: ['ns'],
+    sub: ['status'],
+    verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+  }),
   builtin('', 'v1', 'Pod', 'pods', { short: ['po'], sub: ['log', 'status'], categories: ALL }),
-  builtin('', 'v1', 'Service', 'services', { short: ['svc'], sub: ['status'], categories: ALL, verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'] }),
+  builtin('', 'v1', 'Service', 'services', {
+    short: ['svc'],
+    sub: ['status'],
+    categories: ALL,
+    verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
+  }),
   builtin('', 'v1', 'Endpoints', 'endpoints', { short: ['ep'] }),
   builtin('', 'v1', 'ConfigMap', 'configmaps', { short: ['cm'] }),
   builtin('', 'v1', 'Secret', 'secrets'),
@@ -93,13 +111,26 @@ export const BUILTIN_KINDS: readonly KindInfo[] = [
   builtin('networking.k8s.io', 'v1', 'NetworkPolicy', 'networkpolicies', { short: ['netpol'], gen: true }),
   builtin('coordination.k8s.io', 'v1', 'Lease', 'leases'),
   builtin('policy', 'v1', 'PodDisruptionBudget', 'poddisruptionbudgets', { short: ['pdb'], sub: ['status'], gen: true }),
-  builtin('apiextensions.k8s.io', 'v1', 'CustomResourceDefinition', 'customresourcedefinitions', { namespaced: false, short: ['crd', 'crds'], sub: ['status'], gen: true }),
+  builtin('apiextensions.k8s.io', 'v1', 'CustomResourceDefinition', 'customresourcedefinitions', {
+    namespaced: false,
+    short: ['crd', 'crds'],
+    sub: ['status'],
+    gen: true,
+  }),
   builtin('rbac.authorization.k8s.io', 'v1', 'Role', 'roles'),
   builtin('rbac.authorization.k8s.io', 'v1', 'RoleBinding', 'rolebindings'),
   builtin('rbac.authorization.k8s.io', 'v1', 'ClusterRole', 'clusterroles', { namespaced: false }),
   builtin('rbac.authorization.k8s.io', 'v1', 'ClusterRoleBinding', 'clusterrolebindings', { namespaced: false }),
-  builtin('authorization.k8s.io', 'v1', 'SelfSubjectAccessReview', 'selfsubjectaccessreviews', { namespaced: false, verbs: ['create'], virtual: true }),
-  builtin('authorization.k8s.io', 'v1', 'SelfSubjectRulesReview', 'selfsubjectrulesreviews', { namespaced: false, verbs: ['create'], virtual: true }),
+  builtin('authorization.k8s.io', 'v1', 'SelfSubjectAccessReview', 'selfsubjectaccessreviews', {
+    namespaced: false,
+    verbs: ['create'],
+    virtual: true,
+  }),
+  builtin('authorization.k8s.io', 'v1', 'SelfSubjectRulesReview', 'selfsubjectrulesreviews', {
+    namespaced: false,
+    verbs: ['create'],
+    virtual: true,
+  }),
 ];
 
 /** Kinds by group/version/plural and by group/kind; mutable so CRDs can register. */

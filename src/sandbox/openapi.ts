@@ -47,7 +47,12 @@ export function openApiV3Document(registry: KindRegistry, gvPath: string): Recor
       },
     };
   }
-  return { openapi: '3.0.0', info: { title: 'Kubernetes (Outpost sandbox)', version: apiVersionOf('', 'v1.31.0') }, paths, components: { schemas: {} } };
+  return {
+    openapi: '3.0.0',
+    info: { title: 'Kubernetes (Outpost sandbox)', version: apiVersionOf('', 'v1.31.0') },
+    paths,
+    components: { schemas: {} },
+  };
 }
 
 /** `/openapi/v3`: the index of group-version documents with content hashes. */

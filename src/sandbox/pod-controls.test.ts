@@ -7,7 +7,12 @@ const pod = (annotations: Record<string, string> = {}, image = 'nginx:1.27'): Ku
   apiVersion: 'v1',
   kind: 'Pod',
   metadata: { name: 'p', namespace: 'default', annotations },
-  spec: { containers: [{ name: 'app', image }, { name: 'side', image: 'busybox' }] },
+  spec: {
+    containers: [
+      { name: 'app', image },
+      { name: 'side', image: 'busybox' },
+    ],
+  },
 });
 
 describe('podControls', () => {
@@ -39,7 +44,10 @@ describe('podControls', () => {
 
 describe('annotatedLogLines', () => {
   test('per-container form wins, trailing newline ignored, none means synthesised', () => {
-    const p = pod({ 'sandbox.outpost.dev/log': 'SPINNAKER_PROPERTY_FOO=bar\nSPINNAKER_CONFIG_JSON={"a":1}\n', 'sandbox.outpost.dev/log.side': 'side line' });
+    const p = pod({
+      'sandbox.outpost.dev/log': 'SPINNAKER_PROPERTY_FOO=bar\nSPINNAKER_CONFIG_JSON={"a":1}\n',
+      'sandbox.outpost.dev/log.side': 'side line',
+    });
     assert.deepEqual(annotatedLogLines(p, 'app'), ['SPINNAKER_PROPERTY_FOO=bar', 'SPINNAKER_CONFIG_JSON={"a":1}']);
     assert.deepEqual(annotatedLogLines(p, 'side'), ['side line']);
     assert.equal(annotatedLogLines(pod(), 'app'), undefined);

@@ -73,7 +73,9 @@ export function ruleAllows(rule: PolicyRule, attrs: AccessAttributes): boolean {
   if (!rule.verbs.includes('*') && !rule.verbs.includes(attrs.verb)) return false;
   if (!attrs.resourceRequest) {
     const path = attrs.path ?? '';
-    return (rule.nonResourceURLs ?? []).some((url) => url === '*' || url === path || (url.endsWith('*') && path.startsWith(url.slice(0, -1))));
+    return (rule.nonResourceURLs ?? []).some(
+      (url) => url === '*' || url === path || (url.endsWith('*') && path.startsWith(url.slice(0, -1))),
+    );
   }
   if (rule.nonResourceURLs && rule.nonResourceURLs.length > 0 && !rule.resources) return false;
   const groups = rule.apiGroups ?? [];
@@ -81,9 +83,7 @@ export function ruleAllows(rule: PolicyRule, attrs: AccessAttributes): boolean {
   const resources = rule.resources ?? [];
   const resource = attrs.resource ?? '';
   const combined = attrs.subresource ? `${resource}/${attrs.subresource}` : resource;
-  const resourceOk = resources.some(
-    (r) => r === '*' || r === combined || (attrs.subresource ? r === `*/${attrs.subresource}` : false),
-  );
+  const resourceOk = resources.some((r) => r === '*' || r === combined || (attrs.subresource ? r === `*/${attrs.subresource}` : false));
   if (!resourceOk) return false;
   const names = rule.resourceNames ?? [];
   return names.length === 0 || (attrs.name !== undefined && names.includes(attrs.name));

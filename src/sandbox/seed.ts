@@ -45,7 +45,13 @@ function service(namespace: string, name: string, port: number): Record<string, 
 export function seedDemo(store: ObjectStore): void {
   const create = (obj: Record<string, unknown>) => store.create(store.kindOf(obj.apiVersion, obj.kind), obj);
   for (const ns of ['demo', 'demo-backend']) {
-    create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { 'kubernetes.io/metadata.name': ns } }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } });
+    create({
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: ns, labels: { 'kubernetes.io/metadata.name': ns } },
+      spec: { finalizers: ['kubernetes'] },
+      status: { phase: 'Active' },
+    });
   }
   create(deployment('demo', 'web', 3, 'nginx:1.27-alpine', 80));
   create(service('demo', 'web', 80));

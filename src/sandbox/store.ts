@@ -122,7 +122,7 @@ export class ObjectStore {
   /** Resolves apiVersion + kind to a served kind, or throws 400 like the API server does for an unknown kind. */
   kindOf(apiVersion: unknown, kind: unknown): KindInfo {
     if (typeof apiVersion !== 'string' || !apiVersion || typeof kind !== 'string' || !kind) {
-      throw errors.badRequest('Object \'Kind\' is missing in the request body, or apiVersion is not set');
+      throw errors.badRequest("Object 'Kind' is missing in the request body, or apiVersion is not set");
     }
     const info = this.registry.byKind(apiVersion, kind);
     if (!info || info.virtual) throw errors.badRequest(`no kind "${kind}" is registered for version "${apiVersion}"`);
@@ -159,10 +159,7 @@ export class ObjectStore {
    * Stored objects (shared references) of a kind in key order, optionally in one namespace, after a key, filtered,
    * at most `limit` of them. `remaining` counts the matching objects not returned.
    */
-  scan(
-    info: KindInfo,
-    opts: { namespace?: string; after?: string; limit?: number; filter?: (obj: KubeObject) => boolean } = {},
-  ): ListPage {
+  scan(info: KindInfo, opts: { namespace?: string; after?: string; limit?: number; filter?: (obj: KubeObject) => boolean } = {}): ListPage {
     const bucket = this.buckets.get(kindKeyOf(info.group, info.kind));
     if (!bucket) return { items: [], remaining: 0 };
     if (!bucket.sorted) bucket.sorted = [...bucket.objects.keys()].sort();
@@ -304,7 +301,9 @@ export class ObjectStore {
       const ns = this.peek(NAMESPACE_INFO(this.registry), undefined, meta.namespace!);
       if (!ns) throw errors.notFound({ plural: 'namespaces', group: '' }, meta.namespace!);
       if (ns.metadata.deletionTimestamp) {
-        throw errors.forbidden(`${info.plural} "${meta.name}" is forbidden: unable to create new content in namespace ${meta.namespace} because it is being terminated`);
+        throw errors.forbidden(
+          `${info.plural} "${meta.name}" is forbidden: unable to create new content in namespace ${meta.namespace} because it is being terminated`,
+        );
       }
     }
     const key = objectKey(meta.namespace, meta.name!);
@@ -335,7 +334,11 @@ export class ObjectStore {
       throw errors.conflict(info, name, 'the object has been modified; please apply your changes to the latest version and try again');
     }
     if (next.metadata.uid && next.metadata.uid !== old.metadata.uid) {
-      throw errors.conflict(info, name, `Precondition failed: UID in precondition: ${next.metadata.uid}, UID in object meta: ${old.metadata.uid}`);
+      throw errors.conflict(
+        info,
+        name,
+        `Precondition failed: UID in precondition: ${next.metadata.uid}, UID in object meta: ${old.metadata.uid}`,
+      );
     }
     let obj: KubeObject;
     if (opts.subresource === 'status') {
@@ -388,7 +391,11 @@ export class ObjectStore {
       throw errors.conflict(info, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata.uid}`);
     }
     if (pre?.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion) {
-      throw errors.conflict(info, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`);
+      throw errors.conflict(
+        info,
+        name,
+        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`,
+      );
     }
     if (opts.dryRun) return { obj: cloneJson(old), deleted: true };
     let policy = opts.propagationPolicy;
@@ -405,7 +412,12 @@ export class ObjectStore {
       if (old.metadata.deletionTimestamp && jsonEqual(finalizers, old.metadata.finalizers)) return { obj: cloneJson(old), deleted: false };
       const marked: KubeObject = {
         ...old,
-        metadata: { ...old.metadata, deletionTimestamp: old.metadata.deletionTimestamp ?? nowTimestamp(), deletionGracePeriodSeconds: 0, finalizers },
+        metadata: {
+          ...old.metadata,
+          deletionTimestamp: old.metadata.deletionTimestamp ?? nowTimestamp(),
+          deletionGracePeriodSeconds: 0,
+          finalizers,
+        },
       };
       return { obj: cloneJson(this.commit('MODIFIED', info, key, marked, old)), deleted: false };
     }

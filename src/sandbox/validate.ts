@@ -22,7 +22,9 @@ export function checkMetadataTypes(obj: Record<string, unknown>): void {
   if (!meta) return;
   for (const field of ['name', 'generateName', 'namespace', 'resourceVersion', 'uid'] as const) {
     if (meta[field] !== undefined && meta[field] !== null && typeof meta[field] !== 'string') {
-      throw errors.badRequest(`json: cannot unmarshal ${typeof meta[field]} into Go struct field ObjectMeta.metadata.${field} of type string`);
+      throw errors.badRequest(
+        `json: cannot unmarshal ${typeof meta[field]} into Go struct field ObjectMeta.metadata.${field} of type string`,
+      );
     }
   }
   for (const field of ['labels', 'annotations'] as const) {
@@ -67,7 +69,10 @@ function selectorMatchesTemplate(obj: KubeObject, causes: Cause[]): void {
   const matchLabels = isPlainObject(selector.matchLabels) ? selector.matchLabels : {};
   for (const [key, value] of Object.entries(matchLabels)) {
     if (labels[key] !== value) {
-      causes.push({ field: 'spec.template.metadata.labels', message: `Invalid value: ${JSON.stringify(labels)}: \`selector\` does not match template \`labels\`` });
+      causes.push({
+        field: 'spec.template.metadata.labels',
+        message: `Invalid value: ${JSON.stringify(labels)}: \`selector\` does not match template \`labels\``,
+      });
       return;
     }
   }
@@ -97,8 +102,15 @@ function checkKind(info: KindInfo, obj: KubeObject, causes: Cause[]): void {
     case 'apps/StatefulSet':
     case 'apps/DaemonSet':
       selectorMatchesTemplate(obj, causes);
-      if (isPlainObject(obj.spec) && obj.spec.replicas !== undefined && (!Number.isInteger(obj.spec.replicas) || (obj.spec.replicas as number) < 0)) {
-        causes.push({ field: 'spec.replicas', message: `Invalid value: ${JSON.stringify(obj.spec.replicas)}: must be greater than or equal to 0` });
+      if (
+        isPlainObject(obj.spec) &&
+        obj.spec.replicas !== undefined &&
+        (!Number.isInteger(obj.spec.replicas) || (obj.spec.replicas as number) < 0)
+      ) {
+        causes.push({
+          field: 'spec.replicas',
+          message: `Invalid value: ${JSON.stringify(obj.spec.replicas)}: must be greater than or equal to 0`,
+        });
       }
       break;
     case '/Pod':
@@ -119,7 +131,10 @@ function checkKind(info: KindInfo, obj: KubeObject, causes: Cause[]): void {
         ports.forEach((p, i) => {
           const port = isPlainObject(p) ? p.port : undefined;
           if (!Number.isInteger(port) || (port as number) < 1 || (port as number) > 65535) {
-            causes.push({ field: `spec.ports[${i}].port`, message: `Invalid value: ${JSON.stringify(port)}: must be between 1 and 65535, inclusive` });
+            causes.push({
+              field: `spec.ports[${i}].port`,
+              message: `Invalid value: ${JSON.stringify(port)}: must be between 1 and 65535, inclusive`,
+            });
           }
         });
       }
@@ -136,7 +151,10 @@ export function validateObject(info: KindInfo, obj: KubeObject): void {
   const name = obj.metadata.name ?? '';
   checkName(info, name, causes);
   if (info.namespaced && obj.metadata.namespace && !DNS_LABEL.test(obj.metadata.namespace)) {
-    causes.push({ field: 'metadata.namespace', message: `Invalid value: "${obj.metadata.namespace}": a lowercase RFC 1123 label is required` });
+    causes.push({
+      field: 'metadata.namespace',
+      message: `Invalid value: "${obj.metadata.namespace}": a lowercase RFC 1123 label is required`,
+    });
   }
   checkKind(info, obj, causes);
   if (causes.length > 0) throw errors.invalid(info, name, causes);

@@ -1,12 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  SelectorError,
-  formatLabelSelector,
-  labelSelectorFromObject,
-  matchesLabelSelector,
-  parseLabelSelector,
-} from './label-selector.js';
+import { SelectorError, formatLabelSelector, labelSelectorFromObject, matchesLabelSelector, parseLabelSelector } from './label-selector.js';
 
 describe('parseLabelSelector', () => {
   test('empty string is the match-all selector', () => {
@@ -166,10 +160,7 @@ describe('labelSelectorFromObject', () => {
 
   test('rejects invalid expressions', () => {
     assert.throws(() => labelSelectorFromObject({ matchExpressions: [{ key: 'a', operator: 'In', values: [] }] }), /non-empty/);
-    assert.throws(
-      () => labelSelectorFromObject({ matchExpressions: [{ key: 'a', operator: 'Exists', values: ['x'] }] }),
-      /must be empty/,
-    );
+    assert.throws(() => labelSelectorFromObject({ matchExpressions: [{ key: 'a', operator: 'Exists', values: ['x'] }] }), /must be empty/);
     assert.throws(() => labelSelectorFromObject({ matchExpressions: [{ key: 'a', operator: 'Gt', values: ['1'] }] }), SelectorError);
     assert.throws(() => labelSelectorFromObject({ matchLabels: { 'bad key': 'x' } }), SelectorError);
     assert.throws(() => labelSelectorFromObject({ matchLabels: { a: 'bad value' } }), SelectorError);

@@ -39,9 +39,7 @@ export function validateLabelKey(key: string): void {
   if (prefix !== undefined) {
     if (prefix.length === 0) throw new SelectorError(`invalid label key "${key}": prefix part must be non-empty`);
     if (prefix.length > 253 || !DNS_SUBDOMAIN_RE.test(prefix)) {
-      throw new SelectorError(
-        `invalid label key "${key}": prefix part must be a lowercase RFC 1123 subdomain of at most 253 characters`,
-      );
+      throw new SelectorError(`invalid label key "${key}": prefix part must be a lowercase RFC 1123 subdomain of at most 253 characters`);
     }
   }
   if (name.length === 0) throw new SelectorError(`invalid label key "${key}": name part must be non-empty`);
@@ -176,9 +174,7 @@ export function parseLabelSelector(s: string): LabelSelector {
         }
         const cleaned = values;
         if (cleaned.length === 0) {
-          throw new SelectorError(
-            `unable to parse label selector "${s}": for 'in', 'notin' operators, values set can't be empty`,
-          );
+          throw new SelectorError(`unable to parse label selector "${s}": for 'in', 'notin' operators, values set can't be empty`);
         }
         for (const v of cleaned) validateLabelValue(key, v);
         selector.push({ key, operator: op.value === 'in' ? 'In' : 'NotIn', values: [...new Set(cleaned)].sort() });

@@ -45,9 +45,18 @@ test('an AccountDefinition maps onto the config-file account shape and obeys the
   assert.equal(inCluster.config?.kubeconfigFile, undefined);
 
   const bad = accountConfigFromDefinition(
-    create(AccountDefinitionSchema, { name: 'Bad', kubeconfigFile: '/k', serviceAccount: true, namespaces: ['Not_A_Namespace'], customResources: [{ kind: 'W.x', scope: 'Sideways' }] }),
+    create(AccountDefinitionSchema, {
+      name: 'Bad',
+      kubeconfigFile: '/k',
+      serviceAccount: true,
+      namespaces: ['Not_A_Namespace'],
+      customResources: [{ kind: 'W.x', scope: 'Sideways' }],
+    }),
   );
   assert.deepEqual(bad.issues?.map((i) => i.path).sort(), ['customResourceDefinitions[0].scope', 'name', 'namespaces[0]'].sort());
   const both = accountConfigFromDefinition(create(AccountDefinitionSchema, { name: 'both', kubeconfigFile: '/k', serviceAccount: true }));
-  assert.deepEqual(both.issues?.map((i) => i.path), ['serviceAccount']);
+  assert.deepEqual(
+    both.issues?.map((i) => i.path),
+    ['serviceAccount'],
+  );
 });

@@ -20,12 +20,19 @@ async function admin(h: Harness, path: string, method = 'GET'): Promise<{ status
 }
 
 /** Polls `path` until `predicate` holds on its answer. */
-async function adminUntil(h: Harness, path: string, predicate: (a: { status: number; body: Json }) => boolean, what: string, timeoutMs = 10_000) {
+async function adminUntil(
+  h: Harness,
+  path: string,
+  predicate: (a: { status: number; body: Json }) => boolean,
+  what: string,
+  timeoutMs = 10_000,
+) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const answer = await admin(h, path);
     if (predicate(answer)) return answer;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last answer ${answer.status} ${JSON.stringify(answer.body)}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}; last answer ${answer.status} ${JSON.stringify(answer.body)}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -34,7 +41,12 @@ const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', im
 
 describe('agent admin endpoints: pieces', () => {
   test('query parsing: defaults, typed values, and every kind of bad value is an AdminQueryError', () => {
-    const spec = { name: { type: 'string' }, dynamic: { type: 'boolean' }, state: { type: 'enum', values: ['a', 'b'] }, ...PAGING } as const;
+    const spec = {
+      name: { type: 'string' },
+      dynamic: { type: 'boolean' },
+      state: { type: 'enum', values: ['a', 'b'] },
+      ...PAGING,
+    } as const;
     assert.deepEqual(parseQuery(new URLSearchParams(''), spec), { limit: 100, offset: 0 });
     assert.deepEqual(parseQuery(new URLSearchParams('name=x&dynamic=false&state=b&limit=1000&offset=7'), spec), {
       name: 'x',
@@ -43,7 +55,18 @@ describe('agent admin endpoints: pieces', () => {
       limit: 1000,
       offset: 7,
     });
-    for (const bad of ['limit=0', 'limit=1001', 'limit=1.5', 'limit=', 'limit=ten', 'offset=-1', 'dynamic=yes', 'state=c', 'colour=red', 'name=a&name=b']) {
+    for (const bad of [
+      'limit=0',
+      'limit=1001',
+      'limit=1.5',
+      'limit=',
+      'limit=ten',
+      'offset=-1',
+      'dynamic=yes',
+      'state=c',
+      'colour=red',
+      'name=a&name=b',
+    ]) {
       assert.throws(() => parseQuery(new URLSearchParams(bad), spec), AdminQueryError, bad);
     }
     assert.throws(() => parseQuery(new URLSearchParams('x=1'), {}), /takes none/);
@@ -51,9 +74,22 @@ describe('agent admin endpoints: pieces', () => {
 
   test('readiness: not connected, waiting for a verdict, listing; standby, refused and unreachable accounts count as reported', () => {
     const watch = (kind: string, synced: boolean, namespace = '') =>
-      ({ apiVersion: 'v1', kind, namespace, state: synced ? 'watching' : 'listing', resourceVersion: '', listed: 0, synced, startedAt: 0 }) as const;
-    const account = (name: string, verdict: AgentStatus['accounts'][number]['verdict'], watches: ReturnType<typeof watch>[] = [], error?: string) =>
-      ({ name, source: 'file', verdict, watches, skipped: [], error }) as AgentStatus['accounts'][number];
+      ({
+        apiVersion: 'v1',
+        kind,
+        namespace,
+        state: synced ? 'watching' : 'listing',
+        resourceVersion: '',
+        listed: 0,
+        synced,
+        startedAt: 0,
+      }) as const;
+    const account = (
+      name: string,
+      verdict: AgentStatus['accounts'][number]['verdict'],
+      watches: ReturnType<typeof watch>[] = [],
+      error?: string,
+    ) => ({ name, source: 'file', verdict, watches, skipped: [], error }) as AgentStatus['accounts'][number];
     const status = (connected: boolean, accounts: AgentStatus['accounts']): AgentStatus => ({
       connected,
       sessionId: connected ? 's' : undefined,
@@ -99,7 +135,11 @@ describe('agent admin endpoints against the sandbox and the fake gateway', () =>
         welcome: (hello) => ({
           maxUnacked: 1,
           verdicts: () =>
-            hello.accounts.map((a) => (a.name === 'refused-one' ? { account: a.name, verdict: Verdict.REFUSED, reason: 'bound to another cluster' } : { account: a.name })),
+            hello.accounts.map((a) =>
+              a.name === 'refused-one'
+                ? { account: a.name, verdict: Verdict.REFUSED, reason: 'bound to another cluster' }
+                : { account: a.name },
+            ),
         }),
       },
       // The cluster answers nothing yet: the agent cannot prepare its accounts, so it sends no Hello.
@@ -130,11 +170,17 @@ describe('agent admin endpoints against the sandbox and the fake gateway', () =>
 
       // Acknowledge everything from now on: the lists finish.
       h.gateway.autoAck = true;
-      h.gateway.streams[0]!.send(create(ConnectResponseSchema, { message: { case: 'ack', value: create(AckSchema, { sequence: 1_000_000n }) } }));
+      h.gateway.streams[0]!.send(
+        create(ConnectResponseSchema, { message: { case: 'ack', value: create(AckSchema, { sequence: 1_000_000n }) } }),
+      );
       const up = await adminUntil(h, '/health', (a) => a.status === 200, 'readiness');
       assert.deepEqual(up.body, { status: 'UP', connected: true, sessionId: 'session-0', accounts: { ready: 2, total: 2 } });
       // Readiness follows the agent's own state: the END markers may still be on their way to the gateway.
-      await h.gateway.waitFor(() => markersOf(h.gateway.messages).filter((m) => m.account === 'sandbox' && m.phase === SyncPhase.END).length === 2, 5000, 'both lists ended');
+      await h.gateway.waitFor(
+        () => markersOf(h.gateway.messages).filter((m) => m.account === 'sandbox' && m.phase === SyncPhase.END).length === 2,
+        5000,
+        'both lists ended',
+      );
 
       // A dropped stream makes it unready until the next Welcome.
       h.gateway.streams[0]!.drop();
@@ -156,13 +202,21 @@ describe('agent admin endpoints against the sandbox and the fake gateway', () =>
       ],
       gateway: {
         welcome: (hello) => ({
-          verdicts: () => hello.accounts.map((a) => (a.name === 'standby-one' ? { account: a.name, verdict: Verdict.STANDBY, reason: 'another agent caches it' } : { account: a.name })),
+          verdicts: () =>
+            hello.accounts.map((a) =>
+              a.name === 'standby-one'
+                ? { account: a.name, verdict: Verdict.STANDBY, reason: 'another agent caches it' }
+                : { account: a.name },
+            ),
         }),
       },
     });
     try {
       await adminUntil(h, '/health', (a) => a.status === 200, 'readiness');
-      h.gateway.sendAccountCommand({ action: AccountAction.ADD, account: { name: 'team-dyn', kubeconfigFile: h.kubeconfigFile, context: 'sandbox', kinds: ['Namespace'] } });
+      h.gateway.sendAccountCommand({
+        action: AccountAction.ADD,
+        account: { name: 'team-dyn', kubeconfigFile: h.kubeconfigFile, context: 'sandbox', kinds: ['Namespace'] },
+      });
       await adminUntil(h, '/health', (a) => a.status === 200 && a.body.accounts.total === 5, 'the dynamic account synced');
 
       const all = await admin(h, '/accounts');
@@ -174,10 +228,18 @@ describe('agent admin endpoints against the sandbox and the fake gateway', () =>
       const teamA = all.body.items.find((a: Json) => a.name === 'team-a');
       assert.deepEqual(
         { source: teamA.source, verdict: teamA.verdict, synced: teamA.synced, watches: teamA.watches },
-        { source: 'file', verdict: 'caching', synced: true, watches: { total: 4, synced: 4, listing: 0, watching: 4, backoff: 0, stopped: 0 } },
+        {
+          source: 'file',
+          verdict: 'caching',
+          synced: true,
+          watches: { total: 4, synced: 4, listing: 0, watching: 4, backoff: 0, stopped: 0 },
+        },
       );
       const standby = all.body.items.find((a: Json) => a.name === 'standby-one');
-      assert.deepEqual([standby.verdict, standby.reason, standby.synced, standby.watches.total], ['standby', 'another agent caches it', false, 0]);
+      assert.deepEqual(
+        [standby.verdict, standby.reason, standby.synced, standby.watches.total],
+        ['standby', 'another agent caches it', false, 0],
+      );
 
       const names = async (query: string) => {
         const answer = await admin(h, `/accounts?${query}`);
@@ -217,14 +279,18 @@ describe('agent admin endpoints against the sandbox and the fake gateway', () =>
       // /watches: one row per scope (per namespace for team-a), filters and counts by state.
       const rows = await admin(h, '/watches?account=team-a');
       assert.equal(rows.status, 200);
-      assert.deepEqual(
-        rows.body.items.map((r: Json) => `${r.account} ${r.apiVersion} ${r.kind} ${r.namespace} ${r.state}`).sort(),
-        ['team-a apps/v1 Deployment default watching', 'team-a apps/v1 Deployment demo watching', 'team-a v1 ConfigMap default watching', 'team-a v1 ConfigMap demo watching'],
-      );
+      assert.deepEqual(rows.body.items.map((r: Json) => `${r.account} ${r.apiVersion} ${r.kind} ${r.namespace} ${r.state}`).sort(), [
+        'team-a apps/v1 Deployment default watching',
+        'team-a apps/v1 Deployment demo watching',
+        'team-a v1 ConfigMap default watching',
+        'team-a v1 ConfigMap demo watching',
+      ]);
       assert.deepEqual(rows.body.states, { listing: 0, watching: 4, backoff: 0, stopped: 0 });
       const cmDemo = rows.body.items.find((r: Json) => r.kind === 'ConfigMap' && r.namespace === 'demo');
       assert.ok(cmDemo.resourceVersion !== '' && cmDemo.synced === true && !Number.isNaN(Date.parse(cmDemo.startedAt)));
-      const end = markersOf(h.gateway.messages).find((m) => m.account === 'team-a' && m.kind === 'ConfigMap' && m.watchNamespace === 'demo' && m.phase === SyncPhase.END)!;
+      const end = markersOf(h.gateway.messages).find(
+        (m) => m.account === 'team-a' && m.kind === 'ConfigMap' && m.watchNamespace === 'demo' && m.phase === SyncPhase.END,
+      )!;
       assert.ok(cmDemo.listed > 0);
       assert.equal(cmDemo.listed, Number(end.count), 'listed count of the scope, as its END marker says');
       const every = await admin(h, '/watches');
@@ -262,7 +328,14 @@ describe('agent admin endpoints against the sandbox and the fake gateway', () =>
       h.sandbox.faults.pause();
       const get = { case: 'get', value: { kind: 'ConfigMap', namespace: 'demo', name: 'web-config' } as never } as const;
       h.gateway.sendOperation(create(OperationSchema, { id: 'slow-get', account: 'sandbox', timeout: durationFromMs(20_000), spec: get }));
-      h.gateway.sendOperation(create(OperationSchema, { id: 'queued-scale', account: 'sandbox', timeout: durationFromMs(20_000), spec: { case: 'scale', value: { kind: 'Deployment', namespace: 'demo', name: 'web', replicas: 2 } as never } }));
+      h.gateway.sendOperation(
+        create(OperationSchema, {
+          id: 'queued-scale',
+          account: 'sandbox',
+          timeout: durationFromMs(20_000),
+          spec: { case: 'scale', value: { kind: 'Deployment', namespace: 'demo', name: 'web', replicas: 2 } as never },
+        }),
+      );
       const first = await adminUntil(h, '/operations', (a) => a.body.total === 2, 'two operations held');
       const [running, waiting] = first.body.items as Json[];
       assert.deepEqual([running.id, running.account, running.kind, running.state], ['slow-get', 'sandbox', 'get', 'running']);
@@ -270,7 +343,10 @@ describe('agent admin endpoints against the sandbox and the fake gateway', () =>
       assert.ok(Math.abs(Date.parse(running.startedAt) - Date.now()) < 10_000);
       await new Promise((r) => setTimeout(r, 150));
       const later = await admin(h, '/operations?account=sandbox');
-      assert.ok(later.body.items[0].elapsedMs >= running.elapsedMs + 100, `elapsed grows: ${running.elapsedMs} → ${later.body.items[0].elapsedMs}`);
+      assert.ok(
+        later.body.items[0].elapsedMs >= running.elapsedMs + 100,
+        `elapsed grows: ${running.elapsedMs} → ${later.body.items[0].elapsedMs}`,
+      );
       assert.equal((await admin(h, '/operations?account=other')).body.total, 0);
       assert.equal((await admin(h, '/operations?kind=get')).status, 400);
 

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { Code } from '@connectrpc/connect';
 import { startHarness } from './helpers/harness.js';
 
-const authorization = (h: Awaited<ReturnType<typeof startHarness>>, stream: number) => h.gateway.streams[stream]?.headers.get('authorization');
+const authorization = (h: Awaited<ReturnType<typeof startHarness>>, stream: number) =>
+  h.gateway.streams[stream]?.headers.get('authorization');
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('agent authentication to the gateway', () => {
@@ -41,13 +42,21 @@ describe('agent authentication to the gateway', () => {
       assert.equal(authorization(h, 1), 'Bearer cmd-token-2');
 
       writeFileSync(script, 'echo "vault is sealed" >&2\nexit 3\n');
-      await h.gateway.waitFor(() => /tokenCommand failed: exited with code 3; stderr: vault is sealed; keeping the previous token/.test(h.logs.text()), 5000, 'the failure logged');
+      await h.gateway.waitFor(
+        () => /tokenCommand failed: exited with code 3; stderr: vault is sealed; keeping the previous token/.test(h.logs.text()),
+        5000,
+        'the failure logged',
+      );
       h.gateway.streams[1]!.drop();
       await h.gateway.waitFor(() => h.gateway.streams.length >= 3 && h.agent.status().sessionId === 'session-2', 5000, 'third session');
       assert.equal(authorization(h, 2), 'Bearer cmd-token-2', 'the previous token is kept');
 
       writeFileSync(script, 'true\n');
-      await h.gateway.waitFor(() => /tokenCommand failed: printed no token on stdout/.test(h.logs.text()), 5000, 'empty output is a failure');
+      await h.gateway.waitFor(
+        () => /tokenCommand failed: printed no token on stdout/.test(h.logs.text()),
+        5000,
+        'empty output is a failure',
+      );
       for (const secret of ['cmd-token-1', 'cmd-token-2']) assert.equal(h.logs.text().includes(secret), false, 'tokens are never logged');
     } finally {
       await h.close();
@@ -55,7 +64,10 @@ describe('agent authentication to the gateway', () => {
   });
 
   test('tokenCommand {command, args} runs without a shell', async () => {
-    const h = await startHarness({ seed: 'none', config: { clouddriver: { auth: { tokenCommand: { command: '/bin/echo', args: ['args-token', '$HOME'] } } } } });
+    const h = await startHarness({
+      seed: 'none',
+      config: { clouddriver: { auth: { tokenCommand: { command: '/bin/echo', args: ['args-token', '$HOME'] } } } },
+    });
     try {
       await h.gateway.waitFor(() => h.agent.status().connected, 5000, 'welcome');
       assert.equal(authorization(h, 0), 'Bearer args-token $HOME', 'arguments are passed verbatim, not expanded by a shell');
@@ -67,12 +79,20 @@ describe('agent authentication to the gateway', () => {
   test('tokenCommand that never worked: no connection attempt, a clear log line, backoff', async () => {
     const h = await startHarness({
       seed: 'none',
-      config: { clouddriver: { auth: { tokenCommand: 'echo "no credentials" >&2; exit 1' }, reconnect: { baseSeconds: 0.02, factor: 1, maxSeconds: 0.02 } } },
+      config: {
+        clouddriver: {
+          auth: { tokenCommand: 'echo "no credentials" >&2; exit 1' },
+          reconnect: { baseSeconds: 0.02, factor: 1, maxSeconds: 0.02 },
+        },
+      },
     });
     try {
       await h.gateway.waitFor(() => (h.logs.text().match(/cannot connect to the gateway/g)?.length ?? 0) >= 2, 5000, 'two failed attempts');
       const line = h.logs.lines().find((l) => String(l.msg).startsWith('cannot connect to the gateway'))!;
-      assert.match(String(line.msg), /no bearer token: clouddriver\.auth\.tokenCommand failed: exited with code 1; stderr: no credentials; next retry in/);
+      assert.match(
+        String(line.msg),
+        /no bearer token: clouddriver\.auth\.tokenCommand failed: exited with code 1; stderr: no credentials; next retry in/,
+      );
       assert.equal(h.gateway.streams.length, 0, 'never connected without a token');
     } finally {
       await h.close();
@@ -86,13 +106,19 @@ describe('agent authentication to the gateway', () => {
       configFrom: (dir) => {
         script = join(dir, 'token.sh');
         writeFileSync(script, 'echo slow-token-1\n');
-        return { clouddriver: { auth: { tokenCommand: `sh ${script}`, tokenCommandIntervalSeconds: 0.2, tokenCommandTimeoutSeconds: 0.3 } } };
+        return {
+          clouddriver: { auth: { tokenCommand: `sh ${script}`, tokenCommandIntervalSeconds: 0.2, tokenCommandTimeoutSeconds: 0.3 } },
+        };
       },
     });
     try {
       await h.gateway.waitFor(() => h.agent.status().connected, 5000, 'welcome');
       writeFileSync(script, 'sleep 5\necho slow-token-2\n');
-      await h.gateway.waitFor(() => /tokenCommand failed: timed out after 0\.3 s; keeping the previous token/.test(h.logs.text()), 5000, 'the timeout logged');
+      await h.gateway.waitFor(
+        () => /tokenCommand failed: timed out after 0\.3 s; keeping the previous token/.test(h.logs.text()),
+        5000,
+        'the timeout logged',
+      );
       h.gateway.streams[0]!.drop();
       await h.gateway.waitFor(() => h.agent.status().sessionId === 'session-1', 5000, 'second session');
       assert.equal(authorization(h, 1), 'Bearer slow-token-1');
@@ -128,7 +154,9 @@ describe('agent authentication to the gateway', () => {
       seed: 'none',
       gateway: {
         welcome: (hello, stream) =>
-          stream === 1 ? { refuse: { code: Code.Unauthenticated, message: 'wrong session token' } } : { sessionToken: `sess-secret-${stream}` },
+          stream === 1
+            ? { refuse: { code: Code.Unauthenticated, message: 'wrong session token' } }
+            : { sessionToken: `sess-secret-${stream}` },
       },
     });
     try {

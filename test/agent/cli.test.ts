@@ -8,9 +8,15 @@ import { join } from 'node:path';
 const bin = new URL('../../bin/outpost.js', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'outpost-agent-cli-'));
 
-function run(args: string[], onStdout?: (text: string, kill: () => void) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(
+  args: string[],
+  onStdout?: (text: string, kill: () => void) => void,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, OUTPOST_AGENT_GRPC: '', POD_NAME: 'cli-agent' } });
+    const child = spawn(process.execPath, [bin, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, OUTPOST_AGENT_GRPC: '', POD_NAME: 'cli-agent' },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c) => {
@@ -25,7 +31,10 @@ function run(args: string[], onStdout?: (text: string, kill: () => void) => void
 describe('outpost agent (CLI)', { concurrency: true }, () => {
   test('an invalid configuration: clear message naming each key on stderr, exit 1, no stack trace', async () => {
     const file = join(dir, 'bad.yaml');
-    writeFileSync(file, 'clouddriver:\n  grpc: nowhere\nkubernetes:\n  accounts:\n    - name: Bad_Name\n      serviceAccount: true\n      colour: red\n');
+    writeFileSync(
+      file,
+      'clouddriver:\n  grpc: nowhere\nkubernetes:\n  accounts:\n    - name: Bad_Name\n      serviceAccount: true\n      colour: red\n',
+    );
     const { code, stderr } = await run(['agent', '--config', file]);
     assert.equal(code, 1);
     assert.match(stderr, /invalid agent configuration/);
@@ -43,7 +52,10 @@ describe('outpost agent (CLI)', { concurrency: true }, () => {
 
   test('runs, keeps retrying an unreachable gateway, and exits 0 on SIGTERM', async () => {
     const file = join(dir, 'ok.yaml');
-    writeFileSync(file, 'clouddriver:\n  grpc: 127.0.0.1:1\n  reconnect: {baseSeconds: 0.05, factor: 1, maxSeconds: 0.05}\nserver:\n  port: 0\n');
+    writeFileSync(
+      file,
+      'clouddriver:\n  grpc: 127.0.0.1:1\n  reconnect: {baseSeconds: 0.05, factor: 1, maxSeconds: 0.05}\nserver:\n  port: 0\n',
+    );
     let killed = false;
     const { code, stdout } = await run(['agent', '--config', file, '--log-level', 'info'], (text, kill) => {
       if (!killed && text.includes('cannot connect to the gateway')) {

@@ -24,11 +24,21 @@ describe('agent config file reload', () => {
     });
     try {
       const { gateway, sandbox } = h;
-      await gateway.waitFor(() => ends(h, 'alpha', 'ConfigMap').length === 1 && ends(h, 'beta', 'ConfigMap').length === 1, 10_000, 'first lists');
+      await gateway.waitFor(
+        () => ends(h, 'alpha', 'ConfigMap').length === 1 && ends(h, 'beta', 'ConfigMap').length === 1,
+        10_000,
+        'first lists',
+      );
       await gateway.waitFor(() => accountOf(h, 'beta')?.watches[0]?.state === 'watching', 5000, 'beta watching');
       const betaWatch = accountOf(h, 'beta')!.watches[0]!;
       const betaMarkers = markersOf(gateway.messages).filter((m) => m.account === 'beta').length;
-      assert.deepEqual(h.agent.status().accounts.map((a) => [a.name, a.source, a.verdict]), [['alpha', 'file', 'caching'], ['beta', 'file', 'caching']]);
+      assert.deepEqual(
+        h.agent.status().accounts.map((a) => [a.name, a.source, a.verdict]),
+        [
+          ['alpha', 'file', 'caching'],
+          ['beta', 'file', 'caching'],
+        ],
+      );
 
       // Remove alpha, add gamma (Services in demo); beta untouched.
       const raw = structuredClone(h.rawConfig) as { kubernetes: { accounts: Record<string, unknown>[] } };
@@ -40,11 +50,17 @@ describe('agent config file reload', () => {
       const change = await gateway.waitFor(() => gateway.accountsChanged()[0], 5000, 'AccountsChanged');
       assert.ok(Date.now() - written < 5000, 'within seconds');
       assert.deepEqual(change.removed, ['alpha']);
-      assert.deepEqual(change.added.map((a) => a.name), ['gamma']);
+      assert.deepEqual(
+        change.added.map((a) => a.name),
+        ['gamma'],
+      );
       assert.equal(change.added[0]!.apiHost, sandbox.url, 'the added account is prepared before it is announced');
       assert.ok(change.added[0]!.kinds.some((k) => k.kind === 'Service'));
       await gateway.waitFor(() => ends(h, 'gamma', 'Service').length === 1, 5000, 'gamma listed after its CACHING verdict');
-      assert.ok(eventsOf(gateway.messages).some((e) => e.account === 'gamma' && e.name === 'web'), 'gamma streams its objects');
+      assert.ok(
+        eventsOf(gateway.messages).some((e) => e.account === 'gamma' && e.name === 'web'),
+        'gamma streams its objects',
+      );
       const announcedAt = gateway.streams[0]!.messages.findIndex((m) => m.message.case === 'accountsChanged');
       const gammaFirst = gateway.streams[0]!.messages.findIndex((m) => m.message.case === 'sync' && m.message.value.account === 'gamma');
       assert.ok(gammaFirst > announcedAt, 'gamma streams only after its announcement');
@@ -52,10 +68,18 @@ describe('agent config file reload', () => {
       // alpha's watch is gone: its namespace's changes are not sent; beta's watch still runs, never restarted.
       sandbox.store.create(configMap('after-reload-demo', 'demo'));
       sandbox.store.create(configMap('after-reload-default', 'default'));
-      await gateway.waitFor(() => eventsOf(gateway.messages).find((e) => e.account === 'beta' && e.name === 'after-reload-default'), 5000, 'beta event');
+      await gateway.waitFor(
+        () => eventsOf(gateway.messages).find((e) => e.account === 'beta' && e.name === 'after-reload-default'),
+        5000,
+        'beta event',
+      );
       await pause(200);
       const afterAnnouncement = gateway.streams[0]!.messages.slice(announcedAt + 1);
-      assert.equal(eventsOf(afterAnnouncement).some((e) => e.account === 'alpha'), false, 'nothing of alpha after its removal');
+      assert.equal(
+        eventsOf(afterAnnouncement).some((e) => e.account === 'alpha'),
+        false,
+        'nothing of alpha after its removal',
+      );
       assert.equal(markersOf(gateway.messages).filter((m) => m.account === 'beta').length, betaMarkers, 'beta not re-listed');
       assert.equal(accountOf(h, 'beta')!.watches[0]!.startedAt, betaWatch.startedAt, 'beta watch not restarted');
       assert.equal(accountOf(h, 'alpha'), undefined);
@@ -66,18 +90,32 @@ describe('agent config file reload', () => {
       h.writeConfig(raw);
       const second = await gateway.waitFor(() => gateway.accountsChanged()[1], 5000, 'second AccountsChanged');
       assert.deepEqual(second.removed, ['gamma']);
-      assert.deepEqual(second.added.map((a) => a.name), ['gamma']);
+      assert.deepEqual(
+        second.added.map((a) => a.name),
+        ['gamma'],
+      );
       assert.ok(second.changeId > change.changeId);
-      await gateway.waitFor(() => ends(h, 'gamma', 'ConfigMap').length === 1 && ends(h, 'gamma', 'Service').length === 2, 5000, 'gamma re-listed');
+      await gateway.waitFor(
+        () => ends(h, 'gamma', 'ConfigMap').length === 1 && ends(h, 'gamma', 'Service').length === 2,
+        5000,
+        'gamma re-listed',
+      );
       assert.equal(accountOf(h, 'beta')!.watches[0]!.startedAt, betaWatch.startedAt, 'beta watch still not restarted');
 
       // An invalid file is logged and the running accounts stay.
       h.writeConfig({ ...raw, kubernetes: { accounts: [{ name: 'Bad Name', serviceAccount: true }] } });
-      await gateway.waitFor(() => /the configuration file changed but is invalid; keeping the running configuration/.test(h.logs.text()), 5000, 'invalid file logged');
+      await gateway.waitFor(
+        () => /the configuration file changed but is invalid; keeping the running configuration/.test(h.logs.text()),
+        5000,
+        'invalid file logged',
+      );
       assert.match(h.logs.text(), /kubernetes\.accounts\[0\]\.name/);
       await pause(400);
       assert.equal(gateway.accountsChanged().length, 2);
-      assert.deepEqual(h.agent.status().accounts.map((a) => a.name), ['beta', 'gamma']);
+      assert.deepEqual(
+        h.agent.status().accounts.map((a) => a.name),
+        ['beta', 'gamma'],
+      );
 
       // Other settings: logged as needing a restart; accounts unchanged → nothing announced.
       h.writeConfig({ ...raw, operations: { concurrency: 3 } });
@@ -112,7 +150,10 @@ describe('agent config file reload', () => {
       open = true;
       await gateway.waitFor(() => h.agent.status().connected, 5000, 'welcomed again');
       const welcomed = gateway.streams.slice(refusedSoFar).find((s) => s.hello !== undefined)!;
-      assert.deepEqual(welcomed.hello!.accounts.map((a) => a.name), ['sandbox', 'later']);
+      assert.deepEqual(
+        welcomed.hello!.accounts.map((a) => a.name),
+        ['sandbox', 'later'],
+      );
       await gateway.waitFor(() => h.agent.status().accounts.find((a) => a.name === 'later')?.verdict === 'caching', 5000, 'later caching');
       assert.match(h.logs.text(), /configuration file reloaded: applying account changes/);
     } finally {

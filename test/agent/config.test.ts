@@ -56,29 +56,42 @@ describe('agent configuration', () => {
   });
 
   test('environment overrides top-level values, and bad overrides name the key', () => {
-    const config = parseAgentConfig({ clouddriver: { grpc: 'a:1' } }, { OUTPOST_AGENT_GRPC: 'gw.example.com:9443', OUTPOST_AGENT_TOKEN: 't0k', OUTPOST_AGENT_ADMIN_PORT: '0' });
+    const config = parseAgentConfig(
+      { clouddriver: { grpc: 'a:1' } },
+      { OUTPOST_AGENT_GRPC: 'gw.example.com:9443', OUTPOST_AGENT_TOKEN: 't0k', OUTPOST_AGENT_ADMIN_PORT: '0' },
+    );
     assert.equal(config.clouddriver.grpc, 'gw.example.com:9443');
     assert.equal(config.clouddriver.auth?.token, 't0k');
     assert.equal(config.server.port, 0);
     const issues = issuesOf(() => parseAgentConfig({}, { OUTPOST_AGENT_GRPC: 'no-port' }));
-    assert.deepEqual(issues.map((i) => i.path), ['clouddriver.grpc']);
+    assert.deepEqual(
+      issues.map((i) => i.path),
+      ['clouddriver.grpc'],
+    );
   });
 
   test('reference keys are accepted silently; unknown keys are rejected with their path', () => {
     const ok = parseAgentConfig(
       {
         metrics: { enabled: true },
-        clouddriver: { keepAliveTimeOutSeconds: 30, noProxy: true, auth: { tokenCommand: { command: 'x' } }, backoff: { baseDelay: 2e9, multiplier: 2, maxDelay: 6e10 } },
+        clouddriver: {
+          keepAliveTimeOutSeconds: 30,
+          noProxy: true,
+          auth: { tokenCommand: { command: 'x' } },
+          backoff: { baseDelay: 2e9, multiplier: 2, maxDelay: 6e10 },
+        },
         kubernetes: { accounts: [{ name: 'a', serviceAccount: true, onlySpinnakerManaged: true, metrics: false, providerVersion: 'V2' }] },
       },
       {},
     );
     assert.deepEqual(ok.clouddriver.reconnect, { baseSeconds: 2, factor: 2, maxSeconds: 60, stableSeconds: 10 });
-    const issues = issuesOf(() => parseAgentConfig({ bogus: 1, kubernetes: { accounts: [{ name: 'a', serviceAccount: true, colour: 'red' }] } }, {}));
-    assert.deepEqual(
-      issues.map((i) => `${i.path}: ${i.message}`).sort(),
-      [': unknown key "bogus"', 'kubernetes.accounts[0]: unknown key "colour"'],
+    const issues = issuesOf(() =>
+      parseAgentConfig({ bogus: 1, kubernetes: { accounts: [{ name: 'a', serviceAccount: true, colour: 'red' }] } }, {}),
     );
+    assert.deepEqual(issues.map((i) => `${i.path}: ${i.message}`).sort(), [
+      ': unknown key "bogus"',
+      'kubernetes.accounts[0]: unknown key "colour"',
+    ]);
   });
 
   test('account rules: name format, uniqueness, one credential source, kind names', () => {
@@ -131,18 +144,33 @@ describe('agent configuration', () => {
     assert.deepEqual(line.clouddriver.auth?.tokenCommand, { command: 'vault read -field=token x' });
     assert.equal(line.clouddriver.auth?.tokenCommandIntervalSeconds, AGENT_DEFAULTS.tokenCommandIntervalSeconds);
     assert.equal(line.clouddriver.auth?.tokenCommandTimeoutSeconds, AGENT_DEFAULTS.tokenCommandTimeoutSeconds);
-    const args = parseAgentConfig({ clouddriver: { auth: { tokenCommand: { command: '/bin/echo', args: ['t'] }, tokenCommandIntervalSeconds: 60 } } }, {});
+    const args = parseAgentConfig(
+      { clouddriver: { auth: { tokenCommand: { command: '/bin/echo', args: ['t'] }, tokenCommandIntervalSeconds: 60 } } },
+      {},
+    );
     assert.deepEqual(args.clouddriver.auth?.tokenCommand, { command: '/bin/echo', args: ['t'] });
     assert.equal(args.clouddriver.auth?.tokenCommandIntervalSeconds, 60);
     const both = issuesOf(() => parseAgentConfig({ clouddriver: { auth: { token: 'a', tokenCommand: 'echo b' } } }, {}));
-    assert.deepEqual(both.map((i) => i.path), ['clouddriver.auth.tokenCommand']);
+    assert.deepEqual(
+      both.map((i) => i.path),
+      ['clouddriver.auth.tokenCommand'],
+    );
     assert.match(both[0]!.message, /token and tokenCommand are mutually exclusive/);
     // The environment token counts as a source too.
-    assert.match(issuesOf(() => parseAgentConfig({ clouddriver: { auth: { tokenFile: '/t' } } }, { OUTPOST_AGENT_TOKEN: 'x' }))[0]!.message, /mutually exclusive/);
-    assert.deepEqual(issuesOf(() => parseAgentConfig({ clouddriver: { auth: { tokenCommand: 'x', tokenCommandIntervalSeconds: 0 } } }, {})).map((i) => i.path), [
-      'clouddriver.auth.tokenCommandIntervalSeconds',
-    ]);
-    assert.deepEqual(issuesOf(() => parseAgentConfig({ clouddriver: { auth: { tokenCommand: '  ' } } }, {})).map((i) => i.path), ['clouddriver.auth.tokenCommand']);
+    assert.match(
+      issuesOf(() => parseAgentConfig({ clouddriver: { auth: { tokenFile: '/t' } } }, { OUTPOST_AGENT_TOKEN: 'x' }))[0]!.message,
+      /mutually exclusive/,
+    );
+    assert.deepEqual(
+      issuesOf(() => parseAgentConfig({ clouddriver: { auth: { tokenCommand: 'x', tokenCommandIntervalSeconds: 0 } } }, {})).map(
+        (i) => i.path,
+      ),
+      ['clouddriver.auth.tokenCommandIntervalSeconds'],
+    );
+    assert.deepEqual(
+      issuesOf(() => parseAgentConfig({ clouddriver: { auth: { tokenCommand: '  ' } } }, {})).map((i) => i.path),
+      ['clouddriver.auth.tokenCommand'],
+    );
     assert.equal(parseAgentConfig({}, { OUTPOST_AGENT_TOKEN_FILE: '/run/token' }).clouddriver.auth?.tokenFile, '/run/token');
     const rel = loadAgentConfig(file('token.yaml', 'clouddriver:\n  auth:\n    tokenFile: secrets/token\n'), {});
     assert.equal(rel.clouddriver.auth?.tokenFile, join(dir, 'secrets/token'));
@@ -154,23 +182,35 @@ describe('agent configuration', () => {
     assert.deepEqual(metricsAddress(defaults), { port: AGENT_DEFAULTS.metricsPort, host: '127.0.0.1' });
     // Several agents on one host (tests) use server.port 0: their metrics must not all claim 8008.
     assert.deepEqual(metricsAddress(parseAgentConfig({ server: { port: 0 } }, {})), { port: 0, host: '127.0.0.1' });
-    assert.deepEqual(metricsAddress(parseAgentConfig({ server: { port: 0, host: '0.0.0.0' }, prometheus: { port: 9100 } }, {})), { port: 9100, host: '0.0.0.0' });
-    assert.deepEqual(metricsAddress(parseAgentConfig({ server: { host: '[::1]' }, prometheus: { host: '127.0.0.1' } }, {})), { port: 8008, host: '127.0.0.1' });
+    assert.deepEqual(metricsAddress(parseAgentConfig({ server: { port: 0, host: '0.0.0.0' }, prometheus: { port: 9100 } }, {})), {
+      port: 9100,
+      host: '0.0.0.0',
+    });
+    assert.deepEqual(metricsAddress(parseAgentConfig({ server: { host: '[::1]' }, prometheus: { host: '127.0.0.1' } }, {})), {
+      port: 8008,
+      host: '127.0.0.1',
+    });
     assert.equal(parseAgentConfig({ server: { host: '[::1]' } }, {}).server.host, '::1');
     assert.equal(metricsAddress(parseAgentConfig({ prometheus: { enabled: false } }, {})), undefined);
     assert.equal(parseAgentConfig({}, { OUTPOST_AGENT_METRICS_PORT: '9999' }).prometheus.port, 9999);
-    const issues = issuesOf(() => parseAgentConfig({ prometheus: { port: 70000, colour: 'red', enabled: 'yes' }, server: { host: 'not a host' } }, {}));
+    const issues = issuesOf(() =>
+      parseAgentConfig({ prometheus: { port: 70000, colour: 'red', enabled: 'yes' }, server: { host: 'not a host' } }, {}),
+    );
     assert.deepEqual(issues.map((i) => i.path).sort(), ['prometheus', 'prometheus.enabled', 'prometheus.port', 'server.host']);
   });
 
   test('TLS: a client key needs a certificate', () => {
     const issues = issuesOf(() => parseAgentConfig({ clouddriver: { insecure: false, tls: { clientKeyFile: '/k.pem' } } }, {}));
-    assert.deepEqual(issues.map((i) => i.path), ['clouddriver.tls.clientKeyFile']);
+    assert.deepEqual(
+      issues.map((i) => i.path),
+      ['clouddriver.tls.clientKeyFile'],
+    );
   });
   // hostile-input regression: the yaml library's alias-bomb guard threw a ReferenceError out of loadAgentConfig
   test('a YAML alias bomb or an undefined alias is an AgentConfigError, not a ReferenceError', () => {
     const dir = mkdtempSync(join(tmpdir(), 'outpost-config-'));
-    const bomb = 'a: &a ["x","x","x","x","x","x","x","x","x"]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n';
+    const bomb =
+      'a: &a ["x","x","x","x","x","x","x","x","x"]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n';
     const file = join(dir, 'bomb.yaml');
     writeFileSync(file, bomb);
     const issues = issuesOf(() => loadAgentConfig(file, {}));

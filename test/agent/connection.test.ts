@@ -68,10 +68,18 @@ describe('agent connection handling', () => {
       }));
       return { verdicts: () => hello.accounts.map((a) => ({ account: a.name, resume })) };
     };
-    const h = await startHarness({ seed: 'demo', account: { kinds: ['ConfigMap', 'Service'] }, gateway: { welcome: resumeFromFirstStream } });
+    const h = await startHarness({
+      seed: 'demo',
+      account: { kinds: ['ConfigMap', 'Service'] },
+      gateway: { welcome: resumeFromFirstStream },
+    });
     gw = h.gateway;
     try {
-      await gw.waitFor(() => endMarkers(gw!.messages, 'ConfigMap').length === 1 && endMarkers(gw!.messages, 'Service').length === 1, 10_000, 'first lists');
+      await gw.waitFor(
+        () => endMarkers(gw!.messages, 'ConfigMap').length === 1 && endMarkers(gw!.messages, 'Service').length === 1,
+        10_000,
+        'first lists',
+      );
       gw.streams[0]!.drop();
       await gw.waitFor(() => h.agent.status().sessionId === 'session-1', 5000, 'second session');
       h.sandbox.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after-reconnect', namespace: 'demo' }, data: {} });
@@ -79,9 +87,21 @@ describe('agent connection handling', () => {
       await gw.waitFor(() => endMarkers(gw!.streams[1]!.messages, 'Service').length === 1, 5000, 'Service re-listed');
       const second = gw.streams[1]!;
       assert.equal(second.messages[0]!.message.case, 'hello');
-      assert.equal(markersOf(second.messages).some((m) => m.kind === 'ConfigMap'), false, 'ConfigMap resumed, not listed');
-      assert.deepEqual(markersOf(second.messages).filter((m) => m.kind === 'Service').map((m) => m.phase), [SyncPhase.START, SyncPhase.END]);
-      assert.deepEqual(dataMessages(second.messages).map(sequenceOf), dataMessages(second.messages).map((_, i) => BigInt(i + 1)));
+      assert.equal(
+        markersOf(second.messages).some((m) => m.kind === 'ConfigMap'),
+        false,
+        'ConfigMap resumed, not listed',
+      );
+      assert.deepEqual(
+        markersOf(second.messages)
+          .filter((m) => m.kind === 'Service')
+          .map((m) => m.phase),
+        [SyncPhase.START, SyncPhase.END],
+      );
+      assert.deepEqual(
+        dataMessages(second.messages).map(sequenceOf),
+        dataMessages(second.messages).map((_, i) => BigInt(i + 1)),
+      );
       assert.match(h.logs.text(), /lost the gateway stream/);
     } finally {
       await h.close();
@@ -90,15 +110,25 @@ describe('agent connection handling', () => {
 
   test('a stream that lasted reconnect.stableSeconds starts the backoff over; shorter ones keep growing it', async () => {
     const attemptsLogged = async (stableSeconds: number) => {
-      const h = await startHarness({ seed: 'none', config: { clouddriver: { reconnect: { baseSeconds: 0.02, factor: 2, maxSeconds: 0.02, stableSeconds } } } });
+      const h = await startHarness({
+        seed: 'none',
+        config: { clouddriver: { reconnect: { baseSeconds: 0.02, factor: 2, maxSeconds: 0.02, stableSeconds } } },
+      });
       try {
         for (let i = 0; i < 2; i++) {
           await h.gateway.waitFor(() => h.gateway.streams.length === i + 1 && h.agent.status().connected, 5000, `stream ${i + 1}`);
           await new Promise((r) => setTimeout(r, 400));
           h.gateway.streams[i]!.drop();
         }
-        await h.gateway.waitFor(() => h.logs.lines().filter((l) => String(l.msg).startsWith('lost the gateway stream')).length === 2, 5000, 'two drops logged');
-        return h.logs.lines().filter((l) => String(l.msg).startsWith('lost the gateway stream')).map((l) => l.attempt);
+        await h.gateway.waitFor(
+          () => h.logs.lines().filter((l) => String(l.msg).startsWith('lost the gateway stream')).length === 2,
+          5000,
+          'two drops logged',
+        );
+        return h.logs
+          .lines()
+          .filter((l) => String(l.msg).startsWith('lost the gateway stream'))
+          .map((l) => l.attempt);
       } finally {
         await h.close();
       }
@@ -108,7 +138,11 @@ describe('agent connection handling', () => {
   });
 
   test('heartbeats are sent; a silent gateway is declared dead after 3 intervals and the agent reconnects', async () => {
-    const h = await startHarness({ seed: 'none', gateway: { silent: true }, config: { clouddriver: { keepAliveHeartbeatSeconds: 1, reconnect: { baseSeconds: 0.05, factor: 1, maxSeconds: 0.05 } } } });
+    const h = await startHarness({
+      seed: 'none',
+      gateway: { silent: true },
+      config: { clouddriver: { keepAliveHeartbeatSeconds: 1, reconnect: { baseSeconds: 0.05, factor: 1, maxSeconds: 0.05 } } },
+    });
     try {
       await h.gateway.waitFor(() => h.gateway.streams.length >= 2, 8000, 'a second stream after the dead-peer timeout');
       assert.ok(h.gateway.streams[0]!.messages.some((m) => m.message.case === 'heartbeat' && m.message.value.agentId === 'test-agent'));
@@ -119,9 +153,16 @@ describe('agent connection handling', () => {
   });
 
   test('unreachable gateway: retries with backoff and says where, why and when', async () => {
-    const h = await startHarness({ seed: 'none', config: { clouddriver: { grpc: '127.0.0.1:1', reconnect: { baseSeconds: 0.02, factor: 2, maxSeconds: 0.1 } } } });
+    const h = await startHarness({
+      seed: 'none',
+      config: { clouddriver: { grpc: '127.0.0.1:1', reconnect: { baseSeconds: 0.02, factor: 2, maxSeconds: 0.1 } } },
+    });
     try {
-      await h.gateway.waitFor(() => (h.logs.text().match(/cannot connect to the gateway/g)?.length ?? 0) >= 3, 8000, 'three failures logged');
+      await h.gateway.waitFor(
+        () => (h.logs.text().match(/cannot connect to the gateway/g)?.length ?? 0) >= 3,
+        8000,
+        'three failures logged',
+      );
       const line = h.logs.lines().find((l) => String(l.msg).startsWith('cannot connect to the gateway'))!;
       assert.match(String(line.msg), /^cannot connect to the gateway at 127\.0\.0\.1:1: .*ECONNREFUSED.*; next retry in \d+\.\d s$/);
       assert.equal(line.gateway, '127.0.0.1:1');
@@ -135,7 +176,10 @@ describe('agent connection handling', () => {
     const server = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>proxy</html>'));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as AddressInfo).port;
-    const h = await startHarness({ seed: 'none', config: { clouddriver: { grpc: `127.0.0.1:${port}`, reconnect: { baseSeconds: 0.05, factor: 1, maxSeconds: 0.05 } } } });
+    const h = await startHarness({
+      seed: 'none',
+      config: { clouddriver: { grpc: `127.0.0.1:${port}`, reconnect: { baseSeconds: 0.05, factor: 1, maxSeconds: 0.05 } } },
+    });
     try {
       await h.gateway.waitFor(() => /HTTP\/1\.1-only proxy/.test(h.logs.text()), 8000, 'the proxy hint');
     } finally {

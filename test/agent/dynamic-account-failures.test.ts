@@ -39,7 +39,10 @@ for (const driver of testDrivers()) {
       const testDb = await createTestDatabase(driver);
       const gatewayLogs = captureLogs();
       const gateway = await startGateway(
-        loadGatewayConfig({ env: {}, overrides: { httpPort: 0, grpcPort: 0, host: '127.0.0.1', database: testDb.url, id: 'gw-dyn', insecure: true } }),
+        loadGatewayConfig({
+          env: {},
+          overrides: { httpPort: 0, grpcPort: 0, host: '127.0.0.1', database: testDb.url, id: 'gw-dyn', insecure: true },
+        }),
         { logger: createLogger({ level: 'debug', destination: gatewayLogs.stream }) },
       );
       const agentDir = join(dir, 'agent');
@@ -56,14 +59,24 @@ for (const driver of testDrivers()) {
       writeFileSync(
         configFile,
         JSON.stringify({
-          clouddriver: { grpc: new URL(gateway.grpcUrl).host, insecure: true, reconnect: { baseSeconds: 0.05, factor: 1.6, maxSeconds: 0.5 } },
+          clouddriver: {
+            grpc: new URL(gateway.grpcUrl).host,
+            insecure: true,
+            reconnect: { baseSeconds: 0.05, factor: 1.6, maxSeconds: 0.5 },
+          },
           agent: { id: 'dyn-agent', zone: 'z1' },
           server: { port: 0 },
-          kubernetes: { accounts: [{ name: 'alpha', kubeconfigFile: kubeconfig, context: 'sandbox', namespaces: ['demo'], kinds: ['ConfigMap'] }] },
+          kubernetes: {
+            accounts: [{ name: 'alpha', kubeconfigFile: kubeconfig, context: 'sandbox', namespaces: ['demo'], kinds: ['ConfigMap'] }],
+          },
         }),
       );
       const agentLogs = captureLogs();
-      const agent = await startAgent(loadAgentConfig(configFile, {}), { configFile, env: {}, logger: createLogger({ level: 'debug', destination: agentLogs.stream }) });
+      const agent = await startAgent(loadAgentConfig(configFile, {}), {
+        configFile,
+        env: {},
+        logger: createLogger({ level: 'debug', destination: agentLogs.stream }),
+      });
       const rest = async (method: string, path: string, body?: unknown) => {
         const res = await fetch(`${gateway.httpUrl}${path}`, {
           method,
@@ -73,10 +86,18 @@ for (const driver of testDrivers()) {
         return { status: res.status, body: (await res.json()) as Record<string, any> };
       };
       const account = async (name: string) => (await rest('GET', `/armory/accounts/${name}`)).body;
-      const dynamic = (name: string, kubeconfigFile: string) => ({ name, kubeconfigFile, context: 'sandbox', zoneId: 'z1', namespaces: ['demo'], kinds: ['ConfigMap'] });
+      const dynamic = (name: string, kubeconfigFile: string) => ({
+        name,
+        kubeconfigFile,
+        context: 'sandbox',
+        zoneId: 'z1',
+        namespaces: ['demo'],
+        kinds: ['ConfigMap'],
+      });
       try {
         await waitFor(async () => (await account('alpha')).state === 'ACTIVE', 'alpha active');
-        const sessions = async () => (await gateway.database.db.execute(sql.raw(`select id from agent_sessions where agent_id = 'dyn-agent'`))) as unknown;
+        const sessions = async () =>
+          (await gateway.database.db.execute(sql.raw(`select id from agent_sessions where agent_id = 'dyn-agent'`))) as unknown;
         const rowsOf = (r: unknown) => ((r as { rows?: unknown[] }).rows ?? (r as unknown[])) as { id: string }[];
         const before = rowsOf(await sessions()).map((r) => r.id);
 
@@ -110,11 +131,25 @@ for (const driver of testDrivers()) {
         assert.equal(states.alpha, 'ACTIVE');
         assert.equal(states['dyn-good'], 'ACTIVE');
         assert.equal(states['dyn-outside'], 'FAILED');
-        assert.deepEqual(rowsOf(await sessions()).map((r) => r.id), before, 'no reconnect: the Hello was never refused');
+        assert.deepEqual(
+          rowsOf(await sessions()).map((r) => r.id),
+          before,
+          'no reconnect: the Hello was never refused',
+        );
 
         // Nothing of the files in a log line or the database.
-        const stored = JSON.stringify(rowsOf(await gateway.database.db.execute(sql.raw(`select a.*, t.* from accounts a left join account_transitions t on t.account = a.name`))));
-        for (const [where, text] of [['agent log', agentLogs.text()], ['gateway log', gatewayLogs.text()], ['database', stored]] as const) {
+        const stored = JSON.stringify(
+          rowsOf(
+            await gateway.database.db.execute(
+              sql.raw(`select a.*, t.* from accounts a left join account_transitions t on t.account = a.name`),
+            ),
+          ),
+        );
+        for (const [where, text] of [
+          ['agent log', agentLogs.text()],
+          ['gateway log', gatewayLogs.text()],
+          ['database', stored],
+        ] as const) {
           assert.ok(!text.includes('marker-9f2c1d'), `${where} holds file content`);
         }
 

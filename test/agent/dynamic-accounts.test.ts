@@ -7,7 +7,12 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ends = (h: Harness, account: string, kind: string) =>
   markersOf(h.gateway.messages).filter((m) => m.account === account && m.kind === kind && m.phase === SyncPhase.END);
 const accountOf = (h: Harness, name: string) => h.agent.status().accounts.find((a) => a.name === name);
-const service = (name: string) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'demo' }, spec: { ports: [{ port: 80 }] } });
+const service = (name: string) => ({
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name, namespace: 'demo' },
+  spec: { ports: [{ port: 80 }] },
+});
 
 describe('dynamic accounts (gateway AccountCommands)', () => {
   test('ADD prepares, announces and streams after CACHING; REMOVE stops it; the file wins; invalid and refused ones are logged', async () => {
@@ -17,7 +22,9 @@ describe('dynamic accounts (gateway AccountCommands)', () => {
       gateway: {
         verdicts: (change) =>
           change.added.map((a) =>
-            a.name === 'taken' ? { account: a.name, verdict: Verdict.REFUSED, reason: 'name "taken" is bound to another cluster' } : { account: a.name },
+            a.name === 'taken'
+              ? { account: a.name, verdict: Verdict.REFUSED, reason: 'name "taken" is bound to another cluster' }
+              : { account: a.name },
           ),
       },
     });
@@ -28,7 +35,14 @@ describe('dynamic accounts (gateway AccountCommands)', () => {
 
       gateway.sendAccountCommand({
         action: AccountAction.ADD,
-        account: { name: 'dyn', kubeconfigFile: h.kubeconfigFile, context: 'sandbox', kinds: ['Service'], namespaces: ['demo'], properties: { team: 'web' } },
+        account: {
+          name: 'dyn',
+          kubeconfigFile: h.kubeconfigFile,
+          context: 'sandbox',
+          kinds: ['Service'],
+          namespaces: ['demo'],
+          properties: { team: 'web' },
+        },
       });
       const change = await gateway.waitFor(() => gateway.accountsChanged()[0], 5000, 'AccountsChanged for dyn');
       assert.deepEqual(change.removed, []);
@@ -38,26 +52,45 @@ describe('dynamic accounts (gateway AccountCommands)', () => {
       assert.deepEqual(change.added[0]!.properties, { team: 'web' });
       await gateway.waitFor(() => ends(h, 'dyn', 'Service').length === 1, 5000, 'dyn listed');
       sandbox.store.create(service('dyn-live'));
-      await gateway.waitFor(() => eventsOf(gateway.messages).find((e) => e.account === 'dyn' && e.name === 'dyn-live'), 5000, 'dyn streams changes');
+      await gateway.waitFor(
+        () => eventsOf(gateway.messages).find((e) => e.account === 'dyn' && e.name === 'dyn-live'),
+        5000,
+        'dyn streams changes',
+      );
       assert.deepEqual(
         { source: accountOf(h, 'dyn')!.source, verdict: accountOf(h, 'dyn')!.verdict },
         { source: 'dynamic', verdict: 'caching' },
       );
-      const admin = (await (await fetch(`http://127.0.0.1:${h.agent.adminPort}/accounts`)).json()) as { items: Array<{ name: string; source: string; verdict: string }> };
+      const admin = (await (await fetch(`http://127.0.0.1:${h.agent.adminPort}/accounts`)).json()) as {
+        items: Array<{ name: string; source: string; verdict: string }>;
+      };
       assert.deepEqual(
         admin.items.map((a) => [a.name, a.source, a.verdict]),
-        [['dyn', 'dynamic', 'caching'], ['sandbox', 'file', 'caching']],
+        [
+          ['dyn', 'dynamic', 'caching'],
+          ['sandbox', 'file', 'caching'],
+        ],
       );
 
       // The file wins; invalid definitions are refused; neither is announced.
-      gateway.sendAccountCommand({ action: AccountAction.ADD, account: { name: 'sandbox', kubeconfigFile: h.kubeconfigFile, kinds: ['Service'] } });
+      gateway.sendAccountCommand({
+        action: AccountAction.ADD,
+        account: { name: 'sandbox', kubeconfigFile: h.kubeconfigFile, kinds: ['Service'] },
+      });
       gateway.sendAccountCommand({ action: AccountAction.ADD, account: { name: 'no-creds', kinds: ['Service'] } });
       gateway.sendAccountCommand({ action: AccountAction.ADD, account: { name: 'Bad Name', serviceAccount: true } });
       gateway.sendAccountCommand({ action: AccountAction.REMOVE, account: { name: 'sandbox' } });
-      await gateway.waitFor(() => (h.logs.text().match(/config file/g)?.length ?? 0) >= 2 && /"Bad Name"/.test(h.logs.text()), 5000, 'warnings');
+      await gateway.waitFor(
+        () => (h.logs.text().match(/config file/g)?.length ?? 0) >= 2 && /"Bad Name"/.test(h.logs.text()),
+        5000,
+        'warnings',
+      );
       const text = h.logs.text();
       assert.match(text, /ignoring ADD of account \\"sandbox\\": the config file defines an account of that name \(the file wins\)/);
-      assert.match(text, /refusing to add account \\"no-creds\\" from a gateway command: invalid definition: kubeconfigFile: set kubeconfigFile/);
+      assert.match(
+        text,
+        /refusing to add account \\"no-creds\\" from a gateway command: invalid definition: kubeconfigFile: set kubeconfigFile/,
+      );
       assert.match(text, /refusing to add account \\"Bad Name\\" from a gateway command: invalid definition: name: account names are/);
       assert.match(text, /ignoring REMOVE of account \\"sandbox\\": it is defined in the config file/);
       await pause(200);
@@ -65,23 +98,42 @@ describe('dynamic accounts (gateway AccountCommands)', () => {
       assert.equal(accountOf(h, 'sandbox')!.watches[0]!.startedAt, fileWatchStarted, 'the file account was not touched');
 
       // A refused account is not streamed, and the reason is logged and shown.
-      gateway.sendAccountCommand({ action: AccountAction.ADD, account: { name: 'taken', kubeconfigFile: h.kubeconfigFile, context: 'sandbox', kinds: ['Service'] } });
+      gateway.sendAccountCommand({
+        action: AccountAction.ADD,
+        account: { name: 'taken', kubeconfigFile: h.kubeconfigFile, context: 'sandbox', kinds: ['Service'] },
+      });
       await gateway.waitFor(() => accountOf(h, 'taken')?.verdict === 'refused', 5000, 'taken refused');
       assert.equal(accountOf(h, 'taken')!.reason, 'name "taken" is bound to another cluster');
       assert.match(h.logs.text(), /account refused by the gateway: name \\"taken\\" is bound to another cluster/);
       await pause(200);
-      assert.equal(markersOf(gateway.messages).some((m) => m.account === 'taken'), false);
+      assert.equal(
+        markersOf(gateway.messages).some((m) => m.account === 'taken'),
+        false,
+      );
 
       // REMOVE: watchers stop; nothing of dyn after its removal is announced.
       gateway.sendAccountCommand({ action: AccountAction.REMOVE, account: { name: 'dyn' } });
-      const removal = await gateway.waitFor(() => gateway.accountsChanged().find((c) => c.removed.includes('dyn')), 5000, 'removal announced');
+      const removal = await gateway.waitFor(
+        () => gateway.accountsChanged().find((c) => c.removed.includes('dyn')),
+        5000,
+        'removal announced',
+      );
       assert.deepEqual(removal.added, []);
-      const announcedAt = gateway.streams[0]!.messages.findIndex((m) => m.message.case === 'accountsChanged' && m.message.value === removal);
+      const announcedAt = gateway.streams[0]!.messages.findIndex(
+        (m) => m.message.case === 'accountsChanged' && m.message.value === removal,
+      );
       sandbox.store.create(service('after-removal'));
       await gateway.waitFor(() => accountOf(h, 'dyn') === undefined, 5000, 'dyn gone from the status');
       await pause(300);
-      assert.equal(eventsOf(gateway.streams[0]!.messages.slice(announcedAt + 1)).some((e) => e.account === 'dyn'), false);
-      assert.equal(eventsOf(gateway.messages).some((e) => e.name === 'after-removal'), false, 'no account watches Services any more');
+      assert.equal(
+        eventsOf(gateway.streams[0]!.messages.slice(announcedAt + 1)).some((e) => e.account === 'dyn'),
+        false,
+      );
+      assert.equal(
+        eventsOf(gateway.messages).some((e) => e.name === 'after-removal'),
+        false,
+        'no account watches Services any more',
+      );
       assert.equal(gateway.streams.length, 1);
     } finally {
       await h.close();
@@ -93,22 +145,37 @@ describe('dynamic accounts (gateway AccountCommands)', () => {
     try {
       const { gateway } = h;
       await gateway.waitFor(() => h.agent.status().connected, 5000, 'welcome');
-      gateway.sendAccountCommand({ action: AccountAction.ADD, account: { name: 'dyn', kubeconfigFile: h.kubeconfigFile, context: 'sandbox', kinds: ['Service'] } });
+      gateway.sendAccountCommand({
+        action: AccountAction.ADD,
+        account: { name: 'dyn', kubeconfigFile: h.kubeconfigFile, context: 'sandbox', kinds: ['Service'] },
+      });
       await gateway.waitFor(() => ends(h, 'dyn', 'Service').length === 1, 5000, 'dyn listed');
 
       // Same definition again while CACHING: nothing to do.
-      gateway.sendAccountCommand({ action: AccountAction.ADD, account: { name: 'dyn', kubeconfigFile: h.kubeconfigFile, context: 'sandbox', kinds: ['Service'] } });
+      gateway.sendAccountCommand({
+        action: AccountAction.ADD,
+        account: { name: 'dyn', kubeconfigFile: h.kubeconfigFile, context: 'sandbox', kinds: ['Service'] },
+      });
       await gateway.waitFor(() => /already served with this definition/.test(h.logs.text()), 5000, 'duplicate ADD noticed');
       // A different definition: removed and added in one change.
-      gateway.sendAccountCommand({ action: AccountAction.ADD, account: { name: 'dyn', kubeconfigFile: h.kubeconfigFile, context: 'sandbox', kinds: ['Service', 'Deployment'] } });
+      gateway.sendAccountCommand({
+        action: AccountAction.ADD,
+        account: { name: 'dyn', kubeconfigFile: h.kubeconfigFile, context: 'sandbox', kinds: ['Service', 'Deployment'] },
+      });
       const replaced = await gateway.waitFor(() => gateway.accountsChanged()[1], 5000, 'replacement');
       assert.deepEqual(replaced.removed, ['dyn']);
-      assert.deepEqual(replaced.added.map((a) => a.name), ['dyn']);
+      assert.deepEqual(
+        replaced.added.map((a) => a.name),
+        ['dyn'],
+      );
       await gateway.waitFor(() => ends(h, 'dyn', 'Deployment').length === 1, 5000, 'dyn Deployments listed');
 
       gateway.streams[0]!.drop();
       await gateway.waitFor(() => h.agent.status().sessionId === 'session-1', 5000, 'second session');
-      assert.deepEqual(gateway.streams[1]!.hello!.accounts.map((a) => a.name), ['sandbox', 'dyn']);
+      assert.deepEqual(
+        gateway.streams[1]!.hello!.accounts.map((a) => a.name),
+        ['sandbox', 'dyn'],
+      );
       await gateway.waitFor(() => ends(h, 'dyn', 'Deployment').length === 2, 5000, 'dyn streams in the new session');
       assert.equal(accountOf(h, 'dyn')!.source, 'dynamic');
     } finally {
@@ -125,7 +192,13 @@ describe('dynamic accounts (gateway AccountCommands)', () => {
         verdicts: (change) =>
           change.added.map((a) => ({
             account: a.name,
-            resume: a.kinds.map((k) => ({ apiVersion: k.apiVersion, kind: k.kind, watchNamespace: '', resourceVersion: resumeRv, $typeName: 'outpost.agent.v1.ResumePoint' as const })),
+            resume: a.kinds.map((k) => ({
+              apiVersion: k.apiVersion,
+              kind: k.kind,
+              watchNamespace: '',
+              resourceVersion: resumeRv,
+              $typeName: 'outpost.agent.v1.ResumePoint' as const,
+            })),
           })),
       },
     });
@@ -134,12 +207,27 @@ describe('dynamic accounts (gateway AccountCommands)', () => {
       await gateway.waitFor(() => h.agent.status().connected, 5000, 'welcome');
       resumeRv = String(sandbox.store.resourceVersion);
       sandbox.store.create(service('made-after-resume-point'));
-      gateway.sendAccountCommand({ action: AccountAction.ADD, account: { name: 'resumed', kubeconfigFile: h.kubeconfigFile, context: 'sandbox', kinds: ['Service'] } });
-      const added = await gateway.waitFor(() => eventsOf(gateway.messages).find((e) => e.account === 'resumed' && e.name === 'made-after-resume-point'), 5000, 'change since the resume point');
+      gateway.sendAccountCommand({
+        action: AccountAction.ADD,
+        account: { name: 'resumed', kubeconfigFile: h.kubeconfigFile, context: 'sandbox', kinds: ['Service'] },
+      });
+      const added = await gateway.waitFor(
+        () => eventsOf(gateway.messages).find((e) => e.account === 'resumed' && e.name === 'made-after-resume-point'),
+        5000,
+        'change since the resume point',
+      );
       assert.equal(added.watchNamespace, '');
       await pause(200);
-      assert.equal(markersOf(gateway.messages).some((m) => m.account === 'resumed'), false, 'no list for a resumed scope');
-      assert.equal(eventsOf(gateway.messages).some((e) => e.account === 'resumed' && e.name === 'web'), false, 'older objects not re-sent');
+      assert.equal(
+        markersOf(gateway.messages).some((m) => m.account === 'resumed'),
+        false,
+        'no list for a resumed scope',
+      );
+      assert.equal(
+        eventsOf(gateway.messages).some((e) => e.account === 'resumed' && e.name === 'web'),
+        false,
+        'older objects not re-sent',
+      );
     } finally {
       await h.close();
     }
@@ -154,16 +242,33 @@ describe('dynamic accounts (gateway AccountCommands)', () => {
     try {
       const { gateway } = h;
       await gateway.waitFor(() => h.agent.status().connected, 5000, 'welcome');
-      gateway.sendAccountCommand({ action: AccountAction.ADD, account: { name: 'blocked', kubeconfigFile: h.kubeconfigFile, context: 'sandbox', kinds: ['ConfigMap'] } });
-      await gateway.waitFor(() => h.agent.status().accounts.find((a) => a.name === 'blocked')?.watches[0]?.state === 'listing', 5000, 'blocked listing');
+      gateway.sendAccountCommand({
+        action: AccountAction.ADD,
+        account: { name: 'blocked', kubeconfigFile: h.kubeconfigFile, context: 'sandbox', kinds: ['ConfigMap'] },
+      });
+      await gateway.waitFor(
+        () => h.agent.status().accounts.find((a) => a.name === 'blocked')?.watches[0]?.state === 'listing',
+        5000,
+        'blocked listing',
+      );
       await pause(200);
       gateway.sendAccountCommand({ action: AccountAction.REMOVE, account: { name: 'blocked' } });
       await gateway.waitFor(() => gateway.accountsChanged().find((c) => c.removed.includes('blocked')), 3000, 'removal announced');
       await gateway.waitFor(() => /removing dynamic account/.test(h.logs.text()), 1000, 'removal logged');
       // The manager is free again: the next command is applied at once although nothing was acknowledged.
-      gateway.sendAccountCommand({ action: AccountAction.ADD, account: { name: 'next', kubeconfigFile: h.kubeconfigFile, context: 'sandbox', kinds: ['Service'] } });
-      await gateway.waitFor(() => gateway.accountsChanged().find((c) => c.added.some((a) => a.name === 'next')), 3000, 'next change announced');
-      assert.equal(h.agent.status().accounts.some((a) => a.name === 'blocked'), false);
+      gateway.sendAccountCommand({
+        action: AccountAction.ADD,
+        account: { name: 'next', kubeconfigFile: h.kubeconfigFile, context: 'sandbox', kinds: ['Service'] },
+      });
+      await gateway.waitFor(
+        () => gateway.accountsChanged().find((c) => c.added.some((a) => a.name === 'next')),
+        3000,
+        'next change announced',
+      );
+      assert.equal(
+        h.agent.status().accounts.some((a) => a.name === 'blocked'),
+        false,
+      );
     } finally {
       await h.close();
     }

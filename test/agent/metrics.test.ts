@@ -38,7 +38,12 @@ async function scrape(h: Harness): Promise<Map<string, number>> {
 }
 
 /** Polls the metrics until `predicate` holds. */
-async function scrapeUntil(h: Harness, predicate: (m: Map<string, number>) => boolean, what: string, timeoutMs = 10_000): Promise<Map<string, number>> {
+async function scrapeUntil(
+  h: Harness,
+  predicate: (m: Map<string, number>) => boolean,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<Map<string, number>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const metrics = await scrape(h);
@@ -49,10 +54,17 @@ async function scrapeUntil(h: Harness, predicate: (m: Map<string, number>) => bo
 }
 
 const m = (metrics: Map<string, number>, series: string) => metrics.get(`outpost_agent_${series}`) ?? 0;
-const requests = (metrics: Map<string, number>, verb: string, code: string) => m(metrics, `kubernetes_requests_total{verb="${verb}",code="${code}"}`);
+const requests = (metrics: Map<string, number>, verb: string, code: string) =>
+  m(metrics, `kubernetes_requests_total{verb="${verb}",code="${code}"}`);
 /** Bytes of the data messages the fake gateway received, encoded. */
-const bytesReceived = (h: Harness) => dataMessages(h.gateway.messages).reduce((sum, msg) => sum + toBinary(ConnectRequestSchema, msg).length, 0);
-const configMap = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'demo' }, data: { payload: 'é'.repeat(50) } });
+const bytesReceived = (h: Harness) =>
+  dataMessages(h.gateway.messages).reduce((sum, msg) => sum + toBinary(ConnectRequestSchema, msg).length, 0);
+const configMap = (name: string) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace: 'demo' },
+  data: { payload: 'é'.repeat(50) },
+});
 
 describe('agent metrics: pieces', () => {
   test('Kubernetes verbs are named as the API server names them', () => {
@@ -75,7 +87,8 @@ describe('agent metrics: pieces', () => {
       ['DELETE', '/api/v1/namespaces/demo/configmaps/x', {}, undefined, 'delete'],
       ['DELETE', '/api/v1/namespaces/demo/configmaps', {}, undefined, 'deletecollection'],
     ];
-    for (const [method, path, query, contentType, verb] of cases) assert.equal(kubeVerb(method, path, query, contentType), verb, `${method} ${path}`);
+    for (const [method, path, query, contentType, verb] of cases)
+      assert.equal(kubeVerb(method, path, query, contentType), verb, `${method} ${path}`);
   });
 
   test('wire size equals the encoded size of real messages (events with multi-byte text, markers, maps, nested results)', () => {
@@ -93,25 +106,60 @@ describe('agent metrics: pieces', () => {
         watchNamespace: i % 2 ? '' : 'démo',
       });
     const messages = [
-      create(ConnectRequestSchema, { message: { case: 'events', value: create(EventBatchSchema, { sequence: 2n ** 40n, events: Array.from({ length: 30 }, (_, i) => event(i)) }) } }),
+      create(ConnectRequestSchema, {
+        message: {
+          case: 'events',
+          value: create(EventBatchSchema, { sequence: 2n ** 40n, events: Array.from({ length: 30 }, (_, i) => event(i)) }),
+        },
+      }),
       create(ConnectRequestSchema, { message: { case: 'events', value: create(EventBatchSchema, { sequence: 1n, events: [] }) } }),
-      create(ConnectRequestSchema, { message: { case: 'sync', value: create(SyncMarkerSchema, { sequence: 7n, account: 'a', kind: 'K', phase: SyncPhase.END, count: 123_456_789n }) } }),
+      create(ConnectRequestSchema, {
+        message: {
+          case: 'sync',
+          value: create(SyncMarkerSchema, { sequence: 7n, account: 'a', kind: 'K', phase: SyncPhase.END, count: 123_456_789n }),
+        },
+      }),
       create(ConnectRequestSchema, { message: { case: 'sync', value: create(SyncMarkerSchema, {}) } }),
       create(ConnectRequestSchema, {
-        message: { case: 'hello', value: create(HelloSchema, { agentId: 'x', replicas: 3, accounts: [create(AccountInfoSchema, { name: 'a', properties: { team: 'web' } })] }) },
+        message: {
+          case: 'hello',
+          value: create(HelloSchema, {
+            agentId: 'x',
+            replicas: 3,
+            accounts: [create(AccountInfoSchema, { name: 'a', properties: { team: 'web' } })],
+          }),
+        },
       }),
       create(ConnectRequestSchema, {
-        message: { case: 'operationResult', value: create(OperationResultSchema, { id: 'op', success: true, statusCode: 200, duration: durationFromMs(1234.5), kubernetesDuration: durationFromMs(0) }) },
+        message: {
+          case: 'operationResult',
+          value: create(OperationResultSchema, {
+            id: 'op',
+            success: true,
+            statusCode: 200,
+            duration: durationFromMs(1234.5),
+            kubernetesDuration: durationFromMs(0),
+          }),
+        },
       }),
     ];
-    for (const message of messages) assert.equal(wireSize(ConnectRequestSchema, message), toBinary(ConnectRequestSchema, message).length, message.message.case);
+    for (const message of messages)
+      assert.equal(wireSize(ConnectRequestSchema, message), toBinary(ConnectRequestSchema, message).length, message.message.case);
   });
 
   test('events_sent_total counts changes only: bookmarks are not events', async () => {
     const metrics = createAgentMetrics({ connected: () => true, watchesOpen: () => 1, unackedBatches: () => 0 });
     const ev = (type: EventType, kind: string) => create(EventSchema, { account: 'a', type, apiVersion: 'v1', kind, resourceVersion: '5' });
-    const batch = [ev(EventType.BOOKMARK, 'ConfigMap'), ev(EventType.ADDED, 'ConfigMap'), ev(EventType.BOOKMARK, 'Pod'), ev(EventType.DELETED, 'ConfigMap'), ev(EventType.BOOKMARK, 'ConfigMap')];
-    metrics.dataSent(create(ConnectRequestSchema, { message: { case: 'events', value: create(EventBatchSchema, { sequence: 1n, events: batch }) } }));
+    const batch = [
+      ev(EventType.BOOKMARK, 'ConfigMap'),
+      ev(EventType.ADDED, 'ConfigMap'),
+      ev(EventType.BOOKMARK, 'Pod'),
+      ev(EventType.DELETED, 'ConfigMap'),
+      ev(EventType.BOOKMARK, 'ConfigMap'),
+    ];
+    metrics.dataSent(
+      create(ConnectRequestSchema, { message: { case: 'events', value: create(EventBatchSchema, { sequence: 1n, events: batch }) } }),
+    );
     const { body } = await metrics.scrape();
     assert.match(body, /^outpost_agent_events_sent_total\{kind="ConfigMap"\} 2$/m);
     assert.doesNotMatch(body, /events_sent_total\{kind="Pod"\}/, 'a kind with only bookmarks has no changes');
@@ -143,8 +191,15 @@ describe('agent metrics against the sandbox and the fake gateway', () => {
       gateway: { welcome: () => (refuseStreams ? { refuse: { code: Code.Unavailable, message: 'not now' } } : {}) },
     });
     try {
-      assert.ok(h.agent.metricsPort !== undefined && h.agent.metricsPort !== 8008, 'an ephemeral metrics port next to an ephemeral admin port');
-      await h.gateway.waitFor(() => endMarkers(h.gateway.messages, 'ConfigMap').length === 1 && endMarkers(h.gateway.messages, 'Deployment').length === 1, 10_000, 'initial lists');
+      assert.ok(
+        h.agent.metricsPort !== undefined && h.agent.metricsPort !== 8008,
+        'an ephemeral metrics port next to an ephemeral admin port',
+      );
+      await h.gateway.waitFor(
+        () => endMarkers(h.gateway.messages, 'ConfigMap').length === 1 && endMarkers(h.gateway.messages, 'Deployment').length === 1,
+        10_000,
+        'initial lists',
+      );
       // Every data message received and acknowledged (the fake gateway's acks travel back after it received them).
       const before = await scrapeUntil(
         h,
@@ -157,7 +212,10 @@ describe('agent metrics against the sandbox and the fake gateway', () => {
       const listedConfigMaps = eventsOf(h.gateway.messages).filter((e) => e.kind === 'ConfigMap' && e.type !== EventType.BOOKMARK).length;
       assert.ok(listedConfigMaps > 0);
       assert.equal(m(before, 'events_sent_total{kind="ConfigMap"}'), listedConfigMaps);
-      assert.equal(m(before, 'events_sent_total{kind="Deployment"}'), eventsOf(h.gateway.messages).filter((e) => e.kind === 'Deployment' && e.type !== EventType.BOOKMARK).length);
+      assert.equal(
+        m(before, 'events_sent_total{kind="Deployment"}'),
+        eventsOf(h.gateway.messages).filter((e) => e.kind === 'Deployment' && e.type !== EventType.BOOKMARK).length,
+      );
       // Preparation and the watch pipeline: /version and discovery (get), access reviews (create), lists and watches.
       assert.ok(requests(before, 'get', '200') > 0, 'discovery');
       assert.ok(requests(before, 'create', '201') >= 2, 'one access review per scope');
@@ -168,9 +226,20 @@ describe('agent metrics against the sandbox and the fake gateway', () => {
 
       // Traffic: five ConfigMaps, a get operation that finds its object and one that does not.
       for (let i = 0; i < 5; i++) h.sandbox.store.create(configMap(`metrics-${i}`));
-      await h.gateway.waitFor(() => eventsOf(h.gateway.messages).filter((e) => e.name.startsWith('metrics-')).length === 5, 5000, 'the five events');
+      await h.gateway.waitFor(
+        () => eventsOf(h.gateway.messages).filter((e) => e.name.startsWith('metrics-')).length === 5,
+        5000,
+        'the five events',
+      );
       const get = (id: string, name: string) =>
-        h.gateway.sendOperation(create(OperationSchema, { id, account: 'sandbox', timeout: durationFromMs(10_000), spec: { case: 'get', value: { kind: 'ConfigMap', namespace: 'demo', name } as never } }));
+        h.gateway.sendOperation(
+          create(OperationSchema, {
+            id,
+            account: 'sandbox',
+            timeout: durationFromMs(10_000),
+            spec: { case: 'get', value: { kind: 'ConfigMap', namespace: 'demo', name } as never },
+          }),
+        );
       get('found', 'metrics-0');
       get('missing', 'no-such-map');
       await h.gateway.waitForResult('found');
@@ -189,7 +258,9 @@ describe('agent metrics against the sandbox and the fake gateway', () => {
       h.sandbox.store.create(configMap('unacked'));
       await scrapeUntil(h, (x) => m(x, 'unacked_batches') >= 1, 'an unacknowledged batch');
       h.gateway.autoAck = true;
-      h.gateway.streams[0]!.send(create(ConnectResponseSchema, { message: { case: 'ack', value: create(AckSchema, { sequence: 1_000_000n }) } }));
+      h.gateway.streams[0]!.send(
+        create(ConnectResponseSchema, { message: { case: 'ack', value: create(AckSchema, { sequence: 1_000_000n }) } }),
+      );
       await scrapeUntil(h, (x) => m(x, 'unacked_batches') === 0, 'the window emptied by the ack');
 
       // The gateway drops the stream and refuses new ones for a while: connected 0 and one disconnection (refused

@@ -20,19 +20,41 @@ describe('three-way patch', () => {
   const deployment = patchSchemaFor('apps', 'Deployment');
 
   test('strategic: merge-keyed lists change per element, removed elements get $patch: delete, others keep theirs', () => {
-    const original = { spec: { template: { spec: { containers: [{ name: 'a', image: '1' }, { name: 'b', image: '1' }] } } } };
+    const original = {
+      spec: {
+        template: {
+          spec: {
+            containers: [
+              { name: 'a', image: '1' },
+              { name: 'b', image: '1' },
+            ],
+          },
+        },
+      },
+    };
     const modified = { spec: { template: { spec: { containers: [{ name: 'a', image: '2' }] } } } };
     const current = {
       spec: {
         replicas: 3,
-        template: { spec: { containers: [{ name: 'a', image: '1', imagePullPolicy: 'IfNotPresent' }, { name: 'b', image: '1' }, { name: 'injected', image: 'x' }] } },
+        template: {
+          spec: {
+            containers: [
+              { name: 'a', image: '1', imagePullPolicy: 'IfNotPresent' },
+              { name: 'b', image: '1' },
+              { name: 'injected', image: 'x' },
+            ],
+          },
+        },
       },
     };
     assert.deepEqual(threeWayPatch(original, modified, current, deployment), {
       spec: {
         template: {
           spec: {
-            containers: [{ name: 'a', image: '2' }, { name: 'b', $patch: 'delete' }],
+            containers: [
+              { name: 'a', image: '2' },
+              { name: 'b', $patch: 'delete' },
+            ],
             '$setElementOrder/containers': [{ name: 'a' }],
           },
         },
@@ -49,12 +71,22 @@ describe('three-way patch', () => {
   });
 
   test('primitive set lists (finalizers) add and remove members', () => {
-    const patch = threeWayPatch({ metadata: { finalizers: ['a', 'b'] } }, { metadata: { finalizers: ['a', 'c'] } }, { metadata: { finalizers: ['a', 'b', 'z'] } }, patchSchemaFor('', 'ConfigMap'));
+    const patch = threeWayPatch(
+      { metadata: { finalizers: ['a', 'b'] } },
+      { metadata: { finalizers: ['a', 'c'] } },
+      { metadata: { finalizers: ['a', 'b', 'z'] } },
+      patchSchemaFor('', 'ConfigMap'),
+    );
     assert.deepEqual(patch, { metadata: { finalizers: ['c'], '$deleteFromPrimitiveList/finalizers': ['b'] } });
   });
 
   test('JSON merge patch (custom resources): lists replace as a whole', () => {
-    const patch = threeWayPatch({ spec: { sizes: [1, 2], old: true } }, { spec: { sizes: [3] } }, { spec: { sizes: [1, 2], old: true, status: 'x' } }, undefined);
+    const patch = threeWayPatch(
+      { spec: { sizes: [1, 2], old: true } },
+      { spec: { sizes: [3] } },
+      { spec: { sizes: [1, 2], old: true, status: 'x' } },
+      undefined,
+    );
     assert.deepEqual(patch, { spec: { sizes: [3], old: null } });
   });
 });
@@ -73,11 +105,14 @@ apiVersion: v1
 kind: Service
 metadata: { name: c }
 `);
-    assert.deepEqual(objects.map((o) => [o.where, o.object.kind, (o.object.metadata as { name: string }).name]), [
-      ['document 1, item 1', 'ConfigMap', 'a'],
-      ['document 1, item 2', 'ConfigMap', 'b'],
-      ['document 3', 'Service', 'c'],
-    ]);
+    assert.deepEqual(
+      objects.map((o) => [o.where, o.object.kind, (o.object.metadata as { name: string }).name]),
+      [
+        ['document 1, item 1', 'ConfigMap', 'a'],
+        ['document 1, item 2', 'ConfigMap', 'b'],
+        ['document 3', 'Service', 'c'],
+      ],
+    );
     assert.equal(parseManifests('[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}]').length, 1);
   });
 
@@ -87,12 +122,16 @@ metadata: { name: c }
       ['[]', /empty manifest/],
       ['{"apiVersion":"v1","kind":"ConfigMap"}', /document 1: not a Kubernetes object: metadata is missing/],
       ['[1]', /document 1, item 1: expected a Kubernetes object/],
-      ['apiVersion: v1\nkind: ConfigMap\nmetadata: { name: a }\n---\n- just\n- a list of strings', /document 2, item 1: expected a Kubernetes object/],
+      [
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: { name: a }\n---\n- just\n- a list of strings',
+        /document 2, item 1: expected a Kubernetes object/,
+      ],
       ['kind: ConfigMap\nmetadata: { name: a }', /document 1: not a Kubernetes object: apiVersion is missing/],
     ] as const) {
       assert.throws(
         () => parseManifests(text),
-        (err: unknown) => err instanceof OperationError && err.statusCode === 400 && err.reason === 'InvalidManifest' && message.test(err.message),
+        (err: unknown) =>
+          err instanceof OperationError && err.statusCode === 400 && err.reason === 'InvalidManifest' && message.test(err.message),
         text,
       );
     }
@@ -104,8 +143,14 @@ describe('resource paths', () => {
   test('a name or namespace with a lone surrogate is a 400 BadRequest, not a URIError', () => {
     const configMaps = { group: '', version: 'v1', resource: 'configmaps', namespaced: true };
     assert.equal(resourcePath(configMaps, 'web', 'a b'), '/api/v1/namespaces/web/configmaps/a%20b');
-    for (const [namespace, name] of [['default', 'x\udf33'], ['\ud800', 'x']]) {
-      assert.throws(() => resourcePath(configMaps, namespace, name), (err: unknown) => err instanceof OperationError && err.statusCode === 400 && /lone surrogate/.test(err.message));
+    for (const [namespace, name] of [
+      ['default', 'x\udf33'],
+      ['\ud800', 'x'],
+    ]) {
+      assert.throws(
+        () => resourcePath(configMaps, namespace, name),
+        (err: unknown) => err instanceof OperationError && err.statusCode === 400 && /lone surrogate/.test(err.message),
+      );
     }
   });
 });
@@ -168,7 +213,14 @@ async function withSandbox(fn: (sb: Sandbox, base: KubeClient) => Promise<void>)
 describe('executor retries against the sandbox', () => {
   const manifest = (data: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata: { name: c, namespace: default }\ndata: { ${data} }`;
   const exec = (client: KubeClient, op: Operation, maxAttempts = 3) =>
-    executeOperation(op, { client, resolver: createResourceResolver(), settings, retries: { maxAttempts, backoffMs: 5 }, signal: new AbortController().signal, timeoutMs: 10_000 });
+    executeOperation(op, {
+      client,
+      resolver: createResourceResolver(),
+      settings,
+      retries: { maxAttempts, backoffMs: 5 },
+      signal: new AbortController().signal,
+      timeoutMs: 10_000,
+    });
 
   test('apply: a change between read and write is a 409 Conflict, retried on a fresh read, and then succeeds', async () => {
     await withSandbox(async (sb, base) => {
@@ -202,7 +254,10 @@ describe('executor retries against the sandbox', () => {
       });
       const result = await exec(client, operation('race', { case: 'apply', value: { manifests: manifest('a: "1"') } as never }));
       assert.equal(result.success, true, result.message);
-      assert.deepEqual(calls.filter((c) => !c.startsWith('GET /api') || c.includes('configmaps')).map((c) => c.split(' ')[0]), ['GET', 'POST', 'GET', 'PATCH']);
+      assert.deepEqual(
+        calls.filter((c) => !c.startsWith('GET /api') || c.includes('configmaps')).map((c) => c.split(' ')[0]),
+        ['GET', 'POST', 'GET', 'PATCH'],
+      );
       assert.deepEqual(sb.store.get('v1', 'ConfigMap', 'default', 'c')!.data, { other: 'x', a: '1' });
     });
   });
@@ -211,7 +266,14 @@ describe('executor retries against the sandbox', () => {
     await withSandbox(async (sb, base) => {
       const resolver = createResourceResolver();
       const run = (client: KubeClient, op: Operation) =>
-        executeOperation(op, { client, resolver, settings, retries: { maxAttempts: 3, backoffMs: 5 }, signal: new AbortController().signal, timeoutMs: 10_000 });
+        executeOperation(op, {
+          client,
+          resolver,
+          settings,
+          retries: { maxAttempts: 3, backoffMs: 5 },
+          signal: new AbortController().signal,
+          timeoutMs: 10_000,
+        });
       const get = operation('get', { case: 'get', value: { kind: 'ConfigMap', namespace: 'default', name: 'missing' } as never });
       const warm = await run(base, get); // discovery cached
       assert.equal(warm.statusCode, 404);

@@ -20,11 +20,16 @@ let counter = 0;
 /** Sends one operation to the agent through the fake gateway and waits for its result. */
 async function run(h: Harness, spec: Spec, options: { id?: string; timeoutMs?: number; account?: string } = {}): Promise<OperationResult> {
   const id = options.id ?? `op-${++counter}`;
-  h.gateway.sendOperation(create(OperationSchema, { id, account: options.account ?? 'sandbox', timeout: durationFromMs(options.timeoutMs ?? 10_000), spec }));
+  h.gateway.sendOperation(
+    create(OperationSchema, { id, account: options.account ?? 'sandbox', timeout: durationFromMs(options.timeoutMs ?? 10_000), spec }),
+  );
   return h.gateway.waitForResult(id, 15_000);
 }
 
-const apply = (manifests: string, extra: Record<string, unknown> = {}): Spec => ({ case: 'apply', value: { manifests, ...extra } as never });
+const apply = (manifests: string, extra: Record<string, unknown> = {}): Spec => ({
+  case: 'apply',
+  value: { manifests, ...extra } as never,
+});
 const objects = (r: OperationResult) => r.objects as Obj[];
 
 function assertOk(r: OperationResult, status?: number): void {
@@ -73,8 +78,12 @@ kind: ConfigMap
 metadata: { name: app-config, namespace: ops }
 data: { a: "1", b: "2" }
 ---
-${deploymentYaml('app', 'nginx:1', `        - name: sidecar
-          image: envoy:1`)}`),
+${deploymentYaml(
+  'app',
+  'nginx:1',
+  `        - name: sidecar
+          image: envoy:1`,
+)}`),
     );
     assertOk(first, 201);
     assert.equal(first.objects.length, 2);
@@ -113,7 +122,10 @@ ${deploymentYaml('app', 'nginx:2')}`),
 
     // Same manifest again: nothing to change, no write.
     const rv = h.sandbox.store.resourceVersion;
-    const third = await run(h, apply(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"app-config","namespace":"ops"},"data":{"a":"10"}}`));
+    const third = await run(
+      h,
+      apply(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"app-config","namespace":"ops"},"data":{"a":"10"}}`),
+    );
     assertOk(third, 200);
     assert.match(third.message, /unchanged/);
     assert.equal(h.sandbox.store.get('v1', 'ConfigMap', 'ops', 'app-config')!.metadata.resourceVersion, cm2.metadata.resourceVersion);
@@ -141,13 +153,19 @@ ${deploymentYaml('app', 'nginx:2')}`),
   });
 
   test('apply: replace PUTs the whole object (fields left out are cleared) and creates it when missing; generateName creates a new object each time', async () => {
-    const cm = (data: Record<string, string>) => JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'replaced', namespace: 'ops' }, data });
+    const cm = (data: Record<string, string>) =>
+      JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'replaced', namespace: 'ops' }, data });
     assertOk(await run(h, apply(cm({ a: '1', b: '2' }), { replace: true })), 201);
     assertOk(await run(h, apply(cm({ a: '1' }), { replace: true })), 200);
     assert.deepEqual((h.sandbox.store.get('v1', 'ConfigMap', 'ops', 'replaced') as unknown as { data: unknown }).data, { a: '1' });
     const both = await run(h, apply(cm({ a: '1' }), { replace: true, serverSide: true }));
     assert.equal(both.statusCode, 400);
-    const generated = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'gen-', namespace: 'ops' }, data: { x: '1' } });
+    const generated = JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { generateName: 'gen-', namespace: 'ops' },
+      data: { x: '1' },
+    });
     const first = await run(h, apply(generated));
     const second = await run(h, apply(generated));
     assertOk(first, 201);
@@ -187,7 +205,9 @@ spec: { holderIdentity: me }`;
     const storedLease = h.sandbox.store.get('coordination.k8s.io/v1', 'Lease', 'ops', 'by-config')! as Obj;
     assert.ok(storedLease.metadata.managedFields.some((f: Obj) => f.manager === 'outpost' && f.operation === 'Apply'));
     // …and the annotation "false" wins over the configured kind
-    const csa = lease.replace('by-config', 'by-config-csa').replace('metadata: {', 'metadata: { annotations: { outpost.io/server-side-apply: "false" },');
+    const csa = lease
+      .replace('by-config', 'by-config-csa')
+      .replace('metadata: {', 'metadata: { annotations: { outpost.io/server-side-apply: "false" },');
     assertOk(await run(h, apply(csa)), 201);
     const csaLease = h.sandbox.store.get('coordination.k8s.io/v1', 'Lease', 'ops', 'by-config-csa')! as Obj;
     assert.ok(csaLease.metadata.annotations['kubectl.kubernetes.io/last-applied-configuration']);
@@ -227,13 +247,22 @@ spec: { sizes: ${sizes}, color: blue }`;
 
   test('patch: JSON, merge and strategic', async () => {
     const target = { kind: 'ConfigMap', namespace: 'ops', name: 'app-config' };
-    const json = await run(h, { case: 'patch', value: { ...target, type: PatchType.JSON, patch: '[{"op":"add","path":"/data/j","value":"json"}]' } as never });
+    const json = await run(h, {
+      case: 'patch',
+      value: { ...target, type: PatchType.JSON, patch: '[{"op":"add","path":"/data/j","value":"json"}]' } as never,
+    });
     assertOk(json, 200);
     const merge = await run(h, { case: 'patch', value: { ...target, type: PatchType.MERGE, patch: 'data: { m: merge }' } as never });
     assertOk(merge, 200);
     const strategic = await run(h, {
       case: 'patch',
-      value: { kind: 'Deployment', namespace: 'ops', name: 'app', type: PatchType.STRATEGIC, patch: '{"spec":{"template":{"spec":{"containers":[{"name":"main","env":[{"name":"MODE","value":"x"}]}]}}}}' } as never,
+      value: {
+        kind: 'Deployment',
+        namespace: 'ops',
+        name: 'app',
+        type: PatchType.STRATEGIC,
+        patch: '{"spec":{"template":{"spec":{"containers":[{"name":"main","env":[{"name":"MODE","value":"x"}]}]}}}}',
+      } as never,
     });
     assertOk(strategic, 200);
     assert.equal((h.sandbox.store.get('v1', 'ConfigMap', 'ops', 'app-config') as Obj).data.j, 'json');
@@ -250,7 +279,10 @@ spec: { sizes: ${sizes}, color: blue }`;
     const target = { kind: 'Deployment', namespace: 'ops', name: 'roll' };
     const history = await run(h, { case: 'history', value: target as never });
     assertOk(history, 200);
-    assert.deepEqual(history.revisions.map((r) => Number(r.revision)), [1, 2, 3]);
+    assert.deepEqual(
+      history.revisions.map((r) => Number(r.revision)),
+      [1, 2, 3],
+    );
     assert.equal((history.revisions[0]!.template as Obj).spec.containers[0].image, 'img:1');
     assert.ok(history.revisions.every((r) => r.name.startsWith('roll-') && r.createdAt !== undefined));
 
@@ -260,10 +292,20 @@ spec: { sizes: ${sizes}, color: blue }`;
     const d = h.sandbox.store.get('apps/v1', 'Deployment', 'ops', 'roll') as Obj;
     assert.equal(d.spec.template.spec.containers[0].image, 'img:1');
     assert.equal(d.spec.template.metadata.labels['pod-template-hash'], undefined);
-    await h.gateway.waitFor(() => (h.sandbox.store.get('apps/v1', 'Deployment', 'ops', 'roll') as Obj).metadata.annotations?.['deployment.kubernetes.io/revision'] === '4', 5000, 'revision 4');
+    await h.gateway.waitFor(
+      () =>
+        (h.sandbox.store.get('apps/v1', 'Deployment', 'ops', 'roll') as Obj).metadata.annotations?.['deployment.kubernetes.io/revision'] ===
+        '4',
+      5000,
+      'revision 4',
+    );
     const undoPrevious = await run(h, { case: 'rollout', value: { ...target, action: RolloutAction.UNDO } as never });
     assertOk(undoPrevious, 200);
-    assert.equal((h.sandbox.store.get('apps/v1', 'Deployment', 'ops', 'roll') as Obj).spec.template.spec.containers[0].image, 'img:3', 'previous revision (3)');
+    assert.equal(
+      (h.sandbox.store.get('apps/v1', 'Deployment', 'ops', 'roll') as Obj).spec.template.spec.containers[0].image,
+      'img:3',
+      'previous revision (3)',
+    );
     const missing = await run(h, { case: 'rollout', value: { ...target, action: RolloutAction.UNDO, toRevision: 42n } as never });
     assert.equal(missing.success, false);
     assert.equal(missing.statusCode, 404);
@@ -272,7 +314,11 @@ spec: { sizes: ${sizes}, color: blue }`;
 
     const restart = await run(h, { case: 'rollout', value: { ...target, action: RolloutAction.RESTART } as never });
     assertOk(restart, 200);
-    assert.ok((h.sandbox.store.get('apps/v1', 'Deployment', 'ops', 'roll') as Obj).spec.template.metadata.annotations['kubectl.kubernetes.io/restartedAt']);
+    assert.ok(
+      (h.sandbox.store.get('apps/v1', 'Deployment', 'ops', 'roll') as Obj).spec.template.metadata.annotations[
+        'kubectl.kubernetes.io/restartedAt'
+      ],
+    );
     assertOk(await run(h, { case: 'rollout', value: { ...target, action: RolloutAction.PAUSE } as never }), 200);
     assert.equal((h.sandbox.store.get('apps/v1', 'Deployment', 'ops', 'roll') as Obj).spec.paused, true);
     const paused = await run(h, { case: 'rollout', value: { ...target, action: RolloutAction.UNDO } as never });
@@ -302,7 +348,8 @@ spec:
         assert.match(history.message, new RegExp(`revision\\(s\\) of ${kind.toLowerCase()}/${name}`));
         return history.revisions;
       };
-      const stored = () => h.sandbox.store.list('apps/v1', 'ControllerRevision', 'ops').filter((cr) => cr.metadata.name!.startsWith(`${name}-`)) as Obj[];
+      const stored = () =>
+        h.sandbox.store.list('apps/v1', 'ControllerRevision', 'ops').filter((cr) => cr.metadata.name!.startsWith(`${name}-`)) as Obj[];
       const newest = () => Math.max(0, ...stored().map((cr) => Number(cr.revision)));
       for (const [n, tag] of ['img:1', 'img:2', 'img:3'].entries()) {
         assertOk(await run(h, apply(workload(kind, name, tag))));
@@ -310,7 +357,10 @@ spec:
         await h.gateway.waitFor(() => newest() === n + 1, 10_000, `${kind} revision ${n + 1}`);
       }
       const revisions = await revisionsOf();
-      assert.deepEqual(revisions.map((r) => Number(r.revision)), [1, 2, 3]);
+      assert.deepEqual(
+        revisions.map((r) => Number(r.revision)),
+        [1, 2, 3],
+      );
       assert.equal((revisions[0]!.template as Obj).spec.containers[0].image, 'img:1');
       assert.equal((revisions[0]!.template as Obj).$patch, undefined, 'the template comes without its $patch directive');
       assert.ok(revisions.every((r) => r.name.startsWith(`${name}-`) && r.createdAt !== undefined));
@@ -345,11 +395,17 @@ spec:
     assertOk(list, 200);
     assert.ok(objects(list).every((o) => o.kind === 'ConfigMap' && o.apiVersion === 'v1'));
     assert.ok(objects(list).some((o) => o.metadata.name === 'app-config'));
-    const selected = await run(h, { case: 'list', value: { kind: 'pods', namespace: 'demo', labelSelector: 'app=web', limit: 2 } as never });
+    const selected = await run(h, {
+      case: 'list',
+      value: { kind: 'pods', namespace: 'demo', labelSelector: 'app=web', limit: 2 } as never,
+    });
     assertOk(selected, 200);
     assert.equal(selected.objects.length, 2);
     const everywhere = await run(h, { case: 'list', value: { kind: 'Deployment', fieldSelector: 'metadata.name=api' } as never });
-    assert.deepEqual(objects(everywhere).map((o) => `${o.metadata.namespace}/${o.metadata.name}`), ['demo-backend/api']);
+    assert.deepEqual(
+      objects(everywhere).map((o) => `${o.metadata.namespace}/${o.metadata.name}`),
+      ['demo-backend/api'],
+    );
 
     const pod = objects(selected)[0]!.metadata.name as string;
     const logs = await run(h, { case: 'logs', value: { namespace: 'demo', pod, container: 'web', tailLines: 2n } as never });
@@ -367,16 +423,27 @@ spec:
     const list = await run(h, { case: 'list', value: { kind: 'Secret', namespace: 'demo' } as never });
     assertOk(list, 200);
     assert.ok(list.objects.length >= 1 && objects(list).every((o) => o.data === undefined && o.stringData === undefined));
-    const applied = await run(h, apply(`apiVersion: v1
+    const applied = await run(
+      h,
+      apply(`apiVersion: v1
 kind: Secret
 metadata: { name: applied-secret, namespace: ops }
-stringData: { token: hunter2-very-secret }`));
+stringData: { token: hunter2-very-secret }`),
+    );
     assertOk(applied, 201);
     const appliedSecret = objects(applied)[0]!;
     assert.equal(appliedSecret.data, undefined);
     assert.equal(appliedSecret.metadata.annotations?.['kubectl.kubernetes.io/last-applied-configuration'], undefined);
     // Re-applying a Secret diffs against its real (unscrubbed) data: a removed key goes, an identical apply is a no-op.
-    assertOk(await run(h, apply(`apiVersion: v1\nkind: Secret\nmetadata: { name: two-keys, namespace: ops }\nstringData: { a: hunter2-very-secret, b: hunter2-very-secret }`)), 201);
+    assertOk(
+      await run(
+        h,
+        apply(
+          `apiVersion: v1\nkind: Secret\nmetadata: { name: two-keys, namespace: ops }\nstringData: { a: hunter2-very-secret, b: hunter2-very-secret }`,
+        ),
+      ),
+      201,
+    );
     const dataOnly = `apiVersion: v1\nkind: Secret\nmetadata: { name: two-keys, namespace: ops }\ndata: { a: ${Buffer.from('hunter2-very-secret').toString('base64')} }`;
     assertOk(await run(h, apply(dataOnly)), 200);
     assertOk(await run(h, apply(dataOnly)), 200);
@@ -386,7 +453,12 @@ stringData: { token: hunter2-very-secret }`));
     assert.match(unchanged.message, /unchanged/);
     assert.equal(objects(unchanged)[0]!.data, undefined);
     const raw = h.gateway.rawBytes();
-    for (const needle of ['s3cr3t-demo', Buffer.from('s3cr3t-demo').toString('base64'), 'hunter2-very-secret', Buffer.from('hunter2-very-secret').toString('base64')]) {
+    for (const needle of [
+      's3cr3t-demo',
+      Buffer.from('s3cr3t-demo').toString('base64'),
+      'hunter2-very-secret',
+      Buffer.from('hunter2-very-secret').toString('base64'),
+    ]) {
       assert.equal(raw.includes(needle), false, `${needle} must never be sent`);
     }
   });
@@ -395,8 +467,15 @@ stringData: { token: hunter2-very-secret }`));
     for (const [i, policy] of [PropagationPolicy.FOREGROUND, PropagationPolicy.BACKGROUND, PropagationPolicy.ORPHAN].entries()) {
       const name = `del-${i}`;
       assertOk(await run(h, apply(deploymentYaml(name, 'img:1'))), 201);
-      await h.gateway.waitFor(() => h.sandbox.store.list('apps/v1', 'ReplicaSet', 'ops').some((rs) => rs.metadata.name!.startsWith(`${name}-`)), 5000, 'its ReplicaSet');
-      const r = await run(h, { case: 'delete', value: { kind: 'Deployment', namespace: 'ops', name, propagationPolicy: policy, gracePeriodSeconds: 0n } as never });
+      await h.gateway.waitFor(
+        () => h.sandbox.store.list('apps/v1', 'ReplicaSet', 'ops').some((rs) => rs.metadata.name!.startsWith(`${name}-`)),
+        5000,
+        'its ReplicaSet',
+      );
+      const r = await run(h, {
+        case: 'delete',
+        value: { kind: 'Deployment', namespace: 'ops', name, propagationPolicy: policy, gracePeriodSeconds: 0n } as never,
+      });
       assertOk(r);
       assert.deepEqual(r.deleted, [`Deployment/ops/${name}`]);
       assert.equal(h.sandbox.store.get('apps/v1', 'Deployment', 'ops', name), undefined, 'gone when the result arrives');
@@ -407,8 +486,16 @@ stringData: { token: hunter2-very-secret }`));
   });
 
   test('delete by label selector returns every deleted name; a selector matching nothing succeeds with none', async () => {
-    for (const n of [1, 2, 3]) h.sandbox.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `sel-${n}`, namespace: 'ops', labels: { batch: n < 3 ? 'x' : 'y' } } });
-    const r = await run(h, { case: 'delete', value: { kind: 'ConfigMap', namespace: 'ops', labelSelector: 'batch=x', propagationPolicy: PropagationPolicy.BACKGROUND } as never });
+    for (const n of [1, 2, 3])
+      h.sandbox.store.create({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: `sel-${n}`, namespace: 'ops', labels: { batch: n < 3 ? 'x' : 'y' } },
+      });
+    const r = await run(h, {
+      case: 'delete',
+      value: { kind: 'ConfigMap', namespace: 'ops', labelSelector: 'batch=x', propagationPolicy: PropagationPolicy.BACKGROUND } as never,
+    });
     assertOk(r, 200);
     assert.deepEqual([...r.deleted].sort(), ['ConfigMap/ops/sel-1', 'ConfigMap/ops/sel-2']);
     assert.ok(h.sandbox.store.get('v1', 'ConfigMap', 'ops', 'sel-3'));
@@ -419,7 +506,10 @@ stringData: { token: hunter2-very-secret }`));
 
   test('failures are faithful: 404 missing object and kind, 422 and 400 from the server, InvalidManifest from the agent', async () => {
     const missing = await run(h, { case: 'get', value: { kind: 'ConfigMap', namespace: 'ops', name: 'nope' } as never });
-    assert.deepEqual([missing.success, missing.statusCode, missing.reason, missing.message], [false, 404, 'NotFound', 'configmaps "nope" not found']);
+    assert.deepEqual(
+      [missing.success, missing.statusCode, missing.reason, missing.message],
+      [false, 404, 'NotFound', 'configmaps "nope" not found'],
+    );
     const deleteMissing = await run(h, { case: 'delete', value: { kind: 'ConfigMap', namespace: 'ops', name: 'nope' } as never });
     assert.deepEqual([deleteMissing.statusCode, deleteMissing.reason], [404, 'NotFound']);
 
@@ -429,28 +519,48 @@ stringData: { token: hunter2-very-secret }`));
     assert.equal(invalid.reason, 'Invalid');
     assert.match(invalid.message, /^ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value/);
 
-    const mismatch = await run(h, apply(deploymentYaml('bad-selector', 'img:1').replace('labels: { app: bad-selector }', 'labels: { app: other }')));
+    const mismatch = await run(
+      h,
+      apply(deploymentYaml('bad-selector', 'img:1').replace('labels: { app: bad-selector }', 'labels: { app: other }')),
+    );
     assert.equal(mismatch.statusCode, 422);
     assert.match(mismatch.message, /selector` does not match template `labels`/);
 
-    const scaleNegative = await run(h, { case: 'scale', value: { kind: 'Deployment', namespace: 'ops', name: 'app', replicas: -1 } as never });
+    const scaleNegative = await run(h, {
+      case: 'scale',
+      value: { kind: 'Deployment', namespace: 'ops', name: 'app', replicas: -1 } as never,
+    });
     assert.equal(scaleNegative.statusCode, 422);
 
     const cases: Array<[string, number, string, RegExp]> = [
       ['', 400, 'InvalidManifest', /empty manifest/],
       ['---\n---\n', 400, 'InvalidManifest', /empty manifest/],
       ['just a string', 400, 'InvalidManifest', /document 1: not a Kubernetes object/],
-      ['apiVersion: v1\nkind: ConfigMap\nmetadata: { name: ok }\n---\nfoo: bar', 400, 'InvalidManifest', /document 2: not a Kubernetes object: apiVersion is missing/],
+      [
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: { name: ok }\n---\nfoo: bar',
+        400,
+        'InvalidManifest',
+        /document 2: not a Kubernetes object: apiVersion is missing/,
+      ],
       ['apiVersion: v1\nkind: ConfigMap\nmetadata: {}', 400, 'InvalidManifest', /document 1: ConfigMap: metadata.name is missing/],
       ['key: [unclosed', 400, 'InvalidManifest', /document 1: cannot parse YAML/],
-      ['apiVersion: v1\nkind: ConfigMap\nmetadata: { name: ok-1 }\n---\napiVersion: nope.example.com/v1\nkind: Gadget\nmetadata: { name: g }', 404, 'NotFound', /document 2: the server doesn't have a resource type "Gadget"/],
+      [
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: { name: ok-1 }\n---\napiVersion: nope.example.com/v1\nkind: Gadget\nmetadata: { name: g }',
+        404,
+        'NotFound',
+        /document 2: the server doesn't have a resource type "Gadget"/,
+      ],
     ];
     for (const [manifest, status, reason, message] of cases) {
       const r = await run(h, apply(manifest));
       assert.deepEqual([r.success, r.statusCode, r.reason], [false, status, reason], `${JSON.stringify(manifest)} → ${r.message}`);
       assert.match(r.message, message);
     }
-    assert.equal(h.sandbox.store.get('v1', 'ConfigMap', 'default', 'ok-1'), undefined, 'nothing applied when a later document has an unknown kind');
+    assert.equal(
+      h.sandbox.store.get('v1', 'ConfigMap', 'default', 'ok-1'),
+      undefined,
+      'nothing applied when a later document has an unknown kind',
+    );
     const noSpec = await run(h, { case: undefined });
     assert.deepEqual([noSpec.success, noSpec.statusCode, noSpec.reason], [false, 400, 'BadRequest']);
     const notServed = await run(h, { case: 'get', value: { kind: 'ConfigMap', name: 'x' } as never }, { account: 'elsewhere' });
@@ -484,7 +594,11 @@ stringData: { token: hunter2-very-secret }`));
   test('timeouts end with reason Timeout', async () => {
     h.sandbox.faults.pause();
     try {
-      const r = await run(h, { case: 'get', value: { kind: 'ConfigMap', namespace: 'ops', name: 'app-config' } as never }, { timeoutMs: 300 });
+      const r = await run(
+        h,
+        { case: 'get', value: { kind: 'ConfigMap', namespace: 'ops', name: 'app-config' } as never },
+        { timeoutMs: 300 },
+      );
       assert.deepEqual([r.success, r.reason], [false, 'Timeout']);
       assert.match(r.message, /timed out after 300 ms/);
       assert.ok(durationMs(r.duration!) >= 290);
@@ -494,7 +608,11 @@ stringData: { token: hunter2-very-secret }`));
   });
 
   test('after a reconnect: a redelivered id returns its stored result; an operation running at the drop reports on the next session', async () => {
-    const done = await run(h, { case: 'get', value: { kind: 'ConfigMap', namespace: 'ops', name: 'app-config' } as never }, { id: 'before-drop' });
+    const done = await run(
+      h,
+      { case: 'get', value: { kind: 'ConfigMap', namespace: 'ops', name: 'app-config' } as never },
+      { id: 'before-drop' },
+    );
     assertOk(done, 200);
     h.sandbox.faults.pause();
     const streams = h.gateway.streams.length;
@@ -539,7 +657,10 @@ describe('agent operations with a restricted account', () => {
           id: 'forbidden',
           account: 'sandbox',
           timeout: durationFromMs(10_000),
-          spec: { case: 'apply', value: { manifests: 'apiVersion: v1\nkind: ConfigMap\nmetadata: { name: nope, namespace: demo }' } as never },
+          spec: {
+            case: 'apply',
+            value: { manifests: 'apiVersion: v1\nkind: ConfigMap\nmetadata: { name: nope, namespace: demo }' } as never,
+          },
         }),
       );
       const r = await h.gateway.waitForResult('forbidden');

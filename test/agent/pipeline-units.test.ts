@@ -65,7 +65,14 @@ describe('version tracker', () => {
 });
 
 describe('outbox', () => {
-  const event = (name: string) => ({ account: 'a', type: EventType.ADDED, apiVersion: 'v1', kind: 'ConfigMap', name, objectJson: Buffer.from('{}') });
+  const event = (name: string) => ({
+    account: 'a',
+    type: EventType.ADDED,
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    name,
+    objectJson: Buffer.from('{}'),
+  });
   const setup = (maxUnacked: number, batchMaxEvents = 3) => {
     const sent: ConnectRequest[] = [];
     const outbox = createOutbox({ send: (m) => sent.push(m), maxUnacked, batchMaxEvents, batchMaxBytes: 1 << 20, batchFlushMs: 5 });
@@ -77,8 +84,14 @@ describe('outbox', () => {
     outbox.pushMarker({ account: 'a', apiVersion: 'v1', kind: 'ConfigMap', phase: SyncPhase.START });
     for (const n of ['a', 'b', 'c', 'd']) outbox.pushEvent(event(n));
     outbox.pushMarker({ account: 'a', apiVersion: 'v1', kind: 'ConfigMap', phase: SyncPhase.END, count: 4n });
-    assert.deepEqual(sent.map((m) => m.message.case), ['sync', 'events', 'events', 'sync']);
-    assert.deepEqual(sent.map((m) => (m.message.value as { sequence: bigint }).sequence), [1n, 2n, 3n, 4n]);
+    assert.deepEqual(
+      sent.map((m) => m.message.case),
+      ['sync', 'events', 'events', 'sync'],
+    );
+    assert.deepEqual(
+      sent.map((m) => (m.message.value as { sequence: bigint }).sequence),
+      [1n, 2n, 3n, 4n],
+    );
     outbox.pushEvent(event('e'));
     assert.equal(sent.length, 4);
     await new Promise((r) => setTimeout(r, 30));
@@ -121,8 +134,14 @@ describe('outbox', () => {
     await new Promise((r) => setTimeout(r, 30));
     outbox.ack(2n);
     await new Promise((r) => setTimeout(r, 30));
-    assert.deepEqual(sent.map((m) => m.message.case), ['sync', 'events']);
-    assert.deepEqual(sent.map((m) => (m.message.value as { sequence: bigint }).sequence), [1n, 2n]);
+    assert.deepEqual(
+      sent.map((m) => m.message.case),
+      ['sync', 'events'],
+    );
+    assert.deepEqual(
+      sent.map((m) => (m.message.value as { sequence: bigint }).sequence),
+      [1n, 2n],
+    );
     assert.deepEqual(sent[1]!.message.case === 'events' && sent[1]!.message.value.events.map((e) => e.name), ['k1']);
     assert.equal(outbox.isReady(), true);
     outbox.close();
@@ -138,10 +157,22 @@ describe('outbox', () => {
 
 test('backoff: full jitter under an exponential ceiling capped at max', () => {
   const policy = { baseSeconds: 1, factor: 1.6, maxSeconds: 120 };
-  assert.equal(backoffDelayMs(policy, 0, () => 1), 1000);
-  assert.equal(backoffDelayMs(policy, 2, () => 1), 2560);
-  assert.equal(backoffDelayMs(policy, 50, () => 1), 120_000);
-  assert.equal(backoffDelayMs(policy, 50, () => 0), 0);
+  assert.equal(
+    backoffDelayMs(policy, 0, () => 1),
+    1000,
+  );
+  assert.equal(
+    backoffDelayMs(policy, 2, () => 1),
+    2560,
+  );
+  assert.equal(
+    backoffDelayMs(policy, 50, () => 1),
+    120_000,
+  );
+  assert.equal(
+    backoffDelayMs(policy, 50, () => 0),
+    0,
+  );
 });
 
 describe('kind selection', () => {
@@ -153,7 +184,15 @@ describe('kind selection', () => {
     resource: `${kind.toLowerCase()}s`,
     namespaced,
   });
-  const all = [r('', 'Pod'), r('', 'Secret'), r('', 'Namespace', false), r('apps', 'Deployment'), r('example.com', 'Widget'), r('events.k8s.io', 'Event'), r('', 'Event')];
+  const all = [
+    r('', 'Pod'),
+    r('', 'Secret'),
+    r('', 'Namespace', false),
+    r('apps', 'Deployment'),
+    r('example.com', 'Widget'),
+    r('events.k8s.io', 'Event'),
+    r('', 'Event'),
+  ];
   const base = { kinds: [], omitKinds: [], customResourceDefinitions: [], onlyNamespacedResources: false };
 
   test('Kind matches any group, Kind.group one group, case-insensitively', () => {
@@ -165,19 +204,37 @@ describe('kind selection', () => {
   test('kinds, omitKinds, CRDs and onlyNamespacedResources', () => {
     const names = (s: ResourceType[]) => s.map((t) => `${t.kind}.${t.group}`);
     assert.equal(selectResources(all, base).selected.length, all.length);
-    assert.deepEqual(names(selectResources(all, { ...base, omitKinds: ['Event', 'Secret'] }).selected), ['Pod.', 'Namespace.', 'Deployment.apps', 'Widget.example.com']);
+    assert.deepEqual(names(selectResources(all, { ...base, omitKinds: ['Event', 'Secret'] }).selected), [
+      'Pod.',
+      'Namespace.',
+      'Deployment.apps',
+      'Widget.example.com',
+    ]);
     assert.deepEqual(names(selectResources(all, { ...base, onlyNamespacedResources: true }).selected).includes('Namespace.'), false);
-    const picked = selectResources(all, { ...base, kinds: ['Pod', 'Gadget'], customResourceDefinitions: [{ kind: 'Widget.example.com', scope: 'Namespaced' }, { kind: 'Thing.example.com' }] });
+    const picked = selectResources(all, {
+      ...base,
+      kinds: ['Pod', 'Gadget'],
+      customResourceDefinitions: [{ kind: 'Widget.example.com', scope: 'Namespaced' }, { kind: 'Thing.example.com' }],
+    });
     assert.deepEqual(names(picked.selected), ['Pod.', 'Widget.example.com']);
-    assert.deepEqual(picked.skipped.map((s) => `${s.kind}.${s.apiVersion}`), ['Gadget.', 'Thing.example.com']);
+    assert.deepEqual(
+      picked.skipped.map((s) => `${s.kind}.${s.apiVersion}`),
+      ['Gadget.', 'Thing.example.com'],
+    );
     const wrongScope = selectResources(all, { ...base, customResourceDefinitions: [{ kind: 'Widget.example.com', scope: 'Cluster' }] });
-    assert.equal(wrongScope.selected.some((t) => t.kind === 'Widget'), false);
+    assert.equal(
+      wrongScope.selected.some((t) => t.kind === 'Widget'),
+      false,
+    );
     assert.match(wrongScope.skipped[0]!.reason, /scope/);
   });
 
   test('scopes: one per namespace for namespaced kinds when namespaces are set', () => {
     const scopes = scopesFor([r('', 'Pod'), r('', 'Namespace', false)], ['a', 'b']);
-    assert.deepEqual(scopes.map((s) => `${s.type.kind}@${s.namespace}`), ['Pod@a', 'Pod@b', 'Namespace@']);
+    assert.deepEqual(
+      scopes.map((s) => `${s.type.kind}@${s.namespace}`),
+      ['Pod@a', 'Pod@b', 'Namespace@'],
+    );
   });
 });
 

@@ -13,7 +13,11 @@ import { startSandbox } from '../../src/sandbox/index.js';
 import { createLogger, createSilentLogger } from '../../src/shared/logger.js';
 import { captureLogs } from './helpers/harness.js';
 
-async function waitFor<T>(predicate: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 10_000): Promise<T> {
+async function waitFor<T>(
+  predicate: () => T | undefined | false | Promise<T | undefined | false>,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await predicate();
@@ -29,7 +33,10 @@ test('config reload and a REST dynamic account round trip with the real gateway'
   const kubeconfigFile = join(dir, 'kubeconfig');
   await sandbox.writeKubeconfig(kubeconfigFile);
   const gateway = await startGateway(
-    loadGatewayConfig({ env: {}, overrides: { httpPort: 0, grpcPort: 0, host: '127.0.0.1', database: join(dir, 'db'), id: 'gw-1', insecure: true } }),
+    loadGatewayConfig({
+      env: {},
+      overrides: { httpPort: 0, grpcPort: 0, host: '127.0.0.1', database: join(dir, 'db'), id: 'gw-1', insecure: true },
+    }),
     { logger: createSilentLogger() },
   );
   const configFile = join(dir, 'agent.yaml');
@@ -63,21 +70,35 @@ test('config reload and a REST dynamic account round trip with the real gateway'
 
     // Config reload: beta added; the gateway admits it and the agent streams it, alpha untouched.
     writeFileSync(configFile, JSON.stringify(config([account('alpha', ['ConfigMap']), account('beta', ['Service'])])));
-    await waitFor(() => status('beta')?.verdict === 'caching' && status('beta')!.watches.some((w) => w.state === 'watching'), 'beta caching');
+    await waitFor(
+      () => status('beta')?.verdict === 'caching' && status('beta')!.watches.some((w) => w.state === 'watching'),
+      'beta caching',
+    );
     assert.equal((await rest('GET', '/armory/accounts/beta')).status, 200);
     assert.equal(status('alpha')!.watches[0]!.startedAt, alphaStarted, 'alpha watch not restarted');
 
     // Dynamic account over REST: the gateway pushes ADD to the agent of the zone, which prepares and streams it.
-    const put = await rest('PUT', '/armory/accounts/dynamic', [{ name: 'dyn', kubeconfigFile, context: 'sandbox', namespaces: ['demo'], kinds: ['Deployment.apps'], zoneId: 'test' }]);
+    const put = await rest('PUT', '/armory/accounts/dynamic', [
+      { name: 'dyn', kubeconfigFile, context: 'sandbox', namespaces: ['demo'], kinds: ['Deployment.apps'], zoneId: 'test' },
+    ]);
     assert.ok(put.status === 200 || put.status === 201, JSON.stringify(put.body));
-    await waitFor(() => status('dyn')?.verdict === 'caching' && status('dyn')!.watches.some((w) => w.kind === 'Deployment' && w.state === 'watching'), 'dyn caching');
+    await waitFor(
+      () => status('dyn')?.verdict === 'caching' && status('dyn')!.watches.some((w) => w.kind === 'Deployment' && w.state === 'watching'),
+      'dyn caching',
+    );
     assert.equal(status('dyn')!.source, 'dynamic');
 
     // Deleting it over REST stops it on the agent; the file accounts stay.
     const deleted = await rest('DELETE', '/armory/accounts/dyn');
     assert.ok(deleted.status < 300, JSON.stringify(deleted.body));
     await waitFor(() => status('dyn') === undefined, 'dyn removed from the agent');
-    assert.deepEqual(agent.status().accounts.map((a) => [a.name, a.verdict]), [['alpha', 'caching'], ['beta', 'caching']]);
+    assert.deepEqual(
+      agent.status().accounts.map((a) => [a.name, a.verdict]),
+      [
+        ['alpha', 'caching'],
+        ['beta', 'caching'],
+      ],
+    );
     assert.equal(status('alpha')!.watches[0]!.startedAt, alphaStarted, 'alpha watch still not restarted');
     assert.equal(agent.status().sessionId !== undefined, true);
   } finally {

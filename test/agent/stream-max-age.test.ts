@@ -18,7 +18,11 @@ import { captureLogs } from './helpers/harness.js';
 
 const MAX_AGE = 2.5;
 
-async function waitFor<T>(predicate: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 10_000): Promise<T> {
+async function waitFor<T>(
+  predicate: () => T | undefined | false | Promise<T | undefined | false>,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await predicate();
@@ -74,7 +78,8 @@ test('at its maximum age the stream ends; the agent reconnects at once, resumes 
     const result = await gateway.database.db.execute(sql.raw(text));
     return Array.from((result as unknown as { rows?: Record<string, unknown>[] }).rows ?? (result as unknown as Record<string, unknown>[]));
   };
-  const watchStates = () => query(`select sync_gen, synced, resource_version from watch_states where account = 'alpha' order by kind, watch_namespace`);
+  const watchStates = () =>
+    query(`select sync_gen, synced, resource_version from watch_states where account = 'alpha' order by kind, watch_namespace`);
   const welcomes = () => logs.lines().filter((l) => l.msg === 'welcomed by the gateway');
   try {
     await waitFor(() => alpha()?.watches.some((w) => w.state === 'watching'), 'alpha watching');

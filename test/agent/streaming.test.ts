@@ -16,7 +16,11 @@ describe('agent streaming against the sandbox', () => {
     const h = await startHarness({ seed: 'demo' });
     try {
       const { gateway, sandbox } = h;
-      await gateway.waitFor(() => ['Secret', 'ConfigMap', 'Deployment', 'Service'].every((k) => endMarkers(gateway.messages, k).length > 0), 10_000, 'initial lists');
+      await gateway.waitFor(
+        () => ['Secret', 'ConfigMap', 'Deployment', 'Service'].every((k) => endMarkers(gateway.messages, k).length > 0),
+        10_000,
+        'initial lists',
+      );
       const hello = gateway.streams[0]!.hello!;
       assert.equal(hello.agentId, 'test-agent');
       assert.equal(hello.zone, 'test');
@@ -24,14 +28,25 @@ describe('agent streaming against the sandbox', () => {
       assert.equal(account.name, 'sandbox');
       assert.equal(account.apiHost, sandbox.url);
       assert.match(account.kubernetesVersion, /^v1\./);
-      assert.ok(account.kinds.some((k) => k.kind === 'Deployment' && k.apiVersion === 'apps/v1' && k.resource === 'deployments' && k.namespaced));
+      assert.ok(
+        account.kinds.some((k) => k.kind === 'Deployment' && k.apiVersion === 'apps/v1' && k.resource === 'deployments' && k.namespaced),
+      );
       assert.equal(gateway.streams[0]!.headers.get('x-outpost-agent-id'), 'test-agent');
 
       // Each kind: START, its objects as ADDED, END with the list's resourceVersion and count.
       const stream = gateway.streams[0]!.messages;
-      for (const [kind, name] of [['ConfigMap', 'web-config'], ['Secret', 'web-secret'], ['Deployment', 'web'], ['Service', 'web']] as const) {
-        const start = stream.findIndex((m) => m.message.case === 'sync' && m.message.value.kind === kind && m.message.value.phase === SyncPhase.START);
-        const end = stream.findIndex((m) => m.message.case === 'sync' && m.message.value.kind === kind && m.message.value.phase === SyncPhase.END);
+      for (const [kind, name] of [
+        ['ConfigMap', 'web-config'],
+        ['Secret', 'web-secret'],
+        ['Deployment', 'web'],
+        ['Service', 'web'],
+      ] as const) {
+        const start = stream.findIndex(
+          (m) => m.message.case === 'sync' && m.message.value.kind === kind && m.message.value.phase === SyncPhase.START,
+        );
+        const end = stream.findIndex(
+          (m) => m.message.case === 'sync' && m.message.value.kind === kind && m.message.value.phase === SyncPhase.END,
+        );
         assert.ok(start >= 0 && end > start, `${kind} bracketed by markers`);
         const between = eventsOf(stream.slice(start, end)).filter((e) => e.kind === kind);
         assert.ok(between.every((e) => e.type === EventType.ADDED));
@@ -50,21 +65,49 @@ describe('agent streaming against the sandbox', () => {
       assert.equal(secretJson.stringData, undefined);
 
       // Sequences: 1, 2, 3… on the stream.
-      assert.deepEqual(dataMessages(stream).map(sequenceOf), dataMessages(stream).map((_, i) => BigInt(i + 1)));
+      assert.deepEqual(
+        dataMessages(stream).map(sequenceOf),
+        dataMessages(stream).map((_, i) => BigInt(i + 1)),
+      );
 
       // Changes propagate.
       sandbox.store.create(configMap('live'));
-      await gateway.waitFor(() => eventsOf(gateway.messages).find((e) => e.name === 'live' && e.type === EventType.ADDED), 5000, 'ADDED live');
+      await gateway.waitFor(
+        () => eventsOf(gateway.messages).find((e) => e.name === 'live' && e.type === EventType.ADDED),
+        5000,
+        'ADDED live',
+      );
       sandbox.store.update({ ...configMap('live', { a: '2' }) });
-      const modified = await gateway.waitFor(() => eventsOf(gateway.messages).find((e) => e.name === 'live' && e.type === EventType.MODIFIED), 5000, 'MODIFIED live');
+      const modified = await gateway.waitFor(
+        () => eventsOf(gateway.messages).find((e) => e.name === 'live' && e.type === EventType.MODIFIED),
+        5000,
+        'MODIFIED live',
+      );
       assert.match(Buffer.from(modified.objectJson).toString(), /"a":"2"/);
       assert.equal(modified.watchNamespace, '');
       sandbox.store.remove('v1', 'ConfigMap', 'demo', 'live');
-      await gateway.waitFor(() => eventsOf(gateway.messages).find((e) => e.name === 'live' && e.type === EventType.DELETED), 5000, 'DELETED live');
+      await gateway.waitFor(
+        () => eventsOf(gateway.messages).find((e) => e.name === 'live' && e.type === EventType.DELETED),
+        5000,
+        'DELETED live',
+      );
 
       // A secret changed while watching is scrubbed too; no secret byte ever crossed the wire.
-      sandbox.store.update({ ...(sandbox.store.get('v1', 'Secret', 'demo', 'web-secret') as object), stringData: undefined, data: { password: Buffer.from('s3cr3t-rotated').toString('base64') }, metadata: { name: 'web-secret', namespace: 'demo', annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"stringData":{"password":"s3cr3t-rotated"}}' } } });
-      await gateway.waitFor(() => eventsOf(gateway.messages).find((e) => e.name === 'web-secret' && e.type === EventType.MODIFIED), 5000, 'MODIFIED secret');
+      sandbox.store.update({
+        ...(sandbox.store.get('v1', 'Secret', 'demo', 'web-secret') as object),
+        stringData: undefined,
+        data: { password: Buffer.from('s3cr3t-rotated').toString('base64') },
+        metadata: {
+          name: 'web-secret',
+          namespace: 'demo',
+          annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"stringData":{"password":"s3cr3t-rotated"}}' },
+        },
+      });
+      await gateway.waitFor(
+        () => eventsOf(gateway.messages).find((e) => e.name === 'web-secret' && e.type === EventType.MODIFIED),
+        5000,
+        'MODIFIED secret',
+      );
       const raw = gateway.rawBytes();
       for (const needle of ['s3cr3t', Buffer.from('s3cr3t-demo').toString('base64'), Buffer.from('s3cr3t-rotated').toString('base64')]) {
         assert.equal(raw.includes(needle), false, `${needle} must never be sent`);
@@ -91,9 +134,15 @@ describe('agent streaming against the sandbox', () => {
       const skipped = new Map(account.skippedKinds.map((s) => [s.kind, s.reason]));
       assert.match(skipped.get('Secret') ?? '', /forbidden/);
       assert.match(skipped.get('StatefulSet') ?? '', /forbidden/);
-      assert.equal(account.kinds.some((k) => k.kind === 'Secret'), false);
+      assert.equal(
+        account.kinds.some((k) => k.kind === 'Secret'),
+        false,
+      );
       assert.ok(account.kinds.some((k) => k.kind === 'ConfigMap'));
-      assert.equal(markersOf(h.gateway.messages).some((m) => m.kind === 'Secret'), false);
+      assert.equal(
+        markersOf(h.gateway.messages).some((m) => m.kind === 'Secret'),
+        false,
+      );
       assert.ok(h.agent.status().accounts[0]!.skipped.some((s) => s.kind === 'Secret'));
     } finally {
       await h.close();
@@ -103,7 +152,11 @@ describe('agent streaming against the sandbox', () => {
   test('namespaces and kinds: one watch per namespace, only the chosen kinds', async () => {
     const h = await startHarness({ seed: 'demo', account: { namespaces: ['demo', 'default'], kinds: ['ConfigMap', 'Deployment.apps'] } });
     try {
-      await h.gateway.waitFor(() => endMarkers(h.gateway.messages, 'Deployment').length === 2 && endMarkers(h.gateway.messages, 'ConfigMap').length === 2, 10_000, 'lists');
+      await h.gateway.waitFor(
+        () => endMarkers(h.gateway.messages, 'Deployment').length === 2 && endMarkers(h.gateway.messages, 'ConfigMap').length === 2,
+        10_000,
+        'lists',
+      );
       const scopes = new Set(markersOf(h.gateway.messages).map((m) => `${m.kind}@${m.watchNamespace}`));
       assert.deepEqual([...scopes].sort(), ['ConfigMap@default', 'ConfigMap@demo', 'Deployment@default', 'Deployment@demo']);
       assert.deepEqual(h.gateway.streams[0]!.hello!.accounts[0]!.namespaces, ['demo', 'default']);
@@ -129,17 +182,31 @@ describe('agent streaming against the sandbox', () => {
           verdicts: () =>
             hello.accounts.map((a) => ({
               account: a.name,
-              resume: a.kinds.map((k) => ({ apiVersion: k.apiVersion, kind: k.kind, watchNamespace: '', resourceVersion: resumeRv, $typeName: 'outpost.agent.v1.ResumePoint' as const })),
+              resume: a.kinds.map((k) => ({
+                apiVersion: k.apiVersion,
+                kind: k.kind,
+                watchNamespace: '',
+                resourceVersion: resumeRv,
+                $typeName: 'outpost.agent.v1.ResumePoint' as const,
+              })),
             })),
         }),
       },
     });
     try {
-      const added = await h.gateway.waitFor(() => eventsOf(h.gateway.messages).find((e) => e.name === 'made-while-away'), 5000, 'change since resume point');
+      const added = await h.gateway.waitFor(
+        () => eventsOf(h.gateway.messages).find((e) => e.name === 'made-while-away'),
+        5000,
+        'change since resume point',
+      );
       assert.equal(added.type, EventType.ADDED);
       await new Promise((r) => setTimeout(r, 200));
       assert.equal(markersOf(h.gateway.messages).length, 0, 'no SyncMarker: nothing was listed');
-      assert.equal(eventsOf(h.gateway.messages).some((e) => e.name === 'web-config'), false, 'seeded objects not re-sent');
+      assert.equal(
+        eventsOf(h.gateway.messages).some((e) => e.name === 'web-config'),
+        false,
+        'seeded objects not re-sent',
+      );
     } finally {
       await h.close();
     }
@@ -155,16 +222,25 @@ describe('agent streaming against the sandbox', () => {
       sandbox.faults.closeWatches();
       await new Promise((r) => setTimeout(r, 50));
       sandbox.store.create(configMap('after-drop'));
-      await gateway.waitFor(() => eventsOf(gateway.messages).find((e) => e.name === 'after-drop'), 5000, 'event after the watch was dropped');
+      await gateway.waitFor(
+        () => eventsOf(gateway.messages).find((e) => e.name === 'after-drop'),
+        5000,
+        'event after the watch was dropped',
+      );
       assert.equal(endMarkers(gateway.messages, 'ConfigMap').length, 1, 'a dropped watch resumes without re-listing');
 
       sandbox.faults.expireHistory();
       await gateway.waitFor(() => endMarkers(gateway.messages, 'ConfigMap').length === 2, 10_000, 're-list after 410');
-      const markers = markersOf(gateway.messages).filter((m) => m.kind === 'ConfigMap').map((m) => m.phase);
+      const markers = markersOf(gateway.messages)
+        .filter((m) => m.kind === 'ConfigMap')
+        .map((m) => m.phase);
       assert.deepEqual(markers, [SyncPhase.START, SyncPhase.END, SyncPhase.START, SyncPhase.END]);
       const stream = gateway.streams[0]!.messages;
-      const secondStart = stream.length - 1 - [...stream].reverse().findIndex((m) => m.message.case === 'sync' && m.message.value.phase === SyncPhase.START);
-      const relisted = eventsOf(stream.slice(secondStart)).filter((e) => e.type === EventType.ADDED).map((e) => e.name);
+      const secondStart =
+        stream.length - 1 - [...stream].reverse().findIndex((m) => m.message.case === 'sync' && m.message.value.phase === SyncPhase.START);
+      const relisted = eventsOf(stream.slice(secondStart))
+        .filter((e) => e.type === EventType.ADDED)
+        .map((e) => e.name);
       assert.ok(relisted.includes('after-drop') && relisted.includes('web-config'), 'the re-list sends every object again');
 
       sandbox.faults.failNextWatches(1, 410);
@@ -183,7 +259,11 @@ describe('agent streaming against the sandbox', () => {
   test('STANDBY and REFUSED accounts are not streamed', async () => {
     const h = await startHarness({
       seed: 'demo',
-      gateway: { welcome: (hello) => ({ verdicts: () => hello.accounts.map((a) => ({ account: a.name, verdict: Verdict.STANDBY, reason: 'another agent caches it' })) }) },
+      gateway: {
+        welcome: (hello) => ({
+          verdicts: () => hello.accounts.map((a) => ({ account: a.name, verdict: Verdict.STANDBY, reason: 'another agent caches it' })),
+        }),
+      },
     });
     try {
       await h.gateway.waitFor(() => h.agent.status().accounts[0]!.verdict === 'standby', 5000, 'standby');

@@ -19,7 +19,10 @@ test('mTLS to the gateway (CA file, client certificate, server name) and an HTTP
       writeFileSync(files.cert, client.certPem);
       writeFileSync(files.key, client.keyPem);
       return {
-        clouddriver: { insecure: false, tls: { cacertFile: files.ca, clientCertFile: files.cert, clientKeyFile: files.key, serverName: 'gateway.test' } },
+        clouddriver: {
+          insecure: false,
+          tls: { cacertFile: files.ca, clientCertFile: files.cert, clientKeyFile: files.key, serverName: 'gateway.test' },
+        },
       };
     },
   });
@@ -49,8 +52,18 @@ test('TLS misconfigurations fail with a clear reason and a hint, then retry', as
       },
       expect: /unable to verify the first certificate — the gateway certificate is not trusted: set clouddriver\.tls\.cacertFile/,
     },
-    { what: 'TLS towards a plaintext port', gateway: {}, clouddriver: () => ({ insecure: false }), expect: /wrong version number.* — the gateway port does not answer TLS: set clouddriver\.insecure: true/ },
-    { what: 'plaintext towards a TLS port', gateway: tlsGateway, clouddriver: () => ({ insecure: true }), expect: /if the gateway port serves TLS, set clouddriver\.insecure: false/ },
+    {
+      what: 'TLS towards a plaintext port',
+      gateway: {},
+      clouddriver: () => ({ insecure: false }),
+      expect: /wrong version number.* — the gateway port does not answer TLS: set clouddriver\.insecure: true/,
+    },
+    {
+      what: 'plaintext towards a TLS port',
+      gateway: tlsGateway,
+      clouddriver: () => ({ insecure: true }),
+      expect: /if the gateway port serves TLS, set clouddriver\.insecure: false/,
+    },
     {
       what: 'a missing CA file',
       gateway: tlsGateway,
@@ -61,7 +74,11 @@ test('TLS misconfigurations fail with a clear reason and a hint, then retry', as
   for (const c of cases) {
     const h = await startHarness({ seed: 'none', gateway: c.gateway, configFrom: (dir) => ({ clouddriver: c.clouddriver(dir) }) });
     try {
-      await h.gateway.waitFor(() => (h.logs.text().match(/cannot connect to the gateway/g)?.length ?? 0) >= 2, 8000, `two failed attempts (${c.what})`);
+      await h.gateway.waitFor(
+        () => (h.logs.text().match(/cannot connect to the gateway/g)?.length ?? 0) >= 2,
+        8000,
+        `two failed attempts (${c.what})`,
+      );
       const line = h.logs.lines().find((l) => String(l.msg).startsWith('cannot connect to the gateway'))!;
       assert.match(String(line.msg), c.expect, c.what);
       assert.equal(h.agent.status().connected, false);

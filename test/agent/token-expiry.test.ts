@@ -30,7 +30,11 @@ function jwt(exp: number): Promise<string> {
     .sign(new TextEncoder().encode(SECRET));
 }
 
-async function waitFor<T>(predicate: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 10_000): Promise<T> {
+async function waitFor<T>(
+  predicate: () => T | undefined | false | Promise<T | undefined | false>,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await predicate();
@@ -56,7 +60,9 @@ test('an expired JWT ends the stream; the token command is re-run at once and th
         database: join(dir, 'db'),
         id: 'gw-1',
         insecure: false,
-        auth: { jwt: { issuer: 'https://issuer.test', audience: 'outpost', secretFile: join(dir, 'jwt-secret'), clockToleranceSeconds: 0 } },
+        auth: {
+          jwt: { issuer: 'https://issuer.test', audience: 'outpost', secretFile: join(dir, 'jwt-secret'), clockToleranceSeconds: 0 },
+        },
         authorization: { rules: [{ kind: 'jwt', subject: '^agent-jwt$', roles: ['agent'], accounts: ['*'] }] },
       },
     }),
@@ -89,7 +95,9 @@ test('an expired JWT ends the stream; the token command is re-run at once and th
   });
   const alpha = () => agent.status().accounts.find((a) => a.name === 'alpha');
   const watchStates = async () => {
-    const result = await gateway.database.db.execute(sql.raw(`select sync_gen, synced, resource_version from watch_states where account = 'alpha'`));
+    const result = await gateway.database.db.execute(
+      sql.raw(`select sync_gen, synced, resource_version from watch_states where account = 'alpha'`),
+    );
     return Array.from((result as unknown as { rows?: Record<string, unknown>[] }).rows ?? (result as unknown as Record<string, unknown>[]));
   };
   try {
@@ -101,10 +109,16 @@ test('an expired JWT ends the stream; the token command is re-run at once and th
 
     // The operator's token command now prints a fresh token; the agent's interval would not run it for an hour.
     writeFileSync(tokenFile, await jwt(Math.ceil(Date.now() / 1000) + 600));
-    const second = await waitFor(() => {
-      const id = agent.status().sessionId;
-      return id !== undefined && id !== first && alpha()?.verdict === 'caching' && alpha()!.watches.some((w) => w.state === 'watching') && id;
-    }, 'a new session after the token expired', 15_000);
+    const second = await waitFor(
+      () => {
+        const id = agent.status().sessionId;
+        return (
+          id !== undefined && id !== first && alpha()?.verdict === 'caching' && alpha()!.watches.some((w) => w.state === 'watching') && id
+        );
+      },
+      'a new session after the token expired',
+      15_000,
+    );
     assert.ok(Date.now() >= exp * 1000 - 50, 'the first stream ended no earlier than its token expired');
 
     const lines = logs.lines();
@@ -122,7 +136,10 @@ test('an expired JWT ends the stream; the token command is re-run at once and th
       (await watchStates()).map((r) => r.sync_gen),
       listed.map((r) => r.sync_gen),
     );
-    assert.equal(alpha()!.watches.every((w) => w.state === 'watching'), true);
+    assert.equal(
+      alpha()!.watches.every((w) => w.state === 'watching'),
+      true,
+    );
   } finally {
     await agent.close();
     await gateway.close();

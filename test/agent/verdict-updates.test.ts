@@ -10,9 +10,12 @@ import { eventsOf, markersOf, startHarness, type Harness } from './helpers/harne
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const configMap = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'demo' }, data: { a: '1' } });
 const accountOf = (h: Harness) => h.agent.status().accounts.find((a) => a.name === 'sandbox')!;
-const markers = (h: Harness, kind: string, phase: SyncPhase) => markersOf(h.gateway.messages).filter((m) => m.kind === kind && m.phase === phase);
+const markers = (h: Harness, kind: string, phase: SyncPhase) =>
+  markersOf(h.gateway.messages).filter((m) => m.kind === kind && m.phase === phase);
 const arrived = (h: Harness, name: string) => eventsOf(h.gateway.messages).find((e) => e.account === 'sandbox' && e.name === name);
-const configMapResume = (resourceVersion: string) => [create(ResumePointSchema, { apiVersion: 'v1', kind: 'ConfigMap', watchNamespace: '', resourceVersion })];
+const configMapResume = (resourceVersion: string) => [
+  create(ResumePointSchema, { apiVersion: 'v1', kind: 'ConfigMap', watchNamespace: '', resourceVersion }),
+];
 
 /** An agent with one account watching ConfigMaps and Services, welcomed with `verdict`. */
 function startWith(verdict: Verdict): Promise<Harness> {
@@ -35,7 +38,9 @@ describe('verdict updates pushed by the gateway (AccountVerdicts with change_id 
 
       const resumeRv = String(sandbox.store.resourceVersion);
       sandbox.store.create(configMap('made-while-standby'));
-      gateway.sendVerdicts([{ account: 'sandbox', verdict: Verdict.CACHING, reason: 'the caching agent died', resume: configMapResume(resumeRv) }]);
+      gateway.sendVerdicts([
+        { account: 'sandbox', verdict: Verdict.CACHING, reason: 'the caching agent died', resume: configMapResume(resumeRv) },
+      ]);
 
       await gateway.waitFor(() => markers(h, 'Service', SyncPhase.END).length === 1, 10_000, 'Services listed');
       assert.equal(markers(h, 'Service', SyncPhase.START).length, 1, 'the scope without a resume point lists');
@@ -43,21 +48,45 @@ describe('verdict updates pushed by the gateway (AccountVerdicts with change_id 
       assert.equal(resumed.kind, 'ConfigMap');
       sandbox.store.create(configMap('made-after-promotion'));
       await gateway.waitFor(() => arrived(h, 'made-after-promotion'), 5000, 'a change after the promotion');
-      assert.equal(markersOf(gateway.messages).some((m) => m.kind === 'ConfigMap'), false, 'no list (no sync markers) for the resumed scope');
+      assert.equal(
+        markersOf(gateway.messages).some((m) => m.kind === 'ConfigMap'),
+        false,
+        'no list (no sync markers) for the resumed scope',
+      );
       assert.equal(arrived(h, 'web-config'), undefined, 'objects older than the resume point are not re-sent');
-      assert.deepEqual({ verdict: accountOf(h).verdict, reason: accountOf(h).reason }, { verdict: 'caching', reason: 'the caching agent died' });
+      assert.deepEqual(
+        { verdict: accountOf(h).verdict, reason: accountOf(h).reason },
+        { verdict: 'caching', reason: 'the caching agent died' },
+      );
       const promoted = h.logs.lines().find((l) => l.msg === 'account promoted to caching by the gateway');
       assert.ok(promoted, 'the promotion is logged');
-      assert.deepEqual([promoted.level, promoted.account, promoted.reason, promoted.resumePoints], [30, 'sandbox', 'the caching agent died', 1]);
+      assert.deepEqual(
+        [promoted.level, promoted.account, promoted.reason, promoted.resumePoints],
+        [30, 'sandbox', 'the caching agent died', 1],
+      );
 
       // The same push again: already streaming, nothing restarts.
       const startedAt = accountOf(h).watches.map((w) => w.startedAt);
       const startMarkers = markers(h, 'Service', SyncPhase.START).length + markers(h, 'ConfigMap', SyncPhase.START).length;
-      gateway.sendVerdicts([{ account: 'sandbox', verdict: Verdict.CACHING, reason: 'the caching agent died', resume: configMapResume(resumeRv) }]);
+      gateway.sendVerdicts([
+        { account: 'sandbox', verdict: Verdict.CACHING, reason: 'the caching agent died', resume: configMapResume(resumeRv) },
+      ]);
       await pause(400);
-      assert.equal(markers(h, 'Service', SyncPhase.START).length + markers(h, 'ConfigMap', SyncPhase.START).length, startMarkers, 'no new list');
-      assert.deepEqual(accountOf(h).watches.map((w) => w.startedAt), startedAt, 'the watchers were not restarted');
-      assert.equal(eventsOf(gateway.messages).filter((e) => e.name === 'made-while-standby').length, 1, 'nothing re-sent from the resume point');
+      assert.equal(
+        markers(h, 'Service', SyncPhase.START).length + markers(h, 'ConfigMap', SyncPhase.START).length,
+        startMarkers,
+        'no new list',
+      );
+      assert.deepEqual(
+        accountOf(h).watches.map((w) => w.startedAt),
+        startedAt,
+        'the watchers were not restarted',
+      );
+      assert.equal(
+        eventsOf(gateway.messages).filter((e) => e.name === 'made-while-standby').length,
+        1,
+        'nothing re-sent from the resume point',
+      );
       sandbox.store.create(configMap('made-after-second-push'));
       await gateway.waitFor(() => arrived(h, 'made-after-second-push'), 5000, 'still streaming');
       assert.equal(gateway.streams.length, 1);
@@ -70,7 +99,11 @@ describe('verdict updates pushed by the gateway (AccountVerdicts with change_id 
     const h = await startWith(Verdict.CACHING);
     try {
       const { gateway, sandbox } = h;
-      await gateway.waitFor(() => markers(h, 'ConfigMap', SyncPhase.END).length === 1 && markers(h, 'Service', SyncPhase.END).length === 1, 10_000, 'initial lists');
+      await gateway.waitFor(
+        () => markers(h, 'ConfigMap', SyncPhase.END).length === 1 && markers(h, 'Service', SyncPhase.END).length === 1,
+        10_000,
+        'initial lists',
+      );
       sandbox.store.create(configMap('before-demotion'));
       await gateway.waitFor(() => arrived(h, 'before-demotion'), 5000, 'streaming');
 
@@ -83,14 +116,24 @@ describe('verdict updates pushed by the gateway (AccountVerdicts with change_id 
       assert.equal(dataMessages(gateway.messages.slice(demotedAt)).length, 0, 'nothing of the account is sent any more');
       assert.equal(accountOf(h).reason, 'another agent caches it');
       assert.deepEqual(accountOf(h).watches, []);
-      const admin = (await (await fetch(`http://127.0.0.1:${h.agent.adminPort}/accounts`)).json()) as { items: Array<{ name: string; verdict: string; reason?: string }> };
-      assert.deepEqual(admin.items.map((a) => [a.name, a.verdict, a.reason]), [['sandbox', 'standby', 'another agent caches it']]);
+      const admin = (await (await fetch(`http://127.0.0.1:${h.agent.adminPort}/accounts`)).json()) as {
+        items: Array<{ name: string; verdict: string; reason?: string }>;
+      };
+      assert.deepEqual(
+        admin.items.map((a) => [a.name, a.verdict, a.reason]),
+        [['sandbox', 'standby', 'another agent caches it']],
+      );
       const demoted = h.logs.lines().find((l) => l.msg === 'account demoted to standby by the gateway: not streaming');
       assert.ok(demoted && demoted.level === 30 && demoted.reason === 'another agent caches it', 'the demotion is logged at info');
 
       // A standby account still runs operations.
       h.gateway.sendOperation(
-        create(OperationSchema, { id: 'get-while-standby', account: 'sandbox', timeout: durationFromMs(10_000), spec: { case: 'get', value: { kind: 'ConfigMap', namespace: 'demo', name: 'after-demotion' } as never } }),
+        create(OperationSchema, {
+          id: 'get-while-standby',
+          account: 'sandbox',
+          timeout: durationFromMs(10_000),
+          spec: { case: 'get', value: { kind: 'ConfigMap', namespace: 'demo', name: 'after-demotion' } as never },
+        }),
       );
       const result = await gateway.waitForResult('get-while-standby', 10_000);
       assert.equal(result.success, true, `${result.statusCode} ${result.reason}: ${result.message}`);
@@ -99,12 +142,18 @@ describe('verdict updates pushed by the gateway (AccountVerdicts with change_id 
       gateway.sendVerdicts([{ account: 'sandbox', verdict: Verdict.REFUSED, reason: 'name bound to another cluster' }]);
       await gateway.waitFor(() => accountOf(h).verdict === 'refused', 5000, 'refused');
       assert.equal(accountOf(h).reason, 'name bound to another cluster');
-      const refused = h.logs.lines().find((l) => l.level === 40 && /account refused by the gateway: name bound to another cluster/.test(String(l.msg)));
+      const refused = h.logs
+        .lines()
+        .find((l) => l.level === 40 && /account refused by the gateway: name bound to another cluster/.test(String(l.msg)));
       assert.ok(refused, 'the refusal is logged at warn');
 
       // Promoted again without resume points: every scope lists again.
       gateway.sendVerdicts([{ account: 'sandbox', verdict: Verdict.CACHING }]);
-      await gateway.waitFor(() => markers(h, 'ConfigMap', SyncPhase.END).length === 2 && markers(h, 'Service', SyncPhase.END).length === 2, 10_000, 'listed again');
+      await gateway.waitFor(
+        () => markers(h, 'ConfigMap', SyncPhase.END).length === 2 && markers(h, 'Service', SyncPhase.END).length === 2,
+        10_000,
+        'listed again',
+      );
       assert.ok(arrived(h, 'after-demotion'), 'the re-list sends what changed while not caching');
       assert.equal(accountOf(h).verdict, 'caching');
       assert.equal(gateway.streams.length, 1);
@@ -122,7 +171,11 @@ describe('verdict updates pushed by the gateway (AccountVerdicts with change_id 
         { account: 'nope', verdict: Verdict.CACHING },
         { account: 'other', verdict: Verdict.STANDBY },
       ]);
-      await gateway.waitFor(() => h.logs.lines().filter((l) => l.msg === 'ignoring a pushed verdict for an account this session does not know').length === 2, 5000, 'unknown accounts logged');
+      await gateway.waitFor(
+        () => h.logs.lines().filter((l) => l.msg === 'ignoring a pushed verdict for an account this session does not know').length === 2,
+        5000,
+        'unknown accounts logged',
+      );
       await pause(300);
       assert.equal(dataMessages(gateway.messages).length, 0);
       assert.equal(accountOf(h).verdict, 'standby');
@@ -135,7 +188,11 @@ describe('verdict updates pushed by the gateway (AccountVerdicts with change_id 
         { account: 'nope', verdict: Verdict.REFUSED },
         { account: 'sandbox', verdict: Verdict.CACHING },
       ]);
-      await gateway.waitFor(() => markers(h, 'ConfigMap', SyncPhase.END).length === 1 && markers(h, 'Service', SyncPhase.END).length === 1, 10_000, 'promoted and listed');
+      await gateway.waitFor(
+        () => markers(h, 'ConfigMap', SyncPhase.END).length === 1 && markers(h, 'Service', SyncPhase.END).length === 1,
+        10_000,
+        'promoted and listed',
+      );
       assert.equal(gateway.streams.length, 1);
       assert.equal(h.agent.status().accounts.length, 1);
     } finally {

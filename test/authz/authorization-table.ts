@@ -9,7 +9,12 @@ import { rowOf, type MatrixRow, type Probe } from './matrix-types.js';
 
 const A = FIXTURE.agentA;
 const rest = (method: string, path: string, body?: unknown): Extract<Probe, { kind: 'rest' }> => ({ kind: 'rest', method, path, body });
-const rpc = (service: string, method: string, message: Record<string, unknown> = {}, transport: 'connect-json' | 'grpc' = 'connect-json'): Extract<Probe, { kind: 'rpc' }> => ({
+const rpc = (
+  service: string,
+  method: string,
+  message: Record<string, unknown> = {},
+  transport: 'connect-json' | 'grpc' = 'connect-json',
+): Extract<Probe, { kind: 'rpc' }> => ({
   kind: 'rpc',
   transport,
   service,
@@ -44,20 +49,36 @@ export const REST_ROWS: MatrixRow[] = [
   rowOf('GET /armory/clouddrivers', 'read', rest('GET', '/armory/clouddrivers'), { valid: '200' }),
   rowOf('GET /armory/clouddrivers/:id', 'read', rest('GET', `/armory/clouddrivers/${FIXTURE.gatewayId}`), { valid: '200' }),
   rowOf('ALL /armory/clouddrivers', 'admin', rest('POST', '/armory/clouddrivers'), { valid: '405 method_not_allowed' }),
-  rowOf('ALL /armory/clouddrivers/:id', 'admin', rest('DELETE', `/armory/clouddrivers/${FIXTURE.gatewayId}`), { valid: '405 method_not_allowed' }),
+  rowOf('ALL /armory/clouddrivers/:id', 'admin', rest('DELETE', `/armory/clouddrivers/${FIXTURE.gatewayId}`), {
+    valid: '405 method_not_allowed',
+  }),
 
   rowOf('POST /armory/agent/operations', 'replica', rest('POST', '/armory/agent/operations', forwarded), { valid: '200' }),
   rowOf('POST /armory/agent/operations', 'replica', rest('POST', '/armory/agent/operations', forwarded), {
     scenario: 'a replica forwards an operation no replica stored: nothing runs',
     valid: '200',
-    cells: { other: { as: 'replica', expect: '404 not_found', request: rest('POST', '/armory/agent/operations', forwardedOp('authz-never-stored')) } },
+    cells: {
+      other: {
+        as: 'replica',
+        expect: '404 not_found',
+        request: rest('POST', '/armory/agent/operations', forwardedOp('authz-never-stored')),
+      },
+    },
   }),
   rowOf('POST /armory/agent/operations', 'replica', rest('POST', '/armory/agent/operations', forwarded), {
     scenario: 'a replica forwards a stored operation with another spec: nothing runs',
     valid: '200',
-    cells: { other: { as: 'replica', expect: '403 permission_denied', request: rest('POST', '/armory/agent/operations', forwardedOp(FIXTURE.operationId, 'tampered')) } },
+    cells: {
+      other: {
+        as: 'replica',
+        expect: '403 permission_denied',
+        request: rest('POST', '/armory/agent/operations', forwardedOp(FIXTURE.operationId, 'tampered')),
+      },
+    },
   }),
-  rowOf('POST /armory/agent/operationresults', 'replica', rest('POST', '/armory/agent/operationresults', relayed('agentA', 'agentA')), { valid: '200' }),
+  rowOf('POST /armory/agent/operationresults', 'replica', rest('POST', '/armory/agent/operationresults', relayed('agentA', 'agentA')), {
+    valid: '200',
+  }),
   rowOf('POST /armory/agent/operationresults', 'replica', rest('POST', '/armory/agent/operationresults', relayed('agentA', 'agentA')), {
     scenario: 'a replica relays a result from a session of the account (with its own token) that the operation was not sent on',
     valid: '200',
@@ -76,42 +97,90 @@ export const REST_ROWS: MatrixRow[] = [
   rowOf('POST /armory/agent/operationresults', 'replica', rest('POST', '/armory/agent/operationresults', relayed('agentA', 'agentA')), {
     scenario: "a replica relays a result with one stream's session id and another stream's session token",
     valid: '200',
-    cells: { other: { as: 'replica', expect: '401 unauthenticated', request: rest('POST', '/armory/agent/operationresults', relayed('agentA', 'agentB')) } },
+    cells: {
+      other: {
+        as: 'replica',
+        expect: '401 unauthenticated',
+        request: rest('POST', '/armory/agent/operationresults', relayed('agentA', 'agentB')),
+      },
+    },
   }),
   rowOf('POST /armory/agent/operationresults', 'replica', rest('POST', '/armory/agent/operationresults', relayed('agentA', 'agentA')), {
     scenario: "a replica relays agent B's session (its own token) with a result for agent A's account",
     valid: '200',
-    cells: { other: { as: 'replica', expect: '403 permission_denied', request: rest('POST', '/armory/agent/operationresults', relayed('agentB', 'agentB')) } },
+    cells: {
+      other: {
+        as: 'replica',
+        expect: '403 permission_denied',
+        request: rest('POST', '/armory/agent/operationresults', relayed('agentB', 'agentB')),
+      },
+    },
   }),
   rowOf('GET /armory/agent/operations', 'read', rest('GET', '/armory/agent/operations?page=1&items=5'), { valid: '200' }),
   rowOf('GET /armory/agent/operations/:id', 'read', rest('GET', `/armory/agent/operations/${FIXTURE.operationId}`), { valid: '200' }),
-  rowOf('GET /armory/agent/operations/:id', 'read', { ...rest('GET', `/armory/agent/operations/${FIXTURE.secretOperationId}`), secret: FIXTURE.secretValue }, {
-    scenario: 'an operation whose request carried Secret values: every reader sees them redacted',
-    valid: '200 redacted',
-  }),
-  rowOf('GET /armory/agent/operations', 'read', { ...rest('GET', '/armory/agent/operations?page=1&items=50'), secret: FIXTURE.secretValue }, {
-    scenario: 'the operation list, with an operation whose request carried Secret values',
-    valid: '200 redacted',
-  }),
+  rowOf(
+    'GET /armory/agent/operations/:id',
+    'read',
+    { ...rest('GET', `/armory/agent/operations/${FIXTURE.secretOperationId}`), secret: FIXTURE.secretValue },
+    {
+      scenario: 'an operation whose request carried Secret values: every reader sees them redacted',
+      valid: '200 redacted',
+    },
+  ),
+  rowOf(
+    'GET /armory/agent/operations',
+    'read',
+    { ...rest('GET', '/armory/agent/operations?page=1&items=50'), secret: FIXTURE.secretValue },
+    {
+      scenario: 'the operation list, with an operation whose request carried Secret values',
+      valid: '200 redacted',
+    },
+  ),
   rowOf('ALL /armory/agent/operations', 'admin', rest('PUT', '/armory/agent/operations'), { valid: '405 method_not_allowed' }),
-  rowOf('ALL /armory/agent/operations/:id', 'admin', rest('POST', `/armory/agent/operations/${FIXTURE.operationId}`), { valid: '405 method_not_allowed' }),
+  rowOf('ALL /armory/agent/operations/:id', 'admin', rest('POST', `/armory/agent/operations/${FIXTURE.operationId}`), {
+    valid: '405 method_not_allowed',
+  }),
 
   rowOf('GET /armory/accounts', 'read', rest('GET', '/armory/accounts?page=1&limit=10'), { valid: '200' }),
   rowOf('POST /armory/accounts', 'admin', rest('POST', '/armory/accounts', [spec('authz-rest-create')]), { valid: '201' }),
-  rowOf('PATCH /armory/accounts', 'admin', rest('PATCH', '/armory/accounts', [{ name: 'authz-rest-patch', state: 'INACTIVE' }]), { valid: '200' }),
+  rowOf('PATCH /armory/accounts', 'admin', rest('PATCH', '/armory/accounts', [{ name: 'authz-rest-patch', state: 'INACTIVE' }]), {
+    valid: '200',
+  }),
   rowOf('DELETE /armory/accounts', 'admin', rest('DELETE', '/armory/accounts', ['authz-rest-delete-body']), { valid: '200' }),
-  rowOf('POST /armory/accounts/dynamic', 'admin', rest('POST', '/armory/accounts/dynamic', [spec('authz-dyn-post', { zoneId: 'elsewhere' })]), { valid: '201' }),
-  rowOf('PATCH /armory/accounts/dynamic', 'admin', rest('PATCH', '/armory/accounts/dynamic', [spec('authz-dyn-patch', { zoneId: 'elsewhere' })]), { valid: '200' }),
-  rowOf('PUT /armory/accounts/dynamic', 'admin', rest('PUT', '/armory/accounts/dynamic', [spec('authz-dyn-put', { zoneId: 'elsewhere' })]), { valid: '200' }),
+  rowOf(
+    'POST /armory/accounts/dynamic',
+    'admin',
+    rest('POST', '/armory/accounts/dynamic', [spec('authz-dyn-post', { zoneId: 'elsewhere' })]),
+    { valid: '201' },
+  ),
+  rowOf(
+    'PATCH /armory/accounts/dynamic',
+    'admin',
+    rest('PATCH', '/armory/accounts/dynamic', [spec('authz-dyn-patch', { zoneId: 'elsewhere' })]),
+    { valid: '200' },
+  ),
+  rowOf(
+    'PUT /armory/accounts/dynamic',
+    'admin',
+    rest('PUT', '/armory/accounts/dynamic', [spec('authz-dyn-put', { zoneId: 'elsewhere' })]),
+    { valid: '200' },
+  ),
   rowOf('GET /armory/accounts/:name', 'read', rest('GET', `/armory/accounts/${A.account}`), { valid: '200' }),
   rowOf('DELETE /armory/accounts/:name', 'admin', rest('DELETE', '/armory/accounts/authz-rest-delete-name'), { valid: '200' }),
   rowOf('DELETE /armory/accounts/:name/binding', 'admin', rest('DELETE', '/armory/accounts/authz-rest-binding/binding'), { valid: '200' }),
-  rowOf('PUT /armory/accounts/:name/binding', 'admin', rest('PUT', '/armory/accounts/authz-rest-rebind/binding', { identity: 'token:agent-b' }), { valid: '200' }),
+  rowOf(
+    'PUT /armory/accounts/:name/binding',
+    'admin',
+    rest('PUT', '/armory/accounts/authz-rest-rebind/binding', { identity: 'token:agent-b' }),
+    { valid: '200' },
+  ),
   rowOf('ALL /armory/accounts', 'admin', rest('PUT', '/armory/accounts'), { valid: '405 method_not_allowed' }),
   // GET, HEAD and DELETE of /armory/accounts/dynamic reach /armory/accounts/:name (an account may be named `dynamic`).
   rowOf('ALL /armory/accounts/dynamic', 'admin', rest('OPTIONS', '/armory/accounts/dynamic'), { valid: '405 method_not_allowed' }),
   rowOf('ALL /armory/accounts/:name', 'admin', rest('PUT', `/armory/accounts/${A.account}`), { valid: '405 method_not_allowed' }),
-  rowOf('ALL /armory/accounts/:name/binding', 'read', rest('GET', `/armory/accounts/${A.account}/binding`), { valid: '405 method_not_allowed' }),
+  rowOf('ALL /armory/accounts/:name/binding', 'read', rest('GET', `/armory/accounts/${A.account}/binding`), {
+    valid: '405 method_not_allowed',
+  }),
 
   rowOf('GET /armory/agents', 'read', rest('GET', '/armory/agents'), { valid: '200' }),
   rowOf('GET /armory/agents/:id', 'read', rest('GET', `/armory/agents/${A.agentId}`), { valid: '200' }),
@@ -119,33 +188,102 @@ export const REST_ROWS: MatrixRow[] = [
   rowOf('ALL /armory/agents/:id', 'admin', rest('DELETE', `/armory/agents/${A.agentId}`), { valid: '405 method_not_allowed' }),
 
   // The Clouddriver API (docs/spinnaker.md): role spinnaker, errors in Spring's shape.
-  rowOf('POST /:cloudProvider/ops', 'spinnaker', rest('POST', '/kubernetes/ops?clientRequestId=authz-1', [{ scaleManifest: { account: A.account, manifestName: 'deployment authz', location: 'default', replicas: 1 } }]), { valid: '200' }),
+  rowOf(
+    'POST /:cloudProvider/ops',
+    'spinnaker',
+    rest('POST', '/kubernetes/ops?clientRequestId=authz-1', [
+      { scaleManifest: { account: A.account, manifestName: 'deployment authz', location: 'default', replicas: 1 } },
+    ]),
+    { valid: '200' },
+  ),
   rowOf('POST /ops', 'spinnaker', rest('POST', '/ops', [{ frobnicate: {} }]), { valid: '400 Bad Request' }),
-  rowOf('POST /:cloudProvider/ops', 'spinnaker', rest('POST', '/kubernetes/ops', [{ scaleManifest: { account: A.account, manifestName: 'deployment authz', location: 'default', replicas: 1 } }]), {
-    scenario: 'X-SPINNAKER-ACCOUNTS does not list the account: refused, nothing runs',
-    valid: '400 Bad Request',
-    cells: { valid: { as: 'spinnaker', expect: '400 Bad Request', request: { kind: 'rest', method: 'POST', path: '/kubernetes/ops', body: [{ scaleManifest: { account: A.account, manifestName: 'deployment authz', location: 'default', replicas: 1 } }], headers: { 'X-SPINNAKER-ACCOUNTS': 'team-b-web' } } } },
-  }),
+  rowOf(
+    'POST /:cloudProvider/ops',
+    'spinnaker',
+    rest('POST', '/kubernetes/ops', [
+      { scaleManifest: { account: A.account, manifestName: 'deployment authz', location: 'default', replicas: 1 } },
+    ]),
+    {
+      scenario: 'X-SPINNAKER-ACCOUNTS does not list the account: refused, nothing runs',
+      valid: '400 Bad Request',
+      cells: {
+        valid: {
+          as: 'spinnaker',
+          expect: '400 Bad Request',
+          request: {
+            kind: 'rest',
+            method: 'POST',
+            path: '/kubernetes/ops',
+            body: [{ scaleManifest: { account: A.account, manifestName: 'deployment authz', location: 'default', replicas: 1 } }],
+            headers: { 'X-SPINNAKER-ACCOUNTS': 'team-b-web' },
+          },
+        },
+      },
+    },
+  ),
   rowOf('ALL /ops', 'spinnaker', rest('GET', '/ops'), { valid: '405 Method Not Allowed' }),
   rowOf('ALL /:cloudProvider/ops', 'spinnaker', rest('GET', '/kubernetes/ops'), { valid: '405 Method Not Allowed' }),
   rowOf('GET /task/:id', 'spinnaker', rest('GET', '/task/authz-no-such-task'), { valid: '404 Not Found' }),
   rowOf('GET /:cloudProvider/task/:id', 'spinnaker', rest('GET', '/kubernetes/task/authz-no-such-task'), { valid: '404 Not Found' }),
   rowOf('GET /credentials', 'spinnaker', rest('GET', '/credentials?expand=true'), { valid: '200' }),
   rowOf('GET /credentials/:account', 'spinnaker', rest('GET', `/credentials/${A.account}`), { valid: '200' }),
-  rowOf('GET /manifests/:account/:location/:name', 'spinnaker', rest('GET', '/manifests/authz-no-account/default/deployment%20x'), { valid: '404 Not Found' }),
+  rowOf('GET /manifests/:account/:location/:name', 'spinnaker', rest('GET', '/manifests/authz-no-account/default/deployment%20x'), {
+    valid: '404 Not Found',
+  }),
   rowOf('GET /manifests/:account/:name', 'spinnaker', rest('GET', '/manifests/authz-no-account/namespace%20x'), { valid: '404 Not Found' }),
-  rowOf('GET /manifests/:account/:location/:kind/cluster/:app/:cluster', 'spinnaker', rest('GET', `/manifests/${A.account}/default/replicaSet/cluster/app/replicaSet%20x`), { valid: '200' }),
-  rowOf('GET /manifests/:account/:location/:kind/cluster/:app/:cluster/dynamic/:criteria', 'spinnaker', rest('GET', `/manifests/${A.account}/default/replicaSet/cluster/app/replicaSet%20x/dynamic/newest`), { valid: '404 Not Found' }),
+  rowOf(
+    'GET /manifests/:account/:location/:kind/cluster/:app/:cluster',
+    'spinnaker',
+    rest('GET', `/manifests/${A.account}/default/replicaSet/cluster/app/replicaSet%20x`),
+    { valid: '200' },
+  ),
+  rowOf(
+    'GET /manifests/:account/:location/:kind/cluster/:app/:cluster/dynamic/:criteria',
+    'spinnaker',
+    rest('GET', `/manifests/${A.account}/default/replicaSet/cluster/app/replicaSet%20x/dynamic/newest`),
+    { valid: '404 Not Found' },
+  ),
   rowOf('GET /manifests/:account/:location/:name', 'spinnaker', rest('GET', `/manifests/${A.account}/default/deployment%20x`), {
     scenario: 'X-SPINNAKER-ACCOUNTS does not list the account',
     valid: '200',
-    cells: { valid: { as: 'spinnaker', expect: '403 Forbidden', request: { kind: 'rest', method: 'GET', path: `/manifests/${A.account}/default/deployment%20x`, headers: { 'X-SPINNAKER-ACCOUNTS': 'team-b-web' } } } },
+    cells: {
+      valid: {
+        as: 'spinnaker',
+        expect: '403 Forbidden',
+        request: {
+          kind: 'rest',
+          method: 'GET',
+          path: `/manifests/${A.account}/default/deployment%20x`,
+          headers: { 'X-SPINNAKER-ACCOUNTS': 'team-b-web' },
+        },
+      },
+    },
   }),
-  rowOf('POST /cache/:cloudProvider/:type', 'spinnaker', rest('POST', '/cache/kubernetes/manifest', { account: A.account, location: 'default', name: 'deployment x' }), { valid: '200' }),
+  rowOf(
+    'POST /cache/:cloudProvider/:type',
+    'spinnaker',
+    rest('POST', '/cache/kubernetes/manifest', { account: A.account, location: 'default', name: 'deployment x' }),
+    { valid: '200' },
+  ),
   rowOf('GET /cache/:cloudProvider/:type', 'spinnaker', rest('GET', '/cache/kubernetes/manifest'), { valid: '200' }),
-  rowOf('GET /applications/:app/jobs/:account/:location/:name', 'spinnaker', rest('GET', '/applications/app/jobs/authz-no-account/default/job%20x'), { valid: '404 Not Found' }),
-  rowOf('GET /applications/:app/jobs/:account/:location/:name/:fileName', 'spinnaker', rest('GET', '/applications/app/jobs/authz-no-account/default/job%20x/main'), { valid: '404 Not Found' }),
-  rowOf('DELETE /applications/:app/jobs/:account/:location/:name', 'spinnaker', rest('DELETE', '/applications/app/jobs/authz-no-account/default/job%20x'), { valid: '404 Not Found' }),
+  rowOf(
+    'GET /applications/:app/jobs/:account/:location/:name',
+    'spinnaker',
+    rest('GET', '/applications/app/jobs/authz-no-account/default/job%20x'),
+    { valid: '404 Not Found' },
+  ),
+  rowOf(
+    'GET /applications/:app/jobs/:account/:location/:name/:fileName',
+    'spinnaker',
+    rest('GET', '/applications/app/jobs/authz-no-account/default/job%20x/main'),
+    { valid: '404 Not Found' },
+  ),
+  rowOf(
+    'DELETE /applications/:app/jobs/:account/:location/:name',
+    'spinnaker',
+    rest('DELETE', '/applications/app/jobs/authz-no-account/default/job%20x'),
+    { valid: '404 Not Found' },
+  ),
 
   rowOf('GET /', 'none', rest('GET', '/'), OPEN),
   rowOf('HEAD /', 'none', rest('HEAD', '/'), OPEN),
@@ -166,7 +304,12 @@ export const REST_ROWS: MatrixRow[] = [
 const ACC = 'outpost.api.v1.AccountService';
 const OPS = 'outpost.api.v1.OperationService';
 const AGENT = 'outpost.agent.v1.AgentService';
-const agentCall = (transport: 'grpc' | 'connect-h2', agentId: string, account: string, extra: Partial<Extract<Probe, { kind: 'agent' }>> = {}): Probe => ({
+const agentCall = (
+  transport: 'grpc' | 'connect-h2',
+  agentId: string,
+  account: string,
+  extra: Partial<Extract<Probe, { kind: 'agent' }>> = {},
+): Probe => ({
   kind: 'agent',
   transport,
   agentId,
@@ -182,91 +325,177 @@ export const RPC_ROWS: MatrixRow[] = [
     scenario: 'Connect protocol over HTTP/2 (served by connect-node, not the gRPC fast path)',
     valid: 'OK',
   }),
-  rowOf(`${AGENT}/Connect`, 'agent', agentCall('grpc', FIXTURE.agentAResume.agentId, FIXTURE.agentAResume.account, { resume: { session: 'agentAResume', token: 'agentAResume' } }), {
-    scenario: "agent B resumes agent A's session, presenting its own session token",
-    valid: 'OK',
-    cells: {
-      other: {
-        as: 'agentB',
-        expect: 'Unauthenticated',
-        request: agentCall('grpc', FIXTURE.agentAResume.agentId, FIXTURE.agentAResume.account, { resume: { session: 'agentAResume', token: 'agentB' } }),
+  rowOf(
+    `${AGENT}/Connect`,
+    'agent',
+    agentCall('grpc', FIXTURE.agentAResume.agentId, FIXTURE.agentAResume.account, {
+      resume: { session: 'agentAResume', token: 'agentAResume' },
+    }),
+    {
+      scenario: "agent B resumes agent A's session, presenting its own session token",
+      valid: 'OK',
+      cells: {
+        other: {
+          as: 'agentB',
+          expect: 'Unauthenticated',
+          request: agentCall('grpc', FIXTURE.agentAResume.agentId, FIXTURE.agentAResume.account, {
+            resume: { session: 'agentAResume', token: 'agentB' },
+          }),
+        },
       },
     },
-  }),
-  rowOf(`${AGENT}/Connect`, 'agent', agentCall('grpc', FIXTURE.agentAResume.agentId, FIXTURE.agentAResume.account, { resume: { session: 'agentAResume', token: 'agentAResume' } }), {
-    scenario: "agent B resumes agent A's session with A's own session token (copied): a session stays with its identity",
-    valid: 'OK',
-    cells: {
-      other: {
-        as: 'agentB',
-        expect: 'Unauthenticated',
-        request: agentCall('grpc', FIXTURE.agentAResume.agentId, FIXTURE.agentAResume.account, { resume: { session: 'agentAResume', token: 'agentAResume' } }),
+  ),
+  rowOf(
+    `${AGENT}/Connect`,
+    'agent',
+    agentCall('grpc', FIXTURE.agentAResume.agentId, FIXTURE.agentAResume.account, {
+      resume: { session: 'agentAResume', token: 'agentAResume' },
+    }),
+    {
+      scenario: "agent B resumes agent A's session with A's own session token (copied): a session stays with its identity",
+      valid: 'OK',
+      cells: {
+        other: {
+          as: 'agentB',
+          expect: 'Unauthenticated',
+          request: agentCall('grpc', FIXTURE.agentAResume.agentId, FIXTURE.agentAResume.account, {
+            resume: { session: 'agentAResume', token: 'agentAResume' },
+          }),
+        },
       },
     },
-  }),
+  ),
   rowOf(`${AGENT}/Connect`, 'agent', agentCall('grpc', 'agent-a-verdict', 'team-a-verdict', { verdicts: true }), {
     scenario: "agent B registers an account name only agent A's identity may register",
     valid: 'OK CACHING',
-    cells: { other: { as: 'agentB', expect: 'OK REFUSED', request: agentCall('grpc', 'agent-b-verdict', 'team-a-verdict-b', { verdicts: true }) } },
+    cells: {
+      other: { as: 'agentB', expect: 'OK REFUSED', request: agentCall('grpc', 'agent-b-verdict', 'team-a-verdict-b', { verdicts: true }) },
+    },
   }),
   rowOf(`${AGENT}/Connect`, 'agent', agentCall('grpc', 'agent-a-shared-standby', FIXTURE.agentAShared.account, { verdicts: true }), {
     scenario:
       "agent B claims a name both identities may register, reporting the same cluster, while it is bound to agent A's identity; valid: another stream of agent A stands by",
     valid: 'OK STANDBY',
-    cells: { other: { as: 'agentB', expect: 'OK REFUSED', request: agentCall('grpc', 'agent-b-shared', FIXTURE.agentAShared.account, { verdicts: true }) } },
-  }),
-  rowOf(`${AGENT}/Connect`, 'agent', { kind: 'result', operationId: FIXTURE.forgedOperationId, marker: 'from-a-new-stream', from: { agentId: 'agent-a-standby', account: A.account } }, {
-    scenario: 'an agent answers an operation sent to another agent (a STANDBY stream of the same account); valid: the agent it was sent to',
-    valid: 'recorded',
     cells: {
-      other: { as: 'agentA', expect: 'ignored' },
-      valid: { as: 'none', expect: 'recorded', request: { kind: 'result', operationId: FIXTURE.answeredOperationId, marker: 'from-agent-a', from: { fixture: 'agentA' } } },
+      other: {
+        as: 'agentB',
+        expect: 'OK REFUSED',
+        request: agentCall('grpc', 'agent-b-shared', FIXTURE.agentAShared.account, { verdicts: true }),
+      },
     },
   }),
+  rowOf(
+    `${AGENT}/Connect`,
+    'agent',
+    {
+      kind: 'result',
+      operationId: FIXTURE.forgedOperationId,
+      marker: 'from-a-new-stream',
+      from: { agentId: 'agent-a-standby', account: A.account },
+    },
+    {
+      scenario:
+        'an agent answers an operation sent to another agent (a STANDBY stream of the same account); valid: the agent it was sent to',
+      valid: 'recorded',
+      cells: {
+        other: { as: 'agentA', expect: 'ignored' },
+        valid: {
+          as: 'none',
+          expect: 'recorded',
+          request: { kind: 'result', operationId: FIXTURE.answeredOperationId, marker: 'from-agent-a', from: { fixture: 'agentA' } },
+        },
+      },
+    },
+  ),
 
-  rowOf('outpost.api.v1.ObjectService/ListObjects', 'read', rpc('outpost.api.v1.ObjectService', 'ListObjects', { account: A.account }), { valid: 'OK' }),
+  rowOf('outpost.api.v1.ObjectService/ListObjects', 'read', rpc('outpost.api.v1.ObjectService', 'ListObjects', { account: A.account }), {
+    valid: 'OK',
+  }),
   // Unauthenticated floods (DESIGN rule 9): refused from the headers while the body is still being sent, so a
   // stalled body costs nothing. Counts and memory are checked by test/gateway/unauthenticated-flood.test.ts.
-  rowOf('outpost.api.v1.ObjectService/ListObjects', 'read', { kind: 'stalled', service: 'outpost.api.v1.ObjectService', method: 'ListObjects', message: { account: A.account } }, {
-    scenario: 'the chunked body stalls halfway (an unauthenticated flood holds bodies open)',
-    valid: 'OK after the body ended',
-    cells: {
-      none: { expect: 'Unauthenticated before the body ended' },
-      wrong: { expect: 'Unauthenticated before the body ended' },
-      other: { expect: 'PermissionDenied before the body ended' },
+  rowOf(
+    'outpost.api.v1.ObjectService/ListObjects',
+    'read',
+    { kind: 'stalled', service: 'outpost.api.v1.ObjectService', method: 'ListObjects', message: { account: A.account } },
+    {
+      scenario: 'the chunked body stalls halfway (an unauthenticated flood holds bodies open)',
+      valid: 'OK after the body ended',
+      cells: {
+        none: { expect: 'Unauthenticated before the body ended' },
+        wrong: { expect: 'Unauthenticated before the body ended' },
+        other: { expect: 'PermissionDenied before the body ended' },
+      },
     },
-  }),
-  rowOf('outpost.api.v1.ObjectService/GetObject', 'read', rpc('outpost.api.v1.ObjectService', 'GetObject', { account: A.account, kind: 'ConfigMap', ...FIXTURE.configMap }), {
-    valid: 'OK',
-  }),
+  ),
+  rowOf(
+    'outpost.api.v1.ObjectService/GetObject',
+    'read',
+    rpc('outpost.api.v1.ObjectService', 'GetObject', { account: A.account, kind: 'ConfigMap', ...FIXTURE.configMap }),
+    {
+      valid: 'OK',
+    },
+  ),
 
-  rowOf(`${OPS}/SubmitOperation`, 'write', rpc(OPS, 'SubmitOperation', { account: A.account, id: 'authz-submit-1', get: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'x' } }), {
-    valid: 'OK',
-  }),
+  rowOf(
+    `${OPS}/SubmitOperation`,
+    'write',
+    rpc(OPS, 'SubmitOperation', {
+      account: A.account,
+      id: 'authz-submit-1',
+      get: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'x' },
+    }),
+    {
+      valid: 'OK',
+    },
+  ),
   rowOf(`${OPS}/GetOperation`, 'read', rpc(OPS, 'GetOperation', { id: FIXTURE.operationId }), { valid: 'OK' }),
-  rowOf(`${OPS}/GetOperation`, 'read', { ...rpc(OPS, 'GetOperation', { id: FIXTURE.secretOperationId }), secret: FIXTURE.secretValue }, {
-    scenario: 'an operation whose request carried Secret values: every reader sees them redacted',
-    valid: 'OK redacted',
-  }),
-  rowOf(`${OPS}/ListOperations`, 'read', { ...rpc(OPS, 'ListOperations', { account: FIXTURE.agentA.account }), secret: FIXTURE.secretValue }, {
-    scenario: 'the operation list, with an operation whose request carried Secret values',
-    valid: 'OK redacted',
-  }),
-  rowOf(`${OPS}/WaitOperation`, 'read', { ...rpc(OPS, 'WaitOperation', { id: FIXTURE.secretOperationId }), secret: FIXTURE.secretValue }, {
-    scenario: 'waiting on an operation whose request carried Secret values',
-    valid: 'OK redacted',
-  }),
+  rowOf(
+    `${OPS}/GetOperation`,
+    'read',
+    { ...rpc(OPS, 'GetOperation', { id: FIXTURE.secretOperationId }), secret: FIXTURE.secretValue },
+    {
+      scenario: 'an operation whose request carried Secret values: every reader sees them redacted',
+      valid: 'OK redacted',
+    },
+  ),
+  rowOf(
+    `${OPS}/ListOperations`,
+    'read',
+    { ...rpc(OPS, 'ListOperations', { account: FIXTURE.agentA.account }), secret: FIXTURE.secretValue },
+    {
+      scenario: 'the operation list, with an operation whose request carried Secret values',
+      valid: 'OK redacted',
+    },
+  ),
+  rowOf(
+    `${OPS}/WaitOperation`,
+    'read',
+    { ...rpc(OPS, 'WaitOperation', { id: FIXTURE.secretOperationId }), secret: FIXTURE.secretValue },
+    {
+      scenario: 'waiting on an operation whose request carried Secret values',
+      valid: 'OK redacted',
+    },
+  ),
   rowOf(`${OPS}/WaitOperation`, 'read', rpc(OPS, 'WaitOperation', { id: FIXTURE.operationId }), { valid: 'OK' }),
   rowOf(`${OPS}/ListOperations`, 'read', rpc(OPS, 'ListOperations', { pageSize: 5 }), { valid: 'OK' }),
 
   rowOf(`${ACC}/ListAccounts`, 'read', rpc(ACC, 'ListAccounts'), { valid: 'OK' }),
   rowOf(`${ACC}/GetAccount`, 'read', rpc(ACC, 'GetAccount', { name: A.account }), { valid: 'OK' }),
   rowOf(`${ACC}/ListAgents`, 'read', rpc(ACC, 'ListAgents'), { valid: 'OK' }),
-  rowOf(`${ACC}/CreateAccounts`, 'admin', rpc(ACC, 'CreateAccounts', { accounts: [{ definition: spec('authz-rpc-create') }] }), { valid: 'OK' }),
-  rowOf(`${ACC}/SetAccountStates`, 'admin', rpc(ACC, 'SetAccountStates', { accounts: [{ name: 'authz-rpc-states', state: 'INACTIVE' }] }), { valid: 'OK' }),
-  rowOf(`${ACC}/PutDynamicAccounts`, 'admin', rpc(ACC, 'PutDynamicAccounts', { accounts: [{ definition: spec('authz-rpc-dyn'), zoneId: 'elsewhere' }] }), {
+  rowOf(`${ACC}/CreateAccounts`, 'admin', rpc(ACC, 'CreateAccounts', { accounts: [{ definition: spec('authz-rpc-create') }] }), {
     valid: 'OK',
   }),
+  rowOf(`${ACC}/SetAccountStates`, 'admin', rpc(ACC, 'SetAccountStates', { accounts: [{ name: 'authz-rpc-states', state: 'INACTIVE' }] }), {
+    valid: 'OK',
+  }),
+  rowOf(
+    `${ACC}/PutDynamicAccounts`,
+    'admin',
+    rpc(ACC, 'PutDynamicAccounts', { accounts: [{ definition: spec('authz-rpc-dyn'), zoneId: 'elsewhere' }] }),
+    {
+      valid: 'OK',
+    },
+  ),
   rowOf(`${ACC}/DeleteAccounts`, 'admin', rpc(ACC, 'DeleteAccounts', { names: ['authz-rpc-delete'] }), { valid: 'OK' }),
   rowOf(`${ACC}/DeleteAccounts`, 'admin', rpc(ACC, 'DeleteAccounts', { names: ['authz-rpc-delete-jwt'] }), {
     // admitted, then no such account
@@ -275,16 +504,23 @@ export const RPC_ROWS: MatrixRow[] = [
     cells: { other: { as: 'jwtAdmin' } },
   }),
   rowOf(`${ACC}/ReleaseBinding`, 'admin', rpc(ACC, 'ReleaseBinding', { name: 'authz-rpc-binding' }), { valid: 'OK' }),
-  rowOf(`${ACC}/RebindAccount`, 'admin', rpc(ACC, 'RebindAccount', { name: 'authz-rpc-rebind', identity: 'token:agent-b' }), { valid: 'OK' }),
+  rowOf(`${ACC}/RebindAccount`, 'admin', rpc(ACC, 'RebindAccount', { name: 'authz-rpc-rebind', identity: 'token:agent-b' }), {
+    valid: 'OK',
+  }),
 
   rowOf('outpost.api.v1.FleetService/GetFleet', 'read', rpc('outpost.api.v1.FleetService', 'GetFleet'), { valid: 'OK' }),
   rowOf('outpost.api.v1.FleetService/WatchFleet', 'read', rpc('outpost.api.v1.FleetService', 'WatchFleet'), { valid: 'OK' }),
 
   rowOf('grpc.health.v1.Health/Check', 'none', rpc('grpc.health.v1.Health', 'Check'), { valid: 'OK' }),
   rowOf('grpc.health.v1.Health/Watch', 'none', rpc('grpc.health.v1.Health', 'Watch'), { valid: 'OK' }),
-  rowOf('grpc.reflection.v1.ServerReflection/ServerReflectionInfo', 'read', rpc('grpc.reflection.v1.ServerReflection', 'ServerReflectionInfo', listServices, 'grpc'), {
-    valid: 'OK',
-  }),
+  rowOf(
+    'grpc.reflection.v1.ServerReflection/ServerReflectionInfo',
+    'read',
+    rpc('grpc.reflection.v1.ServerReflection', 'ServerReflectionInfo', listServices, 'grpc'),
+    {
+      valid: 'OK',
+    },
+  ),
   rowOf(
     'grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo',
     'read',

@@ -31,7 +31,8 @@ export const IDENTITY_NOTES: Record<IdentityName, string> = {
   agentB: 'static token, subject `agent-b`: role `agent`, accounts `team-b-*`, `shared-*`',
   replica: 'replica token signed with `auth.replicaSecretFile` (roles `replica`, `read`)',
   spinnaker: 'static token, subject `spinnaker`: role `spinnaker` (Orca and Gate)',
-  jwtAdmin: 'a valid JWT (`auth.jwt`) whose `sub` is `admin`, the static admin token\'s subject: no rule of kind `jwt` matches it, so no roles',
+  jwtAdmin:
+    "a valid JWT (`auth.jwt`) whose `sub` is `admin`, the static admin token's subject: no rule of kind `jwt` matches it, so no roles",
 };
 
 /** The `auth.jwt` HMAC secret of the matrix gateway (its issuer and audience: `https://authz.test`, `outpost`). */

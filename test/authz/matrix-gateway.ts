@@ -15,8 +15,26 @@ import { SignJWT } from 'jose';
 import { EventType } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { OperationService } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { createReplicaTokenSigner } from '../../src/gateway/auth/replica-token.js';
-import { configMap, connectAgent, event, events, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from '../gateway/helpers.js';
-import { FIXTURE, FORGED_REPLICA_SECRET, JWT_SECRET, REPLICA_SECRET, RULES, STATIC_TOKENS, TOKEN_CONFIG, type IdentityName } from './identities.js';
+import {
+  configMap,
+  connectAgent,
+  event,
+  events,
+  openAgentStream,
+  startTestGateway,
+  type TestAgentStream,
+  type TestGateway,
+} from '../gateway/helpers.js';
+import {
+  FIXTURE,
+  FORGED_REPLICA_SECRET,
+  JWT_SECRET,
+  REPLICA_SECRET,
+  RULES,
+  STATIC_TOKENS,
+  TOKEN_CONFIG,
+  type IdentityName,
+} from './identities.js';
 import type { FixtureStream } from './matrix-types.js';
 import type { ProbeContext } from './matrix-probes.js';
 
@@ -52,7 +70,11 @@ export async function startMatrixGateway(services: ReadonlyMap<string, DescServi
     gateway = await startTestGateway('pglite', {
       id: FIXTURE.gatewayId,
       insecure: false,
-      auth: { tokens: TOKEN_CONFIG, replicaSecretFile, jwt: { issuer: 'https://authz.test', audience: 'outpost', secretFile: jwtSecretFile } },
+      auth: {
+        tokens: TOKEN_CONFIG,
+        replicaSecretFile,
+        jwt: { issuer: 'https://authz.test', audience: 'outpost', secretFile: jwtSecretFile },
+      },
       secrets: { keyFile: secretsKeyFile },
       authorization: { rules: RULES },
       web: { enabled: true, dir: web },
@@ -96,12 +118,22 @@ export async function startMatrixGateway(services: ReadonlyMap<string, DescServi
       const res = await fetch(new URL(path, gateway!.gateway.httpUrl), { method: 'POST', headers: admin, body: JSON.stringify(body) });
       if (res.status !== 201) throw new Error(`fixture POST ${path}: ${res.status} ${await res.text()}`);
     };
-    await post('/armory/accounts', FIXTURE.adminAccounts.map((name) => ({ name, kubeconfigFile: '/k' })));
-    await post('/armory/accounts/dynamic', FIXTURE.dynamicAccounts.map((name) => ({ name, kubeconfigFile: '/k', zoneId: 'elsewhere' })));
+    await post(
+      '/armory/accounts',
+      FIXTURE.adminAccounts.map((name) => ({ name, kubeconfigFile: '/k' })),
+    );
+    await post(
+      '/armory/accounts/dynamic',
+      FIXTURE.dynamicAccounts.map((name) => ({ name, kubeconfigFile: '/k', zoneId: 'elsewhere' })),
+    );
     const operations = createClient(OperationService, createConnectTransport({ baseUrl: gateway.gateway.httpUrl, httpVersion: '1.1' }));
     for (const id of [FIXTURE.operationId, FIXTURE.answeredOperationId, FIXTURE.forgedOperationId]) {
       await operations.submitOperation(
-        { account: FIXTURE.agentA.account, id, spec: { case: 'get', value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'x' } } },
+        {
+          account: FIXTURE.agentA.account,
+          id,
+          spec: { case: 'get', value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'x' } },
+        },
         { headers: { authorization: headers.writer! } },
       );
       if ((await a.stream.next()).message.case !== 'operation') throw new Error(`fixture: operation ${id} not sent to agent A`);
@@ -120,7 +152,12 @@ export async function startMatrixGateway(services: ReadonlyMap<string, DescServi
       agentB: b.session,
     };
     const running = gateway;
-    const fixtureStreams: Record<FixtureStream, TestAgentStream> = { agentA: a.stream, agentAResume: resume.stream, agentAStandby: standby.stream, agentB: b.stream };
+    const fixtureStreams: Record<FixtureStream, TestAgentStream> = {
+      agentA: a.stream,
+      agentAResume: resume.stream,
+      agentAStandby: standby.stream,
+      agentB: b.stream,
+    };
     return {
       gateway: running,
       context: {

@@ -4,7 +4,15 @@
  * (h2c), and agent streams over gRPC or the Connect protocol on HTTP/2. Nothing here throws for a refusal: a refusal
  * is an outcome.
  */
-import { create, fromJson, type DescMethod, type DescMethodStreaming, type DescMethodUnary, type DescService, type JsonValue } from '@bufbuild/protobuf';
+import {
+  create,
+  fromJson,
+  type DescMethod,
+  type DescMethodStreaming,
+  type DescMethodUnary,
+  type DescService,
+  type JsonValue,
+} from '@bufbuild/protobuf';
 import { Code, ConnectError, createClient, type Transport } from '@connectrpc/connect';
 import { createConnectTransport, createGrpcTransport } from '@connectrpc/connect-node';
 import { AgentService, ConnectRequestSchema, Verdict, type ConnectRequest } from '../../src/gen/outpost/agent/v1/agent_pb.js';
@@ -84,7 +92,9 @@ async function rpcOutcome(ctx: ProbeContext, probe: Extract<Probe, { kind: 'rpc'
   const method: DescMethod | undefined = service?.methods.find((m) => m.name === probe.method);
   if (!service || !method) return `no such method ${probe.service}/${probe.method}`;
   const transport: Transport =
-    probe.transport === 'grpc' ? createGrpcTransport({ baseUrl: ctx.grpcUrl }) : createConnectTransport({ baseUrl: ctx.httpUrl, httpVersion: '1.1' });
+    probe.transport === 'grpc'
+      ? createGrpcTransport({ baseUrl: ctx.grpcUrl })
+      : createConnectTransport({ baseUrl: ctx.httpUrl, httpVersion: '1.1' });
   const message = fromJson(method.input, probe.message as JsonValue);
   const abort = new AbortController();
   const options = { headers, signal: abort.signal, timeoutMs: TIMEOUT_MS };
@@ -101,7 +111,10 @@ async function rpcOutcome(ctx: ProbeContext, probe: Extract<Probe, { kind: 'rpc'
       }
     }
     if (probe.secret === undefined) return 'OK';
-    return `OK ${redaction(JSON.stringify(answer, (_k, v) => (typeof v === 'bigint' ? String(v) : v)), probe.secret)}`;
+    return `OK ${redaction(
+      JSON.stringify(answer, (_k, v) => (typeof v === 'bigint' ? String(v) : v)),
+      probe.secret,
+    )}`;
   } catch (err) {
     return codeName(err);
   } finally {
@@ -121,11 +134,21 @@ async function* untilAborted<T>(message: T, signal: AbortSignal): AsyncIterable<
 
 async function agentOutcome(ctx: ProbeContext, probe: Extract<Probe, { kind: 'agent' }>, headers: Record<string, string>): Promise<string> {
   const transport: Transport =
-    probe.transport === 'grpc' ? createGrpcTransport({ baseUrl: ctx.grpcUrl }) : createConnectTransport({ baseUrl: ctx.grpcUrl, httpVersion: '2' });
+    probe.transport === 'grpc'
+      ? createGrpcTransport({ baseUrl: ctx.grpcUrl })
+      : createConnectTransport({ baseUrl: ctx.grpcUrl, httpVersion: '2' });
   const client = createClient(AgentService, transport);
   const abort = new AbortController();
-  const resume = probe.resume ? { resumeSessionId: ctx.sessions[probe.resume.session].id, resumeSessionToken: ctx.sessions[probe.resume.token].token } : {};
-  const first = create(ConnectRequestSchema, { message: hello(probe.agentId, probe.accounts.map((name) => ({ name })), resume) } as never);
+  const resume = probe.resume
+    ? { resumeSessionId: ctx.sessions[probe.resume.session].id, resumeSessionToken: ctx.sessions[probe.resume.token].token }
+    : {};
+  const first = create(ConnectRequestSchema, {
+    message: hello(
+      probe.agentId,
+      probe.accounts.map((name) => ({ name })),
+      resume,
+    ),
+  } as never);
   try {
     for await (const res of client.connect(untilAborted(first, abort.signal), { headers, signal: abort.signal, timeoutMs: TIMEOUT_MS })) {
       if (res.message.case === 'heartbeat') continue;
@@ -141,17 +164,31 @@ async function agentOutcome(ctx: ProbeContext, probe: Extract<Probe, { kind: 'ag
   }
 }
 
-async function resultOutcome(ctx: ProbeContext, probe: Extract<Probe, { kind: 'result' }>, headers: Record<string, string>): Promise<string> {
+async function resultOutcome(
+  ctx: ProbeContext,
+  probe: Extract<Probe, { kind: 'result' }>,
+  headers: Record<string, string>,
+): Promise<string> {
   const operations = createClient(OperationService, createConnectTransport({ baseUrl: ctx.httpUrl, httpVersion: '1.1' }));
-  const account = (await operations.getOperation({ id: probe.operationId }, { headers: { authorization: ctx.readerAuthorization } })).operation!.account;
+  const account = (await operations.getOperation({ id: probe.operationId }, { headers: { authorization: ctx.readerAuthorization } }))
+    .operation!.account;
   // A valid answer to the fixture's get of ConfigMap x (the result rules: exactly the target object).
-  const result = { id: probe.operationId, account, success: true, statusCode: 200, message: probe.marker, objects: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'default' } }] };
+  const result = {
+    id: probe.operationId,
+    account,
+    success: true,
+    statusCode: 200,
+    message: probe.marker,
+    objects: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'default' } }],
+  };
   if ('fixture' in probe.from) {
     ctx.sendResult(probe.from.fixture, result);
   } else {
     const client = createClient(AgentService, createGrpcTransport({ baseUrl: ctx.grpcUrl }));
     const abort = new AbortController();
-    const pending: ConnectRequest[] = [create(ConnectRequestSchema, { message: hello(probe.from.agentId, [{ name: probe.from.account }]) } as never)];
+    const pending: ConnectRequest[] = [
+      create(ConnectRequestSchema, { message: hello(probe.from.agentId, [{ name: probe.from.account }]) } as never),
+    ];
     let wake: (() => void) | undefined;
     const requests = (async function* () {
       while (!abort.signal.aborted) {
@@ -176,7 +213,8 @@ async function resultOutcome(ctx: ProbeContext, probe: Extract<Probe, { kind: 'r
   }
   const deadline = Date.now() + 1000;
   for (;;) {
-    const op = (await operations.getOperation({ id: probe.operationId }, { headers: { authorization: ctx.readerAuthorization } })).operation!;
+    const op = (await operations.getOperation({ id: probe.operationId }, { headers: { authorization: ctx.readerAuthorization } }))
+      .operation!;
     if (op.result?.message === probe.marker) return 'recorded';
     if (Date.now() > deadline) return 'ignored';
     await new Promise((r) => setTimeout(r, 50));
@@ -187,7 +225,11 @@ async function resultOutcome(ctx: ProbeContext, probe: Extract<Probe, { kind: 'r
  * Sends half of a chunked Connect JSON body and waits (at most {@link TIMEOUT_MS}) for an answer; without one, sends
  * the rest and reads the answer then. The connection asks to close after the response, so its end marks the answer.
  */
-async function stalledOutcome(ctx: ProbeContext, probe: Extract<Probe, { kind: 'stalled' }>, headers: Record<string, string>): Promise<string> {
+async function stalledOutcome(
+  ctx: ProbeContext,
+  probe: Extract<Probe, { kind: 'stalled' }>,
+  headers: Record<string, string>,
+): Promise<string> {
   const body = Buffer.from(JSON.stringify(probe.message));
   const half = Math.max(1, body.length >> 1);
   const chunk = (b: Buffer) => `${b.length.toString(16)}\r\n${b.toString('latin1')}\r\n`;
@@ -204,8 +246,12 @@ async function stalledOutcome(ctx: ProbeContext, probe: Extract<Probe, { kind: '
     });
     socket.on('close', () => resolve());
   });
-  const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
-  socket.write(`POST /${probe.service}/${probe.method} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nconnection: close\r\ntransfer-encoding: chunked\r\n${extra}\r\n`);
+  const extra = Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
+  socket.write(
+    `POST /${probe.service}/${probe.method} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nconnection: close\r\ntransfer-encoding: chunked\r\n${extra}\r\n`,
+  );
   socket.write(chunk(body.subarray(0, half)));
   const timeout = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
   await Promise.race([answered, timeout(TIMEOUT_MS), new Promise<void>((resolve) => socket.once('data', () => resolve()))]);

@@ -51,13 +51,17 @@ export function describeFailure(f: CellResult): string {
 
 /** The summary the suite prints: counts, then a compact outcome table per row, then the failures. */
 export function summarize(run: MatrixRun): string {
-  const lines = [`authorization matrix: ${run.rows} rows × ${CREDENTIALS.length} credential kinds = ${run.cells} cells, ${run.failures.length} failures (${run.ms} ms)`];
+  const lines = [
+    `authorization matrix: ${run.rows} rows × ${CREDENTIALS.length} credential kinds = ${run.cells} cells, ${run.failures.length} failures (${run.ms} ms)`,
+  ];
   const width = Math.max(...run.results.map((r) => r.row.target.length + (r.row.scenario ? 2 : 0)));
   for (let i = 0; i < run.results.length; i += CREDENTIALS.length) {
     const cells = run.results.slice(i, i + CREDENTIALS.length);
     const row = cells[0]!.row;
     const name = `${row.target}${row.scenario ? ' *' : ''}`.padEnd(width);
-    lines.push(`  ${name}  ${cells.map((c) => `${c.credential}=${c.actual}${c.actual === c.expected ? '' : ` (expected ${c.expected})`}`).join('  ')}`);
+    lines.push(
+      `  ${name}  ${cells.map((c) => `${c.credential}=${c.actual}${c.actual === c.expected ? '' : ` (expected ${c.expected})`}`).join('  ')}`,
+    );
   }
   for (const f of run.failures) lines.push(`FAIL ${describeFailure(f)}`);
   return lines.join('\n');

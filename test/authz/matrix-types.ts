@@ -103,8 +103,24 @@ export interface MatrixRow {
   unrouted?: boolean;
 }
 
-const OTHER: Record<Requirement, IdentityName> = { none: 'agentA', read: 'agentA', write: 'reader', admin: 'writer', replica: 'admin', agent: 'admin', spinnaker: 'admin' };
-const VALID: Record<Requirement, IdentityName> = { none: 'reader', read: 'reader', write: 'writer', admin: 'admin', replica: 'replica', agent: 'agentA', spinnaker: 'spinnaker' };
+const OTHER: Record<Requirement, IdentityName> = {
+  none: 'agentA',
+  read: 'agentA',
+  write: 'reader',
+  admin: 'writer',
+  replica: 'admin',
+  agent: 'admin',
+  spinnaker: 'admin',
+};
+const VALID: Record<Requirement, IdentityName> = {
+  none: 'reader',
+  read: 'reader',
+  write: 'writer',
+  admin: 'admin',
+  replica: 'replica',
+  agent: 'agentA',
+  spinnaker: 'spinnaker',
+};
 
 /** Options of {@link rowOf}: the expected outcome of the valid call, and cells that differ from the defaults. */
 export interface RowOptions {

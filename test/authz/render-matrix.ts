@@ -30,7 +30,10 @@ function cell(row: MatrixRow, credential: (typeof CREDENTIALS)[number]): string 
 }
 
 function table(rows: readonly MatrixRow[], first: string): string[] {
-  const out = [`| ${first} | requires | sent as | ${CREDENTIALS.join(' | ')} |`, `| --- | --- | --- | ${CREDENTIALS.map(() => '---').join(' | ')} |`];
+  const out = [
+    `| ${first} | requires | sent as | ${CREDENTIALS.join(' | ')} |`,
+    `| --- | --- | --- | ${CREDENTIALS.map(() => '---').join(' | ')} |`,
+  ];
   for (const row of rows) {
     const name = `\`${row.target}\`${row.scenario ? `<br>*${esc(row.scenario)}*` : ''}`;
     out.push(`| ${name} | ${row.requires} | ${esc(how(row.request))} | ${CREDENTIALS.map((c) => esc(cell(row, c))).join(' | ')} |`);
@@ -50,8 +53,8 @@ export function renderMatrix(rows: readonly MatrixRow[] = AUTHORIZATION_TABLE): 
     '     test/authz/authorization-table.ts; test/authz/authorization-matrix.test.ts fails when this file differs. -->',
     '',
     'Every REST route and every RPC method the gateway serves, called with four kinds of credentials, and what each',
-    "call gets. `test/authz/authorization-matrix.test.ts` sends every cell to one real gateway (tokens, a replica secret,",
-    "the rules below; no insecure mode) and fails on any difference, and fails when a route or method has no row. Client",
+    'call gets. `test/authz/authorization-matrix.test.ts` sends every cell to one real gateway (tokens, a replica secret,',
+    'the rules below; no insecure mode) and fails on any difference, and fails when a route or method has no row. Client',
     'certificates go through the same authenticator and are covered by `test/gateway/auth-mtls.test.ts`.',
     '',
     '- **none**: no credentials. **wrong**: a credential the gateway rejects (an unknown token; a replica token signed',
@@ -65,7 +68,7 @@ export function renderMatrix(rows: readonly MatrixRow[] = AUTHORIZATION_TABLE): 
     '- Roles (README, Security): `read` (object cache, accounts, operations, fleet, replicas, metrics, reflection),',
     '  `write` (submit operations), `admin` (manage accounts; also anything not listed), `replica` (the internal',
     '  routes between replicas), `agent` (open an agent stream, registering only the account names its rule allows).',
-    '  `GET /health`, gRPC health and the dashboard\'s static files need nothing. An unauthenticated request is refused',
+    "  `GET /health`, gRPC health and the dashboard's static files need nothing. An unauthenticated request is refused",
     '  before routing (401, never 404 or 405).',
     '',
     '| identity | credential |',

@@ -29,7 +29,8 @@ export async function generatedServices(): Promise<Map<string, DescService>> {
     const mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
     for (const value of Object.values(mod)) {
       const desc = value as Partial<DescService> | undefined;
-      if (desc && typeof desc === 'object' && desc.kind === 'service' && typeof desc.typeName === 'string') out.set(desc.typeName, desc as DescService);
+      if (desc && typeof desc === 'object' && desc.kind === 'service' && typeof desc.typeName === 'string')
+        out.set(desc.typeName, desc as DescService);
     }
   }
   return out;

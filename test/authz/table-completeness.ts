@@ -15,7 +15,8 @@ export function restCompleteness(table: readonly MatrixRow[], routes: readonly R
   const main = new Set(rows.filter((r) => r.scenario === '').map((r) => r.target));
   for (const route of registered) if (!main.has(route)) problems.push(`REST route ${route} has no row in the authorization table`);
   for (const row of rows) {
-    if (!row.unrouted && !registered.has(row.target)) problems.push(`the table names REST route ${row.target}, which the gateway does not register`);
+    if (!row.unrouted && !registered.has(row.target))
+      problems.push(`the table names REST route ${row.target}, which the gateway does not register`);
     if (row.unrouted && registered.has(row.target)) problems.push(`${row.target} is marked unrouted but is a registered route`);
   }
   return problems;
@@ -25,7 +26,11 @@ export function restCompleteness(table: readonly MatrixRow[], routes: readonly R
  * Problems of the RPC half against the served services: `served` are the names the gateway lists (reflection),
  * `generated` every descriptor in src/gen (to resolve the names to their methods).
  */
-export function rpcCompleteness(table: readonly MatrixRow[], served: readonly string[], generated: ReadonlyMap<string, DescService>): string[] {
+export function rpcCompleteness(
+  table: readonly MatrixRow[],
+  served: readonly string[],
+  generated: ReadonlyMap<string, DescService>,
+): string[] {
   const problems: string[] = [];
   const methods = new Set<string>();
   for (const name of served) {
@@ -39,7 +44,8 @@ export function rpcCompleteness(table: readonly MatrixRow[], served: readonly st
   const rows = table.filter((r) => r.surface === 'rpc');
   const main = new Set(rows.filter((r) => r.scenario === '').map((r) => r.target));
   for (const method of methods) if (!main.has(method)) problems.push(`RPC ${method} has no row in the authorization table`);
-  for (const row of rows) if (!methods.has(row.target)) problems.push(`the table names RPC ${row.target}, which the gateway does not serve`);
+  for (const row of rows)
+    if (!methods.has(row.target)) problems.push(`the table names RPC ${row.target}, which the gateway does not serve`);
   return problems;
 }
 

@@ -79,10 +79,22 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   } finally {
     await system.close();
   }
-  return { seed: options.seed, rounds, faultsInjected, failures: rounds.reduce((n, r) => n + r.problems.length, 0), seconds: (Date.now() - started) / 1000 };
+  return {
+    seed: options.seed,
+    rounds,
+    faultsInjected,
+    failures: rounds.reduce((n, r) => n + r.problems.length, 0),
+    seconds: (Date.now() - started) / 1000,
+  };
 }
 
-async function runRound(system: ChaosSystem, workload: ReturnType<typeof createWorkload>, rng: Rng, round: number, options: ChaosOptions): Promise<RoundResult> {
+async function runRound(
+  system: ChaosSystem,
+  workload: ReturnType<typeof createWorkload>,
+  rng: Rng,
+  round: number,
+  options: ChaosOptions,
+): Promise<RoundResult> {
   const [minMs, maxMs] = options.faultMs ?? [1500, 4000];
   const firstOp = workload.operations.length;
   const changesBefore = workload.changes;
@@ -125,7 +137,13 @@ async function runRound(system: ChaosSystem, workload: ReturnType<typeof createW
   return {
     round,
     faults,
-    operations: { submitted: ops.length, succeeded: count_('SUCCEEDED'), failed: count_('FAILED'), timedOut: count_('TIMED_OUT'), neverStored: count_('NEVER_STORED') },
+    operations: {
+      submitted: ops.length,
+      succeeded: count_('SUCCEEDED'),
+      failed: count_('FAILED'),
+      timedOut: count_('TIMED_OUT'),
+      neverStored: count_('NEVER_STORED'),
+    },
     changes: workload.changes - changesBefore,
     convergedSeconds: cache.seconds,
     maxRssMiB: Math.max(0, ...Object.values(processes.rssMiB)),

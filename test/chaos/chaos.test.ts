@@ -10,13 +10,18 @@ import { renderChaosReport, runChaos } from './chaos-runner.js';
 
 const ROUNDS = Number(process.env.OUTPOST_CHAOS_ROUNDS ?? 3);
 
-test(`chaos: ${ROUNDS} seeded rounds of faults under load; nothing lost, applied twice, leaked or left diverged`, { timeout: 400_000 }, async (t) => {
+test(`chaos: ${ROUNDS} seeded rounds of faults under load; nothing lost, applied twice, leaked or left diverged`, {
+  timeout: 400_000,
+}, async (t) => {
   const seed = seedFrom('OUTPOST_CHAOS_SEED');
   t.diagnostic(`seed ${seed} (rerun with OUTPOST_CHAOS_SEED=${seed})`);
   const report = await runChaos({ seed, rounds: ROUNDS });
   const markdown = renderChaosReport(report);
   console.log(markdown);
   assert.equal(report.rounds.length, ROUNDS);
-  assert.ok(report.rounds.every((r) => r.operations.submitted > 0 && r.changes > 0), 'every round carried load');
+  assert.ok(
+    report.rounds.every((r) => r.operations.submitted > 0 && r.changes > 0),
+    'every round carried load',
+  );
   assert.equal(report.failures, 0, markdown);
 });

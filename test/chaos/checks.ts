@@ -42,7 +42,9 @@ export async function settleOperations(system: ChaosSystem, ops: LedgerOperation
       }
     }
     if (Date.now() > deadline) {
-      return ops.filter((o) => !TERMINAL.has(o.state) && o.state !== 'NEVER_STORED').map((o) => `operation ${o.id} not terminal: ${o.state}`);
+      return ops
+        .filter((o) => !TERMINAL.has(o.state) && o.state !== 'NEVER_STORED')
+        .map((o) => `operation ${o.id} not terminal: ${o.state}`);
     }
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -50,10 +52,13 @@ export async function settleOperations(system: ChaosSystem, ops: LedgerOperation
 
 /** Each ledger entry at most once; each SUCCEEDED operation exactly once; no entry of an operation never stored. */
 export function checkLedger(system: ChaosSystem, ops: LedgerOperation[]): string[] {
-  const cm = system.cluster.sandbox.store.get('v1', 'ConfigMap', system.namespace, LEDGER) as { metadata: { finalizers?: string[] } } | undefined;
+  const cm = system.cluster.sandbox.store.get('v1', 'ConfigMap', system.namespace, LEDGER) as
+    | { metadata: { finalizers?: string[] } }
+    | undefined;
   if (!cm) return ['the ledger ConfigMap is gone'];
   const counts = new Map<string, number>();
-  for (const f of cm.metadata.finalizers ?? []) if (f.startsWith(LEDGER_PREFIX)) counts.set(f.slice(LEDGER_PREFIX.length), (counts.get(f.slice(LEDGER_PREFIX.length)) ?? 0) + 1);
+  for (const f of cm.metadata.finalizers ?? [])
+    if (f.startsWith(LEDGER_PREFIX)) counts.set(f.slice(LEDGER_PREFIX.length), (counts.get(f.slice(LEDGER_PREFIX.length)) ?? 0) + 1);
   const problems: string[] = [];
   for (const [id, n] of counts) if (n > 1) problems.push(`operation ${id} took effect ${n} times`);
   for (const op of ops) {
@@ -65,7 +70,10 @@ export function checkLedger(system: ChaosSystem, ops: LedgerOperation[]): string
 }
 
 /** Polls until the cache equals the cluster; the last difference when it never does. */
-export async function checkCache(system: ChaosSystem, timeoutMs: number): Promise<{ problems: string[]; seconds: number; diff?: CacheDiff }> {
+export async function checkCache(
+  system: ChaosSystem,
+  timeoutMs: number,
+): Promise<{ problems: string[]; seconds: number; diff?: CacheDiff }> {
   const started = Date.now();
   let last: CacheDiff | undefined;
   let error = '';
@@ -88,7 +96,9 @@ export async function checkCache(system: ChaosSystem, timeoutMs: number): Promis
   const state = await describeAccount(system).catch((err: Error) => `(state unreadable: ${err.message})`);
   return {
     problems: [
-      last ? `cache differs from the cluster: missing ${show(last.missing)}, extra ${show(last.extra)}, stale ${show(last.stale)}; ${state}` : `cache not comparable: ${error}`,
+      last
+        ? `cache differs from the cluster: missing ${show(last.missing)}, extra ${show(last.extra)}, stale ${show(last.stale)}; ${state}`
+        : `cache not comparable: ${error}`,
     ],
     seconds: (Date.now() - started) / 1000,
     diff: last,
@@ -101,8 +111,13 @@ async function describeAccount(system: ChaosSystem): Promise<string> {
     'select state, agent_id, session_id, gateway_id, lease_epoch::text, lease_expires_at > now() as lease_valid from accounts where name = $1',
     [system.account],
   );
-  const scopes = await system.cluster.sql('select kind, resource_version, synced, sync_gen::text from watch_states where account = $1 order by kind', [system.account]);
-  const sessions = await system.cluster.sql('select id, agent_id, gateway_id, caching, standby from agent_sessions where ended_at is null order by connected_at');
+  const scopes = await system.cluster.sql(
+    'select kind, resource_version, synced, sync_gen::text from watch_states where account = $1 order by kind',
+    [system.account],
+  );
+  const sessions = await system.cluster.sql(
+    'select id, agent_id, gateway_id, caching, standby from agent_sessions where ended_at is null order by connected_at',
+  );
   return `account ${JSON.stringify(account)}; scopes ${JSON.stringify(scopes)}; live sessions ${JSON.stringify(sessions)}; cluster RV ${system.cluster.sandbox.store.resourceVersion}`;
 }
 
@@ -127,13 +142,16 @@ export async function checkSecretMarker(system: ChaosSystem, marker: string): Pr
   const needles = [marker, Buffer.from(marker).toString('base64').slice(0, 16), Buffer.from(`${marker}-`).toString('base64').slice(0, 16)];
   const problems: string[] = [];
   const found = (where: string, haystack: string | Buffer) => {
-    for (const needle of needles) if (haystack.includes(needle)) problems.push(`the Secret marker ${JSON.stringify(needle)} reached ${where}`);
+    for (const needle of needles)
+      if (haystack.includes(needle)) problems.push(`the Secret marker ${JSON.stringify(needle)} reached ${where}`);
   };
   for (const [agent, proxy] of system.proxies) {
     found(`the wire from ${agent} to the gateways`, proxy.upstreamBytes());
     found(`the wire from the gateways to ${agent}`, proxy.downstreamBytes());
   }
-  const tables = await system.cluster.sql<{ table_name: string }>(`select table_name from information_schema.tables where table_schema = 'public'`);
+  const tables = await system.cluster.sql<{ table_name: string }>(
+    `select table_name from information_schema.tables where table_schema = 'public'`,
+  );
   for (const { table_name } of tables) {
     const rows = await system.cluster.sql<{ dump: string | null }>(`select string_agg(t::text, E'\\n') as dump from "${table_name}" t`);
     found(`table ${table_name}`, rows[0]?.dump ?? '');

@@ -77,7 +77,7 @@ export const FAULTS: readonly Fault[] = [
   },
   {
     name: 'pg-terminate',
-    description: "every Postgres connection of the gateways terminated (pg_terminate_backend)",
+    description: 'every Postgres connection of the gateways terminated (pg_terminate_backend)',
     async inject(s) {
       const sql = postgres(s.postgres.url, { max: 1, onnotice: () => {} });
       try {

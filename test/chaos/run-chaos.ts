@@ -22,7 +22,9 @@ function fail(message: string): never {
 
 const { values } = (() => {
   try {
-    return parseArgs({ options: { rounds: { type: 'string' }, seed: { type: 'string' }, report: { type: 'string' }, help: { type: 'boolean' } } });
+    return parseArgs({
+      options: { rounds: { type: 'string' }, seed: { type: 'string' }, report: { type: 'string' }, help: { type: 'boolean' } },
+    });
   } catch (err) {
     return fail((err as Error).message);
   }
@@ -44,13 +46,21 @@ console.log(`chaos: ${rounds} rounds, seed ${seed} (rerun: npm run chaos -- --ro
 const report = await runChaos({
   seed,
   rounds,
-  onRound: (r) => console.log(`round ${r.round}: ${r.faults.join(', ') || 'no fault'} → ${r.problems.length === 0 ? 'ok' : `FAILED: ${r.problems.join('; ')}`}`),
+  onRound: (r) =>
+    console.log(
+      `round ${r.round}: ${r.faults.join(', ') || 'no fault'} → ${r.problems.length === 0 ? 'ok' : `FAILED: ${r.problems.join('; ')}`}`,
+    ),
 });
 const markdown = renderChaosReport(report);
 console.log(`\n${markdown}`);
 if (values.report) {
   try {
-    writeReportSection(values.report, { start: SUMMARY_START, end: SUMMARY_END }, `npm run chaos -- --rounds ${rounds} --seed ${seed}`, markdown);
+    writeReportSection(
+      values.report,
+      { start: SUMMARY_START, end: SUMMARY_END },
+      `npm run chaos -- --rounds ${rounds} --seed ${seed}`,
+      markdown,
+    );
   } catch (err) {
     fail((err as Error).message);
   }

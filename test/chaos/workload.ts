@@ -49,7 +49,12 @@ export function createWorkload(target: WorkloadTarget, rng: Rng, marker: string)
   const { sandbox, namespace } = target;
   const store = sandbox.store;
   if (!store.get('v1', 'ConfigMap', namespace, LEDGER)) {
-    store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: LEDGER, namespace, finalizers: ['outpost.test/base'] }, data: {} });
+    store.create({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: LEDGER, namespace, finalizers: ['outpost.test/base'] },
+      data: {},
+    });
   }
   const operations: LedgerOperation[] = [];
   let changes = 0;
@@ -82,7 +87,13 @@ export function createWorkload(target: WorkloadTarget, rng: Rng, marker: string)
         else store.create(body);
       } else if (!existing || roll < 0.4) {
         if (existing) store.remove('v1', 'ConfigMap', namespace, name);
-        else store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, labels: { chaos: 'yes' } }, data: { n: String(changes) } });
+        else
+          store.create({
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            metadata: { name, namespace, labels: { chaos: 'yes' } },
+            data: { n: String(changes) },
+          });
       } else {
         store.update({ ...existing, metadata: { ...existing.metadata, resourceVersion: undefined }, data: { n: String(changes) } });
       }

@@ -32,7 +32,10 @@ test('src/gen matches buf generate and buf lint passes', { timeout: 60_000 }, as
   await run(buf, ['lint'], { cwd: repo });
   const out = mkdtempSync(join(tmpdir(), 'outpost-gen-'));
   try {
-    await run(buf, ['generate', '-o', out], { cwd: repo, env: { ...process.env, PATH: `${join(repo, 'node_modules/.bin')}:${process.env.PATH}` } });
+    await run(buf, ['generate', '-o', out], {
+      cwd: repo,
+      env: { ...process.env, PATH: `${join(repo, 'node_modules/.bin')}:${process.env.PATH}` },
+    });
     const fresh = files(join(out, 'src/gen'));
     const committed = files(join(repo, 'src/gen'));
     assert.deepEqual([...committed.keys()].sort(), [...fresh.keys()].sort());

@@ -120,7 +120,14 @@ export async function runCli(args: string[], options: { stdin?: string; env?: No
   const deps: ClientCommandDeps = { io, env: options.env ?? {}, exit: (c) => void (code = c) };
   const program = new Command('outpost').exitOverride();
   program.configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
-  for (const register of [registerApplyCommand, registerDeleteCommand, registerScaleCommand, registerRolloutCommand, registerGetCommand, registerLogsCommand]) {
+  for (const register of [
+    registerApplyCommand,
+    registerDeleteCommand,
+    registerScaleCommand,
+    registerRolloutCommand,
+    registerGetCommand,
+    registerLogsCommand,
+  ]) {
     register(program, deps);
   }
   try {

@@ -62,7 +62,13 @@ test('tables have kubectl columns per kind, NAMESPACE first across namespaces, a
   const pod = {
     metadata: { name: 'web-1', namespace: 'demo', creationTimestamp: '2026-01-01T00:00:00Z' },
     spec: { containers: [{ name: 'a' }, { name: 'b' }] },
-    status: { phase: 'Running', containerStatuses: [{ ready: true, restartCount: 2 }, { ready: false, restartCount: 1 }] },
+    status: {
+      phase: 'Running',
+      containerStatuses: [
+        { ready: true, restartCount: 2 },
+        { ready: false, restartCount: 1 },
+      ],
+    },
   };
   assert.equal(
     renderTable([pod], { kind: 'Pod', withNamespace: true, now }),
@@ -74,7 +80,13 @@ test('tables have kubectl columns per kind, NAMESPACE first across namespaces, a
 
 test('errors map to exit codes: CliError keeps its code, unreachable is 3, bad input 2, the rest 1', () => {
   assert.deepEqual(describeClientError(new CliError('x', ExitCode.USAGE), 'http://g'), { exitCode: 2, message: 'x' });
-  const refused = new ConnectError('connect ECONNREFUSED', Code.Unavailable, undefined, undefined, Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }));
+  const refused = new ConnectError(
+    'connect ECONNREFUSED',
+    Code.Unavailable,
+    undefined,
+    undefined,
+    Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }),
+  );
   assert.equal(describeClientError(refused, 'http://g').exitCode, ExitCode.UNREACHABLE);
   assert.match(describeClientError(refused, 'http://g').message, /cannot reach the gateway at http:\/\/g/);
   assert.equal(describeClientError(new ConnectError('bad', Code.InvalidArgument), 'http://g').exitCode, ExitCode.USAGE);

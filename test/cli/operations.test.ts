@@ -46,7 +46,23 @@ describe('operation commands (fake gateway)', () => {
     const file = join(dir, 'web.yaml');
     writeFileSync(file, 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n');
     gw.respond = (req) => succeededRecord(req, { statusCode: 201, objects: [deployment('web')] });
-    const r = await cli('apply', '-f', file, '--account', 'prod', '-n', 'demo', '--server-side', '--force-conflicts', '--field-manager', 'me', '--timeout', '2m', '--id', 'retry-1');
+    const r = await cli(
+      'apply',
+      '-f',
+      file,
+      '--account',
+      'prod',
+      '-n',
+      'demo',
+      '--server-side',
+      '--force-conflicts',
+      '--field-manager',
+      'me',
+      '--timeout',
+      '2m',
+      '--id',
+      'retry-1',
+    );
     assert.equal(r.code, 0, r.err);
     assert.equal(r.out, 'deployment.apps/web created\n');
     const req = gw.requests[0]!;
@@ -57,10 +73,22 @@ describe('operation commands (fake gateway)', () => {
     assert.equal(req.spec.case, 'apply');
     assert.deepEqual(
       { ...req.spec.value, $typeName: undefined },
-      { $typeName: undefined, manifests: 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n', serverSide: true, forceConflicts: true, fieldManager: 'me', namespace: 'demo', replace: false },
+      {
+        $typeName: undefined,
+        manifests: 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n',
+        serverSide: true,
+        forceConflicts: true,
+        fieldManager: 'me',
+        namespace: 'demo',
+        replace: false,
+      },
     );
 
-    gw.respond = (req) => succeededRecord(req, { statusCode: 200, objects: [deployment('web'), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cfg' } }] });
+    gw.respond = (req) =>
+      succeededRecord(req, {
+        statusCode: 200,
+        objects: [deployment('web'), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cfg' } }],
+      });
     const again = await cli('apply', '-f', file, '--account', 'prod');
     assert.equal(again.out, 'deployment.apps/web configured\nconfigmap/cfg configured\n');
     assert.equal(gw.requests[1]!.timeout, undefined, 'no --timeout leaves the gateway default');
@@ -103,7 +131,18 @@ describe('operation commands (fake gateway)', () => {
 
   test('delete accepts KIND/NAME, KIND NAME and -l, maps --cascade and --grace-period, prints kubectl lines', async () => {
     gw.respond = (req) => succeededRecord(req, { deleted: ['Deployment/demo/web'] });
-    const byName = await cli('delete', 'deployment.apps/web', '--account', 'a', '-n', 'demo', '--cascade', 'foreground', '--grace-period', '5');
+    const byName = await cli(
+      'delete',
+      'deployment.apps/web',
+      '--account',
+      'a',
+      '-n',
+      'demo',
+      '--cascade',
+      'foreground',
+      '--grace-period',
+      '5',
+    );
     assert.equal(byName.code, 0, byName.err);
     assert.equal(byName.out, 'deployment.apps "web" deleted from demo namespace\n');
     const spec = gw.requests[0]!.spec;
@@ -156,7 +195,12 @@ describe('operation commands (fake gateway)', () => {
     assert.equal(scaled.code, 0, scaled.err);
     assert.equal(scaled.out, 'deployment.apps/web scaled\n');
     const s = gw.requests[0]!.spec;
-    assert.deepEqual(s.case === 'scale' && [s.value.kind, s.value.namespace, s.value.name, s.value.replicas], ['Deployment', 'demo', 'web', 5]);
+    assert.deepEqual(s.case === 'scale' && [s.value.kind, s.value.namespace, s.value.name, s.value.replicas], [
+      'Deployment',
+      'demo',
+      'web',
+      5,
+    ]);
 
     gw.respond = (req) => succeededRecord(req, { objects: [{ apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'web' } }] });
     assert.equal((await cli('scale', 'statefulset', 'db', '--replicas', '0', '--account', 'a')).out, 'statefulset.apps/db scaled\n');
@@ -179,7 +223,13 @@ describe('operation commands (fake gateway)', () => {
   });
 
   test('rollout history prints a REVISION / CHANGE-CAUSE table; bad rollout lines exit 2', async () => {
-    gw.respond = (req) => succeededRecord(req, { revisions: [{ revision: 2n, name: 'web-2', changeCause: 'image bump' }, { revision: 1n, name: 'web-1' }] });
+    gw.respond = (req) =>
+      succeededRecord(req, {
+        revisions: [
+          { revision: 2n, name: 'web-2', changeCause: 'image bump' },
+          { revision: 1n, name: 'web-1' },
+        ],
+      });
     const r = await cli('rollout', 'history', 'deploy/web', '--account', 'a');
     assert.equal(r.code, 0, r.err);
     assert.equal(r.out, 'deployment.apps/web\nREVISION  CHANGE-CAUSE\n1         <none>\n2         image bump\n');
@@ -212,12 +262,28 @@ describe('operation commands (fake gateway)', () => {
     assert.match(wide.out, /nginx:1\.27/);
 
     gw.respond = (req) => succeededRecord(req, { objects: [deployment('a'), deployment('b')] });
-    const list = await cli('get', 'deployments', '-A', '-l', 'app=web', '--field-selector', 'metadata.name=a', '--account', 'a', '-o', 'json');
+    const list = await cli(
+      'get',
+      'deployments',
+      '-A',
+      '-l',
+      'app=web',
+      '--field-selector',
+      'metadata.name=a',
+      '--account',
+      'a',
+      '-o',
+      'json',
+    );
     const parsed = JSON.parse(list.out);
     assert.equal(parsed.kind, 'List');
     assert.equal(parsed.items.length, 2);
     const l = gw.requests.at(-1)!.spec;
-    assert.deepEqual(l.case === 'list' && [l.value.namespace, l.value.labelSelector, l.value.fieldSelector], ['', 'app=web', 'metadata.name=a']);
+    assert.deepEqual(l.case === 'list' && [l.value.namespace, l.value.labelSelector, l.value.fieldSelector], [
+      '',
+      'app=web',
+      'metadata.name=a',
+    ]);
 
     gw.respond = (req) => succeededRecord(req, { objects: [] });
     const empty = await cli('get', 'pods', '--account', 'a', '-n', 'demo');
@@ -235,12 +301,18 @@ describe('operation commands (fake gateway)', () => {
     assert.equal(r.code, 0, r.err);
     assert.equal(r.out, 'line 1\nline 2\n');
     const s = gw.requests[0]!.spec;
-    assert.deepEqual(s.case === 'logs' && [s.value.pod, s.value.container, s.value.tailLines, s.value.namespace], ['web-1', 'nginx', 2n, 'demo']);
+    assert.deepEqual(s.case === 'logs' && [s.value.pod, s.value.container, s.value.tailLines, s.value.namespace], [
+      'web-1',
+      'nginx',
+      2n,
+      'demo',
+    ]);
     assert.equal((await cli('logs', 'deploy/web', '--account', 'a')).code, 2);
   });
 
   test('a failed operation exits 1 with "error: <reason>: <message> (HTTP <status>)"', async () => {
-    gw.respond = (req) => failedRecord(req, OperationState.FAILED, { statusCode: 404, reason: 'NotFound', message: 'deployments.apps "nope" not found' });
+    gw.respond = (req) =>
+      failedRecord(req, OperationState.FAILED, { statusCode: 404, reason: 'NotFound', message: 'deployments.apps "nope" not found' });
     const notFound = await cli('get', 'deploy/nope', '--account', 'a');
     assert.equal(notFound.code, 1);
     assert.equal(notFound.out, '');

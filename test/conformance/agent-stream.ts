@@ -31,7 +31,10 @@ export interface AgentStream {
   /** The next response that is not a Heartbeat; throws when the call ends first or nothing comes in `timeoutMs`. */
   next(timeoutMs?: number): Promise<ConnectResponse>;
   /** The next non-heartbeat response of a given case, skipping others (kept in {@link received}). */
-  nextOf<C extends NonNullable<ConnectResponse['message']['case']>>(kind: C, timeoutMs?: number): Promise<Extract<ConnectResponse['message'], { case: C }>['value']>;
+  nextOf<C extends NonNullable<ConnectResponse['message']['case']>>(
+    kind: C,
+    timeoutMs?: number,
+  ): Promise<Extract<ConnectResponse['message'], { case: C }>['value']>;
   /** Waits until an Ack of at least `sequence` arrived. */
   waitForAck(sequence: number | bigint, timeoutMs?: number): Promise<void>;
   /** Every response received so far, heartbeats included, in order. */
@@ -143,7 +146,10 @@ export function openAgentStream(grpcUrl: string, options: AgentStreamOptions = {
     },
     keepAlive(agentId, ms = 300) {
       if (raw.finished) return;
-      const timer = setInterval(() => raw.writeMessage(encodeRequest({ case: 'heartbeat', value: { agentId, sentAtUnixMs: BigInt(Date.now()) } })), ms);
+      const timer = setInterval(
+        () => raw.writeMessage(encodeRequest({ case: 'heartbeat', value: { agentId, sentAtUnixMs: BigInt(Date.now()) } })),
+        ms,
+      );
       timer.unref();
       void raw.ended.then(() => clearInterval(timer));
     },

@@ -25,7 +25,10 @@ function assertTrailersOnly(o: CallOutcome): void {
   );
   assert.equal(o.httpStatus, 200);
   assert.match(o.headers['content-type'] ?? '', /^application\/grpc/);
-  assert.ok(o.headers['grpc-status'] !== undefined && o.headers['grpc-message'] !== undefined, 'grpc-status and grpc-message in the single HEADERS block');
+  assert.ok(
+    o.headers['grpc-status'] !== undefined && o.headers['grpc-message'] !== undefined,
+    'grpc-status and grpc-message in the single HEADERS block',
+  );
 }
 
 describe('connection and authentication (sections 1, 9)', { concurrency: false }, () => {
@@ -120,22 +123,29 @@ describe('connection and authentication (sections 1, 9)', { concurrency: false }
     expect(await s.ended);
   });
 
-  rowTest('E7', 'no credentials, an unknown token, a malformed authorization header, an expired JWT, a JWT whose exp is too far away', async (expect) => {
-    const cases: [string, Record<string, string>][] = [
-      ['no credentials', {}],
-      ['unknown token', { authorization: 'Bearer not-a-known-token-0123456789' }],
-      ['malformed header', { authorization: 'Basic YWdlbnQ6cGFzcw==' }],
-      ['expired JWT', { authorization: `Bearer ${await t.jwt(Math.floor(Date.now() / 1000) - 120)}` }],
-      ['a JWT living longer than auth.jwt.maxLifetimeSeconds (1 h here)', { authorization: `Bearer ${await t.jwt(Math.floor(Date.now() / 1000) + 7200)}` }],
-    ];
-    for (const [what, headers] of cases) {
-      const s = stream(null, headers);
-      s.send(helloFor('agent-e7', ['conf-e7']));
-      const o = await s.ended;
-      assert.ok(o.grpcStatus !== undefined, what);
-      expect(o);
-    }
-  });
+  rowTest(
+    'E7',
+    'no credentials, an unknown token, a malformed authorization header, an expired JWT, a JWT whose exp is too far away',
+    async (expect) => {
+      const cases: [string, Record<string, string>][] = [
+        ['no credentials', {}],
+        ['unknown token', { authorization: 'Bearer not-a-known-token-0123456789' }],
+        ['malformed header', { authorization: 'Basic YWdlbnQ6cGFzcw==' }],
+        ['expired JWT', { authorization: `Bearer ${await t.jwt(Math.floor(Date.now() / 1000) - 120)}` }],
+        [
+          'a JWT living longer than auth.jwt.maxLifetimeSeconds (1 h here)',
+          { authorization: `Bearer ${await t.jwt(Math.floor(Date.now() / 1000) + 7200)}` },
+        ],
+      ];
+      for (const [what, headers] of cases) {
+        const s = stream(null, headers);
+        s.send(helloFor('agent-e7', ['conf-e7']));
+        const o = await s.ended;
+        assert.ok(o.grpcStatus !== undefined, what);
+        expect(o);
+      }
+    },
+  );
 
   rowTest('E8', 'an identity without the agent role', async (expect) => {
     const s = stream(TOKENS.client);
@@ -143,10 +153,16 @@ describe('connection and authentication (sections 1, 9)', { concurrency: false }
     expect(await s.ended);
   });
 
-  test('an account name outside the identity\'s `accounts` patterns gets a REFUSED verdict with a reason; the others CACHING', async () => {
+  test("an account name outside the identity's `accounts` patterns gets a REFUSED verdict with a reason; the others CACHING", async () => {
     const s = stream();
     const w = await helloAndWelcome(s, helloFor('agent-patterns', ['conf-allowed', 'elsewhere-1']));
-    assert.deepEqual(w.accounts.map((a) => [a.account, Verdict[a.verdict]]), [['conf-allowed', 'CACHING'], ['elsewhere-1', 'REFUSED']]);
+    assert.deepEqual(
+      w.accounts.map((a) => [a.account, Verdict[a.verdict]]),
+      [
+        ['conf-allowed', 'CACHING'],
+        ['elsewhere-1', 'REFUSED'],
+      ],
+    );
     assert.ok(w.accounts[1]!.reason.length > 0, 'the reason says why');
     s.end();
     await s.ended;
@@ -171,15 +187,23 @@ describe('connection and authentication (sections 1, 9)', { concurrency: false }
     const w = await helloAndWelcome(s, helloFor('agent-welcome', ['conf-w2', 'conf-w1', 'conf-w3']));
     assert.ok(w.sessionId && w.sessionToken, 'session_id and session_token');
     assert.ok(w.gatewayId);
-    assert.deepEqual(w.accounts.map((a) => a.account), ['conf-w2', 'conf-w1', 'conf-w3']);
+    assert.deepEqual(
+      w.accounts.map((a) => a.account),
+      ['conf-w2', 'conf-w1', 'conf-w3'],
+    );
     assert.ok(w.heartbeatIntervalSeconds > 0);
     assert.ok(w.maxUnacked > 0);
     // The gateway sends heartbeats after the Welcome (section 6).
     const deadline = Date.now() + 10_000;
     while (!s.received.some((r) => r.message.case === 'heartbeat') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    assert.ok(s.received.some((r) => r.message.case === 'heartbeat'), 'a gateway heartbeat arrived');
+    assert.ok(
+      s.received.some((r) => r.message.case === 'heartbeat'),
+      'a gateway heartbeat arrived',
+    );
     // "The token is never stored in clear by the gateway": it is in no row of any table.
-    const tables = await t.query<{ name: string }>(`select table_name as name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`);
+    const tables = await t.query<{ name: string }>(
+      `select table_name as name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`,
+    );
     assert.ok(tables.length > 0);
     for (const { name } of tables) {
       const rows = await t.query<{ row: string }>(`select t::text as row from "${name}" t`);
@@ -209,7 +233,10 @@ describe('connection and authentication (sections 1, 9)', { concurrency: false }
       ['garbage as the first message (E6)', (s) => s.raw.writeMessage(new Uint8Array([0xff, 0xff, 0xff])), {}, TOKENS.agentA],
       [
         'a wrong resume token (E19)',
-        (s) => s.send(helloFor('agent-to8', ['conf-to8'], { resumeSessionId: '00000000-0000-4000-8000-000000000000', resumeSessionToken: 'wrong' })),
+        (s) =>
+          s.send(
+            helloFor('agent-to8', ['conf-to8'], { resumeSessionId: '00000000-0000-4000-8000-000000000000', resumeSessionToken: 'wrong' }),
+          ),
         {},
         TOKENS.agentA,
       ],
@@ -245,7 +272,10 @@ describe('connection and authentication (sections 1, 9)', { concurrency: false }
     assert.doesNotMatch(raw.replace(/%[0-9A-Fa-f]{2}/g, ''), /%/, 'every % starts an escape');
     const decoded = decodeGrpcMessage(raw);
     const cut = /^([\s\S]{1000})… \((\d+) more characters\)$/.exec(decoded);
-    assert.ok(cut, `decoded message of ${decoded.length} characters (${raw.length} on the wire): ${decoded.slice(0, 60)}…${decoded.slice(-40)}`);
+    assert.ok(
+      cut,
+      `decoded message of ${decoded.length} characters (${raw.length} on the wire): ${decoded.slice(0, 60)}…${decoded.slice(-40)}`,
+    );
     assert.ok(Number(cut[2]) > 0);
   });
 });

@@ -9,7 +9,11 @@
 import { create, toBinary } from '@bufbuild/protobuf';
 import { Code } from '@connectrpc/connect';
 import { ConnectRequestSchema, EventType } from '../../src/gen/outpost/agent/v1/agent_pb.js';
-import { GetOperationRequestSchema, SubmitOperationRequestSchema, WaitOperationRequestSchema } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
+import {
+  GetOperationRequestSchema,
+  SubmitOperationRequestSchema,
+  WaitOperationRequestSchema,
+} from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { ListObjectsRequestSchema } from '../../src/gen/outpost/api/v1/object_service_pb.js';
 import type { GatewayConfigInput } from '../../src/gateway/index.js';
 import { configMap, event, events, hello } from '../gateway/helpers.js';
@@ -54,8 +58,7 @@ export interface StatusCase {
 }
 
 const AGENT = '/outpost.agent.v1.AgentService/Connect';
-const agentRequest = (message: ReturnType<typeof hello>) =>
-  toBinary(ConnectRequestSchema, create(ConnectRequestSchema, { message }));
+const agentRequest = (message: ReturnType<typeof hello>) => toBinary(ConnectRequestSchema, create(ConnectRequestSchema, { message }));
 const helloBytes = agentRequest(hello('conformance-agent-1', [{ name: 'conformance-a' }]));
 /** Bytes that are no protobuf message: a varint that never ends. */
 export const UNDECODABLE = Uint8Array.from([0xff, 0xff, 0xff, 0xff, 0xff]);
@@ -85,7 +88,14 @@ export const STATUS_CASES: readonly StatusCase[] = [
     path: AGENT,
     kind: 'bidi',
     token: AGENT_TOKEN,
-    messages: [agentRequest(hello('conformance-agent-2', [{ name: 'conformance-b' }], { resumeSessionId: 'no-such-session', resumeSessionToken: 'not-the-token' }))],
+    messages: [
+      agentRequest(
+        hello('conformance-agent-2', [{ name: 'conformance-b' }], {
+          resumeSessionId: 'no-such-session',
+          resumeSessionToken: 'not-the-token',
+        }),
+      ),
+    ],
     code: Code.Unauthenticated,
     message: /invalid session token/,
   },

@@ -24,7 +24,10 @@ describe('the raw gRPC client', () => {
       const path = String(headers[':path']);
       const done = () => received.push({ headers, body: Buffer.concat(chunks) });
       if (path === '/trailers-only') {
-        stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '16', 'grpc-message': 'bad%20token%20%C3%A9' }, { endStream: true });
+        stream.respond(
+          { ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '16', 'grpc-message': 'bad%20token%20%C3%A9' },
+          { endStream: true },
+        );
         done();
       } else if (path === '/trailers') {
         stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });

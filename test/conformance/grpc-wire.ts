@@ -112,7 +112,17 @@ export function openRawCall(baseUrl: string, options: RawCallOptions = {}): RawC
   for (const [k, v] of Object.entries(options.headers ?? {})) if (v !== undefined) headers[k.toLowerCase()] = v;
   const req = session.request(headers, { endStream: false });
 
-  const outcome: CallOutcome = { trailersOnly: false, form: 'reset', httpStatus: 0, headers: {}, trailers: {}, grpcStatus: undefined, grpcMessage: '', messages: 0, rstCode: 0 };
+  const outcome: CallOutcome = {
+    trailersOnly: false,
+    form: 'reset',
+    httpStatus: 0,
+    headers: {},
+    trailers: {},
+    grpcStatus: undefined,
+    grpcMessage: '',
+    messages: 0,
+    rstCode: 0,
+  };
   const queue: Uint8Array[] = [];
   let buffered: Buffer = Buffer.alloc(0);
   let responseEncoding = 'identity';

@@ -171,7 +171,8 @@ export async function startH2Recorder(targetUrl: string): Promise<H2Recorder> {
       });
       up.on('end', () => {
         rec.endedAt = Date.now();
-        if (rec.grpcStatus === undefined && rec.responseHeaders['grpc-status'] !== undefined) rec.grpcStatus = Number(rec.responseHeaders['grpc-status']);
+        if (rec.grpcStatus === undefined && rec.responseHeaders['grpc-status'] !== undefined)
+          rec.grpcStatus = Number(rec.responseHeaders['grpc-status']);
         if (!down.destroyed && !down.closed && down.headersSent && !rec.trailersOnly) down.end();
       });
       up.on('close', () => {

@@ -63,7 +63,13 @@ export async function startAuthenticatedGateway(overrides: GatewayConfigInput = 
         { subject: 'client', token: TOKENS.client },
         { subject: 'agent-file', tokenFile },
       ],
-      jwt: { issuer: 'https://issuer.conformance', audience: 'outpost', secretFile: join(dir, 'jwt-secret'), clockToleranceSeconds: 0, maxLifetimeSeconds: 3600 },
+      jwt: {
+        issuer: 'https://issuer.conformance',
+        audience: 'outpost',
+        secretFile: join(dir, 'jwt-secret'),
+        clockToleranceSeconds: 0,
+        maxLifetimeSeconds: 3600,
+      },
     },
     authorization: {
       rules: [
@@ -97,7 +103,10 @@ export async function startAuthenticatedGateway(overrides: GatewayConfigInput = 
 export function operationClient(grpcUrl: string, bearer?: string): Client<typeof OperationService> {
   return createClient(
     OperationService,
-    createGrpcTransport({ baseUrl: grpcUrl, interceptors: bearer ? [(next) => (req) => (req.header.set('authorization', `Bearer ${bearer}`), next(req))] : [] }),
+    createGrpcTransport({
+      baseUrl: grpcUrl,
+      interceptors: bearer ? [(next) => (req) => (req.header.set('authorization', `Bearer ${bearer}`), next(req))] : [],
+    }),
   );
 }
 
@@ -105,7 +114,10 @@ export function operationClient(grpcUrl: string, bearer?: string): Client<typeof
 export function objectClient(grpcUrl: string, bearer?: string): Client<typeof ObjectService> {
   return createClient(
     ObjectService,
-    createGrpcTransport({ baseUrl: grpcUrl, interceptors: bearer ? [(next) => (req) => (req.header.set('authorization', `Bearer ${bearer}`), next(req))] : [] }),
+    createGrpcTransport({
+      baseUrl: grpcUrl,
+      interceptors: bearer ? [(next) => (req) => (req.header.set('authorization', `Bearer ${bearer}`), next(req))] : [],
+    }),
   );
 }
 
@@ -126,7 +138,8 @@ export async function cachedVersions(grpcUrl: string, account: string, bearer?: 
 export function clusterVersions(sandbox: Sandbox, kinds: { apiVersion: string; kind: string }[]): Map<string, string> {
   const out = new Map<string, string>();
   for (const { apiVersion, kind } of kinds) {
-    for (const o of sandbox.store.list(apiVersion, kind)) out.set(`${apiVersion}/${kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`, String(o.metadata.resourceVersion));
+    for (const o of sandbox.store.list(apiVersion, kind))
+      out.set(`${apiVersion}/${kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`, String(o.metadata.resourceVersion));
   }
   return out;
 }
@@ -176,12 +189,21 @@ export async function startScenarioCluster(objects = 500): Promise<ScenarioClust
   await sandbox.writeKubeconfig(kubeconfig);
   sandbox.store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'conf' } });
   for (let i = 0; i < objects; i++) {
-    sandbox.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${String(i).padStart(4, '0')}`, namespace: 'conf', labels: { app: 'conformance', shard: String(i % 5) } }, data: { i: String(i) } });
+    sandbox.store.create({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: `cm-${String(i).padStart(4, '0')}`, namespace: 'conf', labels: { app: 'conformance', shard: String(i % 5) } },
+      data: { i: String(i) },
+    });
   }
   sandbox.store.create({
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name: 'creds', namespace: 'conf', annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"stringData":{"password":"hunter2"}}', keep: 'me' } },
+    metadata: {
+      name: 'creds',
+      namespace: 'conf',
+      annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"stringData":{"password":"hunter2"}}', keep: 'me' },
+    },
     type: 'Opaque',
     data: { password: Buffer.from('hunter2').toString('base64') },
   });
@@ -189,7 +211,11 @@ export async function startScenarioCluster(objects = 500): Promise<ScenarioClust
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: { name: 'web', namespace: 'conf' },
-    spec: { replicas: 1, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx' }] } } },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app: 'web' } },
+      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx' }] } },
+    },
   });
   return {
     sandbox,
@@ -207,7 +233,11 @@ export async function startScenarioCluster(objects = 500): Promise<ScenarioClust
  * Starts Outpost's own agent (the reference agent) against the cluster's kubeconfig, dialling `grpcAddress`
  * (`host:port`, cleartext), for one account caching `kinds`, reconnecting fast.
  */
-export async function startReferenceAgent(cluster: ScenarioCluster, grpcAddress: string, opts: { id: string; account: string; kinds: string[]; bearer?: string }): Promise<RunningAgent> {
+export async function startReferenceAgent(
+  cluster: ScenarioCluster,
+  grpcAddress: string,
+  opts: { id: string; account: string; kinds: string[]; bearer?: string },
+): Promise<RunningAgent> {
   const path = join(cluster.dir, `${opts.id}.yaml`);
   const lines = [
     'clouddriver:',
@@ -234,7 +264,11 @@ export async function startReferenceAgent(cluster: ScenarioCluster, grpcAddress:
 }
 
 /** A Hello for the given accounts (api_host set, one ConfigMap kind), for scripted streams. */
-export function helloFor(agentId: string, accounts: string[], extra: { resumeSessionId?: string; resumeSessionToken?: string } = {}): RequestMessage {
+export function helloFor(
+  agentId: string,
+  accounts: string[],
+  extra: { resumeSessionId?: string; resumeSessionToken?: string } = {},
+): RequestMessage {
   return {
     case: 'hello',
     value: {

@@ -41,12 +41,22 @@ export interface KubeClient {
   /** Path of one object. */
   objectPath(k: KubeKind, namespace: string, name: string): string;
   /** Any request; the body is JSON-encoded unless it is a string. */
-  request(method: string, path: string, opts?: { body?: unknown; contentType?: string; query?: Record<string, string | undefined> }): Promise<KubeResponse>;
+  request(
+    method: string,
+    path: string,
+    opts?: { body?: unknown; contentType?: string; query?: Record<string, string | undefined> },
+  ): Promise<KubeResponse>;
   /**
    * Streams a watch until it ends, the signal aborts or `onEvent` returns false. Resolves with the HTTP status of the
    * watch request (200, or 410 when the version is too old).
    */
-  watch(k: KubeKind, namespace: string, resourceVersion: string, onEvent: (e: WatchEvent) => boolean | void, signal: AbortSignal): Promise<number>;
+  watch(
+    k: KubeKind,
+    namespace: string,
+    resourceVersion: string,
+    onEvent: (e: WatchEvent) => boolean | void,
+    signal: AbortSignal,
+  ): Promise<number>;
 }
 
 function groupVersionPath(apiVersion: string): string {
@@ -86,7 +96,9 @@ export function createKubeClient(baseUrl: string, token: string): KubeClient {
       const known = discovered.get(key);
       if (known) return known;
       const r = await request('GET', groupVersionPath(apiVersion));
-      const found = (r.body.resources as { name: string; kind: string; namespaced: boolean }[] | undefined)?.find((x) => x.kind === kind && !x.name.includes('/'));
+      const found = (r.body.resources as { name: string; kind: string; namespaced: boolean }[] | undefined)?.find(
+        (x) => x.kind === kind && !x.name.includes('/'),
+      );
       if (!found) throw Object.assign(new Error(`the server does not serve ${kind} in ${apiVersion}`), { status: 404, reason: 'NotFound' });
       const k = { apiVersion, kind, resource: found.name, namespaced: found.namespaced };
       discovered.set(key, k);

@@ -24,7 +24,9 @@ describe('heartbeats, maximum age, shutdown and database failures (sections 6, 9
   let t: TestGateway;
   const open: AgentStream[] = [];
   before(async () => {
-    t = await startTestGateway('pglite', { agents: { heartbeatIntervalSeconds: 0.5, deadAfterSeconds: DEAD_AFTER_S, maxStreamAgeSeconds: MAX_AGE_S } });
+    t = await startTestGateway('pglite', {
+      agents: { heartbeatIntervalSeconds: 0.5, deadAfterSeconds: DEAD_AFTER_S, maxStreamAgeSeconds: MAX_AGE_S },
+    });
   });
   after(async () => {
     for (const s of open) s.abort();
@@ -73,7 +75,11 @@ describe('heartbeats, maximum age, shutdown and database failures (sections 6, 9
         const stop =
           kind === 'mini'
             ? await (async () => {
-                const agent = createMiniAgent({ grpcUrl: recorder.url, agentId: `${kind}-age`, accounts: [{ name: account, kube: cluster.kube, kinds: [{ apiVersion: 'v1', kind: 'ConfigMap' }] }] });
+                const agent = createMiniAgent({
+                  grpcUrl: recorder.url,
+                  agentId: `${kind}-age`,
+                  accounts: [{ name: account, kube: cluster.kube, kinds: [{ apiVersion: 'v1', kind: 'ConfigMap' }] }],
+                });
                 await agent.start();
                 return () => agent.close();
               })()
@@ -82,12 +88,16 @@ describe('heartbeats, maximum age, shutdown and database failures (sections 6, 9
                 return () => agent.close();
               })();
         try {
-          const welcomed = () => recorder.streams.filter((s) => s.entries.some((e) => e.dir === 'gateway' && e.message.message.case === 'welcome'));
+          const welcomed = () =>
+            recorder.streams.filter((s) => s.entries.some((e) => e.dir === 'gateway' && e.message.message.case === 'welcome'));
           await eventually(() => welcomed().length >= 2, 'a second welcomed stream', 20_000);
           const [first, second] = welcomed();
           assert.equal(first!.grpcStatus, 14, 'the first stream ended UNAVAILABLE');
           assert.equal(first!.trailers['x-outpost-reconnect'], 'now');
-          const w1 = first!.entries.find((e) => e.dir === 'gateway' && e.message.message.case === 'welcome')!.message.message.value as { sessionId: string; sessionToken: string };
+          const w1 = first!.entries.find((e) => e.dir === 'gateway' && e.message.message.case === 'welcome')!.message.message.value as {
+            sessionId: string;
+            sessionToken: string;
+          };
           const hello = second!.entries.find((e) => e.dir === 'agent')!.message.message;
           assert.equal(hello.case, 'hello');
           assert.equal(hello.case === 'hello' && hello.value.resumeSessionId, w1.sessionId, 'the next Hello resumes the session');

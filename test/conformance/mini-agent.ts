@@ -105,7 +105,9 @@ interface Scope {
   namespace: string;
 }
 
-type Queued = { account: string; kind: 'event'; event: EventInit } | { account: string; kind: 'marker'; marker: MarkerInit; onSent?: (seq: bigint) => void };
+type Queued =
+  | { account: string; kind: 'event'; event: EventInit }
+  | { account: string; kind: 'marker'; marker: MarkerInit; onSent?: (seq: bigint) => void };
 type EventInit = Extract<NonNullable<RequestMessage>, { case: 'events' }>['value']['events'] extends (infer E)[] | undefined ? E : never;
 interface MarkerInit {
   account: string;
@@ -175,7 +177,12 @@ export function createMiniAgent(options: MiniAgentOptions): MiniAgent {
         caFingerprint: '',
         kubernetesVersion: versions.get(a.name) ?? '',
         namespaces: a.namespaces ?? [],
-        kinds: (kinds.get(a.name) ?? []).map((k) => ({ apiVersion: k.apiVersion, kind: k.kind, resource: k.resource, namespaced: k.namespaced })),
+        kinds: (kinds.get(a.name) ?? []).map((k) => ({
+          apiVersion: k.apiVersion,
+          kind: k.kind,
+          resource: k.resource,
+          namespaced: k.namespaced,
+        })),
       })),
     },
   });
@@ -244,7 +251,9 @@ export function createMiniAgent(options: MiniAgentOptions): MiniAgent {
     let listRv = '';
     do {
       if (signal.aborted) return undefined;
-      const r = await account.kube.request('GET', account.kube.collectionPath(kind, namespace || undefined), { query: { limit: String(pageSize), continue: cont } });
+      const r = await account.kube.request('GET', account.kube.collectionPath(kind, namespace || undefined), {
+        query: { limit: String(pageSize), continue: cont },
+      });
       if (r.status === 410) return listScope(c, scope, signal);
       if (r.status !== 200) throw new Error(`list ${key}: HTTP ${r.status} ${r.body.message ?? ''}`);
       listRv = String(r.body.metadata?.resourceVersion ?? listRv);
@@ -278,32 +287,41 @@ export function createMiniAgent(options: MiniAgentOptions): MiniAgent {
         if (rv === undefined) return;
       }
       let gone = false;
-      const status = await scope.account.kube.watch(
-        scope.kind,
-        scope.namespace,
-        rv,
-        (e) => {
-          if (signal.aborted) return false;
-          if (e.type === 'ERROR') {
-            gone = e.object?.code === 410;
-            return false;
-          }
-          const objRv = String(e.object?.metadata?.resourceVersion ?? '');
-          if (objRv) rv = objRv;
-          if (e.type === 'BOOKMARK') {
-            void enqueue(c, {
-              account: scope.account.name,
-              kind: 'event',
-              event: { account: scope.account.name, type: EventType.BOOKMARK, apiVersion: scope.kind.apiVersion, kind: scope.kind.kind, watchNamespace: scope.namespace, resourceVersion: objRv },
-            });
+      const status = await scope.account.kube
+        .watch(
+          scope.kind,
+          scope.namespace,
+          rv,
+          (e) => {
+            if (signal.aborted) return false;
+            if (e.type === 'ERROR') {
+              gone = e.object?.code === 410;
+              return false;
+            }
+            const objRv = String(e.object?.metadata?.resourceVersion ?? '');
+            if (objRv) rv = objRv;
+            if (e.type === 'BOOKMARK') {
+              void enqueue(c, {
+                account: scope.account.name,
+                kind: 'event',
+                event: {
+                  account: scope.account.name,
+                  type: EventType.BOOKMARK,
+                  apiVersion: scope.kind.apiVersion,
+                  kind: scope.kind.kind,
+                  watchNamespace: scope.namespace,
+                  resourceVersion: objRv,
+                },
+              });
+              return true;
+            }
+            const type = e.type === 'ADDED' ? EventType.ADDED : e.type === 'MODIFIED' ? EventType.MODIFIED : EventType.DELETED;
+            void enqueue(c, { account: scope.account.name, kind: 'event', event: eventOf(scope.account.name, scope, type, e.object) });
             return true;
-          }
-          const type = e.type === 'ADDED' ? EventType.ADDED : e.type === 'MODIFIED' ? EventType.MODIFIED : EventType.DELETED;
-          void enqueue(c, { account: scope.account.name, kind: 'event', event: eventOf(scope.account.name, scope, type, e.object) });
-          return true;
-        },
-        signal,
-      ).catch(() => 0);
+          },
+          signal,
+        )
+        .catch(() => 0);
       if (status === 410 || gone) rv = undefined;
       else if (status !== 200 && !signal.aborted) await new Promise((r) => setTimeout(r, 100));
     }
@@ -311,7 +329,9 @@ export function createMiniAgent(options: MiniAgentOptions): MiniAgent {
 
   const scopesOf = (account: MiniAccount): Scope[] =>
     (kinds.get(account.name) ?? []).flatMap((kind) =>
-      kind.namespaced && account.namespaces?.length ? account.namespaces.map((namespace) => ({ account, kind, namespace })) : [{ account, kind, namespace: '' }],
+      kind.namespaced && account.namespaces?.length
+        ? account.namespaces.map((namespace) => ({ account, kind, namespace }))
+        : [{ account, kind, namespace: '' }],
     );
 
   const startAccount = (c: Connection, v: AccountVerdict) => {
@@ -320,7 +340,9 @@ export function createMiniAgent(options: MiniAgentOptions): MiniAgent {
     const abort = new AbortController();
     c.stop.signal.addEventListener('abort', () => abort.abort());
     c.watchers.set(account.name, abort);
-    const resume = new Map(v.resume.map((p: ResumePoint) => [scopeKey(account.name, p.apiVersion, p.kind, p.watchNamespace), p.resourceVersion]));
+    const resume = new Map(
+      v.resume.map((p: ResumePoint) => [scopeKey(account.name, p.apiVersion, p.kind, p.watchNamespace), p.resourceVersion]),
+    );
     for (const scope of scopesOf(account)) {
       const key = scopeKey(account.name, scope.kind.apiVersion, scope.kind.kind, scope.namespace);
       c.unsynced.add(key);
@@ -353,7 +375,14 @@ export function createMiniAgent(options: MiniAgentOptions): MiniAgent {
     const run = async (): Promise<ResultInit> =>
       account
         ? runOperation(account.kube, op)
-        : { id: op.id, account: op.account, success: false, statusCode: 0, reason: 'UnknownAccount', message: `this agent does not serve ${op.account}` };
+        : {
+            id: op.id,
+            account: op.account,
+            success: false,
+            statusCode: 0,
+            reason: 'UnknownAccount',
+            message: `this agent does not serve ${op.account}`,
+          };
     const result = options.answer ? await options.answer(op, run) : await run();
     results.set(op.id, result);
     sendResult(result);
@@ -388,7 +417,18 @@ export function createMiniAgent(options: MiniAgentOptions): MiniAgent {
     const stream = openAgentStream(options.grpcUrl, { bearer: options.bearer });
     const record: MiniStreamRecord = { stream, listed: [], resumed: [] };
     streams.push(record);
-    const c: Connection = { record, stream, welcomed: false, seq: 0n, maxUnacked: 1, queue: [], watchers: new Map(), unsynced: new Set(), pendingEnds: new Map(), stop: new AbortController() };
+    const c: Connection = {
+      record,
+      stream,
+      welcomed: false,
+      seq: 0n,
+      maxUnacked: 1,
+      queue: [],
+      watchers: new Map(),
+      unsynced: new Set(),
+      pendingEnds: new Map(),
+      stop: new AbortController(),
+    };
     current = c;
     void stream.ended.then((o) => {
       record.outcome = o;
@@ -489,10 +529,18 @@ export function createMiniAgent(options: MiniAgentOptions): MiniAgent {
       return streams.filter((s) => s.welcome).at(-1)!.welcome!;
     },
     async waitSynced(timeoutMs = 20_000) {
-      await waitUntil(() => !!current?.welcomed && current.unsynced.size === 0 && current.watchers.size > 0, timeoutMs, 'every scope synced');
+      await waitUntil(
+        () => !!current?.welcomed && current.unsynced.size === 0 && current.watchers.size > 0,
+        timeoutMs,
+        'every scope synced',
+      );
     },
     async waitAcked(timeoutMs = 20_000) {
-      await waitUntil(() => !!current && current.queue.length === 0 && current.stream.acked >= current.seq, timeoutMs, 'everything acknowledged');
+      await waitUntil(
+        () => !!current && current.queue.length === 0 && current.stream.acked >= current.seq,
+        timeoutMs,
+        'everything acknowledged',
+      );
     },
     operations,
     runs,

@@ -34,7 +34,11 @@ class KubeFailure extends Error {
 }
 
 function fail(r: KubeResponse): never {
-  throw new KubeFailure(r.status, String(r.body.reason ?? (r.status === 404 ? 'NotFound' : 'InternalError')), String(r.body.message ?? `HTTP ${r.status}`));
+  throw new KubeFailure(
+    r.status,
+    String(r.body.reason ?? (r.status === 404 ? 'NotFound' : 'InternalError')),
+    String(r.body.message ?? `HTTP ${r.status}`),
+  );
 }
 
 function asStruct(obj: KubeObject): JsonObject {
@@ -89,7 +93,10 @@ export async function runOperation(kube: KubeClient, op: Operation): Promise<Res
       case 'scale': {
         const k = await kindOf(spec.value.apiVersion, spec.value.kind);
         const path = `${kube.objectPath(k, spec.value.namespace, spec.value.name)}/scale`;
-        const r = await kube.request('PATCH', path, { body: { spec: { replicas: spec.value.replicas } }, contentType: 'application/merge-patch+json' });
+        const r = await kube.request('PATCH', path, {
+          body: { spec: { replicas: spec.value.replicas } },
+          contentType: 'application/merge-patch+json',
+        });
         if (r.status !== 200) fail(r);
         return done({ success: true, statusCode: r.status, objects: [r.body as JsonObject] });
       }
@@ -114,7 +121,9 @@ export async function runOperation(kube: KubeClient, op: Operation): Promise<Res
           if (r.status !== 200 && r.status !== 202) fail(r);
           return done({ success: true, statusCode: r.status, deleted: [ref(spec.value.name, spec.value.namespace)] });
         }
-        const list = await kube.request('GET', kube.collectionPath(k, spec.value.namespace || undefined), { query: { labelSelector: spec.value.labelSelector } });
+        const list = await kube.request('GET', kube.collectionPath(k, spec.value.namespace || undefined), {
+          query: { labelSelector: spec.value.labelSelector },
+        });
         if (list.status !== 200) fail(list);
         const deleted: string[] = [];
         let status = list.status;
@@ -130,7 +139,12 @@ export async function runOperation(kube: KubeClient, op: Operation): Promise<Res
         return done({ success: true, statusCode: status, deleted });
       }
       default:
-        return done({ success: false, statusCode: 0, reason: 'NotImplemented', message: `the conformance mini agent does not run ${spec.case ?? 'empty'} operations` });
+        return done({
+          success: false,
+          statusCode: 0,
+          reason: 'NotImplemented',
+          message: `the conformance mini agent does not run ${spec.case ?? 'empty'} operations`,
+        });
     }
   } catch (err) {
     if (err instanceof KubeFailure) return done({ success: false, statusCode: err.status, reason: err.reason, message: err.message });

@@ -28,7 +28,10 @@ for (const driver of testDrivers()) {
     let mini: MiniAgent;
     const open: AgentStream[] = [];
     before(async () => {
-      t = await startTestGateway(driver, { agents: { heartbeatIntervalSeconds: 0.5, deadAfterSeconds: 20 }, operations: { agentWaitSeconds: 5, sweepIntervalMs: 100 } });
+      t = await startTestGateway(driver, {
+        agents: { heartbeatIntervalSeconds: 0.5, deadAfterSeconds: 20 },
+        operations: { agentWaitSeconds: 5, sweepIntervalMs: 100 },
+      });
       cluster = await startScenarioCluster(5);
     });
     after(async () => {
@@ -71,7 +74,11 @@ for (const driver of testDrivers()) {
       });
       await mini.start();
       const before = await metric('outpost_gateway_operation_results_invalid_total', 'type="scale"');
-      const { operation } = await client().submitOperation({ account: 'conf-invalid', spec: { case: 'scale', value: { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'conf', name: 'web', replicas: 2 } }, wait: true });
+      const { operation } = await client().submitOperation({
+        account: 'conf-invalid',
+        spec: { case: 'scale', value: { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'conf', name: 'web', replicas: 2 } },
+        wait: true,
+      });
       assert.equal(operation!.state, OperationState.FAILED);
       assert.equal(operation!.result?.reason, 'InvalidResult');
       assert.ok((operation!.result?.message ?? '').length > 0, 'it says what was wrong');
@@ -96,27 +103,52 @@ for (const driver of testDrivers()) {
       return finished(op.id);
     };
 
-    const cmObj = (name: string, ns = 'default'): JsonObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns } });
+    const cmObj = (name: string, ns = 'default'): JsonObject => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, namespace: ns },
+    });
     const get: Spec = { case: 'get', value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'cm' } } as Spec;
     const list: Spec = { case: 'list', value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', limit: 2 } } as Spec;
     const del: Spec = { case: 'delete', value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'cm' } } as Spec;
     const apply: Spec = { case: 'apply', value: { manifests: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n' } } as Spec;
-    const history: Spec = { case: 'history', value: { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'default', name: 'web' } } as Spec;
+    const history: Spec = {
+      case: 'history',
+      value: { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'default', name: 'web' },
+    } as Spec;
     const ok = (op: Operation) => ({ id: op.id, account: op.account, success: true, statusCode: 200 });
     const invalid: [string, Spec, (op: Operation) => ResultInit][] = [
       ['a get with two objects', get, (op) => ({ ...ok(op), objects: [cmObj('cm'), cmObj('cm')] })],
       ['a get with another object than the target', get, (op) => ({ ...ok(op), objects: [cmObj('other')] })],
       ['a get with no object', get, (op) => ok(op)],
-      ['an object without apiVersion', get, (op) => ({ ...ok(op), objects: [{ kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'default' } }] })],
+      [
+        'an object without apiVersion',
+        get,
+        (op) => ({ ...ok(op), objects: [{ kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'default' } }] }),
+      ],
       ['a get that also carries logs', get, (op) => ({ ...ok(op), objects: [cmObj('cm')], logs: 'unexpected' })],
       ['a result naming another account', get, (op) => ({ ...ok(op), account: 'conf-someone-else', objects: [cmObj('cm')] })],
       ['a failure without reason', get, (op) => ({ id: op.id, success: false, statusCode: 500, message: 'broken' })],
-      ['a failed get that carries objects', get, (op) => ({ id: op.id, success: false, statusCode: 404, reason: 'NotFound', objects: [cmObj('cm')] })],
+      [
+        'a failed get that carries objects',
+        get,
+        (op) => ({ id: op.id, success: false, statusCode: 404, reason: 'NotFound', objects: [cmObj('cm')] }),
+      ],
       ['a delete by name that names another object', del, (op) => ({ ...ok(op), deleted: ['ConfigMap/default/other'] })],
       ['a list with more items than its limit', list, (op) => ({ ...ok(op), objects: [cmObj('a'), cmObj('b'), cmObj('c')] })],
       ['a list item without kind', list, (op) => ({ ...ok(op), objects: [{ apiVersion: 'v1', metadata: { name: 'a' } }] })],
       ['an apply without objects', apply, (op) => ok(op)],
-      ['a history whose revisions do not increase', history, (op) => ({ ...ok(op), revisions: [{ revision: 2n, name: 'web-b' }, { revision: 1n, name: 'web-a' }] })],
+      [
+        'a history whose revisions do not increase',
+        history,
+        (op) => ({
+          ...ok(op),
+          revisions: [
+            { revision: 2n, name: 'web-b' },
+            { revision: 1n, name: 'web-a' },
+          ],
+        }),
+      ],
     ];
 
     test('every other broken shape of the per-type table is recorded FAILED InvalidResult and counted; the stream goes on', async () => {
@@ -141,7 +173,13 @@ for (const driver of testDrivers()) {
       assert.equal(gone.state, OperationState.SUCCEEDED);
       const items = await submitAndAnswer(s, 'conf-valid', list, (op) => ({ ...ok(op), objects: [cmObj('a'), cmObj('b')] }));
       assert.equal(items.state, OperationState.SUCCEEDED);
-      const notFound = await submitAndAnswer(s, 'conf-valid', get, (op) => ({ id: op.id, success: false, statusCode: 404, reason: 'NotFound', message: 'not found' }));
+      const notFound = await submitAndAnswer(s, 'conf-valid', get, (op) => ({
+        id: op.id,
+        success: false,
+        statusCode: 404,
+        reason: 'NotFound',
+        message: 'not found',
+      }));
       assert.equal(notFound.state, OperationState.FAILED);
       assert.equal(notFound.result?.reason, 'NotFound');
       s.end();
@@ -154,7 +192,11 @@ for (const driver of testDrivers()) {
       const secret: JsonObject = {
         apiVersion: 'v1',
         kind: 'Secret',
-        metadata: { name: 'creds', namespace: 'default', annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"stringData":{"p":"hunter2"}}', keep: 'me' } },
+        metadata: {
+          name: 'creds',
+          namespace: 'default',
+          annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"stringData":{"p":"hunter2"}}', keep: 'me' },
+        },
         type: 'Opaque',
         data: { p: Buffer.from('hunter2').toString('base64') },
         stringData: { p: 'hunter2' },
@@ -165,7 +207,10 @@ for (const driver of testDrivers()) {
       assert.equal(stored.stringData, undefined);
       assert.deepEqual(stored.metadata.annotations, { keep: 'me' });
       const dump = await t.query<{ row: string }>(`select t::text as row from operations t where id = '${op.id}'`);
-      assert.ok(!dump[0]!.row.includes('hunter2') && !dump[0]!.row.includes(Buffer.from('hunter2').toString('base64')), 'no value in the database');
+      assert.ok(
+        !dump[0]!.row.includes('hunter2') && !dump[0]!.row.includes(Buffer.from('hunter2').toString('base64')),
+        'no value in the database',
+      );
       s.end();
       await s.ended;
     });
@@ -176,10 +221,16 @@ for (const driver of testDrivers()) {
       s.send({ case: 'operationResult', value: { id: 'no-such-operation', success: true } });
       const first = await submitAndAnswer(s, 'conf-ignored', get, (op) => ({ ...ok(op), objects: [cmObj('cm')], message: 'first' }));
       assert.equal(first.state, OperationState.SUCCEEDED);
-      s.send({ case: 'operationResult', value: { id: first.id, account: 'conf-ignored', success: false, statusCode: 500, reason: 'InternalError', message: 'second' } });
+      s.send({
+        case: 'operationResult',
+        value: { id: first.id, account: 'conf-ignored', success: false, statusCode: 500, reason: 'InternalError', message: 'second' },
+      });
       s.send(batch(1, [added('conf-ignored', cm('still-working', '1'))]));
       await s.waitForAck(1);
-      await eventually(async () => (await metric('outpost_gateway_operation_results_ignored_total')) >= before + 2, 'both ignored results counted');
+      await eventually(
+        async () => (await metric('outpost_gateway_operation_results_ignored_total')) >= before + 2,
+        'both ignored results counted',
+      );
       const again = (await client().getOperation({ id: first.id })).operation!;
       assert.equal(again.state, OperationState.SUCCEEDED);
       assert.equal(again.result?.message, 'first', 'the first result stands');
@@ -208,11 +259,21 @@ for (const driver of testDrivers()) {
         const { operation } = await client().submitOperation({ account: 'conf-redelivery', spec, timeout: { seconds: 20n } });
         const id = operation!.id;
         await eventually(() => cut, 'the stream was cut before the result went out');
-        const done = (await client().submitOperation({ account: 'conf-redelivery', id, spec, timeout: { seconds: 20n }, wait: true })).operation!;
+        const done = (await client().submitOperation({ account: 'conf-redelivery', id, spec, timeout: { seconds: 20n }, wait: true }))
+          .operation!;
         assert.equal(done.state, OperationState.SUCCEEDED, done.error || done.result?.message);
-        await eventually(() => agent.operations.filter((o) => o.id === id).length >= 2, 'the operation was delivered again on the resumed session');
+        await eventually(
+          () => agent.operations.filter((o) => o.id === id).length >= 2,
+          'the operation was delivered again on the resumed session',
+        );
         assert.equal(agent.runs.get(id), 1, 'run once');
-        const answers = recorder.streams.slice(1).flatMap((st) => st.entries.filter((e) => e.dir === 'agent' && e.message.message.case === 'operationResult' && e.message.message.value.id === id));
+        const answers = recorder.streams
+          .slice(1)
+          .flatMap((st) =>
+            st.entries.filter(
+              (e) => e.dir === 'agent' && e.message.message.case === 'operationResult' && e.message.message.value.id === id,
+            ),
+          );
         assert.ok(answers.length >= 1, 'answered on the resumed session');
       } finally {
         await agent.close();

@@ -61,8 +61,11 @@ describe('docs/agent-protocol.md section 9 and the conformance suite agree', () 
     assert.ok(!rows.some((r) => r.status === 'UNKNOWN'), 'nothing ends UNKNOWN');
   });
 
-  test('the registry holds exactly the table\'s rows, with the same status and trailer', () => {
-    assert.deepEqual(Object.keys(registry), rows.map((r) => r.id));
+  test("the registry holds exactly the table's rows, with the same status and trailer", () => {
+    assert.deepEqual(
+      Object.keys(registry),
+      rows.map((r) => r.id),
+    );
     for (const r of rows) {
       const mine = registry[r.id]!;
       assert.equal(mine.status, r.status as StatusName, `${r.id}: status`);
@@ -74,14 +77,15 @@ describe('docs/agent-protocol.md section 9 and the conformance suite agree', () 
     const declared = new Map<string, string[]>();
     for (const [file, text] of testSources()) {
       for (const m of text.matchAll(/rowTest\(\s*['"`](E\d+)['"`]/g)) declared.set(m[1]!, [...(declared.get(m[1]!) ?? []), file]);
-      for (const m of text.matchAll(/\bE(\d+)\b/g)) assert.ok(registry[`E${m[1]}`], `${file} names E${m[1]}, which the table does not list`);
+      for (const m of text.matchAll(/\bE(\d+)\b/g))
+        assert.ok(registry[`E${m[1]}`], `${file} names E${m[1]}, which the table does not list`);
     }
     const missing = rows.filter((r) => !declared.has(r.id)).map((r) => r.id);
     assert.deepEqual(missing, [], 'rows without a case');
     for (const id of declared.keys()) assert.ok(registry[id], `a case claims ${id}, which the table does not list`);
   });
 
-  test('each case checks its row\'s status through the registry, never a code of its own', () => {
+  test("each case checks its row's status through the registry, never a code of its own", () => {
     for (const [file, text] of testSources()) {
       if (file === 'protocol-doc.test.ts') continue;
       assert.doesNotMatch(text, /expectRow\(/, `${file}: cases use the expect their rowTest gives them`);
@@ -103,8 +107,13 @@ describe('docs/agent-protocol.md section 9 and the conformance suite agree', () 
       const before = body.slice(Math.max(0, m.index! - 160), m.index!);
       const clause = before.split(/[.;]\s|\n\n|^- /m).at(-1) ?? '';
       const named = [...clause.matchAll(/`([A-Z_]{5,})`/g)].map((x) => x[1]!).filter((s) => s in GRPC_STATUS);
-      if (named.length > 0) assert.equal(named.at(-1), registry[id]!.status, `the page names ${named.at(-1)} next to ${id}: "${clause.trim()}"`);
+      if (named.length > 0)
+        assert.equal(named.at(-1), registry[id]!.status, `the page names ${named.at(-1)} next to ${id}: "${clause.trim()}"`);
     }
-    assert.deepEqual(rows.map((r) => r.id).filter((id) => !referenced.has(id)), [], 'every row is referenced from the rule it enforces');
+    assert.deepEqual(
+      rows.map((r) => r.id).filter((id) => !referenced.has(id)),
+      [],
+      'every row is referenced from the rule it enforces',
+    );
   });
 });

@@ -20,7 +20,10 @@ describe('resume points age out unless bookmarks keep them fresh (sections 4, 5)
   let t: TestGateway;
   const open: AgentStream[] = [];
   before(async () => {
-    t = await startTestGateway('pglite', { agents: { heartbeatIntervalSeconds: 0.5, deadAfterSeconds: 20 }, cache: { resumeMaxAgeSeconds: RESUME_MAX_AGE_S } });
+    t = await startTestGateway('pglite', {
+      agents: { heartbeatIntervalSeconds: 0.5, deadAfterSeconds: 20 },
+      cache: { resumeMaxAgeSeconds: RESUME_MAX_AGE_S },
+    });
   });
   after(async () => {
     for (const s of open) s.abort();

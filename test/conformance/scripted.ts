@@ -11,17 +11,32 @@ export { EventType, SyncPhase };
 export type EventInit = NonNullable<Extract<NonNullable<RequestMessage>, { case: 'events' }>['value']['events']>[number];
 
 /** A ConfigMap as an API server returns it (list items and watch objects alike). */
-export function cm(name: string, resourceVersion: string, opts: { namespace?: string; data?: Record<string, string>; labels?: Record<string, string> } = {}) {
+export function cm(
+  name: string,
+  resourceVersion: string,
+  opts: { namespace?: string; data?: Record<string, string>; labels?: Record<string, string> } = {},
+) {
   return {
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: { name, namespace: opts.namespace ?? 'default', uid: `uid-${name}`, resourceVersion, ...(opts.labels ? { labels: opts.labels } : {}) },
+    metadata: {
+      name,
+      namespace: opts.namespace ?? 'default',
+      uid: `uid-${name}`,
+      resourceVersion,
+      ...(opts.labels ? { labels: opts.labels } : {}),
+    },
     data: opts.data ?? { v: resourceVersion },
   };
 }
 
 /** An event for an object, identity fields taken from it. */
-export function eventFor(account: string, type: EventType, obj: { apiVersion: string; kind: string; metadata: Record<string, any> } & Record<string, unknown>, watchNamespace = ''): EventInit {
+export function eventFor(
+  account: string,
+  type: EventType,
+  obj: { apiVersion: string; kind: string; metadata: Record<string, any> } & Record<string, unknown>,
+  watchNamespace = '',
+): EventInit {
   return {
     account,
     type,
@@ -37,11 +52,14 @@ export function eventFor(account: string, type: EventType, obj: { apiVersion: st
 }
 
 /** ADDED for an object. */
-export const added = (account: string, obj: Parameters<typeof eventFor>[2], watchNamespace = '') => eventFor(account, EventType.ADDED, obj, watchNamespace);
+export const added = (account: string, obj: Parameters<typeof eventFor>[2], watchNamespace = '') =>
+  eventFor(account, EventType.ADDED, obj, watchNamespace);
 /** MODIFIED for an object. */
-export const modified = (account: string, obj: Parameters<typeof eventFor>[2], watchNamespace = '') => eventFor(account, EventType.MODIFIED, obj, watchNamespace);
+export const modified = (account: string, obj: Parameters<typeof eventFor>[2], watchNamespace = '') =>
+  eventFor(account, EventType.MODIFIED, obj, watchNamespace);
 /** DELETED for an object. */
-export const deleted = (account: string, obj: Parameters<typeof eventFor>[2], watchNamespace = '') => eventFor(account, EventType.DELETED, obj, watchNamespace);
+export const deleted = (account: string, obj: Parameters<typeof eventFor>[2], watchNamespace = '') =>
+  eventFor(account, EventType.DELETED, obj, watchNamespace);
 
 /** A BOOKMARK of the ConfigMap scope: only account, api_version, kind, watch_namespace and resource_version. */
 export function bookmark(account: string, resourceVersion: string, watchNamespace = ''): EventInit {
@@ -54,6 +72,25 @@ export function batch(sequence: number, events: EventInit[]): RequestMessage {
 }
 
 /** A SyncMarker of the ConfigMap scope. */
-export function marker(sequence: number, account: string, phase: SyncPhase, resourceVersion = '', count = 0, watchNamespace = ''): RequestMessage {
-  return { case: 'sync', value: { sequence: BigInt(sequence), account, apiVersion: 'v1', kind: 'ConfigMap', watchNamespace, phase, resourceVersion, count: BigInt(count) } };
+export function marker(
+  sequence: number,
+  account: string,
+  phase: SyncPhase,
+  resourceVersion = '',
+  count = 0,
+  watchNamespace = '',
+): RequestMessage {
+  return {
+    case: 'sync',
+    value: {
+      sequence: BigInt(sequence),
+      account,
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      watchNamespace,
+      phase,
+      resourceVersion,
+      count: BigInt(count),
+    },
+  };
 }

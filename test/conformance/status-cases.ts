@@ -88,7 +88,11 @@ export function expectRow(outcome: CallOutcome, id: RowId, message?: RegExp): vo
   assert.equal(outcome.grpcStatus, GRPC_STATUS[row.status], `${id} expects ${row.status}, got ${got}`);
   if (row.trailer) {
     const value = outcome.trailers[row.trailer.name] ?? (outcome.trailersOnly ? outcome.headers[row.trailer.name] : undefined);
-    assert.equal(value, row.trailer.value, `${id} expects the trailer ${row.trailer.name}: ${row.trailer.value}, got ${JSON.stringify(outcome.trailers)}`);
+    assert.equal(
+      value,
+      row.trailer.value,
+      `${id} expects the trailer ${row.trailer.name}: ${row.trailer.value}, got ${JSON.stringify(outcome.trailers)}`,
+    );
   }
   if (message) assert.match(outcome.grpcMessage, message, `${id}: grpc-message`);
 }
@@ -100,9 +104,16 @@ export type RowExpectation = (outcome: CallOutcome, message?: RegExp) => void;
  * Declares a conformance case for row `id`: a test named `E<n> <STATUS>: <rule>` whose body gets `expect`, bound to
  * the row. protocol-doc.test.ts finds these declarations in the sources.
  */
-export function rowTest(id: RowId, rule: string, body: (expect: RowExpectation) => Promise<void>, options: { timeout?: number } = {}): void {
+export function rowTest(
+  id: RowId,
+  rule: string,
+  body: (expect: RowExpectation) => Promise<void>,
+  options: { timeout?: number } = {},
+): void {
   const row: StatusRow = STATUS_ROWS[id];
-  test(`${id} ${row.status}${row.trailer ? ` + ${row.trailer.name}: ${row.trailer.value}` : ''}: ${rule}`, { timeout: options.timeout ?? 30_000 }, () =>
-    body((outcome, message) => expectRow(outcome, id, message)),
+  test(
+    `${id} ${row.status}${row.trailer ? ` + ${row.trailer.name}: ${row.trailer.value}` : ''}: ${rule}`,
+    { timeout: options.timeout ?? 30_000 },
+    () => body((outcome, message) => expectRow(outcome, id, message)),
   );
 }

@@ -12,16 +12,47 @@ import type { RecordedStream, TranscriptEntry } from './h2-recorder.js';
 import { added, batch, bookmark, cm, marker, SyncPhase } from './scripted.js';
 import { checkTranscript } from './transcript-rules.js';
 
-type ResponseMessage = Parameters<typeof create<typeof ConnectResponseSchema>>[1] extends infer I ? (I extends { message?: infer M } ? M : never) : never;
+type ResponseMessage = Parameters<typeof create<typeof ConnectResponseSchema>>[1] extends infer I
+  ? I extends { message?: infer M }
+    ? M
+    : never
+  : never;
 
-const agent = (message: RequestMessage, at = 0): TranscriptEntry => ({ dir: 'agent', at, message: create(ConnectRequestSchema, { message } as never) });
-const gateway = (message: ResponseMessage, at = 0): TranscriptEntry => ({ dir: 'gateway', at, message: create(ConnectResponseSchema, { message } as never) });
+const agent = (message: RequestMessage, at = 0): TranscriptEntry => ({
+  dir: 'agent',
+  at,
+  message: create(ConnectRequestSchema, { message } as never),
+});
+const gateway = (message: ResponseMessage, at = 0): TranscriptEntry => ({
+  dir: 'gateway',
+  at,
+  message: create(ConnectResponseSchema, { message } as never),
+});
 
 function recorded(entries: TranscriptEntry[], endedAt = 1000): RecordedStream {
-  return { path: '/outpost.agent.v1.AgentService/Connect', requestHeaders: {}, openedAt: 0, endedAt, entries, responseHeaders: {}, trailersOnly: false, trailers: {}, undecodable: [] };
+  return {
+    path: '/outpost.agent.v1.AgentService/Connect',
+    requestHeaders: {},
+    openedAt: 0,
+    endedAt,
+    entries,
+    responseHeaders: {},
+    trailersOnly: false,
+    trailers: {},
+    undecodable: [],
+  };
 }
 
-const hello = agent({ case: 'hello', value: { agentId: 'a', accounts: [{ name: 'acc', apiHost: 'http://k' }, { name: 'other', apiHost: 'http://k' }] } });
+const hello = agent({
+  case: 'hello',
+  value: {
+    agentId: 'a',
+    accounts: [
+      { name: 'acc', apiHost: 'http://k' },
+      { name: 'other', apiHost: 'http://k' },
+    ],
+  },
+});
 const welcome = (resume: { apiVersion: string; kind: string; resourceVersion: string }[] = []) =>
   gateway({
     case: 'welcome',
@@ -36,10 +67,15 @@ const welcome = (resume: { apiVersion: string; kind: string; resourceVersion: st
       ],
     },
   });
-const goodList = [agent(marker(1, 'acc', SyncPhase.START)), agent(batch(2, [added('acc', cm('a', '1')), added('acc', cm('b', '2'))])), agent(marker(3, 'acc', SyncPhase.END, '2', 2))];
+const goodList = [
+  agent(marker(1, 'acc', SyncPhase.START)),
+  agent(batch(2, [added('acc', cm('a', '1')), added('acc', cm('b', '2'))])),
+  agent(marker(3, 'acc', SyncPhase.END, '2', 2)),
+];
 
 /** The violations of a one-stream transcript. */
-const violations = (entries: TranscriptEntry[], opts = {}, endedAt = 1000) => checkTranscript([recorded(entries, endedAt)], opts).violations;
+const violations = (entries: TranscriptEntry[], opts = {}, endedAt = 1000) =>
+  checkTranscript([recorded(entries, endedAt)], opts).violations;
 
 describe('transcript rules', () => {
   test('a conforming transcript has no violation', () => {
@@ -49,28 +85,89 @@ describe('transcript rules', () => {
   const broken: [string, TranscriptEntry[], RegExp, object?][] = [
     ['a first message other than Hello', [agent(batch(1, [])), welcome()], /not a Hello/],
     ['a sequence gap', [hello, welcome(), agent(batch(1, [])), agent(batch(3, []))], /sequence 3, expected 2/],
-    ['data for a REFUSED account', [hello, welcome(), agent(batch(1, [added('other', cm('x', '1'))]))], /other, which this stream does not cache/],
-    ['an END whose count is not the distinct objects', [hello, welcome(), agent(marker(1, 'acc', SyncPhase.START)), agent(batch(2, [added('acc', cm('a', '1'))])), agent(marker(3, 'acc', SyncPhase.END, '2', 2))], /says 2 objects, the list sent 1/],
+    [
+      'data for a REFUSED account',
+      [hello, welcome(), agent(batch(1, [added('other', cm('x', '1'))]))],
+      /other, which this stream does not cache/,
+    ],
+    [
+      'an END whose count is not the distinct objects',
+      [
+        hello,
+        welcome(),
+        agent(marker(1, 'acc', SyncPhase.START)),
+        agent(batch(2, [added('acc', cm('a', '1'))])),
+        agent(marker(3, 'acc', SyncPhase.END, '2', 2)),
+      ],
+      /says 2 objects, the list sent 1/,
+    ],
     ['an END without START', [hello, welcome(), agent(marker(1, 'acc', SyncPhase.END, '2', 0))], /without a START/],
-    ['a bookmark carrying an object', [hello, welcome(), agent(batch(1, [{ ...bookmark('acc', '5'), name: 'x' }]))], /BOOKMARK carries only/],
-    ['Secret data in an event', [hello, welcome(), agent(batch(1, [added('acc', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'd', resourceVersion: '1' }, data: { p: 'eA==' } })]))], /Secret event carries data/],
+    [
+      'a bookmark carrying an object',
+      [hello, welcome(), agent(batch(1, [{ ...bookmark('acc', '5'), name: 'x' }]))],
+      /BOOKMARK carries only/,
+    ],
+    [
+      'Secret data in an event',
+      [
+        hello,
+        welcome(),
+        agent(
+          batch(1, [
+            added('acc', {
+              apiVersion: 'v1',
+              kind: 'Secret',
+              metadata: { name: 's', namespace: 'd', resourceVersion: '1' },
+              data: { p: 'eA==' },
+            }),
+          ]),
+        ),
+      ],
+      /Secret event carries data/,
+    ],
     [
       'a scale answered with the Deployment',
       [
         hello,
         welcome(),
-        gateway({ case: 'operation', value: { id: 'op', account: 'acc', spec: { case: 'scale', value: { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'd', name: 'web', replicas: 2 } } } }),
-        agent({ case: 'operationResult', value: { id: 'op', success: true, objects: [{ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'd' } }] } }),
+        gateway({
+          case: 'operation',
+          value: {
+            id: 'op',
+            account: 'acc',
+            spec: { case: 'scale', value: { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'd', name: 'web', replicas: 2 } },
+          },
+        }),
+        agent({
+          case: 'operationResult',
+          value: {
+            id: 'op',
+            success: true,
+            objects: [{ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'd' } }],
+          },
+        }),
       ],
       /autoscaling\/v1 Scale/,
     ],
-    ['a listed scope that had a resume point', [hello, welcome([{ apiVersion: 'v1', kind: 'ConfigMap', resourceVersion: '7' }]), ...goodList], /listed although the Welcome offered a resume point/, { resumeWithoutList: true }],
-    ['more unacknowledged data than max_unacked', [hello, welcome(), ...Array.from({ length: 9 }, (_, i) => agent(batch(i + 1, [])))], /more than max_unacked/],
+    [
+      'a listed scope that had a resume point',
+      [hello, welcome([{ apiVersion: 'v1', kind: 'ConfigMap', resourceVersion: '7' }]), ...goodList],
+      /listed although the Welcome offered a resume point/,
+      { resumeWithoutList: true },
+    ],
+    [
+      'more unacknowledged data than max_unacked',
+      [hello, welcome(), ...Array.from({ length: 9 }, (_, i) => agent(batch(i + 1, [])))],
+      /more than max_unacked/,
+    ],
   ];
   for (const [what, entries, pattern, opts] of broken) {
     test(`reports ${what}`, () => {
       const v = violations(entries, opts);
-      assert.ok(v.some((x) => pattern.test(x)), `expected ${pattern} in ${JSON.stringify(v)}`);
+      assert.ok(
+        v.some((x) => pattern.test(x)),
+        `expected ${pattern} in ${JSON.stringify(v)}`,
+      );
     });
   }
 

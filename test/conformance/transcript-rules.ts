@@ -64,10 +64,12 @@ export function secretLeak(obj: Record<string, any>): string | undefined {
 export function eventProblem(e: Event): string | undefined {
   if (!e.apiVersion || !e.kind || !e.resourceVersion) return 'api_version, kind and resource_version must be set';
   if (e.type === EventType.BOOKMARK) {
-    if (e.name || e.namespace || e.uid || e.objectJson.length > 0) return 'a BOOKMARK carries only account, api_version, kind, watch_namespace and resource_version';
+    if (e.name || e.namespace || e.uid || e.objectJson.length > 0)
+      return 'a BOOKMARK carries only account, api_version, kind, watch_namespace and resource_version';
     return undefined;
   }
-  if (![EventType.ADDED, EventType.MODIFIED, EventType.DELETED].includes(e.type)) return `type ${e.type} is not ADDED, MODIFIED, DELETED or BOOKMARK`;
+  if (![EventType.ADDED, EventType.MODIFIED, EventType.DELETED].includes(e.type))
+    return `type ${e.type} is not ADDED, MODIFIED, DELETED or BOOKMARK`;
   if (!e.name) return `${EventType[e.type]} must name the object`;
   if (e.objectJson.length === 0) return e.type === EventType.DELETED ? undefined : `${EventType[e.type]} must carry object_json`;
   let obj: unknown;
@@ -78,19 +80,23 @@ export function eventProblem(e: Event): string | undefined {
   }
   if (!isObject(obj) || !isObject(obj.metadata)) return 'object_json must be a JSON object with metadata';
   const md = obj.metadata;
-  if (obj.apiVersion !== undefined && obj.apiVersion !== e.apiVersion) return `apiVersion ${obj.apiVersion} is not the event's ${e.apiVersion}`;
+  if (obj.apiVersion !== undefined && obj.apiVersion !== e.apiVersion)
+    return `apiVersion ${obj.apiVersion} is not the event's ${e.apiVersion}`;
   if (obj.kind !== undefined && obj.kind !== e.kind) return `kind ${obj.kind} is not the event's ${e.kind}`;
   if (md.name !== e.name) return `metadata.name ${md.name} is not the event's ${e.name}`;
   if ((md.namespace ?? '') !== e.namespace) return `metadata.namespace ${md.namespace} is not the event's ${e.namespace}`;
   if ((md.uid || e.uid) && md.uid !== e.uid) return `metadata.uid ${md.uid} is not the event's ${e.uid}`;
-  if (md.resourceVersion !== undefined && md.resourceVersion !== e.resourceVersion) return `metadata.resourceVersion ${md.resourceVersion} is not the event's ${e.resourceVersion}`;
-  if (md.labels !== undefined && (!isObject(md.labels) || Object.values(md.labels).some((v) => typeof v !== 'string'))) return 'metadata.labels must map strings to strings';
+  if (md.resourceVersion !== undefined && md.resourceVersion !== e.resourceVersion)
+    return `metadata.resourceVersion ${md.resourceVersion} is not the event's ${e.resourceVersion}`;
+  if (md.labels !== undefined && (!isObject(md.labels) || Object.values(md.labels).some((v) => typeof v !== 'string')))
+    return 'metadata.labels must map strings to strings';
   const leak = secretLeak({ apiVersion: e.apiVersion, kind: e.kind, ...obj });
   if (leak) return `a Secret event carries ${leak} (section 8)`;
   return undefined;
 }
 
-const hasObjectIdentity = (o: JsonObject) => typeof o.apiVersion === 'string' && typeof o.kind === 'string' && isObject(o.metadata) && typeof (o.metadata as any).name === 'string';
+const hasObjectIdentity = (o: JsonObject) =>
+  typeof o.apiVersion === 'string' && typeof o.kind === 'string' && isObject(o.metadata) && typeof (o.metadata as any).name === 'string';
 
 /** Section 7's per-type table: what is wrong with a result for this operation, or undefined. */
 export function resultProblem(op: Operation | undefined, r: OperationResult): string | undefined {
@@ -122,7 +128,12 @@ export function resultProblem(op: Operation | undefined, r: OperationResult): st
       return only('objects');
     case 'scale': {
       const o = r.objects[0];
-      if (r.objects.length !== 1 || o?.apiVersion !== 'autoscaling/v1' || o.kind !== 'Scale' || (o.metadata as any).name !== op.spec.value.name)
+      if (
+        r.objects.length !== 1 ||
+        o?.apiVersion !== 'autoscaling/v1' ||
+        o.kind !== 'Scale' ||
+        (o.metadata as any).name !== op.spec.value.name
+      )
         return 'a scale result holds exactly the autoscaling/v1 Scale of the target';
       return only('objects');
     }
@@ -133,7 +144,8 @@ export function resultProblem(op: Operation | undefined, r: OperationResult): st
       if (op.spec.value.name) {
         const ns = op.spec.value.namespace;
         const want = [`${op.spec.value.kind}/${ns}/${op.spec.value.name}`, `${op.spec.value.kind}/${op.spec.value.name}`];
-        if (r.deleted.length !== 1 || !want.includes(r.deleted[0]!)) return `a delete by name holds exactly ${want[0]} in deleted, got ${JSON.stringify(r.deleted)}`;
+        if (r.deleted.length !== 1 || !want.includes(r.deleted[0]!))
+          return `a delete by name holds exactly ${want[0]} in deleted, got ${JSON.stringify(r.deleted)}`;
       }
       return only('deleted');
     case 'list':
@@ -155,9 +167,20 @@ export function resultProblem(op: Operation | undefined, r: OperationResult): st
  * Checks every recorded stream against the page; returns the violations (empty when the agent followed every rule)
  * and a summary for scenario assertions.
  */
-export function checkTranscript(streams: RecordedStream[], options: TranscriptRuleOptions = {}): { violations: string[]; summary: TranscriptSummary } {
+export function checkTranscript(
+  streams: RecordedStream[],
+  options: TranscriptRuleOptions = {},
+): { violations: string[]; summary: TranscriptSummary } {
   const violations: string[] = [];
-  const summary: TranscriptSummary = { listed: [], offered: [], bookmarks: [], agentHeartbeats: [], gatewayHeartbeats: [], results: [], welcomes: [] };
+  const summary: TranscriptSummary = {
+    listed: [],
+    offered: [],
+    bookmarks: [],
+    agentHeartbeats: [],
+    gatewayHeartbeats: [],
+    results: [],
+    welcomes: [],
+  };
   const operations = new Map<string, Operation>();
   streams.forEach((s, i) => {
     const where = (what: string) => `stream ${i + 1}: ${what}`;
@@ -187,7 +210,8 @@ export function checkTranscript(streams: RecordedStream[], options: TranscriptRu
           welcome = m.value;
           welcomeAt = entry.at;
           m.value.accounts.forEach((verdict, k) => {
-            if (verdict.account !== helloAccounts[k]) v(`verdict ${k} names ${verdict.account}, the Hello's account ${k} is ${helloAccounts[k]} (section 2: in the Hello's order)`);
+            if (verdict.account !== helloAccounts[k])
+              v(`verdict ${k} names ${verdict.account}, the Hello's account ${k} is ${helloAccounts[k]} (section 2: in the Hello's order)`);
             if (verdict.verdict === Verdict.CACHING) {
               caching.add(verdict.account);
               everCaching.add(verdict.account);
@@ -216,7 +240,8 @@ export function checkTranscript(streams: RecordedStream[], options: TranscriptRu
       const req: ConnectRequest = entry.message;
       const m = req.message;
       agentMessages++;
-      if (lastAgentAt !== undefined && welcomeAt !== undefined && entry.at - lastAgentAt > 30_000) v('the agent was silent for more than 30 s');
+      if (lastAgentAt !== undefined && welcomeAt !== undefined && entry.at - lastAgentAt > 30_000)
+        v('the agent was silent for more than 30 s');
       lastAgentAt = entry.at;
       if (agentMessages === 1) {
         if (m.case !== 'hello') v(`the first message is ${m.case}, not a Hello (section 2)`);
@@ -242,14 +267,16 @@ export function checkTranscript(streams: RecordedStream[], options: TranscriptRu
           break;
         }
         case 'accountReport':
-          if (m.value.account && !caching.has(m.value.account.name) && !everCaching.has(m.value.account.name)) v(`an AccountReport for ${m.value.account.name}, which this stream does not cache (section 3)`);
+          if (m.value.account && !caching.has(m.value.account.name) && !everCaching.has(m.value.account.name))
+            v(`an AccountReport for ${m.value.account.name}, which this stream does not cache (section 3)`);
           break;
         case 'events':
         case 'sync': {
           const seq = m.value.sequence;
           if (seq !== expectedSeq) v(`data sequence ${seq}, expected ${expectedSeq} (section 3)`);
           expectedSeq = seq + 1n;
-          if (welcome && seq - ackSeen > BigInt(welcome.maxUnacked)) v(`${seq - ackSeen} data messages unacknowledged, more than max_unacked ${welcome.maxUnacked} (section 3, advisory)`);
+          if (welcome && seq - ackSeen > BigInt(welcome.maxUnacked))
+            v(`${seq - ackSeen} data messages unacknowledged, more than max_unacked ${welcome.maxUnacked} (section 3, advisory)`);
           if (m.case === 'sync') {
             const mk = m.value;
             const key = scopeKey(mk.account, mk.apiVersion, mk.kind, mk.watchNamespace);
@@ -258,12 +285,14 @@ export function checkTranscript(streams: RecordedStream[], options: TranscriptRu
             if (mk.phase === SyncPhase.START) {
               open.set(key, new Set());
               listed.push(key);
-              if (options.resumeWithoutList && offered.has(key)) v(`${key} was listed although the Welcome offered a resume point (section 5)`);
+              if (options.resumeWithoutList && offered.has(key))
+                v(`${key} was listed although the Welcome offered a resume point (section 5)`);
             } else if (mk.phase === SyncPhase.END) {
               const seen = open.get(key);
               if (!seen) v(`END for ${key} without a START (section 5)`);
               if (!mk.resourceVersion) v(`END for ${key} without resource_version (section 5)`);
-              if (seen && BigInt(seen.size) !== mk.count) v(`END for ${key} says ${mk.count} objects, the list sent ${seen.size} distinct ones (section 5)`);
+              if (seen && BigInt(seen.size) !== mk.count)
+                v(`END for ${key} says ${mk.count} objects, the list sent ${seen.size} distinct ones (section 5)`);
               open.delete(key);
             } else v(`sync marker ${seq} with phase ${mk.phase} (section 5)`);
           } else {

@@ -79,7 +79,8 @@ function parseCopy(instruction: Instruction): Copy {
     rest = rest.slice(flag[0].length);
   }
   const parts = words(rest);
-  if (parts.some((p) => p.startsWith('<<'))) throw new Error(`Dockerfile line ${instruction.line}: heredoc COPY is not supported by this reader`);
+  if (parts.some((p) => p.startsWith('<<')))
+    throw new Error(`Dockerfile line ${instruction.line}: heredoc COPY is not supported by this reader`);
   if (parts.length < 2) throw new Error(`Dockerfile line ${instruction.line}: COPY needs a source and a destination`);
   return { from: flags.get('from'), flags, sources: parts.slice(0, -1), dest: parts[parts.length - 1]!, line: instruction.line };
 }
@@ -101,14 +102,16 @@ export function parseDockerfile(text: string): Dockerfile {
     }
     const stage = stages[stages.length - 1];
     if (!stage) {
-      if (instruction.keyword !== 'ARG') throw new Error(`Dockerfile line ${instruction.line}: ${instruction.keyword} before the first FROM`);
+      if (instruction.keyword !== 'ARG')
+        throw new Error(`Dockerfile line ${instruction.line}: ${instruction.keyword} before the first FROM`);
       const [name, value] = instruction.args.split('=', 2);
       globalArgs.set(name!.trim(), (value ?? '').trim());
       continue;
     }
     stage.instructions.push(instruction);
     if (instruction.keyword === 'COPY' || instruction.keyword === 'ADD') stage.copies.push(parseCopy(instruction));
-    if (instruction.keyword === 'WORKDIR') stage.workdir = instruction.args.startsWith('/') ? instruction.args : `${stage.workdir.replace(/\/$/, '')}/${instruction.args}`;
+    if (instruction.keyword === 'WORKDIR')
+      stage.workdir = instruction.args.startsWith('/') ? instruction.args : `${stage.workdir.replace(/\/$/, '')}/${instruction.args}`;
     if (instruction.keyword === 'USER') stage.user = instruction.args;
   }
   return { globalArgs, stages };

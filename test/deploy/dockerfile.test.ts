@@ -55,7 +55,8 @@ describe('Dockerfile', () => {
         assert.ok(used, `stage ${stage.name} is copied from by a later stage`);
       }
     });
-    for (const stage of dockerfile.stages) assert.match(stage.base, /^node:20[.-]/, `${stage.name} is a Node 20 image (code needs >= 20.19)`);
+    for (const stage of dockerfile.stages)
+      assert.match(stage.base, /^node:20[.-]/, `${stage.name} is a Node 20 image (code needs >= 20.19)`);
   });
 
   test('every COPY from the build context exists and is sent to the builder (.dockerignore)', () => {
@@ -78,7 +79,15 @@ describe('Dockerfile', () => {
     }
     assert.ok(checked >= 8, `${checked} context sources checked`);
     // and nothing that must stay out gets in
-    for (const path of ['node_modules', '.git', 'dist/cli/main.js', 'web/dist/index.html', 'test/deploy/dockerfile.test.ts', 'src/sandbox/kinds.test.ts', '.outpost/demo']) {
+    for (const path of [
+      'node_modules',
+      '.git',
+      'dist/cli/main.js',
+      'web/dist/index.html',
+      'test/deploy/dockerfile.test.ts',
+      'src/sandbox/kinds.test.ts',
+      '.outpost/demo',
+    ]) {
       assert.ok(isIgnored(ignore, path), `${path} is left out of the context`);
     }
   });
@@ -87,8 +96,15 @@ describe('Dockerfile', () => {
     const build = stageNamed('build');
     const commands = runs(build).join(' && ');
     const order = ['npm ci', 'npm run build', 'npm prune --omit=dev'].map((c) => commands.indexOf(c));
-    assert.ok(order.every((i) => i >= 0), `build stage runs npm ci, npm run build, npm prune --omit=dev: ${commands}`);
-    assert.deepEqual([...order].sort((a, b) => a - b), order, 'in that order');
+    assert.ok(
+      order.every((i) => i >= 0),
+      `build stage runs npm ci, npm run build, npm prune --omit=dev: ${commands}`,
+    );
+    assert.deepEqual(
+      [...order].sort((a, b) => a - b),
+      order,
+      'in that order',
+    );
 
     assert.match(pkg.scripts.build!, /npm run build:server/);
     assert.match(pkg.scripts.build!, /npm run build:web/);
@@ -108,7 +124,10 @@ describe('Dockerfile', () => {
       .filter((i) => i.keyword === 'COPY')
       .flatMap((i) => build.copies.find((c) => c.line === i.line)!.sources.map((s) => posix.normalize(s).replace(/\/$/, '')));
     for (const input of inputs) {
-      assert.ok(copiedBefore.some((c) => input === c || input.startsWith(`${c}/`)), `${input} (read by npm run build) is copied before it runs`);
+      assert.ok(
+        copiedBefore.some((c) => input === c || input.startsWith(`${c}/`)),
+        `${input} (read by npm run build) is copied before it runs`,
+      );
     }
   });
 
@@ -126,7 +145,8 @@ describe('Dockerfile', () => {
       [webOut, 'vite (web/vite.config.ts build.outDir)'],
       ['node_modules', 'npm ci, pruned'],
     ]);
-    for (const copy of build.copies.filter((c) => c.from === undefined)) for (const s of copy.sources) produced.set(posix.normalize(s).replace(/\/$/, ''), 'copied in');
+    for (const copy of build.copies.filter((c) => c.from === undefined))
+      for (const s of copy.sources) produced.set(posix.normalize(s).replace(/\/$/, ''), 'copied in');
 
     const image = new Map<string, string>(); // path in the image → what it holds
     for (const copy of runtime.copies) {
@@ -134,7 +154,10 @@ describe('Dockerfile', () => {
         const target = landing(runtime, source, copy.dest, copy.sources.length > 1);
         if (copy.from === 'build') {
           const inBuild = posix.relative(build.workdir, source).replace(/\/$/, '');
-          assert.ok(produced.has(inBuild), `line ${copy.line}: ${source} is produced in the build stage (${[...produced.keys()].join(', ')})`);
+          assert.ok(
+            produced.has(inBuild),
+            `line ${copy.line}: ${source} is produced in the build stage (${[...produced.keys()].join(', ')})`,
+          );
           image.set(target, inBuild);
         } else {
           image.set(target, posix.normalize(source).replace(/\/$/, ''));
@@ -168,7 +191,10 @@ describe('Dockerfile', () => {
     assert.match(uid!, /^\d+$/, 'numeric uid (runAsNonRoot can verify it)');
     assert.notEqual(Number(uid), 0);
     assert.match(gid ?? '', /^\d+$/, 'numeric gid');
-    assert.ok(runs(runtime).some((r) => r.includes(`useradd`) && r.includes(`--uid ${uid}`)), 'the user exists in /etc/passwd');
+    assert.ok(
+      runs(runtime).some((r) => r.includes(`useradd`) && r.includes(`--uid ${uid}`)),
+      'the user exists in /etc/passwd',
+    );
     assert.ok(!runtime.copies.some((c) => c.flags.has('chown')), 'application files stay root-owned (not writable by the process)');
     assert.match(read('deploy/gateway/base/deployment.yaml'), new RegExp(`runAsUser: ${uid}\\b`), 'the manifests run as the same uid');
     assert.match(read('deploy/agent/base/deployment.yaml'), new RegExp(`runAsUser: ${uid}\\b`));
@@ -185,11 +211,14 @@ describe('Dockerfile', () => {
     const [node, script] = execForm(cmd[1]!);
     assert.equal(node, 'node');
     assert.ok(
-      runtime.copies.some((c) => c.from === undefined && c.sources.some((s) => landing(runtime, s, c.dest, c.sources.length > 1) === script)),
+      runtime.copies.some(
+        (c) => c.from === undefined && c.sources.some((s) => landing(runtime, s, c.dest, c.sources.length > 1) === script),
+      ),
       `${script} is copied into the image`,
     );
     const l = labels(runtime);
-    for (const key of ['title', 'description', 'licenses', 'version', 'revision']) assert.ok(l.has(`org.opencontainers.image.${key}`), `OCI label ${key}`);
+    for (const key of ['title', 'description', 'licenses', 'version', 'revision'])
+      assert.ok(l.has(`org.opencontainers.image.${key}`), `OCI label ${key}`);
     assert.equal(l.get('org.opencontainers.image.licenses'), pkg.license);
     const versionArg = runtime.instructions.find((i) => i.keyword === 'ARG' && i.args.startsWith('VERSION='));
     assert.equal(versionArg?.args, `VERSION=${pkg.version}`, 'the default version label follows package.json');

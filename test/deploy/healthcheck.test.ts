@@ -30,9 +30,12 @@ async function listen(server: Server): Promise<number> {
 
 test('the container health check passes on a gateway /health and an agent /livez, and fails otherwise', async () => {
   const gw = await startTestGateway('pglite');
-  const agent = await startAgent(parseAgentConfig({ clouddriver: { grpc: '127.0.0.1:1' }, server: { port: 0 }, prometheus: { enabled: false } }, {}), {
-    logger: createSilentLogger(),
-  });
+  const agent = await startAgent(
+    parseAgentConfig({ clouddriver: { grpc: '127.0.0.1:1' }, server: { port: 0 }, prometheus: { enabled: false } }, {}),
+    {
+      logger: createSilentLogger(),
+    },
+  );
   const unhealthy = createServer((_req, res) => res.writeHead(503, { 'content-type': 'application/json' }).end('{"status":"draining"}'));
   const closed = createServer();
   try {

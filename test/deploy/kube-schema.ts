@@ -50,7 +50,8 @@ function check(value: unknown, type: string, path: string, problems: string[]): 
       if (typeof value !== 'boolean') problems.push(`${path}: expected true or false, got ${JSON.stringify(value)}`);
       return;
     case 'IntOrString':
-      if (typeof value !== 'string' && typeof value !== 'number') problems.push(`${path}: expected a number or a string, got ${JSON.stringify(value)}`);
+      if (typeof value !== 'string' && typeof value !== 'number')
+        problems.push(`${path}: expected a number or a string, got ${JSON.stringify(value)}`);
       return;
   }
   const model = models[type];

@@ -15,7 +15,12 @@ export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const KUBECTL = '/usr/bin/kubectl';
 
 /** A rendered object, loosely typed: tests read what they check. */
-export type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; [key: string]: any };
+export type Manifest = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  [key: string]: any;
+};
 
 /** `deploy/<program>/overlays/<name>` for every overlay in the tree, relative to the root. */
 export function overlayDirs(): string[] {
@@ -54,7 +59,9 @@ export function parseManifests(text: string): Manifest[] {
 export function findOne(objects: Manifest[], kind: string, name?: string): Manifest {
   const found = objects.filter((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
   if (found.length !== 1) {
-    throw new Error(`expected one ${kind}${name ? ` ${name}` : ''}, found ${found.length} among ${objects.map((o) => `${o.kind}/${o.metadata.name}`).join(', ')}`);
+    throw new Error(
+      `expected one ${kind}${name ? ` ${name}` : ''}, found ${found.length} among ${objects.map((o) => `${o.kind}/${o.metadata.name}`).join(', ')}`,
+    );
   }
   return found[0]!;
 }

@@ -55,7 +55,10 @@ after(async () => {
 });
 
 /** The gateway configuration as a gateway pod loads it: the ConfigMap's file and the Deployment's environment. */
-function gatewayConfigOf(overlay: string, podName = 'outpost-gateway-7d9c6b5f4-abcde'): { config: GatewayConfig; env: Record<string, string> } {
+function gatewayConfigOf(
+  overlay: string,
+  podName = 'outpost-gateway-7d9c6b5f4-abcde',
+): { config: GatewayConfig; env: Record<string, string> } {
   const objs = objects(overlay);
   const deployment = findOne(objs, 'Deployment', 'outpost-gateway');
   const container = onlyContainer(deployment);
@@ -76,7 +79,9 @@ function agentConfigOf(overlay: string) {
   const objs = objects(overlay);
   const deployment = findOne(objs, 'Deployment', 'outpost-agent');
   const container = onlyContainer(deployment);
-  const env = containerEnv(container, { fields: { 'metadata.name': 'outpost-agent-5f7d8-xyz12', 'metadata.namespace': deployment.metadata.namespace! } });
+  const env = containerEnv(container, {
+    fields: { 'metadata.name': 'outpost-agent-5f7d8-xyz12', 'metadata.namespace': deployment.metadata.namespace! },
+  });
   const configPath = container.args[container.args.indexOf('--config') + 1] as string;
   const mount = mountedFile(deployment, container, configPath);
   const configMap = findOne(objs, 'ConfigMap', mount.volume.configMap.name);
@@ -92,7 +97,8 @@ describe('deploy/ manifests', () => {
         assert.ok(obj.metadata.namespace, `${overlay}: ${obj.kind}/${obj.metadata.name} has a namespace`);
       }
     }
-    for (const base of ['deploy/gateway/base', 'deploy/agent/base']) assert.ok(parseManifests(await kustomize(base)).length >= 5, `${base} renders`);
+    for (const base of ['deploy/gateway/base', 'deploy/agent/base'])
+      assert.ok(parseManifests(await kustomize(base)).length >= 5, `${base} renders`);
     // the image the bases name follows the package version; overlays point it at a registry
     const version = (await import('../../package.json', { with: { type: 'json' } })).default.version;
     for (const base of ['deploy/gateway/base', 'deploy/agent/base']) {
@@ -106,8 +112,13 @@ describe('deploy/ manifests', () => {
     const { config, env } = gatewayConfigOf(GATEWAY);
     // every OUTPOST_GATEWAY_* variable is one the loader reads (anything else would be silently ignored)
     const known = gatewayEnvVariables();
-    for (const name of Object.keys(env).filter((n) => n.startsWith('OUTPOST_GATEWAY_'))) assert.ok(known.has(name), `${name} is a gateway variable`);
-    assert.equal(config.id, 'outpost-gateway-7d9c6b5f4-abcde', 'the replica id is the pod name (discovery names replicas after the Endpoints targetRef)');
+    for (const name of Object.keys(env).filter((n) => n.startsWith('OUTPOST_GATEWAY_')))
+      assert.ok(known.has(name), `${name} is a gateway variable`);
+    assert.equal(
+      config.id,
+      'outpost-gateway-7d9c6b5f4-abcde',
+      'the replica id is the pod name (discovery names replicas after the Endpoints targetRef)',
+    );
     assert.equal(config.baseUrl, 'http://10.1.2.3:7002');
     assert.match(config.database, /^postgres:\/\//, 'the database URL comes from the Secret');
     assert.equal(config.insecure, false);
@@ -126,7 +137,10 @@ describe('deploy/ manifests', () => {
     assert.ok(httpPort, `the Service has a port named ${config.cluster.portName}`);
     assert.equal(ports.get(httpPort.targetPort) ?? httpPort.targetPort, config.httpPort);
     const grpc = findOne(objs, 'Service', 'spin-clouddriver-grpc');
-    assert.deepEqual((grpc.spec.ports as Manifest[]).map((p) => [p.name, p.port]), [['grpc', 9091]]);
+    assert.deepEqual(
+      (grpc.spec.ports as Manifest[]).map((p) => [p.name, p.port]),
+      [['grpc', 9091]],
+    );
     for (const svc of [http, grpc]) assert.deepEqual(svc.spec.selector, deployment.spec.selector.matchLabels);
     // probes on /health and the HTTP port; the PDB covers the same pods
     assert.equal(container.readinessProbe.httpGet.path, '/health');
@@ -134,7 +148,9 @@ describe('deploy/ manifests', () => {
     assert.ok(container.livenessProbe, 'liveness probe');
     const pdb = findOne(objs, 'PodDisruptionBudget', 'outpost-gateway');
     assert.deepEqual(pdb.spec.selector.matchLabels, deployment.spec.selector.matchLabels);
-    assert.ok(deployment.spec.template.spec.topologySpreadConstraints.length > 0 || deployment.spec.template.spec.affinity?.podAntiAffinity);
+    assert.ok(
+      deployment.spec.template.spec.topologySpreadConstraints.length > 0 || deployment.spec.template.spec.affinity?.podAntiAffinity,
+    );
     // every file the configuration names is on a Secret volume of the pod
     for (const path of [config.auth.replicaSecretFile!, ...config.auth.tokens.map((t) => t.tokenFile!)]) {
       assert.ok(mountedFile(deployment, container, path).volume.secret, `${path} comes from a Secret`);
@@ -145,19 +161,34 @@ describe('deploy/ manifests', () => {
   test('the agents: each overlay ConfigMap loads with the real loader; files come from Secrets; the gateway lets the agent token register the accounts', () => {
     const { config: gateway } = gatewayConfigOf(GATEWAY);
     const agentRules = gateway.authorization.rules.filter((r) => r.roles.includes('agent'));
-    const glob = (pattern: string) => new RegExp(`^${pattern.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+    const glob = (pattern: string) =>
+      new RegExp(
+        `^${pattern
+          .split('*')
+          .map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+          .join('.*')}$`,
+      );
     for (const overlay of [CLUSTER_WIDE, ONE_NAMESPACE]) {
       const { config, deployment, container } = agentConfigOf(overlay);
       assert.equal(config.agent.id, 'outpost-agent-5f7d8-xyz12', `${overlay}: agent id from POD_NAME`);
       assert.equal(config.agent.zone, deployment.metadata.namespace, `${overlay}: zone from POD_NAMESPACE`);
       assert.equal(config.agent.replicas, deployment.spec.replicas, `${overlay}: agent.replicas matches the Deployment`);
       assert.equal(config.clouddriver.insecure, false);
-      const files = [config.clouddriver.tls!.cacertFile!, config.clouddriver.tls!.clientCertFile!, config.clouddriver.tls!.clientKeyFile!, config.clouddriver.auth!.tokenFile!];
-      for (const path of files) assert.ok(mountedFile(deployment, container, path).volume.secret, `${overlay}: ${path} comes from a Secret`);
+      const files = [
+        config.clouddriver.tls!.cacertFile!,
+        config.clouddriver.tls!.clientCertFile!,
+        config.clouddriver.tls!.clientKeyFile!,
+        config.clouddriver.auth!.tokenFile!,
+      ];
+      for (const path of files)
+        assert.ok(mountedFile(deployment, container, path).volume.secret, `${overlay}: ${path} comes from a Secret`);
       assert.equal(config.kubernetes.accounts.length, 1);
       const account = config.kubernetes.accounts[0]!;
       assert.equal(account.serviceAccount, true);
-      assert.ok(agentRules.some((rule) => rule.accounts.some((p) => glob(p).test(account.name))), `${overlay}: the gateway lets an agent register ${account.name}`);
+      assert.ok(
+        agentRules.some((rule) => rule.accounts.some((p) => glob(p).test(account.name))),
+        `${overlay}: the gateway lets an agent register ${account.name}`,
+      );
       // probes reach the admin port, so it listens on the pod IP; the metrics port is the one the NetworkPolicy opens
       const ports = new Map((container.ports as Manifest[]).map((p) => [p.name, p.containerPort]));
       assert.equal(config.server.host, '0.0.0.0');
@@ -167,7 +198,10 @@ describe('deploy/ manifests', () => {
       assert.equal(container.livenessProbe.httpGet.path, '/livez');
       const policy = findOne(objects(overlay), 'NetworkPolicy', 'outpost-agent');
       assert.deepEqual(policy.spec.podSelector.matchLabels, deployment.spec.selector.matchLabels);
-      assert.deepEqual(policy.spec.ingress.flatMap((r: Manifest) => r.ports.map((p: Manifest) => p.port)), ['metrics']);
+      assert.deepEqual(
+        policy.spec.ingress.flatMap((r: Manifest) => r.ports.map((p: Manifest) => p.port)),
+        ['metrics'],
+      );
       assertHardened(deployment);
     }
     const namespaced = agentConfigOf(ONE_NAMESPACE).config.kubernetes.accounts[0]!;
@@ -189,8 +223,14 @@ describe('deploy/ manifests', () => {
       for (const line of lines) assert.match(line, /\s(created|serverside-applied|unchanged)$/, `${overlay}: ${line}`);
     }
     // let the controllers settle (pods Running, Endpoints filled), then re-apply: no object changes
-    await eventually(async () => sandbox.store.list('v1', 'Pod', 'outpost').filter((p) => (p as Manifest).status?.phase === 'Running').length === 3, 10_000);
-    await eventually(async () => sandbox.store.list('v1', 'Pod', 'team-a').length === 2 && sandbox.store.list('v1', 'Pod', 'outpost-agent').length === 2, 10_000);
+    await eventually(
+      async () => sandbox.store.list('v1', 'Pod', 'outpost').filter((p) => (p as Manifest).status?.phase === 'Running').length === 3,
+      10_000,
+    );
+    await eventually(
+      async () => sandbox.store.list('v1', 'Pod', 'team-a').length === 2 && sandbox.store.list('v1', 'Pod', 'outpost-agent').length === 2,
+      10_000,
+    );
     await new Promise((r) => setTimeout(r, 200));
     const before = sandbox.store.resourceVersion;
     for (const [overlay, args] of plans) await kubectl.ok(args, { input: renderedText.get(overlay)! });
@@ -201,12 +241,17 @@ describe('deploy/ manifests', () => {
     const deploy = JSON.parse(await kubectl.ok(['-n', 'outpost', 'get', 'deployment', 'outpost-gateway', '-o', 'json']));
     assert.equal(deploy.spec.replicas, 3);
     assert.equal(deploy.status.readyReplicas, 3);
-    const pdbs = JSON.parse(await kubectl.ok(['get', 'pdb', '-A', '-o', 'json'])).items.map((p: Manifest) => `${p.metadata.namespace}/${p.metadata.name}`);
+    const pdbs = JSON.parse(await kubectl.ok(['get', 'pdb', '-A', '-o', 'json'])).items.map(
+      (p: Manifest) => `${p.metadata.namespace}/${p.metadata.name}`,
+    );
     assert.deepEqual(pdbs.sort(), ['outpost-agent/outpost-agent', 'outpost/outpost-gateway', 'team-a/outpost-agent']);
     const status = await kubectl.run(['-n', 'outpost', 'rollout', 'status', 'deployment/outpost-gateway', '--timeout=10s']);
     assert.equal(status.code, 0, status.stderr);
     const ep = JSON.parse(await kubectl.ok(['-n', 'outpost', 'get', 'endpoints', 'spin-clouddriver', '-o', 'json']));
-    assert.deepEqual(ep.subsets[0].ports.map((p: Manifest) => p.name), ['http']);
+    assert.deepEqual(
+      ep.subsets[0].ports.map((p: Manifest) => p.name),
+      ['http'],
+    );
     assert.equal(ep.subsets[0].addresses.length, 3);
     const clusterRole = JSON.parse(await kubectl.ok(['get', 'clusterrole', 'outpost-agent', '-o', 'json']));
     assert.ok(clusterRole.rules.some((r: Manifest) => r.verbs.includes('watch')));
@@ -225,8 +270,16 @@ describe('deploy/ manifests', () => {
       await directory.start();
       await eventually(async () => directory.list().length === 3 && directory.list().every((r) => r.ready), 10_000);
       const pods = sandbox.store.list('v1', 'Pod', 'outpost') as Manifest[];
-      const expected = pods.map((p) => ({ id: p.metadata.name, baseUrl: `http://${p.status.podIP}:${config.httpPort}` })).sort((a, b) => a.id.localeCompare(b.id));
-      assert.deepEqual(directory.list().map((r) => ({ id: r.id, baseUrl: r.baseUrl })).sort((a, b) => a.id.localeCompare(b.id)), expected);
+      const expected = pods
+        .map((p) => ({ id: p.metadata.name, baseUrl: `http://${p.status.podIP}:${config.httpPort}` }))
+        .sort((a, b) => a.id.localeCompare(b.id));
+      assert.deepEqual(
+        directory
+          .list()
+          .map((r) => ({ id: r.id, baseUrl: r.baseUrl }))
+          .sort((a, b) => a.id.localeCompare(b.id)),
+        expected,
+      );
       // each pod's replica id (OUTPOST_GATEWAY_ID = its name) is how the others know it
       for (const pod of pods) assert.equal(gatewayConfigOf(GATEWAY, pod.metadata.name).config.id, pod.metadata.name);
     } finally {
@@ -241,13 +294,22 @@ describe('deploy/ manifests', () => {
       const list = JSON.parse(await kubectl.ok(['get', kind, '-A', '-o', 'json'])) as { items: Manifest[] };
       for (const item of list.items) {
         const { apiVersion, kind: k, metadata, status: _status, ...rest } = item;
-        store.create(store.kindOf(apiVersion, k), { apiVersion, kind: k, metadata: { name: metadata.name, namespace: metadata.namespace }, ...rest });
+        store.create(store.kindOf(apiVersion, k), {
+          apiVersion,
+          kind: k,
+          metadata: { name: metadata.name, namespace: metadata.namespace },
+          ...rest,
+        });
       }
     }
     const authorizer = createAuthorizer(store);
-    const sa = (namespace: string, name: string) => ({ username: `system:serviceaccount:${namespace}:${name}`, groups: ['system:serviceaccounts', 'system:authenticated'] });
+    const sa = (namespace: string, name: string) => ({
+      username: `system:serviceaccount:${namespace}:${name}`,
+      groups: ['system:serviceaccounts', 'system:authenticated'],
+    });
     const can = (user: ReturnType<typeof sa>, verb: string, resource: string, namespace?: string, group = '', subresource?: string) =>
-      authorizer.authorize(user, { verb, resourceRequest: true, group, resource, namespace, subresource } satisfies AccessAttributes).allowed;
+      authorizer.authorize(user, { verb, resourceRequest: true, group, resource, namespace, subresource } satisfies AccessAttributes)
+        .allowed;
 
     const gateway = sa('outpost', 'outpost-gateway');
     for (const verb of ['get', 'list', 'watch']) assert.ok(can(gateway, verb, 'endpoints', 'outpost'), `gateway may ${verb} endpoints`);
@@ -261,13 +323,15 @@ describe('deploy/ manifests', () => {
       assert.ok(can(wide, verb, 'deployments', undefined, 'apps'), `cluster-wide agent may ${verb} deployments everywhere`);
       assert.ok(can(wide, verb, 'nodes'), 'and cluster-scoped kinds');
     }
-    for (const verb of ['create', 'patch', 'update', 'delete']) assert.ok(can(wide, verb, 'deployments', 'web', 'apps'), `and ${verb} them`);
+    for (const verb of ['create', 'patch', 'update', 'delete'])
+      assert.ok(can(wide, verb, 'deployments', 'web', 'apps'), `and ${verb} them`);
     assert.ok(can(wide, 'patch', 'deployments', 'web', 'apps', 'scale'), 'scale');
     assert.ok(can(wide, 'get', 'pods', 'web', '', 'log'), 'pod logs');
     assert.ok(can(wide, 'create', 'selfsubjectaccessreviews', undefined, 'authorization.k8s.io'), 'access reviews');
 
     const narrow = sa('team-a', 'outpost-agent');
-    for (const verb of ['list', 'watch', 'create', 'patch', 'delete']) assert.ok(can(narrow, verb, 'deployments', 'team-a', 'apps'), `namespaced agent may ${verb} in team-a`);
+    for (const verb of ['list', 'watch', 'create', 'patch', 'delete'])
+      assert.ok(can(narrow, verb, 'deployments', 'team-a', 'apps'), `namespaced agent may ${verb} in team-a`);
     assert.ok(can(narrow, 'get', 'pods', 'team-a', '', 'log'));
     assert.ok(!can(narrow, 'list', 'deployments', 'team-b', 'apps'), 'not in another namespace');
     assert.ok(!can(narrow, 'list', 'deployments', undefined, 'apps'), 'not cluster-wide');

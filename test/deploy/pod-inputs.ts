@@ -61,7 +61,8 @@ export function mountedFile(deployment: Manifest, container: Manifest, path: str
   const mount = mounts
     .filter((m) => path.startsWith(`${String(m.mountPath).replace(/\/$/, '')}/`))
     .sort((a, b) => String(b.mountPath).length - String(a.mountPath).length)[0];
-  if (!mount) throw new Error(`${path} is on no volume of ${deployment.metadata.name} (mounts: ${mounts.map((m) => m.mountPath).join(', ')})`);
+  if (!mount)
+    throw new Error(`${path} is on no volume of ${deployment.metadata.name} (mounts: ${mounts.map((m) => m.mountPath).join(', ')})`);
   const volume = ((deployment.spec.template.spec.volumes ?? []) as Manifest[]).find((v) => v.name === mount.name);
   if (!volume) throw new Error(`mount ${mount.name} has no volume`);
   return { mountPath: mount.mountPath as string, volume, key: path.slice(String(mount.mountPath).replace(/\/$/, '').length + 1) };

@@ -40,8 +40,11 @@ describe('configuration reference', () => {
 
   test('`npm run docs:config -- --check` agrees', async () => {
     const result = await new Promise<{ code: number; out: string }>((resolve) => {
-      execFile(process.execPath, ['--import', 'tsx', `${ROOT}scripts/config-docs.ts`, '--check'], { cwd: ROOT, timeout: 30_000 }, (err, stdout, stderr) =>
-        resolve({ code: err ? 1 : 0, out: stdout + stderr }),
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', `${ROOT}scripts/config-docs.ts`, '--check'],
+        { cwd: ROOT, timeout: 30_000 },
+        (err, stdout, stderr) => resolve({ code: err ? 1 : 0, out: stdout + stderr }),
       );
     });
     assert.deepEqual(result, { code: 0, out: `${CONFIGURATION_DOC} is up to date\n` });
@@ -54,7 +57,13 @@ describe('configuration reference', () => {
       }
     }
     const undocumented = describeObject(z.object({ documented: z.string().describe('yes'), forgotten: z.number().default(1) }));
-    assert.deepEqual(undocumented[0]!.rows.map((r) => [r.path, r.description]), [['documented', 'yes'], ['forgotten', undefined]]);
+    assert.deepEqual(
+      undocumented[0]!.rows.map((r) => [r.path, r.description]),
+      [
+        ['documented', 'yes'],
+        ['forgotten', undefined],
+      ],
+    );
   });
 
   test('every environment variable of both programs is in the reference', () => {
@@ -71,6 +80,7 @@ describe('configuration reference', () => {
     // values of free-form maps (properties, permissions) are not keys
     const freeForm = /^kubernetes\.accounts\[\]\.(properties|permissions)\./;
     for (const path of gatewayExample) assert.ok(gatewayKeys.has(path), `gateway example key ${path} is documented`);
-    for (const path of agentExample.filter((p) => !freeForm.test(p))) assert.ok(agentKeys.has(path), `agent example key ${path} is documented`);
+    for (const path of agentExample.filter((p) => !freeForm.test(p)))
+      assert.ok(agentKeys.has(path), `agent example key ${path} is documented`);
   });
 });

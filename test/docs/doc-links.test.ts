@@ -8,11 +8,24 @@ import { dirname, join, relative } from 'node:path';
 import { test } from 'node:test';
 import { readDoc, ROOT } from './doc-blocks.js';
 
-const PAGES = ['README.md', 'docs/quick-start.md', 'docs/configuration.md', 'docs/mtls.md', 'docs/migrating-from-reference.md', 'docs/replicas.md', 'docs/troubleshooting.md', 'docs/accounts.md'];
+const PAGES = [
+  'README.md',
+  'docs/quick-start.md',
+  'docs/configuration.md',
+  'docs/mtls.md',
+  'docs/migrating-from-reference.md',
+  'docs/replicas.md',
+  'docs/troubleshooting.md',
+  'docs/accounts.md',
+];
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to dashes. */
 function slug(heading: string): string {
-  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-');
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replace(/ /g, '-');
 }
 
 /** The anchors of a markdown text (fenced blocks skipped). */

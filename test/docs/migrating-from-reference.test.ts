@@ -70,7 +70,7 @@ describe('migrating from the reference agent', () => {
     assert.deepEqual(load(JSON.stringify(raw)), outpost);
   });
 
-  test('a key that is neither Outpost\'s nor the reference\'s is refused by name', () => {
+  test("a key that is neither Outpost's nor the reference's is refused by name", () => {
     assert.throws(() => load(outpostYaml!.replace('omitKinds:', 'omitKind:')), /kubernetes\.accounts\[0\]: unknown key "omitKind"/);
   });
 });

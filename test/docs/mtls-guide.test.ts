@@ -37,9 +37,15 @@ test('the mTLS guide: its openssl commands produce files a gateway and an agent 
   try {
     writeFileSync(join(dir, 'guide.sh'), `set -euo pipefail\n${sh.join('\n')}`);
     execFileSync('bash', ['guide.sh'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
-    for (const f of ['ca.pem', 'gateway.pem', 'gateway-key.pem', 'agent-eu-1.pem', 'agent-eu-1-key.pem']) assert.ok(existsSync(join(dir, f)), f);
+    for (const f of ['ca.pem', 'gateway.pem', 'gateway-key.pem', 'agent-eu-1.pem', 'agent-eu-1-key.pem'])
+      assert.ok(existsSync(join(dir, f)), f);
 
-    const tls = { ...gatewayYaml.tls, certFile: inDir(gatewayYaml.tls.certFile), keyFile: inDir(gatewayYaml.tls.keyFile), caFile: inDir(gatewayYaml.tls.caFile) };
+    const tls = {
+      ...gatewayYaml.tls,
+      certFile: inDir(gatewayYaml.tls.certFile),
+      keyFile: inDir(gatewayYaml.tls.keyFile),
+      caFile: inDir(gatewayYaml.tls.caFile),
+    };
     const gw = await startAuthGateway({ tls, authorization: gatewayYaml.authorization });
     try {
       const pem = (f: string) => readFileSync(join(dir, f), 'utf8');
@@ -63,11 +69,21 @@ test('the mTLS guide: its openssl commands produce files a gateway and an agent 
           clouddriver: {
             ...cd,
             grpc: `127.0.0.1:${new URL(gw.gateway.grpcUrl).port}`,
-            tls: { ...cd.tls, cacertFile: inDir(cd.tls.cacertFile), clientCertFile: inDir(cd.tls.clientCertFile), clientKeyFile: inDir(cd.tls.clientKeyFile) },
+            tls: {
+              ...cd.tls,
+              cacertFile: inDir(cd.tls.cacertFile),
+              clientCertFile: inDir(cd.tls.clientCertFile),
+              clientKeyFile: inDir(cd.tls.clientKeyFile),
+            },
           },
           agent: { id: 'agent-eu-1' },
           server: { port: 0 },
-          kubernetes: { accounts: agentYaml.kubernetes.accounts.map((a: Record<string, unknown>) => ({ ...a, kubeconfigFile: join(dir, 'kubeconfig') })) },
+          kubernetes: {
+            accounts: agentYaml.kubernetes.accounts.map((a: Record<string, unknown>) => ({
+              ...a,
+              kubeconfigFile: join(dir, 'kubeconfig'),
+            })),
+          },
         };
         writeFileSync(join(dir, 'agent.json.yaml'), JSON.stringify(agentConfig));
         const agent = await startAgent(loadAgentConfig(join(dir, 'agent.json.yaml'), {}), { logger: createSilentLogger() });

@@ -27,10 +27,14 @@ const run = (name: string) => page.filter((b) => b.marker === `run: ${name}`).fl
 /** Runs one command line with bash; resolves with its output (async: the demo answers in this same process). */
 function sh(command: string, options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<string> {
   return new Promise((resolve, reject) => {
-    exec(command, { shell: '/bin/bash', cwd: options.cwd, env: { ...process.env, ...options.env }, timeout: 30_000 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`${command}\nfailed: ${stderr || err.message}`));
-      else resolve(stdout);
-    });
+    exec(
+      command,
+      { shell: '/bin/bash', cwd: options.cwd, env: { ...process.env, ...options.env }, timeout: 30_000 },
+      (err, stdout, stderr) => {
+        if (err) reject(new Error(`${command}\nfailed: ${stderr || err.message}`));
+        else resolve(stdout);
+      },
+    );
   });
 }
 
@@ -56,7 +60,15 @@ describe('quick start', { concurrency: true }, () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'outpost-quick-start-'));
     [demo, cluster] = await Promise.all([
-      startDemo({ dir: join(dir, 'demo'), sandboxPort: 0, httpPort: 0, grpcPort: 0, agentPort: 0, database: 'memory://', logger: createSilentLogger() }),
+      startDemo({
+        dir: join(dir, 'demo'),
+        sandboxPort: 0,
+        httpPort: 0,
+        grpcPort: 0,
+        agentPort: 0,
+        database: 'memory://',
+        logger: createSilentLogger(),
+      }),
       startSandbox({ seed: 'none', tls: true, logger: createSilentLogger() }),
     ]);
   });
@@ -83,7 +95,8 @@ describe('quick start', { concurrency: true }, () => {
   test('part 1: the curl and kubectl commands against the demo, and the dashboard', async () => {
     const commands = run('demo');
     assert.ok(commands.length >= 6, 'the page has its demo commands');
-    const local = (command: string) => command.replaceAll('http://127.0.0.1:7002', demo.gateway.httpUrl).replaceAll('.outpost/demo/kubeconfig', demo.kubeconfigPath);
+    const local = (command: string) =>
+      command.replaceAll('http://127.0.0.1:7002', demo.gateway.httpUrl).replaceAll('.outpost/demo/kubeconfig', demo.kubeconfigPath);
     const json = (out: string) => JSON.parse(out) as Record<string, any>;
     const checks: [RegExp, (out: string) => unknown][] = [
       [/\/health$/, (out) => (json(out).status === 'ok' ? true : undefined)],
@@ -112,7 +125,13 @@ describe('quick start', { concurrency: true }, () => {
     // The mTLS guide's files, in the directory the commands run in (deploy/ reachable from it, as from the repository).
     const ca = await createCertificateAuthority({ hosts: ['outpost-grpc.example.com'] });
     const agentCert = await createClientCertificate(ca, 'agent-eu-1', 'agents');
-    const files = { 'ca.pem': ca.caPem, 'gateway.pem': ca.certPem, 'gateway-key.pem': ca.keyPem, 'agent-eu-1.pem': agentCert.certPem, 'agent-eu-1-key.pem': agentCert.keyPem };
+    const files = {
+      'ca.pem': ca.caPem,
+      'gateway.pem': ca.certPem,
+      'gateway-key.pem': ca.keyPem,
+      'agent-eu-1.pem': agentCert.certPem,
+      'agent-eu-1-key.pem': agentCert.keyPem,
+    };
     for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
     symlinkSync(join(ROOT, 'deploy'), join(dir, 'deploy'));
     const kubeconfig = join(dir, 'cluster-kubeconfig');
@@ -122,18 +141,27 @@ describe('quick start', { concurrency: true }, () => {
 
     // What `kubectl apply -k` rendered and applied: the page's image, and every Secret it reads, with its keys.
     const secretData = (ns: string, name: string) =>
-      (cluster.store.list('v1', 'Secret', ns).find((s: any) => s.metadata.name === name) as { data?: Record<string, string> } | undefined)?.data;
+      (cluster.store.list('v1', 'Secret', ns).find((s: any) => s.metadata.name === name) as { data?: Record<string, string> } | undefined)
+        ?.data;
     for (const [overlay, namespace, name] of [
       ['deploy/gateway/overlays/example', 'outpost', 'outpost-gateway'],
       ['deploy/agent/overlays/cluster-wide', 'outpost-agent', 'outpost-agent'],
     ] as const) {
-      const deployment = cluster.store.list('apps/v1', 'Deployment', namespace).find((d: any) => d.metadata.name === name) as Manifest | undefined;
+      const deployment = cluster.store.list('apps/v1', 'Deployment', namespace).find((d: any) => d.metadata.name === name) as
+        | Manifest
+        | undefined;
       assert.ok(deployment, `${overlay} was applied`);
       assert.equal(deployment.spec.template.spec.containers[0].image, image, `${overlay} deploys the image the page builds`);
       const pod = deployment.spec.template.spec;
       const wanted: [string, string[]][] = [
-        ...pod.volumes.filter((v: any) => v.secret).map((v: any) => [v.secret.secretName, volumeKeys(deployment, v.name)] as [string, string[]]),
-        ...pod.containers.flatMap((c: any) => (c.env ?? []).filter((e: any) => e.valueFrom?.secretKeyRef).map((e: any) => [e.valueFrom.secretKeyRef.name, [e.valueFrom.secretKeyRef.key]])),
+        ...pod.volumes
+          .filter((v: any) => v.secret)
+          .map((v: any) => [v.secret.secretName, volumeKeys(deployment, v.name)] as [string, string[]]),
+        ...pod.containers.flatMap((c: any) =>
+          (c.env ?? [])
+            .filter((e: any) => e.valueFrom?.secretKeyRef)
+            .map((e: any) => [e.valueFrom.secretKeyRef.name, [e.valueFrom.secretKeyRef.key]]),
+        ),
       ];
       assert.ok(wanted.length >= 2, `${overlay} reads Secrets`);
       for (const [secret, keys] of wanted) {
@@ -143,7 +171,10 @@ describe('quick start', { concurrency: true }, () => {
       }
     }
     // The agent's token is the one the gateway knows it by.
-    assert.equal(secretData('outpost-agent', 'outpost-agent-token')!.token, secretData('outpost', 'outpost-gateway-tokens')!['agent-cluster-1']);
+    assert.equal(
+      secretData('outpost-agent', 'outpost-agent-token')!.token,
+      secretData('outpost', 'outpost-gateway-tokens')!['agent-cluster-1'],
+    );
   });
 });
 
@@ -151,7 +182,10 @@ describe('quick start', { concurrency: true }, () => {
 function volumeKeys(deployment: Manifest, volume: string): string[] {
   const container = deployment.spec.template.spec.containers[0];
   const mount = container.volumeMounts.find((m: any) => m.name === volume);
-  const text = JSON.stringify(deployment) + readFileSync(`${ROOT}deploy/gateway/base/gateway.yaml`, 'utf8') + readFileSync(`${ROOT}deploy/agent/base/agent.yaml`, 'utf8');
+  const text =
+    JSON.stringify(deployment) +
+    readFileSync(`${ROOT}deploy/gateway/base/gateway.yaml`, 'utf8') +
+    readFileSync(`${ROOT}deploy/agent/base/agent.yaml`, 'utf8');
   const keys = [...text.matchAll(new RegExp(`${mount.mountPath}/([\\w.-]+)`, 'g'))].map((m) => m[1]!);
   return [...new Set(keys)];
 }

@@ -29,7 +29,8 @@ test('the secure set-up loads: every rule names its identity kind, Secret values
   const [secure, limits] = blocksOf(page, 'yaml').map((b) => loadYaml(b.text));
   assert.ok(secure && limits, 'two configuration snippets');
   assert.ok(secure.authorization.rules.length >= 3);
-  for (const rule of secure.authorization.rules) assert.ok(['token', 'jwt', 'certificate'].includes((rule as { kind?: string }).kind ?? ''), JSON.stringify(rule));
+  for (const rule of secure.authorization.rules)
+    assert.ok(['token', 'jwt', 'certificate'].includes((rule as { kind?: string }).kind ?? ''), JSON.stringify(rule));
   assert.equal(secure.secrets.keyFile, '/etc/outpost/secrets/keys');
   assert.equal(secure.auth.replicaSecretFile, '/etc/outpost/replica/secret');
   assert.deepEqual(limits.limits, loadGatewayConfig({ env: {} }).limits, 'the limits snippet is the defaults');

@@ -124,7 +124,9 @@ describe('troubleshooting guide', () => {
           database: 'memory://',
           id: 'outpost-gateway-0',
           auth: { tokens: [{ subject: 'agent-cluster-1', token: AGENT_TOKEN }] },
-          authorization: { rules: [{ kind: 'token', subject: '^agent-cluster-1$', roles: ['agent'], accounts: ['cluster-1', 'cluster-1-*'] }] },
+          authorization: {
+            rules: [{ kind: 'token', subject: '^agent-cluster-1$', roles: ['agent'], accounts: ['cluster-1', 'cluster-1-*'] }],
+          },
         },
       }));
       http1 = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>proxy</html>'));
@@ -188,12 +190,18 @@ describe('troubleshooting guide', () => {
 
     test('the agent cannot connect: wrong address, unknown host, TLS to a plaintext port, wrong or missing token, an HTTP/1.1 proxy', async () => {
       await Promise.all([
-        agent('a-closed', { ...token, grpc: `127.0.0.1:${closedPort}` }, cluster1Account()).then((l) => expectQuoted('connection-refused', l)),
+        agent('a-closed', { ...token, grpc: `127.0.0.1:${closedPort}` }, cluster1Account()).then((l) =>
+          expectQuoted('connection-refused', l),
+        ),
         agent('a-dns', { ...token, grpc: 'outpost-grpc.invalid:443' }, cluster1Account()).then((l) => expectQuoted('unknown-host', l)),
         agent('a-tls', { ...token, insecure: false }, cluster1Account()).then((l) => expectQuoted('tls-to-plaintext', l)),
-        agent('a-token', { auth: { token: 'not-the-token-the-gateway-knows' } }, cluster1Account()).then((l) => expectQuoted('wrong-token', l)),
+        agent('a-token', { auth: { token: 'not-the-token-the-gateway-knows' } }, cluster1Account()).then((l) =>
+          expectQuoted('wrong-token', l),
+        ),
         agent('a-none', {}, cluster1Account()).then((l) => expectQuoted('no-token', l)),
-        agent('a-http1', { ...token, grpc: `127.0.0.1:${(http1.address() as AddressInfo).port}` }, cluster1Account()).then((l) => expectQuoted('http1-proxy', l)),
+        agent('a-http1', { ...token, grpc: `127.0.0.1:${(http1.address() as AddressInfo).port}` }, cluster1Account()).then((l) =>
+          expectQuoted('http1-proxy', l),
+        ),
       ]);
     });
 

@@ -64,7 +64,12 @@ for (const driver of testDrivers()) {
       store.update({ ...cm, data: { ...(cm.data as object), changed: 'yes' } });
       store.remove('v1', 'ConfigMap', 'demo', 'e2e-new');
       store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'e2e-kept', namespace: 'demo' }, data: { b: '2' } });
-      store.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'e2e-secret', namespace: 'demo' }, stringData: { token: SECRET_MARKER } });
+      store.create({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'e2e-secret', namespace: 'demo' },
+        stringData: { token: SECRET_MARKER },
+      });
       await waitForCacheToMatch(system.gateway.database, system.sandbox, 'sandbox');
 
       const page = await listObjects(system, { account: 'sandbox', kind: 'ConfigMap', namespace: 'demo' });
@@ -74,7 +79,10 @@ for (const driver of testDrivers()) {
       assert.equal(webConfig.object.data.changed, 'yes');
 
       const secrets = await listObjects(system, { account: 'sandbox', kind: 'Secret', namespace: 'demo' });
-      assert.ok((secrets.objects ?? []).some((o) => o.name === 'web-secret'), 'the Secret object itself is cached');
+      assert.ok(
+        (secrets.objects ?? []).some((o) => o.name === 'web-secret'),
+        'the Secret object itself is cached',
+      );
       for (const s of secrets.objects ?? []) {
         assert.equal(s.object.data, undefined);
         assert.equal(s.object.stringData, undefined);
@@ -92,14 +100,23 @@ for (const driver of testDrivers()) {
       const { stdout } = await run(
         `${repo}node_modules/.bin/buf`,
         [
-          'curl', '--protocol', 'grpc', '--http2-prior-knowledge', '--schema', `${repo}proto`,
-          '-d', JSON.stringify({ account: 'sandbox', kind: 'Deployment', omitObject: true }),
+          'curl',
+          '--protocol',
+          'grpc',
+          '--http2-prior-knowledge',
+          '--schema',
+          `${repo}proto`,
+          '-d',
+          JSON.stringify({ account: 'sandbox', kind: 'Deployment', omitObject: true }),
           `${system.gateway.grpcUrl}/outpost.api.v1.ObjectService/ListObjects`,
         ],
         { timeout: 30_000 },
       );
       const body = JSON.parse(stdout) as { objects: { name: string }[] };
-      assert.ok(body.objects.some((o) => o.name === 'web'), stdout);
+      assert.ok(
+        body.objects.some((o) => o.name === 'web'),
+        stdout,
+      );
     });
 
     test('an agent restarted with a fresh resume point resumes without re-listing and converges', async () => {

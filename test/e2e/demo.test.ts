@@ -38,9 +38,13 @@ describe('outpost demo', { timeout: 240_000 }, () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'outpost-demo-'));
-    child = spawn(process.execPath, [bin, 'demo', '--dir', dir, '--sandbox-port', '0', '--http-port', '0', '--grpc-port', '0', '--agent-port', '0'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    child = spawn(
+      process.execPath,
+      [bin, 'demo', '--dir', dir, '--sandbox-port', '0', '--http-port', '0', '--grpc-port', '0', '--agent-port', '0'],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     child.stdout!.on('data', (b) => (out += b));
     child.stderr!.on('data', (b) => (out += b));
     exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
@@ -88,11 +92,15 @@ describe('outpost demo', { timeout: 240_000 }, () => {
       await browser?.close();
     });
 
-    test('lists the deployments, and a scale submitted from the page shows up on an open page without reload', { timeout: 90_000 }, async () => {
+    test('lists the deployments, and a scale submitted from the page shows up on an open page without reload', {
+      timeout: 90_000,
+    }, async () => {
       const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
       const watcher = await context.newPage();
       await watcher.goto(`${dashboard}#/objects?account=sandbox&kind=Deployment`);
-      const listed = JSON.parse((await run('kubectl', ['--kubeconfig', kubeconfig, 'get', 'deployments', '-A', '-o', 'json'], { timeout: 20_000 })).stdout) as {
+      const listed = JSON.parse(
+        (await run('kubectl', ['--kubeconfig', kubeconfig, 'get', 'deployments', '-A', '-o', 'json'], { timeout: 20_000 })).stdout,
+      ) as {
         items: { metadata: { namespace: string; name: string } }[];
       };
       assert.ok(listed.items.length >= 3, 'the sandbox has deployments');
@@ -123,8 +131,15 @@ describe('outpost demo', { timeout: 240_000 }, () => {
       await operations.screenshot({ path: join(shots, 'operations.png'), fullPage: true });
 
       await replicas.filter({ hasText: /\/2$/ }).waitFor({ timeout: 30_000 });
-      assert.equal(await watcher.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded), true, 'the page was not reloaded');
-      const kube = JSON.parse((await run('kubectl', ['--kubeconfig', kubeconfig, '-n', 'demo', 'get', 'deployment', 'web', '-o', 'json'], { timeout: 20_000 })).stdout);
+      assert.equal(
+        await watcher.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded),
+        true,
+        'the page was not reloaded',
+      );
+      const kube = JSON.parse(
+        (await run('kubectl', ['--kubeconfig', kubeconfig, '-n', 'demo', 'get', 'deployment', 'web', '-o', 'json'], { timeout: 20_000 }))
+          .stdout,
+      );
       assert.equal(kube.spec.replicas, 2, 'the scale reached the cluster');
       await watcher.screenshot({ path: join(shots, 'objects-after-scale.png'), fullPage: true });
 
@@ -140,7 +155,11 @@ describe('outpost demo', { timeout: 240_000 }, () => {
       await page.goto(`${dashboard}#/objects?account=sandbox&kind=Secret&namespace=demo`);
       const row = page.locator('tr[data-key="sandbox/Secret/demo/web-secret"]');
       await row.waitFor({ timeout: 30_000 });
-      await row.getByRole('button', { name: 'web-secret' }).or(row.getByRole('link', { name: 'web-secret' })).first().click();
+      await row
+        .getByRole('button', { name: 'web-secret' })
+        .or(row.getByRole('link', { name: 'web-secret' }))
+        .first()
+        .click();
       const yaml = page.getByRole('region', { name: 'Object YAML' });
       await yaml.filter({ hasText: 'kind: Secret' }).waitFor({ timeout: 10_000 });
       const text = await yaml.innerText();
@@ -153,9 +172,17 @@ describe('outpost demo', { timeout: 240_000 }, () => {
       const page = await browser.newPage();
       await page.goto(`${dashboard}#/accounts/sandbox`);
       const server = /server: (\S+)/.exec(readFileSync(kubeconfig, 'utf8'))![1]!;
-      await page.getByRole('region', { name: 'Cluster', exact: true }).filter({ hasText: new URL(server).host }).waitFor({ timeout: 20_000 });
-      const deployments = JSON.parse((await run('kubectl', ['--kubeconfig', kubeconfig, 'get', 'deployments', '-A', '-o', 'json'], { timeout: 20_000 })).stdout).items.length;
-      const row = page.getByRole('region', { name: 'Kinds', exact: true }).getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'Deployment', exact: true }) });
+      await page
+        .getByRole('region', { name: 'Cluster', exact: true })
+        .filter({ hasText: new URL(server).host })
+        .waitFor({ timeout: 20_000 });
+      const deployments = JSON.parse(
+        (await run('kubectl', ['--kubeconfig', kubeconfig, 'get', 'deployments', '-A', '-o', 'json'], { timeout: 20_000 })).stdout,
+      ).items.length;
+      const row = page
+        .getByRole('region', { name: 'Kinds', exact: true })
+        .getByRole('row')
+        .filter({ has: page.getByRole('rowheader', { name: 'Deployment', exact: true }) });
       await row.waitFor({ timeout: 20_000 });
       const deadline = Date.now() + 20_000;
       let cells: string[] = [];
@@ -176,7 +203,9 @@ describe('outpost demo', { timeout: 240_000 }, () => {
       let reached = false;
       for (let i = 0; i < 25 && !reached; i++) {
         await page.keyboard.press('Tab');
-        reached = await page.evaluate(() => document.activeElement?.textContent?.trim() === 'Operations' && document.activeElement.tagName === 'A');
+        reached = await page.evaluate(
+          () => document.activeElement?.textContent?.trim() === 'Operations' && document.activeElement.tagName === 'A',
+        );
       }
       assert.ok(reached, 'the Operations link is reachable with Tab');
       await page.keyboard.press('Enter');
@@ -187,13 +216,18 @@ describe('outpost demo', { timeout: 240_000 }, () => {
         await page.goto(`${dashboard}${view}`);
         await page.getByRole('heading', { level: 1 }).waitFor();
         await sleep(1000); // the lists arrive after the heading
-        for (const v of await seriousAxeViolations(page)) problems.push(`${view}: ${v.id} (${v.impact}) ${v.help} at ${v.targets.slice(0, 3).join(', ')}`);
+        for (const v of await seriousAxeViolations(page))
+          problems.push(`${view}: ${v.id} (${v.impact}) ${v.help} at ${v.targets.slice(0, 3).join(', ')}`);
       }
       assert.deepEqual(problems, []);
 
       const phone = await browser.newContext({ viewport: { width: 375, height: 812 }, isMobile: true });
       const small = await phone.newPage();
-      for (const [view, name] of [['#/', 'phone-overview'], ['#/objects?account=sandbox&kind=Deployment', 'phone-objects'], ['#/operations', 'phone-operations']] as const) {
+      for (const [view, name] of [
+        ['#/', 'phone-overview'],
+        ['#/objects?account=sandbox&kind=Deployment', 'phone-objects'],
+        ['#/operations', 'phone-operations'],
+      ] as const) {
         await small.goto(`${dashboard}${view}`);
         await small.getByRole('heading', { level: 1 }).waitFor();
         await sleep(1000);
@@ -207,7 +241,6 @@ describe('outpost demo', { timeout: 240_000 }, () => {
   });
 });
 
-
 describe('the dashboard on a gateway that requires a token', { timeout: 120_000 }, () => {
   const TOKEN = 'dashboard-reader-token-0123456789';
   const AGENT_TOKEN = 'dashboard-agents-token-0123456789';
@@ -218,7 +251,12 @@ describe('the dashboard on a gateway that requires a token', { timeout: 120_000 
     gateway = await startTestGateway('pglite', {
       id: 'gw-dash-token',
       insecure: false,
-      auth: { tokens: [{ subject: 'viewer', token: TOKEN }, { subject: 'agents', token: AGENT_TOKEN }] },
+      auth: {
+        tokens: [
+          { subject: 'viewer', token: TOKEN },
+          { subject: 'agents', token: AGENT_TOKEN },
+        ],
+      },
       authorization: {
         rules: [
           { kind: 'token', subject: '^viewer$', roles: ['read'], accounts: [] },
@@ -255,11 +293,17 @@ describe('the dashboard on a gateway that requires a token', { timeout: 120_000 
   test('accounts show the standby agent and the refused claim of another cluster, with the reason', async () => {
     // Agent one caches "shared" (cluster X); agent two serves the same cluster: standby; agent three claims the name
     // from cluster Y: refused, and the refusal is visible.
-    const streams = [openAgentStream(gateway.gateway.grpcUrl, { bearer: AGENT_TOKEN }), openAgentStream(gateway.gateway.grpcUrl, { bearer: AGENT_TOKEN }), openAgentStream(gateway.gateway.grpcUrl, { bearer: AGENT_TOKEN })];
+    const streams = [
+      openAgentStream(gateway.gateway.grpcUrl, { bearer: AGENT_TOKEN }),
+      openAgentStream(gateway.gateway.grpcUrl, { bearer: AGENT_TOKEN }),
+      openAgentStream(gateway.gateway.grpcUrl, { bearer: AGENT_TOKEN }),
+    ];
     const clusterX = { name: 'shared', apiHost: 'https://cluster-x.example:6443', caFingerprint: 'aa'.repeat(32) };
     await connectAgent(streams[0]!, 'agent-one', [clusterX]);
     await connectAgent(streams[1]!, 'agent-two', [clusterX]);
-    await connectAgent(streams[2]!, 'agent-three', [{ name: 'shared', apiHost: 'https://cluster-y.example:6443', caFingerprint: 'bb'.repeat(32) }]);
+    await connectAgent(streams[2]!, 'agent-three', [
+      { name: 'shared', apiHost: 'https://cluster-y.example:6443', caFingerprint: 'bb'.repeat(32) },
+    ]);
     try {
       const page = await browser.newPage();
       await page.goto(`${gateway.gateway.httpUrl}/`);

@@ -97,7 +97,11 @@ function assertSucceeded(record: OperationRecord, what: string): OperationRecord
 }
 
 function assertFailed(record: OperationRecord, statusCode: number, reason: string, what: string): OperationRecord {
-  assert.equal(record.state, OperationState.FAILED, `${what}: expected FAILED, got ${OperationState[record.state]} ${describeFailure(record)}`);
+  assert.equal(
+    record.state,
+    OperationState.FAILED,
+    `${what}: expected FAILED, got ${OperationState[record.state]} ${describeFailure(record)}`,
+  );
   assert.equal(record.result?.success, false, what);
   assert.equal(record.result?.statusCode, statusCode, `${what}: ${describeFailure(record)}`);
   assert.equal(record.result?.reason, reason, `${what}: ${describeFailure(record)}`);
@@ -129,31 +133,58 @@ for (const driver of testDrivers()) {
       const name = 'e2e-web';
       const dep = () => store.get('apps/v1', 'Deployment', 'demo', name) as Obj | undefined;
 
-      const created = assertSucceeded(await run({ case: 'apply', value: { manifests: deploymentYaml(name, 'nginx:1.25') } }), 'apply (create)');
+      const created = assertSucceeded(
+        await run({ case: 'apply', value: { manifests: deploymentYaml(name, 'nginx:1.25') } }),
+        'apply (create)',
+      );
       assert.equal(created.result!.statusCode, 201);
       assert.equal((created.result!.objects[0] as Obj).metadata.name, name);
       assert.equal(dep()!.spec.replicas, 2);
-      assert.ok(created.receivedAt && created.storedAt && created.sentAt && created.resultAt && created.totalDuration, 'timestamps are recorded');
+      assert.ok(
+        created.receivedAt && created.storedAt && created.sentAt && created.resultAt && created.totalDuration,
+        'timestamps are recorded',
+      );
       assert.equal(created.agentId, 'agent-1');
       assert.equal(created.type, 'apply');
 
-      const updated = assertSucceeded(await run({ case: 'apply', value: { manifests: deploymentYaml(name, 'nginx:1.26') } }), 'apply (update)');
+      const updated = assertSucceeded(
+        await run({ case: 'apply', value: { manifests: deploymentYaml(name, 'nginx:1.26') } }),
+        'apply (update)',
+      );
       assert.equal(updated.result!.statusCode, 200);
       assert.equal(dep()!.spec.template.spec.containers[0].image, 'nginx:1.26');
 
       const got = assertSucceeded(await run({ case: 'get', value: { kind: 'Deployment', namespace: 'demo', name } }), 'get');
       assert.equal((got.result!.objects[0] as Obj).spec.template.spec.containers[0].image, 'nginx:1.26');
 
-      const listed = assertSucceeded(await run({ case: 'list', value: { kind: 'Deployment', namespace: 'demo', labelSelector: `app=${name}` } }), 'list');
-      assert.deepEqual(listed.result!.objects.map((o) => (o as Obj).metadata.name), [name]);
+      const listed = assertSucceeded(
+        await run({ case: 'list', value: { kind: 'Deployment', namespace: 'demo', labelSelector: `app=${name}` } }),
+        'list',
+      );
+      assert.deepEqual(
+        listed.result!.objects.map((o) => (o as Obj).metadata.name),
+        [name],
+      );
 
       assertSucceeded(
-        await run({ case: 'patch', value: { kind: 'Deployment', namespace: 'demo', name, type: PatchType.MERGE, patch: '{"metadata":{"labels":{"patched":"yes"}}}' } }),
+        await run({
+          case: 'patch',
+          value: { kind: 'Deployment', namespace: 'demo', name, type: PatchType.MERGE, patch: '{"metadata":{"labels":{"patched":"yes"}}}' },
+        }),
         'patch (merge)',
       );
       assert.equal(dep()!.metadata.labels.patched, 'yes');
       assertSucceeded(
-        await run({ case: 'patch', value: { kind: 'Deployment', namespace: 'demo', name, type: PatchType.JSON, patch: '[{"op":"add","path":"/metadata/labels/json","value":"yes"}]' } }),
+        await run({
+          case: 'patch',
+          value: {
+            kind: 'Deployment',
+            namespace: 'demo',
+            name,
+            type: PatchType.JSON,
+            patch: '[{"op":"add","path":"/metadata/labels/json","value":"yes"}]',
+          },
+        }),
         'patch (json)',
       );
       assert.equal(dep()!.metadata.labels.json, 'yes');
@@ -164,25 +195,43 @@ for (const driver of testDrivers()) {
       const history = assertSucceeded(await run({ case: 'history', value: { kind: 'Deployment', namespace: 'demo', name } }), 'history');
       assert.ok(history.result!.revisions.length >= 2, `two images → two revisions, got ${history.result!.revisions.length}`);
 
-      assertSucceeded(await run({ case: 'rollout', value: { kind: 'Deployment', namespace: 'demo', name, action: RolloutAction.UNDO } }), 'rollout undo');
+      assertSucceeded(
+        await run({ case: 'rollout', value: { kind: 'Deployment', namespace: 'demo', name, action: RolloutAction.UNDO } }),
+        'rollout undo',
+      );
       assert.equal(dep()!.spec.template.spec.containers[0].image, 'nginx:1.25', 'undo goes back to the previous template');
 
-      assertSucceeded(await run({ case: 'rollout', value: { kind: 'Deployment', namespace: 'demo', name, action: RolloutAction.PAUSE } }), 'rollout pause');
+      assertSucceeded(
+        await run({ case: 'rollout', value: { kind: 'Deployment', namespace: 'demo', name, action: RolloutAction.PAUSE } }),
+        'rollout pause',
+      );
       assert.equal(dep()!.spec.paused, true);
-      assertSucceeded(await run({ case: 'rollout', value: { kind: 'Deployment', namespace: 'demo', name, action: RolloutAction.RESUME } }), 'rollout resume');
+      assertSucceeded(
+        await run({ case: 'rollout', value: { kind: 'Deployment', namespace: 'demo', name, action: RolloutAction.RESUME } }),
+        'rollout resume',
+      );
       assert.ok(!dep()!.spec.paused);
       const generation = dep()!.metadata.generation;
-      assertSucceeded(await run({ case: 'rollout', value: { kind: 'Deployment', namespace: 'demo', name, action: RolloutAction.RESTART } }), 'rollout restart');
+      assertSucceeded(
+        await run({ case: 'rollout', value: { kind: 'Deployment', namespace: 'demo', name, action: RolloutAction.RESTART } }),
+        'rollout restart',
+      );
       assert.ok(dep()!.spec.template.metadata.annotations['kubectl.kubernetes.io/restartedAt']);
       assert.equal(dep()!.metadata.generation, generation + 1);
 
       const pod = (store.list('v1', 'Pod', 'demo') as Obj[]).find((p) => p.metadata.labels?.app === 'web')!;
-      const logs = assertSucceeded(await run({ case: 'logs', value: { namespace: 'demo', pod: pod.metadata.name, tailLines: 2n } }), 'logs');
+      const logs = assertSucceeded(
+        await run({ case: 'logs', value: { namespace: 'demo', pod: pod.metadata.name, tailLines: 2n } }),
+        'logs',
+      );
       const lines = logs.result!.logs.split('\n').filter(Boolean);
       assert.ok(lines.length >= 1 && lines.length <= 2, `tail 2 → ${lines.length} lines`);
 
       const deleted = assertSucceeded(
-        await run({ case: 'delete', value: { kind: 'Deployment', namespace: 'demo', name, propagationPolicy: PropagationPolicy.FOREGROUND } }),
+        await run({
+          case: 'delete',
+          value: { kind: 'Deployment', namespace: 'demo', name, propagationPolicy: PropagationPolicy.FOREGROUND },
+        }),
         'delete',
       );
       assert.deepEqual(deleted.result!.deleted, [`Deployment/demo/${name}`]);
@@ -219,7 +268,10 @@ for (const driver of testDrivers()) {
       assert.match(forbidden.result!.message, /forbidden/i);
       assert.equal(system.sandbox.store.get('v1', 'ConfigMap', 'demo', 'e2e-forbidden'), undefined);
       // The restricted user may read ConfigMaps: the same account works for what RBAC allows.
-      assertSucceeded(await run({ case: 'get', value: { kind: 'ConfigMap', namespace: 'demo', name: 'web-config' } }, 'restricted'), 'get as restricted');
+      assertSucceeded(
+        await run({ case: 'get', value: { kind: 'ConfigMap', namespace: 'demo', name: 'web-config' } }, 'restricted'),
+        'get as restricted',
+      );
 
       const invalid = assertFailed(
         await run({ case: 'apply', value: { manifests: deploymentYaml('e2e-invalid', 'nginx', 1, 'other') } }),
@@ -230,7 +282,12 @@ for (const driver of testDrivers()) {
       assert.match(invalid.result!.message, /selector/);
       assert.equal(system.sandbox.store.get('apps/v1', 'Deployment', 'demo', 'e2e-invalid'), undefined);
 
-      const notKube = assertFailed(await run({ case: 'apply', value: { manifests: 'foo: bar\n' } }), 400, 'InvalidManifest', 'non-Kubernetes YAML');
+      const notKube = assertFailed(
+        await run({ case: 'apply', value: { manifests: 'foo: bar\n' } }),
+        400,
+        'InvalidManifest',
+        'non-Kubernetes YAML',
+      );
       assert.match(notKube.result!.message, /document/i);
       assertFailed(await run({ case: 'apply', value: { manifests: 'a: [unclosed\n' } }), 400, 'InvalidManifest', 'unparseable YAML');
       const second = assertFailed(
@@ -241,14 +298,27 @@ for (const driver of testDrivers()) {
       );
       assert.match(second.result!.message, /document 2/, 'the message names the bad document');
 
-      assertFailed(await run({ case: 'get', value: { kind: 'ConfigMap', namespace: 'demo', name: 'no-such-config' } }), 404, 'NotFound', 'get missing');
-      assertFailed(await run({ case: 'delete', value: { kind: 'ConfigMap', namespace: 'demo', name: 'no-such-config' } }), 404, 'NotFound', 'delete missing');
+      assertFailed(
+        await run({ case: 'get', value: { kind: 'ConfigMap', namespace: 'demo', name: 'no-such-config' } }),
+        404,
+        'NotFound',
+        'get missing',
+      );
+      assertFailed(
+        await run({ case: 'delete', value: { kind: 'ConfigMap', namespace: 'demo', name: 'no-such-config' } }),
+        404,
+        'NotFound',
+        'delete missing',
+      );
       assertFailed(await run({ case: 'get', value: { kind: 'Gizmo', namespace: 'demo', name: 'x' } }), 404, 'NotFound', 'unknown kind');
 
-      await assert.rejects(run({ case: 'get', value: { kind: 'Pod', namespace: 'demo', name: 'x' } }, 'no-such-account'), (err: unknown) => {
-        assert.ok(err instanceof ConnectError && err.code === Code.NotFound, String(err));
-        return true;
-      });
+      await assert.rejects(
+        run({ case: 'get', value: { kind: 'Pod', namespace: 'demo', name: 'x' } }, 'no-such-account'),
+        (err: unknown) => {
+          assert.ok(err instanceof ConnectError && err.code === Code.NotFound, String(err));
+          return true;
+        },
+      );
 
       // Eight applies of the same new object race: one creates, the others hit 409 AlreadyExists and retry as updates.
       const racing = await Promise.all(
@@ -260,7 +330,15 @@ for (const driver of testDrivers()) {
 
       // Server-side apply: a field owned by another manager is a 409 Conflict unless forced.
       const ssa = (manager: string, value: string, force = false) =>
-        run({ case: 'apply', value: { manifests: configMapYaml('e2e-ssa', 'demo', { owned: value }), serverSide: true, fieldManager: manager, forceConflicts: force } });
+        run({
+          case: 'apply',
+          value: {
+            manifests: configMapYaml('e2e-ssa', 'demo', { owned: value }),
+            serverSide: true,
+            fieldManager: manager,
+            forceConflicts: force,
+          },
+        });
       assertSucceeded(await ssa('first', 'a'), 'server-side apply by first');
       assertFailed(await ssa('second', 'b'), 409, 'Conflict', 'server-side apply conflict');
       assertSucceeded(await ssa('second', 'b', true), 'forced server-side apply');
@@ -274,12 +352,20 @@ for (const driver of testDrivers()) {
         ['no spec', JSON.stringify({ account: 'sandbox' }), 'invalid_argument'],
         ['no account', JSON.stringify({ get: { kind: 'Pod', name: 'x' } }), 'invalid_argument'],
         ['empty manifest', JSON.stringify({ account: 'sandbox', apply: { manifests: ' \n' } }), 'invalid_argument'],
-        ['oversized manifest', JSON.stringify({ account: 'sandbox', apply: { manifests: `# ${'x'.repeat(1024 * 1024)}\n` } }), 'invalid_argument'],
+        [
+          'oversized manifest',
+          JSON.stringify({ account: 'sandbox', apply: { manifests: `# ${'x'.repeat(1024 * 1024)}\n` } }),
+          'invalid_argument',
+        ],
         ['timeout 0', JSON.stringify({ account: 'sandbox', timeout: '0s', get: { kind: 'Pod', name: 'x' } }), 'invalid_argument'],
         ['timeout over 1h', JSON.stringify({ account: 'sandbox', timeout: '3601s', get: { kind: 'Pod', name: 'x' } }), 'invalid_argument'],
         ['bad id', JSON.stringify({ account: 'sandbox', id: 'white space', get: { kind: 'Pod', name: 'x' } }), 'invalid_argument'],
         ['not JSON', '{"account": ', 'invalid_argument'],
-        ['over the 4 MiB message limit', JSON.stringify({ account: 'sandbox', apply: { manifests: 'x'.repeat(5 * 1024 * 1024) } }), 'resource_exhausted'],
+        [
+          'over the 4 MiB message limit',
+          JSON.stringify({ account: 'sandbox', apply: { manifests: 'x'.repeat(5 * 1024 * 1024) } }),
+          'resource_exhausted',
+        ],
       ];
       for (const [what, body, code] of cases) {
         const { status, json } = await submitJson(system, body);
@@ -295,10 +381,13 @@ for (const driver of testDrivers()) {
       const again = assertSucceeded(await run(spec, 'sandbox', { id: 'e2e-idempotent' }), 'retried submit');
       assert.equal(again.id, first.id);
       assert.equal(again.resultAt?.seconds, first.resultAt?.seconds);
-      await assert.rejects(run({ case: 'get', value: { kind: 'ConfigMap', namespace: 'demo', name: 'other' } }, 'sandbox', { id: 'e2e-idempotent' }), (err: unknown) => {
-        assert.ok(err instanceof ConnectError && err.code === Code.AlreadyExists, String(err));
-        return true;
-      });
+      await assert.rejects(
+        run({ case: 'get', value: { kind: 'ConfigMap', namespace: 'demo', name: 'other' } }, 'sandbox', { id: 'e2e-idempotent' }),
+        (err: unknown) => {
+          assert.ok(err instanceof ConnectError && err.code === Code.AlreadyExists, String(err));
+          return true;
+        },
+      );
     });
 
     test('the outpost CLI runs every command against the real gateway with kubectl-like output and exit codes 0/1/2/3', async () => {
@@ -440,13 +529,33 @@ for (const driver of testDrivers()) {
         const account = accounts[i % accounts.length]!;
         switch (i % 4) {
           case 0:
-            return { i, kind: 'apply', account, spec: { case: 'apply', value: { manifests: configMapYaml(`e2e-conc-${i}`, 'demo-backend', { i: String(i) }) } } as Spec };
+            return {
+              i,
+              kind: 'apply',
+              account,
+              spec: { case: 'apply', value: { manifests: configMapYaml(`e2e-conc-${i}`, 'demo-backend', { i: String(i) }) } } as Spec,
+            };
           case 1:
-            return { i, kind: 'get', account, spec: { case: 'get', value: { kind: 'ConfigMap', namespace: 'demo', name: 'web-config' } } as Spec };
+            return {
+              i,
+              kind: 'get',
+              account,
+              spec: { case: 'get', value: { kind: 'ConfigMap', namespace: 'demo', name: 'web-config' } } as Spec,
+            };
           case 2:
-            return { i, kind: 'list', account, spec: { case: 'list', value: { kind: 'ConfigMap', namespace: 'demo-backend', labelSelector: '' } } as Spec };
+            return {
+              i,
+              kind: 'list',
+              account,
+              spec: { case: 'list', value: { kind: 'ConfigMap', namespace: 'demo-backend', labelSelector: '' } } as Spec,
+            };
           default:
-            return { i, kind: 'missing', account, spec: { case: 'get', value: { kind: 'ConfigMap', namespace: 'demo', name: `e2e-missing-${i}` } } as Spec };
+            return {
+              i,
+              kind: 'missing',
+              account,
+              spec: { case: 'get', value: { kind: 'ConfigMap', namespace: 'demo', name: `e2e-missing-${i}` } } as Spec,
+            };
         }
       });
       const records = await Promise.all(jobs.map((job) => run(job.spec, job.account, { timeout: { seconds: 30n } })));

@@ -36,12 +36,16 @@ async function eventually<T>(what: string, fn: () => Promise<T | undefined | fal
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
 
-describe('gateway replicas: failover of replicas and agents (3 gateway processes, 2 agents)', { skip: noPostgres, concurrency: false }, () => {
+describe('gateway replicas: failover of replicas and agents (3 gateway processes, 2 agents)', {
+  skip: noPostgres,
+  concurrency: false,
+}, () => {
   let cluster: GatewayCluster;
   let db: Database;
   let seq = 0;
@@ -96,11 +100,17 @@ describe('gateway replicas: failover of replicas and agents (3 gateway processes
     const counts = new Map<string, number>();
     for (const e of entries) counts.set(e, (counts.get(e) ?? 0) + 1);
     for (const [entry, n] of counts) assert.equal(n, 1, `${entry} applied ${n} times`);
-    for (const op of submitted.filter((o) => o.state === 'SUCCEEDED')) assert.equal(counts.get(`outpost.test/${op.id}`), 1, `${op.id} succeeded but is not in the ledger`);
+    for (const op of submitted.filter((o) => o.state === 'SUCCEEDED'))
+      assert.equal(counts.get(`outpost.test/${op.id}`), 1, `${op.id} succeeded but is not in the ledger`);
   }
 
-  const holder = async () => (await cluster.sql<{ gateway_id: string; agent_id: string; lease_epoch: string }>(
-    `select gateway_id, agent_id, lease_epoch::text from accounts where name = $1 and state = 'ACTIVE' and lease_expires_at > now()`, [ACCOUNT]))[0];
+  const holder = async () =>
+    (
+      await cluster.sql<{ gateway_id: string; agent_id: string; lease_epoch: string }>(
+        `select gateway_id, agent_id, lease_epoch::text from accounts where name = $1 and state = 'ACTIVE' and lease_expires_at > now()`,
+        [ACCOUNT],
+      )
+    )[0];
   const converged = () => waitForCacheToMatch(db, cluster.sandbox, ACCOUNT, { namespaces: ['demo'], timeoutMs: 30_000 });
 
   before(async () => {
@@ -109,7 +119,12 @@ describe('gateway replicas: failover of replicas and agents (3 gateway processes
       gatewayConfig: { cluster: { leaseSeconds: 3, standbyCheckIntervalSeconds: 0.2 }, operations: { agentWaitSeconds: 10 } },
     });
     db = await openDatabase(cluster.databaseUrl);
-    cluster.sandbox.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: LEDGER, namespace: 'demo', finalizers: ['outpost.test/base'] }, data: {} });
+    cluster.sandbox.store.create({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: LEDGER, namespace: 'demo', finalizers: ['outpost.test/base'] },
+      data: {},
+    });
     await cluster.startAgent('agent-1', { account: { name: ACCOUNT, namespaces: ['demo'] } });
     await eventually('agent-1 caching', async () => (await holder())?.agent_id === 'agent-1');
     await cluster.startAgent('agent-2', { account: { name: ACCOUNT, namespaces: ['demo'] } });
@@ -128,7 +143,9 @@ describe('gateway replicas: failover of replicas and agents (3 gateway processes
       });
     }
     const standby = await eventually('agent-2 standing by', async () => {
-      const rows = await cluster.sql<{ standby: string[] }>(`select standby from agent_sessions where agent_id = 'agent-2' and ended_at is null`);
+      const rows = await cluster.sql<{ standby: string[] }>(
+        `select standby from agent_sessions where agent_id = 'agent-2' and ended_at is null`,
+      );
       return rows.find((r) => r.standby.includes(ACCOUNT));
     });
     assert.ok(standby);
@@ -159,7 +176,12 @@ describe('gateway replicas: failover of replicas and agents (3 gateway processes
     // After the failover every operation succeeds.
     for (const gw of cluster.gatewayNames.filter((g) => g !== before_.gateway_id)) assert.equal((await append(gw)).state, 'SUCCEEDED');
     checkLedger();
-    cluster.sandbox.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after-replica-kill', namespace: 'demo' }, data: { a: '1' } });
+    cluster.sandbox.store.create({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'after-replica-kill', namespace: 'demo' },
+      data: { a: '1' },
+    });
     await converged();
     await cluster.restartGateway(before_.gateway_id);
   });
@@ -174,7 +196,12 @@ describe('gateway replicas: failover of replicas and agents (3 gateway processes
     });
     assert.ok(Number(after_.lease_epoch) > Number(before_.lease_epoch));
     await eventually('the promoted agent to log it', async () => /promoted to caching by the gateway/.test(cluster.logs(other)), 5000);
-    cluster.sandbox.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after-agent-kill', namespace: 'demo' }, data: { b: '2' } });
+    cluster.sandbox.store.create({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'after-agent-kill', namespace: 'demo' },
+      data: { b: '2' },
+    });
     for (const gw of cluster.gatewayNames) assert.equal((await append(gw)).state, 'SUCCEEDED');
     checkLedger();
     await converged();
@@ -184,12 +211,21 @@ describe('gateway replicas: failover of replicas and agents (3 gateway processes
   test('a replica paused (SIGSTOP) past its lease loses the account: the agent moves, and after SIGCONT the old replica writes nothing', async () => {
     const before_ = (await holder())!;
     await cluster.kill(before_.gateway_id, 'SIGSTOP');
-    const after_ = await eventually('the account owned by another replica', async () => {
-      const h = await holder();
-      return h && h.gateway_id !== before_.gateway_id ? h : undefined;
-    }, 30_000);
+    const after_ = await eventually(
+      'the account owned by another replica',
+      async () => {
+        const h = await holder();
+        return h && h.gateway_id !== before_.gateway_id ? h : undefined;
+      },
+      30_000,
+    );
     // Past the paused replica's lease (3 s) and then some, with changes flowing to the new owner.
-    cluster.sandbox.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'while-paused', namespace: 'demo' }, data: { c: '3' } });
+    cluster.sandbox.store.create({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'while-paused', namespace: 'demo' },
+      data: { c: '3' },
+    });
     await new Promise((r) => setTimeout(r, 3500));
     await cluster.kill(before_.gateway_id, 'SIGCONT');
     await new Promise((r) => setTimeout(r, 2000));
@@ -198,7 +234,12 @@ describe('gateway replicas: failover of replicas and agents (3 gateway processes
     assert.equal(now.lease_epoch, after_.lease_epoch, 'no claim since the takeover');
     for (const gw of cluster.gatewayNames) assert.equal((await append(gw)).state, 'SUCCEEDED');
     checkLedger();
-    cluster.sandbox.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after-resume', namespace: 'demo' }, data: { d: '4' } });
+    cluster.sandbox.store.create({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'after-resume', namespace: 'demo' },
+      data: { d: '4' },
+    });
     await converged();
   });
 

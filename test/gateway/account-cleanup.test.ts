@@ -14,7 +14,20 @@ import { createAccountCleanup } from '../../src/gateway/accounts/account-cleanup
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { testDrivers } from '../helpers/databases.js';
 import { rest } from './accounts-helpers.js';
-import { configMap, connectAgent, event, events, EventType, eventually, openAgentStream, startTestGateway, SyncPhase, syncMarker, type TestAgentStream, type TestGateway } from './helpers.js';
+import {
+  configMap,
+  connectAgent,
+  event,
+  events,
+  EventType,
+  eventually,
+  openAgentStream,
+  startTestGateway,
+  SyncPhase,
+  syncMarker,
+  type TestAgentStream,
+  type TestGateway,
+} from './helpers.js';
 
 const GRACE = 1;
 
@@ -23,7 +36,10 @@ for (const driver of testDrivers()) {
     let t: TestGateway;
     const streams: TestAgentStream[] = [];
     before(async () => {
-      t = await startTestGateway(driver, { agents: { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 30 }, accounts: { cleanupGraceSeconds: GRACE } });
+      t = await startTestGateway(driver, {
+        agents: { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 30 },
+        accounts: { cleanupGraceSeconds: GRACE },
+      });
     });
     after(async () => {
       for (const s of streams) s.abort();
@@ -124,7 +140,9 @@ for (const driver of testDrivers()) {
         );
       }
       // Back in service meanwhile: ACTIVE with an old timestamp is not removable.
-      await t.query(`insert into accounts (name, state, source, updated_at) values ('old-active', 'ACTIVE', 'agent', now() - interval '1 hour')`);
+      await t.query(
+        `insert into accounts (name, state, source, updated_at) values ('old-active', 'ACTIVE', 'agent', now() - interval '1 hour')`,
+      );
       const sweepers = Array.from({ length: 4 }, () =>
         createAccountCleanup({ database: t.gateway.database, graceSeconds: GRACE, intervalMs: 1000, logger: createSilentLogger() }),
       );

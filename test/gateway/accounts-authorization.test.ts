@@ -21,7 +21,12 @@ for (const driver of testDrivers()) {
     before(async () => {
       t = await startTestGateway(driver, {
         insecure: false,
-        auth: { tokens: [{ subject: 'team-a-agent', token: AGENT_TOKEN }, { subject: 'ops', token: ADMIN_TOKEN }] },
+        auth: {
+          tokens: [
+            { subject: 'team-a-agent', token: AGENT_TOKEN },
+            { subject: 'ops', token: ADMIN_TOKEN },
+          ],
+        },
         authorization: {
           rules: [
             { kind: 'token', subject: '^team-a-agent$', roles: ['agent'], accounts: ['team-a-*'] },
@@ -37,12 +42,15 @@ for (const driver of testDrivers()) {
     });
     const admin = { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } };
 
-    test('a name outside the identity\'s patterns is REFUSED with the reason and its row is untouched; admin actor is the token subject', async () => {
+    test("a name outside the identity's patterns is REFUSED with the reason and its row is untouched; admin actor is the token subject", async () => {
       const created = await rest(t, 'POST', '/armory/accounts', [{ name: 'team-b-db', kubeconfigFile: '/k' }], admin);
       assert.equal(created.status, 201, JSON.stringify(created.body));
       const rowBefore = JSON.stringify(await t.query(`select * from accounts where name = 'team-b-db'`));
       const transitions = await t.query<{ actor: string }>(`select actor from account_transitions where account = 'team-b-db'`);
-      assert.deepEqual(transitions.map((r) => r.actor), ['admin:ops']);
+      assert.deepEqual(
+        transitions.map((r) => r.actor),
+        ['admin:ops'],
+      );
 
       const s = openAgentStream(t.gateway.grpcUrl, { bearer: AGENT_TOKEN });
       streams.push(s);
@@ -57,36 +65,70 @@ for (const driver of testDrivers()) {
       );
       assert.equal(welcome.accounts[1]!.reason, 'agent identity team-a-agent may not register account team-b-db');
       assert.equal(welcome.accounts[2]!.reason, 'agent identity team-a-agent may not register account team-b-new');
-      assert.equal(JSON.stringify(await t.query(`select * from accounts where name = 'team-b-db'`)), rowBefore, 'the refused claim touched the row');
+      assert.equal(
+        JSON.stringify(await t.query(`select * from accounts where name = 'team-b-db'`)),
+        rowBefore,
+        'the refused claim touched the row',
+      );
       assert.equal((await t.query(`select 1 from accounts where name = 'team-b-new'`)).length, 0);
       assert.equal((await t.query(`select 1 from account_transitions where account = 'team-b-new'`)).length, 0);
 
       s.send(accountsChanged(1, [accountInfo('team-b-later'), accountInfo('team-a-later')]));
       const verdicts = await nextOf(s, 'verdicts');
-      assert.deepEqual(verdicts.accounts.map((a) => [a.account, Verdict[a.verdict]]), [
-        ['team-b-later', 'REFUSED'],
-        ['team-a-later', 'CACHING'],
-      ]);
+      assert.deepEqual(
+        verdicts.accounts.map((a) => [a.account, Verdict[a.verdict]]),
+        [
+          ['team-b-later', 'REFUSED'],
+          ['team-a-later', 'CACHING'],
+        ],
+      );
       assert.match(verdicts.accounts[0]!.reason, /may not register account team-b-later/);
       assert.equal((await t.query(`select 1 from accounts where name = 'team-b-later'`)).length, 0);
     });
 
     test('dynamic account definitions reach only agents whose identity may register the name (at the Welcome and when pushed)', async () => {
-      const defined = await rest(t, 'PUT', '/armory/accounts/dynamic', [{ name: 'team-a-dyn', kubeconfigFile: '/k/team-a-dyn' }, { name: 'team-b-dyn', kubeconfigFile: '/k/team-b-dyn' }], admin);
+      const defined = await rest(
+        t,
+        'PUT',
+        '/armory/accounts/dynamic',
+        [
+          { name: 'team-a-dyn', kubeconfigFile: '/k/team-a-dyn' },
+          { name: 'team-b-dyn', kubeconfigFile: '/k/team-b-dyn' },
+        ],
+        admin,
+      );
       assert.equal(defined.status, 200, JSON.stringify(defined.body));
       const s = openAgentStream(t.gateway.grpcUrl, { bearer: AGENT_TOKEN });
       streams.push(s);
       await connectAgent(s, 'agent-team-a-dyn', [{ name: 'team-a-own' }]);
-      const pushed = () => s.received.filter((m) => m.message.case === 'accountCommand').map((m) => (m.message.value as { account?: { name: string } }).account?.name);
+      const pushed = () =>
+        s.received
+          .filter((m) => m.message.case === 'accountCommand')
+          .map((m) => (m.message.value as { account?: { name: string } }).account?.name);
       await eventually(async () => pushed().includes('team-a-dyn'));
-      const later = await rest(t, 'PUT', '/armory/accounts/dynamic', [{ name: 'team-b-dyn2', kubeconfigFile: '/k/b2' }, { name: 'team-a-dyn2', kubeconfigFile: '/k/a2' }], admin);
+      const later = await rest(
+        t,
+        'PUT',
+        '/armory/accounts/dynamic',
+        [
+          { name: 'team-b-dyn2', kubeconfigFile: '/k/b2' },
+          { name: 'team-a-dyn2', kubeconfigFile: '/k/a2' },
+        ],
+        admin,
+      );
       assert.equal(later.status, 200, JSON.stringify(later.body));
       await eventually(async () => pushed().includes('team-a-dyn2'));
-      assert.deepEqual(pushed().filter((n) => n?.startsWith('team-b')), [], 'no team-b definition was shown to the team-a agent');
+      assert.deepEqual(
+        pushed().filter((n) => n?.startsWith('team-b')),
+        [],
+        'no team-b definition was shown to the team-a agent',
+      );
     });
 
-    test('the agent identity cannot manage accounts; the admin\'s changes are recorded under its subject', async () => {
-      const denied = await rest(t, 'PATCH', '/armory/accounts', [{ name: 'team-b-db', state: 'ACTIVE' }], { headers: { Authorization: `Bearer ${AGENT_TOKEN}` } });
+    test("the agent identity cannot manage accounts; the admin's changes are recorded under its subject", async () => {
+      const denied = await rest(t, 'PATCH', '/armory/accounts', [{ name: 'team-b-db', state: 'ACTIVE' }], {
+        headers: { Authorization: `Bearer ${AGENT_TOKEN}` },
+      });
       assert.ok(denied.status === 403, `agent token on an admin route → ${denied.status}`);
       const ok = await rest(t, 'PATCH', '/armory/accounts', [{ name: 'team-b-db', state: 'ACTIVE' }], admin);
       assert.equal(ok.status, 200, JSON.stringify(ok.body));

@@ -10,7 +10,19 @@ import { createGrpcTransport } from '@connectrpc/connect-node';
 import { AccountService } from '../../src/gen/outpost/api/v1/account_service_pb.js';
 import { testDrivers } from '../helpers/databases.js';
 import { rest, snapshot } from './accounts-helpers.js';
-import { Code, ConnectError, configMap, connectAgent, event, events, EventType, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from './helpers.js';
+import {
+  Code,
+  ConnectError,
+  configMap,
+  connectAgent,
+  event,
+  events,
+  EventType,
+  openAgentStream,
+  startTestGateway,
+  type TestAgentStream,
+  type TestGateway,
+} from './helpers.js';
 
 const MAX_BODY = 4096;
 const SQL_NAME = "a'; drop table accounts; --";
@@ -52,7 +64,13 @@ const BAD_STATE_CHANGES: [string, unknown][] = [
   ['state as number', [{ name: 'seed-dyn', state: 1 }]],
   ['zoneId as number', [{ name: 'seed-dyn', state: 'ACTIVE', zoneId: 5 }]],
   ['SQL in name', [{ name: SQL_NAME, state: 'ACTIVE' }]],
-  ['duplicate names', [{ name: 'seed-dyn', state: 'ACTIVE' }, { name: 'seed-dyn', state: 'INACTIVE' }]],
+  [
+    'duplicate names',
+    [
+      { name: 'seed-dyn', state: 'ACTIVE' },
+      { name: 'seed-dyn', state: 'INACTIVE' },
+    ],
+  ],
   ['unknown key', [{ name: 'seed-dyn', state: 'ACTIVE', force: true }]],
 ];
 
@@ -86,7 +104,14 @@ for (const driver of testDrivers()) {
       await t?.close();
     });
 
-    const expect4xx = async (what: string, method: string, path: string, body: unknown, status: number, opts: { raw?: boolean; headers?: Record<string, string> } = {}) => {
+    const expect4xx = async (
+      what: string,
+      method: string,
+      path: string,
+      body: unknown,
+      status: number,
+      opts: { raw?: boolean; headers?: Record<string, string> } = {},
+    ) => {
       const res = await rest(t, method, path, body, opts);
       assert.equal(res.status, status, `${what}: ${method} ${path} → ${res.status} ${JSON.stringify(res.body)}`);
       assert.match(res.contentType, /application\/json/, what);
@@ -103,7 +128,10 @@ for (const driver of testDrivers()) {
     ] as const) {
       test(`${method} ${path}: bad definitions → 400, wrong content type → 415, bad JSON → 400, huge body → 413`, async () => {
         for (const [what, body] of BAD_DEFINITIONS) await expect4xx(what, method, path, body, 400);
-        await expect4xx('text/plain', method, path, JSON.stringify([{ name: 'x' }]), 415, { raw: true, headers: { 'Content-Type': 'text/plain' } });
+        await expect4xx('text/plain', method, path, JSON.stringify([{ name: 'x' }]), 415, {
+          raw: true,
+          headers: { 'Content-Type': 'text/plain' },
+        });
         await expect4xx('no content type', method, path, undefined, 415);
         await expect4xx('broken JSON', method, path, '[{"name": "x"', 400, { raw: true });
         await expect4xx('empty body', method, path, '', 400, { raw: true });
@@ -132,7 +160,10 @@ for (const driver of testDrivers()) {
 
     test('PATCH /armory/accounts: bad state changes → 400; unknown names → 404 listing them', async () => {
       for (const [what, body] of BAD_STATE_CHANGES) await expect4xx(what, 'PATCH', '/armory/accounts', body, 400);
-      const res = await rest(t, 'PATCH', '/armory/accounts', [{ name: 'seed-dyn', state: 'ACTIVE' }, { name: 'ghost', state: 'ACTIVE' }]);
+      const res = await rest(t, 'PATCH', '/armory/accounts', [
+        { name: 'seed-dyn', state: 'ACTIVE' },
+        { name: 'ghost', state: 'ACTIVE' },
+      ]);
       assert.equal(res.status, 404);
       assert.deepEqual(res.body.unknown, ['ghost']);
       assert.equal(await snapshot(t), before_);
@@ -187,13 +218,29 @@ for (const driver of testDrivers()) {
       await expectCode('create: no definition', client.createAccounts({ accounts: [{ zoneId: 'z' }] }), Code.InvalidArgument);
       await expectCode('create: SQL name', client.createAccounts({ accounts: [spec(SQL_NAME)] }), Code.InvalidArgument);
       await expectCode('create: duplicate in request', client.createAccounts({ accounts: [spec('n1'), spec('n1')] }), Code.InvalidArgument);
-      await expectCode('create: bad kind', client.createAccounts({ accounts: [spec('n1', { kinds: ['bad kind'] })] }), Code.InvalidArgument);
-      await expectCode('create: NUL in a property (hostile-input regression)', client.createAccounts({ accounts: [spec('n1', { properties: { team: 'a\u0000b' } })] }), Code.InvalidArgument);
+      await expectCode(
+        'create: bad kind',
+        client.createAccounts({ accounts: [spec('n1', { kinds: ['bad kind'] })] }),
+        Code.InvalidArgument,
+      );
+      await expectCode(
+        'create: NUL in a property (hostile-input regression)',
+        client.createAccounts({ accounts: [spec('n1', { properties: { team: 'a\u0000b' } })] }),
+        Code.InvalidArgument,
+      );
       await expectCode('create: existing', client.createAccounts({ accounts: [spec('n1'), spec('seed-dyn')] }), Code.AlreadyExists);
       await expectCode('put: agent account', client.putDynamicAccounts({ accounts: [spec('seed-agent')] }), Code.FailedPrecondition);
       await expectCode('states: empty', client.setAccountStates({ accounts: [] }), Code.InvalidArgument);
-      await expectCode('states: unknown state', client.setAccountStates({ accounts: [{ name: 'seed-dyn', state: 'PAUSED' }] }), Code.InvalidArgument);
-      await expectCode('states: unknown account', client.setAccountStates({ accounts: [{ name: 'ghost', state: 'ACTIVE' }] }), Code.NotFound);
+      await expectCode(
+        'states: unknown state',
+        client.setAccountStates({ accounts: [{ name: 'seed-dyn', state: 'PAUSED' }] }),
+        Code.InvalidArgument,
+      );
+      await expectCode(
+        'states: unknown account',
+        client.setAccountStates({ accounts: [{ name: 'ghost', state: 'ACTIVE' }] }),
+        Code.NotFound,
+      );
       await expectCode('delete: empty', client.deleteAccounts({ names: [] }), Code.InvalidArgument);
       await expectCode('delete: quote', client.deleteAccounts({ names: [QUOTED] }), Code.InvalidArgument);
       await expectCode('delete: unknown', client.deleteAccounts({ names: ['ghost'] }), Code.NotFound);

@@ -73,7 +73,10 @@ for (const driver of testDrivers()) {
       );
 
       // No release while the first cluster streams it.
-      await assert.rejects(client.releaseBinding({ name: 'shared' }), (e: unknown) => e instanceof ConnectError && e.code === Code.FailedPrecondition);
+      await assert.rejects(
+        client.releaseBinding({ name: 'shared' }),
+        (e: unknown) => e instanceof ConnectError && e.code === Code.FailedPrecondition,
+      );
       assert.equal((await rest(t, 'DELETE', '/armory/accounts/shared/binding')).status, 409);
       second.end();
       await second.ended;
@@ -85,7 +88,7 @@ for (const driver of testDrivers()) {
       assert.equal(released.status, 200, JSON.stringify(released.body));
       assert.equal(released.body.apiHost ?? '', '');
       assert.equal(released.body.refusedClaim, undefined);
-      assert.equal((await t.query(`select 1 from objects where account = 'shared'`)).length, 0, 'the first cluster\'s objects are gone');
+      assert.equal((await t.query(`select 1 from objects where account = 'shared'`)).length, 0, "the first cluster's objects are gone");
       assert.equal((await t.query(`select 1 from watch_states where account = 'shared'`)).length, 0);
 
       const again = openAgentStream(t.gateway.grpcUrl);
@@ -98,33 +101,51 @@ for (const driver of testDrivers()) {
     test('AccountService round trip: create, page, activate, get with transitions, put (upsert), delete', async () => {
       const spec = (name: string, zoneId = '') => ({ definition: { name, kubeconfigFile: `/k/${name}`, namespaces: ['default'] }, zoneId });
       const created = await client.createAccounts({ accounts: [spec('rpc-a', 'z9'), spec('rpc-b')] });
-      assert.deepEqual(created.accounts.map((a) => [a.name, a.state, a.source, a.zoneId]), [
-        ['rpc-a', 'INACTIVE', 'dynamic', 'z9'],
-        ['rpc-b', 'INACTIVE', 'dynamic', ''],
-      ]);
-      await assert.rejects(client.createAccounts({ accounts: [spec('rpc-a')] }), (e: unknown) => e instanceof ConnectError && e.code === Code.AlreadyExists);
+      assert.deepEqual(
+        created.accounts.map((a) => [a.name, a.state, a.source, a.zoneId]),
+        [
+          ['rpc-a', 'INACTIVE', 'dynamic', 'z9'],
+          ['rpc-b', 'INACTIVE', 'dynamic', ''],
+        ],
+      );
+      await assert.rejects(
+        client.createAccounts({ accounts: [spec('rpc-a')] }),
+        (e: unknown) => e instanceof ConnectError && e.code === Code.AlreadyExists,
+      );
 
       const page = await client.listAccounts({ page: 2, limit: 1 });
       assert.equal(page.total, 3, 'rpc-a, rpc-b, shared');
-      assert.deepEqual(page.accounts.map((a) => a.name), ['rpc-b']);
+      assert.deepEqual(
+        page.accounts.map((a) => a.name),
+        ['rpc-b'],
+      );
 
       const activated = await client.setAccountStates({ accounts: [{ name: 'rpc-a', state: 'ACTIVE' }] });
       assert.equal(activated.accounts[0]?.state, 'ACTIVATING');
       const got = await client.getAccount({ name: 'rpc-a' });
       assert.equal(got.account?.definition?.kubeconfigFile, '/k/rpc-a');
-      assert.deepEqual(got.transitions.map((x) => [x.fromState, x.toState, x.actor]), [
-        ['INACTIVE', 'ACTIVATING', 'admin:anonymous'],
-        ['', 'INACTIVE', 'admin:anonymous'],
-      ]);
+      assert.deepEqual(
+        got.transitions.map((x) => [x.fromState, x.toState, x.actor]),
+        [
+          ['INACTIVE', 'ACTIVATING', 'admin:anonymous'],
+          ['', 'INACTIVE', 'admin:anonymous'],
+        ],
+      );
 
       const put = await client.putDynamicAccounts({ accounts: [spec('rpc-b', 'z9'), spec('rpc-c')] });
-      assert.deepEqual(put.accounts.map((a) => [a.name, a.state]), [
-        ['rpc-b', 'ACTIVATING'],
-        ['rpc-c', 'ACTIVATING'],
-      ]);
+      assert.deepEqual(
+        put.accounts.map((a) => [a.name, a.state]),
+        [
+          ['rpc-b', 'ACTIVATING'],
+          ['rpc-c', 'ACTIVATING'],
+        ],
+      );
       const deleted = await client.deleteAccounts({ names: ['rpc-a', 'rpc-b', 'rpc-c'] });
       assert.deepEqual(deleted.deleted, ['rpc-a', 'rpc-b', 'rpc-c']);
-      assert.deepEqual((await client.listAccounts({})).accounts.map((a) => a.name), ['shared']);
+      assert.deepEqual(
+        (await client.listAccounts({})).accounts.map((a) => a.name),
+        ['shared'],
+      );
     });
   });
 }

@@ -14,7 +14,19 @@ import { createSilentLogger } from '../../src/shared/logger.js';
 import { testDrivers } from '../helpers/databases.js';
 import { rest } from './accounts-helpers.js';
 import { AGENT_A, AGENT_B, CLUSTER, IDENTITY_GATEWAY, READER, verdictsFor } from './identity-binding-helpers.js';
-import { Code, configMap, connectAgent, event, events, EventType, eventually, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from './helpers.js';
+import {
+  Code,
+  configMap,
+  connectAgent,
+  event,
+  events,
+  EventType,
+  eventually,
+  openAgentStream,
+  startTestGateway,
+  type TestAgentStream,
+  type TestGateway,
+} from './helpers.js';
 
 for (const driver of testDrivers()) {
   describe(`account names bound to the claiming identity (${driver})`, { concurrency: false }, () => {
@@ -35,7 +47,11 @@ for (const driver of testDrivers()) {
     const objectNames = async (account: string) =>
       (await t.query<{ name: string }>(`select name from objects where account = '${account}' order by name`)).map((r) => r.name);
     const row = async (account: string) =>
-      (await t.query<{ state: string; session_id: string; bound_identity: string }>(`select state, session_id, bound_identity from accounts where name = '${account}'`))[0]!;
+      (
+        await t.query<{ state: string; session_id: string; bound_identity: string }>(
+          `select state, session_id, bound_identity from accounts where name = '${account}'`,
+        )
+      )[0]!;
 
     test('another identity reporting the same cluster is REFUSED, never STANDBY or promoted; its events never land; the owner resumes', async () => {
       const a = open(AGENT_A);
@@ -50,17 +66,15 @@ for (const driver of testDrivers()) {
       assert.equal((await connectAgent(canary, 'agent-b-canary', [{ name: 'cluster-9' }])).accounts[0]!.verdict, Verdict.CACHING);
 
       const b = open(AGENT_B);
-      const wb = await connectAgent(b, 'agent-b', [
-        { name: 'cluster-1', ...CLUSTER },
-        { name: 'cluster-9' },
-      ]);
+      const wb = await connectAgent(b, 'agent-b', [{ name: 'cluster-1', ...CLUSTER }, { name: 'cluster-9' }]);
       const [claim, standby] = wb.accounts;
       assert.equal(claim!.verdict, Verdict.REFUSED, `expected REFUSED, got ${Verdict[claim!.verdict]}: ${claim!.reason}`);
       assert.match(claim!.reason, /bound to agent identity token:agent-a; this stream authenticated as token:agent-b/);
       assert.equal(standby!.verdict, Verdict.STANDBY, 'the same identity still stands by');
       assert.equal((await row('cluster-1')).bound_identity, 'token:agent-a');
 
-      const listed = (await rest(t, 'GET', '/armory/accounts/cluster-1', undefined, { headers: { authorization: `Bearer ${READER}` } })).body;
+      const listed = (await rest(t, 'GET', '/armory/accounts/cluster-1', undefined, { headers: { authorization: `Bearer ${READER}` } }))
+        .body;
       assert.equal(listed.state, 'ACTIVE');
       assert.equal(listed.boundIdentity, 'token:agent-a');
       assert.equal(listed.refusedClaim?.agentId, 'agent-b');
@@ -108,7 +122,11 @@ for (const driver of testDrivers()) {
       assert.deepEqual([...(await store.activate(session('token:agent-a', 's-a'), [info], lease)).keys()], ['cluster-db']);
       await store.deactivate('s-a', ['cluster-db']);
       assert.equal((await store.activate(session('token:agent-b', 's-b'), [info], lease)).size, 0, 'another identity: not claimed');
-      assert.equal((await store.activate(session('jwt:agent-a', 's-j'), [info], lease)).size, 0, 'same subject, other method: another identity');
+      assert.equal(
+        (await store.activate(session('jwt:agent-a', 's-j'), [info], lease)).size,
+        0,
+        'same subject, other method: another identity',
+      );
       assert.deepEqual([...(await store.activate(session('token:agent-a', 's-a2'), [info], lease)).keys()], ['cluster-db']);
       assert.equal((await row('cluster-db')).session_id, 's-a2');
       await store.deactivate('s-a2', ['cluster-db']);
@@ -120,7 +138,9 @@ for (const driver of testDrivers()) {
     });
 
     test('a row left unbound (from before identity binding) binds at its next claim', async () => {
-      await t.query(`insert into accounts (name, state, api_host, ca_fingerprint) values ('cluster-legacy', 'INACTIVE', '${CLUSTER.apiHost}', '${CLUSTER.caFingerprint}')`);
+      await t.query(
+        `insert into accounts (name, state, api_host, ca_fingerprint) values ('cluster-legacy', 'INACTIVE', '${CLUSTER.apiHost}', '${CLUSTER.caFingerprint}')`,
+      );
       const b = open(AGENT_B);
       assert.equal((await connectAgent(b, 'agent-b', [{ name: 'cluster-legacy', ...CLUSTER }])).accounts[0]!.verdict, Verdict.CACHING);
       assert.equal((await row('cluster-legacy')).bound_identity, 'token:agent-b');
@@ -132,7 +152,10 @@ for (const driver of testDrivers()) {
   });
 }
 
-describe('identity binding across replicas (postgres)', { skip: testDrivers().includes('postgres') ? false : 'needs OUTPOST_TEST_POSTGRES', concurrency: false }, () => {
+describe('identity binding across replicas (postgres)', {
+  skip: testDrivers().includes('postgres') ? false : 'needs OUTPOST_TEST_POSTGRES',
+  concurrency: false,
+}, () => {
   let a: TestGateway;
   let b: RunningGateway;
   const streams: TestAgentStream[] = [];
@@ -163,7 +186,11 @@ describe('identity binding across replicas (postgres)', { skip: testDrivers().in
           : [connectAgent(sb, 'agent-b', [{ name, ...CLUSTER }]), connectAgent(sa, 'agent-a', [{ name, ...CLUSTER }])].reverse(),
       );
       const verdicts = [wa!.accounts[0]!.verdict, wb!.accounts[0]!.verdict];
-      assert.deepEqual([...verdicts].sort(), [Verdict.CACHING, Verdict.REFUSED].sort(), `${name}: ${verdicts.map((v) => Verdict[v]).join(', ')}`);
+      assert.deepEqual(
+        [...verdicts].sort(),
+        [Verdict.CACHING, Verdict.REFUSED].sort(),
+        `${name}: ${verdicts.map((v) => Verdict[v]).join(', ')}`,
+      );
       const winner = verdicts[0] === Verdict.CACHING ? 'token:agent-a' : 'token:agent-b';
       const [row] = await a.query<{ bound_identity: string }>(`select bound_identity from accounts where name = '${name}'`);
       assert.equal(row!.bound_identity, winner);
@@ -185,7 +212,8 @@ describe('identity binding across replicas (postgres)', { skip: testDrivers().in
     const again = openAgentStream(b.grpcUrl, { bearer: AGENT_A });
     streams.push(again);
     const w = await connectAgent(again, 'agent-a', [{ name: 'cluster-remote', ...CLUSTER }]);
-    if (w.accounts[0]!.verdict !== Verdict.CACHING) await eventually(async () => verdictsFor(again, 'cluster-remote').includes(Verdict.CACHING), 15_000);
+    if (w.accounts[0]!.verdict !== Verdict.CACHING)
+      await eventually(async () => verdictsFor(again, 'cluster-remote').includes(Verdict.CACHING), 15_000);
     assert.deepEqual(verdictsFor(sb, 'cluster-remote'), [Verdict.REFUSED]);
     for (const s of [sb, again]) s.end();
     await Promise.all([sb.ended, again.ended]);

@@ -13,7 +13,20 @@ import { AccountService } from '../../src/gen/outpost/api/v1/account_service_pb.
 import { testDrivers } from '../helpers/databases.js';
 import { rest } from './accounts-helpers.js';
 import { ADMIN, AGENT_A, AGENT_B, CLUSTER, IDENTITY_GATEWAY, READER, WRITER, verdictsFor } from './identity-binding-helpers.js';
-import { Code, ConnectError, configMap, connectAgent, event, events, EventType, eventually, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from './helpers.js';
+import {
+  Code,
+  ConnectError,
+  configMap,
+  connectAgent,
+  event,
+  events,
+  EventType,
+  eventually,
+  openAgentStream,
+  startTestGateway,
+  type TestAgentStream,
+  type TestGateway,
+} from './helpers.js';
 
 for (const driver of testDrivers()) {
   describe(`admin rebinding of account identities (${driver})`, { concurrency: false }, () => {
@@ -70,7 +83,15 @@ for (const driver of testDrivers()) {
         assert.equal(typeof res.body.error, 'string');
         assert.equal(typeof res.body.message, 'string');
       }
-      assert.equal((await rest(t, 'PUT', '/armory/accounts/cluster-r/binding', 'not json', { raw: true, headers: { authorization: `Bearer ${ADMIN}` } })).status, 400);
+      assert.equal(
+        (
+          await rest(t, 'PUT', '/armory/accounts/cluster-r/binding', 'not json', {
+            raw: true,
+            headers: { authorization: `Bearer ${ADMIN}` },
+          })
+        ).status,
+        400,
+      );
       assert.deepEqual(await snapshot(), rows, 'refused requests change nothing');
       assert.deepEqual(await transitions(), history);
 
@@ -95,7 +116,9 @@ for (const driver of testDrivers()) {
       await b.waitForAck(1);
       a.send(events(2, [event('cluster-r', EventType.ADDED, configMap('late-from-a', 3))]));
       await a.waitForAck(2);
-      const names = (await t.query<{ name: string }>(`select name from objects where account = 'cluster-r' order by name`)).map((r) => r.name);
+      const names = (await t.query<{ name: string }>(`select name from objects where account = 'cluster-r' order by name`)).map(
+        (r) => r.name,
+      );
       assert.deepEqual(names, ['from-a', 'from-b'], 'the cache is kept; the old identity writes nothing more');
 
       // Rebinding to the same identity is a no-op (nothing recorded).
@@ -118,7 +141,10 @@ for (const driver of testDrivers()) {
       const history = await transitions();
       const code = (c: Code) => (e: unknown) => e instanceof ConnectError && e.code === c;
       for (const token of [READER, WRITER, AGENT_A, AGENT_B]) {
-        await assert.rejects(client.rebindAccount({ name: 'cluster-q', identity: 'token:agent-a' }, as(token)), code(Code.PermissionDenied));
+        await assert.rejects(
+          client.rebindAccount({ name: 'cluster-q', identity: 'token:agent-a' }, as(token)),
+          code(Code.PermissionDenied),
+        );
       }
       await assert.rejects(client.rebindAccount({ name: 'cluster-q', identity: '' }, as(ADMIN)), code(Code.InvalidArgument));
       await assert.rejects(client.rebindAccount({ name: 'cluster-q', identity: 'nobody' }, as(ADMIN)), code(Code.InvalidArgument));

@@ -7,7 +7,18 @@ import { after, before, describe, test } from 'node:test';
 import { AccountAction, Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { testDrivers } from '../helpers/databases.js';
 import { accountInfo, accountsChanged, nextOf, rest, transitionsOf } from './accounts-helpers.js';
-import { configMap, connectAgent, event, events, EventType, eventually, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from './helpers.js';
+import {
+  configMap,
+  connectAgent,
+  event,
+  events,
+  EventType,
+  eventually,
+  openAgentStream,
+  startTestGateway,
+  type TestAgentStream,
+  type TestGateway,
+} from './helpers.js';
 
 for (const driver of testDrivers()) {
   describe(`account management over REST (${driver})`, { concurrency: false }, () => {
@@ -33,10 +44,13 @@ for (const driver of testDrivers()) {
         { name: 'def-b', serviceAccount: true, customResourceDefinitions: [{ kind: 'Widget.example.com', scope: 'Namespaced' }] },
       ]);
       assert.equal(created.status, 201, JSON.stringify(created.body));
-      assert.deepEqual(created.body.items.map((a: any) => [a.name, a.state, a.source, a.zoneId ?? '']), [
-        ['def-a', 'INACTIVE', 'dynamic', 'z1'],
-        ['def-b', 'INACTIVE', 'dynamic', ''],
-      ]);
+      assert.deepEqual(
+        created.body.items.map((a: any) => [a.name, a.state, a.source, a.zoneId ?? '']),
+        [
+          ['def-a', 'INACTIVE', 'dynamic', 'z1'],
+          ['def-b', 'INACTIVE', 'dynamic', ''],
+        ],
+      );
       assert.equal(created.body.items[0].definition.kubeconfigFile, '/k/a');
       assert.deepEqual(created.body.items[1].definition.customResources, [{ kind: 'Widget.example.com', scope: 'Namespaced' }]);
 
@@ -51,14 +65,23 @@ for (const driver of testDrivers()) {
       assert.equal(page1.body.page, 1);
       assert.equal(page1.body.limit, 1);
       assert.equal(page1.body.total, 2);
-      assert.deepEqual(page1.body.items.map((a: any) => a.name), ['def-a']);
+      assert.deepEqual(
+        page1.body.items.map((a: any) => a.name),
+        ['def-a'],
+      );
       const page2 = await rest(t, 'GET', '/armory/accounts?page=2&limit=1');
-      assert.deepEqual(page2.body.items.map((a: any) => a.name), ['def-b']);
+      assert.deepEqual(
+        page2.body.items.map((a: any) => a.name),
+        ['def-b'],
+      );
 
       const one = await rest(t, 'GET', '/armory/accounts/def-a');
       assert.equal(one.status, 200);
       assert.equal(one.body.name, 'def-a');
-      assert.deepEqual(one.body.transitions.map((x: any) => [x.fromState ?? '', x.toState, x.actor]), [['', 'INACTIVE', 'admin:anonymous']]);
+      assert.deepEqual(
+        one.body.transitions.map((x: any) => [x.fromState ?? '', x.toState, x.actor]),
+        [['', 'INACTIVE', 'admin:anonymous']],
+      );
       assert.equal((await rest(t, 'GET', '/armory/accounts/nope')).status, 404);
     });
 
@@ -91,7 +114,13 @@ for (const driver of testDrivers()) {
       assert.equal(remove.account?.name, 'def-b');
       inZone.send(accountsChanged(2, [], ['def-b']));
       await eventually(async () => (await rest(t, 'GET', '/armory/accounts/def-b')).body.state === 'INACTIVE');
-      assert.deepEqual(await transitionsOf(t, 'def-b'), ['(new)→INACTIVE', 'INACTIVE→ACTIVATING', 'ACTIVATING→ACTIVE', 'ACTIVE→DEACTIVATING', 'DEACTIVATING→INACTIVE']);
+      assert.deepEqual(await transitionsOf(t, 'def-b'), [
+        '(new)→INACTIVE',
+        'INACTIVE→ACTIVATING',
+        'ACTIVATING→ACTIVE',
+        'ACTIVE→DEACTIVATING',
+        'DEACTIVATING→INACTIVE',
+      ]);
     });
 
     test('an account no agent takes becomes FAILED after activationTimeoutSeconds', async () => {
@@ -105,7 +134,10 @@ for (const driver of testDrivers()) {
     });
 
     test('an agent that connects later gets the ADD of the dynamic accounts of its zone after its Welcome', async () => {
-      assert.equal((await rest(t, 'PUT', '/armory/accounts/dynamic', [{ name: 'for-test-zone', kubeconfigFile: '/k', zoneId: 'test' }])).status, 200);
+      assert.equal(
+        (await rest(t, 'PUT', '/armory/accounts/dynamic', [{ name: 'for-test-zone', kubeconfigFile: '/k', zoneId: 'test' }])).status,
+        200,
+      );
       assert.equal((await rest(t, 'PUT', '/armory/accounts/dynamic', [{ name: 'for-all-zones', kubeconfigFile: '/k' }])).status, 200);
       const late = open();
       await connectAgent(late, 'agent-late', []);
@@ -172,7 +204,12 @@ for (const driver of testDrivers()) {
       assert.equal(on.status, 200);
       const c = open();
       assert.equal((await connectAgent(c, 'agent-cfg', [{ name: 'cfg-acc' }])).accounts[0]?.verdict, Verdict.CACHING);
-      assert.deepEqual(await transitionsOf(t, 'cfg-acc'), ['(new)→ACTIVE', 'ACTIVE→TO_DEACTIVATE', 'TO_DEACTIVATE→INACTIVE', 'INACTIVE→ACTIVE']);
+      assert.deepEqual(await transitionsOf(t, 'cfg-acc'), [
+        '(new)→ACTIVE',
+        'ACTIVE→TO_DEACTIVATE',
+        'TO_DEACTIVATE→INACTIVE',
+        'INACTIVE→ACTIVE',
+      ]);
       const del = await rest(t, 'DELETE', '/armory/accounts/cfg-acc');
       assert.equal(del.status, 409, 'an account streamed from an agent configuration cannot be deleted');
       c.end();
@@ -187,7 +224,9 @@ for (const driver of testDrivers()) {
       a.end();
       await a.ended;
       await eventually(async () => (await rest(t, 'GET', '/armory/accounts/gone')).body.state === 'INACTIVE');
-      await t.query(`insert into watch_states (account, api_version, kind, watch_namespace, resource_version) values ('gone', 'v1', 'ConfigMap', 'extra', '5')`);
+      await t.query(
+        `insert into watch_states (account, api_version, kind, watch_namespace, resource_version) values ('gone', 'v1', 'ConfigMap', 'extra', '5')`,
+      );
 
       const bad = await rest(t, 'DELETE', '/armory/accounts', ['gone', 'ghost']);
       assert.equal(bad.status, 404);
@@ -197,7 +236,8 @@ for (const driver of testDrivers()) {
       const ok = await rest(t, 'DELETE', '/armory/accounts', ['gone', 'def-a']);
       assert.equal(ok.status, 200);
       assert.deepEqual(ok.body.deleted, ['gone', 'def-a']);
-      for (const table of ['objects', 'watch_states']) assert.equal((await t.query(`select 1 from ${table} where account in ('gone', 'def-a')`)).length, 0, table);
+      for (const table of ['objects', 'watch_states'])
+        assert.equal((await t.query(`select 1 from ${table} where account in ('gone', 'def-a')`)).length, 0, table);
       assert.equal((await t.query(`select 1 from accounts where name in ('gone', 'def-a')`)).length, 0);
       assert.deepEqual((await transitionsOf(t, 'gone')).at(-1), 'INACTIVE→DELETING');
 
@@ -234,8 +274,12 @@ for (const driver of testDrivers()) {
 
     test('a delete the database refuses leaves the account DELETE_FAILED with a reason; deleting again succeeds', async () => {
       await rest(t, 'POST', '/armory/accounts', [{ name: 'stuck' }]);
-      await t.query(`create function refuse_stuck() returns trigger language plpgsql as $$ begin raise exception 'refused by test trigger'; end $$`);
-      await t.query(`create trigger refuse_stuck before delete on accounts for each row when (old.name = 'stuck') execute function refuse_stuck()`);
+      await t.query(
+        `create function refuse_stuck() returns trigger language plpgsql as $$ begin raise exception 'refused by test trigger'; end $$`,
+      );
+      await t.query(
+        `create trigger refuse_stuck before delete on accounts for each row when (old.name = 'stuck') execute function refuse_stuck()`,
+      );
       const failed = await rest(t, 'DELETE', '/armory/accounts/stuck');
       assert.equal(failed.status, 500);
       assert.deepEqual(failed.body, { error: 'internal', message: 'internal error' });

@@ -79,7 +79,11 @@ for (const driver of testDrivers()) {
     const account = async (name: string) =>
       (await t.query<{ state: string; session_id: string }>(`select state, session_id from accounts where name = '${name}'`))[0];
     const session = async (id: string) =>
-      (await t.query<{ caching: string[]; standby: string[]; refused: string[] }>(`select caching, standby, refused from agent_sessions where id = '${id}'`))[0];
+      (
+        await t.query<{ caching: string[]; standby: string[]; refused: string[] }>(
+          `select caching, standby, refused from agent_sessions where id = '${id}'`,
+        )
+      )[0];
     const objectNames = async (acc: string) =>
       (await t.query<{ name: string }>(`select name from objects where account = '${acc}' order by name`)).map((r) => r.name);
 
@@ -95,7 +99,13 @@ for (const driver of testDrivers()) {
       s.send(changed(7, [], [info('beta'), info('gamma')]));
       const v = await verdictsOf(s);
       assert.equal(v.changeId, 7n);
-      assert.deepEqual(v.accounts.map((a) => [a.account, a.verdict]), [['beta', Verdict.CACHING], ['gamma', Verdict.REFUSED]]);
+      assert.deepEqual(
+        v.accounts.map((a) => [a.account, a.verdict]),
+        [
+          ['beta', Verdict.CACHING],
+          ['gamma', Verdict.REFUSED],
+        ],
+      );
       assert.match(v.accounts[1]!.reason, /bound to cluster https:\/\/elsewhere:6443/);
       assert.deepEqual(await account('beta'), { state: 'ACTIVE', session_id: w.sessionId });
       assert.deepEqual(await session(w.sessionId), { caching: ['alpha', 'beta'], standby: [], refused: ['gamma'] });
@@ -119,7 +129,10 @@ for (const driver of testDrivers()) {
       s.send(changed(9, ['alpha'], [info('alpha')]));
       // alpha was already removed: removing it again is a no-op, adding it is allowed.
       const v3 = await verdictsOf(s);
-      assert.deepEqual(v3.accounts.map((a) => [a.account, a.verdict]), [['alpha', Verdict.CACHING]]);
+      assert.deepEqual(
+        v3.accounts.map((a) => [a.account, a.verdict]),
+        [['alpha', Verdict.CACHING]],
+      );
       assert.deepEqual(await account('alpha'), { state: 'ACTIVE', session_id: w.sessionId });
 
       // Once the agent removed an account, nothing of it may follow (the agent drops what it had not sent yet).
@@ -128,7 +141,10 @@ for (const driver of testDrivers()) {
       s.send(events(3, [event('beta', EventType.ADDED, configMap('b3', 7)), event('alpha', EventType.ADDED, configMap('a2', 7))]));
       const err = await s.ended;
       assert.equal(err?.code, Code.PermissionDenied);
-      assert.match(err!.rawMessage, /account "alpha" is not cached by this stream \(the agent has not announced it on this stream, or removed it\)/);
+      assert.match(
+        err!.rawMessage,
+        /account "alpha" is not cached by this stream \(the agent has not announced it on this stream, or removed it\)/,
+      );
       assert.deepEqual(await objectNames('alpha'), ['a1']);
       assert.deepEqual(await objectNames('beta'), ['b1', 'b2'], 'nothing of the refused batch is written');
     });
@@ -148,7 +164,10 @@ for (const driver of testDrivers()) {
           if (m.message.case === 'operation') {
             received.push(m.message.value.account);
             const objects = [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'default' } }];
-            s.send({ case: 'operationResult', value: { id: m.message.value.id, account: m.message.value.account, success: true, statusCode: 200, objects } });
+            s.send({
+              case: 'operationResult',
+              value: { id: m.message.value.id, account: m.message.value.account, success: true, statusCode: 200, objects },
+            });
           }
         }
       })();
@@ -175,7 +194,11 @@ for (const driver of testDrivers()) {
     const bad: [string, (s: TestAgentStream) => void, RegExp][] = [
       ['an account added twice', (s) => s.send(changed(1, [], [info('bad-x'), info('bad-x')])), /lists account "bad-x" twice/],
       ['an account removed twice', (s) => s.send(changed(1, ['bad-served', 'bad-served'], [])), /removed lists account "bad-served" twice/],
-      ['an added account already served', (s) => s.send(changed(1, [], [info('bad-served'), info('bad-x')])), /already served on this stream/],
+      [
+        'an added account already served',
+        (s) => s.send(changed(1, [], [info('bad-served'), info('bad-x')])),
+        /already served on this stream/,
+      ],
       ['an invalid account name', (s) => s.send(changed(1, [], [info('Bad_Name!')])), /account name "Bad_Name!" is invalid/],
       ['an added account without api_host', (s) => s.send(changed(1, [], [{ ...info('bad-x'), apiHost: '' }])), /has no api_host/],
       ['an empty change', (s) => s.send(changed(1, [], [])), /lists no account/],

@@ -19,7 +19,12 @@ import { testDrivers } from '../helpers/databases.js';
 import { hello, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from './helpers.js';
 
 function definition(name: string): AccountDefinition {
-  return create(AccountDefinitionSchema, { name, kubeconfigFile: `/etc/outpost/${name}.kubeconfig`, namespaces: ['default'], kinds: ['ConfigMap'] });
+  return create(AccountDefinitionSchema, {
+    name,
+    kubeconfigFile: `/etc/outpost/${name}.kubeconfig`,
+    namespaces: ['default'],
+    kinds: ['ConfigMap'],
+  });
 }
 
 function command(action: AccountAction, name: string): AccountCommand {

@@ -12,7 +12,19 @@ import { after, before, describe, test } from 'node:test';
 import { SignJWT } from 'jose';
 import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { testDrivers } from '../helpers/databases.js';
-import { Code, configMap, connectAgent, event, events, EventType, eventually, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from './helpers.js';
+import {
+  Code,
+  configMap,
+  connectAgent,
+  event,
+  events,
+  EventType,
+  eventually,
+  openAgentStream,
+  startTestGateway,
+  type TestAgentStream,
+  type TestGateway,
+} from './helpers.js';
 
 const SECRET = 'jwt-secret-expiry-0123456789-0123456789';
 
@@ -39,7 +51,15 @@ for (const driver of testDrivers()) {
       t = await startTestGateway(driver, {
         insecure: false,
         agents: { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 30 },
-        auth: { jwt: { issuer: 'https://issuer.test', audience: 'outpost', secretFile: join(dir, 'jwt-secret'), clockToleranceSeconds: 0, maxLifetimeSeconds: 50 * 86_400 } },
+        auth: {
+          jwt: {
+            issuer: 'https://issuer.test',
+            audience: 'outpost',
+            secretFile: join(dir, 'jwt-secret'),
+            clockToleranceSeconds: 0,
+            maxLifetimeSeconds: 50 * 86_400,
+          },
+        },
         authorization: { rules: [{ kind: 'jwt', subject: '^agent-jwt$', roles: ['agent'], accounts: ['exp-*'] }] },
       });
     });
@@ -68,7 +88,10 @@ for (const driver of testDrivers()) {
       assert.equal(longWelcome.accounts[0]!.verdict, Verdict.CACHING);
       assert.equal((await account('exp-short'))?.state, 'ACTIVE');
 
-      const err = await Promise.race([short.ended, new Promise<'alive'>((r) => setTimeout(() => r('alive'), exp * 1000 - Date.now() + 3000))]);
+      const err = await Promise.race([
+        short.ended,
+        new Promise<'alive'>((r) => setTimeout(() => r('alive'), exp * 1000 - Date.now() + 3000)),
+      ]);
       const endedAt = Date.now();
       if (err === 'alive') assert.fail('the stream must end once its token expired');
       assert.ok(err, 'the stream must end with an error');
@@ -78,7 +101,8 @@ for (const driver of testDrivers()) {
 
       await eventually(async () => (await account('exp-short'))?.state === 'INACTIVE');
       const sessionEnded = async () =>
-        (await t.query<{ ended_at: unknown }>(`select ended_at from agent_sessions where id = '${shortWelcome.sessionId}'`))[0]?.ended_at != null;
+        (await t.query<{ ended_at: unknown }>(`select ended_at from agent_sessions where id = '${shortWelcome.sessionId}'`))[0]?.ended_at !=
+        null;
       await eventually(sessionEnded);
 
       // The stream whose token is still valid is untouched: it still stores and acknowledges, its account stays ACTIVE.
@@ -102,7 +126,9 @@ for (const driver of testDrivers()) {
           replicas: 1,
           resumeSessionId: shortWelcome.sessionId,
           resumeSessionToken: shortWelcome.sessionToken,
-          accounts: [{ name: 'exp-short', apiHost: 'https://cluster-exp-short:6443', caFingerprint: 'ab'.repeat(32), kubernetesVersion: 'v1.30.0' }],
+          accounts: [
+            { name: 'exp-short', apiHost: 'https://cluster-exp-short:6443', caFingerprint: 'ab'.repeat(32), kubernetesVersion: 'v1.30.0' },
+          ],
         },
       });
       const again = await fresh.next();

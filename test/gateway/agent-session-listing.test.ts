@@ -34,7 +34,7 @@ for (const driver of testDrivers()) {
       return { status: res.status, text: await res.text() };
     };
 
-    test('live streams are listed with their verdicts; ended ones and a dead replica\'s rows are not; no token or hash', async () => {
+    test("live streams are listed with their verdicts; ended ones and a dead replica's rows are not; no token or hash", async () => {
       const first = open();
       const w1 = await connectAgent(first, 'agent-l1', [{ name: 'list-a' }, { name: 'list-b' }]);
       const second = open();
@@ -44,7 +44,9 @@ for (const driver of testDrivers()) {
       const w3 = await connectAgent(gone, 'agent-gone', [{ name: 'list-d' }]);
       gone.end();
       await gone.ended;
-      await eventually(async () => (await t.query(`select 1 from agent_sessions where id = '${w3.sessionId}' and ended_at is not null`)).length === 1);
+      await eventually(
+        async () => (await t.query(`select 1 from agent_sessions where id = '${w3.sessionId}' and ended_at is not null`)).length === 1,
+      );
       // A row left by a replica that died (never ended, not touched for long).
       await t.query(
         `insert into agent_sessions (id, agent_id, gateway_id, token_hash, connected_at, last_seen_at)
@@ -64,7 +66,10 @@ for (const driver of testDrivers()) {
       assert.ok(Math.abs(connectedMs - Date.now()) < 60_000);
 
       const one = await client.listAgents({ agentId: 'agent-l2' });
-      assert.deepEqual(one.agents.map((a) => a.sessionId), [w2.sessionId]);
+      assert.deepEqual(
+        one.agents.map((a) => a.sessionId),
+        [w2.sessionId],
+      );
       assert.deepEqual((await client.listAgents({ agentId: 'agent-gone' })).agents, []);
 
       // Connect JSON over HTTP/1.1 too.
@@ -75,7 +80,10 @@ for (const driver of testDrivers()) {
       });
       assert.equal(json.status, 200);
       const body = (await json.json()) as { agents: { agentId: string; caching: string[] }[] };
-      assert.deepEqual(body.agents.map((a) => [a.agentId, a.caching]), [['agent-l1', ['list-a', 'list-b']]]);
+      assert.deepEqual(
+        body.agents.map((a) => [a.agentId, a.caching]),
+        [['agent-l1', ['list-a', 'list-b']]],
+      );
 
       const list = await rest('/armory/agents');
       assert.equal(list.status, 200);
@@ -97,7 +105,12 @@ for (const driver of testDrivers()) {
 
       // Neither the token nor its hash appears anywhere.
       const hashes = (await t.query<{ token_hash: string }>(`select token_hash from agent_sessions`)).map((r) => r.token_hash);
-      const everything = [list.text, byId.text, JSON.stringify(body), JSON.stringify(agents, (_k, v) => (typeof v === 'bigint' ? String(v) : v))].join('\n');
+      const everything = [
+        list.text,
+        byId.text,
+        JSON.stringify(body),
+        JSON.stringify(agents, (_k, v) => (typeof v === 'bigint' ? String(v) : v)),
+      ].join('\n');
       for (const secret of [...hashes, w1.sessionToken, w2.sessionToken]) assert.equal(everything.includes(secret), false);
       assert.equal(/token/i.test(list.text), false);
 

@@ -26,15 +26,17 @@ for (const driver of testDrivers()) {
     });
     const lastSeen = async () =>
       Object.fromEntries(
-        (await createRawQuery(database)('select id, extract(epoch from now() - last_seen_at)::float8 as age from agent_sessions', [])).map((r) => [
-          r.id as string,
-          Number(r.age),
-        ]),
+        (await createRawQuery(database)('select id, extract(epoch from now() - last_seen_at)::float8 as age from agent_sessions', [])).map(
+          (r) => [r.id as string, Number(r.age)],
+        ),
       );
 
     test('touches within the batch window are written together; an ended session is left alone', async () => {
       for (const id of ['s1', 's2', 's3']) {
-        await store.start({ id, agentId: `agent-${id}`, zone: 'z', version: 'v', subject: 'x', gatewayId: 'gw', caching: [], standby: [], refused: [] }, 'f'.repeat(64));
+        await store.start(
+          { id, agentId: `agent-${id}`, zone: 'z', version: 'v', subject: 'x', gatewayId: 'gw', caching: [], standby: [], refused: [] },
+          'f'.repeat(64),
+        );
       }
       await store.end('s3');
       await createRawQuery(database)("update agent_sessions set last_seen_at = now() - interval '1 hour'", []);

@@ -21,7 +21,12 @@ for (const driver of testDrivers()) {
       t = await startTestGateway(driver, {
         insecure: false,
         agents: { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 5 },
-        auth: { tokens: [{ subject: 'agent-one', token: ONE }, { subject: 'agent-two', token: TWO }] },
+        auth: {
+          tokens: [
+            { subject: 'agent-one', token: ONE },
+            { subject: 'agent-two', token: TWO },
+          ],
+        },
         authorization: { rules: [{ kind: 'token', subject: '^agent-(one|two)$', roles: ['agent'], accounts: ['*'] }] },
       });
     });
@@ -51,7 +56,10 @@ for (const driver of testDrivers()) {
       const other = open(TWO);
       const w2 = await connectAgent(other, 'shared-id', [{ name: 'sub-a' }]);
       // The name is bound to token:agent-one (docs/accounts.md, "Identity binding"): another identity never stands by.
-      assert.deepEqual(w2.accounts.map((a) => [a.account, a.verdict]), [['sub-a', Verdict.REFUSED]]);
+      assert.deepEqual(
+        w2.accounts.map((a) => [a.account, a.verdict]),
+        [['sub-a', Verdict.REFUSED]],
+      );
       assert.ok(await stillOpen(first), 'the older stream of another identity is not closed');
       assert.equal(await owner('sub-a'), w1.sessionId);
 

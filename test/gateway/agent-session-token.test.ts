@@ -10,7 +10,16 @@ import { after, before, describe, test } from 'node:test';
 import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { verifySessionToken } from '../../src/gateway/agents/agent-session-store.js';
 import { testDrivers } from '../helpers/databases.js';
-import { Code, connectAgent, eventually, hello, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from './helpers.js';
+import {
+  Code,
+  connectAgent,
+  eventually,
+  hello,
+  openAgentStream,
+  startTestGateway,
+  type TestAgentStream,
+  type TestGateway,
+} from './helpers.js';
 
 type SessionRow = Record<string, unknown> & { id: string; token_hash: string; ended_at: unknown };
 
@@ -34,7 +43,11 @@ for (const driver of testDrivers()) {
     const accountRows = () => t.query<Record<string, unknown>>(`select name, state, session_id, agent_id from accounts order by name`);
     /** A Hello that resumes a session. */
     const resumeHello = (agentId: string, accounts: string[], resumeSessionId: string, resumeSessionToken: string) =>
-      hello(agentId, accounts.map((name) => ({ name })), { resumeSessionId, resumeSessionToken });
+      hello(
+        agentId,
+        accounts.map((name) => ({ name })),
+        { resumeSessionId, resumeSessionToken },
+      );
     const expectUnauthenticated = async (s: TestAgentStream) => {
       const err = await s.ended;
       assert.ok(err, 'stream must end with an error');
@@ -51,7 +64,11 @@ for (const driver of testDrivers()) {
       assert.equal(rows.length, 1);
       const row = rows[0]!;
       assert.equal(row.token_hash, createHash('sha256').update(welcome.sessionToken).digest('hex'));
-      assert.equal(JSON.stringify(await t.query(`select * from agent_sessions`)).includes(welcome.sessionToken), false, 'token never stored in clear');
+      assert.equal(
+        JSON.stringify(await t.query(`select * from agent_sessions`)).includes(welcome.sessionToken),
+        false,
+        'token never stored in clear',
+      );
       assert.equal(row.agent_id, 'agent-tok');
       assert.equal(row.zone, 'test');
       assert.equal(row.version, 'test');
@@ -66,7 +83,11 @@ for (const driver of testDrivers()) {
       const second = open();
       const other = await connectAgent(second, 'agent-tok-2', [{ name: 'tok-b' }]);
       assert.notEqual(other.sessionToken, welcome.sessionToken);
-      assert.equal(await verifySessionToken(t.gateway.database, welcome.sessionId, other.sessionToken), false, 'a token is bound to its session');
+      assert.equal(
+        await verifySessionToken(t.gateway.database, welcome.sessionId, other.sessionToken),
+        false,
+        'a token is bound to its session',
+      );
 
       s.end();
       assert.equal(await s.ended, undefined);
@@ -83,7 +104,10 @@ for (const driver of testDrivers()) {
       const res = await second.next();
       assert.equal(res.message.case, 'welcome');
       const w2 = res.message.case === 'welcome' ? res.message.value : undefined;
-      assert.deepEqual(w2!.accounts.map((a) => [a.account, a.verdict]), [['res-a', Verdict.CACHING]]);
+      assert.deepEqual(
+        w2!.accounts.map((a) => [a.account, a.verdict]),
+        [['res-a', Verdict.CACHING]],
+      );
       assert.notEqual(w2!.sessionId, w1.sessionId);
       assert.notEqual(w2!.sessionToken, w1.sessionToken, 'every Welcome carries a fresh token');
       const err = await first.ended;
@@ -103,12 +127,14 @@ for (const driver of testDrivers()) {
       await third.ended;
     });
 
-    for (const [i, [name, pick]] of ([
-      ['a wrong token', (id: string) => [id, randomBytes(32).toString('base64url')]],
-      ['a session id alone', (id: string) => [id, '']],
-      ['a token without a session id', (_id: string, token: string) => ['', token]],
-      ['an unknown session with a token', (_id: string, token: string) => ['0f3c1a7e-0000-4000-8000-000000000000', token]],
-    ] as const).entries()) {
+    for (const [i, [name, pick]] of (
+      [
+        ['a wrong token', (id: string) => [id, randomBytes(32).toString('base64url')]],
+        ['a session id alone', (id: string) => [id, '']],
+        ['a token without a session id', (_id: string, token: string) => ['', token]],
+        ['an unknown session with a token', (_id: string, token: string) => ['0f3c1a7e-0000-4000-8000-000000000000', token]],
+      ] as const
+    ).entries()) {
       test(`${name} → UNAUTHENTICATED "invalid session token", nothing written, the live stream untouched`, async () => {
         const live = open();
         const w = await connectAgent(live, `agent-bad-${i}`, [{ name: `bad-${i}` }]);

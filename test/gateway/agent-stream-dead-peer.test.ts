@@ -21,7 +21,10 @@ describe('dead agents are noticed', () => {
     const alive = openAgentStream(t.gateway.grpcUrl);
     await connectAgent(silent, 'agent-silent', [{ name: 'silent' }]);
     await connectAgent(alive, 'agent-alive', [{ name: 'alive' }]);
-    const beat = setInterval(() => alive.send({ case: 'heartbeat', value: { agentId: 'agent-alive', sentAtUnixMs: BigInt(Date.now()) } }), 200);
+    const beat = setInterval(
+      () => alive.send({ case: 'heartbeat', value: { agentId: 'agent-alive', sentAtUnixMs: BigInt(Date.now()) } }),
+      200,
+    );
     try {
       const started = Date.now();
       const err = await silent.ended;
@@ -29,7 +32,9 @@ describe('dead agents are noticed', () => {
       assert.equal(err?.code, Code.DeadlineExceeded, `got ${err?.message}`);
       assert.match(err!.rawMessage, /no message from the agent for 0\.8s/);
       assert.ok(after >= 600 && after < 3000, `closed after ${after} ms`);
-      await eventually(async () => (await t.query<{ state: string }>(`select state from accounts where name = 'silent'`))[0]?.state === 'INACTIVE');
+      await eventually(
+        async () => (await t.query<{ state: string }>(`select state from accounts where name = 'silent'`))[0]?.state === 'INACTIVE',
+      );
       await new Promise((r) => setTimeout(r, 2000));
       assert.equal(alive.received.filter((m) => m.message.case === 'heartbeat').length > 5, true, 'the gateway kept sending heartbeats');
       const [row] = await t.query<{ state: string }>(`select state from accounts where name = 'alive'`);

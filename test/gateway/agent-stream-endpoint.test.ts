@@ -83,7 +83,10 @@ describe('agent stream endpoint', () => {
   test('gRPC (fast path), gzip-compressed gRPC, Connect protocol and gRPC-JSON all reach the session', async () => {
     const url = t.gateway.grpcUrl;
     assert.equal(await welcomeOver(createGrpcTransport({ baseUrl: url }), 'ep-grpc', 'ep-grpc'), 'welcome');
-    assert.equal(await welcomeOver(createGrpcTransport({ baseUrl: url, sendCompression: compressionGzip, compressMinBytes: 0 }), 'ep-gzip', 'ep-gzip'), 'welcome');
+    assert.equal(
+      await welcomeOver(createGrpcTransport({ baseUrl: url, sendCompression: compressionGzip, compressMinBytes: 0 }), 'ep-gzip', 'ep-gzip'),
+      'welcome',
+    );
     assert.equal(await welcomeOver(createConnectTransport({ baseUrl: url, httpVersion: '2' }), 'ep-connect', 'ep-connect'), 'welcome');
     assert.equal(await welcomeOver(createGrpcTransport({ baseUrl: url, useBinaryFormat: false }), 'ep-json', 'ep-json'), 'welcome');
     for (const name of ['ep-grpc', 'ep-gzip', 'ep-connect', 'ep-json']) assert.equal(await accountRows(name), 1, name);
@@ -104,11 +107,41 @@ describe('agent stream endpoint', () => {
       ['bad flags', {}, [Buffer.from([0x80, 0, 0, 0, 1, 0])], Code.InvalidArgument, /invalid message flags/],
       ['length beyond the limit', {}, [Buffer.from([0, 0x10, 0, 0, 0])], Code.ResourceExhausted, /larger than configured readMaxBytes/],
       ['truncated message', {}, [helloFrame('ep-trunc', 'ep-trunc').subarray(0, 20)], Code.InvalidArgument, /ended inside a message/],
-      ['not a message', {}, [encodeMessage(Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff]))], Code.InvalidArgument, /cannot decode the message/],
-      ['compressed without grpc-encoding', {}, [Buffer.concat([Buffer.from([1, 0, 0, 0, 3]), Buffer.from('abc')])], Code.Internal, /without grpc-encoding/],
-      ['gzip flag on bytes that are not gzip', { 'grpc-encoding': 'gzip' }, [Buffer.concat([Buffer.from([1, 0, 0, 0, 3]), Buffer.from('abc')])], Code.InvalidArgument, /cannot decompress/],
-      ['unknown compression', { 'grpc-encoding': 'snappy' }, [helloFrame('ep-snappy', 'ep-snappy')], Code.Unimplemented, /unsupported grpc-encoding "snappy"/],
-      ['bad grpc-timeout', { 'grpc-timeout': 'soon' }, [helloFrame('ep-timeout', 'ep-timeout')], Code.InvalidArgument, /invalid grpc-timeout/],
+      [
+        'not a message',
+        {},
+        [encodeMessage(Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff]))],
+        Code.InvalidArgument,
+        /cannot decode the message/,
+      ],
+      [
+        'compressed without grpc-encoding',
+        {},
+        [Buffer.concat([Buffer.from([1, 0, 0, 0, 3]), Buffer.from('abc')])],
+        Code.Internal,
+        /without grpc-encoding/,
+      ],
+      [
+        'gzip flag on bytes that are not gzip',
+        { 'grpc-encoding': 'gzip' },
+        [Buffer.concat([Buffer.from([1, 0, 0, 0, 3]), Buffer.from('abc')])],
+        Code.InvalidArgument,
+        /cannot decompress/,
+      ],
+      [
+        'unknown compression',
+        { 'grpc-encoding': 'snappy' },
+        [helloFrame('ep-snappy', 'ep-snappy')],
+        Code.Unimplemented,
+        /unsupported grpc-encoding "snappy"/,
+      ],
+      [
+        'bad grpc-timeout',
+        { 'grpc-timeout': 'soon' },
+        [helloFrame('ep-timeout', 'ep-timeout')],
+        Code.InvalidArgument,
+        /invalid grpc-timeout/,
+      ],
     ];
     for (const [what, headers, chunks, code, message] of cases) {
       const r = await raw(url, headers, chunks);

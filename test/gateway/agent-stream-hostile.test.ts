@@ -35,7 +35,13 @@ for (const driver of testDrivers()) {
     const names = async (account: string) =>
       (await t.query<{ name: string }>(`select name from objects where account = '${account}' order by name`)).map((r) => r.name);
     const count = async (table: string, account: string) =>
-      Number((await t.query<{ n: number }>(`select count(*)::int as n from ${table} where ${table === 'accounts' ? 'name' : 'account'} = '${account}'`))[0]!.n);
+      Number(
+        (
+          await t.query<{ n: number }>(
+            `select count(*)::int as n from ${table} where ${table === 'accounts' ? 'name' : 'account'} = '${account}'`,
+          )
+        )[0]!.n,
+      );
     const failsWith = async (s: TestAgentStream, code: Code, message?: RegExp) => {
       const err = await s.ended;
       assert.ok(err, 'expected the stream to fail');
@@ -57,7 +63,14 @@ for (const driver of testDrivers()) {
         ['empty agent id', hello('', [{ name: 'h1' }]), /agent_id/],
         ['bad account name', hello('a', [{ name: 'Bad_Name!' }]), /account name/],
         ['duplicate account', hello('a', [{ name: 'dup' }, { name: 'dup' }]), /twice/],
-        ['too many accounts', hello('a', Array.from({ length: 1001 }, (_, i) => ({ name: `n${i}` }))), /at most 1000/],
+        [
+          'too many accounts',
+          hello(
+            'a',
+            Array.from({ length: 1001 }, (_, i) => ({ name: `n${i}` })),
+          ),
+          /at most 1000/,
+        ],
         // hostile-input regression: Postgres refused the NUL inside the insert, and the stream failed with INTERNAL
         ['NUL in the zone', hello('a', [{ name: 'dup' }], { zone: 'z\u0000' }), /hello\.zone contains a NUL character/],
       ];
@@ -73,8 +86,16 @@ for (const driver of testDrivers()) {
     test('NUL in an event or sync marker field → INVALID_ARGUMENT, nothing written', async () => {
       // hostile-input regression: the watch namespace reached the watch-state insert and the stream failed INTERNAL
       const bad: [string, Parameters<TestAgentStream['send']>[0], RegExp][] = [
-        ['NUL in the watch namespace', events(1, [event('nul', EventType.ADDED, configMap('one', 1), 'ns\u0000')]), /event 0 of batch 1: watchNamespace contains a NUL/],
-        ['NUL in the kind', events(1, [{ ...event('nul', EventType.ADDED, configMap('one', 1)), kind: 'Config\u0000Map' }]), /event 0 of batch 1: kind contains a NUL/],
+        [
+          'NUL in the watch namespace',
+          events(1, [event('nul', EventType.ADDED, configMap('one', 1), 'ns\u0000')]),
+          /event 0 of batch 1: watchNamespace contains a NUL/,
+        ],
+        [
+          'NUL in the kind',
+          events(1, [{ ...event('nul', EventType.ADDED, configMap('one', 1)), kind: 'Config\u0000Map' }]),
+          /event 0 of batch 1: kind contains a NUL/,
+        ],
         ['NUL in a sync marker', syncMarker(1, 'nul', SyncPhase.START, '', 0, 'a\u0000'), /sync\.watchNamespace contains a NUL/],
       ];
       for (const [what, message, pattern] of bad) {
@@ -94,7 +115,9 @@ for (const driver of testDrivers()) {
       gap.send(events(3, [event('seq', EventType.ADDED, configMap('three', 3))]));
       await failsWith(gap, Code.InvalidArgument, /sequence 3 is out of order: expected 2/);
       assert.deepEqual(await names('seq'), ['one']);
-      await eventually(async () => (await t.query<{ state: string }>(`select state from accounts where name = 'seq'`))[0]!.state === 'INACTIVE');
+      await eventually(
+        async () => (await t.query<{ state: string }>(`select state from accounts where name = 'seq'`))[0]!.state === 'INACTIVE',
+      );
 
       const repeat = openAgentStream(t.gateway.grpcUrl);
       await connectAgent(repeat, 'agent-seq', [{ name: 'seq' }]);
@@ -115,15 +138,35 @@ for (const driver of testDrivers()) {
       const holder = openAgentStream(t.gateway.grpcUrl);
       await connectAgent(holder, 'agent-holder', [{ name: 'held' }]);
       const cases: [string, (s: TestAgentStream) => void, RegExp][] = [
-        ['events, never announced', (s) => s.send(events(1, [event('mine', EventType.ADDED, configMap('ok', 1)), event('unannounced', EventType.ADDED, configMap('x', 1))])), /event 1 of batch 1: account "unannounced" is not cached by this stream \(the agent has not announced it on this stream, or removed it\)/],
-        ['events, STANDBY', (s) => s.send(events(1, [event('held', EventType.ADDED, configMap('x', 1))])), /account "held" is not cached by this stream \(its verdict on this stream is STANDBY\)/],
+        [
+          'events, never announced',
+          (s) =>
+            s.send(
+              events(1, [event('mine', EventType.ADDED, configMap('ok', 1)), event('unannounced', EventType.ADDED, configMap('x', 1))]),
+            ),
+          /event 1 of batch 1: account "unannounced" is not cached by this stream \(the agent has not announced it on this stream, or removed it\)/,
+        ],
+        [
+          'events, STANDBY',
+          (s) => s.send(events(1, [event('held', EventType.ADDED, configMap('x', 1))])),
+          /account "held" is not cached by this stream \(its verdict on this stream is STANDBY\)/,
+        ],
         ['sync marker', (s) => s.send(syncMarker(1, 'unannounced', SyncPhase.START)), /sync marker 1: account "unannounced" is not cached/],
-        ['account report', (s) => s.send({ case: 'accountReport', value: { account: { name: 'held', apiHost: 'https://cluster-held:6443' }, progress: [] } }), /account_report: account "held" is not cached/],
+        [
+          'account report',
+          (s) =>
+            s.send({ case: 'accountReport', value: { account: { name: 'held', apiHost: 'https://cluster-held:6443' }, progress: [] } }),
+          /account_report: account "held" is not cached/,
+        ],
       ];
       for (const [what, send, message] of cases) {
         const s = openAgentStream(t.gateway.grpcUrl);
         const w = await connectAgent(s, `agent-${what.replaceAll(/\W/g, '')}`, [{ name: 'mine' }, { name: 'held' }]);
-        assert.deepEqual(w.accounts.map((a) => a.verdict), [Verdict.CACHING, Verdict.STANDBY], what);
+        assert.deepEqual(
+          w.accounts.map((a) => a.verdict),
+          [Verdict.CACHING, Verdict.STANDBY],
+          what,
+        );
         send(s);
         await failsWith(s, Code.PermissionDenied, message);
         assert.equal(await count('objects', 'mine'), 0, `${what}: nothing of the batch written`);
@@ -155,21 +198,47 @@ for (const driver of testDrivers()) {
       s.send(events(3, [event('counted', EventType.ADDED, configMap('kept', 3))]));
       s.send(events(4, [event('counted', EventType.ADDED, configMap('kept', 3))]));
       s.send(syncMarker(5, 'counted', SyncPhase.END, '10', 3));
-      await failsWith(s, Code.InvalidArgument, /sync END for counted\/v1\/ConfigMap says the list held 3 objects, but the stream sent 1 distinct ones since its START: nothing pruned/);
+      await failsWith(
+        s,
+        Code.InvalidArgument,
+        /sync END for counted\/v1\/ConfigMap says the list held 3 objects, but the stream sent 1 distinct ones since its START: nothing pruned/,
+      );
       assert.deepEqual(await names('counted'), ['kept', 'old'], 'nothing pruned');
       const states = await t.query<{ synced: boolean }>(`select synced from watch_states where account = 'counted'`);
-      assert.ok(states.every((r) => !r.synced), 'not marked synced: no resume point offered');
+      assert.ok(
+        states.every((r) => !r.synced),
+        'not marked synced: no resume point offered',
+      );
     });
 
     test('invalid object JSON or identity mismatch → INVALID_ARGUMENT, nothing of the batch written', async () => {
       const bad = [
-        ['not JSON', { ...event('badjson', EventType.ADDED, configMap('x', 2)), objectJson: new TextEncoder().encode('{"oops') }, /not valid UTF-8 JSON/],
-        ['array', { ...event('badjson', EventType.ADDED, configMap('x', 2)), objectJson: new TextEncoder().encode('[1]') }, /must be a JSON object/],
+        [
+          'not JSON',
+          { ...event('badjson', EventType.ADDED, configMap('x', 2)), objectJson: new TextEncoder().encode('{"oops') },
+          /not valid UTF-8 JSON/,
+        ],
+        [
+          'array',
+          { ...event('badjson', EventType.ADDED, configMap('x', 2)), objectJson: new TextEncoder().encode('[1]') },
+          /must be a JSON object/,
+        ],
         ['name mismatch', { ...event('badjson', EventType.ADDED, configMap('x', 2)), name: 'y' }, /metadata.name/],
         ['namespace mismatch', { ...event('badjson', EventType.ADDED, configMap('x', 2)), namespace: 'other' }, /metadata.namespace/],
         ['rv mismatch', { ...event('badjson', EventType.ADDED, configMap('x', 2)), resourceVersion: '3' }, /resourceVersion/],
-        ['NUL character', { ...event('badjson', EventType.ADDED, configMap('x', 2)), objectJson: new TextEncoder().encode(JSON.stringify(configMap('x', 2, { data: { v: 'a\u0000b' } }))) }, /NUL/],
-        ['no object', { ...event('badjson', EventType.MODIFIED, configMap('x', 2)), objectJson: new Uint8Array() }, /object_json is required/],
+        [
+          'NUL character',
+          {
+            ...event('badjson', EventType.ADDED, configMap('x', 2)),
+            objectJson: new TextEncoder().encode(JSON.stringify(configMap('x', 2, { data: { v: 'a\u0000b' } }))),
+          },
+          /NUL/,
+        ],
+        [
+          'no object',
+          { ...event('badjson', EventType.MODIFIED, configMap('x', 2)), objectJson: new Uint8Array() },
+          /object_json is required/,
+        ],
       ] as const;
       for (const [what, badEvent, pattern] of bad) {
         const s = openAgentStream(t.gateway.grpcUrl);
@@ -188,7 +257,9 @@ for (const driver of testDrivers()) {
       s.send(events(1, [event('big', EventType.ADDED, huge)]));
       await failsWith(s, Code.ResourceExhausted);
       assert.equal(await count('objects', 'big'), 0);
-      await eventually(async () => (await t.query<{ state: string }>(`select state from accounts where name = 'big'`))[0]!.state === 'INACTIVE');
+      await eventually(
+        async () => (await t.query<{ state: string }>(`select state from accounts where name = 'big'`))[0]!.state === 'INACTIVE',
+      );
     });
 
     test('a Secret that still carries data is stored without it', async () => {

@@ -9,14 +9,38 @@ import { after, before, describe, test } from 'node:test';
 import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { jitteredMaxAgeMs, RECONNECT_HEADER, RECONNECT_NOW, STREAM_MAX_AGE } from '../../src/gateway/agents/stream-timers.js';
 import { testDrivers } from '../helpers/databases.js';
-import { Code, configMap, connectAgent, event, events, EventType, eventually, hello, openAgentStream, startTestGateway, SyncPhase, syncMarker, type TestAgentStream, type TestGateway } from './helpers.js';
+import {
+  Code,
+  configMap,
+  connectAgent,
+  event,
+  events,
+  EventType,
+  eventually,
+  hello,
+  openAgentStream,
+  startTestGateway,
+  SyncPhase,
+  syncMarker,
+  type TestAgentStream,
+  type TestGateway,
+} from './helpers.js';
 
 const MAX_AGE = 1;
 
 test('the maximum age is jittered uniformly within ±10%', () => {
-  assert.equal(jitteredMaxAgeMs(7200, () => 0), 6480_000);
-  assert.equal(jitteredMaxAgeMs(7200, () => 0.5), 7200_000);
-  assert.equal(jitteredMaxAgeMs(7200, () => 0.999999), 7919_999);
+  assert.equal(
+    jitteredMaxAgeMs(7200, () => 0),
+    6480_000,
+  );
+  assert.equal(
+    jitteredMaxAgeMs(7200, () => 0.5),
+    7200_000,
+  );
+  assert.equal(
+    jitteredMaxAgeMs(7200, () => 0.999999),
+    7919_999,
+  );
   const ages = Array.from({ length: 200 }, () => jitteredMaxAgeMs(100));
   assert.ok(ages.every((a) => a >= 90_000 && a <= 110_000));
   assert.ok(new Set(ages).size > 150, 'ages are spread, not one value');

@@ -31,7 +31,10 @@ function endedWithin(s: TestAgentStream, ms: number) {
  * Runs a server stream opened with the file token, deletes the token file once the first message arrived, and
  * returns how the stream ended (`alive` when it did not end within {@link WAIT_MS}).
  */
-async function endAfterDeletingTheFile(tokenFile: string, stream: (signal: AbortSignal) => AsyncIterable<unknown>): Promise<ConnectError | undefined | 'alive'> {
+async function endAfterDeletingTheFile(
+  tokenFile: string,
+  stream: (signal: AbortSignal) => AsyncIterable<unknown>,
+): Promise<ConnectError | undefined | 'alive'> {
   const abort = new AbortController();
   let first!: () => void;
   const gotFirst = new Promise<void>((r) => (first = r));
@@ -63,8 +66,15 @@ for (const driver of testDrivers()) {
       t = await startTestGateway(driver, {
         insecure: false,
         agents: { heartbeatIntervalSeconds: 0.5, deadAfterSeconds: 60 },
-        auth: { tokens: [{ subject: 'agent-file', tokenFile }, { subject: 'agent-inline', token: INLINE_TOKEN }] },
-        authorization: { rules: [{ kind: 'token', subject: '^agent-(file|inline)$', roles: ['agent', 'read', 'write'], accounts: ['rev-*'] }] },
+        auth: {
+          tokens: [
+            { subject: 'agent-file', tokenFile },
+            { subject: 'agent-inline', token: INLINE_TOKEN },
+          ],
+        },
+        authorization: {
+          rules: [{ kind: 'token', subject: '^agent-(file|inline)$', roles: ['agent', 'read', 'write'], accounts: ['rev-*'] }],
+        },
       });
     });
     after(async () => {
@@ -122,7 +132,9 @@ for (const driver of testDrivers()) {
     test('a WatchFleet stream opened with the file token ends UNAUTHENTICATED when the file is deleted', async () => {
       writeFileSync(tokenFile, `${FILE_TOKEN}\n`);
       const client = createClient(FleetService, createConnectTransport({ baseUrl: t.gateway.httpUrl, httpVersion: '1.1' }));
-      const err = await endAfterDeletingTheFile(tokenFile, (signal) => client.watchFleet({}, { headers: { authorization: `Bearer ${FILE_TOKEN}` }, signal }));
+      const err = await endAfterDeletingTheFile(tokenFile, (signal) =>
+        client.watchFleet({}, { headers: { authorization: `Bearer ${FILE_TOKEN}` }, signal }),
+      );
       if (err === 'alive') assert.fail('WatchFleet opened with a deleted token must end');
       assert.equal(err?.code, Code.Unauthenticated);
       assert.match(err!.rawMessage, /static token was revoked/);
@@ -134,7 +146,11 @@ for (const driver of testDrivers()) {
       await open(INLINE_TOKEN, 'agent-ops', 'rev-ops');
       const client = createClient(OperationService, createConnectTransport({ baseUrl: t.gateway.httpUrl, httpVersion: '1.1' }));
       const { operation } = await client.submitOperation(
-        { account: 'rev-ops', timeout: { seconds: 60n }, spec: { case: 'get', value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'x' } } },
+        {
+          account: 'rev-ops',
+          timeout: { seconds: 60n },
+          spec: { case: 'get', value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'x' } },
+        },
         { headers: { authorization: `Bearer ${INLINE_TOKEN}` } },
       );
       const err = await endAfterDeletingTheFile(tokenFile, (signal) =>

@@ -44,7 +44,10 @@ for (const driver of testDrivers()) {
       assert.ok(welcome.sessionId.length > 0);
       assert.equal(welcome.maxUnacked, 32);
       assert.equal(welcome.heartbeatIntervalSeconds, 1);
-      assert.deepEqual(welcome.accounts.map((a) => [a.account, a.verdict]), [['alpha', Verdict.CACHING]]);
+      assert.deepEqual(
+        welcome.accounts.map((a) => [a.account, a.verdict]),
+        [['alpha', Verdict.CACHING]],
+      );
       const [acc] = await t.query<{ state: string; agent_id: string; session_id: string; api_host: string; kinds: unknown }>(
         `select state, agent_id, session_id, api_host, kinds from accounts where name = 'alpha'`,
       );
@@ -94,7 +97,12 @@ for (const driver of testDrivers()) {
       const s = openAgentStream(t.gateway.grpcUrl);
       const welcome = await connectAgent(s, 'agent-l', [{ name: 'lister' }]);
       assert.deepEqual(welcome.accounts[0]!.resume, []);
-      s.send(events(1, ['x', 'y', 'z'].map((n, i) => event('lister', EventType.ADDED, configMap(n, 100 + i)))));
+      s.send(
+        events(
+          1,
+          ['x', 'y', 'z'].map((n, i) => event('lister', EventType.ADDED, configMap(n, 100 + i))),
+        ),
+      );
       s.send(syncMarker(2, 'lister', SyncPhase.START));
       s.send(events(3, [event('lister', EventType.ADDED, configMap('x', 100)), event('lister', EventType.ADDED, configMap('new', 104))]));
       await s.waitForAck(3);
@@ -104,7 +112,10 @@ for (const driver of testDrivers()) {
       assert.equal(during!.synced, false);
       s.send(syncMarker(4, 'lister', SyncPhase.END, '110', 2));
       await s.waitForAck(4);
-      assert.deepEqual((await rows('lister')).map((r) => r.name), ['new', 'x']);
+      assert.deepEqual(
+        (await rows('lister')).map((r) => r.name),
+        ['new', 'x'],
+      );
       const [state] = await t.query<{ synced: boolean; resource_version: string; listed: number }>(
         `select synced, resource_version, listed from watch_states where account = 'lister'`,
       );
@@ -135,7 +146,11 @@ for (const driver of testDrivers()) {
       const s4 = openAgentStream(t.gateway.grpcUrl);
       const w4 = await connectAgent(s4, 'agent-l', [{ name: 'lister' }]);
       assert.deepEqual(w4.accounts[0]!.resume, [], 'an interrupted list leaves the scope unsynced');
-      assert.deepEqual((await rows('lister')).map((r) => r.name), ['new', 'x'], 'an interrupted list prunes nothing');
+      assert.deepEqual(
+        (await rows('lister')).map((r) => r.name),
+        ['new', 'x'],
+        'an interrupted list prunes nothing',
+      );
       s4.end();
       await s4.ended;
     });
@@ -143,14 +158,23 @@ for (const driver of testDrivers()) {
     test('a complete list replaces rows whatever their resourceVersion (an etcd restore starts lower); ordering holds within the watch after it', async () => {
       const s = openAgentStream(t.gateway.grpcUrl);
       await connectAgent(s, 'agent-r', [{ name: 'restored' }]);
-      s.send(events(1, [event('restored', EventType.ADDED, configMap('a', 900000)), event('restored', EventType.ADDED, configMap('gone', 900001))]));
+      s.send(
+        events(1, [
+          event('restored', EventType.ADDED, configMap('a', 900000)),
+          event('restored', EventType.ADDED, configMap('gone', 900001)),
+        ]),
+      );
       await s.waitForAck(1);
       // etcd restored from a backup: the re-list's versions are far below the cached ones.
       s.send(syncMarker(2, 'restored', SyncPhase.START));
       s.send(events(3, [event('restored', EventType.ADDED, configMap('a', 120))]));
       s.send(syncMarker(4, 'restored', SyncPhase.END, '120', 1));
       await s.waitForAck(4);
-      assert.deepEqual(await rows('restored'), [{ name: 'a', resource_version: '120', data: '120' }], 'the list replaced the newer-looking row and pruned the other');
+      assert.deepEqual(
+        await rows('restored'),
+        [{ name: 'a', resource_version: '120', data: '120' }],
+        'the list replaced the newer-looking row and pruned the other',
+      );
       // The watch that follows the list: an older event is stale again, a newer one applies.
       s.send(events(5, [event('restored', EventType.MODIFIED, configMap('a', 119))]));
       s.send(events(6, [event('restored', EventType.MODIFIED, configMap('a', 121))]));
@@ -163,20 +187,36 @@ for (const driver of testDrivers()) {
     test('resourceVersions that are not decimal are opaque: stored and offered back as the resume point as received; stream order decides', async () => {
       const s = openAgentStream(t.gateway.grpcUrl);
       await connectAgent(s, 'agent-o', [{ name: 'opaque' }]);
-      const cm = (rv: string, v: string) => ({ ...configMap('a', 1), metadata: { name: 'a', namespace: 'default', uid: 'uid-a', resourceVersion: rv }, data: { v } });
+      const cm = (rv: string, v: string) => ({
+        ...configMap('a', 1),
+        metadata: { name: 'a', namespace: 'default', uid: 'uid-a', resourceVersion: rv },
+        data: { v },
+      });
       s.send(syncMarker(1, 'opaque', SyncPhase.START));
       s.send(events(2, [event('opaque', EventType.ADDED, cm('abc', 'first'))]));
       s.send(syncMarker(3, 'opaque', SyncPhase.END, 'list/abc', 1));
       s.send(events(4, [event('opaque', EventType.MODIFIED, cm('7', 'second'))]));
       await s.waitForAck(4);
-      assert.deepEqual(await rows('opaque'), [{ name: 'a', resource_version: '7', data: 'second' }], 'not comparable: the later message wins');
-      s.send(events(5, [event('opaque', EventType.BOOKMARK, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: '', resourceVersion: 'zz-9' } })]));
+      assert.deepEqual(
+        await rows('opaque'),
+        [{ name: 'a', resource_version: '7', data: 'second' }],
+        'not comparable: the later message wins',
+      );
+      s.send(
+        events(5, [
+          event('opaque', EventType.BOOKMARK, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: '', resourceVersion: 'zz-9' } }),
+        ]),
+      );
       await s.waitForAck(5);
       s.end();
       await s.ended;
       const s2 = openAgentStream(t.gateway.grpcUrl);
       const w2 = await connectAgent(s2, 'agent-o', [{ name: 'opaque' }]);
-      assert.deepEqual(w2.accounts[0]!.resume.map((r) => r.resourceVersion), ['zz-9'], 'the resume point is the last version received, as received');
+      assert.deepEqual(
+        w2.accounts[0]!.resume.map((r) => r.resourceVersion),
+        ['zz-9'],
+        'the resume point is the last version received, as received',
+      );
       s2.end();
       await s2.ended;
     });
@@ -184,15 +224,21 @@ for (const driver of testDrivers()) {
     test('bookmarks move the resume point but are not events: events_total and last_event_at count changes only', async () => {
       const s = openAgentStream(t.gateway.grpcUrl);
       await connectAgent(s, 'agent-b', [{ name: 'idle' }]);
-      const bookmark = (rv: string) => event('idle', EventType.BOOKMARK, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: '', resourceVersion: rv } });
+      const bookmark = (rv: string) =>
+        event('idle', EventType.BOOKMARK, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: '', resourceVersion: rv } });
       const figures = async () =>
-        (await t.query<{ events_total: string | number; has_event: boolean; rv: string }>(
-          `select a.events_total, a.last_event_at is not null as has_event, w.resource_version as rv
+        (
+          await t.query<{ events_total: string | number; has_event: boolean; rv: string }>(
+            `select a.events_total, a.last_event_at is not null as has_event, w.resource_version as rv
              from accounts a left join watch_states w on w.account = a.name where a.name = 'idle'`,
-        ))[0]!;
+          )
+        )[0]!;
       s.send(events(1, [bookmark('40'), bookmark('41')]));
       await s.waitForAck(1);
-      assert.deepEqual({ ...(await figures()), events_total: Number((await figures()).events_total) }, { events_total: 0, has_event: false, rv: '41' });
+      assert.deepEqual(
+        { ...(await figures()), events_total: Number((await figures()).events_total) },
+        { events_total: 0, has_event: false, rv: '41' },
+      );
       s.send(events(2, [event('idle', EventType.ADDED, configMap('one', 42)), bookmark('43')]));
       await s.waitForAck(2);
       const after = await figures();
@@ -204,15 +250,20 @@ for (const driver of testDrivers()) {
     test('a namespaced list prunes only its namespace', async () => {
       const s = openAgentStream(t.gateway.grpcUrl);
       await connectAgent(s, 'agent-n', [{ name: 'nsacc' }]);
-      s.send(events(1, [
-        event('nsacc', EventType.ADDED, configMap('keep-other-ns', 1, { namespace: 'other' }), 'other'),
-        event('nsacc', EventType.ADDED, configMap('gone', 2, { namespace: 'team' }), 'team'),
-      ]));
+      s.send(
+        events(1, [
+          event('nsacc', EventType.ADDED, configMap('keep-other-ns', 1, { namespace: 'other' }), 'other'),
+          event('nsacc', EventType.ADDED, configMap('gone', 2, { namespace: 'team' }), 'team'),
+        ]),
+      );
       s.send(syncMarker(2, 'nsacc', SyncPhase.START, '', 0, 'team'));
       s.send(events(3, [event('nsacc', EventType.ADDED, configMap('seen', 3, { namespace: 'team' }), 'team')]));
       s.send(syncMarker(4, 'nsacc', SyncPhase.END, '5', 1, 'team'));
       await s.waitForAck(4);
-      assert.deepEqual((await rows('nsacc')).map((r) => r.name), ['keep-other-ns', 'seen']);
+      assert.deepEqual(
+        (await rows('nsacc')).map((r) => r.name),
+        ['keep-other-ns', 'seen'],
+      );
       s.end();
       await s.ended;
     });
@@ -265,7 +316,10 @@ for (const driver of testDrivers()) {
       assert.equal(await accountState('shared'), 'ACTIVE', 'the old stream ending does not deactivate the new owner');
       again.send(events(1, [event('shared', EventType.ADDED, configMap('from-new', 1))]));
       await again.waitForAck(1);
-      assert.deepEqual((await rows('shared')).map((r) => r.name), ['from-new']);
+      assert.deepEqual(
+        (await rows('shared')).map((r) => r.name),
+        ['from-new'],
+      );
       again.end();
       await again.ended;
       await eventually(async () => (await accountState('shared')) === 'INACTIVE');
@@ -277,7 +331,10 @@ for (const driver of testDrivers()) {
       await connectAgent(s, 'agent-quiet', [{ name: 'quiet' }]);
       const err = await s.ended;
       assert.equal(err?.code, 4 /* DeadlineExceeded */);
-      assert.ok(s.received.some((r) => r.message.case === 'heartbeat'), 'expected a heartbeat before the deadline');
+      assert.ok(
+        s.received.some((r) => r.message.case === 'heartbeat'),
+        'expected a heartbeat before the deadline',
+      );
       await eventually(async () => (await accountState('quiet')) === 'INACTIVE');
     });
 

@@ -32,7 +32,11 @@ describe('certificate subjects matched by attributes', () => {
       writeFileSync(path, text);
       return path;
     };
-    const tls = { certFile: write('server.pem', ca.certPem), keyFile: write('server-key.pem', ca.keyPem), caFile: write('ca.pem', ca.caPem) };
+    const tls = {
+      certFile: write('server.pem', ca.certPem),
+      keyFile: write('server-key.pem', ca.keyPem),
+      caFile: write('ca.pem', ca.caPem),
+    };
     legit = await createClientCertificate(ca, 'agent-eu-1', 'agents');
     // no O attribute at all: the CN carries ",O=agents"
     forged = await createClientCertificate(ca, 'agent-eu-9,O=agents');

@@ -169,7 +169,12 @@ export function restCall(baseUrl: string, method: string, path: string, id: Clie
 }
 
 /** A REST call over HTTP/2 with TLS (ALPN h2), one session per call. */
-export function restCallH2(baseUrl: string, method: string, path: string, id: ClientIdentity): Promise<RestOutcome & { alpn: string | false | undefined }> {
+export function restCallH2(
+  baseUrl: string,
+  method: string,
+  path: string,
+  id: ClientIdentity,
+): Promise<RestOutcome & { alpn: string | false | undefined }> {
   return new Promise((resolve, reject) => {
     const session = http2.connect(baseUrl, { ca: id.ca, cert: id.cert, key: id.key });
     session.on('error', reject);

@@ -25,7 +25,9 @@ import {
   type TestPki,
 } from './auth-helpers.js';
 
-const rules = [{ kind: 'certificate' as const, subject: '^CN=agent-1,O=agents$', roles: ['agent' as const, 'read' as const], accounts: ['prod-*'] }];
+const rules = [
+  { kind: 'certificate' as const, subject: '^CN=agent-1,O=agents$', roles: ['agent' as const, 'read' as const], accounts: ['prod-*'] },
+];
 
 describe('client certificates: REQUIRE', () => {
   let pki: TestPki;
@@ -155,7 +157,11 @@ describe('certificate reload', () => {
     const config = loadGatewayConfig({
       env: {},
       overrides: {
-        host: '127.0.0.1', httpPort: 0, grpcPort: 0, database: 'memory://', id: 'gw-reload',
+        host: '127.0.0.1',
+        httpPort: 0,
+        grpcPort: 0,
+        database: 'memory://',
+        id: 'gw-reload',
         tls: { certFile: pki.certFile, keyFile: pki.keyFile, caFile: pki.caFile, clientAuth: 'REQUIRE', reloadIntervalSeconds: 0.1 },
         authorization: { rules },
       },
@@ -170,7 +176,15 @@ describe('certificate reload', () => {
       const nextAgent = await createClientCertificate(next, 'agent-1', 'agents');
       const newId = { ca: next.caPem, cert: nextAgent.certPem, key: nextAgent.keyPem };
       // before the swap, a client trusting only the new CA cannot talk to the gateway
-      assert.notEqual((await restCall(gw.gateway.httpUrl, 'GET', '/armory/clouddrivers', newId).catch((e: Error) => ({ status: 0, body: { message: e.message } }))).status, 200);
+      assert.notEqual(
+        (
+          await restCall(gw.gateway.httpUrl, 'GET', '/armory/clouddrivers', newId).catch((e: Error) => ({
+            status: 0,
+            body: { message: e.message },
+          }))
+        ).status,
+        200,
+      );
       writeFileSync(pki.keyFile, next.keyPem);
       writeFileSync(pki.certFile, next.certPem);
       writeFileSync(pki.caFile, next.caPem);
@@ -218,7 +232,10 @@ describe('TLS without client certificates (NONE) and bad TLS files', () => {
   test('a gateway whose TLS files are missing or do not match does not start', async () => {
     const pki = await createTestPki();
     try {
-      await assert.rejects(startAuthGateway({ tls: { certFile: `${pki.dir}/missing.pem`, keyFile: pki.keyFile } }), /tls\.certFile: cannot read .*missing\.pem/);
+      await assert.rejects(
+        startAuthGateway({ tls: { certFile: `${pki.dir}/missing.pem`, keyFile: pki.keyFile } }),
+        /tls\.certFile: cannot read .*missing\.pem/,
+      );
       const otherKey = pki.write('other-key.pem', pki.agent1.keyPem);
       await assert.rejects(startAuthGateway({ tls: { certFile: pki.certFile, keyFile: otherKey } }), /do not form a valid TLS context/);
     } finally {

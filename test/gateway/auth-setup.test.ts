@@ -9,5 +9,8 @@ test('a secure gateway that can admit nobody is reported at start-up', () => {
   assert.match(authSetupProblem(config({}))!, /no credentials are configured/);
   const tokens = { tokens: [{ subject: 'ops', token: 'a-long-enough-static-token' }] };
   assert.match(authSetupProblem(config({ auth: tokens }))!, /authorization\.rules is empty/);
-  assert.equal(authSetupProblem(config({ auth: tokens, authorization: { rules: [{ kind: 'token', subject: '^ops$', roles: ['read'] }] } })), undefined);
+  assert.equal(
+    authSetupProblem(config({ auth: tokens, authorization: { rules: [{ kind: 'token', subject: '^ops$', roles: ['read'] }] } })),
+    undefined,
+  );
 });

@@ -27,9 +27,15 @@ const rules = [
 ];
 
 /** `exp: null` leaves exp out; `iat: null` leaves iat out. */
-function jwt(claims: { sub?: string; aud?: string; iss?: string; exp?: number | null; iat?: number | null; nbf?: number }, secret = SECRET) {
+function jwt(
+  claims: { sub?: string; aud?: string; iss?: string; exp?: number | null; iat?: number | null; nbf?: number },
+  secret = SECRET,
+) {
   const now = Math.floor(Date.now() / 1000);
-  const t = new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setIssuer(claims.iss ?? 'https://issuer.test').setAudience(claims.aud ?? 'outpost');
+  const t = new SignJWT({})
+    .setProtectedHeader({ alg: 'HS256' })
+    .setIssuer(claims.iss ?? 'https://issuer.test')
+    .setAudience(claims.aud ?? 'outpost');
   if (claims.iat !== null) t.setIssuedAt(claims.iat);
   if (claims.sub) t.setSubject(claims.sub);
   if (claims.exp !== null) t.setExpirationTime(claims.exp ?? now + 300);
@@ -122,7 +128,10 @@ describe('bearer tokens', () => {
     const now = Math.floor(Date.now() / 1000);
     assert.equal((await grpcRead(gw.gateway.grpcUrl, { token: await jwt({ sub: 'jwt-user' }) })).code, 'ok');
     // nbf in the past and a lifetime just under the limit are fine
-    assert.equal((await grpcRead(gw.gateway.grpcUrl, { token: await jwt({ sub: 'jwt-user', nbf: now - 60, exp: now + 86_000 }) })).code, 'ok');
+    assert.equal(
+      (await grpcRead(gw.gateway.grpcUrl, { token: await jwt({ sub: 'jwt-user', nbf: now - 60, exp: now + 86_000 }) })).code,
+      'ok',
+    );
     assert.equal((await grpcRead(gw.gateway.grpcUrl, { token: await jwt({ sub: 'jwt-user', iat: null, exp: now + 3600 }) })).code, 'ok');
     assert.equal((await grpcAgentStream(gw.gateway.grpcUrl, { token: await jwt({ sub: 'agent-jwt' }) })).code, 'ok');
     const cases: [string, Promise<string>, RegExp][] = [
@@ -133,9 +142,17 @@ describe('bearer tokens', () => {
       ['not yet valid', jwt({ sub: 'jwt-user', nbf: now + 600 }), /^token not yet valid/],
       ['no subject', jwt({}), /no string "sub" claim/],
       ['no exp', jwt({ sub: 'jwt-user', exp: null }), /^token has no exp claim$/],
-      ['lifetime above maxLifetimeSeconds', jwt({ sub: 'jwt-user', exp: now + 3600 * 24 * 365 }), /lifetime .* exceeds the longest accepted 86400 s \(auth.jwt.maxLifetimeSeconds\)/],
+      [
+        'lifetime above maxLifetimeSeconds',
+        jwt({ sub: 'jwt-user', exp: now + 3600 * 24 * 365 }),
+        /lifetime .* exceeds the longest accepted 86400 s \(auth.jwt.maxLifetimeSeconds\)/,
+      ],
       ['no iat, exp too far from now', jwt({ sub: 'jwt-user', iat: null, exp: now + 86_400 * 2 }), /exceeds the longest accepted/],
-      ['iat a day ago, exp in an hour: lifetime above 24 h', jwt({ sub: 'jwt-user', iat: now - 86_400, exp: now + 3600 }), /exceeds the longest accepted/],
+      [
+        'iat a day ago, exp in an hour: lifetime above 24 h',
+        jwt({ sub: 'jwt-user', iat: now - 86_400, exp: now + 3600 }),
+        /exceeds the longest accepted/,
+      ],
     ];
     for (const [name, token, expected] of cases) {
       const r = await grpcRead(gw.gateway.grpcUrl, { token: await token });
@@ -186,7 +203,13 @@ describe('JWT with a public key', () => {
       authorization: { rules },
     });
     try {
-      const good = await new SignJWT({}).setProtectedHeader({ alg: 'ES256' }).setIssuer('https://issuer.test').setAudience('outpost').setSubject('jwt-user').setExpirationTime('5m').sign(privateKey);
+      const good = await new SignJWT({})
+        .setProtectedHeader({ alg: 'ES256' })
+        .setIssuer('https://issuer.test')
+        .setAudience('outpost')
+        .setSubject('jwt-user')
+        .setExpirationTime('5m')
+        .sign(privateKey);
       assert.equal((await grpcRead(gw.gateway.grpcUrl, { token: good })).code, 'ok');
       const hs = await grpcRead(gw.gateway.grpcUrl, { token: await jwt({ sub: 'jwt-user' }) });
       assert.equal(hs.code, Code.Unauthenticated);
@@ -200,7 +223,11 @@ describe('JWT with a public key', () => {
 
 describe('insecure mode and open reads', () => {
   test('insecure: no credentials get every right; a presented token is still verified', async () => {
-    const gw = await startAuthGateway({ insecure: true, auth: { tokens: [{ subject: 'reader', token: READ_TOKEN }] }, authorization: { rules } });
+    const gw = await startAuthGateway({
+      insecure: true,
+      auth: { tokens: [{ subject: 'reader', token: READ_TOKEN }] },
+      authorization: { rules },
+    });
     try {
       assert.equal((await grpcRead(gw.gateway.grpcUrl, {})).code, 'ok');
       assert.equal((await grpcAgentStream(gw.gateway.grpcUrl, {})).code, 'ok');
@@ -216,7 +243,10 @@ describe('insecure mode and open reads', () => {
   });
 
   test('readAccess open: reads need no credentials, writes still do, bad tokens are still refused', async () => {
-    const gw = await startAuthGateway({ auth: { readAccess: 'open', tokens: [{ subject: 'reader', token: READ_TOKEN }] }, authorization: { rules } });
+    const gw = await startAuthGateway({
+      auth: { readAccess: 'open', tokens: [{ subject: 'reader', token: READ_TOKEN }] },
+      authorization: { rules },
+    });
     try {
       assert.equal((await grpcRead(gw.gateway.grpcUrl, {})).code, 'ok');
       assert.equal((await restCall(gw.gateway.httpUrl, 'GET', '/armory/clouddrivers', {})).status, 200);
@@ -230,8 +260,14 @@ describe('insecure mode and open reads', () => {
   });
 
   test('a gateway whose token file or environment variable is missing does not start', async () => {
-    await assert.rejects(startAuthGateway({ auth: { tokens: [{ subject: 'x', tokenFile: '/nonexistent/token' }] } }), /auth\.tokens\[0\]\.tokenFile: cannot read \/nonexistent\/token/);
-    await assert.rejects(startAuthGateway({ auth: { tokens: [{ subject: 'x', tokenEnv: 'OUTPOST_TEST_UNSET_VARIABLE' }] } }), /OUTPOST_TEST_UNSET_VARIABLE is not set/);
+    await assert.rejects(
+      startAuthGateway({ auth: { tokens: [{ subject: 'x', tokenFile: '/nonexistent/token' }] } }),
+      /auth\.tokens\[0\]\.tokenFile: cannot read \/nonexistent\/token/,
+    );
+    await assert.rejects(
+      startAuthGateway({ auth: { tokens: [{ subject: 'x', tokenEnv: 'OUTPOST_TEST_UNSET_VARIABLE' }] } }),
+      /OUTPOST_TEST_UNSET_VARIABLE is not set/,
+    );
   });
 });
 
@@ -241,8 +277,10 @@ describe('authorization table', () => {
     assert.equal(connectRequirement('outpost.api.v1.ObjectService', 'ListObjects'), 'read');
     assert.equal(connectRequirement('outpost.api.v1.ObjectService', 'GetObject'), 'read');
     assert.equal(connectRequirement('outpost.api.v1.OperationService', 'SubmitOperation'), 'write');
-    for (const m of ['GetOperation', 'WaitOperation', 'ListOperations']) assert.equal(connectRequirement('outpost.api.v1.OperationService', m), 'read');
-    for (const m of ['ListAccounts', 'GetAccount', 'ListAgents']) assert.equal(connectRequirement('outpost.api.v1.AccountService', m), 'read');
+    for (const m of ['GetOperation', 'WaitOperation', 'ListOperations'])
+      assert.equal(connectRequirement('outpost.api.v1.OperationService', m), 'read');
+    for (const m of ['ListAccounts', 'GetAccount', 'ListAgents'])
+      assert.equal(connectRequirement('outpost.api.v1.AccountService', m), 'read');
     for (const m of ['CreateAccounts', 'SetAccountStates', 'PutDynamicAccounts', 'DeleteAccounts', 'ReleaseBinding', 'Future']) {
       assert.equal(connectRequirement('outpost.api.v1.AccountService', m), 'admin');
     }
@@ -251,7 +289,8 @@ describe('authorization table', () => {
     // gRPC health: nothing at all (probes carry no credentials); reflection: read (so `readAccess: open` opens it).
     for (const m of ['Check', 'Watch']) assert.equal(connectRequirement('grpc.health.v1.Health', m), 'none');
     assert.equal(connectRequirement('grpc.health.v1.Health', 'List'), 'admin');
-    for (const v of ['v1', 'v1alpha']) assert.equal(connectRequirement(`grpc.reflection.${v}.ServerReflection`, 'ServerReflectionInfo'), 'read');
+    for (const v of ['v1', 'v1alpha'])
+      assert.equal(connectRequirement(`grpc.reflection.${v}.ServerReflection`, 'ServerReflectionInfo'), 'read');
   });
 
   test('REST routes', () => {

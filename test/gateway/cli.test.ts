@@ -32,7 +32,23 @@ describe('outpost gateway (process)', () => {
   test('serves both ports and exits 0 on SIGTERM', { timeout: 90_000 }, async () => {
     const child = spawn(
       process.execPath,
-      [bin, 'gateway', '--http-port', '0', '--grpc-port', '0', '--host', '127.0.0.1', '--database', 'memory://', '--id', 'cli-gw', '--log-level', 'warn', '--insecure'],
+      [
+        bin,
+        'gateway',
+        '--http-port',
+        '0',
+        '--grpc-port',
+        '0',
+        '--host',
+        '127.0.0.1',
+        '--database',
+        'memory://',
+        '--id',
+        'cli-gw',
+        '--log-level',
+        'warn',
+        '--insecure',
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, OUTPOST_GATEWAY_DATABASE: '' } },
     );
     let out = '';

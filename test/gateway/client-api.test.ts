@@ -31,7 +31,15 @@ import {
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 
-type JsonObject = { account: string; kind: string; apiVersion: string; namespace?: string; name: string; labels?: Record<string, string>; object?: any };
+type JsonObject = {
+  account: string;
+  kind: string;
+  apiVersion: string;
+  namespace?: string;
+  name: string;
+  labels?: Record<string, string>;
+  object?: any;
+};
 
 const TIERS = ['a', 'b', 'c'];
 
@@ -50,7 +58,13 @@ for (const driver of testDrivers()) {
         for (let i = page * 100; i < Math.min(250, (page + 1) * 100); i++) {
           const labels: Record<string, string> = { app: i % 2 === 0 ? 'web' : 'api', tier: TIERS[i % 3]! };
           if (i % 10 === 0) labels.canary = 'true';
-          list.push(event('prod', EventType.ADDED, configMap(`cm-${String(i).padStart(3, '0')}`, 1000 + i, { namespace: i < 125 ? 'ns-a' : 'ns-b', labels })));
+          list.push(
+            event(
+              'prod',
+              EventType.ADDED,
+              configMap(`cm-${String(i).padStart(3, '0')}`, 1000 + i, { namespace: i < 125 ? 'ns-a' : 'ns-b', labels }),
+            ),
+          );
         }
         agent.send(events(++seq, list));
       }
@@ -119,7 +133,8 @@ for (const driver of testDrivers()) {
     });
 
     test('label selectors select in SQL with Kubernetes semantics', async () => {
-      const count = async (labelSelector: string) => (await listAll({ account: 'prod', kind: 'ConfigMap', labelSelector, pageSize: 1000 })).all.length;
+      const count = async (labelSelector: string) =>
+        (await listAll({ account: 'prod', kind: 'ConfigMap', labelSelector, pageSize: 1000 })).all.length;
       assert.equal(await count('app=web'), 125);
       assert.equal(await count('app==web,tier=a'), 42);
       assert.equal(await count('app!=web'), 125);
@@ -179,21 +194,33 @@ for (const driver of testDrivers()) {
       const { stdout } = await run(
         `${repo}node_modules/.bin/buf`,
         [
-          'curl', '--protocol', 'grpc', '--http2-prior-knowledge', '--schema', `${repo}proto`,
-          '-d', JSON.stringify({ account: 'prod', kind: 'Deployment', omitObject: true }),
+          'curl',
+          '--protocol',
+          'grpc',
+          '--http2-prior-knowledge',
+          '--schema',
+          `${repo}proto`,
+          '-d',
+          JSON.stringify({ account: 'prod', kind: 'Deployment', omitObject: true }),
           `${t.gateway.grpcUrl}/outpost.api.v1.ObjectService/ListObjects`,
         ],
         { timeout: 60_000 },
       );
       const body = JSON.parse(stdout) as { objects: JsonObject[] };
-      assert.deepEqual(body.objects.map((o) => o.name), ['web']);
+      assert.deepEqual(
+        body.objects.map((o) => o.name),
+        ['web'],
+      );
       assert.equal(body.objects[0]!.object, undefined);
     });
 
     test('ListAccounts reports every field: counts and sync state per kind, progress, state, times', async () => {
       const { status, body } = await connectJson('AccountService/ListAccounts', {});
       assert.equal(status, 200);
-      assert.deepEqual(body.accounts.map((a: any) => a.name), ['dev', 'prod']);
+      assert.deepEqual(
+        body.accounts.map((a: any) => a.name),
+        ['dev', 'prod'],
+      );
       const prod = body.accounts[1];
       assert.equal(prod.state, 'ACTIVE');
       assert.equal(prod.agentId, 'agent-api');
@@ -209,7 +236,10 @@ for (const driver of testDrivers()) {
 
       const client = createClient(AccountService, createGrpcTransport({ baseUrl: t.gateway.grpcUrl }));
       const one = await client.listAccounts({ name: 'dev' });
-      assert.deepEqual(one.accounts.map((a) => [a.name, a.kinds.find((k) => k.kind === 'ConfigMap')?.count]), [['dev', 1n]]);
+      assert.deepEqual(
+        one.accounts.map((a) => [a.name, a.kinds.find((k) => k.kind === 'ConfigMap')?.count]),
+        [['dev', 1n]],
+      );
       assert.deepEqual((await client.listAccounts({ name: 'nope' })).accounts, []);
     });
 

@@ -22,7 +22,12 @@ describe('gateway config', () => {
     assert.equal(c.logLevel, 'info');
     assert.deepEqual(c.agents, { heartbeatIntervalSeconds: 10, deadAfterSeconds: 30, maxUnacked: 32, maxStreamAgeSeconds: 7200 });
     assert.deepEqual(c.cache, { resumeMaxAgeSeconds: 300 });
-    assert.deepEqual(c.operations, { defaultTimeoutSeconds: 30, agentWaitSeconds: 10, sweepIntervalMs: 1000, maxManifestBytes: 1024 * 1024 });
+    assert.deepEqual(c.operations, {
+      defaultTimeoutSeconds: 30,
+      agentWaitSeconds: 10,
+      sweepIntervalMs: 1000,
+      maxManifestBytes: 1024 * 1024,
+    });
     assert.match(c.id, /-7002$/);
     assert.equal(c.baseUrl, undefined);
     assert.match(loadGatewayConfig({ overrides: { httpPort: 0 } }).id, /^gateway-[0-9a-f]{8}$/);
@@ -41,7 +46,12 @@ describe('gateway config', () => {
       writeFileSync(file, 'httpPort: 1000\ngrpcPort: 1001\ndatabase: /from/file\nagents:\n  maxUnacked: 5\n');
       const c = loadGatewayConfig({
         file,
-        env: { OUTPOST_GATEWAY_GRPC_PORT: '2001', OUTPOST_GATEWAY_DATABASE: 'memory://', OUTPOST_GATEWAY_AGENTS_DEAD_AFTER_SECONDS: '45', OUTPOST_GATEWAY_ID: '' },
+        env: {
+          OUTPOST_GATEWAY_GRPC_PORT: '2001',
+          OUTPOST_GATEWAY_DATABASE: 'memory://',
+          OUTPOST_GATEWAY_AGENTS_DEAD_AFTER_SECONDS: '45',
+          OUTPOST_GATEWAY_ID: '',
+        },
         overrides: { database: 'postgres://x@db/outpost', id: 'gw-9', httpPort: undefined },
       });
       assert.equal(c.httpPort, 1000);
@@ -126,16 +136,25 @@ describe('gateway config', () => {
       [{ overrides: { cluster: { discovery: 'gossip' as never } } }, /cluster\.discovery/],
       [{ overrides: { bogus: 1 } as never }, /bogus/],
       // rules name their identity kind; an old rule without one says how to fix it
-      [{ overrides: { authorization: { rules: [{ subject: '^ops$', roles: ['read'] }] } as never } }, /authorization\.rules\.0\.kind: kind is required: set kind: token .* jwt .* certificate/],
-      [{ overrides: { authorization: { rules: [{ kind: 'token', attributes: { CN: 'x' }, roles: ['read'] }] } } }, /attributes apply to kind certificate only/],
+      [
+        { overrides: { authorization: { rules: [{ subject: '^ops$', roles: ['read'] }] } as never } },
+        /authorization\.rules\.0\.kind: kind is required: set kind: token .* jwt .* certificate/,
+      ],
+      [
+        { overrides: { authorization: { rules: [{ kind: 'token', attributes: { CN: 'x' }, roles: ['read'] }] } } },
+        /attributes apply to kind certificate only/,
+      ],
       [{ overrides: { authorization: { rules: [{ kind: 'certificate', roles: ['read'] }] } } }, /set subject, attributes or both/],
     ];
     for (const [opts, pattern] of cases) {
-      assert.throws(() => loadGatewayConfig(opts), (err: unknown) => {
-        assert.ok(err instanceof GatewayConfigError);
-        assert.match(err.message, pattern);
-        return true;
-      });
+      assert.throws(
+        () => loadGatewayConfig(opts),
+        (err: unknown) => {
+          assert.ok(err instanceof GatewayConfigError);
+          assert.match(err.message, pattern);
+          return true;
+        },
+      );
     }
     assert.throws(() => loadGatewayConfig({ file: '/no/such/file.yaml' }), /cannot read gateway config file/);
     const dir = mkdtempSync(join(tmpdir(), 'outpost-gw-config-'));

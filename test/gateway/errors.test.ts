@@ -25,7 +25,11 @@ describe('gateway error mapping', () => {
 
   test('unknown failures become INTERNAL without details, and the cause is logged', () => {
     const { logger, lines } = capturingLogger();
-    const mapped = toConnectError(new Error('duplicate key value violates unique constraint "objects_pkey" in insert into objects'), logger, 'ListObjects');
+    const mapped = toConnectError(
+      new Error('duplicate key value violates unique constraint "objects_pkey" in insert into objects'),
+      logger,
+      'ListObjects',
+    );
     assert.equal(mapped.code, Code.Internal);
     assert.equal(mapped.rawMessage, 'internal error');
     assert.ok(lines.some((l) => l.includes('objects_pkey') && l.includes('ListObjects failed')));
@@ -33,7 +37,13 @@ describe('gateway error mapping', () => {
 
   test('REST errors: HttpError keeps its status, anything else is a 500 without details', () => {
     const { logger } = capturingLogger();
-    assert.deepEqual(toHttpError(new HttpError(404, 'not_found', 'nope'), logger), { status: 404, body: { error: 'not_found', message: 'nope' } });
-    assert.deepEqual(toHttpError(new Error('relation "x" does not exist'), logger), { status: 500, body: { error: 'internal', message: 'internal error' } });
+    assert.deepEqual(toHttpError(new HttpError(404, 'not_found', 'nope'), logger), {
+      status: 404,
+      body: { error: 'not_found', message: 'nope' },
+    });
+    assert.deepEqual(toHttpError(new Error('relation "x" does not exist'), logger), {
+      status: 500,
+      body: { error: 'internal', message: 'internal error' },
+    });
   });
 });

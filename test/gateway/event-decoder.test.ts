@@ -13,8 +13,10 @@ import { decodePageToken, encodePageToken } from '../../src/gateway/api/page-tok
 import { configMap, event } from './helpers.js';
 
 const ctx = {
-  access: (a: string) => (a === 'mine' ? ('write' as const) : a === 'other' ? ('drop' as const) : { refused: `account ${a} is not cached by this stream` }),
-  listGeneration: (_a: string, _v: string, _k: string, ns: string) => (ns === 'listing' ? 7 : 0) };
+  access: (a: string) =>
+    a === 'mine' ? ('write' as const) : a === 'other' ? ('drop' as const) : { refused: `account ${a} is not cached by this stream` },
+  listGeneration: (_a: string, _v: string, _k: string, ns: string) => (ns === 'listing' ? 7 : 0),
+};
 const batch = (events: ReturnType<typeof event>[]) => create(EventBatchSchema, { sequence: 1n, events });
 
 describe('event decoding', () => {
@@ -38,8 +40,14 @@ describe('event decoding', () => {
       ]),
       ctx,
     );
-    assert.deepEqual(d.upserts.map((u) => [u.name, u.resource_version]), [['a', '3']]);
-    assert.deepEqual(d.deletes.map((u) => [u.name, u.resource_version]), [['b', '5']]);
+    assert.deepEqual(
+      d.upserts.map((u) => [u.name, u.resource_version]),
+      [['a', '3']],
+    );
+    assert.deepEqual(
+      d.deletes.map((u) => [u.name, u.resource_version]),
+      [['b', '5']],
+    );
     assert.equal(d.droppedStale, 1);
     assert.equal(d.droppedReleased, 1);
     assert.deepEqual(d.accounts, ['mine']);
@@ -49,7 +57,10 @@ describe('event decoding', () => {
 
   test('list items get the running list generation, and missing apiVersion/kind are filled in', () => {
     const item = { metadata: { name: 'x', namespace: 'listing', uid: 'u', resourceVersion: '9' } };
-    const ev = { ...event('mine', EventType.ADDED, { apiVersion: 'v1', kind: 'ConfigMap', ...item }, 'listing'), objectJson: new TextEncoder().encode(JSON.stringify(item)) };
+    const ev = {
+      ...event('mine', EventType.ADDED, { apiVersion: 'v1', kind: 'ConfigMap', ...item }, 'listing'),
+      objectJson: new TextEncoder().encode(JSON.stringify(item)),
+    };
     const d = decodeEventBatch(batch([ev]), ctx);
     assert.equal(d.upserts[0]!.sync_gen, 7);
     assert.deepEqual(JSON.parse(d.upserts[0]!.object), { ...item, apiVersion: 'v1', kind: 'ConfigMap' });
@@ -71,22 +82,39 @@ describe('event decoding', () => {
     assert.equal(decodeEventBatch(batch([bad]), ctx).droppedReleased, 1);
     assert.throws(
       () => decodeEventBatch(batch([event('mine', EventType.ADDED, configMap('ok', 1)), { ...bad, account: 'stranger' }]), ctx),
-      (err: unknown) => err instanceof ConnectError && err.code === Code.PermissionDenied && /event 1 of batch 1: account stranger is not cached/.test(err.rawMessage),
+      (err: unknown) =>
+        err instanceof ConnectError &&
+        err.code === Code.PermissionDenied &&
+        /event 1 of batch 1: account stranger is not cached/.test(err.rawMessage),
     );
     assert.throws(
       () => decodeEventBatch(batch([{ ...bad, account: 'mine' }]), ctx),
       (err: unknown) => err instanceof ConnectError && err.code === Code.InvalidArgument,
     );
-    assert.throws(() => decodeEventBatch(batch([{ ...event('mine', EventType.UNSPECIFIED, configMap('x', 1)) }]), ctx), /unknown event type/);
-    assert.throws(() => decodeEventBatch(batch([{ ...event('mine', EventType.ADDED, configMap('x', 1, { labels: { a: 1 as unknown as string } })) }]), ctx), /label/);
+    assert.throws(
+      () => decodeEventBatch(batch([{ ...event('mine', EventType.UNSPECIFIED, configMap('x', 1)) }]), ctx),
+      /unknown event type/,
+    );
+    assert.throws(
+      () =>
+        decodeEventBatch(batch([{ ...event('mine', EventType.ADDED, configMap('x', 1, { labels: { a: 1 as unknown as string } })) }]), ctx),
+      /label/,
+    );
   });
 
   test('object JSON with an escaped lone surrogate is refused (jsonb cannot store it); an escaped pair is fine', () => {
-    const withText = (text: string) => ({ ...event('mine', EventType.ADDED, configMap('s', 1)), objectJson: new TextEncoder().encode(text) });
-    const obj = (v: string) => `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s","namespace":"default","uid":"uid-s","resourceVersion":"1"},"data":{"v":"${v}"}}`;
+    const withText = (text: string) => ({
+      ...event('mine', EventType.ADDED, configMap('s', 1)),
+      objectJson: new TextEncoder().encode(text),
+    });
+    const obj = (v: string) =>
+      `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s","namespace":"default","uid":"uid-s","resourceVersion":"1"},"data":{"v":"${v}"}}`;
     assert.throws(
       () => decodeEventBatch(batch([withText(obj('a\\ud800b'))]), ctx),
-      (err: unknown) => err instanceof ConnectError && err.code === Code.InvalidArgument && /object_json\.data\.v contains a lone UTF-16 surrogate/.test(err.rawMessage),
+      (err: unknown) =>
+        err instanceof ConnectError &&
+        err.code === Code.InvalidArgument &&
+        /object_json\.data\.v contains a lone UTF-16 surrogate/.test(err.rawMessage),
     );
     assert.throws(() => decodeEventBatch(batch([withText(obj('\\udc00'))]), ctx), /lone UTF-16 surrogate/);
     const pair = decodeEventBatch(batch([withText(obj('\\ud83d\\ude00'))]), ctx);

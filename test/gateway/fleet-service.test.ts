@@ -44,7 +44,10 @@ function follow(stream: AsyncIterable<{ fleet?: Fleet }>) {
         const hit = seen.find(check);
         if (hit) return hit;
         if (error) throw error;
-        assert.ok(Date.now() < deadline, `no summary with ${what}; last: ${JSON.stringify(seen.at(-1), (_k, v) => (typeof v === 'bigint' ? String(v) : v))}`);
+        assert.ok(
+          Date.now() < deadline,
+          `no summary with ${what}; last: ${JSON.stringify(seen.at(-1), (_k, v) => (typeof v === 'bigint' ? String(v) : v))}`,
+        );
         await new Promise<void>((resolve) => {
           notify = resolve;
           setTimeout(resolve, 100);
@@ -70,7 +73,10 @@ describe('FleetService over Connect JSON (HTTP/1.1)', () => {
     const watch = follow(fleet.watchFleet({}, { signal: abort.signal }));
     const first = await watch.until(() => true, 'anything', 5000);
     assert.equal(first.connectedAgents, 0);
-    assert.deepEqual(first.replicas.map((r) => [r.id, r.ready]), [['gw-fleet', true]]);
+    assert.deepEqual(
+      first.replicas.map((r) => [r.id, r.ready]),
+      [['gw-fleet', true]],
+    );
     assert.equal(first.accounts.length, 0);
 
     const stream = openAgentStream(t.gateway.grpcUrl);
@@ -81,7 +87,16 @@ describe('FleetService over Connect JSON (HTTP/1.1)', () => {
 
     let seq = 1n;
     for (let i = 0; i < 6; i++) {
-      stream.send({ case: 'events', value: { sequence: seq++, events: [event('fleet-acct', EventType.ADDED, configMap(`cm-${i}`, i + 1)), event('fleet-acct', EventType.MODIFIED, configMap(`cm-${i}`, i + 100))] } });
+      stream.send({
+        case: 'events',
+        value: {
+          sequence: seq++,
+          events: [
+            event('fleet-acct', EventType.ADDED, configMap(`cm-${i}`, i + 1)),
+            event('fleet-acct', EventType.MODIFIED, configMap(`cm-${i}`, i + 100)),
+          ],
+        },
+      });
       await stream.waitForAck(Number(seq - 1n));
       await new Promise((r) => setTimeout(r, 250));
     }
@@ -91,15 +106,25 @@ describe('FleetService over Connect JSON (HTTP/1.1)', () => {
     assert.equal(activity.gatewayId, 'gw-fleet');
     assert.equal(activity.agentId, 'agent-fleet');
     assert.ok(activity.lastEventTime, 'last event time set');
-    assert.ok(watch.seen.some((f) => f.eventsPerSecond > 0), 'a positive ingest rate was reported while events flowed');
+    assert.ok(
+      watch.seen.some((f) => f.eventsPerSecond > 0),
+      'a positive ingest rate was reported while events flowed',
+    );
     stream.end();
     await stream.ended;
 
     const agent = await startOperationAgent(t.gateway.grpcUrl, 'agent-ops', ['fleet-ops']);
     const ops = createClient(OperationService, transport);
-    const submitted = await ops.submitOperation({ account: 'fleet-ops', wait: true, spec: { case: 'get', value: { kind: 'ConfigMap', name: 'x' } } });
+    const submitted = await ops.submitOperation({
+      account: 'fleet-ops',
+      wait: true,
+      spec: { case: 'get', value: { kind: 'ConfigMap', name: 'x' } },
+    });
     assert.equal(submitted.operation?.state, OperationState.SUCCEEDED);
-    const withOp = await watch.until((f) => f.recentOperations.some((o) => o.id === submitted.operation!.id && o.state === OperationState.SUCCEEDED), 'the finished operation');
+    const withOp = await watch.until(
+      (f) => f.recentOperations.some((o) => o.id === submitted.operation!.id && o.state === OperationState.SUCCEEDED),
+      'the finished operation',
+    );
     const op = withOp.recentOperations.find((o) => o.id === submitted.operation!.id)!;
     assert.equal(op.operation, undefined, 'the summary leaves the submitted spec out');
     assert.equal(op.result?.success, true);
@@ -163,15 +188,25 @@ describe('fleet monitor', () => {
     const stops = got.map((list) => monitor.watch({ next: (f) => list.push(f), error: () => assert.fail('no error expected') }));
     await new Promise((r) => setTimeout(r, 5));
     assert.equal(reads, 1, 'three watchers share the first reading');
-    assert.deepEqual(got.map((l) => l.length), [1, 1, 1]);
+    assert.deepEqual(
+      got.map((l) => l.length),
+      [1, 1, 1],
+    );
     const started = Date.now();
     for (let i = 0; i < 5; i++) {
       clock += 1000;
       await new Promise((r) => setTimeout(r, 30));
     }
     const intervals = (Date.now() - started) / 20;
-    assert.ok(reads >= 3 && reads <= intervals + 2, `one reading per interval (${intervals.toFixed(1)} intervals), not one per watcher: got ${reads}`);
-    assert.deepEqual(got.map((l) => l.length), [1, 1, 1], 'nothing changed, nothing resent');
+    assert.ok(
+      reads >= 3 && reads <= intervals + 2,
+      `one reading per interval (${intervals.toFixed(1)} intervals), not one per watcher: got ${reads}`,
+    );
+    assert.deepEqual(
+      got.map((l) => l.length),
+      [1, 1, 1],
+      'nothing changed, nothing resent',
+    );
     total = 500; // 500 events since the last reading, a second later
     clock += 1000;
     await new Promise((r) => setTimeout(r, 40));
@@ -194,7 +229,9 @@ describe('fleet monitor', () => {
     });
     const service = createFleetService(monitor, { logger, keepaliveMs: 50 });
     const abort = new AbortController();
-    const stream = service.watchFleet(create(WatchFleetRequestSchema), { signal: abort.signal } as never) as AsyncGenerator<{ fleet?: Fleet }>;
+    const stream = service.watchFleet(create(WatchFleetRequestSchema), { signal: abort.signal } as never) as AsyncGenerator<{
+      fleet?: Fleet;
+    }>;
     const first = await stream.next();
     assert.equal(first.value.fleet.connectedAgents, 1);
     const keepalive = await stream.next();

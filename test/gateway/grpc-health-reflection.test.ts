@@ -14,7 +14,11 @@ import { create, createFileRegistry, fromBinary, type MessageInitShape } from '@
 import { FileDescriptorProtoSchema, FileDescriptorSetSchema, type FileDescriptorProto } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, createClient, createRouterTransport } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
-import { Health, HealthCheckResponse_ServingStatus as ServingStatus, type HealthCheckResponse } from '../../src/gen/grpc/health/v1/health_pb.js';
+import {
+  Health,
+  HealthCheckResponse_ServingStatus as ServingStatus,
+  type HealthCheckResponse,
+} from '../../src/gen/grpc/health/v1/health_pb.js';
 import {
   ServerReflection as ReflectionV1,
   ServerReflectionRequestSchema as RequestV1Schema,
@@ -32,7 +36,12 @@ import { startTestGateway, type TestGateway } from './helpers.js';
 
 const run = promisify(execFile);
 const BUF = join(process.cwd(), 'node_modules', '.bin', 'buf');
-const API_SERVICES = ['outpost.agent.v1.AgentService', 'outpost.api.v1.ObjectService', 'outpost.api.v1.AccountService', 'outpost.api.v1.OperationService'];
+const API_SERVICES = [
+  'outpost.agent.v1.AgentService',
+  'outpost.api.v1.ObjectService',
+  'outpost.api.v1.AccountService',
+  'outpost.api.v1.OperationService',
+];
 const READ_TOKEN = 'health-reader-token-0123456789';
 const NOBODY_TOKEN = 'health-nobody-token-0123456789';
 
@@ -122,20 +131,38 @@ for (const driver of testDrivers()) {
       assert.equal(list!.originalRequest?.messageRequest.case, 'listServices');
       assert.equal(list!.messageResponse.case, 'listServicesResponse');
       const names = list!.messageResponse.value.service.map((s: { name: string }) => s.name);
-      for (const s of [...API_SERVICES, 'grpc.health.v1.Health', 'grpc.reflection.v1.ServerReflection', 'grpc.reflection.v1alpha.ServerReflection']) {
+      for (const s of [
+        ...API_SERVICES,
+        'grpc.health.v1.Health',
+        'grpc.reflection.v1.ServerReflection',
+        'grpc.reflection.v1alpha.ServerReflection',
+      ]) {
         assert.ok(names.includes(s), `${s} listed in ${names.join(', ')}`);
       }
 
       const objectFiles = filesOf(object!);
       assert.equal(objectFiles[0]!.name, 'outpost/api/v1/object_service.proto');
-      assert.deepEqual(objectFiles.map((f) => f.name).sort(), ['google/protobuf/struct.proto', 'google/protobuf/timestamp.proto', 'outpost/api/v1/object_service.proto']);
+      assert.deepEqual(objectFiles.map((f) => f.name).sort(), [
+        'google/protobuf/struct.proto',
+        'google/protobuf/timestamp.proto',
+        'outpost/api/v1/object_service.proto',
+      ]);
       const accountFiles = filesOf(account!);
       assert.equal(accountFiles[0]!.name, 'outpost/api/v1/account_service.proto');
-      assert.ok(accountFiles.some((f) => f.name === 'outpost/agent/v1/agent.proto'), 'transitive dependency');
+      assert.ok(
+        accountFiles.some((f) => f.name === 'outpost/agent/v1/agent.proto'),
+        'transitive dependency',
+      );
       assert.ok(!accountFiles.some((f) => f.name === 'google/protobuf/timestamp.proto'), 'already sent on this stream');
       // The requested file is always sent, even when sent before.
-      assert.deepEqual(filesOf(timestamp!).map((f) => f.name), ['google/protobuf/timestamp.proto']);
-      assert.deepEqual(filesOf(again!).map((f) => f.name), ['outpost/api/v1/object_service.proto']);
+      assert.deepEqual(
+        filesOf(timestamp!).map((f) => f.name),
+        ['google/protobuf/timestamp.proto'],
+      );
+      assert.deepEqual(
+        filesOf(again!).map((f) => f.name),
+        ['outpost/api/v1/object_service.proto'],
+      );
 
       // What was received is complete: the files form a registry that resolves the services and their messages.
       const received = new Map([...objectFiles, ...accountFiles].map((f) => [f.name, f]));
@@ -163,14 +190,24 @@ for (const driver of testDrivers()) {
       const responses = await reflectV1(t.gateway.grpcUrl, [
         { messageRequest: { case: 'fileByFilename', value: 'no/such.proto' } },
         { messageRequest: { case: 'fileContainingSymbol', value: 'no.such.Symbol' } },
-        { messageRequest: { case: 'fileContainingExtension', value: { containingType: 'outpost.api.v1.ListObjectsRequest', extensionNumber: 1000 } } },
+        {
+          messageRequest: {
+            case: 'fileContainingExtension',
+            value: { containingType: 'outpost.api.v1.ListObjectsRequest', extensionNumber: 1000 },
+          },
+        },
         { messageRequest: { case: 'allExtensionNumbersOfType', value: 'no.such.Message' } },
         { messageRequest: { case: 'allExtensionNumbersOfType', value: 'outpost.api.v1.ListObjectsRequest' } },
         { messageRequest: { case: undefined } },
         { messageRequest: { case: 'fileContainingSymbol', value: 'grpc.health.v1.Health.Watch' } },
       ]);
       assert.equal(responses.length, 7);
-      for (const [i, what] of [[0, 'no/such.proto'], [1, 'no.such.Symbol'], [2, '1000'], [3, 'no.such.Message']] as const) {
+      for (const [i, what] of [
+        [0, 'no/such.proto'],
+        [1, 'no.such.Symbol'],
+        [2, '1000'],
+        [3, 'no.such.Message'],
+      ] as const) {
         const r = responses[i]!.messageResponse;
         assert.equal(r.case, 'errorResponse', `request ${i}`);
         assert.equal(r.value.errorCode, Code.NotFound);
@@ -212,13 +249,19 @@ for (const driver of testDrivers()) {
       const services = listed.stdout.trim().split('\n');
       for (const s of [...API_SERVICES, 'grpc.health.v1.Health']) assert.ok(services.includes(s), `${s} in ${listed.stdout}`);
 
-      const called = await run(BUF, [...base, '-d', '{}', `${t.gateway.grpcUrl}/outpost.api.v1.AccountService/ListAccounts`], { timeout: 30_000 });
+      const called = await run(BUF, [...base, '-d', '{}', `${t.gateway.grpcUrl}/outpost.api.v1.AccountService/ListAccounts`], {
+        timeout: 30_000,
+      });
       assert.equal(typeof JSON.parse(called.stdout), 'object', called.stdout);
 
-      const methods = await run(BUF, [...base, '--reflect-protocol', 'grpc-v1alpha', '--list-methods', t.gateway.grpcUrl], { timeout: 30_000 });
+      const methods = await run(BUF, [...base, '--reflect-protocol', 'grpc-v1alpha', '--list-methods', t.gateway.grpcUrl], {
+        timeout: 30_000,
+      });
       assert.ok(methods.stdout.split('\n').includes('outpost.api.v1.ObjectService/ListObjects'), methods.stdout);
 
-      const checked = await run(BUF, [...base, '-d', '{"service":""}', `${t.gateway.grpcUrl}/grpc.health.v1.Health/Check`], { timeout: 30_000 });
+      const checked = await run(BUF, [...base, '-d', '{"service":""}', `${t.gateway.grpcUrl}/grpc.health.v1.Health/Check`], {
+        timeout: 30_000,
+      });
       assert.deepEqual(JSON.parse(checked.stdout), { status: 'SERVING' });
     });
   });
@@ -269,11 +312,18 @@ describe('gRPC health and reflection on a secure gateway', () => {
   test('health needs no credentials (and ignores bad ones), over gRPC and Connect JSON', async () => {
     const client = healthClient(t.gateway.grpcUrl);
     assert.equal((await client.check({ service: '' })).status, ServingStatus.SERVING);
-    assert.equal((await client.check({ service: '' }, { headers: { authorization: 'Bearer wrong-token-0123456789' } })).status, ServingStatus.SERVING);
+    assert.equal(
+      (await client.check({ service: '' }, { headers: { authorization: 'Bearer wrong-token-0123456789' } })).status,
+      ServingStatus.SERVING,
+    );
     const it = client.watch({ service: '' }, { timeoutMs: 5000 })[Symbol.asyncIterator]();
     assert.equal(((await it.next()).value as HealthCheckResponse).status, ServingStatus.SERVING);
     await it.return?.();
-    const res = await fetch(`${t.gateway.httpUrl}/grpc.health.v1.Health/Check`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const res = await fetch(`${t.gateway.httpUrl}/grpc.health.v1.Health/Check`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     assert.equal(res.status, 200);
     assert.deepEqual(await res.json(), { status: 'SERVING' });
   });
@@ -281,7 +331,10 @@ describe('gRPC health and reflection on a secure gateway', () => {
   test('reflection needs read: UNAUTHENTICATED without credentials, PERMISSION_DENIED without the role, answers a reader', async () => {
     const list = { messageRequest: { case: 'listServices' as const, value: '' } };
     await expectCode(reflectV1(t.gateway.grpcUrl, [list]), Code.Unauthenticated);
-    const denied = await expectCode(reflectV1(t.gateway.grpcUrl, [list], { authorization: `Bearer ${NOBODY_TOKEN}` }), Code.PermissionDenied);
+    const denied = await expectCode(
+      reflectV1(t.gateway.grpcUrl, [list], { authorization: `Bearer ${NOBODY_TOKEN}` }),
+      Code.PermissionDenied,
+    );
     assert.match(denied.rawMessage, /"read"/);
     const [res] = await reflectV1(t.gateway.grpcUrl, [list], { authorization: `Bearer ${READ_TOKEN}` });
     assert.equal(res!.messageResponse.case, 'listServicesResponse');
@@ -291,7 +344,10 @@ describe('gRPC health and reflection on a secure gateway', () => {
 describe('health state', () => {
   const start = (ping: () => Promise<void>, timeoutMs = 1000) => {
     const health = createHealthService({ services: ['a.B'], ping, logger: createSilentLogger(), intervalMs: 60_000, timeoutMs });
-    const client = createClient(Health, createRouterTransport((router) => router.service(Health, health.impl)));
+    const client = createClient(
+      Health,
+      createRouterTransport((router) => router.service(Health, health.impl)),
+    );
     return { health, client };
   };
 

@@ -41,7 +41,13 @@ function call(url: string, c: StatusCase): Promise<Seen> {
   return new Promise<Seen>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${c.name}: no answer within 20 s`)), 20_000);
     const req = session.request(
-      { ':method': 'POST', ':path': c.path, 'content-type': 'application/grpc', te: 'trailers', ...(authorization ? { authorization } : {}) },
+      {
+        ':method': 'POST',
+        ':path': c.path,
+        'content-type': 'application/grpc',
+        te: 'trailers',
+        ...(authorization ? { authorization } : {}),
+      },
       { endStream: false },
     );
     const seen: Seen = { headers: {}, headerFlags: 0, dataBytes: 0, requestOpenAtEnd: false, rstCode: -1 };
@@ -79,11 +85,18 @@ describe('gRPC errors before the first message are Trailers-Only: one HEADERS fr
     test(c.name, async () => {
       const seen = await call(t.gateway.grpcUrl, c);
       const status = Number(seen.headers['grpc-status']);
-      assert.equal(status, c.code, `grpc-status ${seen.headers['grpc-status']} (${Code[status]}), expected ${Code[c.code]}: ${JSON.stringify(seen.headers)}`);
+      assert.equal(
+        status,
+        c.code,
+        `grpc-status ${seen.headers['grpc-status']} (${Code[status]}), expected ${Code[c.code]}: ${JSON.stringify(seen.headers)}`,
+      );
       assert.match(decodeURIComponent(String(seen.headers['grpc-message'] ?? '')), c.message);
       assert.equal(seen.headers[':status'], 200);
       assert.match(String(seen.headers['content-type']), /^application\/grpc/);
-      assert.ok(seen.headerFlags & NGHTTP2_FLAG_END_STREAM, `the HEADERS frame must end the stream (flags 0x${seen.headerFlags.toString(16)})`);
+      assert.ok(
+        seen.headerFlags & NGHTTP2_FLAG_END_STREAM,
+        `the HEADERS frame must end the stream (flags 0x${seen.headerFlags.toString(16)})`,
+      );
       assert.equal(seen.trailers, undefined, 'no trailers frame after a Trailers-Only response');
       assert.equal(seen.dataBytes, 0, 'no DATA bytes');
       if (c.kind === 'bidi') assert.ok(seen.requestOpenAtEnd, 'answered while the request side was still open');

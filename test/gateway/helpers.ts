@@ -14,7 +14,13 @@ import {
   type ConnectResponse,
   type Welcome,
 } from '../../src/gen/outpost/agent/v1/agent_pb.js';
-import { loadGatewayConfig, startGateway, type GatewayConfigInput, type GatewayDeps, type RunningGateway } from '../../src/gateway/index.js';
+import {
+  loadGatewayConfig,
+  startGateway,
+  type GatewayConfigInput,
+  type GatewayDeps,
+  type RunningGateway,
+} from '../../src/gateway/index.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 
@@ -30,7 +36,11 @@ export interface TestGateway {
 }
 
 /** Starts a gateway with test-friendly settings on ephemeral ports. */
-export async function startTestGateway(driver: 'pglite' | 'postgres', overrides: GatewayConfigInput = {}, deps: Omit<GatewayDeps, 'logger'> = {}): Promise<TestGateway> {
+export async function startTestGateway(
+  driver: 'pglite' | 'postgres',
+  overrides: GatewayConfigInput = {},
+  deps: Omit<GatewayDeps, 'logger'> = {},
+): Promise<TestGateway> {
   const testDb = await createTestDatabase(driver);
   const config = loadGatewayConfig({
     env: {},
@@ -195,7 +205,11 @@ export async function connectAgent(
 }
 
 /** A ConfigMap as the cluster would return it. */
-export function configMap(name: string, rv: number, opts: { namespace?: string; labels?: Record<string, string>; data?: Record<string, string> } = {}) {
+export function configMap(
+  name: string,
+  rv: number,
+  opts: { namespace?: string; labels?: Record<string, string>; data?: Record<string, string> } = {},
+) {
   return {
     apiVersion: 'v1',
     kind: 'ConfigMap',
@@ -206,7 +220,11 @@ export function configMap(name: string, rv: number, opts: { namespace?: string; 
 
 /** An event for an object (identity fields taken from it). */
 export function event(account: string, type: EventType, obj: ReturnType<typeof configMap> | Record<string, any>, watchNamespace = '') {
-  const o = obj as { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; uid?: string; resourceVersion: string } };
+  const o = obj as {
+    apiVersion: string;
+    kind: string;
+    metadata: { name: string; namespace?: string; uid?: string; resourceVersion: string };
+  };
   return {
     account,
     type,
@@ -227,10 +245,26 @@ export function events(sequence: number, list: ReturnType<typeof event>[]): Requ
 }
 
 /** Builds a `sync` marker message for ConfigMaps of the account. */
-export function syncMarker(sequence: number, account: string, phase: SyncPhase, resourceVersion = '', count = 0, watchNamespace = ''): RequestInit['message'] {
+export function syncMarker(
+  sequence: number,
+  account: string,
+  phase: SyncPhase,
+  resourceVersion = '',
+  count = 0,
+  watchNamespace = '',
+): RequestInit['message'] {
   return {
     case: 'sync',
-    value: { sequence: BigInt(sequence), account, apiVersion: 'v1', kind: 'ConfigMap', watchNamespace, phase, resourceVersion, count: BigInt(count) },
+    value: {
+      sequence: BigInt(sequence),
+      account,
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      watchNamespace,
+      phase,
+      resourceVersion,
+      count: BigInt(count),
+    },
   };
 }
 

@@ -41,8 +41,8 @@ export const CLUSTER = { apiHost: 'https://cluster-1.example:6443', caFingerprin
 /** Verdicts the gateway sent on a stream for `account`, in order (Welcome first, then unsolicited ones). */
 export function verdictsFor(stream: TestAgentStream, account: string): Verdict[] {
   return stream.received.flatMap((r: ConnectResponse) => {
-    if (r.message.case === 'welcome' || r.message.case === 'verdicts') return r.message.value.accounts.filter((a) => a.account === account).map((a) => a.verdict);
+    if (r.message.case === 'welcome' || r.message.case === 'verdicts')
+      return r.message.value.accounts.filter((a) => a.account === account).map((a) => a.verdict);
     return [];
   });
 }
-

@@ -26,13 +26,21 @@ test('gateway log lines are JSON carrying agent, session, account and operation 
   try {
     const agent = await startOperationAgent(gateway.grpcUrl, 'agent-logs', ['logs-acct']);
     const client = createClient(OperationService, createGrpcTransport({ baseUrl: gateway.grpcUrl }));
-    const op = await client.submitOperation({ account: 'logs-acct', id: 'op-logged', wait: true, spec: { case: 'get', value: { kind: 'ConfigMap', name: 'x' } } });
+    const op = await client.submitOperation({
+      account: 'logs-acct',
+      id: 'op-logged',
+      wait: true,
+      spec: { case: 'get', value: { kind: 'ConfigMap', name: 'x' } },
+    });
     assert.equal(op.operation?.state, OperationState.SUCCEEDED);
     const welcome = agent.stream.received.find((r) => r.message.case === 'welcome')!.message.value as { sessionToken: string };
     assert.ok(welcome.sessionToken.length > 20);
     await agent.close();
     assert.ok(!text.includes(welcome.sessionToken), 'the session token is never logged');
-    const lines = text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     assert.ok(lines.every((l) => typeof l.level === 'number' && typeof l.time === 'number' && typeof l.msg === 'string'));
     const connected = lines.find((l) => l.msg === 'agent connected');
     assert.ok(connected, 'agent connected is logged');
@@ -40,8 +48,14 @@ test('gateway log lines are JSON carrying agent, session, account and operation 
     assert.equal(connected.gatewayId, 'gw-logs');
     assert.match(String(connected.sessionId), /^[0-9a-f-]{36}$/);
     const operation = lines.filter((l) => l.operationId === 'op-logged');
-    assert.ok(operation.some((l) => l.account === 'logs-acct'), 'operation lines name the account');
-    assert.ok(lines.some((l) => l.level === 20), 'debug lines are written at level debug');
+    assert.ok(
+      operation.some((l) => l.account === 'logs-acct'),
+      'operation lines name the account',
+    );
+    assert.ok(
+      lines.some((l) => l.level === 20),
+      'debug lines are written at level debug',
+    );
   } finally {
     await gateway.close();
     await db.drop();

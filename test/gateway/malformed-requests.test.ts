@@ -64,7 +64,11 @@ describe('malformed requests get typed errors (hostile-input regressions)', () =
   });
 
   test('gRPC over HTTP/1.1 → 426 with a JSON body (connect-node answered a bodiless 505)', async () => {
-    const res = await fetch(`${t.gateway.httpUrl}/outpost.api.v1.AccountService/ListAccounts`, { method: 'POST', headers: { 'content-type': 'application/grpc' }, body: Buffer.from(encodeMessage(new Uint8Array())) });
+    const res = await fetch(`${t.gateway.httpUrl}/outpost.api.v1.AccountService/ListAccounts`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/grpc' },
+      body: Buffer.from(encodeMessage(new Uint8Array())),
+    });
     assert.equal(res.status, 426);
     assert.equal((await res.json()).error, 'http2_required');
   });
@@ -90,7 +94,11 @@ describe('malformed requests get typed errors (hostile-input regressions)', () =
   });
 
   test('a JSON body nested 5000 levels deep → 400 (the NUL check recursed and overflowed the stack: 500)', async () => {
-    const res = await fetch(`${t.gateway.httpUrl}/armory/accounts/dynamic`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '['.repeat(5000) + ']'.repeat(5000) });
+    const res = await fetch(`${t.gateway.httpUrl}/armory/accounts/dynamic`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: '['.repeat(5000) + ']'.repeat(5000),
+    });
     assert.equal(res.status, 400);
     assert.equal((await res.json()).error, 'bad_request');
   });

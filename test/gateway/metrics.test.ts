@@ -8,7 +8,17 @@ import assert from 'node:assert/strict';
 import { createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
-import { EventType, SyncPhase, configMap, connectAgent, event, eventually, openAgentStream, startTestGateway, type TestGateway } from './helpers.js';
+import {
+  EventType,
+  SyncPhase,
+  configMap,
+  connectAgent,
+  event,
+  eventually,
+  openAgentStream,
+  startTestGateway,
+  type TestGateway,
+} from './helpers.js';
 
 /** The account as the test's Hello describes it (see helpers.hello). */
 const accountInfo = () => ({
@@ -49,18 +59,41 @@ describe('gateway metrics', () => {
 
     const stream = openAgentStream(t.gateway.grpcUrl);
     await connectAgent(stream, 'agent-m', [{ name: 'metrics-acct' }]);
-    stream.send({ case: 'sync', value: { sequence: 1n, account: 'metrics-acct', apiVersion: 'v1', kind: 'ConfigMap', phase: SyncPhase.START } });
-    stream.send({ case: 'accountReport', value: { account: accountInfo(), progress: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: '', listed: 250n, done: false }] } });
+    stream.send({
+      case: 'sync',
+      value: { sequence: 1n, account: 'metrics-acct', apiVersion: 'v1', kind: 'ConfigMap', phase: SyncPhase.START },
+    });
+    stream.send({
+      case: 'accountReport',
+      value: { account: accountInfo(), progress: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: '', listed: 250n, done: false }] },
+    });
     await stream.waitForAck(1);
     await eventually(async () => sample(await scrape(), 'outpost_gateway_sync_objects_listed') === 250);
     const listing = await scrape();
     assert.equal(sample(listing, 'outpost_gateway_sync_scopes', '{state="listing"}'), 1);
-    stream.send({ case: 'sync', value: { sequence: 2n, account: 'metrics-acct', apiVersion: 'v1', kind: 'ConfigMap', phase: SyncPhase.END, resourceVersion: '1', count: 0n } });
+    stream.send({
+      case: 'sync',
+      value: {
+        sequence: 2n,
+        account: 'metrics-acct',
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        phase: SyncPhase.END,
+        resourceVersion: '1',
+        count: 0n,
+      },
+    });
     await stream.waitForAck(2);
     const synced = await scrape();
     assert.equal(sample(synced, 'outpost_gateway_sync_scopes', '{state="synced"}'), 1);
     assert.equal(sample(synced, 'outpost_gateway_sync_objects_listed'), 0);
-    stream.send({ case: 'events', value: { sequence: 3n, events: [event('metrics-acct', EventType.ADDED, configMap('a', 1)), event('metrics-acct', EventType.ADDED, configMap('b', 2))] } });
+    stream.send({
+      case: 'events',
+      value: {
+        sequence: 3n,
+        events: [event('metrics-acct', EventType.ADDED, configMap('a', 1)), event('metrics-acct', EventType.ADDED, configMap('b', 2))],
+      },
+    });
     stream.send({ case: 'events', value: { sequence: 4n, events: [event('metrics-acct', EventType.DELETED, configMap('a', 3))] } });
     await stream.waitForAck(4);
     const mid = await scrape();
@@ -76,7 +109,11 @@ describe('gateway metrics', () => {
     const agent = await startOperationAgent(t.gateway.grpcUrl, 'agent-ops', ['metrics-ops']);
     const client = createClient(OperationService, createGrpcTransport({ baseUrl: t.gateway.grpcUrl }));
     for (let i = 0; i < 3; i++) {
-      const r = await client.submitOperation({ account: 'metrics-ops', wait: true, spec: { case: 'get', value: { kind: 'ConfigMap', name: `x${i}` } } });
+      const r = await client.submitOperation({
+        account: 'metrics-ops',
+        wait: true,
+        spec: { case: 'get', value: { kind: 'ConfigMap', name: `x${i}` } },
+      });
       assert.equal(r.operation?.state, OperationState.SUCCEEDED);
     }
     const end = await scrape();

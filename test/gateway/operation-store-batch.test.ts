@@ -68,17 +68,28 @@ for (const driver of testDrivers()) {
       const at = new Date('2026-01-01T00:00:05Z');
       const sentAt = new Date('2026-01-01T00:00:04Z');
       const rows = await store.finishMany([
-        { id: 'f-1', account: 'acc', outcome: { state: 'SUCCEEDED', result: { id: 'f-1', success: true }, at, agentId: 'a-1', sessionId: 'x-1', sentAt }, vouched: true },
+        {
+          id: 'f-1',
+          account: 'acc',
+          outcome: { state: 'SUCCEEDED', result: { id: 'f-1', success: true }, at, agentId: 'a-1', sessionId: 'x-1', sentAt },
+          vouched: true,
+        },
         { id: 'f-2', account: 'acc', outcome: { state: 'FAILED', result: { id: 'f-2' }, at, agentId: 'a-1' } },
         { id: 'f-3', account: 'acc', outcome: { state: 'SUCCEEDED', result: { id: 'f-3' }, at } },
         { id: 'f-4', account: 'acc', outcome: { state: 'SUCCEEDED', result: { id: 'f-4' }, at } },
         { id: 'f-1', account: 'acc', outcome: { state: 'FAILED', result: { id: 'f-1', again: true }, at } },
         { id: 'f-missing', account: 'acc', outcome: { state: 'SUCCEEDED', at } },
       ]);
-      assert.deepEqual(rows.map((r) => r?.state), ['SUCCEEDED', 'FAILED', undefined, undefined, undefined, undefined]);
+      assert.deepEqual(
+        rows.map((r) => r?.state),
+        ['SUCCEEDED', 'FAILED', undefined, undefined, undefined, undefined],
+      );
       const f1 = rows[0]!;
       assert.deepEqual(f1.result, { id: 'f-1', success: true });
-      assert.deepEqual([f1.agentId, f1.sessionId, f1.sentAt?.toISOString(), f1.resultAt?.toISOString(), f1.finishedAt?.toISOString()], ['a-1', 'x-1', sentAt.toISOString(), at.toISOString(), at.toISOString()]);
+      assert.deepEqual(
+        [f1.agentId, f1.sessionId, f1.sentAt?.toISOString(), f1.resultAt?.toISOString(), f1.finishedAt?.toISOString()],
+        ['a-1', 'x-1', sentAt.toISOString(), at.toISOString(), at.toISOString()],
+      );
       assert.equal(rows[1]!.sentAt, null);
       assert.equal(rows[1]!.sessionId, '');
       assert.equal((await store.get('f-3'))?.state, 'PENDING', 'another account changes nothing');
@@ -101,9 +112,20 @@ for (const driver of testDrivers()) {
       const rows = await store.finishMany([
         { id: 'g-1', account: 'acc', outcome: { state: 'SUCCEEDED', result: { id: 'g-1' }, at, agentId: 'a-1', sessionId: 'x-1' } },
         // Not marked sent yet (the SENT write may trail the result): the replica that sent it vouches for the session.
-        { id: 'g-2', account: 'acc', outcome: { state: 'SUCCEEDED', result: { id: 'g-2' }, at, agentId: 'a-2', sessionId: 'x-2' }, vouched: true },
+        {
+          id: 'g-2',
+          account: 'acc',
+          outcome: { state: 'SUCCEEDED', result: { id: 'g-2' }, at, agentId: 'a-2', sessionId: 'x-2' },
+          vouched: true,
+        },
       ]);
-      assert.deepEqual(rows.map((r) => [r?.state, r?.sessionId]), [['SUCCEEDED', 'x-1'], ['SUCCEEDED', 'x-2']]);
+      assert.deepEqual(
+        rows.map((r) => [r?.state, r?.sessionId]),
+        [
+          ['SUCCEEDED', 'x-1'],
+          ['SUCCEEDED', 'x-2'],
+        ],
+      );
     });
 
     it('repointSession hands the open operations of a resumed session to the resuming one', async () => {
@@ -115,8 +137,13 @@ for (const driver of testDrivers()) {
       ]);
       await store.finish('h-2', { state: 'FAILED', error: 'timed out', at });
       assert.equal(await store.repointSession('old', 'new'), 1, 'only open operations move');
-      assert.deepEqual(await store.finishMany([{ id: 'h-1', account: 'acc', outcome: { state: 'SUCCEEDED', at, agentId: 'a-1', sessionId: 'old' } }]), [undefined]);
-      const [done] = await store.finishMany([{ id: 'h-1', account: 'acc', outcome: { state: 'SUCCEEDED', at, agentId: 'a-1', sessionId: 'new' } }]);
+      assert.deepEqual(
+        await store.finishMany([{ id: 'h-1', account: 'acc', outcome: { state: 'SUCCEEDED', at, agentId: 'a-1', sessionId: 'old' } }]),
+        [undefined],
+      );
+      const [done] = await store.finishMany([
+        { id: 'h-1', account: 'acc', outcome: { state: 'SUCCEEDED', at, agentId: 'a-1', sessionId: 'new' } },
+      ]);
       assert.equal(done?.state, 'SUCCEEDED');
       assert.equal((await store.get('h-2'))?.sessionId, 'old');
     });
@@ -131,7 +158,11 @@ for (const driver of testDrivers()) {
           ? store.markSentMany(shuffled().map((id) => ({ id, agentId: 'a', sessionId: 's', sentAt: at })))
           : r % 3 === 1
             ? store.markSentMany([...ids].reverse().map((id) => ({ id, agentId: 'b', sessionId: 't', sentAt: at })))
-            : store.finishMany(shuffled().slice(0, 40).map((id) => ({ id, account: 'acc', outcome: { state: 'SUCCEEDED' as const, at } }))),
+            : store.finishMany(
+                shuffled()
+                  .slice(0, 40)
+                  .map((id) => ({ id, account: 'acc', outcome: { state: 'SUCCEEDED' as const, at } })),
+              ),
       );
       rounds.push(store.expire(new Date(Date.now() + 60_000), { gatewayId: 'gw-1', limit: 30 }) as Promise<never>);
       const settled = await Promise.allSettled(rounds);

@@ -84,7 +84,10 @@ for (const driver of testDrivers()) {
         [{ account: 'api-a', frobnicate: {} }, /key "frobnicate" is unknown/],
         [{ get: getJson }, /account is required/],
         [{ account: 'api-a', apply: { manifests: '  \n' } }, /apply.manifests is empty/],
-        [{ account: 'api-a', apply: { manifests: 'x'.repeat(1024 * 1024 + 1) } }, /apply.manifests is 1048577 bytes; the limit is 1048576 bytes/],
+        [
+          { account: 'api-a', apply: { manifests: 'x'.repeat(1024 * 1024 + 1) } },
+          /apply.manifests is 1048577 bytes; the limit is 1048576 bytes/,
+        ],
         [{ account: 'api-a', get: getJson, timeout: '0s' }, /timeout must be greater than 0 \(got 0s\)/],
         [{ account: 'api-a', get: getJson, timeout: '-1s' }, /timeout must be greater than 0/],
         [{ account: 'api-a', get: getJson, timeout: '3601s' }, /timeout must be at most 1h \(got 3601s\)/],
@@ -169,7 +172,12 @@ for (const driver of testDrivers()) {
       for (let i = 0; i < 7; i++) {
         const account = i % 2 === 0 ? 'api-a' : 'api-b';
         const name = i % 3 === 0 ? 'missing' : `cm-${i}`;
-        const { operation } = await client.submitOperation({ account, id: `list-${i}`, spec: { case: 'get', value: { ...getJson, name } }, wait: true });
+        const { operation } = await client.submitOperation({
+          account,
+          id: `list-${i}`,
+          spec: { case: 'get', value: { ...getJson, name } },
+          wait: true,
+        });
         ids.push(operation!.id);
       }
       const all: string[] = [];
@@ -192,17 +200,29 @@ for (const driver of testDrivers()) {
       );
       assert.ok(a.operations.every((o) => o.account === 'api-a'));
       const failed = await client.listOperations({ state: OperationState.FAILED });
-      assert.deepEqual(failed.operations.map((o) => o.id), ['list-6', 'list-3', 'list-0']);
+      assert.deepEqual(
+        failed.operations.map((o) => o.id),
+        ['list-6', 'list-3', 'list-0'],
+      );
       const failedB = await client.listOperations({ state: OperationState.FAILED, account: 'api-b', pageSize: 1 });
-      assert.deepEqual(failedB.operations.map((o) => o.id), ['list-3']);
+      assert.deepEqual(
+        failedB.operations.map((o) => o.id),
+        ['list-3'],
+      );
       assert.equal(failedB.nextPageToken, '');
       const first = await client.listOperations({ account: 'api-a', pageSize: 1 });
-      await assert.rejects(client.listOperations({ account: 'api-b', pageSize: 1, pageToken: first.nextPageToken }), (err: ConnectError) => {
-        return err.code === Code.InvalidArgument && /different filters/.test(err.rawMessage);
-      });
+      await assert.rejects(
+        client.listOperations({ account: 'api-b', pageSize: 1, pageToken: first.nextPageToken }),
+        (err: ConnectError) => {
+          return err.code === Code.InvalidArgument && /different filters/.test(err.rawMessage);
+        },
+      );
       await assert.rejects(client.listOperations({ pageSize: -1 }), (err: ConnectError) => err.code === Code.InvalidArgument);
       await assert.rejects(client.listOperations({ pageToken: 'garbage' }), (err: ConnectError) => err.code === Code.InvalidArgument);
-      await assert.rejects(client.listOperations({ state: 42 as OperationState }), (err: ConnectError) => err.code === Code.InvalidArgument);
+      await assert.rejects(
+        client.listOperations({ state: 42 as OperationState }),
+        (err: ConnectError) => err.code === Code.InvalidArgument,
+      );
     });
 
     test('REST: GET /armory/agent/operations?page&items and /armory/agent/operations/{id}', async () => {
@@ -220,7 +240,10 @@ for (const driver of testDrivers()) {
       const p2 = await get('/armory/agent/operations?page=2&items=2');
       assert.notEqual(p2.body.items[0].id, p1.body.items[1].id);
       const list = await client.listOperations({ pageSize: 4 });
-      assert.deepEqual([...p1.body.items, ...p2.body.items].map((o: any) => o.id), list.operations.map((o) => o.id));
+      assert.deepEqual(
+        [...p1.body.items, ...p2.body.items].map((o: any) => o.id),
+        list.operations.map((o) => o.id),
+      );
       const defaults = await get('/armory/agent/operations');
       assert.equal(defaults.body.pageSize, 50);
       assert.equal(defaults.body.items.length, Math.min(50, total));

@@ -20,7 +20,15 @@ export type Answer = (op: Operation) => ResultInit | Promise<ResultInit>;
  * for apply, and so on.
  */
 export function okResult(op: Operation): ResultInit {
-  const base = { id: op.id, account: op.account, success: true, statusCode: 200, message: 'ok', duration: { seconds: 0n, nanos: 2_000_000 }, kubernetesDuration: { seconds: 0n, nanos: 1_000_000 } };
+  const base = {
+    id: op.id,
+    account: op.account,
+    success: true,
+    statusCode: 200,
+    message: 'ok',
+    duration: { seconds: 0n, nanos: 2_000_000 },
+    kubernetesDuration: { seconds: 0n, nanos: 1_000_000 },
+  };
   const spec = op.spec;
   const target = (s: { apiVersion?: string; kind?: string; namespace?: string; name?: string }) => ({
     apiVersion: s.apiVersion || 'v1',
@@ -33,9 +41,22 @@ export function okResult(op: Operation): ResultInit {
     case 'rollout':
       return { ...base, objects: [target(spec.value)] };
     case 'scale':
-      return { ...base, objects: [{ apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: spec.value.name, namespace: spec.value.namespace }, spec: { replicas: spec.value.replicas } }] };
+      return {
+        ...base,
+        objects: [
+          {
+            apiVersion: 'autoscaling/v1',
+            kind: 'Scale',
+            metadata: { name: spec.value.name, namespace: spec.value.namespace },
+            spec: { replicas: spec.value.replicas },
+          },
+        ],
+      };
     case 'delete':
-      return { ...base, deleted: spec.value.name ? [`${spec.value.kind || 'ConfigMap'}/${spec.value.namespace || 'default'}/${spec.value.name}`] : [] };
+      return {
+        ...base,
+        deleted: spec.value.name ? [`${spec.value.kind || 'ConfigMap'}/${spec.value.namespace || 'default'}/${spec.value.name}`] : [],
+      };
     case 'list':
       return { ...base, objects: [] };
     case 'logs':
@@ -125,7 +146,12 @@ export async function startOperationAgent(
     if (to) url = to;
     stream = openAgentStream(url, { bearer: opts.bearer });
     const extra = resume && session.id ? { resumeSessionId: session.id, resumeSessionToken: session.token } : {};
-    const welcome = await connectAgent(stream, agentId, accounts.map((name) => ({ name })), extra);
+    const welcome = await connectAgent(
+      stream,
+      agentId,
+      accounts.map((name) => ({ name })),
+      extra,
+    );
     session = { id: welcome.sessionId, token: welcome.sessionToken };
     live = true;
     for (const r of outbox.splice(0)) stream.send({ case: 'operationResult', value: r });

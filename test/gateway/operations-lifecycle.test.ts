@@ -76,7 +76,13 @@ for (const driver of testDrivers()) {
       assert.ok(delivered.timeout && Number(delivered.timeout.seconds) * 1000 + delivered.timeout.nanos / 1e6 <= 5000, 'remaining timeout');
 
       release.open();
-      const { operation: done } = await client.submitOperation({ account: 'acc-ok', id: submitted.id, spec: getSpec, timeout: { seconds: 5n }, wait: true });
+      const { operation: done } = await client.submitOperation({
+        account: 'acc-ok',
+        id: submitted.id,
+        spec: getSpec,
+        timeout: { seconds: 5n },
+        wait: true,
+      });
       assert.equal(done!.state, OperationState.SUCCEEDED);
       assert.equal(done!.result?.statusCode, 200);
       assert.equal(done!.result?.objects[0]?.metadata && (done!.result.objects[0].metadata as any).name, 'cm', 'the target object');
@@ -90,7 +96,14 @@ for (const driver of testDrivers()) {
 
     test('a failed result → FAILED with the Kubernetes status', async () => {
       await agent('agent-fail', ['acc-fail'], {
-        answer: (op) => ({ id: op.id, account: op.account, success: false, statusCode: 404, reason: 'NotFound', message: 'configmaps "cm" not found' }),
+        answer: (op) => ({
+          id: op.id,
+          account: op.account,
+          success: false,
+          statusCode: 404,
+          reason: 'NotFound',
+          message: 'configmaps "cm" not found',
+        }),
       });
       const { operation } = await client.submitOperation({ account: 'acc-fail', spec: getSpec, wait: true });
       assert.equal(operation!.state, OperationState.FAILED);
@@ -149,7 +162,13 @@ for (const driver of testDrivers()) {
       assert.equal(again.id, sent!.id);
       assert.ok(Number(again.timeout!.seconds) < 10 || again.timeout!.nanos > 0, 'redelivered with the remaining timeout');
       release.open();
-      const { operation } = await client.submitOperation({ account: 'acc-cut', id: sent!.id, spec: getSpec, timeout: { seconds: 10n }, wait: true });
+      const { operation } = await client.submitOperation({
+        account: 'acc-cut',
+        id: sent!.id,
+        spec: getSpec,
+        timeout: { seconds: 10n },
+        wait: true,
+      });
       assert.equal(operation!.state, OperationState.SUCCEEDED);
       assert.equal(a.runs.get(sent!.id), 1);
     });
@@ -177,7 +196,12 @@ for (const driver of testDrivers()) {
     test('deadline → TIMED_OUT saying how long and that it was sent; a late result is ignored', async () => {
       const hold = gate<never>();
       const a = await agent('agent-slow', ['acc-slow'], { answer: () => hold.promise });
-      const { operation } = await client.submitOperation({ account: 'acc-slow', spec: getSpec, timeout: { nanos: 300_000_000 }, wait: true });
+      const { operation } = await client.submitOperation({
+        account: 'acc-slow',
+        spec: getSpec,
+        timeout: { nanos: 300_000_000 },
+        wait: true,
+      });
       assert.equal(operation!.state, OperationState.TIMED_OUT);
       assert.equal(operation!.error, 'operation timed out after 300ms waiting for the result from agent agent-slow');
       assert.ok(operation!.sentAt && !operation!.resultAt);
@@ -190,7 +214,12 @@ for (const driver of testDrivers()) {
 
     test('deadline before any agent came → TIMED_OUT "before it was sent"', async () => {
       await registerOnly('acc-never');
-      const { operation } = await client.submitOperation({ account: 'acc-never', spec: getSpec, timeout: { nanos: 200_000_000 }, wait: true });
+      const { operation } = await client.submitOperation({
+        account: 'acc-never',
+        spec: getSpec,
+        timeout: { nanos: 200_000_000 },
+        wait: true,
+      });
       assert.equal(operation!.state, OperationState.TIMED_OUT);
       assert.equal(operation!.error, 'operation timed out after 200ms before it was sent to an agent');
     });
@@ -236,16 +265,34 @@ for (const driver of testDrivers()) {
     });
 
     test('a result that breaks the rules of its type (a scale answered with the Deployment) → FAILED InvalidResult, counted', async () => {
-      const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'default' }, spec: { replicas: 3 } };
+      const deployment = {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'web', namespace: 'default' },
+        spec: { replicas: 3 },
+      };
       await agent('agent-shape', ['acc-shape'], {
-        answer: (op) => ({ id: op.id, account: op.account, success: true, statusCode: 200, message: 'deployment/web scaled to 3', objects: [deployment] }),
+        answer: (op) => ({
+          id: op.id,
+          account: op.account,
+          success: true,
+          statusCode: 200,
+          message: 'deployment/web scaled to 3',
+          objects: [deployment],
+        }),
       });
-      const scale = { case: 'scale' as const, value: { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'default', name: 'web', replicas: 3 } };
+      const scale = {
+        case: 'scale' as const,
+        value: { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'default', name: 'web', replicas: 3 },
+      };
       const { operation } = await client.submitOperation({ account: 'acc-shape', spec: scale, wait: true });
       assert.equal(operation!.state, OperationState.FAILED);
       assert.equal(operation!.result?.reason, 'InvalidResult');
       assert.equal(operation!.result?.statusCode, 200);
-      assert.match(operation!.result!.message, /a scale returns the autoscaling\/v1 Scale of the target, not apps\/v1 Deployment.*it reported success 200: deployment\/web scaled to 3\. The operation may have been applied/);
+      assert.match(
+        operation!.result!.message,
+        /a scale returns the autoscaling\/v1 Scale of the target, not apps\/v1 Deployment.*it reported success 200: deployment\/web scaled to 3\. The operation may have been applied/,
+      );
       assert.deepEqual(operation!.result?.objects, [], 'the invalid payload is not stored');
       const metrics = await (await fetch(`${t.gateway.httpUrl}/metrics`)).text();
       assert.match(metrics, /^outpost_gateway_operation_results_invalid_total\{type="scale"\} 1$/m);
@@ -265,7 +312,10 @@ for (const driver of testDrivers()) {
         client.submitOperation({ ...req, spec: { case: 'get', value: { ...getSpec.value, name: 'other' } } }),
         (err: ConnectError) => err.code === Code.AlreadyExists && /already used for a different request/.test(err.rawMessage),
       );
-      await assert.rejects(client.submitOperation({ ...req, timeout: { seconds: 6n } }), (err: ConnectError) => err.code === Code.AlreadyExists);
+      await assert.rejects(
+        client.submitOperation({ ...req, timeout: { seconds: 6n } }),
+        (err: ConnectError) => err.code === Code.AlreadyExists,
+      );
     });
   });
 }

@@ -25,7 +25,15 @@ const getJson = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', nam
 async function start(url: string): Promise<RunningGateway> {
   const config = loadGatewayConfig({
     env: {},
-    overrides: { host: '127.0.0.1', httpPort: 0, grpcPort: 0, database: url, id: 'gw-r', insecure: true, operations: { agentWaitSeconds: 2, sweepIntervalMs: 100 } },
+    overrides: {
+      host: '127.0.0.1',
+      httpPort: 0,
+      grpcPort: 0,
+      database: url,
+      id: 'gw-r',
+      insecure: true,
+      operations: { agentWaitSeconds: 2, sweepIntervalMs: 100 },
+    },
   });
   return startGateway(config, { logger: createSilentLogger() });
 }
@@ -56,7 +64,14 @@ for (const driver of testDrivers()) {
       cleanups.push(async () => void (await Promise.all(agents.map((a) => a.close().catch(() => {})))));
       const answer = (op: Parameters<typeof okResult>[0]) =>
         op.spec.case === 'get' && op.spec.value.name.endsWith('-missing')
-          ? { id: op.id, account: op.account, success: false, statusCode: 404, reason: 'NotFound', message: `${op.spec.value.name} not found` }
+          ? {
+              id: op.id,
+              account: op.account,
+              success: false,
+              statusCode: 404,
+              reason: 'NotFound',
+              message: `${op.spec.value.name} not found`,
+            }
           : okResult(op);
       agents.push(await startOperationAgent(gw.grpcUrl, 'agent-load-1', ['load-0', 'load-1'], { answer }));
       agents.push(await startOperationAgent(gw.grpcUrl, 'agent-load-2', ['load-2', 'load-3'], { answer }));
@@ -73,7 +88,12 @@ for (const driver of testDrivers()) {
       const results = await Promise.all(
         Array.from({ length: 200 }, (_, i) => {
           const name = i % 5 === 0 ? `cm-${i}-missing` : `cm-${i}`;
-          return client.submitOperation({ account: `load-${i % 4}`, id: `load-${i}`, spec: { case: 'get', value: { ...getJson, name } }, wait: true });
+          return client.submitOperation({
+            account: `load-${i % 4}`,
+            id: `load-${i}`,
+            spec: { case: 'get', value: { ...getJson, name } },
+            wait: true,
+          });
         }),
       );
       results.forEach((r, i) => {
@@ -82,13 +102,32 @@ for (const driver of testDrivers()) {
         assert.equal(r.operation!.state, i % 5 === 0 ? OperationState.FAILED : OperationState.SUCCEEDED, `load-${i}`);
         assert.equal(r.operation!.result!.id, `load-${i}`);
       });
-      const counted = await rows<{ state: string; n: string }>(gw, `select state, count(*) as n from operations group by state order by state`);
-      assert.deepEqual(counted.map((c) => [c.state, Number(c.n)]), [['FAILED', 40], ['SUCCEEDED', 160]]);
+      const counted = await rows<{ state: string; n: string }>(
+        gw,
+        `select state, count(*) as n from operations group by state order by state`,
+      );
+      assert.deepEqual(
+        counted.map((c) => [c.state, Number(c.n)]),
+        [
+          ['FAILED', 40],
+          ['SUCCEEDED', 160],
+        ],
+      );
       for (const a of agents.slice(0, 2)) for (const [id, n] of a.runs) assert.equal(n, 1, id);
 
       // Two operations in flight when the gateway goes down; one of them will be past its deadline on restart.
-      const { operation: stale } = await client.submitOperation({ account: 'held', id: 'in-flight-stale', spec: { case: 'get', value: getJson }, timeout: { seconds: 60n } });
-      const { operation: live } = await client.submitOperation({ account: 'held', id: 'in-flight-live', spec: { case: 'get', value: getJson }, timeout: { seconds: 60n } });
+      const { operation: stale } = await client.submitOperation({
+        account: 'held',
+        id: 'in-flight-stale',
+        spec: { case: 'get', value: getJson },
+        timeout: { seconds: 60n },
+      });
+      const { operation: live } = await client.submitOperation({
+        account: 'held',
+        id: 'in-flight-live',
+        spec: { case: 'get', value: getJson },
+        timeout: { seconds: 60n },
+      });
       assert.equal(stale!.state, OperationState.SENT);
       assert.equal(live!.state, OperationState.SENT);
       await held.waitReceived('in-flight-live');
@@ -114,14 +153,23 @@ for (const driver of testDrivers()) {
       assert.equal(recovered.operation!.error, 'gateway restarted before the result arrived');
       assert.ok(recovered.operation!.totalDuration);
       await eventually(async () => (await client.getOperation({ id: 'foreign-1' })).operation!.state === OperationState.TIMED_OUT);
-      assert.equal((await client.getOperation({ id: 'foreign-1' })).operation!.error, 'operation timed out after 1s waiting for the result from agent agent-x');
+      assert.equal(
+        (await client.getOperation({ id: 'foreign-1' })).operation!.error,
+        'operation timed out after 1s waiting for the result from agent agent-x',
+      );
       assert.equal((await client.getOperation({ id: 'in-flight-live' })).operation!.state, OperationState.SENT);
 
       // The agent comes back (to the restarted gateway): the live operation is redelivered and completes, once.
       await held.reconnect(gw.grpcUrl);
       await held.waitReceived('in-flight-live', 2);
       release.open();
-      const done = await client.submitOperation({ account: 'held', id: 'in-flight-live', spec: { case: 'get', value: getJson }, timeout: { seconds: 60n }, wait: true });
+      const done = await client.submitOperation({
+        account: 'held',
+        id: 'in-flight-live',
+        spec: { case: 'get', value: getJson },
+        timeout: { seconds: 60n },
+        wait: true,
+      });
       assert.equal(done.operation!.state, OperationState.SUCCEEDED);
       assert.equal(held.runs.get('in-flight-live'), 1);
       assert.equal(held.received.filter((o) => o.id === 'in-flight-stale').length, 1, 'a timed-out operation is not redelivered');

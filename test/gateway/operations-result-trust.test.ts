@@ -18,7 +18,11 @@ import { gate, okResult, startOperationAgent, type OperationAgent } from './oper
 const TOKENS = { one: 'agent-one-token-0123456789', two: 'agent-two-token-0123456789', ops: 'operator-token-0123456789' };
 const getSpec = { case: 'get' as const, value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'cm' } };
 /** A well-formed answer to getSpec (the result rules hold), so only who sends it decides. */
-const validGet = { success: true, statusCode: 200, objects: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'default' } }] };
+const validGet = {
+  success: true,
+  statusCode: 200,
+  objects: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'default' } }],
+};
 
 /** The value of `outpost_gateway_operation_results_ignored_total{reason}` on the gateway's /metrics. */
 async function ignoredResults(httpUrl: string, reason: string, bearer?: string): Promise<number> {
@@ -90,8 +94,14 @@ for (const driver of testDrivers()) {
       assert.equal(sent!.state, OperationState.SENT);
       await a.waitReceived(sent!.id);
       const before = (await ignored('wrong_session')) + (await ignored('account_not_served'));
-      impostor.send({ case: 'operationResult', value: { ...validGet, id: sent!.id, account: 'trust-1', message: 'forged by the impostor' } });
-      await eventually(async () => (await ignored('wrong_session')) + (await ignored('account_not_served')) > before, 'the forged result to be counted');
+      impostor.send({
+        case: 'operationResult',
+        value: { ...validGet, id: sent!.id, account: 'trust-1', message: 'forged by the impostor' },
+      });
+      await eventually(
+        async () => (await ignored('wrong_session')) + (await ignored('account_not_served')) > before,
+        'the forged result to be counted',
+      );
       assert.equal((await row(sent!.id)).state, 'SENT', 'the forged result changed nothing');
 
       release.open();
@@ -101,7 +111,10 @@ for (const driver of testDrivers()) {
     });
 
     test('a restarted agent (no session token) neither gets nor answers an operation sent on its old session', async () => {
-      const a = await startOperationAgent(t.gateway.grpcUrl, 'agent-r', ['trust-2'], { bearer: TOKENS.one, answer: () => new Promise(() => {}) });
+      const a = await startOperationAgent(t.gateway.grpcUrl, 'agent-r', ['trust-2'], {
+        bearer: TOKENS.one,
+        answer: () => new Promise(() => {}),
+      });
       agents.push(a);
       const { operation: sent } = await client.submitOperation({ account: 'trust-2', spec: getSpec, timeout: { seconds: 4n } }, asOperator);
       await a.waitReceived(sent!.id);
@@ -112,7 +125,10 @@ for (const driver of testDrivers()) {
       const before = await ignored('wrong_session');
       a.sendResult({ ...validGet, id: sent!.id, account: 'trust-2', message: 'from the new session' });
       await eventually(async () => (await ignored('wrong_session')) > before, 'the result of the new session to be counted');
-      const { operation } = await client.submitOperation({ account: 'trust-2', id: sent!.id, spec: getSpec, timeout: { seconds: 4n }, wait: true }, asOperator);
+      const { operation } = await client.submitOperation(
+        { account: 'trust-2', id: sent!.id, spec: getSpec, timeout: { seconds: 4n }, wait: true },
+        asOperator,
+      );
       assert.equal(operation!.state, OperationState.TIMED_OUT, 'not answered by another session');
       assert.equal(a.received.filter((o) => o.id === sent!.id).length, 1, 'not redelivered to a session that did not resume the old one');
       assert.equal((await row(sent!.id)).session_id, oldSession);
@@ -145,14 +161,18 @@ for (const driver of testDrivers()) {
     let client: Client<typeof OperationService>;
     const agents: OperationAgent[] = [];
     before(async () => {
-      t = await startTestGateway(driver, { operations: { agentWaitSeconds: 2, sweepIntervalMs: 100, defaultTimeoutSeconds: 20 }, cluster: { standbyCheckIntervalSeconds: 0.1 } });
+      t = await startTestGateway(driver, {
+        operations: { agentWaitSeconds: 2, sweepIntervalMs: 100, defaultTimeoutSeconds: 20 },
+        cluster: { standbyCheckIntervalSeconds: 0.1 },
+      });
       client = createClient(OperationService, createGrpcTransport({ baseUrl: t.gateway.grpcUrl }));
     });
     after(async () => {
       for (const a of agents) await a.close().catch(() => {});
       await t?.close();
     });
-    const owner = async (account: string) => (await t.query<{ session_id: string; state: string }>(`select session_id, state from accounts where name = '${account}'`))[0];
+    const owner = async (account: string) =>
+      (await t.query<{ session_id: string; state: string }>(`select session_id, state from accounts where name = '${account}'`))[0];
 
     test('an agent that resumes as STANDBY gets its operation back; the agent now caching the account never does', async () => {
       const release = gate();
@@ -168,13 +188,20 @@ for (const driver of testDrivers()) {
       await first.waitReceived(sent!.id);
       await first.cut();
       // The standby agent takes the account over, then the first one resumes its session (now as STANDBY).
-      await eventually(async () => (await owner('handover'))?.session_id === second.session.id && (await owner('handover'))?.state === 'ACTIVE', 'the second agent caching');
+      await eventually(
+        async () => (await owner('handover'))?.session_id === second.session.id && (await owner('handover'))?.state === 'ACTIVE',
+        'the second agent caching',
+      );
       await first.reconnect();
       await first.waitReceived(sent!.id, 2);
       // A later operation is sent to the caching agent: the redelivery, which came before it, did not go there.
       const { operation: later } = await client.submitOperation({ account: 'handover', spec: getSpec });
       await second.waitReceived(later!.id);
-      assert.deepEqual(second.received.map((o) => o.id), [later!.id], 'the caching agent never got the first operation');
+      assert.deepEqual(
+        second.received.map((o) => o.id),
+        [later!.id],
+        'the caching agent never got the first operation',
+      );
       release.open();
       const { operation } = await client.submitOperation({ account: 'handover', id: sent!.id, spec: getSpec, wait: true });
       assert.equal(operation!.state, OperationState.SUCCEEDED);
@@ -211,7 +238,12 @@ for (const driver of testDrivers()) {
       });
       return { status: res.status, body: (await res.json()) as { error?: string; message?: string } };
     };
-    const wire = (id: string, name = 'cm') => ({ id, account: 'fwd-1', timeout: '5s', get: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name } });
+    const wire = (id: string, name = 'cm') => ({
+      id,
+      account: 'fwd-1',
+      timeout: '5s',
+      get: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name },
+    });
 
     test('no stored row, another spec, another origin or an ended operation: refused, nothing reaches the agent', async () => {
       const unknown = await forward('gw-test', wire('never-stored-1'));

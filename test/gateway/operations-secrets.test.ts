@@ -47,7 +47,11 @@ metadata:
 data:
   colour: blue
 `;
-const JSON_LIST = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [{ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'j' }, stringData: { key: MARK } }] });
+const JSON_LIST = JSON.stringify({
+  apiVersion: 'v1',
+  kind: 'List',
+  items: [{ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'j' }, stringData: { key: MARK } }],
+});
 const TOKENS = { writer: 'writer-token-0123456789abcdef', reader: 'reader-token-0123456789abcdef', agent: 'agent-token-0123456789abcdef' };
 
 const keyLine = (id: string) => `${id}:${randomBytes(32).toString('base64')}`;
@@ -88,32 +92,63 @@ for (const driver of testDrivers()) {
       await t?.close();
       rmSync(dir, { recursive: true, force: true });
     });
-    const stored = async (id: string) => (await t.query<{ request: string; result: string | null }>(`select request::text as request, result::text as result from operations where id = '${id}'`))[0]!;
+    const stored = async (id: string) =>
+      (
+        await t.query<{ request: string; result: string | null }>(
+          `select request::text as request, result::text as result from operations where id = '${id}'`,
+        )
+      )[0]!;
 
     test('stored sealed, shown redacted on every read surface, sent in full, results stored without Secret data', async () => {
       const seen: string[] = [];
       const a = await startOperationAgent(t.gateway.grpcUrl, 'agent-secrets', ['sec-1'], {
         bearer: TOKENS.agent,
-        onOperation: (op) => void seen.push(op.spec.case === 'apply' ? op.spec.value.manifests : op.spec.case === 'patch' ? op.spec.value.patch : ''),
+        onOperation: (op) =>
+          void seen.push(op.spec.case === 'apply' ? op.spec.value.manifests : op.spec.case === 'patch' ? op.spec.value.patch : ''),
         // A careless agent: Secrets with their data, also inside a List (the result rules: a patch returns exactly
         // its target, an apply what it applied).
         answer: (op) => ({
           ...okResult(op),
           objects: [
             { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db', namespace: 'default' }, data: { token: DATA_VALUE } },
-            ...(op.spec.case === 'patch' ? [] : [{ apiVersion: 'v1', kind: 'List', metadata: { name: 'bundle' }, items: [{ kind: 'Secret', metadata: { name: 'j' }, stringData: { key: MARK } }] }]),
+            ...(op.spec.case === 'patch'
+              ? []
+              : [
+                  {
+                    apiVersion: 'v1',
+                    kind: 'List',
+                    metadata: { name: 'bundle' },
+                    items: [{ kind: 'Secret', metadata: { name: 'j' }, stringData: { key: MARK } }],
+                  },
+                ]),
           ] as JsonObject[],
         }),
       });
       agents.push(a);
       const ids: string[] = [];
       for (const manifests of [YAML_SECRET, JSON_LIST]) {
-        const { operation } = await client.submitOperation({ account: 'sec-1', spec: { case: 'apply', value: { manifests } }, wait: true }, writer);
+        const { operation } = await client.submitOperation(
+          { account: 'sec-1', spec: { case: 'apply', value: { manifests } }, wait: true },
+          writer,
+        );
         assert.equal(operation!.state, OperationState.SUCCEEDED);
         ids.push(operation!.id);
       }
       const patched = await client.submitOperation(
-        { account: 'sec-1', wait: true, spec: { case: 'patch', value: { apiVersion: 'v1', kind: 'Secret', namespace: 'default', name: 'db', patch: JSON.stringify({ stringData: { password: MARK } }) } } },
+        {
+          account: 'sec-1',
+          wait: true,
+          spec: {
+            case: 'patch',
+            value: {
+              apiVersion: 'v1',
+              kind: 'Secret',
+              namespace: 'default',
+              name: 'db',
+              patch: JSON.stringify({ stringData: { password: MARK } }),
+            },
+          },
+        },
         writer,
       );
       ids.push(patched.operation!.id);
@@ -129,10 +164,13 @@ for (const driver of testDrivers()) {
         assert.match(row.request, /outpostSealed/);
         // Every read surface, with a read-only token.
         const got = await connect.getOperation({ id }, reader);
-        const shown = JSON.stringify(got.operation?.operation?.spec.value) + JSON.stringify(got.operation?.result ?? {}, (_k, v) => (typeof v === 'bigint' ? String(v) : v));
+        const shown =
+          JSON.stringify(got.operation?.operation?.spec.value) +
+          JSON.stringify(got.operation?.result ?? {}, (_k, v) => (typeof v === 'bigint' ? String(v) : v));
         assert.deepEqual(leaks(shown), [], 'GetOperation');
         assert.match(shown, /<redacted>/);
-        for await (const w of connect.waitOperation({ id }, reader)) assert.deepEqual(leaks(JSON.stringify(w.operation?.operation?.spec.value)), [], "WaitOperation");
+        for await (const w of connect.waitOperation({ id }, reader))
+          assert.deepEqual(leaks(JSON.stringify(w.operation?.operation?.spec.value)), [], 'WaitOperation');
         const rest = await fetch(`${t.gateway.httpUrl}/armory/agent/operations/${id}`, reader);
         assert.equal(rest.status, 200);
         assert.deepEqual(leaks(await rest.text()), [], 'GET /armory/agent/operations/:id');
@@ -149,7 +187,10 @@ for (const driver of testDrivers()) {
         client.submitOperation({ account: 'sec-1', id: ids[0], spec: { case: 'apply', value: { manifests: other } } }, writer),
         (err: unknown) => ConnectError.from(err).code === Code.AlreadyExists,
       );
-      const same = await client.submitOperation({ account: 'sec-1', id: ids[0], spec: { case: 'apply', value: { manifests: YAML_SECRET } } }, writer);
+      const same = await client.submitOperation(
+        { account: 'sec-1', id: ids[0], spec: { case: 'apply', value: { manifests: YAML_SECRET } } },
+        writer,
+      );
       assert.equal(same.operation!.state, OperationState.SUCCEEDED, 'the same request is the same operation');
     });
 
@@ -163,7 +204,10 @@ for (const driver of testDrivers()) {
         },
       });
       agents.push(a);
-      const { operation: sent } = await client.submitOperation({ account: 'sec-2', spec: { case: 'apply', value: { manifests: YAML_SECRET } } }, writer);
+      const { operation: sent } = await client.submitOperation(
+        { account: 'sec-2', spec: { case: 'apply', value: { manifests: YAML_SECRET } } },
+        writer,
+      );
       await a.waitReceived(sent!.id);
       await a.cut();
       // A request an older version stored in plaintext: the restarted gateway seals it.
@@ -175,7 +219,17 @@ for (const driver of testDrivers()) {
       const old = (await import('node:fs')).readFileSync(keyFile, 'utf8');
       writeFileSync(keyFile, `${keyLine('k2')}\n${old}`);
       const restarted = await startGateway(
-        loadGatewayConfig({ env: {}, overrides: { host: '127.0.0.1', httpPort: 0, grpcPort: 0, id: 'gw-test', database: driver === 'pglite' ? join(dir, 'db') : t.testDb.url, ...secure } }),
+        loadGatewayConfig({
+          env: {},
+          overrides: {
+            host: '127.0.0.1',
+            httpPort: 0,
+            grpcPort: 0,
+            id: 'gw-test',
+            database: driver === 'pglite' ? join(dir, 'db') : t.testDb.url,
+            ...secure,
+          },
+        }),
         { logger: createSilentLogger() },
       );
       const testDb = t.testDb;
@@ -198,21 +252,33 @@ for (const driver of testDrivers()) {
       const again = await a.waitReceived(sent!.id, 2);
       assert.ok(again.spec.case === 'apply' && again.spec.value.manifests.includes(MARK), 'redelivered with the real values');
       release.open();
-      const { operation } = await client.submitOperation({ account: 'sec-2', id: sent!.id, spec: { case: 'apply', value: { manifests: YAML_SECRET } }, wait: true }, writer);
+      const { operation } = await client.submitOperation(
+        { account: 'sec-2', id: sent!.id, spec: { case: 'apply', value: { manifests: YAML_SECRET } }, wait: true },
+        writer,
+      );
       assert.equal(operation!.state, OperationState.SUCCEEDED);
       assert.match((await stored(sent!.id)).request, /"kid": ?"k1"/, 'sealed with the key of its time');
 
       // A new operation is sealed with the new first key; once that key leaves the file, it cannot be sent.
       const held = gate();
-      const b = await startOperationAgent(restarted.grpcUrl, 'agent-rotated', ['sec-3'], { bearer: TOKENS.agent, answer: async (op) => (await held.promise, okResult(op)) });
+      const b = await startOperationAgent(restarted.grpcUrl, 'agent-rotated', ['sec-3'], {
+        bearer: TOKENS.agent,
+        answer: async (op) => (await held.promise, okResult(op)),
+      });
       agents.push(b);
-      const { operation: second } = await client.submitOperation({ account: 'sec-3', spec: { case: 'apply', value: { manifests: YAML_SECRET } } }, writer);
+      const { operation: second } = await client.submitOperation(
+        { account: 'sec-3', spec: { case: 'apply', value: { manifests: YAML_SECRET } } },
+        writer,
+      );
       await b.waitReceived(second!.id);
       assert.match((await stored(second!.id)).request, /"kid": ?"k2"/);
       await b.cut();
       writeFileSync(keyFile, old);
       await b.reconnect();
-      const { operation: failed } = await client.submitOperation({ account: 'sec-3', id: second!.id, spec: { case: 'apply', value: { manifests: YAML_SECRET } }, wait: true }, writer);
+      const { operation: failed } = await client.submitOperation(
+        { account: 'sec-3', id: second!.id, spec: { case: 'apply', value: { manifests: YAML_SECRET } }, wait: true },
+        writer,
+      );
       assert.equal(failed!.state, OperationState.FAILED);
       assert.match(failed!.error, /key "k2" is unknown/);
       held.open();
@@ -226,7 +292,11 @@ for (const driver of testDrivers()) {
       await legacy('legacy-done', 'SUCCEEDED');
       await legacy('legacy-open', 'SENT');
       // The kind written with a YAML escape: still a Secret.
-      await legacy('legacy-escaped', 'SUCCEEDED', `apiVersion: v1\nkind: "Secr\\u0065t"\nmetadata:\n  name: e\nstringData:\n  password: ${MARK}\n`);
+      await legacy(
+        'legacy-escaped',
+        'SUCCEEDED',
+        `apiVersion: v1\nkind: "Secr\\u0065t"\nmetadata:\n  name: e\nstringData:\n  password: ${MARK}\n`,
+      );
       const logger = createSilentLogger();
       const withKey = createOperationSealer(createKeyRing({ keyFile, insecure: false, logger }));
       assert.equal(await sealLegacyRequests(t.gateway.database, withKey, logger), 3);
@@ -235,7 +305,9 @@ for (const driver of testDrivers()) {
         const row = await stored(id);
         assert.deepEqual(leaks(row.request), [], id);
         assert.match(row.request, /outpostSealed/);
-        const opened = await withKey.open((await t.query<Record<string, any>>(`select id, account, request from operations where id = '${id}'`))[0] as never);
+        const opened = await withKey.open(
+          (await t.query<Record<string, any>>(`select id, account, request from operations where id = '${id}'`))[0] as never,
+        );
         assert.ok(opened.spec.case === 'apply' && opened.spec.value.manifests === YAML_SECRET, 'the sealed values are the original ones');
       }
       assert.equal(await sealLegacyRequests(t.gateway.database, withKey, logger), 0, 'a second run changes nothing');
@@ -243,7 +315,9 @@ for (const driver of testDrivers()) {
       await legacy('legacy-nokey', 'PENDING');
       const noKey = createOperationSealer(createKeyRing({ insecure: false, logger }));
       assert.equal(await sealLegacyRequests(t.gateway.database, noKey, logger), 1);
-      const [row] = await t.query<{ request: string; state: string; error: string }>(`select request::text as request, state, error from operations where id = 'legacy-nokey'`);
+      const [row] = await t.query<{ request: string; state: string; error: string }>(
+        `select request::text as request, state, error from operations where id = 'legacy-nokey'`,
+      );
       assert.deepEqual(leaks(row!.request), []);
       assert.equal(row!.state, 'FAILED');
       assert.match(row!.error, /no key \(secrets\.keyFile\)/);
@@ -257,10 +331,14 @@ for (const driver of testDrivers()) {
         const c = createClient(OperationService, createGrpcTransport({ baseUrl: bare.gateway.grpcUrl }));
         await assert.rejects(
           c.submitOperation({ account: 'sec-4', spec: { case: 'apply', value: { manifests: YAML_SECRET } } }, writer),
-          (err: unknown) => ConnectError.from(err).code === Code.FailedPrecondition && /secrets\.keyFile/.test(ConnectError.from(err).rawMessage),
+          (err: unknown) =>
+            ConnectError.from(err).code === Code.FailedPrecondition && /secrets\.keyFile/.test(ConnectError.from(err).rawMessage),
         );
         assert.equal((await bare.query(`select 1 from operations`)).length, 0, 'nothing stored');
-        const plain = await c.submitOperation({ account: 'sec-4', wait: true, spec: { case: 'apply', value: { manifests: YAML_SECRET.split('---\n')[1]! } } }, writer);
+        const plain = await c.submitOperation(
+          { account: 'sec-4', wait: true, spec: { case: 'apply', value: { manifests: YAML_SECRET.split('---\n')[1]! } } },
+          writer,
+        );
         assert.equal(plain.operation!.state, OperationState.SUCCEEDED);
         await a.close();
       } finally {
@@ -283,17 +361,26 @@ describe('secrets.keyFile errors stop the gateway with a clear message that quot
     test(message.source, async () => {
       const file = join(dir, `k-${randomBytes(4).toString('hex')}`);
       writeFileSync(file, text);
-      const config = loadGatewayConfig({ env: {}, overrides: { host: '127.0.0.1', httpPort: 0, grpcPort: 0, database: 'memory://', secrets: { keyFile: file } } });
+      const config = loadGatewayConfig({
+        env: {},
+        overrides: { host: '127.0.0.1', httpPort: 0, grpcPort: 0, database: 'memory://', secrets: { keyFile: file } },
+      });
       await assert.rejects(startGateway(config, { logger: createSilentLogger() }), (err: Error) => {
         assert.match(err.message, /^secrets\.keyFile: /);
         assert.match(err.message, message);
-        assert.ok(!err.message.includes(text.split(':')[1]?.trim() ?? '\0') || text.startsWith('#') || text.startsWith('no'), 'no key material in the message');
+        assert.ok(
+          !err.message.includes(text.split(':')[1]?.trim() ?? '\0') || text.startsWith('#') || text.startsWith('no'),
+          'no key material in the message',
+        );
         return true;
       });
     });
   }
   test('a missing file', async () => {
-    const config = loadGatewayConfig({ env: {}, overrides: { host: '127.0.0.1', httpPort: 0, grpcPort: 0, database: 'memory://', secrets: { keyFile: join(dir, 'absent') } } });
+    const config = loadGatewayConfig({
+      env: {},
+      overrides: { host: '127.0.0.1', httpPort: 0, grpcPort: 0, database: 'memory://', secrets: { keyFile: join(dir, 'absent') } },
+    });
     await assert.rejects(startGateway(config, { logger: createSilentLogger() }), /secrets\.keyFile: cannot read/);
   });
 });

@@ -42,7 +42,11 @@ function tcp(url: string): Promise<net.Socket> {
 }
 
 /** Sends a request's headers and part of a chunked body, never the end; resolves with what the server answered. */
-async function stalledHttp1(url: string, contentType: string, bodyBytes: number): Promise<{ answer: string; closedBeforeBodyEnded: boolean }> {
+async function stalledHttp1(
+  url: string,
+  contentType: string,
+  bodyBytes: number,
+): Promise<{ answer: string; closedBeforeBodyEnded: boolean }> {
   const s = await tcp(url);
   const chunk = Buffer.alloc(bodyBytes, 0x20);
   let answer = '';
@@ -107,7 +111,11 @@ describe('credentials are checked before any body is read', () => {
     } finally {
       session.destroy();
     }
-    const ok = await fetch(`${t.gateway.httpUrl}${LIST}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: '{}' });
+    const ok = await fetch(`${t.gateway.httpUrl}${LIST}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body: '{}',
+    });
     assert.equal(ok.status, 200);
   });
 
@@ -148,7 +156,12 @@ describe('connections that prove nothing are bounded', () => {
     const proven = http2.connect(t.gateway.grpcUrl);
     proven.on('error', () => {});
     const answered = await new Promise<number>((resolve, reject) => {
-      const req = proven.request({ ':method': 'POST', ':path': LIST, 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` });
+      const req = proven.request({
+        ':method': 'POST',
+        ':path': LIST,
+        'content-type': 'application/json',
+        authorization: `Bearer ${TOKEN}`,
+      });
       req.on('response', (h) => resolve(Number(h[':status'])));
       req.on('error', reject);
       req.end('{}');

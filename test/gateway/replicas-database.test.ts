@@ -61,7 +61,9 @@ async function insertGhost(db: Database, id: string, ageSeconds: number): Promis
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('replica discovery: heartbeat table', () => {
-  const multi = process.env.OUTPOST_TEST_POSTGRES ? false : 'needs OUTPOST_TEST_POSTGRES: PGlite serves one process, so several replicas cannot share it';
+  const multi = process.env.OUTPOST_TEST_POSTGRES
+    ? false
+    : 'needs OUTPOST_TEST_POSTGRES: PGlite serves one process, so several replicas cannot share it';
   test('postgres: three gateways list each other; a closed one disappears at once', { skip: multi, timeout: 30_000 }, async () => {
     const testDb = await createTestDatabase('postgres');
     const gateways: RunningGateway[] = [];
@@ -80,7 +82,10 @@ describe('replica discovery: heartbeat table', () => {
       }
       const one = await fetch(`${a.httpUrl}/armory/clouddrivers/gw-b`);
       assert.equal(one.status, 200);
-      assert.deepEqual({ ...((await one.json()) as Instance), lastUpdated: '' }, { id: 'gw-b', baseUrl: b.httpUrl, lastUpdated: '', ready: true });
+      assert.deepEqual(
+        { ...((await one.json()) as Instance), lastUpdated: '' },
+        { id: 'gw-b', baseUrl: b.httpUrl, lastUpdated: '', ready: true },
+      );
       const unknown = await fetch(`${a.httpUrl}/armory/clouddrivers/gw-nope`);
       assert.equal(unknown.status, 404);
       assert.equal(((await unknown.json()) as { error: string }).error, 'not_found');
@@ -101,7 +106,9 @@ describe('replica discovery: heartbeat table', () => {
   });
 
   for (const driver of testDrivers()) {
-    test(`${driver}: a replica that stops heartbeating is listed until its heartbeat is older than deadAfterSeconds`, { timeout: 30_000 }, async () => {
+    test(`${driver}: a replica that stops heartbeating is listed until its heartbeat is older than deadAfterSeconds`, {
+      timeout: 30_000,
+    }, async () => {
       const testDb = await createTestDatabase(driver);
       const gw = await start('gw-live', testDb.url);
       try {
@@ -137,10 +144,13 @@ describe('replica discovery: heartbeat table', () => {
       try {
         await drainer.start();
         await watcher.start();
-        assert.deepEqual(watcher.list().map((r) => [r.id, r.baseUrl, r.ready]), [
-          ['r-1', 'http://r-1:7002', true],
-          ['r-2', 'http://r-2:7002', true],
-        ]);
+        assert.deepEqual(
+          watcher.list().map((r) => [r.id, r.baseUrl, r.ready]),
+          [
+            ['r-1', 'http://r-1:7002', true],
+            ['r-2', 'http://r-2:7002', true],
+          ],
+        );
         assert.equal(watcher.get('r-2')?.ready, true);
         assert.ok(watcher.get('r-2')!.lastUpdated instanceof Date);
         draining = true;
@@ -164,4 +174,3 @@ describe('replica discovery: heartbeat table', () => {
     });
   }
 });
-

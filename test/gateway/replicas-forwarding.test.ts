@@ -25,7 +25,10 @@ const AGENT_TOKEN = 'agent-token-0123456789abcdef';
 const CLIENT_TOKEN = 'client-token-0123456789abcdef';
 const REPLICA_SECRET = 'replica-secret-0123456789-0123456789-abcdef';
 
-describe('operation forwarding between replicas (postgres)', { skip: pg ? false : 'needs OUTPOST_TEST_POSTGRES', concurrency: false }, () => {
+describe('operation forwarding between replicas (postgres)', {
+  skip: pg ? false : 'needs OUTPOST_TEST_POSTGRES',
+  concurrency: false,
+}, () => {
   let dir: string;
   let a: TestGateway;
   let b: RunningGateway;
@@ -35,7 +38,13 @@ describe('operation forwarding between replicas (postgres)', { skip: pg ? false 
 
   const secure = (): GatewayConfigInput => ({
     insecure: false,
-    auth: { tokens: [{ subject: 'agent', token: AGENT_TOKEN }, { subject: 'client', token: CLIENT_TOKEN }], replicaSecretFile: join(dir, 'replica-secret') },
+    auth: {
+      tokens: [
+        { subject: 'agent', token: AGENT_TOKEN },
+        { subject: 'client', token: CLIENT_TOKEN },
+      ],
+      replicaSecretFile: join(dir, 'replica-secret'),
+    },
     authorization: {
       rules: [
         { kind: 'token', subject: '^agent$', roles: ['agent'], accounts: ['*'] },
@@ -48,7 +57,11 @@ describe('operation forwarding between replicas (postgres)', { skip: pg ? false 
   const client = (gw: RunningGateway) =>
     createClient(
       OperationService,
-      createConnectTransport({ baseUrl: gw.httpUrl, httpVersion: '1.1', interceptors: [(next) => (req) => (req.header.set('authorization', `Bearer ${CLIENT_TOKEN}`), next(req))] }),
+      createConnectTransport({
+        baseUrl: gw.httpUrl,
+        httpVersion: '1.1',
+        interceptors: [(next) => (req) => (req.header.set('authorization', `Bearer ${CLIENT_TOKEN}`), next(req))],
+      }),
     );
   const post = async (gw: RunningGateway, path: string, body: unknown, opts: { token?: string; type?: string; raw?: string } = {}) => {
     const res = await fetch(`${gw.httpUrl}${path}`, {
@@ -70,7 +83,10 @@ describe('operation forwarding between replicas (postgres)', { skip: pg ? false 
     replicaToken = await createReplicaTokenSigner(join(dir, 'replica-secret'), 'gw-test-client').token();
     a = await startTestGateway('postgres', { id: 'gw-a', ...secure() });
     b = await startGateway(
-      loadGatewayConfig({ env: {}, overrides: { host: '127.0.0.1', httpPort: 0, grpcPort: 0, database: a.testDb.url, id: 'gw-b', ...secure() } }),
+      loadGatewayConfig({
+        env: {},
+        overrides: { host: '127.0.0.1', httpPort: 0, grpcPort: 0, database: a.testDb.url, id: 'gw-b', ...secure() },
+      }),
       { logger: createSilentLogger() },
     );
     // Both replicas know each other (database heartbeats).
@@ -91,17 +107,27 @@ describe('operation forwarding between replicas (postgres)', { skip: pg ? false 
   test('an operation submitted where the agent is not connected is forwarded to the replica holding its stream, and its result comes back once', async () => {
     const account = `fwd-${++n}`;
     const agent = await agentOn(a.gateway, 'agent-1', [account]);
-    const op = await client(b).submitOperation({ account, wait: true, spec: { case: 'get', value: { kind: 'ConfigMap', name: 'x', namespace: 'default' } } });
+    const op = await client(b).submitOperation({
+      account,
+      wait: true,
+      spec: { case: 'get', value: { kind: 'ConfigMap', name: 'x', namespace: 'default' } },
+    });
     assert.equal(op.operation?.state, OperationState.SUCCEEDED);
     assert.equal(agent.runs.get(op.operation!.id), 1);
-    const rows = await a.query<{ gateway_id: string; agent_id: string; state: string }>(`select gateway_id, agent_id, state from operations where id = '${op.operation!.id}'`);
+    const rows = await a.query<{ gateway_id: string; agent_id: string; state: string }>(
+      `select gateway_id, agent_id, state from operations where id = '${op.operation!.id}'`,
+    );
     assert.deepEqual(rows, [{ gateway_id: 'gw-b', agent_id: 'agent-1', state: 'SUCCEEDED' }]);
     // Counted, and the metrics need the read role like every read route.
     const metrics = await fetch(`${b.httpUrl}/metrics`, { headers: { authorization: `Bearer ${CLIENT_TOKEN}` } });
     assert.match(await metrics.text(), /outpost_gateway_forwarded_operations_total\{result="taken"\} [1-9]/);
     assert.equal((await fetch(`${b.httpUrl}/metrics`)).status, 401);
     // Submitted on the replica holding the stream it runs locally too.
-    const local = await client(a.gateway).submitOperation({ account, wait: true, spec: { case: 'get', value: { kind: 'ConfigMap', name: 'y', namespace: 'default' } } });
+    const local = await client(a.gateway).submitOperation({
+      account,
+      wait: true,
+      spec: { case: 'get', value: { kind: 'ConfigMap', name: 'y', namespace: 'default' } },
+    });
     assert.equal(local.operation?.state, OperationState.SUCCEEDED);
   });
 
@@ -110,7 +136,11 @@ describe('operation forwarding between replicas (postgres)', { skip: pg ? false 
     // The account exists (an agent registered it earlier) but no agent serves it now.
     const first = await agentOn(a.gateway, 'agent-2', [account]);
     await first.close();
-    const pending = client(b).submitOperation({ account, wait: true, spec: { case: 'get', value: { kind: 'ConfigMap', name: 'x', namespace: 'default' } } });
+    const pending = client(b).submitOperation({
+      account,
+      wait: true,
+      spec: { case: 'get', value: { kind: 'ConfigMap', name: 'x', namespace: 'default' } },
+    });
     await new Promise((r) => setTimeout(r, 300));
     const agent = await agentOn(a.gateway, 'agent-2', [account]);
     const op = await pending;
@@ -122,7 +152,11 @@ describe('operation forwarding between replicas (postgres)', { skip: pg ? false 
     const account = `fwd-${++n}`;
     const first = await agentOn(a.gateway, 'agent-3', [account]);
     await first.close();
-    const op = await client(b).submitOperation({ account, wait: true, spec: { case: 'get', value: { kind: 'ConfigMap', name: 'x', namespace: 'default' } } });
+    const op = await client(b).submitOperation({
+      account,
+      wait: true,
+      spec: { case: 'get', value: { kind: 'ConfigMap', name: 'x', namespace: 'default' } },
+    });
     assert.equal(op.operation?.state, OperationState.FAILED);
     assert.match(op.operation!.error, new RegExp(`no agent connected for account ${account}`));
   });
@@ -163,33 +197,78 @@ describe('operation forwarding between replicas (postgres)', { skip: pg ? false 
     assert.equal((await post(b, '/armory/agent/operations', null, { raw: `{"origin":"${'x'.repeat(5 * 1024 * 1024)}"}` })).status, 413);
     // Without a replica token (a client token lacks the replica role) nothing is accepted.
     assert.equal((await post(b, '/armory/agent/operations', { operation, origin: 'gw-a' }, { token: CLIENT_TOKEN })).status, 403);
-    assert.equal((await post(b, '/armory/agent/operations', { operation, origin: 'gw-a' }, { token: 'wrong-token-0123456789' })).status, 401);
+    assert.equal(
+      (await post(b, '/armory/agent/operations', { operation, origin: 'gw-a' }, { token: 'wrong-token-0123456789' })).status,
+      401,
+    );
     assert.equal((await a.query(`select 1 from operations where id = 'x'`)).length, 0);
-    assert.deepEqual(await a.query(`select state, agent_id from operations where id = 'op-direct-1'`), [{ state: 'PENDING', agent_id: '' }]);
+    assert.deepEqual(await a.query(`select state, agent_id from operations where id = 'op-direct-1'`), [
+      { state: 'PENDING', agent_id: '' },
+    ]);
   });
 
   test('POST /armory/agent/operationresults needs the session token of a stream serving the account; a right one records once', async () => {
     const account = `fwd-${++n}`;
     const stream = openAgentStream(a.gateway.grpcUrl, { bearer: AGENT_TOKEN });
-    stream.send({ case: 'hello', value: { agentId: 'agent-r', zone: 't', version: 't', replicas: 1, accounts: [{ name: account, apiHost: 'https://r:6443', caFingerprint: 'cd'.repeat(32) }] } });
+    stream.send({
+      case: 'hello',
+      value: {
+        agentId: 'agent-r',
+        zone: 't',
+        version: 't',
+        replicas: 1,
+        accounts: [{ name: account, apiHost: 'https://r:6443', caFingerprint: 'cd'.repeat(32) }],
+      },
+    });
     const welcome = (await stream.next()).message.value as { sessionId: string; sessionToken: string };
     try {
       // An operation waiting for its result, submitted on gw-b and sent to this stream.
-      const submitted = await client(b).submitOperation({ account, spec: { case: 'get', value: { kind: 'ConfigMap', name: 'x', namespace: 'default' } } });
+      const submitted = await client(b).submitOperation({
+        account,
+        spec: { case: 'get', value: { kind: 'ConfigMap', name: 'x', namespace: 'default' } },
+      });
       const id = submitted.operation!.id;
-      const result = { id, account, success: true, statusCode: 200, message: 'ok', objects: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'default' } }] };
-      const wrong = await post(b, '/armory/agent/operationresults', { result, sessionId: welcome.sessionId, sessionToken: 'not-the-token' });
+      const result = {
+        id,
+        account,
+        success: true,
+        statusCode: 200,
+        message: 'ok',
+        objects: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'default' } }],
+      };
+      const wrong = await post(b, '/armory/agent/operationresults', {
+        result,
+        sessionId: welcome.sessionId,
+        sessionToken: 'not-the-token',
+      });
       assert.equal(wrong.status, 401);
       assert.match(wrong.body.message!, /invalid session token/);
-      const otherAccount = await post(b, '/armory/agent/operationresults', { result: { ...result, account: 'someone-else' }, sessionId: welcome.sessionId, sessionToken: welcome.sessionToken });
+      const otherAccount = await post(b, '/armory/agent/operationresults', {
+        result: { ...result, account: 'someone-else' },
+        sessionId: welcome.sessionId,
+        sessionToken: welcome.sessionToken,
+      });
       assert.equal(otherAccount.status, 403);
       assert.equal((await a.query<{ state: string }>(`select state from operations where id = '${id}'`))[0]!.state, 'SENT');
-      for (const bad of [{}, { result, sessionId: welcome.sessionId }, { result: { success: true }, sessionId: 's', sessionToken: 't' }, { result: 5, sessionId: 's', sessionToken: 't' }]) {
+      for (const bad of [
+        {},
+        { result, sessionId: welcome.sessionId },
+        { result: { success: true }, sessionId: 's', sessionToken: 't' },
+        { result: 5, sessionId: 's', sessionToken: 't' },
+      ]) {
         assert.equal((await post(b, '/armory/agent/operationresults', bad)).status, 400, JSON.stringify(bad));
       }
-      const ok = await post(b, '/armory/agent/operationresults', { result, sessionId: welcome.sessionId, sessionToken: welcome.sessionToken });
+      const ok = await post(b, '/armory/agent/operationresults', {
+        result,
+        sessionId: welcome.sessionId,
+        sessionToken: welcome.sessionToken,
+      });
       assert.equal(ok.status, 200);
-      const again = await post(b, '/armory/agent/operationresults', { result: { ...result, success: false, message: 'late' }, sessionId: welcome.sessionId, sessionToken: welcome.sessionToken });
+      const again = await post(b, '/armory/agent/operationresults', {
+        result: { ...result, success: false, message: 'late' },
+        sessionId: welcome.sessionId,
+        sessionToken: welcome.sessionToken,
+      });
       assert.equal(again.status, 200);
       const rows = await a.query<{ state: string; result: { message: string } }>(`select state, result from operations where id = '${id}'`);
       assert.deepEqual([rows[0]!.state, rows[0]!.result.message], ['SUCCEEDED', 'ok']);

@@ -62,7 +62,9 @@ async function listing(gateway: RunningGateway): Promise<string[]> {
 }
 
 describe('replica discovery: Kubernetes Endpoints', () => {
-  test('the list follows Endpoints added, made not ready and removed; other prefixes and ports are ignored', { timeout: 30_000 }, async () => {
+  test('the list follows Endpoints added, made not ready and removed; other prefixes and ports are ignored', {
+    timeout: 30_000,
+  }, async () => {
     const core = sb.kubeConfig().makeApiClient(CoreV1Api);
     const config = loadGatewayConfig({
       env: {},
@@ -88,15 +90,32 @@ describe('replica discovery: Kubernetes Endpoints', () => {
       // Before any Endpoints: only this replica.
       assert.deepEqual(await listing(gw), [self]);
 
-      const http = [{ name: 'http', port: 7002 }, { name: 'grpc', port: 9091 }];
+      const http = [
+        { name: 'http', port: 7002 },
+        { name: 'grpc', port: 9091 },
+      ];
       await core.createNamespacedEndpoints({
         namespace: NS,
-        body: endpoints('spin-clouddriver', [{ ip: '10.0.0.1', pod: 'clouddriver-0' }, { ip: '10.0.0.2' }], [{ ip: '10.0.0.3', pod: 'clouddriver-2' }], http),
+        body: endpoints(
+          'spin-clouddriver',
+          [{ ip: '10.0.0.1', pod: 'clouddriver-0' }, { ip: '10.0.0.2' }],
+          [{ ip: '10.0.0.3', pod: 'clouddriver-2' }],
+          http,
+        ),
       });
-      await core.createNamespacedEndpoints({ namespace: NS, body: endpoints('spin-clouddriver-ro', [{ ip: '10.0.1.1', pod: 'ro-0' }], [], [{ name: 'http', port: 7003 }]) });
+      await core.createNamespacedEndpoints({
+        namespace: NS,
+        body: endpoints('spin-clouddriver-ro', [{ ip: '10.0.1.1', pod: 'ro-0' }], [], [{ name: 'http', port: 7003 }]),
+      });
       // Ignored: another prefix, and the right prefix without the named port.
-      await core.createNamespacedEndpoints({ namespace: NS, body: endpoints('spin-gate', [{ ip: '10.0.2.1', pod: 'gate-0' }], [], [{ name: 'http', port: 8084 }]) });
-      await core.createNamespacedEndpoints({ namespace: NS, body: endpoints('spin-clouddriver-metrics', [{ ip: '10.0.3.1', pod: 'm-0' }], [], [{ name: 'metrics', port: 9090 }]) });
+      await core.createNamespacedEndpoints({
+        namespace: NS,
+        body: endpoints('spin-gate', [{ ip: '10.0.2.1', pod: 'gate-0' }], [], [{ name: 'http', port: 8084 }]),
+      });
+      await core.createNamespacedEndpoints({
+        namespace: NS,
+        body: endpoints('spin-clouddriver-metrics', [{ ip: '10.0.3.1', pod: 'm-0' }], [], [{ name: 'metrics', port: 9090 }]),
+      });
       await expect([
         '10.0.0.2 http://10.0.0.2:7002 ready',
         'clouddriver-0 http://10.0.0.1:7002 ready',
@@ -112,7 +131,12 @@ describe('replica discovery: Kubernetes Endpoints', () => {
       await core.replaceNamespacedEndpoints({
         name: 'spin-clouddriver',
         namespace: NS,
-        body: endpoints('spin-clouddriver', [{ ip: '10.0.0.2' }, { ip: '10.0.0.3', pod: 'clouddriver-2' }], [{ ip: '10.0.0.1', pod: 'clouddriver-0' }], http),
+        body: endpoints(
+          'spin-clouddriver',
+          [{ ip: '10.0.0.2' }, { ip: '10.0.0.3', pod: 'clouddriver-2' }],
+          [{ ip: '10.0.0.1', pod: 'clouddriver-0' }],
+          http,
+        ),
       });
       await expect([
         '10.0.0.2 http://10.0.0.2:7002 ready',
@@ -123,12 +147,17 @@ describe('replica discovery: Kubernetes Endpoints', () => {
 
       // Removals.
       await core.deleteNamespacedEndpoints({ name: 'spin-clouddriver-ro', namespace: NS });
-      await expect(['10.0.0.2 http://10.0.0.2:7002 ready', 'clouddriver-0 http://10.0.0.1:7002 not-ready', 'clouddriver-2 http://10.0.0.3:7002 ready']);
+      await expect([
+        '10.0.0.2 http://10.0.0.2:7002 ready',
+        'clouddriver-0 http://10.0.0.1:7002 not-ready',
+        'clouddriver-2 http://10.0.0.3:7002 ready',
+      ]);
       await core.deleteNamespacedEndpoints({ name: 'spin-clouddriver', namespace: NS });
       await expect([]);
     } finally {
       await gw.close();
-      for (const name of ['spin-clouddriver', 'spin-clouddriver-ro', 'spin-gate', 'spin-clouddriver-metrics']) sb.store.remove('v1', 'Endpoints', NS, name);
+      for (const name of ['spin-clouddriver', 'spin-clouddriver-ro', 'spin-gate', 'spin-clouddriver-metrics'])
+        sb.store.remove('v1', 'Endpoints', NS, name);
     }
   });
 
@@ -164,7 +193,11 @@ describe('replica discovery: Kubernetes Endpoints', () => {
       scheme: 'http',
       logger: createSilentLogger(),
     });
-    const ids = () => directory.list().map((r) => `${r.id}:${r.ready}`).join();
+    const ids = () =>
+      directory
+        .list()
+        .map((r) => `${r.id}:${r.ready}`)
+        .join();
     await directory.start();
     try {
       sb.store.create(endpoints('spin-clouddriver', [{ ip: '10.0.0.1', pod: 'c-0' }], [], [{ name: 'http', port: 7002 }]));
@@ -193,7 +226,15 @@ describe('replica discovery: Kubernetes Endpoints', () => {
   test('kubernetes mode outside a pod without a kubeconfig refuses to start, saying what to set', { timeout: 30_000 }, async () => {
     const config = loadGatewayConfig({
       env: {},
-      overrides: { id: 'gw-k', host: '127.0.0.1', httpPort: 0, grpcPort: 0, database: 'memory://', insecure: true, cluster: { discovery: 'kubernetes' } },
+      overrides: {
+        id: 'gw-k',
+        host: '127.0.0.1',
+        httpPort: 0,
+        grpcPort: 0,
+        database: 'memory://',
+        insecure: true,
+        cluster: { discovery: 'kubernetes' },
+      },
     });
     const saved = process.env.KUBERNETES_SERVICE_HOST;
     delete process.env.KUBERNETES_SERVICE_HOST;
@@ -203,7 +244,12 @@ describe('replica discovery: Kubernetes Endpoints', () => {
       if (saved !== undefined) process.env.KUBERNETES_SERVICE_HOST = saved;
     }
     assert.throws(
-      () => createEndpointsDirectory({ config: { endpointsPrefix: 'x', portName: 'http', kubeconfigFile, context: 'nope' }, scheme: 'http', logger: createSilentLogger() }),
+      () =>
+        createEndpointsDirectory({
+          config: { endpointsPrefix: 'x', portName: 'http', kubeconfigFile, context: 'nope' },
+          scheme: 'http',
+          logger: createSilentLogger(),
+        }),
       /context "nope" not found/,
     );
   });

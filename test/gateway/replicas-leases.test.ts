@@ -9,7 +9,18 @@ import { Verdict, type AccountVerdicts, type Welcome } from '../../src/gen/outpo
 import { loadGatewayConfig, startGateway, type GatewayConfigInput, type RunningGateway } from '../../src/gateway/index.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { testDrivers } from '../helpers/databases.js';
-import { EventType, SyncPhase, configMap, event, eventually, hello, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from './helpers.js';
+import {
+  EventType,
+  SyncPhase,
+  configMap,
+  event,
+  eventually,
+  hello,
+  openAgentStream,
+  startTestGateway,
+  type TestAgentStream,
+  type TestGateway,
+} from './helpers.js';
 
 const pg = testDrivers().includes('postgres');
 const cluster = { leaseSeconds: 30, standbyCheckIntervalSeconds: 0.1 };
@@ -44,7 +55,10 @@ async function assertDemoted(stream: TestAgentStream, account: string, sequence:
     const res = await stream.next();
     if (res.message.case === 'ack' && res.message.value.sequence >= BigInt(sequence)) acked = true;
     if (res.message.case === 'verdicts' && res.message.value.changeId === 0n) {
-      assert.deepEqual(res.message.value.accounts.map((v) => [v.account, v.verdict]), [[account, Verdict.STANDBY]]);
+      assert.deepEqual(
+        res.message.value.accounts.map((v) => [v.account, v.verdict]),
+        [[account, Verdict.STANDBY]],
+      );
       assert.match(res.message.value.accounts[0]!.reason, /no longer holds the lease/);
       demoted = true;
     }
@@ -62,9 +76,11 @@ describe('account leases across replicas (postgres)', { skip: pg ? false : 'need
     return s;
   };
   const lease = async (account: string) =>
-    (await a.query<{ session_id: string; gateway_id: string; lease_epoch: string; state: string; live: boolean }>(
-      `select session_id, gateway_id, lease_epoch::text, state, coalesce(lease_expires_at > now(), false) as live from accounts where name = '${account}'`,
-    ))[0];
+    (
+      await a.query<{ session_id: string; gateway_id: string; lease_epoch: string; state: string; live: boolean }>(
+        `select session_id, gateway_id, lease_epoch::text, state, coalesce(lease_expires_at > now(), false) as live from accounts where name = '${account}'`,
+      )
+    )[0];
 
   before(async () => {
     a = await startTestGateway('postgres', { id: 'gw-a', cluster });
@@ -84,7 +100,10 @@ describe('account leases across replicas (postgres)', { skip: pg ? false : 'need
     assert.equal(second.accounts[0]!.verdict, Verdict.STANDBY);
     assert.match(second.accounts[0]!.reason, /cached by agent agent-1 .* on gateway gw-a/);
     const row = await lease(account);
-    assert.deepEqual([row!.session_id, row!.gateway_id, row!.lease_epoch, row!.state, row!.live], [first.sessionId, 'gw-a', '1', 'ACTIVE', true]);
+    assert.deepEqual(
+      [row!.session_id, row!.gateway_id, row!.lease_epoch, row!.state, row!.live],
+      [first.sessionId, 'gw-a', '1', 'ACTIVE', true],
+    );
   });
 
   test('the standby on another replica is promoted when the caching stream ends: CACHING pushed with resume points, a new epoch', async () => {
@@ -93,7 +112,10 @@ describe('account leases across replicas (postgres)', { skip: pg ? false : 'need
     await welcome(holder, hello('agent-1', [{ name: account }]));
     holder.send({ case: 'sync', value: { sequence: 1n, account, apiVersion: 'v1', kind: 'ConfigMap', phase: SyncPhase.START } });
     holder.send({ case: 'events', value: { sequence: 2n, events: [event(account, EventType.ADDED, configMap('one', 10))] } });
-    holder.send({ case: 'sync', value: { sequence: 3n, account, apiVersion: 'v1', kind: 'ConfigMap', phase: SyncPhase.END, resourceVersion: '11', count: 1n } });
+    holder.send({
+      case: 'sync',
+      value: { sequence: 3n, account, apiVersion: 'v1', kind: 'ConfigMap', phase: SyncPhase.END, resourceVersion: '11', count: 1n },
+    });
     await holder.waitForAck(3);
     const standby = open(b.grpcUrl);
     const w = await welcome(standby, hello('agent-2', [{ name: account }]));
@@ -103,15 +125,23 @@ describe('account leases across replicas (postgres)', { skip: pg ? false : 'need
     assert.equal(pushed.accounts.length, 1);
     assert.equal(pushed.accounts[0]!.account, account);
     assert.equal(pushed.accounts[0]!.verdict, Verdict.CACHING);
-    assert.deepEqual(pushed.accounts[0]!.resume.map((r) => [r.kind, r.resourceVersion]), [['ConfigMap', '11']]);
+    assert.deepEqual(
+      pushed.accounts[0]!.resume.map((r) => [r.kind, r.resourceVersion]),
+      [['ConfigMap', '11']],
+    );
     const row = await lease(account);
     assert.deepEqual([row!.session_id, row!.gateway_id, row!.lease_epoch], [w.sessionId, 'gw-b', '2']);
     // The promoted stream writes: its events are stored.
     standby.send({ case: 'events', value: { sequence: 1n, events: [event(account, EventType.ADDED, configMap('two', 12))] } });
     await standby.waitForAck(1);
     const names = await a.query<{ name: string }>(`select name from objects where account = '${account}' order by name`);
-    assert.deepEqual(names.map((r) => r.name), ['one', 'two']);
-    const agents = await a.query<{ standby: string[]; caching: string[] }>(`select caching, standby from agent_sessions where id = '${w.sessionId}'`);
+    assert.deepEqual(
+      names.map((r) => r.name),
+      ['one', 'two'],
+    );
+    const agents = await a.query<{ standby: string[]; caching: string[] }>(
+      `select caching, standby from agent_sessions where id = '${w.sessionId}'`,
+    );
     assert.deepEqual(agents[0]!.caching, [account]);
   });
 
@@ -120,7 +150,10 @@ describe('account leases across replicas (postgres)', { skip: pg ? false : 'need
     const old = open(a.gateway.grpcUrl);
     const first = await welcome(old, hello('agent-1', [{ name: account }]));
     const resumed = open(b.grpcUrl);
-    const second = await welcome(resumed, hello('agent-1', [{ name: account }], { resumeSessionId: first.sessionId, resumeSessionToken: first.sessionToken }));
+    const second = await welcome(
+      resumed,
+      hello('agent-1', [{ name: account }], { resumeSessionId: first.sessionId, resumeSessionToken: first.sessionToken }),
+    );
     assert.equal(second.accounts[0]!.verdict, Verdict.CACHING);
     const row = await lease(account);
     assert.deepEqual([row!.session_id, row!.gateway_id, row!.lease_epoch], [second.sessionId, 'gw-b', '2']);
@@ -144,7 +177,9 @@ describe('account leases across replicas (postgres)', { skip: pg ? false : 'need
     holder.send({ case: 'events', value: { sequence: 1n, events: [event(account, EventType.ADDED, configMap('kept', 3))] } });
     await holder.waitForAck(1);
     // Another replica took the account over (what an expired lease allows).
-    await a.query(`update accounts set lease_epoch = lease_epoch + 1, session_id = 'other-session', gateway_id = 'gw-x' where name = '${account}'`);
+    await a.query(
+      `update accounts set lease_epoch = lease_epoch + 1, session_id = 'other-session', gateway_id = 'gw-x' where name = '${account}'`,
+    );
     holder.send({ case: 'sync', value: { sequence: 2n, account, apiVersion: 'v1', kind: 'ConfigMap', phase: SyncPhase.START } });
     await assertDemoted(holder, account, 2);
     // Later data of the account is dropped (still acknowledged), the stream lives on.
@@ -152,7 +187,10 @@ describe('account leases across replicas (postgres)', { skip: pg ? false : 'need
     await holder.waitForAck(3);
     assert.equal((await a.query(`select 1 from objects where account = '${account}'`)).length, 1);
     const states = await a.query<{ sync_gen: string }>(`select sync_gen::text from watch_states where account = '${account}'`);
-    assert.ok(states.every((s) => s.sync_gen === '0'), 'no list generation was started');
+    assert.ok(
+      states.every((s) => s.sync_gen === '0'),
+      'no list generation was started',
+    );
   });
 
   test('the holder renews its lease past its length; when the database gives the lease to another session, the next renewal demotes the stream', async () => {
@@ -165,9 +203,14 @@ describe('account leases across replicas (postgres)', { skip: pg ? false : 'need
       const renewed = await lease(account);
       assert.deepEqual([renewed!.session_id, renewed!.gateway_id, renewed!.live], [w.sessionId, 'gw-c', true]);
       // What a takeover by another replica does to the row (after this one was paused past its lease).
-      await a.query(`update accounts set lease_epoch = lease_epoch + 1, session_id = 'other-session', gateway_id = 'gw-x' where name = '${account}'`);
+      await a.query(
+        `update accounts set lease_epoch = lease_epoch + 1, session_id = 'other-session', gateway_id = 'gw-x' where name = '${account}'`,
+      );
       const pushed = await pushedVerdicts(holder);
-      assert.deepEqual(pushed.accounts.map((v) => [v.account, v.verdict]), [[account, Verdict.STANDBY]]);
+      assert.deepEqual(
+        pushed.accounts.map((v) => [v.account, v.verdict]),
+        [[account, Verdict.STANDBY]],
+      );
       // The stream's end leaves the new holder's row alone.
       holder.abort();
       await holder.ended;

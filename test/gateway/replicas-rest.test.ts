@@ -17,15 +17,25 @@ interface Instance {
 }
 
 describe('REST: /armory/clouddrivers', () => {
-  test('lists this replica before its first heartbeat, peers from the directory, and itself as it sees itself', { timeout: 10_000 }, async () => {
+  test('lists this replica before its first heartbeat, peers from the directory, and itself as it sees itself', {
+    timeout: 10_000,
+  }, async () => {
     const database = await openDatabase('memory://');
     const logger = createSilentLogger();
     let draining = false;
     const common = { database, heartbeatIntervalSeconds: 60, deadAfterSeconds: 180, logger };
     const own = createHeartbeatDirectory({ ...common, id: 'gw-1', baseUrl: () => 'http://gw-1:7002', isDraining: () => draining });
     const peer = createHeartbeatDirectory({ ...common, id: 'gw-2', baseUrl: () => 'http://gw-2:7002', isDraining: () => false });
-    const app = createRestApp({ id: 'gw-1', baseUrl: () => 'http://gw-1:7002', database, isDraining: () => draining, logger, replicas: own });
-    const list = async () => ((await (await app.request('/armory/clouddrivers')).json()) as Instance[]).map((r) => `${r.id} ${r.baseUrl} ${r.ready}`);
+    const app = createRestApp({
+      id: 'gw-1',
+      baseUrl: () => 'http://gw-1:7002',
+      database,
+      isDraining: () => draining,
+      logger,
+      replicas: own,
+    });
+    const list = async () =>
+      ((await (await app.request('/armory/clouddrivers')).json()) as Instance[]).map((r) => `${r.id} ${r.baseUrl} ${r.ready}`);
     try {
       // Not started: no heartbeat, empty directory; this replica is still listed.
       assert.deepEqual(await list(), ['gw-1 http://gw-1:7002 true']);

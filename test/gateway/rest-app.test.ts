@@ -15,7 +15,11 @@ describe('REST app', () => {
   const base = { id: 'gw-x', baseUrl: () => 'http://gw-x:7002', logger: createSilentLogger() };
 
   test('health is 503 while the database is unreachable, and says nothing about why', async () => {
-    const app = createRestApp({ ...base, database: fakeDatabase(async () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.1:5432'))), isDraining: () => false });
+    const app = createRestApp({
+      ...base,
+      database: fakeDatabase(async () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.1:5432'))),
+      isDraining: () => false,
+    });
     const res = await app.request('/health');
     assert.equal(res.status, 503);
     const body = (await res.json()) as Record<string, string>;
@@ -25,7 +29,12 @@ describe('REST app', () => {
   });
 
   test('health times out on a hanging database', async () => {
-    const app = createRestApp({ ...base, database: fakeDatabase(() => new Promise(() => {})), isDraining: () => false, healthTimeoutMs: 50 });
+    const app = createRestApp({
+      ...base,
+      database: fakeDatabase(() => new Promise(() => {})),
+      isDraining: () => false,
+      healthTimeoutMs: 50,
+    });
     assert.equal((await app.request('/health')).status, 503);
   });
 
@@ -35,7 +44,10 @@ describe('REST app', () => {
     assert.equal(res.status, 503);
     assert.equal(((await res.json()) as { status: string }).status, 'draining');
     const list = (await (await app.request('/armory/clouddrivers')).json()) as { ready: boolean; baseUrl: string }[];
-    assert.deepEqual(list.map((i) => [i.ready, i.baseUrl]), [[false, 'http://gw-x:7002']]);
+    assert.deepEqual(
+      list.map((i) => [i.ready, i.baseUrl]),
+      [[false, 'http://gw-x:7002']],
+    );
   });
 
   test('405 carries an Allow header; HEAD works on GET routes', async () => {

@@ -10,7 +10,8 @@ import { INVALID_RESULT_REASON, invalidResult, resultShapeProblem } from '../../
 
 type Init = Omit<Exclude<MessageInitShape<typeof OperationResultSchema>, { $typeName: string }>, '$typeName'>;
 const ok = (init: Init) => create(OperationResultSchema, { id: 'op-1', success: true, statusCode: 200, ...init });
-const failed = (init: Init) => create(OperationResultSchema, { id: 'op-1', success: false, statusCode: 404, reason: 'NotFound', message: 'gone', ...init });
+const failed = (init: Init) =>
+  create(OperationResultSchema, { id: 'op-1', success: false, statusCode: 404, reason: 'NotFound', message: 'gone', ...init });
 const obj = (kind: string, name: string, apiVersion = 'v1'): JsonObject => ({ apiVersion, kind, metadata: { name, namespace: 'default' } });
 const scale = (name: string): JsonObject => ({ apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name }, spec: { replicas: 3 } });
 const rev = (n: number) => create(RevisionSchema, { revision: BigInt(n), name: `web-${n}` });
@@ -20,19 +21,67 @@ const target = { kind: 'Deployment', namespace: 'default', name: 'web' };
 
 /** [what, type, spec, result, expected problem (undefined: valid)] */
 const cases: [string, string, Record<string, unknown>, ReturnType<typeof ok>, RegExp | undefined][] = [
-  ['apply: the applied objects', 'apply', { manifests: '...' }, ok({ objects: [obj('ConfigMap', 'a'), obj('Deployment', 'web', 'apps/v1')] }), undefined],
+  [
+    'apply: the applied objects',
+    'apply',
+    { manifests: '...' },
+    ok({ objects: [obj('ConfigMap', 'a'), obj('Deployment', 'web', 'apps/v1')] }),
+    undefined,
+  ],
   ['apply: no object', 'apply', {}, ok({}), /at least one/],
-  ['apply: an object without a name', 'apply', {}, ok({ objects: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: {} }] }), /object 0 has no metadata.name/],
-  ['apply: an object without a kind', 'apply', {}, ok({ objects: [{ apiVersion: 'v1', metadata: { name: 'a' } }] }), /object 0 has no apiVersion or kind/],
-  ['apply: deleted filled in', 'apply', {}, ok({ objects: [obj('ConfigMap', 'a')], deleted: ['ConfigMap/default/a'] }), /successful apply result has no deleted/],
+  [
+    'apply: an object without a name',
+    'apply',
+    {},
+    ok({ objects: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: {} }] }),
+    /object 0 has no metadata.name/,
+  ],
+  [
+    'apply: an object without a kind',
+    'apply',
+    {},
+    ok({ objects: [{ apiVersion: 'v1', metadata: { name: 'a' } }] }),
+    /object 0 has no apiVersion or kind/,
+  ],
+  [
+    'apply: deleted filled in',
+    'apply',
+    {},
+    ok({ objects: [obj('ConfigMap', 'a')], deleted: ['ConfigMap/default/a'] }),
+    /successful apply result has no deleted/,
+  ],
   ['delete by name: that object', 'delete', { ...target }, ok({ deleted: ['Deployment/default/web'] }), undefined],
   ['delete by name: nothing', 'delete', { ...target }, ok({}), /exactly that object/],
   ['delete by name: another object', 'delete', { ...target }, ok({ deleted: ['Deployment/default/api'] }), /exactly that object/],
-  ['delete by selector: any number', 'delete', { kind: 'Pod', labelSelector: 'app=web' }, ok({ deleted: ['Pod/default/a', 'Pod/default/b', 'Namespace/x'] }), undefined],
-  ['delete: a malformed reference', 'delete', { kind: 'Pod', labelSelector: 'app=web' }, ok({ deleted: ['just-a-name'] }), /not Kind\/namespace\/name/],
-  ['delete: objects filled in', 'delete', { ...target }, ok({ deleted: ['Deployment/default/web'], objects: [obj('Deployment', 'web')] }), /has no objects/],
+  [
+    'delete by selector: any number',
+    'delete',
+    { kind: 'Pod', labelSelector: 'app=web' },
+    ok({ deleted: ['Pod/default/a', 'Pod/default/b', 'Namespace/x'] }),
+    undefined,
+  ],
+  [
+    'delete: a malformed reference',
+    'delete',
+    { kind: 'Pod', labelSelector: 'app=web' },
+    ok({ deleted: ['just-a-name'] }),
+    /not Kind\/namespace\/name/,
+  ],
+  [
+    'delete: objects filled in',
+    'delete',
+    { ...target },
+    ok({ deleted: ['Deployment/default/web'], objects: [obj('Deployment', 'web')] }),
+    /has no objects/,
+  ],
   ['scale: the Scale', 'scale', { ...target, replicas: 3 }, ok({ objects: [scale('web')] }), undefined],
-  ['scale: the Deployment instead of its Scale', 'scale', { ...target, replicas: 3 }, ok({ objects: [obj('Deployment', 'web', 'apps/v1')] }), /autoscaling\/v1 Scale of the target, not apps\/v1 Deployment/],
+  [
+    'scale: the Deployment instead of its Scale',
+    'scale',
+    { ...target, replicas: 3 },
+    ok({ objects: [obj('Deployment', 'web', 'apps/v1')] }),
+    /autoscaling\/v1 Scale of the target, not apps\/v1 Deployment/,
+  ],
   ['scale: another object', 'scale', { ...target, replicas: 3 }, ok({ objects: [scale('api')] }), /returned object "api"/],
   ['scale: two objects', 'scale', { ...target, replicas: 3 }, ok({ objects: [scale('web'), scale('web')] }), /exactly one object/],
   ['patch: the target', 'patch', { ...target }, ok({ objects: [obj('Deployment', 'web', 'apps/v1')] }), undefined],
@@ -54,8 +103,20 @@ const cases: [string, string, Record<string, unknown>, ReturnType<typeof ok>, Re
   ['failure: no reason', 'get', { ...target }, failed({ reason: '' }), /must give a reason/],
   ['failure: a failed apply lists what it applied', 'apply', {}, failed({ objects: [obj('ConfigMap', 'a')] }), undefined],
   ['failure: a failed get carries no object', 'get', { ...target }, failed({ objects: [obj('Deployment', 'web')] }), /carries no objects/],
-  ['failure: a failed delete carries no deleted', 'delete', { ...target }, failed({ deleted: ['Deployment/default/web'] }), /has no deleted/],
-  ['another account', 'get', { ...target }, ok({ account: 'other', objects: [obj('Deployment', 'web')] }), /names account "other", but the operation is for "acc"/],
+  [
+    'failure: a failed delete carries no deleted',
+    'delete',
+    { ...target },
+    failed({ deleted: ['Deployment/default/web'] }),
+    /has no deleted/,
+  ],
+  [
+    'another account',
+    'get',
+    { ...target },
+    ok({ account: 'other', objects: [obj('Deployment', 'web')] }),
+    /names account "other", but the operation is for "acc"/,
+  ],
   ['the operation account named', 'get', { ...target }, ok({ account: 'acc', objects: [obj('Deployment', 'web')] }), undefined],
 ];
 
@@ -69,11 +130,17 @@ describe('operation result rules', () => {
   }
 
   test('an invalid result is recorded as a failure that says what was wrong and what the agent claimed, without its payload', () => {
-    const r = invalidResult(ok({ account: 'acc', statusCode: 200, message: 'deployment/web scaled to 3', objects: [obj('Deployment', 'web', 'apps/v1')] }), 'a scale returns the autoscaling/v1 Scale');
+    const r = invalidResult(
+      ok({ account: 'acc', statusCode: 200, message: 'deployment/web scaled to 3', objects: [obj('Deployment', 'web', 'apps/v1')] }),
+      'a scale returns the autoscaling/v1 Scale',
+    );
     assert.equal(r.success, false);
     assert.equal(r.reason, INVALID_RESULT_REASON);
     assert.equal(r.statusCode, 200);
     assert.equal(r.objects.length, 0);
-    assert.match(r.message, /breaks the protocol \(a scale returns the autoscaling\/v1 Scale\); it reported success 200: deployment\/web scaled to 3\. The operation may have been applied\./);
+    assert.match(
+      r.message,
+      /breaks the protocol \(a scale returns the autoscaling\/v1 Scale\); it reported success 200: deployment\/web scaled to 3\. The operation may have been applied\./,
+    );
   });
 });

@@ -27,7 +27,10 @@ describe('secret redaction', () => {
   test('JSON object, JSON array and List items', () => {
     for (const text of [
       JSON.stringify({ apiVersion: 'v1', kind: 'Secret', data: { k: V } }),
-      JSON.stringify([{ kind: 'ConfigMap', data: { a: 'b' } }, { kind: 'Secret', stringData: { k: V } }]),
+      JSON.stringify([
+        { kind: 'ConfigMap', data: { a: 'b' } },
+        { kind: 'Secret', stringData: { k: V } },
+      ]),
       JSON.stringify({ kind: 'List', items: [{ kind: 'Secret', data: { k: V } }] }),
       `kind: List\nitems:\n- kind: Secret\n  data: {k: ${V}}\n`,
     ]) {
@@ -39,7 +42,11 @@ describe('secret redaction', () => {
   });
 
   test('a kind spelled with escapes is still a Secret (YAML double quotes, JSON)', () => {
-    for (const text of [`kind: "Secr\\u0065t"\ndata:\n  k: ${V}\n`, `{"kind":"\\u0053ecret","stringData":{"k":"${V}"}}`, `kind: "\\x53ecret"\ndata: {k: ${V}}\n`]) {
+    for (const text of [
+      `kind: "Secr\\u0065t"\ndata:\n  k: ${V}\n`,
+      `{"kind":"\\u0053ecret","stringData":{"k":"${V}"}}`,
+      `kind: "\\x53ecret"\ndata: {k: ${V}}\n`,
+    ]) {
       const r = redactManifests(text);
       assert.equal(r.secret, true, text);
       assert.ok(!r.text.includes(V), r.text);
@@ -59,8 +66,17 @@ describe('secret redaction', () => {
   test('patches of a Secret: merge, strategic, JSON patch, unparseable; patches of other kinds untouched', () => {
     const merge = redactPatch('Secret', JSON.stringify({ data: { k: V }, metadata: { labels: { a: 'b' } } }));
     assert.deepEqual(JSON.parse(merge.text), { data: { k: REDACTED }, metadata: { labels: { a: 'b' } } });
-    const jsonPatch = redactPatch('Secret', JSON.stringify([{ op: 'replace', path: '/data/k', value: V }, { op: 'remove', path: '/data/x' }]));
-    assert.deepEqual(JSON.parse(jsonPatch.text), [{ op: 'replace', path: '/data/k', value: REDACTED }, { op: 'remove', path: '/data/x' }]);
+    const jsonPatch = redactPatch(
+      'Secret',
+      JSON.stringify([
+        { op: 'replace', path: '/data/k', value: V },
+        { op: 'remove', path: '/data/x' },
+      ]),
+    );
+    assert.deepEqual(JSON.parse(jsonPatch.text), [
+      { op: 'replace', path: '/data/k', value: REDACTED },
+      { op: 'remove', path: '/data/x' },
+    ]);
     assert.deepEqual(redactPatch('Secret', '{not json'), { text: REDACTED, secret: true });
     const other = JSON.stringify({ data: { k: V } });
     assert.deepEqual(redactPatch('ConfigMap', other), { text: other, secret: false });
@@ -73,7 +89,10 @@ describe('secret redaction', () => {
     assert.equal(open(sealed, key, 'op:1:acc'), V);
     assert.throws(() => open(sealed, key, 'op:2:acc'), ConnectError, 'moved to another row');
     assert.throws(() => open(sealed, { id: 'k1', key: randomBytes(32) }, 'op:1:acc'), ConnectError, 'another key');
-    const flipped = { ...sealed, data: Buffer.from(Buffer.from(sealed.data, 'base64').map((b, i) => (i === 0 ? b ^ 1 : b))).toString('base64') };
+    const flipped = {
+      ...sealed,
+      data: Buffer.from(Buffer.from(sealed.data, 'base64').map((b, i) => (i === 0 ? b ^ 1 : b))).toString('base64'),
+    };
     assert.throws(() => open(flipped, key, 'op:1:acc'), ConnectError, 'altered');
   });
 });

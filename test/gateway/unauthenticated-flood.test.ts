@@ -41,14 +41,27 @@ test('an unauthenticated flood costs the gateway less than 50 MiB; authenticated
   const sessions: http2.ClientHttp2Session[] = [];
   try {
     let urls: { httpUrl: string; grpcUrl: string } | undefined;
-    await waitForProcess(gateway, log, 'gateway listening', () => {
-      const line = readLog(log).split('\n').find((l) => l.includes('"gateway listening"'));
-      if (line) urls = JSON.parse(line) as { httpUrl: string; grpcUrl: string };
-      return urls !== undefined;
-    }, 60_000);
+    await waitForProcess(
+      gateway,
+      log,
+      'gateway listening',
+      () => {
+        const line = readLog(log)
+          .split('\n')
+          .find((l) => l.includes('"gateway listening"'));
+        if (line) urls = JSON.parse(line) as { httpUrl: string; grpcUrl: string };
+        return urls !== undefined;
+      },
+      60_000,
+    );
     const { httpUrl, grpcUrl } = urls!;
     const list = async () => {
-      const res = await fetch(`${httpUrl}${LIST}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: '{}', signal: AbortSignal.timeout(30_000) });
+      const res = await fetch(`${httpUrl}${LIST}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+        body: '{}',
+        signal: AbortSignal.timeout(30_000),
+      });
       return res.status;
     };
     for (let i = 0; i < 20; i++) assert.equal(await list(), 200); // warm up
@@ -61,24 +74,29 @@ test('an unauthenticated flood costs the gateway less than 50 MiB; authenticated
     const { hostname, port } = new URL(httpUrl);
     const chunk = Buffer.alloc(256 * 1024, 0x20);
     const stalled = await Promise.all(
-      Array.from({ length: 150 }, () =>
-        new Promise<string>((resolve, reject) => {
-          const s = net.connect(Number(port), hostname);
-          sockets.push(s);
-          let answer = '';
-          s.on('data', (d) => (answer += d.toString('latin1')));
-          s.on('error', () => {});
-          s.on('close', () => resolve(answer));
-          s.on('connect', () => {
-            s.write(`POST ${LIST} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
-            s.write(`${chunk.length.toString(16)}\r\n`);
-            s.write(chunk);
-          });
-          setTimeout(() => reject(new Error('a stalled request was not answered')), 60_000).unref();
-        }),
+      Array.from(
+        { length: 150 },
+        () =>
+          new Promise<string>((resolve, reject) => {
+            const s = net.connect(Number(port), hostname);
+            sockets.push(s);
+            let answer = '';
+            s.on('data', (d) => (answer += d.toString('latin1')));
+            s.on('error', () => {});
+            s.on('close', () => resolve(answer));
+            s.on('connect', () => {
+              s.write(`POST ${LIST} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
+              s.write(`${chunk.length.toString(16)}\r\n`);
+              s.write(chunk);
+            });
+            setTimeout(() => reject(new Error('a stalled request was not answered')), 60_000).unref();
+          }),
       ),
     );
-    assert.ok(stalled.every((a) => a.startsWith('HTTP/1.1 401')), 'every stalled request refused');
+    assert.ok(
+      stalled.every((a) => a.startsWith('HTTP/1.1 401')),
+      'every stalled request refused',
+    );
 
     // 2,000 unauthenticated HTTP/2 streams over 20 sessions, each with a body that never ends.
     const refused = await Promise.all(
@@ -87,16 +105,18 @@ test('an unauthenticated flood costs the gateway less than 50 MiB; authenticated
         sessions.push(session);
         session.on('error', () => {});
         const statuses = await Promise.all(
-          Array.from({ length: 100 }, () =>
-            new Promise<string>((resolve) => {
-              if (session.destroyed) return resolve('closed');
-              let status = 'none';
-              const req = session.request({ ':method': 'POST', ':path': LIST, 'content-type': 'application/grpc' }, { endStream: false });
-              req.on('response', (h) => (status = String(h['grpc-status'])));
-              req.on('error', () => {});
-              req.on('close', () => resolve(status));
-              req.write(Buffer.alloc(16 * 1024, 0x20));
-            }),
+          Array.from(
+            { length: 100 },
+            () =>
+              new Promise<string>((resolve) => {
+                if (session.destroyed) return resolve('closed');
+                let status = 'none';
+                const req = session.request({ ':method': 'POST', ':path': LIST, 'content-type': 'application/grpc' }, { endStream: false });
+                req.on('response', (h) => (status = String(h['grpc-status'])));
+                req.on('error', () => {});
+                req.on('close', () => resolve(status));
+                req.write(Buffer.alloc(16 * 1024, 0x20));
+              }),
           ),
         );
         return statuses;
@@ -104,13 +124,24 @@ test('an unauthenticated flood costs the gateway less than 50 MiB; authenticated
     );
     const all = refused.flat();
     assert.equal(all.length, 2000);
-    assert.ok(all.every((s) => s === '16' || s === 'closed' || s === 'none'), 'no stream was served');
-    assert.ok(all.filter((s) => s === '16').length >= 1000, `most streams were answered UNAUTHENTICATED (${all.filter((s) => s === '16').length})`);
+    assert.ok(
+      all.every((s) => s === '16' || s === 'closed' || s === 'none'),
+      'no stream was served',
+    );
+    assert.ok(
+      all.filter((s) => s === '16').length >= 1000,
+      `most streams were answered UNAUTHENTICATED (${all.filter((s) => s === '16').length})`,
+    );
     assert.equal(await list(), 200, 'an authenticated call answers during the flood');
     clearInterval(sample);
     const grown = (peak - baseline) / MiB;
-    t.diagnostic(`gateway RSS: baseline ${(baseline / MiB).toFixed(1)} MiB, peak ${(peak / MiB).toFixed(1)} MiB (+${grown.toFixed(1)} MiB)`);
-    assert.ok(grown < 50, `the gateway's RSS grew by ${grown.toFixed(1)} MiB (baseline ${(baseline / MiB).toFixed(0)} MiB, peak ${(peak / MiB).toFixed(0)} MiB)`);
+    t.diagnostic(
+      `gateway RSS: baseline ${(baseline / MiB).toFixed(1)} MiB, peak ${(peak / MiB).toFixed(1)} MiB (+${grown.toFixed(1)} MiB)`,
+    );
+    assert.ok(
+      grown < 50,
+      `the gateway's RSS grew by ${grown.toFixed(1)} MiB (baseline ${(baseline / MiB).toFixed(0)} MiB, peak ${(peak / MiB).toFixed(0)} MiB)`,
+    );
     assert.equal(await list(), 200, 'and after it');
   } finally {
     for (const s of sockets) s.destroy();

@@ -125,28 +125,58 @@ describe('an undecodable request is INVALID_ARGUMENT in every codec path', () =>
   after(() => t?.close());
 
   test('Connect unary POST: binary (HTTP/1.1 and HTTP/2, plain and gzip) → HTTP 400 invalid_argument; JSON too', async () => {
-    assertInvalidArgument('connect', await h1(`${t.gateway.httpUrl}${LIST}`, { 'content-type': 'application/proto' }, NULS), 'proto over HTTP/1.1');
+    assertInvalidArgument(
+      'connect',
+      await h1(`${t.gateway.httpUrl}${LIST}`, { 'content-type': 'application/proto' }, NULS),
+      'proto over HTTP/1.1',
+    );
     assertInvalidArgument('connect', await h2(t.gateway.grpcUrl, LIST, { 'content-type': 'application/proto' }, NULS), 'proto over HTTP/2');
     assertInvalidArgument(
       'connect',
       await h1(`${t.gateway.httpUrl}${LIST}`, { 'content-type': 'application/proto', 'content-encoding': 'gzip' }, gzipSync(NULS)),
       'gzip proto',
     );
-    assertInvalidArgument('connect', await h1(`${t.gateway.httpUrl}${LIST}`, { 'content-type': 'application/json' }, Buffer.from('{"account":')), 'JSON', /./);
+    assertInvalidArgument(
+      'connect',
+      await h1(`${t.gateway.httpUrl}${LIST}`, { 'content-type': 'application/json' }, Buffer.from('{"account":')),
+      'JSON',
+      /./,
+    );
   });
 
   test('Connect GET: binary (plain and gzip) and JSON messages → HTTP 400 invalid_argument', async () => {
     const get = (query: string) => h1(`${t.gateway.httpUrl}${LIST}?connect=v1&${query}`, {}, undefined, 'GET');
     assertInvalidArgument('connect', await get(`encoding=proto&base64=1&message=${NULS.toString('base64url')}`), 'GET proto');
-    assertInvalidArgument('connect', await get(`encoding=proto&base64=1&compression=gzip&message=${gzipSync(NULS).toString('base64url')}`), 'GET gzip proto');
+    assertInvalidArgument(
+      'connect',
+      await get(`encoding=proto&base64=1&compression=gzip&message=${gzipSync(NULS).toString('base64url')}`),
+      'GET gzip proto',
+    );
     assertInvalidArgument('connect', await get(`encoding=json&message=${encodeURIComponent('{"account":')}`), 'GET JSON', /./);
   });
 
   test('Connect streaming: server streaming and bidi, binary and JSON → an invalid_argument end-stream', async () => {
-    assertInvalidArgument('connect-stream', await h2(t.gateway.grpcUrl, WATCH_FLEET, { 'content-type': 'application/connect+proto' }, envelope(NULS)), 'WatchFleet proto');
-    assertInvalidArgument('connect-stream', await h1(`${t.gateway.httpUrl}${WATCH_FLEET}`, { 'content-type': 'application/connect+proto' }, envelope(NULS)), 'WatchFleet proto, HTTP/1.1');
-    assertInvalidArgument('connect-stream', await h2(t.gateway.grpcUrl, WATCH_FLEET, { 'content-type': 'application/connect+json' }, envelope(Buffer.from('{"x":'))), 'WatchFleet JSON', /./);
-    assertInvalidArgument('connect-stream', await h2(t.gateway.grpcUrl, AGENT, { 'content-type': 'application/connect+proto' }, envelope(NULS)), 'agent stream (Connect)');
+    assertInvalidArgument(
+      'connect-stream',
+      await h2(t.gateway.grpcUrl, WATCH_FLEET, { 'content-type': 'application/connect+proto' }, envelope(NULS)),
+      'WatchFleet proto',
+    );
+    assertInvalidArgument(
+      'connect-stream',
+      await h1(`${t.gateway.httpUrl}${WATCH_FLEET}`, { 'content-type': 'application/connect+proto' }, envelope(NULS)),
+      'WatchFleet proto, HTTP/1.1',
+    );
+    assertInvalidArgument(
+      'connect-stream',
+      await h2(t.gateway.grpcUrl, WATCH_FLEET, { 'content-type': 'application/connect+json' }, envelope(Buffer.from('{"x":'))),
+      'WatchFleet JSON',
+      /./,
+    );
+    assertInvalidArgument(
+      'connect-stream',
+      await h2(t.gateway.grpcUrl, AGENT, { 'content-type': 'application/connect+proto' }, envelope(NULS)),
+      'agent stream (Connect)',
+    );
   });
 
   test('gRPC: unary, server streaming and bidi through connect-node, binary, gzip and JSON → grpc-status 3', async () => {
@@ -154,15 +184,28 @@ describe('an undecodable request is INVALID_ARGUMENT in every codec path', () =>
       h2(t.gateway.grpcUrl, path, { 'content-type': type, te: 'trailers', ...extra }, body);
     assertInvalidArgument('grpc', await grpc(LIST, 'application/grpc', envelope(NULS)), 'unary');
     assertInvalidArgument('grpc', await grpc(LIST, 'application/grpc+proto', envelope(NULS)), 'unary +proto');
-    assertInvalidArgument('grpc', await grpc(LIST, 'application/grpc', envelope(gzipSync(NULS), 1), { 'grpc-encoding': 'gzip' }), 'unary gzip');
+    assertInvalidArgument(
+      'grpc',
+      await grpc(LIST, 'application/grpc', envelope(gzipSync(NULS), 1), { 'grpc-encoding': 'gzip' }),
+      'unary gzip',
+    );
     assertInvalidArgument('grpc', await grpc(LIST, 'application/grpc+json', envelope(Buffer.from('{"account":'))), 'unary JSON', /./);
     assertInvalidArgument('grpc', await grpc(WATCH_FLEET, 'application/grpc', envelope(NULS)), 'server streaming');
     assertInvalidArgument('grpc', await grpc(REFLECTION, 'application/grpc', envelope(NULS)), 'bidi (reflection)');
-    assertInvalidArgument('grpc', await grpc(AGENT, 'application/grpc+json', envelope(Buffer.from('{"hello":'))), 'agent stream, gRPC-JSON', /./);
+    assertInvalidArgument(
+      'grpc',
+      await grpc(AGENT, 'application/grpc+json', envelope(Buffer.from('{"hello":'))),
+      'agent stream, gRPC-JSON',
+      /./,
+    );
   });
 
   test("gRPC: the agent stream's own endpoint answers grpc-status 3 too", async () => {
-    assertInvalidArgument('grpc', await h2(t.gateway.grpcUrl, AGENT, { 'content-type': 'application/grpc', te: 'trailers' }, envelope(NULS)), 'agent stream');
+    assertInvalidArgument(
+      'grpc',
+      await h2(t.gateway.grpcUrl, AGENT, { 'content-type': 'application/grpc', te: 'trailers' }, envelope(NULS)),
+      'agent stream',
+    );
   });
 
   test('gRPC-web: unary (HTTP/2 and HTTP/1.1), server streaming and bidi → grpc-status 3 in the trailer frame', async () => {
@@ -206,9 +249,21 @@ describe('only the request is blamed', () => {
     };
     internal('connect', await h2(url, check, { 'content-type': 'application/proto' }, Buffer.alloc(0)), 'Connect unary');
     internal('grpc', await h2(url, check, { 'content-type': 'application/grpc', te: 'trailers' }, envelope(Buffer.alloc(0))), 'gRPC unary');
-    internal('grpc-web', await h2(url, check, { 'content-type': 'application/grpc-web+proto' }, envelope(Buffer.alloc(0))), 'gRPC-web unary');
-    internal('grpc', await h2(url, watch, { 'content-type': 'application/grpc', te: 'trailers' }, envelope(Buffer.alloc(0))), 'gRPC server streaming');
-    internal('connect-stream', await h2(url, watch, { 'content-type': 'application/connect+proto' }, envelope(Buffer.alloc(0))), 'Connect server streaming');
+    internal(
+      'grpc-web',
+      await h2(url, check, { 'content-type': 'application/grpc-web+proto' }, envelope(Buffer.alloc(0))),
+      'gRPC-web unary',
+    );
+    internal(
+      'grpc',
+      await h2(url, watch, { 'content-type': 'application/grpc', te: 'trailers' }, envelope(Buffer.alloc(0))),
+      'gRPC server streaming',
+    );
+    internal(
+      'connect-stream',
+      await h2(url, watch, { 'content-type': 'application/connect+proto' }, envelope(Buffer.alloc(0))),
+      'Connect server streaming',
+    );
     // And a request that does not decode is still the client's mistake here.
     const undecodable = await h2(url, check, { 'content-type': 'application/grpc', te: 'trailers' }, envelope(NULS));
     assert.equal(statusOf('grpc', undecodable).code, 'invalid_argument');

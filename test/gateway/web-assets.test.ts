@@ -16,7 +16,10 @@ import { startTestGateway, type TestGateway } from './helpers.js';
 const INDEX = `<!doctype html><html lang="en"><head><title>Outpost</title><script type="module" src="/assets/app-abc123.js"></script></head><body><div id="app"></div>${'<!-- padding -->'.repeat(100)}</body></html>`;
 
 /** A GET with raw headers (fetch would hide Content-Encoding by decompressing). */
-function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+function get(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -67,11 +70,19 @@ describe('dashboard files', () => {
     const missing = await get(`${t.gateway.httpUrl}/assets/nope.js`);
     assert.equal(missing.status, 404);
     assert.equal(JSON.parse(missing.body.toString()).error, 'not_found');
-    assert.equal((await get(`${t.gateway.httpUrl}/assets/../index.html`)).status, 200, 'dot segments are resolved by URL parsing, never outside the build');
+    assert.equal(
+      (await get(`${t.gateway.httpUrl}/assets/../index.html`)).status,
+      200,
+      'dot segments are resolved by URL parsing, never outside the build',
+    );
 
     assert.equal((await get(`${t.gateway.httpUrl}/armory/accounts`)).status, 401);
     assert.equal((await get(`${t.gateway.httpUrl}/other`)).status, 401, 'paths outside the dashboard keep their rule');
-    const api = await fetch(`${t.gateway.httpUrl}/outpost.api.v1.FleetService/GetFleet`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const api = await fetch(`${t.gateway.httpUrl}/outpost.api.v1.FleetService/GetFleet`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     assert.equal(api.status, 401);
   });
 
@@ -92,7 +103,14 @@ describe('dashboard files', () => {
 });
 
 describe('dashboard not built or disabled', () => {
-  const options = (webDir?: string) => ({ id: 'r', baseUrl: () => 'http://x', database: {} as never, isDraining: () => false, logger: createSilentLogger(), webDir });
+  const options = (webDir?: string) => ({
+    id: 'r',
+    baseUrl: () => 'http://x',
+    database: {} as never,
+    isDraining: () => false,
+    logger: createSilentLogger(),
+    webDir,
+  });
 
   test('no build: `/` says how to build it (503), the rest of the gateway is unaffected', async () => {
     const empty = mkdtempSync(join(tmpdir(), 'outpost-web-empty-'));

@@ -56,7 +56,16 @@ export async function seriousAxeViolations(page: Page): Promise<AxeViolation[]> 
   const axePath = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
   await page.addScriptTag({ path: axePath });
   return page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(ctx: Document, opts: unknown): Promise<{ violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[] }> } }).axe;
+    const axe = (
+      window as unknown as {
+        axe: {
+          run(
+            ctx: Document,
+            opts: unknown,
+          ): Promise<{ violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[] }>;
+        };
+      }
+    ).axe;
     const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
     return result.violations
       .filter((v) => v.impact === 'serious' || v.impact === 'critical')

@@ -35,12 +35,14 @@ export function writeYaml(path: string, config: ConfigObject): void {
  */
 export async function freePorts(count: number): Promise<number[]> {
   const servers = await Promise.all(
-    Array.from({ length: count }, () =>
-      new Promise<net.Server>((resolve, reject) => {
-        const server = net.createServer();
-        server.once('error', reject);
-        server.listen(0, '127.0.0.1', () => resolve(server));
-      }),
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<net.Server>((resolve, reject) => {
+          const server = net.createServer();
+          server.once('error', reject);
+          server.listen(0, '127.0.0.1', () => resolve(server));
+        }),
     ),
   );
   const ports = servers.map((s) => (s.address() as net.AddressInfo).port);

@@ -166,7 +166,9 @@ export async function startGatewayCluster(options: GatewayClusterOptions = {}): 
       // The reason is often on the gateway side: add the last error lines of every gateway log.
       const gatewayErrors = names
         .map((name) => {
-          const lines = readLog(get(name).logFile).split('\n').filter((l) => /"level":(50|60)/.test(l));
+          const lines = readLog(get(name).logFile)
+            .split('\n')
+            .filter((l) => /"level":(50|60)/.test(l));
           return lines.length === 0 ? '' : `\n${name} (last of ${lines.length} errors): ${lines.at(-1)!.slice(0, 1500)}`;
         })
         .join('');
@@ -271,7 +273,10 @@ export async function startGatewayCluster(options: GatewayClusterOptions = {}): 
       if (managed.has(id)) throw new Error(`${id} already exists in this cluster (restart an agent with restartAgent)`);
       const file = join(dir, `${id}.yaml`);
       const accounts = agentOptions.accounts ?? [agentOptions.account ?? {}];
-      writeYaml(file, agentConfig({ id, grpc: agentOptions.grpcAddress ?? balancer!.address, kubeconfig, accounts, logLevel }, agentOptions.agentConfig));
+      writeYaml(
+        file,
+        agentConfig({ id, grpc: agentOptions.grpcAddress ?? balancer!.address, kubeconfig, accounts, logLevel }, agentOptions.agentConfig),
+      );
       managed.set(id, { kind: 'agent', args: ['agent', '--config', file], logFile: join(dir, `${id}.log`), stopped: false });
       await launch(id);
       if (agentOptions.waitForWelcome !== false) await waitForWelcome(id);

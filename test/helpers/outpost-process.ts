@@ -50,9 +50,7 @@ export interface OutpostProcess {
  * decides (pass `env` to set some on purpose).
  */
 export function spawnOutpost(args: string[], logFile: string, env: Record<string, string> = {}): OutpostProcess {
-  const inherited = Object.fromEntries(
-    Object.entries(process.env).filter(([key]) => !/^OUTPOST_(GATEWAY_|AGENT_|LOG_LEVEL$)/.test(key)),
-  );
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^OUTPOST_(GATEWAY_|AGENT_|LOG_LEVEL$)/.test(key)));
   const logOffset = statSync(logFile, { throwIfNoEntry: false })?.size ?? 0;
   const fd = openSync(logFile, 'a');
   let child: ChildProcess;
@@ -103,8 +101,14 @@ export async function waitForProcess(
   const deadline = Date.now() + timeoutMs;
   const tail = () => readLog(logFile, proc.logOffset).slice(-3000);
   for (;;) {
-    if (await Promise.resolve().then(check).catch(() => false)) return;
-    if (!proc.running()) throw new Error(`${what}: the process exited (${proc.child.exitCode ?? proc.child.signalCode}) first; log:\n${tail()}`);
+    if (
+      await Promise.resolve()
+        .then(check)
+        .catch(() => false)
+    )
+      return;
+    if (!proc.running())
+      throw new Error(`${what}: the process exited (${proc.child.exitCode ?? proc.child.signalCode}) first; log:\n${tail()}`);
     if (Date.now() > deadline) throw new Error(`${what}: timed out after ${timeoutMs} ms; log:\n${tail()}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

@@ -102,7 +102,10 @@ export async function startTestSystem(options: TestSystemOptions): Promise<TestS
       for (const agent of agents.splice(0)) await agent.close();
     },
     async restartGateway() {
-      if (dbUrl === 'memory://') throw new Error('restartGateway needs startTestSystem({ persistent: true }) on PGlite: an in-memory database ends with its gateway');
+      if (dbUrl === 'memory://')
+        throw new Error(
+          'restartGateway needs startTestSystem({ persistent: true }) on PGlite: an in-memory database ends with its gateway',
+        );
       await gateway.close();
       gateway = await startGateway(gatewayConfig(httpPort, grpcPort), { logger: logger.child({ component: 'gateway' }) });
       return gateway;

@@ -6,7 +6,13 @@
  */
 import { create, fromBinary, fromJson, toBinary, type JsonValue, type MessageInitShape } from '@bufbuild/protobuf';
 import { gunzipSync } from 'node:zlib';
-import { ConnectRequestSchema, ConnectResponseSchema, EventType, type ConnectRequest, type Hello } from '../../src/gen/outpost/agent/v1/agent_pb.js';
+import {
+  ConnectRequestSchema,
+  ConnectResponseSchema,
+  EventType,
+  type ConnectRequest,
+  type Hello,
+} from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { encodeMessage } from '../../src/gateway/grpc/grpc-wire.js';
 import type { Rng } from '../helpers/rng.js';
 import type { CaseResult } from './hostile-case.js';
@@ -64,7 +70,12 @@ export function validHello(rng: Rng, tag: string, accountCount = rng.int(1, 3)):
 
 /** A ConfigMap event of `account` (identity fields consistent with the object). */
 export function configMapEvent(account: string, type: EventType, name: string, rv: number) {
-  const object = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default', uid: `uid-${name}`, resourceVersion: String(rv) }, data: { v: String(rv) } };
+  const object = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, namespace: 'default', uid: `uid-${name}`, resourceVersion: String(rv) },
+    data: { v: String(rv) },
+  };
   return {
     account,
     type,

@@ -76,7 +76,8 @@ export async function guarded(via: string, run: () => Promise<CaseResult>): Prom
     return await run();
   } catch (err) {
     // HTTP/2's refusal of a flooding peer is a typed answer of the transport (see StreamResetError); other resets fail
-    if (err instanceof StreamResetError && err.rstCode === StreamResetError.ENHANCE_YOUR_CALM) return typed(`${via}: RST_STREAM ENHANCE_YOUR_CALM`, 'HTTP/2 ENHANCE_YOUR_CALM');
+    if (err instanceof StreamResetError && err.rstCode === StreamResetError.ENHANCE_YOUR_CALM)
+      return typed(`${via}: RST_STREAM ENHANCE_YOUR_CALM`, 'HTTP/2 ENHANCE_YOUR_CALM');
     return failure(`${via}: ${(err as Error).name}: ${(err as Error).message}`);
   }
 }

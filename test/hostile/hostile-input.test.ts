@@ -22,7 +22,9 @@ import { categoryDrift, renderReport } from './summary-table.js';
 const CASES = 1000;
 const driver = process.env.OUTPOST_TEST_POSTGRES ? 'postgres' : 'pglite';
 
-test(`hostile input: ${CASES} generated cases on ${driver} end in typed errors, change nothing, crash nothing`, { timeout: 180_000 }, async () => {
+test(`hostile input: ${CASES} generated cases on ${driver} end in typed errors, change nothing, crash nothing`, {
+  timeout: 180_000,
+}, async () => {
   const seed = seedFrom('OUTPOST_HOSTILE_SEED');
   console.log(
     `hostile: seed ${seed}; rerun with OUTPOST_HOSTILE_SEED=${seed} node scripts/run-tests.mjs test/hostile/hostile-input.test.ts` +

@@ -93,12 +93,26 @@ export async function runHostile(target: HostileTarget, cases: readonly IndexedC
     before = after;
     const unhealthy = await target.unhealthy();
     if (unhealthy) {
-      failures.push({ index: batch[0]!.index, category: 'database', name: `after batch ${batches}`, detail: `the gateway stopped answering: ${unhealthy}` });
+      failures.push({
+        index: batch[0]!.index,
+        category: 'database',
+        name: `after batch ${batches}`,
+        detail: `the gateway stopped answering: ${unhealthy}`,
+      });
       break;
     }
     options.onBatch?.(Math.min(start + batchSize, cases.length), cases.length, failures.length);
   }
-  return { seed: options.seed, driver: target.driver, cases: cases.length, batches, tallies, codes, failures, durationMs: performance.now() - started };
+  return {
+    seed: options.seed,
+    driver: target.driver,
+    cases: cases.length,
+    batches,
+    tallies,
+    codes,
+    failures,
+    durationMs: performance.now() - started,
+  };
 }
 
 /**
@@ -127,10 +141,21 @@ async function attributeChanges(
     current = next;
     if (replay.verdict.kind === 'typed' && diff.length > 0) {
       found = true;
-      verdicts.set(c.index, { verdict: { kind: 'failure', detail: `${c.hostileCase.name}: refused (${replay.verdict.detail}) but changed the database: ${diff.slice(0, 3).join('; ')}` } });
+      verdicts.set(c.index, {
+        verdict: {
+          kind: 'failure',
+          detail: `${c.hostileCase.name}: refused (${replay.verdict.detail}) but changed the database: ${diff.slice(0, 3).join('; ')}`,
+        },
+      });
     }
   }
-  if (!found) failures.push({ index: batch[0]!.index, category: 'database', name: `batch starting at case ${batch[0]!.index}`, detail: `rows changed and no replay reproduced it: ${changes.slice(0, 5).join('; ')}` });
+  if (!found)
+    failures.push({
+      index: batch[0]!.index,
+      category: 'database',
+      name: `batch starting at case ${batch[0]!.index}`,
+      detail: `rows changed and no replay reproduced it: ${changes.slice(0, 5).join('; ')}`,
+    });
   return current;
 }
 

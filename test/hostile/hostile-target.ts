@@ -14,7 +14,17 @@ import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/o
 import { createKubeClient, type KubeClient } from '../../src/agent/kube/kube-client.js';
 import { createResourceResolver, type ResourceResolver } from '../../src/agent/operations/resource-resolver.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { configMap, connectAgent, event, events, eventually, EventType, openAgentStream, startTestGateway, type TestGateway } from '../gateway/helpers.js';
+import {
+  configMap,
+  connectAgent,
+  event,
+  events,
+  eventually,
+  EventType,
+  openAgentStream,
+  startTestGateway,
+  type TestGateway,
+} from '../gateway/helpers.js';
 import type { Query } from './db-snapshot.js';
 
 /** Names of the seeded data, for valid base requests. */
@@ -116,12 +126,21 @@ export async function startHostileTarget(driver: 'pglite' | 'postgres'): Promise
 async function seed(t: TestGateway): Promise<void> {
   const agent = openAgentStream(t.gateway.grpcUrl);
   await connectAgent(agent, SEED.agentId, [{ name: SEED.account }]);
-  agent.send(events(1, SEED.objects.map((name, i) => event(SEED.account, EventType.ADDED, configMap(name, i + 1, { labels: { app: 'web', tier: name } })))));
+  agent.send(
+    events(
+      1,
+      SEED.objects.map((name, i) => event(SEED.account, EventType.ADDED, configMap(name, i + 1, { labels: { app: 'web', tier: name } }))),
+    ),
+  );
   await agent.waitForAck(1);
   agent.end();
   await agent.ended;
-  await eventually(async () => (await t.query(`select 1 from agent_sessions where agent_id = '${SEED.agentId}' and ended_at is not null`)).length === 1);
-  await eventually(async () => (await t.query(`select 1 from accounts where name = '${SEED.account}' and state = 'INACTIVE'`)).length === 1);
+  await eventually(
+    async () => (await t.query(`select 1 from agent_sessions where agent_id = '${SEED.agentId}' and ended_at is not null`)).length === 1,
+  );
+  await eventually(
+    async () => (await t.query(`select 1 from accounts where name = '${SEED.account}' and state = 'INACTIVE'`)).length === 1,
+  );
 
   const created = await fetch(`${t.gateway.httpUrl}/armory/accounts/dynamic`, {
     method: 'POST',
@@ -131,7 +150,12 @@ async function seed(t: TestGateway): Promise<void> {
   if (created.status !== 201) throw new Error(`seeding the dynamic account failed: ${created.status} ${await created.text()}`);
 
   const operations = createClient(OperationService, createConnectTransport({ baseUrl: t.gateway.httpUrl, httpVersion: '1.1' }));
-  await operations.submitOperation({ account: SEED.account, id: SEED.operationId, wait: true, spec: { case: 'get', value: { kind: 'ConfigMap', namespace: 'default', name: 'cm-a' } } });
+  await operations.submitOperation({
+    account: SEED.account,
+    id: SEED.operationId,
+    wait: true,
+    spec: { case: 'get', value: { kind: 'ConfigMap', namespace: 'default', name: 'cm-a' } },
+  });
   await eventually(async () => {
     const { operation } = await operations.getOperation({ id: SEED.operationId });
     return operation !== undefined && operation.state !== OperationState.PENDING && operation.state !== OperationState.SENT;

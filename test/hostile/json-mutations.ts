@@ -36,7 +36,9 @@ export function randomJson(rng: Rng, depth = 0): Json {
     default: {
       const out: Record<string, Json> = {};
       for (let i = rng.int(0, 4); i > 0; i--) {
-        const key = rng.chance(0.5) ? hostileString(rng) : rng.pick(['name', 'account', 'id', 'state', 'kind', 'spec', '__proto__', 'constructor']);
+        const key = rng.chance(0.5)
+          ? hostileString(rng)
+          : rng.pick(['name', 'account', 'id', 'state', 'kind', 'spec', '__proto__', 'constructor']);
         // defineProperty: a plain assignment to "__proto__" would set the prototype instead of adding the key
         Object.defineProperty(out, key, { value: randomJson(rng, depth + 1), enumerable: true, writable: true, configurable: true });
       }
@@ -117,7 +119,13 @@ export function mutateText(rng: Rng, base: Json): MutatedJson {
       return { body: encoder.encode(`${text}${text}`), how: 'two JSON values' };
     case 3: {
       const at = rng.int(0, bytes.length);
-      const bad = rng.pick([Uint8Array.of(0xff), Uint8Array.of(0xc3), Uint8Array.of(0xed, 0xa0, 0x80), Uint8Array.of(0), Uint8Array.of(0xef, 0xbb, 0xbf)]);
+      const bad = rng.pick([
+        Uint8Array.of(0xff),
+        Uint8Array.of(0xc3),
+        Uint8Array.of(0xed, 0xa0, 0x80),
+        Uint8Array.of(0),
+        Uint8Array.of(0xef, 0xbb, 0xbf),
+      ]);
       const out = new Uint8Array(bytes.length + bad.length);
       out.set(bytes.slice(0, at));
       out.set(bad, at);
@@ -129,7 +137,10 @@ export function mutateText(rng: Rng, base: Json): MutatedJson {
       return { body: encoder.encode('['.repeat(depth) + ']'.repeat(depth)), how: `nesting ${depth} deep` };
     }
     case 5:
-      return { body: encoder.encode(rng.pick(['', ' ', 'null', '[]', '"x"', '1', 'NaN', '{"a":1', '{a:1}', "{'a':1}", '\u0000'])), how: 'not a request object' };
+      return {
+        body: encoder.encode(rng.pick(['', ' ', 'null', '[]', '"x"', '1', 'NaN', '{"a":1', '{a:1}', "{'a':1}", '\u0000'])),
+        how: 'not a request object',
+      };
     default:
       return { body: encoder.encode(JSON.stringify(randomJson(rng))), how: 'random JSON' };
   }

@@ -6,7 +6,12 @@
  */
 import http2 from 'node:http2';
 import { fromBinary, toBinary } from '@bufbuild/protobuf';
-import { ConnectRequestSchema, ConnectResponseSchema, type ConnectRequest, type ConnectResponse } from '../../src/gen/outpost/agent/v1/agent_pb.js';
+import {
+  ConnectRequestSchema,
+  ConnectResponseSchema,
+  type ConnectRequest,
+  type ConnectResponse,
+} from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { createMessageDecoder, encodeMessage } from '../../src/gateway/grpc/grpc-wire.js';
 import { AGENT_PATH } from './agent-messages.js';
 import { NoAnswerError, type RawReply } from './raw-http.js';

@@ -101,7 +101,12 @@ export function http1Request(baseUrl: string, request: RawRequest): Promise<RawR
           }
         });
         res.on('end', () => {
-          reply = { status: res.statusCode ?? 0, headers: flatten(res.headers), trailers: flatten(res.trailers), body: Buffer.concat(body) };
+          reply = {
+            status: res.statusCode ?? 0,
+            headers: flatten(res.headers),
+            trailers: flatten(res.trailers),
+            body: Buffer.concat(body),
+          };
           done();
         });
         res.on('error', (err) => {
@@ -139,7 +144,10 @@ export function http2Request(baseUrl: string, request: RawRequest): Promise<RawR
     let stream: http2.ClientHttp2Stream;
     try {
       // endStream explicit: node ends DELETE requests at once by default, and a case may send a DELETE with a body
-      stream = session.request({ ':method': request.method, ':path': request.path, ...request.headers }, { endStream: (request.chunks ?? []).length === 0 });
+      stream = session.request(
+        { ':method': request.method, ':path': request.path, ...request.headers },
+        { endStream: (request.chunks ?? []).length === 0 },
+      );
     } catch (err) {
       finish(err as Error);
       return;
@@ -157,7 +165,9 @@ export function http2Request(baseUrl: string, request: RawRequest): Promise<RawR
     });
     stream.on('end', () => finish(undefined, { ...reply, body: Buffer.concat(body) }));
     // A reset after a complete answer is the server ending an exchange it is done with; before one it is an error.
-    stream.on('close', () => (reply.status ? finish(undefined, { ...reply, body: Buffer.concat(body) }) : finish(new StreamResetError(stream.rstCode))));
+    stream.on('close', () =>
+      reply.status ? finish(undefined, { ...reply, body: Buffer.concat(body) }) : finish(new StreamResetError(stream.rstCode)),
+    );
     stream.on('error', () => {});
     for (const c of request.chunks ?? []) stream.write(c);
     stream.end();

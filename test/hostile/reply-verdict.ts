@@ -19,12 +19,19 @@ export type ReplyProtocol = 'connect' | 'connect-stream' | 'grpc' | 'grpc-web' |
  * INTERNAL included: src/gateway/grpc/undecodable-request.ts; see docs/hostile-input.md.)
  */
 export const JUSTIFIED_INTERNAL: readonly { pattern: RegExp; label: string }[] = [
-  { pattern: /^received compressed envelope, but do not know how to decompress$/, label: 'INTERNAL: compressed flag without grpc-encoding (gRPC spec)' },
-  { pattern: /^protocol error: received a compressed message without grpc-encoding$/, label: 'INTERNAL: compressed flag without grpc-encoding (gRPC spec)' },
+  {
+    pattern: /^received compressed envelope, but do not know how to decompress$/,
+    label: 'INTERNAL: compressed flag without grpc-encoding (gRPC spec)',
+  },
+  {
+    pattern: /^protocol error: received a compressed message without grpc-encoding$/,
+    label: 'INTERNAL: compressed flag without grpc-encoding (gRPC spec)',
+  },
 ];
 
 /** Text that would mean a database or runtime detail reached the client. */
-const LEAK = /syntax error at or near|relation "|violates .* constraint|duplicate key value|postgres|pglite|drizzle|at Object\.|TypeError|ReferenceError|Cannot read properties/i;
+const LEAK =
+  /syntax error at or near|relation "|violates .* constraint|duplicate key value|postgres|pglite|drizzle|at Object\.|TypeError|ReferenceError|Cannot read properties/i;
 
 /** Connect's code names (the JSON error `code`). */
 const CODE_BY_NAME = new Map<string, Code>(
@@ -67,9 +74,12 @@ export function judgeReply(protocol: ReplyProtocol, reply: RawReply, via: string
  */
 export function judgeRest(reply: RawReply, via: string, head = false): CaseResult {
   if (reply.status >= 200 && reply.status < 400) return accepted(`${via}: ${reply.status}`);
-  if (reply.status >= 500 || reply.status < 200) return failure(`${via}: HTTP ${reply.status} ${reply.body.toString('utf8').slice(0, 200)}`);
+  if (reply.status >= 500 || reply.status < 200)
+    return failure(`${via}: HTTP ${reply.status} ${reply.body.toString('utf8').slice(0, 200)}`);
   if (head) {
-    return /application\/json/.test(reply.headers['content-type'] ?? '') ? typed(`${via}: ${reply.status}`, `HTTP ${reply.status}`) : failure(`${via}: HEAD ${reply.status} without a JSON content type`);
+    return /application\/json/.test(reply.headers['content-type'] ?? '')
+      ? typed(`${via}: ${reply.status}`, `HTTP ${reply.status}`)
+      : failure(`${via}: HEAD ${reply.status} without a JSON content type`);
   }
   const body = parseJson(reply.body);
   if (!isRecord(body) || typeof body.error !== 'string' || typeof body.message !== 'string') {
@@ -84,7 +94,8 @@ export function judgeRest(reply: RawReply, via: string, head = false): CaseResul
  * 405 — what the Connect protocol prescribes for a content type or HTTP method no protocol serves.
  */
 function judgeNegotiation(reply: RawReply, via: string): CaseResult | undefined {
-  if (reply.body.length === 0 && (reply.status === 415 || reply.status === 405)) return typed(`${via}: HTTP ${reply.status}`, `HTTP ${reply.status}`);
+  if (reply.body.length === 0 && (reply.status === 415 || reply.status === 405))
+    return typed(`${via}: HTTP ${reply.status}`, `HTTP ${reply.status}`);
   const body = parseJson(reply.body);
   if (isRecord(body) && typeof body.error === 'string') return judgeRest(reply, via);
   return undefined;
@@ -98,7 +109,10 @@ function judgeConnectUnary(reply: RawReply, via: string): CaseResult {
     if (code === undefined) return failure(`${via}: unknown Connect code ${JSON.stringify(body.code)}`);
     return judgeCode(code, typeof body.message === 'string' ? body.message : '', via);
   }
-  return judgeNegotiation(reply, via) ?? failure(`${via}: HTTP ${reply.status} is no Connect error: ${reply.body.toString('utf8').slice(0, 200)}`);
+  return (
+    judgeNegotiation(reply, via) ??
+    failure(`${via}: HTTP ${reply.status} is no Connect error: ${reply.body.toString('utf8').slice(0, 200)}`)
+  );
 }
 
 function judgeConnectStream(reply: RawReply, via: string): CaseResult {
@@ -127,7 +141,8 @@ function judgeGrpc(reply: RawReply, via: string): CaseResult {
 
 function judgeGrpcWeb(reply: RawReply, via: string): CaseResult {
   if (reply.status !== 200) return judgeNegotiation(reply, via) ?? failure(`${via}: HTTP ${reply.status} on a gRPC-web call`);
-  if (reply.headers['grpc-status'] !== undefined) return grpcStatus(Number(reply.headers['grpc-status']), decodeGrpcMessage(reply.headers['grpc-message'] ?? ''), via);
+  if (reply.headers['grpc-status'] !== undefined)
+    return grpcStatus(Number(reply.headers['grpc-status']), decodeGrpcMessage(reply.headers['grpc-message'] ?? ''), via);
   for (const frame of frames(reply.body)) {
     if ((frame.flags & 0x80) === 0) return accepted(`${via}: a stream message`);
     const fields = Object.fromEntries(

@@ -20,15 +20,39 @@ export interface RestSample {
 type Sample = (rng: Rng, tag: string) => RestSample;
 
 const definitions = (rng: Rng, tag: string): RestSample => ({
-  body: [{ name: `hx-${tag}`, kubeconfigFile: '/kube/config', namespaces: rng.chance(0.5) ? ['web'] : [], kinds: ['Deployment'], properties: { team: 'a' } }],
+  body: [
+    {
+      name: `hx-${tag}`,
+      kubeconfigFile: '/kube/config',
+      namespaces: rng.chance(0.5) ? ['web'] : [],
+      kinds: ['Deployment'],
+      properties: { team: 'a' },
+    },
+  ],
 });
 
 /** An Orca operations array on the seeded account (its agent is gone: the task runs and fails). */
 const clouddriverOps = (rng: Rng): Json => [
   rng.pick<Json>([
-    { scaleManifest: { account: SEED.account, cloudProvider: 'kubernetes', manifestName: 'deployment web', location: 'default', replicas: rng.int(0, 5) } },
+    {
+      scaleManifest: {
+        account: SEED.account,
+        cloudProvider: 'kubernetes',
+        manifestName: 'deployment web',
+        location: 'default',
+        replicas: rng.int(0, 5),
+      },
+    },
     { deleteManifest: { account: SEED.account, manifestName: 'configMap cm-a', location: 'default', options: { cascading: true } } },
-    { patchManifest: { account: SEED.account, manifestName: 'deployment web', location: 'default', patchBody: { metadata: { labels: { a: 'b' } } }, options: { mergeStrategy: 'strategic' } } },
+    {
+      patchManifest: {
+        account: SEED.account,
+        manifestName: 'deployment web',
+        location: 'default',
+        patchBody: { metadata: { labels: { a: 'b' } } },
+        options: { mergeStrategy: 'strategic' },
+      },
+    },
   ]),
 ];
 
@@ -38,11 +62,20 @@ const SAMPLES: Record<string, Sample> = {
   'GET /armory/clouddrivers': () => ({}),
   'GET /armory/clouddrivers/:id': (rng) => ({ params: { id: rng.pick(['gw-test', 'gw-other']) } }),
   'POST /armory/agent/operations': (rng, tag) => {
-    const operation = { id: `hx-op-${tag}`, account: `hx-${tag}`, timeout: '5s', get: { kind: 'ConfigMap', namespace: 'default', name: 'c1' } };
+    const operation = {
+      id: `hx-op-${tag}`,
+      account: `hx-${tag}`,
+      timeout: '5s',
+      get: { kind: 'ConfigMap', namespace: 'default', name: 'c1' },
+    };
     return { body: { operation: rng.chance(0.3) ? JSON.stringify(operation) : operation, origin: 'gw-other' } };
   },
   'POST /armory/agent/operationresults': (rng, tag) => ({
-    body: { result: { id: rng.pick([`hx-op-${tag}`, SEED.operationId]), account: `hx-${tag}`, success: true, statusCode: 200 }, sessionId: `session-${tag}`, sessionToken: 'not-the-token' },
+    body: {
+      result: { id: rng.pick([`hx-op-${tag}`, SEED.operationId]), account: `hx-${tag}`, success: true, statusCode: 200 },
+      sessionId: `session-${tag}`,
+      sessionToken: 'not-the-token',
+    },
   }),
   'GET /armory/agent/operations': (rng) => ({ query: `page=${rng.int(1, 3)}&items=${rng.int(1, 50)}` }),
   'GET /armory/agent/operations/:id': () => ({ params: { id: SEED.operationId } }),
@@ -56,25 +89,59 @@ const SAMPLES: Record<string, Sample> = {
   'GET /armory/accounts/:name': (rng) => ({ params: { name: rng.pick([SEED.account, SEED.dynamicAccount]) } }),
   'DELETE /armory/accounts/:name': (_, tag) => ({ params: { name: `hx-${tag}` } }),
   'DELETE /armory/accounts/:name/binding': (_, tag) => ({ params: { name: `hx-${tag}` } }),
-  'PUT /armory/accounts/:name/binding': (rng, tag) => ({ params: { name: `hx-${tag}` }, body: { identity: rng.pick(['token:agent-hx', 'certificate:CN=agent-hx']) } }),
+  'PUT /armory/accounts/:name/binding': (rng, tag) => ({
+    params: { name: `hx-${tag}` },
+    body: { identity: rng.pick(['token:agent-hx', 'certificate:CN=agent-hx']) },
+  }),
   'GET /armory/agents': () => ({}),
   'GET /armory/agents/:id': () => ({ params: { id: SEED.agentId } }),
-  'POST /:cloudProvider/ops': (rng, tag) => ({ params: { cloudProvider: 'kubernetes' }, query: `clientRequestId=hx-${tag}`, body: clouddriverOps(rng) }),
+  'POST /:cloudProvider/ops': (rng, tag) => ({
+    params: { cloudProvider: 'kubernetes' },
+    query: `clientRequestId=hx-${tag}`,
+    body: clouddriverOps(rng),
+  }),
   'POST /ops': (rng, tag) => ({ query: `clientRequestId=hx-${tag}`, body: clouddriverOps(rng) }),
   'GET /task/:id': (_, tag) => ({ params: { id: `hx-${tag}` } }),
   'GET /:cloudProvider/task/:id': (_, tag) => ({ params: { cloudProvider: 'kubernetes', id: `hx-${tag}` } }),
   'GET /credentials': (rng) => ({ query: `expand=${rng.pick(['true', 'false'])}` }),
   'GET /credentials/:account': () => ({ params: { account: SEED.account } }),
-  'GET /applications/:app/jobs/:account/:location/:name': (_, tag) => ({ params: { app: 'hx', account: `hx-${tag}`, location: 'default', name: 'job x' } }),
-  'GET /applications/:app/jobs/:account/:location/:name/:fileName': (_, tag) => ({ params: { app: 'hx', account: `hx-${tag}`, location: 'default', name: 'job x', fileName: 'main' } }),
-  'DELETE /applications/:app/jobs/:account/:location/:name': (_, tag) => ({ params: { app: 'hx', account: `hx-${tag}`, location: 'default', name: 'job x' } }),
-  'GET /manifests/:account/:location/:name': (rng, tag) => ({ params: { account: `hx-${tag}`, location: rng.pick(['default', '_']), name: rng.pick(['deployment web', 'configMap cm-a']) }, query: 'includeEvents=false' }),
-  'GET /manifests/:account/:name': (_, tag) => ({ params: { account: `hx-${tag}`, name: 'namespace default' } }),
-  'GET /manifests/:account/:location/:kind/cluster/:app/:cluster': (rng) => ({ params: { account: SEED.account, location: 'default', kind: rng.pick(['replicaSet', 'deployment']), app: 'web', cluster: 'replicaSet web' } }),
-  'GET /manifests/:account/:location/:kind/cluster/:app/:cluster/dynamic/:criteria': (rng) => ({
-    params: { account: SEED.account, location: 'default', kind: 'replicaSet', app: 'web', cluster: 'replicaSet web', criteria: rng.pick(['oldest', 'newest', 'second_newest', 'largest', 'smallest']) },
+  'GET /applications/:app/jobs/:account/:location/:name': (_, tag) => ({
+    params: { app: 'hx', account: `hx-${tag}`, location: 'default', name: 'job x' },
   }),
-  'POST /cache/:cloudProvider/:type': (rng) => ({ params: { cloudProvider: 'kubernetes', type: rng.pick(['manifest', 'Manifest']) }, body: { account: SEED.account, location: 'default', name: 'deployment web' } }),
+  'GET /applications/:app/jobs/:account/:location/:name/:fileName': (_, tag) => ({
+    params: { app: 'hx', account: `hx-${tag}`, location: 'default', name: 'job x', fileName: 'main' },
+  }),
+  'DELETE /applications/:app/jobs/:account/:location/:name': (_, tag) => ({
+    params: { app: 'hx', account: `hx-${tag}`, location: 'default', name: 'job x' },
+  }),
+  'GET /manifests/:account/:location/:name': (rng, tag) => ({
+    params: { account: `hx-${tag}`, location: rng.pick(['default', '_']), name: rng.pick(['deployment web', 'configMap cm-a']) },
+    query: 'includeEvents=false',
+  }),
+  'GET /manifests/:account/:name': (_, tag) => ({ params: { account: `hx-${tag}`, name: 'namespace default' } }),
+  'GET /manifests/:account/:location/:kind/cluster/:app/:cluster': (rng) => ({
+    params: {
+      account: SEED.account,
+      location: 'default',
+      kind: rng.pick(['replicaSet', 'deployment']),
+      app: 'web',
+      cluster: 'replicaSet web',
+    },
+  }),
+  'GET /manifests/:account/:location/:kind/cluster/:app/:cluster/dynamic/:criteria': (rng) => ({
+    params: {
+      account: SEED.account,
+      location: 'default',
+      kind: 'replicaSet',
+      app: 'web',
+      cluster: 'replicaSet web',
+      criteria: rng.pick(['oldest', 'newest', 'second_newest', 'largest', 'smallest']),
+    },
+  }),
+  'POST /cache/:cloudProvider/:type': (rng) => ({
+    params: { cloudProvider: 'kubernetes', type: rng.pick(['manifest', 'Manifest']) },
+    body: { account: SEED.account, location: 'default', name: 'deployment web' },
+  }),
   'GET /cache/:cloudProvider/:type': () => ({ params: { cloudProvider: 'kubernetes', type: 'manifest' } }),
   'GET /': () => ({}),
   'HEAD /': () => ({}),
@@ -93,7 +160,9 @@ const fakeRng: Rng = { seed: 0, next: () => 0, int: (min) => min, pick: (items) 
 export const REST_ROUTES: readonly RestRoute[] = listRestRoutes();
 
 /** The routes that take a JSON body. */
-export const BODY_ROUTES: readonly RestRoute[] = REST_ROUTES.filter((r) => r.method !== 'ALL' && SAMPLES[`${r.method} ${r.path}`]?.(fakeRng, 'x').body !== undefined);
+export const BODY_ROUTES: readonly RestRoute[] = REST_ROUTES.filter(
+  (r) => r.method !== 'ALL' && SAMPLES[`${r.method} ${r.path}`]?.(fakeRng, 'x').body !== undefined,
+);
 
 /** A valid request for `route` (catch-alls: no parameters, no body); throws when a route has no sample yet. */
 export function sampleRest(route: RestRoute, rng: Rng, tag: string): RestSample {
@@ -112,6 +181,6 @@ export function paramNames(path: string): string[] {
 export function fillPath(path: string, encoded: Record<string, string>): string {
   return path
     .split('/')
-    .map((s) => (s.startsWith(':') ? encoded[s.slice(1)] ?? 'x' : s === '*' ? encoded['*'] ?? 'x' : s))
+    .map((s) => (s.startsWith(':') ? (encoded[s.slice(1)] ?? 'x') : s === '*' ? (encoded['*'] ?? 'x') : s))
     .join('/');
 }

@@ -33,7 +33,14 @@ export interface RpcCallOptions {
 }
 
 /** Sends `body` to `method` over `wire` and judges the reply. */
-export function callRpc(target: HostileTarget, method: DescMethod, wire: RpcWire, body: Uint8Array, via: string, options: RpcCallOptions = {}): Promise<CaseResult> {
+export function callRpc(
+  target: HostileTarget,
+  method: DescMethod,
+  wire: RpcWire,
+  body: Uint8Array,
+  via: string,
+  options: RpcCallOptions = {},
+): Promise<CaseResult> {
   return guarded(via, async () => {
     const reply = await send(target, method, wire, body, options);
     const result = judgeReply(protocolOfReply(reply), reply, via, (options.method ?? '').toUpperCase() === 'HEAD');
@@ -51,7 +58,14 @@ function send(target: HostileTarget, method: DescMethod, wire: RpcWire, body: Ui
   const base = http2 ? target.grpcUrl : target.httpUrl;
   const sendRaw = http2 ? http2Request : http1Request;
   const request = (m: string, p: string, headers: Record<string, string>, chunks: Uint8Array[]) =>
-    sendRaw(base, { method: options.method ?? m, path: options.path ?? p, headers: { ...headers, ...options.headers }, chunks: options.rawChunks ?? chunks, stopWhen, timeoutMs: 10_000 });
+    sendRaw(base, {
+      method: options.method ?? m,
+      path: options.path ?? p,
+      headers: { ...headers, ...options.headers },
+      chunks: options.rawChunks ?? chunks,
+      stopWhen,
+      timeoutMs: 10_000,
+    });
   switch (wire) {
     case 'connect-json':
     case 'connect-proto': {
@@ -62,7 +76,9 @@ function send(target: HostileTarget, method: DescMethod, wire: RpcWire, body: Ui
     case 'connect-get': {
       const text = Buffer.from(body).toString('utf8');
       const roundTrips = Buffer.from(text, 'utf8').equals(Buffer.from(body));
-      const query = roundTrips ? `encoding=json&message=${encodeURIComponent(text)}` : `encoding=json&base64=1&message=${Buffer.from(body).toString('base64url')}`;
+      const query = roundTrips
+        ? `encoding=json&message=${encodeURIComponent(text)}`
+        : `encoding=json&base64=1&message=${Buffer.from(body).toString('base64url')}`;
       return request('GET', `${path}?connect=v1&${query}`, {}, []);
     }
     case 'grpc':
@@ -78,7 +94,9 @@ function send(target: HostileTarget, method: DescMethod, wire: RpcWire, body: Ui
 export function stringsOfRequest(method: DescMethod, wire: RpcWire, body: Uint8Array): string[] {
   let json: JsonValue | undefined;
   try {
-    json = BINARY_WIRES.includes(wire) ? toJson(method.input, fromBinary(method.input, body)) : toJson(method.input, fromJson(method.input, JSON.parse(Buffer.from(body).toString('utf8')) as JsonValue));
+    json = BINARY_WIRES.includes(wire)
+      ? toJson(method.input, fromBinary(method.input, body))
+      : toJson(method.input, fromJson(method.input, JSON.parse(Buffer.from(body).toString('utf8')) as JsonValue));
   } catch {
     try {
       json = JSON.parse(Buffer.from(body).toString('utf8')) as JsonValue;

@@ -16,7 +16,15 @@ import type { Rng } from '../helpers/rng.js';
 import { SEED } from './hostile-target.js';
 
 /** The services whose every method the RPC categories cover (the agent stream has categories of its own). */
-export const RPC_SERVICES: readonly DescService[] = [ObjectService, AccountService, OperationService, FleetService, Health, ServerReflectionV1, ServerReflectionV1alpha];
+export const RPC_SERVICES: readonly DescService[] = [
+  ObjectService,
+  AccountService,
+  OperationService,
+  FleetService,
+  Health,
+  ServerReflectionV1,
+  ServerReflectionV1alpha,
+];
 
 type Sample = (rng: Rng, tag: string) => JsonValue;
 
@@ -36,10 +44,21 @@ const definition = (rng: Rng, tag: string): JsonValue => ({
 });
 
 const reflection: Sample = (rng) =>
-  rng.pick<JsonValue>([{ listServices: '' }, { fileContainingSymbol: 'outpost.api.v1.ObjectService' }, { fileByFilename: 'outpost/api/v1/object_service.proto' }, { allExtensionNumbersOfType: 'outpost.api.v1.Account' }]);
+  rng.pick<JsonValue>([
+    { listServices: '' },
+    { fileContainingSymbol: 'outpost.api.v1.ObjectService' },
+    { fileByFilename: 'outpost/api/v1/object_service.proto' },
+    { allExtensionNumbersOfType: 'outpost.api.v1.Account' },
+  ]);
 
 const SPECS: ((rng: Rng) => [string, JsonValue])[] = [
-  (rng) => ['apply', { manifests: `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c${rng.int(0, 9)}\n  namespace: default\ndata:\n  a: "1"\n`, serverSide: rng.chance(0.3) }],
+  (rng) => [
+    'apply',
+    {
+      manifests: `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c${rng.int(0, 9)}\n  namespace: default\ndata:\n  a: "1"\n`,
+      serverSide: rng.chance(0.3),
+    },
+  ],
   (rng) => ['scale', { kind: 'Deployment', namespace: 'default', name: 'web', replicas: rng.int(0, 5) }],
   () => ['delete', { kind: 'ConfigMap', namespace: 'default', name: 'c1', propagationPolicy: 'PROPAGATION_POLICY_FOREGROUND' }],
   () => ['patch', { kind: 'Deployment', namespace: 'default', name: 'web', type: 'PATCH_TYPE_MERGE', patch: '{"spec":{"paused":true}}' }],
@@ -60,15 +79,30 @@ const SAMPLES: Record<string, Sample> = {
     pageSize: rng.int(1, 10),
     omitObject: rng.chance(0.5),
   }),
-  'outpost.api.v1.ObjectService/GetObject': (rng) => ({ account: SEED.account, kind: 'ConfigMap', namespace: SEED.namespace, name: rng.pick(SEED.objects), apiVersion: 'v1' }),
-  'outpost.api.v1.AccountService/ListAccounts': (rng) => ({ name: rng.pick(['', SEED.account]), page: rng.int(1, 3), limit: rng.int(1, 20) }),
+  'outpost.api.v1.ObjectService/GetObject': (rng) => ({
+    account: SEED.account,
+    kind: 'ConfigMap',
+    namespace: SEED.namespace,
+    name: rng.pick(SEED.objects),
+    apiVersion: 'v1',
+  }),
+  'outpost.api.v1.AccountService/ListAccounts': (rng) => ({
+    name: rng.pick(['', SEED.account]),
+    page: rng.int(1, 3),
+    limit: rng.int(1, 20),
+  }),
   'outpost.api.v1.AccountService/GetAccount': (rng) => ({ name: rng.pick([SEED.account, SEED.dynamicAccount]) }),
   'outpost.api.v1.AccountService/CreateAccounts': definition,
-  'outpost.api.v1.AccountService/SetAccountStates': (rng, tag) => ({ accounts: [{ name: `hx-${tag}`, state: rng.pick(['ACTIVE', 'INACTIVE']), zoneId: '' }] }),
+  'outpost.api.v1.AccountService/SetAccountStates': (rng, tag) => ({
+    accounts: [{ name: `hx-${tag}`, state: rng.pick(['ACTIVE', 'INACTIVE']), zoneId: '' }],
+  }),
   'outpost.api.v1.AccountService/PutDynamicAccounts': definition,
   'outpost.api.v1.AccountService/DeleteAccounts': (_, tag) => ({ names: [`hx-${tag}`] }),
   'outpost.api.v1.AccountService/ReleaseBinding': (_, tag) => ({ name: `hx-${tag}` }),
-  'outpost.api.v1.AccountService/RebindAccount': (rng, tag) => ({ name: `hx-${tag}`, identity: rng.pick(['token:agent-hx', 'certificate:CN=agent-hx', 'jwt:agent-hx']) }),
+  'outpost.api.v1.AccountService/RebindAccount': (rng, tag) => ({
+    name: `hx-${tag}`,
+    identity: rng.pick(['token:agent-hx', 'certificate:CN=agent-hx', 'jwt:agent-hx']),
+  }),
   'outpost.api.v1.AccountService/ListAgents': (rng) => ({ agentId: rng.pick(['', SEED.agentId]) }),
   'outpost.api.v1.OperationService/SubmitOperation': (rng, tag) => {
     const [kind, spec] = rng.pick(SPECS)(rng);
@@ -76,7 +110,12 @@ const SAMPLES: Record<string, Sample> = {
   },
   'outpost.api.v1.OperationService/GetOperation': () => ({ id: SEED.operationId }),
   'outpost.api.v1.OperationService/WaitOperation': () => ({ id: SEED.operationId }),
-  'outpost.api.v1.OperationService/ListOperations': (rng) => ({ account: SEED.account, state: rng.pick(['OPERATION_STATE_FAILED', 'OPERATION_STATE_UNSPECIFIED']), pageSize: rng.int(0, 20), pageToken: '' }),
+  'outpost.api.v1.OperationService/ListOperations': (rng) => ({
+    account: SEED.account,
+    state: rng.pick(['OPERATION_STATE_FAILED', 'OPERATION_STATE_UNSPECIFIED']),
+    pageSize: rng.int(0, 20),
+    pageToken: '',
+  }),
   'outpost.api.v1.FleetService/GetFleet': () => ({}),
   'outpost.api.v1.FleetService/WatchFleet': () => ({}),
   'grpc.health.v1.Health/Check': (rng) => ({ service: rng.pick(['', 'outpost.api.v1.ObjectService', 'no.such.Service']) }),

@@ -55,7 +55,9 @@ if (values.help) {
 if (values.check !== undefined) {
   const { missing, stale } = categoryDrift(readFileSync(values.check, 'utf8'));
   if (missing.length > 0 || stale.length > 0) {
-    console.error(`hostile: ${values.check} is out of date (missing: ${missing.join(', ') || 'none'}; no longer a category: ${stale.join(', ') || 'none'}); rerun with --report`);
+    console.error(
+      `hostile: ${values.check} is out of date (missing: ${missing.join(', ') || 'none'}; no longer a category: ${stale.join(', ') || 'none'}); rerun with --report`,
+    );
     process.exit(1);
   }
   console.log(`hostile: ${values.check} lists the ${Object.keys(HOSTILE_CATEGORIES).length} current categories`);
@@ -63,7 +65,8 @@ if (values.check !== undefined) {
 }
 
 const total = Number(values.cases ?? 5000);
-if (!Number.isInteger(total) || total < Object.keys(HOSTILE_CATEGORIES).length) fail(`--cases must be an integer ≥ ${Object.keys(HOSTILE_CATEGORIES).length} (got ${values.cases})`);
+if (!Number.isInteger(total) || total < Object.keys(HOSTILE_CATEGORIES).length)
+  fail(`--cases must be an integer ≥ ${Object.keys(HOSTILE_CATEGORIES).length} (got ${values.cases})`);
 const concurrency = Number(values.concurrency ?? 8);
 if (!Number.isInteger(concurrency) || concurrency < 1) fail(`--concurrency must be a positive integer (got ${values.concurrency})`);
 const driverChoice = values.driver ?? (process.env.OUTPOST_TEST_POSTGRES ? 'both' : 'pglite');
@@ -85,7 +88,9 @@ if (values.case !== undefined) {
   if (cases.length === 0) fail(`--case ${values.case} selects no case of ${total}`);
   for (const c of cases) console.log(`case ${c.index} [${c.hostileCase.category}] ${c.hostileCase.name}`);
 }
-console.log(`hostile: ${cases.length} cases on ${drivers.join(' and ')}, seed ${seed} (rerun: npm run hostile -- --seed ${seed} --cases ${total})`);
+console.log(
+  `hostile: ${cases.length} cases on ${drivers.join(' and ')}, seed ${seed} (rerun: npm run hostile -- --seed ${seed} --cases ${total})`,
+);
 
 const reports: HostileReport[] = [];
 for (const driver of drivers) {
@@ -108,7 +113,12 @@ for (const driver of drivers) {
 if (values.report !== undefined) {
   try {
     const body = reports.map((r) => `### ${r.driver}\n\n${renderReport(r)}\n`).join('\n');
-    writeReportSection(values.report, { start: SUMMARY_START, end: SUMMARY_END }, `npm run hostile -- --seed ${seed} --cases ${total}`, body);
+    writeReportSection(
+      values.report,
+      { start: SUMMARY_START, end: SUMMARY_END },
+      `npm run hostile -- --seed ${seed} --cases ${total}`,
+      body,
+    );
   } catch (err) {
     fail((err as Error).message);
   }

@@ -63,7 +63,12 @@ export function mutateYamlText(rng: Rng, text: string): MutatedText {
       const line = lines[at] ?? '';
       const colon = line.indexOf(': ');
       const value = hostileString(rng);
-      const scalar = rng.pick([JSON.stringify(value), value, `'${value.replace(/'/g, "''")}'`, rng.pick(['-1', '0', '99999999999999999999', '[]', '{}', '~', 'yes', '.inf', '1.5'])]);
+      const scalar = rng.pick([
+        JSON.stringify(value),
+        value,
+        `'${value.replace(/'/g, "''")}'`,
+        rng.pick(['-1', '0', '99999999999999999999', '[]', '{}', '~', 'yes', '.inf', '1.5']),
+      ]);
       lines[at] = colon >= 0 ? `${line.slice(0, colon + 2)}${scalar}` : `${line}${scalar}`;
       return { text: lines.join('\n'), how: `line ${at + 1} value = ${scalar.slice(0, 30)}` };
     }

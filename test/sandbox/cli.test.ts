@@ -58,7 +58,10 @@ test('outpost sandbox serves, writes a kubeconfig, takes faults and stops on SIG
     });
 
     const doc = parse(readFileSync(kubeconfig, 'utf8'));
-    assert.deepEqual(doc.contexts.map((c: { name: string }) => c.name), ['sandbox', 'sandbox-restricted']);
+    assert.deepEqual(
+      doc.contexts.map((c: { name: string }) => c.name),
+      ['sandbox', 'sandbox-restricted'],
+    );
     assert.equal(doc['current-context'], 'sandbox');
     assert.equal(doc.clusters[0].cluster.server, url);
     assert.equal(doc.clusters[0].cluster['insecure-skip-tls-verify'], true);
@@ -68,7 +71,10 @@ test('outpost sandbox serves, writes a kubeconfig, takes faults and stops on SIG
     const pods = await kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: 'demo' });
     assert.equal(pods.items.length, 3);
     kc.setCurrentContext('sandbox-restricted');
-    await assert.rejects(kc.makeApiClient(CoreV1Api).listNamespacedSecret({ namespace: 'demo' }), (err: unknown) => (err as { code?: number }).code === 403);
+    await assert.rejects(
+      kc.makeApiClient(CoreV1Api).listNamespacedSecret({ namespace: 'demo' }),
+      (err: unknown) => (err as { code?: number }).code === 403,
+    );
 
     const fault = await outpost(['sandbox', 'fault', 'fail-next-watches', '1', '--status', '410', '--kubeconfig', kubeconfig]);
     assert.equal(fault.code, 0, fault.stderr);

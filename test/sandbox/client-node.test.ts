@@ -39,7 +39,9 @@ describe('client-node informer', () => {
     sb.store.create(cm('a', ns));
     const kc = sb.kubeConfig();
     const core = kc.makeApiClient(CoreV1Api);
-    const informer = makeInformer<V1ConfigMap>(kc, `/api/v1/namespaces/${ns}/configmaps`, () => core.listNamespacedConfigMap({ namespace: ns }));
+    const informer = makeInformer<V1ConfigMap>(kc, `/api/v1/namespaces/${ns}/configmaps`, () =>
+      core.listNamespacedConfigMap({ namespace: ns }),
+    );
     const seen: string[] = [];
     const errors: unknown[] = [];
     informer.on('add', (o) => seen.push(`add:${o.metadata!.name}`));
@@ -71,8 +73,17 @@ describe('client-node informer', () => {
       sb.store.create(cm('d', ns));
       await eventually(() => seen.includes('add:d'), 5000, 'add after HTTP 410');
 
-      const cached = informer.list().map((o) => o.metadata!.name).sort();
-      assert.deepEqual(cached, sb.store.list('v1', 'ConfigMap', ns).map((o) => o.metadata.name).sort());
+      const cached = informer
+        .list()
+        .map((o) => o.metadata!.name)
+        .sort();
+      assert.deepEqual(
+        cached,
+        sb.store
+          .list('v1', 'ConfigMap', ns)
+          .map((o) => o.metadata.name)
+          .sort(),
+      );
       assert.deepEqual(errors, []);
     } finally {
       await informer.stop();
@@ -88,7 +99,12 @@ describe('client-node KubernetesObjectApi', () => {
     assert.equal(created.data?.a, '1');
 
     const applied = await api.patch<KubernetesObject & { data?: Record<string, string> }>(
-      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'applied', namespace: 'default' }, data: { mode: 'ssa' } } as KubernetesObject,
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'applied', namespace: 'default' },
+        data: { mode: 'ssa' },
+      } as KubernetesObject,
       undefined,
       undefined,
       'outpost-test',
@@ -130,13 +146,20 @@ describe('client-node KubernetesObjectApi', () => {
     );
     assert.deepEqual(merged.data, { a: '1', b: '2' });
 
-    const read = await api.read<KubernetesObject & { data?: Record<string, string> }>({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'obj', namespace: 'default' } });
+    const read = await api.read<KubernetesObject & { data?: Record<string, string> }>({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'obj', namespace: 'default' },
+    });
     assert.equal(read.metadata?.resourceVersion, merged.metadata?.resourceVersion);
 
     const list = await api.list('v1', 'ConfigMap', 'default');
     assert.deepEqual(list.items.map((o) => o.metadata?.name).sort(), ['applied', 'obj']);
     const deployments = await api.list('apps/v1', 'Deployment', 'demo');
-    assert.deepEqual(deployments.items.map((o) => o.metadata?.name), ['web']);
+    assert.deepEqual(
+      deployments.items.map((o) => o.metadata?.name),
+      ['web'],
+    );
 
     await api.delete({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'obj', namespace: 'default' } });
     assert.equal(sb.store.get('v1', 'ConfigMap', 'default', 'obj'), undefined);
@@ -183,7 +206,10 @@ describe('client-node access reviews and RBAC', () => {
       assert.equal(body.reason, 'Forbidden');
       return true;
     });
-    await assert.rejects(core.createNamespacedConfigMap({ namespace: 'demo', body: cm('nope', 'demo') }), (err: unknown) => err instanceof ApiException && err.code === 403);
+    await assert.rejects(
+      core.createNamespacedConfigMap({ namespace: 'demo', body: cm('nope', 'demo') }),
+      (err: unknown) => err instanceof ApiException && err.code === 403,
+    );
     const pods = await core.listNamespacedPod({ namespace: 'demo' });
     assert.equal(pods.items.length, 3);
     const api = KubernetesObjectApi.makeApiClient(sb.kubeConfig('restricted'));

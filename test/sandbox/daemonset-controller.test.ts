@@ -40,16 +40,27 @@ const podsOf = (name: string) => sb.store.list('v1', 'Pod', NS).filter((p) => p.
 const image = (p: KubeObject) => (p.spec as { containers: { image: string }[] }).containers[0]!.image;
 
 async function settled(name: string): Promise<DsStatus> {
-  return eventually(() => {
-    const st = dsStatus(name);
-    const ok = st.observedGeneration === get(name).metadata.generation && st.numberReady === 1 && st.updatedNumberScheduled === 1 && podsOf(name).length === 1;
-    return ok ? st : undefined;
-  }, 20000, `${name} settled`);
+  return eventually(
+    () => {
+      const st = dsStatus(name);
+      const ok =
+        st.observedGeneration === get(name).metadata.generation &&
+        st.numberReady === 1 &&
+        st.updatedNumberScheduled === 1 &&
+        podsOf(name).length === 1;
+      return ok ? st : undefined;
+    },
+    20000,
+    `${name} settled`,
+  );
 }
 
 async function patchImage(name: string, img: string): Promise<void> {
   const body = { spec: { template: { spec: { containers: [{ name: 'c', image: img }] } } } };
-  const res = await call(sb, 'PATCH', `/apis/apps/v1/namespaces/${NS}/daemonsets/${name}`, { body, contentType: 'application/strategic-merge-patch+json' });
+  const res = await call(sb, 'PATCH', `/apis/apps/v1/namespaces/${NS}/daemonsets/${name}`, {
+    body,
+    contentType: 'application/strategic-merge-patch+json',
+  });
   assert.equal(res.status, 200, res.text);
 }
 
@@ -72,10 +83,14 @@ describe('daemonset controller', () => {
     await settled('rolling');
     const oldPod = podsOf('rolling')[0]!;
     await patchImage('rolling', 'agent:2');
-    await eventually(() => {
-      const pods = podsOf('rolling');
-      return pods.length === 1 && pods[0]!.metadata.uid !== oldPod.metadata.uid && image(pods[0]!) === 'agent:2';
-    }, 20000, 'pod replaced');
+    await eventually(
+      () => {
+        const pods = podsOf('rolling');
+        return pods.length === 1 && pods[0]!.metadata.uid !== oldPod.metadata.uid && image(pods[0]!) === 'agent:2';
+      },
+      20000,
+      'pod replaced',
+    );
     await settled('rolling');
   });
 
@@ -84,10 +99,14 @@ describe('daemonset controller', () => {
     await settled('manual');
     const oldPod = podsOf('manual')[0]!;
     await patchImage('manual', 'agent:2');
-    const st = await eventually(() => {
-      const s = dsStatus('manual');
-      return s.observedGeneration === get('manual').metadata.generation ? s : undefined;
-    }, 20000, 'new generation observed');
+    const st = await eventually(
+      () => {
+        const s = dsStatus('manual');
+        return s.observedGeneration === get('manual').metadata.generation ? s : undefined;
+      },
+      20000,
+      'new generation observed',
+    );
     assert.equal(st.updatedNumberScheduled ?? 0, 0);
     assert.equal(st.numberReady, 1);
     assert.equal(podsOf('manual')[0]!.metadata.uid, oldPod.metadata.uid);

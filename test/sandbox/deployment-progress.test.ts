@@ -47,7 +47,10 @@ const status = (name: string) => (get(name).status ?? {}) as DeployStatus;
 const cond = (name: string, type: string) => status(name).conditions?.find((c) => c.type === type);
 
 async function patch(name: string, body: unknown): Promise<void> {
-  const res = await call(sb, 'PATCH', `/apis/apps/v1/namespaces/${NS}/deployments/${name}`, { body, contentType: 'application/strategic-merge-patch+json' });
+  const res = await call(sb, 'PATCH', `/apis/apps/v1/namespaces/${NS}/deployments/${name}`, {
+    body,
+    contentType: 'application/strategic-merge-patch+json',
+  });
   assert.equal(res.status, 200, res.text);
 }
 
@@ -62,18 +65,28 @@ describe('deployment progress', () => {
     assert.deepEqual([available.status, available.reason], ['True', 'MinimumReplicasAvailable']);
     const rs = sb.store.list('apps/v1', 'ReplicaSet', NS).find((r) => r.metadata.ownerReferences?.[0]?.name === 'fine')!;
     assert.equal(cond('fine', 'Progressing')!.message, `ReplicaSet "${rs.metadata.name}" has successfully progressed.`);
-    const scaling = sb.store.list('v1', 'Event', NS).find((e) => e.reason === 'ScalingReplicaSet' && (e.involvedObject as { name: string }).name === 'fine');
+    const scaling = sb.store
+      .list('v1', 'Event', NS)
+      .find((e) => e.reason === 'ScalingReplicaSet' && (e.involvedObject as { name: string }).name === 'fine');
     assert.equal(scaling?.message, `Scaled up replica set ${rs.metadata.name} to 2`);
     assert.equal((scaling?.source as { component?: string }).component, 'deployment-controller');
   });
 
   test('pods that never become ready: ProgressDeadlineExceeded after progressDeadlineSeconds', async () => {
     deployment('late', { progressDeadlineSeconds: 1 }, { 'sandbox.outpost.dev/never-ready': 'true' });
-    const rs = await eventually(() => sb.store.list('apps/v1', 'ReplicaSet', NS).find((r) => r.metadata.ownerReferences?.[0]?.name === 'late'), 20000, 'replica set');
-    const progressing = await eventually(() => {
-      const c = cond('late', 'Progressing');
-      return c?.reason === 'ProgressDeadlineExceeded' ? c : undefined;
-    }, 20000, 'deadline exceeded');
+    const rs = await eventually(
+      () => sb.store.list('apps/v1', 'ReplicaSet', NS).find((r) => r.metadata.ownerReferences?.[0]?.name === 'late'),
+      20000,
+      'replica set',
+    );
+    const progressing = await eventually(
+      () => {
+        const c = cond('late', 'Progressing');
+        return c?.reason === 'ProgressDeadlineExceeded' ? c : undefined;
+      },
+      20000,
+      'deadline exceeded',
+    );
     assert.equal(progressing.status, 'False');
     assert.equal(progressing.message, `ReplicaSet "${rs.metadata.name}" has timed out progressing.`);
     const st = status('late');
@@ -90,7 +103,8 @@ describe('deployment progress', () => {
       deployment('slowish', { progressDeadlineSeconds: 600 }, { 'sandbox.outpost.dev/ready-after-ms': '300' });
       await eventually(() => cond('slowish', 'Progressing')?.reason === 'NewReplicaSetAvailable', 20000, 'complete');
       assert.equal(cond('slowish', 'Progressing')!.status, 'True');
-      const progressing = (e: { object: KubeObject }) => ((e.object.status ?? {}) as DeployStatus).conditions?.find((c) => c.type === 'Progressing');
+      const progressing = (e: { object: KubeObject }) =>
+        ((e.object.status ?? {}) as DeployStatus).conditions?.find((c) => c.type === 'Progressing');
       await watch.waitFor((events) => events.some((e) => progressing(e)?.reason === 'NewReplicaSetAvailable'), 20000);
       const waiting = watch.events.map(progressing).find((c) => c?.reason === 'ReplicaSetUpdated');
       assert.equal(waiting?.status, 'True');
@@ -111,7 +125,11 @@ describe('deployment progress', () => {
     const owned = () => sb.store.list('apps/v1', 'ReplicaSet', NS).filter((r) => r.metadata.ownerReferences?.[0]?.name === 'held');
     assert.equal(owned().length, 1);
     await patch('held', { spec: { paused: false } });
-    await eventually(() => owned().length === 2 && cond('held', 'Progressing')?.reason === 'NewReplicaSetAvailable', 20000, 'rolled after resume');
+    await eventually(
+      () => owned().length === 2 && cond('held', 'Progressing')?.reason === 'NewReplicaSetAvailable',
+      20000,
+      'rolled after resume',
+    );
   });
 
   test('a fixed template after a timeout makes progress again', async () => {

@@ -11,7 +11,11 @@ const rs = (name: string, ns: string, replicas: number) => ({
   apiVersion: 'apps/v1',
   kind: 'ReplicaSet',
   metadata: { name, namespace: ns },
-  spec: { replicas, selector: { matchLabels: { rs: name } }, template: { metadata: { labels: { rs: name } }, spec: { containers: [{ name: 'c', image: 'i' }] } } },
+  spec: {
+    replicas,
+    selector: { matchLabels: { rs: name } },
+    template: { metadata: { labels: { rs: name } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+  },
 });
 
 async function withSandbox(options: Parameters<typeof startSandbox>[0], fn: (sb: Sandbox) => Promise<void>): Promise<void> {
@@ -28,10 +32,14 @@ describe('events', () => {
     withSandbox({}, async (sb) => {
       sb.store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ev' } });
       const owner = sb.store.create(rs('web', 'ev', 2));
-      const created = await eventually(() => {
-        const list = sb.store.list('v1', 'Event', 'ev').filter((e) => e.reason === 'SuccessfulCreate');
-        return list.length === 2 ? list : undefined;
-      }, 20000, 'two SuccessfulCreate');
+      const created = await eventually(
+        () => {
+          const list = sb.store.list('v1', 'Event', 'ev').filter((e) => e.reason === 'SuccessfulCreate');
+          return list.length === 2 ? list : undefined;
+        },
+        20000,
+        'two SuccessfulCreate',
+      );
       const pods = sb.store.list('v1', 'Pod', 'ev').map((p) => p.metadata.name);
       const ev = created[0]!;
       assert.deepEqual(
@@ -43,7 +51,11 @@ describe('events', () => {
       assert.ok(pods.includes(String(ev.message).replace('Created pod: ', '')));
       assert.equal(ev.count, 1);
       assert.ok(ev.firstTimestamp && ev.lastTimestamp);
-      await eventually(() => sb.store.list('v1', 'Event', 'ev').filter((e) => e.reason === 'Started').length === 2, 20000, 'kubelet Started');
+      await eventually(
+        () => sb.store.list('v1', 'Event', 'ev').filter((e) => e.reason === 'Started').length === 2,
+        20000,
+        'kubelet Started',
+      );
       const res = await call(sb, 'GET', `/api/v1/namespaces/ev/events?fieldSelector=involvedObject.name%3Dweb`);
       assert.equal(res.status, 200);
       assert.equal(res.json.items.length, 2);
@@ -53,7 +65,11 @@ describe('events', () => {
     withSandbox({ maxEventsPerNamespace: 5 }, async (sb) => {
       sb.store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'cap' } });
       sb.store.create(rs('many', 'cap', 8));
-      await eventually(() => sb.store.list('v1', 'Pod', 'cap').filter((p) => (p.status as { phase?: string }).phase === 'Running').length === 8, 20000, 'pods running');
+      await eventually(
+        () => sb.store.list('v1', 'Pod', 'cap').filter((p) => (p.status as { phase?: string }).phase === 'Running').length === 8,
+        20000,
+        'pods running',
+      );
       await eventually(() => sb.store.list('v1', 'Event', 'cap').length === 5, 20000, 'capped at 5');
       const del = await call(sb, 'DELETE', '/api/v1/namespaces/cap');
       assert.equal(del.status, 200);
@@ -64,7 +80,11 @@ describe('events', () => {
     withSandbox({ events: false }, async (sb) => {
       sb.store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'quiet' } });
       sb.store.create(rs('q', 'quiet', 1));
-      await eventually(() => sb.store.list('v1', 'Pod', 'quiet').some((p) => (p.status as { phase?: string }).phase === 'Running'), 20000, 'pod running');
+      await eventually(
+        () => sb.store.list('v1', 'Pod', 'quiet').some((p) => (p.status as { phase?: string }).phase === 'Running'),
+        20000,
+        'pod running',
+      );
       assert.equal(sb.store.list('v1', 'Event', 'quiet').length, 0);
     }));
 });

@@ -32,7 +32,15 @@ describe('discovery', () => {
     assert.deepEqual(api.json.versions, ['v1']);
     const groups = await call(sb, 'GET', '/apis');
     const names = groups.json.groups.map((g: { name: string }) => g.name);
-    for (const g of ['apps', 'batch', 'networking.k8s.io', 'coordination.k8s.io', 'apiextensions.k8s.io', 'rbac.authorization.k8s.io', 'authorization.k8s.io']) {
+    for (const g of [
+      'apps',
+      'batch',
+      'networking.k8s.io',
+      'coordination.k8s.io',
+      'apiextensions.k8s.io',
+      'rbac.authorization.k8s.io',
+      'authorization.k8s.io',
+    ]) {
       assert.ok(names.includes(g), g);
     }
     const v1 = await call(sb, 'GET', '/api/v1');
@@ -58,7 +66,11 @@ describe('reads', () => {
     let rv: string | undefined;
     let pages = 0;
     do {
-      const res = await call(sb, 'GET', `/api/v1/namespaces/paging/configmaps?limit=3${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`);
+      const res = await call(
+        sb,
+        'GET',
+        `/api/v1/namespaces/paging/configmaps?limit=3${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`,
+      );
       assert.equal(res.status, 200);
       assert.equal(res.json.kind, 'ConfigMapList');
       rv ??= res.json.metadata.resourceVersion;
@@ -135,11 +147,18 @@ describe('writes', () => {
     assert.equal((await post({ raw: 'kind: [unclosed', contentType: 'application/yaml' })).status, 400);
     assert.equal((await post({ raw: '<xml/>', contentType: 'application/xml' })).status, 415);
     assert.equal((await post({ raw: 'k8s\u0000binary', contentType: 'application/vnd.kubernetes.protobuf' })).status, 415);
-    assert.equal((await post({ body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'x' } } })).status, 400, 'kind must match the URL');
+    assert.equal(
+      (await post({ body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'x' } } })).status,
+      400,
+      'kind must match the URL',
+    );
     assert.equal((await post({ body: cm('x', 'other') })).status, 400, 'namespace must match the URL');
     assert.equal((await post({ body: cm('Not_Valid') })).json.code, 422);
     assert.equal((await post({ body: { ...cm('x'), metadata: { name: 'x' } } }, '/api/v1/namespaces/missing/configmaps')).status, 404);
-    assert.equal((await post({ body: { apiVersion: 'v1', kind: 'Gizmo', metadata: { name: 'g' } } }, '/api/v1/namespaces/default/gizmos')).status, 404);
+    assert.equal(
+      (await post({ body: { apiVersion: 'v1', kind: 'Gizmo', metadata: { name: 'g' } } }, '/api/v1/namespaces/default/gizmos')).status,
+      404,
+    );
     assert.equal((await call(sb, 'GET', '/apis/apps/v1/namespaces/default/widgets')).status, 404);
     const huge = await post({ raw: JSON.stringify({ ...cm('huge'), data: { blob: 'x'.repeat(4 * 1024 * 1024) } }) });
     assert.equal(huge.status, 413);
@@ -152,7 +171,15 @@ describe('writes', () => {
     });
     assert.ok([400, 422].includes(badJsonPatch.status), `json patch on a missing path: ${badJsonPatch.status}`);
     const badDeployment = await call(sb, 'POST', '/apis/apps/v1/namespaces/default/deployments', {
-      body: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'bad' }, spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'c' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } } },
+      body: {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'bad' },
+        spec: {
+          selector: { matchLabels: { a: 'b' } },
+          template: { metadata: { labels: { a: 'c' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+        },
+      },
     });
     assert.equal(badDeployment.status, 422);
     assert.equal(badDeployment.json.reason, 'Invalid');
@@ -165,7 +192,18 @@ describe('writes', () => {
   test('patches: merge, json, strategic (containers merge by name) and server-side apply creating with 201', async () => {
     const path = '/apis/apps/v1/namespaces/demo/deployments/web';
     const smp = await call(sb, 'PATCH', path, {
-      body: { spec: { template: { spec: { containers: [{ name: 'sidecar', image: 'busybox:1' }, { name: 'web', image: 'nginx:1.28' }] } } } },
+      body: {
+        spec: {
+          template: {
+            spec: {
+              containers: [
+                { name: 'sidecar', image: 'busybox:1' },
+                { name: 'web', image: 'nginx:1.28' },
+              ],
+            },
+          },
+        },
+      },
       contentType: 'application/strategic-merge-patch+json',
     });
     assert.equal(smp.status, 200, smp.text);
@@ -174,14 +212,20 @@ describe('writes', () => {
     const web = containers.find((c: { name: string }) => c.name === 'web');
     assert.equal(web.image, 'nginx:1.28');
     assert.deepEqual(web.ports, [{ name: 'http', containerPort: 80, protocol: 'TCP' }], 'merged, not replaced');
-    const merge = await call(sb, 'PATCH', path, { body: { metadata: { labels: { tier: 'front' } } }, contentType: 'application/merge-patch+json' });
+    const merge = await call(sb, 'PATCH', path, {
+      body: { metadata: { labels: { tier: 'front' } } },
+      contentType: 'application/merge-patch+json',
+    });
     assert.equal(merge.json.metadata.labels.tier, 'front');
     const json = await call(sb, 'PATCH', path, {
       body: [{ op: 'add', path: '/metadata/annotations/example.com~1note', value: 'hi' }],
       contentType: 'application/json-patch+json',
     });
     assert.equal(json.json.metadata.annotations['example.com/note'], 'hi');
-    const stale = await call(sb, 'PATCH', path, { body: { metadata: { resourceVersion: '1' } }, contentType: 'application/merge-patch+json' });
+    const stale = await call(sb, 'PATCH', path, {
+      body: { metadata: { resourceVersion: '1' } },
+      contentType: 'application/merge-patch+json',
+    });
     assert.equal(stale.status, 409);
 
     const applyPath = '/api/v1/namespaces/default/configmaps/applied-http?fieldManager=tests';
@@ -196,7 +240,10 @@ describe('writes', () => {
     });
     assert.equal(reapplied.status, 200);
     assert.deepEqual(reapplied.json.data, { one: '1', two: '2' });
-    const noManager = await call(sb, 'PATCH', '/api/v1/namespaces/default/configmaps/applied-http', { raw: 'kind: ConfigMap\napiVersion: v1\n', contentType: 'application/apply-patch+yaml' });
+    const noManager = await call(sb, 'PATCH', '/api/v1/namespaces/default/configmaps/applied-http', {
+      raw: 'kind: ConfigMap\napiVersion: v1\n',
+      contentType: 'application/apply-patch+yaml',
+    });
     assert.equal(noManager.status, 400);
   });
 
@@ -208,12 +255,24 @@ describe('writes', () => {
     assert.equal(scale.json.status.selector, 'app=api');
     const patched = await call(sb, 'PATCH', scalePath, { body: { spec: { replicas: 4 } }, contentType: 'application/merge-patch+json' });
     assert.equal(patched.json.spec.replicas, 4);
-    const stalePut = await call(sb, 'PUT', scalePath, { body: { ...patched.json, metadata: { ...patched.json.metadata, resourceVersion: '1' }, spec: { replicas: 1 } } });
+    const stalePut = await call(sb, 'PUT', scalePath, {
+      body: { ...patched.json, metadata: { ...patched.json.metadata, resourceVersion: '1' }, spec: { replicas: 1 } },
+    });
     assert.equal(stalePut.status, 409);
-    const put = await call(sb, 'PUT', scalePath, { body: { ...patched.json, metadata: { name: 'api', namespace: 'demo-backend' }, spec: { replicas: 1 } } });
+    const put = await call(sb, 'PUT', scalePath, {
+      body: { ...patched.json, metadata: { name: 'api', namespace: 'demo-backend' }, spec: { replicas: 1 } },
+    });
     assert.equal(put.status, 200, put.text);
-    assert.equal(sb.store.get('apps/v1', 'Deployment', 'demo-backend', 'api')!.spec && (sb.store.get('apps/v1', 'Deployment', 'demo-backend', 'api')!.spec as { replicas: number }).replicas, 1);
-    await eventually(() => sb.store.list('v1', 'Pod', 'demo-backend').filter((p) => p.metadata.name!.startsWith('api-')).length === 1, 5000, 'scaled to one pod');
+    assert.equal(
+      sb.store.get('apps/v1', 'Deployment', 'demo-backend', 'api')!.spec &&
+        (sb.store.get('apps/v1', 'Deployment', 'demo-backend', 'api')!.spec as { replicas: number }).replicas,
+      1,
+    );
+    await eventually(
+      () => sb.store.list('v1', 'Pod', 'demo-backend').filter((p) => p.metadata.name!.startsWith('api-')).length === 1,
+      5000,
+      'scaled to one pod',
+    );
 
     const statusPath = '/api/v1/namespaces/default/configmaps/x/status';
     assert.equal((await call(sb, 'GET', statusPath)).status, 404, 'ConfigMaps have no status subresource');
@@ -224,7 +283,11 @@ describe('writes', () => {
     assert.equal(svcStatus.json.status.loadBalancer.ingress[0].ip, '1.2.3.4');
 
     const pod = sb.store.list('v1', 'Pod', 'demo')[0]!;
-    await eventually(() => (sb.store.get('v1', 'Pod', 'demo', pod.metadata.name!)!.status as { phase?: string }).phase === 'Running', 5000, 'pod running');
+    await eventually(
+      () => (sb.store.get('v1', 'Pod', 'demo', pod.metadata.name!)!.status as { phase?: string }).phase === 'Running',
+      5000,
+      'pod running',
+    );
     const log = await call(sb, 'GET', `/api/v1/namespaces/demo/pods/${pod.metadata.name}/log?container=web&tailLines=1`);
     assert.equal(log.status, 200, log.text);
     assert.equal(log.headers['content-type'], 'text/plain');
@@ -235,15 +298,25 @@ describe('writes', () => {
 
 describe('controllers and garbage collection', () => {
   test('the demo deployment has ReplicaSet, running pods and Endpoints', async () => {
-    await eventually(() => {
-      const d = sb.store.get('apps/v1', 'Deployment', 'demo', 'web');
-      const st = d?.status as { readyReplicas?: number; observedGeneration?: number } | undefined;
-      return st?.readyReplicas === 3 && st.observedGeneration === d!.metadata.generation;
-    }, 5000, 'deployment ready');
-    const ep = await eventually(() => {
-      const e = sb.store.get('v1', 'Endpoints', 'demo', 'web') as { subsets?: { addresses?: unknown[]; ports: { port: number; name: string }[] }[] } | undefined;
-      return e?.subsets?.[0]?.addresses?.length === 3 ? e : undefined;
-    }, 5000, 'endpoints');
+    await eventually(
+      () => {
+        const d = sb.store.get('apps/v1', 'Deployment', 'demo', 'web');
+        const st = d?.status as { readyReplicas?: number; observedGeneration?: number } | undefined;
+        return st?.readyReplicas === 3 && st.observedGeneration === d!.metadata.generation;
+      },
+      5000,
+      'deployment ready',
+    );
+    const ep = await eventually(
+      () => {
+        const e = sb.store.get('v1', 'Endpoints', 'demo', 'web') as
+          | { subsets?: { addresses?: unknown[]; ports: { port: number; name: string }[] }[] }
+          | undefined;
+        return e?.subsets?.[0]?.addresses?.length === 3 ? e : undefined;
+      },
+      5000,
+      'endpoints',
+    );
     assert.deepEqual(ep.subsets![0]!.ports, [{ port: 80, protocol: 'TCP', name: 'http' }]);
     const secret = sb.store.get('v1', 'Secret', 'demo', 'web-secret')!;
     assert.equal(Buffer.from((secret.data as { password: string }).password, 'base64').toString(), 's3cr3t-demo');
@@ -256,13 +329,19 @@ describe('controllers and garbage collection', () => {
       apiVersion: 'apps/v1',
       kind: 'ReplicaSet',
       metadata: { name, namespace: ns },
-      spec: { replicas: 2, selector: { matchLabels: { rs: name } }, template: { metadata: { labels: { rs: name } }, spec: { containers: [{ name: 'c', image: 'i' }] } } },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: { rs: name } },
+        template: { metadata: { labels: { rs: name } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+      },
     });
     sb.store.create(mk('bg'));
     sb.store.create(mk('orphan'));
     const podsOf = (rs: string) => sb.store.list('v1', 'Pod', ns).filter((p) => p.metadata.labels?.rs === rs);
     await eventually(() => podsOf('bg').length === 2 && podsOf('orphan').length === 2, 5000, 'pods created');
-    const bg = await call(sb, 'DELETE', `/apis/apps/v1/namespaces/${ns}/replicasets/bg`, { body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' } });
+    const bg = await call(sb, 'DELETE', `/apis/apps/v1/namespaces/${ns}/replicasets/bg`, {
+      body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' },
+    });
     assert.equal(bg.status, 200, bg.text);
     await eventually(() => podsOf('bg').length === 0, 5000, 'background GC');
     await call(sb, 'DELETE', `/apis/apps/v1/namespaces/${ns}/replicasets/orphan?propagationPolicy=Orphan`);
@@ -276,7 +355,11 @@ describe('controllers and garbage collection', () => {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
       metadata: { name: 'fg', namespace: 'default' },
-      spec: { replicas: 1, selector: { matchLabels: { app: 'fg' } }, template: { metadata: { labels: { app: 'fg' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: 'fg' } },
+        template: { metadata: { labels: { app: 'fg' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+      },
     });
     await eventually(() => sb.store.list('v1', 'Pod', 'default').some((p) => p.metadata.labels?.app === 'fg'), 5000, 'fg pod');
     const res = await call(sb, 'DELETE', '/apis/apps/v1/namespaces/default/deployments/fg?propagationPolicy=Foreground');
@@ -297,19 +380,36 @@ describe('controllers and garbage collection', () => {
           group: 'example.com',
           scope: 'Namespaced',
           names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', shortNames: ['gd'] },
-          versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object' } } }],
+          versions: [
+            { name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object' } } },
+          ],
         },
       },
     });
     assert.equal(crd.status, 201);
     const disc = await call(sb, 'GET', '/apis/example.com/v1');
-    assert.deepEqual(disc.json.resources.map((r: { name: string }) => r.name), ['gadgets', 'gadgets/status']);
-    const g = await call(sb, 'POST', '/apis/example.com/v1/namespaces/default/gadgets', { body: { apiVersion: 'example.com/v1', kind: 'Gadget', metadata: { name: 'g1' }, spec: { size: 1 } } });
+    assert.deepEqual(
+      disc.json.resources.map((r: { name: string }) => r.name),
+      ['gadgets', 'gadgets/status'],
+    );
+    const g = await call(sb, 'POST', '/apis/example.com/v1/namespaces/default/gadgets', {
+      body: { apiVersion: 'example.com/v1', kind: 'Gadget', metadata: { name: 'g1' }, spec: { size: 1 } },
+    });
     assert.equal(g.status, 201);
     assert.equal(g.json.metadata.generation, 1);
-    const smp = await call(sb, 'PATCH', '/apis/example.com/v1/namespaces/default/gadgets/g1', { body: { spec: { size: 2 } }, contentType: 'application/strategic-merge-patch+json' });
+    const smp = await call(sb, 'PATCH', '/apis/example.com/v1/namespaces/default/gadgets/g1', {
+      body: { spec: { size: 2 } },
+      contentType: 'application/strategic-merge-patch+json',
+    });
     assert.equal(smp.status, 415, 'strategic merge is not supported for custom resources');
-    await eventually(async () => (await call(sb, 'GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.example.com')).json.status?.conditions?.some((c: { type: string }) => c.type === 'Established'), 5000, 'established');
+    await eventually(
+      async () =>
+        (
+          await call(sb, 'GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.example.com')
+        ).json.status?.conditions?.some((c: { type: string }) => c.type === 'Established'),
+      5000,
+      'established',
+    );
     assert.equal((await call(sb, 'DELETE', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.example.com')).status, 200);
     assert.equal((await call(sb, 'GET', '/apis/example.com/v1/namespaces/default/gadgets')).status, 404);
   });
@@ -320,7 +420,10 @@ describe('watch', () => {
     sb.store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'w' } });
     const rv = sb.store.resourceVersion;
     sb.store.create(cm('before', 'w', { labels: { sel: 'yes' } }));
-    const w = await openWatch(sb, `/api/v1/namespaces/w/configmaps?watch=true&resourceVersion=${rv}&allowWatchBookmarks=true&labelSelector=sel%3Dyes`);
+    const w = await openWatch(
+      sb,
+      `/api/v1/namespaces/w/configmaps?watch=true&resourceVersion=${rv}&allowWatchBookmarks=true&labelSelector=sel%3Dyes`,
+    );
     try {
       assert.equal(w.status, 200);
       assert.equal(w.headers['content-type'], 'application/json');
@@ -331,7 +434,13 @@ describe('watch', () => {
       const again = sb.store.get('v1', 'ConfigMap', 'w', 'before')!;
       sb.store.update({ ...again, metadata: { ...again.metadata, labels: { sel: 'yes' } } });
       sb.store.create(cm('unlabelled', 'w'));
-      await w.waitFor((e) => e.filter((x) => x.object.metadata.name === 'before').map((x) => x.type).join() === 'ADDED,DELETED,ADDED');
+      await w.waitFor(
+        (e) =>
+          e
+            .filter((x) => x.object.metadata.name === 'before')
+            .map((x) => x.type)
+            .join() === 'ADDED,DELETED,ADDED',
+      );
       await w.waitFor((e) => e.some((x) => x.type === 'BOOKMARK'));
       const bookmark = w.events.find((x) => x.type === 'BOOKMARK');
       assert.equal(bookmark.object.kind, 'ConfigMap');
@@ -408,21 +517,33 @@ describe('RBAC', () => {
     const secret = await call(sb, 'GET', '/api/v1/namespaces/demo/secrets/web-secret', { token: t });
     assert.equal(secret.status, 403);
     assert.equal(secret.json.kind, 'Status');
-    assert.match(secret.json.message, /secrets "web-secret" is forbidden: User "sandbox-restricted" cannot get resource "secrets" in API group "" in the namespace "demo"/);
+    assert.match(
+      secret.json.message,
+      /secrets "web-secret" is forbidden: User "sandbox-restricted" cannot get resource "secrets" in API group "" in the namespace "demo"/,
+    );
     assert.equal((await call(sb, 'GET', '/api/v1/secrets?watch=true', { token: t })).status, 403);
     assert.equal((await call(sb, 'GET', '/apis/apps/v1/statefulsets', { token: t })).status, 403);
     assert.equal((await call(sb, 'POST', '/api/v1/namespaces/demo/configmaps', { token: t, body: cm('x', 'demo') })).status, 403);
     assert.equal((await call(sb, 'GET', '/api/v1', { token: t })).status, 200, 'discovery is open to authenticated users');
     const review = await call(sb, 'POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
       token: t,
-      body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { verb: 'list', resource: 'secrets', namespace: 'demo' } } },
+      body: {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SelfSubjectAccessReview',
+        spec: { resourceAttributes: { verb: 'list', resource: 'secrets', namespace: 'demo' } },
+      },
     });
     assert.equal(review.status, 201);
     assert.equal(review.json.status.allowed, false);
   });
 
   test('RBAC objects in the store are live: a RoleBinding grants secrets in one namespace', async () => {
-    sb.store.create({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'secret-reader', namespace: 'demo' }, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: ['web-secret'] }] });
+    sb.store.create({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: 'secret-reader', namespace: 'demo' },
+      rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: ['web-secret'] }],
+    });
     sb.store.create({
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'RoleBinding',

@@ -35,7 +35,8 @@ function job(name: string, spec: Record<string, unknown>, annotations: Record<st
 }
 
 const jobStatus = (name: string) => (sb.store.get('batch/v1', 'Job', NS, name)?.status ?? {}) as JobStatus;
-const finished = (name: string) => jobStatus(name).conditions?.find((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
+const finished = (name: string) =>
+  jobStatus(name).conditions?.find((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
 const podsOf = (name: string) => sb.store.list('v1', 'Pod', NS).filter((p) => p.metadata.labels?.['job-name'] === name);
 const phase = (p: KubeObject) => (p.status as { phase?: string } | undefined)?.phase;
 
@@ -52,11 +53,15 @@ describe('job controller', () => {
     const pods = podsOf('once');
     assert.equal(pods.length, 1);
     assert.equal(phase(pods[0]!), 'Succeeded');
-    const terminated = (pods[0]!.status as { containerStatuses: { state: { terminated: { exitCode: number; reason: string } } }[] }).containerStatuses[0]!.state.terminated;
+    const terminated = (pods[0]!.status as { containerStatuses: { state: { terminated: { exitCode: number; reason: string } } }[] })
+      .containerStatuses[0]!.state.terminated;
     assert.deepEqual([terminated.exitCode, terminated.reason], [0, 'Completed']);
     const reasons = sb.store
       .list('v1', 'Event', NS)
-      .filter((e) => (e.involvedObject as { kind: string; name: string }).kind === 'Job' && (e.involvedObject as { name: string }).name === 'once')
+      .filter(
+        (e) =>
+          (e.involvedObject as { kind: string; name: string }).kind === 'Job' && (e.involvedObject as { name: string }).name === 'once',
+      )
       .map((e) => e.reason);
     assert.ok(reasons.includes('SuccessfulCreate'), String(reasons));
     assert.ok(reasons.includes('Completed'), String(reasons));
@@ -65,10 +70,14 @@ describe('job controller', () => {
   test('completions 3 with parallelism 2: three pods succeed, never more than two at a time', async () => {
     job('many', { completions: 3, parallelism: 2 });
     let maxActive = 0;
-    await eventually(() => {
-      maxActive = Math.max(maxActive, podsOf('many').filter((p) => phase(p) !== 'Succeeded' && phase(p) !== 'Failed').length);
-      return finished('many');
-    }, 20000, 'job finished');
+    await eventually(
+      () => {
+        maxActive = Math.max(maxActive, podsOf('many').filter((p) => phase(p) !== 'Succeeded' && phase(p) !== 'Failed').length);
+        return finished('many');
+      },
+      20000,
+      'job finished',
+    );
     assert.equal(finished('many')!.type, 'Complete');
     assert.equal(jobStatus('many').succeeded, 3);
     assert.equal(podsOf('many').length, 3);
@@ -87,9 +96,17 @@ describe('job controller', () => {
     const pods = podsOf('doomed');
     assert.equal(pods.length, 1);
     assert.equal(phase(pods[0]!), 'Failed');
-    const exit = (pods[0]!.status as { containerStatuses: { state: { terminated: { exitCode: number } } }[] }).containerStatuses[0]!.state.terminated.exitCode;
+    const exit = (pods[0]!.status as { containerStatuses: { state: { terminated: { exitCode: number } } }[] }).containerStatuses[0]!.state
+      .terminated.exitCode;
     assert.equal(exit, 2);
-    const ev = await eventually(() => sb.store.list('v1', 'Event', NS).find((e) => e.reason === 'BackoffLimitExceeded' && (e.involvedObject as { name: string }).name === 'doomed'), 20000, 'event');
+    const ev = await eventually(
+      () =>
+        sb.store
+          .list('v1', 'Event', NS)
+          .find((e) => e.reason === 'BackoffLimitExceeded' && (e.involvedObject as { name: string }).name === 'doomed'),
+      20000,
+      'event',
+    );
     assert.equal(ev.type, 'Warning');
   });
 
@@ -104,7 +121,11 @@ describe('job controller', () => {
   test('run-ms keeps the pod running first; the log annotation is what pods/log returns', async () => {
     const watch = await openWatch(sb, `/api/v1/namespaces/${NS}/pods?watch=true&labelSelector=job-name%3Dreport`);
     try {
-      job('report', {}, { 'sandbox.outpost.dev/run-ms': '300', 'sandbox.outpost.dev/log': 'SPINNAKER_PROPERTY_FOO=bar\nSPINNAKER_CONFIG_JSON={"a":1}' });
+      job(
+        'report',
+        {},
+        { 'sandbox.outpost.dev/run-ms': '300', 'sandbox.outpost.dev/log': 'SPINNAKER_PROPERTY_FOO=bar\nSPINNAKER_CONFIG_JSON={"a":1}' },
+      );
       await eventually(() => finished('report'), 20000, 'job finished');
       const phases = () => watch.events.map((e) => phase(e.object));
       await watch.waitFor(() => phases().includes('Succeeded'), 20000);

@@ -80,7 +80,7 @@ export async function createKubectl(bin: string, sandbox: Sandbox): Promise<Kube
         ['--kubeconfig', kubeconfig, ...args],
         { env, timeout: opts.timeoutMs ?? 20000, maxBuffer: 16 * 1024 * 1024 },
         (err, stdout, stderr) => {
-          const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
+          const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
           resolve({ code, stdout, stderr: err && !stderr ? String(err.message) : stderr });
         },
       );
@@ -97,7 +97,10 @@ export async function createKubectl(bin: string, sandbox: Sandbox): Promise<Kube
       return r.stdout;
     },
     watch(args) {
-      const child = spawn(bin, ['--kubeconfig', kubeconfig, ...args, '-w', '--output-watch-events', '-o', 'json'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(bin, ['--kubeconfig', kubeconfig, ...args, '-w', '--output-watch-events', '-o', 'json'], {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       children.add(child);
       const events: WatchProcess['events'] = [];
       const waiters = new Set<() => void>();
@@ -124,7 +127,11 @@ export async function createKubectl(bin: string, sandbox: Sandbox): Promise<Kube
             };
             const timer = setTimeout(() => {
               waiters.delete(check);
-              reject(new Error(`kubectl watch did not see the expected events: ${JSON.stringify(events.map((e) => [e.type, e.object?.metadata?.name]))} ${stderr}`));
+              reject(
+                new Error(
+                  `kubectl watch did not see the expected events: ${JSON.stringify(events.map((e) => [e.type, e.object?.metadata?.name]))} ${stderr}`,
+                ),
+              );
             }, timeoutMs);
             waiters.add(check);
             check();

@@ -18,9 +18,9 @@ interface Version {
 
 const SDK = '/usr/lib/google-cloud-sdk/bin';
 const VERSIONS: Version[] = [
-  { label: 'system kubectl', bin: '/usr/bin/kubectl', needsValidateFalse: false},
-  { label: 'kubectl 1.27', bin: `${SDK}/kubectl.1.27`, needsValidateFalse: true},
-  { label: 'kubectl 1.33', bin: `${SDK}/kubectl.1.33`, needsValidateFalse: false},
+  { label: 'system kubectl', bin: '/usr/bin/kubectl', needsValidateFalse: false },
+  { label: 'kubectl 1.27', bin: `${SDK}/kubectl.1.27`, needsValidateFalse: true },
+  { label: 'kubectl 1.33', bin: `${SDK}/kubectl.1.33`, needsValidateFalse: false },
 ];
 
 function manifest(namespace: string, image: string): string {
@@ -93,14 +93,22 @@ for (const version of VERSIONS) {
       const again = await kubectl.ok(['apply', '--validate=false', '-f', '-'], { input: manifest(ns, 'nginx:1.26') });
       assert.match(again, /deployment.apps\/web configured/);
       assert.match(again, /configmap\/web-config unchanged/);
-      assert.equal((deployment(ns)!.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers[0]!.image, 'nginx:1.26');
+      assert.equal(
+        (deployment(ns)!.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers[0]!.image,
+        'nginx:1.26',
+      );
     });
 
     test('apply --server-side updates and reports serverside-applied', async () => {
-      const out = await kubectl.ok(['apply', '--server-side', '--force-conflicts', ...validate, '-f', '-'], { input: manifest(ns, 'nginx:1.27') });
+      const out = await kubectl.ok(['apply', '--server-side', '--force-conflicts', ...validate, '-f', '-'], {
+        input: manifest(ns, 'nginx:1.27'),
+      });
       assert.match(out, /deployment.apps\/web serverside-applied/);
       const d = deployment(ns)!;
-      assert.equal((d.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers[0]!.image, 'nginx:1.27');
+      assert.equal(
+        (d.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers[0]!.image,
+        'nginx:1.27',
+      );
     });
 
     test('get -w sees add, modify and delete', async () => {
@@ -122,9 +130,16 @@ for (const version of VERSIONS) {
 
     test('scale, rollout restart, rollout status and rollout undo', async () => {
       assert.match(await kubectl.ok(['scale', 'deployment/web', '-n', ns, '--replicas=3']), /scaled/);
-      await eventually(() => (deployment(ns)?.status as { readyReplicas?: number } | undefined)?.readyReplicas === 3, 5000, 'three ready replicas');
+      await eventually(
+        () => (deployment(ns)?.status as { readyReplicas?: number } | undefined)?.readyReplicas === 3,
+        5000,
+        'three ready replicas',
+      );
       // plain `get` prints the server's Table columns
-      assert.match(await kubectl.ok(['get', 'deployment', 'web', '-n', ns]), /NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE\nweb\s+3\/3\s+3\s+3\s/);
+      assert.match(
+        await kubectl.ok(['get', 'deployment', 'web', '-n', ns]),
+        /NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE\nweb\s+3\/3\s+3\s+3\s/,
+      );
       assert.match(await kubectl.ok(['get', 'pods', '-n', ns]), /web-\w+-\w+\s+1\/1\s+Running\s+0/);
       assert.match(await kubectl.ok(['rollout', 'restart', 'deployment/web', '-n', ns]), /restarted/);
       const restarted = deployment(ns)!.spec as { template: { metadata: { annotations?: Record<string, string> } } };
@@ -154,7 +169,10 @@ for (const version of VERSIONS) {
       const no = await kubectl.run(['--context', 'sandbox-restricted', 'auth', 'can-i', 'list', 'secrets', '-n', ns]);
       assert.equal(no.stdout.trim(), 'no');
       assert.equal(no.code, 1);
-      assert.equal((await kubectl.run(['--context', 'sandbox-restricted', 'auth', 'can-i', 'list', 'pods', '-n', ns])).stdout.trim(), 'yes');
+      assert.equal(
+        (await kubectl.run(['--context', 'sandbox-restricted', 'auth', 'can-i', 'list', 'pods', '-n', ns])).stdout.trim(),
+        'yes',
+      );
     });
 
     test('the restricted context is refused forbidden kinds and allowed the rest', async () => {
@@ -200,21 +218,42 @@ spec:
       containers: [{name: main, image: busybox}]
 `;
       await kubectl.ok(['apply', ...validate, '-f', '-'], { input: sts });
-      assert.match(await kubectl.ok(['rollout', 'status', 'statefulset/db', '-n', ns, '--timeout=20s']), /roll(ing update|ed out| out complete)/);
+      assert.match(
+        await kubectl.ok(['rollout', 'status', 'statefulset/db', '-n', ns, '--timeout=20s']),
+        /roll(ing update|ed out| out complete)/,
+      );
       await kubectl.ok(['set', 'image', 'statefulset/db', 'db=postgres:17', '-n', ns]);
       await kubectl.ok(['rollout', 'status', 'statefulset/db', '-n', ns, '--timeout=20s']);
-      await eventually(() => sandbox.store.list('v1', 'Pod', ns).filter((p) => p.metadata.labels?.app === 'db' && (p.spec as { containers: { image: string }[] }).containers[0]!.image === 'postgres:17').length === 2, 20000, 'rolled to postgres:17');
+      await eventually(
+        () =>
+          sandbox.store
+            .list('v1', 'Pod', ns)
+            .filter(
+              (p) =>
+                p.metadata.labels?.app === 'db' && (p.spec as { containers: { image: string }[] }).containers[0]!.image === 'postgres:17',
+            ).length === 2,
+        20000,
+        'rolled to postgres:17',
+      );
       assert.match(await kubectl.ok(['rollout', 'history', 'statefulset/db', '-n', ns]), /REVISION[\s\S]*1[\s\S]*2/);
       assert.match(await kubectl.ok(['rollout', 'undo', 'statefulset/db', '-n', ns]), /rolled back/);
-      const image = () => (sandbox.store.get('apps/v1', 'StatefulSet', ns, 'db')!.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers[0]!.image;
+      const image = () =>
+        (sandbox.store.get('apps/v1', 'StatefulSet', ns, 'db')!.spec as { template: { spec: { containers: { image: string }[] } } })
+          .template.spec.containers[0]!.image;
       assert.equal(image(), 'postgres:16');
       assert.match(await kubectl.ok(['wait', '--for=condition=complete', 'job/once', '-n', ns, '--timeout=20s']), /condition met/);
       assert.match(await kubectl.ok(['logs', 'job/once', '-n', ns]), /SPINNAKER_PROPERTY_FOO=bar/);
-      const events = JSON.parse(await kubectl.ok(['get', 'events', '-n', ns, '-o', 'json'])).items as { reason: string; involvedObject: { kind: string } }[];
+      const events = JSON.parse(await kubectl.ok(['get', 'events', '-n', ns, '-o', 'json'])).items as {
+        reason: string;
+        involvedObject: { kind: string };
+      }[];
       assert.ok(events.some((e) => e.reason === 'SuccessfulCreate' && e.involvedObject.kind === 'StatefulSet'));
       assert.ok(events.some((e) => e.reason === 'Completed' && e.involvedObject.kind === 'Job'));
       // the server's Tables for the new kinds
-      assert.match(await kubectl.ok(['get', 'events', '-n', ns]), /Normal\s+SuccessfulCreate\s+statefulset\/db\s+create Pod db-0 in StatefulSet db successful/);
+      assert.match(
+        await kubectl.ok(['get', 'events', '-n', ns]),
+        /Normal\s+SuccessfulCreate\s+statefulset\/db\s+create Pod db-0 in StatefulSet db successful/,
+      );
       assert.match(await kubectl.ok(['get', 'jobs', '-n', ns]), /once\s+Complete\s+1\/1\s/);
       assert.match(await kubectl.ok(['get', 'pods', '-n', ns, '-l', 'job-name=once']), /once-\w+\s+0\/1\s+Completed\s+0/);
       assert.match(await kubectl.ok(['get', 'statefulsets', '-n', ns]), /db\s+2\/2\s/);

@@ -17,7 +17,12 @@ const pod = (name: string, annotations: Record<string, string>, containers = [{ 
   sb.store.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NS, annotations }, spec: { containers } });
 
 const get = (name: string) => sb.store.get('v1', 'Pod', NS, name)!;
-const status = (p: KubeObject) => (p.status ?? {}) as { phase?: string; conditions?: { type: string; status: string }[]; containerStatuses?: { ready: boolean; state: Record<string, { exitCode?: number }> }[] };
+const status = (p: KubeObject) =>
+  (p.status ?? {}) as {
+    phase?: string;
+    conditions?: { type: string; status: string }[];
+    containerStatuses?: { ready: boolean; state: Record<string, { exitCode?: number }> }[];
+  };
 const ready = (p: KubeObject) => status(p).conditions?.find((c) => c.type === 'Ready')?.status;
 
 describe('pod controls', () => {
@@ -38,7 +43,12 @@ describe('pod controls', () => {
   });
 
   test('never-ready: Running, Ready False, listed under notReadyAddresses', async () => {
-    sb.store.create({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'stuck', namespace: NS }, spec: { selector: { app: 'stuck' }, ports: [{ port: 80 }] } });
+    sb.store.create({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'stuck', namespace: NS },
+      spec: { selector: { app: 'stuck' }, ports: [{ port: 80 }] },
+    });
     sb.store.create({
       apiVersion: 'v1',
       kind: 'Pod',
@@ -47,10 +57,16 @@ describe('pod controls', () => {
     });
     await eventually(() => status(get('stuck')).phase === 'Running', 20000, 'running');
     assert.equal(ready(get('stuck')), 'False');
-    const ep = await eventually(() => {
-      const e = sb.store.get('v1', 'Endpoints', NS, 'stuck') as { subsets?: { addresses?: unknown[]; notReadyAddresses?: unknown[] }[] } | undefined;
-      return e?.subsets?.[0]?.notReadyAddresses?.length === 1 ? e : undefined;
-    }, 20000, 'endpoints');
+    const ep = await eventually(
+      () => {
+        const e = sb.store.get('v1', 'Endpoints', NS, 'stuck') as
+          | { subsets?: { addresses?: unknown[]; notReadyAddresses?: unknown[] }[] }
+          | undefined;
+        return e?.subsets?.[0]?.notReadyAddresses?.length === 1 ? e : undefined;
+      },
+      20000,
+      'endpoints',
+    );
     assert.equal(ep.subsets![0]!.addresses, undefined);
   });
 
@@ -59,7 +75,11 @@ describe('pod controls', () => {
     await eventually(() => status(get('broken')).phase === 'Failed', 20000, 'failed');
     assert.equal(status(get('broken')).containerStatuses![0]!.state.terminated!.exitCode, 3);
     assert.equal(ready(get('broken')), 'False');
-    const ev = await eventually(() => sb.store.list('v1', 'Event', NS).find((e) => (e.involvedObject as { name: string }).name === 'broken' && e.reason === 'Failed'), 20000, 'event');
+    const ev = await eventually(
+      () => sb.store.list('v1', 'Event', NS).find((e) => (e.involvedObject as { name: string }).name === 'broken' && e.reason === 'Failed'),
+      20000,
+      'event',
+    );
     assert.equal(ev.type, 'Warning');
   });
 
@@ -78,7 +98,10 @@ describe('pod controls', () => {
   test('log annotations through pods/log, per container', async () => {
     pod(
       'talker',
-      { 'sandbox.outpost.dev/log': 'SPINNAKER_PROPERTY_FOO=bar\nSPINNAKER_CONFIG_JSON={"a":1}', 'sandbox.outpost.dev/log.side': 'only the sidecar' },
+      {
+        'sandbox.outpost.dev/log': 'SPINNAKER_PROPERTY_FOO=bar\nSPINNAKER_CONFIG_JSON={"a":1}',
+        'sandbox.outpost.dev/log.side': 'only the sidecar',
+      },
       [
         { name: 'app', image: 'nginx' },
         { name: 'side', image: 'busybox' },
@@ -102,16 +125,27 @@ describe('pod controls', () => {
       spec: {
         replicas: 2,
         selector: { matchLabels: { app: 'dull' } },
-        template: { metadata: { labels: { app: 'dull' }, annotations: { 'sandbox.outpost.dev/never-ready': 'true' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+        template: {
+          metadata: { labels: { app: 'dull' }, annotations: { 'sandbox.outpost.dev/never-ready': 'true' } },
+          spec: { containers: [{ name: 'c', image: 'i' }] },
+        },
       },
     });
-    const d = await eventually(() => {
-      const obj = sb.store.get('apps/v1', 'Deployment', NS, 'dull')!;
-      const st = obj.status as { updatedReplicas?: number; replicas?: number } | undefined;
-      const pods = sb.store.list('v1', 'Pod', NS).filter((p) => p.metadata.labels?.app === 'dull');
-      return st?.updatedReplicas === 2 && st.replicas === 2 && pods.every((p) => status(p).phase === 'Running') ? obj : undefined;
-    }, 20000, 'pods running');
-    const st = d.status as { readyReplicas?: number; availableReplicas?: number; conditions: { type: string; status: string; reason: string }[] };
+    const d = await eventually(
+      () => {
+        const obj = sb.store.get('apps/v1', 'Deployment', NS, 'dull')!;
+        const st = obj.status as { updatedReplicas?: number; replicas?: number } | undefined;
+        const pods = sb.store.list('v1', 'Pod', NS).filter((p) => p.metadata.labels?.app === 'dull');
+        return st?.updatedReplicas === 2 && st.replicas === 2 && pods.every((p) => status(p).phase === 'Running') ? obj : undefined;
+      },
+      20000,
+      'pods running',
+    );
+    const st = d.status as {
+      readyReplicas?: number;
+      availableReplicas?: number;
+      conditions: { type: string; status: string; reason: string }[];
+    };
     assert.equal(st.readyReplicas ?? 0, 0);
     assert.equal(st.availableReplicas ?? 0, 0);
     assert.equal(st.conditions.find((c) => c.type === 'Available')!.status, 'False');

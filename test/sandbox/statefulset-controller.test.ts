@@ -45,16 +45,27 @@ const revisionOf = (p: KubeObject) => p.metadata.labels?.['controller-revision-h
 
 /** Waits until the set is reconciled, has `n` pods and all are ready at the update revision (when `rolled`). */
 async function settled(name: string, n: number, rolled = true): Promise<StsStatus> {
-  return eventually(() => {
-    const st = stsStatus(name);
-    const ok = st.observedGeneration === get(name).metadata.generation && st.replicas === n && (st.readyReplicas ?? 0) === n && podsOf(name).length === n;
-    return ok && (!rolled || st.currentRevision === st.updateRevision) ? st : undefined;
-  }, 20000, `${name} settled at ${n}`);
+  return eventually(
+    () => {
+      const st = stsStatus(name);
+      const ok =
+        st.observedGeneration === get(name).metadata.generation &&
+        st.replicas === n &&
+        (st.readyReplicas ?? 0) === n &&
+        podsOf(name).length === n;
+      return ok && (!rolled || st.currentRevision === st.updateRevision) ? st : undefined;
+    },
+    20000,
+    `${name} settled at ${n}`,
+  );
 }
 
 async function patchTemplate(name: string, image: string, extra: Record<string, unknown> = {}): Promise<void> {
   const body = { spec: { ...extra, template: { spec: { containers: [{ name: 'c', image }] } } } };
-  const res = await call(sb, 'PATCH', `/apis/apps/v1/namespaces/${NS}/statefulsets/${name}`, { body, contentType: 'application/strategic-merge-patch+json' });
+  const res = await call(sb, 'PATCH', `/apis/apps/v1/namespaces/${NS}/statefulsets/${name}`, {
+    body,
+    contentType: 'application/strategic-merge-patch+json',
+  });
   assert.equal(res.status, 200, res.text);
 }
 
@@ -63,7 +74,10 @@ describe('statefulset controller', () => {
     sts('web', 3);
     const st = await settled('web', 3);
     const pods = podsOf('web').sort((a, b) => a.metadata.name!.localeCompare(b.metadata.name!));
-    assert.deepEqual(pods.map((p) => p.metadata.name), ['web-0', 'web-1', 'web-2']);
+    assert.deepEqual(
+      pods.map((p) => p.metadata.name),
+      ['web-0', 'web-1', 'web-2'],
+    );
     for (const [i, p] of pods.entries()) {
       assert.equal(p.metadata.ownerReferences?.[0]?.kind, 'StatefulSet');
       assert.equal(revisionOf(p), st.updateRevision);
@@ -74,7 +88,9 @@ describe('statefulset controller', () => {
     assert.equal(st.currentReplicas, 3);
     assert.equal(st.updatedReplicas, 3);
     assert.match(st.updateRevision!, /^web-[a-z0-9]+$/);
-    const creates = sb.store.list('v1', 'Event', NS).filter((e) => e.reason === 'SuccessfulCreate' && (e.involvedObject as { name: string }).name === 'web');
+    const creates = sb.store
+      .list('v1', 'Event', NS)
+      .filter((e) => e.reason === 'SuccessfulCreate' && (e.involvedObject as { name: string }).name === 'web');
     assert.equal(creates.length, 3);
   });
 
@@ -86,12 +102,18 @@ describe('statefulset controller', () => {
       spec: {
         replicas: 2,
         selector: { matchLabels: { app: 'held' } },
-        template: { metadata: { labels: { app: 'held' }, annotations: { 'sandbox.outpost.dev/never-ready': 'true' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+        template: {
+          metadata: { labels: { app: 'held' }, annotations: { 'sandbox.outpost.dev/never-ready': 'true' } },
+          spec: { containers: [{ name: 'c', image: 'i' }] },
+        },
       },
     });
     await eventually(() => podsOf('held').some((p) => (p.status as { phase?: string }).phase === 'Running'), 20000, 'pod-0 running');
     await new Promise((r) => setTimeout(r, 200));
-    assert.deepEqual(podsOf('held').map((p) => p.metadata.name), ['held-0']);
+    assert.deepEqual(
+      podsOf('held').map((p) => p.metadata.name),
+      ['held-0'],
+    );
     const st = stsStatus('held');
     assert.equal(st.replicas, 1);
     assert.equal(st.readyReplicas ?? 0, 0);
@@ -100,13 +122,27 @@ describe('statefulset controller', () => {
   test('scale removes the highest ordinals and adds them back', async () => {
     sts('scaled', 3);
     await settled('scaled', 3);
-    const res = await call(sb, 'PATCH', `/apis/apps/v1/namespaces/${NS}/statefulsets/scaled/scale`, { body: { spec: { replicas: 1 } }, contentType: 'application/merge-patch+json' });
+    const res = await call(sb, 'PATCH', `/apis/apps/v1/namespaces/${NS}/statefulsets/scaled/scale`, {
+      body: { spec: { replicas: 1 } },
+      contentType: 'application/merge-patch+json',
+    });
     assert.equal(res.status, 200, res.text);
     await settled('scaled', 1);
-    assert.deepEqual(podsOf('scaled').map((p) => p.metadata.name), ['scaled-0']);
-    await call(sb, 'PATCH', `/apis/apps/v1/namespaces/${NS}/statefulsets/scaled/scale`, { body: { spec: { replicas: 2 } }, contentType: 'application/merge-patch+json' });
+    assert.deepEqual(
+      podsOf('scaled').map((p) => p.metadata.name),
+      ['scaled-0'],
+    );
+    await call(sb, 'PATCH', `/apis/apps/v1/namespaces/${NS}/statefulsets/scaled/scale`, {
+      body: { spec: { replicas: 2 } },
+      contentType: 'application/merge-patch+json',
+    });
     await settled('scaled', 2);
-    assert.deepEqual(podsOf('scaled').map((p) => p.metadata.name).sort(), ['scaled-0', 'scaled-1']);
+    assert.deepEqual(
+      podsOf('scaled')
+        .map((p) => p.metadata.name)
+        .sort(),
+      ['scaled-0', 'scaled-1'],
+    );
   });
 
   test('a template change rolls every pod to the new revision; currentRevision follows at the end', async () => {
@@ -117,22 +153,33 @@ describe('statefulset controller', () => {
     assert.notEqual(after.updateRevision, before.updateRevision);
     assert.equal(after.currentRevision, after.updateRevision);
     assert.equal(after.updatedReplicas, 3);
-    assert.ok(podsOf('roll').every((p) => revisionOf(p) === after.updateRevision && (p.spec as { containers: { image: string }[] }).containers[0]!.image === 'img:2'));
+    assert.ok(
+      podsOf('roll').every(
+        (p) => revisionOf(p) === after.updateRevision && (p.spec as { containers: { image: string }[] }).containers[0]!.image === 'img:2',
+      ),
+    );
     const revisions = sb.store.list('apps/v1', 'ControllerRevision', NS).filter((cr) => cr.metadata.ownerReferences?.[0]?.name === 'roll');
-    assert.deepEqual(revisions.map((cr) => [cr.metadata.name, cr.revision]).sort(), [
-      [before.updateRevision, 1],
-      [after.updateRevision, 2],
-    ].sort());
+    assert.deepEqual(
+      revisions.map((cr) => [cr.metadata.name, cr.revision]).sort(),
+      [
+        [before.updateRevision, 1],
+        [after.updateRevision, 2],
+      ].sort(),
+    );
   });
 
   test('RollingUpdate partition 2: only ordinals ≥ 2 get the new revision', async () => {
     sts('part', 3, { type: 'RollingUpdate', rollingUpdate: { partition: 2 } });
     const before = await settled('part', 3);
     await patchTemplate('part', 'img:2');
-    const st = await eventually(() => {
-      const s = stsStatus('part');
-      return s.updateRevision !== before.updateRevision && s.updatedReplicas === 1 && s.readyReplicas === 3 ? s : undefined;
-    }, 20000, 'partitioned rollout');
+    const st = await eventually(
+      () => {
+        const s = stsStatus('part');
+        return s.updateRevision !== before.updateRevision && s.updatedReplicas === 1 && s.readyReplicas === 3 ? s : undefined;
+      },
+      20000,
+      'partitioned rollout',
+    );
     const byName = Object.fromEntries(podsOf('part').map((p) => [p.metadata.name, revisionOf(p)]));
     assert.deepEqual(byName, { 'part-0': before.updateRevision, 'part-1': before.updateRevision, 'part-2': st.updateRevision });
     assert.equal(st.currentRevision, before.updateRevision);
@@ -143,14 +190,22 @@ describe('statefulset controller', () => {
     sts('manual', 2, { type: 'OnDelete' });
     const before = await settled('manual', 2);
     await patchTemplate('manual', 'img:2');
-    const st = await eventually(() => {
-      const s = stsStatus('manual');
-      return s.updateRevision !== before.updateRevision && s.observedGeneration === get('manual').metadata.generation ? s : undefined;
-    }, 20000, 'new revision observed');
+    const st = await eventually(
+      () => {
+        const s = stsStatus('manual');
+        return s.updateRevision !== before.updateRevision && s.observedGeneration === get('manual').metadata.generation ? s : undefined;
+      },
+      20000,
+      'new revision observed',
+    );
     await new Promise((r) => setTimeout(r, 200));
     assert.ok(podsOf('manual').every((p) => revisionOf(p) === before.updateRevision));
     assert.equal(st.updatedReplicas ?? 0, 0);
     sb.store.remove('v1', 'Pod', NS, 'manual-1');
-    await eventually(() => podsOf('manual').some((p) => p.metadata.name === 'manual-1' && revisionOf(p) === st.updateRevision), 20000, 'recreated at new revision');
+    await eventually(
+      () => podsOf('manual').some((p) => p.metadata.name === 'manual-1' && revisionOf(p) === st.updateRevision),
+      20000,
+      'recreated at new revision',
+    );
   });
 });

@@ -51,11 +51,26 @@ describe('object store', () => {
     const g = store.create(cm, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'gen-', namespace: 'default' } });
     assert.match(g.metadata.name!, /^gen-[a-z0-9]{5}$/);
     store.create(cm, configMap('dup'));
-    assert.equal(codeOf(() => store.create(cm, configMap('dup'))), 409);
-    assert.equal(codeOf(() => store.create(cm, configMap('x', {}, 'nope'))), 404);
-    assert.equal(codeOf(() => store.create(cm, configMap('Bad_Name'))), 422);
-    assert.equal(codeOf(() => store.create(cm, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'default' } })), 422);
-    assert.equal(codeOf(() => store.create(cm, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'n', labels: { a: 1 } } })), 400);
+    assert.equal(
+      codeOf(() => store.create(cm, configMap('dup'))),
+      409,
+    );
+    assert.equal(
+      codeOf(() => store.create(cm, configMap('x', {}, 'nope'))),
+      404,
+    );
+    assert.equal(
+      codeOf(() => store.create(cm, configMap('Bad_Name'))),
+      422,
+    );
+    assert.equal(
+      codeOf(() => store.create(cm, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'default' } })),
+      422,
+    );
+    assert.equal(
+      codeOf(() => store.create(cm, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'n', labels: { a: 1 } } })),
+      400,
+    );
   });
 
   test('update: stale resourceVersion is 409, a no-op produces no version, spec changes bump generation', () => {
@@ -64,14 +79,21 @@ describe('object store', () => {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
       metadata: { name: 'web', namespace: 'default' },
-      spec: { replicas: 1, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: 'web' } },
+        template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+      },
     });
     assert.equal(d.metadata.generation, 1);
     const same = store.update(deploy, d);
     assert.equal(same.metadata.resourceVersion, d.metadata.resourceVersion);
     const labelled = store.update(deploy, { ...d, metadata: { ...d.metadata, labels: { x: 'y' } } });
     assert.equal(labelled.metadata.generation, 1, 'metadata changes keep the generation');
-    assert.equal(codeOf(() => store.update(deploy, { ...d, spec: { ...(d.spec as object), replicas: 2 } })), 409);
+    assert.equal(
+      codeOf(() => store.update(deploy, { ...d, spec: { ...(d.spec as object), replicas: 2 } })),
+      409,
+    );
     const scaled = store.update(deploy, { ...labelled, spec: { ...(labelled.spec as object), replicas: 2 } });
     assert.equal(scaled.metadata.generation, 2);
     const withStatus = store.update(deploy, { ...scaled, status: { replicas: 9 } });
@@ -92,7 +114,10 @@ describe('object store', () => {
     const live = store.get(cm, 'default', 'f')!;
     store.update(cm, { ...live, metadata: { ...live.metadata, finalizers: [] } });
     assert.equal(store.get(cm, 'default', 'f'), undefined);
-    assert.deepEqual(events.map((e) => e.type), ['ADDED', 'MODIFIED', 'DELETED']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['ADDED', 'MODIFIED', 'DELETED'],
+    );
   });
 
   test('deleting a namespace deletes what is in it', () => {
@@ -102,7 +127,10 @@ describe('object store', () => {
     store.create(cm, configMap('two', {}, 'gone'));
     store.create(cm, configMap('keep'));
     store.delete(ns, undefined, 'gone');
-    assert.deepEqual(store.list(cm).map((o) => o.metadata.name), ['keep']);
+    assert.deepEqual(
+      store.list(cm).map((o) => o.metadata.name),
+      ['keep'],
+    );
   });
 
   test('scan pages through objects in key order within a namespace', () => {
@@ -111,10 +139,16 @@ describe('object store', () => {
     for (const n of ['c', 'a', 'b']) store.create(cm, configMap(n));
     store.create(cm, configMap('z', {}, 'a-b'));
     const first = store.scan(cm, { namespace: 'default', limit: 2 });
-    assert.deepEqual(first.items.map((o) => o.metadata.name), ['a', 'b']);
+    assert.deepEqual(
+      first.items.map((o) => o.metadata.name),
+      ['a', 'b'],
+    );
     assert.equal(first.remaining, 1);
     const second = store.scan(cm, { namespace: 'default', limit: 2, after: first.continueAfter });
-    assert.deepEqual(second.items.map((o) => o.metadata.name), ['c']);
+    assert.deepEqual(
+      second.items.map((o) => o.metadata.name),
+      ['c'],
+    );
     assert.equal(second.continueAfter, undefined);
     assert.equal(store.scan(cm).items.length, 4);
   });
@@ -124,7 +158,10 @@ describe('object store', () => {
     const start = store.resourceVersion;
     for (let i = 0; i < 5; i++) store.create(cm, configMap(`h${i}`));
     assert.equal(store.eventsSince(start), undefined);
-    assert.deepEqual(store.eventsSince(start + 2)!.map((e) => e.rv), [start + 3, start + 4, start + 5]);
+    assert.deepEqual(
+      store.eventsSince(start + 2)!.map((e) => e.rv),
+      [start + 3, start + 4, start + 5],
+    );
     assert.deepEqual(store.eventsSince(store.resourceVersion), []);
     store.expireHistory();
     assert.equal(store.eventsSince(start + 4), undefined);
@@ -133,10 +170,14 @@ describe('object store', () => {
 
   test('the history ring appends in constant time at any size', () => {
     const history = createHistory(2);
-    for (let rv = 1; rv <= 5; rv++) history.push({ type: 'ADDED', kindKey: '/Pod', object: { apiVersion: 'v1', kind: 'Pod', metadata: {} }, rv });
+    for (let rv = 1; rv <= 5; rv++)
+      history.push({ type: 'ADDED', kindKey: '/Pod', object: { apiVersion: 'v1', kind: 'Pod', metadata: {} }, rv });
     assert.equal(history.size, 2);
     assert.equal(history.compactedRv, 3);
-    assert.deepEqual(history.since(3)!.map((e) => e.rv), [4, 5]);
+    assert.deepEqual(
+      history.since(3)!.map((e) => e.rv),
+      [4, 5],
+    );
     assert.equal(history.since(2), undefined);
   });
 });

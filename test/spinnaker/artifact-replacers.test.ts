@@ -25,12 +25,17 @@ describe('image names', () => {
 describe('listArtifacts', () => {
   test('a Deployment reports its images, ConfigMaps and Secrets once each, in replacer order', () => {
     const d = deployment('web', {
-      initContainers: [{ name: 'i', image: 'busybox:1', env: [{ name: 'S', valueFrom: { secretKeyRef: { name: 'creds-v001', key: 'k' } } }] }],
+      initContainers: [
+        { name: 'i', image: 'busybox:1', env: [{ name: 'S', valueFrom: { secretKeyRef: { name: 'creds-v001', key: 'k' } } }] },
+      ],
       containers: [
         { name: 'a', image: 'nginx:1.25', envFrom: [{ configMapRef: { name: 'cfg-v002' } }] },
         { name: 'b', image: 'nginx:1.25' },
       ],
-      volumes: [{ name: 'v', configMap: { name: 'cfg-v002' } }, { name: 's', secret: { secretName: 'tls' } }],
+      volumes: [
+        { name: 'v', configMap: { name: 'cfg-v002' } },
+        { name: 's', secret: { secretName: 'tls' } },
+      ],
     });
     assert.deepEqual(listArtifacts(d, ACCOUNT), [
       { type: 'docker/image', name: 'nginx', reference: 'nginx:1.25' },
@@ -41,7 +46,7 @@ describe('listArtifacts', () => {
     ]);
   });
 
-  test('a CronJob\'s images are found under its job template', () => {
+  test("a CronJob's images are found under its job template", () => {
     const cron: KubeObject = {
       apiVersion: 'batch/v1',
       kind: 'CronJob',
@@ -51,7 +56,7 @@ describe('listArtifacts', () => {
     assert.deepEqual(listArtifacts(cron, ACCOUNT), [{ type: 'docker/image', name: 'alpine', reference: 'alpine:3' }]);
   });
 
-  test('a bare Pod reports its containers\' images with the whole reference as name, not its init containers', () => {
+  test("a bare Pod reports its containers' images with the whole reference as name, not its init containers", () => {
     const pod: KubeObject = {
       apiVersion: 'v1',
       kind: 'Pod',
@@ -106,14 +111,31 @@ describe('replaceArtifacts', () => {
 
   test('docker images bind whatever their namespace; artifacts without a reference or type never bind', () => {
     const d = deployment('web', { containers: [{ name: 'c', image: 'nginx:1' }] });
-    assert.deepEqual(replaceArtifacts(d, 'podTemplate', [{ type: 'docker/image', name: 'nginx' }, { type: '', name: 'nginx', reference: 'x' }], 'prod', ACCOUNT), []);
+    assert.deepEqual(
+      replaceArtifacts(
+        d,
+        'podTemplate',
+        [
+          { type: 'docker/image', name: 'nginx' },
+          { type: '', name: 'nginx', reference: 'x' },
+        ],
+        'prod',
+        ACCOUNT,
+      ),
+      [],
+    );
     const image = { type: 'docker/image', name: 'nginx', reference: 'nginx:2', location: 'elsewhere' };
     assert.deepEqual(replaceArtifacts(d, 'podTemplate', [image], 'prod', ACCOUNT), [image]);
     assert.equal((d.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers[0]!.image, 'nginx:2');
   });
 
   test('an HPA targeting a Deployment of this deploy binds it', () => {
-    const hpa: KubeObject = { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'h' }, spec: { scaleTargetRef: { kind: 'ReplicaSet', name: 'web' } } };
+    const hpa: KubeObject = {
+      apiVersion: 'autoscaling/v2',
+      kind: 'HorizontalPodAutoscaler',
+      metadata: { name: 'h' },
+      spec: { scaleTargetRef: { kind: 'ReplicaSet', name: 'web' } },
+    };
     const rs = { type: 'kubernetes/replicaSet', name: 'web', reference: 'web-v003', location: 'prod' };
     assert.deepEqual(replaceArtifacts(hpa, 'hpa', [rs], 'prod', ACCOUNT), [rs]);
     assert.equal((hpa.spec as { scaleTargetRef: { name: string } }).scaleTargetRef.name, 'web-v003');

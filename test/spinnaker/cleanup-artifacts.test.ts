@@ -87,7 +87,11 @@ describe('planRunJob', () => {
         account: ACCOUNT,
         application: 'shop',
         namespace: 'jobs',
-        manifest: job({ name: 'migrate', namespace: 'prod', annotations: { 'strategy.spinnaker.io/replace': 'true', 'strategy.spinnaker.io/server-side-apply': 'true' } }),
+        manifest: job({
+          name: 'migrate',
+          namespace: 'prod',
+          annotations: { 'strategy.spinnaker.io/replace': 'true', 'strategy.spinnaker.io/server-side-apply': 'true' },
+        }),
         requiredArtifacts: [{ type: 'docker/image', name: 'migrate', reference: 'migrate:2' }],
       },
       fakeContext(),
@@ -100,7 +104,15 @@ describe('planRunJob', () => {
     assert.equal(p.manifest.metadata.annotations!['strategy.spinnaker.io/replace'], undefined);
     assert.equal(p.manifest.metadata.annotations!['moniker.spinnaker.io/application'], 'shop');
     assert.equal(p.manifest.metadata.annotations!['moniker.spinnaker.io/cluster'], 'job migrate');
-    assert.deepEqual(p.artifact, { type: 'kubernetes/job', name: 'migrate', location: 'jobs', version: '', reference: 'migrate', customKind: false, metadata: { account: ACCOUNT } });
+    assert.deepEqual(p.artifact, {
+      type: 'kubernetes/job',
+      name: 'migrate',
+      location: 'jobs',
+      version: '',
+      reference: 'migrate',
+      customKind: false,
+      metadata: { account: ACCOUNT },
+    });
     const spec = p.manifest.spec as { template: { spec: { containers: { image: string }[] } } };
     assert.equal(spec.template.spec.containers[0]!.image, 'migrate:2');
   });

@@ -53,7 +53,14 @@ export interface FakeContext extends DeployContext {
 
 /** A context whose cluster holds `live` (all namespaced kinds are the usual core and apps ones). */
 export function fakeContext(live: KubeObject[] = [], liveObjects: KubeObject[] = []): FakeContext {
-  const clusterScoped = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'StorageClass', 'PersistentVolume']);
+  const clusterScoped = new Set([
+    'Namespace',
+    'ClusterRole',
+    'ClusterRoleBinding',
+    'CustomResourceDefinition',
+    'StorageClass',
+    'PersistentVolume',
+  ]);
   const calls: FakeContext['calls'] = [];
   return {
     account: ACCOUNT,

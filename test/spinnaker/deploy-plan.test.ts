@@ -60,7 +60,15 @@ describe('deploy plan: input', () => {
         manifests: [
           deployment('web', { containers: [{ name: 'web', image: 'nginx' }] }),
           null,
-          { apiVersion: 'v1', kind: 'List', items: [configMap('cfg'), null, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'prod' }, spec: { selector: { app: 'web' } } }] },
+          {
+            apiVersion: 'v1',
+            kind: 'List',
+            items: [
+              configMap('cfg'),
+              null,
+              { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'prod' }, spec: { selector: { app: 'web' } } },
+            ],
+          },
           { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'prod' } },
         ],
         unknownStageKey: { whatever: true },
@@ -76,13 +84,33 @@ describe('deploy plan: input', () => {
     ['an item that is not an object', ['kind: Deployment'], /manifests\[0\] is not an object \(it is a string\)/],
     ['an item without kind', [{ apiVersion: 'v1', metadata: { name: 'x' } }], /manifests\[0\] has no kind/],
     ['an item without apiVersion', [{ kind: 'ConfigMap', metadata: { name: 'x' } }], /manifests\[0\] \(kind ConfigMap\) has no apiVersion/],
-    ['an item without name', [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: {} }], /manifests\[0\] \(kind ConfigMap\) has no metadata.name/],
+    [
+      'an item without name',
+      [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: {} }],
+      /manifests\[0\] \(kind ConfigMap\) has no metadata.name/,
+    ],
     ['an item without metadata', [{ apiVersion: 'v1', kind: 'ConfigMap' }], /has no metadata/],
-    ['a List with a non-object item', [{ apiVersion: 'v1', kind: 'List', items: [configMap('a'), 7] }], /manifests\[0\]\.items\[1\] is not an object \(it is a number\)/],
+    [
+      'a List with a non-object item',
+      [{ apiVersion: 'v1', kind: 'List', items: [configMap('a'), 7] }],
+      /manifests\[0\]\.items\[1\] is not an object \(it is a number\)/,
+    ],
     ['a List whose items are not a list', [{ apiVersion: 'v1', kind: 'List', items: {} }], /items are not a list/],
-    ['a List in a List', [{ apiVersion: 'v1', kind: 'List', items: [{ apiVersion: 'v1', kind: 'List', items: [] }] }], /List inside a List/],
-    ['an Event', [{ apiVersion: 'v1', kind: 'Event', metadata: { name: 'e' } }], /manifests\[0\]: objects of kind Event cannot be deployed/],
-    ['annotations that are not strings', [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', annotations: { a: 1 } } }], /metadata.annotations must map names to strings/],
+    [
+      'a List in a List',
+      [{ apiVersion: 'v1', kind: 'List', items: [{ apiVersion: 'v1', kind: 'List', items: [] }] }],
+      /List inside a List/,
+    ],
+    [
+      'an Event',
+      [{ apiVersion: 'v1', kind: 'Event', metadata: { name: 'e' } }],
+      /manifests\[0\]: objects of kind Event cannot be deployed/,
+    ],
+    [
+      'annotations that are not strings',
+      [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', annotations: { a: 1 } } }],
+      /metadata.annotations must map names to strings/,
+    ],
   ];
   for (const [what, manifests, message] of invalid) {
     test(`${what} is rejected with a message naming the item`, async () => {
@@ -127,7 +155,10 @@ describe('deploy plan: input', () => {
 
 describe('deploy plan: annotations and labels', () => {
   test('a Deployment gets artifact and moniker annotations and app labels on metadata and pod template', async () => {
-    const plan = await planDeploy({ moniker: { app: 'shop', stack: 'blue' }, manifests: [deployment('web', { containers: [{ name: 'web', image: 'nginx' }] })] }, fakeContext());
+    const plan = await planDeploy(
+      { moniker: { app: 'shop', stack: 'blue' }, manifests: [deployment('web', { containers: [{ name: 'web', image: 'nginx' }] })] },
+      fakeContext(),
+    );
     const m = plan.manifests[0]!.manifest;
     const expectedAnnotations = {
       'artifact.spinnaker.io/type': 'kubernetes/deployment',
@@ -144,20 +175,36 @@ describe('deploy plan: annotations and labels', () => {
     assert.deepEqual(template.annotations, expectedAnnotations);
     assert.deepEqual(template.labels, { app: 'web', 'app.kubernetes.io/name': 'shop', 'app.kubernetes.io/managed-by': 'spinnaker' });
     assert.equal(m.metadata.name, 'web');
-    assert.equal((m.metadata.annotations as Record<string, string>)['outpost.dev/content-digest'], undefined, 'unversioned objects carry no digest');
+    assert.equal(
+      (m.metadata.annotations as Record<string, string>)['outpost.dev/content-digest'],
+      undefined,
+      'unversioned objects carry no digest',
+    );
   });
 
   test('existing annotations and the app name label are kept; managed-by and the sequence label are overwritten', async () => {
     const cm = configMap('cfg');
-    cm.metadata.annotations = { 'moniker.spinnaker.io/cluster': 'mine', 'artifact.spinnaker.io/name': 'other', 'moniker.spinnaker.io/sequence': '7' };
-    cm.metadata.labels = { 'app.kubernetes.io/name': 'legacy', 'app.kubernetes.io/managed-by': 'helm', 'moniker.spinnaker.io/sequence': '7' };
+    cm.metadata.annotations = {
+      'moniker.spinnaker.io/cluster': 'mine',
+      'artifact.spinnaker.io/name': 'other',
+      'moniker.spinnaker.io/sequence': '7',
+    };
+    cm.metadata.labels = {
+      'app.kubernetes.io/name': 'legacy',
+      'app.kubernetes.io/managed-by': 'helm',
+      'moniker.spinnaker.io/sequence': '7',
+    };
     const plan = await planDeploy({ moniker: { app: 'shop', cluster: 'from-stage' }, manifests: [cm] }, fakeContext());
     const m = plan.manifests[0]!.manifest;
     assert.equal(m.metadata.annotations!['moniker.spinnaker.io/cluster'], 'mine');
     assert.equal(m.metadata.annotations!['artifact.spinnaker.io/name'], 'other');
     assert.equal(m.metadata.annotations!['moniker.spinnaker.io/sequence'], '7');
     assert.equal(m.metadata.annotations!['artifact.spinnaker.io/version'], 'v000');
-    assert.deepEqual(m.metadata.labels, { 'app.kubernetes.io/name': 'legacy', 'app.kubernetes.io/managed-by': 'spinnaker', 'moniker.spinnaker.io/sequence': '0' });
+    assert.deepEqual(m.metadata.labels, {
+      'app.kubernetes.io/name': 'legacy',
+      'app.kubernetes.io/managed-by': 'spinnaker',
+      'moniker.spinnaker.io/sequence': '0',
+    });
   });
 
   test('the stage cluster is used when given; skipSpecTemplateLabels leaves template labels alone', async () => {
@@ -218,9 +265,13 @@ describe('deploy plan: versions', () => {
 
   test('identical content reuses the existing version (digest)', async () => {
     const live = [
-      liveVersion(configMap('cfg', { a: 'other' }), 'cfg', 'v002', '2025-01-01T00:00:00Z', { 'outpost.dev/content-digest': 'f'.repeat(64) }),
+      liveVersion(configMap('cfg', { a: 'other' }), 'cfg', 'v002', '2025-01-01T00:00:00Z', {
+        'outpost.dev/content-digest': 'f'.repeat(64),
+      }),
       liveVersion(cm, 'cfg', 'v003', '2025-01-02T00:00:00Z', { 'outpost.dev/content-digest': contentDigest(cm) }),
-      liveVersion(configMap('cfg', { a: 'newer' }), 'cfg', 'v004', '2025-01-03T00:00:00Z', { 'outpost.dev/content-digest': 'e'.repeat(64) }),
+      liveVersion(configMap('cfg', { a: 'newer' }), 'cfg', 'v004', '2025-01-03T00:00:00Z', {
+        'outpost.dev/content-digest': 'e'.repeat(64),
+      }),
     ];
     const plan = await planDeploy({ moniker: MONIKER, manifests: [cm] }, fakeContext(live));
     const p = plan.manifests[0]!;
@@ -238,10 +289,16 @@ describe('deploy plan: versions', () => {
 
   test('without a digest the last-applied configuration is compared, ignoring metadata', async () => {
     const lastApplied = JSON.stringify({ ...configMap('cfg-v005', { a: '1' }), metadata: { name: 'cfg-v005', annotations: { x: 'y' } } });
-    const live = [liveVersion(cm, 'cfg', 'v005', '2025-01-01T00:00:00Z', { 'kubectl.kubernetes.io/last-applied-configuration': lastApplied })];
+    const live = [
+      liveVersion(cm, 'cfg', 'v005', '2025-01-01T00:00:00Z', { 'kubectl.kubernetes.io/last-applied-configuration': lastApplied }),
+    ];
     const plan = await planDeploy({ moniker: MONIKER, manifests: [cm] }, fakeContext(live));
     assert.equal(plan.manifests[0]!.reusedVersion, 'v005');
-    const differs = [liveVersion(cm, 'cfg', 'v005', '2025-01-01T00:00:00Z', { 'kubectl.kubernetes.io/last-applied-configuration': lastApplied.replace('"1"', '"2"') })];
+    const differs = [
+      liveVersion(cm, 'cfg', 'v005', '2025-01-01T00:00:00Z', {
+        'kubectl.kubernetes.io/last-applied-configuration': lastApplied.replace('"1"', '"2"'),
+      }),
+    ];
     const plan2 = await planDeploy({ moniker: MONIKER, manifests: [cm] }, fakeContext(differs));
     assert.equal(plan2.manifests[0]!.manifest.metadata.name, 'cfg-v006');
   });
@@ -252,7 +309,13 @@ describe('deploy plan: versions', () => {
     ['description versioned on a Deployment', undefined, true, deployment('d', { containers: [] }), true],
     ['description unversioned on a ConfigMap', undefined, false, configMap('c'), false],
     ['annotation false over description true', { 'strategy.spinnaker.io/versioned': 'false' }, true, configMap('c'), false],
-    ['annotation true over kind default', { 'strategy.spinnaker.io/versioned': 'TRUE' }, undefined, deployment('d', { containers: [] }), true],
+    [
+      'annotation true over kind default',
+      { 'strategy.spinnaker.io/versioned': 'TRUE' },
+      undefined,
+      deployment('d', { containers: [] }),
+      true,
+    ],
   ];
   for (const [what, annotations, versioned, manifest, expected] of decisions) {
     test(`versioned by ${what}: ${expected}`, async () => {
@@ -290,7 +353,10 @@ describe('deploy plan: artifact binding', () => {
 
   test('versioned ConfigMaps and Secrets of the same deploy are bound into the Deployment', async () => {
     const live = [liveVersion(configMap('cfg', { old: 'x' }), 'cfg', 'v004', '2025-01-01T00:00:00Z')];
-    const plan = await planDeploy({ moniker: MONIKER, manifests: [deployment('web', podSpec), configMap('cfg'), secret] }, fakeContext(live));
+    const plan = await planDeploy(
+      { moniker: MONIKER, manifests: [deployment('web', podSpec), configMap('cfg'), secret] },
+      fakeContext(live),
+    );
     assert.deepEqual(names(plan), ['ConfigMap cfg-v005', 'Secret creds-v000', 'Deployment web']);
     const spec = (plan.manifests[2]!.manifest.spec as { template: { spec: typeof podSpec } }).template.spec;
     assert.equal(spec.containers[0]!.envFrom[0]!.configMapRef.name, 'cfg-v005');
@@ -302,17 +368,40 @@ describe('deploy plan: artifact binding', () => {
     assert.equal(spec.volumes[1]!.secret!.secretName, 'creds-v000');
     assert.deepEqual(spec.volumes[2]!.projected!.sources, [{ configMap: { name: 'cfg-v005' } }, { secret: { name: 'creds-v000' } }]);
     assert.deepEqual(plan.boundArtifacts, [
-      { type: 'kubernetes/configMap', name: 'cfg', location: 'prod', version: 'v005', reference: 'cfg-v005', customKind: false, metadata: { account: ACCOUNT } },
-      { type: 'kubernetes/secret', name: 'creds', location: 'prod', version: 'v000', reference: 'creds-v000', customKind: false, metadata: { account: ACCOUNT } },
+      {
+        type: 'kubernetes/configMap',
+        name: 'cfg',
+        location: 'prod',
+        version: 'v005',
+        reference: 'cfg-v005',
+        customKind: false,
+        metadata: { account: ACCOUNT },
+      },
+      {
+        type: 'kubernetes/secret',
+        name: 'creds',
+        location: 'prod',
+        version: 'v000',
+        reference: 'creds-v000',
+        customKind: false,
+        metadata: { account: ACCOUNT },
+      },
     ]);
   });
 
   test('a ConfigMap deployed to another namespace is not bound', async () => {
     const plan = await planDeploy(
-      { moniker: MONIKER, manifests: [deployment('web', { containers: [], volumes: [{ name: 'v', configMap: { name: 'cfg' } }] }), configMap('cfg', {}, 'other')] },
+      {
+        moniker: MONIKER,
+        manifests: [
+          deployment('web', { containers: [], volumes: [{ name: 'v', configMap: { name: 'cfg' } }] }),
+          configMap('cfg', {}, 'other'),
+        ],
+      },
       fakeContext(),
     );
-    const volumes = (plan.manifests[1]!.manifest.spec as { template: { spec: { volumes: { configMap: { name: string } }[] } } }).template.spec.volumes;
+    const volumes = (plan.manifests[1]!.manifest.spec as { template: { spec: { volumes: { configMap: { name: string } }[] } } }).template
+      .spec.volumes;
     assert.equal(volumes[0]!.configMap.name, 'cfg');
     assert.deepEqual(plan.boundArtifacts, []);
   });
@@ -321,7 +410,10 @@ describe('deploy plan: artifact binding', () => {
     const image = { type: 'docker/image', name: 'gcr.io/shop/web', reference: 'gcr.io/shop/web:2.1', version: '2.1', uuid: 'keep-me' };
     const spec = {
       initContainers: [{ name: 'warm', image: 'gcr.io/shop/web@sha256:' + 'a'.repeat(64) }],
-      containers: [{ name: 'web', image: 'gcr.io/shop/web:1.0' }, { name: 'side', image: 'gcr.io/shop/web-sidecar:1.0' }],
+      containers: [
+        { name: 'web', image: 'gcr.io/shop/web:1.0' },
+        { name: 'side', image: 'gcr.io/shop/web-sidecar:1.0' },
+      ],
     };
     const plan = await planDeploy({ moniker: MONIKER, requiredArtifacts: [image], manifests: [deployment('web', spec)] }, fakeContext());
     const bound = (plan.manifests[0]!.manifest.spec as { template: { spec: typeof spec } }).template.spec;
@@ -334,28 +426,45 @@ describe('deploy plan: artifact binding', () => {
   test('a required artifact that binds nowhere fails the deploy, naming it', async () => {
     const image = { type: 'docker/image', name: 'gcr.io/shop/api', reference: 'gcr.io/shop/api:3' };
     await assert.rejects(
-      planDeploy({ moniker: MONIKER, requiredArtifacts: [image], manifests: [deployment('web', { containers: [{ name: 'web', image: 'gcr.io/shop/web:1' }] })] }, fakeContext()),
+      planDeploy(
+        {
+          moniker: MONIKER,
+          requiredArtifacts: [image],
+          manifests: [deployment('web', { containers: [{ name: 'web', image: 'gcr.io/shop/web:1' }] })],
+        },
+        fakeContext(),
+      ),
       (e: unknown) => {
         assert.ok(e instanceof DeployPlanError);
-        assert.match(e.message, /The following required artifacts could not be bound: 'docker\/image gcr.io\/shop\/api \(reference gcr.io\/shop\/api:3\)'/);
+        assert.match(
+          e.message,
+          /The following required artifacts could not be bound: 'docker\/image gcr.io\/shop\/api \(reference gcr.io\/shop\/api:3\)'/,
+        );
         assert.match(e.message, /Check that the Docker image name above matches the name used in the image field of your manifest/);
         return true;
       },
     );
   });
 
-  test('with enableArtifactBinding false, stage artifacts neither bind nor are required; the deploy\'s own still bind', async () => {
+  test("with enableArtifactBinding false, stage artifacts neither bind nor are required; the deploy's own still bind", async () => {
     const image = { type: 'docker/image', name: 'nginx', reference: 'nginx:2' };
     const plan = await planDeploy(
       {
         moniker: MONIKER,
         enableArtifactBinding: false,
         requiredArtifacts: [image, { type: 'docker/image', name: 'missing', reference: 'missing:1' }],
-        manifests: [deployment('web', { containers: [{ name: 'web', image: 'nginx:1', envFrom: [{ configMapRef: { name: 'cfg' } }] }] }), configMap('cfg')],
+        manifests: [
+          deployment('web', { containers: [{ name: 'web', image: 'nginx:1', envFrom: [{ configMapRef: { name: 'cfg' } }] }] }),
+          configMap('cfg'),
+        ],
       },
       fakeContext(),
     );
-    const container = (plan.manifests[1]!.manifest.spec as { template: { spec: { containers: { image: string; envFrom: { configMapRef: { name: string } }[] }[] } } }).template.spec.containers[0]!;
+    const container = (
+      plan.manifests[1]!.manifest.spec as {
+        template: { spec: { containers: { image: string; envFrom: { configMapRef: { name: string } }[] }[] } };
+      }
+    ).template.spec.containers[0]!;
     assert.equal(container.image, 'nginx:1');
     assert.equal(container.envFrom[0]!.configMapRef.name, 'cfg-v000');
   });
@@ -385,7 +494,7 @@ describe('deploy plan: artifact binding', () => {
 });
 
 describe('deploy plan: created artifacts and strategies', () => {
-  test('created artifacts have Clouddriver\'s exact shape', async () => {
+  test("created artifacts have Clouddriver's exact shape", async () => {
     const plan = await planDeploy(
       {
         moniker: MONIKER,
@@ -401,26 +510,70 @@ describe('deploy plan: created artifacts and strategies', () => {
     const meta = { account: ACCOUNT };
     assert.deepEqual(plan.createdArtifacts, [
       { type: 'kubernetes/clusterRole', name: 'reader', location: '', version: '', reference: 'reader', customKind: false, metadata: meta },
-      { type: 'kubernetes/configMap', name: 'cfg', location: 'prod', version: 'v000', reference: 'cfg-v000', customKind: false, metadata: meta },
+      {
+        type: 'kubernetes/configMap',
+        name: 'cfg',
+        location: 'prod',
+        version: 'v000',
+        reference: 'cfg-v000',
+        customKind: false,
+        metadata: meta,
+      },
       { type: 'kubernetes/deployment', name: 'web', location: 'prod', version: '', reference: 'web', customKind: false, metadata: meta },
-      { type: 'kubernetes/CronTab.stable.example.com', name: 'tab', location: 'prod', version: '', reference: 'tab', customKind: false, metadata: meta },
+      {
+        type: 'kubernetes/CronTab.stable.example.com',
+        name: 'tab',
+        location: 'prod',
+        version: '',
+        reference: 'tab',
+        customKind: false,
+        metadata: meta,
+      },
     ]);
-    assert.deepEqual(plan.manifests.map((p) => p.artifact), plan.createdArtifacts);
+    assert.deepEqual(
+      plan.manifests.map((p) => p.artifact),
+      plan.createdArtifacts,
+    );
   });
 
   const strategies: [Record<string, string>, object][] = [
     [{}, { serverSideApply: 'off', replace: false, recreate: false, useSourceCapacity: false }],
-    [{ 'strategy.spinnaker.io/recreate': 'true', 'strategy.spinnaker.io/replace': 'true' }, { serverSideApply: 'off', replace: false, recreate: true, useSourceCapacity: false }],
-    [{ 'strategy.spinnaker.io/replace': 'True', 'strategy.spinnaker.io/server-side-apply': 'true' }, { serverSideApply: 'off', replace: true, recreate: false, useSourceCapacity: false }],
-    [{ 'strategy.spinnaker.io/server-side-apply': 'true' }, { serverSideApply: 'on', replace: false, recreate: false, useSourceCapacity: false }],
-    [{ 'strategy.spinnaker.io/server-side-apply': 'force-conflicts' }, { serverSideApply: 'force-conflicts', replace: false, recreate: false, useSourceCapacity: false }],
-    [{ 'strategy.spinnaker.io/server-side-apply': 'false' }, { serverSideApply: 'off', replace: false, recreate: false, useSourceCapacity: false }],
-    [{ 'strategy.spinnaker.io/server-side-apply': 'yes', 'strategy.spinnaker.io/recreate': 'yes' }, { serverSideApply: 'off', replace: false, recreate: false, useSourceCapacity: false }],
     [
-      { 'strategy.spinnaker.io/versioned': 'false', 'strategy.spinnaker.io/max-version-history': '4', 'strategy.spinnaker.io/use-source-capacity': 'true' },
+      { 'strategy.spinnaker.io/recreate': 'true', 'strategy.spinnaker.io/replace': 'true' },
+      { serverSideApply: 'off', replace: false, recreate: true, useSourceCapacity: false },
+    ],
+    [
+      { 'strategy.spinnaker.io/replace': 'True', 'strategy.spinnaker.io/server-side-apply': 'true' },
+      { serverSideApply: 'off', replace: true, recreate: false, useSourceCapacity: false },
+    ],
+    [
+      { 'strategy.spinnaker.io/server-side-apply': 'true' },
+      { serverSideApply: 'on', replace: false, recreate: false, useSourceCapacity: false },
+    ],
+    [
+      { 'strategy.spinnaker.io/server-side-apply': 'force-conflicts' },
+      { serverSideApply: 'force-conflicts', replace: false, recreate: false, useSourceCapacity: false },
+    ],
+    [
+      { 'strategy.spinnaker.io/server-side-apply': 'false' },
+      { serverSideApply: 'off', replace: false, recreate: false, useSourceCapacity: false },
+    ],
+    [
+      { 'strategy.spinnaker.io/server-side-apply': 'yes', 'strategy.spinnaker.io/recreate': 'yes' },
+      { serverSideApply: 'off', replace: false, recreate: false, useSourceCapacity: false },
+    ],
+    [
+      {
+        'strategy.spinnaker.io/versioned': 'false',
+        'strategy.spinnaker.io/max-version-history': '4',
+        'strategy.spinnaker.io/use-source-capacity': 'true',
+      },
       { serverSideApply: 'off', replace: false, recreate: false, useSourceCapacity: true, versioned: false, maxVersionHistory: 4 },
     ],
-    [{ 'strategy.spinnaker.io/max-version-history': 'four' }, { serverSideApply: 'off', replace: false, recreate: false, useSourceCapacity: false }],
+    [
+      { 'strategy.spinnaker.io/max-version-history': 'four' },
+      { serverSideApply: 'off', replace: false, recreate: false, useSourceCapacity: false },
+    ],
   ];
   for (const [annotations, expected] of strategies) {
     test(`strategy annotations ${JSON.stringify(annotations)}`, async () => {
@@ -434,12 +587,18 @@ describe('deploy plan: created artifacts and strategies', () => {
   test('red/black with max-version-history below 2 fails; replace with label selectors fails', async () => {
     const m = configMap('c');
     m.metadata.annotations = { 'strategy.spinnaker.io/max-version-history': '1' };
-    await assert.rejects(planDeploy({ moniker: MONIKER, strategy: 'RED_BLACK', manifests: [m] }, fakeContext()), /greater than or equal to 2/);
+    await assert.rejects(
+      planDeploy({ moniker: MONIKER, strategy: 'RED_BLACK', manifests: [m] }, fakeContext()),
+      /greater than or equal to 2/,
+    );
     await planDeploy({ moniker: MONIKER, strategy: 'HIGHLANDER', manifests: [m] }, fakeContext());
     const r = configMap('r');
     r.metadata.annotations = { 'strategy.spinnaker.io/replace': 'true' };
     await assert.rejects(
-      planDeploy({ moniker: MONIKER, labelSelectors: { selectors: [{ kind: 'EQUALS', key: 'a', values: ['b'] }] }, manifests: [r] }, fakeContext()),
+      planDeploy(
+        { moniker: MONIKER, labelSelectors: { selectors: [{ kind: 'EQUALS', key: 'a', values: ['b'] }] }, manifests: [r] },
+        fakeContext(),
+      ),
       /label selectors not supported with replace strategy/,
     );
   });
@@ -449,19 +608,39 @@ describe('deploy plan: created artifacts and strategies', () => {
     const a = configMap('a');
     a.metadata.labels = { tier: 'front' };
     const b = configMap('b');
-    const plan = await planDeploy({ moniker: MONIKER, labelSelectors: selectors({ kind: 'EQUALS', key: 'tier', values: ['front'] }), manifests: [a, b] }, fakeContext());
-    assert.deepEqual(plan.manifests.map((p) => [p.manifest.metadata.name?.replace(/-v\d+$/, ''), p.selected]), [['a', true], ['b', false]]);
+    const plan = await planDeploy(
+      { moniker: MONIKER, labelSelectors: selectors({ kind: 'EQUALS', key: 'tier', values: ['front'] }), manifests: [a, b] },
+      fakeContext(),
+    );
+    assert.deepEqual(
+      plan.manifests.map((p) => [p.manifest.metadata.name?.replace(/-v\d+$/, ''), p.selected]),
+      [
+        ['a', true],
+        ['b', false],
+      ],
+    );
     assert.equal(plan.createdArtifacts.length, 2, 'Clouddriver reports the artifact of every manifest, selected or not');
     assert.equal(plan.labelSelector, 'tier=front');
     assert.equal(plan.allowNothingSelected, false);
     // Spinnaker's own labels count: app.kubernetes.io/managed-by is set before selecting.
-    const managed = await planDeploy({ moniker: MONIKER, labelSelectors: selectors({ kind: 'EQUALS', key: 'app.kubernetes.io/managed-by', values: ['spinnaker'] }), allowNothingSelected: 'true', manifests: [b] }, fakeContext());
+    const managed = await planDeploy(
+      {
+        moniker: MONIKER,
+        labelSelectors: selectors({ kind: 'EQUALS', key: 'app.kubernetes.io/managed-by', values: ['spinnaker'] }),
+        allowNothingSelected: 'true',
+        manifests: [b],
+      },
+      fakeContext(),
+    );
     assert.equal(managed.manifests[0]!.selected, true);
     assert.equal(managed.allowNothingSelected, true);
     const none = await planDeploy({ moniker: MONIKER, manifests: [configMap('c')] }, fakeContext());
     assert.equal(none.manifests[0]!.selected, true);
     assert.equal(none.labelSelector, undefined);
-    await assert.rejects(planDeploy({ moniker: MONIKER, labelSelectors: selectors({ kind: 'EQUALS', key: 'tier' }), manifests: [a] }, fakeContext()), (err) => err instanceof DeployPlanError && /needs exactly one value/.test(err.message));
+    await assert.rejects(
+      planDeploy({ moniker: MONIKER, labelSelectors: selectors({ kind: 'EQUALS', key: 'tier' }), manifests: [a] }, fakeContext()),
+      (err) => err instanceof DeployPlanError && /needs exactly one value/.test(err.message),
+    );
   });
 
   test('use-source-capacity takes the replicas of the newest version', async () => {
@@ -477,11 +656,21 @@ describe('deploy plan: created artifacts and strategies', () => {
 });
 
 describe('deploy plan: traffic', () => {
-  const service: KubeObject = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'prod' }, spec: { selector: { 'lb-web': 'true' } } };
+  const service: KubeObject = {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'web', namespace: 'prod' },
+    spec: { selector: { 'lb-web': 'true' } },
+  };
 
   test('services become the load-balancers annotation of workloads and their selectors reach the pod template', async () => {
     const plan = await planDeploy(
-      { moniker: MONIKER, services: ['service web'], enableTraffic: true, manifests: [deployment('web', { containers: [] }), service, configMap('cfg')] },
+      {
+        moniker: MONIKER,
+        services: ['service web'],
+        enableTraffic: true,
+        manifests: [deployment('web', { containers: [] }), service, configMap('cfg')],
+      },
       fakeContext(),
     );
     const byKind = Object.fromEntries(plan.manifests.map((p) => [p.manifest.kind, p.manifest]));
@@ -494,10 +683,16 @@ describe('deploy plan: traffic', () => {
   });
 
   test('with enableTraffic false only the annotation is written; a live Service is found through liveObject', async () => {
-    const plan = await planDeploy({ moniker: MONIKER, services: ['service web'], enableTraffic: false, manifests: [deployment('web', { containers: [] })] }, fakeContext());
+    const plan = await planDeploy(
+      { moniker: MONIKER, services: ['service web'], enableTraffic: false, manifests: [deployment('web', { containers: [] })] },
+      fakeContext(),
+    );
     const template = (plan.manifests[0]!.manifest.spec as { template: { metadata: KubeObject['metadata'] } }).template.metadata;
     assert.equal(template.labels!['lb-web'], undefined);
-    const live = await planDeploy({ moniker: MONIKER, services: ['service web'], manifests: [deployment('web', { containers: [] })] }, fakeContext([], [service]));
+    const live = await planDeploy(
+      { moniker: MONIKER, services: ['service web'], manifests: [deployment('web', { containers: [] })] },
+      fakeContext([], [service]),
+    );
     const liveTemplate = (live.manifests[0]!.manifest.spec as { template: { metadata: KubeObject['metadata'] } }).template.metadata;
     assert.equal(liveTemplate.labels!['lb-web'], 'true');
   });
@@ -509,13 +704,19 @@ describe('deploy plan: traffic', () => {
   ];
   for (const [what, extra, message] of failures) {
     test(`${what} fails`, async () => {
-      await assert.rejects(planDeploy({ moniker: MONIKER, ...extra, manifests: [deployment('web', { containers: [] })] }, fakeContext()), message);
+      await assert.rejects(
+        planDeploy({ moniker: MONIKER, ...extra, manifests: [deployment('web', { containers: [] })] }, fakeContext()),
+        message,
+      );
     });
   }
 
   test('a different existing load-balancers annotation fails', async () => {
     const d = deployment('web', { containers: [] });
     d.metadata.annotations = { 'traffic.spinnaker.io/load-balancers': '["service other"]' };
-    await assert.rejects(planDeploy({ moniker: MONIKER, services: ['service web'], manifests: [d, service] }, fakeContext()), /already has traffic.spinnaker.io\/load-balancers/);
+    await assert.rejects(
+      planDeploy({ moniker: MONIKER, services: ['service web'], manifests: [d, service] }, fakeContext()),
+      /already has traffic.spinnaker.io\/load-balancers/,
+    );
   });
 });

@@ -4,7 +4,14 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { fullResourceName, parseKind, parseResourceName, sameKind, spinnakerKindMap, spinnakerKindOf } from '../../src/gateway/spinnaker/kind-names.js';
+import {
+  fullResourceName,
+  parseKind,
+  parseResourceName,
+  sameKind,
+  spinnakerKindMap,
+  spinnakerKindOf,
+} from '../../src/gateway/spinnaker/kind-names.js';
 
 describe('Spinnaker kind names', () => {
   test('registered kinds parse from any case, alias or built-in group to one spelling', () => {
@@ -22,7 +29,11 @@ describe('Spinnaker kind names', () => {
 
   test('custom resources keep their spelling and carry their group', () => {
     const parsed = parseKind('CronTab.stable.example.com');
-    assert.deepEqual(parsed, { spinnakerName: 'CronTab.stable.example.com', agentKind: 'CronTab.stable.example.com', customGroup: 'stable.example.com' });
+    assert.deepEqual(parsed, {
+      spinnakerName: 'CronTab.stable.example.com',
+      agentKind: 'CronTab.stable.example.com',
+      customGroup: 'stable.example.com',
+    });
     assert.equal(parseKind('Widget')?.agentKind, 'Widget');
     // A registered name in a custom group is not the registered kind.
     assert.equal(parseKind('deployment.example.com')?.registered, undefined);

@@ -6,7 +6,8 @@ const sel = (...selectors: unknown[]) => ({ selectors });
 
 describe("Clouddriver's labelSelectors", () => {
   test('no selector at all: absent, null, or an empty selectors list', () => {
-    for (const raw of [undefined, null, {}, { selectors: null }, { selectors: [] }]) assert.equal(parseLabelSelectors(raw), undefined, JSON.stringify(raw));
+    for (const raw of [undefined, null, {}, { selectors: null }, { selectors: [] }])
+      assert.equal(parseLabelSelectors(raw), undefined, JSON.stringify(raw));
   });
 
   test('every kind, written as a Kubernetes label selector; ANY adds no requirement', () => {
@@ -43,7 +44,11 @@ describe("Clouddriver's labelSelectors", () => {
       [{ kind: 'ANY' }, undefined, true],
     ];
     for (const [selector, labels, expected] of cases) {
-      assert.equal(matchesLabels(parseLabelSelectors(sel(selector))!, labels), expected, `${JSON.stringify(selector)} on ${JSON.stringify(labels)}`);
+      assert.equal(
+        matchesLabels(parseLabelSelectors(sel(selector))!, labels),
+        expected,
+        `${JSON.stringify(selector)} on ${JSON.stringify(labels)}`,
+      );
     }
     const both = parseLabelSelectors(sel({ kind: 'EQUALS', key: 'app', values: ['web'] }, { kind: 'EXISTS', key: 'canary' }))!;
     assert.equal(matchesLabels(both, { app: 'web' }), false, 'every requirement must hold');
@@ -62,6 +67,11 @@ describe("Clouddriver's labelSelectors", () => {
       [sel({ kind: 'EQUALS', key: 'a', values: [1] }), /values must be a list of strings/],
       [sel(null), /selectors\[0\]\.kind/],
     ];
-    for (const [raw, message] of bad) assert.throws(() => parseLabelSelectors(raw), (err) => err instanceof LabelSelectorError && message.test(err.message), JSON.stringify(raw));
+    for (const [raw, message] of bad)
+      assert.throws(
+        () => parseLabelSelectors(raw),
+        (err) => err instanceof LabelSelectorError && message.test(err.message),
+        JSON.stringify(raw),
+      );
   });
 });

@@ -55,7 +55,11 @@ describe('eventsFor: which events', () => {
 
   test('cluster-scoped objects: missing namespace on both sides', () => {
     const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'prod' } };
-    const events = [event('a', { kind: 'Namespace', name: 'prod' }), event('b', { kind: 'Namespace', name: 'prod', namespace: '' }), event('c', { kind: 'Namespace', name: 'prod', namespace: 'prod' })];
+    const events = [
+      event('a', { kind: 'Namespace', name: 'prod' }),
+      event('b', { kind: 'Namespace', name: 'prod', namespace: '' }),
+      event('c', { kind: 'Namespace', name: 'prod', namespace: 'prod' }),
+    ];
     assert.deepEqual(ids(eventsFor(ns, events)), ['a', 'b']);
   });
 
@@ -102,7 +106,12 @@ describe('eventsFor: order', () => {
 
   test('ties keep their input order', () => {
     const t = { lastTimestamp: '2024-01-01T00:00:00Z' };
-    const events = [event('x', about, t), event('y', about, t), event('early', about, { lastTimestamp: '2023-12-31T00:00:00Z' }), event('z', about, t)];
+    const events = [
+      event('x', about, t),
+      event('y', about, t),
+      event('early', about, { lastTimestamp: '2023-12-31T00:00:00Z' }),
+      event('z', about, t),
+    ];
     assert.deepEqual(ids(eventsFor(web, events)), ['early', 'x', 'y', 'z']);
     const nulls = [event('n1', about, { lastTimestamp: null }), event('n2', about, { lastTimestamp: null })];
     assert.deepEqual(ids(eventsFor(web, nulls)), ['n1', 'n2']);

@@ -68,8 +68,18 @@ const deployment = (spec: Obj, status: Obj | undefined, apiVersion = 'apps/v1', 
 });
 const deployReady = { observedGeneration: 2, replicas: 3, updatedReplicas: 3, availableReplicas: 3, readyReplicas: 3 };
 const pausedCondition = { type: 'Progressing', status: 'Unknown', reason: 'DeploymentPaused', message: 'Deployment is paused' };
-const unavailableCondition = { type: 'Available', status: 'False', reason: 'MinimumReplicasUnavailable', message: 'Deployment does not have minimum availability.' };
-const deadlineCondition = { type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: 'ReplicaSet "web-1" has timed out progressing.' };
+const unavailableCondition = {
+  type: 'Available',
+  status: 'False',
+  reason: 'MinimumReplicasUnavailable',
+  message: 'Deployment does not have minimum availability.',
+};
+const deadlineCondition = {
+  type: 'Progressing',
+  status: 'False',
+  reason: 'ProgressDeadlineExceeded',
+  message: 'ReplicaSet "web-1" has timed out progressing.',
+};
 
 describe('Deployment status', () => {
   run([
@@ -88,11 +98,7 @@ describe('Deployment status', () => {
     ['replicas > updated', deployment({}, { ...deployReady, replicas: 4 }), unstable('Waiting for old replicas to finish termination')],
     ['available < desired', deployment({}, { ...deployReady, availableReplicas: 2 }), unstable('Waiting for all replicas to be available')],
     ['ready < desired', deployment({}, { ...deployReady, readyReplicas: 2 }), unstable('Waiting for all replicas to be ready')],
-    [
-      'absent counts are 0',
-      deployment({}, { observedGeneration: 2 }),
-      unstable('Waiting for all replicas to be updated'),
-    ],
+    ['absent counts are 0', deployment({}, { observedGeneration: 2 }), unstable('Waiting for all replicas to be updated')],
     ['spec.replicas absent is 0 desired', deployment({ replicas: undefined }, { observedGeneration: 2 }), DEFAULT],
     [
       'paused alone stays stable',
@@ -109,11 +115,7 @@ describe('Deployment status', () => {
       deployment({}, { ...deployReady, conditions: [unavailableCondition] }),
       unavailable('Deployment does not have minimum availability.'),
     ],
-    [
-      'Available=True is fine',
-      deployment({}, { ...deployReady, conditions: [{ ...unavailableCondition, status: 'True' }] }),
-      DEFAULT,
-    ],
+    ['Available=True is fine', deployment({}, { ...deployReady, conditions: [{ ...unavailableCondition, status: 'True' }] }), DEFAULT],
     [
       'ProgressDeadlineExceeded: failed with a fixed message, stable untouched',
       deployment({}, { ...deployReady, conditions: [deadlineCondition] }),
@@ -170,7 +172,11 @@ describe('ReplicaSet status', () => {
   run([
     ['no status', replicaSet(undefined), NO_STATUS],
     ['all counts met', replicaSet(rsReady), DEFAULT],
-    ['fully-labeled short', replicaSet({ ...rsReady, fullyLabeledReplicas: 1 }), unavailable('Waiting for all replicas to be fully-labeled')],
+    [
+      'fully-labeled short',
+      replicaSet({ ...rsReady, fullyLabeledReplicas: 1 }),
+      unavailable('Waiting for all replicas to be fully-labeled'),
+    ],
     ['ready short', replicaSet({ ...rsReady, readyReplicas: 1 }), unavailable('Waiting for all replicas to be ready')],
     ['available short', replicaSet({ ...rsReady, availableReplicas: 1 }), unavailable('Waiting for all replicas to be available')],
     [
@@ -178,7 +184,11 @@ describe('ReplicaSet status', () => {
       replicaSet({ ...rsReady, observedGeneration: 0, readyReplicas: 0 }),
       unavailable('Waiting for all replicas to be ready'),
     ],
-    ['old generation last', replicaSet({ ...rsReady, observedGeneration: 0 }), unstable('Waiting for replicaset spec update to be observed')],
+    [
+      'old generation last',
+      replicaSet({ ...rsReady, observedGeneration: 0 }),
+      unstable('Waiting for replicaset spec update to be observed'),
+    ],
     [
       'other apiVersion fails clearly',
       replicaSet(rsReady, 'extensions/v1beta1'),
@@ -198,7 +208,14 @@ const statefulSet = (strategy: Obj | undefined, status: Obj | undefined, apiVers
   spec: { replicas: 3, ...(strategy === undefined ? {} : { updateStrategy: strategy }) },
   ...(status === undefined ? {} : { status }),
 });
-const ssReady = { observedGeneration: 5, replicas: 3, readyReplicas: 3, currentReplicas: 3, currentRevision: 'db-1', updateRevision: 'db-1' };
+const ssReady = {
+  observedGeneration: 5,
+  replicas: 3,
+  readyReplicas: 3,
+  currentReplicas: 3,
+  currentRevision: 'db-1',
+  updateRevision: 'db-1',
+};
 const rolling = { type: 'RollingUpdate' };
 
 describe('StatefulSet status', () => {
@@ -207,7 +224,11 @@ describe('StatefulSet status', () => {
     ['OnDelete is stable even when short', statefulSet({ type: 'OnDelete' }, { observedGeneration: 1 }), DEFAULT],
     ['no status', statefulSet(rolling, undefined), NO_STATUS],
     ['old generation', statefulSet(rolling, { ...ssReady, observedGeneration: 4 }), OLD_GEN],
-    ['replicas short', statefulSet(rolling, { ...ssReady, replicas: 2 }), unstable('Waiting for at least the desired replica count to be met')],
+    [
+      'replicas short',
+      statefulSet(rolling, { ...ssReady, replicas: 2 }),
+      unstable('Waiting for at least the desired replica count to be met'),
+    ],
     ['ready short', statefulSet(rolling, { ...ssReady, readyReplicas: 2 }), unstable('Waiting for all updated replicas to be ready')],
     [
       'partition: fewer updated than replicas − partition',
@@ -234,7 +255,11 @@ describe('StatefulSet status', () => {
       statefulSet({ type: 'RollingUpdate', rollingUpdate: { partition: 0 } }, { ...ssReady, currentReplicas: 1 }),
       unstable('Waiting for all updated replicas to be scheduled'),
     ],
-    ['current replicas short', statefulSet(rolling, { ...ssReady, currentReplicas: 2 }), unstable('Waiting for all updated replicas to be scheduled')],
+    [
+      'current replicas short',
+      statefulSet(rolling, { ...ssReady, currentReplicas: 2 }),
+      unstable('Waiting for all updated replicas to be scheduled'),
+    ],
     [
       'revisions differ',
       statefulSet(rolling, { ...ssReady, updateRevision: 'db-2' }),
@@ -275,13 +300,29 @@ describe('DaemonSet status', () => {
     ['no status', daemonSet(rolling, undefined), NO_STATUS],
     ['old generation', daemonSet(rolling, { ...dsReady, observedGeneration: 2 }), OLD_GEN],
     ['old generation even for OnDelete', daemonSet({ type: 'OnDelete' }, { ...dsReady, observedGeneration: 2 }), OLD_GEN],
-    ['non-RollingUpdate is stable once observed', daemonSet({ type: 'OnDelete' }, { observedGeneration: 3, desiredNumberScheduled: 4 }), DEFAULT],
-    ['scheduled short', daemonSet(rolling, { ...dsReady, currentNumberScheduled: 3 }), unstable('Waiting for all replicas to be scheduled')],
-    ['updated short', daemonSet(rolling, { ...dsReady, updatedNumberScheduled: 3 }), unstable('Waiting for all updated replicas to be scheduled')],
+    [
+      'non-RollingUpdate is stable once observed',
+      daemonSet({ type: 'OnDelete' }, { observedGeneration: 3, desiredNumberScheduled: 4 }),
+      DEFAULT,
+    ],
+    [
+      'scheduled short',
+      daemonSet(rolling, { ...dsReady, currentNumberScheduled: 3 }),
+      unstable('Waiting for all replicas to be scheduled'),
+    ],
+    [
+      'updated short',
+      daemonSet(rolling, { ...dsReady, updatedNumberScheduled: 3 }),
+      unstable('Waiting for all updated replicas to be scheduled'),
+    ],
     ['available short', daemonSet(rolling, { ...dsReady, numberAvailable: 3 }), unstable('Waiting for all replicas to be available')],
     ['ready short', daemonSet(rolling, { ...dsReady, numberReady: 3 }), unstable('Waiting for all replicas to be ready')],
     ['all met', daemonSet(rolling, dsReady), DEFAULT],
-    ['missing updateStrategy is RollingUpdate', daemonSet(undefined, { ...dsReady, numberReady: 0 }), unstable('Waiting for all replicas to be ready')],
+    [
+      'missing updateStrategy is RollingUpdate',
+      daemonSet(undefined, { ...dsReady, numberReady: 0 }),
+      unstable('Waiting for all replicas to be ready'),
+    ],
   ]);
 });
 
@@ -315,7 +356,12 @@ const job = (spec: Obj, status: Obj | undefined): Obj => ({
   spec,
   ...(status === undefined ? {} : { status }),
 });
-const failedCondition = { type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' };
+const failedCondition = {
+  type: 'Failed',
+  status: 'True',
+  reason: 'BackoffLimitExceeded',
+  message: 'Job has reached the specified backoff limit',
+};
 
 describe('Job status', () => {
   run([
@@ -324,9 +370,21 @@ describe('Job status', () => {
     ['done (completions default 1)', job({}, { succeeded: 1 }), DEFAULT],
     ['completions counted', job({ completions: 3 }, { succeeded: 2 }), unstable('Waiting for jobs to finish')],
     ['all completions', job({ completions: 3 }, { succeeded: 3 }), DEFAULT],
-    ['Failed=True condition: failed with its message, stable kept', job({}, { failed: 7, conditions: [failedCondition] }), { failed: [true, 'Job has reached the specified backoff limit'] }],
-    ['Failed condition compares case-insensitively', job({}, { conditions: [{ type: 'failed', status: 'true' }] }), { failed: [true, null] }],
-    ['Failed=False is still waiting', job({}, { conditions: [{ ...failedCondition, status: 'False' }] }), unstable('Waiting for jobs to finish')],
+    [
+      'Failed=True condition: failed with its message, stable kept',
+      job({}, { failed: 7, conditions: [failedCondition] }),
+      { failed: [true, 'Job has reached the specified backoff limit'] },
+    ],
+    [
+      'Failed condition compares case-insensitively',
+      job({}, { conditions: [{ type: 'failed', status: 'true' }] }),
+      { failed: [true, null] },
+    ],
+    [
+      'Failed=False is still waiting',
+      job({}, { conditions: [{ ...failedCondition, status: 'False' }] }),
+      unstable('Waiting for jobs to finish'),
+    ],
     ['succeeded wins over a Failed condition', job({}, { succeeded: 1, conditions: [failedCondition] }), DEFAULT],
   ]);
 });
@@ -334,13 +392,26 @@ describe('Job status', () => {
 // ---------------------------------------------------------------- CronJob, HPA
 describe('CronJob and HorizontalPodAutoscaler status', () => {
   const cron = { apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'nightly' } };
-  const hpa = (status?: Obj): Obj => ({ apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'web' }, ...(status ? { status } : {}) });
+  const hpa = (status?: Obj): Obj => ({
+    apiVersion: 'autoscaling/v2',
+    kind: 'HorizontalPodAutoscaler',
+    metadata: { name: 'web' },
+    ...(status ? { status } : {}),
+  });
   run([
     ['CronJob without status', cron, NO_STATUS],
     ['CronJob with empty status', { ...cron, status: {} }, DEFAULT],
     ['HPA without status', hpa(), NO_STATUS],
-    ['HPA scaling up', hpa({ currentReplicas: 2, desiredReplicas: 5 }), unstable('Waiting for HPA to complete a scale up, current: 2 desired: 5')],
-    ['HPA scaling down', hpa({ currentReplicas: 5, desiredReplicas: 2 }), unstable('Waiting for HPA to complete a scale down, current: 5 desired: 2')],
+    [
+      'HPA scaling up',
+      hpa({ currentReplicas: 2, desiredReplicas: 5 }),
+      unstable('Waiting for HPA to complete a scale up, current: 2 desired: 5'),
+    ],
+    [
+      'HPA scaling down',
+      hpa({ currentReplicas: 5, desiredReplicas: 2 }),
+      unstable('Waiting for HPA to complete a scale down, current: 5 desired: 2'),
+    ],
     ['HPA settled', hpa({ currentReplicas: 3, desiredReplicas: 3 }), DEFAULT],
   ]);
 });
@@ -355,10 +426,19 @@ describe('kinds without rules are always stable', () => {
     ['Namespace terminating', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'x' }, status: { phase: 'Terminating' } }, DEFAULT],
     ['Ingress', { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'i' } }, DEFAULT],
     ['ClusterRole', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'r' } }, DEFAULT],
-    ['PersistentVolumeClaim pending', { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'p' }, status: { phase: 'Pending' } }, DEFAULT],
+    [
+      'PersistentVolumeClaim pending',
+      { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'p' }, status: { phase: 'Pending' } },
+      DEFAULT,
+    ],
     [
       'custom resource with a failing status',
-      { apiVersion: 'stable.example.com/v1', kind: 'CronTab', metadata: { name: 't' }, status: { phase: 'Failed', conditions: [{ type: 'Ready', status: 'False' }] } },
+      {
+        apiVersion: 'stable.example.com/v1',
+        kind: 'CronTab',
+        metadata: { name: 't' },
+        status: { phase: 'Failed', conditions: [{ type: 'Ready', status: 'False' }] },
+      },
       DEFAULT,
     ],
     ['a Pod kind in a custom group', { apiVersion: 'example.com/v1', kind: 'Pod', metadata: { name: 'p' } }, DEFAULT],
@@ -381,9 +461,19 @@ describe('healthOf', () => {
     ['unstable without a message', expected({ stable: [false, null] }), 'Progressing', 'Not yet stable'],
     ['no status reported', expected(NO_STATUS), 'Unknown', 'No status reported yet'],
     ['no status at all', undefined, 'Unknown', 'No status'],
-    ['paused', expected({ paused: [true, 'Deployment is paused'], stable: [false, 'Waiting for all replicas to be updated'] }), 'Paused', 'Deployment is paused'],
+    [
+      'paused',
+      expected({ paused: [true, 'Deployment is paused'], stable: [false, 'Waiting for all replicas to be updated'] }),
+      'Paused',
+      'Deployment is paused',
+    ],
     ['paused without a message', expected({ paused: [true, null] }), 'Paused', 'Paused'],
-    ['failed beats paused', expected({ paused: [true, 'p'], failed: [true, 'Deployment exceeded its progress deadline'] }), 'Degraded', 'Deployment exceeded its progress deadline'],
+    [
+      'failed beats paused',
+      expected({ paused: [true, 'p'], failed: [true, 'Deployment exceeded its progress deadline'] }),
+      'Degraded',
+      'Deployment exceeded its progress deadline',
+    ],
     ['failed without a message', expected({ failed: [true, null] }), 'Degraded', 'Failed'],
   ];
   for (const [name, status, health, reason] of cases) {

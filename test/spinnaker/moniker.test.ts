@@ -86,32 +86,54 @@ describe('monikerOf', () => {
     assert.equal(monikerOf(object('ReplicaSet', 'web-v002', { 'deployment.kubernetes.io/revision': '4' })).sequence, 4);
     assert.equal(monikerOf(object('ReplicaSet', 'web-v002')).sequence, 2);
     assert.equal(
-      monikerOf(object('ReplicaSet', 'web-v002', { 'deployment.kubernetes.io/revision': '4', 'moniker.spinnaker.io/sequence': '1' })).sequence,
+      monikerOf(object('ReplicaSet', 'web-v002', { 'deployment.kubernetes.io/revision': '4', 'moniker.spinnaker.io/sequence': '1' }))
+        .sequence,
       1,
     );
-    assert.equal(monikerOf(object('ReplicaSet', 'web-v002', { 'deployment.kubernetes.io/revision': '4' }, 'extensions/v1beta1')).sequence, 4);
+    assert.equal(
+      monikerOf(object('ReplicaSet', 'web-v002', { 'deployment.kubernetes.io/revision': '4' }, 'extensions/v1beta1')).sequence,
+      4,
+    );
   });
 
   test('other kinds ignore the revision annotation', () => {
     assert.equal(monikerOf(object('Deployment', 'web', { 'deployment.kubernetes.io/revision': '4' })).sequence, undefined);
-    assert.equal(monikerOf(object('ReplicaSet', 'web', { 'deployment.kubernetes.io/revision': '4' }, 'example.com/v1')).sequence, undefined);
+    assert.equal(
+      monikerOf(object('ReplicaSet', 'web', { 'deployment.kubernetes.io/revision': '4' }, 'example.com/v1')).sequence,
+      undefined,
+    );
   });
 
   test('system: names', () => {
-    assert.deepEqual(monikerOf(object('ClusterRole', 'system:coredns', undefined, 'rbac.authorization.k8s.io/v1')), { app: 'system', cluster: 'system:coredns' });
+    assert.deepEqual(monikerOf(object('ClusterRole', 'system:coredns', undefined, 'rbac.authorization.k8s.io/v1')), {
+      app: 'system',
+      cluster: 'system:coredns',
+    });
     assert.deepEqual(monikerOf(object('ClusterRole', 'system:coredns-v003', undefined, 'rbac.authorization.k8s.io/v1')), {
       app: 'system',
       cluster: 'system:coredns',
       sequence: 3,
     });
-    assert.deepEqual(monikerOf(object('ClusterRole', 'system:certificates.k8s.io:certificatesigningrequests:nodeclient', undefined, 'rbac.authorization.k8s.io/v1')), {
-      app: 'system',
-      cluster: 'system:certificates.k8s.io:certificatesigningrequests:nodeclient',
-    });
+    assert.deepEqual(
+      monikerOf(
+        object(
+          'ClusterRole',
+          'system:certificates.k8s.io:certificatesigningrequests:nodeclient',
+          undefined,
+          'rbac.authorization.k8s.io/v1',
+        ),
+      ),
+      {
+        app: 'system',
+        cluster: 'system:certificates.k8s.io:certificatesigningrequests:nodeclient',
+      },
+    );
   });
 
   test('annotation values written as JSON strings are unquoted', () => {
-    const moniker = monikerOf(object('Deployment', 'x', { 'moniker.spinnaker.io/application': '"web"', 'moniker.spinnaker.io/sequence': '"5"' }));
+    const moniker = monikerOf(
+      object('Deployment', 'x', { 'moniker.spinnaker.io/application': '"web"', 'moniker.spinnaker.io/sequence': '"5"' }),
+    );
     assert.deepEqual(moniker, { app: 'web', cluster: 'x', sequence: 5 });
   });
 

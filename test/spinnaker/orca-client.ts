@@ -36,7 +36,11 @@ export interface OrcaClient {
   /** GET a manifest (`includeEvents=false` unless asked). */
   manifest(account: string, location: string, name: string, includeEvents?: boolean): Promise<{ status: number; body: Obj }>;
   /** WaitForManifestStableTask for every name in `namesByNamespace`. */
-  waitStable(account: string, namesByNamespace: Record<string, string[]>, timeoutMs?: number): Promise<{ status: 'SUCCEEDED' | 'TERMINAL'; messages: string[] }>;
+  waitStable(
+    account: string,
+    namesByNamespace: Record<string, string[]>,
+    timeoutMs?: number,
+  ): Promise<{ status: 'SUCCEEDED' | 'TERMINAL'; messages: string[] }>;
   get(path: string): Promise<{ status: number; body: Obj }>;
 }
 
@@ -60,7 +64,8 @@ export function createOrcaClient(baseUrl: string, headers: Record<string, string
   const client: OrcaClient = {
     baseUrl,
     headers,
-    post: (ops, clientRequestId, path = '/kubernetes/ops') => request('POST', `${path}${clientRequestId ? `?clientRequestId=${encodeURIComponent(clientRequestId)}` : ''}`, ops),
+    post: (ops, clientRequestId, path = '/kubernetes/ops') =>
+      request('POST', `${path}${clientRequestId ? `?clientRequestId=${encodeURIComponent(clientRequestId)}` : ''}`, ops),
     async submit(ops, clientRequestId) {
       for (let attempt = 1; ; attempt++) {
         const res = await client.post(ops, clientRequestId);
@@ -70,7 +75,8 @@ export function createOrcaClient(baseUrl: string, headers: Record<string, string
           return res.body.id as string;
         }
         // KatoService retries retryable errors (not 400/404) three times.
-        if (res.status === 400 || res.status === 404 || attempt >= 3) assert.fail(`submission failed: ${res.status} ${JSON.stringify(res.body)}`);
+        if (res.status === 400 || res.status === 404 || attempt >= 3)
+          assert.fail(`submission failed: ${res.status} ${JSON.stringify(res.body)}`);
         await sleep(pollMs);
       }
     },
@@ -102,7 +108,10 @@ export function createOrcaClient(baseUrl: string, headers: Record<string, string
       return client.monitor(await client.submit([{ [op]: description }], clientRequestId), resultExpected);
     },
     manifest: (account, location, name, includeEvents = false) =>
-      request('GET', `/manifests/${encodeURIComponent(account)}/${encodeURIComponent(location || '_')}/${encodeURIComponent(name)}?includeEvents=${includeEvents}`),
+      request(
+        'GET',
+        `/manifests/${encodeURIComponent(account)}/${encodeURIComponent(location || '_')}/${encodeURIComponent(name)}?includeEvents=${includeEvents}`,
+      ),
     async waitStable(account, namesByNamespace, timeoutMs = 120_000) {
       const settled = new Map<string, string | null>();
       const messages: string[] = [];

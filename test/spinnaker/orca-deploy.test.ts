@@ -18,7 +18,11 @@ const deployment = (name: string, image: string, extra: Obj = {}) => ({
   apiVersion: 'apps/v1',
   kind: 'Deployment',
   metadata: { name, namespace: 'demo' },
-  spec: { replicas: 2, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'main', image }], ...extra } } },
+  spec: {
+    replicas: 2,
+    selector: { matchLabels: { app: name } },
+    template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'main', image }], ...extra } },
+  },
 });
 
 /** What Orca's DeployManifestTask sends: the stage context plus source and enableTraffic. */
@@ -42,7 +46,8 @@ for (const driver of ['pglite'] as const) {
   describe(`Deploy (Manifest) through the Clouddriver API (${driver})`, { concurrency: false }, () => {
     let system: TestSystem;
     let orca: OrcaClient;
-    const get = (apiVersion: string, kind: string, name: string) => system.sandbox.store.get(apiVersion, kind, 'demo', name) as Obj | undefined;
+    const get = (apiVersion: string, kind: string, name: string) =>
+      system.sandbox.store.get(apiVersion, kind, 'demo', name) as Obj | undefined;
 
     /** Deploy → monitor → promote → wait for stable → cleanup, as the stage's task graph runs. */
     const deployAndWait = async (manifests: Obj[], extra: Obj = {}) => {
@@ -52,7 +57,11 @@ for (const driver of ['pglite'] as const) {
       assert.ok(outputs.manifestNamesByNamespace, 'the first result object carries the outputs');
       const stable = await orca.waitStable('sandbox', outputs.manifestNamesByNamespace!);
       assert.equal(stable.status, 'SUCCEEDED', stable.messages.join('; '));
-      const cleanup = await orca.run('cleanupArtifacts', { manifests: outputs.manifests, account: 'sandbox', cloudProvider: 'kubernetes' }, false);
+      const cleanup = await orca.run(
+        'cleanupArtifacts',
+        { manifests: outputs.manifests, account: 'sandbox', cloudProvider: 'kubernetes' },
+        false,
+      );
       assert.equal(cleanup.status, 'SUCCEEDED', JSON.stringify(cleanup.task));
       return { outcome, cleanup };
     };
@@ -71,7 +80,17 @@ for (const driver of ['pglite'] as const) {
       const { outcome, cleanup } = await deployAndWait([deployment('orca-web', 'nginx:1.25')]);
       const result = outcome.outputs;
       assert.deepEqual(result.manifestNamesByNamespace, { demo: ['deployment orca-web'] });
-      assert.deepEqual(result.createdArtifacts, [{ type: 'kubernetes/deployment', name: 'orca-web', location: 'demo', version: '', reference: 'orca-web', customKind: false, metadata: { account: 'sandbox' } }]);
+      assert.deepEqual(result.createdArtifacts, [
+        {
+          type: 'kubernetes/deployment',
+          name: 'orca-web',
+          location: 'demo',
+          version: '',
+          reference: 'orca-web',
+          customKind: false,
+          metadata: { account: 'sandbox' },
+        },
+      ]);
       assert.equal(result.manifests?.[0]?.metadata.name, 'orca-web');
       const live = get('apps/v1', 'Deployment', 'orca-web')!;
       const a = live.metadata.annotations;
@@ -83,7 +102,9 @@ for (const driver of ['pglite'] as const) {
       assert.equal(live.metadata.labels['app.kubernetes.io/managed-by'], 'spinnaker');
       assert.equal(live.metadata.labels['app.kubernetes.io/name'], 'orca');
       assert.equal(live.spec.template.metadata.annotations['moniker.spinnaker.io/application'], 'orca');
-      assert.deepEqual(cleanup.task.resultObjects, [{ manifestNamesByNamespace: {}, manifests: null, createdArtifacts: [], boundArtifacts: [] }]);
+      assert.deepEqual(cleanup.task.resultObjects, [
+        { manifestNamesByNamespace: {}, manifests: null, createdArtifacts: [], boundArtifacts: [] },
+      ]);
     });
 
     test('Find Artifacts From Resource and the manifest read: kind spellings, status, artifacts, warnings, 404s', async () => {
@@ -95,7 +116,10 @@ for (const driver of ['pglite'] as const) {
         assert.equal(res.body.account, 'sandbox');
         assert.deepEqual(res.body.warnings, []);
         assert.deepEqual(res.body.moniker, { app: 'orca', cluster: 'deployment orca-web' });
-        assert.deepEqual(res.body.artifacts.find((x: Obj) => x.type === 'docker/image'), { type: 'docker/image', name: 'nginx', reference: 'nginx:1.25' });
+        assert.deepEqual(
+          res.body.artifacts.find((x: Obj) => x.type === 'docker/image'),
+          { type: 'docker/image', name: 'nginx', reference: 'nginx:1.25' },
+        );
         assert.equal(typeof res.body.status.stable.state, 'boolean');
         assert.equal(res.body.manifest.kind, 'Deployment');
       }
@@ -116,12 +140,20 @@ for (const driver of ['pglite'] as const) {
     });
 
     test('a versioned ConfigMap bound into a Deployment: v000, reused when identical, v001 when changed, old versions cleaned up', async () => {
-      const cm = (data: Obj) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'orca-cfg', namespace: 'demo', annotations: { 'strategy.spinnaker.io/max-version-history': '1' } }, data });
+      const cm = (data: Obj) => ({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'orca-cfg', namespace: 'demo', annotations: { 'strategy.spinnaker.io/max-version-history': '1' } },
+        data,
+      });
       const dep = deployment('orca-app', 'nginx:1', { volumes: [{ name: 'cfg', configMap: { name: 'orca-cfg' } }] });
       let { outcome } = await deployAndWait([dep, cm({ a: '1' })]);
       assert.deepEqual(outcome.outputs.manifestNamesByNamespace?.demo?.sort(), ['configMap orca-cfg-v000', 'deployment orca-app']);
       assert.equal(get('apps/v1', 'Deployment', 'orca-app')!.spec.template.spec.volumes[0].configMap.name, 'orca-cfg-v000');
-      assert.ok(outcome.outputs.boundArtifacts?.some((b) => b.type === 'kubernetes/configMap' && b.reference === 'orca-cfg-v000'), JSON.stringify(outcome.outputs.boundArtifacts));
+      assert.ok(
+        outcome.outputs.boundArtifacts?.some((b) => b.type === 'kubernetes/configMap' && b.reference === 'orca-cfg-v000'),
+        JSON.stringify(outcome.outputs.boundArtifacts),
+      );
       assert.equal(get('v1', 'ConfigMap', 'orca-cfg-v000')!.metadata.labels['moniker.spinnaker.io/sequence'], '0');
 
       ({ outcome } = await deployAndWait([dep, cm({ a: '1' })]));
@@ -131,20 +163,38 @@ for (const driver of ['pglite'] as const) {
       const { cleanup } = await deployAndWait([dep, cm({ a: '2' })]);
       assert.ok(get('v1', 'ConfigMap', 'orca-cfg-v001'));
       assert.equal(get('apps/v1', 'Deployment', 'orca-app')!.spec.template.spec.volumes[0].configMap.name, 'orca-cfg-v001');
-      assert.deepEqual(cleanup.task.resultObjects[0].manifestNamesByNamespace, { demo: ['configMap orca-cfg-v000'] }, 'max-version-history 1 keeps only the newest');
+      assert.deepEqual(
+        cleanup.task.resultObjects[0].manifestNamesByNamespace,
+        { demo: ['configMap orca-cfg-v000'] },
+        'max-version-history 1 keeps only the newest',
+      );
       assert.equal(get('v1', 'ConfigMap', 'orca-cfg-v000'), undefined);
     });
 
     test('red/black with a Service: traffic attached at deploy, the previous version disabled, versions found by the dynamic lookup; highlander disables and deletes every older version', async () => {
-      const svc = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'orca-rb', namespace: 'demo' }, spec: { selector: { lb: 'orca-rb' }, ports: [{ port: 80 }] } };
+      const svc = {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'orca-rb', namespace: 'demo' },
+        spec: { selector: { lb: 'orca-rb' }, ports: [{ port: 80 }] },
+      };
       await deployAndWait([svc]);
       const rs = (image: string) => ({
         apiVersion: 'apps/v1',
         kind: 'ReplicaSet',
         metadata: { name: 'orca-rb', namespace: 'demo' },
-        spec: { replicas: 1, selector: { matchLabels: { app: 'orca-rb' } }, template: { metadata: { labels: { app: 'orca-rb' } }, spec: { containers: [{ name: 'main', image }] } } },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: 'orca-rb' } },
+          template: { metadata: { labels: { app: 'orca-rb' } }, spec: { containers: [{ name: 'main', image }] } },
+        },
       });
-      const traffic = { services: ['service orca-rb'], strategy: 'RED_BLACK', enableTraffic: true, trafficManagement: { enabled: true, options: { enableTraffic: true, services: ['service orca-rb'], strategy: 'redblack' } } };
+      const traffic = {
+        services: ['service orca-rb'],
+        strategy: 'RED_BLACK',
+        enableTraffic: true,
+        trafficManagement: { enabled: true, options: { enableTraffic: true, services: ['service orca-rb'], strategy: 'redblack' } },
+      };
       let { outcome } = await deployAndWait([rs('nginx:1')], traffic);
       assert.deepEqual(outcome.outputs.manifestNamesByNamespace, { demo: ['replicaSet orca-rb-v000'] });
       const v0 = get('apps/v1', 'ReplicaSet', 'orca-rb-v000')!;
@@ -166,20 +216,34 @@ for (const driver of ['pglite'] as const) {
         { kind: 'replicaSet', namespace: 'demo', name: 'orca-rb-v000' },
         { kind: 'replicaSet', namespace: 'demo', name: 'orca-rb-v001' },
       ]);
-      const newest = await orca.get(`/manifests/sandbox/demo/replicaSet/cluster/orca/${encodeURIComponent('replicaSet orca-rb')}/dynamic/newest`);
+      const newest = await orca.get(
+        `/manifests/sandbox/demo/replicaSet/cluster/orca/${encodeURIComponent('replicaSet orca-rb')}/dynamic/newest`,
+      );
       assert.deepEqual(newest.body, { kind: 'replicaSet', namespace: 'demo', name: 'orca-rb-v001' });
-      const secondNewest = await orca.get(`/manifests/sandbox/demo/replicaSet/cluster/orca/${encodeURIComponent('replicaSet orca-rb')}/dynamic/second_newest`);
+      const secondNewest = await orca.get(
+        `/manifests/sandbox/demo/replicaSet/cluster/orca/${encodeURIComponent('replicaSet orca-rb')}/dynamic/second_newest`,
+      );
       assert.equal(secondNewest.body.name, 'orca-rb-v000');
-      const disable = await orca.run('disableManifest', { account: 'sandbox', manifestName: `replicaSet ${secondNewest.body.name}`, location: 'demo' }, false);
+      const disable = await orca.run(
+        'disableManifest',
+        { account: 'sandbox', manifestName: `replicaSet ${secondNewest.body.name}`, location: 'demo' },
+        false,
+      );
       assert.equal(disable.status, 'SUCCEEDED', JSON.stringify(disable.task));
       assert.equal(get('apps/v1', 'ReplicaSet', 'orca-rb-v000')!.spec.template.metadata.labels.lb, undefined);
       assert.equal(get('apps/v1', 'ReplicaSet', 'orca-rb-v001')!.spec.template.metadata.labels.lb, 'orca-rb');
-      const none = await orca.get(`/manifests/sandbox/demo/replicaSet/cluster/orca/${encodeURIComponent('replicaSet nothing')}/dynamic/oldest`);
+      const none = await orca.get(
+        `/manifests/sandbox/demo/replicaSet/cluster/orca/${encodeURIComponent('replicaSet nothing')}/dynamic/oldest`,
+      );
       assert.equal(none.status, 404);
 
       // Highlander: Orca's afterStages disable, then delete, every other version of the cluster it reads
       // (OldManifestActionAppender: the cluster list without the manifest just deployed).
-      const highlander = { ...traffic, strategy: 'HIGHLANDER', trafficManagement: { enabled: true, options: { enableTraffic: true, services: ['service orca-rb'], strategy: 'highlander' } } };
+      const highlander = {
+        ...traffic,
+        strategy: 'HIGHLANDER',
+        trafficManagement: { enabled: true, options: { enableTraffic: true, services: ['service orca-rb'], strategy: 'highlander' } },
+      };
       ({ outcome } = await deployAndWait([rs('nginx:3')], highlander));
       const deployed = outcome.outputs.manifestNamesByNamespace!.demo![0]!;
       assert.equal(deployed, 'replicaSet orca-rb-v002');
@@ -192,7 +256,11 @@ for (const driver of ['pglite'] as const) {
       }
       for (const stage of ['disableManifest', 'deleteManifest'] as const) {
         for (const name of old) {
-          const ran = await orca.run(stage, { account: 'sandbox', app: 'orca', cloudProvider: 'kubernetes', manifestName: name, location: 'demo' }, stage === 'deleteManifest');
+          const ran = await orca.run(
+            stage,
+            { account: 'sandbox', app: 'orca', cloudProvider: 'kubernetes', manifestName: name, location: 'demo' },
+            stage === 'deleteManifest',
+          );
           assert.equal(ran.status, 'SUCCEEDED', `${stage} ${name}: ${JSON.stringify(ran.task)}`);
         }
       }
@@ -201,11 +269,19 @@ for (const driver of ['pglite'] as const) {
           assert.ok(Date.now() < deadline, `${gone} deleted`);
         }
       }
-      assert.equal(get('apps/v1', 'ReplicaSet', 'orca-rb-v002')!.spec.template.metadata.labels.lb, 'orca-rb', 'the survivor keeps its traffic');
+      assert.equal(
+        get('apps/v1', 'ReplicaSet', 'orca-rb-v002')!.spec.template.metadata.labels.lb,
+        'orca-rb',
+        'the survivor keeps its traffic',
+      );
     });
 
     test('scale then wait for stable sees the new replica count, never the object before the write', async () => {
-      const scale = await orca.run('scaleManifest', { account: 'sandbox', manifestName: 'deployment orca-web', location: 'demo', replicas: 4 }, false);
+      const scale = await orca.run(
+        'scaleManifest',
+        { account: 'sandbox', manifestName: 'deployment orca-web', location: 'demo', replicas: 4 },
+        false,
+      );
       assert.equal(scale.status, 'SUCCEEDED');
       // Orca polls straight after the task: the read goes through the agent, so it already has the new spec.
       const first = await orca.manifest('sandbox', 'demo', 'deployment orca-web');
@@ -232,7 +308,10 @@ for (const driver of ['pglite'] as const) {
 
       await deployAndWait([cm('orca-ssa', { 'strategy.spinnaker.io/server-side-apply': 'true' }, { a: '1' })]);
       const ssa = get('v1', 'ConfigMap', 'orca-ssa')!;
-      assert.ok((ssa.metadata.managedFields ?? []).some((f: Obj) => f.operation === 'Apply'), JSON.stringify(ssa.metadata.managedFields));
+      assert.ok(
+        (ssa.metadata.managedFields ?? []).some((f: Obj) => f.operation === 'Apply'),
+        JSON.stringify(ssa.metadata.managedFields),
+      );
 
       await deployAndWait([cm('orca-recreate', { 'strategy.spinnaker.io/recreate': 'true' }, { a: '1' })]);
       const uid = get('v1', 'ConfigMap', 'orca-recreate')!.metadata.uid;
@@ -280,13 +359,24 @@ for (const driver of ['pglite'] as const) {
     });
 
     test('label selectors: only the selected manifests are applied and reported; nothing selected fails unless allowNothingSelected; malformed is a 400', async () => {
-      const cm = (name: string, labels: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'demo', labels, annotations: { 'strategy.spinnaker.io/versioned': 'false' } }, data: { a: '1' } });
+      const cm = (name: string, labels: Record<string, string>) => ({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name, namespace: 'demo', labels, annotations: { 'strategy.spinnaker.io/versioned': 'false' } },
+        data: { a: '1' },
+      });
       const canary = { labelSelectors: { selectors: [{ kind: 'EQUALS', key: 'track', values: ['canary'] }] } };
-      const outcome = await orca.run('deployManifest', deployStage([cm('orca-sel-canary', { track: 'canary' }), cm('orca-sel-stable', { track: 'stable' })], canary), true);
+      const outcome = await orca.run(
+        'deployManifest',
+        deployStage([cm('orca-sel-canary', { track: 'canary' }), cm('orca-sel-stable', { track: 'stable' })], canary),
+        true,
+      );
       assert.equal(outcome.status, 'SUCCEEDED', JSON.stringify(outcome.task));
       assert.deepEqual(outcome.outputs.manifestNamesByNamespace, { demo: ['configMap orca-sel-canary'] });
       assert.equal(outcome.task.resultObjects[0].createdArtifacts.length, 2, 'as Clouddriver, every planned manifest has its artifact');
-      assert.ok(outcome.task.history.some((h: Obj) => /Skipping configMap orca-sel-stable in demo: its labels are not selected/.test(h.status)));
+      assert.ok(
+        outcome.task.history.some((h: Obj) => /Skipping configMap orca-sel-stable in demo: its labels are not selected/.test(h.status)),
+      );
       assert.ok(get('v1', 'ConfigMap', 'orca-sel-canary'));
       assert.equal(get('v1', 'ConfigMap', 'orca-sel-stable'), undefined, 'not selected, not applied');
 
@@ -294,12 +384,18 @@ for (const driver of ['pglite'] as const) {
       const nothing = await orca.run('deployManifest', deployStage([cm('orca-sel-other', { track: 'x' })], none), true);
       assert.equal(nothing.status, 'TERMINAL');
       assert.equal(nothing.exception!.message, 'nothing deployed to account sandbox with label selector(s) track=none');
-      const allowed = await orca.run('deployManifest', deployStage([cm('orca-sel-other', { track: 'x' })], { ...none, allowNothingSelected: true }), true);
+      const allowed = await orca.run(
+        'deployManifest',
+        deployStage([cm('orca-sel-other', { track: 'x' })], { ...none, allowNothingSelected: true }),
+        true,
+      );
       assert.equal(allowed.status, 'SUCCEEDED', JSON.stringify(allowed.task));
       assert.deepEqual(allowed.task.resultObjects[0].manifests, []);
       assert.equal(get('v1', 'ConfigMap', 'orca-sel-other'), undefined);
 
-      const malformed = await orca.post([{ deployManifest: deployStage([cm('orca-sel-bad', {})], { labelSelectors: { selectors: [{ kind: 'SOMETIMES', key: 'a' }] } }) }]);
+      const malformed = await orca.post([
+        { deployManifest: deployStage([cm('orca-sel-bad', {})], { labelSelectors: { selectors: [{ kind: 'SOMETIMES', key: 'a' }] } }) },
+      ]);
       assert.equal(malformed.status, 400);
       assert.match(malformed.body.message, /labelSelectors\.selectors\[0\]\.kind must be one of/);
     });
@@ -310,7 +406,13 @@ for (const driver of ['pglite'] as const) {
       assert.match(empty.body.message, /No manifests/);
       const missing = await orca.post([{ deployManifest: { ...deployStage([deployment('x', 'nginx:1')]), manifests: undefined } }]);
       assert.equal(missing.status, 400);
-      const unbound = await orca.run('deployManifest', deployStage([deployment('orca-unbound', 'nginx:1')], { requiredArtifacts: [{ type: 'docker/image', name: 'redis', reference: 'redis:7' }] }), true);
+      const unbound = await orca.run(
+        'deployManifest',
+        deployStage([deployment('orca-unbound', 'nginx:1')], {
+          requiredArtifacts: [{ type: 'docker/image', name: 'redis', reference: 'redis:7' }],
+        }),
+        true,
+      );
       assert.equal(unbound.status, 'TERMINAL');
       assert.match(unbound.exception!.message, /required artifacts could not be bound/);
       assert.equal(get('apps/v1', 'Deployment', 'orca-unbound'), undefined, 'nothing was applied');

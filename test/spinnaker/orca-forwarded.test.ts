@@ -25,7 +25,10 @@ const AGENT_TOKEN = 'agent-token-0123456789abcdef';
 const ORCA_TOKEN = 'orca-token-0123456789abcdef';
 const READER_TOKEN = 'reader-token-0123456789abcdef';
 
-describe('Spinnaker through a forwarding replica (postgres)', { skip: pg ? false : 'needs OUTPOST_TEST_POSTGRES', concurrency: false }, () => {
+describe('Spinnaker through a forwarding replica (postgres)', {
+  skip: pg ? false : 'needs OUTPOST_TEST_POSTGRES',
+  concurrency: false,
+}, () => {
   let dir: string;
   let sandbox: Sandbox;
   let a: TestGateway;
@@ -51,7 +54,8 @@ describe('Spinnaker through a forwarding replica (postgres)', { skip: pg ? false
     },
     cluster: { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 2, leaseSeconds: 30 },
   });
-  const orcaOn = (gw: RunningGateway, token = ORCA_TOKEN) => createOrcaClient(gw.httpUrl, { authorization: `Bearer ${token}`, 'X-SPINNAKER-USER': 'bob' });
+  const orcaOn = (gw: RunningGateway, token = ORCA_TOKEN) =>
+    createOrcaClient(gw.httpUrl, { authorization: `Bearer ${token}`, 'X-SPINNAKER-USER': 'bob' });
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'outpost-spin-fwd-'));
@@ -59,9 +63,15 @@ describe('Spinnaker through a forwarding replica (postgres)', { skip: pg ? false
     sandbox = await startSandbox({ seed: 'demo', logger: createSilentLogger() });
     await sandbox.writeKubeconfig(join(dir, 'kubeconfig'));
     a = await startTestGateway('postgres', { id: 'gw-a', ...secure() });
-    b = await startGateway(loadGatewayConfig({ env: {}, overrides: { host: '127.0.0.1', httpPort: 0, grpcPort: 0, database: a.testDb.url, id: 'gw-b', ...secure() } }), {
-      logger: createSilentLogger(),
-    });
+    b = await startGateway(
+      loadGatewayConfig({
+        env: {},
+        overrides: { host: '127.0.0.1', httpPort: 0, grpcPort: 0, database: a.testDb.url, id: 'gw-b', ...secure() },
+      }),
+      {
+        logger: createSilentLogger(),
+      },
+    );
     for (;;) {
       const res = await fetch(`${b.httpUrl}/armory/clouddrivers`, { headers: { authorization: `Bearer ${READER_TOKEN}` } });
       if (((await res.json()) as unknown[]).length === 2) break;
@@ -104,9 +114,17 @@ describe('Spinnaker through a forwarding replica (postgres)', { skip: pg ? false
       apiVersion: 'apps/v1',
       kind: 'Deployment',
       metadata: { name: 'fwd-web', namespace: 'demo' },
-      spec: { replicas: 1, selector: { matchLabels: { app: 'fwd-web' } }, template: { metadata: { labels: { app: 'fwd-web' } }, spec: { containers: [{ name: 'main', image: 'nginx:1' }] } } },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: 'fwd-web' } },
+        template: { metadata: { labels: { app: 'fwd-web' } }, spec: { containers: [{ name: 'main', image: 'nginx:1' }] } },
+      },
     };
-    const ops = [{ deployManifest: { account: 'remote', cloudProvider: 'kubernetes', source: 'text', manifests: [manifest], moniker: { app: 'fwd' } } }];
+    const ops = [
+      {
+        deployManifest: { account: 'remote', cloudProvider: 'kubernetes', source: 'text', manifests: [manifest], moniker: { app: 'fwd' } },
+      },
+    ];
     const id = await orcaB.submit(ops, 'fwd-request-1');
     assert.equal(await orcaB.submit(ops, 'fwd-request-1'), id, 'the retried submission returns the same task');
     const outcome = await orcaB.monitor(id, true);
@@ -126,10 +144,16 @@ describe('Spinnaker through a forwarding replica (postgres)', { skip: pg ? false
       assert.equal(row.requested_by, 'token:orca for spinnaker user bob', 'every operation records who asked');
     }
     assert.equal(rows.filter((r) => r.type === 'apply').length, 1, 'applied once');
-    const scale = await orcaB.run('scaleManifest', { account: 'remote', manifestName: 'deployment fwd-web', location: 'demo', replicas: 3 }, false);
+    const scale = await orcaB.run(
+      'scaleManifest',
+      { account: 'remote', manifestName: 'deployment fwd-web', location: 'demo', replicas: 3 },
+      false,
+    );
     assert.equal(scale.status, 'SUCCEEDED');
     assert.equal((sandbox.store.get('apps/v1', 'Deployment', 'demo', 'fwd-web') as Obj).spec.replicas, 3);
-    const task = await a.query<{ spinnaker_user: string; gateway_id: string }>(`select spinnaker_user, gateway_id from spinnaker_tasks where id = '${id}'`);
+    const task = await a.query<{ spinnaker_user: string; gateway_id: string }>(
+      `select spinnaker_user, gateway_id from spinnaker_tasks where id = '${id}'`,
+    );
     assert.deepEqual(task, [{ spinnaker_user: 'bob', gateway_id: 'gw-b' }]);
   });
 

@@ -18,7 +18,11 @@ const job = (name: string, annotations: Record<string, string>, extra: Obj = {})
   apiVersion: 'batch/v1',
   kind: 'Job',
   metadata: { name, namespace: 'demo' },
-  spec: { backoffLimit: 0, template: { metadata: { annotations }, spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox:1' }] } }, ...extra },
+  spec: {
+    backoffLimit: 0,
+    template: { metadata: { annotations }, spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox:1' }] } },
+    ...extra,
+  },
 });
 
 for (const driver of ['pglite'] as const) {
@@ -28,9 +32,16 @@ for (const driver of ['pglite'] as const) {
 
     /** Orca's KubernetesJobRunner: the runJob operation, then WaitOnJobCompletion until the job is no longer Running. */
     const runJob = async (manifest: Obj) => {
-      const outcome = await orca.run('runJob', { account: 'sandbox', cloudProvider: 'kubernetes', application: 'orcajobs', source: 'text', manifest, type: 'runJob' }, false);
+      const outcome = await orca.run(
+        'runJob',
+        { account: 'sandbox', cloudProvider: 'kubernetes', application: 'orcajobs', source: 'text', manifest, type: 'runJob' },
+        false,
+      );
       assert.equal(outcome.status, 'SUCCEEDED', JSON.stringify(outcome.task));
-      const deployed = outcome.task.resultObjects.find((r: Obj) => r.deployedNamesByLocation)?.deployedNamesByLocation as Record<string, string[]>;
+      const deployed = outcome.task.resultObjects.find((r: Obj) => r.deployedNamesByLocation)?.deployedNamesByLocation as Record<
+        string,
+        string[]
+      >;
       assert.ok(deployed, 'the result names the job by location');
       const [[location, [name]]] = Object.entries(deployed) as [[string, string[]]];
       const path = `/applications/orcajobs/jobs/sandbox/${location}/${encodeURIComponent(name!)}`;
@@ -57,8 +68,12 @@ for (const driver of ['pglite'] as const) {
     });
 
     test('a job that prints a property file: Succeeded, and its properties read from the container log', async () => {
-      const log = ['starting', 'SPINNAKER_PROPERTY_VERSION=1.2.3', 'SPINNAKER_CONFIG_JSON={"image":"nginx:1.27","count":2}', 'done'].join('\n');
-      const { name, path, status } = await runJob(job('orca-props', { 'sandbox.outpost.dev/log': log, 'sandbox.outpost.dev/run-ms': '50' }));
+      const log = ['starting', 'SPINNAKER_PROPERTY_VERSION=1.2.3', 'SPINNAKER_CONFIG_JSON={"image":"nginx:1.27","count":2}', 'done'].join(
+        '\n',
+      );
+      const { name, path, status } = await runJob(
+        job('orca-props', { 'sandbox.outpost.dev/log': log, 'sandbox.outpost.dev/run-ms': '50' }),
+      );
       assert.equal(name, 'job orca-props');
       assert.equal(status.jobState, 'Succeeded');
       assert.equal(status.provider, 'kubernetes');
@@ -77,7 +92,10 @@ for (const driver of ['pglite'] as const) {
     });
 
     test('a job with only generateName is created under a new name each run; the result and artifact carry it', async () => {
-      const manifest: Obj = { ...job('unused', { 'sandbox.outpost.dev/run-ms': '20' }), metadata: { generateName: 'orca-gen-', namespace: 'demo' } };
+      const manifest: Obj = {
+        ...job('unused', { 'sandbox.outpost.dev/run-ms': '20' }),
+        metadata: { generateName: 'orca-gen-', namespace: 'demo' },
+      };
       const first = await runJob(manifest);
       const second = await runJob(manifest);
       assert.match(first.name, /^job orca-gen-\w+$/);
@@ -96,7 +114,11 @@ for (const driver of ['pglite'] as const) {
     });
 
     test('cancelling a running job deletes it', async () => {
-      const outcome = await orca.run('runJob', { account: 'sandbox', application: 'orcajobs', manifest: job('orca-cancel', { 'sandbox.outpost.dev/run-ms': '600000' }) }, false);
+      const outcome = await orca.run(
+        'runJob',
+        { account: 'sandbox', application: 'orcajobs', manifest: job('orca-cancel', { 'sandbox.outpost.dev/run-ms': '600000' }) },
+        false,
+      );
       assert.equal(outcome.status, 'SUCCEEDED');
       const path = '/applications/orcajobs/jobs/sandbox/demo/job%20orca-cancel';
       assert.equal((await orca.get(path)).body.jobState, 'Running');
@@ -104,7 +126,13 @@ for (const driver of ['pglite'] as const) {
       assert.equal(res.status, 200);
       assert.equal(system.sandbox.store.get('batch/v1', 'Job', 'demo', 'orca-cancel'), undefined);
       assert.equal((await orca.get(path)).status, 404);
-      const bad = await orca.run('runJob', { account: 'sandbox', application: 'x', manifest: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } } }, false).catch((e: Error) => e);
+      const bad = await orca
+        .run(
+          'runJob',
+          { account: 'sandbox', application: 'x', manifest: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } } },
+          false,
+        )
+        .catch((e: Error) => e);
       assert.match(String(bad), /Only kind of Job/);
     });
 
@@ -117,10 +145,17 @@ for (const driver of ['pglite'] as const) {
           replicas: 1,
           progressDeadlineSeconds: 1,
           selector: { matchLabels: { app: 'orca-stuck' } },
-          template: { metadata: { labels: { app: 'orca-stuck' }, annotations: { 'sandbox.outpost.dev/never-ready': 'true' } }, spec: { containers: [{ name: 'main', image: 'nginx:1' }] } },
+          template: {
+            metadata: { labels: { app: 'orca-stuck' }, annotations: { 'sandbox.outpost.dev/never-ready': 'true' } },
+            spec: { containers: [{ name: 'main', image: 'nginx:1' }] },
+          },
         },
       };
-      const outcome = await orca.run('deployManifest', { account: 'sandbox', source: 'text', manifests: [dep], moniker: { app: 'orca' } }, true);
+      const outcome = await orca.run(
+        'deployManifest',
+        { account: 'sandbox', source: 'text', manifests: [dep], moniker: { app: 'orca' } },
+        true,
+      );
       assert.equal(outcome.status, 'SUCCEEDED');
       const wait = await orca.waitStable('sandbox', outcome.outputs.manifestNamesByNamespace!);
       assert.equal(wait.status, 'TERMINAL');
@@ -132,15 +167,27 @@ for (const driver of ['pglite'] as const) {
         apiVersion: 'apps/v1',
         kind: 'StatefulSet',
         metadata: { name: 'orca-db', namespace: 'demo' },
-        spec: { replicas: 2, serviceName: 'orca-db', selector: { matchLabels: { app: 'orca-db' } }, template: { metadata: { labels: { app: 'orca-db' } }, spec: { containers: [{ name: 'db', image: 'postgres:16' }] } } },
+        spec: {
+          replicas: 2,
+          serviceName: 'orca-db',
+          selector: { matchLabels: { app: 'orca-db' } },
+          template: { metadata: { labels: { app: 'orca-db' } }, spec: { containers: [{ name: 'db', image: 'postgres:16' }] } },
+        },
       };
       const ds = {
         apiVersion: 'apps/v1',
         kind: 'DaemonSet',
         metadata: { name: 'orca-agent', namespace: 'demo' },
-        spec: { selector: { matchLabels: { app: 'orca-agent' } }, template: { metadata: { labels: { app: 'orca-agent' } }, spec: { containers: [{ name: 'a', image: 'busybox:1' }] } } },
+        spec: {
+          selector: { matchLabels: { app: 'orca-agent' } },
+          template: { metadata: { labels: { app: 'orca-agent' } }, spec: { containers: [{ name: 'a', image: 'busybox:1' }] } },
+        },
       };
-      const outcome = await orca.run('deployManifest', { account: 'sandbox', source: 'text', manifests: [sts, ds], moniker: { app: 'orca' } }, true);
+      const outcome = await orca.run(
+        'deployManifest',
+        { account: 'sandbox', source: 'text', manifests: [sts, ds], moniker: { app: 'orca' } },
+        true,
+      );
       assert.equal(outcome.status, 'SUCCEEDED', JSON.stringify(outcome.task));
       assert.deepEqual(outcome.outputs.manifestNamesByNamespace?.demo?.sort(), ['daemonSet orca-agent', 'statefulSet orca-db']);
       assert.equal((await orca.waitStable('sandbox', outcome.outputs.manifestNamesByNamespace!)).status, 'SUCCEEDED');
@@ -148,18 +195,40 @@ for (const driver of ['pglite'] as const) {
         const restart = await orca.run('rollingRestartManifest', { account: 'sandbox', manifestName: name, location: 'demo' }, false);
         assert.equal(restart.status, 'SUCCEEDED', JSON.stringify(restart.task));
       }
-      assert.ok((system.sandbox.store.get('apps/v1', 'StatefulSet', 'demo', 'orca-db') as Obj).spec.template.metadata.annotations['kubectl.kubernetes.io/restartedAt']);
+      assert.ok(
+        (system.sandbox.store.get('apps/v1', 'StatefulSet', 'demo', 'orca-db') as Obj).spec.template.metadata.annotations[
+          'kubectl.kubernetes.io/restartedAt'
+        ],
+      );
       assert.equal((await orca.waitStable('sandbox', outcome.outputs.manifestNamesByNamespace!)).status, 'SUCCEEDED');
       // Undo Rollout reads their ControllerRevisions: one back is the template before the restart.
-      for (const [name, kind] of [['statefulSet orca-db', 'StatefulSet'], ['daemonSet orca-agent', 'DaemonSet']] as const) {
-        const undo = await orca.run('undoRolloutManifest', { account: 'sandbox', manifestName: name, location: 'demo', numRevisionsBack: 1 }, false);
+      for (const [name, kind] of [
+        ['statefulSet orca-db', 'StatefulSet'],
+        ['daemonSet orca-agent', 'DaemonSet'],
+      ] as const) {
+        const undo = await orca.run(
+          'undoRolloutManifest',
+          { account: 'sandbox', manifestName: name, location: 'demo', numRevisionsBack: 1 },
+          false,
+        );
         assert.equal(undo.status, 'SUCCEEDED', JSON.stringify(undo.task));
-        assert.ok(undo.task.history.some((h: Obj) => /Picked revision 1/.test(h.status)), JSON.stringify(undo.task.history));
+        assert.ok(
+          undo.task.history.some((h: Obj) => /Picked revision 1/.test(h.status)),
+          JSON.stringify(undo.task.history),
+        );
         const template = (system.sandbox.store.get('apps/v1', kind, 'demo', name.split(' ')[1]!) as Obj).spec.template;
-        assert.equal(template.metadata.annotations?.['kubectl.kubernetes.io/restartedAt'], undefined, `${name} is back at the template before the restart`);
+        assert.equal(
+          template.metadata.annotations?.['kubectl.kubernetes.io/restartedAt'],
+          undefined,
+          `${name} is back at the template before the restart`,
+        );
       }
       assert.equal((await orca.waitStable('sandbox', outcome.outputs.manifestNamesByNamespace!)).status, 'SUCCEEDED');
-      const scaled = await orca.run('scaleManifest', { account: 'sandbox', manifestName: 'statefulSet orca-db', location: 'demo', replicas: 3 }, false);
+      const scaled = await orca.run(
+        'scaleManifest',
+        { account: 'sandbox', manifestName: 'statefulSet orca-db', location: 'demo', replicas: 3 },
+        false,
+      );
       assert.equal(scaled.status, 'SUCCEEDED');
       assert.equal((await orca.waitStable('sandbox', { demo: ['statefulSet orca-db'] })).status, 'SUCCEEDED');
       assert.equal((system.sandbox.store.get('apps/v1', 'StatefulSet', 'demo', 'orca-db') as Obj).status.readyReplicas, 3);

@@ -20,7 +20,11 @@ function deployment(name: string, image: string, replicas = 2, labels: Record<st
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: { name, namespace: 'demo', labels: { app: name, ...labels } },
-    spec: { replicas, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'main', image }] } } },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'main', image }] } },
+    },
   });
 }
 
@@ -31,7 +35,12 @@ for (const driver of ['pglite'] as const) {
     let client: OperationClient;
     const live = (name: string) => system.sandbox.store.get('apps/v1', 'Deployment', 'demo', name) as Obj | undefined;
     const apply = async (manifests: string) => {
-      const record = await client.submitAndWait({ account: 'sandbox', id: '', timeout: { seconds: 20n }, spec: { case: 'apply', value: { manifests } } });
+      const record = await client.submitAndWait({
+        account: 'sandbox',
+        id: '',
+        timeout: { seconds: 20n },
+        spec: { case: 'apply', value: { manifests } },
+      });
       assert.equal(record.state, OperationState.SUCCEEDED);
     };
 
@@ -48,27 +57,62 @@ for (const driver of ['pglite'] as const) {
 
     test('scale: the task completes with progress lines and no result object; the Deployment has the new replica count', async () => {
       await apply(deployment('orca-scale', 'nginx:1.25', 1));
-      const outcome = await orca.run('scaleManifest', { account: 'sandbox', cloudProvider: 'kubernetes', manifestName: 'deploy orca-scale', location: 'demo', replicas: '3', refId: '1', type: 'scaleManifest' }, false);
+      const outcome = await orca.run(
+        'scaleManifest',
+        {
+          account: 'sandbox',
+          cloudProvider: 'kubernetes',
+          manifestName: 'deploy orca-scale',
+          location: 'demo',
+          replicas: '3',
+          refId: '1',
+          type: 'scaleManifest',
+        },
+        false,
+      );
       assert.equal(outcome.status, 'SUCCEEDED', JSON.stringify(outcome.task));
       assert.deepEqual(outcome.task.resultObjects, []);
       const lines = outcome.task.history.map((h: Obj) => h.status);
       assert.equal(lines[0], 'Initializing Orchestration Task');
       assert.ok(lines.includes('Processing op: KubernetesScaleManifestOperation'));
       assert.equal(lines.at(-1), 'Orchestration completed.');
-      assert.deepEqual(outcome.task.status, { phase: 'ORCHESTRATION', status: 'Orchestration completed.', complete: true, completed: true, failed: false, retryable: false });
+      assert.deepEqual(outcome.task.status, {
+        phase: 'ORCHESTRATION',
+        status: 'Orchestration completed.',
+        complete: true,
+        completed: true,
+        failed: false,
+        retryable: false,
+      });
       assert.equal(live('orca-scale')!.spec.replicas, 3);
     });
 
     test('patch: strategic, merge and json patches change the object; each result names it', async () => {
       await apply(deployment('orca-patch', 'nginx:1.25'));
       const base = { account: 'sandbox', manifestName: 'deployment orca-patch', location: 'demo' };
-      let outcome = await orca.run('patchManifest', { ...base, patchBody: { metadata: { labels: { tier: 'front' } } }, options: { mergeStrategy: 'strategic', record: true } }, true);
+      let outcome = await orca.run(
+        'patchManifest',
+        { ...base, patchBody: { metadata: { labels: { tier: 'front' } } }, options: { mergeStrategy: 'strategic', record: true } },
+        true,
+      );
       assert.equal(outcome.status, 'SUCCEEDED', JSON.stringify(outcome.task));
       assert.deepEqual(outcome.outputs.manifestNamesByNamespace, { demo: ['deployment orca-patch'] });
       assert.equal(outcome.outputs.manifests?.[0]?.metadata.labels.tier, 'front');
-      outcome = await orca.run('patchManifest', { ...base, patchBody: { spec: { replicas: 4 } }, options: { mergeStrategy: 'merge' } }, true);
+      outcome = await orca.run(
+        'patchManifest',
+        { ...base, patchBody: { spec: { replicas: 4 } }, options: { mergeStrategy: 'merge' } },
+        true,
+      );
       assert.equal(outcome.status, 'SUCCEEDED');
-      outcome = await orca.run('patchManifest', { ...base, patchBody: [{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: 'nginx:1.27' }], options: { mergeStrategy: 'json' } }, true);
+      outcome = await orca.run(
+        'patchManifest',
+        {
+          ...base,
+          patchBody: [{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: 'nginx:1.27' }],
+          options: { mergeStrategy: 'json' },
+        },
+        true,
+      );
       assert.equal(outcome.status, 'SUCCEEDED');
       const dep = live('orca-patch')!;
       assert.equal(dep.metadata.labels.tier, 'front');
@@ -78,7 +122,13 @@ for (const driver of ['pglite'] as const) {
       const image = { type: 'docker/image', name: 'nginx', reference: 'nginx:1.99' };
       outcome = await orca.run(
         'patchManifest',
-        { ...base, patchBody: { spec: { template: { spec: { containers: [{ name: 'main', image: 'nginx' }] } } } }, options: { mergeStrategy: 'strategic' }, requiredArtifacts: [image], allArtifacts: [image] },
+        {
+          ...base,
+          patchBody: { spec: { template: { spec: { containers: [{ name: 'main', image: 'nginx' }] } } } },
+          options: { mergeStrategy: 'strategic' },
+          requiredArtifacts: [image],
+          allArtifacts: [image],
+        },
         true,
       );
       assert.equal(outcome.status, 'SUCCEEDED', JSON.stringify(outcome.task));
@@ -119,13 +169,24 @@ for (const driver of ['pglite'] as const) {
       await apply(deployment('orca-del-a', 'nginx:1', 1));
       await apply(deployment('orca-del-b', 'nginx:1', 1, { purge: 'yes' }));
       await apply(deployment('orca-del-c', 'nginx:1', 1, { purge: 'yes' }));
-      let outcome = await orca.run('deleteManifest', { account: 'sandbox', manifestName: 'deployment orca-del-a', location: 'demo', options: { cascading: true } }, true);
+      let outcome = await orca.run(
+        'deleteManifest',
+        { account: 'sandbox', manifestName: 'deployment orca-del-a', location: 'demo', options: { cascading: true } },
+        true,
+      );
       assert.equal(outcome.status, 'SUCCEEDED', JSON.stringify(outcome.task));
       assert.deepEqual(outcome.outputs.manifestNamesByNamespace, { demo: ['deployment orca-del-a'] });
       assert.equal(live('orca-del-a'), undefined);
       outcome = await orca.run(
         'deleteManifest',
-        { account: 'sandbox', manifestName: '', location: 'demo', kinds: ['deployment'], labelSelectors: { selectors: [{ kind: 'EQUALS', key: 'purge', values: ['yes'] }] }, options: { cascading: 'true' } },
+        {
+          account: 'sandbox',
+          manifestName: '',
+          location: 'demo',
+          kinds: ['deployment'],
+          labelSelectors: { selectors: [{ kind: 'EQUALS', key: 'purge', values: ['yes'] }] },
+          options: { cascading: 'true' },
+        },
         true,
       );
       assert.equal(outcome.status, 'SUCCEEDED', JSON.stringify(outcome.task));
@@ -140,12 +201,31 @@ for (const driver of ['pglite'] as const) {
       const rs = {
         apiVersion: 'apps/v1',
         kind: 'ReplicaSet',
-        metadata: { name: 'orca-rb-v000', namespace: 'demo', annotations: { 'traffic.spinnaker.io/load-balancers': '["service orca-rb"]' } },
-        spec: { replicas: 2, selector: { matchLabels: { app: 'orca-rb', version: 'v000' } }, template: { metadata: { labels: { app: 'orca-rb', version: 'v000', lb: 'orca-rb' } }, spec: { containers: [{ name: 'main', image: 'nginx:1' }] } } },
+        metadata: {
+          name: 'orca-rb-v000',
+          namespace: 'demo',
+          annotations: { 'traffic.spinnaker.io/load-balancers': '["service orca-rb"]' },
+        },
+        spec: {
+          replicas: 2,
+          selector: { matchLabels: { app: 'orca-rb', version: 'v000' } },
+          template: {
+            metadata: { labels: { app: 'orca-rb', version: 'v000', lb: 'orca-rb' } },
+            spec: { containers: [{ name: 'main', image: 'nginx:1' }] },
+          },
+        },
       };
-      const svc = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'orca-rb', namespace: 'demo' }, spec: { selector: { lb: 'orca-rb' }, ports: [{ port: 80 }] } };
+      const svc = {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'orca-rb', namespace: 'demo' },
+        spec: { selector: { lb: 'orca-rb' }, ports: [{ port: 80 }] },
+      };
       await apply(`${JSON.stringify(rs)}\n---\n${JSON.stringify(svc)}`);
-      const pods = () => (system.sandbox.store.list('v1', 'Pod', 'demo') as Obj[]).filter((p) => p.metadata.labels?.app === 'orca-rb' && !p.metadata.deletionTimestamp);
+      const pods = () =>
+        (system.sandbox.store.list('v1', 'Pod', 'demo') as Obj[]).filter(
+          (p) => p.metadata.labels?.app === 'orca-rb' && !p.metadata.deletionTimestamp,
+        );
       const liveRs = () => system.sandbox.store.get('apps/v1', 'ReplicaSet', 'demo', 'orca-rb-v000') as Obj;
       for (const deadline = Date.now() + 60_000; pods().length < 2; ) {
         assert.ok(Date.now() < deadline, 'the ReplicaSet starts its pods');
@@ -159,7 +239,10 @@ for (const driver of ['pglite'] as const) {
       outcome = await orca.run('enableManifest', { ...base, loadBalancers: ['service orca-rb'] }, false);
       assert.equal(outcome.status, 'SUCCEEDED', JSON.stringify(outcome.task));
       assert.equal(liveRs().spec.template.metadata.labels.lb, 'orca-rb');
-      assert.ok(pods().every((p) => p.metadata.labels.lb === 'orca-rb'), 'running pods rejoin the service');
+      assert.ok(
+        pods().every((p) => p.metadata.labels.lb === 'orca-rb'),
+        'running pods rejoin the service',
+      );
       outcome = await orca.run('enableManifest', { ...base, loadBalancers: ['service missing'] }, false);
       assert.equal(outcome.status, 'TERMINAL');
       assert.match(outcome.exception!.message, /load balancer service missing does not exist/);
@@ -168,7 +251,11 @@ for (const driver of ['pglite'] as const) {
     });
 
     test('a failing operation ends the task TERMINAL with an EXCEPTION object and a failure line, never retryable', async () => {
-      const outcome = await orca.run('scaleManifest', { account: 'sandbox', manifestName: 'deployment no-such-thing', location: 'demo', replicas: 2 }, false);
+      const outcome = await orca.run(
+        'scaleManifest',
+        { account: 'sandbox', manifestName: 'deployment no-such-thing', location: 'demo', replicas: 2 },
+        false,
+      );
       assert.equal(outcome.status, 'TERMINAL');
       assert.equal(outcome.exception!.type, 'EXCEPTION');
       assert.match(outcome.exception!.message, /no-such-thing/);
@@ -185,7 +272,9 @@ for (const driver of ['pglite'] as const) {
       const outcome = await orca.monitor(first, false);
       assert.equal(outcome.status, 'SUCCEEDED');
       assert.equal(await orca.submit(ops, 'req-0123456789abcdef'), first, 'also once it finished');
-      const ran = (await client.raw.listOperations({ account: 'sandbox', pageSize: 500 })).operations.filter((o) => o.id.startsWith(`${first}-`));
+      const ran = (await client.raw.listOperations({ account: 'sandbox', pageSize: 500 })).operations.filter((o) =>
+        o.id.startsWith(`${first}-`),
+      );
       assert.equal(ran.length, 1, 'one Outpost operation ran for the task');
       assert.notEqual(await orca.submit(ops, 'another-request'), first);
     });
@@ -194,16 +283,26 @@ for (const driver of ['pglite'] as const) {
       const before = (await client.raw.listOperations({ account: 'sandbox', pageSize: 500 })).operations.length;
       const cases: [unknown, RegExp][] = [
         [[{ frobnicateManifest: { account: 'sandbox' } }], /no operation named "frobnicateManifest"/],
-        [[{ scaleManifest: { account: 'nope', manifestName: 'deployment x', location: 'demo', replicas: 1 } }], /account "nope" is not known/],
+        [
+          [{ scaleManifest: { account: 'nope', manifestName: 'deployment x', location: 'demo', replicas: 1 } }],
+          /account "nope" is not known/,
+        ],
         [[{ scaleManifest: { manifestName: 'deployment x', location: 'demo', replicas: 1 } }], /account is required/],
         [[{ scaleManifest: { account: 'sandbox', manifestName: 'x', location: 'demo', replicas: 1 } }], /is not "<kind> <name>"/],
-        [[{ scaleManifest: { account: 'sandbox', manifestName: 'deployment x', location: 'demo', replicas: 'many' } }], /replicas must be an integer/],
+        [
+          [{ scaleManifest: { account: 'sandbox', manifestName: 'deployment x', location: 'demo', replicas: 'many' } }],
+          /replicas must be an integer/,
+        ],
         [{ scaleManifest: {} }, /non-empty JSON array/],
         [[], /non-empty JSON array/],
         [[{ a: {}, b: {} }], /exactly one key/],
       ];
       for (const [body, message] of cases) {
-        const res = await fetch(`${orca.baseUrl}/kubernetes/ops?clientRequestId=bad-${Math.random()}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        const res = await fetch(`${orca.baseUrl}/kubernetes/ops?clientRequestId=bad-${Math.random()}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
         const json = (await res.json()) as Obj;
         assert.equal(res.status, 400, JSON.stringify(json));
         assert.equal(json.status, 400);
@@ -220,7 +319,11 @@ for (const driver of ['pglite'] as const) {
 
     test('the deprecated POST /ops and /kubernetes/task/{id} serve the same API', async () => {
       await apply(deployment('orca-legacy', 'nginx:1', 1));
-      const res = await orca.post([{ scaleManifest: { account: 'sandbox', manifestName: 'deployment orca-legacy', location: 'demo', replicas: 2 } }], undefined, '/ops');
+      const res = await orca.post(
+        [{ scaleManifest: { account: 'sandbox', manifestName: 'deployment orca-legacy', location: 'demo', replicas: 2 } }],
+        undefined,
+        '/ops',
+      );
       assert.equal(res.status, 200);
       const outcome = await orca.monitor(res.body.id, false);
       assert.equal(outcome.status, 'SUCCEEDED');

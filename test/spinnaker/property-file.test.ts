@@ -8,7 +8,13 @@ import { PropertyFileError, parsePropertyFile } from '../../src/gateway/spinnake
 
 describe('property file', () => {
   test('SPINNAKER_PROPERTY_ lines and SPINNAKER_CONFIG_JSON merge; keys are lower-cased; other lines are ignored', () => {
-    const log = ['starting', 'SPINNAKER_PROPERTY_FOO=bar', '  echo: SPINNAKER_PROPERTY_Build_ID= 42 \r', 'SPINNAKER_CONFIG_JSON={"a":1,"nested":{"b":[2]}}', 'Spinnaker_Property_x=y'].join('\n');
+    const log = [
+      'starting',
+      'SPINNAKER_PROPERTY_FOO=bar',
+      '  echo: SPINNAKER_PROPERTY_Build_ID= 42 \r',
+      'SPINNAKER_CONFIG_JSON={"a":1,"nested":{"b":[2]}}',
+      'Spinnaker_Property_x=y',
+    ].join('\n');
     assert.deepEqual(parsePropertyFile(log), { foo: 'bar', '  echo: build_id': '42', a: 1, nested: { b: [2] } });
   });
   test('a value ends at the next "=" (as in Clouddriver)', () => {
@@ -18,13 +24,22 @@ describe('property file', () => {
     assert.deepEqual(parsePropertyFile('log SPINNAKER_CONFIG_JSON={"a":1}'), {});
   });
   test('malformed JSON names its line', () => {
-    assert.throws(() => parsePropertyFile('x\nSPINNAKER_CONFIG_JSON={"a": "b}'), (err) => err instanceof PropertyFileError && /line 2 is not valid JSON/.test(err.message));
+    assert.throws(
+      () => parsePropertyFile('x\nSPINNAKER_CONFIG_JSON={"a": "b}'),
+      (err) => err instanceof PropertyFileError && /line 2 is not valid JSON/.test(err.message),
+    );
     assert.throws(() => parsePropertyFile('SPINNAKER_CONFIG_JSON=[1]'), /not a JSON object/);
   });
 });
 
 describe('job state', () => {
-  const job = (spec: object, status?: object) => ({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j', namespace: 'ns', creationTimestamp: '2026-01-01T00:00:00Z' }, spec, status });
+  const job = (spec: object, status?: object) => ({
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: { name: 'j', namespace: 'ns', creationTimestamp: '2026-01-01T00:00:00Z' },
+    spec,
+    status,
+  });
   test('Running without status or while succeeded < completions; Failed with a Failed=True condition; Succeeded', () => {
     assert.equal(jobState(job({})), 'Running');
     assert.equal(jobState(job({ completions: 2 }, { succeeded: 1 })), 'Running');
@@ -33,14 +48,37 @@ describe('job state', () => {
   });
   test('a failed job reports the condition and the failed container', () => {
     const pods = [
-      { metadata: { name: 'j-b', creationTimestamp: '2026-01-01T00:00:02Z' }, status: { phase: 'Failed', containerStatuses: [{ name: 'main', state: { terminated: { exitCode: 3, reason: 'Error' } } }] } },
+      {
+        metadata: { name: 'j-b', creationTimestamp: '2026-01-01T00:00:02Z' },
+        status: { phase: 'Failed', containerStatuses: [{ name: 'main', state: { terminated: { exitCode: 3, reason: 'Error' } } }] },
+      },
       { metadata: { name: 'j-a', creationTimestamp: '2026-01-01T00:00:01Z' }, status: { phase: 'Failed' } },
     ];
-    const view = jobStatusView(job({ backoffLimit: 0 }, { failed: 1, conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' }] }), pods, 'acct');
+    const view = jobStatusView(
+      job(
+        { backoffLimit: 0 },
+        {
+          failed: 1,
+          conditions: [
+            { type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' },
+          ],
+        },
+      ),
+      pods,
+      'acct',
+    );
     assert.equal(view.jobState, 'Failed');
-    assert.deepEqual(view.completionDetails, { exitCode: '3', signal: '', message: 'Job has reached the specified backoff limit', reason: 'BackoffLimitExceeded' });
+    assert.deepEqual(view.completionDetails, {
+      exitCode: '3',
+      signal: '',
+      message: 'Job has reached the specified backoff limit',
+      reason: 'BackoffLimitExceeded',
+    });
     assert.equal(view.mostRecentPodName, 'j-b');
-    assert.deepEqual(view.pods.map((p) => p.name), ['j-a', 'j-b']);
+    assert.deepEqual(
+      view.pods.map((p) => p.name),
+      ['j-a', 'j-b'],
+    );
     assert.match(view.failureDetails!, /Container: 'main' exited with code: 3/);
     assert.equal(view.createdTime, Date.parse('2026-01-01T00:00:00Z'));
     assert.equal(view.provider, 'kubernetes');

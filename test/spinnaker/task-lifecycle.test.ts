@@ -34,7 +34,10 @@ function gated(): { op: PreparedOperation; release: () => void; started: Promise
       async run(ctx) {
         ctx.status('SCALE_KUBERNETES_MANIFEST', 'working');
         markStarted();
-        await Promise.race([gate, new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true }))]);
+        await Promise.race([
+          gate,
+          new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true })),
+        ]);
         return { done: true };
       },
     },
@@ -45,7 +48,10 @@ function gated(): { op: PreparedOperation; release: () => void; started: Promise
  * Waits until the operation's progress line ("working") is stored: the runner writes history lines in the background,
  * in order, after the operation reported them.
  */
-async function progressStored(tasks: { view(id: string): Promise<{ history: { status: string }[] } | undefined> }, id: string): Promise<void> {
+async function progressStored(
+  tasks: { view(id: string): Promise<{ history: { status: string }[] } | undefined> },
+  id: string,
+): Promise<void> {
   for (const until = Date.now() + 20_000; !(await tasks.view(id))?.history.some((h) => h.status === 'working'); ) {
     assert.ok(Date.now() < until, 'the progress line was stored');
     await new Promise((r) => setTimeout(r, 20));
@@ -61,7 +67,8 @@ for (const driver of testDrivers()) {
       const runner = createTaskRunner({ store, logger: createSilentLogger(), callsFor: () => noCalls, touchMs });
       return { store, runner, tasks: createClouddriverTasks({ selfId, store, runner, logger: createSilentLogger(), replicaAlive: alive }) };
     };
-    const age = (id: string, seconds: number) => database.db.execute(sql`update spinnaker_tasks set updated_at = now() - make_interval(secs => ${seconds}) where id = ${id}`);
+    const age = (id: string, seconds: number) =>
+      database.db.execute(sql`update spinnaker_tasks set updated_at = now() - make_interval(secs => ${seconds}) where id = ${id}`);
 
     before(async () => {
       testDb = await createTestDatabase(driver);
@@ -86,7 +93,14 @@ for (const driver of testDrivers()) {
       release();
       await first.done;
       const view = (await tasks.view(first.id))!;
-      assert.deepEqual(view.status, { phase: 'ORCHESTRATION', status: 'Orchestration completed.', complete: true, completed: true, failed: false, retryable: false });
+      assert.deepEqual(view.status, {
+        phase: 'ORCHESTRATION',
+        status: 'Orchestration completed.',
+        complete: true,
+        completed: true,
+        failed: false,
+        retryable: false,
+      });
       assert.deepEqual(view.resultObjects, [{ done: true }]);
       assert.equal(view.requestId, 'r-1');
       await runner.close();
@@ -101,7 +115,10 @@ for (const driver of testDrivers()) {
       const view = (await tasks.view(id))!;
       assert.equal(view.status.failed, true);
       assert.equal(view.resultObjects[0]!.type, 'EXCEPTION');
-      assert.match(String(view.resultObjects[0]!.message), /shut down while the task ran; its last operation may or may not have been applied/);
+      assert.match(
+        String(view.resultObjects[0]!.message),
+        /shut down while the task ran; its last operation may or may not have been applied/,
+      );
     });
 
     test("a replica's next start fails what its previous process left running; another replica does so only once the row stopped moving and the replica is gone", async () => {

@@ -32,10 +32,7 @@ export function AccountDetailView({ name }: { name: string }) {
   const query = useLiveQuery<Detail>(
     `account:${name}`,
     async (signal) => {
-      const [got, agents] = await Promise.all([
-        api.accounts.getAccount({ name }, { signal }),
-        api.accounts.listAgents({}, { signal }),
-      ]);
+      const [got, agents] = await Promise.all([api.accounts.getAccount({ name }, { signal }), api.accounts.listAgents({}, { signal })]);
       if (!got.account) throw new ConnectError(`account ${name} not returned`, Code.Internal);
       return {
         account: got.account,
@@ -116,9 +113,13 @@ function AccountDetailBody({ detail }: { detail: Detail }) {
               <tr>
                 <th scope="col">API version</th>
                 <th scope="col">Kind</th>
-                <th scope="col" class="num">Count</th>
+                <th scope="col" class="num">
+                  Count
+                </th>
                 <th scope="col">Synced</th>
-                <th scope="col" class="num">Listed</th>
+                <th scope="col" class="num">
+                  Listed
+                </th>
               </tr>
             </thead>
             <tbody>

@@ -16,12 +16,7 @@ export function accountsSignal(fleet: Fleet | null, names: readonly string[] | n
   const wanted = names && names.length > 0 ? new Set(names) : null;
   return fleet.accounts
     .filter((a) => !wanted || wanted.has(a.name))
-    .map(
-      (a) =>
-        `${a.name}|${a.state}|${a.gatewayId}|${a.agentId}|${a.eventsTotal}|${
-          a.lastEventTime ? timestampMs(a.lastEventTime) : 0
-        }`,
-    )
+    .map((a) => `${a.name}|${a.state}|${a.gatewayId}|${a.agentId}|${a.eventsTotal}|${a.lastEventTime ? timestampMs(a.lastEventTime) : 0}`)
     .sort()
     .join('\n');
 }

@@ -73,9 +73,7 @@ export function createFleetWatcher(api: Api, auth: AuthStore, onStatus: (status:
         emit({ live: false, error: new ConnectError('the server ended the stream', Code.Unavailable) });
       } catch (e) {
         if (stopped) return;
-        const error = stalled
-          ? new ConnectError(`no update for ${STALL_MS / 1000} s`, Code.DeadlineExceeded)
-          : ConnectError.from(e);
+        const error = stalled ? new ConnectError(`no update for ${STALL_MS / 1000} s`, Code.DeadlineExceeded) : ConnectError.from(e);
         emit({ live: false, error });
         if (auth.report(error, version)) return;
       } finally {

@@ -126,12 +126,7 @@ export function ObjectsView({ query }: { query: URLSearchParams }) {
               Close
             </button>
           </div>
-          <OperationForm
-            key={action.seq}
-            initial={action.draft}
-            accounts={accounts.data?.map((a) => a.name)}
-            autoFocus
-          />
+          <OperationForm key={action.seq} initial={action.draft} accounts={accounts.data?.map((a) => a.name)} autoFocus />
         </section>
       )}
 
@@ -209,34 +204,34 @@ export function ObjectsView({ query }: { query: URLSearchParams }) {
                       </td>
                       <td class="row-actions">
                         <div>
-                        {replicas !== undefined && (
+                          {replicas !== undefined && (
+                            <button
+                              type="button"
+                              class="small"
+                              aria-describedby={nameId}
+                              onClick={(e) => openAction(e, { ...target, op: 'scale', replicas: String(replicas) })}
+                            >
+                              Scale…
+                            </button>
+                          )}
+                          {RESTARTABLE.has(o.kind) && (
+                            <button
+                              type="button"
+                              class="small"
+                              aria-describedby={nameId}
+                              onClick={(e) => openAction(e, { ...target, op: 'restart' })}
+                            >
+                              Restart
+                            </button>
+                          )}
                           <button
                             type="button"
-                            class="small"
+                            class="small danger"
                             aria-describedby={nameId}
-                            onClick={(e) => openAction(e, { ...target, op: 'scale', replicas: String(replicas) })}
+                            onClick={(e) => openAction(e, { ...target, op: 'delete' })}
                           >
-                            Scale…
+                            Delete
                           </button>
-                        )}
-                        {RESTARTABLE.has(o.kind) && (
-                          <button
-                            type="button"
-                            class="small"
-                            aria-describedby={nameId}
-                            onClick={(e) => openAction(e, { ...target, op: 'restart' })}
-                          >
-                            Restart
-                          </button>
-                        )}
-                        <button
-                          type="button"
-                          class="small danger"
-                          aria-describedby={nameId}
-                          onClick={(e) => openAction(e, { ...target, op: 'delete' })}
-                        >
-                          Delete
-                        </button>
                         </div>
                       </td>
                     </tr>

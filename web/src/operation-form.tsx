@@ -5,13 +5,7 @@ import type { OperationRecord } from '../../src/gen/outpost/api/v1/operation_ser
 import { describeError } from './error-message.js';
 import { isTerminal, operationStateName } from './format.js';
 import { followOperation } from './operation-follow.js';
-import {
-  createDraft,
-  createSubmitRequest,
-  OPERATION_CHOICES,
-  type OperationChoice,
-  type OperationDraft,
-} from './operation-request.js';
+import { createDraft, createSubmitRequest, OPERATION_CHOICES, type OperationChoice, type OperationDraft } from './operation-request.js';
 import { summarizeOperation } from './operation-summary.js';
 import { useServices } from './services.js';
 
@@ -110,99 +104,92 @@ export function OperationForm({ initial, accounts = [], autoFocus = false }: Ope
   // match the form's "Operation" field for label-based lookups scoped to the form.
   return (
     <>
-    <form aria-label="Submit operation" class="operation-form" onSubmit={submit} noValidate>
-      <div class="fields">
-        <div class="field">
-          <label for={f('op')}>Operation</label>
-          <select id={f('op')} ref={firstField} value={op} onChange={set('op')}>
-            {OPERATION_CHOICES.map((choice) => (
-              <option key={choice} value={choice}>
-                {LABELS[choice]}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div class="field">
-          <label for={f('account')}>Account</label>
-          <input
-            id={f('account')}
-            value={draft.account}
-            onInput={set('account')}
-            list={f('accounts')}
-            autoComplete="off"
-            spellcheck={false}
-          />
-          <datalist id={f('accounts')}>
-            {accounts.map((a) => (
-              <option key={a} value={a} />
-            ))}
-          </datalist>
-        </div>
-        {targeted && (
+      <form aria-label="Submit operation" class="operation-form" onSubmit={submit} noValidate>
+        <div class="fields">
           <div class="field">
-            <label for={f('kind')}>Kind</label>
-            <input id={f('kind')} value={draft.kind} onInput={set('kind')} autoComplete="off" spellcheck={false} />
+            <label for={f('op')}>Operation</label>
+            <select id={f('op')} ref={firstField} value={op} onChange={set('op')}>
+              {OPERATION_CHOICES.map((choice) => (
+                <option key={choice} value={choice}>
+                  {LABELS[choice]}
+                </option>
+              ))}
+            </select>
           </div>
-        )}
-        <div class="field">
-          <label for={f('namespace')}>Namespace</label>
-          <input
-            id={f('namespace')}
-            value={draft.namespace}
-            onInput={set('namespace')}
-            autoComplete="off"
-            spellcheck={false}
-            aria-describedby={op === 'apply' ? f('namespace-hint') : undefined}
-          />
-          {op === 'apply' && (
-            <p class="hint" id={f('namespace-hint')}>
-              For manifests that name none; default “default”.
-            </p>
+          <div class="field">
+            <label for={f('account')}>Account</label>
+            <input
+              id={f('account')}
+              value={draft.account}
+              onInput={set('account')}
+              list={f('accounts')}
+              autoComplete="off"
+              spellcheck={false}
+            />
+            <datalist id={f('accounts')}>
+              {accounts.map((a) => (
+                <option key={a} value={a} />
+              ))}
+            </datalist>
+          </div>
+          {targeted && (
+            <div class="field">
+              <label for={f('kind')}>Kind</label>
+              <input id={f('kind')} value={draft.kind} onInput={set('kind')} autoComplete="off" spellcheck={false} />
+            </div>
+          )}
+          <div class="field">
+            <label for={f('namespace')}>Namespace</label>
+            <input
+              id={f('namespace')}
+              value={draft.namespace}
+              onInput={set('namespace')}
+              autoComplete="off"
+              spellcheck={false}
+              aria-describedby={op === 'apply' ? f('namespace-hint') : undefined}
+            />
+            {op === 'apply' && (
+              <p class="hint" id={f('namespace-hint')}>
+                For manifests that name none; default “default”.
+              </p>
+            )}
+          </div>
+          {targeted && (
+            <div class="field">
+              <label for={f('name')}>Name</label>
+              <input id={f('name')} value={draft.name} onInput={set('name')} autoComplete="off" spellcheck={false} />
+            </div>
+          )}
+          {op === 'scale' && (
+            <div class="field">
+              <label for={f('replicas')}>Replicas</label>
+              <input id={f('replicas')} type="number" inputMode="numeric" step={1} value={draft.replicas} onInput={set('replicas')} />
+            </div>
           )}
         </div>
-        {targeted && (
+        {op === 'apply' && (
           <div class="field">
-            <label for={f('name')}>Name</label>
-            <input id={f('name')} value={draft.name} onInput={set('name')} autoComplete="off" spellcheck={false} />
-          </div>
-        )}
-        {op === 'scale' && (
-          <div class="field">
-            <label for={f('replicas')}>Replicas</label>
-            <input
-              id={f('replicas')}
-              type="number"
-              inputMode="numeric"
-              step={1}
-              value={draft.replicas}
-              onInput={set('replicas')}
+            <label for={f('manifest')}>Manifest</label>
+            <textarea
+              id={f('manifest')}
+              rows={10}
+              value={draft.manifest}
+              onInput={set('manifest')}
+              spellcheck={false}
+              aria-describedby={f('manifest-hint')}
             />
+            <p class="hint" id={f('manifest-hint')}>
+              YAML (several documents separated by ---) or JSON.
+            </p>
           </div>
         )}
-      </div>
-      {op === 'apply' && (
-        <div class="field">
-          <label for={f('manifest')}>Manifest</label>
-          <textarea
-            id={f('manifest')}
-            rows={10}
-            value={draft.manifest}
-            onInput={set('manifest')}
-            spellcheck={false}
-            aria-describedby={f('manifest-hint')}
-          />
-          <p class="hint" id={f('manifest-hint')}>
-            YAML (several documents separated by ---) or JSON.
-          </p>
+        <div class="actions">
+          <button type="submit" class="primary" disabled={outcome.kind === 'submitting'}>
+            Submit
+          </button>
         </div>
-      )}
-      <div class="actions">
-        <button type="submit" class="primary" disabled={outcome.kind === 'submitting'}>
-          Submit
-        </button>
-      </div>
-    </form>
-    <OutcomeText outcome={outcome} />
+      </form>
+      <OutcomeText outcome={outcome} />
     </>
   );
 }

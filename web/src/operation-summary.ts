@@ -36,9 +36,7 @@ export function describeTarget(record: OperationRecord): string {
     case 'list':
       return `${spec.value.kind} ${spec.value.namespace || '(all namespaces)'}`;
     case 'delete':
-      return `${spec.value.kind} ${spec.value.namespace ? `${spec.value.namespace}/` : ''}${
-        spec.value.name || spec.value.labelSelector
-      }`;
+      return `${spec.value.kind} ${spec.value.namespace ? `${spec.value.namespace}/` : ''}${spec.value.name || spec.value.labelSelector}`;
     default:
       return `${spec.value.kind} ${spec.value.namespace ? `${spec.value.namespace}/` : ''}${spec.value.name}`;
   }

@@ -14,13 +14,7 @@ import { TimeText } from './time-text.js';
 import { useFleet } from './use-fleet.js';
 import { usePagedQuery } from './use-paged-query.js';
 
-const STATES = [
-  OperationState.PENDING,
-  OperationState.SENT,
-  OperationState.SUCCEEDED,
-  OperationState.FAILED,
-  OperationState.TIMED_OUT,
-];
+const STATES = [OperationState.PENDING, OperationState.SENT, OperationState.SUCCEEDED, OperationState.FAILED, OperationState.TIMED_OUT];
 
 /** Reads `state=SUCCEEDED` from the hash query; unknown or missing is UNSPECIFIED (every state). */
 function readState(query: URLSearchParams): OperationState {
@@ -130,8 +124,7 @@ export function OperationsView({ query }: { query: URLSearchParams }) {
               </table>
             </TableScroll>
             <p class="hint">
-              Store: received → stored. Dispatch: stored → sent to the agent. Agent: sent → result. Total: received →
-              terminal.
+              Store: received → stored. Dispatch: stored → sent to the agent. Agent: sent → result. Total: received → terminal.
             </p>
             {history.hasMore && (
               <p>
@@ -148,20 +141,9 @@ export function OperationsView({ query }: { query: URLSearchParams }) {
 }
 
 /** The history filter; writes `account` and `state` into the hash query on submit. */
-function HistoryFilter({
-  account,
-  state,
-  accounts,
-}: {
-  account: string;
-  state: OperationState;
-  accounts: string[];
-}) {
+function HistoryFilter({ account, state, accounts }: { account: string; state: OperationState; accounts: string[] }) {
   const [draft, setDraft] = useState({ account, state: state === OperationState.UNSPECIFIED ? '' : operationStateName(state) });
-  useEffect(
-    () => setDraft({ account, state: state === OperationState.UNSPECIFIED ? '' : operationStateName(state) }),
-    [account, state],
-  );
+  useEffect(() => setDraft({ account, state: state === OperationState.UNSPECIFIED ? '' : operationStateName(state) }), [account, state]);
   const id = useId();
   const names = accounts.includes(account) || !account ? accounts : [...accounts, account];
   return (
@@ -175,11 +157,7 @@ function HistoryFilter({
     >
       <div class="field">
         <label for={`${id}-account`}>Account</label>
-        <select
-          id={`${id}-account`}
-          value={draft.account}
-          onChange={(e) => setDraft((d) => ({ ...d, account: e.currentTarget.value }))}
-        >
+        <select id={`${id}-account`} value={draft.account} onChange={(e) => setDraft((d) => ({ ...d, account: e.currentTarget.value }))}>
           <option value="">All accounts</option>
           {names.map((n) => (
             <option key={n} value={n}>
@@ -190,11 +168,7 @@ function HistoryFilter({
       </div>
       <div class="field">
         <label for={`${id}-state`}>State</label>
-        <select
-          id={`${id}-state`}
-          value={draft.state}
-          onChange={(e) => setDraft((d) => ({ ...d, state: e.currentTarget.value }))}
-        >
+        <select id={`${id}-state`} value={draft.state} onChange={(e) => setDraft((d) => ({ ...d, state: e.currentTarget.value }))}>
           <option value="">All states</option>
           {STATES.map((s) => (
             <option key={s} value={operationStateName(s)}>

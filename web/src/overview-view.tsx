@@ -62,7 +62,9 @@ export function OverviewView() {
                 <th scope="col">ID</th>
                 <th scope="col">URL</th>
                 <th scope="col">Ready</th>
-                <th scope="col" class="num">Agents</th>
+                <th scope="col" class="num">
+                  Agents
+                </th>
                 <th scope="col">Last seen</th>
               </tr>
             </thead>
@@ -119,7 +121,9 @@ export function OverviewView() {
                 <th scope="col">State</th>
                 <th scope="col">Agent</th>
                 <th scope="col">Replica</th>
-                <th scope="col" class="num">Events</th>
+                <th scope="col" class="num">
+                  Events
+                </th>
                 <th scope="col">Last event</th>
               </tr>
             </thead>
@@ -162,7 +166,9 @@ export function OverviewView() {
                 <th scope="col">Account</th>
                 <th scope="col">Type</th>
                 <th scope="col">State</th>
-                <th scope="col" class="num">Total</th>
+                <th scope="col" class="num">
+                  Total
+                </th>
               </tr>
             </thead>
             <tbody>

@@ -14,9 +14,7 @@ export const FleetContext = createContext<FleetStatus>({ fleet: null, live: fals
 export function useFleetSubscription({ api, auth }: Services, authVersion: number): FleetStatus {
   const [status, setStatus] = useState<FleetStatus>({ fleet: null, live: false, error: null });
   useEffect(() => {
-    const watcher = createFleetWatcher(api, auth, (next) =>
-      setStatus((prev) => ({ ...next, fleet: next.fleet ?? prev.fleet })),
-    );
+    const watcher = createFleetWatcher(api, auth, (next) => setStatus((prev) => ({ ...next, fleet: next.fleet ?? prev.fleet })));
     return () => watcher.stop();
   }, [api, auth, authVersion]);
   return status;

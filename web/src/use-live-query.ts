@@ -27,11 +27,7 @@ interface State<T> {
  * the running fetch (its result is dropped) and starts over with no data. `fetcher` may change every render; the
  * latest one is used. Unauthenticated errors go to the auth store (which shows the sign-in form).
  */
-export function useLiveQuery<T>(
-  key: string,
-  fetcher: (signal: AbortSignal) => Promise<T>,
-  trigger: string | null,
-): LiveQuery<T> {
+export function useLiveQuery<T>(key: string, fetcher: (signal: AbortSignal) => Promise<T>, trigger: string | null): LiveQuery<T> {
   const { auth } = useServices();
   const [state, setState] = useState<State<T>>({ key, data: undefined, error: undefined, busy: true });
   const fetcherRef = useRef(fetcher);

@@ -17,7 +17,9 @@ export function definitionToConfigInput(definition: AccountDefinition): Record<s
     omitKinds: [...definition.omitKinds],
     onlyNamespacedResources: definition.onlyNamespacedResources,
     properties: { ...definition.properties },
-    customResourceDefinitions: definition.customResources.map((c) => (c.scope === '' ? { kind: c.kind } : { kind: c.kind, scope: c.scope })),
+    customResourceDefinitions: definition.customResources.map((c) =>
+      c.scope === '' ? { kind: c.kind } : { kind: c.kind, scope: c.scope },
+    ),
   };
   if (definition.kubeconfigFile !== '') raw.kubeconfigFile = definition.kubeconfigFile;
   if (definition.context !== '') raw.context = definition.context;
@@ -42,6 +44,7 @@ export function accountConfigFromDefinition(
     };
   }
   const config = result.data;
-  if (config.kubeconfigFile !== undefined && !isAbsolute(config.kubeconfigFile)) config.kubeconfigFile = resolve(baseDir, config.kubeconfigFile);
+  if (config.kubeconfigFile !== undefined && !isAbsolute(config.kubeconfigFile))
+    config.kubeconfigFile = resolve(baseDir, config.kubeconfigFile);
   return { config };
 }

@@ -66,7 +66,10 @@ export function createAccountManager(options: AccountManagerOptions): AccountMan
    * instead, without its file being read (it is reported to the gateway like any account that cannot be reached).
    */
   const prepareWithin = (config: AccountConfig, source: AccountSource) => {
-    const refusal = source === 'dynamic' && config.kubeconfigFile !== undefined ? dynamicKubeconfigRefusal(config.kubeconfigFile, options.kubeconfigDirs) : undefined;
+    const refusal =
+      source === 'dynamic' && config.kubeconfigFile !== undefined
+        ? dynamicKubeconfigRefusal(config.kubeconfigFile, options.kubeconfigDirs)
+        : undefined;
     if (refusal === undefined) return prepareAccount(config, logger, signal, options.kubeRecorder);
     logger.error({ account: config.name }, `dynamic account "${config.name}" refused: ${refusal}`);
     return Promise.resolve(failedAccount(config, refusal));
@@ -111,7 +114,10 @@ export function createAccountManager(options: AccountManagerOptions): AccountMan
           const next = wanted.get(name);
           if (account.source === 'dynamic') {
             if (next !== undefined) {
-              logger.warn({ account: name }, `the config file now defines account "${name}"; it replaces the dynamic account of that name (the file wins)`);
+              logger.warn(
+                { account: name },
+                `the config file now defines account "${name}"; it replaces the dynamic account of that name (the file wins)`,
+              );
               removed.push(account);
             }
           } else if (next === undefined || !isDeepStrictEqual(next, account.prepared.config)) {
@@ -150,7 +156,8 @@ export function createAccountManager(options: AccountManagerOptions): AccountMan
         const existing = find(name);
         if (command.action === AccountAction.REMOVE) {
           if (existing === undefined) log.warn(`ignoring REMOVE of account "${name}": this agent does not serve it`);
-          else if (existing.source === 'file') log.warn(`ignoring REMOVE of account "${name}": it is defined in the config file, which only a file change can remove`);
+          else if (existing.source === 'file')
+            log.warn(`ignoring REMOVE of account "${name}": it is defined in the config file, which only a file change can remove`);
           else {
             log.info(`removing dynamic account "${name}" (gateway command)`);
             await change([existing], []);
@@ -171,7 +178,11 @@ export function createAccountManager(options: AccountManagerOptions): AccountMan
           log.warn(`ignoring ADD of account "${name}": the config file defines an account of that name (the file wins)`);
           return;
         }
-        if (existing !== undefined && isDeepStrictEqual(existing.prepared.config, parsed.config) && (existing.verdict === 'caching' || existing.verdict === 'standby')) {
+        if (
+          existing !== undefined &&
+          isDeepStrictEqual(existing.prepared.config, parsed.config) &&
+          (existing.verdict === 'caching' || existing.verdict === 'standby')
+        ) {
           log.info(`dynamic account "${name}" is already served with this definition`);
           return;
         }

@@ -30,7 +30,10 @@ function real(path: string): string | undefined {
  */
 export function dynamicKubeconfigRefusal(kubeconfigFile: string, allowedDirs: readonly string[] | undefined): string | undefined {
   const dirs = allowedDirs ?? [];
-  const where = dirs.length === 0 ? 'no directory is allowed (kubernetes.dynamicKubeconfigDirs)' : `allowed: ${dirs.join(', ')} (kubernetes.dynamicKubeconfigDirs)`;
+  const where =
+    dirs.length === 0
+      ? 'no directory is allowed (kubernetes.dynamicKubeconfigDirs)'
+      : `allowed: ${dirs.join(', ')} (kubernetes.dynamicKubeconfigDirs)`;
   const written = resolve(kubeconfigFile);
   if (!dirs.some((d) => within(written, resolve(d)))) return `kubeconfig ${written} is not under an allowed directory; ${where}`;
   const target = real(written);

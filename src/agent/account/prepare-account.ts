@@ -38,11 +38,26 @@ export function scopesFor(resources: ResourceType[], namespaces: string[]): Watc
 
 /** An account that cannot be served, with the reason (reported in the Hello like an unreachable cluster). */
 export function failedAccount(config: AccountConfig, error: string): PreparedAccount {
-  return { config, apiHost: '', caFingerprint: '', kubernetesVersion: '', kinds: [], scopes: [], skipped: [], error, preparedAt: Date.now() };
+  return {
+    config,
+    apiHost: '',
+    caFingerprint: '',
+    kubernetesVersion: '',
+    kinds: [],
+    scopes: [],
+    skipped: [],
+    error,
+    preparedAt: Date.now(),
+  };
 }
 
 /** See the module comment. The account's Kubernetes client reports its calls to `recorder` (the agent's metrics). */
-export async function prepareAccount(config: AccountConfig, logger: Logger, signal?: AbortSignal, recorder?: KubeRequestRecorder): Promise<PreparedAccount> {
+export async function prepareAccount(
+  config: AccountConfig,
+  logger: Logger,
+  signal?: AbortSignal,
+  recorder?: KubeRequestRecorder,
+): Promise<PreparedAccount> {
   const prepared: PreparedAccount = {
     config,
     apiHost: '',
@@ -79,7 +94,13 @@ export async function prepareAccount(config: AccountConfig, logger: Logger, sign
     }
     prepared.kinds = selected.filter((t) => allowedKinds.has(t));
     log.info(
-      { apiHost: prepared.apiHost, version: prepared.kubernetesVersion, kinds: prepared.kinds.length, scopes: prepared.scopes.length, skipped: prepared.skipped.length },
+      {
+        apiHost: prepared.apiHost,
+        version: prepared.kubernetesVersion,
+        kinds: prepared.kinds.length,
+        scopes: prepared.scopes.length,
+        skipped: prepared.skipped.length,
+      },
       'account ready',
     );
     if (prepared.skipped.length > 0) {

@@ -21,11 +21,7 @@ export type ParamSpec =
 
 /** Parsed values: integers always present (defaulted), the others only when given. */
 export type ParsedQuery<S extends Record<string, ParamSpec>> = {
-  [K in keyof S]: S[K] extends { type: 'integer' }
-    ? number
-    : S[K] extends { type: 'boolean' }
-      ? boolean | undefined
-      : string | undefined;
+  [K in keyof S]: S[K] extends { type: 'integer' } ? number : S[K] extends { type: 'boolean' } ? boolean | undefined : string | undefined;
 };
 
 /** `limit` (default 100, 1…1000) and `offset` (default 0) of the paged endpoints. */
@@ -43,7 +39,9 @@ export function parseQuery<S extends Record<string, ParamSpec>>(query: URLSearch
     const param = spec[name];
     if (param === undefined) {
       throw new AdminQueryError(
-        allowed.length === 0 ? `unknown query parameter "${name}": this endpoint takes none` : `unknown query parameter "${name}"; expected ${allowed.join(', ')}`,
+        allowed.length === 0
+          ? `unknown query parameter "${name}": this endpoint takes none`
+          : `unknown query parameter "${name}"; expected ${allowed.join(', ')}`,
       );
     }
     if (seen.has(name)) throw new AdminQueryError(`query parameter "${name}" is given more than once`);
@@ -70,7 +68,9 @@ function parseValue(name: string, raw: string, param: ParamSpec): unknown {
     case 'integer': {
       const value = /^\d+$/.test(raw) ? Number(raw) : NaN;
       if (!Number.isSafeInteger(value) || value < param.min || value > param.max) {
-        throw new AdminQueryError(`${name} must be an integer from ${param.min} to ${param.max === Number.MAX_SAFE_INTEGER ? 'any' : param.max}, got "${raw}"`);
+        throw new AdminQueryError(
+          `${name} must be an integer from ${param.min} to ${param.max === Number.MAX_SAFE_INTEGER ? 'any' : param.max}, got "${raw}"`,
+        );
       }
       return value;
     }
@@ -78,6 +78,14 @@ function parseValue(name: string, raw: string, param: ParamSpec): unknown {
 }
 
 /** One page of `items` with the paging echoed back: `{items, total, limit, offset}`. */
-export function page<T>(items: readonly T[], paging: { limit: number; offset: number }): { items: T[]; total: number; limit: number; offset: number } {
-  return { items: items.slice(paging.offset, paging.offset + paging.limit), total: items.length, limit: paging.limit, offset: paging.offset };
+export function page<T>(
+  items: readonly T[],
+  paging: { limit: number; offset: number },
+): { items: T[]; total: number; limit: number; offset: number } {
+  return {
+    items: items.slice(paging.offset, paging.offset + paging.limit),
+    total: items.length,
+    limit: paging.limit,
+    offset: paging.offset,
+  };
 }

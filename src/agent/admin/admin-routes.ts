@@ -52,7 +52,15 @@ function health({ status, query }: RouteContext): RouteAnswer {
   parseQuery(query, {});
   const r = readiness(status);
   if (r.ready) {
-    return { code: 200, body: { status: 'UP', connected: r.connected, sessionId: r.sessionId, accounts: { ready: r.accounts.ready, total: r.accounts.total } } };
+    return {
+      code: 200,
+      body: {
+        status: 'UP',
+        connected: r.connected,
+        sessionId: r.sessionId,
+        accounts: { ready: r.accounts.ready, total: r.accounts.total },
+      },
+    };
   }
   return { code: 503, body: { status: 'DOWN', reason: r.reason, connected: r.connected, sessionId: r.sessionId, accounts: r.accounts } };
 }
@@ -87,7 +95,12 @@ function accountItem(account: AccountStatus) {
 }
 
 function accounts({ status, query }: RouteContext): RouteAnswer {
-  const q = parseQuery(query, { name: { type: 'string' }, dynamic: { type: 'boolean' }, state: { type: 'enum', values: VERDICTS }, ...PAGING });
+  const q = parseQuery(query, {
+    name: { type: 'string' },
+    dynamic: { type: 'boolean' },
+    state: { type: 'enum', values: VERDICTS },
+    ...PAGING,
+  });
   const needle = q.name?.toLowerCase();
   const matching = status.accounts
     .filter((a) => needle === undefined || a.name.toLowerCase().includes(needle))
@@ -101,7 +114,14 @@ function operations({ status, query, now }: RouteContext): RouteAnswer {
   const q = parseQuery(query, { account: { type: 'string' } });
   const items = status.operations.running
     .filter((op) => q.account === undefined || op.account === q.account)
-    .map((op) => ({ id: op.id, account: op.account, kind: op.kind, state: op.state, startedAt: iso(op.startedAt), elapsedMs: Math.max(0, now - op.startedAt) }));
+    .map((op) => ({
+      id: op.id,
+      account: op.account,
+      kind: op.kind,
+      state: op.state,
+      startedAt: iso(op.startedAt),
+      elapsedMs: Math.max(0, now - op.startedAt),
+    }));
   return { code: 200, body: { items, total: items.length, pendingResults: status.operations.pendingResults } };
 }
 

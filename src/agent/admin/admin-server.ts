@@ -32,7 +32,10 @@ export function startAdminServer(options: AdminServerOptions): Promise<AdminServ
         const url = new URL(target.startsWith('/') ? `http://admin.local${target}` : 'http://admin.local/');
         const route = ADMIN_ROUTES[url.pathname];
         if (route === undefined) {
-          return sendJson(res, 404, { error: 'not_found', message: `no route ${url.pathname}; try ${Object.keys(ADMIN_ROUTES).join(', ')}` });
+          return sendJson(res, 404, {
+            error: 'not_found',
+            message: `no route ${url.pathname}; try ${Object.keys(ADMIN_ROUTES).join(', ')}`,
+          });
         }
         if (req.method !== 'GET' && req.method !== 'HEAD') {
           const message = `${req.method} ${url.pathname} is not allowed; the admin endpoints are read-only (GET)`;

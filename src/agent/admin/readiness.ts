@@ -35,7 +35,9 @@ function pendingOf(account: AccountStatus): PendingAccount | undefined {
 }
 
 function describe(pending: PendingAccount[]): string {
-  const shown = pending.slice(0, 10).map((p) => (p.waiting === 'verdict' ? `${p.name} (no verdict from the gateway yet)` : `${p.name} (listing ${p.scopes!.join(', ')})`));
+  const shown = pending
+    .slice(0, 10)
+    .map((p) => (p.waiting === 'verdict' ? `${p.name} (no verdict from the gateway yet)` : `${p.name} (listing ${p.scopes!.join(', ')})`));
   const more = pending.length > shown.length ? ` and ${pending.length - shown.length} more` : '';
   return `${pending.length} account(s) not synced yet: ${shown.join('; ')}${more}`;
 }

@@ -78,7 +78,10 @@ export async function watchConfigFile(options: ConfigWatcherOptions): Promise<Co
     }
     const restart = settingsNeedingRestart(options.running, next);
     if (restart.length > 0) {
-      log.warn({ settings: restart }, `configuration file changed: ${restart.join(', ')} take effect only after a restart (only kubernetes.accounts is reloaded)`);
+      log.warn(
+        { settings: restart },
+        `configuration file changed: ${restart.join(', ')} take effect only after a restart (only kubernetes.accounts is reloaded)`,
+      );
     }
     await options.onAccounts(next.kubernetes.accounts);
   }

@@ -112,7 +112,9 @@ export function parseAgentConfig(
       }
     }
     // Dynamic accounts' kubeconfigs: under the config file's directory unless the file names others.
-    config.kubernetes.dynamicKubeconfigDirs = (config.kubernetes.dynamicKubeconfigDirs ?? [options.baseDir]).map((d) => resolve(options.baseDir!, d));
+    config.kubernetes.dynamicKubeconfigDirs = (config.kubernetes.dynamicKubeconfigDirs ?? [options.baseDir]).map((d) =>
+      resolve(options.baseDir!, d),
+    );
   } else if (config.kubernetes.dynamicKubeconfigDirs !== undefined) {
     config.kubernetes.dynamicKubeconfigDirs = config.kubernetes.dynamicKubeconfigDirs.map((d) => resolve(d));
   }

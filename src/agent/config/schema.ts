@@ -33,17 +33,19 @@ const bindHost = z
 
 const tlsSchema = z
   .strictObject({
-    cacertFile: z.string().min(1).optional().describe(
-      'CA bundle (PEM) to verify the gateway certificate; default: the system trust store.',
-    ),
-    clientCertFile: z.string().min(1).optional().describe(
-      'Client certificate (PEM) for mutual TLS; the key may be bundled in it. Read at every connection attempt.',
-    ),
+    cacertFile: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('CA bundle (PEM) to verify the gateway certificate; default: the system trust store.'),
+    clientCertFile: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Client certificate (PEM) for mutual TLS; the key may be bundled in it. Read at every connection attempt.'),
     clientKeyFile: z.string().min(1).optional().describe('Private key (PEM) of clientCertFile.'),
     clientKeyPassword: z.string().optional().describe('Password of an encrypted clientKeyFile.'),
-    serverName: z.string().min(1).optional().describe(
-      'Name expected on the gateway certificate when it differs from the host of `grpc`.',
-    ),
+    serverName: z.string().min(1).optional().describe('Name expected on the gateway certificate when it differs from the host of `grpc`.'),
     insecureSkipVerify: z.boolean().default(false).describe('Do not verify the gateway certificate (tests only).'),
   })
   .refine((tls) => !(tls.clientKeyFile && !tls.clientCertFile), {
@@ -68,75 +70,82 @@ const tokenCommandSchema = z
 /** Bearer token of the stream: a static token, a file read on each connection attempt, or a command re-run. */
 const authSchema = z
   .strictObject({
-    token: z.string().optional().describe(
-      'Bearer token sent as `authorization: Bearer <token>` (never logged). One of token, tokenFile, tokenCommand.',
-    ),
-    tokenFile: z.string().min(1).optional().describe(
-      'File holding the token, read before every connection attempt (relative to the config file).',
-    ),
-    tokenCommand: tokenCommandSchema.optional().describe(
-      'Command whose trimmed stdout is the token: a shell command line, or `{command, args}` run without a shell. ' +
-        'A failing run is logged and the previous token kept.',
-    ),
-    tokenCommandIntervalSeconds: z.number().positive().default(AGENT_DEFAULTS.tokenCommandIntervalSeconds).describe(
-      'How often tokenCommand is re-run (and the longest its token is used for new connections).',
-    ),
-    tokenCommandTimeoutSeconds: z.number().positive().max(600).default(AGENT_DEFAULTS.tokenCommandTimeoutSeconds).describe(
-      'A tokenCommand running longer than this is killed; the previous token is kept.',
-    ),
+    token: z
+      .string()
+      .optional()
+      .describe('Bearer token sent as `authorization: Bearer <token>` (never logged). One of token, tokenFile, tokenCommand.'),
+    tokenFile: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('File holding the token, read before every connection attempt (relative to the config file).'),
+    tokenCommand: tokenCommandSchema
+      .optional()
+      .describe(
+        'Command whose trimmed stdout is the token: a shell command line, or `{command, args}` run without a shell. ' +
+          'A failing run is logged and the previous token kept.',
+      ),
+    tokenCommandIntervalSeconds: z
+      .number()
+      .positive()
+      .default(AGENT_DEFAULTS.tokenCommandIntervalSeconds)
+      .describe('How often tokenCommand is re-run (and the longest its token is used for new connections).'),
+    tokenCommandTimeoutSeconds: z
+      .number()
+      .positive()
+      .max(600)
+      .default(AGENT_DEFAULTS.tokenCommandTimeoutSeconds)
+      .describe('A tokenCommand running longer than this is killed; the previous token is kept.'),
   })
   .superRefine((auth, ctx) => {
     const sources = (['token', 'tokenFile', 'tokenCommand'] as const).filter((k) => auth[k] !== undefined && auth[k] !== '');
     if (sources.length > 1) {
-      ctx.addIssue({ code: 'custom', message: `${sources.join(' and ')} are mutually exclusive: set one token source`, path: [sources[1]!] });
+      ctx.addIssue({
+        code: 'custom',
+        message: `${sources.join(' and ')} are mutually exclusive: set one token source`,
+        path: [sources[1]!],
+      });
     }
   });
 
 const reconnectSchema = z.strictObject({
-  baseSeconds: positiveSeconds.default(AGENT_DEFAULTS.reconnect.baseSeconds).describe(
-    'First reconnect delay ceiling (full jitter: the delay is uniform below it).',
-  ),
-  factor: z.number().min(1).default(AGENT_DEFAULTS.reconnect.factor).describe(
-    'Growth of the ceiling after each failed attempt.',
-  ),
+  baseSeconds: positiveSeconds
+    .default(AGENT_DEFAULTS.reconnect.baseSeconds)
+    .describe('First reconnect delay ceiling (full jitter: the delay is uniform below it).'),
+  factor: z.number().min(1).default(AGENT_DEFAULTS.reconnect.factor).describe('Growth of the ceiling after each failed attempt.'),
   maxSeconds: positiveSeconds.default(AGENT_DEFAULTS.reconnect.maxSeconds).describe('Largest reconnect delay ceiling.'),
-  stableSeconds: positiveSeconds.default(AGENT_DEFAULTS.reconnect.stableSeconds).describe(
-    'A welcomed stream that lasted this long resets the backoff to its first step.',
-  ),
+  stableSeconds: positiveSeconds
+    .default(AGENT_DEFAULTS.reconnect.stableSeconds)
+    .describe('A welcomed stream that lasted this long resets the backoff to its first step.'),
 });
 
 /** The reference's `clouddriver.backoff` (durations in nanoseconds); mapped onto `reconnect` when that is absent. */
 const referenceBackoffSchema = z.strictObject({
-  baseDelay: z.number().positive().optional().describe(
-    'Reference key: first delay in nanoseconds (→ reconnect.baseSeconds).',
-  ),
+  baseDelay: z.number().positive().optional().describe('Reference key: first delay in nanoseconds (→ reconnect.baseSeconds).'),
   multiplier: z.number().min(1).optional().describe('Reference key: growth factor (→ reconnect.factor).'),
-  jitter: z.number().min(0).max(1).optional().describe(
-    'Reference key: accepted and ignored (Outpost always uses full jitter).',
-  ),
-  maxDelay: z.number().positive().optional().describe(
-    'Reference key: largest delay in nanoseconds (→ reconnect.maxSeconds).',
-  ),
+  jitter: z.number().min(0).max(1).optional().describe('Reference key: accepted and ignored (Outpost always uses full jitter).'),
+  maxDelay: z.number().positive().optional().describe('Reference key: largest delay in nanoseconds (→ reconnect.maxSeconds).'),
 });
 
 const clouddriverSchema = z
   .strictObject({
-    grpc: hostPort.default(AGENT_DEFAULTS.grpc).describe(
-      'Gateway gRPC address, `host:port`. HTTP/2 end to end: an HTTP/1.1-only proxy in between breaks the stream.',
-    ),
-    insecure: z.boolean().default(AGENT_DEFAULTS.insecure).describe(
-      'true: plaintext HTTP/2 (h2c); false: TLS, configured by `tls`.',
-    ),
+    grpc: hostPort
+      .default(AGENT_DEFAULTS.grpc)
+      .describe('Gateway gRPC address, `host:port`. HTTP/2 end to end: an HTTP/1.1-only proxy in between breaks the stream.'),
+    insecure: z.boolean().default(AGENT_DEFAULTS.insecure).describe('true: plaintext HTTP/2 (h2c); false: TLS, configured by `tls`.'),
     tls: tlsSchema.optional().describe('TLS towards the gateway (with `insecure: false`).'),
     auth: authSchema.optional().describe('The bearer token of the stream.'),
-    keepAliveHeartbeatSeconds: z.number().int().min(0).default(AGENT_DEFAULTS.keepAliveHeartbeatSeconds).describe(
-      'Heartbeat interval until the gateway\'s Welcome sets one; 0 sends none. The gateway is considered dead after ' +
-      '3 silent intervals.',
-    ),
+    keepAliveHeartbeatSeconds: z
+      .number()
+      .int()
+      .min(0)
+      .default(AGENT_DEFAULTS.keepAliveHeartbeatSeconds)
+      .describe(
+        "Heartbeat interval until the gateway's Welcome sets one; 0 sends none. The gateway is considered dead after " +
+          '3 silent intervals.',
+      ),
     reconnect: reconnectSchema.optional().describe('Reconnect backoff: exponential with full jitter.'),
-    backoff: referenceBackoffSchema.optional().describe(
-      'The reference\'s backoff (nanoseconds); used when `reconnect` is absent.',
-    ),
+    backoff: referenceBackoffSchema.optional().describe("The reference's backoff (nanoseconds); used when `reconnect` is absent."),
     keepAliveTimeOutSeconds: ignored,
     keepAliveOperationSeconds: ignored,
     responseTimeoutSeconds: ignored,
@@ -178,32 +187,29 @@ export const accountSchema = z
         'account names are lowercase letters, digits, ".", "_" and "-", starting and ending with a letter or digit',
       )
       .describe('Unique across every cluster connected to the gateway; bound to this cluster at first registration.'),
-    kubeconfigFile: z.string().min(1).optional().describe(
-      'Kubeconfig of the cluster (relative to the config file); or serviceAccount: true.',
-    ),
+    kubeconfigFile: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Kubeconfig of the cluster (relative to the config file); or serviceAccount: true.'),
     context: z.string().min(1).optional().describe('Context of kubeconfigFile; its current context when unset.'),
-    serviceAccount: z.boolean().default(false).describe(
-      'Use the pod\'s own service account (in-cluster) instead of a kubeconfig.',
-    ),
+    serviceAccount: z.boolean().default(false).describe("Use the pod's own service account (in-cluster) instead of a kubeconfig."),
     namespaces: z
       .array(z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'invalid namespace name'))
       .default([])
       .describe('Namespaces to watch (one watch per namespace for namespaced kinds); empty: all namespaces.'),
-    onlyNamespacedResources: z.boolean().default(false).describe(
-      'Watch only namespaced kinds (no Nodes, Namespaces, ClusterRoles…).',
-    ),
-    kinds: z.array(kindName).default([]).describe(
-      'Kinds to watch (`Kind` in any group or `Kind.group`); empty: every kind RBAC allows.',
-    ),
+    onlyNamespacedResources: z.boolean().default(false).describe('Watch only namespaced kinds (no Nodes, Namespaces, ClusterRoles…).'),
+    kinds: z.array(kindName).default([]).describe('Kinds to watch (`Kind` in any group or `Kind.group`); empty: every kind RBAC allows.'),
     omitKinds: z.array(kindName).default([]).describe('Kinds never to watch.'),
     customResourceDefinitions: z.array(crdSchema).default([]).describe('Custom resources to watch.'),
     properties: z
       .record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String))
       .default({})
       .describe('Free-form properties forwarded to the gateway.'),
-    permissions: z.record(z.string(), z.array(z.string())).optional().describe(
-      'Spinnaker-style READ/WRITE role lists (accepted, not enforced yet).',
-    ),
+    permissions: z
+      .record(z.string(), z.array(z.string()))
+      .optional()
+      .describe('Spinnaker-style READ/WRITE role lists (accepted, not enforced yet).'),
     // Clouddriver/reference account keys, accepted so account blocks can be copied unchanged; unused.
     metrics: ignored,
     omitNamespaces: ignored,
@@ -249,12 +255,20 @@ const kubernetesSchema = z.strictObject({
     .describe('Kinds applied with server-side apply by default (`Kind` or `Kind.group`); client-side apply otherwise.'),
   retries: z
     .strictObject({
-      maxAttempts: z.number().int().min(1).max(20).default(AGENT_DEFAULTS.retries.maxAttempts).describe(
-        'Attempts in all (timeouts, 5xx, 429; 409 on apply).',
-      ),
-      backoffMs: z.number().int().min(0).max(60_000).default(AGENT_DEFAULTS.retries.backoffMs).describe(
-        'First retry delay; doubles after each attempt.',
-      ),
+      maxAttempts: z
+        .number()
+        .int()
+        .min(1)
+        .max(20)
+        .default(AGENT_DEFAULTS.retries.maxAttempts)
+        .describe('Attempts in all (timeouts, 5xx, 429; 409 on apply).'),
+      backoffMs: z
+        .number()
+        .int()
+        .min(0)
+        .max(60_000)
+        .default(AGENT_DEFAULTS.retries.backoffMs)
+        .describe('First retry delay; doubles after each attempt.'),
     })
     .prefault({})
     .describe('Retries of the Kubernetes calls operations make.'),
@@ -276,9 +290,9 @@ const kubernetesSchema = z.strictObject({
     .optional()
     .describe(
       'Directories under which the kubeconfig files of dynamic accounts (defined at the gateway) must lie, after ' +
-      'resolving `..` and symbolic links; relative ones are resolved against the config file\'s directory. Default: ' +
-      'the config file\'s directory only (none when the configuration comes from no file). A dynamic account naming ' +
-      'any other path fails with the reason, and the file is never read. Read at start.',
+        "resolving `..` and symbolic links; relative ones are resolved against the config file's directory. Default: " +
+        "the config file's directory only (none when the configuration comes from no file). A dynamic account naming " +
+        'any other path fails with the reason, and the file is never read. Read at start.',
     ),
 });
 
@@ -286,28 +300,33 @@ const logLevel = z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'si
 
 /** The whole agent configuration file. Parse with {@link loadAgentConfig} to get env overrides and file errors. */
 export const agentConfigSchema = z.strictObject({
-  clouddriver: clouddriverSchema.prefault({}).describe(
-    'The connection to the gateway (the reference agent calls it clouddriver).',
-  ),
+  clouddriver: clouddriverSchema.prefault({}).describe('The connection to the gateway (the reference agent calls it clouddriver).'),
   agent: z
     .strictObject({
       id: z.string().min(1).optional().describe('Agent id in the Hello; default: env POD_NAME, else the hostname.'),
       zone: z.string().min(1).optional().describe('Zone; default: env POD_NAMESPACE, else "default".'),
-      replicas: z.number().int().min(1).default(AGENT_DEFAULTS.replicas).describe(
-        'Number of agent replicas deployed for the same accounts.',
-      ),
+      replicas: z
+        .number()
+        .int()
+        .min(1)
+        .default(AGENT_DEFAULTS.replicas)
+        .describe('Number of agent replicas deployed for the same accounts.'),
     })
     .prefault({})
-    .describe('This agent\'s identity.'),
+    .describe("This agent's identity."),
   kubernetes: kubernetesSchema.prefault({}).describe('The clusters to watch and how operations call them.'),
   server: z
     .strictObject({
-      port: z.number().int().min(0).max(65535).default(AGENT_DEFAULTS.adminPort).describe(
-        'Admin port (read-only JSON: /health, /livez, /status…); 0 picks a free port.',
-      ),
-      host: bindHost.default(AGENT_DEFAULTS.adminHost).describe(
-        'Bind address of the admin server; the default keeps it local (rule: the agent accepts no outside connection).',
-      ),
+      port: z
+        .number()
+        .int()
+        .min(0)
+        .max(65535)
+        .default(AGENT_DEFAULTS.adminPort)
+        .describe('Admin port (read-only JSON: /health, /livez, /status…); 0 picks a free port.'),
+      host: bindHost
+        .default(AGENT_DEFAULTS.adminHost)
+        .describe('Bind address of the admin server; the default keeps it local (rule: the agent accepts no outside connection).'),
       tls: ignored,
     })
     .prefault({})
@@ -346,18 +365,30 @@ export const agentConfigSchema = z.strictObject({
     .describe('Logging.'),
   operations: z
     .strictObject({
-      concurrency: z.number().int().min(1).max(1024).default(AGENT_DEFAULTS.operationConcurrency).describe(
-        'Operations run at the same time; more wait their turn (their timeout keeps running).',
-      ),
-      resultCacheSize: z.number().int().min(1).default(AGENT_DEFAULTS.operationResultCacheSize).describe(
-        'Results kept by operation id: a redelivered operation returns its stored result instead of running again.',
-      ),
-      resultTtlSeconds: z.number().positive().default(AGENT_DEFAULTS.operationResultTtlSeconds).describe(
-        'How long a result is kept by id.',
-      ),
-      outboxSize: z.number().int().min(1).default(AGENT_DEFAULTS.operationOutboxSize).describe(
-        'Results waiting for the gateway stream while disconnected; the oldest are dropped beyond this.',
-      ),
+      concurrency: z
+        .number()
+        .int()
+        .min(1)
+        .max(1024)
+        .default(AGENT_DEFAULTS.operationConcurrency)
+        .describe('Operations run at the same time; more wait their turn (their timeout keeps running).'),
+      resultCacheSize: z
+        .number()
+        .int()
+        .min(1)
+        .default(AGENT_DEFAULTS.operationResultCacheSize)
+        .describe('Results kept by operation id: a redelivered operation returns its stored result instead of running again.'),
+      resultTtlSeconds: z
+        .number()
+        .positive()
+        .default(AGENT_DEFAULTS.operationResultTtlSeconds)
+        .describe('How long a result is kept by id.'),
+      outboxSize: z
+        .number()
+        .int()
+        .min(1)
+        .default(AGENT_DEFAULTS.operationOutboxSize)
+        .describe('Results waiting for the gateway stream while disconnected; the oldest are dropped beyond this.'),
     })
     .prefault({})
     .describe('Operations the gateway sends.'),

@@ -36,7 +36,12 @@ export async function mapWithConcurrency<T, R>(items: T[], limit: number, work: 
   return results;
 }
 
-async function allowed(client: KubeClient, scope: WatchScope, verb: string, signal?: AbortSignal): Promise<{ allowed: boolean; reason: string }> {
+async function allowed(
+  client: KubeClient,
+  scope: WatchScope,
+  verb: string,
+  signal?: AbortSignal,
+): Promise<{ allowed: boolean; reason: string }> {
   const answer = await client.postJson<AccessReviewAnswer>(
     '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
     {

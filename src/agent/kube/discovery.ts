@@ -34,7 +34,11 @@ interface APIResourceList {
   resources?: APIResource[];
 }
 interface APIGroupList {
-  groups?: { name: string; preferredVersion?: { groupVersion: string; version: string }; versions?: { groupVersion: string; version: string }[] }[];
+  groups?: {
+    name: string;
+    preferredVersion?: { groupVersion: string; version: string };
+    versions?: { groupVersion: string; version: string }[];
+  }[];
 }
 
 function usable(resource: APIResource): boolean {

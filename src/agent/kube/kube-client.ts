@@ -149,7 +149,13 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions = {}
   }
 
   /** Sends one request; the answer (status) or its absence is recorded under `verb`. */
-  async function send(verb: string, url: URL, opts: https.RequestOptions, body: string | undefined, signal?: AbortSignal): Promise<IncomingMessage> {
+  async function send(
+    verb: string,
+    url: URL,
+    opts: https.RequestOptions,
+    body: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<IncomingMessage> {
     try {
       const res = await sendOnce(url, opts, body, signal);
       recorder?.kubeRequest(verb, String(res.statusCode ?? 0));
@@ -163,7 +169,13 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions = {}
   function sendOnce(url: URL, opts: https.RequestOptions, body: string | undefined, signal?: AbortSignal): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
       const req = transport.request(url, { ...opts, signal }, resolve);
-      req.on('error', (err) => reject(err instanceof KubeHttpError ? err : new KubeHttpError(0, `${url.host}: ${err.message}`, err.name === 'AbortError' ? 'Aborted' : '')));
+      req.on('error', (err) =>
+        reject(
+          err instanceof KubeHttpError
+            ? err
+            : new KubeHttpError(0, `${url.host}: ${err.message}`, err.name === 'AbortError' ? 'Aborted' : ''),
+        ),
+      );
       if (body !== undefined) req.end(body);
       else req.end();
     });

@@ -27,7 +27,12 @@ export function startMetricsServer(metrics: AgentMetrics, address: { port: numbe
       const path = (req.url ?? '/').split('?')[0];
       if (path !== '/metrics') return sendJson(res, 404, { error: 'not_found', message: `no route ${path}; metrics are at /metrics` });
       if (req.method !== 'GET' && req.method !== 'HEAD') {
-        return sendJson(res, 405, { error: 'method_not_allowed', message: `${req.method} is not allowed; use GET` }, { allow: 'GET, HEAD' });
+        return sendJson(
+          res,
+          405,
+          { error: 'method_not_allowed', message: `${req.method} is not allowed; use GET` },
+          { allow: 'GET, HEAD' },
+        );
       }
       metrics.scrape().then(
         ({ contentType, body }) => {

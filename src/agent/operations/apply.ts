@@ -54,7 +54,13 @@ function decideServerSide(spec: ApplySpec, ctx: OperationContext, object: Obj, r
   return spec.serverSide || ctx.settings.serverSideApplyKinds.some((name) => kindMatches(name, resource));
 }
 
-async function serverSideApply(ctx: OperationContext, spec: ApplySpec, object: Obj, resource: ResolvedResource, namespace: string | undefined): Promise<Applied> {
+async function serverSideApply(
+  ctx: OperationContext,
+  spec: ApplySpec,
+  object: Obj,
+  resource: ResolvedResource,
+  namespace: string | undefined,
+): Promise<Applied> {
   const name = (object.metadata as Obj).name as string;
   const response = await ctx.calls.request({
     method: 'PATCH',
@@ -67,13 +73,24 @@ async function serverSideApply(ctx: OperationContext, spec: ApplySpec, object: O
 }
 
 /** Creates an object that has only `metadata.generateName`: the API server names it. */
-async function createGenerated(ctx: OperationContext, object: Obj, resource: ResolvedResource, namespace: string | undefined): Promise<Applied> {
+async function createGenerated(
+  ctx: OperationContext,
+  object: Obj,
+  resource: ResolvedResource,
+  namespace: string | undefined,
+): Promise<Applied> {
   const response = await ctx.calls.once({ method: 'POST', path: resourcePath(resource, namespace), body: object });
   return { object: parseObject(response.text), status: response.status, action: 'created' };
 }
 
 /** The live object at `path`, or — when there is none — `body` created there (the create's outcome). */
-async function liveOrCreate(ctx: OperationContext, path: string, resource: ResolvedResource, namespace: string | undefined, body: Obj): Promise<{ live: Obj } | { created: Applied }> {
+async function liveOrCreate(
+  ctx: OperationContext,
+  path: string,
+  resource: ResolvedResource,
+  namespace: string | undefined,
+  body: Obj,
+): Promise<{ live: Obj } | { created: Applied }> {
   try {
     return { live: JSON.parse((await ctx.calls.once({ method: 'GET', path })).text) as Obj };
   } catch (err) {
@@ -84,7 +101,12 @@ async function liveOrCreate(ctx: OperationContext, path: string, resource: Resol
 }
 
 /** One read-compute-write round of client-side apply; throws on any failure (the caller decides about retrying). */
-async function clientSideApplyOnce(ctx: OperationContext, object: Obj, resource: ResolvedResource, namespace: string | undefined): Promise<Applied> {
+async function clientSideApplyOnce(
+  ctx: OperationContext,
+  object: Obj,
+  resource: ResolvedResource,
+  namespace: string | undefined,
+): Promise<Applied> {
   const name = (object.metadata as Obj).name as string;
   const path = resourcePath(resource, namespace, name);
   // What we record as applied: the manifest itself, without any previous record.
@@ -131,7 +153,12 @@ async function clientSideApplyOnce(ctx: OperationContext, object: Obj, resource:
 const scrubbed = (o: Obj) => parseObject(JSON.stringify(o));
 
 /** One replace: PUT the whole object at the live resourceVersion, or create it when missing. */
-async function replaceOnce(ctx: OperationContext, object: Obj, resource: ResolvedResource, namespace: string | undefined): Promise<Applied> {
+async function replaceOnce(
+  ctx: OperationContext,
+  object: Obj,
+  resource: ResolvedResource,
+  namespace: string | undefined,
+): Promise<Applied> {
   const name = (object.metadata as Obj).name as string;
   const path = resourcePath(resource, namespace, name);
   const found = await liveOrCreate(ctx, path, resource, namespace, object);
@@ -144,7 +171,13 @@ async function replaceOnce(ctx: OperationContext, object: Obj, resource: Resolve
 }
 
 /** Client-side apply (or replace) with retries: 409 (a concurrent change or create) re-reads and recomputes; so do timeouts/5xx. */
-async function clientSideApply(ctx: OperationContext, object: Obj, resource: ResolvedResource, namespace: string | undefined, replace = false): Promise<Applied> {
+async function clientSideApply(
+  ctx: OperationContext,
+  object: Obj,
+  resource: ResolvedResource,
+  namespace: string | undefined,
+  replace = false,
+): Promise<Applied> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await (replace ? replaceOnce : clientSideApplyOnce)(ctx, object, resource, namespace);
@@ -171,7 +204,8 @@ export async function runApply(ctx: OperationContext, spec: ApplySpec): Promise<
     try {
       plan.push({ doc, resource: await ctx.resolver.resolve(ctx.calls, kind, apiVersion), deferred: false });
     } catch (err) {
-      if (err instanceof OperationError && err.statusCode === 404 && crdDefines(docs, i, apiVersion, kind)) plan.push({ doc, deferred: true });
+      if (err instanceof OperationError && err.statusCode === 404 && crdDefines(docs, i, apiVersion, kind))
+        plan.push({ doc, deferred: true });
       else if (err instanceof OperationError) throw new OperationError(err.statusCode, err.reason, `${doc.where}: ${err.message}`);
       else throw err;
     }
@@ -190,9 +224,9 @@ export async function runApply(ctx: OperationContext, spec: ApplySpec): Promise<
         ? await createGenerated(ctx, object, resource, namespace)
         : spec.replace
           ? await clientSideApply(ctx, object, resource, namespace, true)
-        : decideServerSide(spec, ctx, object, resource)
-          ? await serverSideApply(ctx, spec, object, resource, namespace)
-          : await clientSideApply(ctx, object, resource, namespace);
+          : decideServerSide(spec, ctx, object, resource)
+            ? await serverSideApply(ctx, spec, object, resource, namespace)
+            : await clientSideApply(ctx, object, resource, namespace);
       applied.push(result);
       lines.push(describe(resource, String((result.object.metadata as Obj | undefined)?.name ?? meta.name), result.action));
     } catch (err) {

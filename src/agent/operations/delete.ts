@@ -34,7 +34,9 @@ function deleteOptions(spec: DeleteSpec): Obj {
 
 async function gone(ctx: OperationContext, resource: ResolvedResource, target: Target): Promise<boolean> {
   try {
-    const live = parseObject((await ctx.calls.request({ method: 'GET', path: resourcePath(resource, target.namespace, target.name) })).text);
+    const live = parseObject(
+      (await ctx.calls.request({ method: 'GET', path: resourcePath(resource, target.namespace, target.name) })).text,
+    );
     const uid = (live.metadata as Obj | undefined)?.uid;
     return target.uid !== undefined && uid !== target.uid; // a new object under the same name
   } catch (err) {
@@ -83,7 +85,11 @@ export async function runDelete(ctx: OperationContext, spec: DeleteSpec): Promis
     });
     for (const item of list.items ?? []) {
       const meta = item.metadata as Obj;
-      const target: Target = { namespace: meta.namespace as string | undefined, name: meta.name as string, uid: meta.uid as string | undefined };
+      const target: Target = {
+        namespace: meta.namespace as string | undefined,
+        name: meta.name as string,
+        uid: meta.uid as string | undefined,
+      };
       try {
         const response = await ctx.calls.request({ method: 'DELETE', path: resourcePath(resource, target.namespace, target.name), body });
         status = response.status;
@@ -97,7 +103,8 @@ export async function runDelete(ctx: OperationContext, spec: DeleteSpec): Promis
   const deleted = targets.map((t) => objectRef(resource.kind, t.namespace, t.name));
   return {
     statusCode: status,
-    message: deleted.length === 0 ? `no ${resource.resource} matched the label selector "${spec.labelSelector}"` : `deleted ${deleted.join(', ')}`,
+    message:
+      deleted.length === 0 ? `no ${resource.resource} matched the label selector "${spec.labelSelector}"` : `deleted ${deleted.join(', ')}`,
     deleted,
   };
 }

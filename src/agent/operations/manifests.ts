@@ -23,13 +23,18 @@ function isList(v: Record<string, unknown>): boolean {
 }
 
 function check(where: string, value: unknown): Record<string, unknown> {
-  if (!isObject(value)) throw invalid(`${where}: expected a Kubernetes object (a mapping), got ${Array.isArray(value) ? 'a list' : typeof value}`);
-  if (typeof value.apiVersion !== 'string' || value.apiVersion.trim() === '') throw invalid(`${where}: not a Kubernetes object: apiVersion is missing`);
+  if (!isObject(value))
+    throw invalid(`${where}: expected a Kubernetes object (a mapping), got ${Array.isArray(value) ? 'a list' : typeof value}`);
+  if (typeof value.apiVersion !== 'string' || value.apiVersion.trim() === '')
+    throw invalid(`${where}: not a Kubernetes object: apiVersion is missing`);
   if (typeof value.kind !== 'string' || value.kind.trim() === '') throw invalid(`${where}: not a Kubernetes object: kind is missing`);
   if (!isObject(value.metadata)) throw invalid(`${where}: not a Kubernetes object: metadata is missing`);
-  const generated = value.metadata.name === undefined && typeof value.metadata.generateName === 'string' && value.metadata.generateName !== '';
-  if (!generated && (typeof value.metadata.name !== 'string' || value.metadata.name === '')) throw invalid(`${where}: ${value.kind}: metadata.name is missing`);
-  if (value.metadata.namespace !== undefined && typeof value.metadata.namespace !== 'string') throw invalid(`${where}: metadata.namespace must be a string`);
+  const generated =
+    value.metadata.name === undefined && typeof value.metadata.generateName === 'string' && value.metadata.generateName !== '';
+  if (!generated && (typeof value.metadata.name !== 'string' || value.metadata.name === ''))
+    throw invalid(`${where}: ${value.kind}: metadata.name is missing`);
+  if (value.metadata.namespace !== undefined && typeof value.metadata.namespace !== 'string')
+    throw invalid(`${where}: metadata.namespace must be a string`);
   return value;
 }
 
@@ -94,7 +99,10 @@ export function parsePatchDocument(text: string): unknown {
   } catch {
     const docs = parseAllDocuments(text);
     const list = Array.isArray(docs) ? docs : [docs];
-    if (list.length !== 1 || list[0]!.errors.length > 0) throw badRequest(`the patch is neither JSON nor a single YAML document${list[0]?.errors[0] ? `: ${list[0].errors[0].message.split('\n')[0]}` : ''}`);
+    if (list.length !== 1 || list[0]!.errors.length > 0)
+      throw badRequest(
+        `the patch is neither JSON nor a single YAML document${list[0]?.errors[0] ? `: ${list[0].errors[0].message.split('\n')[0]}` : ''}`,
+      );
     return list[0]!.toJS();
   }
 }

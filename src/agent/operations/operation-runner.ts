@@ -88,7 +88,10 @@ export function createOperationRunner(options: OperationRunnerOptions): Operatio
     outbox.push(result);
     if (outbox.length > options.outboxSize) {
       const dropped = outbox.shift()!;
-      logger.warn({ operationId: dropped.id, account: dropped.account }, 'result outbox full: dropping the oldest result (still kept by id for a redelivery)');
+      logger.warn(
+        { operationId: dropped.id, account: dropped.account },
+        'result outbox full: dropping the oldest result (still kept by id for a redelivery)',
+      );
     }
   }
 
@@ -102,7 +105,8 @@ export function createOperationRunner(options: OperationRunnerOptions): Operatio
 
   function release(): void {
     const next = waiting.shift();
-    if (next) next(); // the slot passes on
+    if (next)
+      next(); // the slot passes on
     else slotsInUse--;
   }
 
@@ -130,10 +134,13 @@ export function createOperationRunner(options: OperationRunnerOptions): Operatio
     const controller = new AbortController();
     setMaxListeners(0, controller.signal); // parallel discovery calls all listen on it
     let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, timeoutMs - (performance.now() - receivedAt));
+    const timer = setTimeout(
+      () => {
+        timedOut = true;
+        controller.abort();
+      },
+      timeoutMs - (performance.now() - receivedAt),
+    );
     controllers.add(controller);
     const signal = controller.signal;
     let resolver = resolvers.get(client);
@@ -155,7 +162,16 @@ export function createOperationRunner(options: OperationRunnerOptions): Operatio
     } catch (err) {
       // a bug, not a Kubernetes answer: still end the operation with a result
       logger.error({ operationId: operation.id, err: (err as Error).message }, 'operation crashed');
-      finish(operation, failureResult(operation, 500, OutpostReason.InternalError, `the agent failed to run the operation: ${(err as Error).message}`, performance.now() - receivedAt));
+      finish(
+        operation,
+        failureResult(
+          operation,
+          500,
+          OutpostReason.InternalError,
+          `the agent failed to run the operation: ${(err as Error).message}`,
+          performance.now() - receivedAt,
+        ),
+      );
     } finally {
       clearTimeout(timer);
       controllers.delete(controller);

@@ -21,7 +21,12 @@ const by = (mergeKey: string, fields?: PatchSchema): FieldMeta => ({ mergeKey, f
 const map = (fields: PatchSchema): FieldMeta => ({ fields });
 
 const objectMeta: PatchSchema = { ownerReferences: by('uid'), finalizers: { set: true } };
-const container: PatchSchema = { ports: by('containerPort'), env: by('name'), volumeMounts: by('mountPath'), volumeDevices: by('devicePath') };
+const container: PatchSchema = {
+  ports: by('containerPort'),
+  env: by('name'),
+  volumeMounts: by('mountPath'),
+  volumeDevices: by('devicePath'),
+};
 const podSpec: PatchSchema = {
   volumes: by('name'),
   initContainers: by('name', container),

@@ -21,10 +21,28 @@ export async function runPatch(ctx: OperationContext, spec: PatchSpec): Promise<
   const document = parsePatchDocument(spec.patch);
   const resource = await ctx.resolver.resolve(ctx.calls, spec.kind, spec.apiVersion);
   const type =
-    spec.type === PatchType.JSON ? 'json' : spec.type === PatchType.MERGE ? 'merge' : spec.type === PatchType.STRATEGIC ? 'strategic' : resource.builtin ? 'strategic' : 'merge';
+    spec.type === PatchType.JSON
+      ? 'json'
+      : spec.type === PatchType.MERGE
+        ? 'merge'
+        : spec.type === PatchType.STRATEGIC
+          ? 'strategic'
+          : resource.builtin
+            ? 'strategic'
+            : 'merge';
   if (type === 'json' && !Array.isArray(document)) throw badRequest('a JSON patch must be a list of operations');
-  if (type !== 'json' && (typeof document !== 'object' || document === null || Array.isArray(document))) throw badRequest(`a ${type} patch must be an object`);
+  if (type !== 'json' && (typeof document !== 'object' || document === null || Array.isArray(document)))
+    throw badRequest(`a ${type} patch must be an object`);
   const namespace = namespaceFor(resource.namespaced, spec.namespace);
-  const response = await ctx.calls.request({ method: 'PATCH', path: resourcePath(resource, namespace, spec.name), body: document, contentType: CONTENT_TYPES[type] });
-  return { statusCode: response.status, message: `${resource.kind.toLowerCase()}/${spec.name} patched`, objects: [parseObject(response.text)] };
+  const response = await ctx.calls.request({
+    method: 'PATCH',
+    path: resourcePath(resource, namespace, spec.name),
+    body: document,
+    contentType: CONTENT_TYPES[type],
+  });
+  return {
+    statusCode: response.status,
+    message: `${resource.kind.toLowerCase()}/${spec.name} patched`,
+    objects: [parseObject(response.text)],
+  };
 }

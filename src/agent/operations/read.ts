@@ -15,7 +15,11 @@ export async function runGet(ctx: OperationContext, spec: GetSpec): Promise<Outc
   const resource = await ctx.resolver.resolve(ctx.calls, spec.kind, spec.apiVersion);
   const namespace = namespaceFor(resource.namespaced, spec.namespace);
   const response = await ctx.calls.request({ method: 'GET', path: resourcePath(resource, namespace, spec.name) });
-  return { statusCode: response.status, message: objectRef(resource.kind, namespace, spec.name), objects: [parseObject(response.text, resource.kind)] };
+  return {
+    statusCode: response.status,
+    message: objectRef(resource.kind, namespace, spec.name),
+    objects: [parseObject(response.text, resource.kind)],
+  };
 }
 
 /** Runs a list operation. Items get their apiVersion and kind back (list items carry none). */
@@ -31,7 +35,9 @@ export async function runList(ctx: OperationContext, spec: ListSpec): Promise<Ou
       limit: spec.limit > 0 ? spec.limit : undefined,
     },
   });
-  const objects = (body.items ?? []).map((item) => scrubObject({ apiVersion: resource.apiVersion, kind: resource.kind, ...item }, resource.kind));
+  const objects = (body.items ?? []).map((item) =>
+    scrubObject({ apiVersion: resource.apiVersion, kind: resource.kind, ...item }, resource.kind),
+  );
   return { statusCode: status, message: `${objects.length} ${resource.resource}`, objects };
 }
 

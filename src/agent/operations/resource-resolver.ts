@@ -56,7 +56,12 @@ export function pathSegment(text: string, what: string): string {
 }
 
 /** The URL path of a resource collection, object or subresource. */
-export function resourcePath(r: Pick<ResolvedResource, 'group' | 'version' | 'resource' | 'namespaced'>, namespace?: string, name?: string, subresource?: string): string {
+export function resourcePath(
+  r: Pick<ResolvedResource, 'group' | 'version' | 'resource' | 'namespaced'>,
+  namespace?: string,
+  name?: string,
+  subresource?: string,
+): string {
   let path = r.group === '' ? `/api/${r.version}` : `/apis/${r.group}/${r.version}`;
   if (r.namespaced && namespace) path += `/namespaces/${pathSegment(namespace, 'namespace')}`;
   path += `/${r.resource}`;
@@ -110,7 +115,8 @@ export function createResourceResolver(): ResourceResolver {
   function match(resources: APIResource[], gv: string, name: string): ResolvedResource | undefined {
     const lower = name.toLowerCase();
     const main = resources.filter((r) => !r.name.includes('/'));
-    const found = main.find((r) => r.kind === name) ?? main.find((r) => r.kind.toLowerCase() === lower || r.name === lower || r.singularName === lower);
+    const found =
+      main.find((r) => r.kind === name) ?? main.find((r) => r.kind.toLowerCase() === lower || r.name === lower || r.singularName === lower);
     if (!found) return undefined;
     const { group, version } = splitGroupVersion(gv);
     return {
@@ -125,7 +131,12 @@ export function createResourceResolver(): ResourceResolver {
     };
   }
 
-  async function lookUp(calls: KubeCalls, kind: string, apiVersion: string | undefined, refresh: boolean): Promise<ResolvedResource | undefined> {
+  async function lookUp(
+    calls: KubeCalls,
+    kind: string,
+    apiVersion: string | undefined,
+    refresh: boolean,
+  ): Promise<ResolvedResource | undefined> {
     if (apiVersion) {
       const resources = (!refresh && groupVersions.get(apiVersion)) || fetchGroupVersion(calls, apiVersion);
       return match(await resources, apiVersion, kind);
@@ -147,10 +158,13 @@ export function createResourceResolver(): ResourceResolver {
   return {
     async resolve(calls, kind, apiVersion) {
       if (kind.trim() === '') throw notFound('no kind given');
-      const found = (await lookUp(calls, kind, apiVersion || undefined, false)) ?? (await lookUp(calls, kind, apiVersion || undefined, true));
+      const found =
+        (await lookUp(calls, kind, apiVersion || undefined, false)) ?? (await lookUp(calls, kind, apiVersion || undefined, true));
       if (found) return found;
       throw notFound(
-        apiVersion ? `the server doesn't have a resource type "${kind}" in version "${apiVersion}"` : `the server doesn't have a resource type "${kind}"`,
+        apiVersion
+          ? `the server doesn't have a resource type "${kind}" in version "${apiVersion}"`
+          : `the server doesn't have a resource type "${kind}"`,
       );
     },
   };

@@ -51,10 +51,14 @@ function fromControllerRevision(cr: Obj): { revision: number; template: Obj | un
 }
 
 /** Reads a workload and its revisions. Throws 404 when the workload is missing, 400 for kinds without rollouts. */
-export async function readHistory(ctx: OperationContext, spec: { apiVersion: string; kind: string; namespace: string; name: string }): Promise<WorkloadHistory> {
+export async function readHistory(
+  ctx: OperationContext,
+  spec: { apiVersion: string; kind: string; namespace: string; name: string },
+): Promise<WorkloadHistory> {
   if (spec.name === '') throw badRequest('a name is required');
   const resource = await ctx.resolver.resolve(ctx.calls, spec.kind || 'Deployment', spec.apiVersion);
-  if (!HISTORY_KINDS.includes(resource.kind)) throw badRequest(`revision history is supported for Deployments, StatefulSets and DaemonSets, not ${resource.kind}`);
+  if (!HISTORY_KINDS.includes(resource.kind))
+    throw badRequest(`revision history is supported for Deployments, StatefulSets and DaemonSets, not ${resource.kind}`);
   const namespace = spec.namespace || 'default';
   const workload = parseObject((await ctx.calls.request({ method: 'GET', path: resourcePath(resource, namespace, spec.name) })).text);
   const uid = (workload.metadata as Obj).uid;

@@ -25,7 +25,11 @@ async function mergePatch(ctx: OperationContext, spec: RolloutSpec, patch: Obj, 
     body: patch,
     contentType: 'application/merge-patch+json',
   });
-  return { statusCode: response.status, message: `${resource.kind.toLowerCase()}/${spec.name} ${verb}`, objects: [parseObject(response.text)] };
+  return {
+    statusCode: response.status,
+    message: `${resource.kind.toLowerCase()}/${spec.name} ${verb}`,
+    objects: [parseObject(response.text)],
+  };
 }
 
 /** Reads before giving up when the Deployment keeps changing between the read and the guarded patch. */
@@ -53,7 +57,8 @@ async function undoOnce(ctx: OperationContext, spec: RolloutSpec): Promise<Outco
   const kind = history.resource.kind;
   const ref = `${kind.toLowerCase()}/${spec.name}`;
   const wSpec = isObj(workload.spec) ? workload.spec : {};
-  if (kind === 'Deployment' && wSpec.paused === true) throw badRequest(`you cannot rollback a paused deployment; resume it first with the rollout resume action and try again`);
+  if (kind === 'Deployment' && wSpec.paused === true)
+    throw badRequest(`you cannot rollback a paused deployment; resume it first with the rollout resume action and try again`);
   const target = rollbackTarget(history, Number(spec.toRevision));
   if (!target.template) throw badRequest(`revision ${target.revision} of ${ref} (${target.name}) holds no pod template`);
   const template = structuredClone(target.template);
@@ -61,7 +66,11 @@ async function undoOnce(ctx: OperationContext, spec: RolloutSpec): Promise<Outco
   if (labels && kind === 'Deployment') delete labels['pod-template-hash'];
   const meta = workload.metadata as Obj;
   if (isDeepStrictEqual(wSpec.template, template)) {
-    return { statusCode: 200, message: `${ref} skipped rollback (current template already matches revision ${target.revision})`, objects: [workload] };
+    return {
+      statusCode: 200,
+      message: `${ref} skipped rollback (current template already matches revision ${target.revision})`,
+      objects: [workload],
+    };
   }
   const current = kind === 'Deployment' && isObj(meta.annotations) ? meta.annotations[REVISION_ANNOTATION] : undefined;
   const response = await ctx.calls.request({
@@ -86,7 +95,12 @@ export async function runRollout(ctx: OperationContext, spec: RolloutSpec): Prom
   if (spec.name === '') throw badRequest('rollout needs a name');
   switch (spec.action) {
     case RolloutAction.RESTART:
-      return mergePatch(ctx, spec, { spec: { template: { metadata: { annotations: { [RESTARTED_AT_ANNOTATION]: new Date().toISOString() } } } } }, 'restarted');
+      return mergePatch(
+        ctx,
+        spec,
+        { spec: { template: { metadata: { annotations: { [RESTARTED_AT_ANNOTATION]: new Date().toISOString() } } } } },
+        'restarted',
+      );
     case RolloutAction.PAUSE:
       return mergePatch(ctx, spec, { spec: { paused: true } }, 'paused');
     case RolloutAction.RESUME:

@@ -19,5 +19,9 @@ export async function runScale(ctx: OperationContext, spec: ScaleSpec): Promise<
     body: { spec: { replicas: spec.replicas } },
     contentType: 'application/merge-patch+json',
   });
-  return { statusCode: response.status, message: `${resource.kind.toLowerCase()}/${spec.name} scaled to ${spec.replicas}`, objects: [parseObject(response.text)] };
+  return {
+    statusCode: response.status,
+    message: `${resource.kind.toLowerCase()}/${spec.name} scaled to ${spec.replicas}`,
+    objects: [parseObject(response.text)],
+  };
 }

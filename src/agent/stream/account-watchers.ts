@@ -80,7 +80,11 @@ export function startAccountWatchers(runtime: AccountRuntime, options: StartAcco
   const startedAt = Date.now();
   const watchers = runtime.prepared.scopes.map((scope) => {
     const resume = options.verdict.resume.find(
-      (r) => r.apiVersion === scope.type.apiVersion && r.kind === scope.type.kind && r.watchNamespace === scope.namespace && r.resourceVersion !== '',
+      (r) =>
+        r.apiVersion === scope.type.apiVersion &&
+        r.kind === scope.type.kind &&
+        r.watchNamespace === scope.namespace &&
+        r.resourceVersion !== '',
     );
     const state: WatchState = {
       apiVersion: scope.type.apiVersion,

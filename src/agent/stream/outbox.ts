@@ -81,14 +81,19 @@ export function createOutbox(options: OutboxOptions): Outbox {
 
   const inFlight = () => Number(lastSent - lastAcked);
   const windowOpen = () => inFlight() < options.maxUnacked;
-  const isReady = () => !closed && windowOpen() && queue.length === 0 && pending.length < options.batchMaxEvents && pendingBytes < options.batchMaxBytes;
+  const isReady = () =>
+    !closed && windowOpen() && queue.length === 0 && pending.length < options.batchMaxEvents && pendingBytes < options.batchMaxBytes;
 
   function sendQueued(item: Queued): void {
     lastSent += 1n;
     const message =
       item.kind === 'batch'
-        ? create(ConnectRequestSchema, { message: { case: 'events', value: create(EventBatchSchema, { sequence: lastSent, events: item.events }) } })
-        : create(ConnectRequestSchema, { message: { case: 'sync', value: create(SyncMarkerSchema, { ...item.marker, sequence: lastSent }) } });
+        ? create(ConnectRequestSchema, {
+            message: { case: 'events', value: create(EventBatchSchema, { sequence: lastSent, events: item.events }) },
+          })
+        : create(ConnectRequestSchema, {
+            message: { case: 'sync', value: create(SyncMarkerSchema, { ...item.marker, sequence: lastSent }) },
+          });
     options.send(message);
   }
 
@@ -105,7 +110,12 @@ export function createOutbox(options: OutboxOptions): Outbox {
   function pump(): void {
     if (closed) return;
     while (queue.length > 0 && windowOpen()) sendQueued(queue.shift()!);
-    if (queue.length === 0 && windowOpen() && pending.length > 0 && (flushDue || pending.length >= options.batchMaxEvents || pendingBytes >= options.batchMaxBytes)) {
+    if (
+      queue.length === 0 &&
+      windowOpen() &&
+      pending.length > 0 &&
+      (flushDue || pending.length >= options.batchMaxEvents || pendingBytes >= options.batchMaxBytes)
+    ) {
       closePending();
       sendQueued(queue.shift()!);
     }
@@ -155,7 +165,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
       if (pending.length === 0) flushDue = false;
       for (let i = queue.length - 1; i >= 0; i--) {
         const item = queue[i]!;
-        if (item.kind === 'marker' ? item.marker.account === account : (item.events = item.events.filter(keep)).length === 0) queue.splice(i, 1);
+        if (item.kind === 'marker' ? item.marker.account === account : (item.events = item.events.filter(keep)).length === 0)
+          queue.splice(i, 1);
       }
       pump();
     },

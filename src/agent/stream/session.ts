@@ -110,7 +110,9 @@ export function accountInfo(prepared: PreparedAccount): AccountInfo {
     caFingerprint: prepared.caFingerprint,
     kubernetesVersion: prepared.kubernetesVersion,
     namespaces: prepared.config.namespaces,
-    kinds: prepared.kinds.map((k) => create(KindInfoSchema, { apiVersion: k.apiVersion, kind: k.kind, resource: k.resource, namespaced: k.namespaced })),
+    kinds: prepared.kinds.map((k) =>
+      create(KindInfoSchema, { apiVersion: k.apiVersion, kind: k.kind, resource: k.resource, namespaced: k.namespaced }),
+    ),
     skippedKinds: prepared.skipped.map((s) => create(SkippedKindSchema, s)),
     properties: prepared.config.properties,
     error: prepared.error,
@@ -151,16 +153,22 @@ export async function runSession(options: SessionOptions): Promise<void> {
     if (heartbeatSeconds <= 0) return;
     const intervalMs = heartbeatSeconds * 1000;
     timers.push(
-      setInterval(() => send({ case: 'heartbeat', value: create(HeartbeatSchema, { agentId: options.agentId, sentAtUnixMs: BigInt(Date.now()) }) }), intervalMs),
+      setInterval(
+        () => send({ case: 'heartbeat', value: create(HeartbeatSchema, { agentId: options.agentId, sentAtUnixMs: BigInt(Date.now()) }) }),
+        intervalMs,
+      ),
     );
     const deadAfterMs = intervalMs * AGENT_DEFAULTS.deadPeerIntervals;
     timers.push(
-      setInterval(() => {
-        if (Date.now() - lastReceived > deadAfterMs) {
-          deadPeer = `no message from the gateway for ${Math.round((Date.now() - lastReceived) / 1000)} s (heartbeat interval ${heartbeatSeconds} s); treating it as dead`;
-          controller.abort();
-        }
-      }, Math.min(1000, intervalMs / 4)),
+      setInterval(
+        () => {
+          if (Date.now() - lastReceived > deadAfterMs) {
+            deadPeer = `no message from the gateway for ${Math.round((Date.now() - lastReceived) / 1000)} s (heartbeat interval ${heartbeatSeconds} s); treating it as dead`;
+            controller.abort();
+          }
+        },
+        Math.min(1000, intervalMs / 4),
+      ),
     );
   }
 
@@ -177,10 +185,20 @@ export async function runSession(options: SessionOptions): Promise<void> {
       if (reported.get(account) === key) continue;
       reported.set(account, key);
       const progress = active.map((w) =>
-        create(SyncProgressSchema, { apiVersion: w.apiVersion, kind: w.kind, namespace: w.namespace, listed: BigInt(w.listed), done: !w.listInProgress }),
+        create(SyncProgressSchema, {
+          apiVersion: w.apiVersion,
+          kind: w.kind,
+          namespace: w.namespace,
+          listed: BigInt(w.listed),
+          done: !w.listInProgress,
+        }),
       );
       for (const w of active) {
-        if (w.listInProgress) logger.info({ account: account.prepared.config.name, kind: w.kind, namespace: w.namespace || undefined, listed: w.listed }, 'listing');
+        if (w.listInProgress)
+          logger.info(
+            { account: account.prepared.config.name, kind: w.kind, namespace: w.namespace || undefined, listed: w.listed },
+            'listing',
+          );
         w.listFinished = false;
       }
       send({ case: 'accountReport', value: create(AccountReportSchema, { account: accountInfo(account.prepared), progress }) });
@@ -198,7 +216,10 @@ export async function runSession(options: SessionOptions): Promise<void> {
       return;
     }
     if (verdict.verdict === Verdict.REFUSED) {
-      log.warn({ verdict: account.verdict, reason: verdict.reason }, `account refused by the gateway: ${verdict.reason || 'no reason given'}; not streaming it`);
+      log.warn(
+        { verdict: account.verdict, reason: verdict.reason },
+        `account refused by the gateway: ${verdict.reason || 'no reason given'}; not streaming it`,
+      );
       return;
     }
     if (verdict.verdict !== Verdict.CACHING) {
@@ -219,7 +240,10 @@ export async function runSession(options: SessionOptions): Promise<void> {
       case: 'accountsChanged',
       value: create(AccountsChangedSchema, { changeId, removed, added: added.map((a) => accountInfo(a.prepared)) }),
     });
-    logger.info({ changeId: Number(changeId), removed, added: added.map((a) => a.prepared.config.name) }, 'announced account changes to the gateway');
+    logger.info(
+      { changeId: Number(changeId), removed, added: added.map((a) => a.prepared.config.name) },
+      'announced account changes to the gateway',
+    );
   }
 
   function onVerdicts(verdicts: AccountVerdicts): void {
@@ -256,7 +280,10 @@ export async function runSession(options: SessionOptions): Promise<void> {
     if (welcome.heartbeatIntervalSeconds > 0) heartbeatSeconds = welcome.heartbeatIntervalSeconds;
     startHeartbeats();
     const maxUnacked = welcome.maxUnacked > 0 ? welcome.maxUnacked : AGENT_DEFAULTS.maxUnacked;
-    logger.info({ sessionId: welcome.sessionId, gatewayId: welcome.gatewayId, heartbeatSeconds, maxUnacked, resumed: resumed?.sessionId }, 'welcomed by the gateway');
+    logger.info(
+      { sessionId: welcome.sessionId, gatewayId: welcome.gatewayId, heartbeatSeconds, maxUnacked, resumed: resumed?.sessionId },
+      'welcomed by the gateway',
+    );
     const recorder = options.recorder;
     outbox = createOutbox({
       send: recorder
@@ -273,7 +300,10 @@ export async function runSession(options: SessionOptions): Promise<void> {
     const announcedLater = new Set(beforeWelcome.flatMap((c) => c.added));
     for (const account of state.accounts) {
       if (!helloAccounts.has(account) || announcedLater.has(account)) continue;
-      applyVerdict(account, welcome.accounts.find((a) => a.account === account.prepared.config.name));
+      applyVerdict(
+        account,
+        welcome.accounts.find((a) => a.account === account.prepared.config.name),
+      );
     }
     for (const change of beforeWelcome.splice(0)) sendAccountsChanged(change.removed, change.added);
     timers.push(setInterval(reportProgress, AGENT_DEFAULTS.progressIntervalMs));
@@ -347,7 +377,10 @@ export async function runSession(options: SessionOptions): Promise<void> {
     if (signal.aborted) return;
     if (!welcomed && resumed !== undefined && ConnectError.from(err).code === Code.Unauthenticated && state.resume === resumed) {
       state.resume = undefined;
-      logger.warn({ sessionId: resumed.sessionId }, `the gateway refused to resume session ${resumed.sessionId}; the next attempt connects as a new session`);
+      logger.warn(
+        { sessionId: resumed.sessionId },
+        `the gateway refused to resume session ${resumed.sessionId}; the next attempt connects as a new session`,
+      );
     }
     if (err instanceof SessionEndedError) throw err;
     throw new SessionEndedError(deadPeer ?? (err as Error).message, welcomed, err);

@@ -146,7 +146,10 @@ export function createTokenSource(auth: AgentConfig['clouddriver']['auth'], logg
           token = text;
         } catch (err) {
           const why = (err as Error).message;
-          logger.error({ file, err: why }, `clouddriver.auth.tokenFile: cannot read a token from ${file}: ${why}; ${token === undefined ? 'no token yet' : 'keeping the previous token'}`);
+          logger.error(
+            { file, err: why },
+            `clouddriver.auth.tokenFile: cannot read a token from ${file}: ${why}; ${token === undefined ? 'no token yet' : 'keeping the previous token'}`,
+          );
           if (token === undefined) throw new TokenUnavailableError(`no bearer token: clouddriver.auth.tokenFile ${file}: ${why}`);
         }
         return token;

@@ -63,10 +63,18 @@ export function explainConnectError(raw: string, settings: { insecure?: boolean 
   if (/altnames|ERR_TLS_CERT_ALTNAME_INVALID|does not match certificate/i.test(message)) {
     return `${message} — the gateway certificate does not name the host dialled: set clouddriver.tls.serverName to a name it carries`;
   }
-  if (/unable to verify|self[- ]signed certificate|unable to get (local )?issuer|certificate has expired|certificate is not yet valid|UNABLE_TO_VERIFY|CERT_HAS_EXPIRED/i.test(message)) {
+  if (
+    /unable to verify|self[- ]signed certificate|unable to get (local )?issuer|certificate has expired|certificate is not yet valid|UNABLE_TO_VERIFY|CERT_HAS_EXPIRED/i.test(
+      message,
+    )
+  ) {
     return `${message} — the gateway certificate is not trusted: set clouddriver.tls.cacertFile to the CA that signed it (insecureSkipVerify only for tests)`;
   }
-  if (/HTTP\/1|http2.*protocol|PROTOCOL_ERROR|ERR_HTTP2_ERROR|ERR_HTTP2_SESSION_ERROR|Protocol error|unexpected (content type|HTTP status)|text\/html/i.test(message)) {
+  if (
+    /HTTP\/1|http2.*protocol|PROTOCOL_ERROR|ERR_HTTP2_ERROR|ERR_HTTP2_SESSION_ERROR|Protocol error|unexpected (content type|HTTP status)|text\/html/i.test(
+      message,
+    )
+  ) {
     return `${message} — the gateway port answered like an HTTP/1.1 server: gRPC needs end-to-end HTTP/2; an HTTP/1.1-only proxy or load balancer between agent and gateway breaks it`;
   }
   if (settings.insecure && /error code CANCEL/.test(message)) {

@@ -38,7 +38,10 @@ export function applyVerdictUpdate(update: AccountVerdicts, context: VerdictUpda
   for (const entry of update.accounts) {
     const account = byName.get(entry.account);
     if (account === undefined) {
-      logger.debug({ account: entry.account, verdict: Verdict[entry.verdict] }, 'ignoring a pushed verdict for an account this session does not know');
+      logger.debug(
+        { account: entry.account, verdict: Verdict[entry.verdict] },
+        'ignoring a pushed verdict for an account this session does not know',
+      );
       continue;
     }
     const log = logger.child({ account: entry.account });

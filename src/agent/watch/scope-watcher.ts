@@ -68,7 +68,9 @@ interface KubeObject {
 export function collectionPath(scope: WatchScope): string {
   const { group, version, resource, namespaced } = scope.type;
   const base = group === '' ? `/api/${version}` : `/apis/${group}/${version}`;
-  return namespaced && scope.namespace !== '' ? `${base}/namespaces/${encodeURIComponent(scope.namespace)}/${resource}` : `${base}/${resource}`;
+  return namespaced && scope.namespace !== ''
+    ? `${base}/namespaces/${encodeURIComponent(scope.namespace)}/${resource}`
+    : `${base}/${resource}`;
 }
 
 /** Runs the loop; resolves when `signal` aborts (or the outbox closes). Never rejects. */
@@ -170,7 +172,14 @@ export async function runScopeWatcher(options: ScopeWatcherOptions): Promise<voi
       }
       return rv || undefined;
     }
-    const type = event.type === 'ADDED' ? EventType.ADDED : event.type === 'MODIFIED' ? EventType.MODIFIED : event.type === 'DELETED' ? EventType.DELETED : undefined;
+    const type =
+      event.type === 'ADDED'
+        ? EventType.ADDED
+        : event.type === 'MODIFIED'
+          ? EventType.MODIFIED
+          : event.type === 'DELETED'
+            ? EventType.DELETED
+            : undefined;
     if (type === undefined) return undefined;
     const { object, json } = decode(raw);
     const rv = object.metadata?.resourceVersion ?? '';
@@ -191,7 +200,12 @@ export async function runScopeWatcher(options: ScopeWatcherOptions): Promise<voi
       await outbox.ready();
       let res;
       try {
-        res = await client.openStream(path, { watch: true, resourceVersion: fromRv, allowWatchBookmarks: true, timeoutSeconds }, controller.signal, (timeoutSeconds + 60) * 1000);
+        res = await client.openStream(
+          path,
+          { watch: true, resourceVersion: fromRv, allowWatchBookmarks: true, timeoutSeconds },
+          controller.signal,
+          (timeoutSeconds + 60) * 1000,
+        );
       } catch (err) {
         if (err instanceof KubeHttpError && err.status === 410) throw new GoneError(err.message);
         throw err;

@@ -5,7 +5,14 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { configureClientCommand, fail, resolveDeps, runOperation, type ClientCommandDeps, type ClientOptions } from '../../client/client-command.js';
+import {
+  configureClientCommand,
+  fail,
+  resolveDeps,
+  runOperation,
+  type ClientCommandDeps,
+  type ClientOptions,
+} from '../../client/client-command.js';
 import { ExitCode } from '../../client/errors.js';
 import { formatApplied } from '../../client/format.js';
 import type { CliIo } from '../../client/io.js';
@@ -28,10 +35,15 @@ export async function readManifests(sources: string[], io: CliIo): Promise<strin
     try {
       info = await stat(source);
     } catch (err) {
-      throw new Error(`cannot read ${source}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or directory' : (err as Error).message}`);
+      throw new Error(
+        `cannot read ${source}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or directory' : (err as Error).message}`,
+      );
     }
     const files = info.isDirectory()
-      ? (await readdir(source)).filter((f) => /\.(ya?ml|json)$/.test(f)).sort().map((f) => join(source, f))
+      ? (await readdir(source))
+          .filter((f) => /\.(ya?ml|json)$/.test(f))
+          .sort()
+          .map((f) => join(source, f))
       : [source];
     if (files.length === 0) throw new Error(`no .yaml, .yml or .json files in directory ${source}`);
     for (const file of files) {
@@ -57,7 +69,7 @@ export function registerApplyCommand(program: Command, deps?: ClientCommandDeps)
   const ctx = resolveDeps(deps);
   const cmd = program
     .command('apply')
-    .description('create or update objects from manifests (YAML or JSON, multi-document) in an account\'s cluster')
+    .description("create or update objects from manifests (YAML or JSON, multi-document) in an account's cluster")
     .requiredOption('-f, --filename <file...>', 'manifest file, directory of manifests, or - for stdin (repeatable)')
     .option('--server-side', 'server-side apply instead of client-side apply (last-applied annotation)')
     .option('--force-conflicts', 'server-side apply: take ownership of fields another manager owns')

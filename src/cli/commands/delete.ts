@@ -3,7 +3,15 @@
  * waits until the objects are gone (bounded by the operation timeout) and returns their names.
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { configureClientCommand, fail, parseTargetOrFail, resolveDeps, runOperation, type ClientCommandDeps, type ClientOptions } from '../../client/client-command.js';
+import {
+  configureClientCommand,
+  fail,
+  parseTargetOrFail,
+  resolveDeps,
+  runOperation,
+  type ClientCommandDeps,
+  type ClientOptions,
+} from '../../client/client-command.js';
 import { ExitCode } from '../../client/errors.js';
 import { formatDeleted } from '../../client/format.js';
 import { displayType, isClusterScopedKind } from '../../client/kinds.js';
@@ -19,7 +27,8 @@ const CASCADE: Record<string, PropagationPolicy> = {
 };
 
 function parseGracePeriod(value: string): number {
-  if (!/^-?\d+$/.test(value) || Number(value) < -1) throw new InvalidArgumentError('must be an integer ≥ 0 (or -1 for the object\'s default)');
+  if (!/^-?\d+$/.test(value) || Number(value) < -1)
+    throw new InvalidArgumentError("must be an integer ≥ 0 (or -1 for the object's default)");
   return Number(value);
 }
 
@@ -38,8 +47,12 @@ export function registerDeleteCommand(program: Command, deps?: ClientCommandDeps
     .argument('<resource>', 'KIND or KIND/NAME (deployment, deploy, deployment.apps, Deployment…)')
     .argument('[name]', 'object name (when not given as KIND/NAME)')
     .option('-l, --selector <selector>', 'label selector instead of a name, e.g. app=web,tier!=db')
-    .addOption(new Option('--cascade <policy>', 'what happens to dependents').choices(['background', 'foreground', 'orphan', 'true', 'false']).default('background'))
-    .option('--grace-period <seconds>', 'seconds before pods are killed (-1 = the object\'s default)', parseGracePeriod);
+    .addOption(
+      new Option('--cascade <policy>', 'what happens to dependents')
+        .choices(['background', 'foreground', 'orphan', 'true', 'false'])
+        .default('background'),
+    )
+    .option('--grace-period <seconds>', "seconds before pods are killed (-1 = the object's default)", parseGracePeriod);
   configureClientCommand(cmd, ctx).action(async (resource: string, nameArg: string | undefined, opts: DeleteOptions) => {
     const target = parseTargetOrFail(ctx, resource, nameArg);
     if (!target) return;

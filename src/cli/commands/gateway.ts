@@ -18,7 +18,10 @@ export function registerGatewayCommand(program: Command): void {
     .option('--database <url>', 'postgres://…, a PGlite directory (default .outpost/db) or memory://')
     .option('--id <id>', 'replica id (default <hostname>-<http port>)')
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (default info)')
-    .option('--insecure', 'development only: requests without credentials get every right and any agent may register any account name (logged as a warning)')
+    .option(
+      '--insecure',
+      'development only: requests without credentials get every right and any agent may register any account name (logged as a warning)',
+    )
     .action(async (opts) => {
       // Loaded on use, so `outpost --help` and the other commands never load the gateway.
       const { loadGatewayConfig, startGateway } = await import('../../gateway/index.js');
@@ -37,7 +40,9 @@ export function registerGatewayCommand(program: Command): void {
       });
       const logger = createLogger({ level: config.logLevel, name: 'gateway' });
       const gateway = await startGateway(config, { logger });
-      process.stdout.write(`outpost gateway ${gateway.id}\n  HTTP (Connect JSON, REST): ${gateway.httpUrl}\n  gRPC (agents, h2c):        ${gateway.grpcUrl}\n`);
+      process.stdout.write(
+        `outpost gateway ${gateway.id}\n  HTTP (Connect JSON, REST): ${gateway.httpUrl}\n  gRPC (agents, h2c):        ${gateway.grpcUrl}\n`,
+      );
       await new Promise<void>((resolve) => {
         const stop = () => {
           process.off('SIGINT', stop);

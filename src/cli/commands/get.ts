@@ -3,7 +3,15 @@
  * one object by name (404 when missing) or a listing with label/field selectors, printed like kubectl.
  */
 import { Option, type Command } from 'commander';
-import { configureClientCommand, fail, parseTargetOrFail, resolveDeps, runOperation, type ClientCommandDeps, type ClientOptions } from '../../client/client-command.js';
+import {
+  configureClientCommand,
+  fail,
+  parseTargetOrFail,
+  resolveDeps,
+  runOperation,
+  type ClientCommandDeps,
+  type ClientOptions,
+} from '../../client/client-command.js';
 import { ExitCode } from '../../client/errors.js';
 import { formatObjects, type OutputFormat } from '../../client/format.js';
 
@@ -53,7 +61,13 @@ export function registerGetCommand(program: Command, deps?: ClientCommandDeps): 
       opts,
       {
         case: 'list',
-        value: { apiVersion: kind.apiVersion, kind: kind.kind, namespace, labelSelector: opts.selector ?? '', fieldSelector: opts.fieldSelector ?? '' },
+        value: {
+          apiVersion: kind.apiVersion,
+          kind: kind.kind,
+          namespace,
+          labelSelector: opts.selector ?? '',
+          fieldSelector: opts.fieldSelector ?? '',
+        },
       },
       (record) => render(record.result?.objects ?? [], false),
     );

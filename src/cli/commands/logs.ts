@@ -2,7 +2,14 @@
  * `outpost logs POD --account A [-c CONTAINER] [--tail N]`: a pod's logs, read by the account's agent.
  */
 import { InvalidArgumentError, type Command } from 'commander';
-import { configureClientCommand, fail, resolveDeps, runOperation, type ClientCommandDeps, type ClientOptions } from '../../client/client-command.js';
+import {
+  configureClientCommand,
+  fail,
+  resolveDeps,
+  runOperation,
+  type ClientCommandDeps,
+  type ClientOptions,
+} from '../../client/client-command.js';
 import { ExitCode } from '../../client/errors.js';
 import { resolveKind, splitTarget } from '../../client/kinds.js';
 

@@ -3,7 +3,15 @@
  * account's agent (undo to `--to-revision`, or the previous revision).
  */
 import { Argument, InvalidArgumentError, type Command } from 'commander';
-import { configureClientCommand, fail, parseTargetOrFail, resolveDeps, runOperation, type ClientCommandDeps, type ClientOptions } from '../../client/client-command.js';
+import {
+  configureClientCommand,
+  fail,
+  parseTargetOrFail,
+  resolveDeps,
+  runOperation,
+  type ClientCommandDeps,
+  type ClientOptions,
+} from '../../client/client-command.js';
 import { ExitCode } from '../../client/errors.js';
 import { formatActed, formatHistory } from '../../client/format.js';
 import { displayType } from '../../client/kinds.js';

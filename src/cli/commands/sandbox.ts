@@ -31,7 +31,12 @@ function faultBody(action: string, value: string | undefined, status: string): R
 }
 
 /** Sends one fault request to the sandbox named by a kubeconfig; resolves to the sandbox's answer. */
-async function sendFault(kubeconfigPath: string, context: string | undefined, action: string, body: Record<string, unknown>): Promise<string> {
+async function sendFault(
+  kubeconfigPath: string,
+  context: string | undefined,
+  action: string,
+  body: Record<string, unknown>,
+): Promise<string> {
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfigPath);
   if (context) kc.setCurrentContext(context);
@@ -110,9 +115,7 @@ export function registerSandboxCommand(program: Command): void {
   sandbox
     .command('fault')
     .description('Inject a fault into a running sandbox')
-    .addArgument(
-      new Command().createArgument('<action>', 'what to do').choices(FAULT_ACTIONS),
-    )
+    .addArgument(new Command().createArgument('<action>', 'what to do').choices(FAULT_ACTIONS))
     .argument('[value]', 'count (fail-next-watches), rate (error-rate) or milliseconds (latency)')
     .option('--kubeconfig <file>', 'kubeconfig written by `outpost sandbox` (required)')
     .option('--context <name>', 'kubeconfig context (default: current)')

@@ -2,7 +2,15 @@
  * `outpost scale KIND/NAME --replicas N --account A`: sets the replica count through the scale subresource.
  */
 import { InvalidArgumentError, type Command } from 'commander';
-import { configureClientCommand, fail, parseTargetOrFail, resolveDeps, runOperation, type ClientCommandDeps, type ClientOptions } from '../../client/client-command.js';
+import {
+  configureClientCommand,
+  fail,
+  parseTargetOrFail,
+  resolveDeps,
+  runOperation,
+  type ClientCommandDeps,
+  type ClientOptions,
+} from '../../client/client-command.js';
 import { ExitCode } from '../../client/errors.js';
 import { formatActed } from '../../client/format.js';
 import { displayType } from '../../client/kinds.js';
@@ -37,7 +45,10 @@ export function registerScaleCommand(program: Command, deps?: ClientCommandDeps)
     await runOperation(
       ctx,
       opts,
-      { case: 'scale', value: { apiVersion: kind.apiVersion, kind: kind.kind, namespace: opts.namespace ?? 'default', name, replicas: opts.replicas } },
+      {
+        case: 'scale',
+        value: { apiVersion: kind.apiVersion, kind: kind.kind, namespace: opts.namespace ?? 'default', name, replicas: opts.replicas },
+      },
       (record) => formatActed(record, 'scaled', kind.kind, `${displayType('', kind.kind)}/${name}`),
     );
   });

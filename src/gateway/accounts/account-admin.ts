@@ -8,13 +8,26 @@ import { create } from '@bufbuild/protobuf';
 import { eq, inArray, sql } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
 import { accounts, objects, watchStates } from '../../db/schema.js';
-import { AccountAction, AccountCommandSchema, AccountDefinitionSchema, type AccountDefinition } from '../../gen/outpost/agent/v1/agent_pb.js';
+import {
+  AccountAction,
+  AccountCommandSchema,
+  AccountDefinitionSchema,
+  type AccountDefinition,
+} from '../../gen/outpost/agent/v1/agent_pb.js';
 import type { Account, AccountTransition } from '../../gen/outpost/api/v1/account_service_pb.js';
 import type { Logger } from '../../shared/logger.js';
 import type { AccountCommandBus } from '../agents/account-commands.js';
 import { AccountAdminError } from './account-errors.js';
 import { definitionFromJson, definitionToJson, type AccountInput, type StateChange } from './account-input.js';
-import { NEW_ACCOUNT, STREAMED_STATES, lockStates, recordTransitions, type AccountState, type DbOrTx, type Transition } from './account-states.js';
+import {
+  NEW_ACCOUNT,
+  STREAMED_STATES,
+  lockStates,
+  recordTransitions,
+  type AccountState,
+  type DbOrTx,
+  type Transition,
+} from './account-states.js';
 import { parseIdentity, rebindAccount } from './account-rebind.js';
 import { accountViews, getAccountView, listAccountViews, type AccountPage } from './account-view.js';
 
@@ -84,7 +97,8 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
 
   const requireAll = (rows: Map<string, Row>, names: string[]) => {
     const unknown = names.filter((n) => !rows.has(n));
-    if (unknown.length > 0) throw new AccountAdminError('not_found', `unknown account${plural(unknown)} ${quote(unknown)}; nothing was changed`, unknown);
+    if (unknown.length > 0)
+      throw new AccountAdminError('not_found', `unknown account${plural(unknown)} ${quote(unknown)}; nothing was changed`, unknown);
   };
 
   const requireDynamic = (row: Row, what: string) => {
@@ -102,7 +116,14 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
    * an ADD to its zone, TO_MIGRATE first when it was served in another zone, ADD again when only its definition
    * changed while ACTIVE.
    */
-  const activateDynamic = (row: Row, definition: AccountDefinition, zone: string, actor: string, t: Transition[], p: Push[]): AccountState => {
+  const activateDynamic = (
+    row: Row,
+    definition: AccountDefinition,
+    zone: string,
+    actor: string,
+    t: Transition[],
+    p: Push[],
+  ): AccountState => {
     const state = row.state as AccountState;
     const active = STREAMED_STATES.includes(state) || state === 'ACTIVATING';
     if (active && row.zoneId !== zone) {
@@ -149,10 +170,17 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
         const existing = await lockRows(tx, names);
         const duplicates = names.filter((n) => existing.has(n));
         if (duplicates.length > 0) {
-          throw new AccountAdminError('conflict', `account${plural(duplicates)} ${quote(duplicates)} already exist${duplicates.length === 1 ? 's' : ''}; nothing was created`, duplicates);
+          throw new AccountAdminError(
+            'conflict',
+            `account${plural(duplicates)} ${quote(duplicates)} already exist${duplicates.length === 1 ? 's' : ''}; nothing was created`,
+            duplicates,
+          );
         }
         await tx.insert(accounts).values(inputs.map((i) => newRow(i, 'INACTIVE')));
-        await recordTransitions(tx, names.map((n) => ({ account: n, from: NEW_ACCOUNT, to: 'INACTIVE' as const, reason: 'defined', actor })));
+        await recordTransitions(
+          tx,
+          names.map((n) => ({ account: n, from: NEW_ACCOUNT, to: 'INACTIVE' as const, reason: 'defined', actor })),
+        );
       });
       return accountViews(db, names);
     },
@@ -165,7 +193,11 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
         if (mode === 'create') {
           const duplicates = names.filter((n) => existing.has(n));
           if (duplicates.length > 0) {
-            throw new AccountAdminError('conflict', `account${plural(duplicates)} ${quote(duplicates)} already exist${duplicates.length === 1 ? 's' : ''}; nothing was created`, duplicates);
+            throw new AccountAdminError(
+              'conflict',
+              `account${plural(duplicates)} ${quote(duplicates)} already exist${duplicates.length === 1 ? 's' : ''}; nothing was created`,
+              duplicates,
+            );
           }
         }
         if (mode === 'update') requireAll(existing, names);
@@ -175,7 +207,13 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
         if (fresh.length > 0) {
           await tx.insert(accounts).values(fresh.map((i) => newRow(i, 'ACTIVATING')));
           for (const i of fresh) {
-            transitions.push({ account: i.definition.name, from: NEW_ACCOUNT, to: 'ACTIVATING', reason: `pushed to agents of zone ${show(i.zoneId)}`, actor });
+            transitions.push({
+              account: i.definition.name,
+              from: NEW_ACCOUNT,
+              to: 'ACTIVATING',
+              reason: `pushed to agents of zone ${show(i.zoneId)}`,
+              actor,
+            });
             pushes.push({ zone: i.zoneId, action: AccountAction.ADD, definition: i.definition });
           }
         }
@@ -185,7 +223,14 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
           const state = activateDynamic(row, input.definition, input.zoneId, actor, transitions, pushes);
           await tx
             .update(accounts)
-            .set({ definition: definitionToJson(input.definition), zoneId: input.zoneId, desiredState: 'ACTIVE', state, reason: state === row.state ? row.reason : '', updatedAt: sql`now()` })
+            .set({
+              definition: definitionToJson(input.definition),
+              zoneId: input.zoneId,
+              desiredState: 'ACTIVE',
+              state,
+              reason: state === row.state ? row.reason : '',
+              updatedAt: sql`now()`,
+            })
             .where(eq(accounts.name, row.name));
         }
         await recordTransitions(tx, transitions);
@@ -222,9 +267,19 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
           } else if (row.source === 'dynamic') {
             const streamed = STREAMED_STATES.includes(state);
             next = streamed ? 'DEACTIVATING' : 'INACTIVE';
-            transitions.push({ account: row.name, from: state, to: next, reason: streamed ? 'told agents to stop serving it' : 'deactivated', actor });
+            transitions.push({
+              account: row.name,
+              from: state,
+              to: next,
+              reason: streamed ? 'told agents to stop serving it' : 'deactivated',
+              actor,
+            });
             if (state !== 'INACTIVE') {
-              pushes.push({ zone: row.zoneId, action: AccountAction.REMOVE, definition: definition ?? create(AccountDefinitionSchema, { name: row.name }) });
+              pushes.push({
+                zone: row.zoneId,
+                action: AccountAction.REMOVE,
+                definition: definition ?? create(AccountDefinitionSchema, { name: row.name }),
+              });
             }
           } else if (STREAMED_STATES.includes(state)) {
             next = 'TO_DEACTIVATE';
@@ -233,7 +288,13 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
           }
           await tx
             .update(accounts)
-            .set({ desiredState: change.state, zoneId: zone, state: next, reason: next === state ? row.reason : reason, updatedAt: sql`now()` })
+            .set({
+              desiredState: change.state,
+              zoneId: zone,
+              state: next,
+              reason: next === state ? row.reason : reason,
+              updatedAt: sql`now()`,
+            })
             .where(eq(accounts.name, row.name));
         }
         await recordTransitions(tx, transitions);
@@ -279,7 +340,10 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
         await db
           .transaction(async (tx) => {
             for (const name of names) await writeState(tx, name, 'DELETE_FAILED', reason);
-            await recordTransitions(tx, names.map((n) => ({ account: n, from: 'DELETING', to: 'DELETE_FAILED' as const, reason, actor })));
+            await recordTransitions(
+              tx,
+              names.map((n) => ({ account: n, from: 'DELETING', to: 'DELETE_FAILED' as const, reason, actor })),
+            );
           })
           .catch((e: unknown) => log.error({ err: e }, 'could not record DELETE_FAILED'));
         throw err;

@@ -15,9 +15,17 @@ export const MAX_ACCOUNTS_PER_REQUEST = 1000;
 
 const accountName = z
   .string()
-  .refine(isValidAccountName, "invalid account name (lowercase letters, digits, '-', '.', '_'; must start and end alphanumeric; at most 253 characters)");
-const zoneId = z.string().max(253).regex(/^[A-Za-z0-9._-]*$/, "invalid zone id (letters, digits, '-', '.', '_')");
-const kindName = z.string().regex(/^[A-Za-z][A-Za-z0-9]*(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, 'expected a kind name such as "Deployment" or "Deployment.apps"');
+  .refine(
+    isValidAccountName,
+    "invalid account name (lowercase letters, digits, '-', '.', '_'; must start and end alphanumeric; at most 253 characters)",
+  );
+const zoneId = z
+  .string()
+  .max(253)
+  .regex(/^[A-Za-z0-9._-]*$/, "invalid zone id (letters, digits, '-', '.', '_')");
+const kindName = z
+  .string()
+  .regex(/^[A-Za-z][A-Za-z0-9]*(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, 'expected a kind name such as "Deployment" or "Deployment.apps"');
 const namespace = z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'invalid namespace name');
 
 /** One account definition as REST bodies carry it (the agent config's account keys, plus the zone). */
@@ -31,7 +39,10 @@ export const accountInputSchema = z.strictObject({
   omitKinds: z.array(kindName).max(1000).optional(),
   onlyNamespacedResources: z.boolean().optional(),
   properties: z.record(z.string().max(253), z.union([z.string().max(4096), z.number(), z.boolean()]).transform(String)).optional(),
-  customResourceDefinitions: z.array(z.strictObject({ kind: kindName, scope: z.enum(['Namespaced', 'Cluster']).optional() })).max(1000).optional(),
+  customResourceDefinitions: z
+    .array(z.strictObject({ kind: kindName, scope: z.enum(['Namespaced', 'Cluster']).optional() }))
+    .max(1000)
+    .optional(),
   zoneId: zoneId.optional(),
 });
 
@@ -50,11 +61,18 @@ export interface StateChange {
 }
 
 const nonEmptyList = <T extends z.ZodType>(item: T) =>
-  z.array(item).min(1, 'expected a non-empty array').max(MAX_ACCOUNTS_PER_REQUEST, `at most ${MAX_ACCOUNTS_PER_REQUEST} accounts per request`);
+  z
+    .array(item)
+    .min(1, 'expected a non-empty array')
+    .max(MAX_ACCOUNTS_PER_REQUEST, `at most ${MAX_ACCOUNTS_PER_REQUEST} accounts per request`);
 
 const definitionsSchema = nonEmptyList(accountInputSchema);
 const stateChangesSchema = nonEmptyList(
-  z.strictObject({ name: accountName, state: z.enum(['ACTIVE', 'INACTIVE'], 'state must be "ACTIVE" or "INACTIVE"'), zoneId: zoneId.optional() }),
+  z.strictObject({
+    name: accountName,
+    state: z.enum(['ACTIVE', 'INACTIVE'], 'state must be "ACTIVE" or "INACTIVE"'),
+    zoneId: zoneId.optional(),
+  }),
 );
 const namesSchema = nonEmptyList(accountName);
 
@@ -148,5 +166,8 @@ function unique(names: string[]): void {
   const seen = new Set<string>();
   const twice = new Set<string>();
   for (const n of names) (seen.has(n) ? twice : seen).add(n);
-  if (twice.size > 0) throw new AccountAdminError('invalid', `the request names ${[...twice].map((n) => JSON.stringify(n)).join(', ')} more than once`, [...twice]);
+  if (twice.size > 0)
+    throw new AccountAdminError('invalid', `the request names ${[...twice].map((n) => JSON.stringify(n)).join(', ')} more than once`, [
+      ...twice,
+    ]);
 }

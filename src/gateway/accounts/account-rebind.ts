@@ -51,7 +51,13 @@ export interface RebindOutcome {
  * Binds account `name` to `identity` (already validated with {@link parseIdentity}), recording the move with `actor`.
  * NOT_FOUND for an unknown account, FAILED_PRECONDITION while it is being deleted; nothing changes then.
  */
-export async function rebindAccount(database: Database, name: string, identity: string, actor: string, log: Logger): Promise<RebindOutcome> {
+export async function rebindAccount(
+  database: Database,
+  name: string,
+  identity: string,
+  actor: string,
+  log: Logger,
+): Promise<RebindOutcome> {
   const outcome = await database.db.transaction(async (tx) => {
     await lockStates(tx, [name]);
     const [row] = await tx.select().from(accounts).where(eq(accounts.name, name));
@@ -75,11 +81,16 @@ export async function rebindAccount(database: Database, name: string, identity: 
       })
       .where(eq(accounts.name, name));
     // Written directly (not through recordTransitions): a move without a state change is still audited.
-    await tx.insert(accountTransitions).values({ account: name, fromState: state, toState: leaseEnded ? 'INACTIVE' : state, reason, actor });
+    await tx
+      .insert(accountTransitions)
+      .values({ account: name, fromState: state, toState: leaseEnded ? 'INACTIVE' : state, reason, actor });
     return { previous, leaseEnded, changed: true };
   });
   if (outcome.changed) {
-    log.warn({ account: name, actor, previousIdentity: outcome.previous, identity, leaseEnded: outcome.leaseEnded }, 'account identity binding moved by an admin');
+    log.warn(
+      { account: name, actor, previousIdentity: outcome.previous, identity, leaseEnded: outcome.leaseEnded },
+      'account identity binding moved by an admin',
+    );
   } else {
     log.info({ account: name, actor, identity }, 'account identity binding unchanged: already bound to that identity');
   }

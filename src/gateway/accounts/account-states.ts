@@ -62,9 +62,9 @@ export type DbOrTx = Pick<Db, 'select' | 'insert' | 'update' | 'delete' | 'execu
 export async function recordTransitions(db: DbOrTx, transitions: Transition[]): Promise<void> {
   const changed = transitions.filter((t) => t.from !== t.to);
   if (changed.length === 0) return;
-  await db.insert(accountTransitions).values(
-    changed.map((t) => ({ account: t.account, fromState: t.from, toState: t.to, reason: t.reason ?? '', actor: t.actor })),
-  );
+  await db
+    .insert(accountTransitions)
+    .values(changed.map((t) => ({ account: t.account, fromState: t.from, toState: t.to, reason: t.reason ?? '', actor: t.actor })));
 }
 
 /** Current states of the named rows, locked for update until the transaction ends (names sorted: no deadlocks). */

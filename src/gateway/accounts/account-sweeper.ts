@@ -19,7 +19,12 @@ export interface AccountSweeper {
 }
 
 /** Creates the sweeper; call `start()` to run it every `intervalMs`. */
-export function createAccountSweeper(deps: { database: Database; timeoutSeconds: number; intervalMs: number; logger: Logger }): AccountSweeper {
+export function createAccountSweeper(deps: {
+  database: Database;
+  timeoutSeconds: number;
+  intervalMs: number;
+  logger: Logger;
+}): AccountSweeper {
   const { db } = deps.database;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> | undefined;
@@ -41,9 +46,15 @@ export function createAccountSweeper(deps: { database: Database; timeoutSeconds:
       for (const state of ['ACTIVATING', 'DEACTIVATING']) {
         const names = rows.filter((r) => r.state === state).map((r) => r.name);
         if (names.length === 0) continue;
-        await tx.update(accounts).set({ state: 'FAILED', reason: reasonOf(state), updatedAt: sql`now()` }).where(inArray(accounts.name, names));
+        await tx
+          .update(accounts)
+          .set({ state: 'FAILED', reason: reasonOf(state), updatedAt: sql`now()` })
+          .where(inArray(accounts.name, names));
       }
-      await recordTransitions(tx, rows.map((r) => ({ account: r.name, from: r.state, to: 'FAILED' as const, reason: reasonOf(r.state), actor: GATEWAY_ACTOR })));
+      await recordTransitions(
+        tx,
+        rows.map((r) => ({ account: r.name, from: r.state, to: 'FAILED' as const, reason: reasonOf(r.state), actor: GATEWAY_ACTOR })),
+      );
       deps.logger.warn({ accounts: rows.map((r) => r.name) }, 'account changes timed out; accounts FAILED');
       return rows.map((r) => r.name);
     });

@@ -54,7 +54,13 @@ export async function getAccountView(db: Db, name: string): Promise<{ account: A
   return {
     account: account!,
     transitions: history.map((t) =>
-      create(AccountTransitionSchema, { fromState: t.fromState, toState: t.toState, reason: t.reason, actor: t.actor, time: timestampFromDate(t.at) }),
+      create(AccountTransitionSchema, {
+        fromState: t.fromState,
+        toState: t.toState,
+        reason: t.reason,
+        actor: t.actor,
+        time: timestampFromDate(t.at),
+      }),
     ),
   };
 }

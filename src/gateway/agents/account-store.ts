@@ -144,25 +144,30 @@ export function createAccountStore(database: Database): AccountStore {
       if (infos.length === 0) return new Map();
       const expiresAt = sql`now() + make_interval(secs => ${lease.seconds})`;
       return db.transaction(async (tx) => {
-        const before = await lockStates(tx, infos.map((i) => i.name));
+        const before = await lockStates(
+          tx,
+          infos.map((i) => i.name),
+        );
         const rows = await tx
           .insert(accounts)
           .values(
             // Name order, like the locks: two Hellos inserting the same new names cannot deadlock.
-            [...infos].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map((info) => ({
-              name: info.name,
-              state: 'ACTIVE',
-              reason: info.error,
-              agentId: session.agentId,
-              sessionId: session.sessionId,
-              gatewayId: session.gatewayId,
-              zoneId: session.zone,
-              boundIdentity: session.identity,
-              ...describe(info),
-              lastConnectionAt: sql`now()`,
-              leaseEpoch: 1,
-              leaseExpiresAt: expiresAt,
-            })),
+            [...infos]
+              .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+              .map((info) => ({
+                name: info.name,
+                state: 'ACTIVE',
+                reason: info.error,
+                agentId: session.agentId,
+                sessionId: session.sessionId,
+                gatewayId: session.gatewayId,
+                zoneId: session.zone,
+                boundIdentity: session.identity,
+                ...describe(info),
+                lastConnectionAt: sql`now()`,
+                leaseEpoch: 1,
+                leaseExpiresAt: expiresAt,
+              })),
           )
           .onConflictDoUpdate({
             target: accounts.name,
@@ -240,7 +245,13 @@ export function createAccountStore(database: Database): AccountStore {
           .returning({ name: accounts.name, agentId: accounts.agentId });
         await recordTransitions(
           tx,
-          rows.map((r) => ({ account: r.name, from: before.get(r.name) ?? NEW_ACCOUNT, to: 'INACTIVE' as const, reason, actor: agentActor(r.agentId) })),
+          rows.map((r) => ({
+            account: r.name,
+            from: before.get(r.name) ?? NEW_ACCOUNT,
+            to: 'INACTIVE' as const,
+            reason,
+            actor: agentActor(r.agentId),
+          })),
         );
         // An account deleted while this stream still served it may have received events after the delete: now that
         // the stream let go of it, nothing more can arrive, so what they left is removed.
@@ -284,7 +295,11 @@ export function createAccountStore(database: Database): AccountStore {
               ne(accounts.desiredState, 'INACTIVE'),
               ne(accounts.state, 'DELETING'),
               sql`not (${accounts.state} in (${STREAMED_STATES_SQL}) and ${accounts.leaseExpiresAt} > now())`,
-              or(eq(accounts.boundIdentity, ''), like(accounts.boundIdentity, `${WEAK_IDENTITY_PREFIX}%`), eq(accounts.boundIdentity, identity)),
+              or(
+                eq(accounts.boundIdentity, ''),
+                like(accounts.boundIdentity, `${WEAK_IDENTITY_PREFIX}%`),
+                eq(accounts.boundIdentity, identity),
+              ),
             ),
           })
           .returning({ name: accounts.name });
@@ -292,7 +307,13 @@ export function createAccountStore(database: Database): AccountStore {
           tx,
           rows
             .filter((r) => before.get(r.name) !== 'FAILED')
-            .map((r) => ({ account: r.name, from: before.get(r.name) ?? NEW_ACCOUNT, to: 'FAILED' as const, reason: reasons.get(r.name)!, actor: agentActor(agentId) })),
+            .map((r) => ({
+              account: r.name,
+              from: before.get(r.name) ?? NEW_ACCOUNT,
+              to: 'FAILED' as const,
+              reason: reasons.get(r.name)!,
+              actor: agentActor(agentId),
+            })),
         );
       });
     },

@@ -24,7 +24,9 @@ export function validateAccountsChanged(change: AccountsChanged, announced: Read
     validateAccountInfo(info, 'accounts_changed.added');
     if (added.has(info.name)) throw invalidArgument(`accounts_changed.added lists account ${JSON.stringify(info.name)} twice`);
     if (announced.has(info.name) && !removed.has(info.name)) {
-      throw invalidArgument(`accounts_changed.added: account ${JSON.stringify(info.name)} is already served on this stream; remove it first`);
+      throw invalidArgument(
+        `accounts_changed.added: account ${JSON.stringify(info.name)} is already served on this stream; remove it first`,
+      );
     }
     added.add(info.name);
   }

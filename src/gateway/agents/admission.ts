@@ -66,7 +66,10 @@ export async function admitAccounts(
     const owner = registry.ownerOf(info.name);
     if (!mayRegister(session.principal, info.name)) {
       // Decided before anything is read from or written to the row: an unauthorized claim leaves no trace on it.
-      verdicts.set(info.name, verdict(info.name, Verdict.REFUSED, `agent identity ${session.principal.subject} may not register account ${info.name}`));
+      verdicts.set(
+        info.name,
+        verdict(info.name, Verdict.REFUSED, `agent identity ${session.principal.subject} may not register account ${info.name}`),
+      );
     } else if (isBoundToOtherIdentity(binding, identity)) {
       // Whatever cluster it reports: a reported API host and CA fingerprint prove nothing (anyone may read them).
       refuse(info, 'identity', binding!.identity!, identityRefusal(info.name, binding!.identity!, identity));
@@ -113,7 +116,10 @@ export async function admitAccounts(
       refuse(info, 'cluster', binding.identity ?? '', refusal(info, binding));
     } else if (binding.holder && binding.desiredState !== 'INACTIVE') {
       const h = binding.holder;
-      verdicts.set(info.name, verdict(info.name, Verdict.STANDBY, `account is cached by agent ${h.agentId} (session ${h.sessionId}) on gateway ${h.gatewayId}`));
+      verdicts.set(
+        info.name,
+        verdict(info.name, Verdict.STANDBY, `account is cached by agent ${h.agentId} (session ${h.sessionId}) on gateway ${h.gatewayId}`),
+      );
     } else {
       const reason = binding.desiredState === 'INACTIVE' ? deactivated(info.name) : `account ${info.name} is being deleted`;
       verdicts.set(info.name, verdict(info.name, Verdict.REFUSED, reason));
@@ -123,10 +129,26 @@ export async function admitAccounts(
   for (const { info, reason, kind, boundTo } of claims) {
     deps.claimMetrics?.claimRefused(kind);
     deps.logger?.warn(
-      { account: info.name, reason: kind, sessionId: session.id, agentId: hello.agentId, identity, boundIdentity: boundTo, apiHost: info.apiHost },
-      kind === 'identity' ? 'account claim refused: the name is bound to another agent identity' : 'account claim refused: the name is bound to another cluster',
+      {
+        account: info.name,
+        reason: kind,
+        sessionId: session.id,
+        agentId: hello.agentId,
+        identity,
+        boundIdentity: boundTo,
+        apiHost: info.apiHost,
+      },
+      kind === 'identity'
+        ? 'account claim refused: the name is bound to another agent identity'
+        : 'account claim refused: the name is bound to another cluster',
     );
-    await accountStore.recordRefusedClaim(info.name, { agentId: hello.agentId, apiHost: info.apiHost, caFingerprint: info.caFingerprint, reason, identity });
+    await accountStore.recordRefusedClaim(info.name, {
+      agentId: hello.agentId,
+      apiHost: info.apiHost,
+      caFingerprint: info.caFingerprint,
+      reason,
+      identity,
+    });
   }
   const resume = await deps.syncState.resumePoints([...activated], deps.resumeMaxAgeSeconds);
   if (isStopped()) return undefined;

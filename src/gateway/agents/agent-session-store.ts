@@ -183,7 +183,13 @@ export async function verifySession(database: Database, sessionId: string, token
   const stored = Buffer.from(row?.tokenHash ?? '0'.repeat(64), 'utf8');
   const match = stored.length === presented.length && timingSafeEqual(stored, presented);
   if (!row || !match) return undefined;
-  return { id: row.id, agentId: row.agentId, subject: row.subject, ended: row.endedAt !== null, accounts: [...row.caching, ...row.standby] };
+  return {
+    id: row.id,
+    agentId: row.agentId,
+    subject: row.subject,
+    ended: row.endedAt !== null,
+    accounts: [...row.caching, ...row.standby],
+  };
 }
 
 /** Filter of {@link listLiveSessions}. */
@@ -230,7 +236,10 @@ export async function listLiveSessions(database: Database, filter: LiveSessionFi
  * route, which checks the same live session for every relayed result. A refusal is never remembered; a remembered
  * session's account lists may lag a promotion by `ttlMs` (the relaying replica then records the result itself).
  */
-export function createCachedSessionVerifier(database: Database, ttlMs = 5000): (sessionId: string, token: string) => Promise<VerifiedSession | undefined> {
+export function createCachedSessionVerifier(
+  database: Database,
+  ttlMs = 5000,
+): (sessionId: string, token: string) => Promise<VerifiedSession | undefined> {
   const cache = new Map<string, { session: VerifiedSession; until: number }>();
   return async (sessionId, token) => {
     if (!sessionId || !token || token.length > MAX_TOKEN_CHARS) return undefined;

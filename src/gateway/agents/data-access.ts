@@ -24,5 +24,7 @@ export function dataAccess(state: StreamState, registry: SessionRegistry, accoun
       : verdict === Verdict.CACHING
         ? 'its CACHING verdict is not in force yet'
         : `its verdict on this stream is ${Verdict[verdict]}`;
-  return { refused: `account ${JSON.stringify(account)} is not cached by this stream (${why}): only accounts with a CACHING verdict may send data` };
+  return {
+    refused: `account ${JSON.stringify(account)} is not cached by this stream (${why}): only accounts with a CACHING verdict may send data`,
+  };
 }

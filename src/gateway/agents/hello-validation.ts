@@ -44,7 +44,8 @@ export function validateAccountInfo(account: AccountInfo, where: string): void {
     );
   }
   // An account whose cluster the agent could not load or reach has no API host: it fails alone (admission.ts).
-  if (!account.apiHost && !account.error) throw invalidArgument(`${where}: account ${account.name} has no api_host (and no error saying why)`);
+  if (!account.apiHost && !account.error)
+    throw invalidArgument(`${where}: account ${account.name} has no api_host (and no error saying why)`);
   for (const kind of account.kinds) {
     if (!kind.apiVersion || !kind.kind) throw invalidArgument(`${where}: account ${account.name} lists a kind without api_version or kind`);
   }

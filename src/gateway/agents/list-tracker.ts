@@ -27,7 +27,12 @@ export function createListTracker(syncState: SyncState, log: () => Logger): List
     generation: (scope) => lists.get(scopeKey(scope)) ?? 0,
     async apply(marker, fence) {
       if (!marker.apiVersion || !marker.kind) throw invalidArgument('sync marker needs api_version and kind');
-      const scope: WatchScope = { account: marker.account, apiVersion: marker.apiVersion, kind: marker.kind, watchNamespace: marker.watchNamespace };
+      const scope: WatchScope = {
+        account: marker.account,
+        apiVersion: marker.apiVersion,
+        kind: marker.kind,
+        watchNamespace: marker.watchNamespace,
+      };
       const key = scopeKey(scope);
       if (marker.phase === SyncPhase.START) {
         lists.set(key, await syncState.startList(scope, fence));

@@ -45,14 +45,22 @@ export async function applyAccountsChanged(state: StreamState, change: AccountsC
   if (state.stopped) return;
   const ordered =
     change.added.length > 0
-      ? await admitAccounts({ agentId: state.agentId, zone: state.zone, accounts: change.added }, state, state.claimed, () => state.stopped, deps)
+      ? await admitAccounts(
+          { agentId: state.agentId, zone: state.zone, accounts: change.added },
+          state,
+          state.claimed,
+          () => state.stopped,
+          deps,
+        )
       : [];
   if (!ordered) return;
   for (const o of ordered) state.verdicts.set(o.account, o.verdict);
   for (const info of change.added) state.infos.set(info.name, info);
   await state.row.updateVerdicts(state.verdicts);
   if (state.stopped) return;
-  state.outbox.push(create(ConnectResponseSchema, { message: { case: 'verdicts', value: { changeId: change.changeId, accounts: ordered } } }));
+  state.outbox.push(
+    create(ConnectResponseSchema, { message: { case: 'verdicts', value: { changeId: change.changeId, accounts: ordered } } }),
+  );
   // Served only once the verdicts are queued: no operation for an account reaches the agent before its verdict.
   const started = ordered.filter(isServed).map((o) => o.account);
   for (const name of started) state.served.add(name);

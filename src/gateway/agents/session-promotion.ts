@@ -64,7 +64,14 @@ export async function promoteStandby(state: StreamState, names: string[], deps: 
     reason,
     resume: resume
       .filter((p) => p.account === account)
-      .map((p) => create(ResumePointSchema, { apiVersion: p.apiVersion, kind: p.kind, watchNamespace: p.watchNamespace, resourceVersion: p.resourceVersion })),
+      .map((p) =>
+        create(ResumePointSchema, {
+          apiVersion: p.apiVersion,
+          kind: p.kind,
+          watchNamespace: p.watchNamespace,
+          resourceVersion: p.resourceVersion,
+        }),
+      ),
   }));
   for (const name of won) {
     state.verdicts.set(name, Verdict.CACHING);
@@ -122,7 +129,13 @@ export async function demoteLost(state: StreamState, accounts: string[], registr
     state.verdicts.set(name, Verdict.STANDBY);
   }
   const reason = 'this gateway replica no longer holds the lease of the account (another session caches it now, or it was deleted)';
-  const verdicts: AccountVerdict[] = lost.map((account) => ({ $typeName: 'outpost.agent.v1.AccountVerdict', account, verdict: Verdict.STANDBY, reason, resume: [] }));
+  const verdicts: AccountVerdict[] = lost.map((account) => ({
+    $typeName: 'outpost.agent.v1.AccountVerdict',
+    account,
+    verdict: Verdict.STANDBY,
+    reason,
+    resume: [],
+  }));
   state.outbox.push(create(ConnectResponseSchema, { message: { case: 'verdicts', value: { changeId: 0n, accounts: verdicts } } }));
   state.log.warn({ accounts: lost }, 'lost the lease of accounts: the stream serves them as STANDBY now');
   await state.row.updateVerdicts(state.verdicts);

@@ -24,7 +24,10 @@ export async function verifyResume(hello: Hello, principal: Principal, store: Ag
   const verified = id && token ? await store.verify(id, token) : undefined;
   if (!verified || verified.agentId !== hello.agentId || verified.subject !== principal.subject) {
     const otherIdentity = verified !== undefined && verified.agentId === hello.agentId;
-    log.warn({ agentId: hello.agentId, resumeSessionId: id.slice(0, 80), tokenPresented: token !== '', otherIdentity }, 'resume refused: invalid session token');
+    log.warn(
+      { agentId: hello.agentId, resumeSessionId: id.slice(0, 80), tokenPresented: token !== '', otherIdentity },
+      'resume refused: invalid session token',
+    );
     throw new ConnectError('invalid session token', Code.Unauthenticated);
   }
   return verified.id;

@@ -123,6 +123,6 @@ function pushDynamicAccounts(state: StreamState, source: DynamicAccountSource | 
       }
       if (told > 0) state.log.info({ count: told }, 'told the agent to serve the dynamic accounts of its zone');
     }),
-    'could not read the dynamic accounts of the agent\'s zone',
+    "could not read the dynamic accounts of the agent's zone",
   );
 }

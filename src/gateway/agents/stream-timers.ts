@@ -106,7 +106,9 @@ class Timers implements StreamTimers {
   startHeartbeats(): void {
     const { outbox, gatewayId } = this.options;
     const timer = setInterval(() => {
-      outbox.push(create(ConnectResponseSchema, { message: { case: 'heartbeat', value: { agentId: gatewayId, sentAtUnixMs: BigInt(Date.now()) } } }));
+      outbox.push(
+        create(ConnectResponseSchema, { message: { case: 'heartbeat', value: { agentId: gatewayId, sentAtUnixMs: BigInt(Date.now()) } } }),
+      );
     }, this.options.heartbeatIntervalSeconds * 1000);
     timer.unref();
     this.timers.push(timer);
@@ -118,10 +120,13 @@ class Timers implements StreamTimers {
       const timer =
         left > MAX_TIMER_DELAY_MS
           ? setTimeout(arm, MAX_TIMER_DELAY_MS)
-          : setTimeout(() => {
-              this.options.log().info({ expiredAt: new Date(expiresAt).toISOString() }, 'agent credentials expired; closing its stream');
-              this.options.close(new ConnectError(CREDENTIALS_EXPIRED, Code.Unauthenticated));
-            }, Math.max(0, left));
+          : setTimeout(
+              () => {
+                this.options.log().info({ expiredAt: new Date(expiresAt).toISOString() }, 'agent credentials expired; closing its stream');
+                this.options.close(new ConnectError(CREDENTIALS_EXPIRED, Code.Unauthenticated));
+              },
+              Math.max(0, left),
+            );
       timer.unref();
       this.timers.push(timer);
     };
@@ -137,7 +142,10 @@ class Timers implements StreamTimers {
           : setTimeout(() => {
               this.options
                 .log()
-                .info({ maxStreamAgeSeconds: maxAgeSeconds, ageSeconds: ageMs / 1000 }, 'agent stream reached its maximum age; closing it so the agent reconnects');
+                .info(
+                  { maxStreamAgeSeconds: maxAgeSeconds, ageSeconds: ageMs / 1000 },
+                  'agent stream reached its maximum age; closing it so the agent reconnects',
+                );
               this.options.close(new ConnectError(STREAM_MAX_AGE, Code.Unavailable, { [RECONNECT_HEADER]: RECONNECT_NOW }));
             }, left);
       timer.unref();

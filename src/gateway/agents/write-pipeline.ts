@@ -111,7 +111,10 @@ class StreamWritePipeline implements WritePipeline {
       state.log.warn(s, 'Secret arrived with data; dropped it before storing (the agent must scrub Secrets)');
     }
     if (decoded.droppedReleased > 0) {
-      state.log.debug({ sequence: batch.sequence, dropped: decoded.droppedReleased }, 'dropped events of accounts this stream no longer caches (in flight when it was released)');
+      state.log.debug(
+        { sequence: batch.sequence, dropped: decoded.droppedReleased },
+        'dropped events of accounts this stream no longer caches (in flight when it was released)',
+      );
     }
     await this.drain();
     if (state.stopped) return;
@@ -137,7 +140,10 @@ class StreamWritePipeline implements WritePipeline {
     this.checkSequence(marker.sequence);
     const access = dataAccess(this.state, this.deps.registry, marker.account);
     if (access === 'drop') {
-      this.state.log.debug({ account: marker.account, sequence: marker.sequence }, 'dropped sync marker of an account this stream no longer caches');
+      this.state.log.debug(
+        { account: marker.account, sequence: marker.sequence },
+        'dropped sync marker of an account this stream no longer caches',
+      );
       this.commit(marker.sequence);
       return;
     }

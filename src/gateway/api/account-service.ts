@@ -38,6 +38,7 @@ export function createAccountService(admin: AccountAdmin): Impl {
       guard(async () => ({ accounts: await admin.putDynamic(parseSpecs(req.accounts), 'upsert', actor(context)) })),
     deleteAccounts: (req, context) => guard(async () => ({ deleted: await admin.delete(parseNames(req.names), actor(context)) })),
     releaseBinding: (req, context) => guard(async () => ({ account: await admin.releaseBinding(parseName(req.name), actor(context)) })),
-    rebindAccount: (req, context) => guard(async () => ({ account: await admin.rebind(parseName(req.name), req.identity, actor(context)) })),
+    rebindAccount: (req, context) =>
+      guard(async () => ({ account: await admin.rebind(parseName(req.name), req.identity, actor(context)) })),
   };
 }

@@ -8,12 +8,7 @@ import { create } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { Database } from '../../db/database.js';
 import { accounts, agentSessions, operations } from '../../db/schema.js';
-import {
-  AccountActivitySchema,
-  FleetSchema,
-  GatewayReplicaSchema,
-  type Fleet,
-} from '../../gen/outpost/api/v1/fleet_service_pb.js';
+import { AccountActivitySchema, FleetSchema, GatewayReplicaSchema, type Fleet } from '../../gen/outpost/api/v1/fleet_service_pb.js';
 import { OPEN_STATES } from '../operations/operation-state.js';
 import { toOperationRecord } from '../operations/operation-record.js';
 import { rowsOf } from '../cluster/lease-fence.js';
@@ -64,10 +59,17 @@ export async function readFleet(options: FleetReaderOptions): Promise<FleetReadi
     db.execute(sql`select ${agentSessions.gatewayId} as gateway_id, count(*)::int as n from ${agentSessions}
       where ${agentSessions.endedAt} is null and ${agentSessions.lastSeenAt} > now() - (${staleAfter}::int * interval '1 second')
       group by ${agentSessions.gatewayId}`),
-    db.select({ n: sql<number>`count(*)::int` }).from(operations).where(inArray(operations.state, [...OPEN_STATES])),
+    db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(operations)
+      .where(inArray(operations.state, [...OPEN_STATES])),
     // The request and the bulky parts of results (objects, logs, revisions) stay out: GetOperation has them.
     db
-      .select({ ...getTableColumns(operations), request: sql<Record<string, unknown>>`'{}'::jsonb`, result: sql<Record<string, unknown> | null>`${operations.result} - 'objects' - 'logs' - 'revisions'` })
+      .select({
+        ...getTableColumns(operations),
+        request: sql<Record<string, unknown>>`'{}'::jsonb`,
+        result: sql<Record<string, unknown> | null>`${operations.result} - 'objects' - 'logs' - 'revisions'`,
+      })
       .from(operations)
       .orderBy(sql`${operations.receivedAt} desc`, sql`${operations.id} desc`)
       .limit(RECENT_OPERATIONS),

@@ -16,7 +16,10 @@ export function labelSelectorToSql(labels: AnyPgColumn, requirements: LabelRequi
 
 function requirementToSql(labels: AnyPgColumn, r: LabelRequirement): SQL {
   const value = sql`(${labels} ->> ${r.key})`;
-  const valueList = sql.join(r.values.map((v) => sql`${v}`), sql`, `);
+  const valueList = sql.join(
+    r.values.map((v) => sql`${v}`),
+    sql`, `,
+  );
   switch (r.operator) {
     case 'Equals':
       return sql`${labels} @> ${JSON.stringify({ [r.key]: r.values[0] ?? '' })}::jsonb`;

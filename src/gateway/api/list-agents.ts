@@ -16,7 +16,10 @@ export interface AgentListingOptions {
 }
 
 /** The ListAgents method, to spread into the AccountService implementation. */
-export function createAgentListing(database: Database, options: AgentListingOptions): Pick<ServiceImpl<typeof AccountService>, 'listAgents'> {
+export function createAgentListing(
+  database: Database,
+  options: AgentListingOptions,
+): Pick<ServiceImpl<typeof AccountService>, 'listAgents'> {
   return {
     async listAgents(req) {
       if (req.agentId.length > 253) throw invalidArgument('agent_id is longer than 253 characters');

@@ -35,7 +35,8 @@ export function createOperationService(manager: OperationManager, logger: Logger
       });
       try {
         checkOperationId(req.id);
-        for await (const row of manager.watch(req.id, AbortSignal.any([ctx.signal, revoked.signal]))) yield { operation: toOperationRecord(row) };
+        for await (const row of manager.watch(req.id, AbortSignal.any([ctx.signal, revoked.signal])))
+          yield { operation: toOperationRecord(row) };
         if (revoked.signal.aborted) throw new ConnectError(reason, Code.Unauthenticated);
       } catch (err) {
         throw toConnectError(err, logger, 'WaitOperation');

@@ -32,8 +32,12 @@ export function decodePageToken(token: string, filters: PageFilters): ObjectKey 
   }
   const p = parsed as { v?: unknown; k?: unknown; f?: unknown };
   if (
-    typeof parsed !== 'object' || parsed === null || p.v !== 1 ||
-    !Array.isArray(p.k) || p.k.length !== 5 || !p.k.every((x) => typeof x === 'string')
+    typeof parsed !== 'object' ||
+    parsed === null ||
+    p.v !== 1 ||
+    !Array.isArray(p.k) ||
+    p.k.length !== 5 ||
+    !p.k.every((x) => typeof x === 'string')
   ) {
     throw invalidArgument('page_token is malformed');
   }

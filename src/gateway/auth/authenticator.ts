@@ -71,7 +71,9 @@ export function createAuthenticator(config: AuthenticatorConfig, deps: Authentic
   const certificates = createClientCertificatePolicy(config.tls);
   const tokens = createStaticTokens(config.auth.tokens, deps.env ?? process.env, logger);
   const jwt: JwtVerifier | undefined = config.auth.jwt ? createJwtVerifier(config.auth.jwt, logger) : undefined;
-  const replica: JwtVerifier | undefined = config.auth.replicaSecretFile ? createReplicaTokenVerifier(config.auth.replicaSecretFile, logger) : undefined;
+  const replica: JwtVerifier | undefined = config.auth.replicaSecretFile
+    ? createReplicaTokenVerifier(config.auth.replicaSecretFile, logger)
+    : undefined;
 
   const revocations = createTokenRevocations(tokens, logger, deps.revocationCheckMs ?? 2000);
 
@@ -80,13 +82,22 @@ export function createAuthenticator(config: AuthenticatorConfig, deps: Authentic
     if (subject !== undefined) {
       const presented = tokenDigest(token);
       const principal = principalFromRules(subject, 'token', rules);
-      return { ...principal, revocation: revocations.revocationOf(async () => (await tokens.matchDigest(presented)) === subject, 'static token') };
+      return {
+        ...principal,
+        revocation: revocations.revocationOf(async () => (await tokens.matchDigest(presented)) === subject, 'static token'),
+      };
     }
     if (looksLikeJwt(token)) {
       const issuer = unverifiedIssuer(token);
       if (issuer === REPLICA_ISSUER && replica) {
         const v = await replica.verify(token);
-        return { subject: `replica:${v.subject}`, method: 'replica', roles: new Set<Role>(['replica', 'read']), accountPatterns: [], expiresAt: v.expiresAt };
+        return {
+          subject: `replica:${v.subject}`,
+          method: 'replica',
+          roles: new Set<Role>(['replica', 'read']),
+          accountPatterns: [],
+          expiresAt: v.expiresAt,
+        };
       }
       if (jwt) {
         const v = await jwt.verify(token);
@@ -106,19 +117,24 @@ export function createAuthenticator(config: AuthenticatorConfig, deps: Authentic
         if (credentials.certificate) certificateSubject = certificates.verify(credentials.certificate);
         else if (certificates.clientAuth === 'REQUIRE') {
           throw unauthenticated(
-            credentials.secure ? 'client certificate required (tls.clientAuth REQUIRE) but none was presented' : 'client certificate required: connect with TLS',
+            credentials.secure
+              ? 'client certificate required (tls.clientAuth REQUIRE) but none was presented'
+              : 'client certificate required: connect with TLS',
           );
         }
       }
       if (credentials.otherAuthorization !== undefined) {
-        throw unauthenticated(`unsupported Authorization scheme ${JSON.stringify(credentials.otherAuthorization)}: send "Authorization: Bearer <token>"`);
+        throw unauthenticated(
+          `unsupported Authorization scheme ${JSON.stringify(credentials.otherAuthorization)}: send "Authorization: Bearer <token>"`,
+        );
       }
       if (credentials.bearer !== undefined) return fromToken(credentials.bearer);
       if (certificateSubject !== undefined) {
         return principalFromRules(certificateSubject, 'certificate', rules, undefined, credentials.certificate?.attributes);
       }
       if (config.insecure) return insecurePrincipal();
-      if (options.anonymousRoles) return { subject: 'anonymous', method: 'anonymous', roles: new Set(options.anonymousRoles), accountPatterns: [] };
+      if (options.anonymousRoles)
+        return { subject: 'anonymous', method: 'anonymous', roles: new Set(options.anonymousRoles), accountPatterns: [] };
       throw unauthenticated(
         certificates.clientAuth === 'OPTIONAL'
           ? 'authentication required: present a client certificate signed by the configured CA or a bearer token'

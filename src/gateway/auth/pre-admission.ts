@@ -66,14 +66,22 @@ function answerRefusal(req: AnyRequest, res: AnyResponse, error: ConnectError): 
   if (grpc) {
     // gRPC and gRPC-web: trailers-only, the status in the one HEADERS frame (which ends the stream on HTTP/2).
     const grpcWeb = type.startsWith('application/grpc-web');
-    respondTrailersOnly(res, { ...headers, 'content-type': grpcWeb ? 'application/grpc-web+proto' : 'application/grpc', 'grpc-status': String(error.code), 'grpc-message': encodeGrpcMessage(error.rawMessage) });
+    respondTrailersOnly(res, {
+      ...headers,
+      'content-type': grpcWeb ? 'application/grpc-web+proto' : 'application/grpc',
+      'grpc-status': String(error.code),
+      'grpc-message': encodeGrpcMessage(error.rawMessage),
+    });
   } else if (type.startsWith('application/connect+')) {
     const json = Buffer.from(JSON.stringify(endStreamToJson(new Headers(), error, undefined)), 'utf8');
     const envelope = Buffer.alloc(5 + json.length);
     envelope.writeUInt8(endStreamFlag, 0);
     envelope.writeUInt32BE(json.length, 1);
     json.copy(envelope, 5);
-    res.writeHead(200, { ...headers, 'content-type': type.startsWith('application/connect+proto') ? 'application/connect+proto' : 'application/connect+json' });
+    res.writeHead(200, {
+      ...headers,
+      'content-type': type.startsWith('application/connect+proto') ? 'application/connect+proto' : 'application/connect+json',
+    });
     res.end(envelope);
   } else {
     res.writeHead(codeToHttpStatus(error.code), { ...headers, 'content-type': 'application/json' });

@@ -44,7 +44,9 @@ function toSecret(raw: Buffer, path: string): Uint8Array {
  * is shorter than 32 bytes.
  */
 export function createReplicaTokenSigner(secretFile: string, replicaId: string, logger?: Logger): ReplicaTokenSigner {
-  const source = createFileSource(secretFile, 'auth.replicaSecretFile', (err) => logger?.error({ err: err.message }, 'replica secret unreadable'));
+  const source = createFileSource(secretFile, 'auth.replicaSecretFile', (err) =>
+    logger?.error({ err: err.message }, 'replica secret unreadable'),
+  );
   toSecret(source.current(), secretFile);
   const secret = secretOf(source);
   let cached: { token: string; renewAt: number } | undefined;
@@ -68,7 +70,9 @@ export function createReplicaTokenSigner(secretFile: string, replicaId: string, 
 
 /** The verifier of replica tokens; throws now when the secret file cannot be read or is too short. */
 export function createReplicaTokenVerifier(secretFile: string, logger: Logger): JwtVerifier {
-  const source = createFileSource(secretFile, 'auth.replicaSecretFile', (err) => logger.error({ err: err.message }, 'replica secret unreadable; keeping the last one'));
+  const source = createFileSource(secretFile, 'auth.replicaSecretFile', (err) =>
+    logger.error({ err: err.message }, 'replica secret unreadable; keeping the last one'),
+  );
   toSecret(source.current(), secretFile);
   return createJwtVerifierFor({
     issuer: REPLICA_ISSUER,

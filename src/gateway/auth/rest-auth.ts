@@ -21,13 +21,18 @@ export interface AuthVariables {
 }
 
 /** Middleware admitting every request; paths in `open` (exact, any method) additionally skip it. */
-export function createRestAuth(authenticator: Authenticator, open: readonly string[] = []): MiddlewareHandler<{ Variables: AuthVariables }> {
+export function createRestAuth(
+  authenticator: Authenticator,
+  open: readonly string[] = [],
+): MiddlewareHandler<{ Variables: AuthVariables }> {
   return async (c, next) => {
     if (open.includes(c.req.path)) return next();
     const requirement = restRequirement(c.req.method, c.req.path);
     if (requirement === 'none') return next();
     const env = c.env as Partial<HttpBindings | Http2Bindings> | undefined;
-    const credentials: RequestCredentials = env?.incoming ? credentialsFromNodeRequest(env.incoming) : bearerOnly(c.req.header('authorization'));
+    const credentials: RequestCredentials = env?.incoming
+      ? credentialsFromNodeRequest(env.incoming)
+      : bearerOnly(c.req.header('authorization'));
     let principal: Principal | undefined;
     try {
       principal = await admit(authenticator, credentials, requirement, `${c.req.method} ${c.req.path}`);

@@ -46,7 +46,9 @@ export function createStaticTokens(tokens: GatewayAuthConfig['tokens'], env: Nod
       const d = tokenDigest(value);
       return { subject: t.subject, digest: async () => d };
     }
-    const source: FileSource = createFileSource(t.tokenFile!, `${where}.tokenFile`, (err) => logger.error({ err: err.message }, 'token file unreadable; its token is revoked until the file is readable again'));
+    const source: FileSource = createFileSource(t.tokenFile!, `${where}.tokenFile`, (err) =>
+      logger.error({ err: err.message }, 'token file unreadable; its token is revoked until the file is readable again'),
+    );
     let last: { raw: Buffer; d: Buffer | undefined } | undefined;
     return {
       subject: t.subject,

@@ -65,7 +65,9 @@ export function createTlsContextSource(config: GatewayTlsConfig, logger: Logger)
     try {
       tls.createSecureContext({ cert: m.cert, key: m.key, ca: m.ca });
     } catch (err) {
-      throw new Error(`tls: ${files.cert} / ${files.key}${files.ca ? ` / ${files.ca}` : ''} do not form a valid TLS context: ${(err as Error).message}`);
+      throw new Error(
+        `tls: ${files.cert} / ${files.key}${files.ca ? ` / ${files.ca}` : ''} do not form a valid TLS context: ${(err as Error).message}`,
+      );
     }
   };
 
@@ -93,7 +95,8 @@ export function createTlsContextSource(config: GatewayTlsConfig, logger: Logger)
     try {
       next = await currentSignature();
     } catch (err) {
-      if (triedSignature !== 'missing') logger.error({ err: (err as Error).message }, 'TLS files unreadable; keeping the current certificate');
+      if (triedSignature !== 'missing')
+        logger.error({ err: (err as Error).message }, 'TLS files unreadable; keeping the current certificate');
       triedSignature = 'missing';
       return false;
     }

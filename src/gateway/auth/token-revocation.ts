@@ -17,7 +17,11 @@ export interface TokenRevocations {
 }
 
 /** Creates the revocations over the static tokens; files are checked every `checkMs` while streams subscribe. */
-export function createTokenRevocations(tokens: Pick<StaticTokens, 'watched' | 'changed'>, logger: Logger, checkMs: number): TokenRevocations {
+export function createTokenRevocations(
+  tokens: Pick<StaticTokens, 'watched' | 'changed'>,
+  logger: Logger,
+  checkMs: number,
+): TokenRevocations {
   const subscribers = new Set<() => void>();
   // Subscribers that joined since the last check are re-checked at the next one whatever it finds: their token may
   // have been written and removed again between two checks, which comparing two checks cannot see.

@@ -75,7 +75,6 @@ export interface DecodeContext {
   listGeneration(account: string, apiVersion: string, kind: string, watchNamespace: string): number;
 }
 
-
 /** A JSON escape of a UTF-16 surrogate (`\uD800`–`\uDFFF`): the only way object JSON can spell a lone one. */
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F][0-9a-fA-F]{2}/;
 
@@ -90,7 +89,16 @@ export function decodeEventBatch(batch: EventBatch, ctx: DecodeContext): Decoded
   const objects = new Map<string, { op: 'upsert'; row: ObjectRow } | { op: 'delete'; row: DeleteRow }>();
   const scopes = new Map<string, ScopePosition>();
   const accounts = new Set<string>();
-  const out: DecodedBatch = { upserts: [], deletes: [], scopes: [], accounts: [], eventCounts: {}, droppedReleased: 0, droppedStale: 0, scrubbedSecrets: [] };
+  const out: DecodedBatch = {
+    upserts: [],
+    deletes: [],
+    scopes: [],
+    accounts: [],
+    eventCounts: {},
+    droppedReleased: 0,
+    droppedStale: 0,
+    scrubbedSecrets: [],
+  };
   const decoder = new TextDecoder('utf-8', { fatal: true });
 
   batch.events.forEach((ev, index) => {
@@ -133,7 +141,14 @@ export function decodeEventBatch(batch: EventBatch, ctx: DecodeContext): Decoded
       if (ev.objectJson.length > 0) decodeObject(ev, decoder, where); // validated, not stored
       objects.set(key, {
         op: 'delete',
-        row: { account: ev.account, api_version: ev.apiVersion, kind: ev.kind, namespace: ev.namespace, name: ev.name, resource_version: ev.resourceVersion },
+        row: {
+          account: ev.account,
+          api_version: ev.apiVersion,
+          kind: ev.kind,
+          namespace: ev.namespace,
+          name: ev.name,
+          resource_version: ev.resourceVersion,
+        },
       });
       return;
     }
@@ -174,7 +189,11 @@ export function decodeEventBatch(batch: EventBatch, ctx: DecodeContext): Decoded
 }
 
 /** Parses object_json and checks that it describes the same object as the event's identity fields. */
-function decodeObject(ev: Event, decoder: TextDecoder, where: string): { object: Record<string, unknown>; text: string; changed: boolean } | undefined {
+function decodeObject(
+  ev: Event,
+  decoder: TextDecoder,
+  where: string,
+): { object: Record<string, unknown>; text: string; changed: boolean } | undefined {
   if (ev.objectJson.length === 0) return undefined;
   let parsed: unknown;
   let text: string;
@@ -213,7 +232,9 @@ function decodeObject(ev: Event, decoder: TextDecoder, where: string): { object:
   }
   const mismatch = (field: string, inObject: unknown, inEvent: string) => {
     if (inObject !== inEvent) {
-      throw invalidArgument(`${where}: ${field} of the object (${JSON.stringify(inObject ?? null)}) does not match the event (${JSON.stringify(inEvent)})`);
+      throw invalidArgument(
+        `${where}: ${field} of the object (${JSON.stringify(inObject ?? null)}) does not match the event (${JSON.stringify(inEvent)})`,
+      );
     }
   };
   mismatch('apiVersion', obj.apiVersion, ev.apiVersion);

@@ -143,7 +143,13 @@ export function createSyncState(database: Database): SyncState {
         for (const p of progress) {
           await tx
             .insert(watchStates)
-            .values({ account, apiVersion: p.apiVersion, kind: p.kind, watchNamespace: p.watchNamespace, listed: Math.min(p.listed, 2 ** 31 - 1) })
+            .values({
+              account,
+              apiVersion: p.apiVersion,
+              kind: p.kind,
+              watchNamespace: p.watchNamespace,
+              listed: Math.min(p.listed, 2 ** 31 - 1),
+            })
             .onConflictDoUpdate({
               target: [watchStates.account, watchStates.apiVersion, watchStates.kind, watchStates.watchNamespace],
               set: { listed: Math.min(p.listed, 2 ** 31 - 1) },

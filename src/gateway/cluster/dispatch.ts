@@ -86,7 +86,10 @@ export function createDispatch(registry: SessionRegistry, forwarding?: Forwardin
         if (res.status === 200 && target?.agentId && target.sessionId) {
           return { agentId: target.agentId, sessionId: target.sessionId, gatewayId: id };
         }
-        logger.warn({ operationId: operation.id, account, replica: id, status: res.status, answer: res.body }, 'replica did not take the forwarded operation');
+        logger.warn(
+          { operationId: operation.id, account, replica: id, status: res.status, answer: res.body },
+          'replica did not take the forwarded operation',
+        );
       } catch (err) {
         forwarding.metrics?.forwarded(false);
         if (!neverReached(err)) {

@@ -29,7 +29,9 @@ export function createEndpointsDirectory(options: EndpointsDirectoryOptions): Re
   const kc = loadKubeConfig(config);
   const namespace = resolveNamespace(config, kc);
   const core = kc.makeApiClient(CoreV1Api);
-  const informer = makeInformer<V1Endpoints>(kc, `/api/v1/namespaces/${namespace}/endpoints`, () => core.listNamespacedEndpoints({ namespace }));
+  const informer = makeInformer<V1Endpoints>(kc, `/api/v1/namespaces/${namespace}/endpoints`, () =>
+    core.listNamespacedEndpoints({ namespace }),
+  );
   const list = createReplicaList();
   /** When each Endpoints object was last seen changing (its replicas' `lastUpdated`). */
   const seenAt = new Map<string, Date>();
@@ -63,10 +65,11 @@ export function createEndpointsDirectory(options: EndpointsDirectoryOptions): Re
   const restartLater = () => {
     clearTimeout(restartTimer);
     restartTimer = setTimeout(() => {
-      if (!closed) informer.start().catch((err) => {
-        logger.warn({ err, namespace }, 'Endpoints watch could not start; retrying');
-        restartLater();
-      });
+      if (!closed)
+        informer.start().catch((err) => {
+          logger.warn({ err, namespace }, 'Endpoints watch could not start; retrying');
+          restartLater();
+        });
     }, RESTART_DELAY_MS);
     restartTimer.unref();
   };
@@ -127,12 +130,15 @@ function loadKubeConfig(config: EndpointsDirectoryOptions['config']): KubeConfig
     if (config.kubeconfigFile) {
       kc.loadFromFile(config.kubeconfigFile);
       if (config.context !== undefined) {
-        if (kc.getContextObject(config.context) === null) throw new Error(`context "${config.context}" not found in ${config.kubeconfigFile}`);
+        if (kc.getContextObject(config.context) === null)
+          throw new Error(`context "${config.context}" not found in ${config.kubeconfigFile}`);
         kc.setCurrentContext(config.context);
       }
     } else {
       if (!process.env.KUBERNETES_SERVICE_HOST) {
-        throw new Error('not running in a pod (KUBERNETES_SERVICE_HOST is not set): set cluster.kubeconfigFile, or use cluster.discovery: database');
+        throw new Error(
+          'not running in a pod (KUBERNETES_SERVICE_HOST is not set): set cluster.kubeconfigFile, or use cluster.discovery: database',
+        );
       }
       kc.loadFromCluster();
     }
@@ -155,5 +161,7 @@ function resolveNamespace(config: EndpointsDirectoryOptions['config'], kc: KubeC
   }
   const fromContext = kc.getContextObject(kc.getCurrentContext())?.namespace;
   if (fromContext) return fromContext;
-  throw new Error(`cluster.discovery kubernetes: set cluster.namespace (${SERVICE_ACCOUNT_NAMESPACE_FILE} is not readable and the kubeconfig context names no namespace)`);
+  throw new Error(
+    `cluster.discovery kubernetes: set cluster.namespace (${SERVICE_ACCOUNT_NAMESPACE_FILE} is not readable and the kubeconfig context names no namespace)`,
+  );
 }

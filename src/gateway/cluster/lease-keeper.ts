@@ -69,7 +69,10 @@ export function createLeaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
       lostBySession.set(lease.session, [...(lostBySession.get(lease.session) ?? []), lease.account]);
     }
     for (const [session, accounts] of lostBySession) {
-      logger.warn({ sessionId: session.id, agentId: session.agentId, accounts }, 'lease renewal refused: another session holds the accounts now');
+      logger.warn(
+        { sessionId: session.id, agentId: session.agentId, accounts },
+        'lease renewal refused: another session holds the accounts now',
+      );
       await session.leaseLost(accounts);
     }
   }

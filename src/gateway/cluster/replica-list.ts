@@ -22,7 +22,9 @@ export function createReplicaList() {
     /** Replaces the list; listeners run when ids, URLs or readiness changed (not for a newer timestamp alone). */
     set(next: Replica[], logger: Logger): void {
       const sorted = [...next].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      const changed = sorted.length !== current.length || sorted.some((r, i) => r.id !== current[i]!.id || r.baseUrl !== current[i]!.baseUrl || r.ready !== current[i]!.ready);
+      const changed =
+        sorted.length !== current.length ||
+        sorted.some((r, i) => r.id !== current[i]!.id || r.baseUrl !== current[i]!.baseUrl || r.ready !== current[i]!.ready);
       current = sorted;
       if (!changed) return;
       const snapshot = current.map((r) => ({ ...r }));

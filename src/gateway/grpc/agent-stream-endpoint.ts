@@ -10,7 +10,12 @@
 import type http2 from 'node:http2';
 import { fromBinary, toBinary } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
-import { ConnectRequestSchema, ConnectResponseSchema, type ConnectRequest, type ConnectResponse } from '../../gen/outpost/agent/v1/agent_pb.js';
+import {
+  ConnectRequestSchema,
+  ConnectResponseSchema,
+  type ConnectRequest,
+  type ConnectResponse,
+} from '../../gen/outpost/agent/v1/agent_pb.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { admit } from '../auth/authorization.js';
@@ -57,14 +62,21 @@ export function createAgentStreamEndpoint(options: AgentStreamEndpointOptions): 
   };
 }
 
-async function serveStream(req: http2.Http2ServerRequest, res: http2.Http2ServerResponse, options: AgentStreamEndpointOptions): Promise<void> {
+async function serveStream(
+  req: http2.Http2ServerRequest,
+  res: http2.Http2ServerResponse,
+  options: AgentStreamEndpointOptions,
+): Promise<void> {
   const call = createCall(res);
   const encoding = String(req.headers['grpc-encoding'] ?? 'identity');
   if (!(SUPPORTED_ENCODINGS as readonly string[]).includes(encoding)) {
-    return call.finish(new ConnectError(`unsupported grpc-encoding "${encoding}" (supported: ${SUPPORTED_ENCODINGS.join(', ')})`, Code.Unimplemented));
+    return call.finish(
+      new ConnectError(`unsupported grpc-encoding "${encoding}" (supported: ${SUPPORTED_ENCODINGS.join(', ')})`, Code.Unimplemented),
+    );
   }
   const timeoutMs = parseGrpcTimeout(req.headers['grpc-timeout'] as string | undefined);
-  if (Number.isNaN(timeoutMs)) return call.finish(new ConnectError(`invalid grpc-timeout "${String(req.headers['grpc-timeout'])}"`, Code.InvalidArgument));
+  if (Number.isNaN(timeoutMs))
+    return call.finish(new ConnectError(`invalid grpc-timeout "${String(req.headers['grpc-timeout'])}"`, Code.InvalidArgument));
   let principal: Principal;
   try {
     principal = (await admit(options.authenticator, credentialsFromNodeRequest(req), 'agent', AGENT_CONNECT_PATH.slice(1)))!;
@@ -72,7 +84,10 @@ async function serveStream(req: http2.Http2ServerRequest, res: http2.Http2Server
     return call.finish(toConnectError(err, options.logger, 'agent stream authentication'));
   }
   const requests = createRequestReader(req, encoding, options.maxMessageBytes);
-  const timer = timeoutMs === undefined ? undefined : setTimeout(() => requests.fail(new ConnectError('deadline exceeded', Code.DeadlineExceeded)), timeoutMs);
+  const timer =
+    timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => requests.fail(new ConnectError('deadline exceeded', Code.DeadlineExceeded)), timeoutMs);
   let failure: ConnectError | undefined;
   try {
     for await (const message of options.serve(requests, principal)) {
@@ -99,7 +114,8 @@ function createCall(res: http2.Http2ServerResponse): Call {
   return {
     async send(message) {
       if (gone()) return false;
-      if (!res.headersSent) res.writeHead(200, { 'content-type': 'application/grpc+proto', 'grpc-accept-encoding': SUPPORTED_ENCODINGS.join(',') });
+      if (!res.headersSent)
+        res.writeHead(200, { 'content-type': 'application/grpc+proto', 'grpc-accept-encoding': SUPPORTED_ENCODINGS.join(',') });
       if (res.write(encodeMessage(toBinary(ConnectResponseSchema, message)))) return true;
       await new Promise<void>((resolve) => {
         const done = () => {

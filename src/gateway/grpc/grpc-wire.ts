@@ -94,7 +94,8 @@ export function statusTrailers(error?: ConnectError): Record<string, string> {
 export function encodeGrpcMessage(message: string): string {
   let out = '';
   for (const byte of Buffer.from(message, 'utf8')) {
-    out += byte >= 0x20 && byte <= 0x7e && byte !== 0x25 ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+    out +=
+      byte >= 0x20 && byte <= 0x7e && byte !== 0x25 ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
   }
   return out;
 }

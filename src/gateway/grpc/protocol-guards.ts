@@ -29,11 +29,20 @@ export function answerClientError(err: Error & { code?: string; rawPacket?: Buff
     return;
   }
   const [status, reason] =
-    err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large'] : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'Request Timeout'] : [400, 'Bad Request'];
-  const body = JSON.stringify({ error: status === 400 ? 'bad_request' : status === 431 ? 'headers_too_large' : 'request_timeout', message: `malformed HTTP request (${err.code ?? 'parse error'})` });
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout']
+        : [400, 'Bad Request'];
+  const body = JSON.stringify({
+    error: status === 400 ? 'bad_request' : status === 431 ? 'headers_too_large' : 'request_timeout',
+    message: `malformed HTTP request (${err.code ?? 'parse error'})`,
+  });
   // A HEAD answer has no body (a client would read one as the start of the next response).
   const head = err.rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${head ? '' : body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${head ? '' : body}`,
+  );
 }
 
 /**
@@ -44,8 +53,17 @@ export function answerMalformedRpc(req: AnyRequest, res: AnyResponse): boolean {
   const type = String(req.headers['content-type'] ?? '');
   if (req.httpVersionMajor === 1 && /^application\/grpc(?!-web)/i.test(type)) {
     const encrypted = (req.socket as { encrypted?: boolean }).encrypted === true;
-    (res as http.ServerResponse).writeHead(426, { 'content-type': 'application/json', upgrade: encrypted ? 'h2' : 'h2c', connection: 'close' });
-    res.end(JSON.stringify({ error: 'http2_required', message: 'gRPC needs HTTP/2 (use the gRPC port with HTTP/2, or the Connect protocol over HTTP/1.1)' }));
+    (res as http.ServerResponse).writeHead(426, {
+      'content-type': 'application/json',
+      upgrade: encrypted ? 'h2' : 'h2c',
+      connection: 'close',
+    });
+    res.end(
+      JSON.stringify({
+        error: 'http2_required',
+        message: 'gRPC needs HTTP/2 (use the gRPC port with HTTP/2, or the Connect protocol over HTTP/1.1)',
+      }),
+    );
     return true;
   }
   if (req.method === 'GET' && req.url?.includes('?')) {
@@ -67,7 +85,13 @@ function strict(compression: Compression): Compression {
       compression.decompress(bytes, readMaxBytes).catch((err: unknown) => {
         const error = ConnectError.from(err);
         if (error.code !== Code.Internal) throw error;
-        throw new ConnectError(`decompression failed: the message is not valid ${compression.name}`, Code.InvalidArgument, undefined, undefined, err);
+        throw new ConnectError(
+          `decompression failed: the message is not valid ${compression.name}`,
+          Code.InvalidArgument,
+          undefined,
+          undefined,
+          err,
+        );
       }),
   };
 }
@@ -92,8 +116,16 @@ export function installWellFormedErrorMessages(): void {
     configurable: true,
     get: () => undefined,
     set(this: ConnectError, value: unknown) {
-      const text = typeof value === 'string' && value.length > MAX_ERROR_MESSAGE ? `${value.slice(0, MAX_ERROR_MESSAGE)}… (${value.length - MAX_ERROR_MESSAGE} more characters)` : value;
-      Object.defineProperty(this, 'rawMessage', { value: typeof text === 'string' ? wellFormed(text) : text, writable: true, enumerable: true, configurable: true });
+      const text =
+        typeof value === 'string' && value.length > MAX_ERROR_MESSAGE
+          ? `${value.slice(0, MAX_ERROR_MESSAGE)}… (${value.length - MAX_ERROR_MESSAGE} more characters)`
+          : value;
+      Object.defineProperty(this, 'rawMessage', {
+        value: typeof text === 'string' ? wellFormed(text) : text,
+        writable: true,
+        enumerable: true,
+        configurable: true,
+      });
     },
   });
 }

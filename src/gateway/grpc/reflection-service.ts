@@ -96,12 +96,18 @@ export function createReflectionServices(options: ReflectionServiceOptions): Ref
         const numbers = index.extensions.get(r.value);
         messageResponse =
           numbers || index.messages.has(r.value)
-            ? { case: 'allExtensionNumbersResponse', value: { baseTypeName: r.value, extensionNumber: [...(numbers?.keys() ?? [])].sort((a, b) => a - b) } }
+            ? {
+                case: 'allExtensionNumbersResponse',
+                value: { baseTypeName: r.value, extensionNumber: [...(numbers?.keys() ?? [])].sort((a, b) => a - b) },
+              }
             : notFound(`unknown message type ${r.value}`);
         break;
       }
       default:
-        messageResponse = { case: 'errorResponse', value: { errorCode: Code.InvalidArgument, errorMessage: 'the request sets no message_request' } };
+        messageResponse = {
+          case: 'errorResponse',
+          value: { errorCode: Code.InvalidArgument, errorMessage: 'the request sets no message_request' },
+        };
     }
     return create(ServerReflectionResponseSchema, { validHost: req.host, originalRequest: req, messageResponse });
   };

@@ -13,7 +13,14 @@
  */
 import type http from 'node:http';
 import type http2 from 'node:http2';
-import { Code, ConnectError, createConnectRouter, type ConnectRouter, type ConnectRouterOptions, type ContextValues } from '@connectrpc/connect';
+import {
+  Code,
+  ConnectError,
+  createConnectRouter,
+  type ConnectRouter,
+  type ConnectRouterOptions,
+  type ContextValues,
+} from '@connectrpc/connect';
 import type { UniversalHandler, UniversalServerResponse } from '@connectrpc/connect/protocol';
 import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from '@connectrpc/connect-node';
 import type { Logger } from '../../shared/logger.js';
@@ -47,7 +54,12 @@ export function createRpcNodeHandler(options: RpcNodeHandlerOptions): RpcNodeHan
   return (req, res) => {
     const handler = paths.get((req.url ?? '').split('?', 1)[0]!);
     if (!handler) return options.fallback(req, res);
-    const uReq = universalRequestFromNodeRequest(req as http2.Http2ServerRequest, res as http2.Http2ServerResponse, undefined, options.contextValues(req));
+    const uReq = universalRequestFromNodeRequest(
+      req as http2.Http2ServerRequest,
+      res as http2.Http2ServerResponse,
+      undefined,
+      options.contextValues(req),
+    );
     handler(uReq)
       .then((uRes) => writeResponse(uRes, req, res))
       .catch((reason: unknown) => {

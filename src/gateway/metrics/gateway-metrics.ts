@@ -113,14 +113,21 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     registers: [registry],
     async collect() {
       try {
-        const result = await sources.database.db.execute(sql`select coalesce(sum(listed), 0)::bigint as n from watch_states where not synced`);
+        const result = await sources.database.db.execute(
+          sql`select coalesce(sum(listed), 0)::bigint as n from watch_states where not synced`,
+        );
         this.set(Number(rowsOf(result)[0]?.n ?? 0));
       } catch {
         // see outpost_gateway_accounts
       }
     },
   });
-  const events = new Counter({ name: 'outpost_gateway_events_ingested_total', help: 'Events stored in the cache, by kind.', labelNames: ['kind'], registers: [registry] });
+  const events = new Counter({
+    name: 'outpost_gateway_events_ingested_total',
+    help: 'Events stored in the cache, by kind.',
+    labelNames: ['kind'],
+    registers: [registry],
+  });
   const batches = new Counter({ name: 'outpost_gateway_event_batches_total', help: 'Event batches committed.', registers: [registry] });
   const lag = new Histogram({
     name: 'outpost_gateway_ingest_lag_seconds',

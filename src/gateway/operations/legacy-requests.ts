@@ -21,7 +21,12 @@ const BATCH = 200;
  * Seals (or redacts) the Secret values of requests stored in plaintext; returns how many rows changed. Stops between
  * batches once `signal` aborts (shutdown); what is left is done at the next start.
  */
-export async function sealLegacyRequests(database: Database, sealer: OperationSealer, logger: Logger, signal?: AbortSignal): Promise<number> {
+export async function sealLegacyRequests(
+  database: Database,
+  sealer: OperationSealer,
+  logger: Logger,
+  signal?: AbortSignal,
+): Promise<number> {
   const query = createRawQuery(database);
   let changed = 0;
   let after = '';
@@ -46,7 +51,8 @@ export async function sealLegacyRequests(database: Database, sealer: OperationSe
       } catch (err) {
         if (!(err instanceof ConnectError && err.code === Code.FailedPrecondition)) throw err;
         stored = sealer.redactedRequest(operation);
-        unsendable = 'its Secret values were stored before they were encrypted, and this gateway has no key (secrets.keyFile): they were removed';
+        unsendable =
+          'its Secret values were stored before they were encrypted, and this gateway has no key (secrets.keyFile): they were removed';
       }
       if (!stored.sealed && !unsendable) continue;
       const open = (OPEN_STATES as readonly string[]).includes(row.state as string);

@@ -88,7 +88,9 @@ export interface OperationManager extends OperationHooks {
   get(id: string): Promise<OperationRow>;
   /** The row now, then on each state change, ending after a terminal one. Ends with UNAVAILABLE on shutdown. */
   watch(id: string, signal?: AbortSignal): AsyncIterable<OperationRow>;
-  list(req: Pick<ListOperationsRequest, 'account' | 'state' | 'pageSize' | 'pageToken'>): Promise<{ rows: OperationRow[]; nextPageToken: string }>;
+  list(
+    req: Pick<ListOperationsRequest, 'account' | 'state' | 'pageSize' | 'pageToken'>,
+  ): Promise<{ rows: OperationRow[]; nextPageToken: string }>;
   /** Page `page` (1-based) of `items` rows, newest first, with the total (REST). */
   page(page: number, items: number): Promise<{ rows: OperationRow[]; total: number }>;
   /** Start-up: this replica's open operations past their deadline → TIMED_OUT (restart). Returns how many. */
@@ -191,10 +193,13 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
       waitUntil: row.receivedAt.getTime() + agentWaitMs,
       delivering: 0,
     };
-    local.deadlineTimer = setTimeout(() => {
-      const now = new Date(Math.max(Date.now(), local.deadlineAt));
-      store.expire(now, { ids: [row.id] }).then((rows) => rows.forEach(settle), report('could not time out the operation', row.id));
-    }, Math.max(0, local.deadlineAt - Date.now()));
+    local.deadlineTimer = setTimeout(
+      () => {
+        const now = new Date(Math.max(Date.now(), local.deadlineAt));
+        store.expire(now, { ids: [row.id] }).then((rows) => rows.forEach(settle), report('could not time out the operation', row.id));
+      },
+      Math.max(0, local.deadlineAt - Date.now()),
+    );
     local.deadlineTimer.unref();
     locals.set(row.id, local);
     return local;
@@ -209,25 +214,32 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
     clearTimeout(local.waitTimer);
     clearTimeout(local.retryTimer);
     const retryAt = Math.min(Date.now() + DISPATCH_RETRY_MS, local.waitUntil < local.deadlineAt ? local.waitUntil : local.deadlineAt);
-    local.retryTimer = setTimeout(() => {
-      local.retryTimer = undefined;
-      if (local.sent || local.delivering > 0 || !locals.has(id) || Date.now() >= Math.min(local.waitUntil, local.deadlineAt)) return;
-      deliver(local.row).catch(report('could not dispatch the operation again', id));
-    }, Math.max(0, retryAt - Date.now()));
+    local.retryTimer = setTimeout(
+      () => {
+        local.retryTimer = undefined;
+        if (local.sent || local.delivering > 0 || !locals.has(id) || Date.now() >= Math.min(local.waitUntil, local.deadlineAt)) return;
+        deliver(local.row).catch(report('could not dispatch the operation again', id));
+      },
+      Math.max(0, retryAt - Date.now()),
+    );
     local.retryTimer.unref();
     if (local.waitUntil >= local.deadlineAt) return; // the deadline comes first and says it was never sent
-    local.waitTimer = setTimeout(() => {
-      local.waitTimer = undefined;
-      if (local.sent || local.delivering > 0) return;
-      const error = noAgentError(local.account);
-      store
-        .finish(id, { state: 'FAILED', error, at: new Date() }, { onlyStates: ['PENDING'] })
-        .then((row) => {
-          if (!row) return;
-          log.warn({ operationId: id, account: local.account, agentWaitSeconds: config.agentWaitSeconds }, error);
-          settle(row);
-        }, report('could not fail the operation', id));
-    }, Math.max(0, local.waitUntil - Date.now()));
+    local.waitTimer = setTimeout(
+      () => {
+        local.waitTimer = undefined;
+        if (local.sent || local.delivering > 0) return;
+        const error = noAgentError(local.account);
+        store.finish(id, { state: 'FAILED', error, at: new Date() }, { onlyStates: ['PENDING'] }).then(
+          (row) => {
+            if (!row) return;
+            log.warn({ operationId: id, account: local.account, agentWaitSeconds: config.agentWaitSeconds }, error);
+            settle(row);
+          },
+          report('could not fail the operation', id),
+        );
+      },
+      Math.max(0, local.waitUntil - Date.now()),
+    );
     local.waitTimer.unref();
   };
 
@@ -237,7 +249,12 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
    * SENT update is batched; with `durable` the call waits for it (and returns the row as stored when the operation
    * ended meanwhile), otherwise it is written in the background — the result's update carries sent_at anyway.
    */
-  const deliver = async (row: OperationRow, operation?: Operation, durable = true, via?: LiveSession): Promise<OperationRow | undefined> => {
+  const deliver = async (
+    row: OperationRow,
+    operation?: Operation,
+    durable = true,
+    via?: LiveSession,
+  ): Promise<OperationRow | undefined> => {
     const remaining = row.deadlineAt.getTime() - Date.now();
     if (remaining <= 0) return undefined;
     const local = locals.get(row.id);
@@ -276,7 +293,13 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
       if (target.gatewayId === undefined) deps.relay?.remember(row.id, row.gatewayId, row.deadlineAt.getTime(), target.sessionId);
       const sentTarget: SentTarget = local?.sent ?? { agentId: target.agentId, sessionId: target.sessionId, sentAt: new Date() };
       log.debug({ operationId: row.id, account: row.account, ...target }, 'operation sent');
-      const sent: OperationRow = { ...row, state: 'SENT', sentAt: row.sentAt ?? sentTarget.sentAt, agentId: target.agentId, sessionId: target.sessionId };
+      const sent: OperationRow = {
+        ...row,
+        state: 'SENT',
+        sentAt: row.sentAt ?? sentTarget.sentAt,
+        agentId: target.agentId,
+        sessionId: target.sessionId,
+      };
       const written = sentWrites.add({ id: row.id, target: sentTarget, local }).then((changed) => {
         if (changed) notifier.publish(sent);
         return changed;
@@ -410,12 +433,15 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
         sweeping = true;
         store
           .expire(new Date(), { limit: 1000 })
-          .then((rows) => {
-            for (const row of rows) {
-              log.info({ operationId: row.id, account: row.account, error: row.error }, 'operation timed out (sweeper)');
-              settle(row);
-            }
-          }, report('operation sweep failed', ''))
+          .then(
+            (rows) => {
+              for (const row of rows) {
+                log.info({ operationId: row.id, account: row.account, error: row.error }, 'operation timed out (sweeper)');
+                settle(row);
+              }
+            },
+            report('operation sweep failed', ''),
+          )
           .finally(() => (sweeping = false));
       }, config.sweepIntervalMs);
       sweeper.unref();
@@ -446,7 +472,10 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
           return local !== undefined && !local.sent && local.delivering === 0;
         });
         if (rows.length === 0) return;
-        log.info({ sessionId: session.id, agentId: session.agentId, count: rows.length }, 'delivering open operations to a new agent session');
+        log.info(
+          { sessionId: session.id, agentId: session.agentId, count: rows.length },
+          'delivering open operations to a new agent session',
+        );
         // SENT rows go back on this session only (through dispatch they could reach the account's caching stream,
         // another agent, which would apply them a second time); PENDING ones to whichever stream dispatch picks.
         await Promise.all(rows.map((row) => deliver(row, undefined, true, row.state === 'PENDING' ? undefined : session)));
@@ -458,7 +487,8 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
       for (const local of locals.values()) {
         if (local.sent?.sessionId === fromSessionId) local.sent = { ...local.sent, sessionId: session.id };
       }
-      if (moved > 0) log.info({ fromSessionId, sessionId: session.id, count: moved }, 'open operations now answered by the resuming session');
+      if (moved > 0)
+        log.info({ fromSessionId, sessionId: session.id, count: moved }, 'open operations now answered by the resuming session');
     },
 
     resultReceived(session, result) {
@@ -469,12 +499,16 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
       if (!deps.dispatchLocal) return undefined;
       const row = await store.get(operation.id);
       if (!row) throw new ConnectError(`no stored operation has the id ${JSON.stringify(operation.id)}: nothing to run`, Code.NotFound);
-      const mismatch = row.gatewayId !== origin ? `operation ${row.id} was not received by replica ${JSON.stringify(origin)}` : await sealer.mismatch(operation, row);
+      const mismatch =
+        row.gatewayId !== origin
+          ? `operation ${row.id} was not received by replica ${JSON.stringify(origin)}`
+          : await sealer.mismatch(operation, row);
       if (mismatch) {
         log.warn({ operationId: row.id, origin }, `forwarded operation refused: ${mismatch}`);
         throw new ConnectError(`${mismatch}: refused`, Code.PermissionDenied);
       }
-      if (isTerminal(row.state)) throw new ConnectError(`operation ${row.id} already ended (${row.state}): not sent again`, Code.FailedPrecondition);
+      if (isTerminal(row.state))
+        throw new ConnectError(`operation ${row.id} already ended (${row.state}): not sent again`, Code.FailedPrecondition);
       const target = deps.dispatchLocal(operation.account, operation);
       if (target) {
         const until = Date.now() + (operation.timeout ? durationToMs(operation.timeout) : limits.defaultTimeoutMs) + 5000;
@@ -493,7 +527,10 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
       }
       const outcome = await recordResult({ id: sender.id, agentId: sender.agentId, serves: (a) => sender.accounts.includes(a) }, result);
       if (outcome === 'wrong_session') {
-        throw new ConnectError(`operation ${result.id} was not sent on session ${sessionId} (nor on one it resumed)`, Code.PermissionDenied);
+        throw new ConnectError(
+          `operation ${result.id} was not sent on session ${sessionId} (nor on one it resumed)`,
+          Code.PermissionDenied,
+        );
       }
     },
   };
@@ -538,7 +575,8 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
     const resultJson = toJson(OperationResultSchema, result) as Record<string, unknown>;
     const kind = requestKind(stored?.request);
     const scrubbed = scrubResultSecrets(resultJson, kind);
-    if (scrubbed > 0) rlog.warn({ account, objects: scrubbed }, 'Secret data removed from an operation result (the agent should have removed it)');
+    if (scrubbed > 0)
+      rlog.warn({ account, objects: scrubbed }, 'Secret data removed from an operation result (the agent should have removed it)');
     const outcome: Outcome = {
       state: result.success ? 'SUCCEEDED' : 'FAILED',
       result: resultJson,
@@ -563,7 +601,11 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
       rlog.info({ state: current.state }, 'duplicate or late operation result ignored');
       return 'already_finished';
     }
-    if (current.account !== account) return ignore('account_not_served', 'result for an operation of another account ignored', { account: current.account });
-    return ignore('wrong_session', 'result from a session the operation was not sent on ignored', { sentTo: current.agentId, sentOn: current.sessionId });
+    if (current.account !== account)
+      return ignore('account_not_served', 'result for an operation of another account ignored', { account: current.account });
+    return ignore('wrong_session', 'result from a session the operation was not sent on ignored', {
+      sentTo: current.agentId,
+      sentOn: current.sessionId,
+    });
   }
 }

@@ -33,5 +33,8 @@ export function decodeOperationPageToken(token: string, filters: OperationListFi
 }
 
 function fingerprint(f: OperationListFilters): string {
-  return createHash('sha256').update(JSON.stringify([f.account, f.state])).digest('base64url').slice(0, 16);
+  return createHash('sha256')
+    .update(JSON.stringify([f.account, f.state]))
+    .digest('base64url')
+    .slice(0, 16);
 }

@@ -62,7 +62,10 @@ export function createOperationSealer(keys: KeyRing): OperationSealer {
     if (fields.patch !== undefined && operation.spec.case === 'patch') operation.spec.value.patch = fields.patch;
     return operation;
   };
-  async function compare(operation: Operation, row: Pick<OperationRow, 'id' | 'account' | 'request'>): Promise<'same' | 'differs' | 'unreadable'> {
+  async function compare(
+    operation: Operation,
+    row: Pick<OperationRow, 'id' | 'account' | 'request'>,
+  ): Promise<'same' | 'differs' | 'unreadable'> {
     if (operation.id !== row.id || operation.account !== row.account) return 'differs';
     let stored: Operation;
     try {

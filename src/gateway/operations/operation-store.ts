@@ -52,14 +52,17 @@ export interface SentTarget {
 }
 
 /** Column name → property name of an `operations` row, to map rows of raw statements. */
-const ROW_KEYS: [string, keyof OperationRow][] = Object.entries(getTableColumns(operations)).map(([key, column]) => [column.name, key as keyof OperationRow]);
+const ROW_KEYS: [string, keyof OperationRow][] = Object.entries(getTableColumns(operations)).map(([key, column]) => [
+  column.name,
+  key as keyof OperationRow,
+]);
 
 /** A raw `returning *` row as the driver parsed it (timestamps as Date, jsonb as values) → an OperationRow. */
 function toRow(raw: Record<string, unknown>): OperationRow {
   const row: Record<string, unknown> = {};
   for (const [name, key] of ROW_KEYS) {
     const value = raw[name];
-    row[key] = typeof value === 'string' && (key.endsWith('At')) ? new Date(value) : value;
+    row[key] = typeof value === 'string' && key.endsWith('At') ? new Date(value) : value;
   }
   return row as OperationRow;
 }
@@ -134,18 +137,30 @@ export function createOperationStore(database: Database): OperationStore {
       if (rows.length === 0) return [];
       // One fixed statement text whatever the batch size (prepared once per connection); the batch is one jsonb.
       const batch = rows.map((r) => ({
-        id: r.id, account: r.account, type: r.type, request: r.request, state: r.state, gateway_id: r.gatewayId,
-        timeout_ms: r.timeoutMs, received_at: r.receivedAt, stored_at: r.storedAt, deadline_at: r.deadlineAt, request_hash: r.requestHash,
+        id: r.id,
+        account: r.account,
+        type: r.type,
+        request: r.request,
+        state: r.state,
+        gateway_id: r.gatewayId,
+        timeout_ms: r.timeoutMs,
+        received_at: r.receivedAt,
+        stored_at: r.storedAt,
+        deadline_at: r.deadlineAt,
+        request_hash: r.requestHash,
         requested_by: r.requestedBy ?? '',
       }));
-      const result = await query(`insert into operations
+      const result = await query(
+        `insert into operations
           (id, account, type, request, state, gateway_id, timeout_ms, received_at, stored_at, deadline_at, request_hash, requested_by)
         select id, account, type, request, state, gateway_id, timeout_ms, received_at, stored_at, deadline_at, request_hash, requested_by
         from jsonb_to_recordset($1::jsonb) as v(id text, account text, type text, request jsonb, state text,
           gateway_id text, timeout_ms integer, received_at timestamptz, stored_at timestamptz, deadline_at timestamptz, request_hash text,
           requested_by text)
         on conflict (id) do nothing
-        returning id`, [JSON.stringify(batch)]);
+        returning id`,
+        [JSON.stringify(batch)],
+      );
       // A repeated id within the batch was inserted (at most) once: only its first occurrence counts.
       const ids = new Set(result.map((r) => r.id as string));
       return rows.map((r) => ids.delete(r.id));
@@ -175,7 +190,8 @@ export function createOperationStore(database: Database): OperationStore {
       const batch = items.map((i) => ({ id: i.id, agent_id: i.agentId, session_id: i.sessionId, sent_at: i.sentAt }));
       // Rows are locked in id order first: concurrent batches touching the same rows (sent marks, results, the
       // deadline sweeper) then wait for each other instead of deadlocking.
-      const result = await query(`with v as (select distinct on (id) * from jsonb_to_recordset($1::jsonb)
+      const result = await query(
+        `with v as (select distinct on (id) * from jsonb_to_recordset($1::jsonb)
               as x(id text, agent_id text, session_id text, sent_at timestamptz)),
           locked as materialized (select o.id from operations o join v on v.id = o.id
               where o.state in ('PENDING', 'SENT') order by o.id for update of o)
@@ -183,7 +199,9 @@ export function createOperationStore(database: Database): OperationStore {
         set state = 'SENT', sent_at = coalesce(o.sent_at, v.sent_at), agent_id = v.agent_id, session_id = v.session_id
         from v
         where o.id = v.id and o.id in (select id from locked) and o.state in ('PENDING', 'SENT')
-        returning o.id`, [JSON.stringify(batch)]);
+        returning o.id`,
+        [JSON.stringify(batch)],
+      );
       const ids = new Set(result.map((r) => r.id as string));
       return items.map((i) => ids.has(i.id));
     },
@@ -194,10 +212,20 @@ export function createOperationStore(database: Database): OperationStore {
       const seen = new Set<string>();
       const items = all.filter((i) => !seen.has(i.id) && seen.add(i.id));
       const batch = items.map(({ id, account, outcome: o, ...i }) => ({
-        id, account, state: o.state, error: o.error ?? '', at: o.at, result: o.result ?? null, has_result: o.result !== undefined,
-        agent_id: o.agentId ?? '', session_id: o.sessionId ?? '', sent_at: o.sentAt ?? null, vouched: i.vouched === true,
+        id,
+        account,
+        state: o.state,
+        error: o.error ?? '',
+        at: o.at,
+        result: o.result ?? null,
+        has_result: o.result !== undefined,
+        agent_id: o.agentId ?? '',
+        session_id: o.sessionId ?? '',
+        sent_at: o.sentAt ?? null,
+        vouched: i.vouched === true,
       }));
-      const result = await query(`with v as (select * from jsonb_to_recordset($1::jsonb) as x(id text, account text, state text,
+      const result = await query(
+        `with v as (select * from jsonb_to_recordset($1::jsonb) as x(id text, account text, state text,
               error text, at timestamptz, result jsonb, has_result boolean, agent_id text, session_id text, sent_at timestamptz,
               vouched boolean)),
           locked as materialized (select o.id from operations o join v on v.id = o.id and v.account = o.account
@@ -213,7 +241,9 @@ export function createOperationStore(database: Database): OperationStore {
           sent_at = coalesce(o.sent_at, v.sent_at)
         from v
         where o.id = v.id and o.account = v.account and o.id in (select id from locked) and o.state in ('PENDING', 'SENT')
-        returning o.*`, [JSON.stringify(batch)]);
+        returning o.*`,
+        [JSON.stringify(batch)],
+      );
       const byRowId = new Map(result.map((r) => [r.id as string, toRow(r)]));
       return all.map((i) => {
         const row = byRowId.get(i.id);
@@ -247,7 +277,11 @@ export function createOperationStore(database: Database): OperationStore {
       if (outcome.agentId) set.agentId = outcome.agentId;
       if (outcome.sessionId) set.sessionId = outcome.sessionId;
       if (outcome.sentAt) set.sentAt = sql`coalesce(${operations.sentAt}, ${outcome.sentAt.toISOString()}::timestamptz)`;
-      const rows = await db.update(operations).set(set).where(and(...conditions)).returning();
+      const rows = await db
+        .update(operations)
+        .set(set)
+        .where(and(...conditions))
+        .returning();
       return rows[0];
     },
 

@@ -20,7 +20,12 @@ export interface WatchDeps {
  * (the caller decides what an abort means). Throws NOT_FOUND when the operation does not exist. `initial`, when
  * given, is used instead of reading the row first; it must be a row read or written before this call.
  */
-export async function* watchOperation(id: string, deps: WatchDeps, signal: AbortSignal, initial?: OperationRow): AsyncGenerator<OperationRow> {
+export async function* watchOperation(
+  id: string,
+  deps: WatchDeps,
+  signal: AbortSignal,
+  initial?: OperationRow,
+): AsyncGenerator<OperationRow> {
   let latest: OperationRow | undefined;
   let changed = false;
   let wake: (() => void) | undefined;

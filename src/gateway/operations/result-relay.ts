@@ -87,7 +87,10 @@ export function createResultRelay(options: ResultRelayOptions): ResultRelay {
           origins.delete(result.id);
           return true;
         }
-        options.logger.warn({ operationId: result.id, origin, status: res.status, answer: res.body }, 'origin replica refused the relayed result');
+        options.logger.warn(
+          { operationId: result.id, origin, status: res.status, answer: res.body },
+          'origin replica refused the relayed result',
+        );
       } catch (err) {
         options.logger.warn({ err, operationId: result.id, origin }, 'could not relay the result to its origin replica');
       }

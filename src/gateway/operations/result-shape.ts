@@ -26,8 +26,14 @@ export const INVALID_RESULT_REASON = 'InvalidResult';
 type Spec = Record<string, unknown>;
 
 /** Why `result` breaks the rules for an operation of `type` with `request` (its protobuf JSON) on `account`; undefined when it follows them. */
-export function resultShapeProblem(type: string, request: Record<string, unknown> | undefined, account: string, result: OperationResult): string | undefined {
-  if (result.account !== '' && result.account !== account) return `the result names account ${JSON.stringify(result.account)}, but the operation is for ${JSON.stringify(account)}`;
+export function resultShapeProblem(
+  type: string,
+  request: Record<string, unknown> | undefined,
+  account: string,
+  result: OperationResult,
+): string | undefined {
+  if (result.account !== '' && result.account !== account)
+    return `the result names account ${JSON.stringify(result.account)}, but the operation is for ${JSON.stringify(account)}`;
   const spec = (request?.[type] ?? {}) as Spec;
   if (!result.success) return failureProblem(type, result);
   return successProblem(type, spec, result);
@@ -35,7 +41,8 @@ export function resultShapeProblem(type: string, request: Record<string, unknown
 
 function failureProblem(type: string, r: OperationResult): string | undefined {
   if (r.reason === '') return 'a failed result must give a reason';
-  if (r.objects.length > 0 && type !== 'apply') return `a failed ${type} result carries no objects (only a failed apply lists what it applied before failing)`;
+  if (r.objects.length > 0 && type !== 'apply')
+    return `a failed ${type} result carries no objects (only a failed apply lists what it applied before failing)`;
   return objectsProblem(r.objects) ?? onlyFields(type, r, ['objects']);
 }
 
@@ -48,7 +55,8 @@ function successProblem(type: string, spec: Spec, r: OperationResult): string | 
     case 'delete': {
       const bad = r.deleted.find((ref) => !/^[^/\s]+\/(?:[^/\s]+\/)?[^/\s]+$/.test(ref));
       if (bad !== undefined) return `deleted entry ${JSON.stringify(bad)} is not Kind/namespace/name or Kind/name`;
-      if (name !== '' && (r.deleted.length !== 1 || !r.deleted[0]!.endsWith(`/${name}`))) return `a delete by name returns exactly that object in deleted (${JSON.stringify(name)}), got ${JSON.stringify(r.deleted)}`;
+      if (name !== '' && (r.deleted.length !== 1 || !r.deleted[0]!.endsWith(`/${name}`)))
+        return `a delete by name returns exactly that object in deleted (${JSON.stringify(name)}), got ${JSON.stringify(r.deleted)}`;
       return onlyFields(type, r, ['deleted']);
     }
     case 'scale':
@@ -72,7 +80,8 @@ function successProblem(type: string, spec: Spec, r: OperationResult): string | 
     case 'history': {
       let previous = 0n;
       for (const rev of r.revisions) {
-        if (rev.revision <= previous) return `history revisions must be numbered 1 or more, oldest first, strictly increasing (got ${rev.revision} after ${previous})`;
+        if (rev.revision <= previous)
+          return `history revisions must be numbered 1 or more, oldest first, strictly increasing (got ${rev.revision} after ${previous})`;
         previous = rev.revision;
       }
       return onlyFields(type, r, ['revisions']);
@@ -96,8 +105,10 @@ function targetProblem(type: string, r: OperationResult, name: string): string |
 function objectsProblem(objects: JsonObject[]): string | undefined {
   for (const [i, o] of objects.entries()) {
     const meta = o.metadata;
-    if (typeof o.apiVersion !== 'string' || o.apiVersion === '' || typeof o.kind !== 'string' || o.kind === '') return `object ${i} has no apiVersion or kind`;
-    if (typeof meta !== 'object' || meta === null || Array.isArray(meta) || typeof meta.name !== 'string' || meta.name === '') return `object ${i} has no metadata.name`;
+    if (typeof o.apiVersion !== 'string' || o.apiVersion === '' || typeof o.kind !== 'string' || o.kind === '')
+      return `object ${i} has no apiVersion or kind`;
+    if (typeof meta !== 'object' || meta === null || Array.isArray(meta) || typeof meta.name !== 'string' || meta.name === '')
+      return `object ${i} has no metadata.name`;
   }
   return undefined;
 }
@@ -121,7 +132,10 @@ export function invalidResult(result: OperationResult, problem: string): Operati
     success: false,
     statusCode: result.statusCode,
     reason: INVALID_RESULT_REASON,
-    message: `the agent's result breaks the protocol (${problem}); it reported ${claimed}. The operation may have been applied.`.slice(0, 4000),
+    message: `the agent's result breaks the protocol (${problem}); it reported ${claimed}. The operation may have been applied.`.slice(
+      0,
+      4000,
+    ),
     duration: result.duration,
     kubernetesDuration: result.kubernetesDuration,
   });

@@ -44,18 +44,41 @@ export function addAccountRoutes(app: Hono<RestEnv>, admin: AccountAdmin): void 
     '/armory/accounts',
     handle(async (c) => {
       const page = queryInt(c.req.query('page'), 'page', 1, Number.MAX_SAFE_INTEGER);
-      const limit = queryInt(c.req.query('limit'), 'limit', Math.min(DEFAULT_ACCOUNT_LIMIT, admin.limits.maxPageSize), admin.limits.maxPageSize);
+      const limit = queryInt(
+        c.req.query('limit'),
+        'limit',
+        Math.min(DEFAULT_ACCOUNT_LIMIT, admin.limits.maxPageSize),
+        admin.limits.maxPageSize,
+      );
       const result = await admin.list({ page, limit });
       return c.json({ items: result.accounts.map(json), page: result.page, limit: result.limit, total: result.total });
     }),
   );
-  app.post('/armory/accounts', handle(async (c) => c.json(items(await admin.create(parseDefinitions(await body(c)), actor(c))), 201)));
-  app.patch('/armory/accounts', handle(async (c) => c.json(items(await admin.setStates(parseStateChanges(await body(c)), actor(c))))));
-  app.delete('/armory/accounts', handle(async (c) => c.json({ deleted: await admin.delete(parseNames(await body(c)), actor(c)) })));
+  app.post(
+    '/armory/accounts',
+    handle(async (c) => c.json(items(await admin.create(parseDefinitions(await body(c)), actor(c))), 201)),
+  );
+  app.patch(
+    '/armory/accounts',
+    handle(async (c) => c.json(items(await admin.setStates(parseStateChanges(await body(c)), actor(c))))),
+  );
+  app.delete(
+    '/armory/accounts',
+    handle(async (c) => c.json({ deleted: await admin.delete(parseNames(await body(c)), actor(c)) })),
+  );
 
-  app.post('/armory/accounts/dynamic', handle(async (c) => c.json(items(await admin.putDynamic(parseDefinitions(await body(c)), 'create', actor(c))), 201)));
-  app.patch('/armory/accounts/dynamic', handle(async (c) => c.json(items(await admin.putDynamic(parseDefinitions(await body(c)), 'update', actor(c))))));
-  app.put('/armory/accounts/dynamic', handle(async (c) => c.json(items(await admin.putDynamic(parseDefinitions(await body(c)), 'upsert', actor(c))))));
+  app.post(
+    '/armory/accounts/dynamic',
+    handle(async (c) => c.json(items(await admin.putDynamic(parseDefinitions(await body(c)), 'create', actor(c))), 201)),
+  );
+  app.patch(
+    '/armory/accounts/dynamic',
+    handle(async (c) => c.json(items(await admin.putDynamic(parseDefinitions(await body(c)), 'update', actor(c))))),
+  );
+  app.put(
+    '/armory/accounts/dynamic',
+    handle(async (c) => c.json(items(await admin.putDynamic(parseDefinitions(await body(c)), 'upsert', actor(c))))),
+  );
 
   app.get(
     '/armory/accounts/:name',
@@ -64,8 +87,14 @@ export function addAccountRoutes(app: Hono<RestEnv>, admin: AccountAdmin): void 
       return c.json({ ...(json(account) as object), transitions: transitions.map((t) => toJson(AccountTransitionSchema, t)) });
     }),
   );
-  app.delete('/armory/accounts/:name', handle(async (c) => c.json({ deleted: await admin.delete([parseName(c.req.param('name'))], actor(c)) })));
-  app.delete('/armory/accounts/:name/binding', handle(async (c) => c.json(json(await admin.releaseBinding(parseName(c.req.param('name')), actor(c))))));
+  app.delete(
+    '/armory/accounts/:name',
+    handle(async (c) => c.json({ deleted: await admin.delete([parseName(c.req.param('name'))], actor(c)) })),
+  );
+  app.delete(
+    '/armory/accounts/:name/binding',
+    handle(async (c) => c.json(json(await admin.releaseBinding(parseName(c.req.param('name')), actor(c))))),
+  );
   app.put(
     '/armory/accounts/:name/binding',
     handle(async (c) => {
@@ -75,7 +104,11 @@ export function addAccountRoutes(app: Hono<RestEnv>, admin: AccountAdmin): void 
         throw new AccountAdminError('invalid', 'the body must be an object: {"identity": "<method>:<subject>"}');
       }
       const extra = Object.keys(payload).filter((k) => k !== 'identity');
-      if (extra.length > 0) throw new AccountAdminError('invalid', `unknown field${extra.length > 1 ? 's' : ''} ${extra.map((k) => JSON.stringify(k.slice(0, 50))).join(', ')}; only "identity" is accepted`);
+      if (extra.length > 0)
+        throw new AccountAdminError(
+          'invalid',
+          `unknown field${extra.length > 1 ? 's' : ''} ${extra.map((k) => JSON.stringify(k.slice(0, 50))).join(', ')}; only "identity" is accepted`,
+        );
       return c.json(json(await admin.rebind(name, (payload as { identity?: unknown }).identity, actor(c))));
     }),
   );
@@ -96,7 +129,8 @@ export function addAccountRoutes(app: Hono<RestEnv>, admin: AccountAdmin): void 
 
 function queryInt(raw: string | undefined, name: string, fallback: number, max: number): number {
   if (raw === undefined || raw === '') return fallback;
-  if (!/^[0-9]+$/.test(raw)) throw new HttpError(400, 'bad_request', `${name} must be a positive integer (got ${JSON.stringify(raw.slice(0, 50))})`);
+  if (!/^[0-9]+$/.test(raw))
+    throw new HttpError(400, 'bad_request', `${name} must be a positive integer (got ${JSON.stringify(raw.slice(0, 50))})`);
   const n = Number(raw);
   if (n < 1 || n > max) throw new HttpError(400, 'bad_request', `${name} must be between 1 and ${max} (got ${raw.slice(0, 50)})`);
   return n;

@@ -11,7 +11,11 @@ import { HttpError } from '../errors.js';
 export async function readJsonBody(c: Context, maxBytes: number): Promise<unknown> {
   const type = c.req.header('content-type') ?? '';
   if (!/^application\/json\s*(;|$)/i.test(type)) {
-    throw new HttpError(415, 'unsupported_media_type', `the body must be application/json (got ${type ? JSON.stringify(type.slice(0, 100)) : 'no content type'})`);
+    throw new HttpError(
+      415,
+      'unsupported_media_type',
+      `the body must be application/json (got ${type ? JSON.stringify(type.slice(0, 100)) : 'no content type'})`,
+    );
   }
   const tooLarge = () => new HttpError(413, 'payload_too_large', `the body is larger than ${maxBytes} bytes`);
   const declared = Number(c.req.header('content-length'));

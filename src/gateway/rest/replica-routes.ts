@@ -25,7 +25,11 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
 const MAX_ID_CHARS = 253;
 
 /** Adds the internal routes to `app`. */
-export function addReplicaRoutes(app: Hono<RestEnv>, operations: Pick<OperationManager, 'acceptForwarded' | 'relayedResult'>, selfId: string): void {
+export function addReplicaRoutes(
+  app: Hono<RestEnv>,
+  operations: Pick<OperationManager, 'acceptForwarded' | 'relayedResult'>,
+  selfId: string,
+): void {
   app.post('/armory/agent/operations', async (c) => {
     const body = objectBody(await readJsonBody(c, MAX_BODY_BYTES));
     const origin = idField(body, 'origin');
@@ -55,7 +59,8 @@ export function addReplicaRoutes(app: Hono<RestEnv>, operations: Pick<OperationM
 }
 
 function objectBody(body: unknown): Record<string, unknown> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'bad_request', 'the body must be a JSON object');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new HttpError(400, 'bad_request', 'the body must be a JSON object');
   return body as Record<string, unknown>;
 }
 
@@ -77,10 +82,15 @@ function message(value: unknown, key: string, decode: (json: JsonValue) => unkno
       throw new HttpError(400, 'bad_request', `${key} is not valid JSON`);
     }
   }
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new HttpError(400, 'bad_request', `${key} must be a JSON object`);
+  if (typeof json !== 'object' || json === null || Array.isArray(json))
+    throw new HttpError(400, 'bad_request', `${key} must be a JSON object`);
   try {
     return decode(json as JsonValue);
   } catch (err) {
-    throw new HttpError(400, 'bad_request', `${key} is not a valid ${key === 'result' ? 'OperationResult' : 'Operation'}: ${(err as Error).message}`);
+    throw new HttpError(
+      400,
+      'bad_request',
+      `${key} is not a valid ${key === 'result' ? 'OperationResult' : 'Operation'}: ${(err as Error).message}`,
+    );
   }
 }

@@ -87,7 +87,12 @@ export function createRestApp(options: RestAppOptions): Hono<RestEnv> {
     return c.json({ status: 'ok', id: options.id, database: 'ok' });
   });
 
-  const toInstance = (r: Replica): ClouddriverInstance => ({ id: r.id, baseUrl: r.baseUrl, lastUpdated: r.lastUpdated.toISOString(), ready: r.ready });
+  const toInstance = (r: Replica): ClouddriverInstance => ({
+    id: r.id,
+    baseUrl: r.baseUrl,
+    lastUpdated: r.lastUpdated.toISOString(),
+    ready: r.ready,
+  });
   // This replica is always listed (also before its first heartbeat, or outside the Endpoints it watches), as it sees itself.
   if (options.metrics) {
     const metrics = options.metrics;

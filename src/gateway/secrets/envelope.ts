@@ -27,7 +27,15 @@ export function seal(plaintext: string, key: SecretKey, context: string): Envelo
 /** True for a value shaped like an {@link Envelope}. */
 export function isEnvelope(value: unknown): value is Envelope {
   const e = value as Partial<Envelope> | null;
-  return typeof e === 'object' && e !== null && e.v === 1 && typeof e.kid === 'string' && typeof e.iv === 'string' && typeof e.tag === 'string' && typeof e.data === 'string';
+  return (
+    typeof e === 'object' &&
+    e !== null &&
+    e.v === 1 &&
+    typeof e.kid === 'string' &&
+    typeof e.iv === 'string' &&
+    typeof e.tag === 'string' &&
+    typeof e.data === 'string'
+  );
 }
 
 /** Decrypts; DATA_LOSS when the envelope was altered, moved to another context, or sealed with another key. */
@@ -38,6 +46,9 @@ export function open(envelope: Envelope, key: SecretKey, context: string): strin
     decipher.setAuthTag(Buffer.from(envelope.tag, 'base64'));
     return Buffer.concat([decipher.update(Buffer.from(envelope.data, 'base64')), decipher.final()]).toString('utf8');
   } catch {
-    throw new ConnectError(`the sealed Secret values of this operation do not open with key ${envelope.kid} (altered or moved)`, Code.DataLoss);
+    throw new ConnectError(
+      `the sealed Secret values of this operation do not open with key ${envelope.kid} (altered or moved)`,
+      Code.DataLoss,
+    );
   }
 }

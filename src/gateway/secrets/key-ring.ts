@@ -61,7 +61,9 @@ export function createKeyRing(options: { keyFile?: string; insecure: boolean; lo
       get: async (id) => (id === ephemeral.id ? ephemeral : missing(id, 'the ephemeral key of an earlier run is gone')),
     };
   }
-  const file: FileSource = createFileSource(keyFile, 'secrets.keyFile', (err) => logger.error({ err: err.message }, 'secrets key file unreadable; keeping the last keys'));
+  const file: FileSource = createFileSource(keyFile, 'secrets.keyFile', (err) =>
+    logger.error({ err: err.message }, 'secrets key file unreadable; keeping the last keys'),
+  );
   let last = { raw: file.current(), keys: parseOrThrow(file.current(), keyFile) };
   const current = async () => {
     const raw = await file.read();
@@ -104,5 +106,8 @@ function noKeys(): KeyRing {
 }
 
 function missing(id: string, why: string): never {
-  throw new ConnectError(`cannot decrypt the Secret values of this operation: key ${JSON.stringify(id)} is unknown (${why})`, Code.FailedPrecondition);
+  throw new ConnectError(
+    `cannot decrypt the Secret values of this operation: key ${JSON.stringify(id)} is unknown (${why})`,
+    Code.FailedPrecondition,
+  );
 }

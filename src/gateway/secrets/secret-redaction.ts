@@ -100,5 +100,7 @@ function quoted(value: string): Scalar {
 }
 
 function wholeIfMentioned(text: string): Redaction {
-  return MAY_HOLD_SECRET.test(text) ? { text: `${REDACTED} (manifests that mention a Secret and do not parse)`, secret: true } : { text, secret: false };
+  return MAY_HOLD_SECRET.test(text)
+    ? { text: `${REDACTED} (manifests that mention a Secret and do not parse)`, secret: true }
+    : { text, secret: false };
 }

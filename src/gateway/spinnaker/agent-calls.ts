@@ -46,7 +46,12 @@ export const CALL_TIMEOUT_MS = 120_000;
  * Creates the calls of task `taskId`; ids are `<taskId>-1`, `<taskId>-2`… in call order. `requestedBy` is recorded on
  * every operation (the caller's identity and the Spinnaker user).
  */
-export function createAgentCalls(operations: Pick<OperationManager, 'submit'>, taskId: string, signal?: AbortSignal, requestedBy = ''): AgentCalls {
+export function createAgentCalls(
+  operations: Pick<OperationManager, 'submit'>,
+  taskId: string,
+  signal?: AbortSignal,
+  requestedBy = '',
+): AgentCalls {
   let n = 0;
   return {
     async run(account, spec, timeoutMs = CALL_TIMEOUT_MS) {
@@ -55,7 +60,8 @@ export function createAgentCalls(operations: Pick<OperationManager, 'submit'>, t
       const row = await operations.submit(request, signal, requestedBy);
       const result = row.result ? fromJson(OperationResultSchema, row.result as JsonObject, { ignoreUnknownFields: true }) : undefined;
       if (row.state === 'SUCCEEDED' && result) return { operationId: id, result, objects: result.objects as Record<string, unknown>[] };
-      if (result && !result.success) throw new AgentCallError(result.message || result.reason || 'the operation failed', result.statusCode, result.reason);
+      if (result && !result.success)
+        throw new AgentCallError(result.message || result.reason || 'the operation failed', result.statusCode, result.reason);
       if (row.state === 'TIMED_OUT') throw new AgentCallError(row.error || `operation ${id} timed out`, 0, 'Timeout');
       throw new AgentCallError(row.error || `operation ${id} ended ${row.state}`, 0, row.state);
     },

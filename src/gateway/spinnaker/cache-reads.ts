@@ -26,7 +26,9 @@ export function createCacheReads(database: Database): CacheReads {
   return {
     async namespacesOf(account) {
       const rows = await db
-        .select({ name: sql<string>`case when ${objects.kind} = 'Namespace' and ${objects.apiVersion} = 'v1' then ${objects.name} else ${objects.namespace} end` })
+        .select({
+          name: sql<string>`case when ${objects.kind} = 'Namespace' and ${objects.apiVersion} = 'v1' then ${objects.name} else ${objects.namespace} end`,
+        })
         .from(objects)
         .where(eq(objects.account, account))
         .groupBy(sql`1`);

@@ -56,9 +56,19 @@ export interface ClouddriverApi {
 export function createClouddriverApi(deps: ClouddriverApiDeps): ClouddriverApi {
   const logger = deps.logger;
   const store = createTaskStore(deps.database);
-  const runner = createTaskRunner({ store, logger, callsFor: (taskId, signal, by) => createAgentCalls(deps.operations, taskId, signal, by) });
+  const runner = createTaskRunner({
+    store,
+    logger,
+    callsFor: (taskId, signal, by) => createAgentCalls(deps.operations, taskId, signal, by),
+  });
   const replicaAlive = deps.replicaAlive ?? ((id: string) => id === deps.selfId);
-  const tasks = createClouddriverTasks({ selfId: deps.selfId, store, runner, logger, replicaAlive: (id) => id === deps.selfId || replicaAlive(id) });
+  const tasks = createClouddriverTasks({
+    selfId: deps.selfId,
+    store,
+    runner,
+    logger,
+    replicaAlive: (id) => id === deps.selfId || replicaAlive(id),
+  });
   const accounts = createAccountLookup(deps.accounts);
   const cache = createCacheReads(deps.database);
   const reads = (requestedBy: string) => readsOf(deps.operations, requestedBy);

@@ -26,6 +26,10 @@ const REASONS: Record<number, string> = {
 };
 
 /** Spring Boot's error body, as kork's exception handlers write it. */
-export function springErrorBody(status: number, message: string, path: string): { timestamp: string; status: number; error: string; message: string; path: string } {
+export function springErrorBody(
+  status: number,
+  message: string,
+  path: string,
+): { timestamp: string; status: number; error: string; message: string; path: string } {
   return { timestamp: new Date().toISOString(), status, error: REASONS[status] ?? 'Error', message, path };
 }

@@ -56,7 +56,8 @@ export function createClouddriverTasks(deps: ClouddriverTasksDeps): ClouddriverT
   const failLost = async (row: TaskRow): Promise<TaskRow> => {
     const history = [...row.history, { phase: ORCHESTRATION, status: `Orchestration failed: ${LOST_MESSAGE(row.gatewayId)}` }];
     const results = [exceptionObject(row.operations[0] ?? 'unknown', LOST_MESSAGE(row.gatewayId), 'GatewayStopped'), ...row.resultObjects];
-    if (await store.finish(row.id, 'FAILED', history, results)) logger.warn({ taskId: row.id, replica: row.gatewayId }, 'failed a Spinnaker task whose replica stopped');
+    if (await store.finish(row.id, 'FAILED', history, results))
+      logger.warn({ taskId: row.id, replica: row.gatewayId }, 'failed a Spinnaker task whose replica stopped');
     return (await store.get(row.id)) ?? row;
   };
 
@@ -78,14 +79,24 @@ export function createClouddriverTasks(deps: ClouddriverTasksDeps): ClouddriverT
         logger.info({ taskId: row.id, clientRequestId }, 'Spinnaker submission repeated: returning its task without running it again');
         return { id: row.id, created, done: Promise.resolve() };
       }
-      logger.info({ taskId: row.id, operations: row.operations, accounts: row.accounts, user: context.user || undefined, executionId: context.executionId || undefined }, 'Spinnaker task submitted');
+      logger.info(
+        {
+          taskId: row.id,
+          operations: row.operations,
+          accounts: row.accounts,
+          user: context.user || undefined,
+          executionId: context.executionId || undefined,
+        },
+        'Spinnaker task submitted',
+      );
       return { id: row.id, created, done: runner.start(row.id, row.history, operations, requesterOf(principal, context)) };
     },
     async view(id) {
       let row = await store.get(id);
       if (!row) return undefined;
       const untouchedFor = Date.now() - row.updatedAt.getTime();
-      if (row.state === 'RUNNING' && row.gatewayId !== deps.selfId && !deps.replicaAlive(row.gatewayId) && untouchedFor > ORPHAN_AFTER_MS) row = await failLost(row);
+      if (row.state === 'RUNNING' && row.gatewayId !== deps.selfId && !deps.replicaAlive(row.gatewayId) && untouchedFor > ORPHAN_AFTER_MS)
+        row = await failLost(row);
       return taskView(row);
     },
     async recover() {

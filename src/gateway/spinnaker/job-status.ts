@@ -44,7 +44,10 @@ export function jobState(job: KubernetesObject): JobStatusView['jobState'] {
 /** The view of `job` and its pods for `account`. */
 export function jobStatusView(job: KubernetesObject, pods: KubernetesObject[], account: string): JobStatusView {
   const state = jobState(job);
-  const status = (job.status ?? {}) as { completionTime?: string; conditions?: { type?: string; status?: string; message?: string; reason?: string }[] };
+  const status = (job.status ?? {}) as {
+    completionTime?: string;
+    conditions?: { type?: string; status?: string; message?: string; reason?: string }[];
+  };
   const sorted = [...pods].sort((a, b) => (time(a.metadata.creationTimestamp) ?? 0) - (time(b.metadata.creationTimestamp) ?? 0));
   let message: string | null = null;
   let reason: string | null = null;
@@ -57,13 +60,18 @@ export function jobStatusView(job: KubernetesObject, pods: KubernetesObject[], a
     reason = condition?.reason ?? null;
     const failures: string[] = [];
     for (const pod of sorted) {
-      const containers = ((pod.status as { containerStatuses?: unknown[] } | undefined)?.containerStatuses ?? []) as { name?: string; state?: { terminated?: { exitCode?: number; signal?: number; reason?: string; message?: string } } }[];
+      const containers = ((pod.status as { containerStatuses?: unknown[] } | undefined)?.containerStatuses ?? []) as {
+        name?: string;
+        state?: { terminated?: { exitCode?: number; signal?: number; reason?: string; message?: string } };
+      }[];
       for (const c of containers) {
         const t = c.state?.terminated;
         if (!t || !t.exitCode) continue;
         exitCode ??= t.exitCode;
         signal ??= t.signal ?? null;
-        failures.push(`Pod: '${pod.metadata.name}' had errors. Container: '${c.name}' exited with code: ${t.exitCode}. Status: ${t.reason ?? 'Error'}.${t.message ? ` Message: ${t.message}` : ''}`);
+        failures.push(
+          `Pod: '${pod.metadata.name}' had errors. Container: '${c.name}' exited with code: ${t.exitCode}. Status: ${t.reason ?? 'Error'}.${t.message ? ` Message: ${t.message}` : ''}`,
+        );
       }
     }
     failureDetails = failures.length ? failures.join('\n') : message;
@@ -83,7 +91,12 @@ export function jobStatusView(job: KubernetesObject, pods: KubernetesObject[], a
     reason,
     exitCode,
     signal,
-    completionDetails: { exitCode: exitCode === null ? '' : String(exitCode), signal: signal === null ? '' : String(signal), message: message ?? '', reason: reason ?? '' },
+    completionDetails: {
+      exitCode: exitCode === null ? '' : String(exitCode),
+      signal: signal === null ? '' : String(signal),
+      message: message ?? '',
+      reason: reason ?? '',
+    },
     failureDetails,
     pods: sorted.map((p) => ({ name: String(p.metadata.name ?? ''), status: p.status ?? null })),
     mostRecentPodName: sorted.length ? String(sorted.at(-1)!.metadata.name ?? '') : null,

@@ -149,7 +149,13 @@ export interface ParsedKind {
 export function parseKind(text: string): ParsedKind | undefined {
   const dot = text.indexOf('.');
   const name = (dot < 0 ? text : text.slice(0, dot)).trim();
-  const group = dot < 0 ? '' : text.slice(dot + 1).trim().toLowerCase();
+  const group =
+    dot < 0
+      ? ''
+      : text
+          .slice(dot + 1)
+          .trim()
+          .toLowerCase();
   if (!name) return undefined;
   if (isNativeGroup(group)) {
     const registered = BY_LOWER_NAME.get(name.toLowerCase());

@@ -47,16 +47,21 @@ export function parseLabelSelectors(raw: unknown): LabelRequirement[] | undefine
   for (const [n, s] of selectors.entries()) {
     const { kind, key, values } = (s ?? {}) as { kind?: unknown; key?: unknown; values?: unknown };
     if (typeof kind !== 'string' || !Object.hasOwn(OPS, kind)) {
-      throw new LabelSelectorError(`labelSelectors.selectors[${n}].kind must be one of ${Object.keys(OPS).join(', ')} (got ${JSON.stringify(kind)})`);
+      throw new LabelSelectorError(
+        `labelSelectors.selectors[${n}].kind must be one of ${Object.keys(OPS).join(', ')} (got ${JSON.stringify(kind)})`,
+      );
     }
     const op = OPS[kind]!;
     if (op === null) continue;
     if (typeof key !== 'string' || !key) throw new LabelSelectorError(`labelSelectors.selectors[${n}].key is required`);
     const list = values === undefined || values === null ? [] : values;
-    if (!Array.isArray(list) || list.some((v) => typeof v !== 'string')) throw new LabelSelectorError(`labelSelectors.selectors[${n}].values must be a list of strings`);
+    if (!Array.isArray(list) || list.some((v) => typeof v !== 'string'))
+      throw new LabelSelectorError(`labelSelectors.selectors[${n}].values must be a list of strings`);
     const vals = list as string[];
-    if ((op === '=' || op === '!=') && vals.length !== 1) throw new LabelSelectorError(`labelSelectors.selectors[${n}] (${kind}) needs exactly one value`);
-    if ((op === 'in' || op === 'notin') && vals.length === 0) throw new LabelSelectorError(`labelSelectors.selectors[${n}] (${kind}) needs at least one value`);
+    if ((op === '=' || op === '!=') && vals.length !== 1)
+      throw new LabelSelectorError(`labelSelectors.selectors[${n}] (${kind}) needs exactly one value`);
+    if ((op === 'in' || op === 'notin') && vals.length === 0)
+      throw new LabelSelectorError(`labelSelectors.selectors[${n}] (${kind}) needs at least one value`);
     out.push({ op, key, values: op === 'exists' || op === '!' ? [] : vals });
   }
   return out;

@@ -19,7 +19,12 @@ const READ_TIMEOUT_MS = 20_000;
 /** See the module comment. */
 export interface LiveReads {
   get(account: string, kind: string, namespace: string, name: string): Promise<KubernetesObject | undefined>;
-  list(account: string, kind: string, namespace: string, selectors?: { labelSelector?: string; fieldSelector?: string }): Promise<KubernetesObject[]>;
+  list(
+    account: string,
+    kind: string,
+    namespace: string,
+    selectors?: { labelSelector?: string; fieldSelector?: string },
+  ): Promise<KubernetesObject[]>;
   /** Throws an AgentCallError when the cluster refuses (no such pod or container). */
   logs(account: string, namespace: string, pod: string, container?: string): Promise<string>;
 }
@@ -37,7 +42,8 @@ export function createLiveReads(calls: () => AgentCalls): LiveReads {
       return await calls().run(account, spec, READ_TIMEOUT_MS);
     } catch (err) {
       if (err instanceof AgentCallError && err.statusCode >= 400 && err.statusCode < 500) throw err;
-      if (err instanceof AgentCallError) throw new HttpError(503, 'Service Unavailable', `could not read from account ${account}: ${err.message}`);
+      if (err instanceof AgentCallError)
+        throw new HttpError(503, 'Service Unavailable', `could not read from account ${account}: ${err.message}`);
       throw err;
     }
   };
@@ -45,7 +51,11 @@ export function createLiveReads(calls: () => AgentCalls): LiveReads {
   const refused = (err: unknown): never => {
     if (err instanceof AgentCallError) {
       const status = err.statusCode === 401 || err.statusCode === 403 ? 403 : err.statusCode === 409 ? 409 : 400;
-      throw new HttpError(status, status === 403 ? 'Forbidden' : status === 409 ? 'Conflict' : 'Bad Request', `the cluster refused the read: ${err.message}`);
+      throw new HttpError(
+        status,
+        status === 403 ? 'Forbidden' : status === 409 ? 'Conflict' : 'Bad Request',
+        `the cluster refused the read: ${err.message}`,
+      );
     }
     throw err;
   };
@@ -61,7 +71,15 @@ export function createLiveReads(calls: () => AgentCalls): LiveReads {
     },
     async list(account, kind, namespace, selectors = {}) {
       try {
-        const { objects } = await call(account, { case: 'list', value: create(ListSpecSchema, { kind, namespace, labelSelector: selectors.labelSelector ?? '', fieldSelector: selectors.fieldSelector ?? '' }) });
+        const { objects } = await call(account, {
+          case: 'list',
+          value: create(ListSpecSchema, {
+            kind,
+            namespace,
+            labelSelector: selectors.labelSelector ?? '',
+            fieldSelector: selectors.fieldSelector ?? '',
+          }),
+        });
         return objects.map(asKubernetesObject);
       } catch (err) {
         if (err instanceof AgentCallError && err.statusCode === 404) return [];
@@ -69,7 +87,10 @@ export function createLiveReads(calls: () => AgentCalls): LiveReads {
       }
     },
     async logs(account, namespace, pod, container) {
-      const { result } = await call(account, { case: 'logs', value: create(LogsSpecSchema, { namespace, pod, container: container ?? '' }) });
+      const { result } = await call(account, {
+        case: 'logs',
+        value: create(LogsSpecSchema, { namespace, pod, container: container ?? '' }),
+      });
       return result.logs;
     },
   };

@@ -6,7 +6,15 @@
 export interface KubernetesObject {
   apiVersion?: string;
   kind?: string;
-  metadata: { name?: string; namespace?: string; uid?: string; creationTimestamp?: string; labels?: Record<string, string>; annotations?: Record<string, string>; [k: string]: unknown };
+  metadata: {
+    name?: string;
+    namespace?: string;
+    uid?: string;
+    creationTimestamp?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    [k: string]: unknown;
+  };
   spec?: unknown;
   status?: unknown;
   [k: string]: unknown;

@@ -28,7 +28,8 @@ export function parsePropertyFile(log: string): Record<string, unknown> {
       } catch (err) {
         throw new PropertyFileError(`SPINNAKER_CONFIG_JSON on log line ${n + 1} is not valid JSON: ${(err as Error).message}`);
       }
-      if (!value || typeof value !== 'object' || Array.isArray(value)) throw new PropertyFileError(`SPINNAKER_CONFIG_JSON on log line ${n + 1} is not a JSON object`);
+      if (!value || typeof value !== 'object' || Array.isArray(value))
+        throw new PropertyFileError(`SPINNAKER_CONFIG_JSON on log line ${n + 1} is not a JSON object`);
       Object.assign(properties, value);
     }
   }

@@ -76,7 +76,9 @@ export function createTaskRunner(deps: TaskRunnerDeps): TaskRunner {
     const save = () => {
       const snapshot = [...history];
       const objects = [...results];
-      writes = writes.then(() => store.progress(taskId, snapshot, objects)).catch((err) => logger.warn({ err, taskId }, 'could not record task progress'));
+      writes = writes
+        .then(() => store.progress(taskId, snapshot, objects))
+        .catch((err) => logger.warn({ err, taskId }, 'could not record task progress'));
     };
     const touch = setInterval(save, deps.touchMs ?? TOUCH_MS);
     touch.unref();
@@ -99,7 +101,8 @@ export function createTaskRunner(deps: TaskRunnerDeps): TaskRunner {
           failed = true;
           const message = failureMessage(err, stop.signal.aborted);
           const cause = err instanceof TaskFailure ? err.cause_ : err instanceof AgentCallError ? 'KubernetesApiException' : 'Exception';
-          if (!(err instanceof TaskFailure) && !(err instanceof AgentCallError)) logger.error({ err, taskId, operation: op.name }, 'Spinnaker operation failed unexpectedly');
+          if (!(err instanceof TaskFailure) && !(err instanceof AgentCallError))
+            logger.error({ err, taskId, operation: op.name }, 'Spinnaker operation failed unexpectedly');
           history.push({ phase: ORCHESTRATION, status: `Orchestration failed: ${op.operationClass} | ${cause}: [${message}]` });
           results.unshift(exceptionObject(op.operationClass, message, cause));
           break;
@@ -109,7 +112,9 @@ export function createTaskRunner(deps: TaskRunnerDeps): TaskRunner {
     } finally {
       clearInterval(touch);
       await writes;
-      await store.finish(taskId, failed ? 'FAILED' : 'SUCCEEDED', history, results).catch((err) => logger.error({ err, taskId }, 'could not record the end of a task'));
+      await store
+        .finish(taskId, failed ? 'FAILED' : 'SUCCEEDED', history, results)
+        .catch((err) => logger.error({ err, taskId }, 'could not record the end of a task'));
       logger.info({ taskId, failed, operations: operations.map((o) => o.name) }, 'Spinnaker task finished');
     }
   }

@@ -42,7 +42,12 @@ export interface TaskStore {
   /** Replaces the history and result objects of a running task (its runner is the only writer). */
   progress(id: string, history: HistoryLine[], resultObjects: Record<string, unknown>[]): Promise<void>;
   /** RUNNING → `state`, once; false when the task had already ended. */
-  finish(id: string, state: Exclude<TaskState, 'RUNNING'>, history: HistoryLine[], resultObjects: Record<string, unknown>[]): Promise<boolean>;
+  finish(
+    id: string,
+    state: Exclude<TaskState, 'RUNNING'>,
+    history: HistoryLine[],
+    resultObjects: Record<string, unknown>[],
+  ): Promise<boolean>;
   /** The RUNNING tasks of a replica (start-up recovery, or a replica found dead). */
   runningOf(gatewayId: string): Promise<TaskRow[]>;
 }
@@ -85,7 +90,10 @@ export function createTaskStore(database: Database): TaskStore {
       return rows.length > 0;
     },
     async runningOf(gatewayId) {
-      return db.select().from(spinnakerTasks).where(and(eq(spinnakerTasks.state, 'RUNNING'), eq(spinnakerTasks.gatewayId, gatewayId)));
+      return db
+        .select()
+        .from(spinnakerTasks)
+        .where(and(eq(spinnakerTasks.state, 'RUNNING'), eq(spinnakerTasks.gatewayId, gatewayId)));
     },
   };
 }

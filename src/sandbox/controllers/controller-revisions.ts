@@ -40,7 +40,8 @@ export function syncRevisions(store: ObjectStore, owner: KubeObject, keep: strin
   const max = owned.reduce((m, cr) => Math.max(m, revisionNumber(cr)), 0);
   const existing = owned.find((cr) => cr.metadata.name === name);
   const spec = isPlainObject(owner.spec) ? owner.spec : {};
-  const selector = isPlainObject(spec.selector) && isPlainObject(spec.selector.matchLabels) ? (spec.selector.matchLabels as Record<string, string>) : {};
+  const selector =
+    isPlainObject(spec.selector) && isPlainObject(spec.selector.matchLabels) ? (spec.selector.matchLabels as Record<string, string>) : {};
   if (!existing) {
     if (store.peek(info, namespace, name)) store.delete(info, namespace, name); // a leftover of an earlier owner of that name
     store.create(info, {
@@ -54,7 +55,9 @@ export function syncRevisions(store: ObjectStore, owner: KubeObject, keep: strin
     store.update(info, { ...existing, revision: max + 1 });
   }
   const limit = typeof spec.revisionHistoryLimit === 'number' ? spec.revisionHistoryLimit : 10;
-  const history = owned.filter((cr) => cr.metadata.name !== name && !keep.includes(cr.metadata.name!)).sort((a, b) => revisionNumber(a) - revisionNumber(b));
+  const history = owned
+    .filter((cr) => cr.metadata.name !== name && !keep.includes(cr.metadata.name!))
+    .sort((a, b) => revisionNumber(a) - revisionNumber(b));
   for (const cr of history.slice(0, Math.max(0, history.length - limit))) {
     try {
       store.delete(info, namespace, cr.metadata.name!);
@@ -67,7 +70,10 @@ export function syncRevisions(store: ObjectStore, owner: KubeObject, keep: strin
     templateFor(revisionName) {
       if (revisionName === name) return template;
       const cr = store.peek(info, namespace, revisionName);
-      const data = cr && isPlainObject(cr.data) && isPlainObject(cr.data.spec) && isPlainObject(cr.data.spec.template) ? cloneJson(cr.data.spec.template) : undefined;
+      const data =
+        cr && isPlainObject(cr.data) && isPlainObject(cr.data.spec) && isPlainObject(cr.data.spec.template)
+          ? cloneJson(cr.data.spec.template)
+          : undefined;
       if (data) delete data.$patch;
       return data;
     },

@@ -20,8 +20,11 @@ function strings(value: unknown): string[] {
 export function kindInfoFromCrd(crd: KubeObject): KindInfo | undefined {
   const spec = isPlainObject(crd.spec) ? crd.spec : undefined;
   const names = spec && isPlainObject(spec.names) ? spec.names : undefined;
-  if (!spec || !names || typeof spec.group !== 'string' || typeof names.kind !== 'string' || typeof names.plural !== 'string') return undefined;
-  const versions = (Array.isArray(spec.versions) ? spec.versions : []).filter(isPlainObject).filter((v) => typeof v.name === 'string' && v.served !== false);
+  if (!spec || !names || typeof spec.group !== 'string' || typeof names.kind !== 'string' || typeof names.plural !== 'string')
+    return undefined;
+  const versions = (Array.isArray(spec.versions) ? spec.versions : [])
+    .filter(isPlainObject)
+    .filter((v) => typeof v.name === 'string' && v.served !== false);
   if (versions.length === 0) return undefined;
   const storage = versions.find((v) => v.storage === true) ?? versions[0]!;
   const ordered = [storage, ...versions.filter((v) => v !== storage)];
@@ -70,7 +73,20 @@ export function createCrdController(store: ObjectStore, logger: Logger): Control
     const [op, name, kindKey] = key.split('|') as [string, string, string?];
     if (op === 'purge' && kindKey) {
       const [group, kind] = [kindKey.slice(0, kindKey.indexOf('/')), kindKey.slice(kindKey.indexOf('/') + 1)];
-      const lingering = { group, kind, versions: ['v0'], listKind: '', plural: '', singular: '', namespaced: true, verbs: [], shortNames: [], categories: [], subresources: [], hasGeneration: false };
+      const lingering = {
+        group,
+        kind,
+        versions: ['v0'],
+        listKind: '',
+        plural: '',
+        singular: '',
+        namespaced: true,
+        verbs: [],
+        shortNames: [],
+        categories: [],
+        subresources: [],
+        hasGeneration: false,
+      };
       if (store.registry.byKindKey(kindKey)) return; // re-created meanwhile
       for (const scope of [true, false]) {
         for (const obj of store.scan({ ...lingering, namespaced: scope }).items) {
@@ -99,7 +115,13 @@ export function createCrdController(store: ObjectStore, logger: Logger): Control
           storedVersions: [kindInfoFromCrd(crd)!.versions[0]],
           conditions: [
             { type: 'NamesAccepted', status: 'True', reason: 'NoConflicts', message: 'no conflicts found', lastTransitionTime: now },
-            { type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted', lastTransitionTime: now },
+            {
+              type: 'Established',
+              status: 'True',
+              reason: 'InitialNamesAccepted',
+              message: 'the initial names have been accepted',
+              lastTransitionTime: now,
+            },
           ],
         },
       },

@@ -46,9 +46,7 @@ export function createDeploymentController(store: ObjectStore, getRunner: () => 
   const clocks: ProgressClocks = new Map();
 
   function ownedReplicaSets(d: KubeObject): KubeObject[] {
-    return store
-      .scan(replicaSets, { namespace: d.metadata.namespace })
-      .items.filter((rs) => controllerRef(rs)?.uid === d.metadata.uid);
+    return store.scan(replicaSets, { namespace: d.metadata.namespace }).items.filter((rs) => controllerRef(rs)?.uid === d.metadata.uid);
   }
 
   function createReplicaSet(d: KubeObject, template: Record<string, unknown>, revision: number): KubeObject {
@@ -90,7 +88,11 @@ export function createDeploymentController(store: ObjectStore, getRunner: () => 
     if (!current && !paused) {
       current = createReplicaSet(d, template, maxRevision + 1);
       owned = [...owned, current];
-    } else if (current && !paused && (revisionOf(current) !== maxRevision || owned.filter((rs) => revisionOf(rs) === maxRevision).length > 1)) {
+    } else if (
+      current &&
+      !paused &&
+      (revisionOf(current) !== maxRevision || owned.filter((rs) => revisionOf(rs) === maxRevision).length > 1)
+    ) {
       current = store.update(replicaSets, {
         ...current,
         metadata: { ...current.metadata, annotations: { ...current.metadata.annotations, [REVISION]: String(maxRevision + 1) } },
@@ -104,17 +106,29 @@ export function createDeploymentController(store: ObjectStore, getRunner: () => 
         const fresh = store.peek(replicaSets, rs.metadata.namespace, rs.metadata.name!)!;
         store.update(replicaSets, {
           ...fresh,
-          metadata: { ...fresh.metadata, annotations: { ...fresh.metadata.annotations, 'deployment.kubernetes.io/desired-replicas': String(desired) } },
+          metadata: {
+            ...fresh.metadata,
+            annotations: { ...fresh.metadata.annotations, 'deployment.kubernetes.io/desired-replicas': String(desired) },
+          },
           spec: { ...(fresh.spec as object), replicas: want },
         });
         const direction = want > num(rsSpec.replicas) ? 'up' : 'down';
-        events.record(d, 'Normal', 'ScalingReplicaSet', `Scaled ${direction} replica set ${rs.metadata.name} to ${want}`, 'deployment-controller');
+        events.record(
+          d,
+          'Normal',
+          'ScalingReplicaSet',
+          `Scaled ${direction} replica set ${rs.metadata.name} to ${want}`,
+          'deployment-controller',
+        );
       }
     }
     if (current) {
       const revision = revisionOf(store.peek(replicaSets, current.metadata.namespace, current.metadata.name!) ?? current);
       if (d.metadata.annotations?.[REVISION] !== String(revision)) {
-        store.update(deployments, { ...d, metadata: { ...d.metadata, annotations: { ...d.metadata.annotations, [REVISION]: String(revision) } } });
+        store.update(deployments, {
+          ...d,
+          metadata: { ...d.metadata, annotations: { ...d.metadata.annotations, [REVISION]: String(revision) } },
+        });
       }
     }
     writeStatus(key, current?.metadata.uid, desired);

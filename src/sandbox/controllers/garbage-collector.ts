@@ -57,7 +57,8 @@ export function createGarbageCollector(store: ObjectStore): Controller {
       const obj = event.object;
       const uid = obj.metadata.uid;
       if (event.type === 'DELETED' && uid) {
-        for (const dep of store.dependentsOf(uid)) yield key(`${dep.info.group}/${dep.info.kind}`, dep.obj.metadata.namespace, dep.obj.metadata.name!);
+        for (const dep of store.dependentsOf(uid))
+          yield key(`${dep.info.group}/${dep.info.kind}`, dep.obj.metadata.namespace, dep.obj.metadata.name!);
       }
       if (event.type === 'MODIFIED' && obj.metadata.deletionTimestamp && obj.metadata.finalizers?.includes(FOREGROUND)) {
         yield key(event.kindKey, obj.metadata.namespace, obj.metadata.name!);

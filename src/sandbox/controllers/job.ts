@@ -54,7 +54,14 @@ export function createJobController(store: ObjectStore, events: EventRecorder): 
     const now = nowTimestamp();
     let finished = finishedCondition(job);
     let completionTime = old.completionTime;
-    const cond = (type: string, reason: string, message: string) => ({ type, status: 'True', lastProbeTime: now, lastTransitionTime: now, reason, message });
+    const cond = (type: string, reason: string, message: string) => ({
+      type,
+      status: 'True',
+      lastProbeTime: now,
+      lastTransitionTime: now,
+      reason,
+      message,
+    });
 
     if (!finished && failed > backoffLimit) {
       finished = 'Failed';
@@ -81,7 +88,12 @@ export function createJobController(store: ObjectStore, events: EventRecorder): 
     } else if (spec.suspend !== true) {
       const want = Math.min(parallelism, completions - succeeded);
       const template = templateOf(job);
-      const labels = { 'batch.kubernetes.io/controller-uid': job.metadata.uid!, 'batch.kubernetes.io/job-name': name, 'controller-uid': job.metadata.uid!, 'job-name': name };
+      const labels = {
+        'batch.kubernetes.io/controller-uid': job.metadata.uid!,
+        'batch.kubernetes.io/job-name': name,
+        'controller-uid': job.metadata.uid!,
+        'job-name': name,
+      };
       for (let i = active.length; i < want; i++) {
         const pod = store.create(pods, podFromTemplate(job, template, `${name}-${randomSuffix()}`, labels));
         active.push(pod);

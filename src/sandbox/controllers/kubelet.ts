@@ -39,11 +39,23 @@ function containersOf(pod: KubeObject): Record<string, unknown>[] {
 }
 
 function condition(type: string, ok: boolean, now: string, reason?: string, message?: string): Record<string, unknown> {
-  return { type, status: ok ? 'True' : 'False', lastProbeTime: null, lastTransitionTime: now, ...(reason ? { reason } : {}), ...(message ? { message } : {}) };
+  return {
+    type,
+    status: ok ? 'True' : 'False',
+    lastProbeTime: null,
+    lastTransitionTime: now,
+    ...(reason ? { reason } : {}),
+    ...(message ? { message } : {}),
+  };
 }
 
 /** Creates the controller; `getRunner` schedules its timers, `events` records Started/Failed. */
-export function createKubeletController(store: ObjectStore, getRunner: () => ControllerRunner, timings: KubeletTimings, events: EventRecorder): Controller {
+export function createKubeletController(
+  store: ObjectStore,
+  getRunner: () => ControllerRunner,
+  timings: KubeletTimings,
+  events: EventRecorder,
+): Controller {
   const pods = store.registry.byKindKey('/Pod')!;
   const plans = new Map<string, Plan>();
   let nextIp = 2;
@@ -104,7 +116,8 @@ export function createKubeletController(store: ObjectStore, getRunner: () => Con
     const t = Date.now();
     if (runsToCompletion(pod, controls)) plan.exitAt = t + (controls.runMs ?? (controls.exitCode ? 0 : timings.defaultRunMs));
     else if (controls.exitCode) plan.exitAt = t;
-    if (!readyNow && !controls.neverReady && (plan.exitAt === undefined || t + controls.readyAfterMs < plan.exitAt)) plan.readyAt = t + controls.readyAfterMs;
+    if (!readyNow && !controls.neverReady && (plan.exitAt === undefined || t + controls.readyAfterMs < plan.exitAt))
+      plan.readyAt = t + controls.readyAfterMs;
     const next = Math.min(plan.readyAt ?? Infinity, plan.exitAt ?? Infinity);
     if (next !== Infinity) later(nsKey(pod.metadata.namespace, pod.metadata.name!), next);
   }
@@ -115,7 +128,10 @@ export function createKubeletController(store: ObjectStore, getRunner: () => Con
     const conditions = (Array.isArray(status.conditions) ? status.conditions.filter(isPlainObject) : []).map((c) =>
       c.type === 'Ready' || c.type === 'ContainersReady' ? condition(String(c.type), true, now) : c,
     );
-    const statuses = (Array.isArray(status.containerStatuses) ? status.containerStatuses.filter(isPlainObject) : []).map((c) => ({ ...c, ready: true }));
+    const statuses = (Array.isArray(status.containerStatuses) ? status.containerStatuses.filter(isPlainObject) : []).map((c) => ({
+      ...c,
+      ready: true,
+    }));
     store.update(pods, { ...pod, status: { ...status, conditions, containerStatuses: statuses } }, { subresource: 'status' });
   }
 
@@ -133,7 +149,11 @@ export function createKubeletController(store: ObjectStore, getRunner: () => Con
       ...c,
       state: { terminated: { ...terminated, containerID: c.containerID } },
     }));
-    store.update(pods, { ...pod, status: { ...status, phase: ok ? 'Succeeded' : 'Failed', conditions, containerStatuses: statuses } }, { subresource: 'status' });
+    store.update(
+      pods,
+      { ...pod, status: { ...status, phase: ok ? 'Succeeded' : 'Failed', conditions, containerStatuses: statuses } },
+      { subresource: 'status' },
+    );
     if (!ok) events.record(pod, 'Warning', 'Failed', `Container exited with code ${exitCode}`, 'kubelet');
   }
 

@@ -38,7 +38,13 @@ export function prunedTemplateHash(template: unknown): string {
  * A new pod body owned (as controller) by `owner`, from `template`, with `extraLabels` added. Callers create it in
  * the store; the kubelet takes it from Pending.
  */
-export function podFromTemplate(owner: KubeObject, template: Record<string, unknown>, name: string, extraLabels: Record<string, string> = {}, specExtra: Record<string, unknown> = {}): Record<string, unknown> {
+export function podFromTemplate(
+  owner: KubeObject,
+  template: Record<string, unknown>,
+  name: string,
+  extraLabels: Record<string, string> = {},
+  specExtra: Record<string, unknown> = {},
+): Record<string, unknown> {
   const meta = isPlainObject(template.metadata) ? template.metadata : {};
   const spec = isPlainObject(template.spec) ? cloneJson(template.spec) : {};
   return {
@@ -58,7 +64,10 @@ export function podFromTemplate(owner: KubeObject, template: Record<string, unkn
 
 /** True when `owner` (by uid) is the controller of `pod` and the pod is not being deleted. */
 export function isControlledBy(pod: KubeObject, owner: KubeObject): boolean {
-  return !pod.metadata.deletionTimestamp && !!pod.metadata.ownerReferences?.some((r) => r && r.controller === true && r.uid === owner.metadata.uid);
+  return (
+    !pod.metadata.deletionTimestamp &&
+    !!pod.metadata.ownerReferences?.some((r) => r && r.controller === true && r.uid === owner.metadata.uid)
+  );
 }
 
 /** True for a pod whose containers have exited (Succeeded or Failed). */

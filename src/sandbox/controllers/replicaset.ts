@@ -30,7 +30,9 @@ export function createReplicaSetController(store: ObjectStore, events: EventReco
     if (!rs || rs.metadata.deletionTimestamp || !isPlainObject(rs.spec)) return;
     const spec = rs.spec;
     const desired = typeof spec.replicas === 'number' ? spec.replicas : 1;
-    const owned = store.scan(pods, { namespace }).items.filter((p) => controllerRef(p)?.uid === rs.metadata.uid && !p.metadata.deletionTimestamp);
+    const owned = store
+      .scan(pods, { namespace })
+      .items.filter((p) => controllerRef(p)?.uid === rs.metadata.uid && !p.metadata.deletionTimestamp);
     const template = isPlainObject(spec.template) ? spec.template : {};
     for (let i = owned.length; i < desired; i++) {
       const pod = store.create(pods, podFromTemplate(rs, template, `${name}-${randomSuffix()}`));
@@ -39,7 +41,11 @@ export function createReplicaSetController(store: ObjectStore, events: EventReco
     }
     if (owned.length > desired) {
       const victims = [...owned]
-        .sort((a, b) => Number(podReady(a)) - Number(podReady(b)) || (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? ''))
+        .sort(
+          (a, b) =>
+            Number(podReady(a)) - Number(podReady(b)) ||
+            (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? ''),
+        )
         .slice(0, owned.length - desired);
       for (const pod of victims) {
         try {

@@ -37,7 +37,13 @@ export function createStatefulSetController(store: ObjectStore, events: EventRec
   function remove(sts: KubeObject, pod: KubeObject): void {
     try {
       store.delete(pods, pod.metadata.namespace, pod.metadata.name!);
-      events.record(sts, 'Normal', 'SuccessfulDelete', `delete Pod ${pod.metadata.name} in StatefulSet ${sts.metadata.name} successful`, COMPONENT);
+      events.record(
+        sts,
+        'Normal',
+        'SuccessfulDelete',
+        `delete Pod ${pod.metadata.name} in StatefulSet ${sts.metadata.name} successful`,
+        COMPONENT,
+      );
     } catch {
       // already gone
     }
@@ -70,8 +76,15 @@ export function createStatefulSetController(store: ObjectStore, events: EventRec
       const revision = !onDelete && i < partition ? currentRevision : updateRevision;
       const template = revisions.templateFor(revision) ?? revisions.templateFor(updateRevision)!;
       const podName = `${name}-${i}`;
-      const labels = { [REVISION_HASH_LABEL]: revision, 'statefulset.kubernetes.io/pod-name': podName, 'apps.kubernetes.io/pod-index': String(i) };
-      const specExtra = { hostname: podName, ...(typeof spec.serviceName === 'string' && spec.serviceName ? { subdomain: spec.serviceName } : {}) };
+      const labels = {
+        [REVISION_HASH_LABEL]: revision,
+        'statefulset.kubernetes.io/pod-name': podName,
+        'apps.kubernetes.io/pod-index': String(i),
+      };
+      const specExtra = {
+        hostname: podName,
+        ...(typeof spec.serviceName === 'string' && spec.serviceName ? { subdomain: spec.serviceName } : {}),
+      };
       const pod = store.create(pods, podFromTemplate(sts, template, podName, labels, specExtra));
       events.record(sts, 'Normal', 'SuccessfulCreate', `create Pod ${podName} in StatefulSet ${name} successful`, COMPONENT);
       byOrdinal.set(i, pod);

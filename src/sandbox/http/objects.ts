@@ -43,7 +43,9 @@ function decodeContinue(text: string, store: ObjectStore): ContinueToken {
     throw errors.badRequest('continue key is not valid: malformed');
   }
   if (token.rv < store.compactedRv) {
-    throw errors.gone('The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.');
+    throw errors.gone(
+      'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.',
+    );
   }
   return { rv: token.rv, after: token.after };
 }
@@ -51,7 +53,11 @@ function decodeContinue(text: string, store: ObjectStore): ContinueToken {
 /** Sends a stored object as the requested version. */
 function sendObject(res: ServerResponse, code: number, obj: KubeObject, apiVersion: string): void {
   const text = objectJson(obj, apiVersion);
-  res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
+  res.writeHead(code, {
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(text),
+    'Cache-Control': 'no-cache, private',
+  });
   res.end(text);
 }
 
@@ -64,7 +70,9 @@ function bindToUrl(info: KindInfo, version: string, body: unknown, ri: RequestIn
   if (!isPlainObject(body)) throw errors.badRequest('the request body must be a JSON object');
   const expected = apiVersionOf(info.group, version);
   if (body.apiVersion !== undefined && body.apiVersion !== expected && body.apiVersion !== apiVersionOf(info.group, info.versions[0]!)) {
-    throw errors.badRequest(`the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${expected})`);
+    throw errors.badRequest(
+      `the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${expected})`,
+    );
   }
   if (body.kind !== undefined && body.kind !== info.kind) {
     throw errors.badRequest(`the kind in the data (${String(body.kind)}) does not match the expected kind (${info.kind})`);
@@ -164,7 +172,11 @@ export async function handleObjects(
         return;
       }
       const text = listJson(info.listKind, apiVersion, metadata, page.items);
-      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
+      res.writeHead(200, {
+        'Content-Type': 'application/json',
+        'Content-Length': Buffer.byteLength(text),
+        'Cache-Control': 'no-cache, private',
+      });
       res.end(text);
       return;
     }
@@ -211,13 +223,22 @@ export async function handleObjects(
           sendJson(res, 201, { ...created, apiVersion });
           return;
         }
-        const updated = store.update(info, { ...result, metadata: { ...(result.metadata as object), resourceVersion: live.metadata.resourceVersion } }, { dryRun });
+        const updated = store.update(
+          info,
+          { ...result, metadata: { ...(result.metadata as object), resourceVersion: live.metadata.resourceVersion } },
+          { dryRun },
+        );
         sendJson(res, 200, { ...updated, apiVersion });
         return;
       }
       if (!live) throw errors.notFound(info, ri.name!);
       const patched = applyPatch(kind, live, patch, kindKey);
-      const bound = bindToUrl(info, ri.version, { ...patched, apiVersion: patched.apiVersion ?? live.apiVersion, kind: patched.kind ?? live.kind }, ri);
+      const bound = bindToUrl(
+        info,
+        ri.version,
+        { ...patched, apiVersion: patched.apiVersion ?? live.apiVersion, kind: patched.kind ?? live.kind },
+        ri,
+      );
       const meta = bound.metadata as Record<string, unknown>;
       if (meta.resourceVersion === undefined) meta.resourceVersion = live.metadata.resourceVersion;
       const updated = store.update(info, bound, { dryRun });

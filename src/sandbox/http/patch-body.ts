@@ -22,7 +22,11 @@ export function patchKindOf(contentType: string | undefined): PatchKind {
     case 'application/apply-patch+yaml':
       return 'apply';
     default:
-      throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json`);
+      throw new ApiError(
+        415,
+        'UnsupportedMediaType',
+        `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json`,
+      );
   }
 }
 
@@ -51,7 +55,12 @@ function wrap<T>(fn: () => T): T {
 }
 
 /** Applies a non-apply patch to `live`, returning the patched object. */
-export function applyPatch(kind: Exclude<PatchKind, 'apply'>, live: Record<string, unknown>, patch: unknown, kindKey: string): Record<string, unknown> {
+export function applyPatch(
+  kind: Exclude<PatchKind, 'apply'>,
+  live: Record<string, unknown>,
+  patch: unknown,
+  kindKey: string,
+): Record<string, unknown> {
   return wrap(() => {
     if (kind === 'json') return applyJsonPatch(live, patch);
     if (kind === 'merge') return applyMergePatch(live, patch);

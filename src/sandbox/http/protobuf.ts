@@ -90,7 +90,15 @@ export function decodeReviewProtobuf(body: Buffer): Record<string, unknown> {
         kind,
         spec: clean({
           resourceAttributes: ra
-            ? clean({ namespace: str(ra, 1), verb: str(ra, 2), group: str(ra, 3), version: str(ra, 4), resource: str(ra, 5), subresource: str(ra, 6), name: str(ra, 7) })
+            ? clean({
+                namespace: str(ra, 1),
+                verb: str(ra, 2),
+                group: str(ra, 3),
+                version: str(ra, 4),
+                resource: str(ra, 5),
+                subresource: str(ra, 6),
+                name: str(ra, 7),
+              })
             : undefined,
           nonResourceAttributes: nra ? clean({ path: str(nra, 1), verb: str(nra, 2) }) : undefined,
         }),

@@ -25,7 +25,10 @@ const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
 /** Parses `path` (no query) for `method`, with `watch` telling whether `watch=true` was asked. */
 export function parseRequestInfo(method: string, path: string, watch: boolean): RequestInfo {
   const nonResource: RequestInfo = { resourceRequest: false, path, verb: method.toLowerCase(), group: '', version: '', resource: '' };
-  const parts = path.split('/').filter((p) => p.length > 0).map((p) => decodeURIComponent(p));
+  const parts = path
+    .split('/')
+    .filter((p) => p.length > 0)
+    .map((p) => decodeURIComponent(p));
   if (parts[0] !== 'api' && parts[0] !== 'apis') return nonResource;
   const prefix = parts[0] as 'api' | 'apis';
   let rest: string[];

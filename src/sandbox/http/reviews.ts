@@ -44,7 +44,12 @@ export async function handleReview(
   const resource = isPlainObject(spec.resourceAttributes) ? spec.resourceAttributes : undefined;
   const nonResource = isPlainObject(spec.nonResourceAttributes) ? spec.nonResourceAttributes : undefined;
   if (!resource && !nonResource) {
-    throw errors.invalid(info, '', [{ field: 'spec.resourceAttributes', message: 'Required value: exactly one of nonResourceAttributes or resourceAttributes must be specified' }]);
+    throw errors.invalid(info, '', [
+      {
+        field: 'spec.resourceAttributes',
+        message: 'Required value: exactly one of nonResourceAttributes or resourceAttributes must be specified',
+      },
+    ]);
   }
   const decision = resource
     ? authorizer.authorize(user, {

@@ -67,7 +67,13 @@ function groupPaths(ctx: RouterContext): string[] {
   return [...out];
 }
 
-async function handleFaultRequest(ctx: RouterContext, user: UserInfo, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+async function handleFaultRequest(
+  ctx: RouterContext,
+  user: UserInfo,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+): Promise<void> {
   if (!user.groups.includes('system:masters')) throw errors.forbidden('only the sandbox admin may inject faults');
   const action = path.slice('/sandbox/faults'.length).replace(/^\//, '');
   if (req.method === 'GET' && action === '') return sendJson(res, 200, ctx.faults.describe());
@@ -130,11 +136,22 @@ export function createRequestHandler(ctx: RouterContext): (req: IncomingMessage,
       throw errors.badRequest('malformed request path');
     }
     const attrs = ri.resourceRequest
-      ? { resourceRequest: true, verb: ri.verb, group: ri.group, resource: ri.resource, subresource: ri.subresource, name: ri.name, namespace: ri.namespace }
+      ? {
+          resourceRequest: true,
+          verb: ri.verb,
+          group: ri.group,
+          resource: ri.resource,
+          subresource: ri.subresource,
+          name: ri.name,
+          namespace: ri.namespace,
+        }
       : { resourceRequest: false, verb: ri.verb, path };
     const decision = ctx.authorizer.authorize(user, attrs);
     if (!decision.allowed) {
-      throw errors.forbidden(forbiddenMessage(user, attrs), ri.resourceRequest ? { name: ri.name, group: ri.group, kind: ri.resource } : undefined);
+      throw errors.forbidden(
+        forbiddenMessage(user, attrs),
+        ri.resourceRequest ? { name: ri.name, group: ri.group, kind: ri.resource } : undefined,
+      );
     }
     if (!ri.resourceRequest) return handleDiscovery(ctx, req, res, ri);
     const info = ri.resource ? ctx.store.registry.byResource(ri.group, ri.version, ri.resource) : undefined;

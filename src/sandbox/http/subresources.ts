@@ -48,7 +48,14 @@ export function scaleOf(obj: KubeObject): Record<string, unknown> {
   };
 }
 
-async function handleScale(store: ObjectStore, req: IncomingMessage, res: ServerResponse, ri: RequestInfo, info: KindInfo, ns: string | undefined): Promise<void> {
+async function handleScale(
+  store: ObjectStore,
+  req: IncomingMessage,
+  res: ServerResponse,
+  ri: RequestInfo,
+  info: KindInfo,
+  ns: string | undefined,
+): Promise<void> {
   const live = store.get(info, ns, ri.name!);
   if (!live) throw errors.notFound(info, ri.name!);
   if (ri.verb === 'get') {
@@ -82,7 +89,14 @@ async function handleScale(store: ObjectStore, req: IncomingMessage, res: Server
   sendJson(res, 200, scaleOf(updated));
 }
 
-async function handleStatus(store: ObjectStore, req: IncomingMessage, res: ServerResponse, ri: RequestInfo, info: KindInfo, ns: string | undefined): Promise<void> {
+async function handleStatus(
+  store: ObjectStore,
+  req: IncomingMessage,
+  res: ServerResponse,
+  ri: RequestInfo,
+  info: KindInfo,
+  ns: string | undefined,
+): Promise<void> {
   const apiVersion = apiVersionOf(info.group, ri.version);
   const live = store.get(info, ns, ri.name!);
   if (!live) throw errors.notFound(info, ri.name!);
@@ -95,8 +109,13 @@ async function handleStatus(store: ObjectStore, req: IncomingMessage, res: Serve
     const body = decodeObjectBody(req.headers['content-type'], await readBody(req));
     if (!isPlainObject(body)) throw errors.badRequest('the request body must be a JSON object');
     const meta = isPlainObject(body.metadata) ? body.metadata : {};
-    if (meta.name !== undefined && meta.name !== ri.name) throw errors.badRequest('the name of the object does not match the name on the URL');
-    next = { ...live, status: body.status, metadata: { ...live.metadata, resourceVersion: meta.resourceVersion ?? live.metadata.resourceVersion } };
+    if (meta.name !== undefined && meta.name !== ri.name)
+      throw errors.badRequest('the name of the object does not match the name on the URL');
+    next = {
+      ...live,
+      status: body.status,
+      metadata: { ...live.metadata, resourceVersion: meta.resourceVersion ?? live.metadata.resourceVersion },
+    };
   } else if (ri.verb === 'patch') {
     const kind = patchKindOf(req.headers['content-type']);
     if (kind === 'apply') throw errors.unsupportedMediaType('application/apply-patch+yaml is not supported on status');
@@ -106,7 +125,15 @@ async function handleStatus(store: ObjectStore, req: IncomingMessage, res: Serve
   sendJson(res, 200, { ...updated, apiVersion });
 }
 
-async function handleLog(store: ObjectStore, req: IncomingMessage, res: ServerResponse, ri: RequestInfo, info: KindInfo, ns: string | undefined, query: URLSearchParams): Promise<void> {
+async function handleLog(
+  store: ObjectStore,
+  req: IncomingMessage,
+  res: ServerResponse,
+  ri: RequestInfo,
+  info: KindInfo,
+  ns: string | undefined,
+  query: URLSearchParams,
+): Promise<void> {
   if (ri.verb !== 'get') throw errors.methodNotAllowed();
   const pod = store.peek(info, ns, ri.name!);
   if (!pod) throw errors.notFound(info, ri.name!);
@@ -115,7 +142,8 @@ async function handleLog(store: ObjectStore, req: IncomingMessage, res: ServerRe
   const names = containers.map((c) => String(c.name));
   let container = query.get('container') ?? undefined;
   if (!container) {
-    if (names.length !== 1) throw errors.badRequest(`a container name must be specified for pod ${ri.name}, choose one of: [${names.join(' ')}]`);
+    if (names.length !== 1)
+      throw errors.badRequest(`a container name must be specified for pod ${ri.name}, choose one of: [${names.join(' ')}]`);
     container = names[0]!;
   }
   if (!names.includes(container)) throw errors.badRequest(`container ${container} is not valid for pod ${ri.name}`);

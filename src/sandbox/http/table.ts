@@ -50,13 +50,20 @@ function containers(o: KubeObject): Record<string, unknown>[] {
 function selectorText(o: KubeObject): string {
   const sel = rec(rec(o.spec).selector);
   const labels = isPlainObject(sel.matchLabels) ? sel.matchLabels : sel;
-  return Object.entries(labels).filter(([, v]) => typeof v === 'string').map(([k, v]) => `${k}=${String(v)}`).join(',') || '<none>';
+  return (
+    Object.entries(labels)
+      .filter(([, v]) => typeof v === 'string')
+      .map(([k, v]) => `${k}=${String(v)}`)
+      .join(',') || '<none>'
+  );
 }
 
 /** Like kubectl's STATUS: a finished container's reason (Completed, Error) rather than the phase. */
 function podStatusText(o: KubeObject): string {
   if (o.metadata.deletionTimestamp) return 'Terminating';
-  const terminated = arr(rec(o.status).containerStatuses).map((c) => rec(rec(c.state).terminated)).find((t) => typeof t.reason === 'string');
+  const terminated = arr(rec(o.status).containerStatuses)
+    .map((c) => rec(rec(c.state).terminated))
+    .find((t) => typeof t.reason === 'string');
   return String(terminated?.reason ?? rec(o.status).phase ?? 'Pending');
 }
 
@@ -88,8 +95,24 @@ const COLUMNS: Record<string, Column[]> = {
     { name: 'Up-to-date', type: 'integer', cell: (o) => num(rec(o.status).updatedReplicas) },
     { name: 'Available', type: 'integer', cell: (o) => num(rec(o.status).availableReplicas) },
     AGE,
-    { name: 'Containers', type: 'string', priority: 1, cell: (o) => containers(o).map((c) => c.name).join(',') },
-    { name: 'Images', type: 'string', priority: 1, cell: (o) => containers(o).map((c) => c.image).join(',') },
+    {
+      name: 'Containers',
+      type: 'string',
+      priority: 1,
+      cell: (o) =>
+        containers(o)
+          .map((c) => c.name)
+          .join(','),
+    },
+    {
+      name: 'Images',
+      type: 'string',
+      priority: 1,
+      cell: (o) =>
+        containers(o)
+          .map((c) => c.image)
+          .join(','),
+    },
     { name: 'Selector', type: 'string', priority: 1, cell: selectorText },
   ],
   'apps/ReplicaSet': [
@@ -98,8 +121,24 @@ const COLUMNS: Record<string, Column[]> = {
     { name: 'Current', type: 'integer', cell: (o) => num(rec(o.status).replicas) },
     { name: 'Ready', type: 'integer', cell: (o) => num(rec(o.status).readyReplicas) },
     AGE,
-    { name: 'Containers', type: 'string', priority: 1, cell: (o) => containers(o).map((c) => c.name).join(',') },
-    { name: 'Images', type: 'string', priority: 1, cell: (o) => containers(o).map((c) => c.image).join(',') },
+    {
+      name: 'Containers',
+      type: 'string',
+      priority: 1,
+      cell: (o) =>
+        containers(o)
+          .map((c) => c.name)
+          .join(','),
+    },
+    {
+      name: 'Images',
+      type: 'string',
+      priority: 1,
+      cell: (o) =>
+        containers(o)
+          .map((c) => c.image)
+          .join(','),
+    },
     { name: 'Selector', type: 'string', priority: 1, cell: selectorText },
   ],
   '/Service': [
@@ -109,13 +148,27 @@ const COLUMNS: Record<string, Column[]> = {
     {
       name: 'External-IP',
       type: 'string',
-      cell: (o) => arr(rec(rec(o.status).loadBalancer).ingress).map((i) => i.ip ?? i.hostname).join(',') || '<none>',
+      cell: (o) =>
+        arr(rec(rec(o.status).loadBalancer).ingress)
+          .map((i) => i.ip ?? i.hostname)
+          .join(',') || '<none>',
     },
-    { name: 'Port(s)', type: 'string', cell: (o) => arr(rec(o.spec).ports).map((p) => `${String(p.port)}/${String(p.protocol ?? 'TCP')}`).join(',') || '<none>' },
+    {
+      name: 'Port(s)',
+      type: 'string',
+      cell: (o) =>
+        arr(rec(o.spec).ports)
+          .map((p) => `${String(p.port)}/${String(p.protocol ?? 'TCP')}`)
+          .join(',') || '<none>',
+    },
     AGE,
     { name: 'Selector', type: 'string', priority: 1, cell: selectorText },
   ],
-  'apps/StatefulSet': [NAME, { name: 'Ready', type: 'string', cell: (o) => `${num(rec(o.status).readyReplicas)}/${num(rec(o.spec).replicas ?? 1)}` }, AGE],
+  'apps/StatefulSet': [
+    NAME,
+    { name: 'Ready', type: 'string', cell: (o) => `${num(rec(o.status).readyReplicas)}/${num(rec(o.spec).replicas ?? 1)}` },
+    AGE,
+  ],
   'apps/DaemonSet': [
     NAME,
     { name: 'Desired', type: 'integer', cell: (o) => num(rec(o.status).desiredNumberScheduled) },
@@ -132,22 +185,49 @@ const COLUMNS: Record<string, Column[]> = {
     AGE,
   ],
   '/Event': [
-    { name: 'Last Seen', type: 'string', cell: (o) => humanAge(typeof o.lastTimestamp === 'string' ? o.lastTimestamp : o.metadata.creationTimestamp) },
+    {
+      name: 'Last Seen',
+      type: 'string',
+      cell: (o) => humanAge(typeof o.lastTimestamp === 'string' ? o.lastTimestamp : o.metadata.creationTimestamp),
+    },
     { name: 'Type', type: 'string', cell: (o) => o.type ?? 'Normal' },
     { name: 'Reason', type: 'string', cell: (o) => o.reason ?? '' },
-    { name: 'Object', type: 'string', cell: (o) => `${String(rec(o.involvedObject).kind ?? '').toLowerCase()}/${String(rec(o.involvedObject).name ?? '')}` },
+    {
+      name: 'Object',
+      type: 'string',
+      cell: (o) => `${String(rec(o.involvedObject).kind ?? '').toLowerCase()}/${String(rec(o.involvedObject).name ?? '')}`,
+    },
     { name: 'Message', type: 'string', cell: (o) => o.message ?? '' },
   ],
-  '/Namespace': [NAME, { name: 'Status', type: 'string', cell: (o) => (o.metadata.deletionTimestamp ? 'Terminating' : String(rec(o.status).phase ?? 'Active')) }, AGE],
-  '/ConfigMap': [NAME, { name: 'Data', type: 'integer', cell: (o) => Object.keys(rec(o.data)).length + Object.keys(rec(o.binaryData)).length }, AGE],
-  '/Secret': [NAME, { name: 'Type', type: 'string', cell: (o) => o.type ?? 'Opaque' }, { name: 'Data', type: 'integer', cell: (o) => Object.keys(rec(o.data)).length }, AGE],
+  '/Namespace': [
+    NAME,
+    {
+      name: 'Status',
+      type: 'string',
+      cell: (o) => (o.metadata.deletionTimestamp ? 'Terminating' : String(rec(o.status).phase ?? 'Active')),
+    },
+    AGE,
+  ],
+  '/ConfigMap': [
+    NAME,
+    { name: 'Data', type: 'integer', cell: (o) => Object.keys(rec(o.data)).length + Object.keys(rec(o.binaryData)).length },
+    AGE,
+  ],
+  '/Secret': [
+    NAME,
+    { name: 'Type', type: 'string', cell: (o) => o.type ?? 'Opaque' },
+    { name: 'Data', type: 'integer', cell: (o) => Object.keys(rec(o.data)).length },
+    AGE,
+  ],
   '/Endpoints': [
     NAME,
     {
       name: 'Endpoints',
       type: 'string',
       cell: (o) => {
-        const eps = arr(o.subsets).flatMap((s) => arr(s.addresses).flatMap((a) => arr(s.ports).map((p) => `${String(a.ip)}:${String(p.port)}`)));
+        const eps = arr(o.subsets).flatMap((s) =>
+          arr(s.addresses).flatMap((a) => arr(s.ports).map((p) => `${String(a.ip)}:${String(p.port)}`)),
+        );
         return eps.length === 0 ? '<none>' : eps.length > 3 ? `${eps.slice(0, 3).join(',')} + ${eps.length - 3} more...` : eps.join(',');
       },
     },
@@ -160,13 +240,25 @@ function partial(obj: KubeObject): Record<string, unknown> {
 }
 
 /** Builds a Table for objects of one kind. `includeObject`: None, Metadata (default) or Object. */
-export function tableOf(info: KindInfo, items: KubeObject[], listMeta: Record<string, unknown>, includeObject: string | null, apiVersion: string): Record<string, unknown> {
+export function tableOf(
+  info: KindInfo,
+  items: KubeObject[],
+  listMeta: Record<string, unknown>,
+  includeObject: string | null,
+  apiVersion: string,
+): Record<string, unknown> {
   const columns = COLUMNS[`${info.group}/${info.kind}`] ?? [NAME, AGE];
   return {
     kind: 'Table',
     apiVersion: 'meta.k8s.io/v1',
     metadata: listMeta,
-    columnDefinitions: columns.map((c) => ({ name: c.name, type: c.type, format: c.format ?? '', description: '', priority: c.priority ?? 0 })),
+    columnDefinitions: columns.map((c) => ({
+      name: c.name,
+      type: c.type,
+      format: c.format ?? '',
+      description: '',
+      priority: c.priority ?? 0,
+    })),
     rows: items.map((obj) => {
       const row: Record<string, unknown> = { cells: columns.map((c) => c.cell(obj)) };
       if (includeObject === 'Object') row.object = { ...obj, apiVersion };

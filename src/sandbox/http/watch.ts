@@ -62,10 +62,12 @@ export function createWatchHub(store: ObjectStore, opts: { bookmarkIntervalMs: n
     const bookmarks = query.get('allowWatchBookmarks') === 'true' || query.get('allowWatchBookmarks') === '1';
     const sendInitial = query.get('sendInitialEvents') === 'true';
     const timeoutSeconds = Number(query.get('timeoutSeconds') ?? '0');
-    if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < 0) throw errors.badRequest(`invalid timeoutSeconds: ${query.get('timeoutSeconds')}`);
+    if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < 0)
+      throw errors.badRequest(`invalid timeoutSeconds: ${query.get('timeoutSeconds')}`);
 
     const includeObject = query.get('includeObject');
-    const tableText = (obj: KubeObject) => JSON.stringify(tableOf(info, [obj], { resourceVersion: obj.metadata.resourceVersion }, includeObject, apiVersion));
+    const tableText = (obj: KubeObject) =>
+      JSON.stringify(tableOf(info, [obj], { resourceVersion: obj.metadata.resourceVersion }, includeObject, apiVersion));
     const visible = (obj: KubeObject) => (!namespace || obj.metadata.namespace === namespace) && (!filter || filter(obj));
     let initial: KubeObject[] = [];
     let replay: StoreEvent[] = [];

@@ -16,20 +16,17 @@ const pod = {
 describe('field sets', () => {
   test('fieldSetOf follows merge keys, primitive sets and atomic lists, skipping identity fields', () => {
     const set = fieldSetOf(pod, schemaForKind('/Pod'));
-    assert.deepEqual(
-      [...set.values()].map(formatFieldPath).sort(),
-      [
-        '.metadata.finalizers[="f1"]',
-        '.metadata.labels.app',
-        '.spec.containers[name="c"]',
-        '.spec.containers[name="c"].args',
-        '.spec.containers[name="c"].image',
-        '.spec.containers[name="c"].name',
-        '.spec.containers[name="c"].ports[containerPort=80]',
-        '.spec.containers[name="c"].ports[containerPort=80].containerPort',
-        '.spec.nodeSelector',
-      ],
-    );
+    assert.deepEqual([...set.values()].map(formatFieldPath).sort(), [
+      '.metadata.finalizers[="f1"]',
+      '.metadata.labels.app',
+      '.spec.containers[name="c"]',
+      '.spec.containers[name="c"].args',
+      '.spec.containers[name="c"].image',
+      '.spec.containers[name="c"].name',
+      '.spec.containers[name="c"].ports[containerPort=80]',
+      '.spec.containers[name="c"].ports[containerPort=80].containerPort',
+      '.spec.nodeSelector',
+    ]);
   });
 
   test('FieldsV1 round-trips and marks members with children by "."', () => {

@@ -48,7 +48,11 @@ describe('applyJsonPatch', () => {
       { op: 'move', from: '/nope', path: '/x' },
       { op: 'add', path: '/items/9', value: 1 },
     ]) {
-      assert.throws(() => applyJsonPatch(cm(), [op]), (e: unknown) => e instanceof PatchError && e.status === 422, JSON.stringify(op));
+      assert.throws(
+        () => applyJsonPatch(cm(), [op]),
+        (e: unknown) => e instanceof PatchError && e.status === 422,
+        JSON.stringify(op),
+      );
     }
   });
 
@@ -63,12 +67,19 @@ describe('applyJsonPatch', () => {
       [{ op: 'add', path: '/a' }],
       [{ op: 'copy', path: '/a' }],
     ]) {
-      assert.throws(() => applyJsonPatch(cm(), patch), (e: unknown) => e instanceof PatchError && e.status === 400, JSON.stringify(patch));
+      assert.throws(
+        () => applyJsonPatch(cm(), patch),
+        (e: unknown) => e instanceof PatchError && e.status === 400,
+        JSON.stringify(patch),
+      );
     }
   });
 
   test('a result that is not an object is 422', () => {
-    assert.throws(() => applyJsonPatch(cm(), [{ op: 'replace', path: '', value: 5 }]), (e: unknown) => e instanceof PatchError && e.status === 422);
+    assert.throws(
+      () => applyJsonPatch(cm(), [{ op: 'replace', path: '', value: 5 }]),
+      (e: unknown) => e instanceof PatchError && e.status === 422,
+    );
   });
 
   test('the patch value is copied, not aliased', () => {
@@ -105,7 +116,10 @@ describe('applyMergePatch', () => {
 
   test('a patch that is not an object is 400', () => {
     for (const p of [[1], 'x', null, 3]) {
-      assert.throws(() => applyMergePatch(cm(), p), (e: unknown) => e instanceof PatchError && e.status === 400);
+      assert.throws(
+        () => applyMergePatch(cm(), p),
+        (e: unknown) => e instanceof PatchError && e.status === 400,
+      );
     }
   });
 });

@@ -17,10 +17,7 @@ const config = (over: { replicas?: number; image?: string; labels?: Record<strin
     template: {
       metadata: { labels: { app: 'web' } },
       spec: {
-        containers: [
-          { name: 'app', image: over.image ?? 'app:1', ...(over.env ? { env: over.env } : {}) },
-          ...(over.extra ?? []),
-        ],
+        containers: [{ name: 'app', image: over.image ?? 'app:1', ...(over.env ? { env: over.env } : {}) }, ...(over.extra ?? [])],
       },
     },
   },
@@ -73,10 +70,20 @@ describe('server-side apply: create', () => {
       ['directive', { ...config(), spec: { $patch: 'replace' } }],
     ];
     for (const [what, applied] of bad) {
-      assert.throws(() => apply(undefined, applied, 'kubectl'), (e: unknown) => e instanceof PatchError && e.status === 400, what);
+      assert.throws(
+        () => apply(undefined, applied, 'kubectl'),
+        (e: unknown) => e instanceof PatchError && e.status === 400,
+        what,
+      );
     }
-    assert.throws(() => apply(undefined, config(), ''), (e: unknown) => e instanceof PatchError && e.status === 400);
-    assert.throws(() => apply(undefined, config(), 'x'.repeat(129)), (e: unknown) => e instanceof PatchError && e.status === 400);
+    assert.throws(
+      () => apply(undefined, config(), ''),
+      (e: unknown) => e instanceof PatchError && e.status === 400,
+    );
+    assert.throws(
+      () => apply(undefined, config(), 'x'.repeat(129)),
+      (e: unknown) => e instanceof PatchError && e.status === 400,
+    );
   });
 });
 
@@ -98,13 +105,27 @@ describe('server-side apply: update', () => {
 
   test('applying the same configuration again changes nothing, not even the entry time (no new resourceVersion)', () => {
     const live = stored(apply(undefined, config({ replicas: 2 }), 'kubectl'));
-    const later = (applied: Any) => applyServerSideApply(live, applied, { fieldManager: 'kubectl', kindKey: 'apps/Deployment', force: false, now: new Date('2024-06-01T00:00:00Z') });
+    const later = (applied: Any) =>
+      applyServerSideApply(live, applied, {
+        fieldManager: 'kubectl',
+        kindKey: 'apps/Deployment',
+        force: false,
+        now: new Date('2024-06-01T00:00:00Z'),
+      });
     assert.deepEqual(later(config({ replicas: 2 })), live);
     assert.equal(entry(later(config({ replicas: 3 })), 'kubectl')!.time, '2024-06-01T00:00:00Z', 'a change stamps the new time');
   });
 
   test('fields the manager stops applying are removed', () => {
-    const first = config({ replicas: 2, labels: { app: 'web', tier: 'front' }, env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }], extra: [{ name: 'side', image: 's:1' }] });
+    const first = config({
+      replicas: 2,
+      labels: { app: 'web', tier: 'front' },
+      env: [
+        { name: 'A', value: '1' },
+        { name: 'B', value: '2' },
+      ],
+      extra: [{ name: 'side', image: 's:1' }],
+    });
     const live = stored(apply(undefined, first, 'kubectl'));
     const out = apply(live, config({ env: [{ name: 'A', value: '1' }] }), 'kubectl');
     assert.equal('replicas' in out.spec, false);
@@ -178,14 +199,22 @@ describe('server-side apply: ownership between managers', () => {
 
   test('force moves ownership of conflicting fields', () => {
     const live = stored(apply(undefined, config({ replicas: 1 }), 'alice'));
-    const forced = apply(live, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' }, spec: { replicas: 7 } }, 'hpa', true);
+    const forced = apply(
+      live,
+      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' }, spec: { replicas: 7 } },
+      'hpa',
+      true,
+    );
     assert.equal(forced.spec.replicas, 7);
     assert.equal('f:replicas' in entry(forced, 'alice')!.fieldsV1['f:spec'], false);
     assert.deepEqual(entry(forced, 'hpa')!.fieldsV1, { 'f:spec': { 'f:replicas': {} } });
     // alice re-applies without replicas: the field now belongs to hpa and stays
     const after = apply(forced, config(), 'alice');
     assert.equal(after.spec.replicas, 7);
-    assert.deepEqual(after.metadata.managedFields.map((e: Any) => e.manager), ['alice', 'hpa']);
+    assert.deepEqual(
+      after.metadata.managedFields.map((e: Any) => e.manager),
+      ['alice', 'hpa'],
+    );
   });
 
   test('Update managers do not conflict but lose fields whose value changes', () => {
@@ -241,7 +270,10 @@ describe('server-side apply: kinds and validation against live', () => {
 
   test('a configuration for another kind or name is 400', () => {
     const live = stored(apply(undefined, config(), 'kubectl'));
-    assert.throws(() => apply(live, { ...config(), kind: 'StatefulSet' }, 'kubectl'), (e: unknown) => e instanceof PatchError && e.status === 400);
+    assert.throws(
+      () => apply(live, { ...config(), kind: 'StatefulSet' }, 'kubectl'),
+      (e: unknown) => e instanceof PatchError && e.status === 400,
+    );
     assert.throws(
       () => apply(live, { ...config(), metadata: { name: 'other' } }, 'kubectl'),
       (e: unknown) => e instanceof PatchError && e.status === 400 && /does not match/.test(e.message),
@@ -251,6 +283,9 @@ describe('server-side apply: kinds and validation against live', () => {
   test('managedFields in the configuration are ignored', () => {
     const applied = { ...config(), metadata: { ...config().metadata, managedFields: [{ manager: 'evil' }] } };
     const out = apply(undefined, applied, 'kubectl');
-    assert.deepEqual(out.metadata.managedFields.map((e: Any) => e.manager), ['kubectl']);
+    assert.deepEqual(
+      out.metadata.managedFields.map((e: Any) => e.manager),
+      ['kubectl'],
+    );
   });
 });

@@ -47,7 +47,8 @@ function rejectDirectives(v: unknown, where: string): void {
   if (Array.isArray(v)) v.forEach((el, i) => rejectDirectives(el, `${where}[${i}]`));
   else if (isObject(v)) {
     for (const [k, child] of Object.entries(v)) {
-      if (DIRECTIVE_KEY.test(k)) throw new PatchError(400, `apply configuration must not contain patch directive "${k}" at ${where || '.'}`);
+      if (DIRECTIVE_KEY.test(k))
+        throw new PatchError(400, `apply configuration must not contain patch directive "${k}" at ${where || '.'}`);
       rejectDirectives(child, `${where}.${k}`);
     }
   }
@@ -232,9 +233,7 @@ export function applyServerSideApply(
   const resultMeta = isObject(result.metadata) ? result.metadata : (result.metadata = {});
   delete (resultMeta as Obj).managedFields;
   if (mine?.set) {
-    const removed = [...mine.set.values()]
-      .filter((p) => !newSet.has(pathKey(p)))
-      .sort((a, b) => b.length - a.length);
+    const removed = [...mine.set.values()].filter((p) => !newSet.has(pathKey(p))).sort((a, b) => b.length - a.length);
     const stillOwned = (p: FieldPath) => ownsUnder(newSet, p) || others.some((e) => ownsUnder(e.set, p));
     for (const path of removed) {
       if (stillOwned(path) || isItemKeyField(path)) continue;
@@ -253,7 +252,8 @@ export function applyServerSideApply(
   // A no-op apply (same content, same owned fields) keeps this manager's entry as it was, timestamp included, so the
   // store sees no change and writes no new resourceVersion, as the API server does.
   const unchanged = (e: ManagerEntry) =>
-    jsonEqual(isObject(e.raw) ? e.raw.fieldsV1 : undefined, toFieldsV1(newSet)) && jsonEqual(withoutManagedFields(merged), withoutManagedFields(live));
+    jsonEqual(isObject(e.raw) ? e.raw.fieldsV1 : undefined, toFieldsV1(newSet)) &&
+    jsonEqual(withoutManagedFields(merged), withoutManagedFields(live));
   const managed: unknown[] = [];
   let placed = false;
   for (const e of entries) {

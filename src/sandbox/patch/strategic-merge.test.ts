@@ -59,7 +59,10 @@ describe('strategic merge patch: merge keys', () => {
 
   test('a new element is added and ordered as upstream (patch items before server-only items)', () => {
     const out = smp(live(), { spec: { template: { spec: { containers: [{ name: 'new', image: 'n:1' }] } } } }, 'apps/Deployment');
-    assert.deepEqual(containers(out).map((c) => c.name), ['new', 'app', 'sidecar']);
+    assert.deepEqual(
+      containers(out).map((c) => c.name),
+      ['new', 'app', 'sidecar'],
+    );
     function live() {
       return deployment();
     }
@@ -68,10 +71,24 @@ describe('strategic merge patch: merge keys', () => {
   test('live order is kept between patched and server-only items', () => {
     const out = smp(
       deployment(),
-      { spec: { template: { spec: { containers: [{ name: 'sidecar', image: 's:2' }, { name: 'x', image: 'x' }] } } } },
+      {
+        spec: {
+          template: {
+            spec: {
+              containers: [
+                { name: 'sidecar', image: 's:2' },
+                { name: 'x', image: 'x' },
+              ],
+            },
+          },
+        },
+      },
       'apps/Deployment',
     );
-    assert.deepEqual(containers(out).map((c) => c.name), ['app', 'sidecar', 'x']);
+    assert.deepEqual(
+      containers(out).map((c) => c.name),
+      ['app', 'sidecar', 'x'],
+    );
   });
 
   test('env by name, ports by containerPort, volumeMounts by mountPath, volumes by name', () => {
@@ -103,7 +120,10 @@ describe('strategic merge patch: merge keys', () => {
     ]);
     assert.deepEqual(app.ports, [{ containerPort: 80, name: 'http', protocol: 'TCP' }, { containerPort: 443 }]);
     assert.deepEqual(app.volumeMounts, [{ name: 'data', mountPath: '/data', readOnly: true }]);
-    assert.deepEqual(out.spec.template.spec.volumes.map((v: Any) => v.name), ['cache', 'data']);
+    assert.deepEqual(
+      out.spec.template.spec.volumes.map((v: Any) => v.name),
+      ['cache', 'data'],
+    );
   });
 
   test('lists without a merge strategy replace (args, tolerations)', () => {
@@ -122,7 +142,10 @@ describe('strategic merge patch: merge keys', () => {
       {
         metadata: {
           finalizers: ['b', 'c'],
-          ownerReferences: [{ uid: 'u1', controller: true }, { apiVersion: 'v1', kind: 'Y', name: 'o2', uid: 'u2' }],
+          ownerReferences: [
+            { uid: 'u1', controller: true },
+            { apiVersion: 'v1', kind: 'Y', name: 'o2', uid: 'u2' },
+          ],
         },
       },
       'apps/Deployment',
@@ -135,14 +158,19 @@ describe('strategic merge patch: merge keys', () => {
   });
 
   test('Pod, Service, CronJob and StatefulSet use their own paths and keys', () => {
-    const pod = { kind: 'Pod', spec: { containers: [{ name: 'a', image: '1' }, { name: 'b', image: '1' }] } };
-    assert.deepEqual(
-      (smp(pod, { spec: { containers: [{ name: 'b', image: '2' }] } }, '/Pod') as Any).spec.containers,
-      [
-        { name: 'a', image: '1' },
-        { name: 'b', image: '2' },
-      ],
-    );
+    const pod = {
+      kind: 'Pod',
+      spec: {
+        containers: [
+          { name: 'a', image: '1' },
+          { name: 'b', image: '1' },
+        ],
+      },
+    };
+    assert.deepEqual((smp(pod, { spec: { containers: [{ name: 'b', image: '2' }] } }, '/Pod') as Any).spec.containers, [
+      { name: 'a', image: '1' },
+      { name: 'b', image: '2' },
+    ]);
     const svc = { kind: 'Service', spec: { ports: [{ port: 80, targetPort: 8080 }, { port: 443 }] } };
     assert.deepEqual((smp(svc, { spec: { ports: [{ port: 80, targetPort: 9090 }] } }, '/Service') as Any).spec.ports, [
       { port: 80, targetPort: 9090 },
@@ -150,12 +178,36 @@ describe('strategic merge patch: merge keys', () => {
     ]);
     const cron = {
       kind: 'CronJob',
-      spec: { jobTemplate: { spec: { template: { spec: { containers: [{ name: 'j', image: '1' }, { name: 'k', image: '1' }] } } } } },
+      spec: {
+        jobTemplate: {
+          spec: {
+            template: {
+              spec: {
+                containers: [
+                  { name: 'j', image: '1' },
+                  { name: 'k', image: '1' },
+                ],
+              },
+            },
+          },
+        },
+      },
     };
-    const cronOut = smp(cron, { spec: { jobTemplate: { spec: { template: { spec: { containers: [{ name: 'k', image: '2' }] } } } } } }, 'batch/CronJob') as Any;
-    assert.deepEqual(cronOut.spec.jobTemplate.spec.template.spec.containers.map((c: Any) => c.image), ['1', '2']);
+    const cronOut = smp(
+      cron,
+      { spec: { jobTemplate: { spec: { template: { spec: { containers: [{ name: 'k', image: '2' }] } } } } } },
+      'batch/CronJob',
+    ) as Any;
+    assert.deepEqual(
+      cronOut.spec.jobTemplate.spec.template.spec.containers.map((c: Any) => c.image),
+      ['1', '2'],
+    );
     const sts = { kind: 'StatefulSet', spec: { template: { spec: { initContainers: [{ name: 'i', image: '1' }] } } } };
-    const stsOut = smp(sts, { spec: { template: { spec: { initContainers: [{ name: 'i', image: '2' }] } } } }, 'apps/v1/StatefulSet') as Any;
+    const stsOut = smp(
+      sts,
+      { spec: { template: { spec: { initContainers: [{ name: 'i', image: '2' }] } } } },
+      'apps/v1/StatefulSet',
+    ) as Any;
     assert.deepEqual(stsOut.spec.template.spec.initContainers, [{ name: 'i', image: '2' }]);
   });
 
@@ -175,8 +227,15 @@ describe('strategic merge patch: merge keys', () => {
 
 describe('strategic merge patch: directives', () => {
   test('$patch: delete removes a list element by merge key', () => {
-    const out = smp(deployment(), { spec: { template: { spec: { containers: [{ name: 'sidecar', $patch: 'delete' }] } } } }, 'apps/Deployment');
-    assert.deepEqual(containers(out).map((c) => c.name), ['app']);
+    const out = smp(
+      deployment(),
+      { spec: { template: { spec: { containers: [{ name: 'sidecar', $patch: 'delete' }] } } } },
+      'apps/Deployment',
+    );
+    assert.deepEqual(
+      containers(out).map((c) => c.name),
+      ['app'],
+    );
   });
 
   test('$patch: replace in a list replaces the whole list', () => {
@@ -212,7 +271,11 @@ describe('strategic merge patch: directives', () => {
   test('$deleteFromPrimitiveList removes primitive list members', () => {
     const out = smp(deployment(), { metadata: { '$deleteFromPrimitiveList/finalizers': ['a'] } }, 'apps/Deployment');
     assert.deepEqual(out.metadata.finalizers, ['b']);
-    const both = smp(deployment(), { metadata: { finalizers: ['z'], '$deleteFromPrimitiveList/finalizers': ['a', 'b'] } }, 'apps/Deployment');
+    const both = smp(
+      deployment(),
+      { metadata: { finalizers: ['z'], '$deleteFromPrimitiveList/finalizers': ['a', 'b'] } },
+      'apps/Deployment',
+    );
     assert.deepEqual(both.metadata.finalizers, ['z']);
   });
 
@@ -231,7 +294,10 @@ describe('strategic merge patch: directives', () => {
       },
       'apps/Deployment',
     );
-    assert.deepEqual(containers(out).map((c) => c.name), ['sidecar', 'new', 'app']);
+    assert.deepEqual(
+      containers(out).map((c) => c.name),
+      ['sidecar', 'new', 'app'],
+    );
     const env = smp(
       deployment(),
       {
@@ -245,7 +311,10 @@ describe('strategic merge patch: directives', () => {
       },
       'apps/Deployment',
     );
-    assert.deepEqual(containers(env)[0].env.map((e: Any) => e.name), ['B', 'A']);
+    assert.deepEqual(
+      containers(env)[0].env.map((e: Any) => e.name),
+      ['B', 'A'],
+    );
   });
 
   test('$setElementOrder for primitives', () => {
@@ -266,7 +335,11 @@ describe('strategic merge patch: directives', () => {
   });
 
   test('directives inside newly added values are processed, not stored', () => {
-    const out = smp({ kind: 'Deployment', spec: {} }, { spec: { template: { metadata: { labels: { $patch: 'replace', a: 'b' } } } } }, 'apps/Deployment');
+    const out = smp(
+      { kind: 'Deployment', spec: {} },
+      { spec: { template: { metadata: { labels: { $patch: 'replace', a: 'b' } } } } },
+      'apps/Deployment',
+    );
     assert.deepEqual(out.spec, { template: { metadata: { labels: { a: 'b' } } } });
   });
 });
@@ -285,7 +358,10 @@ describe('strategic merge patch: errors', () => {
   for (const [name, patch] of cases) {
     test(`${name} is 400 and changes nothing`, () => {
       const live = deployment();
-      assert.throws(() => smp(live, patch, 'apps/Deployment'), (e: unknown) => e instanceof PatchError && e.status === 400);
+      assert.throws(
+        () => smp(live, patch, 'apps/Deployment'),
+        (e: unknown) => e instanceof PatchError && e.status === 400,
+      );
       assert.deepEqual(live, deployment());
     });
   }

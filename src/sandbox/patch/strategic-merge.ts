@@ -15,7 +15,6 @@ const RETAIN_KEYS = '$retainKeys';
 const DELETE_PRIMITIVE_PREFIX = '$deleteFromPrimitiveList/';
 const SET_ORDER_PREFIX = '$setElementOrder/';
 
-
 function kindOf(v: unknown): 'object' | 'array' | 'scalar' {
   return Array.isArray(v) ? 'array' : isObject(v) ? 'object' : 'scalar';
 }

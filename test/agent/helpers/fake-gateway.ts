@@ -176,7 +176,9 @@ export async function startFakeGateway(options: FakeGatewayOptions = {}): Promis
                   }),
                 );
               } else if (m.case === 'accountsChanged') {
-                const planned = options.verdicts ? options.verdicts(m.value, stream.index) : m.value.added.map((a) => ({ account: a.name }));
+                const planned = options.verdicts
+                  ? options.verdicts(m.value, stream.index)
+                  : m.value.added.map((a) => ({ account: a.name }));
                 if (planned === undefined) continue;
                 stream.send(
                   create(ConnectResponseSchema, {
@@ -190,7 +192,9 @@ export async function startFakeGateway(options: FakeGatewayOptions = {}): Promis
                   }),
                 );
               } else if ((m.case === 'events' || m.case === 'sync') && state.autoAck) {
-                stream.send(create(ConnectResponseSchema, { message: { case: 'ack', value: create(AckSchema, { sequence: m.value.sequence }) } }));
+                stream.send(
+                  create(ConnectResponseSchema, { message: { case: 'ack', value: create(AckSchema, { sequence: m.value.sequence }) } }),
+                );
               }
             }
           } catch {
@@ -215,7 +219,9 @@ export async function startFakeGateway(options: FakeGatewayOptions = {}): Promis
     });
 
   const results = () =>
-    streams.flatMap((s) => s.messages.flatMap((m) => (m.message.case === 'operationResult' ? [Object.assign(m.message.value, { streamIndex: s.index })] : [])));
+    streams.flatMap((s) =>
+      s.messages.flatMap((m) => (m.message.case === 'operationResult' ? [Object.assign(m.message.value, { streamIndex: s.index })] : [])),
+    );
 
   async function waitFor<T>(predicate: () => T | undefined | false, timeoutMs = 10_000, what = 'condition'): Promise<T> {
     const deadline = Date.now() + timeoutMs;
@@ -231,7 +237,11 @@ export async function startFakeGateway(options: FakeGatewayOptions = {}): Promis
   const tls = options.tls;
   const server = tls
     ? http2.createSecureServer(
-        { cert: tls.certPem, key: tls.keyPem, ...(tls.clientCaPem ? { ca: tls.clientCaPem, requestCert: true, rejectUnauthorized: true } : {}) },
+        {
+          cert: tls.certPem,
+          key: tls.keyPem,
+          ...(tls.clientCaPem ? { ca: tls.clientCaPem, requestCert: true, rejectUnauthorized: true } : {}),
+        },
         handler,
       )
     : http2.createServer(handler);
@@ -275,11 +285,16 @@ export async function startFakeGateway(options: FakeGatewayOptions = {}): Promis
       target.send(create(ConnectResponseSchema, { message: { case: 'verdicts', value } }));
     },
     accountsChanged: () =>
-      streams.flatMap((s) => s.messages.flatMap((m) => (m.message.case === 'accountsChanged' ? [Object.assign(m.message.value, { streamIndex: s.index })] : []))),
+      streams.flatMap((s) =>
+        s.messages.flatMap((m) => (m.message.case === 'accountsChanged' ? [Object.assign(m.message.value, { streamIndex: s.index })] : [])),
+      ),
     sendOperation(operation, stream) {
       const target = stream ?? streams[streams.length - 1];
       if (!target) throw new Error('no agent stream yet');
-      const value = '$typeName' in (operation as object) ? (operation as Operation) : create(OperationSchema, operation as Parameters<typeof create<typeof OperationSchema>>[1]);
+      const value =
+        '$typeName' in (operation as object)
+          ? (operation as Operation)
+          : create(OperationSchema, operation as Parameters<typeof create<typeof OperationSchema>>[1]);
       target.send(create(ConnectResponseSchema, { message: { case: 'operation', value } }));
     },
     results: () => results(),

@@ -54,9 +54,12 @@ function configCase(rng: Rng): HostileCase {
         } catch (err) {
           const took = performance.now() - started;
           if (took > SLOW_MS) return failure(`${name}: took ${Math.round(took)} ms`);
-          if (!(err instanceof AgentConfigError)) return failure(`${name}: ${(err as Error)?.name}: ${(err as Error)?.message?.slice(0, 200)}`);
+          if (!(err instanceof AgentConfigError))
+            return failure(`${name}: ${(err as Error)?.name}: ${(err as Error)?.message?.slice(0, 200)}`);
           if (err.issues.length === 0) return failure(`${name}: AgentConfigError without issues`);
-          const unnamed = err.issues.find((i) => typeof i.message !== 'string' || i.message === '' || (i.path === '' && !WHOLE_FILE.test(i.message)));
+          const unnamed = err.issues.find(
+            (i) => typeof i.message !== 'string' || i.message === '' || (i.path === '' && !WHOLE_FILE.test(i.message)),
+          );
           if (unnamed) return failure(`${name}: an issue names no key: ${JSON.stringify(unnamed)}`);
           return typed(`${name}: ${err.issues[0]!.path}: ${err.issues[0]!.message.slice(0, 80)}`, 'AgentConfigError');
         }

@@ -22,7 +22,13 @@ const GRPC_HEADERS = { 'content-type': 'application/grpc', te: 'trailers' };
 function exchange(
   category: HostileCategory,
   name: string,
-  build: () => { chunks: Uint8Array[]; payloads: (Uint8Array | string)[]; headers?: Record<string, string>; method?: string; http1?: boolean },
+  build: () => {
+    chunks: Uint8Array[];
+    payloads: (Uint8Array | string)[];
+    headers?: Record<string, string>;
+    method?: string;
+    http1?: boolean;
+  },
 ): HostileCase {
   return {
     category,
@@ -44,7 +50,10 @@ function randomBytesCase(rng: Rng): HostileCase {
     return exchange('agent stream: random bytes', `unframed random bytes (${bytes.length})`, () => ({ chunks: [bytes], payloads: [] }));
   }
   const payloads = Array.from({ length: shape === 1 ? 1 : rng.int(2, 5) }, () => randomBytes(rng, 200));
-  return exchange('agent stream: random bytes', `${payloads.length} frame(s) of random protobuf`, () => ({ chunks: payloads.map((p) => frameOf(p)), payloads }));
+  return exchange('agent stream: random bytes', `${payloads.length} frame(s) of random protobuf`, () => ({
+    chunks: payloads.map((p) => frameOf(p)),
+    payloads,
+  }));
 }
 
 /** A hostile value in one field of an otherwise valid Hello (still well-formed protobuf). */
@@ -64,8 +73,22 @@ function hostileHello(rng: Rng, tag: string): { message: ConnectRequest; how: st
     ['ca_fingerprint', () => (account.caFingerprint = text)],
     ['kubernetes_version', () => (account.kubernetesVersion = text)],
     ['namespace', () => account.namespaces.push(text)],
-    ['kind', () => account.kinds.push({ $typeName: 'outpost.agent.v1.KindInfo', apiVersion: text, kind: hostileString(rng), resource: hostileString(rng), namespaced: rng.chance(0.5) })],
-    ['skipped kind reason', () => account.skippedKinds.push({ $typeName: 'outpost.agent.v1.SkippedKind', apiVersion: 'v1', kind: text, reason: hostileString(rng) })],
+    [
+      'kind',
+      () =>
+        account.kinds.push({
+          $typeName: 'outpost.agent.v1.KindInfo',
+          apiVersion: text,
+          kind: hostileString(rng),
+          resource: hostileString(rng),
+          namespaced: rng.chance(0.5),
+        }),
+    ],
+    [
+      'skipped kind reason',
+      () =>
+        account.skippedKinds.push({ $typeName: 'outpost.agent.v1.SkippedKind', apiVersion: 'v1', kind: text, reason: hostileString(rng) }),
+    ],
     ['property', () => (account.properties[text] = hostileString(rng))],
     ['account error', () => (account.error = text)],
     ['resume session', () => ((hello.resumeSessionId = text), (hello.resumeSessionToken = hostileString(rng)))],
@@ -89,7 +112,10 @@ function mutatedHelloCase(rng: Rng): HostileCase {
   const base = toBinary(ConnectRequestSchema, validHello(rng, tag));
   const { bytes, how } = mutateBytes(rng, base);
   const withHeartbeat = rng.chance(0.3);
-  const heartbeat = toBinary(ConnectRequestSchema, create(ConnectRequestSchema, { message: { case: 'heartbeat', value: { agentId: 'x' } } }));
+  const heartbeat = toBinary(
+    ConnectRequestSchema,
+    create(ConnectRequestSchema, { message: { case: 'heartbeat', value: { agentId: 'x' } } }),
+  );
   return exchange('agent stream: mutated hello', `hello ${how}${withHeartbeat ? ' + heartbeat' : ''}`, () => ({
     chunks: withHeartbeat ? [frameOf(bytes), frameOf(heartbeat)] : [frameOf(bytes)],
     payloads: [bytes],
@@ -119,23 +145,41 @@ function framingCase(rng: Rng): HostileCase {
     }
     case 2: {
       const flags = rng.pick([0x02, 0x80, 0xff, 0x03, rng.int(2, 255)]);
-      return exchange(c, `frame flags 0x${flags.toString(16)}`, () => ({ chunks: [concat(prefix(flags, hello.length), hello)], payloads: [] }));
+      return exchange(c, `frame flags 0x${flags.toString(16)}`, () => ({
+        chunks: [concat(prefix(flags, hello.length), hello)],
+        payloads: [],
+      }));
     }
     case 3:
-      return exchange(c, 'compressed flag without grpc-encoding', () => ({ chunks: [concat(prefix(1, hello.length), hello)], payloads: [] }));
+      return exchange(c, 'compressed flag without grpc-encoding', () => ({
+        chunks: [concat(prefix(1, hello.length), hello)],
+        payloads: [],
+      }));
     case 4: {
       const junk = randomBytes(rng, 100);
-      return exchange(c, 'gzip flag on bytes that are not gzip', () => ({ chunks: [concat(prefix(1, junk.length), junk)], payloads: [], headers: gz }));
+      return exchange(c, 'gzip flag on bytes that are not gzip', () => ({
+        chunks: [concat(prefix(1, junk.length), junk)],
+        payloads: [],
+        headers: gz,
+      }));
     }
     case 5: {
       const inflated = rng.pick([4 * 1024 * 1024 + 1, 8 * 1024 * 1024, 16 * 1024 * 1024]);
       const bomb = gzipSync(Buffer.alloc(inflated));
-      return exchange(c, `gzip bomb inflating to ${inflated}`, () => ({ chunks: [concat(prefix(1, bomb.length), bomb)], payloads: [], headers: gz }));
+      return exchange(c, `gzip bomb inflating to ${inflated}`, () => ({
+        chunks: [concat(prefix(1, bomb.length), bomb)],
+        payloads: [],
+        headers: gz,
+      }));
     }
     case 6: {
       const mutated = mutateBytes(rng, hello);
       const packed = gzipSync(mutated.bytes);
-      return exchange(c, `gzip-compressed hello ${mutated.how}`, () => ({ chunks: [concat(prefix(1, packed.length), packed)], payloads: [packed], headers: gz }));
+      return exchange(c, `gzip-compressed hello ${mutated.how}`, () => ({
+        chunks: [concat(prefix(1, packed.length), packed)],
+        payloads: [packed],
+        headers: gz,
+      }));
     }
     case 7: {
       const size = rng.int(1, 7);
@@ -146,12 +190,18 @@ function framingCase(rng: Rng): HostileCase {
     case 8:
       return exchange(c, 'empty frame, then the hello', () => ({ chunks: [prefix(0, 0), frame], payloads: [hello] }));
     case 9:
-      return exchange(c, 'hello, then a frame claiming more bytes than follow', () => ({ chunks: [frame, prefix(0, 1000), randomBytes(rng, 50)], payloads: [hello] }));
+      return exchange(c, 'hello, then a frame claiming more bytes than follow', () => ({
+        chunks: [frame, prefix(0, 1000), randomBytes(rng, 50)],
+        payloads: [hello],
+      }));
     default: {
       if (rng.chance(0.8)) return exchange(c, 'no frame at all', () => ({ chunks: [], payloads: [] }));
       // allocated when the case runs: a long run must not hold every large payload from the start
       const length = 4 * 1024 * 1024 + rng.int(1, 1000);
-      return exchange(c, `a real ${length}-byte message`, () => ({ chunks: [prefix(0, length), Buffer.alloc(length, 0x41)], payloads: [] }));
+      return exchange(c, `a real ${length}-byte message`, () => ({
+        chunks: [prefix(0, length), Buffer.alloc(length, 0x41)],
+        payloads: [],
+      }));
     }
   }
 }
@@ -165,8 +215,20 @@ function headersCase(rng: Rng): HostileCase {
   const hostileValue = () => headerSafe(hostileString(rng)).slice(0, 200);
   switch (rng.int(0, 8)) {
     case 0: {
-      const type = rng.pick(['application/json', 'text/plain', 'application/xml', 'multipart/form-data', 'application/grpc+xml', 'application/protobuf', hostileValue()]);
-      return exchange(c, `content-type ${JSON.stringify(type)}`, () => ({ chunks: [frameOf(hello)], payloads: [hello], headers: { ...GRPC_HEADERS, 'content-type': type } }));
+      const type = rng.pick([
+        'application/json',
+        'text/plain',
+        'application/xml',
+        'multipart/form-data',
+        'application/grpc+xml',
+        'application/protobuf',
+        hostileValue(),
+      ]);
+      return exchange(c, `content-type ${JSON.stringify(type)}`, () => ({
+        chunks: [frameOf(hello)],
+        payloads: [hello],
+        headers: { ...GRPC_HEADERS, 'content-type': type },
+      }));
     }
     case 1: {
       const jsonBody = rng.chance(0.5);
@@ -178,32 +240,81 @@ function headersCase(rng: Rng): HostileCase {
       }));
     }
     case 2: {
-      const type = rng.pick(['application/grpc-web', 'application/grpc-web+proto', 'application/connect+proto', 'application/connect+json']);
+      const type = rng.pick([
+        'application/grpc-web',
+        'application/grpc-web+proto',
+        'application/connect+proto',
+        'application/connect+json',
+      ]);
       const payload = /json/.test(type) ? new TextEncoder().encode(json) : hello;
-      return exchange(c, `${type} hello`, () => ({ chunks: [encodeMessage(payload)], payloads: [/json/.test(type) ? json : hello], headers: { 'content-type': type } }));
+      return exchange(c, `${type} hello`, () => ({
+        chunks: [encodeMessage(payload)],
+        payloads: [/json/.test(type) ? json : hello],
+        headers: { 'content-type': type },
+      }));
     }
     case 3: {
       const encoding = rng.pick(['snappy', 'deflate', 'br', 'GZIP', '', 'identity, gzip', hostileValue()]);
-      return exchange(c, `grpc-encoding ${JSON.stringify(encoding)}`, () => ({ chunks: [frameOf(hello)], payloads: [hello], headers: { ...GRPC_HEADERS, 'grpc-encoding': encoding } }));
+      return exchange(c, `grpc-encoding ${JSON.stringify(encoding)}`, () => ({
+        chunks: [frameOf(hello)],
+        payloads: [hello],
+        headers: { ...GRPC_HEADERS, 'grpc-encoding': encoding },
+      }));
     }
     case 4: {
       const timeout = rng.pick(['1n', '1u', '1m', '0S', '-1S', '999999999H', '1.5S', 'S', '100', hostileValue()]);
-      return exchange(c, `grpc-timeout ${JSON.stringify(timeout)}`, () => ({ chunks: [frameOf(hello)], payloads: [hello], headers: { ...GRPC_HEADERS, 'grpc-timeout': timeout } }));
+      return exchange(c, `grpc-timeout ${JSON.stringify(timeout)}`, () => ({
+        chunks: [frameOf(hello)],
+        payloads: [hello],
+        headers: { ...GRPC_HEADERS, 'grpc-timeout': timeout },
+      }));
     }
     case 5: {
       const method = rng.pick(['GET', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']);
-      return exchange(c, `${method} on the stream path`, () => ({ chunks: method === 'GET' ? [] : [frameOf(hello)], payloads: [hello], method }));
+      return exchange(c, `${method} on the stream path`, () => ({
+        chunks: method === 'GET' ? [] : [frameOf(hello)],
+        payloads: [hello],
+        method,
+      }));
     }
     case 6:
-      return exchange(c, 'gRPC over HTTP/1.1', () => ({ chunks: [frameOf(hello)], payloads: [hello], headers: { 'content-type': 'application/grpc' }, http1: true }));
+      return exchange(c, 'gRPC over HTTP/1.1', () => ({
+        chunks: [frameOf(hello)],
+        payloads: [hello],
+        headers: { 'content-type': 'application/grpc' },
+        http1: true,
+      }));
     case 7: {
-      const authorization = rng.pick(['Bearer', 'Bearer ', `Bearer ${hostileValue()}`, 'Basic dXNlcjpwYXNz', hostileValue(), `Bearer ${'x'.repeat(rng.int(5000, 60_000))}`]);
-      return exchange(c, `authorization ${JSON.stringify(authorization.slice(0, 30))}`, () => ({ chunks: [frameOf(hello)], payloads: [hello], headers: { ...GRPC_HEADERS, authorization } }));
+      const authorization = rng.pick([
+        'Bearer',
+        'Bearer ',
+        `Bearer ${hostileValue()}`,
+        'Basic dXNlcjpwYXNz',
+        hostileValue(),
+        `Bearer ${'x'.repeat(rng.int(5000, 60_000))}`,
+      ]);
+      return exchange(c, `authorization ${JSON.stringify(authorization.slice(0, 30))}`, () => ({
+        chunks: [frameOf(hello)],
+        payloads: [hello],
+        headers: { ...GRPC_HEADERS, authorization },
+      }));
     }
     default: {
-      const name = rng.pick(['grpc-accept-encoding', 'connect-protocol-version', 'x-forwarded-for', 'grpc-message', 'grpc-status', 'user-agent', 'x-outpost-reconnect']);
+      const name = rng.pick([
+        'grpc-accept-encoding',
+        'connect-protocol-version',
+        'x-forwarded-for',
+        'grpc-message',
+        'grpc-status',
+        'user-agent',
+        'x-outpost-reconnect',
+      ]);
       const value = hostileValue();
-      return exchange(c, `header ${name}: ${JSON.stringify(value.slice(0, 30))}`, () => ({ chunks: [frameOf(hello)], payloads: [hello], headers: { ...GRPC_HEADERS, [name]: value } }));
+      return exchange(c, `header ${name}: ${JSON.stringify(value.slice(0, 30))}`, () => ({
+        chunks: [frameOf(hello)],
+        payloads: [hello],
+        headers: { ...GRPC_HEADERS, [name]: value },
+      }));
     }
   }
 }

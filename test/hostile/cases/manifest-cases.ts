@@ -22,7 +22,11 @@ function templates(tag: string): string[] {
     `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-${tag}\n  namespace: default\n  labels: {app: web}\ndata:\n  a: "1"\n`,
     `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web-${tag}\n  namespace: default\nspec:\n  replicas: 2\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n        - name: main\n          image: nginx:1\n`,
     `apiVersion: v1\nkind: Service\nmetadata:\n  name: svc-${tag}\n  namespace: default\nspec:\n  ports:\n    - port: 80\n  selector: {app: web}\n`,
-    JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `l-${tag}`, namespace: 'default' }, data: { b: '2' } }] }),
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `l-${tag}`, namespace: 'default' }, data: { b: '2' } }],
+    }),
     `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns-${tag}\n`,
   ];
 }
@@ -50,7 +54,21 @@ function mutatedManifest(rng: Rng, tag: string): { text: string; how: string } {
     const m = flipBits(rng, new TextEncoder().encode(base));
     return { text: new TextDecoder().decode(m.bytes), how: m.how };
   }
-  return { text: rng.pick(['', '---', 'null', '[]', '{}', '[1, 2]', '"text"', 'kind: List\nitems: [1]', '- a\n- b', 'apiVersion: v1\nkind: ConfigMap']), how: 'not a manifest' };
+  return {
+    text: rng.pick([
+      '',
+      '---',
+      'null',
+      '[]',
+      '{}',
+      '[1, 2]',
+      '"text"',
+      'kind: List\nitems: [1]',
+      '- a\n- b',
+      'apiVersion: v1\nkind: ConfigMap',
+    ]),
+    how: 'not a manifest',
+  };
 }
 
 function manifestCase(rng: Rng): HostileCase {
@@ -69,11 +87,25 @@ function manifestCase(rng: Rng): HostileCase {
     run: (target) =>
       guarded(name, async () => {
         const { client, resolver } = await target.kube();
-        const operation = create(OperationSchema, { id: `hx-apply-${tag}`, account: 'sandbox', spec: { case: 'apply', value: { manifests: text, ...options } } });
-        const result = await executeOperation(operation, { client, resolver, settings: SETTINGS, retries: { maxAttempts: 2, backoffMs: 5 }, signal: AbortSignal.timeout(10_000), timeoutMs: 10_000 });
+        const operation = create(OperationSchema, {
+          id: `hx-apply-${tag}`,
+          account: 'sandbox',
+          spec: { case: 'apply', value: { manifests: text, ...options } },
+        });
+        const result = await executeOperation(operation, {
+          client,
+          resolver,
+          settings: SETTINGS,
+          retries: { maxAttempts: 2, backoffMs: 5 },
+          signal: AbortSignal.timeout(10_000),
+          timeoutMs: 10_000,
+        });
         if (result.success) return accepted(`${name}: ${result.statusCode}`);
         if (result.statusCode >= 400 && result.statusCode < 500 && result.reason !== 'InternalError') {
-          return typed(`${name}: ${result.statusCode} ${result.reason}: ${result.message.slice(0, 80)}`, `${result.statusCode} ${result.reason}`);
+          return typed(
+            `${name}: ${result.statusCode} ${result.reason}: ${result.message.slice(0, 80)}`,
+            `${result.statusCode} ${result.reason}`,
+          );
         }
         return failure(`${name}: ${result.statusCode} ${result.reason}: ${result.message.slice(0, 200)}`);
       }),

@@ -89,14 +89,41 @@ function bodyCase(rng: Rng): HostileCase {
   }
   if (choice === 6) {
     const size = limit + rng.int(1, limit === REPLICA_BODY_LIMIT ? 1000 : 200_000);
-    const padded = () => [encoder.encode(JSON.stringify(Array.isArray(base) ? [...base, 'p'.repeat(size)] : { ...(base as object), padding: 'p'.repeat(size) }))];
+    const padded = () => [
+      encoder.encode(
+        JSON.stringify(Array.isArray(base) ? [...base, 'p'.repeat(size)] : { ...(base as object), padding: 'p'.repeat(size) }),
+      ),
+    ];
     const chunked = rng.chance(0.5);
-    return restCase(c, `${where}: body over the limit by a ${size}-byte string${chunked ? ', chunked' : ''}`, { method: route.method, path, headers: json, chunks: padded, chunked, http2, names: [] });
+    return restCase(c, `${where}: body over the limit by a ${size}-byte string${chunked ? ', chunked' : ''}`, {
+      method: route.method,
+      path,
+      headers: json,
+      chunks: padded,
+      chunked,
+      http2,
+      names: [],
+    });
   }
   if (choice === 7) {
-    const type = rng.pick(['text/plain', 'application/x-www-form-urlencoded', 'application/jsonx', 'application/json5', 'application/xml', '', headerSafe(hostileString(rng)).slice(0, 100)]);
+    const type = rng.pick([
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'application/jsonx',
+      'application/json5',
+      'application/xml',
+      '',
+      headerSafe(hostileString(rng)).slice(0, 100),
+    ]);
     const headers: Record<string, string> = type === '' ? {} : { 'content-type': type };
-    return restCase(c, `${where}: content-type ${JSON.stringify(type.slice(0, 30))}`, { method: route.method, path, headers, chunks: [encoder.encode(JSON.stringify(base))], http2, names: [] });
+    return restCase(c, `${where}: content-type ${JSON.stringify(type.slice(0, 30))}`, {
+      method: route.method,
+      path,
+      headers,
+      chunks: [encoder.encode(JSON.stringify(base))],
+      http2,
+      names: [],
+    });
   }
   if (choice === 8) return restCase(c, `${where}: no body`, { method: route.method, path, headers: json, chunks: [], http2, names: [] });
   const charset = rng.pick(['utf-16', 'latin1', 'x-evil', '']);
@@ -119,7 +146,21 @@ function hostileSegment(rng: Rng): { encoded: string; decoded: string } {
       return { encoded: percentEncode(text), decoded: text };
     }
     case 2: {
-      const raw = rng.pick(['..', '.', '%00', '%2e%2e%2f', '..%2f..%2f', '%252e%252e', '%2F', '%5C', '%', '%zz', '%c0%af', '%ef%bf%bf', '%ed%a0%80']);
+      const raw = rng.pick([
+        '..',
+        '.',
+        '%00',
+        '%2e%2e%2f',
+        '..%2f..%2f',
+        '%252e%252e',
+        '%2F',
+        '%5C',
+        '%',
+        '%zz',
+        '%c0%af',
+        '%ef%bf%bf',
+        '%ed%a0%80',
+      ]);
       return { encoded: raw, decoded: raw };
     }
     case 3: {
@@ -161,7 +202,14 @@ function pathCase(rng: Rng): HostileCase {
       `/armory/accounts/${'%'.repeat(rng.int(1, 50))}`,
     ]);
     const method = rng.pick(METHODS);
-    return restCase(c, `${method} ${path.slice(0, 60)}${http2 ? ' (h2)' : ''}`, { method, path, headers: {}, chunks: [], http2, names: [] });
+    return restCase(c, `${method} ${path.slice(0, 60)}${http2 ? ' (h2)' : ''}`, {
+      method,
+      path,
+      headers: {},
+      chunks: [],
+      http2,
+      names: [],
+    });
   }
   const route = rng.pick(REST_ROUTES);
   const tag = uniqueTag(rng);
@@ -192,7 +240,14 @@ function pathCase(rng: Rng): HostileCase {
   const chunks = withBody ? [encoder.encode(JSON.stringify(sample.body))] : [];
   if (withBody) names.push(...collectStrings(sample.body!));
   const headers: Record<string, string> = withBody ? { 'content-type': 'application/json' } : {};
-  return restCase(c, `${method} ${route.path}${http2 ? ' (h2)' : ''} as ${full.slice(0, 70)}`, { method, path: full, headers, chunks, http2, names });
+  return restCase(c, `${method} ${route.path}${http2 ? ' (h2)' : ''} as ${full.slice(0, 70)}`, {
+    method,
+    path: full,
+    headers,
+    chunks,
+    http2,
+    names,
+  });
 }
 
 /** Case factories of the REST categories. */

@@ -23,7 +23,14 @@ function label(method: DescMethod): string {
 }
 
 /** A case calling `method`; a large `body` is a function, built when the case runs so a long run holds one at a time. */
-function rpcCase(category: HostileCategory, name: string, method: DescMethod, wire: RpcWire, body: Uint8Array | (() => Uint8Array), options?: Parameters<typeof callRpc>[5]): HostileCase {
+function rpcCase(
+  category: HostileCategory,
+  name: string,
+  method: DescMethod,
+  wire: RpcWire,
+  body: Uint8Array | (() => Uint8Array),
+  options?: Parameters<typeof callRpc>[5],
+): HostileCase {
   return { category, name, run: (target) => callRpc(target, method, wire, typeof body === 'function' ? body() : body, name, options) };
 }
 
@@ -61,8 +68,18 @@ function protocolCase(rng: Rng): HostileCase {
   const value = () => headerSafe(hostileString(rng)).slice(0, 200);
   switch (rng.int(0, 10)) {
     case 0: {
-      const type = rng.pick(['text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=latin1', 'application/proto+json', value()]);
-      return rpcCase(c, `${m}: content-type ${JSON.stringify(type.slice(0, 40))}`, method, 'connect-json', json, { headers: { 'content-type': type } });
+      const type = rng.pick([
+        'text/plain',
+        'application/xml',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+        'application/json; charset=latin1',
+        'application/proto+json',
+        value(),
+      ]);
+      return rpcCase(c, `${m}: content-type ${JSON.stringify(type.slice(0, 40))}`, method, 'connect-json', json, {
+        headers: { 'content-type': type },
+      });
     }
     case 1: {
       const httpMethod = rng.pick(['GET', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS']);
@@ -75,10 +92,19 @@ function protocolCase(rng: Rng): HostileCase {
       return rpcCase(c, `${m} ${wire}: ${size + 14}-byte body`, method, wire, huge);
     }
     case 3: {
-      const header = rng.pick(['connect-protocol-version', 'connect-timeout-ms', 'content-encoding', 'connect-content-encoding', 'accept-encoding', 'grpc-timeout']);
+      const header = rng.pick([
+        'connect-protocol-version',
+        'connect-timeout-ms',
+        'content-encoding',
+        'connect-content-encoding',
+        'accept-encoding',
+        'grpc-timeout',
+      ]);
       const v = rng.pick(['2', '-1', '99999999999999999999', 'gzip', 'br', 'zstd', '', value()]);
       const wire = header === 'grpc-timeout' ? 'grpc' : 'connect-json';
-      return rpcCase(c, `${m} ${wire}: ${header}: ${JSON.stringify(v.slice(0, 30))}`, method, wire, wire === 'grpc' ? binary : json, { headers: { [header]: v } });
+      return rpcCase(c, `${m} ${wire}: ${header}: ${JSON.stringify(v.slice(0, 30))}`, method, wire, wire === 'grpc' ? binary : json, {
+        headers: { [header]: v },
+      });
     }
     case 4: {
       const wire = rng.pick<RpcWire>(['grpc', 'grpc-web']);
@@ -102,17 +128,41 @@ function protocolCase(rng: Rng): HostileCase {
     case 7: {
       const bomb = gzipSync(Buffer.alloc(rng.pick([5, 16]) * 1024 * 1024));
       const garbage = rng.chance(0.5);
-      return rpcCase(c, `${m} connect-json: content-encoding gzip, ${garbage ? 'not gzip' : 'a gzip bomb'}`, method, 'connect-json', garbage ? randomBytes(rng, 64) : bomb, { headers: { 'content-encoding': 'gzip' } });
+      return rpcCase(
+        c,
+        `${m} connect-json: content-encoding gzip, ${garbage ? 'not gzip' : 'a gzip bomb'}`,
+        method,
+        'connect-json',
+        garbage ? randomBytes(rng, 64) : bomb,
+        { headers: { 'content-encoding': 'gzip' } },
+      );
     }
     case 8: {
       const other = rng.pick(['NoSuchMethod', method.name.toLowerCase(), `${method.name}/extra`, '', `${method.name}%00`]);
-      const path = rng.chance(0.5) ? `/${method.parent.typeName}/${other}` : `/${rng.pick(['outpost.api.v2.ObjectService', 'outpost.api.v1.Secrets', '..', 'grpc.health.v1.Health.Check'])}/${method.name}`;
+      const path = rng.chance(0.5)
+        ? `/${method.parent.typeName}/${other}`
+        : `/${rng.pick(['outpost.api.v2.ObjectService', 'outpost.api.v1.Secrets', '..', 'grpc.health.v1.Health.Check'])}/${method.name}`;
       return rpcCase(c, `POST ${path.slice(0, 60)}`, method, 'connect-json', json, { path });
     }
     case 9: {
-      const authorization = rng.pick(['Bearer', 'Bearer ', `Bearer ${value()}`, 'Basic dXNlcjpwYXNz', value(), `Bearer ${'y'.repeat(rng.int(5000, 60_000))}`, 'Bearer a b c']);
+      const authorization = rng.pick([
+        'Bearer',
+        'Bearer ',
+        `Bearer ${value()}`,
+        'Basic dXNlcjpwYXNz',
+        value(),
+        `Bearer ${'y'.repeat(rng.int(5000, 60_000))}`,
+        'Bearer a b c',
+      ]);
       const wire = rng.pick<RpcWire>(['connect-json', 'grpc']);
-      return rpcCase(c, `${m} ${wire}: authorization ${JSON.stringify(authorization.slice(0, 30))}`, method, wire, wire === 'grpc' ? binary : json, { headers: { authorization } });
+      return rpcCase(
+        c,
+        `${m} ${wire}: authorization ${JSON.stringify(authorization.slice(0, 30))}`,
+        method,
+        wire,
+        wire === 'grpc' ? binary : json,
+        { headers: { authorization } },
+      );
     }
     default: {
       const query = rng.pick([

@@ -56,16 +56,18 @@ function podSpecs(object: unknown, out: Record<string, unknown>[] = []): Record<
   return out;
 }
 
-const containersOf = (podSpec: Record<string, unknown>) => [
-  ...records(podSpec.containers),
-  ...records(podSpec.initContainers),
-];
+const containersOf = (podSpec: Record<string, unknown>) => [...records(podSpec.containers), ...records(podSpec.initContainers)];
 const volumesOf = (object: Record<string, unknown>) => podSpecs(object).flatMap((p) => records(p.volumes));
 const projectedSources = (object: Record<string, unknown>) =>
   volumesOf(object).flatMap((v) => (isRecord(v.projected) ? records(v.projected.sources) : []));
-const envOf = (object: Record<string, unknown>) => podSpecs(object).flatMap(containersOf).flatMap((c) => records(c.env));
+const envOf = (object: Record<string, unknown>) =>
+  podSpecs(object)
+    .flatMap(containersOf)
+    .flatMap((c) => records(c.env));
 const envFromOf = (object: Record<string, unknown>) =>
-  podSpecs(object).flatMap(containersOf).flatMap((c) => records(c.envFrom));
+  podSpecs(object)
+    .flatMap(containersOf)
+    .flatMap((c) => records(c.envFrom));
 const valueFrom = (env: Record<string, unknown>, ref: string) => (isRecord(env.valueFrom) ? env.valueFrom[ref] : undefined);
 
 function scaleTargetOf(object: Record<string, unknown>, kinds: string[]): Slot[] {
@@ -76,7 +78,10 @@ function scaleTargetOf(object: Record<string, unknown>, kinds: string[]): Slot[]
 const POD_TEMPLATE_REPLACERS: readonly Replacer[] = [
   {
     type: 'docker/image',
-    slots: (o) => podSpecs(o).flatMap(containersOf).flatMap((c) => slot(c, 'image')),
+    slots: (o) =>
+      podSpecs(o)
+        .flatMap(containersOf)
+        .flatMap((c) => slot(c, 'image')),
     nameOf: imageName,
   },
   { type: 'kubernetes/configMap', slots: (o) => volumesOf(o).flatMap((v) => slot(v.configMap, 'name')), nameOf: identity },

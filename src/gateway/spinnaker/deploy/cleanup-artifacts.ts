@@ -23,9 +23,7 @@ function isArtifactOf(object: KubeObject, baseName: string): boolean {
 function oldestFirst(objects: KubeObject[], baseName: string): KubeObject[] {
   const created = (o: KubeObject) => String(o.metadata?.creationTimestamp ?? '');
   const version = (o: KubeObject) => versionOf(o, baseName) ?? -1;
-  return [...objects].sort((a, b) =>
-    created(a) < created(b) ? -1 : created(a) > created(b) ? 1 : version(a) - version(b),
-  );
+  return [...objects].sort((a, b) => (created(a) < created(b) ? -1 : created(a) > created(b) ? 1 : version(a) - version(b)));
 }
 
 const identity = (o: KubeObject) => JSON.stringify([agentKindOf(o), o.metadata?.namespace ?? '', o.metadata?.name]);

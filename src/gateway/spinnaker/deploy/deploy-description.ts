@@ -77,8 +77,7 @@ export function readDeployDescription(raw: Record<string, unknown>): DeployDescr
     moniker: moniker(raw.moniker),
     requiredArtifacts: artifacts(raw.requiredArtifacts),
     optionalArtifacts: artifacts(raw.optionalArtifacts),
-    namespaceOverride:
-      typeof raw.namespaceOverride === 'string' && raw.namespaceOverride.trim() !== '' ? raw.namespaceOverride : '',
+    namespaceOverride: typeof raw.namespaceOverride === 'string' && raw.namespaceOverride.trim() !== '' ? raw.namespaceOverride : '',
     versioned,
     enableArtifactBinding: bool(raw.enableArtifactBinding, true),
     skipSpecTemplateLabels: bool(raw.skipSpecTemplateLabels, false),

@@ -22,8 +22,7 @@ import { attachLoadBalancers } from './traffic.js';
 const artifactKey = (a: Artifact) => JSON.stringify([a.type, a.name ?? null, a.location ?? '']);
 
 /** Required artifacts are compared with bound ones on type, name, version, location and reference. */
-const identityKey = (a: Artifact) =>
-  JSON.stringify([a.type, a.name ?? null, a.version ?? null, a.location ?? null, a.reference ?? null]);
+const identityKey = (a: Artifact) => JSON.stringify([a.type, a.name ?? null, a.version ?? null, a.location ?? null, a.reference ?? null]);
 
 function describeArtifact(a: Artifact): string {
   const parts = [a.type, a.name ?? '(no name)'];
@@ -44,11 +43,7 @@ function checkRequiredBound(d: DeployDescription, bound: readonly Artifact[]): v
   );
 }
 
-async function sourceReplicas(
-  m: KubeObject,
-  choice: VersionChoice | undefined,
-  context: DeployContext,
-): Promise<number | undefined> {
+async function sourceReplicas(m: KubeObject, choice: VersionChoice | undefined, context: DeployContext): Promise<number | undefined> {
   const source = choice?.latest
     ? choice.latest.object
     : await context.liveObject?.(agentKindOf(m), m.metadata.namespace ?? '', m.metadata.name ?? '');
@@ -78,8 +73,7 @@ async function planOne(
   }
 
   const strategy = readStrategy(m.metadata.annotations);
-  const versioned =
-    strategy.versioned ?? d.versioned ?? registeredKindOf(m.apiVersion, m.kind)?.versionedByDefault ?? false;
+  const versioned = strategy.versioned ?? d.versioned ?? registeredKindOf(m.apiVersion, m.kind)?.versionedByDefault ?? false;
   const baseName = m.metadata.name;
   const kindName = spinnakerKindOf(m.apiVersion, m.kind);
   let choice: VersionChoice | undefined;

@@ -34,11 +34,7 @@ export function readStrategy(annotations: Readonly<Record<string, string>> | und
   const recreate = isTrue(a[STRATEGY_ANNOTATIONS.recreate]);
   const replace = !recreate && isTrue(a[STRATEGY_ANNOTATIONS.replace]);
   const ssaValue = a[STRATEGY_ANNOTATIONS.serverSideApply];
-  const ssa: DeployStrategy['serverSideApply'] = isTrue(ssaValue)
-    ? 'on'
-    : ssaValue === 'force-conflicts'
-      ? 'force-conflicts'
-      : 'off';
+  const ssa: DeployStrategy['serverSideApply'] = isTrue(ssaValue) ? 'on' : ssaValue === 'force-conflicts' ? 'force-conflicts' : 'off';
   const strategy: DeployStrategy = {
     serverSideApply: recreate || replace ? 'off' : ssa,
     replace,

@@ -29,12 +29,15 @@ function checked(value: unknown, where: string): KubeObject {
   }
   const metadata = value.metadata;
   if (!isRecord(metadata)) throw new DeployPlanError(`${where} (kind ${value.kind}) has no metadata`);
-  const named = (typeof metadata.name === 'string' && metadata.name !== '') ||
+  const named =
+    (typeof metadata.name === 'string' && metadata.name !== '') ||
     (typeof metadata.generateName === 'string' && metadata.generateName !== '');
   if (!named) throw new DeployPlanError(`${where} (kind ${value.kind}) has no metadata.name`);
   for (const key of ['annotations', 'labels'] as const) {
     if (metadata[key] !== undefined && metadata[key] !== null && !isStringMap(metadata[key])) {
-      throw new DeployPlanError(`${where} (${value.kind} ${String(metadata.name ?? metadata.generateName)}): metadata.${key} must map names to strings`);
+      throw new DeployPlanError(
+        `${where} (${value.kind} ${String(metadata.name ?? metadata.generateName)}): metadata.${key} must map names to strings`,
+      );
     }
   }
   const copy = structuredClone(value) as KubeObject;

@@ -27,9 +27,7 @@ async function findLoadBalancer(
   }
   const inRequest = requested.find(
     (m) =>
-      spinnakerKindOf(m.apiVersion, m.kind) === 'service' &&
-      (m.metadata.namespace ?? '') === namespace &&
-      m.metadata.name === parsed.name,
+      spinnakerKindOf(m.apiVersion, m.kind) === 'service' && (m.metadata.namespace ?? '') === namespace && m.metadata.name === parsed.name,
   );
   const found = inRequest ?? (await liveObject?.('Service', namespace, parsed.name));
   if (!found) throw new DeployPlanError(`Load balancer service ${parsed.name} does not exist`);
@@ -57,7 +55,9 @@ export async function attachLoadBalancers(
     const template = templateMetadata(target);
     const labels = stringMap(template ?? target.metadata, 'labels');
     if (Object.keys(selector).some((key) => Object.hasOwn(labels, key))) {
-      throw new DeployPlanError(`Service ${text}: its selector must have no label keys in common with target workload ${target.metadata.name}`);
+      throw new DeployPlanError(
+        `Service ${text}: its selector must have no label keys in common with target workload ${target.metadata.name}`,
+      );
     }
     Object.assign(labels, selector);
   }

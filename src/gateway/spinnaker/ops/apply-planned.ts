@@ -14,7 +14,12 @@ import { fullResourceName } from '../kind-names.js';
 import type { TaskContext } from '../task-runner.js';
 
 /** Applies `planned` on `account`, writing progress lines under `phase`. */
-export async function applyPlanned(ctx: TaskContext, account: string, planned: PlannedManifest[], phase: string): Promise<Record<string, unknown>[]> {
+export async function applyPlanned(
+  ctx: TaskContext,
+  account: string,
+  planned: PlannedManifest[],
+  phase: string,
+): Promise<Record<string, unknown>[]> {
   const applied: Record<string, unknown>[] = [];
   for (const { manifest, strategy, reusedVersion, artifact, selected } of planned) {
     const name = fullResourceName(manifest);
@@ -26,13 +31,24 @@ export async function applyPlanned(ctx: TaskContext, account: string, planned: P
     if (strategy.recreate && manifest.metadata.name) {
       ctx.status(phase, `Deleting ${name} before recreating it...`);
       try {
-        await ctx.calls.run(account, { case: 'delete', value: create(DeleteSpecSchema, { kind: agentKindOf(manifest), namespace, name: manifest.metadata.name, propagationPolicy: PropagationPolicy.BACKGROUND }) });
+        await ctx.calls.run(account, {
+          case: 'delete',
+          value: create(DeleteSpecSchema, {
+            kind: agentKindOf(manifest),
+            namespace,
+            name: manifest.metadata.name,
+            propagationPolicy: PropagationPolicy.BACKGROUND,
+          }),
+        });
       } catch (err) {
         if (!(err instanceof AgentCallError && err.statusCode === 404)) throw err;
       }
     }
     const how = strategy.replace ? 'replacing' : strategy.serverSideApply !== 'off' ? 'server-side applying' : 'applying';
-    ctx.status(phase, `Deploying manifest ${name}${namespace ? ` in ${namespace}` : ''} (${how}${reusedVersion ? `, reusing identical ${reusedVersion}` : ''})...`);
+    ctx.status(
+      phase,
+      `Deploying manifest ${name}${namespace ? ` in ${namespace}` : ''} (${how}${reusedVersion ? `, reusing identical ${reusedVersion}` : ''})...`,
+    );
     const { objects } = await ctx.calls.run(account, {
       case: 'apply',
       value: create(ApplySpecSchema, {

@@ -23,21 +23,36 @@ export function prepareCleanup(description: Description, env: DeployEnv): Prepar
   const account = accountOf(description);
   const raw = description.manifests ?? [];
   if (!Array.isArray(raw)) throw badDescription('manifests must be a list of the deployed manifests');
-  const deployed = raw.filter((m): m is KubeObject => isRecord(m) && isRecord(m.metadata) && typeof m.apiVersion === 'string' && typeof m.kind === 'string');
+  const deployed = raw.filter(
+    (m): m is KubeObject => isRecord(m) && isRecord(m.metadata) && typeof m.apiVersion === 'string' && typeof m.kind === 'string',
+  );
   return {
     name: 'cleanupArtifacts',
     operationClass: 'KubernetesCleanupArtifactsOperation',
     account,
     async run(ctx) {
       ctx.status(PHASE, 'Beginning cleanup of old artifact versions...');
-      const context = await createDeployContext(account, { manifests: deployed }, createLiveReads(() => ctx.calls), env.cache);
+      const context = await createDeployContext(
+        account,
+        { manifests: deployed },
+        createLiveReads(() => ctx.calls),
+        env.cache,
+      );
       const doomed = await versionsToDelete(deployed, context.existingVersions);
       const names: Record<string, string[]> = {};
       for (const object of doomed) {
         const namespace = object.metadata.namespace ?? '';
         ctx.status(PHASE, `Deleting ${fullResourceName(object)}${namespace ? ` in ${namespace}` : ''}...`);
         try {
-          await ctx.calls.run(account, { case: 'delete', value: create(DeleteSpecSchema, { kind: agentKindOf(object), namespace, name: object.metadata.name, propagationPolicy: PropagationPolicy.BACKGROUND }) });
+          await ctx.calls.run(account, {
+            case: 'delete',
+            value: create(DeleteSpecSchema, {
+              kind: agentKindOf(object),
+              namespace,
+              name: object.metadata.name,
+              propagationPolicy: PropagationPolicy.BACKGROUND,
+            }),
+          });
         } catch (err) {
           if (!(err instanceof AgentCallError && err.statusCode === 404)) throw err;
         }

@@ -18,7 +18,8 @@ const PHASE = 'DELETE_KUBERNETES_MANIFEST';
 /** The delete options of a description. */
 export function deleteOptions(description: Description): { policy: PropagationPolicy; gracePeriodSeconds?: bigint } {
   const raw = description.options;
-  if (raw !== undefined && raw !== null && (typeof raw !== 'object' || Array.isArray(raw))) throw badDescription('options must be an object');
+  if (raw !== undefined && raw !== null && (typeof raw !== 'object' || Array.isArray(raw)))
+    throw badDescription('options must be an object');
   const options = (raw ?? {}) as Record<string, unknown>;
   const text = (key: string) => (options[key] === undefined || options[key] === null ? undefined : String(options[key]));
   let policy = PropagationPolicy.BACKGROUND;
@@ -33,7 +34,8 @@ export function deleteOptions(description: Description): { policy: PropagationPo
   }
   if (text('orphanDependents')?.toLowerCase() === 'true') policy = PropagationPolicy.ORPHAN;
   const grace = text('gracePeriodSeconds');
-  if (grace !== undefined && !/^\d+$/.test(grace)) throw badDescription(`options.gracePeriodSeconds must be a whole number of seconds (got ${JSON.stringify(grace)})`);
+  if (grace !== undefined && !/^\d+$/.test(grace))
+    throw badDescription(`options.gracePeriodSeconds must be a whole number of seconds (got ${JSON.stringify(grace)})`);
   return { policy, gracePeriodSeconds: grace === undefined ? undefined : BigInt(grace) };
 }
 
@@ -51,7 +53,16 @@ export function prepareDelete(description: Description): PreparedOperation {
         ctx.status(PHASE, `Beginning deletion of manifest ${target.fullName}...`);
         ctx.status(PHASE, 'Calling delete operation...');
         try {
-          await ctx.calls.run(account, { case: 'delete', value: create(DeleteSpecSchema, { kind: target.kind.agentKind, namespace: target.namespace, name: target.name, propagationPolicy: policy, gracePeriodSeconds }) });
+          await ctx.calls.run(account, {
+            case: 'delete',
+            value: create(DeleteSpecSchema, {
+              kind: target.kind.agentKind,
+              namespace: target.namespace,
+              name: target.name,
+              propagationPolicy: policy,
+              gracePeriodSeconds,
+            }),
+          });
         } catch (err) {
           if (!(err instanceof AgentCallError && err.statusCode === 404)) throw err;
           ctx.status(PHASE, `${target.fullName} did not exist`);
@@ -75,7 +86,16 @@ export function prepareDelete(description: Description): PreparedOperation {
       ctx.status(PHASE, `Beginning deletion of ${kinds.map((k) => k.spinnakerName).join(', ')} matching "${selector}"...`);
       const deleted: string[] = [];
       for (const kind of kinds) {
-        const { result } = await ctx.calls.run(account, { case: 'delete', value: create(DeleteSpecSchema, { kind: kind.agentKind, namespace, labelSelector: selector, propagationPolicy: policy, gracePeriodSeconds }) });
+        const { result } = await ctx.calls.run(account, {
+          case: 'delete',
+          value: create(DeleteSpecSchema, {
+            kind: kind.agentKind,
+            namespace,
+            labelSelector: selector,
+            propagationPolicy: policy,
+            gracePeriodSeconds,
+          }),
+        });
         // The agent names each deleted object `Kind/namespace/name` (or `Kind/name`).
         for (const ref of result.deleted) deleted.push(`${kind.spinnakerName} ${ref.slice(ref.lastIndexOf('/') + 1)}`);
       }

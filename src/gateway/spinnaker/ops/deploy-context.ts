@@ -23,7 +23,12 @@ function manifestsOf(description: Record<string, unknown>): Record<string, unkno
 }
 
 /** Builds the context for one deploy on `account`. */
-export async function createDeployContext(account: string, description: Record<string, unknown>, reads: LiveReads, cache: CacheReads): Promise<DeployContext> {
+export async function createDeployContext(
+  account: string,
+  description: Record<string, unknown>,
+  reads: LiveReads,
+  cache: CacheReads,
+): Promise<DeployContext> {
   const scopes = new Map<string, boolean>();
   for (const m of manifestsOf(description)) {
     const apiVersion = String(m.apiVersion ?? '');
@@ -38,7 +43,9 @@ export async function createDeployContext(account: string, description: Record<s
     async existingVersions(agentKind, namespace, baseName) {
       const all = (await reads.list(account, agentKind, namespace)) as KubeObject[];
       const versioned = new RegExp(`^${baseName.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-v\\d{3,}$`);
-      return all.filter((o) => o.metadata.annotations?.[ANNOTATIONS.artifactName] === baseName || versioned.test(String(o.metadata.name ?? '')));
+      return all.filter(
+        (o) => o.metadata.annotations?.[ANNOTATIONS.artifactName] === baseName || versioned.test(String(o.metadata.name ?? '')),
+      );
     },
     liveObject: async (agentKind, namespace, name) => (await reads.get(account, agentKind, namespace, name)) as KubeObject | undefined,
   };

@@ -25,8 +25,19 @@ export interface DeployEnv {
 const PHASE = 'DEPLOY_KUBERNETES_MANIFEST';
 
 /** Plans with the live context, turning planning errors into task failures. */
-export async function planWith(ctx: TaskContext, account: string, description: Description, env: DeployEnv, plan: typeof planDeploy): Promise<DeployPlan> {
-  const context = await createDeployContext(account, description, createLiveReads(() => ctx.calls), env.cache);
+export async function planWith(
+  ctx: TaskContext,
+  account: string,
+  description: Description,
+  env: DeployEnv,
+  plan: typeof planDeploy,
+): Promise<DeployPlan> {
+  const context = await createDeployContext(
+    account,
+    description,
+    createLiveReads(() => ctx.calls),
+    env.cache,
+  );
   try {
     return await plan(description, context);
   } catch (err) {
@@ -45,8 +56,10 @@ export function prepareDeploy(description: Description, env: DeployEnv): Prepare
     if (err instanceof DeployPlanError) throw badDescription(err.message);
     throw err;
   }
-  if (manifests.filter((m) => m !== null && m !== undefined).length === 0) throw badDescription('No manifests were given to deploy (manifests is missing or empty)');
-  if (manifests.some((m) => m !== null && (typeof m !== 'object' || Array.isArray(m)))) throw badDescription('every item of manifests must be an object (a Kubernetes manifest)');
+  if (manifests.filter((m) => m !== null && m !== undefined).length === 0)
+    throw badDescription('No manifests were given to deploy (manifests is missing or empty)');
+  if (manifests.some((m) => m !== null && (typeof m !== 'object' || Array.isArray(m))))
+    throw badDescription('every item of manifests must be an object (a Kubernetes manifest)');
   return {
     name: 'deployManifest',
     operationClass: 'KubernetesDeployManifestOperation',
@@ -56,7 +69,10 @@ export function prepareDeploy(description: Description, env: DeployEnv): Prepare
       const plan = await planWith(ctx, account, description, env, planDeploy);
       const applied = await applyPlanned(ctx, account, plan.manifests, PHASE);
       if (plan.labelSelector !== undefined && applied.length === 0 && !plan.allowNothingSelected) {
-        throw new TaskFailure(`nothing deployed to account ${account} with label selector(s) ${plan.labelSelector}`, 'IllegalStateException');
+        throw new TaskFailure(
+          `nothing deployed to account ${account} with label selector(s) ${plan.labelSelector}`,
+          'IllegalStateException',
+        );
       }
       ctx.status(PHASE, `Deploy manifest task completed successfully for ${applied.length} manifest(s)`);
       return resultOf(applied, plan.createdArtifacts as Record<string, unknown>[], plan.boundArtifacts as Record<string, unknown>[]);

@@ -68,7 +68,11 @@ export function manifestTarget(description: Description): ManifestTarget {
   if (!text) throw badDescription('manifestName is required ("<kind> <name>", e.g. "deployment web")');
   const parsed = parseResourceName(text);
   if (!parsed) throw badDescription(`manifestName ${JSON.stringify(text)} is not "<kind> <name>" (e.g. "deployment web")`);
-  return { ...parsed, namespace: namespaceOfLocation(stringField(description, 'location')), fullName: `${parsed.kind.spinnakerName} ${parsed.name}` };
+  return {
+    ...parsed,
+    namespace: namespaceOfLocation(stringField(description, 'location')),
+    fullName: `${parsed.kind.spinnakerName} ${parsed.name}`,
+  };
 }
 
 /** Clouddriver's `manifestNamesByNamespace` for names in one namespace. */

@@ -25,7 +25,14 @@ const BUILT_IN: Record<string, (description: Description, deps: PrepareDeps) => 
 
 /** Every operation name accepted, given the extra ones. */
 export function operationNames(deps: PrepareDeps): string[] {
-  return [...Object.keys(BUILT_IN), 'undoRolloutManifest', 'rollingRestartManifest', 'pauseRolloutManifest', 'resumeRolloutManifest', ...Object.keys(deps.extra ?? {})].sort();
+  return [
+    ...Object.keys(BUILT_IN),
+    'undoRolloutManifest',
+    'rollingRestartManifest',
+    'pauseRolloutManifest',
+    'resumeRolloutManifest',
+    ...Object.keys(deps.extra ?? {}),
+  ].sort();
 }
 
 /** Validates one description; 400 for an unknown name or a bad description. */
@@ -40,14 +47,17 @@ export function prepareOperation(name: string, description: Description, deps: P
 
 /** Reads Orca's body: a non-empty array of single-key objects `{"<operation>": {description}}`. */
 export function parseOperationsBody(body: unknown): { name: string; description: Description }[] {
-  if (!Array.isArray(body) || body.length === 0) throw badDescription('the body must be a non-empty JSON array of {"<operation>": {description}} objects');
+  if (!Array.isArray(body) || body.length === 0)
+    throw badDescription('the body must be a non-empty JSON array of {"<operation>": {description}} objects');
   const out: { name: string; description: Description }[] = [];
   for (const [n, item] of body.entries()) {
-    if (!item || typeof item !== 'object' || Array.isArray(item)) throw badDescription(`operation ${n} must be an object {"<operation>": {description}}`);
+    if (!item || typeof item !== 'object' || Array.isArray(item))
+      throw badDescription(`operation ${n} must be an object {"<operation>": {description}}`);
     const entries = Object.entries(item as Record<string, unknown>);
     if (entries.length !== 1) throw badDescription(`operation ${n} must have exactly one key, the operation name (got ${entries.length})`);
     const [name, description] = entries[0]!;
-    if (!description || typeof description !== 'object' || Array.isArray(description)) throw badDescription(`the description of ${name} must be an object`);
+    if (!description || typeof description !== 'object' || Array.isArray(description))
+      throw badDescription(`the description of ${name} must be an object`);
     out.push({ name, description: description as Description });
   }
   return out;

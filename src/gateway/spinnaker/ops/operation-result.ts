@@ -15,7 +15,11 @@ export interface KubernetesOperationResult {
 }
 
 /** A result listing `objects` by namespace (plus the given artifacts). */
-export function resultOf(objects: Record<string, unknown>[], createdArtifacts: Record<string, unknown>[] = [], boundArtifacts: Record<string, unknown>[] = []): KubernetesOperationResult {
+export function resultOf(
+  objects: Record<string, unknown>[],
+  createdArtifacts: Record<string, unknown>[] = [],
+  boundArtifacts: Record<string, unknown>[] = [],
+): KubernetesOperationResult {
   const names: Record<string, string[]> = {};
   for (const object of objects) {
     const metadata = (object.metadata ?? {}) as { namespace?: string };

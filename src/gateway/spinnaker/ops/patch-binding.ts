@@ -10,7 +10,8 @@ import { parseResourceName } from '../kind-names.js';
 import { accountOf, namespaceOfLocation, stringField, type Description } from './description-fields.js';
 import type { PatchBinder } from './patch-manifest.js';
 
-const artifactsOf = (value: unknown): Artifact[] => (Array.isArray(value) ? value.filter((a): a is Artifact => isRecord(a) && typeof a.type === 'string') : []);
+const artifactsOf = (value: unknown): Artifact[] =>
+  Array.isArray(value) ? value.filter((a): a is Artifact => isRecord(a) && typeof a.type === 'string') : [];
 
 /** Binds into a copy of `body`; returns it with the artifacts that bound. */
 export const bindPatchArtifacts: PatchBinder = (body, description: Description) => {

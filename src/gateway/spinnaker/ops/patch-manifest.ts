@@ -14,7 +14,10 @@ const PHASE = 'PATCH_KUBERNETES_MANIFEST';
 const TYPES: Record<string, PatchType> = { strategic: PatchType.STRATEGIC, merge: PatchType.MERGE, json: PatchType.JSON };
 
 /** Binds artifacts into a patch body (strategic and merge patches); returns the body and the bound artifacts. */
-export type PatchBinder = (body: Record<string, unknown>, description: Description) => { body: Record<string, unknown>; bound: Record<string, unknown>[] };
+export type PatchBinder = (
+  body: Record<string, unknown>,
+  description: Description,
+) => { body: Record<string, unknown>; bound: Record<string, unknown>[] };
 
 /** Validates a patchManifest description. */
 export function preparePatch(description: Description, bind?: PatchBinder): PreparedOperation {
@@ -24,10 +27,12 @@ export function preparePatch(description: Description, bind?: PatchBinder): Prep
   if (typeof options !== 'object' || Array.isArray(options)) throw badDescription('options must be an object');
   const strategy = String(options.mergeStrategy ?? 'strategic').toLowerCase();
   const type = TYPES[strategy];
-  if (type === undefined) throw badDescription(`options.mergeStrategy must be strategic, merge or json (got ${JSON.stringify(options.mergeStrategy)})`);
+  if (type === undefined)
+    throw badDescription(`options.mergeStrategy must be strategic, merge or json (got ${JSON.stringify(options.mergeStrategy)})`);
   const body = description.patchBody;
   if (type === PatchType.JSON) {
-    if (!Array.isArray(body) || body.length === 0) throw badDescription('patchBody must be a non-empty list of JSON patch operations for mergeStrategy json');
+    if (!Array.isArray(body) || body.length === 0)
+      throw badDescription('patchBody must be a non-empty list of JSON patch operations for mergeStrategy json');
   } else if (!body || typeof body !== 'object' || Array.isArray(body) || Object.keys(body).length === 0) {
     throw badDescription(`patchBody must be a non-empty object for mergeStrategy ${strategy}`);
   }
@@ -41,7 +46,16 @@ export function preparePatch(description: Description, bind?: PatchBinder): Prep
       let bound: Record<string, unknown>[] = [];
       if (type !== PatchType.JSON && bind) ({ body: patch, bound } = bind(body as Record<string, unknown>, description));
       ctx.status(PHASE, `Patching manifest (${strategy})...`);
-      const { objects } = await ctx.calls.run(account, { case: 'patch', value: create(PatchSpecSchema, { kind: target.kind.agentKind, namespace: target.namespace, name: target.name, type, patch: JSON.stringify(patch) }) });
+      const { objects } = await ctx.calls.run(account, {
+        case: 'patch',
+        value: create(PatchSpecSchema, {
+          kind: target.kind.agentKind,
+          namespace: target.namespace,
+          name: target.name,
+          type,
+          patch: JSON.stringify(patch),
+        }),
+      });
       ctx.status(PHASE, `Patched ${target.fullName}`);
       if (objects.length === 0) return { ...namesResult(target.namespace, [target.fullName]), boundArtifacts: bound };
       return resultOf(objects, [], bound);

@@ -18,7 +18,8 @@ export function prepareRunJob(description: Description, env: DeployEnv): Prepare
   const account = accountOf(description);
   const manifest = description.manifest ?? (Array.isArray(description.manifests) ? description.manifests[0] : undefined);
   if (!isRecord(manifest)) throw badDescription('runJob needs manifest: the Job to run');
-  if (String(manifest.kind ?? '').toLowerCase() !== 'job') throw badDescription(`Only kind of Job is accepted for the Run Job operation (got ${JSON.stringify(manifest.kind ?? null)})`);
+  if (String(manifest.kind ?? '').toLowerCase() !== 'job')
+    throw badDescription(`Only kind of Job is accepted for the Run Job operation (got ${JSON.stringify(manifest.kind ?? null)})`);
   return {
     name: 'runJob',
     operationClass: 'KubernetesRunJobOperation',
@@ -27,7 +28,11 @@ export function prepareRunJob(description: Description, env: DeployEnv): Prepare
       ctx.status(PHASE, 'Running Kubernetes job...');
       const plan = await planWith(ctx, account, { ...description, manifest }, env, planRunJob);
       const applied = await applyPlanned(ctx, account, plan.manifests, PHASE);
-      const result = resultOf(applied, plan.createdArtifacts as Record<string, unknown>[], plan.boundArtifacts as Record<string, unknown>[]);
+      const result = resultOf(
+        applied,
+        plan.createdArtifacts as Record<string, unknown>[],
+        plan.boundArtifacts as Record<string, unknown>[],
+      );
       ctx.status(PHASE, `Started ${Object.values(result.manifestNamesByNamespace).flat().join(', ')}`);
       return { ...result, deployedNamesByLocation: result.manifestNamesByNamespace };
     },

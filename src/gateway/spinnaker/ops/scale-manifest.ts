@@ -27,7 +27,10 @@ export function prepareScale(description: Description): PreparedOperation {
         throw new TaskFailure(`Resource kind ${target.kind.spinnakerName} does not support scaling`, 'IllegalArgumentException');
       }
       ctx.status(PHASE, `Calling scale operation (replicas: ${replicas})...`);
-      await ctx.calls.run(account, { case: 'scale', value: create(ScaleSpecSchema, { kind: target.kind.agentKind, namespace: target.namespace, name: target.name, replicas }) });
+      await ctx.calls.run(account, {
+        case: 'scale',
+        value: create(ScaleSpecSchema, { kind: target.kind.agentKind, namespace: target.namespace, name: target.name, replicas }),
+      });
       ctx.status(PHASE, `Scaled ${target.fullName} to ${replicas} replicas`);
       return undefined;
     },

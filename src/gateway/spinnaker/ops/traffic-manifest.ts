@@ -29,13 +29,22 @@ export function serviceNames(list: unknown, where: string): string[] {
 }
 
 /** The selector of each Service, read live; fails naming a missing one. */
-export async function serviceSelectors(reads: LiveReads, account: string, namespace: string, names: string[]): Promise<Record<string, string>[]> {
+export async function serviceSelectors(
+  reads: LiveReads,
+  account: string,
+  namespace: string,
+  names: string[],
+): Promise<Record<string, string>[]> {
   const out: Record<string, string>[] = [];
   for (const name of names) {
     const service = await reads.get(account, 'Service', namespace, name);
     if (!service) throw new TaskFailure(`load balancer service ${name} does not exist in ${namespace}`, 'NotFoundException');
     const selector = ((service.spec as { selector?: Record<string, string> } | undefined)?.selector ?? {}) as Record<string, string>;
-    if (Object.keys(selector).length === 0) throw new TaskFailure(`load balancer service ${name} has no selector: Spinnaker cannot route its traffic`, 'IllegalArgumentException');
+    if (Object.keys(selector).length === 0)
+      throw new TaskFailure(
+        `load balancer service ${name} has no selector: Spinnaker cannot route its traffic`,
+        'IllegalArgumentException',
+      );
     out.push(selector);
   }
   return out;
@@ -43,10 +52,15 @@ export async function serviceSelectors(reads: LiveReads, account: string, namesp
 
 /** Fails when a Service selector key is also a key of the workload's own selector. */
 export function checkSelectorOverlap(workload: KubernetesObject, selectors: Record<string, string>[]): void {
-  const own = ((workload.spec as { selector?: { matchLabels?: Record<string, string> } } | undefined)?.selector?.matchLabels ?? {}) as Record<string, string>;
+  const own = ((workload.spec as { selector?: { matchLabels?: Record<string, string> } } | undefined)?.selector?.matchLabels ??
+    {}) as Record<string, string>;
   for (const selector of selectors) {
     const shared = Object.keys(selector).filter((k) => Object.hasOwn(own, k));
-    if (shared.length) throw new TaskFailure(`Service selector must have no label keys in common with the target workload's label selector (shared: ${shared.join(', ')})`, 'IllegalArgumentException');
+    if (shared.length)
+      throw new TaskFailure(
+        `Service selector must have no label keys in common with the target workload's label selector (shared: ${shared.join(', ')})`,
+        'IllegalArgumentException',
+      );
   }
 }
 
@@ -66,7 +80,10 @@ function labelOps(path: string, existing: Record<string, string> | undefined, la
 
 async function jsonPatch(calls: AgentCalls, account: string, kind: string, namespace: string, name: string, ops: unknown[]) {
   if (ops.length === 0) return;
-  await calls.run(account, { case: 'patch', value: create(PatchSpecSchema, { kind, namespace, name, type: PatchType.JSON, patch: JSON.stringify(ops) }) });
+  await calls.run(account, {
+    case: 'patch',
+    value: create(PatchSpecSchema, { kind, namespace, name, type: PatchType.JSON, patch: JSON.stringify(ops) }),
+  });
 }
 
 /** Validates an enableManifest / disableManifest description. */
@@ -91,14 +108,18 @@ export function prepareTraffic(verb: 'enableManifest' | 'disableManifest', descr
       ctx.status(phase, `Starting ${enable ? 'enable' : 'disable'} operation on ${target.fullName}...`);
       const reads = createLiveReads(() => ctx.calls);
       const workload = await reads.get(account, target.kind.agentKind, target.namespace, target.name);
-      if (!workload) throw new TaskFailure(`${target.fullName} does not exist in ${target.namespace || 'the cluster'}`, 'NotFoundException');
+      if (!workload)
+        throw new TaskFailure(`${target.fullName} does not exist in ${target.namespace || 'the cluster'}`, 'NotFoundException');
       let names = explicit;
       if (!names) {
         const annotation = workload.metadata.annotations?.[LOAD_BALANCERS_ANNOTATION];
         try {
           names = annotation ? serviceNames(JSON.parse(annotation), LOAD_BALANCERS_ANNOTATION) : [];
         } catch (err) {
-          throw new TaskFailure(`the ${LOAD_BALANCERS_ANNOTATION} annotation of ${target.fullName} is not a JSON list of "service NAME": ${(err as Error).message}`, 'IllegalArgumentException');
+          throw new TaskFailure(
+            `the ${LOAD_BALANCERS_ANNOTATION} annotation of ${target.fullName} is not a JSON list of "service NAME": ${(err as Error).message}`,
+            'IllegalArgumentException',
+          );
         }
       }
       if (names.length === 0) {
@@ -110,18 +131,38 @@ export function prepareTraffic(verb: 'enableManifest' | 'disableManifest', descr
       const labels = Object.assign({}, ...selectors) as Record<string, string>;
       const template = (workload.spec as { template?: { metadata?: { labels?: Record<string, string> } } } | undefined)?.template;
       if (template) {
-        ctx.status(phase, `${enable ? 'Adding' : 'Removing'} the labels of ${names.map((n) => `service ${n}`).join(', ')} ${enable ? 'to' : 'from'} the pod template...`);
-        await jsonPatch(ctx.calls, account, target.kind.agentKind, target.namespace, target.name, labelOps('/spec/template/metadata/labels', template.metadata?.labels, labels, enable));
+        ctx.status(
+          phase,
+          `${enable ? 'Adding' : 'Removing'} the labels of ${names.map((n) => `service ${n}`).join(', ')} ${enable ? 'to' : 'from'} the pod template...`,
+        );
+        await jsonPatch(
+          ctx.calls,
+          account,
+          target.kind.agentKind,
+          target.namespace,
+          target.name,
+          labelOps('/spec/template/metadata/labels', template.metadata?.labels, labels, enable),
+        );
       }
       const own = (workload.spec as { selector?: { matchLabels?: Record<string, string> } } | undefined)?.selector?.matchLabels;
       const uid = workload.metadata.uid;
       if (own && Object.keys(own).length && uid) {
-        const selector = Object.entries(own).map(([k, v]) => `${k}=${v}`).join(',');
+        const selector = Object.entries(own)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(',');
         const pods = (await reads.list(account, 'Pod', target.namespace, { labelSelector: selector })).filter((p) =>
           ((p.metadata.ownerReferences ?? []) as { uid?: string }[]).some((o) => o.uid === uid),
         );
         ctx.status(phase, `${enable ? 'Adding' : 'Removing'} the labels on ${pods.length} running pod(s)...`);
-        for (const pod of pods) await jsonPatch(ctx.calls, account, 'Pod', target.namespace, String(pod.metadata.name), labelOps('/metadata/labels', pod.metadata.labels, labels, enable));
+        for (const pod of pods)
+          await jsonPatch(
+            ctx.calls,
+            account,
+            'Pod',
+            target.namespace,
+            String(pod.metadata.name),
+            labelOps('/metadata/labels', pod.metadata.labels, labels, enable),
+          );
       }
       ctx.status(phase, `${enable ? 'Enabled' : 'Disabled'} ${target.fullName} in ${names.map((n) => `service ${n}`).join(', ')}`);
       return undefined;

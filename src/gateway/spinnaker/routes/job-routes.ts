@@ -34,10 +34,12 @@ export function addJobRoutes(app: Hono<RestEnv>, deps: JobRoutesDeps): void {
   /** The account, namespace and job name of a request; 404 for an unknown account or a name that is not a job. */
   const target = async (c: Context<RestEnv>) => {
     const account = c.req.param('account') ?? '';
-    if (!mayTouchAccount(spinnakerContextOf(c), account) || !(await deps.accounts.get(account))) throw new HttpError(404, 'Not Found', `no account named ${JSON.stringify(account)}`);
+    if (!mayTouchAccount(spinnakerContextOf(c), account) || !(await deps.accounts.get(account)))
+      throw new HttpError(404, 'Not Found', `no account named ${JSON.stringify(account)}`);
     const raw = c.req.param('name') ?? '';
     const parsed = raw.includes(' ') ? parseResourceName(raw) : undefined;
-    if (raw.includes(' ') && parsed?.kind.registered?.name !== 'job') throw new HttpError(404, 'Not Found', `${JSON.stringify(raw)} does not name a job ("job NAME")`);
+    if (raw.includes(' ') && parsed?.kind.registered?.name !== 'job')
+      throw new HttpError(404, 'Not Found', `${JSON.stringify(raw)} does not name a job ("job NAME")`);
     const location = c.req.param('location') ?? '';
     return { account, namespace: location === '_' ? '' : location, name: parsed?.name ?? raw };
   };
@@ -60,7 +62,12 @@ export function addJobRoutes(app: Hono<RestEnv>, deps: JobRoutesDeps): void {
     if (!view.mostRecentPodName) throw new HttpError(404, 'Not Found', `job ${name} has no pods to read the property file from`);
     const container = c.req.param('fileName');
     const log = await reads.logs(account, namespace, view.mostRecentPodName, container).catch((err: unknown) => {
-      if (err instanceof AgentCallError) throw new HttpError(404, 'Not Found', `no log for container ${JSON.stringify(container)} of pod ${view.mostRecentPodName}: ${err.message}`);
+      if (err instanceof AgentCallError)
+        throw new HttpError(
+          404,
+          'Not Found',
+          `no log for container ${JSON.stringify(container)} of pod ${view.mostRecentPodName}: ${err.message}`,
+        );
       throw err;
     });
     try {
@@ -75,7 +82,12 @@ export function addJobRoutes(app: Hono<RestEnv>, deps: JobRoutesDeps): void {
     try {
       await createAgentCalls(deps.operations, `cancel-${randomUUID()}`, undefined, requesterOfRequest(c)).run(t.account, {
         case: 'delete',
-        value: create(DeleteSpecSchema, { kind: 'Job', namespace: t.namespace, name: t.name, propagationPolicy: PropagationPolicy.BACKGROUND }),
+        value: create(DeleteSpecSchema, {
+          kind: 'Job',
+          namespace: t.namespace,
+          name: t.name,
+          propagationPolicy: PropagationPolicy.BACKGROUND,
+        }),
       });
     } catch (err) {
       if (err instanceof AgentCallError && err.statusCode === 404) throw new HttpError(404, 'Not Found', `job ${t.name} not found`);

@@ -36,7 +36,8 @@ const CRITERIA = new Set(['oldest', 'newest', 'second_newest', 'largest', 'small
 export function addManifestRoutes(app: Hono<RestEnv>, deps: ManifestRoutesDeps): void {
   const account = async (c: Context<RestEnv>) => {
     const name = c.req.param('account') ?? '';
-    if (!mayTouchAccount(spinnakerContextOf(c), name)) throw new HttpError(403, 'Forbidden', `the user may not read account ${name} (X-SPINNAKER-ACCOUNTS)`);
+    if (!mayTouchAccount(spinnakerContextOf(c), name))
+      throw new HttpError(403, 'Forbidden', `the user may not read account ${name} (X-SPINNAKER-ACCOUNTS)`);
     if (!(await deps.accounts.get(name))) throw notFound(`no account named ${JSON.stringify(name)}`);
     return name;
   };
@@ -50,16 +51,26 @@ export function addManifestRoutes(app: Hono<RestEnv>, deps: ManifestRoutesDeps):
     if (!parsed) throw notFound(`${JSON.stringify(text)} is not "<kind> <name>"`);
     const reads = deps.reads(requesterOfRequest(c));
     const object = await reads.get(acct, parsed.kind.agentKind, namespace, parsed.name);
-    if (!object) throw notFound(`${parsed.kind.spinnakerName} ${parsed.name} not found in ${namespace || 'the cluster'} of account ${acct}`);
+    if (!object)
+      throw notFound(`${parsed.kind.spinnakerName} ${parsed.name} not found in ${namespace || 'the cluster'} of account ${acct}`);
     const includeEvents = c.req.query('includeEvents') !== 'false';
     const ns = String(object.metadata.namespace ?? '');
-    const events = includeEvents && ns ? eventsFor(object, await reads.list(acct, 'Event', ns, { fieldSelector: `involvedObject.name=${parsed.name}` })) : [];
+    const events =
+      includeEvents && ns
+        ? eventsFor(object, await reads.list(acct, 'Event', ns, { fieldSelector: `involvedObject.name=${parsed.name}` }))
+        : [];
     const moniker = monikerOf(object);
     return c.json({
       account: acct,
       name: `${spinnakerKindOf(String(object.apiVersion ?? ''), String(object.kind ?? ''))} ${object.metadata.name}`,
       location: ns,
-      moniker: { app: moniker.app, cluster: moniker.cluster, ...(moniker.stack ? { stack: moniker.stack } : {}), ...(moniker.detail ? { detail: moniker.detail } : {}), ...(moniker.sequence !== undefined ? { sequence: moniker.sequence } : {}) },
+      moniker: {
+        app: moniker.app,
+        cluster: moniker.cluster,
+        ...(moniker.stack ? { stack: moniker.stack } : {}),
+        ...(moniker.detail ? { detail: moniker.detail } : {}),
+        ...(moniker.sequence !== undefined ? { sequence: moniker.sequence } : {}),
+      },
       manifest: object,
       status: manifestStatus(object),
       artifacts: listArtifacts(object as KubeObject, acct),
@@ -85,21 +96,29 @@ export function addManifestRoutes(app: Hono<RestEnv>, deps: ManifestRoutesDeps):
       (o) => (!kind.customGroup || groupOf(String(o.apiVersion ?? '')) === kind.customGroup) && monikerOf(o).cluster === clusterName,
     ) as KubeObject[];
     const created = (o: KubeObject) => String(o.metadata.creationTimestamp ?? '');
-    objects.sort((a, b) => (created(a) < created(b) ? -1 : created(a) > created(b) ? 1 : String(a.metadata.name) < String(b.metadata.name) ? -1 : 1));
+    objects.sort((a, b) =>
+      created(a) < created(b) ? -1 : created(a) > created(b) ? 1 : String(a.metadata.name) < String(b.metadata.name) ? -1 : 1,
+    );
     return { objects, describe: `(account: ${acct}, location: ${location}, kind: ${kindText}, app: ${app}, cluster: ${clusterName})` };
   };
-  const coordinates = (o: KubeObject) => ({ kind: spinnakerKindOf(o.apiVersion, o.kind), namespace: o.metadata.namespace ?? '', name: o.metadata.name });
+  const coordinates = (o: KubeObject) => ({
+    kind: spinnakerKindOf(o.apiVersion, o.kind),
+    namespace: o.metadata.namespace ?? '',
+    name: o.metadata.name,
+  });
 
   app.get('/manifests/:account/:location/:kind/cluster/:app/:cluster', async (c) => c.json((await cluster(c)).objects.map(coordinates)));
   app.get('/manifests/:account/:location/:kind/cluster/:app/:cluster/dynamic/:criteria', async (c) => {
     const criteria = c.req.param('criteria');
-    if (!CRITERIA.has(criteria)) throw new HttpError(400, 'Bad Request', `criteria must be one of ${[...CRITERIA].join(', ')} (got ${JSON.stringify(criteria)})`);
+    if (!CRITERIA.has(criteria))
+      throw new HttpError(400, 'Bad Request', `criteria must be one of ${[...CRITERIA].join(', ')} (got ${JSON.stringify(criteria)})`);
     const { objects, describe } = await cluster(c);
     if (criteria === 'largest' || criteria === 'smallest') {
       const replicas = (o: KubeObject) => Number((o.spec as { replicas?: number } | undefined)?.replicas ?? 0);
       objects.sort((a, b) => replicas(a) - replicas(b));
     }
-    const pick = criteria === 'oldest' || criteria === 'smallest' ? objects[0] : criteria === 'second_newest' ? objects.at(-2) : objects.at(-1);
+    const pick =
+      criteria === 'oldest' || criteria === 'smallest' ? objects[0] : criteria === 'second_newest' ? objects.at(-2) : objects.at(-1);
     if (!pick) throw notFound(`No manifests matching ${describe} found for criteria ${criteria}`);
     return c.json(coordinates(pick));
   });

@@ -33,20 +33,30 @@ export function addOpsRoutes(app: Hono<RestEnv>, deps: OpsRoutesDeps): void {
   for (const path of ['/ops', '/:cloudProvider/ops']) {
     app.post(path, async (c) => {
       const provider = c.req.param('cloudProvider');
-      if (provider !== undefined && provider !== 'kubernetes') throw badDescription(`cloud provider ${JSON.stringify(provider)} is not served here: Outpost serves kubernetes`);
+      if (provider !== undefined && provider !== 'kubernetes')
+        throw badDescription(`cloud provider ${JSON.stringify(provider)} is not served here: Outpost serves kubernetes`);
       const clientRequestId = c.req.query('clientRequestId') || undefined;
-      if (clientRequestId !== undefined && clientRequestId.length > MAX_REQUEST_ID) throw badDescription(`clientRequestId is longer than ${MAX_REQUEST_ID} characters`);
+      if (clientRequestId !== undefined && clientRequestId.length > MAX_REQUEST_ID)
+        throw badDescription(`clientRequestId is longer than ${MAX_REQUEST_ID} characters`);
       const context = spinnakerContextOf(c);
       const items = parseOperationsBody(await readJsonBody(c, deps.maxBodyBytes));
       const operations: PreparedOperation[] = items.map(({ name, description }) => prepareOperation(name, description, deps.prepare));
       for (const op of operations) {
-        if (!(await deps.accounts.get(op.account))) throw badDescription(`account ${JSON.stringify(op.account)} is not known to this gateway`);
+        if (!(await deps.accounts.get(op.account)))
+          throw badDescription(`account ${JSON.stringify(op.account)} is not known to this gateway`);
         if (!mayTouchAccount(context, op.account)) {
-          throw badDescription(`${context.user || 'the user'} is not authorized with respect to the ${op.account} account (X-SPINNAKER-ACCOUNTS)`);
+          throw badDescription(
+            `${context.user || 'the user'} is not authorized with respect to the ${op.account} account (X-SPINNAKER-ACCOUNTS)`,
+          );
         }
       }
       const principal = c.get('principal');
-      const { id } = await deps.tasks.submit({ principal: principal ? identityOf(principal) : 'insecure:anonymous', clientRequestId, operations, context });
+      const { id } = await deps.tasks.submit({
+        principal: principal ? identityOf(principal) : 'insecure:anonymous',
+        clientRequestId,
+        operations,
+        context,
+      });
       return c.json({ id, resourceUri: `/task/${id}` });
     });
   }
