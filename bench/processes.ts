@@ -262,7 +262,7 @@ export function startJsonChild(file: string, args: string[], env: Record<string,
       try {
         events.push(JSON.parse(line) as Record<string, unknown>);
       } catch {
-        stderr = (stderr + line + '\n').slice(-10_000);
+        stderr = `${stderr + line}\n`.slice(-10_000);
       }
     }
     for (const l of listeners) l();

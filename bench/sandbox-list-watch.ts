@@ -93,13 +93,11 @@ try {
   let bytes = 0;
   let cont = '';
   let pages = 0;
-  let listRv = '';
   do {
     const res = await get(sb, `/api/v1/configmaps?limit=${pageSize}${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`);
-    const doc = JSON.parse(res.body) as { items: unknown[]; metadata: { continue?: string; resourceVersion: string } };
+    const doc = JSON.parse(res.body) as { items: unknown[]; metadata: { continue?: string } };
     listed += doc.items.length;
     bytes += res.bytes;
-    listRv ||= doc.metadata.resourceVersion;
     cont = doc.metadata.continue ?? '';
     pages++;
   } while (cont);

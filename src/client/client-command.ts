@@ -2,7 +2,7 @@
  * What every operation command shares: the common flags (`--account`, `-n`, `--gateway`, `--timeout`, `--id`,
  * `--no-wait`), exit code 2 for command-line errors, and the submit → wait → print → exit-code flow.
  */
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { type Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import type { OperationRecord } from '../gen/outpost/api/v1/operation_service_pb.js';
 import { parseDuration, toProtoDuration } from './duration.js';
 import { describeClientError, ExitCode } from './errors.js';

@@ -142,14 +142,12 @@ export function renderTable(objects: Obj[], options: { kind: string; wide?: bool
   ];
   const rows = [cols.map(([h]) => h), ...objects.map((o) => cols.map(([, f]) => f(o)))];
   const widths = cols.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return (
-    rows
-      .map((r) =>
-        r
-          .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]! + 3)))
-          .join('')
-          .trimEnd(),
-      )
-      .join('\n') + '\n'
-  );
+  return `${rows
+    .map((r) =>
+      r
+        .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]! + 3)))
+        .join('')
+        .trimEnd(),
+    )
+    .join('\n')}\n`;
 }

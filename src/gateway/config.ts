@@ -386,6 +386,7 @@ const baseSchema = z
       .min(1)
       .max(253)
       .optional()
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the help text shows the pattern of the default id
       .describe('Replica id; defaults to `${hostname}-${httpPort}`, or a random id when the HTTP port is ephemeral.'),
     host: z.string().min(1).default('0.0.0.0').describe('Address both ports listen on.'),
     httpPort: port.default(7002).describe('HTTP/1.1 port (Connect JSON, REST); 0 picks an ephemeral port.'),

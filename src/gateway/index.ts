@@ -372,7 +372,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     );
   };
 
-  let servers;
+  let servers: Awaited<ReturnType<typeof listenGatewayServers>>;
   try {
     servers = await listenGatewayServers(handler, config.host, config.httpPort, config.grpcPort, {
       tls: tlsContext,

@@ -113,9 +113,9 @@ export async function createCertificateAuthority(opts: { hosts?: string[] } = {}
   );
 
   return {
-    caPem: caCert.toString('pem') + '\n',
+    caPem: `${caCert.toString('pem')}\n`,
     caKeyPem: await keyToPem(caKeys.privateKey),
-    certPem: serverCert.toString('pem') + '\n',
+    certPem: `${serverCert.toString('pem')}\n`,
     keyPem: await keyToPem(serverKeys.privateKey),
   };
 }
@@ -134,7 +134,7 @@ export async function createClientCertificate(
   const caCert = new x509.X509Certificate(ca.caPem);
   const caKey = await crypto.subtle.importKey('pkcs8', x509.PemConverter.decodeFirst(ca.caKeyPem), KEY_ALG, false, ['sign']);
   const keys = await generateKeys();
-  const subject = `CN=${escapeDn(commonName)}` + (organization ? `,O=${escapeDn(organization)}` : '');
+  const subject = `CN=${escapeDn(commonName)}${organization ? `,O=${escapeDn(organization)}` : ''}`;
   const cert = await x509.X509CertificateGenerator.create(
     {
       serialNumber: randomSerial(),
@@ -156,7 +156,7 @@ export async function createClientCertificate(
   if (!(await cert.verify({ publicKey: caCert.publicKey, signatureOnly: true }, crypto))) {
     throw new Error('createClientCertificate: the CA key does not belong to the CA certificate');
   }
-  return { certPem: cert.toString('pem') + '\n', keyPem: await keyToPem(keys.privateKey) };
+  return { certPem: `${cert.toString('pem')}\n`, keyPem: await keyToPem(keys.privateKey) };
 }
 
 /**

@@ -38,7 +38,7 @@ function splitUnescaped(s: string, sep: string): string[] {
   return parts;
 }
 
-function unescape(s: string, whole: string): string {
+function unescapeValue(s: string, whole: string): string {
   let out = '';
   for (let i = 0; i < s.length; i++) {
     if (s[i] === '\\') {
@@ -97,7 +97,7 @@ export function parseFieldSelector(s: string): FieldSelector {
     if (!FIELD_RE.test(field)) {
       throw new SelectorError(`invalid field selector "${s}": "${field}" is not a valid field path`);
     }
-    const value = unescape(term.slice(idx + opLen).trim(), s);
+    const value = unescapeValue(term.slice(idx + opLen).trim(), s);
     out.push({ field, operator, value });
   }
   return out;

@@ -163,7 +163,7 @@ export function createKindRegistry(): KindRegistry {
     byKind(apiVersion, kind) {
       const { group, version } = parseApiVersion(apiVersion);
       const info = byKey.get(kindKeyOf(group, kind));
-      return info && info.versions.includes(version) ? info : undefined;
+      return info?.versions.includes(version) ? info : undefined;
     },
     byKindKey: (kindKey) => byKey.get(kindKey),
     all: () => [...byKey.values()],

@@ -201,7 +201,7 @@ export function parseLabelSelector(s: string): LabelSelector {
 export function matchesLabelSelector(sel: LabelSelector, labels: Record<string, string> | undefined): boolean {
   const l = labels ?? {};
   for (const r of sel) {
-    const has = Object.prototype.hasOwnProperty.call(l, r.key);
+    const has = Object.hasOwn(l, r.key);
     const v = has ? l[r.key] : undefined;
     switch (r.operator) {
       case 'Exists':

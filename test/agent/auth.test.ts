@@ -153,7 +153,7 @@ describe('agent authentication to the gateway', () => {
     const h = await startHarness({
       seed: 'none',
       gateway: {
-        welcome: (hello, stream) =>
+        welcome: (_hello, stream) =>
           stream === 1
             ? { refuse: { code: Code.Unauthenticated, message: 'wrong session token' } }
             : { sessionToken: `sess-secret-${stream}` },

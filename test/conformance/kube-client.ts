@@ -54,7 +54,7 @@ export interface KubeClient {
     k: KubeKind,
     namespace: string,
     resourceVersion: string,
-    onEvent: (e: WatchEvent) => boolean | void,
+    onEvent: (e: WatchEvent) => boolean | undefined,
     signal: AbortSignal,
   ): Promise<number>;
 }

@@ -360,7 +360,7 @@ export function createMiniAgent(options: MiniAgentOptions): MiniAgent {
 
   const sendResult = (r: ResultInit) => {
     const c = current;
-    if (c && c.welcomed && !c.stream.finished) c.stream.send({ case: 'operationResult', value: r });
+    if (c?.welcomed && !c.stream.finished) c.stream.send({ case: 'operationResult', value: r });
     else outbox.push(r);
   };
 

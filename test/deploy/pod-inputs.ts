@@ -14,7 +14,7 @@ export interface PodFacts {
 /** The one container of a Deployment (throws when there are several or none). */
 export function onlyContainer(deployment: Manifest): Manifest {
   const containers = deployment.spec?.template?.spec?.containers as Manifest[] | undefined;
-  if (!containers || containers.length !== 1) throw new Error(`${deployment.metadata.name}: expected one container`);
+  if (containers?.length !== 1) throw new Error(`${deployment.metadata.name}: expected one container`);
   return containers[0]!;
 }
 

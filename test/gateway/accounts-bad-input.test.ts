@@ -140,7 +140,7 @@ for (const driver of testDrivers()) {
     }
 
     test('a huge body without Content-Length (chunked) is cut off at maxBodyBytes → 413', async () => {
-      const chunk = new TextEncoder().encode('[' + '{"name":"x"},'.repeat(200));
+      const chunk = new TextEncoder().encode(`[${'{"name":"x"},'.repeat(200)}`);
       const stream = new ReadableStream<Uint8Array>({
         start(controller) {
           for (let i = 0; i < 10; i++) controller.enqueue(chunk);

@@ -2,7 +2,7 @@
  * Shared by the identity binding tests (accounts-identity-binding, accounts-rebind): a token-authenticated gateway on
  * which agents A and B may both register `cluster-*`, admin/reader/writer tokens, and the verdicts a stream received.
  */
-import { Verdict, type ConnectResponse } from '../../src/gen/outpost/agent/v1/agent_pb.js';
+import type { Verdict, ConnectResponse } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import type { TestAgentStream } from './helpers.js';
 
 export const AGENT_A = 'binding-agent-a-token-0123456789abcdef';

@@ -9,7 +9,7 @@ import { createClient, type Client } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { testDrivers } from '../helpers/databases.js';
-import { Code, ConnectError, startTestGateway, type TestGateway } from './helpers.js';
+import { Code, type ConnectError, startTestGateway, type TestGateway } from './helpers.js';
 import { callJson, gate, okResult, startOperationAgent, type OperationAgent } from './operations-helpers.js';
 
 const getJson = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'cm' };

@@ -9,7 +9,7 @@ import { createClient, type Client } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { testDrivers } from '../helpers/databases.js';
-import { Code, ConnectError, connectAgent, openAgentStream, startTestGateway, type TestGateway } from './helpers.js';
+import { Code, type ConnectError, connectAgent, openAgentStream, startTestGateway, type TestGateway } from './helpers.js';
 import { gate, okResult, startOperationAgent, type OperationAgent } from './operations-helpers.js';
 
 const getSpec = { case: 'get' as const, value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'cm' } };

@@ -14,7 +14,6 @@ import {
   SyncPhase,
   configMap,
   event,
-  eventually,
   hello,
   openAgentStream,
   startTestGateway,

@@ -9,7 +9,7 @@ import { gunzipSync } from 'node:zlib';
 import {
   ConnectRequestSchema,
   ConnectResponseSchema,
-  EventType,
+  type EventType,
   type ConnectRequest,
   type Hello,
 } from '../../src/gen/outpost/agent/v1/agent_pb.js';

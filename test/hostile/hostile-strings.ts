@@ -13,6 +13,7 @@ export const HOSTILE_STRINGS: readonly string[] = [
   "a' union select session_token_hash from agent_sessions --",
   '$1',
   '%s%s%s%n',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a template-injection probe, sent as plain text
   '${process.exit()}',
   '{{7*7}}',
   '../../etc/passwd',

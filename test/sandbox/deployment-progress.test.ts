@@ -69,7 +69,7 @@ describe('deployment progress', () => {
       .list('v1', 'Event', NS)
       .find((e) => e.reason === 'ScalingReplicaSet' && (e.involvedObject as { name: string }).name === 'fine');
     assert.equal(scaling?.message, `Scaled up replica set ${rs.metadata.name} to 2`);
-    assert.equal((scaling?.source as { component?: string }).component, 'deployment-controller');
+    assert.equal((scaling?.source as { component?: string } | undefined)?.component, 'deployment-controller');
   });
 
   test('pods that never become ready: ProgressDeadlineExceeded after progressDeadlineSeconds', async () => {

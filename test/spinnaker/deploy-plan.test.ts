@@ -409,7 +409,7 @@ describe('deploy plan: artifact binding', () => {
   test('a required docker image replaces the tag of every container with that image name', async () => {
     const image = { type: 'docker/image', name: 'gcr.io/shop/web', reference: 'gcr.io/shop/web:2.1', version: '2.1', uuid: 'keep-me' };
     const spec = {
-      initContainers: [{ name: 'warm', image: 'gcr.io/shop/web@sha256:' + 'a'.repeat(64) }],
+      initContainers: [{ name: 'warm', image: `gcr.io/shop/web@sha256:${'a'.repeat(64)}` }],
       containers: [
         { name: 'web', image: 'gcr.io/shop/web:1.0' },
         { name: 'side', image: 'gcr.io/shop/web-sidecar:1.0' },

@@ -50,6 +50,7 @@ export function ObjectYaml({
       {text === null ? (
         !failure && object && <p class="loading">Rendering…</p>
       ) : (
+        // biome-ignore lint/a11y/noNoninteractiveTabindex: the YAML block scrolls; keyboard users need to reach it
         <pre class="yaml" tabIndex={0}>
           {text}
         </pre>

@@ -63,7 +63,7 @@ export function OperationForm({ initial, accounts = [], autoFocus = false }: Ope
     follow.current?.abort();
     const ctl = new AbortController();
     follow.current = ctl;
-    let request;
+    let request: ReturnType<typeof createSubmitRequest>;
     try {
       request = createSubmitRequest(draft);
     } catch (e) {

@@ -1,8 +1,9 @@
 /**
  * Watches the agent's configuration file by polling its content (fs.watch misses the rename-writes editors and
- * ConfigMap volume updates do). On a change the file is validated again: an invalid file is logged with every issue
- * and the running configuration is kept; a valid one hands its `kubernetes.accounts` to the caller, and changes to
- * any other setting are logged as needing a restart.
+ * ConfigMap volume updates do). A new content counts once two reads in a row return it: a file caught half-written
+ * (truncated, then filled) is never applied — read empty, it would remove every account for a moment. Then the file
+ * is validated again: an invalid file is logged with every issue and the running configuration is kept; a valid one
+ * hands its `kubernetes.accounts` to the caller, and changes to any other setting are logged as needing a restart.
  */
 import { readFile } from 'node:fs/promises';
 import { isDeepStrictEqual } from 'node:util';
@@ -21,6 +22,8 @@ export interface ConfigWatcherOptions {
   logger: Logger;
   /** Applies a new, valid account list; the next check waits for it. */
   onAccounts(accounts: AccountConfig[]): Promise<void>;
+  /** Reads the file; the file system by default (tests inject a sequence of contents). */
+  readText?: (file: string) => Promise<string>;
 }
 
 /** A running watcher. */
@@ -48,8 +51,10 @@ export function settingsNeedingRestart(running: AgentConfig, next: AgentConfig):
 export async function watchConfigFile(options: ConfigWatcherOptions): Promise<ConfigWatcher> {
   const { file, logger } = options;
   const log = logger.child({ configFile: file });
-  const read = () => readFile(file, 'utf8');
+  const read = () => (options.readText ? options.readText(file) : readFile(file, 'utf8'));
   let last: string | undefined = await read().catch(() => undefined);
+  /** A new content read once: applied when the next read returns it again. */
+  let candidate: string | undefined;
   let lastReadError = '';
   let closed = false;
   let timer: NodeJS.Timeout | undefined;
@@ -66,7 +71,15 @@ export async function watchConfigFile(options: ConfigWatcherOptions): Promise<Co
       lastReadError = why;
       return;
     }
-    if (text === last) return;
+    if (text === last) {
+      candidate = undefined;
+      return;
+    }
+    if (text !== candidate) {
+      candidate = text;
+      return;
+    }
+    candidate = undefined;
     last = text;
     let next: AgentConfig;
     try {

@@ -67,7 +67,7 @@ export function createKubeCalls(client: KubeClient, signal: AbortSignal, retries
     }
   }
 
-  const backoff = (attempt: number) => sleep(retries.backoffMs * Math.pow(2, Math.max(0, attempt - 1)), signal);
+  const backoff = (attempt: number) => sleep(retries.backoffMs * 2 ** Math.max(0, attempt - 1), signal);
 
   async function request(request: CallRequest): Promise<KubeResponse> {
     for (let attempt = 1; ; attempt++) {

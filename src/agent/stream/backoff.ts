@@ -12,7 +12,7 @@ export interface BackoffPolicy {
 
 /** Delay in milliseconds before retry number `attempt` (0-based). `random` is injectable for tests. */
 export function backoffDelayMs(policy: BackoffPolicy, attempt: number, random: () => number = Math.random): number {
-  const ceiling = Math.min(policy.maxSeconds, policy.baseSeconds * Math.pow(policy.factor, Math.max(0, attempt)));
+  const ceiling = Math.min(policy.maxSeconds, policy.baseSeconds * policy.factor ** Math.max(0, attempt));
   return Math.round(random() * ceiling * 1000);
 }
 

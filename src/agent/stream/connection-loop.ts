@@ -54,7 +54,7 @@ export async function runConnectionLoop(options: ConnectionLoopOptions): Promise
   let attempt = 0;
   while (!signal.aborted) {
     const started = Date.now();
-    let connection;
+    let connection: ReturnType<typeof connectGateway> | undefined;
     try {
       const headers: Record<string, string> = { 'x-outpost-agent-id': options.agentId };
       const token = await options.token.current();

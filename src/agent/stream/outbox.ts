@@ -12,7 +12,6 @@ import {
   SyncMarkerSchema,
   type ConnectRequest,
   type Event,
-  type SyncMarker,
 } from '../../gen/outpost/agent/v1/agent_pb.js';
 
 /** Raised to waiters when the stream the outbox belongs to is gone. */

@@ -18,7 +18,7 @@ import {
   AccountsChangedSchema,
   AccountInfoSchema,
   AccountReportSchema,
-  AgentService,
+  type AgentService,
   ConnectRequestSchema,
   HeartbeatSchema,
   HelloSchema,

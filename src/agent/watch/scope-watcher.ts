@@ -198,7 +198,7 @@ export async function runScopeWatcher(options: ScopeWatcherOptions): Promise<voi
     let events = 0;
     try {
       await outbox.ready();
-      let res;
+      let res: Awaited<ReturnType<typeof client.openStream>>;
       try {
         res = await client.openStream(
           path,

@@ -17,7 +17,7 @@ export function registerAgentCommand(program: Command): void {
       // Loaded on use, so `outpost --help` and the other commands never load the agent; the configuration is checked
       // before the (heavier) Kubernetes client is loaded.
       const { loadAgentConfig, AgentConfigError } = await import('../../agent/config/load.js');
-      let config;
+      let config: ReturnType<typeof loadAgentConfig>;
       try {
         config = loadAgentConfig(opts.config);
       } catch (err) {

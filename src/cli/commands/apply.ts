@@ -31,7 +31,7 @@ export async function readManifests(sources: string[], io: CliIo): Promise<strin
       texts.push(await io.readStdin());
       continue;
     }
-    let info;
+    let info: Awaited<ReturnType<typeof stat>>;
     try {
       info = await stat(source);
     } catch (err) {

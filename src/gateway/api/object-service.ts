@@ -8,7 +8,7 @@ import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
 import { objects } from '../../db/schema.js';
 import type { KubernetesObject } from '../../gen/outpost/api/v1/object_service_pb.js';
-import { ObjectService } from '../../gen/outpost/api/v1/object_service_pb.js';
+import type { ObjectService } from '../../gen/outpost/api/v1/object_service_pb.js';
 import { parseLabelSelector, SelectorError, type LabelRequirement } from '../../shared/label-selector.js';
 import { invalidArgument } from '../errors.js';
 import { labelSelectorToSql } from './label-selector-sql.js';

@@ -4,7 +4,7 @@
  */
 import { Code, ConnectError, type ServiceImpl } from '@connectrpc/connect';
 import { identityOf, principalKey } from '../auth/principal.js';
-import { OperationService } from '../../gen/outpost/api/v1/operation_service_pb.js';
+import type { OperationService } from '../../gen/outpost/api/v1/operation_service_pb.js';
 import { toConnectError } from '../errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { OperationManager } from '../operations/operation-manager.js';

@@ -81,7 +81,7 @@ export function identityOf(principal: Pick<Principal, 'method' | 'subject'>): st
 
 /** True when the principal holds the role. */
 export function hasRole(principal: Principal | undefined, role: Role): boolean {
-  return principal !== undefined && principal.roles.has(role);
+  return principal?.roles.has(role) === true;
 }
 
 /** True when the principal may register (cache or stand by for) the account name as an agent. */

@@ -75,7 +75,7 @@ export function createDispatch(registry: SessionRegistry, forwarding?: Forwardin
     const body = { operation: toJson(OperationSchema, operation), origin: selfId };
     for (const id of await owners.replicasFor(account)) {
       const replica = replicas.get(id);
-      if (!replica || !replica.ready) {
+      if (!replica?.ready) {
         owners.forget(account);
         continue;
       }

@@ -9,7 +9,7 @@
 import { create } from '@bufbuild/protobuf';
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from '@connectrpc/connect';
 import {
-  Health,
+  type Health,
   HealthCheckResponse_ServingStatus as ServingStatus,
   HealthCheckResponseSchema,
   type HealthCheckRequest,

@@ -213,7 +213,7 @@ export function createOperationManager(deps: OperationManagerDeps): OperationMan
   const armAgentWait = (id: string, local: LocalOperation) => {
     clearTimeout(local.waitTimer);
     clearTimeout(local.retryTimer);
-    const retryAt = Math.min(Date.now() + DISPATCH_RETRY_MS, local.waitUntil < local.deadlineAt ? local.waitUntil : local.deadlineAt);
+    const retryAt = Math.min(Date.now() + DISPATCH_RETRY_MS, Math.min(local.waitUntil, local.deadlineAt));
     local.retryTimer = setTimeout(
       () => {
         local.retryTimer = undefined;

@@ -66,7 +66,7 @@ export function jobStatusView(job: KubernetesObject, pods: KubernetesObject[], a
       }[];
       for (const c of containers) {
         const t = c.state?.terminated;
-        if (!t || !t.exitCode) continue;
+        if (!t?.exitCode) continue;
         exitCode ??= t.exitCode;
         signal ??= t.signal ?? null;
         failures.push(

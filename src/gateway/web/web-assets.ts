@@ -9,7 +9,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import type { Hono } from 'hono';
+import type { Env, Hono } from 'hono';
 
 /** Where `npm run build` writes the dashboard. */
 export const DEFAULT_WEB_DIR = fileURLToPath(new URL('../../../web/dist', import.meta.url));
@@ -49,7 +49,7 @@ interface Asset {
 }
 
 /** Adds `GET`/`HEAD` of the dashboard to the app. Without a build in `dir`, `/` explains how to build one (503). */
-export function addWebAssets(app: Hono<any>, dir: string): void {
+export function addWebAssets<E extends Env>(app: Hono<E>, dir: string): void {
   let loaded: { stamp: number; files: Map<string, Asset> } | undefined;
   const load = (): Map<string, Asset> | undefined => {
     const stamp = statSync(join(dir, 'index.html'), { throwIfNoEntry: false })?.mtimeMs;

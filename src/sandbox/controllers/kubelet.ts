@@ -66,7 +66,7 @@ export function createKubeletController(
     return controllerRef(pod)?.kind === 'Job' || controls.exitCode !== undefined || controls.runMs !== undefined;
   }
 
-  function containerStatuses(pod: KubeObject, now: string, ready: boolean, state: Record<string, unknown>): Record<string, unknown>[] {
+  function containerStatuses(pod: KubeObject, _now: string, ready: boolean, state: Record<string, unknown>): Record<string, unknown>[] {
     return containersOf(pod).map((c) => ({
       name: c.name,
       image: c.image,

@@ -127,7 +127,7 @@ async function handleStatus(
 
 async function handleLog(
   store: ObjectStore,
-  req: IncomingMessage,
+  _req: IncomingMessage,
   res: ServerResponse,
   ri: RequestInfo,
   info: KindInfo,

@@ -53,7 +53,7 @@ function lineFor(type: ChangeType | 'BOOKMARK' | 'ERROR', objectText: string): s
 export function createWatchHub(store: ObjectStore, opts: { bookmarkIntervalMs: number; logger: Logger }): WatchHub {
   const open = new Set<OpenWatch>();
 
-  function serve(req: IncomingMessage, res: ServerResponse, request: WatchRequest): void {
+  function serve(_req: IncomingMessage, res: ServerResponse, request: WatchRequest): void {
     const { info, namespace, filter, query } = request;
     const apiVersion = apiVersionOf(info.group, request.version);
     const storageVersion = apiVersionOf(info.group, info.versions[0]!);

@@ -117,7 +117,7 @@ function locate(container: unknown, seg: string): { key: string | number; value:
   if (seg.startsWith('f:')) {
     if (!isObject(container)) return undefined;
     const key = seg.slice(2);
-    return Object.prototype.hasOwnProperty.call(container, key) ? { key, value: container[key] } : undefined;
+    return Object.hasOwn(container, key) ? { key, value: container[key] } : undefined;
   }
   if (!Array.isArray(container)) return undefined;
   let match: (el: unknown) => boolean;

@@ -59,7 +59,7 @@ describe('server-side apply: create', () => {
         },
       },
     });
-    assert.equal(applied.metadata.hasOwnProperty('managedFields'), false, 'input not mutated');
+    assert.equal(Object.hasOwn(applied.metadata, 'managedFields'), false, 'input not mutated');
   });
 
   test('invalid configurations are 400', () => {

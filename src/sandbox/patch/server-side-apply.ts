@@ -123,7 +123,7 @@ function isItemPath(path: FieldPath): boolean {
 function ownsUnder(set: FieldSet | undefined, prefix: FieldPath): boolean {
   if (!set) return false;
   const p = pathKey(prefix).slice(0, -1); // '["a","b"' — a prefix of every descendant's key
-  for (const key of set.keys()) if (key === pathKey(prefix) || key.startsWith(p + ',')) return true;
+  for (const key of set.keys()) if (key === pathKey(prefix) || key.startsWith(`${p},`)) return true;
   return false;
 }
 
@@ -134,7 +134,7 @@ function isItemKeyField(path: FieldPath): boolean {
   const parent = path[path.length - 2];
   if (!last.startsWith('f:') || !parent.startsWith('k:')) return false;
   try {
-    return Object.prototype.hasOwnProperty.call(JSON.parse(parent.slice(2)), last.slice(2));
+    return Object.hasOwn(JSON.parse(parent.slice(2)), last.slice(2));
   } catch {
     return false;
   }

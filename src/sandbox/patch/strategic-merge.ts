@@ -251,7 +251,7 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   if (isObject(a) && isObject(b)) {
     const ka = Object.keys(a);
     if (ka.length !== Object.keys(b).length) return false;
-    return ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && jsonEqual(a[k], b[k]));
+    return ka.every((k) => Object.hasOwn(b, k) && jsonEqual(a[k], b[k]));
   }
   return false;
 }

@@ -118,7 +118,7 @@ function hostileStep(rng: Rng, accounts: string[], next: number): Step {
                     text,
                     '{"metadata":{"name":"o-hostile"}}',
                     '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"o-hostile","namespace":"default","resourceVersion":"1000","uid":"x"},"data":{"k":"a\\u0000b"}}',
-                    '{"a":' + '['.repeat(600) + ']'.repeat(600) + '}',
+                    `{"a":${'['.repeat(600)}${']'.repeat(600)}}`,
                   ]),
                 ),
               }

@@ -15,7 +15,7 @@ import { kindTraits, type ReplacerSet } from './kind-traits.js';
  * `account` is accepted for the caller's convenience; Clouddriver puts no account on these artifacts, so neither
  * does this.
  */
-export function listArtifacts(object: KubeObject, account: string): Artifact[] {
+export function listArtifacts(object: KubeObject, _account: string): Artifact[] {
   let set: ReplacerSet;
   try {
     set = kindTraits(String(object.apiVersion ?? ''), String(object.kind ?? '')).replacers;

@@ -24,7 +24,9 @@ export const bindPatchArtifacts: PatchBinder = (body, description: Description) 
   const seen = new Set<string>();
   const artifacts = [...artifactsOf(description.allArtifacts), ...artifactsOf(description.requiredArtifacts)].filter((a) => {
     const key = JSON.stringify([a.type, a.name ?? null]);
-    return seen.has(key) ? false : (seen.add(key), true);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
   });
   const namespace = namespaceOfLocation(stringField(description, 'location'));
   const object = { ...copy, apiVersion, kind: registered.kind, metadata: isRecord(copy.metadata) ? copy.metadata : {} } as KubeObject;

@@ -23,7 +23,7 @@ export function serviceNames(list: unknown, where: string): string[] {
   if (!Array.isArray(list)) throw new Error(`${where} must be a list of "service NAME"`);
   return list.map((item) => {
     const parsed = typeof item === 'string' ? parseResourceName(item) : undefined;
-    if (!parsed || parsed.kind.registered?.name !== 'service') throw new Error(`${where}: ${JSON.stringify(item)} is not "service NAME"`);
+    if (parsed?.kind.registered?.name !== 'service') throw new Error(`${where}: ${JSON.stringify(item)} is not "service NAME"`);
     return parsed.name;
   });
 }
