@@ -5,6 +5,7 @@
  */
 import type { Command } from 'commander';
 import { createLogger } from '../../shared/logger.js';
+import { waitForSignal } from '../wait-for-signal.js';
 
 /** Registers the `agent` command. */
 export function registerAgentCommand(program: Command): void {
@@ -31,16 +32,8 @@ export function registerAgentCommand(program: Command): void {
       const logger = createLogger({ level: opts.logLevel ?? config.logging.level, name: 'agent' });
       const { startAgent } = await import('../../agent/index.js');
       const agent = await startAgent(config, { logger, configFile: opts.config });
-      await new Promise<void>((resolve) => {
-        const stop = (signal: NodeJS.Signals) => {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
-          logger.info({ signal }, 'stopping');
-          resolve();
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
-      });
+      const signal = await waitForSignal();
+      logger.info({ signal }, 'stopping');
       await agent.close();
       process.exitCode = 0;
     });

@@ -4,6 +4,7 @@
 import type { Command } from 'commander';
 import { createLogger } from '../../shared/logger.js';
 import { parsePort } from '../parse.js';
+import { waitForSignal } from '../wait-for-signal.js';
 
 /** Registers the `demo` command. */
 export function registerDemoCommand(program: Command): void {
@@ -36,15 +37,7 @@ export function registerDemoCommand(program: Command): void {
         logger,
       });
       process.stdout.write(demo.banner);
-      await new Promise<void>((resolve) => {
-        const stop = () => {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
-          resolve();
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
-      });
+      await waitForSignal();
       process.stdout.write('Stopping…\n');
       await demo.close();
     });

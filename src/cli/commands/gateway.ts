@@ -5,6 +5,7 @@
 import type { Command } from 'commander';
 import { createLogger } from '../../shared/logger.js';
 import { parsePort } from '../parse.js';
+import { waitForSignal } from '../wait-for-signal.js';
 
 /** Registers the `gateway` command. */
 export function registerGatewayCommand(program: Command): void {
@@ -43,15 +44,7 @@ export function registerGatewayCommand(program: Command): void {
       process.stdout.write(
         `outpost gateway ${gateway.id}\n  HTTP (Connect JSON, REST): ${gateway.httpUrl}\n  gRPC (agents, h2c):        ${gateway.grpcUrl}\n`,
       );
-      await new Promise<void>((resolve) => {
-        const stop = () => {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
-          resolve();
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
-      });
+      await waitForSignal();
       await gateway.close();
     });
 }

@@ -2,13 +2,13 @@
  * `outpost sandbox`: runs the sandbox Kubernetes API server until interrupted, writing a kubeconfig (contexts
  * `sandbox` for the admin token and `sandbox-restricted`) and printing the URL.
  * `outpost sandbox fault ACTION [VALUE]`: injects a fault into a running sandbox through its kubeconfig.
+ * The sandbox and the Kubernetes client are loaded when one of these runs, not by every `outpost` command.
  */
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
-import { KubeConfig } from '@kubernetes/client-node';
 import { Command, Option } from 'commander';
 import { createLogger } from '../../shared/logger.js';
-import { parseSeed, startSandbox } from '../../sandbox/index.js';
+import { waitForSignal } from '../wait-for-signal.js';
 
 const FAULT_ACTIONS = ['close-watches', 'fail-next-watches', 'expire-history', 'error-rate', 'latency', 'pause', 'resume', 'show'] as const;
 
@@ -37,6 +37,7 @@ async function sendFault(
   action: string,
   body: Record<string, unknown>,
 ): Promise<string> {
+  const { KubeConfig } = await import('@kubernetes/client-node');
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfigPath);
   if (context) kc.setCurrentContext(context);
@@ -77,6 +78,7 @@ export function registerSandboxCommand(program: Command): void {
     .option('--error-rate <rate>', 'start with this share (0..1) of requests failing with 500', '0')
     .option('--latency-ms <ms>', 'start with this latency added to every request', '0')
     .action(async (opts: Record<string, string | boolean | undefined>) => {
+      const { parseSeed, startSandbox } = await import('../../sandbox/index.js');
       const port = Number(opts.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid --port ${String(opts.port)}`);
       const seed = parseSeed(String(opts.seed));
@@ -100,15 +102,7 @@ export function registerSandboxCommand(program: Command): void {
           process.stdout.write('note: kubectl sends bearer tokens only over TLS; start with --tls to use this kubeconfig with kubectl\n');
         }
       }
-      await new Promise<void>((resolve) => {
-        const stop = () => {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
-          resolve();
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
-      });
+      await waitForSignal();
       await sb.close();
     });
 

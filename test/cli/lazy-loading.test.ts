@@ -1,0 +1,49 @@
+/**
+ * Commands load only what they use: `outpost --help` and the help of the long-running commands never load the sandbox
+ * API server or the Kubernetes client (the agent, the sandbox and the gateway load their own parts when they run).
+ * Checked by recording every module URL the real command resolves.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const RECORDER = fileURLToPath(new URL('./fixtures/record-loads.mjs', import.meta.url));
+
+/** The module URLs `outpost ARGS` loads (run from the sources). */
+function loadsOf(args: string[]): string[] {
+  const dir = mkdtempSync(join(tmpdir(), 'outpost-loads-'));
+  const log = join(dir, 'loads.txt');
+  try {
+    const run = spawnSync(process.execPath, ['--import', RECORDER, join(ROOT, 'bin', 'outpost.js'), ...args], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, OUTPOST_RUNTIME: 'tsx', OUTPOST_LOAD_LOG: log },
+      timeout: 60_000,
+    });
+    assert.equal(run.status, 0, run.stderr);
+    return readFileSync(log, 'utf8').split('\n').filter(Boolean);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('CLI module loading', () => {
+  for (const args of [['--help'], ['agent', '--help'], ['sandbox', '--help'], ['gateway', '--help']]) {
+    test(`outpost ${args.join(' ')} loads neither the sandbox nor the Kubernetes client`, () => {
+      const loads = loadsOf(args);
+      assert.ok(
+        loads.some((u) => u.includes('/src/cli/main.ts')),
+        'the recorder saw the CLI load',
+      );
+      assert.deepEqual(
+        loads.filter((u) => u.includes('/src/sandbox/') || u.includes('@kubernetes/client-node')),
+        [],
+      );
+    });
+  }
+});
