@@ -183,6 +183,8 @@ describe('kind selection', () => {
     kind,
     resource: `${kind.toLowerCase()}s`,
     namespaced,
+    builtin: !group.includes('.'),
+    subresources: [],
   });
   const all = [
     r('', 'Pod'),

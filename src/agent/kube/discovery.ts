@@ -4,7 +4,10 @@
  */
 import type { KubeClient } from './kube-client.js';
 
-/** One listable, watchable API resource. */
+/**
+ * One API resource as discovery describes it: what the watch pipeline lists and watches (discovery keeps those that
+ * can be listed and watched) and what an operation addresses (operations/resource-resolver.ts).
+ */
 export interface ResourceType {
   /** API group, '' for core. */
   group: string;
@@ -15,6 +18,38 @@ export interface ResourceType {
   /** Plural resource name, used in URLs and access reviews. */
   resource: string;
   namespaced: boolean;
+  /** Served by Kubernetes itself (strategic merge patch applies), as opposed to a custom resource. */
+  builtin: boolean;
+  /** Subresources served (`scale`, `status`, `log`…). */
+  subresources: string[];
+}
+
+/** One entry of an APIResourceList (`/api/v1`, `/apis/G/V`): a resource, or a subresource when its name has a `/`. */
+export interface APIResource {
+  name: string;
+  singularName?: string;
+  kind: string;
+  namespaced: boolean;
+  verbs?: string[];
+}
+
+/** Groups served by Kubernetes itself (their kinds take strategic merge patches); custom resources do not. */
+export function isBuiltinGroup(group: string): boolean {
+  return group === '' || !group.includes('.') || group.endsWith('.k8s.io');
+}
+
+/** The ResourceType of `found` (a resource of `all`, the list of its group version). */
+export function resourceTypeOf(group: string, version: string, found: APIResource, all: APIResource[]): ResourceType {
+  return {
+    group,
+    version,
+    apiVersion: group === '' ? version : `${group}/${version}`,
+    kind: found.kind,
+    resource: found.name,
+    namespaced: found.namespaced,
+    builtin: isBuiltinGroup(group),
+    subresources: all.filter((r) => r.name.startsWith(`${found.name}/`)).map((r) => r.name.slice(found.name.length + 1)),
+  };
 }
 
 /** Result of discovery: the resources, and the groups whose discovery failed (with why). */
@@ -23,12 +58,6 @@ export interface DiscoveryResult {
   failedGroups: { apiVersion: string; reason: string }[];
 }
 
-interface APIResource {
-  name: string;
-  kind: string;
-  namespaced: boolean;
-  verbs?: string[];
-}
 interface APIResourceList {
   groupVersion?: string;
   resources?: APIResource[];
@@ -48,15 +77,8 @@ function usable(resource: APIResource): boolean {
 }
 
 function toTypes(group: string, version: string, list: APIResourceList): ResourceType[] {
-  const apiVersion = group === '' ? version : `${group}/${version}`;
-  return (list.resources ?? []).filter(usable).map((r) => ({
-    group,
-    version,
-    apiVersion,
-    kind: r.kind,
-    resource: r.name,
-    namespaced: r.namespaced,
-  }));
+  const all = list.resources ?? [];
+  return all.filter(usable).map((r) => resourceTypeOf(group, version, r, all));
 }
 
 /** Discovers the core group and every API group at its preferred version, in parallel. */

@@ -18,7 +18,8 @@ import { parseManifests, type ManifestObject } from './manifests.js';
 import { isObj, namespaceFor, parseObject, type Obj, type OperationContext, type Outcome } from './operation-context.js';
 import { badRequest, failureOf, OperationError } from './operation-error.js';
 import { patchSchemaFor } from './patch-meta.js';
-import { resourcePath, type ResolvedResource } from './resource-resolver.js';
+import type { ResourceType } from '../kube/discovery.js';
+import { resourcePath } from './resource-resolver.js';
 import { threeWayPatch } from './three-way-patch.js';
 
 /** The manifest annotation that chooses server-side (`"true"`) or client-side (`"false"`) apply for its object. */
@@ -32,7 +33,7 @@ interface Applied {
 
 interface Planned {
   doc: ManifestObject;
-  resource?: ResolvedResource;
+  resource?: ResourceType;
   /** Resolved later: its kind is defined by a CustomResourceDefinition earlier in the same apply. */
   deferred: boolean;
 }
@@ -46,7 +47,7 @@ function crdDefines(docs: ManifestObject[], before: number, apiVersion: string, 
   });
 }
 
-function decideServerSide(spec: ApplySpec, ctx: OperationContext, object: Obj, resource: ResolvedResource): boolean {
+function decideServerSide(spec: ApplySpec, ctx: OperationContext, object: Obj, resource: ResourceType): boolean {
   const meta = object.metadata as Obj;
   const annotation = isObj(meta.annotations) ? meta.annotations[SERVER_SIDE_APPLY_ANNOTATION] : undefined;
   if (annotation === 'true') return true;
@@ -58,7 +59,7 @@ async function serverSideApply(
   ctx: OperationContext,
   spec: ApplySpec,
   object: Obj,
-  resource: ResolvedResource,
+  resource: ResourceType,
   namespace: string | undefined,
 ): Promise<Applied> {
   const name = (object.metadata as Obj).name as string;
@@ -76,7 +77,7 @@ async function serverSideApply(
 async function createGenerated(
   ctx: OperationContext,
   object: Obj,
-  resource: ResolvedResource,
+  resource: ResourceType,
   namespace: string | undefined,
 ): Promise<Applied> {
   const response = await ctx.calls.once({ method: 'POST', path: resourcePath(resource, namespace), body: object });
@@ -87,7 +88,7 @@ async function createGenerated(
 async function liveOrCreate(
   ctx: OperationContext,
   path: string,
-  resource: ResolvedResource,
+  resource: ResourceType,
   namespace: string | undefined,
   body: Obj,
 ): Promise<{ live: Obj } | { created: Applied }> {
@@ -104,7 +105,7 @@ async function liveOrCreate(
 async function clientSideApplyOnce(
   ctx: OperationContext,
   object: Obj,
-  resource: ResolvedResource,
+  resource: ResourceType,
   namespace: string | undefined,
 ): Promise<Applied> {
   const name = (object.metadata as Obj).name as string;
@@ -153,12 +154,7 @@ async function clientSideApplyOnce(
 const scrubbed = (o: Obj) => parseObject(JSON.stringify(o));
 
 /** One replace: PUT the whole object at the live resourceVersion, or create it when missing. */
-async function replaceOnce(
-  ctx: OperationContext,
-  object: Obj,
-  resource: ResolvedResource,
-  namespace: string | undefined,
-): Promise<Applied> {
+async function replaceOnce(ctx: OperationContext, object: Obj, resource: ResourceType, namespace: string | undefined): Promise<Applied> {
   const name = (object.metadata as Obj).name as string;
   const path = resourcePath(resource, namespace, name);
   const found = await liveOrCreate(ctx, path, resource, namespace, object);
@@ -174,7 +170,7 @@ async function replaceOnce(
 async function clientSideApply(
   ctx: OperationContext,
   object: Obj,
-  resource: ResolvedResource,
+  resource: ResourceType,
   namespace: string | undefined,
   replace = false,
 ): Promise<Applied> {
@@ -189,7 +185,7 @@ async function clientSideApply(
   }
 }
 
-function describe(resource: ResolvedResource, name: string, action: string): string {
+function describe(resource: ResourceType, name: string, action: string): string {
   return `${resource.kind.toLowerCase()}${resource.group ? `.${resource.group}` : ''}/${name} ${action}`;
 }
 
@@ -247,7 +243,7 @@ export async function runApply(ctx: OperationContext, spec: ApplySpec): Promise<
 }
 
 /** A kind defined by a CRD of the same apply: the CRD was just applied; discovery may need a moment to serve it. */
-async function resolveDeferred(ctx: OperationContext, object: Obj): Promise<ResolvedResource> {
+async function resolveDeferred(ctx: OperationContext, object: Obj): Promise<ResourceType> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await ctx.resolver.resolve(ctx.calls, object.kind as string, object.apiVersion as string);

@@ -9,7 +9,8 @@ import { KubeHttpError } from '../kube/kube-client.js';
 import { sleep } from '../stream/backoff.js';
 import { namespaceFor, objectRef, parseObject, type Obj, type OperationContext, type Outcome } from './operation-context.js';
 import { badRequest, OperationError, OutpostReason } from './operation-error.js';
-import { resourcePath, type ResolvedResource } from './resource-resolver.js';
+import type { ResourceType } from '../kube/discovery.js';
+import { resourcePath } from './resource-resolver.js';
 
 interface Target {
   namespace?: string;
@@ -32,7 +33,7 @@ function deleteOptions(spec: DeleteSpec): Obj {
   return body;
 }
 
-async function gone(ctx: OperationContext, resource: ResolvedResource, target: Target): Promise<boolean> {
+async function gone(ctx: OperationContext, resource: ResourceType, target: Target): Promise<boolean> {
   try {
     const live = parseObject(
       (await ctx.calls.request({ method: 'GET', path: resourcePath(resource, target.namespace, target.name) })).text,
@@ -45,7 +46,7 @@ async function gone(ctx: OperationContext, resource: ResolvedResource, target: T
   }
 }
 
-async function waitUntilGone(ctx: OperationContext, resource: ResolvedResource, targets: Target[]): Promise<void> {
+async function waitUntilGone(ctx: OperationContext, resource: ResourceType, targets: Target[]): Promise<void> {
   let pending = targets;
   let delay = ctx.settings.deletePollMs;
   while (pending.length > 0) {

@@ -7,43 +7,16 @@ import { KubeHttpError } from '../kube/kube-client.js';
 import type { KubeCalls } from './kube-calls.js';
 import { hasLoneSurrogate } from '../../shared/unstorable-text.js';
 import { badRequest, notFound } from './operation-error.js';
-
-/** An API resource an operation can address. */
-export interface ResolvedResource {
-  /** API group, '' for core. */
-  group: string;
-  version: string;
-  /** `group/version`, or `v1` for core. */
-  apiVersion: string;
-  kind: string;
-  /** Plural resource name (URL segment). */
-  resource: string;
-  namespaced: boolean;
-  /** Served by Kubernetes itself (strategic merge patch applies), as opposed to a custom resource. */
-  builtin: boolean;
-  /** Subresources served (`scale`, `status`, `log`…). */
-  subresources: string[];
-}
+import { resourceTypeOf, type APIResource, type ResourceType } from '../kube/discovery.js';
 
 /** See the module comment. One per account (per Kubernetes client). */
 export interface ResourceResolver {
   /** Throws a 404 NotFound {@link OperationError} when the cluster does not serve the kind. */
-  resolve(calls: KubeCalls, kind: string, apiVersion?: string): Promise<ResolvedResource>;
+  resolve(calls: KubeCalls, kind: string, apiVersion?: string): Promise<ResourceType>;
 }
 
-interface APIResource {
-  name: string;
-  singularName?: string;
-  kind: string;
-  namespaced: boolean;
-}
 interface APIGroupList {
   groups?: { name: string; preferredVersion?: { groupVersion: string }; versions?: { groupVersion: string }[] }[];
-}
-
-/** Groups served by Kubernetes itself (their kinds take strategic merge patches); custom resources do not. */
-export function isBuiltinGroup(group: string): boolean {
-  return group === '' || !group.includes('.') || group.endsWith('.k8s.io');
 }
 
 /**
@@ -57,7 +30,7 @@ export function pathSegment(text: string, what: string): string {
 
 /** The URL path of a resource collection, object or subresource. */
 export function resourcePath(
-  r: Pick<ResolvedResource, 'group' | 'version' | 'resource' | 'namespaced'>,
+  r: Pick<ResourceType, 'group' | 'version' | 'resource' | 'namespaced'>,
   namespace?: string,
   name?: string,
   subresource?: string,
@@ -112,23 +85,14 @@ export function createResourceResolver(): ResourceResolver {
     return promise;
   }
 
-  function match(resources: APIResource[], gv: string, name: string): ResolvedResource | undefined {
+  function match(resources: APIResource[], gv: string, name: string): ResourceType | undefined {
     const lower = name.toLowerCase();
     const main = resources.filter((r) => !r.name.includes('/'));
     const found =
       main.find((r) => r.kind === name) ?? main.find((r) => r.kind.toLowerCase() === lower || r.name === lower || r.singularName === lower);
     if (!found) return undefined;
     const { group, version } = splitGroupVersion(gv);
-    return {
-      group,
-      version,
-      apiVersion: gv,
-      kind: found.kind,
-      resource: found.name,
-      namespaced: found.namespaced,
-      builtin: isBuiltinGroup(group),
-      subresources: resources.filter((r) => r.name.startsWith(`${found.name}/`)).map((r) => r.name.slice(found.name.length + 1)),
-    };
+    return resourceTypeOf(group, version, found, resources);
   }
 
   async function lookUp(
@@ -136,7 +100,7 @@ export function createResourceResolver(): ResourceResolver {
     kind: string,
     apiVersion: string | undefined,
     refresh: boolean,
-  ): Promise<ResolvedResource | undefined> {
+  ): Promise<ResourceType | undefined> {
     if (apiVersion) {
       const resources = (!refresh && groupVersions.get(apiVersion)) || fetchGroupVersion(calls, apiVersion);
       return match(await resources, apiVersion, kind);

@@ -7,7 +7,8 @@
  */
 import { isObj, parseObject, type Obj, type OperationContext, type RevisionEntry } from './operation-context.js';
 import { badRequest, notFound } from './operation-error.js';
-import { resourcePath, type ResolvedResource } from './resource-resolver.js';
+import type { ResourceType } from '../kube/discovery.js';
+import { resourcePath } from './resource-resolver.js';
 
 /** The annotation holding a ReplicaSet's (and its Deployment's) revision number. */
 export const REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
@@ -20,7 +21,7 @@ const HISTORY_KINDS = ['Deployment', 'StatefulSet', 'DaemonSet'];
 /** A workload and its revisions, oldest first. */
 export interface WorkloadHistory {
   workload: Obj;
-  resource: ResolvedResource;
+  resource: ResourceType;
   namespace: string | undefined;
   /** Each revision with the object that holds it (a ReplicaSet or a ControllerRevision). */
   revisions: (RevisionEntry & { holder: Obj })[];
