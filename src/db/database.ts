@@ -13,7 +13,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
-import postgres from 'postgres';
+import postgres, { type Sql } from 'postgres';
 import * as schema from './schema.js';
 
 /** Drizzle database over either driver; callers must only use what both drivers support. */
@@ -23,6 +23,11 @@ export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 export interface Database {
   readonly db: Db;
   readonly driver: 'postgres' | 'pglite';
+  /**
+   * The driver's own client — postgres-js's `Sql` on Postgres, the `PGlite` instance otherwise — for the few hot paths
+   * that bypass drizzle (raw-query.ts). Same connections as `db`; never close it directly.
+   */
+  readonly client: Sql | PGlite;
   /** The URL with any password removed, safe to log. */
   readonly displayUrl: string;
   close(): Promise<void>;
@@ -67,6 +72,7 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
     return {
       db,
       driver: 'postgres',
+      client,
       displayUrl: redact(url),
       close: () => client.end({ timeout: 5 }),
     };
@@ -82,6 +88,7 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
     return {
       db: drizzlePglite({ client, schema }) as unknown as Db,
       driver: 'pglite',
+      client,
       displayUrl: 'memory://',
       close: () => client.close(),
     };
@@ -95,6 +102,7 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
     return {
       db: db as unknown as Db,
       driver: 'pglite',
+      client,
       displayUrl: url,
       close: () => client.close(),
     };

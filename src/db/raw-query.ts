@@ -18,7 +18,7 @@ export type RawQuery = (text: string, params: unknown[]) => Promise<Record<strin
  * data as parameters (e.g. one jsonb array): every distinct text stays prepared on every pool connection.
  */
 export function createRawQuery(database: Database): RawQuery {
-  const client = (database.db as unknown as { $client: unknown }).$client;
+  const client = database.client;
   if (database.driver === 'postgres') {
     const sql = client as Sql;
     return async (text, params) => sql.unsafe(text, params as never[], { prepare: true });

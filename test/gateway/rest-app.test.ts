@@ -8,7 +8,13 @@ import { createRestApp } from '../../src/gateway/rest/rest-app.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 
 function fakeDatabase(execute: () => Promise<unknown>): Database {
-  return { db: { execute } as unknown as Database['db'], driver: 'pglite', displayUrl: 'memory://', close: async () => {} };
+  return {
+    db: { execute } as unknown as Database['db'],
+    driver: 'pglite',
+    client: undefined as unknown as Database['client'],
+    displayUrl: 'memory://',
+    close: async () => {},
+  };
 }
 
 describe('REST app', () => {
