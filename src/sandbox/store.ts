@@ -1,4 +1,6 @@
 /**
+ * (Over 400 lines on purpose: one class, so every write path enforces the store's invariants in one place.)
+ *
  * The in-memory object store: one bucket per kind, one cluster-wide resourceVersion that grows by exactly one per
  * committed change, and a history window of those changes for watch resume. It enforces what the API server promises
  * regardless of the caller (HTTP handler, controller or test): uid/creationTimestamp/generation, namespaces existing,

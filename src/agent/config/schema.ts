@@ -1,4 +1,6 @@
 /**
+ * (Over 400 lines on purpose: one schema, every key with its description, which the generated reference prints.)
+ *
  * The agent configuration schema (zod v4). It accepts the reference agent's YAML keys, so an existing
  * `armory-agent.yml` loads unchanged: keys the reference documents but Outpost does not use yet are accepted and
  * ignored; any other unknown key is rejected with its path.
