@@ -23,6 +23,7 @@ import { runConnectionLoop } from './stream/connection-loop.js';
 import { createTokenSource } from './stream/token-source.js';
 import type { SessionState } from './stream/session.js';
 import { agentVersion } from './version.js';
+import { createClosers } from '../shared/closers.js';
 
 export { agentConfigSchema, type AgentConfig, type AgentConfigInput, type AccountConfig } from './config/schema.js';
 export { loadAgentConfig, parseAgentConfig, AgentConfigError, type AgentConfigIssue } from './config/load.js';
@@ -116,108 +117,120 @@ export async function startAgent(config: AgentConfig, deps: StartAgentDeps = {})
     watchesOpen: () => state.accounts.reduce((n, a) => n + a.watches.filter((w) => w.state === 'watching').length, 0),
     unackedBatches: () => state.live?.unacked() ?? 0,
   });
-  const admin = await startAdminServer({
-    port: config.server.port,
-    host: config.server.host,
-    status,
-    info: { agentId: id, version: agentVersion(), configFile: deps.configFile },
-  });
-  let metricsServer: HttpListener | undefined;
-  const metricsAt = metricsAddress(config);
-  if (metricsAt !== undefined) {
-    try {
-      metricsServer = await startMetricsServer(metrics, metricsAt);
-    } catch (err) {
-      await admin.close();
-      throw err;
-    }
-  }
   const log = logger.child({ agentId: id });
-  const operations = createOperationRunner({
-    account: (name) => servedAccount(state, name),
-    settings: {
-      serverSideApplyKinds: config.kubernetes.serverSideApply,
-      defaultFieldManager: AGENT_DEFAULTS.fieldManager,
-      deletePollMs: 50,
-    },
-    retries: config.kubernetes.retries,
-    concurrency: config.operations.concurrency,
-    resultCacheSize: config.operations.resultCacheSize,
-    resultTtlMs: config.operations.resultTtlSeconds * 1000,
-    outboxSize: config.operations.outboxSize,
-    logger: log,
-  });
-  operationsStatus = () => ({
-    active: operations.active,
-    pendingResults: operations.pending,
-    running: operations.list().map((op) => ({ id: op.id, account: op.account, kind: op.kind, state: op.state, startedAt: op.receivedAt })),
-  });
-  log.info(
-    {
+  // Every part registers how it stops as soon as it started: close() runs them in reverse order, and so does a start
+  // that fails half-way (only what started is stopped).
+  const closers = createClosers((step, err) => log.warn({ err, step }, 'stopping a part of the agent failed'));
+  try {
+    return await startParts();
+  } catch (err) {
+    await closers.close();
+    throw err;
+  }
+
+  async function startParts(): Promise<RunningAgent> {
+    const admin = closers.add(
+      'admin server',
+      await startAdminServer({
+        port: config.server.port,
+        host: config.server.host,
+        status,
+        info: { agentId: id, version: agentVersion(), configFile: deps.configFile },
+      }),
+      (server) => server.close(),
+    );
+    const metricsAt = metricsAddress(config);
+    const metricsServer: HttpListener | undefined =
+      metricsAt === undefined
+        ? undefined
+        : closers.add('metrics server', await startMetricsServer(metrics, metricsAt), (server) => server.close());
+    // The Kubernetes clients close after the operations that use them have stopped.
+    closers.defer('kubernetes clients', () => {
+      for (const account of state.accounts) account.prepared.client?.close();
+    });
+    const operations = createOperationRunner({
+      account: (name) => servedAccount(state, name),
+      settings: {
+        serverSideApplyKinds: config.kubernetes.serverSideApply,
+        defaultFieldManager: AGENT_DEFAULTS.fieldManager,
+        deletePollMs: 50,
+      },
+      retries: config.kubernetes.retries,
+      concurrency: config.operations.concurrency,
+      resultCacheSize: config.operations.resultCacheSize,
+      resultTtlMs: config.operations.resultTtlSeconds * 1000,
+      outboxSize: config.operations.outboxSize,
+      logger: log,
+    });
+    closers.defer('operations', () => operations.close());
+    operationsStatus = () => ({
+      active: operations.active,
+      pendingResults: operations.pending,
+      running: operations
+        .list()
+        .map((op) => ({ id: op.id, account: op.account, kind: op.kind, state: op.state, startedAt: op.receivedAt })),
+    });
+    log.info(
+      {
+        adminPort: admin.port,
+        metricsPort: metricsServer?.port,
+        gateway: config.clouddriver.grpc,
+        accounts: state.accounts.length,
+        zone,
+        configFile: deps.configFile,
+      },
+      'agent started',
+    );
+    const controller = new AbortController();
+    setMaxListeners(0, controller.signal); // parallel API requests of every account listen on it
+    const accounts = createAccountManager({
+      state,
+      logger: log,
+      signal: controller.signal,
+      baseDir: deps.configFile !== undefined ? dirname(resolve(deps.configFile)) : undefined,
+      kubeconfigDirs: config.kubernetes.dynamicKubeconfigDirs,
+      kubeRecorder: metrics,
+    });
+    closers.defer('account preparation', () => accounts.idle());
+    const token = closers.add('token source', createTokenSource(config.clouddriver.auth, log), (source) => source.close());
+    const watcher =
+      deps.configFile === undefined
+        ? undefined
+        : await watchConfigFile({
+            file: deps.configFile,
+            env: deps.env,
+            running: config,
+            intervalMs: deps.configPollMs ?? AGENT_DEFAULTS.configPollMs,
+            logger: log,
+            onAccounts: (next) => accounts.setFileAccounts(next),
+          });
+    if (watcher !== undefined) closers.defer('configuration file watcher', () => watcher.close());
+    const loop = runConnectionLoop({
+      config,
+      agentId: id,
+      zone,
+      version: agentVersion(),
+      state,
+      accounts,
+      token,
+      operations,
+      recorder: metrics,
+      logger: log,
+      signal: controller.signal,
+    });
+    closers.defer('connection loop', () => loop);
+    // First at close: the stream, the watches and the retries stop.
+    closers.defer('stop signal', () => controller.abort());
+    let closing: Promise<void> | undefined;
+    return {
+      id,
       adminPort: admin.port,
       metricsPort: metricsServer?.port,
-      gateway: config.clouddriver.grpc,
-      accounts: state.accounts.length,
-      zone,
-      configFile: deps.configFile,
-    },
-    'agent started',
-  );
-  const controller = new AbortController();
-  setMaxListeners(0, controller.signal); // parallel API requests of every account listen on it
-  const accounts = createAccountManager({
-    state,
-    logger: log,
-    signal: controller.signal,
-    baseDir: deps.configFile !== undefined ? dirname(resolve(deps.configFile)) : undefined,
-    kubeconfigDirs: config.kubernetes.dynamicKubeconfigDirs,
-    kubeRecorder: metrics,
-  });
-  const token = createTokenSource(config.clouddriver.auth, log);
-  const watcher =
-    deps.configFile === undefined
-      ? undefined
-      : await watchConfigFile({
-          file: deps.configFile,
-          env: deps.env,
-          running: config,
-          intervalMs: deps.configPollMs ?? AGENT_DEFAULTS.configPollMs,
-          logger: log,
-          onAccounts: (next) => accounts.setFileAccounts(next),
-        });
-  const loop = runConnectionLoop({
-    config,
-    agentId: id,
-    zone,
-    version: agentVersion(),
-    state,
-    accounts,
-    token,
-    operations,
-    recorder: metrics,
-    logger: log,
-    signal: controller.signal,
-  });
-  let closing: Promise<void> | undefined;
-  return {
-    id,
-    adminPort: admin.port,
-    metricsPort: metricsServer?.port,
-    status,
-    close() {
-      closing ??= (async () => {
-        controller.abort();
-        token.close();
-        await watcher?.close();
-        await loop;
-        await accounts.idle();
-        await operations.close();
-        for (const account of state.accounts) account.prepared.client?.close();
-        await admin.close();
-        await metricsServer?.close();
-        log.info('agent stopped');
-      })();
-      return closing;
-    },
-  };
+      status,
+      close() {
+        closing ??= closers.close().then(() => log.info('agent stopped'));
+        return closing;
+      },
+    };
+  }
 }
