@@ -17,12 +17,27 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, extname, join, relative, resolve } from 'node:path';
 import { test } from 'node:test';
-import { ROOT } from './doc-blocks.js';
+import { fileURLToPath } from 'node:url';
 
-const SELF = 'test/docs/references.test.ts';
+/** The repository root (computed here, not imported: the test helpers are moving). */
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const SELF = relative(ROOT, fileURLToPath(import.meta.url));
 const ARCHITECTURE = 'docs/architecture.md';
 /** What is scanned: these folders and files, tracked or new (not ignored). */
-const SCANNED = ['src', 'test', 'bench', 'scripts', 'web/src', 'web/README.md', 'docs', 'proto', 'config', 'deploy', 'README.md'];
+const SCANNED = [
+  'src',
+  'test',
+  'testkit',
+  'bench',
+  'scripts',
+  'web/src',
+  'web/README.md',
+  'docs',
+  'proto',
+  'config',
+  'deploy',
+  'README.md',
+];
 const TEXT = new Set(['.ts', '.tsx', '.mts', '.mjs', '.js', '.md', '.proto', '.yaml', '.yml', '.json', '.py', '.sh', '.css', '.html']);
 /** Relative paths that climb out of the repository on purpose, with why (file → path). */
 const OUTSIDE_ALLOWED: Record<string, string[]> = {
