@@ -48,9 +48,10 @@ export const accounts = pgTable('accounts', {
   /** Object events stored for the account (the fleet's ingest rate is the growth of their sum). */
   eventsTotal: bigint('events_total', { mode: 'number' }).notNull().default(0),
   /**
-   * Ownership lease (DESIGN.md rule 4): the session in `sessionId` on replica `gatewayId` owns the account while
-   * `leaseExpiresAt` is in the future. Every claim sets a new `leaseEpoch` (it only grows); cache writes and operation
-   * dispatch check the epoch they were granted, so a replica that lost the lease can no longer write. Null when released.
+   * Ownership lease (docs/architecture.md, rule 4): the session in `sessionId` on replica `gatewayId` owns the account
+   * while `leaseExpiresAt` is in the future. Every claim sets a new `leaseEpoch` (it only grows); cache writes check the
+   * epoch they were granted, so a replica that lost the lease can no longer write, and dispatch uses the caching stream
+   * only while its lease is known valid. Null when released.
    */
   leaseEpoch: bigint('lease_epoch', { mode: 'number' }).notNull().default(0),
   leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true, mode: 'date' }),

@@ -1,5 +1,5 @@
 /**
- * What an unauthenticated peer may hold on a gateway port (docs/security.md, "Work before authentication"): every
+ * What an unauthenticated peer may hold on a gateway port (docs/security.md, "No work before authentication"): every
  * connection starts *unproven* and counts against `limits.maxUnauthenticatedConnections` (beyond it, new
  * connections are closed at once) until one of its requests is admitted or served; an unproven connection that sends
  * no request within `limits.idleConnectionSeconds` — the TLS handshake included, also bounded on its own by the TLS

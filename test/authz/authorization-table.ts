@@ -411,7 +411,7 @@ export const RPC_ROWS: MatrixRow[] = [
   rowOf('outpost.api.v1.ObjectService/ListObjects', 'read', rpc('outpost.api.v1.ObjectService', 'ListObjects', { account: A.account }), {
     valid: 'OK',
   }),
-  // Unauthenticated floods (DESIGN rule 9): refused from the headers while the body is still being sent, so a
+  // Unauthenticated floods (docs/architecture.md, rule 9): refused from the headers while the body is still being sent, so a
   // stalled body costs nothing. Counts and memory are checked by test/gateway/unauthenticated-flood.test.ts.
   rowOf(
     'outpost.api.v1.ObjectService/ListObjects',

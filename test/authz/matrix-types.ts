@@ -12,7 +12,7 @@ export const CREDENTIALS = ['none', 'wrong', 'other', 'valid'] as const;
 /** One credential kind: nothing, a credential the gateway rejects, a valid credential of the wrong identity, the right one. */
 export type Credential = (typeof CREDENTIALS)[number];
 
-/** What a route or method requires (as the README's Security section states it). */
+/** What a route or method requires (as docs/security.md states it). */
 export type Requirement = 'none' | 'read' | 'write' | 'admin' | 'replica' | 'agent' | 'spinnaker';
 
 /**
@@ -54,7 +54,7 @@ export type Probe =
     }
   | {
       /**
-       * Work before authentication (DESIGN rule 9): a Connect JSON unary call over HTTP/1.1 whose chunked body stops
+       * Work before authentication (docs/architecture.md, rule 9): a Connect JSON unary call over HTTP/1.1 whose chunked body stops
        * halfway. The outcome is the code followed by `before the body ended` when the gateway answered while the body
        * was still open, or by `after the body ended` when it waited (the probe then sends the rest).
        */

@@ -1,8 +1,8 @@
 /**
  * The benchmark harness works: `npm run bench -- --quick` runs every scenario end to end (real sandbox, gateway, agent,
  * Postgres, swarm and baselines) and writes a results file and a report with a row for each figure; bad flags are
- * refused; the README's table is what its committed results file renders to. No figure is asserted (timings on a
- * shared machine are not test material), only that each was measured.
+ * refused; the tables of docs/benchmarks.md and the README's summary are what their committed results files render
+ * to. No figure is asserted (timings on a shared machine are not test material), only that each was measured.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { renderReadmeSection } from '../../bench/readme-table.js';
+import { renderBenchmarkSection, renderSummary, HEADLINES } from '../../bench/readme-table.js';
 import { resultRows, type BenchResults } from '../../bench/report.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -48,10 +48,16 @@ describe('benchmark harness', () => {
       const report = readFileSync(join(out, json.replace(/\.json$/, '.md')), 'utf8');
       for (const scenario of new Set(rows.map((r) => r.scenario))) assert.ok(report.includes(`| ${scenario} |`), scenario);
       // The same file rendered with itself as "before": every row gets its own value in the before column.
-      const section = renderReadmeSection({ file: 'now.json', results }, { file: 'then.json', results });
+      const section = renderBenchmarkSection({ file: 'now.json', results }, { file: 'then.json', results });
       const table = section.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| scenario') && !l.startsWith('| ---'));
       assert.equal(table.length, rows.length);
       for (const [i, line] of table.entries()) assert.equal(line.split(' | ')[2], line.split(' | ')[4], `row ${i}: ${line}`);
+      // A run of every scenario has each row the README's summary picks.
+      const summary = renderSummary({ file: 'now.json', results }).split('\n');
+      assert.equal(
+        summary.filter((l) => l.startsWith('| ') && !l.startsWith('| scenario') && !l.startsWith('| ---')).length,
+        HEADLINES.length,
+      );
     } finally {
       rmSync(out, { recursive: true, force: true });
     }
@@ -65,7 +71,7 @@ describe('benchmark harness', () => {
     }
   });
 
-  test("the README's benchmark table is what its committed results file renders to", () => {
+  test("docs/benchmarks.md's tables and the README's summary are what their committed results files render to", () => {
     const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/readme-table.ts', '--check'], { cwd: ROOT, encoding: 'utf8' });
     assert.equal(run.status, 0, run.stderr);
   });

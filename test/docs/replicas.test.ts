@@ -1,7 +1,7 @@
 /**
  * docs/replicas.md: each gateway configuration snippet loads with the gateway's own loader (src/gateway/config.ts);
  * the database one spells out the defaults, the Kubernetes one is what deploy/gateway/base/gateway.yaml runs; the
- * benchmark figures it quotes are rows of the README's generated benchmark table.
+ * benchmark figures it quotes are rows of the generated benchmark table in docs/benchmarks.md.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -38,12 +38,12 @@ test('the configuration snippets load, and say what the defaults and deploy/ say
   assert.equal(kubernetes.auth.replicaSecretFile, deployed.auth.replicaSecretFile);
 });
 
-test('the failover and forwarding figures are those of the README benchmark table', () => {
-  const readme = readDoc('README.md');
-  const table = readme.slice(readme.indexOf('<!-- bench:start'), readme.indexOf('<!-- bench:end'));
+test('the failover and forwarding figures are those of the benchmark table', () => {
+  const benchmarks = readDoc('docs/benchmarks.md');
+  const table = benchmarks.slice(benchmarks.indexOf('<!-- bench:start'), benchmarks.indexOf('<!-- bench:end'));
   const quoted = [...page.matchAll(/^\| ((?:failover|forwarding)[^|]*) \| ([^|]+) \| ([\d.]+) \|$/gm)];
   assert.ok(quoted.length >= 4, 'the page quotes the figures');
   for (const [, scenario, measure, median] of quoted) {
-    assert.ok(table.includes(`| ${scenario} | ${measure} | ${median} |`), `README: ${scenario} | ${measure} = ${median}`);
+    assert.ok(table.includes(`| ${scenario} | ${measure} | ${median} |`), `docs/benchmarks.md: ${scenario} | ${measure} = ${median}`);
   }
 });

@@ -1,5 +1,5 @@
 /**
- * Name binding (DESIGN.md rule 8) over real agent streams: a second cluster claiming a bound name is refused, the
+ * Name binding (docs/architecture.md, rule 8) over real agent streams: a second cluster claiming a bound name is refused, the
  * refusal is visible in ListAccounts and GET /armory/accounts/{name}, the first stream keeps storing its events, and
  * an admin's ReleaseBinding (refused while the account is streamed) lets the second cluster claim it. Plus the
  * AccountService RPC round trip (create, activate, page, get with transitions, put, delete).

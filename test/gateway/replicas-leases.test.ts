@@ -1,5 +1,5 @@
 /**
- * Account ownership across gateway replicas (DESIGN.md rule 4), with two in-process gateways sharing one Postgres:
+ * Account ownership across gateway replicas (docs/architecture.md, rule 4), with two in-process gateways sharing one Postgres:
  * the lease decides CACHING vs STANDBY across replicas, a STANDBY stream is promoted when the holder goes away,
  * a resumed session takes its lease over at once, and a replica whose lease is gone can no longer write.
  */

@@ -1,7 +1,7 @@
 /**
  * The `accounts` rows as the agent streams see them: the name → cluster binding (API host + CA fingerprint) and the
  * name → agent identity binding (docs/accounts.md, "Identity binding") that must never be hijacked, and the ACTIVE/INACTIVE state of each account with the session that caches it and that
- * session's ownership lease (DESIGN.md rule 4: a claim succeeds only when no other live lease holds the account, and
+ * session's ownership lease (docs/architecture.md, rule 4: a claim succeeds only when no other live lease holds the account, and
  * sets a new, larger epoch). Every state change is recorded in `account_transitions` (actor `agent:<id>`) in the same
  * transaction as the row update.
  */

@@ -1,6 +1,6 @@
 /**
  * Admission of Connect, gRPC and gRPC-web calls from their headers alone, before connect-node reads a byte of the
- * body (docs/security.md, "Work before authentication"): connect-node runs interceptors only after it has read and
+ * body (docs/security.md, "No work before authentication"): connect-node runs interceptors only after it has read and
  * parsed a unary request, so an unauthenticated peer could otherwise make the gateway buffer up to the message limit
  * per request. A refusal is answered at once in the caller's own protocol — gRPC and gRPC-web trailers-only, Connect
  * unary as a JSON error with the HTTP status of its code, Connect streaming as an end-stream message — and the body is

@@ -1,5 +1,5 @@
 /**
- * Fencing of cache writes by the account ownership lease (DESIGN.md rule 4). A stream's writes carry the session id
+ * Fencing of cache writes by the account ownership lease (docs/architecture.md, rule 4). A stream's writes carry the session id
  * and, per account, the epoch its lease was granted with; the write statement locks the accounts' rows and goes
  * through only for accounts whose row still names that session and epoch with an unexpired lease. A replica that lost
  * the lease (paused past its expiry, cut off from the database while another replica took over) therefore cannot

@@ -1,5 +1,5 @@
 /**
- * Keeps this replica's account leases (DESIGN.md rule 4) and moves accounts to a live agent when their holder is
+ * Keeps this replica's account leases (docs/architecture.md, rule 4) and moves accounts to a live agent when their holder is
  * gone, on one timer:
  * - renews every lease held here about every third of `leaseSeconds`, in one statement; a lease the database no
  *   longer gives this replica (taken over, or expired and reclaimed) demotes its account on the stream to STANDBY

@@ -1,6 +1,6 @@
 /**
  * Guards in front of connect-node for malformed requests that the library would answer with a 5xx, an INTERNAL
- * error or nothing at all (rule 7 of DESIGN.md: bad input gets a typed error):
+ * error or nothing at all (docs/architecture.md, rule 7: bad input gets a typed error):
  * - an HTTP/1.1 request that the Node parser refuses (unknown method, raw bytes in the path, headers too large) gets
  *   a JSON `{error, message}` 4xx instead of Node's bare 400/431;
  * - gRPC over HTTP/1.1 gets 426 with a JSON body (connect-node answers a bodiless 505);
