@@ -88,6 +88,11 @@ export const agentSessions = pgTable(
     zone: text('zone').notNull().default(''),
     version: text('version').notNull().default(''),
     subject: text('subject').notNull().default(''),
+    /**
+     * The authenticated identity of the stream (`identityOf`: `token:<subject>`, `certificate:<subject>`, …): a resume
+     * must come from the same one. Empty on rows written before it was stored (those cannot be resumed).
+     */
+    identity: text('identity').notNull().default(''),
     gatewayId: text('gateway_id').notNull(),
     /** SHA-256 (hex) of the session token. */
     tokenHash: text('token_hash').notNull(),

@@ -41,6 +41,8 @@ export interface AgentSessionRow {
   zone: string;
   version: string;
   subject: string;
+  /** `identityOf(principal)` of the stream: what a resume must match. */
+  identity: string;
   gatewayId: string;
   caching: string[];
   standby: string[];
@@ -76,6 +78,8 @@ export interface VerifiedSession {
   id: string;
   agentId: string;
   subject: string;
+  /** The stream's authenticated identity (`identityOf`); '' for rows from before it was stored. */
+  identity: string;
   ended: boolean;
   /** Accounts the session serves (its caching and standby lists). */
   accounts: string[];
@@ -170,6 +174,7 @@ export async function verifySession(database: Database, sessionId: string, token
       id: agentSessions.id,
       agentId: agentSessions.agentId,
       subject: agentSessions.subject,
+      identity: agentSessions.identity,
       tokenHash: agentSessions.tokenHash,
       endedAt: agentSessions.endedAt,
       caching: agentSessions.caching,
@@ -187,6 +192,7 @@ export async function verifySession(database: Database, sessionId: string, token
     id: row.id,
     agentId: row.agentId,
     subject: row.subject,
+    identity: row.identity,
     ended: row.endedAt !== null,
     accounts: [...row.caching, ...row.standby],
   };
@@ -213,6 +219,7 @@ export async function listLiveSessions(database: Database, filter: LiveSessionFi
       zone: agentSessions.zone,
       version: agentSessions.version,
       subject: agentSessions.subject,
+      identity: agentSessions.identity,
       gatewayId: agentSessions.gatewayId,
       caching: agentSessions.caching,
       standby: agentSessions.standby,

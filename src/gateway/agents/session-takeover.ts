@@ -22,7 +22,7 @@ export async function verifyResume(hello: Hello, principal: Principal, store: Ag
   const { resumeSessionId: id, resumeSessionToken: token } = hello;
   if (!id && !token) return undefined;
   const verified = id && token ? await store.verify(id, token) : undefined;
-  if (!verified || verified.agentId !== hello.agentId || verified.subject !== principal.subject) {
+  if (!verified || verified.agentId !== hello.agentId || verified.identity === '' || verified.identity !== identityOf(principal)) {
     const otherIdentity = verified !== undefined && verified.agentId === hello.agentId;
     log.warn(
       { agentId: hello.agentId, resumeSessionId: id.slice(0, 80), tokenPresented: token !== '', otherIdentity },

@@ -15,6 +15,7 @@ import {
   type Hello,
 } from '../../gen/outpost/agent/v1/agent_pb.js';
 import type { Logger } from '../../shared/logger.js';
+import { identityOf } from '../auth/principal.js';
 import type { DynamicAccountSource } from './account-commands.js';
 import { admitAccounts, type AdmissionDeps } from './admission.js';
 import { createSessionToken, toVerdictLists, type AgentSessionStore } from './agent-session-store.js';
@@ -62,6 +63,7 @@ export async function welcomeAgent(state: StreamState, hello: Hello, deps: Welco
       zone: state.zone,
       version: state.version,
       subject: state.principal.subject,
+      identity: identityOf(state.principal),
       gatewayId: deps.gatewayId,
       ...toVerdictLists(state.verdicts),
     },

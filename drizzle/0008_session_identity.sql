@@ -1,0 +1,1 @@
+ALTER TABLE "agent_sessions" ADD COLUMN "identity" text DEFAULT '' NOT NULL;
