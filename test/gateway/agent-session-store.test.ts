@@ -34,7 +34,18 @@ for (const driver of testDrivers()) {
     test('touches within the batch window are written together; an ended session is left alone', async () => {
       for (const id of ['s1', 's2', 's3']) {
         await store.start(
-          { id, agentId: `agent-${id}`, zone: 'z', version: 'v', subject: 'x', identity: 'token:x', gatewayId: 'gw', caching: [], standby: [], refused: [] },
+          {
+            id,
+            agentId: `agent-${id}`,
+            zone: 'z',
+            version: 'v',
+            subject: 'x',
+            identity: 'token:x',
+            gatewayId: 'gw',
+            caching: [],
+            standby: [],
+            refused: [],
+          },
           'f'.repeat(64),
         );
       }
