@@ -82,7 +82,7 @@ const SPEC = { case: 'get' as const, value: { apiVersion: 'v1', kind: 'ConfigMap
 
 /** Short heartbeats so a dead replica and a dead stream are noticed in seconds; lease length left at its default. */
 const GATEWAY_CONFIG: ConfigObject = {
-  cluster: { discovery: 'database', heartbeatIntervalSeconds: 0.5, deadAfterSeconds: 2 },
+  replicas: { discovery: 'database', heartbeatIntervalSeconds: 0.5, deadAfterSeconds: 2 },
   agents: { heartbeatIntervalSeconds: 1, deadAfterSeconds: 3 },
 };
 /** Agent reconnect backoff (full jitter: each delay uniform in [0, min(max, base × factor^n)]). */

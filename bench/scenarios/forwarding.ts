@@ -50,7 +50,7 @@ const ACCOUNT = 'bench';
 const SPEC = { case: 'get' as const, value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'demo', name: 'web-config' } };
 
 /** Replica discovery fast enough that gw-2 finds gw-1 within a second of starting (the default is 5 s / 15 s). */
-const GATEWAY_CONFIG: ConfigObject = { cluster: { discovery: 'database', heartbeatIntervalSeconds: 1, deadAfterSeconds: 5 } };
+const GATEWAY_CONFIG: ConfigObject = { replicas: { discovery: 'database', heartbeatIntervalSeconds: 1, deadAfterSeconds: 5 } };
 const AGENT_CONFIG: ConfigObject = {};
 
 async function submit(client: OperationClient) {

@@ -190,9 +190,9 @@ export const operations = pgTable(
 );
 
 /**
- * Gateway replicas outside Kubernetes (`cluster.discovery: database`): each replica upserts its row on every
+ * Gateway replicas outside Kubernetes (`replicas.discovery: database`): each replica upserts its row on every
  * heartbeat, sets `ready` false while draining and deletes the row on graceful shutdown. A row whose heartbeat is
- * older than `cluster.deadAfterSeconds` belongs to a dead replica and is not listed.
+ * older than `replicas.deadAfterSeconds` belongs to a dead replica and is not listed.
  */
 export const replicas = pgTable('replicas', {
   id: text('id').primaryKey(),

@@ -32,16 +32,16 @@ import { createObjectService } from './api/object-service.js';
 import { createOperationService } from './api/operation-service.js';
 import { createObjectWriter } from './cache/object-writer.js';
 import { createSyncState } from './cache/sync-state.js';
-import type { GatewayConfig } from './config.js';
-import { createDispatch, dispatchLocal } from './cluster/dispatch.js';
-import { createLeaseKeeper } from './cluster/lease-keeper.js';
-import { createLeaseStore } from './cluster/lease-store.js';
-import { createOwnerLookup } from './cluster/owner-lookup.js';
-import { createPeerClient, type PeerClient } from './cluster/peer-client.js';
+import type { GatewayConfig } from './config/schema.js';
+import { createDispatch, dispatchLocal } from './replicas/dispatch.js';
+import { createLeaseKeeper } from './replicas/lease-keeper.js';
+import { createLeaseStore } from './replicas/lease-store.js';
+import { createOwnerLookup } from './replicas/owner-lookup.js';
+import { createPeerClient, type PeerClient } from './replicas/peer-client.js';
 import { createReplicaTokenSigner } from './auth/replica-token.js';
 import { createResultRelay } from './operations/result-relay.js';
 import { createGatewayMetrics } from './metrics/gateway-metrics.js';
-import { createReplicaDirectory, type ReplicaDirectory } from './cluster/replica-directory.js';
+import { createReplicaDirectory, type ReplicaDirectory } from './replicas/replica-directory.js';
 import { createErrorInterceptor } from './errors.js';
 import { createAgentStreamEndpoint } from './grpc/agent-stream-endpoint.js';
 import { createUnstorableTextGuard } from './grpc/unstorable-text-guard.js';
@@ -66,7 +66,8 @@ import { listenGatewayServers } from './servers.js';
 import { DEFAULT_WEB_DIR } from './web/web-assets.js';
 import { createTlsContextSource } from './auth/tls-context.js';
 
-export { gatewayConfigSchema, loadGatewayConfig, GatewayConfigError, type GatewayConfig, type GatewayConfigInput } from './config.js';
+export { gatewayConfigSchema, type GatewayConfig, type GatewayConfigInput } from './config/schema.js';
+export { loadGatewayConfig, GatewayConfigError } from './config/load.js';
 
 /** Largest message (after decompression) the gateway reads: bigger ones fail with RESOURCE_EXHAUSTED. */
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
@@ -148,14 +149,14 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       baseUrl: () => baseUrl,
       isDraining: () => draining,
       database,
-      config: config.cluster,
+      config: config.replicas,
       scheme: config.tls ? 'https' : 'http',
       logger: logger.child({ component: 'cluster' }),
     });
     peers = createPeerClient({
       signer: config.auth.replicaSecretFile ? createReplicaTokenSigner(config.auth.replicaSecretFile, config.id, logger) : undefined,
-      caFile: config.cluster.peerCaFile ?? config.tls?.caFile,
-      timeoutMs: config.cluster.forwardTimeoutSeconds * 1000,
+      caFile: config.replicas.peerCaFile ?? config.tls?.caFile,
+      timeoutMs: config.replicas.forwardTimeoutSeconds * 1000,
     });
   } catch (err) {
     tlsContext?.close();
@@ -203,8 +204,8 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     gatewayId: config.id,
     registry,
     store: createLeaseStore(database),
-    leaseSeconds: config.cluster.leaseSeconds,
-    standbyCheckIntervalSeconds: config.cluster.standbyCheckIntervalSeconds,
+    leaseSeconds: config.replicas.leaseSeconds,
+    standbyCheckIntervalSeconds: config.replicas.standbyCheckIntervalSeconds,
     logger: clusterLogger,
   });
 
@@ -215,7 +216,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     maxStreamAgeSeconds: config.agents.maxStreamAgeSeconds,
     maxUnacked: config.agents.maxUnacked,
     resumeMaxAgeSeconds: config.cache.resumeMaxAgeSeconds,
-    leaseSeconds: config.cluster.leaseSeconds,
+    leaseSeconds: config.replicas.leaseSeconds,
     onAccountsReleased: () => leaseKeeper.poke(),
     metrics,
     claimMetrics: metrics,

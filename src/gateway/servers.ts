@@ -12,7 +12,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { TlsContextSource } from './auth/tls-context.js';
 import { answerClientError } from './grpc/protocol-guards.js';
-import type { GatewayConfig } from './config.js';
+import type { GatewayConfig } from './config/schema.js';
 import type { ConnectionGuard } from './connection-guard.js';
 
 type Handler = http.RequestListener & ((req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);

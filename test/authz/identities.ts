@@ -3,7 +3,7 @@
  * fixture names (accounts, agents, operations) the table's requests point at. One gateway serves every cell, so these
  * are fixed strings shared by the table, the fixtures and the rendered doc.
  */
-import type { AuthorizationRule } from '../../src/gateway/config.js';
+import type { AuthorizationRule } from '../../src/gateway/config/schema.js';
 
 /** A credential a cell presents. `none` sends nothing. */
 export type IdentityName =

@@ -44,7 +44,7 @@ export async function startChaosSystem(options: ChaosSystemOptions = {}): Promis
       logLevel: options.logLevel ?? 'info',
       sandbox: { seed: 'none' },
       gatewayConfig: {
-        cluster: { leaseSeconds: 3, standbyCheckIntervalSeconds: 0.2 },
+        replicas: { leaseSeconds: 3, standbyCheckIntervalSeconds: 0.2 },
         operations: { agentWaitSeconds: 10 },
       },
     });

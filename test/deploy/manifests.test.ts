@@ -11,8 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parseAgentConfigText } from '../../src/agent/config/load.js';
-import { createEndpointsDirectory } from '../../src/gateway/cluster/endpoints-directory.js';
-import { gatewayEnvVariables, loadGatewayConfig, type GatewayConfig } from '../../src/gateway/config.js';
+import { createEndpointsDirectory } from '../../src/gateway/replicas/endpoints-directory.js';
+import { gatewayEnvVariables, loadGatewayConfig } from '../../src/gateway/config/load.js';
+import type { GatewayConfig } from '../../src/gateway/config/schema.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { createKindRegistry } from '../../src/sandbox/kinds.js';
 import { createAuthorizer, type AccessAttributes } from '../../src/sandbox/rbac.js';
@@ -122,7 +123,7 @@ describe('deploy/ manifests', () => {
     assert.equal(config.baseUrl, 'http://10.1.2.3:7002');
     assert.match(config.database, /^postgres:\/\//, 'the database URL comes from the Secret');
     assert.equal(config.insecure, false);
-    assert.equal(config.cluster.discovery, 'kubernetes');
+    assert.equal(config.replicas.discovery, 'kubernetes');
 
     const deployment = findOne(objs, 'Deployment', 'outpost-gateway');
     assert.equal(deployment.spec.replicas, 3);
@@ -132,9 +133,9 @@ describe('deploy/ manifests', () => {
     assert.equal(ports.get('grpc'), config.grpcPort);
     // discovery: a Service whose name starts with the prefix, with the named port pointing at the HTTP port
     const http = findOne(objs, 'Service', 'spin-clouddriver');
-    assert.ok(http.metadata.name.startsWith(config.cluster.endpointsPrefix));
-    const httpPort = (http.spec.ports as Manifest[]).find((p) => p.name === config.cluster.portName);
-    assert.ok(httpPort, `the Service has a port named ${config.cluster.portName}`);
+    assert.ok(http.metadata.name.startsWith(config.replicas.endpointsPrefix));
+    const httpPort = (http.spec.ports as Manifest[]).find((p) => p.name === config.replicas.portName);
+    assert.ok(httpPort, `the Service has a port named ${config.replicas.portName}`);
     assert.equal(ports.get(httpPort.targetPort) ?? httpPort.targetPort, config.httpPort);
     const grpc = findOne(objs, 'Service', 'spin-clouddriver-grpc');
     assert.deepEqual(
@@ -262,7 +263,7 @@ describe('deploy/ manifests', () => {
     const kubeconfigFile = join(dir, 'kubeconfig');
     await sandbox.writeKubeconfig(kubeconfigFile);
     const directory = createEndpointsDirectory({
-      config: { ...config.cluster, namespace: 'outpost', kubeconfigFile },
+      config: { ...config.replicas, namespace: 'outpost', kubeconfigFile },
       scheme: config.tls ? 'https' : 'http',
       logger: createSilentLogger(),
     });

@@ -12,7 +12,8 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { AGENT_ENV_OVERRIDES } from '../../src/agent/config/load.js';
 import { agentConfigSchema } from '../../src/agent/config/schema.js';
-import { gatewayConfigSchema, gatewayEnvVariables } from '../../src/gateway/config.js';
+import { gatewayEnvVariables } from '../../src/gateway/config/load.js';
+import { gatewayConfigSchema } from '../../src/gateway/config/schema.js';
 import { CONFIGURATION_DOC, renderConfigurationReference } from '../../scripts/config-reference.js';
 import { describeObject, type FieldSection } from '../../scripts/zod-fields.js';
 

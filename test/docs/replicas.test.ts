@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { loadGatewayConfig, type GatewayConfig } from '../../src/gateway/config.js';
+import { loadGatewayConfig } from '../../src/gateway/config/load.js';
+import type { GatewayConfig } from '../../src/gateway/config/schema.js';
 import { blocksOf, readDoc, ROOT } from './doc-blocks.js';
 
 const page = readDoc('docs/replicas.md');
@@ -26,15 +27,15 @@ function loadYaml(text: string): GatewayConfig {
 
 test('the configuration snippets load, and say what the defaults and deploy/ say', () => {
   const snippets = blocksOf(page, 'yaml').map((b) => loadYaml(b.text));
-  const database = snippets.find((c) => c.cluster.discovery === 'database');
-  const kubernetes = snippets.find((c) => c.cluster.discovery === 'kubernetes');
+  const database = snippets.find((c) => c.replicas.discovery === 'database');
+  const kubernetes = snippets.find((c) => c.replicas.discovery === 'kubernetes');
   assert.ok(database && kubernetes, 'one snippet per discovery mode');
   for (const config of snippets) assert.equal(config.auth.replicaSecretFile, '/etc/outpost/replica/secret');
   assert.match(database.database, /^postgres:\/\//);
   // "These are the defaults, written out"
-  assert.deepEqual(database.cluster, loadGatewayConfig({ env: {} }).cluster);
+  assert.deepEqual(database.replicas, loadGatewayConfig({ env: {} }).replicas);
   const deployed = loadGatewayConfig({ file: `${ROOT}deploy/gateway/base/gateway.yaml`, env: {} });
-  assert.deepEqual(kubernetes.cluster, deployed.cluster);
+  assert.deepEqual(kubernetes.replicas, deployed.replicas);
   assert.equal(kubernetes.auth.replicaSecretFile, deployed.auth.replicaSecretFile);
 });
 

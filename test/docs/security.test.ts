@@ -9,7 +9,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { loadGatewayConfig, type GatewayConfig } from '../../src/gateway/config.js';
+import { loadGatewayConfig } from '../../src/gateway/config/load.js';
+import type { GatewayConfig } from '../../src/gateway/config/schema.js';
 import { parseKeyFile } from '../../src/gateway/secrets/key-ring.js';
 import { blocksOf, readDoc, ROOT } from './doc-blocks.js';
 

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { parseAgentConfig, startAgent, type RunningAgent } from '../../src/agent/index.js';
-import { createEndpointsDirectory } from '../../src/gateway/cluster/endpoints-directory.js';
+import { createEndpointsDirectory } from '../../src/gateway/replicas/endpoints-directory.js';
 import { loadGatewayConfig, startGateway, type RunningGateway } from '../../src/gateway/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { createLogger, createSilentLogger } from '../../src/shared/logger.js';
@@ -223,7 +223,7 @@ describe('troubleshooting guide', () => {
       const lines: LogLine[] = [];
       const logger = createLogger({ name: 'gateway', destination: capture(lines) }).child({ gatewayId: 'outpost-gateway-0' });
       const directory = createEndpointsDirectory({
-        config: { ...gatewayConfig.cluster, namespace: 'outpost', kubeconfigFile: join(dir, 'cluster-1'), context: 'sandbox-restricted' },
+        config: { ...gatewayConfig.replicas, namespace: 'outpost', kubeconfigFile: join(dir, 'cluster-1'), context: 'sandbox-restricted' },
         scheme: 'http',
         logger,
       });

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { authSetupProblem } from '../../src/gateway/index.js';
-import { loadGatewayConfig, type GatewayConfigInput } from '../../src/gateway/config.js';
+import { loadGatewayConfig } from '../../src/gateway/config/load.js';
+import type { GatewayConfigInput } from '../../src/gateway/config/schema.js';
 
 const config = (overrides: GatewayConfigInput) => loadGatewayConfig({ env: {}, overrides: { database: 'memory://', ...overrides } });
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { GatewayConfigError, gatewayConfigSchema, loadGatewayConfig } from '../../src/gateway/index.js';
-import { gatewayEnvVariables } from '../../src/gateway/config.js';
+import { gatewayEnvVariables } from '../../src/gateway/config/load.js';
 
 const example = fileURLToPath(new URL('../../config/gateway.example.yaml', import.meta.url));
 
@@ -86,18 +86,6 @@ describe('gateway config', () => {
       'OUTPOST_GATEWAY_AUTH_REPLICA_SECRET_FILE',
       'OUTPOST_GATEWAY_BASE_URL',
       'OUTPOST_GATEWAY_CACHE_RESUME_MAX_AGE_SECONDS',
-      'OUTPOST_GATEWAY_CLUSTER_CONTEXT',
-      'OUTPOST_GATEWAY_CLUSTER_DEAD_AFTER_SECONDS',
-      'OUTPOST_GATEWAY_CLUSTER_DISCOVERY',
-      'OUTPOST_GATEWAY_CLUSTER_ENDPOINTS_PREFIX',
-      'OUTPOST_GATEWAY_CLUSTER_FORWARD_TIMEOUT_SECONDS',
-      'OUTPOST_GATEWAY_CLUSTER_HEARTBEAT_INTERVAL_SECONDS',
-      'OUTPOST_GATEWAY_CLUSTER_KUBECONFIG_FILE',
-      'OUTPOST_GATEWAY_CLUSTER_LEASE_SECONDS',
-      'OUTPOST_GATEWAY_CLUSTER_NAMESPACE',
-      'OUTPOST_GATEWAY_CLUSTER_PEER_CA_FILE',
-      'OUTPOST_GATEWAY_CLUSTER_PORT_NAME',
-      'OUTPOST_GATEWAY_CLUSTER_STANDBY_CHECK_INTERVAL_SECONDS',
       'OUTPOST_GATEWAY_DATABASE',
       'OUTPOST_GATEWAY_GRPC_PORT',
       'OUTPOST_GATEWAY_HOST',
@@ -113,6 +101,18 @@ describe('gateway config', () => {
       'OUTPOST_GATEWAY_OPERATIONS_DEFAULT_TIMEOUT_SECONDS',
       'OUTPOST_GATEWAY_OPERATIONS_MAX_MANIFEST_BYTES',
       'OUTPOST_GATEWAY_OPERATIONS_SWEEP_INTERVAL_MS',
+      'OUTPOST_GATEWAY_REPLICAS_CONTEXT',
+      'OUTPOST_GATEWAY_REPLICAS_DEAD_AFTER_SECONDS',
+      'OUTPOST_GATEWAY_REPLICAS_DISCOVERY',
+      'OUTPOST_GATEWAY_REPLICAS_ENDPOINTS_PREFIX',
+      'OUTPOST_GATEWAY_REPLICAS_FORWARD_TIMEOUT_SECONDS',
+      'OUTPOST_GATEWAY_REPLICAS_HEARTBEAT_INTERVAL_SECONDS',
+      'OUTPOST_GATEWAY_REPLICAS_KUBECONFIG_FILE',
+      'OUTPOST_GATEWAY_REPLICAS_LEASE_SECONDS',
+      'OUTPOST_GATEWAY_REPLICAS_NAMESPACE',
+      'OUTPOST_GATEWAY_REPLICAS_PEER_CA_FILE',
+      'OUTPOST_GATEWAY_REPLICAS_PORT_NAME',
+      'OUTPOST_GATEWAY_REPLICAS_STANDBY_CHECK_INTERVAL_SECONDS',
       'OUTPOST_GATEWAY_SECRETS_KEY_FILE',
       'OUTPOST_GATEWAY_TLS_CA_FILE',
       'OUTPOST_GATEWAY_TLS_CERT_FILE',
@@ -132,8 +132,8 @@ describe('gateway config', () => {
       [{ overrides: { logLevel: 'loud' as never } }, /logLevel/],
       [{ overrides: { agents: { heartbeatIntervalSeconds: 30, deadAfterSeconds: 10 } } }, /agents\.deadAfterSeconds: must be greater/],
       [{ overrides: { baseUrl: 'not a url' } }, /baseUrl/],
-      [{ overrides: { cluster: { heartbeatIntervalSeconds: 5, deadAfterSeconds: 5 } } }, /cluster\.deadAfterSeconds: must be greater/],
-      [{ overrides: { cluster: { discovery: 'gossip' as never } } }, /cluster\.discovery/],
+      [{ overrides: { replicas: { heartbeatIntervalSeconds: 5, deadAfterSeconds: 5 } } }, /replicas\.deadAfterSeconds: must be greater/],
+      [{ overrides: { replicas: { discovery: 'gossip' as never } } }, /replicas\.discovery/],
       [{ overrides: { bogus: 1 } as never }, /bogus/],
       // rules name their identity kind; an old rule without one says how to fix it
       [
@@ -163,6 +163,44 @@ describe('gateway config', () => {
       assert.throws(() => loadGatewayConfig({ file: join(dir, 'bad.yaml') }), /not valid YAML/);
       writeFileSync(join(dir, 'list.yaml'), '- a\n');
       assert.throws(() => loadGatewayConfig({ file: join(dir, 'list.yaml') }), /mapping/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('`cluster`, the old name of `replicas`, is still accepted in a file, the environment and overrides', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'outpost-gw-config-'));
+    try {
+      const file = join(dir, 'old.yaml');
+      writeFileSync(file, 'cluster:\n  leaseSeconds: 20\n  discovery: database\n');
+      const fromFile = loadGatewayConfig({ file });
+      assert.equal(fromFile.replicas.leaseSeconds, 20);
+      assert.equal('cluster' in fromFile, false);
+      const fromEnv = loadGatewayConfig({
+        env: { OUTPOST_GATEWAY_CLUSTER_LEASE_SECONDS: '21', OUTPOST_GATEWAY_REPLICAS_DEAD_AFTER_SECONDS: '40' },
+      });
+      assert.equal(fromEnv.replicas.leaseSeconds, 21);
+      assert.equal(fromEnv.replicas.deadAfterSeconds, 40);
+      // precedence is by source, whichever name each source uses
+      const layered = loadGatewayConfig({
+        file,
+        env: { OUTPOST_GATEWAY_REPLICAS_LEASE_SECONDS: '22' },
+        overrides: { cluster: { leaseSeconds: 23 } } as never,
+      });
+      assert.equal(layered.replicas.leaseSeconds, 23);
+      assert.equal(loadGatewayConfig({ file, env: { OUTPOST_GATEWAY_REPLICAS_LEASE_SECONDS: '22' } }).replicas.leaseSeconds, 22);
+      // validation names the current key
+      assert.throws(() => loadGatewayConfig({ overrides: { cluster: { discovery: 'gossip' } } as never }), /replicas\.discovery/);
+      // both names in one source: which would win is unclear, so it is an error
+      writeFileSync(file, 'cluster:\n  leaseSeconds: 20\nreplicas:\n  leaseSeconds: 30\n');
+      assert.throws(
+        () => loadGatewayConfig({ file }),
+        (err: unknown) => err instanceof GatewayConfigError && /sets both `cluster` and `replicas`/.test(err.message),
+      );
+      assert.throws(
+        () => loadGatewayConfig({ env: { OUTPOST_GATEWAY_CLUSTER_LEASE_SECONDS: '21', OUTPOST_GATEWAY_REPLICAS_LEASE_SECONDS: '22' } }),
+        /the environment sets both OUTPOST_GATEWAY_CLUSTER_LEASE_SECONDS and OUTPOST_GATEWAY_REPLICAS_LEASE_SECONDS/,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -9,8 +9,8 @@ import { performance } from 'node:perf_hooks';
 import { create } from '@bufbuild/protobuf';
 import { OperationSchema, type Operation } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 import { createSessionRegistry, type LiveSession } from '../../src/gateway/agents/session-registry.js';
-import { createDispatch, dispatchLocal, FORWARD_PATH } from '../../src/gateway/cluster/dispatch.js';
-import type { PeerClient } from '../../src/gateway/cluster/peer-client.js';
+import { createDispatch, dispatchLocal, FORWARD_PATH } from '../../src/gateway/replicas/dispatch.js';
+import type { PeerClient } from '../../src/gateway/replicas/peer-client.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 
 function session(id: string, serves: string[]): LiveSession & { sent: Operation[] } {

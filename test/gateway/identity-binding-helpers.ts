@@ -15,7 +15,7 @@ export const WRITER = 'binding-writer-token-0123456789abcdef';
 export const IDENTITY_GATEWAY = {
   insecure: false,
   agents: { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 5 },
-  cluster: { leaseSeconds: 3, standbyCheckIntervalSeconds: 0.1 },
+  replicas: { leaseSeconds: 3, standbyCheckIntervalSeconds: 0.1 },
   auth: {
     tokens: [
       { subject: 'agent-a', token: AGENT_A },

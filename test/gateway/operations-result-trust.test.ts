@@ -163,7 +163,7 @@ for (const driver of testDrivers()) {
     before(async () => {
       t = await startTestGateway(driver, {
         operations: { agentWaitSeconds: 2, sweepIntervalMs: 100, defaultTimeoutSeconds: 20 },
-        cluster: { standbyCheckIntervalSeconds: 0.1 },
+        replicas: { standbyCheckIntervalSeconds: 0.1 },
       });
       client = createClient(OperationService, createGrpcTransport({ baseUrl: t.gateway.grpcUrl }));
     });

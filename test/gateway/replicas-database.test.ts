@@ -1,5 +1,5 @@
 /**
- * Replica discovery through the heartbeat table (`cluster.discovery: database`): several gateways on one Postgres
+ * Replica discovery through the heartbeat table (`replicas.discovery: database`): several gateways on one Postgres
  * list each other on /armory/clouddrivers; a gracefully closed one disappears at once (its row is deleted), a silent
  * one only once its heartbeat is older than deadAfterSeconds; a draining replica is listed not ready.
  */
@@ -8,8 +8,8 @@ import { describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { loadGatewayConfig, startGateway, type RunningGateway } from '../../src/gateway/index.js';
-import { createHeartbeatDirectory } from '../../src/gateway/cluster/heartbeat-directory.js';
-import type { Replica } from '../../src/gateway/cluster/replica-directory.js';
+import { createHeartbeatDirectory } from '../../src/gateway/replicas/heartbeat-directory.js';
+import type { Replica } from '../../src/gateway/replicas/replica-directory.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { createTestDatabase, testDrivers } from '../helpers/databases.js';
 import { eventually } from './helpers.js';
@@ -44,7 +44,7 @@ function start(id: string, database: string): Promise<RunningGateway> {
       grpcPort: 0,
       database,
       insecure: true,
-      cluster: { heartbeatIntervalSeconds: HEARTBEAT_S, deadAfterSeconds: DEAD_AFTER_S },
+      replicas: { heartbeatIntervalSeconds: HEARTBEAT_S, deadAfterSeconds: DEAD_AFTER_S },
     },
   });
   return startGateway(config, { logger: createSilentLogger() });

@@ -51,7 +51,7 @@ describe('operation forwarding between replicas (postgres)', {
         { kind: 'token', subject: '^client$', roles: ['read', 'write'] },
       ],
     },
-    cluster: { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 2, leaseSeconds: 30 },
+    replicas: { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 2, leaseSeconds: 30 },
     operations: { agentWaitSeconds: 5 },
   });
   const client = (gw: RunningGateway) =>

@@ -1,5 +1,5 @@
 /**
- * Replica discovery through Kubernetes Endpoints (`cluster.discovery: kubernetes`) against the sandbox API server:
+ * Replica discovery through Kubernetes Endpoints (`replicas.discovery: kubernetes`) against the sandbox API server:
  * the gateway's /armory/clouddrivers follows Endpoints added, changed (addresses becoming not ready) and removed
  * through the API, and ignores Endpoints with another name prefix or without the named port.
  */
@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CoreV1Api, type V1Endpoints } from '@kubernetes/client-node';
 import { loadGatewayConfig, startGateway, type RunningGateway } from '../../src/gateway/index.js';
-import { createEndpointsDirectory } from '../../src/gateway/cluster/endpoints-directory.js';
+import { createEndpointsDirectory } from '../../src/gateway/replicas/endpoints-directory.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { eventually } from './helpers.js';
@@ -75,7 +75,7 @@ describe('replica discovery: Kubernetes Endpoints', () => {
         grpcPort: 0,
         database: 'memory://',
         insecure: true,
-        cluster: { discovery: 'kubernetes', kubeconfigFile, context: 'sandbox', namespace: NS },
+        replicas: { discovery: 'kubernetes', kubeconfigFile, context: 'sandbox', namespace: NS },
       },
     });
     const gw = await startGateway(config, { logger: createSilentLogger() });
@@ -233,7 +233,7 @@ describe('replica discovery: Kubernetes Endpoints', () => {
         grpcPort: 0,
         database: 'memory://',
         insecure: true,
-        cluster: { discovery: 'kubernetes' },
+        replicas: { discovery: 'kubernetes' },
       },
     });
     const saved = process.env.KUBERNETES_SERVICE_HOST;

@@ -27,7 +27,7 @@ const cluster = { leaseSeconds: 30, standbyCheckIntervalSeconds: 0.1 };
 async function startPeer(url: string, id: string, overrides: GatewayConfigInput = {}): Promise<RunningGateway> {
   const config = loadGatewayConfig({
     env: {},
-    overrides: { host: '127.0.0.1', httpPort: 0, grpcPort: 0, database: url, id, insecure: true, cluster, ...overrides },
+    overrides: { host: '127.0.0.1', httpPort: 0, grpcPort: 0, database: url, id, insecure: true, replicas: cluster, ...overrides },
   });
   return startGateway(config, { logger: createSilentLogger() });
 }
@@ -82,7 +82,7 @@ describe('account leases across replicas (postgres)', { skip: pg ? false : 'need
     )[0];
 
   before(async () => {
-    a = await startTestGateway('postgres', { id: 'gw-a', cluster });
+    a = await startTestGateway('postgres', { id: 'gw-a', replicas: cluster });
     b = await startPeer(a.testDb.url, 'gw-b');
   });
   after(async () => {
@@ -193,7 +193,7 @@ describe('account leases across replicas (postgres)', { skip: pg ? false : 'need
   });
 
   test('the holder renews its lease past its length; when the database gives the lease to another session, the next renewal demotes the stream', async () => {
-    const c = await startPeer(a.testDb.url, 'gw-c', { cluster: { leaseSeconds: 0.9, standbyCheckIntervalSeconds: 0.1 } });
+    const c = await startPeer(a.testDb.url, 'gw-c', { replicas: { leaseSeconds: 0.9, standbyCheckIntervalSeconds: 0.1 } });
     try {
       const account = `acct-${++n}`;
       const holder = open(c.grpcUrl);

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { openDatabase } from '../../src/db/database.js';
-import { createHeartbeatDirectory } from '../../src/gateway/cluster/heartbeat-directory.js';
+import { createHeartbeatDirectory } from '../../src/gateway/replicas/heartbeat-directory.js';
 import { createRestApp } from '../../src/gateway/rest/rest-app.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 

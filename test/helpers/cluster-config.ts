@@ -74,7 +74,7 @@ export function gatewayConfig(settings: GatewayProcessSettings, extra?: ConfigOb
       logLevel: settings.logLevel,
       insecure: true,
       agents: { heartbeatIntervalSeconds: 0.5, deadAfterSeconds: 2 },
-      cluster: { discovery: 'database', heartbeatIntervalSeconds: 0.5, deadAfterSeconds: 2 },
+      replicas: { discovery: 'database', heartbeatIntervalSeconds: 0.5, deadAfterSeconds: 2 },
     },
     extra,
   );

@@ -52,7 +52,7 @@ describe('Spinnaker through a forwarding replica (postgres)', {
         { kind: 'token', subject: '^reader$', roles: ['read', 'write'] },
       ],
     },
-    cluster: { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 2, leaseSeconds: 30 },
+    replicas: { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 2, leaseSeconds: 30 },
   });
   const orcaOn = (gw: RunningGateway, token = ORCA_TOKEN) =>
     createOrcaClient(gw.httpUrl, { authorization: `Bearer ${token}`, 'X-SPINNAKER-USER': 'bob' });

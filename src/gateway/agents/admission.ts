@@ -19,7 +19,7 @@ import type { LiveSession, SessionRegistry } from './session-registry.js';
 export interface AdmissionDeps {
   gatewayId: string;
   resumeMaxAgeSeconds: number;
-  /** `cluster.leaseSeconds`: length of an account ownership lease. */
+  /** `replicas.leaseSeconds`: length of an account ownership lease. */
   leaseSeconds: number;
   registry: SessionRegistry;
   accountStore: AccountStore;

@@ -52,7 +52,7 @@ export interface AgentSessionDeps {
   maxStreamAgeSeconds?: number;
   maxUnacked: number;
   resumeMaxAgeSeconds: number;
-  /** `cluster.leaseSeconds`: length of an account ownership lease (renewed by the lease keeper). */
+  /** `replicas.leaseSeconds`: length of an account ownership lease (renewed by the lease keeper). */
   leaseSeconds: number;
   registry: SessionRegistry;
   accountStore: AccountStore;

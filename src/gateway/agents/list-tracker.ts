@@ -6,7 +6,7 @@
 import { SyncPhase, type SyncMarker } from '../../gen/outpost/agent/v1/agent_pb.js';
 import type { Logger } from '../../shared/logger.js';
 import type { SyncState, WatchScope } from '../cache/sync-state.js';
-import type { WriteFence } from '../cluster/lease-fence.js';
+import type { WriteFence } from '../replicas/lease-fence.js';
 import { invalidArgument } from '../errors.js';
 
 /** Running lists of one stream. Not shared between streams. */

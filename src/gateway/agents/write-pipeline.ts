@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { decodeEventBatch, type DecodedBatch } from '../cache/event-decoder.js';
 import type { ObjectWriter } from '../cache/object-writer.js';
 import type { SyncState } from '../cache/sync-state.js';
-import { isLeaseLost, type WriteFence } from '../cluster/lease-fence.js';
+import { isLeaseLost, type WriteFence } from '../replicas/lease-fence.js';
 import { invalidArgument } from '../errors.js';
 import type { IngestRecorder } from '../metrics/gateway-metrics.js';
 import type { AccountStore } from './account-store.js';

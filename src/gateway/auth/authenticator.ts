@@ -24,7 +24,7 @@
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { Logger } from '../../shared/logger.js';
 import { createSilentLogger } from '../../shared/logger.js';
-import type { GatewayConfig, Role } from '../config.js';
+import type { GatewayConfig, Role } from '../config/schema.js';
 import { createClientCertificatePolicy } from './client-certificate.js';
 import type { RequestCredentials } from './credentials.js';
 import { createJwtVerifier, looksLikeJwt, unverifiedIssuer, type JwtVerifier } from './jwt-tokens.js';

@@ -23,7 +23,7 @@
  * Under `auth.readAccess: open` routes requiring `read` admit anyone (presented credentials are still verified).
  */
 import { Code, ConnectError } from '@connectrpc/connect';
-import type { Role } from '../config.js';
+import type { Role } from '../config/schema.js';
 import type { Authenticator } from './authenticator.js';
 import type { RequestCredentials } from './credentials.js';
 import { hasRole, type Principal } from './principal.js';

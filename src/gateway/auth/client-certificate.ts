@@ -3,7 +3,7 @@
  * names the reason when it is not acceptable, so the client reads why it was refused instead of a TLS alert.
  */
 import { Code, ConnectError } from '@connectrpc/connect';
-import type { GatewayTlsConfig } from '../config.js';
+import type { GatewayTlsConfig } from '../config/schema.js';
 import { createSubjectMatcher } from './certificate-subject.js';
 import type { PeerCertificateInfo } from './credentials.js';
 

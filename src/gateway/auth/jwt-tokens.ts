@@ -7,7 +7,7 @@ import { createPublicKey, type KeyObject } from 'node:crypto';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { decodeJwt, jwtVerify, type JWTPayload } from 'jose';
 import type { Logger } from '../../shared/logger.js';
-import type { GatewayAuthConfig } from '../config.js';
+import type { GatewayAuthConfig } from '../config/schema.js';
 import { createFileSource } from './file-source.js';
 
 /** A verified token. */

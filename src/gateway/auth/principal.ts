@@ -4,7 +4,7 @@
  * ({@link principalKey}), REST handlers from the Hono context, agent sessions as an argument.
  */
 import { createContextKey } from '@connectrpc/connect';
-import type { AuthorizationRule, Role } from '../config.js';
+import type { AuthorizationRule, Role } from '../config/schema.js';
 import { createSubjectMatcher, type SubjectAttributes } from './certificate-subject.js';
 
 /** How the principal proved its identity (`anonymous`: nothing, admitted to read routes under `readAccess: open`). */

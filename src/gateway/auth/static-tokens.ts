@@ -7,7 +7,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Logger } from '../../shared/logger.js';
-import type { GatewayAuthConfig } from '../config.js';
+import type { GatewayAuthConfig } from '../config/schema.js';
 import { createFileSource, type FileSource } from './file-source.js';
 
 /** The configured static tokens. */

@@ -12,7 +12,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import tls from 'node:tls';
 import type { Logger } from '../../shared/logger.js';
-import type { GatewayTlsConfig } from '../config.js';
+import type { GatewayTlsConfig } from '../config/schema.js';
 
 /** The PEM material of one context. */
 interface TlsMaterial {

@@ -12,7 +12,7 @@
  */
 import { sql, type SQL } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
-import { LeaseLostError, leasedCondition, rowsOf, type WriteFence } from '../cluster/lease-fence.js';
+import { LeaseLostError, leasedCondition, rowsOf, type WriteFence } from '../replicas/lease-fence.js';
 import type { DecodedBatch, ObjectRow } from './event-decoder.js';
 import { sqlNotOlder } from './resource-version.js';
 

@@ -6,7 +6,7 @@
 import { and, eq, gt, inArray, lt, sql } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
 import { objects, watchStates } from '../../db/schema.js';
-import { assertLeases, type WriteFence } from '../cluster/lease-fence.js';
+import { assertLeases, type WriteFence } from '../replicas/lease-fence.js';
 import { invalidArgument } from '../errors.js';
 
 /** One watch scope: what an agent lists and watches as a unit. */

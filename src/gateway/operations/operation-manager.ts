@@ -10,7 +10,7 @@ import { OperationState, type ListOperationsRequest, type SubmitOperationRequest
 import type { Logger } from '../../shared/logger.js';
 import type { OperationHooks } from '../agents/operation-hooks.js';
 import type { LiveSession } from '../agents/session-registry.js';
-import type { Dispatch, DispatchTarget } from '../cluster/dispatch.js';
+import type { Dispatch, DispatchTarget } from '../replicas/dispatch.js';
 import type { ResultRelay } from './result-relay.js';
 import type { OperationRecorder } from '../metrics/gateway-metrics.js';
 import { invalidArgument } from '../errors.js';

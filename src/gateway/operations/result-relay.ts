@@ -9,8 +9,8 @@ import { toJson } from '@bufbuild/protobuf';
 import { OperationResultSchema, type OperationResult } from '../../gen/outpost/agent/v1/operation_pb.js';
 import type { Logger } from '../../shared/logger.js';
 import type { LiveSession } from '../agents/session-registry.js';
-import type { PeerClient } from '../cluster/peer-client.js';
-import type { ReplicaDirectory } from '../cluster/replica-directory.js';
+import type { PeerClient } from '../replicas/peer-client.js';
+import type { ReplicaDirectory } from '../replicas/replica-directory.js';
 
 /** Path of the internal result route. */
 export const RESULT_PATH = '/armory/agent/operationresults';

@@ -17,7 +17,7 @@ import type { AccountAdmin } from '../accounts/account-admin.js';
 import { staleAfterSeconds } from '../agents/agent-session-store.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { createRestAuth, type RestEnv } from '../auth/rest-auth.js';
-import type { Replica, ReplicaDirectory } from '../cluster/replica-directory.js';
+import type { Replica, ReplicaDirectory } from '../replicas/replica-directory.js';
 import { withTimeout } from '../../shared/with-timeout.js';
 import { addWebAssets } from '../web/web-assets.js';
 import type { ClouddriverApi } from '../spinnaker/clouddriver-api.js';

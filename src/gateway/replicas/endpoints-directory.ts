@@ -1,14 +1,14 @@
 /**
  * Discovery in Kubernetes: an informer (list, then watch; no polling) over the Endpoints of the gateway's namespace.
- * Endpoints whose name starts with `cluster.endpointsPrefix` describe gateway replicas; every address of a subset that
- * has the port named `cluster.portName` is one replica (`addresses` ready, `notReadyAddresses` not). An address seen
+ * Endpoints whose name starts with `replicas.endpointsPrefix` describe gateway replicas; every address of a subset that
+ * has the port named `replicas.portName` is one replica (`addresses` ready, `notReadyAddresses` not). An address seen
  * under several Endpoints (say a main and a read-only Service) is listed once, ready when any lists it ready.
  * Needs get/list/watch on endpoints in that namespace.
  */
 import { readFileSync } from 'node:fs';
 import { CoreV1Api, KubeConfig, makeInformer, type V1Endpoints } from '@kubernetes/client-node';
 import type { Logger } from '../../shared/logger.js';
-import type { GatewayClusterConfig } from '../config.js';
+import type { GatewayReplicasConfig } from '../config/schema.js';
 import type { Replica, ReplicaDirectory } from './replica-directory.js';
 import { createReplicaList } from './replica-list.js';
 
@@ -17,7 +17,7 @@ const RESTART_DELAY_MS = 1000;
 
 /** Options of {@link createEndpointsDirectory}. */
 export interface EndpointsDirectoryOptions {
-  config: Pick<GatewayClusterConfig, 'namespace' | 'endpointsPrefix' | 'portName' | 'kubeconfigFile' | 'context'>;
+  config: Pick<GatewayReplicasConfig, 'namespace' | 'endpointsPrefix' | 'portName' | 'kubeconfigFile' | 'context'>;
   /** Scheme of the replica URLs (replicas share the gateway's TLS setting). */
   scheme: 'http' | 'https';
   logger: Logger;
@@ -137,15 +137,15 @@ function loadKubeConfig(config: EndpointsDirectoryOptions['config']): KubeConfig
     } else {
       if (!process.env.KUBERNETES_SERVICE_HOST) {
         throw new Error(
-          'not running in a pod (KUBERNETES_SERVICE_HOST is not set): set cluster.kubeconfigFile, or use cluster.discovery: database',
+          'not running in a pod (KUBERNETES_SERVICE_HOST is not set): set replicas.kubeconfigFile, or use replicas.discovery: database',
         );
       }
       kc.loadFromCluster();
     }
   } catch (err) {
-    throw new Error(`cluster.discovery kubernetes: ${(err as Error).message}`, { cause: err });
+    throw new Error(`replicas.discovery kubernetes: ${(err as Error).message}`, { cause: err });
   }
-  if (kc.getCurrentCluster() === null) throw new Error('cluster.discovery kubernetes: the kubeconfig has no current cluster');
+  if (kc.getCurrentCluster() === null) throw new Error('replicas.discovery kubernetes: the kubeconfig has no current cluster');
   // client-node refuses plain http: servers unless skipTLSVerify is set (which means nothing without TLS).
   kc.clusters = kc.clusters.map((c) => (c.server.startsWith('http:') ? { ...c, skipTLSVerify: true } : c));
   return kc;
@@ -162,6 +162,6 @@ function resolveNamespace(config: EndpointsDirectoryOptions['config'], kc: KubeC
   const fromContext = kc.getContextObject(kc.getCurrentContext())?.namespace;
   if (fromContext) return fromContext;
   throw new Error(
-    `cluster.discovery kubernetes: set cluster.namespace (${SERVICE_ACCOUNT_NAMESPACE_FILE} is not readable and the kubeconfig context names no namespace)`,
+    `replicas.discovery kubernetes: set replicas.namespace (${SERVICE_ACCOUNT_NAMESPACE_FILE} is not readable and the kubeconfig context names no namespace)`,
   );
 }

@@ -2,7 +2,7 @@
  * HTTP client for the internal routes replicas call on each other (`POST /armory/agent/operations`,
  * `POST /armory/agent/operationresults`): JSON bodies, keep-alive connections (a forwarded operation must not pay a
  * TCP or TLS handshake), a replica token when `auth.replicaSecretFile` is set, and a deadline per call. HTTPS peers
- * are verified against `cluster.peerCaFile`, else `tls.caFile`, else the system CAs.
+ * are verified against `replicas.peerCaFile`, else `tls.caFile`, else the system CAs.
  */
 import http from 'node:http';
 import https from 'node:https';

@@ -1,11 +1,11 @@
 /**
  * The replica directory: the in-memory list of known gateway replicas, kept current by one of two discovery
- * mechanisms chosen by `cluster.discovery` — heartbeat rows in the shared database, or a watch on Kubernetes
+ * mechanisms chosen by `replicas.discovery` — heartbeat rows in the shared database, or a watch on Kubernetes
  * Endpoints. Readers (`list`, `get`) never wait on I/O; `subscribe` tells who cares when the list changed.
  */
 import type { Database } from '../../db/database.js';
 import type { Logger } from '../../shared/logger.js';
-import type { GatewayClusterConfig } from '../config.js';
+import type { GatewayReplicasConfig } from '../config/schema.js';
 import { createHeartbeatDirectory } from './heartbeat-directory.js';
 import { createEndpointsDirectory } from './endpoints-directory.js';
 
@@ -42,7 +42,7 @@ export interface ReplicaDirectoryOptions {
   baseUrl(): string;
   isDraining(): boolean;
   database: Database;
-  config: GatewayClusterConfig;
+  config: GatewayReplicasConfig;
   /** Scheme of the replica URLs built from Endpoints (the replicas share the gateway's TLS setting). */
   scheme: 'http' | 'https';
   logger: Logger;
