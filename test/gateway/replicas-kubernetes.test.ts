@@ -239,7 +239,7 @@ describe('replica discovery: Kubernetes Endpoints', () => {
     const saved = process.env.KUBERNETES_SERVICE_HOST;
     delete process.env.KUBERNETES_SERVICE_HOST;
     try {
-      await assert.rejects(startGateway(config, { logger: createSilentLogger() }), /cluster\.kubeconfigFile/);
+      await assert.rejects(startGateway(config, { logger: createSilentLogger() }), /replicas\.kubeconfigFile/);
     } finally {
       if (saved !== undefined) process.env.KUBERNETES_SERVICE_HOST = saved;
     }
