@@ -5,7 +5,6 @@
  * never keeps the process alive. `stop()` resolves once a round in flight has finished, so a caller can close what the
  * rounds use (the database) right after it.
  */
-import type { Logger } from './logger.js';
 
 /** The timer functions the job uses; tests pass fakes to fire rounds themselves. */
 export interface JobTimers {
@@ -30,7 +29,8 @@ export interface PeriodicJobOptions {
   run: () => Promise<unknown>;
   /** Pause between the end of a round and the start of the next (and before the first). */
   intervalMs: number;
-  logger: Pick<Logger, 'error'>;
+  /** Where failed rounds go (a pino Logger fits). */
+  logger: { error(fields: { err: unknown }, message: string): void };
   /** The log message of a failed round, e.g. "account sweep failed". */
   errorMessage: string;
   /** Defaults to {@link NODE_TIMERS}. */
