@@ -108,10 +108,8 @@ export async function admitAccounts(
   const activated = new Set(epochs.keys());
   for (const [name, epoch] of epochs) registry.grant(name, session, epoch, leaseValidUntil(claimedAt, deps.leaseSeconds));
   const lost = candidates.filter((c) => !activated.has(c.name));
-  const lostBindings = await readBindings(
-    db,
-    lost.map((c) => c.name),
-  ); // no query when none was lost
+  const lostNames = lost.map((c) => c.name);
+  const lostBindings = await readBindings(db, lostNames); // no query when nothing was lost
   for (const info of lost) {
     registry.release(info.name, session);
     claimed.delete(info.name);
