@@ -14,7 +14,6 @@ import { FleetService } from '../gen/outpost/api/v1/fleet_service_pb.js';
 import { ObjectService } from '../gen/outpost/api/v1/object_service_pb.js';
 import { OperationService } from '../gen/outpost/api/v1/operation_service_pb.js';
 import { createLogger, type Logger } from '../shared/logger.js';
-import { createAccountStore } from './agents/account-store.js';
 import { serveAgentStream, type AgentSessionDeps } from './agents/agent-session.js';
 import { createAccountCommandBus, type AccountCommandBus, type DynamicAccountSource } from './agents/account-commands.js';
 import { createAgentSessionStore, createCachedSessionVerifier, staleAfterSeconds } from './agents/agent-session-store.js';
@@ -35,7 +34,6 @@ import { createSyncState } from './cache/sync-state.js';
 import type { GatewayConfig } from './config/schema.js';
 import { createDispatch, dispatchLocal } from './replicas/dispatch.js';
 import { createLeaseKeeper } from './replicas/lease-keeper.js';
-import { createLeaseStore } from './replicas/lease-store.js';
 import { createOwnerLookup } from './replicas/owner-lookup.js';
 import { createPeerClient, type PeerClient } from './replicas/peer-client.js';
 import { createReplicaTokenSigner } from './auth/replica-token.js';
@@ -203,7 +201,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   const leaseKeeper = createLeaseKeeper({
     gatewayId: config.id,
     registry,
-    store: createLeaseStore(database),
+    db: database.db,
     leaseSeconds: config.replicas.leaseSeconds,
     standbyCheckIntervalSeconds: config.replicas.standbyCheckIntervalSeconds,
     logger: clusterLogger,
@@ -221,7 +219,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     metrics,
     claimMetrics: metrics,
     registry,
-    accountStore: createAccountStore(database),
+    db: database.db,
     objectWriter: createObjectWriter(database),
     syncState: createSyncState(database),
     logger: logger.child({ component: 'agent-stream' }),

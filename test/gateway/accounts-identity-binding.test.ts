@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { create } from '@bufbuild/protobuf';
 import { AccountInfoSchema, Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
-import { createAccountStore } from '../../src/gateway/agents/account-store.js';
+import { claimAccounts, releaseAccounts } from '../../src/gateway/accounts/account-claim-queries.js';
 import { loadGatewayConfig, startGateway, type RunningGateway } from '../../src/gateway/index.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { testDrivers } from '../helpers/databases.js';
@@ -115,26 +115,26 @@ for (const driver of testDrivers()) {
     });
 
     test('the database decides: the claim statement itself refuses another identity (no in-memory check involved)', async () => {
-      const store = createAccountStore(t.gateway.database);
+      const { db } = t.gateway.database;
       const info = create(AccountInfoSchema, { name: 'cluster-db', ...CLUSTER });
       const session = (identity: string, sessionId: string) => ({ sessionId, agentId: 'direct', gatewayId: 'gw-test', zone: '', identity });
       const lease = { seconds: 30, takeoverSessions: [] };
-      assert.deepEqual([...(await store.activate(session('token:agent-a', 's-a'), [info], lease)).keys()], ['cluster-db']);
-      await store.deactivate('s-a', ['cluster-db']);
-      assert.equal((await store.activate(session('token:agent-b', 's-b'), [info], lease)).size, 0, 'another identity: not claimed');
+      assert.deepEqual([...(await claimAccounts(db, session('token:agent-a', 's-a'), [info], lease)).keys()], ['cluster-db']);
+      await releaseAccounts(db, 's-a', ['cluster-db']);
+      assert.equal((await claimAccounts(db, session('token:agent-b', 's-b'), [info], lease)).size, 0, 'another identity: not claimed');
       assert.equal(
-        (await store.activate(session('jwt:agent-a', 's-j'), [info], lease)).size,
+        (await claimAccounts(db, session('jwt:agent-a', 's-j'), [info], lease)).size,
         0,
         'same subject, other method: another identity',
       );
-      assert.deepEqual([...(await store.activate(session('token:agent-a', 's-a2'), [info], lease)).keys()], ['cluster-db']);
+      assert.deepEqual([...(await claimAccounts(db, session('token:agent-a', 's-a2'), [info], lease)).keys()], ['cluster-db']);
       assert.equal((await row('cluster-db')).session_id, 's-a2');
-      await store.deactivate('s-a2', ['cluster-db']);
+      await releaseAccounts(db, 's-a2', ['cluster-db']);
       // A binding made in insecure mode proves nothing: an authenticated identity's claim replaces it.
       await t.query(`update accounts set bound_identity = 'insecure:anonymous' where name = 'cluster-db'`);
-      assert.equal((await store.activate(session('token:agent-b', 's-b2'), [info], lease)).size, 1);
+      assert.equal((await claimAccounts(db, session('token:agent-b', 's-b2'), [info], lease)).size, 1);
       assert.equal((await row('cluster-db')).bound_identity, 'token:agent-b');
-      await store.deactivate('s-b2', ['cluster-db']);
+      await releaseAccounts(db, 's-b2', ['cluster-db']);
     });
 
     test('a row left unbound (from before identity binding) binds at its next claim', async () => {

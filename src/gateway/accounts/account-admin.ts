@@ -5,9 +5,9 @@
  * commands to the agent streams of the account's zone through the {@link AccountCommandBus}.
  */
 import { create } from '@bufbuild/protobuf';
-import { eq, inArray, sql } from 'drizzle-orm';
+import { eq, inArray } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
-import { accounts, objects, watchStates } from '../../db/schema.js';
+import { objects, watchStates } from '../../db/schema.js';
 import {
   AccountAction,
   AccountCommandSchema,
@@ -20,14 +20,15 @@ import type { AccountCommandBus } from '../agents/account-commands.js';
 import { AccountAdminError } from './account-errors.js';
 import { definitionFromJson, definitionToJson, type AccountInput, type StateChange } from './account-input.js';
 import {
-  NEW_ACCOUNT,
-  STREAMED_STATES,
-  lockStates,
-  recordTransitions,
-  type AccountState,
-  type DbOrTx,
-  type Transition,
-} from './account-states.js';
+  applyAdminChange,
+  clearClusterBinding,
+  deleteAccountRows,
+  insertDynamicAccounts,
+  lockAccountRows,
+  setAccountState,
+  type AccountRow,
+} from './account-repository.js';
+import { NEW_ACCOUNT, STREAMED_STATES, recordTransitions, type AccountState, type Transition } from './account-states.js';
 import { parseIdentity, rebindAccount } from './account-rebind.js';
 import { accountViews, getAccountView, listAccountViews, type AccountPage } from './account-view.js';
 
@@ -73,7 +74,6 @@ export interface AccountAdmin {
   rebind(name: string, identity: unknown, actor: string): Promise<Account>;
 }
 
-type Row = typeof accounts.$inferSelect;
 type Push = { zone: string; action: AccountAction; definition: AccountDefinition };
 
 /** Creates the account management implementation. */
@@ -89,19 +89,13 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
     }
   };
 
-  const lockRows = async (tx: DbOrTx, names: string[]): Promise<Map<string, Row>> => {
-    await lockStates(tx, names);
-    const rows = await tx.select().from(accounts).where(inArray(accounts.name, names));
-    return new Map(rows.map((r) => [r.name, r]));
-  };
-
-  const requireAll = (rows: Map<string, Row>, names: string[]) => {
+  const requireAll = (rows: Map<string, AccountRow>, names: string[]) => {
     const unknown = names.filter((n) => !rows.has(n));
     if (unknown.length > 0)
       throw new AccountAdminError('not_found', `unknown account${plural(unknown)} ${quote(unknown)}; nothing was changed`, unknown);
   };
 
-  const requireDynamic = (row: Row, what: string) => {
+  const requireDynamic = (row: AccountRow, what: string) => {
     if (row.source !== 'dynamic') {
       throw new AccountAdminError(
         'precondition',
@@ -117,7 +111,7 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
    * changed while ACTIVE.
    */
   const activateDynamic = (
-    row: Row,
+    row: AccountRow,
     definition: AccountDefinition,
     zone: string,
     actor: string,
@@ -137,10 +131,6 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
     if (state === 'ACTIVE') return 'ACTIVE';
     t.push({ account: row.name, from: state, to: 'ACTIVATING', reason: `pushed to agents of zone ${show(zone)}`, actor });
     return 'ACTIVATING';
-  };
-
-  const writeState = async (tx: DbOrTx, name: string, state: AccountState, reason: string) => {
-    await tx.update(accounts).set({ state, reason, updatedAt: sql`now()` }).where(eq(accounts.name, name));
   };
 
   return {
@@ -167,7 +157,7 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
     async create(inputs, actor) {
       const names = inputs.map((i) => i.definition.name);
       await db.transaction(async (tx) => {
-        const existing = await lockRows(tx, names);
+        const existing = await lockAccountRows(tx, names);
         const duplicates = names.filter((n) => existing.has(n));
         if (duplicates.length > 0) {
           throw new AccountAdminError(
@@ -176,7 +166,7 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
             duplicates,
           );
         }
-        await tx.insert(accounts).values(inputs.map((i) => newRow(i, 'INACTIVE')));
+        await insertDynamicAccounts(tx, inputs, 'INACTIVE');
         await recordTransitions(
           tx,
           names.map((n) => ({ account: n, from: NEW_ACCOUNT, to: 'INACTIVE' as const, reason: 'defined', actor })),
@@ -189,7 +179,7 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
       const names = inputs.map((i) => i.definition.name);
       const pushes: Push[] = [];
       await db.transaction(async (tx) => {
-        const existing = await lockRows(tx, names);
+        const existing = await lockAccountRows(tx, names);
         if (mode === 'create') {
           const duplicates = names.filter((n) => existing.has(n));
           if (duplicates.length > 0) {
@@ -205,7 +195,7 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
         const transitions: Transition[] = [];
         const fresh = inputs.filter((i) => !existing.has(i.definition.name));
         if (fresh.length > 0) {
-          await tx.insert(accounts).values(fresh.map((i) => newRow(i, 'ACTIVATING')));
+          await insertDynamicAccounts(tx, fresh, 'ACTIVATING');
           for (const i of fresh) {
             transitions.push({
               account: i.definition.name,
@@ -221,17 +211,13 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
           const row = existing.get(input.definition.name);
           if (!row) continue;
           const state = activateDynamic(row, input.definition, input.zoneId, actor, transitions, pushes);
-          await tx
-            .update(accounts)
-            .set({
-              definition: definitionToJson(input.definition),
-              zoneId: input.zoneId,
-              desiredState: 'ACTIVE',
-              state,
-              reason: state === row.state ? row.reason : '',
-              updatedAt: sql`now()`,
-            })
-            .where(eq(accounts.name, row.name));
+          await applyAdminChange(tx, row.name, {
+            definition: definitionToJson(input.definition),
+            zoneId: input.zoneId,
+            desiredState: 'ACTIVE',
+            state,
+            reason: state === row.state ? row.reason : '',
+          });
         }
         await recordTransitions(tx, transitions);
       });
@@ -243,7 +229,7 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
       const names = changes.map((c) => c.name);
       const pushes: Push[] = [];
       await db.transaction(async (tx) => {
-        const rows = await lockRows(tx, names);
+        const rows = await lockAccountRows(tx, names);
         requireAll(rows, names);
         for (const c of changes) if (c.zoneId !== undefined) requireDynamic(rows.get(c.name)!, 'its zone is set');
         const transitions: Transition[] = [];
@@ -286,16 +272,12 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
             reason = 'its agent serves it from its configuration: refused from its next registration on';
             transitions.push({ account: row.name, from: state, to: next, reason, actor });
           }
-          await tx
-            .update(accounts)
-            .set({
-              desiredState: change.state,
-              zoneId: zone,
-              state: next,
-              reason: next === state ? row.reason : reason,
-              updatedAt: sql`now()`,
-            })
-            .where(eq(accounts.name, row.name));
+          await applyAdminChange(tx, row.name, {
+            desiredState: change.state,
+            zoneId: zone,
+            state: next,
+            reason: next === state ? row.reason : reason,
+          });
         }
         await recordTransitions(tx, transitions);
       });
@@ -306,7 +288,7 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
     async delete(names, actor) {
       const pushes: Push[] = [];
       await db.transaction(async (tx) => {
-        const rows = await lockRows(tx, names);
+        const rows = await lockAccountRows(tx, names);
         requireAll(rows, names);
         const streamed = [...rows.values()].filter((r) => r.source !== 'dynamic' && STREAMED_STATES.includes(r.state as AccountState));
         if (streamed.length > 0) {
@@ -319,7 +301,7 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
         }
         const transitions: Transition[] = [];
         for (const row of rows.values()) {
-          await writeState(tx, row.name, 'DELETING', '');
+          await setAccountState(tx, row.name, 'DELETING', '');
           transitions.push({ account: row.name, from: row.state, to: 'DELETING', reason: 'deleted', actor });
           const definition = definitionFromJson(row.definition);
           if (row.source === 'dynamic' && definition) pushes.push({ zone: row.zoneId, action: AccountAction.REMOVE, definition });
@@ -331,7 +313,7 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
         await db.transaction(async (tx) => {
           await tx.delete(objects).where(inArray(objects.account, names));
           await tx.delete(watchStates).where(inArray(watchStates.account, names));
-          await tx.delete(accounts).where(inArray(accounts.name, names));
+          await deleteAccountRows(tx, names);
         });
       } catch (err) {
         log.error({ err, accounts: names }, 'could not delete accounts');
@@ -339,7 +321,7 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
         const reason = "delete failed: the database did not remove the account's rows (details in the gateway log); delete it again";
         await db
           .transaction(async (tx) => {
-            for (const name of names) await writeState(tx, name, 'DELETE_FAILED', reason);
+            for (const name of names) await setAccountState(tx, name, 'DELETE_FAILED', reason);
             await recordTransitions(
               tx,
               names.map((n) => ({ account: n, from: 'DELETING', to: 'DELETE_FAILED' as const, reason, actor })),
@@ -353,7 +335,7 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
 
     async releaseBinding(name, actor) {
       await db.transaction(async (tx) => {
-        const rows = await lockRows(tx, [name]);
+        const rows = await lockAccountRows(tx, [name]);
         requireAll(rows, [name]);
         const row = rows.get(name)!;
         if (STREAMED_STATES.includes(row.state as AccountState)) {
@@ -363,10 +345,7 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
             [name],
           );
         }
-        await tx
-          .update(accounts)
-          .set({ apiHost: '', caFingerprint: '', refusedClaim: null, kubernetesVersion: '', updatedAt: sql`now()` })
-          .where(eq(accounts.name, name));
+        await clearClusterBinding(tx, name);
         await tx.delete(objects).where(eq(objects.account, name));
         await tx.delete(watchStates).where(eq(watchStates.account, name));
       });
@@ -378,17 +357,6 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
       await rebindAccount(deps.database, name, parseIdentity(identity), actor, log);
       return (await accountViews(db, [name]))[0]!;
     },
-  };
-}
-
-function newRow(input: AccountInput, state: AccountState) {
-  return {
-    name: input.definition.name,
-    state,
-    source: 'dynamic',
-    zoneId: input.zoneId,
-    definition: definitionToJson(input.definition),
-    desiredState: state === 'INACTIVE' ? 'INACTIVE' : 'ACTIVE',
   };
 }
 

@@ -9,21 +9,13 @@
  * accounts that a live agent session still offers (standby or caching) according to its recent `last_seen_at`.
  *
  * Runs on every replica. Each account is removed by one conditional DELETE that re-checks all of the above (state,
- * age, no live session) under the row lock, so concurrent sweepers remove it once and an account re-activated in the
- * meantime is left alone; its objects and watch state are removed in the same transaction.
+ * age, no live session) under the row lock (account-sweep-queries.ts), so concurrent sweepers remove it once and an
+ * account re-activated in the meantime is left alone; its objects and watch state are removed in the same transaction.
  */
-import { and, eq, lt, sql } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
-import { accounts, objects, watchStates } from '../../db/schema.js';
 import type { Logger } from '../../shared/logger.js';
-import { GATEWAY_ACTOR, recordTransitions } from './account-states.js';
-
-/** One account removed by a pass. */
-export interface CleanedAccount {
-  name: string;
-  /** How long it had been without an agent, in seconds. */
-  withoutAgentSeconds: number;
-}
+import { createPeriodicJob } from '../../shared/periodic-job.js';
+import { findAccountsWithoutAgent, removeAccountWithoutAgent, type CleanedAccount } from './account-sweep-queries.js';
 
 /** A started cleanup sweeper. */
 export interface AccountCleanup {
@@ -47,42 +39,11 @@ export interface AccountCleanupOptions {
 export function createAccountCleanup(options: AccountCleanupOptions): AccountCleanup {
   const { db } = options.database;
   const { graceSeconds, logger } = options;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> | undefined;
-
-  /** Everything that makes an account removable; evaluated again by the DELETE itself. */
-  const removable = () => {
-    const cutoff = sql`now() - make_interval(secs => ${graceSeconds})`;
-    return and(
-      eq(accounts.source, 'agent'),
-      eq(accounts.state, 'INACTIVE'),
-      eq(accounts.desiredState, 'ACTIVE'),
-      lt(accounts.updatedAt, cutoff),
-      sql`not exists (select 1 from agent_sessions s where s.ended_at is null and s.last_seen_at > ${cutoff}
-            and (s.caching @> jsonb_build_array(${accounts.name}) or s.standby @> jsonb_build_array(${accounts.name})))`,
-    );
-  };
-
-  const removeOne = async (name: string): Promise<CleanedAccount | undefined> =>
-    db.transaction(async (tx) => {
-      const [row] = await tx
-        .delete(accounts)
-        .where(and(eq(accounts.name, name), removable()))
-        .returning({ name: accounts.name, idle: sql<string>`extract(epoch from now() - ${accounts.updatedAt})` });
-      if (!row) return undefined;
-      await tx.delete(objects).where(eq(objects.account, name));
-      await tx.delete(watchStates).where(eq(watchStates.account, name));
-      const withoutAgentSeconds = Math.round(Number(row.idle));
-      const reason = `no agent for ${withoutAgentSeconds}s (grace ${graceSeconds}s): cache, watch state and name binding removed`;
-      await recordTransitions(tx, [{ account: name, from: 'INACTIVE', to: 'DELETING', reason, actor: GATEWAY_ACTOR }]);
-      return { name, withoutAgentSeconds };
-    });
 
   const sweep = async (): Promise<CleanedAccount[]> => {
-    const candidates = await db.select({ name: accounts.name }).from(accounts).where(removable()).orderBy(accounts.name);
     const cleaned: CleanedAccount[] = [];
-    for (const { name } of candidates) {
-      const done = await removeOne(name);
+    for (const name of await findAccountsWithoutAgent(db, graceSeconds)) {
+      const done = await removeAccountWithoutAgent(db, name, graceSeconds);
       if (!done) continue;
       cleaned.push(done);
       logger.info(
@@ -92,23 +53,6 @@ export function createAccountCleanup(options: AccountCleanupOptions): AccountCle
     }
     return cleaned;
   };
-
-  return {
-    sweep,
-    start() {
-      if (timer) return;
-      timer = setInterval(() => {
-        if (running) return;
-        running = sweep()
-          .catch((err: unknown) => logger.error({ err }, 'account cleanup failed'))
-          .finally(() => (running = undefined));
-      }, options.intervalMs);
-      timer.unref();
-    },
-    async stop() {
-      clearInterval(timer);
-      timer = undefined;
-      await running;
-    },
-  };
+  const job = createPeriodicJob({ run: sweep, intervalMs: options.intervalMs, logger, errorMessage: 'account cleanup failed' });
+  return { sweep, start: () => job.start(), stop: () => job.stop() };
 }

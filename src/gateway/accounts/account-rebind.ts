@@ -6,12 +6,12 @@
  * promoted from STANDBY). The cached objects and the cluster binding stay: use ReleaseBinding to forget those too.
  * The move is audited as one `account_transitions` row with the admin as actor, and logged.
  */
-import { eq, sql } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
-import { accountTransitions, accounts } from '../../db/schema.js';
+import { accountTransitions } from '../../db/schema.js';
 import type { Logger } from '../../shared/logger.js';
 import { AccountAdminError } from './account-errors.js';
-import { STREAMED_STATES, lockStates, type AccountState } from './account-states.js';
+import { lockAccountRows, moveIdentityBinding } from './account-repository.js';
+import { STREAMED_STATES, type AccountState } from './account-states.js';
 
 /** Identity methods an account can be bound to (`identityOf` in src/gateway/auth/principal.ts). */
 export const BINDABLE_METHODS = ['token', 'jwt', 'certificate', 'insecure'] as const;
@@ -59,8 +59,7 @@ export async function rebindAccount(
   log: Logger,
 ): Promise<RebindOutcome> {
   const outcome = await database.db.transaction(async (tx) => {
-    await lockStates(tx, [name]);
-    const [row] = await tx.select().from(accounts).where(eq(accounts.name, name));
+    const row = (await lockAccountRows(tx, [name])).get(name);
     if (!row) throw new AccountAdminError('not_found', `unknown account ${JSON.stringify(name)}; nothing was changed`, [name]);
     const state = row.state as AccountState;
     if (state === 'DELETING' || state === 'DELETE_FAILED') {
@@ -72,14 +71,7 @@ export async function rebindAccount(
     const reason =
       `identity binding moved from ${previous || '(unbound)'} to ${identity}` +
       (leaseEnded ? `; the lease of agent ${row.agentId} (session ${row.sessionId}) was ended` : '');
-    await tx
-      .update(accounts)
-      .set({
-        boundIdentity: identity,
-        ...(leaseEnded && { state: 'INACTIVE', reason: '', leaseExpiresAt: null }),
-        updatedAt: sql`now()`,
-      })
-      .where(eq(accounts.name, name));
+    await moveIdentityBinding(tx, name, identity, leaseEnded);
     // Written directly (not through recordTransitions): a move without a state change is still audited.
     await tx
       .insert(accountTransitions)

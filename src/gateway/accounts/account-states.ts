@@ -1,10 +1,11 @@
 /**
- * The account state machine's vocabulary (see docs/accounts.md) and the one way a state change is written: the row
- * update and its `account_transitions` record go in the same transaction, so the history never disagrees with the row.
+ * The account state machine's vocabulary (see docs/accounts.md) and the record of a state change: the row update
+ * (account-repository.ts and its sibling query files) and its `account_transitions` record go in the same
+ * transaction, so the history never disagrees with the row.
  */
-import { inArray, sql } from 'drizzle-orm';
-import type { Db } from '../../db/database.js';
-import { accountTransitions, accounts } from '../../db/schema.js';
+import { sql } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/query-helpers.js';
+import { accountTransitions } from '../../db/schema.js';
 import type { Principal } from '../auth/principal.js';
 
 /** Every state an account can be in. */
@@ -55,9 +56,6 @@ export interface Transition {
   actor: string;
 }
 
-/** Database handle or transaction: both accept the same query builders. */
-export type DbOrTx = Pick<Db, 'select' | 'insert' | 'update' | 'delete' | 'execute'>;
-
 /** Inserts the transition records (no-op for an empty list; transitions to the same state are skipped). */
 export async function recordTransitions(db: DbOrTx, transitions: Transition[]): Promise<void> {
   const changed = transitions.filter((t) => t.from !== t.to);
@@ -65,18 +63,6 @@ export async function recordTransitions(db: DbOrTx, transitions: Transition[]): 
   await db
     .insert(accountTransitions)
     .values(changed.map((t) => ({ account: t.account, fromState: t.from, toState: t.to, reason: t.reason ?? '', actor: t.actor })));
-}
-
-/** Current states of the named rows, locked for update until the transaction ends (names sorted: no deadlocks). */
-export async function lockStates(tx: DbOrTx, names: string[]): Promise<Map<string, string>> {
-  if (names.length === 0) return new Map();
-  const rows = await tx
-    .select({ name: accounts.name, state: accounts.state })
-    .from(accounts)
-    .where(inArray(accounts.name, [...names].sort()))
-    .orderBy(accounts.name)
-    .for('update');
-  return new Map(rows.map((r) => [r.name, r.state]));
 }
 
 /** `now()` for timestamp columns. */

@@ -1,13 +1,13 @@
 /**
  * Times out account changes no agent confirmed: an account ACTIVATING (pushed to agents, not yet cached) for longer
  * than `activationTimeoutSeconds` becomes FAILED, and so does one DEACTIVATING (told to stop) that is still
- * streamed then. Runs on every replica; the conditional update makes concurrent sweeps harmless.
+ * streamed then. Runs on every replica; the conditional update (account-sweep-queries.ts) makes concurrent sweeps
+ * harmless.
  */
-import { and, inArray, lt, sql } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
-import { accounts } from '../../db/schema.js';
 import type { Logger } from '../../shared/logger.js';
-import { GATEWAY_ACTOR, recordTransitions } from './account-states.js';
+import { createPeriodicJob } from '../../shared/periodic-job.js';
+import { failTimedOutChanges } from './account-sweep-queries.js';
 
 /** A started sweeper. */
 export interface AccountSweeper {
@@ -25,57 +25,13 @@ export function createAccountSweeper(deps: {
   intervalMs: number;
   logger: Logger;
 }): AccountSweeper {
-  const { db } = deps.database;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> | undefined;
-
   const sweep = async (): Promise<string[]> => {
-    const cutoff = sql`now() - make_interval(secs => ${deps.timeoutSeconds})`;
-    return db.transaction(async (tx) => {
-      const rows = await tx
-        .select({ name: accounts.name, state: accounts.state })
-        .from(accounts)
-        .where(and(inArray(accounts.state, ['ACTIVATING', 'DEACTIVATING']), lt(accounts.updatedAt, cutoff)))
-        .orderBy(accounts.name)
-        .for('update', { skipLocked: true });
-      if (rows.length === 0) return [];
-      const reasonOf = (state: string) =>
-        state === 'ACTIVATING'
-          ? `no agent started serving it within ${deps.timeoutSeconds}s`
-          : `its agent did not stop serving it within ${deps.timeoutSeconds}s`;
-      for (const state of ['ACTIVATING', 'DEACTIVATING']) {
-        const names = rows.filter((r) => r.state === state).map((r) => r.name);
-        if (names.length === 0) continue;
-        await tx
-          .update(accounts)
-          .set({ state: 'FAILED', reason: reasonOf(state), updatedAt: sql`now()` })
-          .where(inArray(accounts.name, names));
-      }
-      await recordTransitions(
-        tx,
-        rows.map((r) => ({ account: r.name, from: r.state, to: 'FAILED' as const, reason: reasonOf(r.state), actor: GATEWAY_ACTOR })),
-      );
-      deps.logger.warn({ accounts: rows.map((r) => r.name) }, 'account changes timed out; accounts FAILED');
-      return rows.map((r) => r.name);
-    });
+    const failed = await failTimedOutChanges(deps.database.db, deps.timeoutSeconds);
+    if (failed.length === 0) return [];
+    const names = failed.map((f) => f.name);
+    deps.logger.warn({ accounts: names }, 'account changes timed out; accounts FAILED');
+    return names;
   };
-
-  return {
-    sweep,
-    start() {
-      if (timer) return;
-      timer = setInterval(() => {
-        if (running) return;
-        running = sweep()
-          .catch((err: unknown) => deps.logger.error({ err }, 'account sweep failed'))
-          .finally(() => (running = undefined));
-      }, deps.intervalMs);
-      timer.unref();
-    },
-    async stop() {
-      clearInterval(timer);
-      timer = undefined;
-      await running;
-    },
-  };
+  const job = createPeriodicJob({ run: sweep, intervalMs: deps.intervalMs, logger: deps.logger, errorMessage: 'account sweep failed' });
+  return { sweep, start: () => job.start(), stop: () => job.stop() };
 }

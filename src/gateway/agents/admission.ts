@@ -7,12 +7,14 @@
  * docs/accounts.md "Identity binding"), and the resume points offered for the accounts this session will cache.
  */
 import { performance } from 'node:perf_hooks';
+import type { Db } from '../../db/database.js';
 import { Verdict, type AccountInfo, type AccountVerdict, type Hello } from '../../gen/outpost/agent/v1/agent_pb.js';
 import type { SyncState } from '../cache/sync-state.js';
 import type { Logger } from '../../shared/logger.js';
 import { identityOf, mayRegister } from '../auth/principal.js';
 import type { ClaimRecorder } from '../metrics/gateway-metrics.js';
-import { isBoundElsewhere, isBoundToOtherIdentity, type AccountBinding, type AccountStore } from './account-store.js';
+import { isBoundElsewhere, isBoundToOtherIdentity, type AccountBinding } from '../accounts/account-binding.js';
+import { claimAccounts, readBindings, recordAccountFailures, recordRefusedClaim } from '../accounts/account-claim-queries.js';
 import type { LiveSession, SessionRegistry } from './session-registry.js';
 
 /** What admission reads and writes. */
@@ -22,7 +24,8 @@ export interface AdmissionDeps {
   /** `replicas.leaseSeconds`: length of an account ownership lease. */
   leaseSeconds: number;
   registry: SessionRegistry;
-  accountStore: AccountStore;
+  /** The database: bindings are read and claims written through account-claim-queries.ts. */
+  db: Db;
   syncState: SyncState;
   /** Where refused claims are logged (warn); none when absent (tests of admission alone). */
   logger?: Logger;
@@ -48,9 +51,9 @@ export async function admitAccounts(
   deps: AdmissionDeps,
   takeoverSessions: string[] = [],
 ): Promise<AccountVerdict[] | undefined> {
-  const { registry, accountStore } = deps;
+  const { registry, db } = deps;
   const names = hello.accounts.map((a) => a.name);
-  const bindings = await accountStore.bindings(names);
+  const bindings = await readBindings(db, names);
   if (isStopped()) return undefined;
   const verdicts = new Map<string, AccountVerdict>();
   const candidates: AccountInfo[] = [];
@@ -96,7 +99,8 @@ export async function admitAccounts(
   // The checks above can race with another replica's first registration or an admin's change; the conditional
   // upsert cannot.
   const claimedAt = performance.now();
-  const epochs = await accountStore.activate(
+  const epochs = await claimAccounts(
+    db,
     { sessionId: session.id, agentId: hello.agentId, gatewayId: deps.gatewayId, zone: hello.zone, identity },
     candidates,
     { seconds: deps.leaseSeconds, takeoverSessions },
@@ -104,7 +108,8 @@ export async function admitAccounts(
   const activated = new Set(epochs.keys());
   for (const [name, epoch] of epochs) registry.grant(name, session, epoch, leaseValidUntil(claimedAt, deps.leaseSeconds));
   const lost = candidates.filter((c) => !activated.has(c.name));
-  const lostBindings = lost.length > 0 ? await accountStore.bindings(lost.map((c) => c.name)) : new Map<string, AccountBinding>();
+  const lostNames = lost.map((c) => c.name);
+  const lostBindings = await readBindings(db, lostNames); // no query when nothing was lost
   for (const info of lost) {
     registry.release(info.name, session);
     claimed.delete(info.name);
@@ -125,7 +130,7 @@ export async function admitAccounts(
       verdicts.set(info.name, verdict(info.name, Verdict.REFUSED, reason));
     }
   }
-  await accountStore.recordFailures(hello.agentId, hello.zone, failed, identity);
+  await recordAccountFailures(db, hello.agentId, hello.zone, failed, identity);
   for (const { info, reason, kind, boundTo } of claims) {
     deps.claimMetrics?.claimRefused(kind);
     deps.logger?.warn(
@@ -142,7 +147,7 @@ export async function admitAccounts(
         ? 'account claim refused: the name is bound to another agent identity'
         : 'account claim refused: the name is bound to another cluster',
     );
-    await accountStore.recordRefusedClaim(info.name, {
+    await recordRefusedClaim(db, info.name, {
       agentId: hello.agentId,
       apiHost: info.apiHost,
       caFingerprint: info.caFingerprint,

@@ -7,7 +7,7 @@
  * credentials (a JWT) ends UNAUTHENTICATED when they expire.
  *
  * This module owns the stream's life (its state, the request loop and the order of messages, the end); the steps
- * live beside it: session-welcome.ts (Hello), session-accounts-changed.ts, write-pipeline.ts (events, sync markers,
+ * live beside it: session-welcome.ts (Hello), accounts-changed-handler.ts, write-pipeline.ts (events, sync markers,
  * reports), stream-timers.ts (heartbeats, dead peer, credential expiry) and session-row.ts (the `agent_sessions` row).
  */
 import { randomUUID } from 'node:crypto';
@@ -21,8 +21,10 @@ import {
   type ConnectResponse,
   Verdict,
 } from '../../gen/outpost/agent/v1/agent_pb.js';
+import type { Db } from '../../db/database.js';
 import type { Operation } from '../../gen/outpost/agent/v1/operation_pb.js';
 import type { Logger } from '../../shared/logger.js';
+import { releaseAccounts } from '../accounts/account-claim-queries.js';
 import { hasRole, mayRegister, type Principal } from '../auth/principal.js';
 import type { ObjectWriter } from '../cache/object-writer.js';
 import type { ClaimRecorder, IngestRecorder } from '../metrics/gateway-metrics.js';
@@ -30,12 +32,11 @@ import type { SyncState } from '../cache/sync-state.js';
 import { invalidArgument, toConnectError } from '../errors.js';
 import { findUnstorableText } from '../../shared/unstorable-text.js';
 import type { DynamicAccountSource } from './account-commands.js';
-import type { AccountStore } from './account-store.js';
 import type { AgentSessionStore } from './agent-session-store.js';
 import type { OperationHooks } from './operation-hooks.js';
 import { createOutbox, type Outbox } from './outbox.js';
 import type { SessionRegistry } from './session-registry.js';
-import { applyAccountsChanged } from './session-accounts-changed.js';
+import { applyAccountsChanged } from './accounts-changed-handler.js';
 import { createSessionRow, type SessionRow } from './session-row.js';
 import { welcomeAgent } from './session-welcome.js';
 import { demoteLost, promoteStandby } from './session-promotion.js';
@@ -55,7 +56,8 @@ export interface AgentSessionDeps {
   /** `replicas.leaseSeconds`: length of an account ownership lease (renewed by the lease keeper). */
   leaseSeconds: number;
   registry: SessionRegistry;
-  accountStore: AccountStore;
+  /** The database: account claims, releases and reports (src/gateway/accounts/account-claim-queries.ts). */
+  db: Db;
   objectWriter: ObjectWriter;
   syncState: SyncState;
   logger: Logger;
@@ -329,7 +331,7 @@ class AgentSession implements StreamState {
     this.timers.stop();
     this.stop();
     try {
-      await this.deps.accountStore.deactivate(this.id, [...this.claimed]);
+      await releaseAccounts(this.deps.db, this.id, [...this.claimed]);
       if (this.claimed.size > 0) this.deps.onAccountsReleased?.();
     } catch (err) {
       this.log.error({ err }, 'could not mark accounts INACTIVE');

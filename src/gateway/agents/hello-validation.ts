@@ -4,17 +4,11 @@
  */
 import type { AccountInfo, Hello } from '../../gen/outpost/agent/v1/agent_pb.js';
 import { findUnstorableText } from '../../shared/unstorable-text.js';
+import { isValidAccountName } from '../accounts/account-name.js';
 import { invalidArgument } from '../errors.js';
 
 /** Most accounts one Hello may carry. */
 export const MAX_ACCOUNTS_PER_HELLO = 1000;
-
-const ACCOUNT_NAME = /^[a-z0-9]([-a-z0-9._]*[a-z0-9])?$/;
-
-/** True for DNS-1123-like account names: lowercase alphanumerics, '-', '.', '_', at most 253 characters. */
-export function isValidAccountName(name: string): boolean {
-  return name.length <= 253 && ACCOUNT_NAME.test(name);
-}
 
 /** Throws INVALID_ARGUMENT describing the first problem of the Hello. */
 export function validateHello(hello: Hello): void {

@@ -8,9 +8,10 @@
 import { performance } from 'node:perf_hooks';
 import { create } from '@bufbuild/protobuf';
 import { ConnectResponseSchema, ResumePointSchema, Verdict, type AccountVerdict } from '../../gen/outpost/agent/v1/agent_pb.js';
+import { isBoundToOtherIdentity } from '../accounts/account-binding.js';
+import { claimAccounts, readBindings } from '../accounts/account-claim-queries.js';
 import { identityOf } from '../auth/principal.js';
 import { leaseValidUntil, type AdmissionDeps } from './admission.js';
-import { isBoundToOtherIdentity } from './account-store.js';
 import type { SessionRegistry } from './session-registry.js';
 import type { StreamState } from './stream-state.js';
 
@@ -22,7 +23,7 @@ export type PromotionDeps = AdmissionDeps;
  * caches. Accounts still leased elsewhere, or claimed by another stream of this replica, stay STANDBY.
  */
 export async function promoteStandby(state: StreamState, names: string[], deps: PromotionDeps): Promise<string[]> {
-  const { registry, accountStore } = deps;
+  const { registry, db } = deps;
   const candidates = names.filter((n) => state.verdicts.get(n) === Verdict.STANDBY && state.infos.has(n) && !registry.ownerOf(n));
   if (candidates.length === 0 || state.stopped) return [];
   for (const name of candidates) {
@@ -36,7 +37,8 @@ export async function promoteStandby(state: StreamState, names: string[], deps: 
   const claimedAt = performance.now();
   let epochs: Map<string, number>;
   try {
-    epochs = await accountStore.activate(
+    epochs = await claimAccounts(
+      db,
       { sessionId: state.id, agentId: state.agentId, gatewayId: deps.gatewayId, zone: state.zone, identity: identityOf(state.principal) },
       candidates.map((n) => state.infos.get(n)!),
       { seconds: deps.leaseSeconds, takeoverSessions: [] },
@@ -94,7 +96,7 @@ export async function promoteStandby(state: StreamState, names: string[], deps: 
  */
 async function refuseRebound(state: StreamState, names: string[], deps: PromotionDeps): Promise<void> {
   const identity = identityOf(state.principal);
-  const bindings = await deps.accountStore.bindings(names);
+  const bindings = await readBindings(deps.db, names);
   const rebound = names.filter((n) => isBoundToOtherIdentity(bindings.get(n), identity));
   if (rebound.length === 0 || state.stopped) return;
   const verdicts: AccountVerdict[] = rebound.map((account) => ({

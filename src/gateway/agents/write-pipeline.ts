@@ -9,13 +9,14 @@
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { AccountInfo, EventBatch, SyncMarker } from '../../gen/outpost/agent/v1/agent_pb.js';
 import { performance } from 'node:perf_hooks';
+import type { Db } from '../../db/database.js';
+import { applyAccountReport } from '../accounts/account-claim-queries.js';
 import { decodeEventBatch, type DecodedBatch } from '../cache/event-decoder.js';
 import type { ObjectWriter } from '../cache/object-writer.js';
 import type { SyncState } from '../cache/sync-state.js';
 import { isLeaseLost, type WriteFence } from '../replicas/lease-fence.js';
 import { invalidArgument } from '../errors.js';
 import type { IngestRecorder } from '../metrics/gateway-metrics.js';
-import type { AccountStore } from './account-store.js';
 import { dataAccess } from './data-access.js';
 import { validateAccountInfo } from './hello-validation.js';
 import { createListTracker, type ListTracker } from './list-tracker.js';
@@ -27,7 +28,8 @@ export interface WritePipelineDeps {
   /** Records committed batches (events by kind, ingest lag, write time); none when absent. */
   metrics?: IngestRecorder;
   registry: SessionRegistry;
-  accountStore: AccountStore;
+  /** The database: account reports are written to the session's `accounts` rows (account-claim-queries.ts). */
+  db: Db;
   objectWriter: ObjectWriter;
   syncState: SyncState;
 }
@@ -161,7 +163,7 @@ class StreamWritePipeline implements WritePipeline {
       return;
     }
     if (access !== 'write') throw new ConnectError(`account_report: ${access.refused}`, Code.PermissionDenied);
-    await this.deps.accountStore.applyReport(this.state.id, info);
+    await applyAccountReport(this.deps.db, this.state.id, info);
     await this.deps.syncState
       .recordProgress(
         info.name,

@@ -11,7 +11,7 @@ import { accounts, agentSessions, operations } from '../../db/schema.js';
 import { AccountActivitySchema, FleetSchema, GatewayReplicaSchema, type Fleet } from '../../gen/outpost/api/v1/fleet_service_pb.js';
 import { OPEN_STATES } from '../operations/operation-state.js';
 import { toOperationRecord } from '../operations/operation-record.js';
-import { rowsOf } from '../replicas/lease-fence.js';
+import { rowsOf } from '../../db/query-helpers.js';
 
 /** How many operations the summary carries. */
 export const RECENT_OPERATIONS = 10;

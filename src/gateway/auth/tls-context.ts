@@ -12,6 +12,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import tls from 'node:tls';
 import type { Logger } from '../../shared/logger.js';
+import { createPeriodicJob } from '../../shared/periodic-job.js';
 import type { GatewayTlsConfig } from '../config/schema.js';
 
 /** The PEM material of one context. */
@@ -117,12 +118,17 @@ export function createTlsContextSource(config: GatewayTlsConfig, logger: Logger)
     return true;
   };
 
-  const timer = setInterval(() => void reload(), config.reloadIntervalSeconds * 1000);
-  timer.unref();
   function reload(): Promise<boolean> {
     running ??= check().finally(() => (running = undefined));
     return running;
   }
+  const poll = createPeriodicJob({
+    run: reload,
+    intervalMs: config.reloadIntervalSeconds * 1000,
+    logger,
+    errorMessage: 'TLS file check failed; keeping the current certificate',
+  });
+  poll.start();
 
   return {
     serverOptions() {
@@ -139,7 +145,7 @@ export function createTlsContextSource(config: GatewayTlsConfig, logger: Logger)
     },
     reload,
     close() {
-      clearInterval(timer);
+      void poll.stop();
       servers.clear();
     },
   };

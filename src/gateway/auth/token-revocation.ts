@@ -5,6 +5,7 @@
  * its stream ends UNAUTHENTICATED. Requests end soon anyway and never subscribe.
  */
 import type { Logger } from '../../shared/logger.js';
+import { createPeriodicJob } from '../../shared/periodic-job.js';
 import type { CredentialRevocation } from './principal.js';
 import type { StaticTokens } from './static-tokens.js';
 
@@ -26,7 +27,6 @@ export function createTokenRevocations(
   // Subscribers that joined since the last check are re-checked at the next one whatever it finds: their token may
   // have been written and removed again between two checks, which comparing two checks cannot see.
   const fresh = new Set<() => void>();
-  let poll: NodeJS.Timeout | undefined;
   let checking = false;
   const checkFiles = async (first: boolean) => {
     if (checking) return;
@@ -42,6 +42,7 @@ export function createTokenRevocations(
       checking = false;
     }
   };
+  const poll = createPeriodicJob({ run: () => checkFiles(false), intervalMs: checkMs, logger, errorMessage: 'token file check failed' });
   return {
     revocationOf: (stillValid, what) => ({
       subscribe(onRevoked) {
@@ -60,25 +61,20 @@ export function createTokenRevocations(
         };
         subscribers.add(recheck);
         fresh.add(recheck);
-        if (poll === undefined && tokens.watched) {
-          poll = setInterval(() => void checkFiles(false), checkMs);
-          poll.unref();
+        if (!poll.started && tokens.watched) {
+          poll.start();
           void checkFiles(true);
         }
         return () => {
           done = true;
           subscribers.delete(recheck);
           fresh.delete(recheck);
-          if (subscribers.size === 0 && poll !== undefined) {
-            clearInterval(poll);
-            poll = undefined;
-          }
+          if (subscribers.size === 0) void poll.stop();
         };
       },
     }),
     close() {
-      if (poll !== undefined) clearInterval(poll);
-      poll = undefined;
+      void poll.stop();
       subscribers.clear();
       fresh.clear();
     },

@@ -8,11 +8,14 @@
  *
  * With a fence (every agent stream's writes), the accounts update is the lease check: it locks the rows of the
  * accounts still leased to the writing session with the presented epochs, and every other part writes only for those
- * accounts. Accounts whose lease is gone are written for nothing and reported with a {@link LeaseLostError}.
+ * accounts. Accounts whose lease is gone are written for nothing and reported with a {@link LeaseLostError}. That
+ * accounts part is the accounts repository's (account-lease-queries.ts): only `accounts`' owner writes `accounts`.
  */
 import { sql, type SQL } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
-import { LeaseLostError, leasedCondition, rowsOf, type WriteFence } from '../replicas/lease-fence.js';
+import { rowsOf } from '../../db/query-helpers.js';
+import { countEventsStatement } from '../accounts/account-lease-queries.js';
+import { LeaseLostError, type WriteFence } from '../replicas/lease-fence.js';
 import type { DecodedBatch, ObjectRow } from './event-decoder.js';
 import { sqlNotOlder } from './resource-version.js';
 
@@ -34,16 +37,9 @@ export function createObjectWriter(database: Database): ObjectWriter {
       // disjoint rows (the decoder collapsed the batch to one operation per object).
       const parts: SQL[] = [];
       // Fenced: the lease check comes first and the other parts keep only the accounts it let through.
-      const eventCounts = sql`json_each_text(${JSON.stringify(batch.eventCounts)}::json) as c(name, n)`;
-      // Bookmarks touch an account (its lease fences the write) without being changes: they move neither figure.
-      const countChanges = sql`last_event_at = case when c.n::bigint > 0 then now() else a.last_event_at end, events_total = a.events_total + c.n::bigint`;
       const leased = (column: string) => (fence ? sql` and ${sql.raw(column)} in (select name from fenced)` : sql``);
       if (fence && batch.accounts.length > 0) {
-        parts.push(sql`fenced as (
-            update accounts a set ${countChanges}
-            from ${eventCounts} where a.name = c.name
-              and ${leasedCondition(fence, 'a')}
-            returning a.name)`);
+        parts.push(sql`fenced as (${countEventsStatement(batch.eventCounts, fence)})`);
       }
       if (batch.upserts.length > 0) {
         parts.push(sql`upserted as (
@@ -85,9 +81,7 @@ export function createObjectWriter(database: Database): ObjectWriter {
               resource_version = excluded.resource_version, updated_at = now())`);
       }
       if (!fence && batch.accounts.length > 0) {
-        parts.push(sql`touched as (
-            update accounts a set ${countChanges}
-            from ${eventCounts} where a.name = c.name)`);
+        parts.push(sql`touched as (${countEventsStatement(batch.eventCounts)})`);
       }
       if (parts.length === 0) return;
       if (!fence || batch.accounts.length === 0) {

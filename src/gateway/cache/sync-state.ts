@@ -6,7 +6,8 @@
 import { and, eq, gt, inArray, lt, sql } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
 import { objects, watchStates } from '../../db/schema.js';
-import { assertLeases, type WriteFence } from '../replicas/lease-fence.js';
+import { assertLeases } from '../accounts/account-lease-queries.js';
+import type { WriteFence } from '../replicas/lease-fence.js';
 import { invalidArgument } from '../errors.js';
 
 /** One watch scope: what an agent lists and watches as a unit. */

@@ -7,7 +7,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { sql } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
-import { rowsOf } from '../replicas/lease-fence.js';
+import { rowsOf } from '../../db/query-helpers.js';
 
 /** What the write pipeline records per committed batch. */
 export interface IngestRecorder {

@@ -9,15 +9,17 @@
  * A database error skips the tick: leases are not renewed then, and dispatch stops using them once they run out.
  */
 import { performance } from 'node:perf_hooks';
+import type { Db } from '../../db/database.js';
 import type { Logger } from '../../shared/logger.js';
+import { createPeriodicJob } from '../../shared/periodic-job.js';
+import { expireLeases, findFreeAccounts, renewLeases } from '../accounts/account-lease-queries.js';
 import { leaseValidUntil } from '../agents/admission.js';
 import type { SessionRegistry } from '../agents/session-registry.js';
-import type { LeaseStore } from './lease-store.js';
 
 /** A running keeper. */
 export interface LeaseKeeper {
   start(): void;
-  /** Runs the promotion check soon (a local stream just released accounts). */
+  /** Runs the promotion check soon (a local stream just released accounts); nothing before `start()` or while a tick runs. */
   poke(): void;
   /** One full tick now (tests). */
   tick(): Promise<void>;
@@ -29,7 +31,8 @@ export interface LeaseKeeper {
 export interface LeaseKeeperOptions {
   gatewayId: string;
   registry: SessionRegistry;
-  store: LeaseStore;
+  /** Where the leases are (the `accounts` rows, through account-lease-queries.ts). */
+  db: Db;
   leaseSeconds: number;
   standbyCheckIntervalSeconds: number;
   logger: Logger;
@@ -37,13 +40,11 @@ export interface LeaseKeeperOptions {
 
 /** Creates the keeper; nothing runs before `start()`. */
 export function createLeaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
-  const { registry, store, logger } = options;
+  const { registry, db, logger } = options;
   const renewEveryMs = (options.leaseSeconds * 1000) / 3;
   const checkEveryMs = Math.max(10, Math.min(options.standbyCheckIntervalSeconds * 1000, renewEveryMs));
   let lastRenewal = performance.now();
   let lastExpiry = 0;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
   let stopped = false;
   let failing = false;
 
@@ -52,7 +53,8 @@ export function createLeaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
     const sentAt = performance.now();
     lastRenewal = sentAt;
     if (held.length === 0) return;
-    const renewed = await store.renew(
+    const renewed = await renewLeases(
+      db,
       options.gatewayId,
       held.map((l) => ({ name: l.account, sessionId: l.session.id, epoch: l.epoch })),
       options.leaseSeconds,
@@ -86,7 +88,7 @@ export function createLeaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
       }
     }
     if (wanted.size === 0) return;
-    const free = await store.free([...wanted.keys()]);
+    const free = await findFreeAccounts(db, [...wanted.keys()]);
     // Oldest session first per account; each session gets its accounts in one claim.
     const bySession = new Map<ReturnType<SessionRegistry['all']>[number], string[]>();
     for (const name of free) {
@@ -102,7 +104,7 @@ export function createLeaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
       await promote();
       if (performance.now() - lastExpiry >= options.leaseSeconds * 1000) {
         lastExpiry = performance.now();
-        const expired = await store.expire(options.leaseSeconds);
+        const expired = await expireLeases(db, options.leaseSeconds);
         if (expired.length > 0) logger.warn({ accounts: expired }, 'accounts whose lease holder stopped renewing are INACTIVE now');
       }
       if (failing) logger.info('account leases are maintained again');
@@ -113,34 +115,22 @@ export function createLeaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
     }
   }
 
-  const run = () => {
-    if (stopped || running) return;
-    running = tick().finally(() => {
-      running = undefined;
-      schedule();
-    });
-  };
-  const schedule = (ms = checkEveryMs) => {
-    if (stopped) return;
-    clearTimeout(timer);
-    timer = setTimeout(run, ms);
-    timer.unref();
-  };
+  // tick() logs its own failures (once per outage); the job's message is for anything it let through.
+  const job = createPeriodicJob({ run: tick, intervalMs: checkEveryMs, logger, errorMessage: 'account lease upkeep failed' });
 
   return {
     start() {
       if (stopped) return;
       lastRenewal = performance.now();
-      schedule();
+      job.start();
     },
     poke() {
-      if (!running) schedule(0);
+      job.runSoon();
     },
     tick: () => tick(),
     async stop() {
       stopped = true;
-      clearTimeout(timer);
-      await running;
+      await job.stop();
     },
   };
 }

@@ -7,7 +7,7 @@
 import { sql } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
 import { STREAMED_STATES_SQL } from '../accounts/account-states.js';
-import { rowsOf } from './lease-fence.js';
+import { rowsOf } from '../../db/query-helpers.js';
 
 /** Replica ids able to take an operation for an account, best first. */
 export interface OwnerLookup {

@@ -4,7 +4,8 @@
  */
 import type { AccountsChanged } from '../../gen/outpost/agent/v1/agent_pb.js';
 import { invalidArgument } from '../errors.js';
-import { isValidAccountName, MAX_ACCOUNTS_PER_HELLO, validateAccountInfo } from './hello-validation.js';
+import { isValidAccountName } from '../accounts/account-name.js';
+import { MAX_ACCOUNTS_PER_HELLO, validateAccountInfo } from './hello-validation.js';
 
 /**
  * Throws INVALID_ARGUMENT describing the first problem: an invalid name or account description, a name listed twice

@@ -7,7 +7,8 @@
 import { create } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { ConnectResponseSchema, Verdict, type AccountsChanged } from '../../gen/outpost/agent/v1/agent_pb.js';
-import { validateAccountsChanged } from './accounts-changed.js';
+import { releaseAccounts } from '../accounts/account-claim-queries.js';
+import { validateAccountsChanged } from './accounts-changed-validation.js';
 import { admitAccounts, type AdmissionDeps } from './admission.js';
 import type { OperationHooks } from './operation-hooks.js';
 import { isServed, logRefusals } from './session-welcome.js';
@@ -39,7 +40,7 @@ export async function applyAccountsChanged(state: StreamState, change: AccountsC
     }
   }
   if (released.length > 0) {
-    await deps.accountStore.deactivate(state.id, released);
+    await releaseAccounts(deps.db, state.id, released);
     deps.onAccountsReleased?.();
   }
   if (state.stopped) return;
