@@ -23,7 +23,8 @@ const rpc = (
 });
 const spec = (name: string, extra: Record<string, unknown> = {}) => ({ name, kubeconfigFile: '/k', ...extra });
 /**
- * A forwarded operation (the body of `POST /armory/agent/operations`): the open operation the matrix gateway stored
+ * A forwarded operation (the body of `POST /armory/agent/forwardedoperations`, and of its earlier path
+ * `POST /armory/agent/operations`): the open operation the matrix gateway stored
  * during set-up, as stored (sent to agent A again, which de-duplicates on its id); or with another spec or an id no
  * row has.
  */
@@ -53,9 +54,36 @@ export const REST_ROWS: MatrixRow[] = [
     valid: '405 method_not_allowed',
   }),
 
+  rowOf('POST /armory/agent/forwardedoperations', 'replica', rest('POST', '/armory/agent/forwardedoperations', forwarded), {
+    valid: '200',
+  }),
+  rowOf('POST /armory/agent/forwardedoperations', 'replica', rest('POST', '/armory/agent/forwardedoperations', forwarded), {
+    scenario: 'a replica forwards an operation no replica stored: nothing runs',
+    valid: '200',
+    cells: {
+      other: {
+        as: 'replica',
+        expect: '404 not_found',
+        request: rest('POST', '/armory/agent/forwardedoperations', forwardedOp('authz-never-stored')),
+      },
+    },
+  }),
+  rowOf('POST /armory/agent/forwardedoperations', 'replica', rest('POST', '/armory/agent/forwardedoperations', forwarded), {
+    scenario: 'a replica forwards a stored operation with another spec: nothing runs',
+    valid: '200',
+    cells: {
+      other: {
+        as: 'replica',
+        expect: '403 permission_denied',
+        request: rest('POST', '/armory/agent/forwardedoperations', forwardedOp(FIXTURE.operationId, 'tampered')),
+      },
+    },
+  }),
+  // The forwarding route's earlier path, still served for replicas of an earlier version during a rolling upgrade.
   rowOf('POST /armory/agent/operations', 'replica', rest('POST', '/armory/agent/operations', forwarded), { valid: '200' }),
   rowOf('POST /armory/agent/operations', 'replica', rest('POST', '/armory/agent/operations', forwarded), {
-    scenario: 'a replica forwards an operation no replica stored: nothing runs',
+    scenario:
+      "the forwarding route's earlier path (kept for a rolling upgrade), with the same checks: nothing runs when nobody stored the operation",
     valid: '200',
     cells: {
       other: {
@@ -66,7 +94,7 @@ export const REST_ROWS: MatrixRow[] = [
     },
   }),
   rowOf('POST /armory/agent/operations', 'replica', rest('POST', '/armory/agent/operations', forwarded), {
-    scenario: 'a replica forwards a stored operation with another spec: nothing runs',
+    scenario: "the forwarding route's earlier path, with the same checks: nothing runs when the spec differs from the stored one",
     valid: '200',
     cells: {
       other: {

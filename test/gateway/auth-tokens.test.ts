@@ -307,6 +307,8 @@ describe('authorization table', () => {
       ['GET', '/armory/accounts/prod-1', 'read'],
       ['GET', '/armory/agents', 'read'],
       ['GET', '/armory/agents/a-1', 'read'],
+      ['POST', '/armory/agent/forwardedoperations', 'replica'],
+      ['GET', '/armory/agent/forwardedoperations', 'admin'],
       ['POST', '/armory/agent/operations', 'replica'],
       ['POST', '/armory/agent/operationresults', 'replica'],
       ['POST', '/armory/accounts', 'admin'],

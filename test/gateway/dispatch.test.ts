@@ -1,7 +1,8 @@
 /**
  * The dispatch seam alone (no sockets): which stream gets an operation — the local caching stream only while its
  * lease is known valid, else a local STANDBY stream, else another replica (lease holder first) — and how a failed
- * forward drops the cached owner answer and tries the next replica.
+ * forward drops the cached owner answer and tries the next replica; a replica of an earlier version, which does not
+ * know the forwarding path, is sent the operation on the earlier path.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { create } from '@bufbuild/protobuf';
 import { OperationSchema, type Operation } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 import { createSessionRegistry, type LiveSession } from '../../src/gateway/agents/session-registry.js';
-import { createDispatch, dispatchLocal, FORWARD_PATH } from '../../src/gateway/replicas/dispatch.js';
+import { createDispatch, dispatchLocal, FORWARD_PATH, LEGACY_FORWARD_PATH } from '../../src/gateway/replicas/dispatch.js';
 import type { PeerClient } from '../../src/gateway/replicas/peer-client.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 
@@ -113,4 +114,43 @@ test('forwarding: the lease holder first; a refusal or an unknown replica drops 
     logger: createSilentLogger(),
   });
   assert.equal(await none('acct', op), undefined);
+});
+
+test('forwarding to a replica of an earlier version: refused on the forwarding path as an unknown route (403, 404), sent again on the earlier path; a 200 or a 409 is not sent again', async () => {
+  const registry = createSessionRegistry();
+  const calls: string[] = [];
+  // gw-old-*: an earlier version (the path needs the admin role there, or has no route in insecure mode); gw-new-*:
+  // this version, refusing or not taking the operation.
+  const peers: PeerClient = {
+    async post(baseUrl, path) {
+      const name = new URL(baseUrl).hostname;
+      calls.push(`${name} ${path}`);
+      if (name === 'gw-old-secure' && path === FORWARD_PATH) return { status: 403, body: { error: 'permission_denied' } };
+      if (name === 'gw-old-insecure' && path === FORWARD_PATH) return { status: 404, body: { error: 'not_found' } };
+      if (name === 'gw-new-busy') return { status: 409, body: { error: 'no_stream' } };
+      if (name === 'gw-new-refusing') return { status: 403, body: { error: 'permission_denied' } };
+      return { status: 200, body: { agentId: `agent-${name}`, sessionId: `s-${name}`, gatewayId: name } };
+    },
+    close: () => {},
+  };
+  const forwardVia = (ids: string[]) =>
+    createDispatch(registry, {
+      selfId: 'gw-self',
+      owners: { replicasFor: async () => ids, forget: () => {} },
+      replicas: { get: (id) => ({ id, baseUrl: `http://${id}`, lastUpdated: new Date(), ready: true }) },
+      peers,
+      logger: createSilentLogger(),
+    });
+
+  assert.equal((await forwardVia(['gw-old-secure'])('acct', op))?.sessionId, 's-gw-old-secure');
+  assert.deepEqual(calls.splice(0), [`gw-old-secure ${FORWARD_PATH}`, `gw-old-secure ${LEGACY_FORWARD_PATH}`]);
+  assert.equal((await forwardVia(['gw-old-insecure'])('acct', op))?.sessionId, 's-gw-old-insecure');
+  assert.deepEqual(calls.splice(0), [`gw-old-insecure ${FORWARD_PATH}`, `gw-old-insecure ${LEGACY_FORWARD_PATH}`]);
+
+  // This version answers on the forwarding path: a replica taking it, or one without a stream, is called once.
+  assert.equal((await forwardVia(['gw-new-busy', 'gw-new'])('acct', op))?.sessionId, 's-gw-new');
+  assert.deepEqual(calls.splice(0), [`gw-new-busy ${FORWARD_PATH}`, `gw-new ${FORWARD_PATH}`]);
+  // A refusal by this version is asked again on the earlier path, which runs the same checks and refuses it again.
+  assert.equal(await forwardVia(['gw-new-refusing'])('acct', op), undefined);
+  assert.deepEqual(calls.splice(0), [`gw-new-refusing ${FORWARD_PATH}`, `gw-new-refusing ${LEGACY_FORWARD_PATH}`]);
 });

@@ -11,6 +11,7 @@ import { createClient, type Client } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import type { Operation } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
+import { FORWARD_PATH } from '../../src/gateway/replicas/dispatch.js';
 import { testDrivers } from '../helpers/databases.js';
 import { connectAgent, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from './helpers.js';
 import { gate, okResult, startOperationAgent, type OperationAgent } from './operations-helpers.js';
@@ -231,7 +232,7 @@ for (const driver of testDrivers()) {
       await t?.close();
     });
     const forward = async (origin: string, operation: Record<string, unknown>) => {
-      const res = await fetch(`${t.gateway.httpUrl}/armory/agent/operations`, {
+      const res = await fetch(`${t.gateway.httpUrl}${FORWARD_PATH}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ origin, operation }),

@@ -3,7 +3,8 @@
  * tokens and static tokens, not insecure): an operation submitted to the replica without the agent's stream is
  * forwarded to the one holding it and its result comes back and is recorded once; an operation waiting for an agent
  * is delivered by whichever replica the agent connects to; the internal routes refuse bad input and wrong session
- * tokens with a JSON error and change nothing.
+ * tokens with a JSON error and change nothing. Forwarding has its own path; its earlier one (a POST beside the GET of
+ * the operation history) is still served, the same way, for replicas of earlier versions during a rolling upgrade.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,6 +16,7 @@ import { createConnectTransport } from '@connectrpc/connect-node';
 import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { loadGatewayConfig, startGateway, type GatewayConfigInput, type RunningGateway } from '../../src/gateway/index.js';
 import { createReplicaTokenSigner } from '../../src/gateway/auth/replica-token.js';
+import { FORWARD_PATH, LEGACY_FORWARD_PATH } from '../../src/gateway/replicas/dispatch.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { testDrivers } from '../helpers/databases.js';
 import { openAgentStream, startTestGateway, type TestGateway } from './helpers.js';
@@ -161,50 +163,84 @@ describe('operation forwarding between replicas (postgres)', {
     assert.match(op.operation!.error, new RegExp(`no agent connected for account ${account}`));
   });
 
-  test('POST /armory/agent/operations: 404 for an operation nobody stored, 409 when no local stream serves the account; bad bodies are 4xx JSON errors', async () => {
+  test('POST /armory/agent/forwardedoperations and its earlier path: 404 for an operation nobody stored, 409 when no local stream serves the account; bad bodies are 4xx JSON errors; only replicas may call them', async () => {
+    assert.equal(FORWARD_PATH, '/armory/agent/forwardedoperations');
+    assert.equal(LEGACY_FORWARD_PATH, '/armory/agent/operations');
     const operation = { id: 'op-direct-1', account: 'nobody-here', timeout: '5s', get: { kind: 'ConfigMap', name: 'x' } };
-    const unstored = await post(b, '/armory/agent/operations', { operation, origin: 'gw-a' });
-    assert.deepEqual([unstored.status, unstored.body.error], [404, 'not_found']);
+    for (const path of [FORWARD_PATH, LEGACY_FORWARD_PATH]) {
+      const unstored = await post(b, path, { operation, origin: 'gw-a' });
+      assert.deepEqual([unstored.status, unstored.body.error], [404, 'not_found'], path);
+    }
     // Stored by gw-a (as its submit would), for an account no stream of b serves.
     const { timeout: _, ...request } = operation;
     await a.query(`insert into operations (id, account, type, request, state, gateway_id, timeout_ms, received_at, stored_at, deadline_at, request_hash)
       values ('op-direct-1', 'nobody-here', 'get', '${JSON.stringify(request)}', 'PENDING', 'gw-a', 60000, now(), now(), now() + interval '60 seconds', 'h')`);
-    const none = await post(b, '/armory/agent/operations', { operation, origin: 'gw-a' });
-    assert.equal(none.status, 409);
-    assert.equal(none.body.error, 'no_stream');
-    // The reference's body form: the operation serialized as text.
-    assert.equal((await post(b, '/armory/agent/operations', { operation: JSON.stringify(operation), origin: 'gw-a' })).status, 409);
-    const cases: [unknown, number, RegExp][] = [
-      [[], 400, /JSON object/],
-      [{ operation }, 400, /origin/],
-      [{ operation: 'not json', origin: 'gw-a' }, 400, /operation is not valid JSON/],
-      [{ operation: { id: 'x', account: 'a', nope: 1 }, origin: 'gw-a' }, 400, /not a valid Operation/],
-      [{ operation: { id: 'x', account: 'a' }, origin: 'gw-a' }, 400, /spec is empty/],
-      [{ operation: { account: 'a', get: {} }, origin: 'gw-a' }, 400, /operation.id/],
-      [{ operation: { id: 'x', get: {} }, origin: 'gw-a' }, 400, /operation.account/],
-      [{ operation: { id: 'x', account: 'a', get: {} }, origin: 'gw-a' }, 400, /operation.timeout/],
-      [{ operation: { id: 'x', account: 'a', timeout: '0s', get: {} }, origin: 'gw-a' }, 400, /operation.timeout/],
-      [{ operation, origin: 'x'.repeat(300) }, 400, /origin/],
-    ];
-    for (const [body, status, message] of cases) {
-      const res = await post(b, '/armory/agent/operations', body);
-      assert.equal(res.status, status, JSON.stringify(body).slice(0, 80));
-      assert.equal(res.body.error, 'bad_request');
-      assert.match(res.body.message!, message);
+    for (const path of [FORWARD_PATH, LEGACY_FORWARD_PATH]) {
+      const none = await post(b, path, { operation, origin: 'gw-a' });
+      assert.equal(none.status, 409, path);
+      assert.equal(none.body.error, 'no_stream');
+      // The reference's body form: the operation serialized as text.
+      assert.equal((await post(b, path, { operation: JSON.stringify(operation), origin: 'gw-a' })).status, 409);
+      const cases: [unknown, number, RegExp][] = [
+        [[], 400, /JSON object/],
+        [{ operation }, 400, /origin/],
+        [{ operation: 'not json', origin: 'gw-a' }, 400, /operation is not valid JSON/],
+        [{ operation: { id: 'x', account: 'a', nope: 1 }, origin: 'gw-a' }, 400, /not a valid Operation/],
+        [{ operation: { id: 'x', account: 'a' }, origin: 'gw-a' }, 400, /spec is empty/],
+        [{ operation: { account: 'a', get: {} }, origin: 'gw-a' }, 400, /operation.id/],
+        [{ operation: { id: 'x', get: {} }, origin: 'gw-a' }, 400, /operation.account/],
+        [{ operation: { id: 'x', account: 'a', get: {} }, origin: 'gw-a' }, 400, /operation.timeout/],
+        [{ operation: { id: 'x', account: 'a', timeout: '0s', get: {} }, origin: 'gw-a' }, 400, /operation.timeout/],
+        [{ operation, origin: 'x'.repeat(300) }, 400, /origin/],
+      ];
+      for (const [body, status, message] of cases) {
+        const res = await post(b, path, body);
+        assert.equal(res.status, status, `${path} ${JSON.stringify(body).slice(0, 80)}`);
+        assert.equal(res.body.error, 'bad_request');
+        assert.match(res.body.message!, message);
+      }
+      assert.equal((await post(b, path, null, { raw: '{"operation":' })).status, 400);
+      assert.equal((await post(b, path, null, { raw: 'x', type: 'text/plain' })).status, 415);
+      assert.equal((await post(b, path, null, { raw: `{"origin":"${'x'.repeat(5 * 1024 * 1024)}"}` })).status, 413);
+      // Without a replica token (a client token lacks the replica role) nothing is accepted.
+      assert.equal((await post(b, path, { operation, origin: 'gw-a' }, { token: CLIENT_TOKEN })).status, 403, path);
+      assert.equal((await post(b, path, { operation, origin: 'gw-a' }, { token: 'wrong-token-0123456789' })).status, 401, path);
+      const anonymous = await fetch(`${b.httpUrl}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ operation, origin: 'gw-a' }),
+      });
+      assert.equal(anonymous.status, 401, path);
     }
-    assert.equal((await post(b, '/armory/agent/operations', null, { raw: '{"operation":' })).status, 400);
-    assert.equal((await post(b, '/armory/agent/operations', null, { raw: 'x', type: 'text/plain' })).status, 415);
-    assert.equal((await post(b, '/armory/agent/operations', null, { raw: `{"origin":"${'x'.repeat(5 * 1024 * 1024)}"}` })).status, 413);
-    // Without a replica token (a client token lacks the replica role) nothing is accepted.
-    assert.equal((await post(b, '/armory/agent/operations', { operation, origin: 'gw-a' }, { token: CLIENT_TOKEN })).status, 403);
-    assert.equal(
-      (await post(b, '/armory/agent/operations', { operation, origin: 'gw-a' }, { token: 'wrong-token-0123456789' })).status,
-      401,
-    );
     assert.equal((await a.query(`select 1 from operations where id = 'x'`)).length, 0);
     assert.deepEqual(await a.query(`select state, agent_id from operations where id = 'op-direct-1'`), [
       { state: 'PENDING', agent_id: '' },
     ]);
+  });
+
+  test('a forward on either path runs the stored operation on the local stream, and its result goes back to the origin once', async () => {
+    const account = `fwd-${++n}`;
+    const agent = await agentOn(a.gateway, 'agent-paths', [account]);
+    for (const path of [FORWARD_PATH, LEGACY_FORWARD_PATH]) {
+      // Stored by gw-b (as its submit would), forwarded to gw-a by a replica of this version or of an earlier one.
+      const id = `op-path-${path === FORWARD_PATH ? 'new' : 'old'}`;
+      const operation = { id, account, timeout: '30s', get: { kind: 'ConfigMap', name: 'x', namespace: 'default' } };
+      const { timeout: _, ...request } = operation;
+      await a.query(`insert into operations (id, account, type, request, state, gateway_id, timeout_ms, received_at, stored_at, deadline_at, request_hash)
+        values ('${id}', '${account}', 'get', '${JSON.stringify(request)}', 'PENDING', 'gw-b', 30000, now(), now(), now() + interval '30 seconds', 'h')`);
+      const taken = await post(a.gateway, path, { operation, origin: 'gw-b' });
+      assert.deepEqual([taken.status, taken.body.agentId], [200, 'agent-paths'], path);
+      await agent.waitReceived(id);
+      // Its result is relayed to the origin, which records it; any replica reads the row.
+      let state: OperationState | undefined;
+      for (let i = 0; i < 100; i++) {
+        state = (await client(b).getOperation({ id })).operation?.state;
+        if (state === OperationState.SUCCEEDED) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.equal(state, OperationState.SUCCEEDED, path);
+      assert.equal(agent.runs.get(id), 1, path);
+    }
   });
 
   test('POST /armory/agent/operationresults needs the session token of a stream serving the account; a right one records once', async () => {

@@ -56,20 +56,24 @@ const clouddriverOps = (rng: Rng): Json => [
   ]),
 ];
 
+/** A forwarded operation (the forwarding route, and its earlier path kept for a rolling upgrade). */
+const forwardedSample: Sample = (rng, tag) => {
+  const operation = {
+    id: `hx-op-${tag}`,
+    account: `hx-${tag}`,
+    timeout: '5s',
+    get: { kind: 'ConfigMap', namespace: 'default', name: 'c1' },
+  };
+  return { body: { operation: rng.chance(0.3) ? JSON.stringify(operation) : operation, origin: 'gw-other' } };
+};
+
 const SAMPLES: Record<string, Sample> = {
   'GET /health': () => ({}),
   'GET /metrics': () => ({}),
   'GET /armory/clouddrivers': () => ({}),
   'GET /armory/clouddrivers/:id': (rng) => ({ params: { id: rng.pick(['gw-test', 'gw-other']) } }),
-  'POST /armory/agent/operations': (rng, tag) => {
-    const operation = {
-      id: `hx-op-${tag}`,
-      account: `hx-${tag}`,
-      timeout: '5s',
-      get: { kind: 'ConfigMap', namespace: 'default', name: 'c1' },
-    };
-    return { body: { operation: rng.chance(0.3) ? JSON.stringify(operation) : operation, origin: 'gw-other' } };
-  },
+  'POST /armory/agent/forwardedoperations': forwardedSample,
+  'POST /armory/agent/operations': forwardedSample,
   'POST /armory/agent/operationresults': (rng, tag) => ({
     body: {
       result: { id: rng.pick([`hx-op-${tag}`, SEED.operationId]), account: `hx-${tag}`, success: true, statusCode: 200 },

@@ -15,7 +15,7 @@
  * | `GET /health` | nothing (no authentication at all) |
  * | `GET /`, `/index.html`, `/favicon.svg`, `/assets/*` (the dashboard's files: no data in them) | nothing |
  * | `GET /metrics`, `GET /armory/clouddrivers*`, `/armory/agent/operations*`, `/armory/accounts*`, `/armory/agents*` | read |
- * | `POST /armory/agent/operations`, `POST /armory/agent/operationresults` | replica |
+ * | `POST /armory/agent/forwardedoperations`, `POST /armory/agent/operationresults`, `POST /armory/agent/operations` (the forwarding route's earlier path, kept for a rolling upgrade) | replica |
  * | `POST/PATCH/PUT/DELETE /armory/accounts*` | admin |
  * | the Clouddriver API, any method: `/ops`, `/kubernetes/ops`, `/task/*`, `/kubernetes/task/*`, `/manifests/*`, `/credentials*`, `/applications/*`, `/cache/*` | spinnaker |
  * | anything else | admin |
@@ -54,7 +54,7 @@ export function connectRequirement(service: string, method: string): Requirement
 }
 
 const READ_PREFIXES = ['/metrics', '/armory/clouddrivers', '/armory/agent/operations', '/armory/accounts', '/armory/agents'];
-const REPLICA_ROUTES = new Set(['/armory/agent/operations', '/armory/agent/operationresults']);
+const REPLICA_ROUTES = new Set(['/armory/agent/forwardedoperations', '/armory/agent/operationresults', '/armory/agent/operations']);
 
 /** The requirement of a REST route, from its method and path (before routing, so unknown paths get one too). */
 export function restRequirement(method: string, path: string): Requirement {

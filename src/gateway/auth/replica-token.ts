@@ -1,5 +1,5 @@
 /**
- * Tokens replicas present to each other on internal routes (`POST /armory/agent/operations`,
+ * Tokens replicas present to each other on internal routes (`POST /armory/agent/forwardedoperations`,
  * `POST /armory/agent/operationresults`): short-lived HS256 JWTs with issuer and audience `outpost-replica`, signed
  * with the secret every replica reads from `auth.replicaSecretFile` (the same file, e.g. a mounted Kubernetes Secret).
  * The secret file is re-read when it changes, so rotating it needs no restart (tokens signed with the old secret stop

@@ -6,12 +6,11 @@
  */
 import { fromJson, type JsonValue } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
-import { sql } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
-import { createRawQuery } from '../../db/raw-query.js';
 import { OperationSchema } from '../../gen/outpost/agent/v1/operation_pb.js';
 import type { Logger } from '../../shared/logger.js';
-import { SEALED_KEY, type OperationSealer, type StoredRequest } from './operation-sealing.js';
+import type { OperationSealer, StoredRequest } from './operation-sealing.js';
+import { createOperationQueries } from './operation-queries.js';
 import { OPEN_STATES } from './operation-state.js';
 
 /** Rows looked at per statement. */
@@ -27,22 +26,14 @@ export async function sealLegacyRequests(
   logger: Logger,
   signal?: AbortSignal,
 ): Promise<number> {
-  const query = createRawQuery(database);
+  const queries = createOperationQueries(database);
   let changed = 0;
   let after = '';
   while (!signal?.aborted) {
-    // Only apply and patch requests can carry Secret values, and only those whose text mentions a Secret or holds an
-    // escape that could spell one (as secret-redaction.ts decides; in the JSON text a YAML backslash is doubled).
-    const rows = await query(
-      `select id, account, state, request from operations
-        where id > $1 and not (request ? '${SEALED_KEY}') and (request ? 'apply' or request ? 'patch')
-          and request::text ~ 'Secret|\\\\\\\\[xuU]'
-        order by id limit ${BATCH}`,
-      [after],
-    );
+    const rows = await queries.unsealedRequests(after, BATCH);
     if (rows.length === 0) break;
     for (const row of rows) {
-      after = row.id as string;
+      after = row.id;
       const operation = fromJson(OperationSchema, row.request as JsonValue, { ignoreUnknownFields: true });
       let stored: StoredRequest;
       let unsendable = '';
@@ -55,12 +46,8 @@ export async function sealLegacyRequests(
           'its Secret values were stored before they were encrypted, and this gateway has no key (secrets.keyFile): they were removed';
       }
       if (!stored.sealed && !unsendable) continue;
-      const open = (OPEN_STATES as readonly string[]).includes(row.state as string);
-      await database.db.execute(sql`update operations set request = ${JSON.stringify(stored.requestJson)}::jsonb, request_hash = ${stored.requestHash},
-          state = case when ${open && unsendable !== ''} then 'FAILED' else state end,
-          error = case when ${open && unsendable !== ''} then ${`operation cannot be sent: ${unsendable}`} else error end,
-          finished_at = case when ${open && unsendable !== ''} then now() else finished_at end
-        where id = ${row.id as string}`);
+      const open = (OPEN_STATES as readonly string[]).includes(row.state);
+      await queries.rewriteRequest(row.id, stored, open && unsendable !== '' ? `operation cannot be sent: ${unsendable}` : undefined);
       changed++;
     }
     if (rows.length < BATCH) break;

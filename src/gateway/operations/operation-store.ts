@@ -2,12 +2,16 @@
  * The `operations` rows. Few writes per operation: one insert (PENDING), one update when it is sent, one conditional
  * update to a terminal state — `where state in (PENDING, SENT)`, so whichever writer comes first (result, deadline
  * timer, sweeper, another replica) records the outcome exactly once and the others change nothing.
+ *
+ * This file and operation-queries.ts (its raw SQL statements) are the one owner of the `operations` table: every
+ * insert, update and delete of its rows is written there (test/docs/operations-table-owner.test.ts checks it), so the
+ * rule above is kept in one place (docs/architecture.md, rule 6).
  */
-import { and, count, desc, eq, getTableColumns, inArray, lte, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, lte, sql, type SQL } from 'drizzle-orm';
 import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import type { Database } from '../../db/database.js';
-import { createRawQuery } from '../../db/raw-query.js';
 import { accounts, operations } from '../../db/schema.js';
+import { createOperationQueries } from './operation-queries.js';
 import { OPEN_STATES, type StoredState } from './operation-state.js';
 
 /** One stored operation. */
@@ -49,22 +53,6 @@ export interface SentTarget {
   agentId: string;
   sessionId: string;
   sentAt: Date;
-}
-
-/** Column name → property name of an `operations` row, to map rows of raw statements. */
-const ROW_KEYS: [string, keyof OperationRow][] = Object.entries(getTableColumns(operations)).map(([key, column]) => [
-  column.name,
-  key as keyof OperationRow,
-]);
-
-/** A raw `returning *` row as the driver parsed it (timestamps as Date, jsonb as values) → an OperationRow. */
-function toRow(raw: Record<string, unknown>): OperationRow {
-  const row: Record<string, unknown> = {};
-  for (const [name, key] of ROW_KEYS) {
-    const value = raw[name];
-    row[key] = typeof value === 'string' && key.endsWith('At') ? new Date(value) : value;
-  }
-  return row as OperationRow;
 }
 
 /** Database access of the operations feature. */
@@ -115,7 +103,7 @@ export interface OperationStore {
 /** Creates the store over an open database. */
 export function createOperationStore(database: Database): OperationStore {
   const { db } = database;
-  const query = createRawQuery(database);
+  const queries = createOperationQueries(database);
   const open = inArray(operations.state, [...OPEN_STATES]);
   const timeoutText = sql`case when ${operations.timeoutMs} % 1000 = 0 then (${operations.timeoutMs} / 1000)::text || 's' else ${operations.timeoutMs}::text || 'ms' end`;
   const timedOutError = sql`case when ${operations.sentAt} is null
@@ -133,38 +121,7 @@ export function createOperationStore(database: Database): OperationStore {
       return rows[0];
     },
 
-    async insertMany(rows) {
-      if (rows.length === 0) return [];
-      // One fixed statement text whatever the batch size (prepared once per connection); the batch is one jsonb.
-      const batch = rows.map((r) => ({
-        id: r.id,
-        account: r.account,
-        type: r.type,
-        request: r.request,
-        state: r.state,
-        gateway_id: r.gatewayId,
-        timeout_ms: r.timeoutMs,
-        received_at: r.receivedAt,
-        stored_at: r.storedAt,
-        deadline_at: r.deadlineAt,
-        request_hash: r.requestHash,
-        requested_by: r.requestedBy ?? '',
-      }));
-      const result = await query(
-        `insert into operations
-          (id, account, type, request, state, gateway_id, timeout_ms, received_at, stored_at, deadline_at, request_hash, requested_by)
-        select id, account, type, request, state, gateway_id, timeout_ms, received_at, stored_at, deadline_at, request_hash, requested_by
-        from jsonb_to_recordset($1::jsonb) as v(id text, account text, type text, request jsonb, state text,
-          gateway_id text, timeout_ms integer, received_at timestamptz, stored_at timestamptz, deadline_at timestamptz, request_hash text,
-          requested_by text)
-        on conflict (id) do nothing
-        returning id`,
-        [JSON.stringify(batch)],
-      );
-      // A repeated id within the batch was inserted (at most) once: only its first occurrence counts.
-      const ids = new Set(result.map((r) => r.id as string));
-      return rows.map((r) => ids.delete(r.id));
-    },
+    insertMany: queries.insertMany,
 
     async get(id) {
       const rows = await db.select().from(operations).where(eq(operations.id, id)).limit(1);
@@ -185,72 +142,9 @@ export function createOperationStore(database: Database): OperationStore {
       return rows[0];
     },
 
-    async markSentMany(items) {
-      if (items.length === 0) return [];
-      const batch = items.map((i) => ({ id: i.id, agent_id: i.agentId, session_id: i.sessionId, sent_at: i.sentAt }));
-      // Rows are locked in id order first: concurrent batches touching the same rows (sent marks, results, the
-      // deadline sweeper) then wait for each other instead of deadlocking.
-      const result = await query(
-        `with v as (select distinct on (id) * from jsonb_to_recordset($1::jsonb)
-              as x(id text, agent_id text, session_id text, sent_at timestamptz)),
-          locked as materialized (select o.id from operations o join v on v.id = o.id
-              where o.state in ('PENDING', 'SENT') order by o.id for update of o)
-        update operations o
-        set state = 'SENT', sent_at = coalesce(o.sent_at, v.sent_at), agent_id = v.agent_id, session_id = v.session_id
-        from v
-        where o.id = v.id and o.id in (select id from locked) and o.state in ('PENDING', 'SENT')
-        returning o.id`,
-        [JSON.stringify(batch)],
-      );
-      const ids = new Set(result.map((r) => r.id as string));
-      return items.map((i) => ids.has(i.id));
-    },
+    markSentMany: queries.markSentMany,
 
-    async finishMany(all) {
-      if (all.length === 0) return [];
-      // A repeated id within the batch: only its first item is written (the others change nothing).
-      const seen = new Set<string>();
-      const items = all.filter((i) => !seen.has(i.id) && seen.add(i.id));
-      const batch = items.map(({ id, account, outcome: o, ...i }) => ({
-        id,
-        account,
-        state: o.state,
-        error: o.error ?? '',
-        at: o.at,
-        result: o.result ?? null,
-        has_result: o.result !== undefined,
-        agent_id: o.agentId ?? '',
-        session_id: o.sessionId ?? '',
-        sent_at: o.sentAt ?? null,
-        vouched: i.vouched === true,
-      }));
-      const result = await query(
-        `with v as (select * from jsonb_to_recordset($1::jsonb) as x(id text, account text, state text,
-              error text, at timestamptz, result jsonb, has_result boolean, agent_id text, session_id text, sent_at timestamptz,
-              vouched boolean)),
-          locked as materialized (select o.id from operations o join v on v.id = o.id and v.account = o.account
-              where o.state in ('PENDING', 'SENT')
-                and (v.session_id = '' or o.session_id = v.session_id or (o.session_id = '' and v.vouched))
-              order by o.id for update of o)
-        update operations o
-        set state = v.state, error = v.error, finished_at = v.at,
-          result = case when v.has_result then v.result else o.result end,
-          result_at = case when v.has_result then v.at else o.result_at end,
-          agent_id = case when v.agent_id <> '' then v.agent_id else o.agent_id end,
-          session_id = case when v.session_id <> '' then v.session_id else o.session_id end,
-          sent_at = coalesce(o.sent_at, v.sent_at)
-        from v
-        where o.id = v.id and o.account = v.account and o.id in (select id from locked) and o.state in ('PENDING', 'SENT')
-        returning o.*`,
-        [JSON.stringify(batch)],
-      );
-      const byRowId = new Map(result.map((r) => [r.id as string, toRow(r)]));
-      return all.map((i) => {
-        const row = byRowId.get(i.id);
-        byRowId.delete(i.id);
-        return row;
-      });
-    },
+    finishMany: queries.finishMany,
 
     async repointSession(from, to) {
       if (!from || !to || from === to) return 0;

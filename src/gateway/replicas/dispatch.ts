@@ -1,10 +1,10 @@
 /**
  * The one seam through which features send an operation to an agent serving an account, wherever its stream is:
  * this replica's caching session (while its lease is known valid), else a STANDBY session here, else another replica
- * that holds a serving stream — the lease holder first — reached with `POST /armory/agent/operations`. Callers never
- * know which replica took it; the result comes back through the operations feature (relayed by the replica that
- * holds the stream). An operation forwarded to this replica is dispatched here only ({@link dispatchLocal}), never
- * forwarded again, so forwards cannot loop.
+ * that holds a serving stream — the lease holder first — reached with `POST /armory/agent/forwardedoperations`.
+ * Callers never know which replica took it; the result comes back through the operations feature (relayed by the
+ * replica that holds the stream). An operation forwarded to this replica is dispatched here only
+ * ({@link dispatchLocal}), never forwarded again, so forwards cannot loop.
  */
 import { performance } from 'node:perf_hooks';
 import { toJson } from '@bufbuild/protobuf';
@@ -31,7 +31,20 @@ export interface DispatchTarget {
 export type Dispatch = (account: string, operation: Operation) => Promise<DispatchTarget | undefined>;
 
 /** Path of the internal forwarding route. */
-export const FORWARD_PATH = '/armory/agent/operations';
+export const FORWARD_PATH = '/armory/agent/forwardedoperations';
+/**
+ * Where replicas of earlier versions forward (a POST beside the GET of the operation history) and still may during a
+ * rolling upgrade: served as an alias of {@link FORWARD_PATH}, and used when a peer does not know FORWARD_PATH yet. To
+ * be removed in a later release (docs/replicas.md).
+ */
+export const LEGACY_FORWARD_PATH = '/armory/agent/operations';
+/**
+ * What a replica of an earlier version answers a POST to {@link FORWARD_PATH}: 403 (the path requires the admin role
+ * there) or 404 (no such route, in insecure mode). Nothing was sent to an agent on such an answer, so sending the
+ * operation again on {@link LEGACY_FORWARD_PATH} cannot run it twice; a current replica that refused it (403, 404)
+ * refuses it there again, with the same checks.
+ */
+const UNKNOWN_PATH_STATUSES = new Set([403, 404]);
 
 /**
  * Sends to this replica's streams only: the caching session if its lease is valid, else a STANDBY session. Returns
@@ -80,7 +93,8 @@ export function createDispatch(registry: SessionRegistry, forwarding?: Forwardin
         continue;
       }
       try {
-        const res = await peers.post(replica.baseUrl, FORWARD_PATH, body);
+        let res = await peers.post(replica.baseUrl, FORWARD_PATH, body);
+        if (UNKNOWN_PATH_STATUSES.has(res.status)) res = await peers.post(replica.baseUrl, LEGACY_FORWARD_PATH, body);
         const target = res.body as Partial<DispatchTarget> | undefined;
         forwarding.metrics?.forwarded(res.status === 200);
         if (res.status === 200 && target?.agentId && target.sessionId) {

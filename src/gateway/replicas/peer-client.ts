@@ -1,5 +1,5 @@
 /**
- * HTTP client for the internal routes replicas call on each other (`POST /armory/agent/operations`,
+ * HTTP client for the internal routes replicas call on each other (`POST /armory/agent/forwardedoperations`,
  * `POST /armory/agent/operationresults`): JSON bodies, keep-alive connections (a forwarded operation must not pay a
  * TCP or TLS handshake), a replica token when `auth.replicaSecretFile` is set, and a deadline per call. HTTPS peers
  * are verified against `replicas.peerCaFile`, else `tls.caFile`, else the system CAs.

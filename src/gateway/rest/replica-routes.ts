@@ -1,12 +1,15 @@
 /**
  * The internal routes replicas call on each other (role `replica`: a replica token, or any caller in insecure dev
- * mode), on the reference's paths:
- * - `POST /armory/agent/operations` `{operation, origin}`: run an operation on a stream of this replica. `operation`
+ * mode); the result relay on the reference's path, forwarding on a path of its own (the reference's POST shares its
+ * path with the GET of the operation history):
+ * - `POST /armory/agent/forwardedoperations` `{operation, origin}`: run an operation on a stream of this replica. `operation`
  *   is the protobuf JSON of `outpost.agent.v1.Operation` (an object or its serialized text); `origin` the replica id
  *   its result goes back to. It must be an open operation `origin` stored, as stored (404 `not_found` for an unknown
  *   id, 403 `permission_denied` when it differs, 409 `failed_precondition` once it ended). 200
  *   `{agentId, sessionId, gatewayId}` once a local stream took it; 409 `no_stream` when none serves the account here
  *   (the caller tries elsewhere). Never forwarded again.
+ * - `POST /armory/agent/operations`: the same route on its earlier path (beside the GET of the operation history),
+ *   still served for replicas of earlier versions during a rolling upgrade; to be removed later (docs/replicas.md).
  * - `POST /armory/agent/operationresults` `{result, sessionId, sessionToken}`: the result of an operation this replica
  *   received, relayed by the replica holding the agent's stream; recorded once. 401 for a wrong session token.
  * Bodies are JSON of at most 4 MiB; anything malformed is a 400 and changes nothing.
@@ -16,6 +19,7 @@ import type { Context, Hono } from 'hono';
 import { OperationResultSchema, OperationSchema, type Operation, type OperationResult } from '../../gen/outpost/agent/v1/operation_pb.js';
 import type { RestEnv } from '../auth/rest-auth.js';
 import { HttpError } from '../errors.js';
+import { FORWARD_PATH, LEGACY_FORWARD_PATH } from '../replicas/dispatch.js';
 import type { OperationManager } from '../operations/operation-manager.js';
 import { durationToMs } from '../operations/operation-validation.js';
 import { readJsonBody } from './json-body.js';
@@ -30,7 +34,7 @@ export function addReplicaRoutes(
   operations: Pick<OperationManager, 'acceptForwarded' | 'relayedResult'>,
   selfId: string,
 ): void {
-  app.post('/armory/agent/operations', async (c) => {
+  const forwarded = async (c: Context<RestEnv>) => {
     const body = objectBody(await readJsonBody(c, MAX_BODY_BYTES));
     const origin = idField(body, 'origin');
     const operation = message(body.operation, 'operation', (json) => fromJson(OperationSchema, json)) as Operation;
@@ -45,7 +49,9 @@ export function addReplicaRoutes(
       throw new HttpError(409, 'no_stream', `no agent stream serves account ${JSON.stringify(operation.account)} on replica ${selfId}`);
     }
     return c.json({ agentId: target.agentId, sessionId: target.sessionId, gatewayId: selfId });
-  });
+  };
+  app.post(FORWARD_PATH, forwarded);
+  app.post(LEGACY_FORWARD_PATH, forwarded);
 
   app.post('/armory/agent/operationresults', async (c: Context<RestEnv>) => {
     const body = objectBody(await readJsonBody(c, MAX_BODY_BYTES));
