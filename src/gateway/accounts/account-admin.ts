@@ -5,9 +5,8 @@
  * commands to the agent streams of the account's zone through the {@link AccountCommandBus}.
  */
 import { create } from '@bufbuild/protobuf';
-import { eq, inArray } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
-import { objects, watchStates } from '../../db/schema.js';
+import { removeAccountCaches } from '../cache/cache-removal.js';
 import {
   AccountAction,
   AccountCommandSchema,
@@ -311,8 +310,7 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
       push(pushes);
       try {
         await db.transaction(async (tx) => {
-          await tx.delete(objects).where(inArray(objects.account, names));
-          await tx.delete(watchStates).where(inArray(watchStates.account, names));
+          await removeAccountCaches(tx, names);
           await deleteAccountRows(tx, names);
         });
       } catch (err) {
@@ -346,8 +344,7 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
           );
         }
         await clearClusterBinding(tx, name);
-        await tx.delete(objects).where(eq(objects.account, name));
-        await tx.delete(watchStates).where(eq(watchStates.account, name));
+        await removeAccountCaches(tx, [name]);
       });
       log.info({ account: name, actor }, 'account binding released');
       return (await accountViews(db, [name]))[0]!;

@@ -9,7 +9,8 @@
 import { and, eq, inArray, isNull, like, lt, ne, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
 import type { DbOrTx } from '../../db/query-helpers.js';
-import { accounts, objects, watchStates } from '../../db/schema.js';
+import { accounts } from '../../db/schema.js';
+import { removeAccountCaches } from '../cache/cache-removal.js';
 import type { AccountInfo } from '../../gen/outpost/agent/v1/agent_pb.js';
 import { WEAK_IDENTITY_PREFIX, type AccountBinding } from './account-binding.js';
 import { lockStates } from './account-repository.js';
@@ -212,10 +213,7 @@ export async function releaseAccounts(db: Db, sessionId: string, names: string[]
     // An account deleted while this stream still served it may have received events after the delete: now that
     // the stream let go of it, nothing more can arrive, so what they left is removed.
     const deleted = names.filter((n) => !before.has(n));
-    if (deleted.length > 0) {
-      await tx.delete(objects).where(inArray(objects.account, deleted));
-      await tx.delete(watchStates).where(inArray(watchStates.account, deleted));
-    }
+    await removeAccountCaches(tx, deleted);
   });
 }
 

@@ -7,11 +7,10 @@
  * The move is audited as one `account_transitions` row with the admin as actor, and logged.
  */
 import type { Database } from '../../db/database.js';
-import { accountTransitions } from '../../db/schema.js';
 import type { Logger } from '../../shared/logger.js';
 import { AccountAdminError } from './account-errors.js';
 import { lockAccountRows, moveIdentityBinding } from './account-repository.js';
-import { STREAMED_STATES, type AccountState } from './account-states.js';
+import { STREAMED_STATES, type AccountState, recordAuditedTransition } from './account-states.js';
 
 /** Identity methods an account can be bound to (`identityOf` in src/gateway/auth/principal.ts). */
 export const BINDABLE_METHODS = ['token', 'jwt', 'certificate', 'insecure'] as const;
@@ -72,10 +71,8 @@ export async function rebindAccount(
       `identity binding moved from ${previous || '(unbound)'} to ${identity}` +
       (leaseEnded ? `; the lease of agent ${row.agentId} (session ${row.sessionId}) was ended` : '');
     await moveIdentityBinding(tx, name, identity, leaseEnded);
-    // Written directly (not through recordTransitions): a move without a state change is still audited.
-    await tx
-      .insert(accountTransitions)
-      .values({ account: name, fromState: state, toState: leaseEnded ? 'INACTIVE' : state, reason, actor });
+    // A move without a state change is still audited (recordTransitions would skip it).
+    await recordAuditedTransition(tx, { account: name, from: state, to: leaseEnded ? 'INACTIVE' : state, reason, actor });
     return { previous, leaseEnded, changed: true };
   });
   if (outcome.changed) {

@@ -65,5 +65,12 @@ export async function recordTransitions(db: DbOrTx, transitions: Transition[]): 
     .values(changed.map((t) => ({ account: t.account, fromState: t.from, toState: t.to, reason: t.reason ?? '', actor: t.actor })));
 }
 
+/** Inserts one transition record even when the state does not change (an audited change of something else). */
+export async function recordAuditedTransition(db: DbOrTx, t: Transition): Promise<void> {
+  await db
+    .insert(accountTransitions)
+    .values({ account: t.account, fromState: t.from, toState: t.to, reason: t.reason ?? '', actor: t.actor });
+}
+
 /** `now()` for timestamp columns. */
 export const NOW = sql`now()`;

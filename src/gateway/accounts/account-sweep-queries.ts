@@ -6,7 +6,8 @@
  */
 import { and, eq, inArray, lt, sql } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
-import { accounts, objects, watchStates } from '../../db/schema.js';
+import { accounts } from '../../db/schema.js';
+import { removeAccountCaches } from '../cache/cache-removal.js';
 import { GATEWAY_ACTOR, recordTransitions } from './account-states.js';
 
 /** An account change the sweep failed. */
@@ -92,8 +93,7 @@ export async function removeAccountWithoutAgent(db: Db, name: string, graceSecon
       .where(and(eq(accounts.name, name), removable(graceSeconds)))
       .returning({ name: accounts.name, idle: sql<string>`extract(epoch from now() - ${accounts.updatedAt})` });
     if (!row) return undefined;
-    await tx.delete(objects).where(eq(objects.account, name));
-    await tx.delete(watchStates).where(eq(watchStates.account, name));
+    await removeAccountCaches(tx, [name]);
     const withoutAgentSeconds = Math.round(Number(row.idle));
     const reason = `no agent for ${withoutAgentSeconds}s (grace ${graceSeconds}s): cache, watch state and name binding removed`;
     await recordTransitions(tx, [{ account: name, from: 'INACTIVE', to: 'DELETING', reason, actor: GATEWAY_ACTOR }]);

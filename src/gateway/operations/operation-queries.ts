@@ -2,7 +2,7 @@
  * The raw SQL statements on the `operations` table: the batched writes of the hot path (one fixed statement text per
  * kind, its batch one jsonb parameter, so each is prepared once per connection) and the rewrite of requests stored
  * before Secret values were sealed (legacy-requests.ts). With operation-store.ts this file is the only place that
- * writes `operations` rows (docs/architecture.md, rule 6); test/docs/operations-table-owner.test.ts enforces it.
+ * writes `operations` rows (docs/architecture.md, rule 6); test/docs/table-owners.test.ts enforces it.
  */
 import { getTableColumns, sql } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';

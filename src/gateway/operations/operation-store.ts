@@ -4,7 +4,7 @@
  * timer, sweeper, another replica) records the outcome exactly once and the others change nothing.
  *
  * This file and operation-queries.ts (its raw SQL statements) are the one owner of the `operations` table: every
- * insert, update and delete of its rows is written there (test/docs/operations-table-owner.test.ts checks it), so the
+ * insert, update and delete of its rows is written there (test/docs/table-owners.test.ts checks it), so the
  * rule above is kept in one place (docs/architecture.md, rule 6).
  */
 import { and, count, desc, eq, inArray, lte, sql, type SQL } from 'drizzle-orm';
