@@ -30,7 +30,8 @@ for (const driver of testDrivers()) {
       return s;
     };
     before(async () => {
-      t = await startTestGateway(driver, { accounts: { activationTimeoutSeconds: 0.5 } });
+      // Generous: under load an agent may take seconds to answer an ADD; the timeout itself has a test of its own below.
+      t = await startTestGateway(driver, { accounts: { activationTimeoutSeconds: 60 } });
     });
     after(async () => {
       for (const s of streams) s.end();
@@ -124,13 +125,19 @@ for (const driver of testDrivers()) {
     });
 
     test('an account no agent takes becomes FAILED after activationTimeoutSeconds', async () => {
-      const put = await rest(t, 'PUT', '/armory/accounts/dynamic', [{ name: 'lonely', kubeconfigFile: '/k', zoneId: 'nowhere' }]);
-      assert.equal(put.status, 200, JSON.stringify(put.body));
-      assert.equal(put.body.items[0].state, 'ACTIVATING');
-      await eventually(async () => (await rest(t, 'GET', '/armory/accounts/lonely')).body.state === 'FAILED', 5000);
-      const got = await rest(t, 'GET', '/armory/accounts/lonely');
-      assert.match(got.body.reason, /no agent started serving it within 0.5s/);
-      assert.equal(got.body.transitions[0].actor, 'gateway');
+      // A gateway of its own with a short timeout, so the other tests' agents are never raced by it.
+      const short = await startTestGateway(driver, { accounts: { activationTimeoutSeconds: 0.5 } });
+      try {
+        const put = await rest(short, 'PUT', '/armory/accounts/dynamic', [{ name: 'lonely', kubeconfigFile: '/k', zoneId: 'nowhere' }]);
+        assert.equal(put.status, 200, JSON.stringify(put.body));
+        assert.equal(put.body.items[0].state, 'ACTIVATING');
+        await eventually(async () => (await rest(short, 'GET', '/armory/accounts/lonely')).body.state === 'FAILED', 30_000);
+        const got = await rest(short, 'GET', '/armory/accounts/lonely');
+        assert.match(got.body.reason, /no agent started serving it within 0.5s/);
+        assert.equal(got.body.transitions[0].actor, 'gateway');
+      } finally {
+        await short.close();
+      }
     });
 
     test('an agent that connects later gets the ADD of the dynamic accounts of its zone after its Welcome', async () => {
@@ -241,9 +248,10 @@ for (const driver of testDrivers()) {
       assert.equal((await t.query(`select 1 from accounts where name in ('gone', 'def-a')`)).length, 0);
       assert.deepEqual((await transitionsOf(t, 'gone')).at(-1), 'INACTIVE→DELETING');
 
-      assert.equal((await rest(t, 'DELETE', '/armory/accounts/lonely')).status, 200);
-      assert.equal((await rest(t, 'GET', '/armory/accounts/lonely')).status, 404);
-      assert.equal((await rest(t, 'DELETE', '/armory/accounts/lonely')).status, 404);
+      assert.equal((await rest(t, 'POST', '/armory/accounts', [{ name: 'single', kubeconfigFile: '/k' }])).status, 201);
+      assert.equal((await rest(t, 'DELETE', '/armory/accounts/single')).status, 200);
+      assert.equal((await rest(t, 'GET', '/armory/accounts/single')).status, 404);
+      assert.equal((await rest(t, 'DELETE', '/armory/accounts/single')).status, 404);
     });
 
     test('deleting a dynamic account an agent serves: DELETING, REMOVE pushed, row gone; events that raced the delete are purged once the agent lets go', async () => {
