@@ -45,7 +45,8 @@ import { createReplicaDirectory, type ReplicaDirectory } from './replicas/replic
 import { createErrorInterceptor } from './errors.js';
 import { createAgentStreamEndpoint } from './grpc/agent-stream-endpoint.js';
 import { createUnstorableTextGuard } from './grpc/unstorable-text-guard.js';
-import { answerMalformedRpc, installWellFormedErrorMessages, STRICT_COMPRESSIONS } from './grpc/protocol-guards.js';
+import { answerMalformedRpc, STRICT_COMPRESSIONS } from './grpc/protocol-guards.js';
+import { createSendableErrorInterceptor } from './grpc/sendable-errors.js';
 import { createHealthService } from './grpc/health-service.js';
 import { createRpcNodeHandler, type RpcNodeHandler } from './grpc/rpc-node-handler.js';
 import { createUndecodableRequestInterceptor, guardUndecodableRequests } from './grpc/undecodable-request.js';
@@ -315,7 +316,6 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     metrics,
     webDir: config.web.enabled ? (config.web.dir ?? DEFAULT_WEB_DIR) : undefined,
   });
-  installWellFormedErrorMessages();
   // connect-node's handlers, with gRPC errors before any message answered Trailers-Only (rpc-node-handler.ts), and
   // requests that do not decode answered INVALID_ARGUMENT (undecodable-request.ts).
   const connectHandler = createRpcNodeHandler({
@@ -324,8 +324,10 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     fallback: getRequestListener(rest.fetch) as unknown as RpcNodeHandler,
     readMaxBytes: MAX_MESSAGE_BYTES,
     contextValues: authContextValues,
-    // The undecodable-request interceptor comes first: it also records that a call got past decoding its request.
+    // The sendable-error interceptor comes first, so it sees what every other one throws; then the undecodable-request
+    // interceptor, which also records that a call got past decoding its request.
     interceptors: [
+      createSendableErrorInterceptor(),
       createUndecodableRequestInterceptor(),
       createErrorInterceptor(logger.child({ component: 'api' })),
       createAuthInterceptor(authenticator),
