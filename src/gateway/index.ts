@@ -190,7 +190,7 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     logger: logger.child({ component: 'operations' }),
   });
   // Its timers, should the start fail from here on; a started gateway closes it earlier (idempotent), see below.
-  closers.defer('operations (start)', () => operations.close());
+  closers.defer('operations (recovered, not serving yet)', () => operations.close());
   await operations.recover();
   const leaseKeeper = createLeaseKeeper({
     gatewayId: config.id,
@@ -334,7 +334,7 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
   closers.defer('account cleanup', () => accountCleanup.stop());
   accountSweeper.start();
   closers.defer('account sweeper', () => accountSweeper.stop());
-  // Operation timers stop and waiters end before the agent streams do (nothing is dispatched to a closing stream).
+  // Operation timers stop and waiters end before the agent streams end and the servers wait for open requests.
   operations.start();
   closers.defer('operations', () => operations.close());
   legacySealing = sealLegacyRequests(database, sealer, logger.child({ component: 'operations' }), stopSealing.signal).catch(
