@@ -5,6 +5,7 @@
  */
 import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
 import type { Logger } from '../shared/logger.js';
+import { sendableMessage } from './grpc/sendable-errors.js';
 
 /** Maps any thrown value to a ConnectError safe to send. Logs the cause of anything that is not already one. */
 export function toConnectError(err: unknown, logger: Logger, what: string): ConnectError {
@@ -45,12 +46,15 @@ export class HttpError extends Error {
   }
 }
 
-/** The REST error body and status for any thrown value (logs unexpected ones). */
+/**
+ * The REST error body and status for any thrown value (logs unexpected ones). The message is sendable, as in every
+ * other protocol (well-formed, at most 1000 characters: grpc/sendable-errors.ts).
+ */
 export function toHttpError(err: unknown, logger: Logger): { status: HttpError['status']; body: { error: string; message: string } } {
-  if (err instanceof HttpError) return { status: err.status, body: { error: err.error, message: err.message } };
+  if (err instanceof HttpError) return { status: err.status, body: { error: err.error, message: sendableMessage(err.message) } };
   if (err instanceof ConnectError && HTTP_OF_CODE[err.code]) {
     const [status, error] = HTTP_OF_CODE[err.code]!;
-    return { status, body: { error, message: err.rawMessage } };
+    return { status, body: { error, message: sendableMessage(err.rawMessage) } };
   }
   logger.error({ err }, 'REST request failed');
   return { status: 500, body: { error: 'internal', message: 'internal error' } };

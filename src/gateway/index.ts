@@ -2,9 +2,12 @@
  * The gateway program: opens the database, serves the agent stream (gRPC), the client API (gRPC + Connect JSON) and
  * the REST routes from one handler on two ports, and shuts down in stages (drain, end agent streams, close sockets,
  * close the database).
+ *
+ * Every part registers how it stops as soon as it started, on one stack of closers (src/shared/closers.ts) that runs
+ * in reverse order — on `close()`, and the same way when the start fails half-way (only what started is stopped).
+ * Parts that hold resources are opened first; the parts that serve (sockets, timers) start last, so they stop first:
+ * see docs/architecture.md, "Inside the gateway".
  */
-import type http2 from 'node:http2';
-import { getRequestListener } from '@hono/node-server';
 import { Code, ConnectError, type ConnectRouter } from '@connectrpc/connect';
 import { openDatabase, pingDatabase, type Database } from '../db/database.js';
 import { Health } from '../gen/grpc/health/v1/health_pb.js';
@@ -13,11 +16,12 @@ import { AccountService } from '../gen/outpost/api/v1/account_service_pb.js';
 import { FleetService } from '../gen/outpost/api/v1/fleet_service_pb.js';
 import { ObjectService } from '../gen/outpost/api/v1/object_service_pb.js';
 import { OperationService } from '../gen/outpost/api/v1/operation_service_pb.js';
+import { createClosers, type Closers } from '../shared/closers.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { serveAgentStream, type AgentSessionDeps } from './agents/agent-session.js';
 import { createAccountCommandBus, type AccountCommandBus, type DynamicAccountSource } from './agents/account-commands.js';
 import { createAgentSessionStore, createCachedSessionVerifier, staleAfterSeconds } from './agents/agent-session-store.js';
-import { createSessionRegistry } from './agents/session-registry.js';
+import { createSessionRegistry, type SessionRegistry } from './agents/session-registry.js';
 import { createAccountService } from './api/account-service.js';
 import { createAccountAdmin } from './accounts/account-admin.js';
 import { createAccountCleanup } from './accounts/account-cleanup.js';
@@ -35,40 +39,33 @@ import type { GatewayConfig } from './config/schema.js';
 import { createDispatch, dispatchLocal } from './replicas/dispatch.js';
 import { createLeaseKeeper } from './replicas/lease-keeper.js';
 import { createOwnerLookup } from './replicas/owner-lookup.js';
-import { createPeerClient, type PeerClient } from './replicas/peer-client.js';
+import { createPeerClient } from './replicas/peer-client.js';
 import { createReplicaTokenSigner } from './auth/replica-token.js';
 import { createResultRelay } from './operations/result-relay.js';
 import { createGatewayMetrics } from './metrics/gateway-metrics.js';
-import { createReplicaDirectory, type ReplicaDirectory } from './replicas/replica-directory.js';
-import { createErrorInterceptor } from './errors.js';
-import { createAgentStreamEndpoint } from './grpc/agent-stream-endpoint.js';
-import { createUnstorableTextGuard } from './grpc/unstorable-text-guard.js';
-import { answerMalformedRpc, installWellFormedErrorMessages, STRICT_COMPRESSIONS } from './grpc/protocol-guards.js';
+import { createReplicaDirectory } from './replicas/replica-directory.js';
 import { createHealthService } from './grpc/health-service.js';
-import { createRpcNodeHandler, type RpcNodeHandler } from './grpc/rpc-node-handler.js';
-import { createUndecodableRequestInterceptor, guardUndecodableRequests } from './grpc/undecodable-request.js';
 import { createReflectionServices, ServerReflectionV1, ServerReflectionV1alpha } from './grpc/reflection-service.js';
 import { createOperationManager } from './operations/operation-manager.js';
 import { createOperationStore } from './operations/operation-store.js';
 import { createOperationSealer } from './operations/operation-sealing.js';
 import { sealLegacyRequests } from './operations/legacy-requests.js';
-import { createKeyRing, type KeyRing } from './secrets/key-ring.js';
+import { createKeyRing } from './secrets/key-ring.js';
 import { createRestApp } from './rest/rest-app.js';
 import { createClouddriverApi } from './spinnaker/clouddriver-api.js';
 import { RECONNECT_HEADER, RECONNECT_NOW } from './agents/stream-timers.js';
 import { createAuthenticator } from './auth/authenticator.js';
-import { authContextValues, createAuthInterceptor, principalOf, rememberPreAdmitted } from './auth/connect-auth.js';
-import { createPreAdmission } from './auth/pre-admission.js';
-import { createConnectionGuard } from './connection-guard.js';
-import { listenGatewayServers } from './servers.js';
+import { principalOf } from './auth/connect-auth.js';
+import { createGatewayHandler } from './request-handler.js';
+import { listenGatewayServers, type GatewayServers } from './servers.js';
+import { warnAboutAuthSetup, warnAboutReplicaSecret, warnAboutSecretKeys } from './setup-warnings.js';
 import { DEFAULT_WEB_DIR } from './web/web-assets.js';
 import { createTlsContextSource } from './auth/tls-context.js';
 
 export { gatewayConfigSchema, type GatewayConfig, type GatewayConfigInput } from './config/schema.js';
 export { loadGatewayConfig, GatewayConfigError } from './config/load.js';
-
-/** Largest message (after decompression) the gateway reads: bigger ones fail with RESOURCE_EXHAUSTED. */
-export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+export { MAX_MESSAGE_BYTES } from './request-handler.js';
+export { authSetupProblem } from './setup-warnings.js';
 
 /** How long shutdown waits for agent streams and open requests before cutting connections. */
 const SHUTDOWN_GRACE_MS = 5000;
@@ -95,77 +92,76 @@ export interface GatewayDeps {
 }
 
 /**
- * Opens the database (applying migrations), binds both ports and starts serving. Rejects — leaving nothing open —
- * when the database cannot be opened or a port cannot be bound.
+ * Opens the database (applying migrations), binds both ports and starts serving. Rejects — after closing everything
+ * it had opened — when a credential file cannot be read, the database cannot be opened or a port cannot be bound.
  */
 export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}): Promise<RunningGateway> {
   const logger = (deps.logger ?? createLogger({ name: 'gateway', level: config.logLevel })).child({ gatewayId: config.id });
-  if (config.insecure) {
-    logger.warn(
-      'INSECURE MODE: requests without credentials get every right and agents may register any account name; never use this outside development',
-    );
-  } else {
-    const problem = authSetupProblem(config);
-    if (problem) logger.warn(problem);
-  }
-  // Key, certificate and token files are read first: a gateway that cannot check credentials does not start.
-  const authenticator = createAuthenticator(config, { logger: logger.child({ component: 'auth' }) });
-  const tlsContext = config.tls ? createTlsContextSource(config.tls, logger.child({ component: 'tls' })) : undefined;
-  let secretKeys: KeyRing;
+  warnAboutAuthSetup(config, logger);
+  const closers = createClosers((step, err) => logger.warn({ err, step }, 'stopping a part of the gateway failed'));
   try {
-    secretKeys = createKeyRing({
-      keyFile: config.secrets.keyFile,
-      insecure: config.insecure,
-      logger: logger.child({ component: 'secrets' }),
-    });
+    return await startParts(config, deps, logger, closers);
   } catch (err) {
-    tlsContext?.close();
-    authenticator.close();
+    await closers.close();
     throw err;
   }
-  if (secretKeys.source === 'ephemeral') {
-    logger.warn(
-      'secrets.keyFile is not set: Secret values in operations are encrypted with an ephemeral key, so open operations carrying them cannot be sent after a restart (development only)',
-    );
-  } else if (secretKeys.source === 'none') {
-    logger.warn('secrets.keyFile is not set: operations carrying Secret values are refused (they would have to be stored in plaintext)');
-  }
-  const database = await openDatabase(config.database).catch((err) => {
-    tlsContext?.close();
-    throw err;
+}
+
+async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logger, closers: Closers): Promise<RunningGateway> {
+  // Registered first, so that it runs last: nothing may touch the database after it closed. It opens only after the
+  // credential files were read (a gateway that cannot check credentials does not start, nor migrate the database).
+  let opened: Database | undefined;
+  closers.defer('database', () => opened?.close());
+  const authenticator = closers.add('authenticator', createAuthenticator(config, { logger: logger.child({ component: 'auth' }) }), (a) =>
+    a.close(),
+  );
+  const tlsContext = config.tls
+    ? closers.add('TLS context', createTlsContextSource(config.tls, logger.child({ component: 'tls' })), (t) => t.close())
+    : undefined;
+  const secretKeys = createKeyRing({
+    keyFile: config.secrets.keyFile,
+    insecure: config.insecure,
+    logger: logger.child({ component: 'secrets' }),
+  });
+  warnAboutSecretKeys(secretKeys.source, logger);
+  const database = (opened = await openDatabase(config.database));
+  // Requests stored in plaintext by an older version are sealed in the background once serving (a scan of the
+  // operations table must not delay it: legacy-requests.ts); the scan stops before the database closes.
+  const stopSealing = new AbortController();
+  let legacySealing: Promise<unknown> = Promise.resolve();
+  closers.defer('sealing of legacy requests', () => {
+    stopSealing.abort();
+    return legacySealing;
   });
   const registry = createSessionRegistry();
   const accountCommands = createAccountCommandBus(registry);
   const agentStaleAfterSeconds = staleAfterSeconds(config.agents.deadAfterSeconds);
   let draining = false;
   let baseUrl = config.baseUrl ?? '';
-  let replicaDirectory: ReplicaDirectory;
-  let peers: PeerClient;
-  try {
-    replicaDirectory = createReplicaDirectory({
+  const peers = closers.add(
+    'peer client',
+    createPeerClient({
+      signer: config.auth.replicaSecretFile ? createReplicaTokenSigner(config.auth.replicaSecretFile, config.id, logger) : undefined,
+      caFile: config.replicas.peerCaFile ?? config.tls?.caFile,
+      timeoutMs: config.replicas.forwardTimeoutSeconds * 1000,
+    }),
+    (p) => p.close(),
+  );
+  const clusterLogger = logger.child({ component: 'cluster' });
+  const replicaDirectory = closers.add(
+    'replica directory',
+    createReplicaDirectory({
       id: config.id,
       baseUrl: () => baseUrl,
       isDraining: () => draining,
       database,
       config: config.replicas,
       scheme: config.tls ? 'https' : 'http',
-      logger: logger.child({ component: 'cluster' }),
-    });
-    peers = createPeerClient({
-      signer: config.auth.replicaSecretFile ? createReplicaTokenSigner(config.auth.replicaSecretFile, config.id, logger) : undefined,
-      caFile: config.replicas.peerCaFile ?? config.tls?.caFile,
-      timeoutMs: config.replicas.forwardTimeoutSeconds * 1000,
-    });
-  } catch (err) {
-    tlsContext?.close();
-    authenticator.close();
-    await database.close().catch(() => {});
-    throw err;
-  }
-  if (!config.insecure && !config.auth.replicaSecretFile) {
-    logger.warn('auth.replicaSecretFile is not set: other replicas cannot forward operations or relay results to this one');
-  }
-  const clusterLogger = logger.child({ component: 'cluster' });
+      logger: clusterLogger,
+    }),
+    (d) => d.close(),
+  );
+  warnAboutReplicaSecret(config, logger);
   const metrics = createGatewayMetrics({
     database,
     connectedAgents: () => registry.all().length,
@@ -191,13 +187,9 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     config: config.operations,
     logger: logger.child({ component: 'operations' }),
   });
-  try {
-    await operations.recover();
-  } catch (err) {
-    peers.close();
-    await database.close().catch(() => {});
-    throw err;
-  }
+  // Its timers, should the start fail from here on; a started gateway closes it earlier (idempotent), see below.
+  closers.defer('operations (recovered, not serving yet)', () => operations.close());
+  await operations.recover();
   const leaseKeeper = createLeaseKeeper({
     gatewayId: config.id,
     registry,
@@ -206,7 +198,6 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     standbyCheckIntervalSeconds: config.replicas.standbyCheckIntervalSeconds,
     logger: clusterLogger,
   });
-
   const sessionDeps: AgentSessionDeps = {
     gatewayId: config.id,
     heartbeatIntervalSeconds: config.agents.heartbeatIntervalSeconds,
@@ -313,90 +304,42 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     metrics,
     webDir: config.web.enabled ? (config.web.dir ?? DEFAULT_WEB_DIR) : undefined,
   });
-  installWellFormedErrorMessages();
-  // connect-node's handlers, with gRPC errors before any message answered Trailers-Only (rpc-node-handler.ts), and
-  // requests that do not decode answered INVALID_ARGUMENT (undecodable-request.ts).
-  const connectHandler = createRpcNodeHandler({
+  const { handler, guard } = createGatewayHandler({
     routes,
-    // Same runtime objects; the two libraries only type the http2 response's write callback differently.
-    fallback: getRequestListener(rest.fetch) as unknown as RpcNodeHandler,
-    readMaxBytes: MAX_MESSAGE_BYTES,
-    contextValues: authContextValues,
-    // The undecodable-request interceptor comes first: it also records that a call got past decoding its request.
-    interceptors: [
-      createUndecodableRequestInterceptor(),
-      createErrorInterceptor(logger.child({ component: 'api' })),
-      createAuthInterceptor(authenticator),
-      createUnstorableTextGuard(),
-    ],
-    wrapHandler: guardUndecodableRequests,
-    acceptCompression: [...STRICT_COMPRESSIONS],
-    logger: logger.child({ component: 'api' }),
-  });
-  // Agent streams in gRPC form skip connect-node (see agent-stream-endpoint.ts); everything else goes through it.
-  const agentEndpoint = createAgentStreamEndpoint({
+    services: [...apiServices, Health, ServerReflectionV1, ServerReflectionV1alpha].map((s) => s.typeName),
+    restFetch: rest.fetch,
     authenticator,
-    serve: (requests, principal) => serveAgentStream(requests, sessionDeps, principal),
-    maxMessageBytes: MAX_MESSAGE_BYTES,
-    logger: logger.child({ component: 'agent-stream' }),
+    serveAgentStream: (requests, principal) => serveAgentStream(requests, sessionDeps, principal),
+    limits: config.limits,
+    logger,
   });
-  // Credentials are checked from the headers before any body is read (pre-admission.ts); what a peer may hold before
-  // it proves itself is bounded per connection (connection-guard.ts).
-  const preAdmit = createPreAdmission(
-    authenticator,
-    [...apiServices, Health, ServerReflectionV1, ServerReflectionV1alpha].map((s) => s.typeName),
-  );
-  const guard = createConnectionGuard(config.limits);
-  const handler: typeof connectHandler = (req, res) => {
-    guard.requestArrived(req);
-    if (answerMalformedRpc(req, res as unknown as http2.Http2ServerResponse)) return void guard.refused(req);
-    preAdmit(req, res as unknown as http2.Http2ServerResponse).then(
-      (outcome) => {
-        if (outcome.kind === 'refused') return guard.refused(req);
-        if (outcome.kind === 'admitted') {
-          guard.proven(req);
-          rememberPreAdmitted(req, outcome.principal);
-        } else {
-          // REST, the dashboard's files, health: proven once answered with anything but a refusal.
-          res.once('finish', () => (res.statusCode === 401 || res.statusCode === 403 ? guard.refused(req) : guard.proven(req)));
-        }
-        if (agentEndpoint(req as http2.Http2ServerRequest, res as http2.Http2ServerResponse)) return;
-        connectHandler(req, res);
-      },
-      (err: unknown) => {
-        logger.error({ err }, 'pre-admission failed');
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: 'internal', message: 'internal error' }));
-      },
-    );
-  };
 
-  let servers: Awaited<ReturnType<typeof listenGatewayServers>>;
-  try {
-    servers = await listenGatewayServers(handler, config.host, config.httpPort, config.grpcPort, {
-      tls: tlsContext,
-      guard,
-      limits: config.limits,
-    });
-  } catch (err) {
-    tlsContext?.close();
-    operations.close();
-    authenticator.close();
-    peers.close();
-    await database.close().catch(() => {});
-    throw err;
-  }
+  // Serving. Each part below stops before every part above: the servers stop accepting and the agent streams end
+  // after the timers and waiters below have stopped, and before the parts above (the database last) close.
+  const servers = await listenGatewayServers(handler, config.host, config.httpPort, config.grpcPort, {
+    tls: tlsContext,
+    guard,
+    limits: config.limits,
+  });
+  closers.defer('servers and agent streams', () => stopServing(servers, registry));
+  // WatchFleet and health Watch streams never end by themselves: they end first, so the servers do not wait on them.
+  closers.defer('fleet monitor', () => fleet.close(new ConnectError('gateway shutting down', Code.Unavailable)));
+  health.start();
+  closers.defer('health', () => health.close());
+  leaseKeeper.start();
+  closers.defer('lease keeper', () => leaseKeeper.stop());
+  accountCleanup.start();
+  closers.defer('account cleanup', () => accountCleanup.stop());
+  accountSweeper.start();
+  closers.defer('account sweeper', () => accountSweeper.stop());
+  // Operation timers stop and waiters end before the agent streams end and the servers wait for open requests.
   operations.start();
-  // Requests stored in plaintext by an older version are sealed in the background: a scan of the operations table
-  // must not delay serving (legacy-requests.ts).
-  const stopSealing = new AbortController();
-  const legacySealing = sealLegacyRequests(database, sealer, logger.child({ component: 'operations' }), stopSealing.signal).catch(
+  closers.defer('operations', () => operations.close());
+  legacySealing = sealLegacyRequests(database, sealer, logger.child({ component: 'operations' }), stopSealing.signal).catch(
     (err: unknown) => logger.error({ err }, 'could not seal the operation requests stored in plaintext; retried at the next start'),
   );
-  leaseKeeper.start();
-  accountSweeper.start();
-  accountCleanup.start();
-  health.start();
+  // Spinnaker tasks stop waiting and record why, before the operations they wait on close.
+  closers.defer('Spinnaker tasks', () => clouddriver.close());
   const urlHost = displayHost(config.host);
   const scheme = servers.secure ? 'https' : 'http';
   const httpUrl = `${scheme}://${urlHost}:${servers.httpPort}`;
@@ -404,62 +347,33 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   if (!baseUrl) baseUrl = httpUrl;
   // Discovery failures are logged and retried by the directory itself; they never stop the gateway serving.
   await replicaDirectory.start().catch((err) => logger.error({ err }, 'replica discovery could not start; retrying'));
+  // First at close: health turns NOT_SERVING and peers see this replica not ready at once, before its streams and
+  // sockets close.
+  closers.defer('drain', async () => {
+    draining = true;
+    health.drain();
+    logger.info('gateway shutting down');
+    await replicaDirectory.markDraining().catch(() => {});
+  });
   logger.info({ httpUrl, grpcUrl, database: database.displayUrl }, 'gateway listening');
 
   let closing: Promise<void> | undefined;
-  const close = () =>
-    (closing ??= (async () => {
-      draining = true;
-      health.drain();
-      logger.info('gateway shutting down');
-      // Peers see this replica not ready at once, before its streams and sockets close.
-      await replicaDirectory.markDraining().catch(() => {});
-      // Spinnaker tasks stop waiting and record why; then timers stop and waiters end, so nothing touches the database
-      // after it closes.
-      await clouddriver.close();
-      operations.close();
-      await accountSweeper.stop();
-      await accountCleanup.stop();
-      await leaseKeeper.stop();
-      // Health Watch and WatchFleet streams never end by themselves: they end here, so the servers do not wait on them.
-      await health.close();
-      fleet.close(new ConnectError('gateway shutting down', Code.Unavailable));
-      const sockets = servers.close(SHUTDOWN_GRACE_MS);
-      const sessions = registry.all();
-      // Agents reconnect at once (to another replica behind the same address) instead of waiting out a backoff.
-      const shuttingDown = new ConnectError('gateway shutting down; reconnect now', Code.Unavailable, {
-        [RECONNECT_HEADER]: RECONNECT_NOW,
-      });
-      for (const s of sessions) s.close(shuttingDown);
-      await Promise.race([Promise.all(sessions.map((s) => s.done)), delay(SHUTDOWN_GRACE_MS)]);
-      await sockets;
-      await replicaDirectory.close();
-      peers.close();
-      tlsContext?.close();
-      authenticator.close();
-      stopSealing.abort();
-      await legacySealing;
-      await database.close();
-      logger.info('gateway stopped');
-    })());
-
+  const close = () => (closing ??= closers.close().then(() => logger.info('gateway stopped')));
   return { id: config.id, httpUrl, grpcUrl, database, accountCommands, close };
 }
 
 /**
- * A secure gateway that nobody can use is a set-up mistake worth saying at start-up: no way to authenticate, or no
- * rule granting any role. Returns the warning, or undefined when the set-up can admit someone.
+ * Stops accepting connections, ends every agent stream with a "reconnect now" status (agents reconnect at once, to
+ * another replica behind the same address, instead of waiting out a backoff), and waits for the streams to end and
+ * the open exchanges to finish — each at most {@link SHUTDOWN_GRACE_MS}, then connections are cut.
  */
-export function authSetupProblem(config: Pick<GatewayConfig, 'auth' | 'authorization' | 'tls'>): string | undefined {
-  const canAuthenticate =
-    config.auth.tokens.length > 0 || config.auth.jwt !== undefined || (config.tls !== undefined && config.tls.clientAuth !== 'NONE');
-  if (!canAuthenticate) {
-    return 'no credentials are configured (auth.tokens, auth.jwt, or tls.clientAuth with a CA): every request but health checks will be refused; configure them, or run with --insecure for development only';
-  }
-  if (config.authorization.rules.length === 0) {
-    return 'authorization.rules is empty: authenticated callers get no role, so every request but health checks will be refused with PERMISSION_DENIED';
-  }
-  return undefined;
+async function stopServing(servers: GatewayServers, registry: SessionRegistry): Promise<void> {
+  const sockets = servers.close(SHUTDOWN_GRACE_MS);
+  const sessions = registry.all();
+  const shuttingDown = new ConnectError('gateway shutting down; reconnect now', Code.Unavailable, { [RECONNECT_HEADER]: RECONNECT_NOW });
+  for (const s of sessions) s.close(shuttingDown);
+  await Promise.race([Promise.all(sessions.map((s) => s.done)), delay(SHUTDOWN_GRACE_MS)]);
+  await sockets;
 }
 
 function displayHost(host: string): string {

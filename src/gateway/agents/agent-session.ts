@@ -30,6 +30,7 @@ import type { ObjectWriter } from '../cache/object-writer.js';
 import type { ClaimRecorder, IngestRecorder } from '../metrics/gateway-metrics.js';
 import type { SyncState } from '../cache/sync-state.js';
 import { invalidArgument, toConnectError } from '../errors.js';
+import { createClosers } from '../../shared/closers.js';
 import { findUnstorableText } from '../../shared/unstorable-text.js';
 import type { DynamicAccountSource } from './account-commands.js';
 import type { AgentSessionStore } from './agent-session-store.js';
@@ -112,7 +113,7 @@ class AgentSession implements StreamState {
   readonly row: SessionRow;
   private resolveDone!: () => void;
   private helloSeen = false;
-  /** Background database work of the session (touches, dynamic accounts), awaited before cleanup finishes. */
+  /** Background database work of the session (touches, dynamic accounts), awaited before the session ends. */
   private readonly background = new Set<Promise<void>>();
   private readonly pipeline: WritePipeline;
   private readonly timers: StreamTimers;
@@ -197,16 +198,31 @@ class AgentSession implements StreamState {
   }
 
   /**
-   * Starts the session and returns its responses: the outbox, with the session's end (stop, finish reading, clean
-   * up) run once when the outbox is exhausted, fails, or the consumer returns early. A plain iterator, not an async
-   * generator, for the same reason as the outbox (memory per idle stream).
+   * Starts the session and returns its responses: the outbox, with the session's end run once when the outbox is
+   * exhausted, fails, or the consumer returns early. A plain iterator, not an async generator, for the same reason as
+   * the outbox (memory per idle stream).
+   *
+   * Each part of the stream registers how it ends as it starts, on one stack of closers (src/shared/closers.ts) run
+   * newest first at the end: stop reading, let the request loop finish, stop the timers, release the accounts, wait
+   * for background work, end the session row, and only then resolve {@link AgentSession.done}. A step that fails is
+   * logged and the others still run.
    */
   run(requests: AsyncIterable<ConnectRequest>): AsyncIterableIterator<ConnectResponse> {
+    const closers = createClosers((step, err) => this.log.error({ err }, `could not ${step}`));
+    closers.defer('finish the session', () => this.finished());
+    closers.defer('end the session row', () => this.row.end());
+    closers.defer('finish background work', () => Promise.all(this.background));
+    closers.defer('mark accounts INACTIVE', () => this.releaseClaimed());
+    // Before they start (stopping one that never started does nothing): they stop once the request loop finished.
+    closers.defer('stop the timers', () => this.timers.stop());
     this.deps.registry.add(this);
     const reading = this.readLoop(requests).then(
       () => this.outbox.close(),
       (err) => this.outbox.fail(toConnectError(err, this.log, 'agent stream')),
     );
+    closers.defer('finish the request loop', () => reading);
+    // The stop signal ends the request loop and takes the stream out of the registry: early at the end.
+    closers.defer('stop the stream', () => this.stop());
     this.timers.startDeadPeerCheck();
     if (this.principal.expiresAt !== undefined) this.timers.startCredentialExpiry(this.principal.expiresAt);
     // a credential revoked while the stream is open (token file deleted or changed) ends it UNAUTHENTICATED
@@ -214,15 +230,9 @@ class AgentSession implements StreamState {
       this.log.info('agent credential revoked; closing its stream');
       this.close(new ConnectError(message, Code.Unauthenticated));
     });
+    if (unsubscribeRevocation) closers.defer('unsubscribe from credential revocation', unsubscribeRevocation);
     if (this.deps.maxStreamAgeSeconds !== undefined) this.timers.startMaxAge(this.deps.maxStreamAgeSeconds);
-    let ending: Promise<void> | undefined;
-    const end = () =>
-      (ending ??= (async () => {
-        unsubscribeRevocation?.();
-        this.stop();
-        await reading;
-        await this.cleanup();
-      })());
+    const end = () => closers.close();
     const outbox = this.outbox;
     const responses: AsyncIterableIterator<ConnectResponse> = {
       async next() {
@@ -327,17 +337,13 @@ class AgentSession implements StreamState {
     }
   }
 
-  private async cleanup(): Promise<void> {
-    this.timers.stop();
-    this.stop();
-    try {
-      await releaseAccounts(this.deps.db, this.id, [...this.claimed]);
-      if (this.claimed.size > 0) this.deps.onAccountsReleased?.();
-    } catch (err) {
-      this.log.error({ err }, 'could not mark accounts INACTIVE');
-    }
-    await Promise.all(this.background);
-    await this.row.end();
+  /** Marks the stream's claimed accounts INACTIVE (their cache is kept); they may then be promoted elsewhere. */
+  private async releaseClaimed(): Promise<void> {
+    await releaseAccounts(this.deps.db, this.id, [...this.claimed]);
+    if (this.claimed.size > 0) this.deps.onAccountsReleased?.();
+  }
+
+  private finished(): void {
     if (this.helloSeen) this.log.info({ accounts: this.claimed.size }, 'agent stream ended');
     this.resolveDone();
   }

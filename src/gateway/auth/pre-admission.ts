@@ -13,6 +13,7 @@ import type http from 'node:http';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { codeToHttpStatus, endStreamFlag, endStreamToJson, errorToJsonBytes } from '@connectrpc/connect/protocol-connect';
 import { encodeGrpcMessage } from '../grpc/grpc-wire.js';
+import { sendableError } from '../grpc/sendable-errors.js';
 import { respondTrailersOnly } from '../grpc/trailers-only.js';
 import type { Authenticator } from './authenticator.js';
 import { admit, connectRequirement } from './authorization.js';
@@ -58,7 +59,8 @@ export function createPreAdmission(authenticator: Authenticator, servedServices:
 }
 
 /** Writes the refusal in the request's protocol and makes sure its body is never read. */
-function answerRefusal(req: AnyRequest, res: AnyResponse, error: ConnectError): void {
+function answerRefusal(req: AnyRequest, res: AnyResponse, refusal: ConnectError): void {
+  const error = sendableError(refusal);
   const type = String(req.headers['content-type'] ?? '').toLowerCase();
   const h2 = req.httpVersionMajor === 2;
   const headers: Record<string, string> = h2 ? {} : { connection: 'close' };

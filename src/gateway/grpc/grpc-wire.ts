@@ -5,6 +5,7 @@
  */
 import { gunzipSync } from 'node:zlib';
 import { Code, ConnectError } from '@connectrpc/connect';
+import { sendableMessage } from './sendable-errors.js';
 
 /** One message as read off the wire (still compressed when `compressed`). */
 export interface WireMessage {
@@ -78,7 +79,10 @@ export function encodeMessage(payload: Uint8Array): Buffer {
   return out;
 }
 
-/** The status trailers of a call that ended with `error` (OK without one), with the error's metadata. */
+/**
+ * The status trailers of a call that ended with `error` (OK without one), with the error's metadata; the message is
+ * made sendable (well-formed, at most 1000 characters: sendable-errors.ts).
+ */
 export function statusTrailers(error?: ConnectError): Record<string, string> {
   if (!error) return { 'grpc-status': '0' };
   const trailers: Record<string, string> = {};
@@ -86,7 +90,7 @@ export function statusTrailers(error?: ConnectError): Record<string, string> {
     if (!key.startsWith('grpc-') && !key.startsWith(':')) trailers[key] = value;
   });
   trailers['grpc-status'] = String(error.code);
-  trailers['grpc-message'] = encodeGrpcMessage(error.rawMessage);
+  trailers['grpc-message'] = encodeGrpcMessage(sendableMessage(error.rawMessage));
   return trailers;
 }
 

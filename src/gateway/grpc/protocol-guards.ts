@@ -6,10 +6,10 @@
  * - gRPC over HTTP/1.1 gets 426 with a JSON body (connect-node answers a bodiless 505);
  * - a Connect GET whose `message` is not base64 gets INVALID_ARGUMENT (connect-es throws a plain Error: INTERNAL);
  * - a compressed message that does not decompress is INVALID_ARGUMENT (connect-node says INTERNAL for most zlib
- *   errors);
- * - a ConnectError message with a lone UTF-16 surrogate (echoed from a JSON request) no longer makes connect-es's
- *   `encodeURIComponent` of `grpc-message` throw, which left the gRPC response open forever; and one echoing a
- *   huge input no longer overflows the HTTP/2 trailer (the response ended without a grpc-status).
+ *   errors).
+ *
+ * Error messages that connect-es could not send (a lone UTF-16 surrogate, a huge echoed input) are made sendable where
+ * the gateway writes them: sendable-errors.ts.
  */
 import type http from 'node:http';
 import type http2 from 'node:http2';
@@ -17,7 +17,6 @@ import type { Duplex } from 'node:stream';
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { Compression } from '@connectrpc/connect/protocol';
 import { compressionBrotli, compressionGzip } from '@connectrpc/connect-node';
-import { wellFormed } from '../../shared/unstorable-text.js';
 
 type AnyRequest = http.IncomingMessage | http2.Http2ServerRequest;
 type AnyResponse = http.ServerResponse | http2.Http2ServerResponse;
@@ -98,34 +97,3 @@ function strict(compression: Compression): Compression {
 
 /** gzip and br as connect-node serves them, but a message that does not decompress is INVALID_ARGUMENT. */
 export const STRICT_COMPRESSIONS: readonly Compression[] = [strict(compressionGzip), strict(compressionBrotli)];
-
-let installed = false;
-
-/** Longest error message sent: a message echoing a 70 000-character input would not fit in an HTTP/2 trailer. */
-const MAX_ERROR_MESSAGE = 1000;
-
-/**
- * Makes every ConnectError's `rawMessage` well-formed UTF-16 (lone surrogates become U+FFFD), so connect-es can
- * percent-encode it into `grpc-message`, and at most {@link MAX_ERROR_MESSAGE} characters long, so it fits in a trailer. Installed once per process, before any request is served; affects only
- * messages that could not have been sent anyway.
- */
-export function installWellFormedErrorMessages(): void {
-  if (installed) return;
-  installed = true;
-  Object.defineProperty(ConnectError.prototype, 'rawMessage', {
-    configurable: true,
-    get: () => undefined,
-    set(this: ConnectError, value: unknown) {
-      const text =
-        typeof value === 'string' && value.length > MAX_ERROR_MESSAGE
-          ? `${value.slice(0, MAX_ERROR_MESSAGE)}… (${value.length - MAX_ERROR_MESSAGE} more characters)`
-          : value;
-      Object.defineProperty(this, 'rawMessage', {
-        value: typeof text === 'string' ? wellFormed(text) : text,
-        writable: true,
-        enumerable: true,
-        configurable: true,
-      });
-    },
-  });
-}

@@ -1,24 +1,28 @@
 /**
  * A request message that does not decode is the client's mistake: INVALID_ARGUMENT in every protocol the client RPCs
- * are served in, never INTERNAL. connect-es decodes binary protobuf with a serialization that throws
- * `ConnectError("parse binary: …", Code.Internal)` (its JSON one already throws INVALID_ARGUMENT), no option changes
- * that, and the library is not patched. Where the error surfaces decides the remedy:
+ * are served in, never INTERNAL, with a message every protocol can carry. connect-es decodes binary protobuf with a
+ * serialization that throws `ConnectError("parse binary: …", Code.Internal)` (its JSON one already throws
+ * INVALID_ARGUMENT, but its message may echo the client's JSON: a key thousands of characters long, or a lone UTF-16
+ * surrogate that connect-es cannot percent-encode into `grpc-message`), no option changes that, and the library is not
+ * patched. Where the error surfaces decides the remedy:
  *
  * - streaming calls (server, client, bidi): the request messages reach the interceptors as a stream that is decoded
- *   as it is read, so {@link createUndecodableRequestInterceptor} rethrows that error as INVALID_ARGUMENT;
+ *   as it is read, so {@link createUndecodableRequestInterceptor} rethrows that error as INVALID_ARGUMENT (and the
+ *   interceptor of sendable-errors.ts makes its message sendable);
  * - unary calls: the request is decoded before any interceptor runs, and the error is answered by the library.
- *   {@link guardUndecodableRequests} wraps each method's handler and rewrites that answer in the protocol's own form —
- *   Connect's JSON error (HTTP 400), gRPC's status trailer, gRPC-web's trailer frame — only when the call never
- *   reached the interceptors, i.e. when the failure came from reading the request. An implementation's own INTERNAL
- *   error is never touched.
+ *   {@link guardUndecodableRequests} wraps each method's handler and rewrites that answer in the protocol's own form
+ *   (unary-error-answer.ts) — only when the call never reached the interceptors, i.e. when the failure came from
+ *   reading the request. An implementation's own INTERNAL error is never touched. When the library could not write
+ *   its answer at all (gRPC and gRPC-web: the message held a lone surrogate, which only the JSON decoder's echo of the
+ *   client's text can put there), the guard answers INVALID_ARGUMENT itself.
  *
- * Both parts are needed: install the interceptor FIRST in the chain (it also records that a call reached the
- * interceptors) and wrap every handler.
+ * Both parts are needed: install the interceptor before any interceptor that may end a call (it also records that a
+ * call reached the interceptors) and wrap every handler.
  */
 import { Code, ConnectError, createContextKey, type Interceptor } from '@connectrpc/connect';
-import { createAsyncIterable, encodeEnvelope, type UniversalHandler, type UniversalServerResponse } from '@connectrpc/connect/protocol';
-import { codeToHttpStatus, errorFromJsonBytes, errorToJsonBytes } from '@connectrpc/connect/protocol-connect';
-import { trailerFlag, trailerParse, trailerSerialize } from '@connectrpc/connect/protocol-grpc-web';
+import type { UniversalHandler } from '@connectrpc/connect/protocol';
+import { sendableError } from './sendable-errors.js';
+import { rewriteUnaryError, unaryErrorAnswer } from './unary-error-answer.js';
 
 /** The prefix of connect-es's error for binary protobuf it cannot decode (protocol/serialization.ts). */
 const PARSE_BINARY = 'parse binary: ';
@@ -36,6 +40,11 @@ function undecodableRequest(message: string, metadata?: HeadersInit): ConnectErr
   return new ConnectError(`cannot decode the request message: ${message.slice(PARSE_BINARY.length)}`, Code.InvalidArgument, metadata);
 }
 
+/** The error to send for one that ended a call before its interceptors. */
+function answerable(error: ConnectError): ConnectError {
+  return sendableError(isUndecodable(error.code, error.rawMessage) ? undecodableRequest(error.rawMessage) : error);
+}
+
 async function* decodable<T>(messages: AsyncIterable<T>): AsyncIterable<T> {
   try {
     yield* messages;
@@ -47,7 +56,8 @@ async function* decodable<T>(messages: AsyncIterable<T>): AsyncIterable<T> {
 
 /**
  * The interceptor: marks the call as having reached the interceptors, and turns a streamed request message that does
- * not decode into INVALID_ARGUMENT. Must be the first interceptor.
+ * not decode into INVALID_ARGUMENT. Goes before every interceptor that may end a call (only the one of
+ * sendable-errors.ts, which never does, may come first).
  */
 export function createUndecodableRequestInterceptor(): Interceptor {
   return (next) => async (req) => {
@@ -58,16 +68,27 @@ export function createUndecodableRequestInterceptor(): Interceptor {
 }
 
 /**
- * Wraps a method's handler so that a unary request that does not decode is answered INVALID_ARGUMENT. Keeps the
- * handler's properties (path, service, method, protocols), as the router needs them.
+ * Wraps a method's handler so that a unary request that does not decode is answered INVALID_ARGUMENT with a sendable
+ * message. Keeps the handler's properties (path, service, method, protocols), as the router needs them.
  */
 export function guardUndecodableRequests(handler: UniversalHandler): UniversalHandler {
   if (handler.method.methodKind !== 'unary') return handler;
   const guarded = async (req: Parameters<UniversalHandler>[0]) => {
-    const res = await handler(req);
+    let res: Awaited<ReturnType<UniversalHandler>>;
+    try {
+      res = await handler(req);
+    } catch (err) {
+      // connect-es's encodeURIComponent of the message threw (a URIError), so the call would never be answered.
+      if (!(err instanceof URIError) || req.contextValues?.get(reachedInterceptors)) throw err;
+      const unsendable = new ConnectError(
+        `cannot decode message ${handler.method.input.typeName} from JSON (the offending value holds a lone UTF-16 surrogate and is not repeated here)`,
+        Code.InvalidArgument,
+      );
+      return unaryErrorAnswer(req.header.get('content-type') ?? '', unsendable);
+    }
     // A call that reached the interceptors had its request decoded; a response without a body is no error form.
     if (req.contextValues?.get(reachedInterceptors) || !res.body) return res;
-    return rewrite(res);
+    return rewriteUnaryError(res, answerable);
   };
   return Object.assign(guarded, {
     requestPath: handler.requestPath,
@@ -77,63 +98,4 @@ export function guardUndecodableRequests(handler: UniversalHandler): UniversalHa
     protocolNames: handler.protocolNames,
     allowedMethods: handler.allowedMethods,
   });
-}
-
-/**
- * Rewrites the answer of a unary call that failed before its interceptors. Such an answer is complete when the
- * handler returns (the call is over), so reading its whole body delays nothing.
- */
-async function rewrite(res: UniversalServerResponse): Promise<UniversalServerResponse> {
-  const chunks: Uint8Array[] = [];
-  for await (const chunk of res.body!) chunks.push(chunk);
-  const body = Buffer.concat(chunks);
-  // The chunks as they were (none for a gRPC error: rpc-node-handler.ts then answers Trailers-Only).
-  const out: UniversalServerResponse = { ...res, body: createAsyncIterable(chunks) };
-  const header = res.header ?? new Headers();
-  const type = header.get('content-type') ?? '';
-  if (/^application\/grpc-web/i.test(type)) {
-    // gRPC-web: the status is in the last frame, the trailer frame.
-    if (body.length < 5 || body[0] !== trailerFlag || body.readUInt32BE(1) !== body.length - 5) return out;
-    const trailer = trailerParse(body.subarray(5));
-    if (!rewriteGrpcStatus(trailer)) return out;
-    return { ...out, body: createAsyncIterable([encodeEnvelope(trailerFlag, trailerSerialize(trailer))]) };
-  }
-  if (/^application\/grpc/i.test(type)) {
-    // gRPC: the status is in the trailer (sent Trailers-Only by rpc-node-handler.ts when there is no message).
-    if (res.trailer) rewriteGrpcStatus(res.trailer);
-    return out;
-  }
-  if (res.status !== 200 && /^application\/json/i.test(type) && !header.has('content-encoding')) {
-    // Connect unary: a JSON error body (not compressed: errors this small never are), the HTTP status from its code.
-    let error: ConnectError;
-    try {
-      error = errorFromJsonBytes(body, undefined, new ConnectError('not a Connect error', Code.Unknown));
-    } catch {
-      return out;
-    }
-    if (!isUndecodable(error.code, error.rawMessage)) return out;
-    const json = errorToJsonBytes(undecodableRequest(error.rawMessage), {});
-    header.set('content-length', String(json.byteLength));
-    return { ...out, status: codeToHttpStatus(Code.InvalidArgument), header, body: createAsyncIterable([json]) };
-  }
-  return out;
-}
-
-/** Turns a `parse binary` INTERNAL status in gRPC `headers` into INVALID_ARGUMENT; true when it did. */
-function rewriteGrpcStatus(headers: Headers): boolean {
-  const message = decodeGrpcMessage(headers.get('grpc-message') ?? '');
-  if (!isUndecodable(Number(headers.get('grpc-status')) as Code, message)) return false;
-  const error = undecodableRequest(message);
-  headers.set('grpc-status', String(error.code));
-  headers.set('grpc-message', encodeURIComponent(error.rawMessage));
-  headers.delete('grpc-status-details-bin');
-  return true;
-}
-
-function decodeGrpcMessage(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
 }

@@ -4,6 +4,7 @@
  * operations sent close together share one statement (write-batcher.ts); memory knows the first send before the mark
  * is written, which the result intake relies on (docs/architecture.md, rule 6).
  */
+import { wellFormed } from '../../shared/unstorable-text.js';
 import { ConnectError } from '@connectrpc/connect';
 import type { Operation } from '../../gen/outpost/agent/v1/operation_pb.js';
 import { isTransactionConflict } from '../../db/transient-error.js';
@@ -54,7 +55,8 @@ export function createOperationDelivery(ctx: OperationContext, armAgentWait: Arm
         op = operation ?? (await sealer.open(row));
       } catch (err) {
         // Its Secret values cannot be opened here (the key is gone, or the row was altered): it can never be sent.
-        const error = `operation cannot be sent: ${err instanceof ConnectError ? err.rawMessage : (err as Error).message}`;
+        // Made well-formed: the text is stored (a lone surrogate would fail the write).
+        const error = wellFormed(`operation cannot be sent: ${err instanceof ConnectError ? err.rawMessage : (err as Error).message}`);
         const failed = await store.finish(row.id, { state: 'FAILED', error, at: new Date() });
         if (failed) settle(failed);
         log.error({ operationId: row.id, account: row.account }, error);
