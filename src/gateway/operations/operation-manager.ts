@@ -8,7 +8,7 @@
  * forwarded-intake.ts and result-intake.ts. Their rules: docs/architecture.md, rule 6.
  */
 import type { Operation, OperationResult } from '../../gen/outpost/agent/v1/operation_pb.js';
-import type { ListOperationsRequest, SubmitOperationRequest } from '../../gen/outpost/api/v1/operation_service_pb.js';
+import type { SubmitOperationRequest } from '../../gen/outpost/api/v1/operation_service_pb.js';
 import type { OperationHooks } from '../agents/operation-hooks.js';
 import type { DispatchTarget } from '../replicas/dispatch.js';
 import { createAgentWait } from './agent-wait.js';
@@ -16,7 +16,7 @@ import { createForwardedIntake } from './forwarded-intake.js';
 import { createOperationContext, type OperationManagerDeps } from './operation-context.js';
 import { createOperationDeadlines } from './operation-deadlines.js';
 import { createOperationDelivery, type Deliver } from './operation-delivery.js';
-import { createOperationReads } from './operation-reads.js';
+import { createOperationReads, type OperationReads } from './operation-reads.js';
 import type { OperationRow } from './operation-store.js';
 import { createOperationSubmit } from './operation-submit.js';
 import { createResultIntake } from './result-intake.js';
@@ -28,21 +28,12 @@ export { RESTART_ERROR } from './operation-deadlines.js';
 export { DEFAULT_OPERATION_PAGE_SIZE, MAX_OPERATION_PAGE_SIZE } from './operation-reads.js';
 
 /** The operations feature of one gateway replica. */
-export interface OperationManager extends OperationHooks {
+export interface OperationManager extends OperationHooks, Omit<OperationReads, 'waitTerminal'> {
   /**
    * Validates, stores, dispatches; with `req.wait`, returns once terminal (or at the deadline). `requestedBy` is
    * recorded on the row: who submitted it (an identity, plus the Spinnaker user for Spinnaker tasks).
    */
   submit(req: SubmitOperationRequest, signal?: AbortSignal, requestedBy?: string): Promise<OperationRow>;
-  /** NOT_FOUND when unknown. */
-  get(id: string): Promise<OperationRow>;
-  /** The row now, then on each state change, ending after a terminal one. Ends with UNAVAILABLE on shutdown. */
-  watch(id: string, signal?: AbortSignal): AsyncIterable<OperationRow>;
-  list(
-    req: Pick<ListOperationsRequest, 'account' | 'state' | 'pageSize' | 'pageToken'>,
-  ): Promise<{ rows: OperationRow[]; nextPageToken: string }>;
-  /** Page `page` (1-based) of `items` rows, newest first, with the total (REST). */
-  page(page: number, items: number): Promise<{ rows: OperationRow[]; total: number }>;
   /** Start-up: this replica's open operations past their deadline → TIMED_OUT (restart). Returns how many. */
   recover(): Promise<number>;
   /** Starts the sweeper. */

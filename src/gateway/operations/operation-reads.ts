@@ -16,13 +16,17 @@ import { watchOperation } from './operation-watch.js';
 export const DEFAULT_OPERATION_PAGE_SIZE = 50;
 export const MAX_OPERATION_PAGE_SIZE = 500;
 
-/** The read side of the manager (see OperationManager in operation-manager.ts for each method's contract). */
+/** The read side of the manager (the manager serves all but waitTerminal as they are). */
 export interface OperationReads {
+  /** NOT_FOUND when unknown. */
   get(id: string): Promise<OperationRow>;
+  /** The row now, then on each state change, ending after a terminal one. Ends with UNAVAILABLE on shutdown. */
   watch(id: string, signal?: AbortSignal): AsyncIterable<OperationRow>;
+  /** A page of rows for ListOperations, filtered by account and state, with the token of the next page. */
   list(
     req: Pick<ListOperationsRequest, 'account' | 'state' | 'pageSize' | 'pageToken'>,
   ): Promise<{ rows: OperationRow[]; nextPageToken: string }>;
+  /** Page `page` (1-based) of `items` rows, newest first, with the total (REST). */
   page(page: number, items: number): Promise<{ rows: OperationRow[]; total: number }>;
   /**
    * The terminal row of `row`'s operation (or the latest one at its deadline plus a grace, or on close). `row` must be
