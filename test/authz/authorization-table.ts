@@ -42,6 +42,21 @@ const relayed = (session: string, token: string) => ({
 
 const OPEN = { valid: '200' };
 
+/** The rows of a path replicas forward operations on: allowed for replicas, and nothing runs for an unstored or altered operation. */
+function forwardingRows(path: string, who: string): MatrixRow[] {
+  const refused = (scenario: string, expect: string, operation: ReturnType<typeof forwardedOp>) =>
+    rowOf(`POST ${path}`, 'replica', rest('POST', path, forwarded), {
+      scenario: `${who} ${scenario}: nothing runs`,
+      valid: '200',
+      cells: { other: { as: 'replica', expect, request: rest('POST', path, operation) } },
+    });
+  return [
+    rowOf(`POST ${path}`, 'replica', rest('POST', path, forwarded), { valid: '200' }),
+    refused('an operation no replica stored', '404 not_found', forwardedOp('authz-never-stored')),
+    refused('a stored operation with another spec', '403 permission_denied', forwardedOp(FIXTURE.operationId, 'tampered')),
+  ];
+}
+
 /** Every REST route of the gateway. `ALL` rows are the 405 catch-alls, probed with a method the route does not allow. */
 export const REST_ROWS: MatrixRow[] = [
   rowOf('GET /health', 'none', rest('GET', '/health'), OPEN),
@@ -54,56 +69,9 @@ export const REST_ROWS: MatrixRow[] = [
     valid: '405 method_not_allowed',
   }),
 
-  rowOf('POST /armory/agent/forwardedoperations', 'replica', rest('POST', '/armory/agent/forwardedoperations', forwarded), {
-    valid: '200',
-  }),
-  rowOf('POST /armory/agent/forwardedoperations', 'replica', rest('POST', '/armory/agent/forwardedoperations', forwarded), {
-    scenario: 'a replica forwards an operation no replica stored: nothing runs',
-    valid: '200',
-    cells: {
-      other: {
-        as: 'replica',
-        expect: '404 not_found',
-        request: rest('POST', '/armory/agent/forwardedoperations', forwardedOp('authz-never-stored')),
-      },
-    },
-  }),
-  rowOf('POST /armory/agent/forwardedoperations', 'replica', rest('POST', '/armory/agent/forwardedoperations', forwarded), {
-    scenario: 'a replica forwards a stored operation with another spec: nothing runs',
-    valid: '200',
-    cells: {
-      other: {
-        as: 'replica',
-        expect: '403 permission_denied',
-        request: rest('POST', '/armory/agent/forwardedoperations', forwardedOp(FIXTURE.operationId, 'tampered')),
-      },
-    },
-  }),
+  ...forwardingRows('/armory/agent/forwardedoperations', 'a replica forwards'),
   // The forwarding route's earlier path, still served for replicas of an earlier version during a rolling upgrade.
-  rowOf('POST /armory/agent/operations', 'replica', rest('POST', '/armory/agent/operations', forwarded), { valid: '200' }),
-  rowOf('POST /armory/agent/operations', 'replica', rest('POST', '/armory/agent/operations', forwarded), {
-    scenario:
-      "the forwarding route's earlier path (kept for a rolling upgrade), with the same checks: nothing runs when nobody stored the operation",
-    valid: '200',
-    cells: {
-      other: {
-        as: 'replica',
-        expect: '404 not_found',
-        request: rest('POST', '/armory/agent/operations', forwardedOp('authz-never-stored')),
-      },
-    },
-  }),
-  rowOf('POST /armory/agent/operations', 'replica', rest('POST', '/armory/agent/operations', forwarded), {
-    scenario: "the forwarding route's earlier path, with the same checks: nothing runs when the spec differs from the stored one",
-    valid: '200',
-    cells: {
-      other: {
-        as: 'replica',
-        expect: '403 permission_denied',
-        request: rest('POST', '/armory/agent/operations', forwardedOp(FIXTURE.operationId, 'tampered')),
-      },
-    },
-  }),
+  ...forwardingRows('/armory/agent/operations', "a replica forwards on the route's earlier path (kept for a rolling upgrade)"),
   rowOf('POST /armory/agent/operationresults', 'replica', rest('POST', '/armory/agent/operationresults', relayed('agentA', 'agentA')), {
     valid: '200',
   }),
