@@ -7,9 +7,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { readRss } from '../test/helpers/proc-stats.js';
+import { readRss } from '../testkit/proc-stats.js';
 
-export { readCpuSeconds, readRss } from '../test/helpers/proc-stats.js';
+export { readCpuSeconds, readRss } from '../testkit/proc-stats.js';
 
 const bin = fileURLToPath(new URL('../bin/outpost.js', import.meta.url));
 

@@ -13,8 +13,8 @@ import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { stringify } from 'yaml';
 import { freePort, startOutpost, type Child } from './processes.js';
-import { deepMerge, type ConfigObject } from '../test/helpers/cluster-config.js';
-import { createTestDatabase, type TestDatabase } from '../test/helpers/databases.js';
+import { deepMerge, type ConfigObject } from '../testkit/cluster-config.js';
+import { createTestDatabase, type TestDatabase } from '../testkit/databases.js';
 
 const bin = fileURLToPath(new URL('../bin/outpost.js', import.meta.url));
 

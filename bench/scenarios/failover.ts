@@ -13,7 +13,7 @@ import { Code, ConnectError } from '@connectrpc/connect';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createOperationClient, type OperationClient } from '../../src/client/operation-client.js';
 import { OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
-import { startBalancer, type Balancer } from '../../test/helpers/balancer.js';
+import { startBalancer, type Balancer } from '../../testkit/balancer.js';
 import { summarize } from '../machine.js';
 import { readAccount, startReplicaSet, type ConfigObject, type ReplicaSet } from '../replicas.js';
 

@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createOperationClient, type OperationClient } from '../../src/client/operation-client.js';
 import { fromProtoDuration } from '../../src/client/duration.js';
 import { OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
-import { createTestDatabase } from '../../test/helpers/databases.js';
+import { createTestDatabase } from '../../testkit/databases.js';
 import { summarize } from '../machine.js';
 import { freePort, startGatewayAndAgent, startOutpost, type Child } from '../processes.js';
 

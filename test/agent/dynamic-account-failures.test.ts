@@ -15,7 +15,7 @@ import { loadAgentConfig, startAgent } from '../../src/agent/index.js';
 import { loadGatewayConfig, startGateway } from '../../src/gateway/index.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { createLogger } from '../../src/shared/logger.js';
-import { createTestDatabase, testDrivers } from '../helpers/databases.js';
+import { createTestDatabase, testDrivers } from '../../testkit/databases.js';
 import { captureLogs } from './helpers/harness.js';
 
 const MARKER = 'AWS_SECRET_ACCESS_KEY=marker-9f2c1d-never-logged';

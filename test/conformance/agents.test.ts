@@ -22,7 +22,7 @@ import {
   type ScenarioCluster,
 } from './harness.js';
 import { createMiniAgent, type MiniAgent } from './mini-agent.js';
-import { startTestGateway, type TestGateway } from '../gateway/helpers.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 import { checkTranscript, countEvents, unacknowledged } from './transcript-rules.js';
 
 const OBJECTS = 500;

@@ -15,7 +15,7 @@ import type { GatewayConfigInput } from '../../src/gateway/index.js';
 import { ObjectService } from '../../src/gen/outpost/api/v1/object_service_pb.js';
 import { OperationService } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { startTestGateway, type TestGateway } from '../gateway/helpers.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 import { createKubeClient, type KubeClient } from './kube-client.js';
 import type { RequestMessage } from './agent-stream.js';
 

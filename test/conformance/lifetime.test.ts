@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
-import { startTestGateway } from '../gateway/helpers.js';
+import { startTestGateway } from '../../testkit/test-gateway.js';
 import { helloAndWelcome, openAgentStream, type AgentStream } from './agent-stream.js';
 import { startH2Recorder } from './h2-recorder.js';
 import { eventually, helloFor, startReferenceAgent, startScenarioCluster, type TestGateway } from './harness.js';

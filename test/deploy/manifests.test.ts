@@ -19,7 +19,7 @@ import { createKindRegistry } from '../../src/sandbox/kinds.js';
 import { createAuthorizer, type AccessAttributes } from '../../src/sandbox/rbac.js';
 import { createObjectStore } from '../../src/sandbox/store.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
-import { eventually } from '../gateway/helpers.js';
+import { eventually } from '../../testkit/test-agent-stream.js';
 import { createKubectl, type Kubectl } from '../sandbox/kubectl-runner.js';
 import { schemaProblems } from './kube-schema.js';
 import { findOne, KUBECTL, kustomize, overlayDirs, parseManifests, type Manifest } from './kustomize.js';

@@ -15,7 +15,7 @@ import { loadAgentConfig, startAgent } from '../../src/agent/index.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { Code, grpcAgentStream, grpcRead, restCall, startAuthGateway } from '../gateway/auth-helpers.js';
-import { eventually } from '../gateway/helpers.js';
+import { eventually } from '../../testkit/test-agent-stream.js';
 
 const guide = readFileSync(fileURLToPath(new URL('../../docs/mtls.md', import.meta.url)), 'utf8');
 

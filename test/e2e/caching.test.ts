@@ -9,9 +9,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
-import { testDrivers } from '../helpers/databases.js';
-import { waitForCacheToMatch } from '../helpers/cache-compare.js';
-import { startTestSystem, type TestSystem } from '../helpers/system.js';
+import { testDrivers } from '../../testkit/databases.js';
+import { waitForCacheToMatch } from '../../testkit/cache-compare.js';
+import { startTestSystem, type TestSystem } from '../../testkit/system.js';
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('../..', import.meta.url));

@@ -16,8 +16,8 @@ import { createOperationClient, type OperationClient, type SubmitInit } from '..
 import { describeFailure } from '../../src/client/format.js';
 import { PatchType, PropagationPolicy, RolloutAction } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 import { OperationState, type OperationRecord } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
-import { testDrivers } from '../helpers/databases.js';
-import { startTestSystem, type TestSystem } from '../helpers/system.js';
+import { testDrivers } from '../../testkit/databases.js';
+import { startTestSystem, type TestSystem } from '../../testkit/system.js';
 import { runCli } from '../cli/operations-helpers.js';
 
 const bin = fileURLToPath(new URL('../../bin/outpost.js', import.meta.url));

@@ -10,9 +10,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { openDatabase, type Database } from '../../src/db/database.js';
-import { waitForCacheToMatch } from '../helpers/cache-compare.js';
-import { testDrivers } from '../helpers/databases.js';
-import { startGatewayCluster, type GatewayCluster } from '../helpers/gateway-cluster.js';
+import { waitForCacheToMatch } from '../../testkit/cache-compare.js';
+import { testDrivers } from '../../testkit/databases.js';
+import { startGatewayCluster, type GatewayCluster } from '../../testkit/gateway-cluster.js';
 
 const ACCOUNT = 'sandbox';
 const LEDGER = 'ledger';

@@ -12,7 +12,7 @@ import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { AccountService } from '../../src/gen/outpost/api/v1/account_service_pb.js';
 import { createAccountCleanup } from '../../src/gateway/accounts/account-cleanup.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
-import { testDrivers } from '../helpers/databases.js';
+import { testDrivers } from '../../testkit/databases.js';
 import { rest } from './accounts-helpers.js';
 import {
   configMap,
@@ -22,12 +22,11 @@ import {
   EventType,
   eventually,
   openAgentStream,
-  startTestGateway,
   SyncPhase,
   syncMarker,
   type TestAgentStream,
-  type TestGateway,
-} from './helpers.js';
+} from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
 const GRACE = 1;
 

@@ -7,9 +7,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
-import { testDrivers } from '../helpers/databases.js';
+import { testDrivers } from '../../testkit/databases.js';
 import { accountInfo, accountsChanged, nextOf, rest } from './accounts-helpers.js';
-import { connectAgent, eventually, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from './helpers.js';
+import { connectAgent, eventually, openAgentStream, type TestAgentStream } from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
 const AGENT_TOKEN = 'team-a-agent-token-0123456789abcdef';
 const ADMIN_TOKEN = 'ops-admin-token-0123456789abcdef';

@@ -10,7 +10,7 @@ import { createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { AccountService } from '../../src/gen/outpost/api/v1/account_service_pb.js';
-import { testDrivers } from '../helpers/databases.js';
+import { testDrivers } from '../../testkit/databases.js';
 import { rest } from './accounts-helpers.js';
 import {
   Code,
@@ -22,9 +22,8 @@ import {
   EventType,
   eventually,
   openAgentStream,
-  startTestGateway,
-  type TestGateway,
-} from './helpers.js';
+} from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
 const FIRST = { apiHost: 'https://first.example:6443', caFingerprint: '11'.repeat(32) };
 const SECOND = { apiHost: 'https://second.example:6443', caFingerprint: '22'.repeat(32) };

@@ -11,7 +11,7 @@ import { AccountInfoSchema, Verdict } from '../../src/gen/outpost/agent/v1/agent
 import { createAccountStore } from '../../src/gateway/agents/account-store.js';
 import { loadGatewayConfig, startGateway, type RunningGateway } from '../../src/gateway/index.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
-import { testDrivers } from '../helpers/databases.js';
+import { testDrivers } from '../../testkit/databases.js';
 import { rest } from './accounts-helpers.js';
 import { AGENT_A, AGENT_B, CLUSTER, IDENTITY_GATEWAY, READER, verdictsFor } from './identity-binding-helpers.js';
 import {
@@ -23,10 +23,9 @@ import {
   EventType,
   eventually,
   openAgentStream,
-  startTestGateway,
   type TestAgentStream,
-  type TestGateway,
-} from './helpers.js';
+} from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
 for (const driver of testDrivers()) {
   describe(`account names bound to the claiming identity (${driver})`, { concurrency: false }, () => {

@@ -10,7 +10,7 @@ import { createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { AccountService } from '../../src/gen/outpost/api/v1/account_service_pb.js';
-import { testDrivers } from '../helpers/databases.js';
+import { testDrivers } from '../../testkit/databases.js';
 import { rest } from './accounts-helpers.js';
 import { ADMIN, AGENT_A, AGENT_B, CLUSTER, IDENTITY_GATEWAY, READER, WRITER, verdictsFor } from './identity-binding-helpers.js';
 import {
@@ -23,10 +23,9 @@ import {
   EventType,
   eventually,
   openAgentStream,
-  startTestGateway,
   type TestAgentStream,
-  type TestGateway,
-} from './helpers.js';
+} from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
 for (const driver of testDrivers()) {
   describe(`admin rebinding of account identities (${driver})`, { concurrency: false }, () => {

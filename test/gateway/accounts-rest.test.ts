@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { AccountAction, Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
-import { testDrivers } from '../helpers/databases.js';
+import { testDrivers } from '../../testkit/databases.js';
 import { accountInfo, accountsChanged, nextOf, rest, transitionsOf } from './accounts-helpers.js';
 import {
   configMap,
@@ -15,10 +15,9 @@ import {
   EventType,
   eventually,
   openAgentStream,
-  startTestGateway,
   type TestAgentStream,
-  type TestGateway,
-} from './helpers.js';
+} from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
 for (const driver of testDrivers()) {
   describe(`account management over REST (${driver})`, { concurrency: false }, () => {

@@ -15,8 +15,9 @@ import {
   type ConnectResponse,
 } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import type { DynamicAccountSource } from '../../src/gateway/agents/account-commands.js';
-import { testDrivers } from '../helpers/databases.js';
-import { hello, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from './helpers.js';
+import { testDrivers } from '../../testkit/databases.js';
+import { hello, openAgentStream, type TestAgentStream } from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
 function definition(name: string): AccountDefinition {
   return create(AccountDefinitionSchema, {

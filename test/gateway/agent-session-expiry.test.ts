@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { SignJWT } from 'jose';
 import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
-import { testDrivers } from '../helpers/databases.js';
+import { testDrivers } from '../../testkit/databases.js';
 import {
   Code,
   configMap,
@@ -21,10 +21,9 @@ import {
   EventType,
   eventually,
   openAgentStream,
-  startTestGateway,
   type TestAgentStream,
-  type TestGateway,
-} from './helpers.js';
+} from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
 const SECRET = 'jwt-secret-expiry-0123456789-0123456789';
 

@@ -8,8 +8,9 @@ import { after, before, describe, test } from 'node:test';
 import { createClient, type Client } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { AccountService } from '../../src/gen/outpost/api/v1/account_service_pb.js';
-import { testDrivers } from '../helpers/databases.js';
-import { connectAgent, eventually, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from './helpers.js';
+import { testDrivers } from '../../testkit/databases.js';
+import { connectAgent, eventually, openAgentStream, type TestAgentStream } from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
 for (const driver of testDrivers()) {
   describe(`agents listing (${driver})`, { concurrency: false }, () => {

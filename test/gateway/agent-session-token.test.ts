@@ -9,17 +9,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { verifySessionToken } from '../../src/gateway/agents/agent-session-store.js';
-import { testDrivers } from '../helpers/databases.js';
-import {
-  Code,
-  connectAgent,
-  eventually,
-  hello,
-  openAgentStream,
-  startTestGateway,
-  type TestAgentStream,
-  type TestGateway,
-} from './helpers.js';
+import { testDrivers } from '../../testkit/databases.js';
+import { Code, connectAgent, eventually, hello, openAgentStream, type TestAgentStream } from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
 type SessionRow = Record<string, unknown> & { id: string; token_hash: string; ended_at: unknown };
 

@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Code, connectAgent, eventually, openAgentStream, startTestGateway, type TestGateway } from './helpers.js';
+import { Code, connectAgent, eventually, openAgentStream } from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
 describe('dead agents are noticed', () => {
   let t: TestGateway;

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { jitteredMaxAgeMs, RECONNECT_HEADER, RECONNECT_NOW, STREAM_MAX_AGE } from '../../src/gateway/agents/stream-timers.js';
-import { testDrivers } from '../helpers/databases.js';
+import { testDrivers } from '../../testkit/databases.js';
 import {
   Code,
   configMap,
@@ -19,12 +19,11 @@ import {
   eventually,
   hello,
   openAgentStream,
-  startTestGateway,
   SyncPhase,
   syncMarker,
   type TestAgentStream,
-  type TestGateway,
-} from './helpers.js';
+} from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
 const MAX_AGE = 1;
 

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
-import { testDrivers } from '../helpers/databases.js';
+import { testDrivers } from '../../testkit/databases.js';
 import {
   Code,
   configMap,
@@ -15,11 +15,10 @@ import {
   eventually,
   EventType,
   openAgentStream,
-  startTestGateway,
   SyncPhase,
   syncMarker,
-  type TestGateway,
-} from './helpers.js';
+} from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
 type Row = { name: string; resource_version: string; data: string };
 

@@ -11,7 +11,8 @@ import { PassThrough } from 'node:stream';
 import { loadGatewayConfig, startGateway } from '../../src/gateway/index.js';
 import { createCertificateAuthority, createClientCertificate } from '../../src/sandbox/certs.js';
 import { createLogger } from '../../src/shared/logger.js';
-import { eventually, type TestGateway } from './helpers.js';
+import { eventually } from '../../testkit/test-agent-stream.js';
+import type { TestGateway } from '../../testkit/test-gateway.js';
 import {
   Code,
   createTestPki,

@@ -8,17 +8,8 @@ import assert from 'node:assert/strict';
 import { createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
-import {
-  EventType,
-  SyncPhase,
-  configMap,
-  connectAgent,
-  event,
-  eventually,
-  openAgentStream,
-  startTestGateway,
-  type TestGateway,
-} from './helpers.js';
+import { EventType, SyncPhase, configMap, connectAgent, event, eventually, openAgentStream } from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
 /** The account as the test's Hello describes it (see helpers.hello). */
 const accountInfo = () => ({

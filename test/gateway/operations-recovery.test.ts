@@ -15,9 +15,9 @@ import { sql } from 'drizzle-orm';
 import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { loadGatewayConfig, startGateway, type RunningGateway } from '../../src/gateway/index.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
-import { createTestDatabase, testDrivers } from '../helpers/databases.js';
+import { createTestDatabase, testDrivers } from '../../testkit/databases.js';
 import { openDatabase } from '../../src/db/database.js';
-import { eventually } from './helpers.js';
+import { eventually } from '../../testkit/test-agent-stream.js';
 import { gate, okResult, startOperationAgent, type OperationAgent } from './operations-helpers.js';
 
 const getJson = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'cm' };

@@ -11,8 +11,9 @@ import { createClient, type Client } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import type { Operation } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
-import { testDrivers } from '../helpers/databases.js';
-import { connectAgent, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from './helpers.js';
+import { testDrivers } from '../../testkit/databases.js';
+import { connectAgent, openAgentStream, type TestAgentStream } from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 import { gate, okResult, startOperationAgent, type OperationAgent } from './operations-helpers.js';
 
 const TOKENS = { one: 'agent-one-token-0123456789', two: 'agent-two-token-0123456789', ops: 'operator-token-0123456789' };

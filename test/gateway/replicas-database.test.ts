@@ -11,8 +11,8 @@ import { loadGatewayConfig, startGateway, type RunningGateway } from '../../src/
 import { createHeartbeatDirectory } from '../../src/gateway/replicas/heartbeat-directory.js';
 import type { Replica } from '../../src/gateway/replicas/replica-directory.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
-import { createTestDatabase, testDrivers } from '../helpers/databases.js';
-import { eventually } from './helpers.js';
+import { createTestDatabase, testDrivers } from '../../testkit/databases.js';
+import { eventually } from '../../testkit/test-agent-stream.js';
 
 const HEARTBEAT_S = 0.1;
 const DEAD_AFTER_S = 3;

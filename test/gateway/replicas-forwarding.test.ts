@@ -16,8 +16,9 @@ import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/o
 import { loadGatewayConfig, startGateway, type GatewayConfigInput, type RunningGateway } from '../../src/gateway/index.js';
 import { createReplicaTokenSigner } from '../../src/gateway/auth/replica-token.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
-import { testDrivers } from '../helpers/databases.js';
-import { openAgentStream, startTestGateway, type TestGateway } from './helpers.js';
+import { testDrivers } from '../../testkit/databases.js';
+import { openAgentStream } from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 import { startOperationAgent, type OperationAgent } from './operations-helpers.js';
 
 const pg = testDrivers().includes('postgres');

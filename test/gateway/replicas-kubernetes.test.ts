@@ -13,7 +13,7 @@ import { loadGatewayConfig, startGateway, type RunningGateway } from '../../src/
 import { createEndpointsDirectory } from '../../src/gateway/replicas/endpoints-directory.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
-import { eventually } from './helpers.js';
+import { eventually } from '../../testkit/test-agent-stream.js';
 
 const NS = 'spinnaker';
 

@@ -14,17 +14,8 @@ import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/o
 import { createKubeClient, type KubeClient } from '../../src/agent/kube/kube-client.js';
 import { createResourceResolver, type ResourceResolver } from '../../src/agent/operations/resource-resolver.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import {
-  configMap,
-  connectAgent,
-  event,
-  events,
-  eventually,
-  EventType,
-  openAgentStream,
-  startTestGateway,
-  type TestGateway,
-} from '../gateway/helpers.js';
+import { configMap, connectAgent, event, events, eventually, EventType, openAgentStream } from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 import type { Query } from './db-snapshot.js';
 
 /** Names of the seeded data, for valid base requests. */

@@ -15,8 +15,8 @@ import { loadAgentConfig, startAgent, type RunningAgent } from '../../src/agent/
 import { loadGatewayConfig, startGateway, type GatewayConfigInput, type RunningGateway } from '../../src/gateway/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
-import { testDrivers } from '../helpers/databases.js';
-import { startTestGateway, type TestGateway } from '../gateway/helpers.js';
+import { testDrivers } from '../../testkit/databases.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 import { createOrcaClient, type Obj } from './orca-client.js';
 import { waitForAccounts } from './spinnaker-helpers.js';
 

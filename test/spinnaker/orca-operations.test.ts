@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createOperationClient, type OperationClient } from '../../src/client/operation-client.js';
 import { OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
-import { startTestSystem, type TestSystem } from '../helpers/system.js';
+import { startTestSystem, type TestSystem } from '../../testkit/system.js';
 import { createOrcaClient, type Obj, type OrcaClient } from './orca-client.js';
 import { waitForAccounts } from './spinnaker-helpers.js';
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { startTestSystem, type TestSystem } from '../helpers/system.js';
+import { startTestSystem, type TestSystem } from '../../testkit/system.js';
 import { createOrcaClient, type Obj, type OrcaClient } from './orca-client.js';
 import { waitForAccounts } from './spinnaker-helpers.js';
 

@@ -5,10 +5,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadAgentConfig, startAgent, type RunningAgent } from '../../src/agent/index.js';
-import { loadGatewayConfig, startGateway, type RunningGateway } from '../../src/gateway/index.js';
-import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
-import { createSilentLogger, type Logger } from '../../src/shared/logger.js';
+import { loadAgentConfig, startAgent, type RunningAgent } from '../src/agent/index.js';
+import { loadGatewayConfig, startGateway, type RunningGateway } from '../src/gateway/index.js';
+import { startSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/index.js';
+import { createSilentLogger, type Logger } from '../src/shared/logger.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 

@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const bin = fileURLToPath(new URL('../../bin/outpost.js', import.meta.url));
+const bin = fileURLToPath(new URL('../bin/outpost.js', import.meta.url));
 
 /** Every child started here and not yet exited, for the exit hook. */
 const alive = new Set<ChildProcess>();

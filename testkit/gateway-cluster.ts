@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
+import { startSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/index.js';
 import { startBalancer, type Balancer } from './balancer.js';
 import { agentConfig, freePorts, gatewayConfig, writeYaml, type ClusterAgentAccount, type ConfigObject } from './cluster-config.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';

@@ -4,9 +4,9 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { and, eq } from 'drizzle-orm';
-import type { Database } from '../../src/db/database.js';
-import { accounts, objects } from '../../src/db/schema.js';
-import type { Sandbox } from '../../src/sandbox/index.js';
+import type { Database } from '../src/db/database.js';
+import { accounts, objects } from '../src/db/schema.js';
+import type { Sandbox } from '../src/sandbox/index.js';
 
 /** What differs between cache and cluster; all empty means equal. */
 export interface CacheDiff {
