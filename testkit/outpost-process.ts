@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { eventually, StopWaiting } from './eventually.js';
 
 const bin = fileURLToPath(new URL('../bin/outpost.js', import.meta.url));
 
@@ -88,8 +89,9 @@ export function readLog(logFile: string, offset = 0): string {
 }
 
 /**
- * Polls `check` every 50 ms until it returns true; rejects when `proc` exits first (with the tail of its log) or
- * after `timeoutMs`. `what` names the wait in errors.
+ * Waits (./eventually.ts, every 50 ms) until `check` returns true; a `check` that throws counts as false. Rejects at
+ * once when `proc` exits first, or after `timeoutMs`, in both cases with the tail of its log. `what` names the wait
+ * in errors.
  */
 export async function waitForProcess(
   proc: OutpostProcess,
@@ -98,19 +100,23 @@ export async function waitForProcess(
   check: () => boolean | Promise<boolean>,
   timeoutMs: number,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
   const tail = () => readLog(logFile, proc.logOffset).slice(-3000);
-  for (;;) {
+  const ready = async () => {
     if (
       await Promise.resolve()
         .then(check)
         .catch(() => false)
     )
-      return;
+      return true;
     if (!proc.running())
-      throw new Error(`${what}: the process exited (${proc.child.exitCode ?? proc.child.signalCode}) first; log:\n${tail()}`);
-    if (Date.now() > deadline) throw new Error(`${what}: timed out after ${timeoutMs} ms; log:\n${tail()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+      throw new StopWaiting(`${what}: the process exited (${proc.child.exitCode ?? proc.child.signalCode}) first; log:\n${tail()}`);
+    return false;
+  };
+  try {
+    await eventually(what, ready, { timeoutMs, intervalMs: 50 });
+  } catch (err) {
+    if (!(err instanceof StopWaiting)) (err as Error).message += `; log:\n${tail()}`;
+    throw err;
   }
 }
 

@@ -219,12 +219,3 @@ export function syncMarker(
     },
   };
 }
-
-/** Polls until `check` returns true (for effects that follow a stream end asynchronously). */
-export async function eventually(check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}

@@ -15,22 +15,9 @@ import { loadGatewayConfig, startGateway } from '../../src/gateway/index.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { createLogger, createSilentLogger } from '../../src/shared/logger.js';
 import { captureLogs } from './helpers/harness.js';
+import { eventually } from '../../testkit/eventually.js';
 
 const MAX_AGE = 2.5;
-
-async function waitFor<T>(
-  predicate: () => T | undefined | false | Promise<T | undefined | false>,
-  what: string,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await predicate();
-    if (value !== undefined && value !== false) return value as T;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 test('at its maximum age the stream ends; the agent reconnects at once, resumes its session and does not list again', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'outpost-agent-max-age-'));
@@ -82,13 +69,15 @@ test('at its maximum age the stream ends; the agent reconnects at once, resumes 
     query(`select sync_gen, synced, resource_version from watch_states where account = 'alpha' order by kind, watch_namespace`);
   const welcomes = () => logs.lines().filter((l) => l.msg === 'welcomed by the gateway');
   try {
-    await waitFor(() => alpha()?.watches.some((w) => w.state === 'watching'), 'alpha watching');
-    await waitFor(async () => (await watchStates()).some((r) => r.synced === true && r.resource_version !== ''), 'the first list stored');
+    await eventually('alpha watching', () => alpha()?.watches.some((w) => w.state === 'watching'));
+    await eventually('the first list stored', async () =>
+      (await watchStates()).some((r) => r.synced === true && r.resource_version !== ''),
+    );
     const listed = await watchStates();
     assert.equal(welcomes().length, 1, 'the first session must be set up before its maximum age (slow machine?)');
 
     // Two maximum ages: two reconnects, each resuming the session before it.
-    await waitFor(() => welcomes().length >= 3, 'two reconnects after the maximum age', MAX_AGE * 1100 * 2 + 5000);
+    await eventually('two reconnects after the maximum age', () => welcomes().length >= 3, { timeoutMs: MAX_AGE * 1100 * 2 + 5000 });
     const all = welcomes();
     for (let i = 1; i < all.length; i++) {
       assert.equal(all[i]!.resumed, all[i - 1]!.sessionId, `welcome ${i} resumed the previous session`);
@@ -99,7 +88,7 @@ test('at its maximum age the stream ends; the agent reconnects at once, resumes 
     assert.match(text, /the gateway asked for a reconnect; reconnecting now/);
     assert.equal(/lost the gateway stream|cannot connect to the gateway/.test(text), false, 'a maximum-age end is not a failure');
 
-    await waitFor(() => alpha()?.verdict === 'caching' && alpha()!.watches.every((w) => w.state === 'watching'), 'alpha watching again');
+    await eventually('alpha watching again', () => alpha()?.verdict === 'caching' && alpha()!.watches.every((w) => w.state === 'watching'));
     const [account] = await query(`select state from accounts where name = 'alpha'`);
     assert.equal(account?.state, 'ACTIVE');
     // Resumed from the stored resource versions: no new full list (a list would start a new generation).

@@ -16,6 +16,7 @@ import { loadGatewayConfig, startGateway } from '../../src/gateway/index.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { createLogger, createSilentLogger } from '../../src/shared/logger.js';
 import { captureLogs } from './helpers/harness.js';
+import { eventually } from '../../testkit/eventually.js';
 
 const SECRET = 'jwt-secret-agent-expiry-0123456789-0123456789';
 
@@ -28,20 +29,6 @@ function jwt(exp: number): Promise<string> {
     .setIssuedAt()
     .setExpirationTime(exp)
     .sign(new TextEncoder().encode(SECRET));
-}
-
-async function waitFor<T>(
-  predicate: () => T | undefined | false | Promise<T | undefined | false>,
-  what: string,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await predicate();
-    if (value !== undefined && value !== false) return value as T;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 test('an expired JWT ends the stream; the token command is re-run at once and the agent resumes without listing again', async () => {
@@ -101,23 +88,25 @@ test('an expired JWT ends the stream; the token command is re-run at once and th
     return Array.from((result as unknown as { rows?: Record<string, unknown>[] }).rows ?? (result as unknown as Record<string, unknown>[]));
   };
   try {
-    await waitFor(() => alpha()?.watches.some((w) => w.state === 'watching'), 'alpha watching');
+    await eventually('alpha watching', () => alpha()?.watches.some((w) => w.state === 'watching'));
     const first = agent.status().sessionId!;
-    await waitFor(async () => (await watchStates()).some((r) => r.synced === true && r.resource_version !== ''), 'the first list stored');
+    await eventually('the first list stored', async () =>
+      (await watchStates()).some((r) => r.synced === true && r.resource_version !== ''),
+    );
     const listed = await watchStates();
     assert.ok(Date.now() < exp * 1000, 'the first session must be set up before the token expires (slow machine?)');
 
     // The operator's token command now prints a fresh token; the agent's interval would not run it for an hour.
     writeFileSync(tokenFile, await jwt(Math.ceil(Date.now() / 1000) + 600));
-    const second = await waitFor(
+    const second = await eventually(
+      'a new session after the token expired',
       () => {
         const id = agent.status().sessionId;
         return (
           id !== undefined && id !== first && alpha()?.verdict === 'caching' && alpha()!.watches.some((w) => w.state === 'watching') && id
         );
       },
-      'a new session after the token expired',
-      15_000,
+      { timeoutMs: 15_000 },
     );
     assert.ok(Date.now() >= exp * 1000 - 50, 'the first stream ended no earlier than its token expired');
 

@@ -152,15 +152,6 @@ export function versionDiff(cache: Map<string, string>, cluster: Map<string, str
   return out;
 }
 
-/** Polls `check` until it holds; the timeout only bounds a hang. */
-export async function eventually(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not reached within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 /** The kinds the positive scenarios cache. */
 export const SCENARIO_KINDS = [
   { apiVersion: 'v1', kind: 'ConfigMap' },

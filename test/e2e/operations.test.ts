@@ -19,6 +19,7 @@ import { OperationState, type OperationRecord } from '../../src/gen/outpost/api/
 import { testDrivers } from '../../testkit/databases.js';
 import { startTestSystem, type TestSystem } from '../../testkit/system.js';
 import { runCli } from '../cli/operations-helpers.js';
+import { waitForAccounts } from '../../testkit/accounts-ready.js';
 
 const bin = fileURLToPath(new URL('../../bin/outpost.js', import.meta.url));
 
@@ -55,23 +56,6 @@ function deploymentYaml(name: string, image: string, replicas = 2, templateApp =
 
 function configMapYaml(name: string, namespace: string, data: Record<string, string>): string {
   return `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${namespace}\ndata: ${JSON.stringify(data)}\n`;
-}
-
-/** Waits until the gateway lists every account as registered by a connected agent. */
-async function waitForAccounts(system: TestSystem, names: string[], timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await fetch(`${system.gateway.httpUrl}/outpost.api.v1.AccountService/ListAccounts`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{}',
-    });
-    const body = (await res.json()) as { accounts?: { name: string; state: string; agentId?: string }[] };
-    const ready = new Set((body.accounts ?? []).filter((a) => a.state === 'ACTIVE' && a.agentId).map((a) => a.name));
-    if (names.every((n) => ready.has(n))) return;
-    if (Date.now() > deadline) throw new Error(`accounts not registered in time: want ${names.join()}, have ${[...ready].join()}`);
-    await sleep(50);
-  }
 }
 
 /** Posts Connect JSON to SubmitOperation like curl would. */
@@ -121,7 +105,7 @@ for (const driver of testDrivers()) {
       await system.startAgent({ name: 'second', kinds: ['ConfigMap'] }, 'agent-2');
       await system.startAgent({ name: 'third', kinds: ['ConfigMap'] }, 'agent-3');
       await system.startAgent({ name: 'restricted', user: 'restricted', kinds: ['ConfigMap'] }, 'agent-4');
-      await waitForAccounts(system, ['sandbox', 'second', 'third', 'restricted']);
+      await waitForAccounts(system.gateway.httpUrl, ['sandbox', 'second', 'third', 'restricted']);
       client = createOperationClient({ gatewayUrl: system.gateway.httpUrl });
     });
     after(async () => {

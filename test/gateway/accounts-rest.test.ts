@@ -13,11 +13,11 @@ import {
   event,
   events,
   EventType,
-  eventually,
   openAgentStream,
   type TestAgentStream,
 } from '../../testkit/test-agent-stream.js';
 import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
+import { eventually } from '../../testkit/eventually.js';
 
 for (const driver of testDrivers()) {
   describe(`account management over REST (${driver})`, { concurrency: false }, () => {
@@ -112,7 +112,7 @@ for (const driver of testDrivers()) {
       assert.equal(remove.action, AccountAction.REMOVE);
       assert.equal(remove.account?.name, 'def-b');
       inZone.send(accountsChanged(2, [], ['def-b']));
-      await eventually(async () => (await rest(t, 'GET', '/armory/accounts/def-b')).body.state === 'INACTIVE');
+      await eventually('account def-b INACTIVE', async () => (await rest(t, 'GET', '/armory/accounts/def-b')).body.state === 'INACTIVE');
       assert.deepEqual(await transitionsOf(t, 'def-b'), [
         '(new)→INACTIVE',
         'INACTIVE→ACTIVATING',
@@ -126,7 +126,9 @@ for (const driver of testDrivers()) {
       const put = await rest(t, 'PUT', '/armory/accounts/dynamic', [{ name: 'lonely', kubeconfigFile: '/k', zoneId: 'nowhere' }]);
       assert.equal(put.status, 200, JSON.stringify(put.body));
       assert.equal(put.body.items[0].state, 'ACTIVATING');
-      await eventually(async () => (await rest(t, 'GET', '/armory/accounts/lonely')).body.state === 'FAILED', 5000);
+      await eventually('account lonely FAILED', async () => (await rest(t, 'GET', '/armory/accounts/lonely')).body.state === 'FAILED', {
+        timeoutMs: 5000,
+      });
       const got = await rest(t, 'GET', '/armory/accounts/lonely');
       assert.match(got.body.reason, /no agent started serving it within 0.5s/);
       assert.equal(got.body.transitions[0].actor, 'gateway');
@@ -191,7 +193,10 @@ for (const driver of testDrivers()) {
       assert.equal(off.body.items[0].state, 'TO_DEACTIVATE');
       a.end();
       await a.ended;
-      await eventually(async () => (await rest(t, 'GET', '/armory/accounts/cfg-acc')).body.state === 'INACTIVE');
+      await eventually(
+        'account cfg-acc INACTIVE',
+        async () => (await rest(t, 'GET', '/armory/accounts/cfg-acc')).body.state === 'INACTIVE',
+      );
       const b = open();
       const w2 = await connectAgent(b, 'agent-cfg', [{ name: 'cfg-acc' }]);
       assert.equal(w2.accounts[0]?.verdict, Verdict.REFUSED);
@@ -222,7 +227,7 @@ for (const driver of testDrivers()) {
       await a.waitForAck(1);
       a.end();
       await a.ended;
-      await eventually(async () => (await rest(t, 'GET', '/armory/accounts/gone')).body.state === 'INACTIVE');
+      await eventually('account gone INACTIVE', async () => (await rest(t, 'GET', '/armory/accounts/gone')).body.state === 'INACTIVE');
       await t.query(
         `insert into watch_states (account, api_version, kind, watch_namespace, resource_version) values ('gone', 'v1', 'ConfigMap', 'extra', '5')`,
       );
@@ -265,7 +270,10 @@ for (const driver of testDrivers()) {
       a.send(events(2, [event('dyn-del', EventType.ADDED, configMap('raced', 2))]));
       await a.waitForAck(2);
       a.send(accountsChanged(2, [], ['dyn-del']));
-      await eventually(async () => (await t.query(`select 1 from objects where account = 'dyn-del'`)).length === 0);
+      await eventually(
+        'the objects of dyn-del deleted',
+        async () => (await t.query(`select 1 from objects where account = 'dyn-del'`)).length === 0,
+      );
       assert.equal((await t.query(`select 1 from watch_states where account = 'dyn-del'`)).length, 0);
       a.end();
       await a.ended;

@@ -12,7 +12,6 @@ import {
   connectAgent,
   event,
   events,
-  eventually,
   EventType,
   hello,
   openAgentStream,
@@ -21,6 +20,7 @@ import {
   type TestAgentStream,
 } from '../../testkit/test-agent-stream.js';
 import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
+import { eventually } from '../../testkit/eventually.js';
 
 for (const driver of testDrivers()) {
   describe(`hostile agent streams (${driver})`, { concurrency: false }, () => {
@@ -115,6 +115,7 @@ for (const driver of testDrivers()) {
       await failsWith(gap, Code.InvalidArgument, /sequence 3 is out of order: expected 2/);
       assert.deepEqual(await names('seq'), ['one']);
       await eventually(
+        'account seq INACTIVE',
         async () => (await t.query<{ state: string }>(`select state from accounts where name = 'seq'`))[0]!.state === 'INACTIVE',
       );
 
@@ -257,6 +258,7 @@ for (const driver of testDrivers()) {
       await failsWith(s, Code.ResourceExhausted);
       assert.equal(await count('objects', 'big'), 0);
       await eventually(
+        'account big INACTIVE',
         async () => (await t.query<{ state: string }>(`select state from accounts where name = 'big'`))[0]!.state === 'INACTIVE',
       );
     });

@@ -16,7 +16,6 @@ import {
   event,
   events,
   EventType,
-  eventually,
   hello,
   openAgentStream,
   SyncPhase,
@@ -24,6 +23,7 @@ import {
   type TestAgentStream,
 } from '../../testkit/test-agent-stream.js';
 import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
+import { eventually } from '../../testkit/eventually.js';
 
 const MAX_AGE = 1;
 
@@ -94,7 +94,7 @@ for (const driver of testDrivers()) {
         [['ConfigMap', '10']],
         'the stored resume point is offered: the agent watches on without listing again',
       );
-      await eventually(async () => (await state('aged')) === 'ACTIVE');
+      await eventually('account aged ACTIVE', async () => (await state('aged')) === 'ACTIVE');
       // The new stream has its own age: it ends too.
       const again = await second.ended;
       assert.equal(again?.metadata.get(RECONNECT_HEADER), RECONNECT_NOW);

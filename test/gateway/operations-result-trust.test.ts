@@ -15,6 +15,7 @@ import { testDrivers } from '../../testkit/databases.js';
 import { connectAgent, openAgentStream, type TestAgentStream } from '../../testkit/test-agent-stream.js';
 import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 import { gate, okResult, startOperationAgent, type OperationAgent } from './operations-helpers.js';
+import { eventually } from '../../testkit/eventually.js';
 
 const TOKENS = { one: 'agent-one-token-0123456789', two: 'agent-two-token-0123456789', ops: 'operator-token-0123456789' };
 const getSpec = { case: 'get' as const, value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'cm' } };
@@ -31,15 +32,6 @@ async function ignoredResults(httpUrl: string, reason: string, bearer?: string):
   const text = await res.text();
   const line = text.split('\n').find((l) => l.startsWith(`outpost_gateway_operation_results_ignored_total{reason="${reason}"}`));
   return line ? Number(line.split(' ').pop()) : 0;
-}
-
-/** Polls until `check` holds (bounds a hang; asserts nothing about time). */
-async function eventually(check: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 for (const driver of testDrivers()) {
@@ -100,8 +92,8 @@ for (const driver of testDrivers()) {
         value: { ...validGet, id: sent!.id, account: 'trust-1', message: 'forged by the impostor' },
       });
       await eventually(
-        async () => (await ignored('wrong_session')) + (await ignored('account_not_served')) > before,
         'the forged result to be counted',
+        async () => (await ignored('wrong_session')) + (await ignored('account_not_served')) > before,
       );
       assert.equal((await row(sent!.id)).state, 'SENT', 'the forged result changed nothing');
 
@@ -125,7 +117,7 @@ for (const driver of testDrivers()) {
       assert.notEqual(a.session.id, oldSession);
       const before = await ignored('wrong_session');
       a.sendResult({ ...validGet, id: sent!.id, account: 'trust-2', message: 'from the new session' });
-      await eventually(async () => (await ignored('wrong_session')) > before, 'the result of the new session to be counted');
+      await eventually('the result of the new session to be counted', async () => (await ignored('wrong_session')) > before);
       const { operation } = await client.submitOperation(
         { account: 'trust-2', id: sent!.id, spec: getSpec, timeout: { seconds: 4n }, wait: true },
         asOperator,
@@ -190,8 +182,8 @@ for (const driver of testDrivers()) {
       await first.cut();
       // The standby agent takes the account over, then the first one resumes its session (now as STANDBY).
       await eventually(
-        async () => (await owner('handover'))?.session_id === second.session.id && (await owner('handover'))?.state === 'ACTIVE',
         'the second agent caching',
+        async () => (await owner('handover'))?.session_id === second.session.id && (await owner('handover'))?.state === 'ACTIVE',
       );
       await first.reconnect();
       await first.waitReceived(sent!.id, 2);

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestSystem, type TestSystem } from '../../testkit/system.js';
 import { createOrcaClient, type Obj, type OrcaClient } from './orca-client.js';
-import { waitForAccounts } from './spinnaker-helpers.js';
+import { waitForAccounts } from '../../testkit/accounts-ready.js';
 
 const deployment = (name: string, image: string, extra: Obj = {}) => ({
   apiVersion: 'apps/v1',

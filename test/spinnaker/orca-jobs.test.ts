@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestSystem, type TestSystem } from '../../testkit/system.js';
 import { createOrcaClient, type Obj, type OrcaClient } from './orca-client.js';
-import { waitForAccounts } from './spinnaker-helpers.js';
+import { waitForAccounts } from '../../testkit/accounts-ready.js';
 
 const job = (name: string, annotations: Record<string, string>, extra: Obj = {}) => ({
   apiVersion: 'batch/v1',

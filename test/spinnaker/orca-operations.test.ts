@@ -13,7 +13,7 @@ import { createOperationClient, type OperationClient } from '../../src/client/op
 import { OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { startTestSystem, type TestSystem } from '../../testkit/system.js';
 import { createOrcaClient, type Obj, type OrcaClient } from './orca-client.js';
-import { waitForAccounts } from './spinnaker-helpers.js';
+import { waitForAccounts } from '../../testkit/accounts-ready.js';
 
 function deployment(name: string, image: string, replicas = 2, labels: Record<string, string> = {}): string {
   return JSON.stringify({

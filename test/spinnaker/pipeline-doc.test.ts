@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { startTestSystem, type TestSystem } from '../../testkit/system.js';
 import { createOrcaClient, type Obj, type OrcaClient } from './orca-client.js';
-import { waitForAccounts } from './spinnaker-helpers.js';
+import { waitForAccounts } from '../../testkit/accounts-ready.js';
 
 /** The first ```json block after the heading "## A pipeline". */
 function documentedPipeline(): Obj {
