@@ -1,10 +1,17 @@
 /**
  * A gateway in the test process on a fresh test database (./databases.ts), on ephemeral ports of 127.0.0.1, insecure
  * (no authentication unless `overrides` turn it on) and silent: the one way tests start a single gateway. Suites that
- * also need a sandbox and an agent use ./system.ts; several gateway processes, ./gateway-cluster.ts.
+ * also need a sandbox and an agent use ./stack.ts; several gateway processes, ./gateway-cluster.ts.
  */
 import { sql } from 'drizzle-orm';
-import { loadGatewayConfig, startGateway, type GatewayConfigInput, type GatewayDeps, type RunningGateway } from '../src/gateway/index.js';
+import {
+  loadGatewayConfig,
+  startGateway,
+  type GatewayConfig,
+  type GatewayConfigInput,
+  type GatewayDeps,
+  type RunningGateway,
+} from '../src/gateway/index.js';
 import { createSilentLogger } from '../src/shared/logger.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
 
@@ -27,11 +34,7 @@ export async function startTestGateway(
   deps: Omit<GatewayDeps, 'logger'> = {},
 ): Promise<TestGateway> {
   const testDb = await createTestDatabase(driver);
-  const config = loadGatewayConfig({
-    env: {},
-    overrides: { host: '127.0.0.1', httpPort: 0, grpcPort: 0, database: testDb.url, id: 'gw-test', insecure: true, ...overrides },
-  });
-  const gateway = await startGateway(config, { logger: createSilentLogger(), ...deps });
+  const gateway = await startGateway(testGatewayConfig(testDb.url, overrides), { logger: createSilentLogger(), ...deps });
   return {
     gateway,
     testDb,
@@ -41,6 +44,17 @@ export async function startTestGateway(
     },
     query: (text) => queryRows(gateway.database, text),
   };
+}
+
+/**
+ * The gateway config tests use: on `database`, 127.0.0.1, ephemeral ports, id `gw-test`, insecure, no environment
+ * variables read; `overrides` replace whole top-level sections.
+ */
+export function testGatewayConfig(database: string, overrides: GatewayConfigInput = {}): GatewayConfig {
+  return loadGatewayConfig({
+    env: {},
+    overrides: { host: '127.0.0.1', httpPort: 0, grpcPort: 0, database, id: 'gw-test', insecure: true, ...overrides },
+  });
 }
 
 /** Runs raw SQL on a gateway's database and returns its rows (either driver). */

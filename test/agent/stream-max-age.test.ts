@@ -6,58 +6,29 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
-import { loadAgentConfig, startAgent } from '../../src/agent/index.js';
-import { loadGatewayConfig, startGateway } from '../../src/gateway/index.js';
-import { startSandbox } from '../../src/sandbox/index.js';
-import { createLogger, createSilentLogger } from '../../src/shared/logger.js';
+import { createLogger } from '../../src/shared/logger.js';
 import { captureLogs } from './helpers/harness.js';
 import { eventually } from '../../testkit/eventually.js';
+import { startStack } from '../../testkit/stack.js';
 
 const MAX_AGE = 2.5;
 
 test('at its maximum age the stream ends; the agent reconnects at once, resumes its session and does not list again', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'outpost-agent-max-age-'));
-  const sandbox = await startSandbox({ seed: 'demo', bookmarkIntervalMs: 200 });
-  const kubeconfigFile = join(dir, 'kubeconfig');
-  await sandbox.writeKubeconfig(kubeconfigFile);
-  const gateway = await startGateway(
-    loadGatewayConfig({
-      env: {},
-      overrides: {
-        httpPort: 0,
-        grpcPort: 0,
-        host: '127.0.0.1',
-        database: join(dir, 'db'),
-        id: 'gw-1',
-        insecure: true,
-        agents: { maxStreamAgeSeconds: MAX_AGE },
-      },
-    }),
-    { logger: createSilentLogger() },
-  );
-  const configFile = join(dir, 'agent.yaml');
-  writeFileSync(
-    configFile,
-    JSON.stringify({
-      clouddriver: {
-        grpc: new URL(gateway.grpcUrl).host,
-        insecure: true,
-        // A failure would wait up to 20 s (full jitter): the reconnects below must not go through the backoff.
-        reconnect: { baseSeconds: 20, factor: 2, maxSeconds: 60 },
-      },
-      agent: { id: 'max-age-agent', zone: 'test' },
-      server: { port: 0 },
-      kubernetes: { accounts: [{ name: 'alpha', kubeconfigFile, context: 'sandbox', namespaces: ['demo'], kinds: ['ConfigMap'] }] },
-    }),
-  );
+  const stack = await startStack({
+    persistent: true,
+    sandbox: { bookmarkIntervalMs: 200 },
+    gateway: { agents: { maxStreamAgeSeconds: MAX_AGE } },
+  });
+  const { gateway } = stack;
   const logs = captureLogs();
-  const agent = await startAgent(loadAgentConfig(configFile, {}), {
-    configFile,
-    env: {},
+  const agent = await stack.startAgent({
+    id: 'max-age-agent',
+    account: { name: 'alpha', namespaces: ['demo'], kinds: ['ConfigMap'] },
+    // A failure would wait up to 20 s (full jitter): the reconnects below must not go through the backoff.
+    config: { clouddriver: { reconnect: { baseSeconds: 20, factor: 2, maxSeconds: 60 } }, agent: { zone: 'test' } },
+    configFile: join(stack.dir, 'agent.yaml'),
     logger: createLogger({ level: 'debug', destination: logs.stream }),
   });
   const alpha = () => agent.status().accounts.find((a) => a.name === 'alpha');
@@ -97,9 +68,6 @@ test('at its maximum age the stream ends; the agent reconnects at once, resumes 
       listed.map((r) => r.sync_gen),
     );
   } finally {
-    await agent.close();
-    await gateway.close();
-    await sandbox.close();
-    rmSync(dir, { recursive: true, force: true });
+    await stack.close();
   }
 });
