@@ -220,11 +220,7 @@ export async function startGatewayCluster(options: GatewayClusterOptions = {}): 
     };
     for (const m of managed.values()) {
       if (!running(m)) continue;
-      await step(async () => {
-        m.proc!.child.kill('SIGCONT');
-        m.proc!.child.kill('SIGKILL');
-        await m.proc!.exited();
-      });
+      await step(() => m.proc!.kill());
     }
     await step(() => balancer?.close());
     await step(() => client?.end({ timeout: 2 }));

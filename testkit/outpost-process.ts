@@ -43,20 +43,22 @@ export interface OutpostProcess {
   running(): boolean;
   /** Resolves once the process exited (at once when it already has). */
   exited(): Promise<void>;
+  /** SIGKILL (SIGCONT first, in case it is stopped) and wait for the exit; at once when it already exited. */
+  kill(): Promise<void>;
 }
 
 /**
  * Spawns `node bin/outpost.js ARGS…` with stdout and stderr appended to `logFile`. `OUTPOST_GATEWAY_*`,
  * `OUTPOST_AGENT_*` and `OUTPOST_LOG_LEVEL` are removed from the inherited environment so only the config file
- * decides (pass `env` to set some on purpose).
+ * decides (pass `env` to set some on purpose). `nodeFlags` go to node before the script (a CPU profile, V8 settings).
  */
-export function spawnOutpost(args: string[], logFile: string, env: Record<string, string> = {}): OutpostProcess {
+export function spawnOutpost(args: string[], logFile: string, env: Record<string, string> = {}, nodeFlags: string[] = []): OutpostProcess {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^OUTPOST_(GATEWAY_|AGENT_|LOG_LEVEL$)/.test(key)));
   const logOffset = statSync(logFile, { throwIfNoEntry: false })?.size ?? 0;
   const fd = openSync(logFile, 'a');
   let child: ChildProcess;
   try {
-    child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', fd, fd], env: { ...inherited, ...env } });
+    child = spawn(process.execPath, [...nodeFlags, bin, ...args], { stdio: ['ignore', fd, fd], env: { ...inherited, ...env } });
   } finally {
     closeSync(fd); // the child holds its own copy
   }
@@ -70,12 +72,19 @@ export function spawnOutpost(args: string[], logFile: string, env: Record<string
     });
   });
   child.once('error', () => alive.delete(child));
+  const running = () => child.exitCode === null && child.signalCode === null;
   return {
     child,
     pid: child.pid,
     logOffset,
-    running: () => child.exitCode === null && child.signalCode === null,
+    running,
     exited: () => exit,
+    kill: async () => {
+      if (!running()) return;
+      child.kill('SIGCONT');
+      child.kill('SIGKILL');
+      await exit;
+    },
   };
 }
 
