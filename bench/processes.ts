@@ -5,11 +5,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import net from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { readRss } from '../test/helpers/proc-stats.js';
+import { freePorts } from '../testkit/cluster-config.js';
+import { readRss } from '../testkit/proc-stats.js';
 
-export { readCpuSeconds, readRss } from '../test/helpers/proc-stats.js';
+export { readCpuSeconds, readRss } from '../testkit/proc-stats.js';
 
 const bin = fileURLToPath(new URL('../bin/outpost.js', import.meta.url));
 
@@ -112,14 +112,7 @@ export async function scrapeMetric(url: string, name: string): Promise<number> {
 
 /** A TCP port free right now on 127.0.0.1 (for child processes that need a fixed port). */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
+  return (await freePorts(1))[0]!;
 }
 
 /** A gateway child (insecure, on its own ports). */

@@ -4,76 +4,23 @@
  * scenario fails), plus `outpost agent` children and a few helpers to read the shared state. Every child is killed
  * by {@link ReplicaSet.close}, and by an exit hook if the bench runner dies first.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { stringify } from 'yaml';
 import { freePort, startOutpost, type Child } from './processes.js';
-import { deepMerge, type ConfigObject } from '../test/helpers/cluster-config.js';
-import { createTestDatabase, type TestDatabase } from '../test/helpers/databases.js';
-
-const bin = fileURLToPath(new URL('../bin/outpost.js', import.meta.url));
+import { deepMerge, freePorts, type ConfigObject } from '../testkit/cluster-config.js';
+import { createTestDatabase, type TestDatabase } from '../testkit/databases.js';
+import { spawnOutpost, waitForProcess, type OutpostProcess } from '../testkit/outpost-process.js';
 
 export type { ConfigObject };
 
-/** Children still alive, killed synchronously if the runner exits without closing its replica set. */
-const alive = new Set<ChildProcess>();
-let hooked = false;
+/** A V8 CPU profile of every child into OUTPOST_BENCH_PROFILE when set (open it in Chrome DevTools). */
+const profileFlags = () => (process.env.OUTPOST_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.OUTPOST_BENCH_PROFILE}`] : []);
 
-/** One `outpost` child writing stdout and stderr into a log file. */
-export interface LoggedChild {
-  readonly pid: number;
-  running(): boolean;
-  exited(): Promise<void>;
-  /** SIGKILL (SIGCONT first, in case it is stopped) and wait for the exit. */
-  kill(): Promise<void>;
-}
-
-function spawnLogged(args: string[], logFile: string): LoggedChild {
-  // Only the config file decides: no OUTPOST_GATEWAY_* / OUTPOST_AGENT_* / OUTPOST_LOG_LEVEL from the runner.
-  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^OUTPOST_(GATEWAY_|AGENT_|LOG_LEVEL$)/.test(key)));
-  const profile = process.env.OUTPOST_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.OUTPOST_BENCH_PROFILE}`] : [];
-  const fd = openSync(logFile, 'a');
-  let child: ChildProcess;
-  try {
-    child = spawn(process.execPath, [...profile, bin, ...args], { stdio: ['ignore', fd, fd], env });
-  } finally {
-    closeSync(fd);
-  }
-  if (child.pid === undefined) throw new Error(`could not spawn outpost ${args.join(' ')}`);
-  if (!hooked) {
-    hooked = true;
-    process.on('exit', () => {
-      for (const c of alive) {
-        try {
-          c.kill('SIGCONT');
-          c.kill('SIGKILL');
-        } catch {
-          // already gone
-        }
-      }
-    });
-  }
-  alive.add(child);
-  const exit = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  void exit.then(() => alive.delete(child));
-  const running = () => child.exitCode === null && child.signalCode === null;
-  return {
-    pid: child.pid,
-    running,
-    exited: () => exit,
-    kill: async () => {
-      if (!running()) return;
-      child.kill('SIGCONT');
-      child.kill('SIGKILL');
-      await exit;
-    },
-  };
-}
+/** An `outpost` child of the set, writing into its log file (only its config decides, no OUTPOST_* of the runner). */
+const spawnLogged = (args: string[], logFile: string): OutpostProcess => spawnOutpost(args, logFile, {}, profileFlags());
 
 /** Where one gateway replica listens (the same ports across restarts). */
 export interface ReplicaInfo {
@@ -141,8 +88,8 @@ export function logTail(file: string, chars = 3000): string {
 export async function startReplicaSet(options: ReplicaSetOptions): Promise<ReplicaSet> {
   const dir = mkdtempSync(join(tmpdir(), options.prefix));
   const kubeconfig = join(dir, 'kubeconfig');
-  const replicas = new Map<string, ReplicaInfo & { configFile: string; proc?: LoggedChild }>();
-  const agents: { id: string; logFile: string; proc: LoggedChild }[] = [];
+  const replicas = new Map<string, ReplicaInfo & { configFile: string; proc?: OutpostProcess }>();
+  const agents: { id: string; logFile: string; proc: OutpostProcess }[] = [];
   let database: TestDatabase | undefined;
   let sandbox: Child | undefined;
   let client: postgres.Sql | undefined;
@@ -166,17 +113,8 @@ export async function startReplicaSet(options: ReplicaSetOptions): Promise<Repli
       if (r.proc?.running()) throw new Error(`${name} is already running`);
       const proc = spawnLogged(['gateway', '--config', r.configFile], r.logFile);
       r.proc = proc;
-      const deadline = Date.now() + 60_000;
-      for (;;) {
-        const status = await fetch(`${r.httpUrl}/health`, { signal: AbortSignal.timeout(2000) }).then(
-          (res) => res.status,
-          () => 0,
-        );
-        if (status === 200) return;
-        if (!proc.running()) throw new Error(`gateway ${name} exited during start-up; log ${r.logFile}:\n${logTail(r.logFile)}`);
-        if (Date.now() > deadline) throw new Error(`gateway ${name} not healthy within 60 s; log ${r.logFile}:\n${logTail(r.logFile)}`);
-        await sleep(50);
-      }
+      const healthy = async () => (await fetch(`${r.httpUrl}/health`, { signal: AbortSignal.timeout(2000) })).status === 200;
+      await waitForProcess(proc, r.logFile, `gateway ${name} healthy (log ${r.logFile})`, healthy, 60_000);
     },
     async killGateway(name) {
       const proc = get(name).proc;
@@ -233,7 +171,7 @@ export async function startReplicaSet(options: ReplicaSetOptions): Promise<Repli
   try {
     database = await createTestDatabase('postgres', options.postgresUrl);
     for (const name of options.gateways) {
-      const [httpPort, grpcPort] = [await freePort(), await freePort()];
+      const [httpPort, grpcPort] = (await freePorts(2)) as [number, number];
       const configFile = join(dir, `${name}.yaml`);
       const config = deepMerge(
         { id: name, host: '127.0.0.1', httpPort, grpcPort, database: database.url, logLevel: options.logLevel, insecure: true },

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Runs the test suite with node's test runner (TypeScript through tsx) and fails when no test ran.
-// Usage: npm test [-- PATH...]  (files or directories; default: src/ and test/)
+// Usage: npm test [-- PATH...]  (files or directories; default: test/, where every test lives — src/ holds none)
 //
 // The files are split into OUTPOST_TEST_CONCURRENCY shards (default 3), each run in one process that imports its
 // files one after another (scripts/test-shard.mjs): loading tsx and the project's modules once per shard instead of
@@ -92,7 +92,7 @@ function runChild(args, { buffer }) {
 }
 
 const args = process.argv.slice(2);
-const roots = args.length > 0 ? args : ['src', 'test'];
+const roots = args.length > 0 ? args : ['test'];
 const files = roots.flatMap((root) => collect(root, []));
 if (files.length === 0) {
   console.error('run-tests: no test files found');

@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createTestDatabase } from '../../test/helpers/databases.js';
+import { createTestDatabase } from '../../testkit/databases.js';
 import {
   freePort,
   readMemory,

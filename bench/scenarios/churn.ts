@@ -13,7 +13,7 @@ import { Watch } from '@kubernetes/client-node';
 import postgres from 'postgres';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
-import { createTestDatabase } from '../../test/helpers/databases.js';
+import { createTestDatabase } from '../../testkit/databases.js';
 import { summarize } from '../machine.js';
 import { startGatewayAndAgent, type Child } from '../processes.js';
 

@@ -9,7 +9,7 @@
  */
 import { figureRow, type Row } from '../rows.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createTestDatabase } from '../../test/helpers/databases.js';
+import { createTestDatabase } from '../../testkit/databases.js';
 import {
   readCpuSeconds,
   readMemory,

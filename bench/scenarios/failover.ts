@@ -13,9 +13,10 @@ import { Code, ConnectError } from '@connectrpc/connect';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createOperationClient, type OperationClient } from '../../src/client/operation-client.js';
 import { OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
-import { startBalancer, type Balancer } from '../../test/helpers/balancer.js';
+import { startBalancer, type Balancer } from '../../testkit/balancer.js';
 import { summarize } from '../machine.js';
 import { readAccount, startReplicaSet, type ConfigObject, type ReplicaSet } from '../replicas.js';
+import { eventually, StopWaiting } from '../../testkit/eventually.js';
 
 /** Parameters of the scenario. */
 export interface FailoverParams {
@@ -107,15 +108,22 @@ async function attempt(client: OperationClient, timeoutSeconds: number): Promise
   }
 }
 
-async function eventually(what: string, set: ReplicaSet, check: () => Promise<string | true>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    set.checkAlive();
-    const result = await check().catch((err: Error) => err.message);
-    if (result === true) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}; last: ${result}`);
-    await sleep(100);
-  }
+/**
+ * Waits (testkit's `eventually`, up to 60 s) until `check` returns true; a string it returns says why not yet and is
+ * what a timeout reports. Ends at once when a child of the replica set died.
+ */
+function until(what: string, set: ReplicaSet, check: () => Promise<string | true>): Promise<true> {
+  const attempt = async () => {
+    try {
+      set.checkAlive();
+    } catch (err) {
+      throw new StopWaiting((err as Error).message);
+    }
+    const result = await check();
+    if (result !== true) throw new Error(result);
+    return result;
+  };
+  return eventually(what, attempt, { timeoutMs: 60_000, intervalMs: 100 });
 }
 
 /**
@@ -127,7 +135,7 @@ async function waitSteady(
   clients: Map<string, OperationClient>,
   minSessionSeconds: number,
 ): Promise<{ holder: string; sessionAgeSeconds: number }> {
-  await eventually('every replica to list 3 ready replicas', set, async () => {
+  await until('every replica to list 3 ready replicas', set, async () => {
     for (const name of NAMES) {
       const res = await fetch(`${set.replica(name).httpUrl}/armory/clouddrivers`, { signal: AbortSignal.timeout(2000) });
       const list = (await res.json()) as { id: string; ready: boolean }[];
@@ -136,7 +144,7 @@ async function waitSteady(
     return true;
   });
   let holder = '';
-  await eventually('the account ACTIVE with a valid lease and a live stream on its holder', set, async () => {
+  await until('the account ACTIVE with a valid lease and a live stream on its holder', set, async () => {
     const [row] = await set.sql<{ gateway_id: string; valid: boolean }>(
       'select gateway_id, lease_expires_at > now() as valid from accounts where name = $1',
       [ACCOUNT],
@@ -153,13 +161,13 @@ async function waitSteady(
     return true;
   });
   for (const name of NAMES) {
-    await eventually(`an operation to succeed through ${name}`, set, async () => {
+    await until(`an operation to succeed through ${name}`, set, async () => {
       const r = await attempt(clients.get(name)!, 5);
       return r.ok ? true : r.reason;
     });
   }
   let sessionAgeSeconds = 0;
-  await eventually(`the agent's stream to be ${minSessionSeconds} s old`, set, async () => {
+  await until(`the agent's stream to be ${minSessionSeconds} s old`, set, async () => {
     const [live] = await set.sql<{ age: number }>(
       'select extract(epoch from now() - connected_at)::float8 as age from agent_sessions where agent_id = $1 and gateway_id = $2 and ended_at is null order by connected_at desc limit 1',
       [AGENT_ID, holder],

@@ -10,7 +10,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
-import { createTestDatabase } from '../../test/helpers/databases.js';
+import { createTestDatabase } from '../../testkit/databases.js';
 import { freePort, startGatewayAndAgent, startOutpost, type Child } from '../processes.js';
 
 /** Parameters of one initial-sync run. */

@@ -9,13 +9,13 @@ import { figureRow, type Row } from '../rows.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { createOperationClient, type OperationClient } from '../../src/client/operation-client.js';
 import { fromProtoDuration } from '../../src/client/duration.js';
 import { OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
-import { createTestDatabase } from '../../test/helpers/databases.js';
+import { createTestDatabase } from '../../testkit/databases.js';
 import { summarize } from '../machine.js';
 import { freePort, startGatewayAndAgent, startOutpost, type Child } from '../processes.js';
+import { eventually, StopWaiting } from '../../testkit/eventually.js';
 
 /** Parameters of one run. */
 export interface OperationsParams {
@@ -49,22 +49,22 @@ export interface OperationsResult {
 
 const SPEC = { case: 'get' as const, value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'demo', name: 'web-config' } };
 
+/** Waits (testkit's `eventually`, up to 60 s) until `account` is registered by an agent; ends at once when a child exited. */
 async function waitForAccount(httpUrl: string, account: string, children: Child[]): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
+  const registered = async () => {
     const res = await fetch(`${httpUrl}/outpost.api.v1.AccountService/ListAccounts`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ name: account }),
     }).catch(() => undefined);
     const body = res?.ok ? ((await res.json()) as { accounts?: { name: string; agentId?: string }[] }) : {};
-    if ((body.accounts ?? []).some((a) => a.name === account && a.agentId)) return;
+    if ((body.accounts ?? []).some((a) => a.name === account && a.agentId)) return true;
     for (const child of children) {
-      if (child.process.exitCode !== null) throw new Error(`a child process exited early: ${child.output().slice(-3000)}`);
+      if (child.process.exitCode !== null) throw new StopWaiting(`a child process exited early: ${child.output().slice(-3000)}`);
     }
-    if (Date.now() > deadline) throw new Error(`account ${account} did not register within 60 s`);
-    await sleep(100);
-  }
+    return false;
+  };
+  await eventually(`account ${account} registered`, registered, { timeoutMs: 60_000, intervalMs: 100 });
 }
 
 /** Runs `concurrency` workers for `seconds`; returns per-operation samples. */

@@ -9,6 +9,7 @@ import { AdminQueryError, PAGING, parseQuery } from '../../src/agent/admin/admin
 import { readiness } from '../../src/agent/admin/readiness.js';
 import type { AgentStatus } from '../../src/agent/index.js';
 import { markersOf, startHarness, type Harness } from './helpers/harness.js';
+import { eventually } from '../../testkit/eventually.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -19,22 +20,17 @@ async function admin(h: Harness, path: string, method = 'GET'): Promise<{ status
   return { status: res.status, body: (await res.json()) as Json, headers: res.headers };
 }
 
-/** Polls `path` until `predicate` holds on its answer. */
-async function adminUntil(
-  h: Harness,
-  path: string,
-  predicate: (a: { status: number; body: Json }) => boolean,
-  what: string,
-  timeoutMs = 10_000,
-) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const answer = await admin(h, path);
-    if (predicate(answer)) return answer;
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}; last answer ${answer.status} ${JSON.stringify(answer.body)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+/** Asks `path` until `predicate` holds on its answer (testkit's `eventually`; a timeout shows the last answer). */
+function adminUntil(h: Harness, path: string, predicate: (a: { status: number; body: Json }) => boolean, what: string, timeoutMs?: number) {
+  return eventually(
+    what,
+    async () => {
+      const answer = await admin(h, path);
+      if (!predicate(answer)) throw new Error(`answer ${answer.status} ${JSON.stringify(answer.body)}`);
+      return answer;
+    },
+    { timeoutMs },
+  );
 }
 
 const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -176,10 +172,10 @@ describe('agent admin endpoints against the sandbox and the fake gateway', () =>
       const up = await adminUntil(h, '/health', (a) => a.status === 200, 'readiness');
       assert.deepEqual(up.body, { status: 'UP', connected: true, sessionId: 'session-0', accounts: { ready: 2, total: 2 } });
       // Readiness follows the agent's own state: the END markers may still be on their way to the gateway.
-      await h.gateway.waitFor(
-        () => markersOf(h.gateway.messages).filter((m) => m.account === 'sandbox' && m.phase === SyncPhase.END).length === 2,
-        5000,
+      await eventually(
         'both lists ended',
+        () => markersOf(h.gateway.messages).filter((m) => m.account === 'sandbox' && m.phase === SyncPhase.END).length === 2,
+        { timeoutMs: 5000 },
       );
 
       // A dropped stream makes it unready until the next Welcome.

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { eventsOf, markersOf, startHarness, type Harness } from './helpers/harness.js';
 import { Code } from '@connectrpc/connect';
 import { SyncPhase } from '../../src/gen/outpost/agent/v1/agent_pb.js';
+import { eventually } from '../../testkit/eventually.js';
 
 const configMap = (name: string, namespace: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data: {} });
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -24,12 +25,10 @@ describe('agent config file reload', () => {
     });
     try {
       const { gateway, sandbox } = h;
-      await gateway.waitFor(
-        () => ends(h, 'alpha', 'ConfigMap').length === 1 && ends(h, 'beta', 'ConfigMap').length === 1,
-        10_000,
-        'first lists',
-      );
-      await gateway.waitFor(() => accountOf(h, 'beta')?.watches[0]?.state === 'watching', 5000, 'beta watching');
+      await eventually('first lists', () => ends(h, 'alpha', 'ConfigMap').length === 1 && ends(h, 'beta', 'ConfigMap').length === 1, {
+        timeoutMs: 10_000,
+      });
+      await eventually('beta watching', () => accountOf(h, 'beta')?.watches[0]?.state === 'watching', { timeoutMs: 5000 });
       const betaWatch = accountOf(h, 'beta')!.watches[0]!;
       const betaMarkers = markersOf(gateway.messages).filter((m) => m.account === 'beta').length;
       assert.deepEqual(
@@ -47,7 +46,7 @@ describe('agent config file reload', () => {
       raw.kubernetes.accounts = [beta!, gamma];
       const written = Date.now();
       h.writeConfig(raw);
-      const change = await gateway.waitFor(() => gateway.accountsChanged()[0], 5000, 'AccountsChanged');
+      const change = await eventually('AccountsChanged', () => gateway.accountsChanged()[0], { timeoutMs: 5000 });
       assert.ok(Date.now() - written < 5000, 'within seconds');
       assert.deepEqual(change.removed, ['alpha']);
       assert.deepEqual(
@@ -56,7 +55,7 @@ describe('agent config file reload', () => {
       );
       assert.equal(change.added[0]!.apiHost, sandbox.url, 'the added account is prepared before it is announced');
       assert.ok(change.added[0]!.kinds.some((k) => k.kind === 'Service'));
-      await gateway.waitFor(() => ends(h, 'gamma', 'Service').length === 1, 5000, 'gamma listed after its CACHING verdict');
+      await eventually('gamma listed after its CACHING verdict', () => ends(h, 'gamma', 'Service').length === 1, { timeoutMs: 5000 });
       assert.ok(
         eventsOf(gateway.messages).some((e) => e.account === 'gamma' && e.name === 'web'),
         'gamma streams its objects',
@@ -68,10 +67,10 @@ describe('agent config file reload', () => {
       // alpha's watch is gone: its namespace's changes are not sent; beta's watch still runs, never restarted.
       sandbox.store.create(configMap('after-reload-demo', 'demo'));
       sandbox.store.create(configMap('after-reload-default', 'default'));
-      await gateway.waitFor(
-        () => eventsOf(gateway.messages).find((e) => e.account === 'beta' && e.name === 'after-reload-default'),
-        5000,
+      await eventually(
         'beta event',
+        () => eventsOf(gateway.messages).find((e) => e.account === 'beta' && e.name === 'after-reload-default'),
+        { timeoutMs: 5000 },
       );
       await pause(200);
       const afterAnnouncement = gateway.streams[0]!.messages.slice(announcedAt + 1);
@@ -88,26 +87,24 @@ describe('agent config file reload', () => {
       // Change gamma (one more kind): announced as removed + added, re-listed; beta still untouched.
       raw.kubernetes.accounts = [beta!, { ...gamma, kinds: ['Service', 'ConfigMap'] }];
       h.writeConfig(raw);
-      const second = await gateway.waitFor(() => gateway.accountsChanged()[1], 5000, 'second AccountsChanged');
+      const second = await eventually('second AccountsChanged', () => gateway.accountsChanged()[1], { timeoutMs: 5000 });
       assert.deepEqual(second.removed, ['gamma']);
       assert.deepEqual(
         second.added.map((a) => a.name),
         ['gamma'],
       );
       assert.ok(second.changeId > change.changeId);
-      await gateway.waitFor(
-        () => ends(h, 'gamma', 'ConfigMap').length === 1 && ends(h, 'gamma', 'Service').length === 2,
-        5000,
-        'gamma re-listed',
-      );
+      await eventually('gamma re-listed', () => ends(h, 'gamma', 'ConfigMap').length === 1 && ends(h, 'gamma', 'Service').length === 2, {
+        timeoutMs: 5000,
+      });
       assert.equal(accountOf(h, 'beta')!.watches[0]!.startedAt, betaWatch.startedAt, 'beta watch still not restarted');
 
       // An invalid file is logged and the running accounts stay.
       h.writeConfig({ ...raw, kubernetes: { accounts: [{ name: 'Bad Name', serviceAccount: true }] } });
-      await gateway.waitFor(
-        () => /the configuration file changed but is invalid; keeping the running configuration/.test(h.logs.text()),
-        5000,
+      await eventually(
         'invalid file logged',
+        () => /the configuration file changed but is invalid; keeping the running configuration/.test(h.logs.text()),
+        { timeoutMs: 5000 },
       );
       assert.match(h.logs.text(), /kubernetes\.accounts\[0\]\.name/);
       await pause(400);
@@ -119,7 +116,7 @@ describe('agent config file reload', () => {
 
       // Other settings: logged as needing a restart; accounts unchanged → nothing announced.
       h.writeConfig({ ...raw, operations: { concurrency: 3 } });
-      await gateway.waitFor(() => /operations take effect only after a restart/.test(h.logs.text()), 5000, 'restart warning');
+      await eventually('restart warning', () => /operations take effect only after a restart/.test(h.logs.text()), { timeoutMs: 5000 });
       await pause(300);
       assert.equal(gateway.accountsChanged().length, 2);
       assert.equal(accountOf(h, 'beta')!.watches[0]!.startedAt, betaWatch.startedAt);
@@ -138,23 +135,27 @@ describe('agent config file reload', () => {
     });
     try {
       const { gateway } = h;
-      await gateway.waitFor(() => h.agent.status().connected, 5000, 'welcome');
+      await eventually('welcome', () => h.agent.status().connected, { timeoutMs: 5000 });
       open = false;
       gateway.streams[0]!.drop();
-      await gateway.waitFor(() => gateway.streams.length >= 3 && !h.agent.status().connected, 5000, 'refused reconnects');
+      await eventually('refused reconnects', () => gateway.streams.length >= 3 && !h.agent.status().connected, { timeoutMs: 5000 });
       const raw = structuredClone(h.rawConfig) as { kubernetes: { accounts: Record<string, unknown>[] } };
       raw.kubernetes.accounts.push({ ...raw.kubernetes.accounts[0], name: 'later' });
       h.writeConfig(raw);
-      await gateway.waitFor(() => h.agent.status().accounts.some((a) => a.name === 'later'), 5000, 'account added while disconnected');
+      await eventually('account added while disconnected', () => h.agent.status().accounts.some((a) => a.name === 'later'), {
+        timeoutMs: 5000,
+      });
       const refusedSoFar = gateway.streams.length;
       open = true;
-      await gateway.waitFor(() => h.agent.status().connected, 5000, 'welcomed again');
+      await eventually('welcomed again', () => h.agent.status().connected, { timeoutMs: 5000 });
       const welcomed = gateway.streams.slice(refusedSoFar).find((s) => s.hello !== undefined)!;
       assert.deepEqual(
         welcomed.hello!.accounts.map((a) => a.name),
         ['sandbox', 'later'],
       );
-      await gateway.waitFor(() => h.agent.status().accounts.find((a) => a.name === 'later')?.verdict === 'caching', 5000, 'later caching');
+      await eventually('later caching', () => h.agent.status().accounts.find((a) => a.name === 'later')?.verdict === 'caching', {
+        timeoutMs: 5000,
+      });
       assert.match(h.logs.text(), /configuration file reloaded: applying account changes/);
     } finally {
       await h.close();

@@ -6,6 +6,7 @@ import { create } from '@bufbuild/protobuf';
 import { AckSchema, ConnectResponseSchema, SyncPhase, type Hello, type ResumePoint } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { dataMessages, sequenceOf, type FakeGateway } from './helpers/fake-gateway.js';
 import { endMarkers, eventsOf, markersOf, startHarness } from './helpers/harness.js';
+import { eventually } from '../../testkit/eventually.js';
 
 const ack = (sequence: bigint) => create(ConnectResponseSchema, { message: { case: 'ack', value: create(AckSchema, { sequence }) } });
 
@@ -18,7 +19,7 @@ describe('agent connection handling', () => {
     });
     try {
       const { gateway } = h;
-      await gateway.waitFor(() => dataMessages(gateway.messages).length === 2, 5000, 'two data messages');
+      await eventually('two data messages', () => dataMessages(gateway.messages).length === 2, { timeoutMs: 5000 });
       await new Promise((r) => setTimeout(r, 1300));
       assert.equal(dataMessages(gateway.messages).length, 2, 'nothing more is sent while the window is full');
       // Progress is still reported while the list is held back, and the list did not run ahead.
@@ -75,16 +76,18 @@ describe('agent connection handling', () => {
     });
     gw = h.gateway;
     try {
-      await gw.waitFor(
-        () => endMarkers(gw!.messages, 'ConfigMap').length === 1 && endMarkers(gw!.messages, 'Service').length === 1,
-        10_000,
+      await eventually(
         'first lists',
+        () => endMarkers(gw!.messages, 'ConfigMap').length === 1 && endMarkers(gw!.messages, 'Service').length === 1,
+        { timeoutMs: 10_000 },
       );
       gw.streams[0]!.drop();
-      await gw.waitFor(() => h.agent.status().sessionId === 'session-1', 5000, 'second session');
+      await eventually('second session', () => h.agent.status().sessionId === 'session-1', { timeoutMs: 5000 });
       h.sandbox.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after-reconnect', namespace: 'demo' }, data: {} });
-      await gw.waitFor(() => eventsOf(gw!.streams[1]!.messages).find((e) => e.name === 'after-reconnect'), 5000, 'event on the new stream');
-      await gw.waitFor(() => endMarkers(gw!.streams[1]!.messages, 'Service').length === 1, 5000, 'Service re-listed');
+      await eventually('event on the new stream', () => eventsOf(gw!.streams[1]!.messages).find((e) => e.name === 'after-reconnect'), {
+        timeoutMs: 5000,
+      });
+      await eventually('Service re-listed', () => endMarkers(gw!.streams[1]!.messages, 'Service').length === 1, { timeoutMs: 5000 });
       const second = gw.streams[1]!;
       assert.equal(second.messages[0]!.message.case, 'hello');
       assert.equal(
@@ -116,14 +119,14 @@ describe('agent connection handling', () => {
       });
       try {
         for (let i = 0; i < 2; i++) {
-          await h.gateway.waitFor(() => h.gateway.streams.length === i + 1 && h.agent.status().connected, 5000, `stream ${i + 1}`);
+          await eventually(`stream ${i + 1}`, () => h.gateway.streams.length === i + 1 && h.agent.status().connected, { timeoutMs: 5000 });
           await new Promise((r) => setTimeout(r, 400));
           h.gateway.streams[i]!.drop();
         }
-        await h.gateway.waitFor(
-          () => h.logs.lines().filter((l) => String(l.msg).startsWith('lost the gateway stream')).length === 2,
-          5000,
+        await eventually(
           'two drops logged',
+          () => h.logs.lines().filter((l) => String(l.msg).startsWith('lost the gateway stream')).length === 2,
+          { timeoutMs: 5000 },
         );
         return h.logs
           .lines()
@@ -144,7 +147,7 @@ describe('agent connection handling', () => {
       config: { clouddriver: { keepAliveHeartbeatSeconds: 1, reconnect: { baseSeconds: 0.05, factor: 1, maxSeconds: 0.05 } } },
     });
     try {
-      await h.gateway.waitFor(() => h.gateway.streams.length >= 2, 8000, 'a second stream after the dead-peer timeout');
+      await eventually('a second stream after the dead-peer timeout', () => h.gateway.streams.length >= 2, { timeoutMs: 8000 });
       assert.ok(h.gateway.streams[0]!.messages.some((m) => m.message.case === 'heartbeat' && m.message.value.agentId === 'test-agent'));
       assert.match(h.logs.text(), /no message from the gateway for \d+ s/);
     } finally {
@@ -158,11 +161,9 @@ describe('agent connection handling', () => {
       config: { clouddriver: { grpc: '127.0.0.1:1', reconnect: { baseSeconds: 0.02, factor: 2, maxSeconds: 0.1 } } },
     });
     try {
-      await h.gateway.waitFor(
-        () => (h.logs.text().match(/cannot connect to the gateway/g)?.length ?? 0) >= 3,
-        8000,
-        'three failures logged',
-      );
+      await eventually('three failures logged', () => (h.logs.text().match(/cannot connect to the gateway/g)?.length ?? 0) >= 3, {
+        timeoutMs: 8000,
+      });
       const line = h.logs.lines().find((l) => String(l.msg).startsWith('cannot connect to the gateway'))!;
       assert.match(String(line.msg), /^cannot connect to the gateway at 127\.0\.0\.1:1: .*ECONNREFUSED.*; next retry in \d+\.\d s$/);
       assert.equal(line.gateway, '127.0.0.1:1');
@@ -181,7 +182,7 @@ describe('agent connection handling', () => {
       config: { clouddriver: { grpc: `127.0.0.1:${port}`, reconnect: { baseSeconds: 0.05, factor: 1, maxSeconds: 0.05 } } },
     });
     try {
-      await h.gateway.waitFor(() => /HTTP\/1\.1-only proxy/.test(h.logs.text()), 8000, 'the proxy hint');
+      await eventually('the proxy hint', () => /HTTP\/1\.1-only proxy/.test(h.logs.text()), { timeoutMs: 8000 });
     } finally {
       await h.close();
       server.closeAllConnections();

@@ -15,20 +15,11 @@ import { loadAgentConfig, startAgent } from '../../src/agent/index.js';
 import { loadGatewayConfig, startGateway } from '../../src/gateway/index.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { createLogger } from '../../src/shared/logger.js';
-import { createTestDatabase, testDrivers } from '../helpers/databases.js';
+import { createTestDatabase, testDrivers } from '../../testkit/databases.js';
 import { captureLogs } from './helpers/harness.js';
+import { eventually } from '../../testkit/eventually.js';
 
 const MARKER = 'AWS_SECRET_ACCESS_KEY=marker-9f2c1d-never-logged';
-
-async function waitFor<T>(predicate: () => Promise<T | undefined | false>, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await predicate();
-    if (value !== undefined && value !== false) return value as T;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 for (const driver of testDrivers()) {
   describe(`a bad dynamic account fails alone (${driver})`, () => {
@@ -95,7 +86,7 @@ for (const driver of testDrivers()) {
         kinds: ['ConfigMap'],
       });
       try {
-        await waitFor(async () => (await account('alpha')).state === 'ACTIVE', 'alpha active');
+        await eventually('alpha active', async () => (await account('alpha')).state === 'ACTIVE');
         const sessions = async () =>
           (await gateway.database.db.execute(sql.raw(`select id from agent_sessions where agent_id = 'dyn-agent'`))) as unknown;
         const rowsOf = (r: unknown) => ((r as { rows?: unknown[] }).rows ?? (r as unknown[])) as { id: string }[];
@@ -110,7 +101,7 @@ for (const driver of testDrivers()) {
           dynamic('dyn-link', join(agentDir, 'link')),
         ]);
         assert.equal(put.status, 200, JSON.stringify(put.body));
-        await waitFor(async () => (await account('dyn-good')).state === 'ACTIVE', 'the good dynamic account active');
+        await eventually('the good dynamic account active', async () => (await account('dyn-good')).state === 'ACTIVE');
         const expected: Record<string, RegExp> = {
           'dyn-missing': /the agent cannot serve it: .*kubeconfig \S+no-such-kubeconfig does not exist/,
           'dyn-garbage': /the agent cannot serve it: .*kubeconfig \S+environ is not a valid kubeconfig file/,
@@ -119,10 +110,10 @@ for (const driver of testDrivers()) {
           'dyn-link': /the agent cannot serve it: kubeconfig \S+link leads outside the allowed directories/,
         };
         for (const [name, reason] of Object.entries(expected)) {
-          const row = await waitFor(async () => {
+          const row = await eventually(`${name} failed`, async () => {
             const a = await account(name);
             return a.state === 'FAILED' ? a : undefined;
-          }, `${name} failed`);
+          });
           assert.match(row.reason, reason, name);
         }
         // Visible in the list too, and the agent's other accounts go on, on the very same stream.
@@ -155,7 +146,7 @@ for (const driver of testDrivers()) {
 
         // Fixing the definition makes it serve.
         await rest('PUT', '/armory/accounts/dynamic', [dynamic('dyn-missing', kubeconfig)]);
-        await waitFor(async () => (await account('dyn-missing')).state === 'ACTIVE', 'the fixed account active');
+        await eventually('the fixed account active', async () => (await account('dyn-missing')).state === 'ACTIVE');
         assert.equal((await account('alpha')).state, 'ACTIVE');
       } finally {
         await agent.close();

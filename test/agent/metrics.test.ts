@@ -22,6 +22,7 @@ import { createAgentMetrics } from '../../src/agent/metrics/agent-metrics.js';
 import { wireSize } from '../../src/agent/stream/wire-size.js';
 import { dataMessages } from './helpers/fake-gateway.js';
 import { endMarkers, eventsOf, startHarness, type Harness } from './helpers/harness.js';
+import { eventually } from '../../testkit/eventually.js';
 
 /** Scrapes the agent's /metrics: every sample by its series (`name{label="v",…}`). */
 async function scrape(h: Harness): Promise<Map<string, number>> {
@@ -37,20 +38,21 @@ async function scrape(h: Harness): Promise<Map<string, number>> {
   return samples;
 }
 
-/** Polls the metrics until `predicate` holds. */
-async function scrapeUntil(
+/** Scrapes the metrics until `predicate` holds (testkit's `eventually`). */
+function scrapeUntil(
   h: Harness,
   predicate: (m: Map<string, number>) => boolean,
   what: string,
-  timeoutMs = 10_000,
+  timeoutMs?: number,
 ): Promise<Map<string, number>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const metrics = await scrape(h);
-    if (predicate(metrics)) return metrics;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  return eventually(
+    what,
+    async () => {
+      const metrics = await scrape(h);
+      return predicate(metrics) && metrics;
+    },
+    { timeoutMs },
+  );
 }
 
 const m = (metrics: Map<string, number>, series: string) => metrics.get(`outpost_agent_${series}`) ?? 0;
@@ -195,10 +197,10 @@ describe('agent metrics against the sandbox and the fake gateway', () => {
         h.agent.metricsPort !== undefined && h.agent.metricsPort !== 8008,
         'an ephemeral metrics port next to an ephemeral admin port',
       );
-      await h.gateway.waitFor(
-        () => endMarkers(h.gateway.messages, 'ConfigMap').length === 1 && endMarkers(h.gateway.messages, 'Deployment').length === 1,
-        10_000,
+      await eventually(
         'initial lists',
+        () => endMarkers(h.gateway.messages, 'ConfigMap').length === 1 && endMarkers(h.gateway.messages, 'Deployment').length === 1,
+        { timeoutMs: 10_000 },
       );
       // Every data message received and acknowledged (the fake gateway's acks travel back after it received them).
       const before = await scrapeUntil(
@@ -226,11 +228,9 @@ describe('agent metrics against the sandbox and the fake gateway', () => {
 
       // Traffic: five ConfigMaps, a get operation that finds its object and one that does not.
       for (let i = 0; i < 5; i++) h.sandbox.store.create(configMap(`metrics-${i}`));
-      await h.gateway.waitFor(
-        () => eventsOf(h.gateway.messages).filter((e) => e.name.startsWith('metrics-')).length === 5,
-        5000,
-        'the five events',
-      );
+      await eventually('the five events', () => eventsOf(h.gateway.messages).filter((e) => e.name.startsWith('metrics-')).length === 5, {
+        timeoutMs: 5000,
+      });
       const get = (id: string, name: string) =>
         h.gateway.sendOperation(
           create(OperationSchema, {
@@ -268,7 +268,7 @@ describe('agent metrics against the sandbox and the fake gateway', () => {
       refuseStreams = true;
       h.gateway.streams[0]!.drop();
       await scrapeUntil(h, (x) => m(x, 'connected') === 0 && m(x, 'disconnections_total') === 1, 'connected 0 after the drop');
-      await h.gateway.waitFor(() => h.gateway.streams.length >= 3, 10_000, 'refused reconnection attempts');
+      await eventually('refused reconnection attempts', () => h.gateway.streams.length >= 3, { timeoutMs: 10_000 });
       refuseStreams = false;
       const reconnected = await scrapeUntil(h, (x) => m(x, 'connected') === 1, 'connected again');
       assert.equal(m(reconnected, 'disconnections_total'), 1);

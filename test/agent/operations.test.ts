@@ -11,6 +11,7 @@ import {
   type OperationResult,
 } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 import { startHarness, type Harness } from './helpers/harness.js';
+import { eventually } from '../../testkit/eventually.js';
 
 type Spec = Operation['spec'];
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -65,7 +66,7 @@ describe('agent operations against the sandbox', () => {
       config: { kubernetes: { serverSideApply: ['Lease'], retries: { maxAttempts: 3, backoffMs: 20 } } },
     });
     h.sandbox.store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ops' } });
-    await h.gateway.waitFor(() => h.agent.status().connected, 10_000, 'the agent to be welcomed');
+    await eventually('the agent to be welcomed', () => h.agent.status().connected, { timeoutMs: 10_000 });
   });
   after(() => h.close());
 
@@ -292,12 +293,12 @@ spec: { sizes: ${sizes}, color: blue }`;
     const d = h.sandbox.store.get('apps/v1', 'Deployment', 'ops', 'roll') as Obj;
     assert.equal(d.spec.template.spec.containers[0].image, 'img:1');
     assert.equal(d.spec.template.metadata.labels['pod-template-hash'], undefined);
-    await h.gateway.waitFor(
+    await eventually(
+      'revision 4',
       () =>
         (h.sandbox.store.get('apps/v1', 'Deployment', 'ops', 'roll') as Obj).metadata.annotations?.['deployment.kubernetes.io/revision'] ===
         '4',
-      5000,
-      'revision 4',
+      { timeoutMs: 5000 },
     );
     const undoPrevious = await run(h, { case: 'rollout', value: { ...target, action: RolloutAction.UNDO } as never });
     assertOk(undoPrevious, 200);
@@ -354,7 +355,7 @@ spec:
       for (const [n, tag] of ['img:1', 'img:2', 'img:3'].entries()) {
         assertOk(await run(h, apply(workload(kind, name, tag))));
         // The controller writes a ControllerRevision for each template: wait for this one before the next apply.
-        await h.gateway.waitFor(() => newest() === n + 1, 10_000, `${kind} revision ${n + 1}`);
+        await eventually(`${kind} revision ${n + 1}`, () => newest() === n + 1, { timeoutMs: 10_000 });
       }
       const revisions = await revisionsOf();
       assert.deepEqual(
@@ -371,7 +372,7 @@ spec:
       assert.match(undo.message, new RegExp(`${kind.toLowerCase()}/${name} rolled back to revision 1`));
       assert.equal(image(), 'img:1');
       // The controller gives the restored template the next revision number (4), as Kubernetes does.
-      await h.gateway.waitFor(() => newest() === 4, 10_000, `${kind} revision 4`);
+      await eventually(`${kind} revision 4`, () => newest() === 4, { timeoutMs: 10_000 });
       const skipped = await run(h, { case: 'rollout', value: { ...target, action: RolloutAction.UNDO, toRevision: 4n } as never });
       assertOk(skipped, 200);
       assert.match(skipped.message, /skipped rollback \(current template already matches revision 4\)/);
@@ -467,10 +468,10 @@ stringData: { token: hunter2-very-secret }`),
     for (const [i, policy] of [PropagationPolicy.FOREGROUND, PropagationPolicy.BACKGROUND, PropagationPolicy.ORPHAN].entries()) {
       const name = `del-${i}`;
       assertOk(await run(h, apply(deploymentYaml(name, 'img:1'))), 201);
-      await h.gateway.waitFor(
-        () => h.sandbox.store.list('apps/v1', 'ReplicaSet', 'ops').some((rs) => rs.metadata.name!.startsWith(`${name}-`)),
-        5000,
+      await eventually(
         'its ReplicaSet',
+        () => h.sandbox.store.list('apps/v1', 'ReplicaSet', 'ops').some((rs) => rs.metadata.name!.startsWith(`${name}-`)),
+        { timeoutMs: 5000 },
       );
       const r = await run(h, {
         case: 'delete',
@@ -626,7 +627,7 @@ stringData: { token: hunter2-very-secret }`),
     );
     await new Promise((r) => setTimeout(r, 100));
     h.gateway.streams[streams - 1]!.drop();
-    await h.gateway.waitFor(() => h.gateway.streams.length > streams && h.agent.status().connected, 10_000, 'a new session');
+    await eventually('a new session', () => h.gateway.streams.length > streams && h.agent.status().connected, { timeoutMs: 10_000 });
     h.sandbox.faults.resume();
     const late = await h.gateway.waitForResult('in-flight');
     assertOk(late, 200);
@@ -651,7 +652,7 @@ describe('agent operations with a restricted account', () => {
   test('RBAC forbidden → 403 Forbidden with the server message', async () => {
     const h = await startHarness({ seed: 'demo', user: 'restricted', account: { kinds: ['Namespace'] } });
     try {
-      await h.gateway.waitFor(() => h.agent.status().connected, 10_000, 'welcome');
+      await eventually('welcome', () => h.agent.status().connected, { timeoutMs: 10_000 });
       h.gateway.sendOperation(
         create(OperationSchema, {
           id: 'forbidden',

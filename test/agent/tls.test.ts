@@ -4,6 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { certificateFingerprint, createCertificateAuthority, createClientCertificate } from '../../src/sandbox/certs.js';
 import { endMarkers, startHarness } from './helpers/harness.js';
+import { eventually } from '../../testkit/eventually.js';
 
 test('mTLS to the gateway (CA file, client certificate, server name) and an HTTPS API server with its CA fingerprint', async () => {
   const gatewayCa = await createCertificateAuthority({ hosts: ['gateway.test'] });
@@ -27,7 +28,7 @@ test('mTLS to the gateway (CA file, client certificate, server name) and an HTTP
     },
   });
   try {
-    await h.gateway.waitFor(() => endMarkers(h.gateway.messages, 'ConfigMap').length === 1, 10_000, 'list over TLS');
+    await eventually('list over TLS', () => endMarkers(h.gateway.messages, 'ConfigMap').length === 1, { timeoutMs: 10_000 });
     assert.deepEqual(h.gateway.tlsClients.slice(0, 1), ['agent-1']);
     const account = h.gateway.streams[0]!.hello!.accounts[0]!;
     assert.match(account.apiHost, /^https:/);
@@ -74,11 +75,9 @@ test('TLS misconfigurations fail with a clear reason and a hint, then retry', as
   for (const c of cases) {
     const h = await startHarness({ seed: 'none', gateway: c.gateway, configFrom: (dir) => ({ clouddriver: c.clouddriver(dir) }) });
     try {
-      await h.gateway.waitFor(
-        () => (h.logs.text().match(/cannot connect to the gateway/g)?.length ?? 0) >= 2,
-        8000,
-        `two failed attempts (${c.what})`,
-      );
+      await eventually(`two failed attempts (${c.what})`, () => (h.logs.text().match(/cannot connect to the gateway/g)?.length ?? 0) >= 2, {
+        timeoutMs: 8000,
+      });
       const line = h.logs.lines().find((l) => String(l.msg).startsWith('cannot connect to the gateway'))!;
       assert.match(String(line.msg), c.expect, c.what);
       assert.equal(h.agent.status().connected, false);

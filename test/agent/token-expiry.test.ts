@@ -6,16 +6,14 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { SignJWT } from 'jose';
-import { loadAgentConfig, startAgent } from '../../src/agent/index.js';
-import { loadGatewayConfig, startGateway } from '../../src/gateway/index.js';
-import { startSandbox } from '../../src/sandbox/index.js';
-import { createLogger, createSilentLogger } from '../../src/shared/logger.js';
+import { createLogger } from '../../src/shared/logger.js';
 import { captureLogs } from './helpers/harness.js';
+import { eventually } from '../../testkit/eventually.js';
+import { startStack } from '../../testkit/stack.js';
 
 const SECRET = 'jwt-secret-agent-expiry-0123456789-0123456789';
 
@@ -30,67 +28,38 @@ function jwt(exp: number): Promise<string> {
     .sign(new TextEncoder().encode(SECRET));
 }
 
-async function waitFor<T>(
-  predicate: () => T | undefined | false | Promise<T | undefined | false>,
-  what: string,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await predicate();
-    if (value !== undefined && value !== false) return value as T;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 test('an expired JWT ends the stream; the token command is re-run at once and the agent resumes without listing again', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'outpost-agent-expiry-'));
-  const sandbox = await startSandbox({ seed: 'demo', bookmarkIntervalMs: 200 });
-  const kubeconfigFile = join(dir, 'kubeconfig');
-  await sandbox.writeKubeconfig(kubeconfigFile);
-  writeFileSync(join(dir, 'jwt-secret'), SECRET);
-  const gateway = await startGateway(
-    loadGatewayConfig({
-      env: {},
-      overrides: {
-        httpPort: 0,
-        grpcPort: 0,
-        host: '127.0.0.1',
-        database: join(dir, 'db'),
-        id: 'gw-1',
+  const stack = await startStack({
+    persistent: true,
+    sandbox: { bookmarkIntervalMs: 200 },
+    gateway: (dir) => {
+      writeFileSync(join(dir, 'jwt-secret'), SECRET);
+      return {
         insecure: false,
         auth: {
           jwt: { issuer: 'https://issuer.test', audience: 'outpost', secretFile: join(dir, 'jwt-secret'), clockToleranceSeconds: 0 },
         },
         authorization: { rules: [{ kind: 'jwt', subject: '^agent-jwt$', roles: ['agent'], accounts: ['*'] }] },
-      },
-    }),
-    { logger: createSilentLogger() },
-  );
-  const tokenFile = join(dir, 'token');
+      };
+    },
+  });
+  const { gateway } = stack;
+  const tokenFile = join(stack.dir, 'token');
   const exp = Math.ceil(Date.now() / 1000) + 4;
   writeFileSync(tokenFile, await jwt(exp));
-  const configFile = join(dir, 'agent.yaml');
-  writeFileSync(
-    configFile,
-    JSON.stringify({
+  const logs = captureLogs();
+  const agent = await stack.startAgent({
+    id: 'expiry-agent',
+    account: { name: 'alpha', namespaces: ['demo'], kinds: ['ConfigMap'] },
+    config: {
       clouddriver: {
-        grpc: new URL(gateway.grpcUrl).host,
-        insecure: true,
         reconnect: { baseSeconds: 0.05, factor: 1.6, maxSeconds: 0.5 },
         // Far longer than the test: only the gateway's refusal makes the agent run the command again.
         auth: { tokenCommand: { command: 'cat', args: [tokenFile] }, tokenCommandIntervalSeconds: 3600 },
       },
-      agent: { id: 'expiry-agent', zone: 'test' },
-      server: { port: 0 },
-      kubernetes: { accounts: [{ name: 'alpha', kubeconfigFile, context: 'sandbox', namespaces: ['demo'], kinds: ['ConfigMap'] }] },
-    }),
-  );
-  const logs = captureLogs();
-  const agent = await startAgent(loadAgentConfig(configFile, {}), {
-    configFile,
-    env: {},
+      agent: { zone: 'test' },
+    },
+    configFile: join(stack.dir, 'agent.yaml'),
     logger: createLogger({ level: 'debug', destination: logs.stream }),
   });
   const alpha = () => agent.status().accounts.find((a) => a.name === 'alpha');
@@ -101,23 +70,25 @@ test('an expired JWT ends the stream; the token command is re-run at once and th
     return Array.from((result as unknown as { rows?: Record<string, unknown>[] }).rows ?? (result as unknown as Record<string, unknown>[]));
   };
   try {
-    await waitFor(() => alpha()?.watches.some((w) => w.state === 'watching'), 'alpha watching');
+    await eventually('alpha watching', () => alpha()?.watches.some((w) => w.state === 'watching'));
     const first = agent.status().sessionId!;
-    await waitFor(async () => (await watchStates()).some((r) => r.synced === true && r.resource_version !== ''), 'the first list stored');
+    await eventually('the first list stored', async () =>
+      (await watchStates()).some((r) => r.synced === true && r.resource_version !== ''),
+    );
     const listed = await watchStates();
     assert.ok(Date.now() < exp * 1000, 'the first session must be set up before the token expires (slow machine?)');
 
     // The operator's token command now prints a fresh token; the agent's interval would not run it for an hour.
     writeFileSync(tokenFile, await jwt(Math.ceil(Date.now() / 1000) + 600));
-    const second = await waitFor(
+    const second = await eventually(
+      'a new session after the token expired',
       () => {
         const id = agent.status().sessionId;
         return (
           id !== undefined && id !== first && alpha()?.verdict === 'caching' && alpha()!.watches.some((w) => w.state === 'watching') && id
         );
       },
-      'a new session after the token expired',
-      15_000,
+      { timeoutMs: 15_000 },
     );
     assert.ok(Date.now() >= exp * 1000 - 50, 'the first stream ended no earlier than its token expired');
 
@@ -141,9 +112,6 @@ test('an expired JWT ends the stream; the token command is re-run at once and th
       true,
     );
   } finally {
-    await agent.close();
-    await gateway.close();
-    await sandbox.close();
-    rmSync(dir, { recursive: true, force: true });
+    await stack.close();
   }
 });

@@ -6,6 +6,7 @@ import { ResumePointSchema, SyncPhase, Verdict } from '../../src/gen/outpost/age
 import { OperationSchema } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 import { dataMessages } from './helpers/fake-gateway.js';
 import { eventsOf, markersOf, startHarness, type Harness } from './helpers/harness.js';
+import { eventually } from '../../testkit/eventually.js';
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const configMap = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'demo' }, data: { a: '1' } });
@@ -31,7 +32,7 @@ describe('verdict updates pushed by the gateway (AccountVerdicts with change_id 
     const h = await startWith(Verdict.STANDBY);
     try {
       const { gateway, sandbox } = h;
-      await gateway.waitFor(() => h.agent.status().connected && accountOf(h).verdict === 'standby', 5000, 'welcomed as standby');
+      await eventually('welcomed as standby', () => h.agent.status().connected && accountOf(h).verdict === 'standby', { timeoutMs: 5000 });
       await pause(300);
       assert.equal(dataMessages(gateway.messages).length, 0, 'a standby account sends nothing');
       assert.deepEqual(accountOf(h).watches, []);
@@ -42,12 +43,12 @@ describe('verdict updates pushed by the gateway (AccountVerdicts with change_id 
         { account: 'sandbox', verdict: Verdict.CACHING, reason: 'the caching agent died', resume: configMapResume(resumeRv) },
       ]);
 
-      await gateway.waitFor(() => markers(h, 'Service', SyncPhase.END).length === 1, 10_000, 'Services listed');
+      await eventually('Services listed', () => markers(h, 'Service', SyncPhase.END).length === 1, { timeoutMs: 10_000 });
       assert.equal(markers(h, 'Service', SyncPhase.START).length, 1, 'the scope without a resume point lists');
-      const resumed = await gateway.waitFor(() => arrived(h, 'made-while-standby'), 5000, 'the change since the resume point');
+      const resumed = await eventually('the change since the resume point', () => arrived(h, 'made-while-standby'), { timeoutMs: 5000 });
       assert.equal(resumed.kind, 'ConfigMap');
       sandbox.store.create(configMap('made-after-promotion'));
-      await gateway.waitFor(() => arrived(h, 'made-after-promotion'), 5000, 'a change after the promotion');
+      await eventually('a change after the promotion', () => arrived(h, 'made-after-promotion'), { timeoutMs: 5000 });
       assert.equal(
         markersOf(gateway.messages).some((m) => m.kind === 'ConfigMap'),
         false,
@@ -88,7 +89,7 @@ describe('verdict updates pushed by the gateway (AccountVerdicts with change_id 
         'nothing re-sent from the resume point',
       );
       sandbox.store.create(configMap('made-after-second-push'));
-      await gateway.waitFor(() => arrived(h, 'made-after-second-push'), 5000, 'still streaming');
+      await eventually('still streaming', () => arrived(h, 'made-after-second-push'), { timeoutMs: 5000 });
       assert.equal(gateway.streams.length, 1);
     } finally {
       await h.close();
@@ -99,16 +100,16 @@ describe('verdict updates pushed by the gateway (AccountVerdicts with change_id 
     const h = await startWith(Verdict.CACHING);
     try {
       const { gateway, sandbox } = h;
-      await gateway.waitFor(
-        () => markers(h, 'ConfigMap', SyncPhase.END).length === 1 && markers(h, 'Service', SyncPhase.END).length === 1,
-        10_000,
+      await eventually(
         'initial lists',
+        () => markers(h, 'ConfigMap', SyncPhase.END).length === 1 && markers(h, 'Service', SyncPhase.END).length === 1,
+        { timeoutMs: 10_000 },
       );
       sandbox.store.create(configMap('before-demotion'));
-      await gateway.waitFor(() => arrived(h, 'before-demotion'), 5000, 'streaming');
+      await eventually('streaming', () => arrived(h, 'before-demotion'), { timeoutMs: 5000 });
 
       gateway.sendVerdicts([{ account: 'sandbox', verdict: Verdict.STANDBY, reason: 'another agent caches it' }]);
-      await gateway.waitFor(() => accountOf(h).verdict === 'standby', 5000, 'standby');
+      await eventually('standby', () => accountOf(h).verdict === 'standby', { timeoutMs: 5000 });
       const demotedAt = gateway.messages.length;
       sandbox.store.create(configMap('after-demotion'));
       await pause(500);
@@ -140,7 +141,7 @@ describe('verdict updates pushed by the gateway (AccountVerdicts with change_id 
 
       // REFUSED: recorded with its reason and logged at warn.
       gateway.sendVerdicts([{ account: 'sandbox', verdict: Verdict.REFUSED, reason: 'name bound to another cluster' }]);
-      await gateway.waitFor(() => accountOf(h).verdict === 'refused', 5000, 'refused');
+      await eventually('refused', () => accountOf(h).verdict === 'refused', { timeoutMs: 5000 });
       assert.equal(accountOf(h).reason, 'name bound to another cluster');
       const refused = h.logs
         .lines()
@@ -149,10 +150,10 @@ describe('verdict updates pushed by the gateway (AccountVerdicts with change_id 
 
       // Promoted again without resume points: every scope lists again.
       gateway.sendVerdicts([{ account: 'sandbox', verdict: Verdict.CACHING }]);
-      await gateway.waitFor(
-        () => markers(h, 'ConfigMap', SyncPhase.END).length === 2 && markers(h, 'Service', SyncPhase.END).length === 2,
-        10_000,
+      await eventually(
         'listed again',
+        () => markers(h, 'ConfigMap', SyncPhase.END).length === 2 && markers(h, 'Service', SyncPhase.END).length === 2,
+        { timeoutMs: 10_000 },
       );
       assert.ok(arrived(h, 'after-demotion'), 'the re-list sends what changed while not caching');
       assert.equal(accountOf(h).verdict, 'caching');
@@ -166,15 +167,15 @@ describe('verdict updates pushed by the gateway (AccountVerdicts with change_id 
     const h = await startWith(Verdict.STANDBY);
     try {
       const { gateway } = h;
-      await gateway.waitFor(() => h.agent.status().connected && accountOf(h).verdict === 'standby', 5000, 'welcomed as standby');
+      await eventually('welcomed as standby', () => h.agent.status().connected && accountOf(h).verdict === 'standby', { timeoutMs: 5000 });
       gateway.sendVerdicts([
         { account: 'nope', verdict: Verdict.CACHING },
         { account: 'other', verdict: Verdict.STANDBY },
       ]);
-      await gateway.waitFor(
-        () => h.logs.lines().filter((l) => l.msg === 'ignoring a pushed verdict for an account this session does not know').length === 2,
-        5000,
+      await eventually(
         'unknown accounts logged',
+        () => h.logs.lines().filter((l) => l.msg === 'ignoring a pushed verdict for an account this session does not know').length === 2,
+        { timeoutMs: 5000 },
       );
       await pause(300);
       assert.equal(dataMessages(gateway.messages).length, 0);
@@ -188,10 +189,10 @@ describe('verdict updates pushed by the gateway (AccountVerdicts with change_id 
         { account: 'nope', verdict: Verdict.REFUSED },
         { account: 'sandbox', verdict: Verdict.CACHING },
       ]);
-      await gateway.waitFor(
-        () => markers(h, 'ConfigMap', SyncPhase.END).length === 1 && markers(h, 'Service', SyncPhase.END).length === 1,
-        10_000,
+      await eventually(
         'promoted and listed',
+        () => markers(h, 'ConfigMap', SyncPhase.END).length === 1 && markers(h, 'Service', SyncPhase.END).length === 1,
+        { timeoutMs: 10_000 },
       );
       assert.equal(gateway.streams.length, 1);
       assert.equal(h.agent.status().accounts.length, 1);

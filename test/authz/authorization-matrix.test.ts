@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import type { DescService } from '@bufbuild/protobuf';
-import { listRestRoutes } from '../helpers/rest-routes.js';
+import { listRestRoutes } from '../../testkit/rest-routes.js';
 import { AUTHORIZATION_TABLE } from './authorization-table.js';
 import { startMatrixGateway, type MatrixGateway } from './matrix-gateway.js';
 import { describeFailure, runMatrix, summarize } from './matrix-runner.js';

@@ -15,16 +15,8 @@ import { SignJWT } from 'jose';
 import { EventType } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { OperationService } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { createReplicaTokenSigner } from '../../src/gateway/auth/replica-token.js';
-import {
-  configMap,
-  connectAgent,
-  event,
-  events,
-  openAgentStream,
-  startTestGateway,
-  type TestAgentStream,
-  type TestGateway,
-} from '../gateway/helpers.js';
+import { configMap, connectAgent, event, events, openAgentStream, type TestAgentStream } from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 import {
   FIXTURE,
   FORGED_REPLICA_SECRET,

@@ -18,7 +18,7 @@ import { createConnectTransport, createGrpcTransport } from '@connectrpc/connect
 import { AgentService, ConnectRequestSchema, Verdict, type ConnectRequest } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { OperationService } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import net from 'node:net';
-import { hello } from '../gateway/helpers.js';
+import { hello } from '../../testkit/test-agent-stream.js';
 import type { Probe } from './matrix-types.js';
 import type { FixtureStream } from './matrix-types.js';
 

@@ -6,7 +6,7 @@
 import { sendProbe } from './matrix-probes.js';
 import type { MatrixGateway } from './matrix-gateway.js';
 import { CREDENTIALS, type Credential, type MatrixRow } from './matrix-types.js';
-import { runPool } from '../helpers/run-pool.js';
+import { runPool } from '../../testkit/run-pool.js';
 
 /** The outcome of one cell. */
 export interface CellResult {

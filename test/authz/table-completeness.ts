@@ -4,7 +4,7 @@
  * marked `unrouted` aside). Returns the problems as sentences; empty means complete.
  */
 import type { DescService } from '@bufbuild/protobuf';
-import type { RestRoute } from '../helpers/rest-routes.js';
+import type { RestRoute } from '../../testkit/rest-routes.js';
 import type { MatrixRow } from './matrix-types.js';
 
 /** Problems of the REST half of the table against the app's routes. */

@@ -3,7 +3,7 @@
  * chosen by the seeded generator at random moments, keeps the load on for a while, heals everything, stops the load,
  * and runs every check (checks.ts). The report has one row per round and the totals; any failed check fails the run.
  */
-import { createRng, type Rng } from '../helpers/rng.js';
+import { createRng, type Rng } from '../../testkit/rng.js';
 import { checkCache, checkLedger, checkProcesses, checkSecretMarker, settleOperations } from './checks.js';
 import { startChaosSystem, type ChaosSystem } from './chaos-system.js';
 import { FAULTS, type Heal } from './faults.js';

@@ -4,8 +4,8 @@
  * the gateways' balancer through a fault proxy of its own that records every byte it forwards.
  */
 import { openDatabase, type Database } from '../../src/db/database.js';
-import { startGatewayCluster, type GatewayCluster } from '../helpers/gateway-cluster.js';
-import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+import { startGatewayCluster, type GatewayCluster } from '../../testkit/gateway-cluster.js';
+import { startTcpProxy, type TcpProxy } from '../../testkit/tcp-proxy.js';
 import { startPrivatePostgres, type PrivatePostgres } from './private-postgres.js';
 
 /** The running system. */

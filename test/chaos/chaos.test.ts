@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { seedFrom } from '../helpers/rng.js';
+import { seedFrom } from '../../testkit/rng.js';
 import { renderChaosReport, runChaos } from './chaos-runner.js';
 
 const ROUNDS = Number(process.env.OUTPOST_CHAOS_ROUNDS ?? 3);

@@ -4,8 +4,8 @@
  * resourceVersions of the watched kinds), no process died unbidden, memory stayed bounded, and the Secret marker never
  * reached the wire, the database or a log.
  */
-import { compareCacheToSandbox, isConverged, type CacheDiff } from '../helpers/cache-compare.js';
-import { readRss } from '../helpers/proc-stats.js';
+import { compareCacheToSandbox, isConverged, type CacheDiff } from '../../testkit/cache-compare.js';
+import { readRss } from '../../testkit/proc-stats.js';
 import type { ChaosSystem } from './chaos-system.js';
 import { LEDGER, LEDGER_PREFIX, type LedgerOperation } from './workload.js';
 

@@ -3,7 +3,7 @@
  * process back (a killed replica or agent is restarted) so the next round starts from a whole system.
  */
 import postgres from 'postgres';
-import type { Rng } from '../helpers/rng.js';
+import type { Rng } from '../../testkit/rng.js';
 import type { ChaosSystem } from './chaos-system.js';
 
 /** Ends a fault. */

@@ -8,7 +8,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePorts } from '../helpers/cluster-config.js';
+import { freePorts } from '../../testkit/cluster-config.js';
 
 /** A running private server. */
 export interface PrivatePostgres {

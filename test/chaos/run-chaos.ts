@@ -5,8 +5,8 @@
  * Needs the machine's Postgres binaries (it runs a private server it can restart) and nothing else.
  */
 import { parseArgs } from 'node:util';
-import { writeReportSection } from '../helpers/report-section.js';
-import { seedFrom } from '../helpers/rng.js';
+import { writeReportSection } from '../../testkit/report-section.js';
+import { seedFrom } from '../../testkit/rng.js';
 import { renderChaosReport, runChaos } from './chaos-runner.js';
 
 /** Where `--report` writes in its file (docs/chaos.md), between these markers. */

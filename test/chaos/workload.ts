@@ -5,7 +5,7 @@
  * a JSON patch, so the ledger shows whether it took effect, and how many times.
  */
 import type { Sandbox } from '../../src/sandbox/index.js';
-import type { Rng } from '../helpers/rng.js';
+import type { Rng } from '../../testkit/rng.js';
 
 /** One submitted operation and what is known about it. */
 export interface LedgerOperation {

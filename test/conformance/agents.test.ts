@@ -12,7 +12,6 @@ import { startH2Recorder, type H2Recorder, type RecordedStream } from './h2-reco
 import {
   cachedVersions,
   clusterVersions,
-  eventually,
   objectClient,
   operationClient,
   SCENARIO_KINDS,
@@ -22,8 +21,9 @@ import {
   type ScenarioCluster,
 } from './harness.js';
 import { createMiniAgent, type MiniAgent } from './mini-agent.js';
-import { startTestGateway, type TestGateway } from '../gateway/helpers.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 import { checkTranscript, countEvents, unacknowledged } from './transcript-rules.js';
+import { eventually } from '../../testkit/eventually.js';
 
 const OBJECTS = 500;
 
@@ -55,7 +55,7 @@ describe('both agents follow the page on the positive paths (sections 2–8)', {
       const eventsTotal = async () =>
         Number((await t.query<{ n: string | number }>(`select events_total as n from accounts where name = '${account}'`))[0]?.n ?? 0);
       /** Waits until everything the agent sent on its current stream is acknowledged. */
-      const settled = () => eventually(() => unacknowledged(current()) === 0n, 'every data message acknowledged');
+      const settled = () => eventually('every data message acknowledged', () => unacknowledged(current()) === 0n);
       const ops = () => operationClient(t.gateway.grpcUrl);
       let bumpedRv = 0;
 
@@ -86,7 +86,7 @@ describe('both agents follow the page on the positive paths (sections 2–8)', {
       });
 
       test(`lists every scope (START, ${OBJECTS} ConfigMaps, a Secret and a Deployment as ADDED, END with the count): the cache equals the cluster`, async () => {
-        await eventually(converged, 'the cache equals the cluster', 30_000);
+        await eventually('the cache equals the cluster', converged, { timeoutMs: 30_000 });
         const first = checkTranscript([welcomed()[0]!]).summary;
         assert.deepEqual([...first.listed[0]!].sort(), [
           `${account}/apps/v1/Deployment/`,
@@ -123,26 +123,24 @@ describe('both agents follow the page on the positive paths (sections 2–8)', {
         const one = cluster.sandbox.store.get('v1', 'ConfigMap', 'conf', 'cm-0001')!;
         cluster.sandbox.store.update({ ...one, data: { changed: 'yes' } });
         cluster.sandbox.store.remove('v1', 'ConfigMap', 'conf', 'cm-0002');
-        await eventually(converged, 'the cache follows the cluster');
+        await eventually('the cache follows the cluster', converged);
       });
 
       test('forwards bookmarks: they move the resume point and are not counted as events', async () => {
         // Let the Deployment's controllers finish, so that only bookmarks flow.
         await eventually(
-          () => Number((cluster.sandbox.store.get('apps/v1', 'Deployment', 'conf', 'web')?.status as any)?.readyReplicas ?? 0) === 1,
           'the Deployment is ready',
+          () => Number((cluster.sandbox.store.get('apps/v1', 'Deployment', 'conf', 'web')?.status as any)?.readyReplicas ?? 0) === 1,
         );
-        await eventually(converged, 'the cache equals the cluster');
+        await eventually('the cache equals the cluster', converged);
         await settled();
         const before = { total: await eventsTotal(), ...countEvents(recorder.streams, account) };
         // Move the cluster's resourceVersion without touching a cached kind: the next bookmarks carry it.
         for (let i = 0; i < 3; i++)
           cluster.sandbox.store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: `bump-${kind}-${i}` } });
         bumpedRv = cluster.sandbox.store.resourceVersion;
-        await eventually(
-          () =>
-            countEvents(recorder.streams, account).bookmarks.some((b) => b.kind === 'ConfigMap' && Number(b.resourceVersion) >= bumpedRv),
-          "a ConfigMap BOOKMARK at the new cluster version (forward the API server's bookmarks, section 4)",
+        await eventually("a ConfigMap BOOKMARK at the new cluster version (forward the API server's bookmarks, section 4)", () =>
+          countEvents(recorder.streams, account).bookmarks.some((b) => b.kind === 'ConfigMap' && Number(b.resourceVersion) >= bumpedRv),
         );
         await settled();
         const afterCount = { total: await eventsTotal(), ...countEvents(recorder.streams, account) };
@@ -166,7 +164,7 @@ describe('both agents follow the page on the positive paths (sections 2–8)', {
           metadata: { name: 'created-while-away', namespace: 'conf' },
           data: { a: '1' },
         });
-        await eventually(() => welcomed().length > before, 'a new welcomed stream');
+        await eventually('a new welcomed stream', () => welcomed().length > before);
         const next = current();
         const hello = next.entries.find((e) => e.dir === 'agent')!.message.message;
         assert.equal(hello.case, 'hello');
@@ -182,7 +180,7 @@ describe('both agents follow the page on the positive paths (sections 2–8)', {
           Number(cmPoint.resourceVersion) >= bumpedRv,
           `the ConfigMap resume point ${cmPoint.resourceVersion} comes from a bookmark (≥ ${bumpedRv})`,
         );
-        await eventually(converged, 'the cache equals the cluster after the resume');
+        await eventually('the cache equals the cluster after the resume', converged);
         assert.deepEqual(checkTranscript([current()]).summary.listed[0], [], 'no scope listed again');
       });
 
@@ -233,7 +231,7 @@ describe('both agents follow the page on the positive paths (sections 2–8)', {
         assert.equal(missing.state, OperationState.FAILED);
         assert.equal(missing.result?.reason, 'NotFound');
         assert.equal(missing.result?.statusCode, 404);
-        await eventually(converged, 'the operations show in the cache');
+        await eventually('the operations show in the cache', converged);
       });
 
       test('a result that waits while the stream is down goes out on the resumed session, and the operation runs once', async () => {
@@ -248,15 +246,13 @@ describe('both agents follow the page on the positive paths (sections 2–8)', {
             timeout: { seconds: 20n },
           });
           const id = operation!.id;
-          await eventually(
-            () =>
-              current().entries.some(
-                (e) => e.dir === 'gateway' && e.message.message.case === 'operation' && e.message.message.value.id === id,
-              ),
-            'the operation reached the agent',
+          await eventually('the operation reached the agent', () =>
+            current().entries.some(
+              (e) => e.dir === 'gateway' && e.message.message.case === 'operation' && e.message.message.value.id === id,
+            ),
           );
           recorder.cutAll();
-          await eventually(() => welcomed().length > before, 'a new welcomed stream');
+          await eventually('a new welcomed stream', () => welcomed().length > before);
           cluster.sandbox.faults.resume();
           paused = false;
           const done = (
@@ -280,7 +276,7 @@ describe('both agents follow the page on the positive paths (sections 2–8)', {
       });
 
       test('the whole transcript follows the page (sequences, accounts, lists, events, bookmarks, results, no Secret data, heartbeats) and the cache equals the cluster', async () => {
-        await eventually(converged, 'the cache equals the cluster');
+        await eventually('the cache equals the cluster', converged);
         const { violations, summary } = checkTranscript(welcomed(), { resumeWithoutList: true });
         assert.deepEqual(violations, []);
         assert.ok(summary.agentHeartbeats.reduce((a, b) => a + b, 0) > 0, 'the agent sent heartbeats');
@@ -301,8 +297,8 @@ describe('both agents follow the page on the positive paths (sections 2–8)', {
           metadata: { name: 'created-after-410', namespace: 'conf' },
           data: { a: '1' },
         });
-        await eventually(() => starts() > before, 'the ConfigMap scope listed again');
-        await eventually(converged, 'the cache equals the cluster after the new list');
+        await eventually('the ConfigMap scope listed again', () => starts() > before);
+        await eventually('the cache equals the cluster after the new list', converged);
         await settled();
         assert.deepEqual(checkTranscript(welcomed()).violations, []);
       });

@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Verdict, type Welcome } from '../../src/gen/outpost/agent/v1/agent_pb.js';
-import { testDrivers } from '../helpers/databases.js';
-import { startTestGateway } from '../gateway/helpers.js';
+import { testDrivers } from '../../testkit/databases.js';
+import { startTestGateway } from '../../testkit/test-gateway.js';
 import { helloAndWelcome, openAgentStream, type AgentStream, type RequestMessage } from './agent-stream.js';
 import { cachedVersions, helloFor, objectClient, type TestGateway } from './harness.js';
 import { added, batch, bookmark, cm, deleted, EventType, marker, modified, SyncPhase, type EventInit } from './scripted.js';

@@ -16,7 +16,7 @@ import {
 } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { ListObjectsRequestSchema } from '../../src/gen/outpost/api/v1/object_service_pb.js';
 import type { GatewayConfigInput } from '../../src/gateway/index.js';
-import { configMap, event, events, hello } from '../gateway/helpers.js';
+import { configMap, event, events, hello } from '../../testkit/test-agent-stream.js';
 
 export const AGENT_TOKEN = 'conformance-agent-token-0123456789';
 export const READER_TOKEN = 'conformance-reader-token-0123456789';

@@ -12,7 +12,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { Code } from '@connectrpc/connect';
-import { startTestGateway, type TestGateway } from '../gateway/helpers.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 import { authorizationOf, STATUS_CASES, statusCaseConfig, type StatusCase } from './grpc-status-cases.js';
 
 /** Debian's interpreter, which python3-grpcio installs into (the `python3` on PATH may be another one). */

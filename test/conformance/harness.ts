@@ -15,7 +15,7 @@ import type { GatewayConfigInput } from '../../src/gateway/index.js';
 import { ObjectService } from '../../src/gen/outpost/api/v1/object_service_pb.js';
 import { OperationService } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { startTestGateway, type TestGateway } from '../gateway/helpers.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 import { createKubeClient, type KubeClient } from './kube-client.js';
 import type { RequestMessage } from './agent-stream.js';
 
@@ -150,15 +150,6 @@ export function versionDiff(cache: Map<string, string>, cluster: Map<string, str
   for (const [k, rv] of cluster) if (cache.get(k) !== rv) out.push(`${k}: cache ${cache.get(k) ?? 'missing'}, cluster ${rv}`);
   for (const k of cache.keys()) if (!cluster.has(k)) out.push(`${k}: cached, gone from the cluster`);
   return out;
-}
-
-/** Polls `check` until it holds; the timeout only bounds a hang. */
-export async function eventually(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not reached within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /** The kinds the positive scenarios cache. */

@@ -8,14 +8,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
-import { startTestGateway } from '../gateway/helpers.js';
+import { startTestGateway } from '../../testkit/test-gateway.js';
 import { helloAndWelcome, openAgentStream, type AgentStream } from './agent-stream.js';
 import { startH2Recorder } from './h2-recorder.js';
-import { eventually, helloFor, startReferenceAgent, startScenarioCluster, type TestGateway } from './harness.js';
+import { helloFor, startReferenceAgent, startScenarioCluster, type TestGateway } from './harness.js';
 import { createMiniAgent } from './mini-agent.js';
 import { added, batch, cm } from './scripted.js';
 import { rowTest } from './status-cases.js';
 import { checkTranscript } from './transcript-rules.js';
+import { eventually } from '../../testkit/eventually.js';
 
 const DEAD_AFTER_S = 2;
 const MAX_AGE_S = 5;
@@ -90,7 +91,7 @@ describe('heartbeats, maximum age, shutdown and database failures (sections 6, 9
         try {
           const welcomed = () =>
             recorder.streams.filter((s) => s.entries.some((e) => e.dir === 'gateway' && e.message.message.case === 'welcome'));
-          await eventually(() => welcomed().length >= 2, 'a second welcomed stream', 20_000);
+          await eventually('a second welcomed stream', () => welcomed().length >= 2, { timeoutMs: 20_000 });
           const [first, second] = welcomed();
           assert.equal(first!.grpcStatus, 14, 'the first stream ended UNAVAILABLE');
           assert.equal(first!.trailers['x-outpost-reconnect'], 'now');

@@ -26,6 +26,7 @@ import { openAgentStream, type AgentStream, type RequestMessage } from './agent-
 import type { CallOutcome } from './grpc-wire.js';
 import { scrubSecret, type KubeClient, type KubeKind, type KubeObject } from './kube-client.js';
 import { runOperation, type ResultInit } from './mini-operations.js';
+import { eventually } from '../../testkit/eventually.js';
 
 /** One cluster account the mini agent serves. */
 export interface MiniAccount {
@@ -501,14 +502,6 @@ export function createMiniAgent(options: MiniAgentOptions): MiniAgent {
     }
   };
 
-  const waitUntil = async (check: () => boolean, timeoutMs: number, what: string) => {
-    const deadline = Date.now() + timeoutMs;
-    while (!check()) {
-      if (Date.now() > deadline) throw new Error(`mini agent ${options.agentId}: ${what} not reached within ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  };
-
   return {
     agentId: options.agentId,
     async start() {
@@ -525,21 +518,21 @@ export function createMiniAgent(options: MiniAgentOptions): MiniAgent {
       return session;
     },
     async waitForWelcomes(count, timeoutMs = 20_000) {
-      await waitUntil(() => welcomes >= count, timeoutMs, `${count} welcomes`);
+      await eventually(`mini agent ${options.agentId}: ${count} welcomes`, () => welcomes >= count, { timeoutMs });
       return streams.filter((s) => s.welcome).at(-1)!.welcome!;
     },
     async waitSynced(timeoutMs = 20_000) {
-      await waitUntil(
+      await eventually(
+        `mini agent ${options.agentId}: every scope synced`,
         () => !!current?.welcomed && current.unsynced.size === 0 && current.watchers.size > 0,
-        timeoutMs,
-        'every scope synced',
+        { timeoutMs },
       );
     },
     async waitAcked(timeoutMs = 20_000) {
-      await waitUntil(
+      await eventually(
+        `mini agent ${options.agentId}: everything acknowledged`,
         () => !!current && current.queue.length === 0 && current.stream.acked >= current.seq,
-        timeoutMs,
-        'everything acknowledged',
+        { timeoutMs },
       );
     },
     operations,

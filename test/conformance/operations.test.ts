@@ -10,14 +10,15 @@ import { after, before, describe, test } from 'node:test';
 import type { JsonObject } from '@bufbuild/protobuf';
 import type { Operation } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 import { OperationState, type OperationRecord } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
-import { testDrivers } from '../helpers/databases.js';
-import { startTestGateway } from '../gateway/helpers.js';
+import { testDrivers } from '../../testkit/databases.js';
+import { startTestGateway } from '../../testkit/test-gateway.js';
 import { helloAndWelcome, openAgentStream, type AgentStream } from './agent-stream.js';
-import { eventually, helloFor, operationClient, startScenarioCluster, type ScenarioCluster, type TestGateway } from './harness.js';
+import { helloFor, operationClient, startScenarioCluster, type ScenarioCluster, type TestGateway } from './harness.js';
 import { createMiniAgent, type MiniAgent } from './mini-agent.js';
 import { startH2Recorder } from './h2-recorder.js';
 import type { ResultInit } from './mini-operations.js';
 import { added, batch, cm } from './scripted.js';
+import { eventually } from '../../testkit/eventually.js';
 
 type Spec = Operation['spec'];
 
@@ -44,10 +45,10 @@ for (const driver of testDrivers()) {
     /** The terminal record of an operation. */
     const finished = async (id: string): Promise<OperationRecord> => {
       let op: OperationRecord | undefined;
-      await eventually(async () => {
+      await eventually(`operation ${id} ends`, async () => {
         op = (await client().getOperation({ id })).operation;
         return !!op && op.state !== OperationState.PENDING && op.state !== OperationState.SENT;
-      }, `operation ${id} ends`);
+      });
       return op!;
     };
     /** A metric's value summed over the series whose labels contain `labels`. */
@@ -228,8 +229,8 @@ for (const driver of testDrivers()) {
       s.send(batch(1, [added('conf-ignored', cm('still-working', '1'))]));
       await s.waitForAck(1);
       await eventually(
-        async () => (await metric('outpost_gateway_operation_results_ignored_total')) >= before + 2,
         'both ignored results counted',
+        async () => (await metric('outpost_gateway_operation_results_ignored_total')) >= before + 2,
       );
       const again = (await client().getOperation({ id: first.id })).operation!;
       assert.equal(again.state, OperationState.SUCCEEDED);
@@ -258,13 +259,13 @@ for (const driver of testDrivers()) {
         const spec = { case: 'get' as const, value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'conf', name: 'cm-0001' } };
         const { operation } = await client().submitOperation({ account: 'conf-redelivery', spec, timeout: { seconds: 20n } });
         const id = operation!.id;
-        await eventually(() => cut, 'the stream was cut before the result went out');
+        await eventually('the stream was cut before the result went out', () => cut);
         const done = (await client().submitOperation({ account: 'conf-redelivery', id, spec, timeout: { seconds: 20n }, wait: true }))
           .operation!;
         assert.equal(done.state, OperationState.SUCCEEDED, done.error || done.result?.message);
         await eventually(
-          () => agent.operations.filter((o) => o.id === id).length >= 2,
           'the operation was delivered again on the resumed session',
+          () => agent.operations.filter((o) => o.id === id).length >= 2,
         );
         assert.equal(agent.runs.get(id), 1, 'run once');
         const answers = recorder.streams

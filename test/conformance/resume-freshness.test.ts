@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Welcome } from '../../src/gen/outpost/agent/v1/agent_pb.js';
-import { startTestGateway } from '../gateway/helpers.js';
+import { startTestGateway } from '../../testkit/test-gateway.js';
 import { helloAndWelcome, openAgentStream, type AgentStream } from './agent-stream.js';
 import { helloFor, type TestGateway } from './harness.js';
 import { added, batch, bookmark, cm, marker, SyncPhase } from './scripted.js';

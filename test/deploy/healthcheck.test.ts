@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { parseAgentConfig, startAgent } from '../../src/agent/index.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
-import { startTestGateway } from '../gateway/helpers.js';
+import { startTestGateway } from '../../testkit/test-gateway.js';
 import { ROOT } from './kustomize.js';
 
 function healthcheck(url: string | undefined): Promise<{ code: number; stderr: string }> {

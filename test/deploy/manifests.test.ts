@@ -19,11 +19,11 @@ import { createKindRegistry } from '../../src/sandbox/kinds.js';
 import { createAuthorizer, type AccessAttributes } from '../../src/sandbox/rbac.js';
 import { createObjectStore } from '../../src/sandbox/store.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
-import { eventually } from '../gateway/helpers.js';
 import { createKubectl, type Kubectl } from '../sandbox/kubectl-runner.js';
 import { schemaProblems } from './kube-schema.js';
 import { findOne, KUBECTL, kustomize, overlayDirs, parseManifests, type Manifest } from './kustomize.js';
 import { containerEnv, mountedFile, onlyContainer } from './pod-inputs.js';
+import { eventually } from '../../testkit/eventually.js';
 
 const GATEWAY = 'deploy/gateway/overlays/example';
 const CLUSTER_WIDE = 'deploy/agent/overlays/cluster-wide';
@@ -225,12 +225,14 @@ describe('deploy/ manifests', () => {
     }
     // let the controllers settle (pods Running, Endpoints filled), then re-apply: no object changes
     await eventually(
+      'three outpost pods Running',
       async () => sandbox.store.list('v1', 'Pod', 'outpost').filter((p) => (p as Manifest).status?.phase === 'Running').length === 3,
-      10_000,
+      { timeoutMs: 10_000 },
     );
     await eventually(
+      'two pods in team-a and two in outpost-agent',
       async () => sandbox.store.list('v1', 'Pod', 'team-a').length === 2 && sandbox.store.list('v1', 'Pod', 'outpost-agent').length === 2,
-      10_000,
+      { timeoutMs: 10_000 },
     );
     await new Promise((r) => setTimeout(r, 200));
     const before = sandbox.store.resourceVersion;
@@ -269,7 +271,9 @@ describe('deploy/ manifests', () => {
     });
     try {
       await directory.start();
-      await eventually(async () => directory.list().length === 3 && directory.list().every((r) => r.ready), 10_000);
+      await eventually('three ready replicas listed', async () => directory.list().length === 3 && directory.list().every((r) => r.ready), {
+        timeoutMs: 10_000,
+      });
       const pods = sandbox.store.list('v1', 'Pod', 'outpost') as Manifest[];
       const expected = pods
         .map((p) => ({ id: p.metadata.name, baseUrl: `http://${p.status.podIP}:${config.httpPort}` }))

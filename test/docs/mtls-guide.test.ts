@@ -15,7 +15,7 @@ import { loadAgentConfig, startAgent } from '../../src/agent/index.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { Code, grpcAgentStream, grpcRead, restCall, startAuthGateway } from '../gateway/auth-helpers.js';
-import { eventually } from '../gateway/helpers.js';
+import { eventually } from '../../testkit/eventually.js';
 
 const guide = readFileSync(fileURLToPath(new URL('../../docs/mtls.md', import.meta.url)), 'utf8');
 
@@ -88,7 +88,11 @@ test('the mTLS guide: its openssl commands produce files a gateway and an agent 
         writeFileSync(join(dir, 'agent.json.yaml'), JSON.stringify(agentConfig));
         const agent = await startAgent(loadAgentConfig(join(dir, 'agent.json.yaml'), {}), { logger: createSilentLogger() });
         try {
-          await eventually(async () => agent.status().connected && agent.status().sessionId !== undefined, 15_000);
+          await eventually(
+            'the agent connected with a session',
+            async () => agent.status().connected && agent.status().sessionId !== undefined,
+            { timeoutMs: 15_000 },
+          );
         } finally {
           await agent.close();
         }

@@ -20,6 +20,7 @@ import { createCertificateAuthority, createClientCertificate } from '../../src/s
 import { createSilentLogger } from '../../src/shared/logger.js';
 import type { Manifest } from '../deploy/kustomize.js';
 import { fencedBlocks, readDoc, ROOT, shellCommands } from './doc-blocks.js';
+import { eventually } from '../../testkit/eventually.js';
 
 const page = fencedBlocks(readDoc('docs/quick-start.md'));
 const run = (name: string) => page.filter((b) => b.marker === `run: ${name}`).flatMap((b) => shellCommands(b.text));
@@ -36,19 +37,6 @@ function sh(command: string, options: { cwd: string; env?: NodeJS.ProcessEnv }):
       },
     );
   });
-}
-
-/** Re-runs `command` until `check` accepts its output (the cache follows the cluster within a moment). */
-async function until<T>(command: () => Promise<string>, check: (out: string) => T | undefined, what: string, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last = '';
-  for (;;) {
-    last = await command();
-    const value = check(last);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) assert.fail(`${what}; last answer: ${last.slice(0, 400)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 // The two parts share nothing but the directory: they run at the same time.
@@ -109,7 +97,15 @@ describe('quick start', { concurrency: true }, () => {
     for (const command of commands) {
       const check = checks.find(([re]) => re.test(command));
       assert.ok(check, `the test knows what to expect of: ${command}`);
-      await until(() => sh(local(command), { cwd: dir, env: { HOME: dir } }), check[1], `${command} gave the expected answer`);
+      // Re-run until the check accepts the output (the cache follows the cluster within a moment).
+      await eventually(
+        `${command} gave the expected answer`,
+        async () => {
+          const out = await sh(local(command), { cwd: dir, env: { HOME: dir } });
+          return check[1](out) ?? assert.fail(`last answer: ${out.slice(0, 400)}`);
+        },
+        { intervalMs: 200 },
+      );
     }
     const dashboard = await fetch(`${demo.gateway.httpUrl}/`);
     assert.equal(dashboard.status, 200);

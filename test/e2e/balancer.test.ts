@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { test } from 'node:test';
-import { startBalancer } from '../helpers/balancer.js';
+import { startBalancer } from '../../testkit/balancer.js';
 
 test('balancer: round-robin, skips refused targets, counts and cuts connections', async () => {
   const servers = await Promise.all(

@@ -9,15 +9,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
-import { testDrivers } from '../helpers/databases.js';
-import { waitForCacheToMatch } from '../helpers/cache-compare.js';
-import { startTestSystem, type TestSystem } from '../helpers/system.js';
+import { testDrivers } from '../../testkit/databases.js';
+import { waitForCacheToMatch } from '../../testkit/cache-compare.js';
+import { startStack, type Stack } from '../../testkit/stack.js';
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const SECRET_MARKER = 's3cr3t-demo';
 
-async function listObjects(system: TestSystem, body: Record<string, unknown>) {
+async function listObjects(system: Stack, body: Record<string, unknown>) {
   const res = await fetch(`${system.gateway.httpUrl}/outpost.api.v1.ObjectService/ListObjects`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -27,14 +27,14 @@ async function listObjects(system: TestSystem, body: Record<string, unknown>) {
   return (await res.json()) as { objects?: { name: string; namespace?: string; kind: string; object?: any }[] };
 }
 
-async function syncGens(system: TestSystem): Promise<string> {
+async function syncGens(system: Stack): Promise<string> {
   const rows = await system.gateway.database.db.execute(
     sql`select api_version, kind, watch_namespace, sync_gen from watch_states where account = 'sandbox' order by 1, 2, 3`,
   );
   return JSON.stringify((rows as any).rows ?? rows);
 }
 
-async function dumpTables(system: TestSystem): Promise<string> {
+async function dumpTables(system: Stack): Promise<string> {
   const parts: string[] = [];
   for (const table of ['accounts', 'objects', 'watch_states']) {
     const rows = await system.gateway.database.db.execute(sql.raw(`select t::text as row from ${table} t`));
@@ -45,9 +45,9 @@ async function dumpTables(system: TestSystem): Promise<string> {
 
 for (const driver of testDrivers()) {
   describe(`caching path end to end (${driver})`, { concurrency: false }, () => {
-    let system: TestSystem;
+    let system: Stack;
     before(async () => {
-      system = await startTestSystem({ driver, persistent: true });
+      system = await startStack({ driver, persistent: true });
     });
     after(async () => {
       await system?.close();
@@ -139,7 +139,7 @@ for (const driver of testDrivers()) {
     });
 
     test('kinds forbidden by RBAC are skipped and reported, the others are cached', async () => {
-      await system.startAgent({ name: 'restricted', user: 'restricted' }, 'agent-restricted');
+      await system.startAgent({ id: 'agent-restricted', account: { name: 'restricted', user: 'restricted' } });
       await waitForCacheToMatch(system.gateway.database, system.sandbox, 'restricted');
       const res = await fetch(`${system.gateway.httpUrl}/outpost.api.v1.AccountService/ListAccounts`, {
         method: 'POST',
@@ -177,7 +177,7 @@ for (const driver of testDrivers()) {
   });
 }
 
-async function listAgentStateCount(system: TestSystem): Promise<number> {
+async function listAgentStateCount(system: Stack): Promise<number> {
   const rows = await system.gateway.database.db.execute(sql`select count(*)::int as n from accounts where state = 'ACTIVE'`);
   return Number(((rows as any).rows ?? rows)[0].n);
 }

@@ -16,8 +16,9 @@ import { promisify } from 'node:util';
 import type { Browser, Locator } from 'playwright-core';
 import { ensureWebBuild } from '../../src/demo/web-build.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
-import { launchChromium, seriousAxeViolations, testOutputDir } from '../helpers/browser.js';
-import { connectAgent, openAgentStream, startTestGateway, type TestGateway } from '../gateway/helpers.js';
+import { launchChromium, seriousAxeViolations, testOutputDir } from './browser.js';
+import { connectAgent, openAgentStream } from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
 const run = promisify(execFile);
 const bin = fileURLToPath(new URL('../../bin/outpost.js', import.meta.url));

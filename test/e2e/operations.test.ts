@@ -16,8 +16,8 @@ import { createOperationClient, type OperationClient, type SubmitInit } from '..
 import { describeFailure } from '../../src/client/format.js';
 import { PatchType, PropagationPolicy, RolloutAction } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 import { OperationState, type OperationRecord } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
-import { testDrivers } from '../helpers/databases.js';
-import { startTestSystem, type TestSystem } from '../helpers/system.js';
+import { testDrivers } from '../../testkit/databases.js';
+import { startStack, type Stack } from '../../testkit/stack.js';
 import { runCli } from '../cli/operations-helpers.js';
 
 const bin = fileURLToPath(new URL('../../bin/outpost.js', import.meta.url));
@@ -57,25 +57,8 @@ function configMapYaml(name: string, namespace: string, data: Record<string, str
   return `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${namespace}\ndata: ${JSON.stringify(data)}\n`;
 }
 
-/** Waits until the gateway lists every account as registered by a connected agent. */
-async function waitForAccounts(system: TestSystem, names: string[], timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await fetch(`${system.gateway.httpUrl}/outpost.api.v1.AccountService/ListAccounts`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{}',
-    });
-    const body = (await res.json()) as { accounts?: { name: string; state: string; agentId?: string }[] };
-    const ready = new Set((body.accounts ?? []).filter((a) => a.state === 'ACTIVE' && a.agentId).map((a) => a.name));
-    if (names.every((n) => ready.has(n))) return;
-    if (Date.now() > deadline) throw new Error(`accounts not registered in time: want ${names.join()}, have ${[...ready].join()}`);
-    await sleep(50);
-  }
-}
-
 /** Posts Connect JSON to SubmitOperation like curl would. */
-async function submitJson(system: TestSystem, body: string): Promise<{ status: number; json: Obj }> {
+async function submitJson(system: Stack, body: string): Promise<{ status: number; json: Obj }> {
   const res = await fetch(`${system.gateway.httpUrl}/outpost.api.v1.OperationService/SubmitOperation`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -84,7 +67,7 @@ async function submitJson(system: TestSystem, body: string): Promise<{ status: n
   return { status: res.status, json: (await res.json()) as Obj };
 }
 
-async function restTotal(system: TestSystem): Promise<number> {
+async function restTotal(system: Stack): Promise<number> {
   const res = await fetch(`${system.gateway.httpUrl}/armory/agent/operations?page=1&items=1`);
   assert.equal(res.status, 200);
   return ((await res.json()) as { total: number }).total;
@@ -110,18 +93,21 @@ function assertFailed(record: OperationRecord, statusCode: number, reason: strin
 
 for (const driver of testDrivers()) {
   describe(`operations end to end (${driver})`, { concurrency: false }, () => {
-    let system: TestSystem;
+    let system: Stack;
     let client: OperationClient;
     const run = (spec: Spec, account = 'sandbox', extra: { id?: string; timeout?: { seconds: bigint } } = {}) =>
       client.submitAndWait({ account, id: extra.id ?? '', timeout: extra.timeout ?? { seconds: 20n }, spec });
 
     before(async () => {
-      system = await startTestSystem({ driver });
-      await system.startAgent({ name: 'sandbox' }, 'agent-1');
-      await system.startAgent({ name: 'second', kinds: ['ConfigMap'] }, 'agent-2');
-      await system.startAgent({ name: 'third', kinds: ['ConfigMap'] }, 'agent-3');
-      await system.startAgent({ name: 'restricted', user: 'restricted', kinds: ['ConfigMap'] }, 'agent-4');
-      await waitForAccounts(system, ['sandbox', 'second', 'third', 'restricted']);
+      system = await startStack({
+        driver,
+        agents: [
+          { id: 'agent-1', account: { name: 'sandbox' } },
+          { id: 'agent-2', account: { name: 'second', kinds: ['ConfigMap'] } },
+          { id: 'agent-3', account: { name: 'third', kinds: ['ConfigMap'] } },
+          { id: 'agent-4', account: { name: 'restricted', user: 'restricted', kinds: ['ConfigMap'] } },
+        ],
+      });
       client = createOperationClient({ gatewayUrl: system.gateway.httpUrl });
     });
     after(async () => {

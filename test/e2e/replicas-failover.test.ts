@@ -10,9 +10,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { openDatabase, type Database } from '../../src/db/database.js';
-import { waitForCacheToMatch } from '../helpers/cache-compare.js';
-import { testDrivers } from '../helpers/databases.js';
-import { startGatewayCluster, type GatewayCluster } from '../helpers/gateway-cluster.js';
+import { waitForCacheToMatch } from '../../testkit/cache-compare.js';
+import { testDrivers } from '../../testkit/databases.js';
+import { startGatewayCluster, type GatewayCluster } from '../../testkit/gateway-cluster.js';
+import { eventually } from '../../testkit/eventually.js';
 
 const ACCOUNT = 'sandbox';
 const LEDGER = 'ledger';
@@ -23,23 +24,6 @@ interface OperationJson {
   state: string;
   error?: string;
   agentId?: string;
-}
-
-async function eventually<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await fn();
-      if (value) return value;
-      last = value;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 describe('gateway replicas: failover of replicas and agents (3 gateway processes, 2 agents)', {
@@ -195,7 +179,9 @@ describe('gateway replicas: failover of replicas and agents (3 gateway processes
       return h?.agent_id === other ? h : undefined;
     });
     assert.ok(Number(after_.lease_epoch) > Number(before_.lease_epoch));
-    await eventually('the promoted agent to log it', async () => /promoted to caching by the gateway/.test(cluster.logs(other)), 5000);
+    await eventually('the promoted agent to log it', async () => /promoted to caching by the gateway/.test(cluster.logs(other)), {
+      timeoutMs: 5000,
+    });
     cluster.sandbox.store.create({
       apiVersion: 'v1',
       kind: 'ConfigMap',
@@ -217,7 +203,7 @@ describe('gateway replicas: failover of replicas and agents (3 gateway processes
         const h = await holder();
         return h && h.gateway_id !== before_.gateway_id ? h : undefined;
       },
-      30_000,
+      { timeoutMs: 30_000 },
     );
     // Past the paused replica's lease (3 s) and then some, with changes flowing to the new owner.
     cluster.sandbox.store.create({

@@ -12,7 +12,7 @@ import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { AccountService } from '../../src/gen/outpost/api/v1/account_service_pb.js';
 import { createAccountCleanup } from '../../src/gateway/accounts/account-cleanup.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
-import { testDrivers } from '../helpers/databases.js';
+import { testDrivers } from '../../testkit/databases.js';
 import { rest } from './accounts-helpers.js';
 import {
   configMap,
@@ -20,14 +20,13 @@ import {
   event,
   events,
   EventType,
-  eventually,
   openAgentStream,
-  startTestGateway,
   SyncPhase,
   syncMarker,
   type TestAgentStream,
-  type TestGateway,
-} from './helpers.js';
+} from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
+import { eventually } from '../../testkit/eventually.js';
 
 const GRACE = 1;
 
@@ -75,9 +74,9 @@ for (const driver of testDrivers()) {
       assert.ok((await listed()).includes('gone'));
       s.end();
       await s.ended;
-      await eventually(async () => (await state('gone')) === 'INACTIVE');
+      await eventually('account gone INACTIVE', async () => (await state('gone')) === 'INACTIVE');
       const inactiveAt = Date.now();
-      await eventually(async () => (await state('gone')) === undefined, 10_000);
+      await eventually('account gone removed', async () => (await state('gone')) === undefined, { timeoutMs: 10_000 });
       assert.ok(Date.now() - inactiveAt >= GRACE * 1000 - 100, 'removed before the grace period ended');
       assert.equal(await count('objects', 'gone'), 0);
       assert.equal(await count('watch_states', 'gone'), 0);
@@ -95,7 +94,7 @@ for (const driver of testDrivers()) {
       const other = open();
       const welcome = await connectAgent(other, 'agent-other', [{ name: 'gone', apiHost: 'https://elsewhere:6443' }]);
       assert.equal(welcome.accounts[0]!.verdict, Verdict.CACHING);
-      await eventually(async () => (await state('gone')) === 'ACTIVE');
+      await eventually('account gone ACTIVE', async () => (await state('gone')) === 'ACTIVE');
       other.end();
     });
 
@@ -103,11 +102,11 @@ for (const driver of testDrivers()) {
       const first = await cacheAccount('agent-kept', 'kept');
       first.end();
       await first.ended;
-      await eventually(async () => (await state('kept')) === 'INACTIVE');
+      await eventually('account kept INACTIVE', async () => (await state('kept')) === 'INACTIVE');
       await new Promise((r) => setTimeout(r, GRACE * 500));
       const second = open();
       await connectAgent(second, 'agent-kept', [{ name: 'kept' }]);
-      await eventually(async () => (await state('kept')) === 'ACTIVE');
+      await eventually('account kept ACTIVE', async () => (await state('kept')) === 'ACTIVE');
       await new Promise((r) => setTimeout(r, GRACE * 2000));
       assert.equal(await state('kept'), 'ACTIVE');
       assert.equal(await count('objects', 'kept'), 2);
@@ -121,7 +120,7 @@ for (const driver of testDrivers()) {
       assert.equal((await rest(t, 'PATCH', '/armory/accounts', [{ name: 'admin-off', state: 'INACTIVE' }])).status, 200);
       s.end();
       await s.ended;
-      await eventually(async () => (await state('admin-off')) === 'INACTIVE');
+      await eventually('account admin-off INACTIVE', async () => (await state('admin-off')) === 'INACTIVE');
       await new Promise((r) => setTimeout(r, GRACE * 2000));
       assert.equal(await state('dyn-kept'), 'INACTIVE');
       assert.equal(await state('admin-off'), 'INACTIVE');

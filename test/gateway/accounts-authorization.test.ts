@@ -7,9 +7,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
-import { testDrivers } from '../helpers/databases.js';
+import { testDrivers } from '../../testkit/databases.js';
 import { accountInfo, accountsChanged, nextOf, rest } from './accounts-helpers.js';
-import { connectAgent, eventually, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from './helpers.js';
+import { connectAgent, openAgentStream, type TestAgentStream } from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
+import { eventually } from '../../testkit/eventually.js';
 
 const AGENT_TOKEN = 'team-a-agent-token-0123456789abcdef';
 const ADMIN_TOKEN = 'ops-admin-token-0123456789abcdef';
@@ -105,7 +107,7 @@ for (const driver of testDrivers()) {
         s.received
           .filter((m) => m.message.case === 'accountCommand')
           .map((m) => (m.message.value as { account?: { name: string } }).account?.name);
-      await eventually(async () => pushed().includes('team-a-dyn'));
+      await eventually('team-a-dyn pushed to the agent', async () => pushed().includes('team-a-dyn'));
       const later = await rest(
         t,
         'PUT',
@@ -117,7 +119,7 @@ for (const driver of testDrivers()) {
         admin,
       );
       assert.equal(later.status, 200, JSON.stringify(later.body));
-      await eventually(async () => pushed().includes('team-a-dyn2'));
+      await eventually('team-a-dyn2 pushed to the agent', async () => pushed().includes('team-a-dyn2'));
       assert.deepEqual(
         pushed().filter((n) => n?.startsWith('team-b')),
         [],

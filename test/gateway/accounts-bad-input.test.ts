@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { AccountService } from '../../src/gen/outpost/api/v1/account_service_pb.js';
-import { testDrivers } from '../helpers/databases.js';
+import { testDrivers } from '../../testkit/databases.js';
 import { rest, snapshot } from './accounts-helpers.js';
 import {
   Code,
@@ -19,10 +19,9 @@ import {
   events,
   EventType,
   openAgentStream,
-  startTestGateway,
   type TestAgentStream,
-  type TestGateway,
-} from './helpers.js';
+} from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
 const MAX_BODY = 4096;
 const SQL_NAME = "a'; drop table accounts; --";

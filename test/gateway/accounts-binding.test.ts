@@ -10,21 +10,11 @@ import { createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { AccountService } from '../../src/gen/outpost/api/v1/account_service_pb.js';
-import { testDrivers } from '../helpers/databases.js';
+import { testDrivers } from '../../testkit/databases.js';
 import { rest } from './accounts-helpers.js';
-import {
-  Code,
-  ConnectError,
-  configMap,
-  connectAgent,
-  event,
-  events,
-  EventType,
-  eventually,
-  openAgentStream,
-  startTestGateway,
-  type TestGateway,
-} from './helpers.js';
+import { Code, ConnectError, configMap, connectAgent, event, events, EventType, openAgentStream } from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
+import { eventually } from '../../testkit/eventually.js';
 
 const FIRST = { apiHost: 'https://first.example:6443', caFingerprint: '11'.repeat(32) };
 const SECOND = { apiHost: 'https://second.example:6443', caFingerprint: '22'.repeat(32) };
@@ -83,7 +73,7 @@ for (const driver of testDrivers()) {
 
       first.end();
       await first.ended;
-      await eventually(async () => (await client.getAccount({ name: 'shared' })).account?.state === 'INACTIVE');
+      await eventually('account shared INACTIVE', async () => (await client.getAccount({ name: 'shared' })).account?.state === 'INACTIVE');
       const released = await rest(t, 'DELETE', '/armory/accounts/shared/binding');
       assert.equal(released.status, 200, JSON.stringify(released.body));
       assert.equal(released.body.apiHost ?? '', '');

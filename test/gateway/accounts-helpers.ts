@@ -3,7 +3,8 @@
  * (to prove a refused request changed nothing), and the agent-side messages of dynamic accounts.
  */
 import type { ConnectResponse } from '../../src/gen/outpost/agent/v1/agent_pb.js';
-import type { TestAgentStream, TestGateway } from './helpers.js';
+import type { TestAgentStream } from '../../testkit/test-agent-stream.js';
+import type { TestGateway } from '../../testkit/test-gateway.js';
 
 /** Answer of a REST call. */
 export interface RestAnswer {

@@ -11,7 +11,7 @@ import { AccountInfoSchema, Verdict } from '../../src/gen/outpost/agent/v1/agent
 import { claimAccounts, releaseAccounts } from '../../src/gateway/accounts/account-claim-queries.js';
 import { loadGatewayConfig, startGateway, type RunningGateway } from '../../src/gateway/index.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
-import { testDrivers } from '../helpers/databases.js';
+import { testDrivers } from '../../testkit/databases.js';
 import { rest } from './accounts-helpers.js';
 import { AGENT_A, AGENT_B, CLUSTER, IDENTITY_GATEWAY, READER, verdictsFor } from './identity-binding-helpers.js';
 import {
@@ -21,12 +21,11 @@ import {
   event,
   events,
   EventType,
-  eventually,
   openAgentStream,
-  startTestGateway,
   type TestAgentStream,
-  type TestGateway,
-} from './helpers.js';
+} from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
+import { eventually } from '../../testkit/eventually.js';
 
 for (const driver of testDrivers()) {
   describe(`account names bound to the claiming identity (${driver})`, { concurrency: false }, () => {
@@ -87,10 +86,12 @@ for (const driver of testDrivers()) {
       // The owner goes away; then the canary, so B is promoted for cluster-9 only.
       a.end();
       await a.ended;
-      await eventually(async () => (await row('cluster-1')).state === 'INACTIVE');
+      await eventually('account cluster-1 INACTIVE', async () => (await row('cluster-1')).state === 'INACTIVE');
       canary.end();
       await canary.ended;
-      await eventually(async () => verdictsFor(b, 'cluster-9').includes(Verdict.CACHING), 15_000);
+      await eventually('a CACHING verdict for cluster-9', async () => verdictsFor(b, 'cluster-9').includes(Verdict.CACHING), {
+        timeoutMs: 15_000,
+      });
       assert.deepEqual(verdictsFor(b, 'cluster-1'), [Verdict.REFUSED], 'never STANDBY, never promoted');
       assert.equal((await row('cluster-1')).state, 'INACTIVE', 'nobody claimed the free account');
       assert.equal((await row('cluster-1')).session_id, wa.sessionId);
@@ -213,7 +214,9 @@ describe('identity binding across replicas (postgres)', {
     streams.push(again);
     const w = await connectAgent(again, 'agent-a', [{ name: 'cluster-remote', ...CLUSTER }]);
     if (w.accounts[0]!.verdict !== Verdict.CACHING)
-      await eventually(async () => verdictsFor(again, 'cluster-remote').includes(Verdict.CACHING), 15_000);
+      await eventually('a CACHING verdict for cluster-remote', async () => verdictsFor(again, 'cluster-remote').includes(Verdict.CACHING), {
+        timeoutMs: 15_000,
+      });
     assert.deepEqual(verdictsFor(sb, 'cluster-remote'), [Verdict.REFUSED]);
     for (const s of [sb, again]) s.end();
     await Promise.all([sb.ended, again.ended]);

@@ -10,7 +10,7 @@ import { createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { AccountService } from '../../src/gen/outpost/api/v1/account_service_pb.js';
-import { testDrivers } from '../helpers/databases.js';
+import { testDrivers } from '../../testkit/databases.js';
 import { rest } from './accounts-helpers.js';
 import { ADMIN, AGENT_A, AGENT_B, CLUSTER, IDENTITY_GATEWAY, READER, WRITER, verdictsFor } from './identity-binding-helpers.js';
 import {
@@ -21,12 +21,11 @@ import {
   event,
   events,
   EventType,
-  eventually,
   openAgentStream,
-  startTestGateway,
   type TestAgentStream,
-  type TestGateway,
-} from './helpers.js';
+} from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
+import { eventually } from '../../testkit/eventually.js';
 
 for (const driver of testDrivers()) {
   describe(`admin rebinding of account identities (${driver})`, { concurrency: false }, () => {
@@ -108,7 +107,9 @@ for (const driver of testDrivers()) {
       assert.match(audit.reason, /identity binding moved from token:agent-a to token:agent-b/);
 
       // The old holder can no longer write, and its stream is told REFUSED once its replica sees the lease is gone.
-      await eventually(async () => verdictsFor(a, 'cluster-r').includes(Verdict.REFUSED), 20_000);
+      await eventually('a REFUSED verdict for cluster-r', async () => verdictsFor(a, 'cluster-r').includes(Verdict.REFUSED), {
+        timeoutMs: 20_000,
+      });
       const b = open(AGENT_B);
       const wb = await connectAgent(b, 'agent-b', [{ name: 'cluster-r', ...CLUSTER }]);
       assert.equal(wb.accounts[0]!.verdict, Verdict.CACHING, wb.accounts[0]!.reason);
@@ -134,7 +135,10 @@ for (const driver of testDrivers()) {
       assert.equal((await connectAgent(b, 'agent-b', [{ name: 'cluster-q' }])).accounts[0]!.verdict, Verdict.CACHING);
       b.end();
       await b.ended;
-      await eventually(async () => (await client.getAccount({ name: 'cluster-q' }, as(READER))).account?.state === 'INACTIVE');
+      await eventually(
+        'account cluster-q INACTIVE',
+        async () => (await client.getAccount({ name: 'cluster-q' }, as(READER))).account?.state === 'INACTIVE',
+      );
       assert.equal((await client.listAccounts({ name: 'cluster-q' }, as(READER))).accounts[0]?.boundIdentity, 'token:agent-b');
 
       const rows = await snapshot();

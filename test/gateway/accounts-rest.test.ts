@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { AccountAction, Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
-import { testDrivers } from '../helpers/databases.js';
+import { testDrivers } from '../../testkit/databases.js';
 import { accountInfo, accountsChanged, nextOf, rest, transitionsOf } from './accounts-helpers.js';
 import {
   configMap,
@@ -13,12 +13,11 @@ import {
   event,
   events,
   EventType,
-  eventually,
   openAgentStream,
-  startTestGateway,
   type TestAgentStream,
-  type TestGateway,
-} from './helpers.js';
+} from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
+import { eventually } from '../../testkit/eventually.js';
 
 for (const driver of testDrivers()) {
   describe(`account management over REST (${driver})`, { concurrency: false }, () => {
@@ -114,7 +113,7 @@ for (const driver of testDrivers()) {
       assert.equal(remove.action, AccountAction.REMOVE);
       assert.equal(remove.account?.name, 'def-b');
       inZone.send(accountsChanged(2, [], ['def-b']));
-      await eventually(async () => (await rest(t, 'GET', '/armory/accounts/def-b')).body.state === 'INACTIVE');
+      await eventually('account def-b INACTIVE', async () => (await rest(t, 'GET', '/armory/accounts/def-b')).body.state === 'INACTIVE');
       assert.deepEqual(await transitionsOf(t, 'def-b'), [
         '(new)→INACTIVE',
         'INACTIVE→ACTIVATING',
@@ -131,7 +130,10 @@ for (const driver of testDrivers()) {
         const put = await rest(short, 'PUT', '/armory/accounts/dynamic', [{ name: 'lonely', kubeconfigFile: '/k', zoneId: 'nowhere' }]);
         assert.equal(put.status, 200, JSON.stringify(put.body));
         assert.equal(put.body.items[0].state, 'ACTIVATING');
-        await eventually(async () => (await rest(short, 'GET', '/armory/accounts/lonely')).body.state === 'FAILED', 30_000);
+        await eventually(
+          'account lonely FAILED',
+          async () => (await rest(short, 'GET', '/armory/accounts/lonely')).body.state === 'FAILED',
+        );
         const got = await rest(short, 'GET', '/armory/accounts/lonely');
         assert.match(got.body.reason, /no agent started serving it within 0.5s/);
         assert.equal(got.body.transitions[0].actor, 'gateway');
@@ -199,7 +201,10 @@ for (const driver of testDrivers()) {
       assert.equal(off.body.items[0].state, 'TO_DEACTIVATE');
       a.end();
       await a.ended;
-      await eventually(async () => (await rest(t, 'GET', '/armory/accounts/cfg-acc')).body.state === 'INACTIVE');
+      await eventually(
+        'account cfg-acc INACTIVE',
+        async () => (await rest(t, 'GET', '/armory/accounts/cfg-acc')).body.state === 'INACTIVE',
+      );
       const b = open();
       const w2 = await connectAgent(b, 'agent-cfg', [{ name: 'cfg-acc' }]);
       assert.equal(w2.accounts[0]?.verdict, Verdict.REFUSED);
@@ -230,7 +235,7 @@ for (const driver of testDrivers()) {
       await a.waitForAck(1);
       a.end();
       await a.ended;
-      await eventually(async () => (await rest(t, 'GET', '/armory/accounts/gone')).body.state === 'INACTIVE');
+      await eventually('account gone INACTIVE', async () => (await rest(t, 'GET', '/armory/accounts/gone')).body.state === 'INACTIVE');
       await t.query(
         `insert into watch_states (account, api_version, kind, watch_namespace, resource_version) values ('gone', 'v1', 'ConfigMap', 'extra', '5')`,
       );
@@ -274,7 +279,10 @@ for (const driver of testDrivers()) {
       a.send(events(2, [event('dyn-del', EventType.ADDED, configMap('raced', 2))]));
       await a.waitForAck(2);
       a.send(accountsChanged(2, [], ['dyn-del']));
-      await eventually(async () => (await t.query(`select 1 from objects where account = 'dyn-del'`)).length === 0);
+      await eventually(
+        'the objects of dyn-del deleted',
+        async () => (await t.query(`select 1 from objects where account = 'dyn-del'`)).length === 0,
+      );
       assert.equal((await t.query(`select 1 from watch_states where account = 'dyn-del'`)).length, 0);
       a.end();
       await a.ended;

@@ -15,8 +15,10 @@ import {
   type ConnectResponse,
 } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import type { DynamicAccountSource } from '../../src/gateway/agents/account-commands.js';
-import { testDrivers } from '../helpers/databases.js';
-import { hello, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from './helpers.js';
+import { testDrivers } from '../../testkit/databases.js';
+import { hello, openAgentStream, type TestAgentStream } from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
+import { eventually } from '../../testkit/eventually.js';
 
 function definition(name: string): AccountDefinition {
   return create(AccountDefinitionSchema, {
@@ -36,14 +38,6 @@ function commandsOf(s: TestAgentStream): string[] {
   return s.received
     .filter((m): m is ConnectResponse & { message: { case: 'accountCommand' } } => m.message.case === 'accountCommand')
     .map((m) => `${AccountAction[m.message.value.action]} ${m.message.value.account?.name}`);
-}
-
-async function waitFor(check: () => boolean, timeoutMs = 3000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 for (const driver of testDrivers()) {
@@ -76,7 +70,7 @@ for (const driver of testDrivers()) {
 
     test('the dynamic accounts of the zone are pushed as ADD commands right after the Welcome', async () => {
       const east = await connect('agent-east-dyn', 'east', 'east-own');
-      await waitFor(() => commandsOf(east).length === 2);
+      await eventually('two commands on the east stream', () => commandsOf(east).length === 2);
       assert.deepEqual(commandsOf(east), ['ADD dyn-east-1', 'ADD dyn-east-2']);
       const idx = east.received.findIndex((m) => m.message.case === 'accountCommand');
       assert.ok(idx > east.received.findIndex((m) => m.message.case === 'welcome'), 'commands follow the Welcome');
@@ -94,13 +88,13 @@ for (const driver of testDrivers()) {
     test('the bus reaches the welcomed streams of the zone only; zone "" reaches every stream', async () => {
       const east = await connect('agent-east', 'east', 'east-a');
       const west = await connect('agent-west', 'west', 'west-a');
-      await waitFor(() => commandsOf(east).length === 2); // the dynamic ones
+      await eventually('the two dynamic commands on the east stream', () => commandsOf(east).length === 2); // the dynamic ones
 
       assert.equal(t.gateway.accountCommands.push('east', command(AccountAction.ADD, 'pushed-east')), 1);
       assert.equal(t.gateway.accountCommands.push('west', command(AccountAction.REMOVE, 'pushed-west')), 1);
       assert.equal(t.gateway.accountCommands.push('north', command(AccountAction.ADD, 'nobody')), 0);
       assert.equal(t.gateway.accountCommands.push('', command(AccountAction.ADD, 'pushed-all')), 2);
-      await waitFor(() => commandsOf(east).length === 4 && commandsOf(west).length === 2);
+      await eventually('four commands on east, two on west', () => commandsOf(east).length === 4 && commandsOf(west).length === 2);
       assert.deepEqual(commandsOf(east), ['ADD dyn-east-1', 'ADD dyn-east-2', 'ADD pushed-east', 'ADD pushed-all']);
       assert.deepEqual(commandsOf(west), ['REMOVE pushed-west', 'ADD pushed-all']);
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { SignJWT } from 'jose';
 import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
-import { testDrivers } from '../helpers/databases.js';
+import { testDrivers } from '../../testkit/databases.js';
 import {
   Code,
   configMap,
@@ -19,12 +19,11 @@ import {
   event,
   events,
   EventType,
-  eventually,
   openAgentStream,
-  startTestGateway,
   type TestAgentStream,
-  type TestGateway,
-} from './helpers.js';
+} from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
+import { eventually } from '../../testkit/eventually.js';
 
 const SECRET = 'jwt-secret-expiry-0123456789-0123456789';
 
@@ -99,11 +98,11 @@ for (const driver of testDrivers()) {
       assert.equal(err.rawMessage, 'credentials expired; reconnect with a fresh token');
       assert.ok(endedAt >= exp * 1000 - 50, `ended ${exp * 1000 - endedAt} ms before the token expired`);
 
-      await eventually(async () => (await account('exp-short'))?.state === 'INACTIVE');
+      await eventually('account exp-short INACTIVE', async () => (await account('exp-short'))?.state === 'INACTIVE');
       const sessionEnded = async () =>
         (await t.query<{ ended_at: unknown }>(`select ended_at from agent_sessions where id = '${shortWelcome.sessionId}'`))[0]?.ended_at !=
         null;
-      await eventually(sessionEnded);
+      await eventually('the expired session ended', sessionEnded);
 
       // The stream whose token is still valid is untouched: it still stores and acknowledges, its account stays ACTIVE.
       long.send(events(1, [event('exp-long', EventType.ADDED, configMap('still-alive', 1))]));
@@ -134,7 +133,7 @@ for (const driver of testDrivers()) {
       const again = await fresh.next();
       assert.equal(again.message.case, 'welcome');
       assert.equal(again.message.case === 'welcome' && again.message.value.accounts[0]!.verdict, Verdict.CACHING);
-      await eventually(async () => (await account('exp-short'))?.state === 'ACTIVE');
+      await eventually('account exp-short ACTIVE', async () => (await account('exp-short'))?.state === 'ACTIVE');
     });
   });
 }

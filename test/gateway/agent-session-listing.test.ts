@@ -8,8 +8,10 @@ import { after, before, describe, test } from 'node:test';
 import { createClient, type Client } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { AccountService } from '../../src/gen/outpost/api/v1/account_service_pb.js';
-import { testDrivers } from '../helpers/databases.js';
-import { connectAgent, eventually, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from './helpers.js';
+import { testDrivers } from '../../testkit/databases.js';
+import { connectAgent, openAgentStream, type TestAgentStream } from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
+import { eventually } from '../../testkit/eventually.js';
 
 for (const driver of testDrivers()) {
   describe(`agents listing (${driver})`, { concurrency: false }, () => {
@@ -45,6 +47,7 @@ for (const driver of testDrivers()) {
       gone.end();
       await gone.ended;
       await eventually(
+        'the third session ended',
         async () => (await t.query(`select 1 from agent_sessions where id = '${w3.sessionId}' and ended_at is not null`)).length === 1,
       );
       // A row left by a replica that died (never ended, not touched for long).
@@ -117,7 +120,7 @@ for (const driver of testDrivers()) {
       first.end();
       second.end();
       await Promise.all([first.ended, second.ended]);
-      await eventually(async () => (await client.listAgents({})).agents.length === 0);
+      await eventually('no agent listed', async () => (await client.listAgents({})).agents.length === 0);
     });
 
     test('GET /armory/agents/{id} of an unknown agent → 404 JSON; other methods → 405', async () => {

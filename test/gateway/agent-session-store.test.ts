@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { createRawQuery } from '../../src/db/raw-query.js';
 import { createAgentSessionStore, TOUCH_BATCH_MS, type AgentSessionStore } from '../../src/gateway/agents/agent-session-store.js';
-import { createTestDatabase, testDrivers, type TestDatabase } from '../helpers/databases.js';
+import { createTestDatabase, testDrivers, type TestDatabase } from '../../testkit/databases.js';
 
 for (const driver of testDrivers()) {
   describe(`agent session touches (${driver})`, () => {

@@ -7,8 +7,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Verdict, type Welcome } from '../../src/gen/outpost/agent/v1/agent_pb.js';
-import { testDrivers } from '../helpers/databases.js';
-import { Code, connectAgent, hello, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from './helpers.js';
+import { testDrivers } from '../../testkit/databases.js';
+import { Code, connectAgent, hello, openAgentStream, type TestAgentStream } from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
 const ONE = 'agent-one-token-0123456789abcdef';
 const TWO = 'agent-two-token-0123456789abcdef';

@@ -9,17 +9,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { verifySessionToken } from '../../src/gateway/agents/agent-session-store.js';
-import { testDrivers } from '../helpers/databases.js';
-import {
-  Code,
-  connectAgent,
-  eventually,
-  hello,
-  openAgentStream,
-  startTestGateway,
-  type TestAgentStream,
-  type TestGateway,
-} from './helpers.js';
+import { testDrivers } from '../../testkit/databases.js';
+import { Code, connectAgent, hello, openAgentStream, type TestAgentStream } from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
+import { eventually } from '../../testkit/eventually.js';
 
 type SessionRow = Record<string, unknown> & { id: string; token_hash: string; ended_at: unknown };
 
@@ -91,7 +84,7 @@ for (const driver of testDrivers()) {
 
       s.end();
       assert.equal(await s.ended, undefined);
-      await eventually(async () => (await sessionRows()).find((r) => r.id === welcome.sessionId)?.ended_at != null);
+      await eventually('the session ended', async () => (await sessionRows()).find((r) => r.id === welcome.sessionId)?.ended_at != null);
       second.end();
       await second.ended;
     });
@@ -115,7 +108,7 @@ for (const driver of testDrivers()) {
       const [acc] = (await accountRows()).filter((r) => r.name === 'res-a');
       assert.equal(acc!.state, 'ACTIVE');
       assert.equal(acc!.session_id, w2!.sessionId);
-      await eventually(async () => (await sessionRows()).find((r) => r.id === w1.sessionId)?.ended_at != null);
+      await eventually('the first session ended', async () => (await sessionRows()).find((r) => r.id === w1.sessionId)?.ended_at != null);
 
       // An ended session can be resumed too (the agent reconnects after its stream dropped).
       second.abort();

@@ -5,7 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Code, connectAgent, eventually, openAgentStream, startTestGateway, type TestGateway } from './helpers.js';
+import { Code, connectAgent, openAgentStream } from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
+import { eventually } from '../../testkit/eventually.js';
 
 describe('dead agents are noticed', () => {
   let t: TestGateway;
@@ -33,6 +35,7 @@ describe('dead agents are noticed', () => {
       assert.match(err!.rawMessage, /no message from the agent for 0\.8s/);
       assert.ok(after >= 600 && after < 3000, `closed after ${after} ms`);
       await eventually(
+        'account silent INACTIVE',
         async () => (await t.query<{ state: string }>(`select state from accounts where name = 'silent'`))[0]?.state === 'INACTIVE',
       );
       await new Promise((r) => setTimeout(r, 2000));

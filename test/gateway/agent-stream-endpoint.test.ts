@@ -14,7 +14,8 @@ import { createClient, type Transport } from '@connectrpc/connect';
 import { compressionGzip, createConnectTransport, createGrpcTransport } from '@connectrpc/connect-node';
 import { AgentService, ConnectRequestSchema } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { encodeMessage } from '../../src/gateway/grpc/grpc-wire.js';
-import { Code, hello, startTestGateway, type TestGateway } from './helpers.js';
+import { Code, hello } from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
 const PATH = '/outpost.agent.v1.AgentService/Connect';
 

@@ -5,23 +5,22 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
-import { testDrivers } from '../helpers/databases.js';
+import { testDrivers } from '../../testkit/databases.js';
 import {
   Code,
   configMap,
   connectAgent,
   event,
   events,
-  eventually,
   EventType,
   hello,
   openAgentStream,
-  startTestGateway,
   SyncPhase,
   syncMarker,
   type TestAgentStream,
-  type TestGateway,
-} from './helpers.js';
+} from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
+import { eventually } from '../../testkit/eventually.js';
 
 for (const driver of testDrivers()) {
   describe(`hostile agent streams (${driver})`, { concurrency: false }, () => {
@@ -116,6 +115,7 @@ for (const driver of testDrivers()) {
       await failsWith(gap, Code.InvalidArgument, /sequence 3 is out of order: expected 2/);
       assert.deepEqual(await names('seq'), ['one']);
       await eventually(
+        'account seq INACTIVE',
         async () => (await t.query<{ state: string }>(`select state from accounts where name = 'seq'`))[0]!.state === 'INACTIVE',
       );
 
@@ -258,6 +258,7 @@ for (const driver of testDrivers()) {
       await failsWith(s, Code.ResourceExhausted);
       assert.equal(await count('objects', 'big'), 0);
       await eventually(
+        'account big INACTIVE',
         async () => (await t.query<{ state: string }>(`select state from accounts where name = 'big'`))[0]!.state === 'INACTIVE',
       );
     });

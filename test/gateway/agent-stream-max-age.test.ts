@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { jitteredMaxAgeMs, RECONNECT_HEADER, RECONNECT_NOW, STREAM_MAX_AGE } from '../../src/gateway/agents/stream-timers.js';
-import { testDrivers } from '../helpers/databases.js';
+import { testDrivers } from '../../testkit/databases.js';
 import {
   Code,
   configMap,
@@ -16,15 +16,14 @@ import {
   event,
   events,
   EventType,
-  eventually,
   hello,
   openAgentStream,
-  startTestGateway,
   SyncPhase,
   syncMarker,
   type TestAgentStream,
-  type TestGateway,
-} from './helpers.js';
+} from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
+import { eventually } from '../../testkit/eventually.js';
 
 const MAX_AGE = 1;
 
@@ -95,7 +94,7 @@ for (const driver of testDrivers()) {
         [['ConfigMap', '10']],
         'the stored resume point is offered: the agent watches on without listing again',
       );
-      await eventually(async () => (await state('aged')) === 'ACTIVE');
+      await eventually('account aged ACTIVE', async () => (await state('aged')) === 'ACTIVE');
       // The new stream has its own age: it ends too.
       const again = await second.ended;
       assert.equal(again?.metadata.get(RECONNECT_HEADER), RECONNECT_NOW);

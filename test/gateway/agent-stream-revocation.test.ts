@@ -14,8 +14,9 @@ import { createConnectTransport } from '@connectrpc/connect-node';
 import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { FleetService } from '../../src/gen/outpost/api/v1/fleet_service_pb.js';
 import { OperationService } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
-import { testDrivers } from '../helpers/databases.js';
-import { Code, connectAgent, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from './helpers.js';
+import { testDrivers } from '../../testkit/databases.js';
+import { Code, connectAgent, openAgentStream, type TestAgentStream } from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
 const FILE_TOKEN = 'file-token-0123456789-abcdef';
 const NEW_FILE_TOKEN = 'file-token-rotated-0123456789';

@@ -5,21 +5,20 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
-import { testDrivers } from '../helpers/databases.js';
+import { testDrivers } from '../../testkit/databases.js';
 import {
   Code,
   configMap,
   connectAgent,
   event,
   events,
-  eventually,
   EventType,
   openAgentStream,
-  startTestGateway,
   SyncPhase,
   syncMarker,
-  type TestGateway,
-} from './helpers.js';
+} from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
+import { eventually } from '../../testkit/eventually.js';
 
 type Row = { name: string; resource_version: string; data: string };
 
@@ -58,7 +57,7 @@ for (const driver of testDrivers()) {
       assert.deepEqual(acc!.kinds, [{ apiVersion: 'v1', kind: 'ConfigMap', resource: 'configmaps', namespaced: true }]);
       s.end();
       assert.equal(await s.ended, undefined);
-      await eventually(async () => (await accountState('alpha')) === 'INACTIVE');
+      await eventually('account alpha INACTIVE', async () => (await accountState('alpha')) === 'INACTIVE');
     });
 
     test('events are stored, updated and deleted; stale and duplicate events never overwrite newer data', async () => {
@@ -322,7 +321,7 @@ for (const driver of testDrivers()) {
       );
       again.end();
       await again.ended;
-      await eventually(async () => (await accountState('shared')) === 'INACTIVE');
+      await eventually('account shared INACTIVE', async () => (await accountState('shared')) === 'INACTIVE');
       assert.equal((await rows('shared')).length, 1, 'the cache is kept after disconnect');
     });
 
@@ -335,7 +334,7 @@ for (const driver of testDrivers()) {
         s.received.some((r) => r.message.case === 'heartbeat'),
         'expected a heartbeat before the deadline',
       );
-      await eventually(async () => (await accountState('quiet')) === 'INACTIVE');
+      await eventually('account quiet INACTIVE', async () => (await accountState('quiet')) === 'INACTIVE');
     });
 
     test('account_report updates kinds, skipped kinds and list progress', async () => {
@@ -355,7 +354,7 @@ for (const driver of testDrivers()) {
         },
       });
       s.send({ case: 'heartbeat', value: { agentId: 'agent-r' } });
-      await eventually(async () => {
+      await eventually('the watch state of reporter listing 42', async () => {
         const [w] = await t.query<{ listed: number }>(`select listed from watch_states where account = 'reporter'`);
         return w?.listed === 42;
       });

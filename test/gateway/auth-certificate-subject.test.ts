@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createCertificateAuthority, createClientCertificate } from '../../src/sandbox/certs.js';
-import type { TestGateway } from './helpers.js';
+import type { TestGateway } from '../../testkit/test-gateway.js';
 import { Code, grpcAgentStream, grpcRead, startAuthGateway } from './auth-helpers.js';
 
 const TOKEN = 'token-named-like-a-cert-0123456789';

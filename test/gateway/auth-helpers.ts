@@ -17,7 +17,8 @@ import { ObjectService } from '../../src/gen/outpost/api/v1/object_service_pb.js
 import { AccountService } from '../../src/gen/outpost/api/v1/account_service_pb.js';
 import type { GatewayConfigInput } from '../../src/gateway/index.js';
 import { createCertificateAuthority, createClientCertificate } from '../../src/sandbox/certs.js';
-import { hello, startTestGateway, type TestGateway } from './helpers.js';
+import { hello } from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
 export { Code };
 

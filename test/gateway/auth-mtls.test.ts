@@ -11,7 +11,7 @@ import { PassThrough } from 'node:stream';
 import { loadGatewayConfig, startGateway } from '../../src/gateway/index.js';
 import { createCertificateAuthority, createClientCertificate } from '../../src/sandbox/certs.js';
 import { createLogger } from '../../src/shared/logger.js';
-import { eventually, type TestGateway } from './helpers.js';
+import type { TestGateway } from '../../testkit/test-gateway.js';
 import {
   Code,
   createTestPki,
@@ -24,6 +24,7 @@ import {
   type ClientIdentity,
   type TestPki,
 } from './auth-helpers.js';
+import { eventually } from '../../testkit/eventually.js';
 
 const rules = [
   { kind: 'certificate' as const, subject: '^CN=agent-1,O=agents$', roles: ['agent' as const, 'read' as const], accounts: ['prod-*'] },
@@ -188,7 +189,9 @@ describe('certificate reload', () => {
       writeFileSync(pki.keyFile, next.keyPem);
       writeFileSync(pki.certFile, next.certPem);
       writeFileSync(pki.caFile, next.caPem);
-      await eventually(async () => (await grpcRead(gw.gateway.grpcUrl, newId)).code === 'ok', 5000);
+      await eventually('the reloaded certificate accepted', async () => (await grpcRead(gw.gateway.grpcUrl, newId)).code === 'ok', {
+        timeoutMs: 5000,
+      });
       assert.equal((await restCall(gw.gateway.httpUrl, 'GET', '/armory/clouddrivers', newId)).status, 200);
       assert.ok(logged(/TLS certificate reloaded/), 'the reload is logged');
       // the old CA no longer verifies the server, and the old client certificate is no longer trusted
@@ -197,7 +200,9 @@ describe('certificate reload', () => {
       assert.equal(oldClientCert.code, Code.Unauthenticated);
       // a broken certificate file is refused; the gateway keeps serving the last good one
       writeFileSync(pki.certFile, 'not a certificate\n');
-      await eventually(async () => logged(/new TLS files do not load; keeping the current certificate/), 5000);
+      await eventually('the failed reload logged', async () => logged(/new TLS files do not load; keeping the current certificate/), {
+        timeoutMs: 5000,
+      });
       assert.equal((await grpcRead(gw.gateway.grpcUrl, newId)).code, 'ok');
       assert.equal((await restCall(gw.gateway.httpUrl, 'GET', '/armory/clouddrivers', newId)).status, 200);
     } finally {

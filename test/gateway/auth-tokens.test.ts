@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import { connectRequirement, restRequirement } from '../../src/gateway/auth/authorization.js';
 import { createReplicaTokenSigner } from '../../src/gateway/auth/replica-token.js';
-import type { TestGateway } from './helpers.js';
+import type { TestGateway } from '../../testkit/test-gateway.js';
 import { Code, grpcAdmin, grpcAgentStream, grpcRead, restCall, startAuthGateway } from './auth-helpers.js';
 
 const READ_TOKEN = 'read-only-token-0123456789';

@@ -11,7 +11,7 @@ import { createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { AccountService } from '../../src/gen/outpost/api/v1/account_service_pb.js';
 import { ObjectService } from '../../src/gen/outpost/api/v1/object_service_pb.js';
-import { testDrivers } from '../helpers/databases.js';
+import { testDrivers } from '../../testkit/databases.js';
 import {
   Code,
   ConnectError,
@@ -21,12 +21,11 @@ import {
   events,
   EventType,
   openAgentStream,
-  startTestGateway,
   SyncPhase,
   syncMarker,
   type TestAgentStream,
-  type TestGateway,
-} from './helpers.js';
+} from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('../..', import.meta.url));

@@ -10,7 +10,7 @@ import { EventBatchSchema, EventType } from '../../src/gen/outpost/agent/v1/agen
 import { decodeEventBatch } from '../../src/gateway/cache/event-decoder.js';
 import { isOlderResourceVersion } from '../../src/gateway/cache/resource-version.js';
 import { decodePageToken, encodePageToken } from '../../src/gateway/api/page-token.js';
-import { configMap, event } from './helpers.js';
+import { configMap, event } from '../../testkit/test-agent-stream.js';
 
 const ctx = {
   access: (a: string) =>

@@ -13,7 +13,8 @@ import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/o
 import { createFleetMonitor } from '../../src/gateway/api/fleet-monitor.js';
 import { createFleetService } from '../../src/gateway/api/fleet-service.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
-import { EventType, configMap, connectAgent, event, openAgentStream, startTestGateway, type TestGateway } from './helpers.js';
+import { EventType, configMap, connectAgent, event, openAgentStream } from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 import { startOperationAgent } from './operations-helpers.js';
 
 const READ_TOKEN = 'fleet-reader-token-0123456789';

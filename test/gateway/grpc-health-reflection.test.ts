@@ -30,9 +30,9 @@ import {
 } from '../../src/gen/grpc/reflection/v1alpha/reflection_pb.js';
 import { createHealthService } from '../../src/gateway/grpc/health-service.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
-import { testDrivers } from '../helpers/databases.js';
+import { testDrivers } from '../../testkit/databases.js';
 import { startAuthGateway } from './auth-helpers.js';
-import { startTestGateway, type TestGateway } from './helpers.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
 const run = promisify(execFile);
 const BUF = join(process.cwd(), 'node_modules', '.bin', 'buf');

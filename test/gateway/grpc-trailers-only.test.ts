@@ -15,7 +15,7 @@ import { after, before, describe, test } from 'node:test';
 import { Code } from '@connectrpc/connect';
 import { encodeMessage } from '../../src/gateway/grpc/grpc-wire.js';
 import { authorizationOf, STATUS_CASES, statusCaseConfig, type StatusCase } from '../conformance/grpc-status-cases.js';
-import { startTestGateway, type TestGateway } from './helpers.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
 const { NGHTTP2_FLAG_END_STREAM } = http2.constants;
 

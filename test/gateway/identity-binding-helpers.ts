@@ -3,7 +3,7 @@
  * which agents A and B may both register `cluster-*`, admin/reader/writer tokens, and the verdicts a stream received.
  */
 import type { Verdict, ConnectResponse } from '../../src/gen/outpost/agent/v1/agent_pb.js';
-import type { TestAgentStream } from './helpers.js';
+import type { TestAgentStream } from '../../testkit/test-agent-stream.js';
 
 export const AGENT_A = 'binding-agent-a-token-0123456789abcdef';
 export const AGENT_B = 'binding-agent-b-token-0123456789abcdef';

@@ -10,7 +10,7 @@ import { createGrpcTransport } from '@connectrpc/connect-node';
 import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { loadGatewayConfig, startGateway } from '../../src/gateway/index.js';
 import { createLogger } from '../../src/shared/logger.js';
-import { createTestDatabase } from '../helpers/databases.js';
+import { createTestDatabase } from '../../testkit/databases.js';
 import { startOperationAgent } from './operations-helpers.js';
 
 test('gateway log lines are JSON carrying agent, session, account and operation ids; the level comes from config', async () => {

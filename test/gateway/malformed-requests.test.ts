@@ -9,7 +9,7 @@ import http2 from 'node:http2';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { encodeMessage } from '../../src/gateway/grpc/grpc-wire.js';
-import { startTestGateway, type TestGateway } from './helpers.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
 /** Writes raw bytes to the HTTP/1.1 port and returns everything the server sent before closing. */
 function rawHttp1(port: number, text: string): Promise<string> {

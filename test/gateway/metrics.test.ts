@@ -8,17 +8,8 @@ import assert from 'node:assert/strict';
 import { createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
-import {
-  EventType,
-  SyncPhase,
-  configMap,
-  connectAgent,
-  event,
-  eventually,
-  openAgentStream,
-  startTestGateway,
-  type TestGateway,
-} from './helpers.js';
+import { EventType, SyncPhase, configMap, connectAgent, event, openAgentStream } from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
 /** The account as the test's Hello describes it (see helpers.hello). */
 const accountInfo = () => ({
@@ -29,6 +20,7 @@ const accountInfo = () => ({
   kinds: [{ apiVersion: 'v1', kind: 'ConfigMap', resource: 'configmaps', namespaced: true }],
 });
 import { startOperationAgent } from './operations-helpers.js';
+import { eventually } from '../../testkit/eventually.js';
 
 /** The value of one sample (`name{labels} value`), 0 when absent. */
 function sample(text: string, name: string, labels = ''): number {
@@ -68,7 +60,7 @@ describe('gateway metrics', () => {
       value: { account: accountInfo(), progress: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: '', listed: 250n, done: false }] },
     });
     await stream.waitForAck(1);
-    await eventually(async () => sample(await scrape(), 'outpost_gateway_sync_objects_listed') === 250);
+    await eventually('250 listed objects counted', async () => sample(await scrape(), 'outpost_gateway_sync_objects_listed') === 250);
     const listing = await scrape();
     assert.equal(sample(listing, 'outpost_gateway_sync_scopes', '{state="listing"}'), 1);
     stream.send({

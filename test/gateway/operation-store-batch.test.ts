@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { createOperationStore, type NewOperationRow, type OperationStore } from '../../src/gateway/operations/operation-store.js';
-import { createTestDatabase, testDrivers, type TestDatabase } from '../helpers/databases.js';
+import { createTestDatabase, testDrivers, type TestDatabase } from '../../testkit/databases.js';
 
 function newRow(id: string, account = 'acc'): NewOperationRow {
   const now = new Date();

@@ -6,7 +6,7 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { Operation } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 import type { ConnectRequestSchema } from '../../src/gen/outpost/agent/v1/agent_pb.js';
-import { connectAgent, openAgentStream, type TestAgentStream } from './helpers.js';
+import { connectAgent, openAgentStream, type TestAgentStream } from '../../testkit/test-agent-stream.js';
 
 type RequestInit = MessageInitShape<typeof ConnectRequestSchema>;
 type ResultInit = Extract<NonNullable<RequestInit['message']>, { case: 'operationResult' }>['value'];

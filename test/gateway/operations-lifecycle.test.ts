@@ -8,8 +8,9 @@ import { after, before, describe, test } from 'node:test';
 import { createClient, type Client } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
-import { testDrivers } from '../helpers/databases.js';
-import { Code, type ConnectError, connectAgent, openAgentStream, startTestGateway, type TestGateway } from './helpers.js';
+import { testDrivers } from '../../testkit/databases.js';
+import { Code, type ConnectError, connectAgent, openAgentStream } from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 import { gate, okResult, startOperationAgent, type OperationAgent } from './operations-helpers.js';
 
 const getSpec = { case: 'get' as const, value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'cm' } };

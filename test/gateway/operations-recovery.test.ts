@@ -15,10 +15,10 @@ import { sql } from 'drizzle-orm';
 import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { loadGatewayConfig, startGateway, type RunningGateway } from '../../src/gateway/index.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
-import { createTestDatabase, testDrivers } from '../helpers/databases.js';
+import { createTestDatabase, testDrivers } from '../../testkit/databases.js';
 import { openDatabase } from '../../src/db/database.js';
-import { eventually } from './helpers.js';
 import { gate, okResult, startOperationAgent, type OperationAgent } from './operations-helpers.js';
+import { eventually } from '../../testkit/eventually.js';
 
 const getJson = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'cm' };
 
@@ -152,7 +152,10 @@ for (const driver of testDrivers()) {
       assert.equal(recovered.operation!.state, OperationState.TIMED_OUT);
       assert.equal(recovered.operation!.error, 'gateway restarted before the result arrived');
       assert.ok(recovered.operation!.totalDuration);
-      await eventually(async () => (await client.getOperation({ id: 'foreign-1' })).operation!.state === OperationState.TIMED_OUT);
+      await eventually(
+        'operation foreign-1 TIMED_OUT',
+        async () => (await client.getOperation({ id: 'foreign-1' })).operation!.state === OperationState.TIMED_OUT,
+      );
       assert.equal(
         (await client.getOperation({ id: 'foreign-1' })).operation!.error,
         'operation timed out after 1s waiting for the result from agent agent-x',

@@ -12,9 +12,11 @@ import { createGrpcTransport } from '@connectrpc/connect-node';
 import type { Operation } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { FORWARD_PATH } from '../../src/gateway/replicas/dispatch.js';
-import { testDrivers } from '../helpers/databases.js';
-import { connectAgent, openAgentStream, startTestGateway, type TestAgentStream, type TestGateway } from './helpers.js';
+import { testDrivers } from '../../testkit/databases.js';
+import { connectAgent, openAgentStream, type TestAgentStream } from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 import { gate, okResult, startOperationAgent, type OperationAgent } from './operations-helpers.js';
+import { eventually } from '../../testkit/eventually.js';
 
 const TOKENS = { one: 'agent-one-token-0123456789', two: 'agent-two-token-0123456789', ops: 'operator-token-0123456789' };
 const getSpec = { case: 'get' as const, value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'cm' } };
@@ -31,15 +33,6 @@ async function ignoredResults(httpUrl: string, reason: string, bearer?: string):
   const text = await res.text();
   const line = text.split('\n').find((l) => l.startsWith(`outpost_gateway_operation_results_ignored_total{reason="${reason}"}`));
   return line ? Number(line.split(' ').pop()) : 0;
-}
-
-/** Polls until `check` holds (bounds a hang; asserts nothing about time). */
-async function eventually(check: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 for (const driver of testDrivers()) {
@@ -100,8 +93,8 @@ for (const driver of testDrivers()) {
         value: { ...validGet, id: sent!.id, account: 'trust-1', message: 'forged by the impostor' },
       });
       await eventually(
-        async () => (await ignored('wrong_session')) + (await ignored('account_not_served')) > before,
         'the forged result to be counted',
+        async () => (await ignored('wrong_session')) + (await ignored('account_not_served')) > before,
       );
       assert.equal((await row(sent!.id)).state, 'SENT', 'the forged result changed nothing');
 
@@ -125,7 +118,7 @@ for (const driver of testDrivers()) {
       assert.notEqual(a.session.id, oldSession);
       const before = await ignored('wrong_session');
       a.sendResult({ ...validGet, id: sent!.id, account: 'trust-2', message: 'from the new session' });
-      await eventually(async () => (await ignored('wrong_session')) > before, 'the result of the new session to be counted');
+      await eventually('the result of the new session to be counted', async () => (await ignored('wrong_session')) > before);
       const { operation } = await client.submitOperation(
         { account: 'trust-2', id: sent!.id, spec: getSpec, timeout: { seconds: 4n }, wait: true },
         asOperator,
@@ -190,8 +183,8 @@ for (const driver of testDrivers()) {
       await first.cut();
       // The standby agent takes the account over, then the first one resumes its session (now as STANDBY).
       await eventually(
-        async () => (await owner('handover'))?.session_id === second.session.id && (await owner('handover'))?.state === 'ACTIVE',
         'the second agent caching',
+        async () => (await owner('handover'))?.session_id === second.session.id && (await owner('handover'))?.state === 'ACTIVE',
       );
       await first.reconnect();
       await first.waitReceived(sent!.id, 2);

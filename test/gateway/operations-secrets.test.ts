@@ -20,8 +20,8 @@ import { createSilentLogger } from '../../src/shared/logger.js';
 import { sealLegacyRequests } from '../../src/gateway/operations/legacy-requests.js';
 import { createOperationSealer } from '../../src/gateway/operations/operation-sealing.js';
 import { createKeyRing } from '../../src/gateway/secrets/key-ring.js';
-import { testDrivers } from '../helpers/databases.js';
-import { queryRows, startTestGateway, type TestGateway } from './helpers.js';
+import { testDrivers } from '../../testkit/databases.js';
+import { queryRows, startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 import { gate, okResult, startOperationAgent, type OperationAgent } from './operations-helpers.js';
 
 const MARK = 'hunter2-do-not-store';

@@ -9,7 +9,7 @@ import http2 from 'node:http2';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { GatewayConfigInput } from '../../src/gateway/index.js';
-import { startTestGateway, type TestGateway } from './helpers.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
 const TOKEN = 'reader-token-0123456789abcdef';
 const secure = (limits: GatewayConfigInput['limits'] = {}): GatewayConfigInput => ({

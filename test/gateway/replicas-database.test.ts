@@ -11,8 +11,8 @@ import { loadGatewayConfig, startGateway, type RunningGateway } from '../../src/
 import { createHeartbeatDirectory } from '../../src/gateway/replicas/heartbeat-directory.js';
 import type { Replica } from '../../src/gateway/replicas/replica-directory.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
-import { createTestDatabase, testDrivers } from '../helpers/databases.js';
-import { eventually } from './helpers.js';
+import { createTestDatabase, testDrivers } from '../../testkit/databases.js';
+import { eventually } from '../../testkit/eventually.js';
 
 const HEARTBEAT_S = 0.1;
 const DEAD_AFTER_S = 3;
@@ -71,7 +71,7 @@ describe('replica discovery: heartbeat table', () => {
       for (const id of ['gw-a', 'gw-b', 'gw-c']) gateways.push(await start(id, testDb.url));
       const [a, b, c] = gateways as [RunningGateway, RunningGateway, RunningGateway];
       for (const g of gateways) {
-        await eventually(async () => (await ids(g)).join() === 'gw-a,gw-b,gw-c', 3000);
+        await eventually('gw-a, gw-b and gw-c listed', async () => (await ids(g)).join() === 'gw-a,gw-b,gw-c', { timeoutMs: 3000 });
         const list = await listed(g);
         for (const other of gateways) {
           const entry = list.find((r) => r.id === other.id)!;
@@ -96,7 +96,11 @@ describe('replica discovery: heartbeat table', () => {
       gateways.pop();
       const rows = await a.database.db.execute(sql`select id from replicas where id = 'gw-c'`);
       assert.equal(Array.from((rows as unknown as { rows?: unknown[] }).rows ?? (rows as unknown as unknown[])).length, 0);
-      await eventually(async () => (await ids(a)).join() === 'gw-a,gw-b' && (await ids(b)).join() === 'gw-a,gw-b', 2000);
+      await eventually(
+        'gw-c gone from both lists',
+        async () => (await ids(a)).join() === 'gw-a,gw-b' && (await ids(b)).join() === 'gw-a,gw-b',
+        { timeoutMs: 2000 },
+      );
       assert.ok(Date.now() - closedAt < DEAD_AFTER_S * 1000, 'gone before its heartbeat could have expired');
       assert.equal((await fetch(`${a.httpUrl}/armory/clouddrivers/gw-c`)).status, 404);
     } finally {
@@ -116,14 +120,14 @@ describe('replica discovery: heartbeat table', () => {
         assert.deepEqual(await ids(gw), ['gw-live']);
         // A replica that crashed: its row stays, nobody updates it.
         await insertGhost(gw.database, 'gw-ghost', 0);
-        await eventually(async () => (await ids(gw)).includes('gw-ghost'), 2000);
+        await eventually('gw-ghost listed', async () => (await ids(gw)).includes('gw-ghost'), { timeoutMs: 2000 });
         // Older than a heartbeat but younger than deadAfterSeconds: still listed, tick after tick.
         await insertGhost(gw.database, 'gw-ghost', DEAD_AFTER_S - 1.5);
         await sleep(HEARTBEAT_S * 1000 * 4);
         assert.deepEqual(await ids(gw), ['gw-ghost', 'gw-live']);
         // Past deadAfterSeconds: dropped on the next refresh.
         await sleep(1600);
-        await eventually(async () => (await ids(gw)).join() === 'gw-live', 1000);
+        await eventually('gw-ghost dropped', async () => (await ids(gw)).join() === 'gw-live', { timeoutMs: 1000 });
         assert.equal((await fetch(`${gw.httpUrl}/armory/clouddrivers/gw-ghost`)).status, 404);
       } finally {
         await gw.close();
@@ -155,10 +159,10 @@ describe('replica discovery: heartbeat table', () => {
         assert.ok(watcher.get('r-2')!.lastUpdated instanceof Date);
         draining = true;
         await drainer.markDraining();
-        await eventually(async () => watcher.get('r-2')?.ready === false, 2000);
+        await eventually('r-2 listed not ready', async () => watcher.get('r-2')?.ready === false, { timeoutMs: 2000 });
         assert.equal(drainer.get('r-2')?.ready, false, 'it sees itself not ready too');
         await drainer.close();
-        await eventually(async () => watcher.get('r-2') === undefined, 2000);
+        await eventually('r-2 removed', async () => watcher.get('r-2') === undefined, { timeoutMs: 2000 });
         assert.deepEqual(
           seen.map((l) => l.map((r) => `${r.id}:${r.ready}`).join()),
           ['r-1:true,r-2:true', 'r-1:true,r-2:false', 'r-1:true'],

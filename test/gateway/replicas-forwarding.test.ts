@@ -18,8 +18,9 @@ import { loadGatewayConfig, startGateway, type GatewayConfigInput, type RunningG
 import { createReplicaTokenSigner } from '../../src/gateway/auth/replica-token.js';
 import { FORWARD_PATH, LEGACY_FORWARD_PATH } from '../../src/gateway/replicas/dispatch.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
-import { testDrivers } from '../helpers/databases.js';
-import { openAgentStream, startTestGateway, type TestGateway } from './helpers.js';
+import { testDrivers } from '../../testkit/databases.js';
+import { openAgentStream } from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 import { startOperationAgent, type OperationAgent } from './operations-helpers.js';
 
 const pg = testDrivers().includes('postgres');

@@ -8,18 +8,9 @@ import assert from 'node:assert/strict';
 import { Verdict, type AccountVerdicts, type Welcome } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { loadGatewayConfig, startGateway, type GatewayConfigInput, type RunningGateway } from '../../src/gateway/index.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
-import { testDrivers } from '../helpers/databases.js';
-import {
-  EventType,
-  SyncPhase,
-  configMap,
-  event,
-  hello,
-  openAgentStream,
-  startTestGateway,
-  type TestAgentStream,
-  type TestGateway,
-} from './helpers.js';
+import { testDrivers } from '../../testkit/databases.js';
+import { EventType, SyncPhase, configMap, event, hello, openAgentStream, type TestAgentStream } from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
 const pg = testDrivers().includes('postgres');
 const cluster = { leaseSeconds: 30, standbyCheckIntervalSeconds: 0.1 };

@@ -17,7 +17,7 @@ import { createRpcNodeHandler } from '../../src/gateway/grpc/rpc-node-handler.js
 import { createSendableErrorInterceptor } from '../../src/gateway/grpc/sendable-errors.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { hasLoneSurrogate } from '../../src/shared/unstorable-text.js';
-import { startTestGateway, type TestGateway } from './helpers.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
 type Protocol = 'connect' | 'connect-stream' | 'grpc' | 'grpc-web';
 

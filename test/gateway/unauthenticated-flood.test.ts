@@ -11,8 +11,8 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { readLog, spawnOutpost, waitForProcess } from '../helpers/outpost-process.js';
-import { readRss } from '../helpers/proc-stats.js';
+import { readLog, spawnOutpost, waitForProcess } from '../../testkit/outpost-process.js';
+import { readRss } from '../../testkit/proc-stats.js';
 
 const TOKEN = 'reader-token-0123456789abcdef';
 const LIST = '/outpost.api.v1.ObjectService/ListObjects';

@@ -17,7 +17,7 @@ import { Health } from '../../src/gen/grpc/health/v1/health_pb.js';
 import { createRpcNodeHandler } from '../../src/gateway/grpc/rpc-node-handler.js';
 import { createUndecodableRequestInterceptor, guardUndecodableRequests } from '../../src/gateway/grpc/undecodable-request.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
-import { startTestGateway, type TestGateway } from './helpers.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
 /** 100 NUL bytes: field number 0, which no protobuf message may have. */
 const NULS = Buffer.alloc(100);

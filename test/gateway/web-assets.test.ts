@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { request } from 'node:http';
 import { createRestApp } from '../../src/gateway/rest/rest-app.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
-import { startTestGateway, type TestGateway } from './helpers.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
 const INDEX = `<!doctype html><html lang="en"><head><title>Outpost</title><script type="module" src="/assets/app-abc123.js"></script></head><body><div id="app"></div>${'<!-- padding -->'.repeat(100)}</body></html>`;
 

@@ -14,7 +14,7 @@ import {
   type Hello,
 } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { encodeMessage } from '../../src/gateway/grpc/grpc-wire.js';
-import type { Rng } from '../helpers/rng.js';
+import type { Rng } from '../../testkit/rng.js';
 import type { CaseResult } from './hostile-case.js';
 import { frames, judgeReply, type ReplyProtocol } from './reply-verdict.js';
 import type { RawReply } from './raw-http.js';

@@ -4,7 +4,7 @@
  * a nested message, with the enclosing lengths fixed up), an over-long varint, a length prefix pointing past the end.
  * Every mutation is a pure function of its input and the PRNG.
  */
-import type { Rng } from '../helpers/rng.js';
+import type { Rng } from '../../testkit/rng.js';
 
 /** A mutated copy and a short description of what was done. */
 export interface Mutated {

@@ -3,7 +3,7 @@
  * gets its share (at least one), each case its own PRNG stream (`<category>#<n>`, so one case can be rerun alone and
  * adding a category changes no other case), and the list is interleaved so concurrent batches mix slow and fast cases.
  */
-import { createRng, type Rng } from '../helpers/rng.js';
+import { createRng, type Rng } from '../../testkit/rng.js';
 import { AGENT_CONFIG_CASES } from './cases/agent-config-cases.js';
 import { AGENT_STREAM_ORDER_CASES } from './cases/agent-stream-order-cases.js';
 import { AGENT_STREAM_WIRE_CASES } from './cases/agent-stream-wire-cases.js';

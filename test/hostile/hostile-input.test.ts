@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { seedFrom } from '../helpers/rng.js';
+import { seedFrom } from '../../testkit/rng.js';
 import { HOSTILE_CATEGORIES } from './hostile-case.js';
 import { generateCases } from './hostile-cases.js';
 import { runHostile } from './hostile-runner.js';

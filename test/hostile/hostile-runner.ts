@@ -8,7 +8,7 @@ import { HOSTILE_CATEGORIES, type CaseResult, type HostileCategory } from './hos
 import type { IndexedCase } from './hostile-cases.js';
 import { snapshotDifferences, takeSnapshot } from './db-snapshot.js';
 import type { HostileTarget } from './hostile-target.js';
-import { runPool } from '../helpers/run-pool.js';
+import { runPool } from '../../testkit/run-pool.js';
 
 /** Counts of one category. */
 export interface CategoryTally {

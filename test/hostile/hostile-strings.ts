@@ -3,7 +3,7 @@
  * path traversal, control characters, NUL, unicode that changes length or direction, very long text, template and
  * format syntax. The fixed corpus is mixed with random text so every run tries new shapes.
  */
-import type { Rng } from '../helpers/rng.js';
+import type { Rng } from '../../testkit/rng.js';
 
 /** Hand-picked hostile strings (each one has broken some server somewhere). */
 export const HOSTILE_STRINGS: readonly string[] = [

@@ -14,18 +14,10 @@ import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/o
 import { createKubeClient, type KubeClient } from '../../src/agent/kube/kube-client.js';
 import { createResourceResolver, type ResourceResolver } from '../../src/agent/operations/resource-resolver.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import {
-  configMap,
-  connectAgent,
-  event,
-  events,
-  eventually,
-  EventType,
-  openAgentStream,
-  startTestGateway,
-  type TestGateway,
-} from '../gateway/helpers.js';
+import { configMap, connectAgent, event, events, EventType, openAgentStream } from '../../testkit/test-agent-stream.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 import type { Query } from './db-snapshot.js';
+import { eventually } from '../../testkit/eventually.js';
 
 /** Names of the seeded data, for valid base requests. */
 export const SEED = {
@@ -136,9 +128,11 @@ async function seed(t: TestGateway): Promise<void> {
   agent.end();
   await agent.ended;
   await eventually(
+    'the seed session ended',
     async () => (await t.query(`select 1 from agent_sessions where agent_id = '${SEED.agentId}' and ended_at is not null`)).length === 1,
   );
   await eventually(
+    'the seed account INACTIVE',
     async () => (await t.query(`select 1 from accounts where name = '${SEED.account}' and state = 'INACTIVE'`)).length === 1,
   );
 
@@ -156,7 +150,7 @@ async function seed(t: TestGateway): Promise<void> {
     wait: true,
     spec: { case: 'get', value: { kind: 'ConfigMap', namespace: 'default', name: 'cm-a' } },
   });
-  await eventually(async () => {
+  await eventually('the seed operation past SENT', async () => {
     const { operation } = await operations.getOperation({ id: SEED.operationId });
     return operation !== undefined && operation.state !== OperationState.PENDING && operation.state !== OperationState.SENT;
   });

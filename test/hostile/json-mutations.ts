@@ -4,7 +4,7 @@
  * duplicate key, invalid UTF-8, deep nesting); and random JSON. Structural mutations keep the body parseable so it
  * reaches the server's validation, text mutations test the parser in front of it.
  */
-import type { Rng } from '../helpers/rng.js';
+import type { Rng } from '../../testkit/rng.js';
 import { flipBits, truncate } from './byte-mutations.js';
 import { hostileString } from './hostile-strings.js';
 

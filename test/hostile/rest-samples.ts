@@ -4,8 +4,8 @@
  * (`ALL`, answering 405) need no sample. A route without a sample makes the generator throw, so a new route cannot
  * stay out of the suite.
  */
-import type { Rng } from '../helpers/rng.js';
-import { listRestRoutes, type RestRoute } from '../helpers/rest-routes.js';
+import type { Rng } from '../../testkit/rng.js';
+import { listRestRoutes, type RestRoute } from '../../testkit/rest-routes.js';
 import { SEED } from './hostile-target.js';
 import type { Json } from './json-mutations.js';
 

@@ -12,7 +12,7 @@ import { AccountService } from '../../src/gen/outpost/api/v1/account_service_pb.
 import { FleetService } from '../../src/gen/outpost/api/v1/fleet_service_pb.js';
 import { ObjectService } from '../../src/gen/outpost/api/v1/object_service_pb.js';
 import { OperationService } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
-import type { Rng } from '../helpers/rng.js';
+import type { Rng } from '../../testkit/rng.js';
 import { SEED } from './hostile-target.js';
 
 /** The services whose every method the RPC categories cover (the agent stream has categories of its own). */

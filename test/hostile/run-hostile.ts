@@ -8,8 +8,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { writeReportSection } from '../helpers/report-section.js';
-import { seedFrom } from '../helpers/rng.js';
+import { writeReportSection } from '../../testkit/report-section.js';
+import { seedFrom } from '../../testkit/rng.js';
 import { HOSTILE_CATEGORIES } from './hostile-case.js';
 import { generateCases } from './hostile-cases.js';
 import { runHostile, type HostileReport } from './hostile-runner.js';

@@ -5,7 +5,7 @@
  * as YAML.
  */
 import { parse, stringify } from 'yaml';
-import type { Rng } from '../helpers/rng.js';
+import type { Rng } from '../../testkit/rng.js';
 import { flipBits, truncate } from './byte-mutations.js';
 import { hostileString } from './hostile-strings.js';
 import { mutateStructure, type Json } from './json-mutations.js';

@@ -138,22 +138,6 @@ export function openWatch(sb: Sandbox, path: string, token?: string): Promise<Wa
   });
 }
 
-/** Polls `fn` until it returns a truthy value or the timeout passes. */
-export async function eventually<T>(fn: () => T | Promise<T>, timeoutMs = 5000, what = 'condition'): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await fn();
-      if (value) return value as NonNullable<T>;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 /**
  * Starts a sandbox (with namespace `namespace` created) before the file's tests and closes it after them; `use`
  * receives it once started. For files whose tests share one sandbox.

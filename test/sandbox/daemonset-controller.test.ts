@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { KubeObject, Sandbox } from '../../src/sandbox/index.js';
-import { call, eventually, useSandbox } from './api-client.js';
+import { call, useSandbox } from './api-client.js';
+import { eventually } from '../../testkit/eventually.js';
 
 const NS = 'ds';
 let sb: Sandbox;
@@ -41,6 +42,7 @@ const image = (p: KubeObject) => (p.spec as { containers: { image: string }[] })
 
 async function settled(name: string): Promise<DsStatus> {
   return eventually(
+    `${name} settled`,
     () => {
       const st = dsStatus(name);
       const ok =
@@ -50,8 +52,7 @@ async function settled(name: string): Promise<DsStatus> {
         podsOf(name).length === 1;
       return ok ? st : undefined;
     },
-    20000,
-    `${name} settled`,
+    { timeoutMs: 20000 },
   );
 }
 
@@ -84,12 +85,12 @@ describe('daemonset controller', () => {
     const oldPod = podsOf('rolling')[0]!;
     await patchImage('rolling', 'agent:2');
     await eventually(
+      'pod replaced',
       () => {
         const pods = podsOf('rolling');
         return pods.length === 1 && pods[0]!.metadata.uid !== oldPod.metadata.uid && image(pods[0]!) === 'agent:2';
       },
-      20000,
-      'pod replaced',
+      { timeoutMs: 20000 },
     );
     await settled('rolling');
   });
@@ -100,17 +101,17 @@ describe('daemonset controller', () => {
     const oldPod = podsOf('manual')[0]!;
     await patchImage('manual', 'agent:2');
     const st = await eventually(
+      'new generation observed',
       () => {
         const s = dsStatus('manual');
         return s.observedGeneration === get('manual').metadata.generation ? s : undefined;
       },
-      20000,
-      'new generation observed',
+      { timeoutMs: 20000 },
     );
     assert.equal(st.updatedNumberScheduled ?? 0, 0);
     assert.equal(st.numberReady, 1);
     assert.equal(podsOf('manual')[0]!.metadata.uid, oldPod.metadata.uid);
     sb.store.remove('v1', 'Pod', NS, oldPod.metadata.name!);
-    await eventually(() => podsOf('manual').some((p) => image(p) === 'agent:2'), 20000, 'recreated from the new template');
+    await eventually('recreated from the new template', () => podsOf('manual').some((p) => image(p) === 'agent:2'), { timeoutMs: 20000 });
   });
 });

@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { KubeObject, Sandbox } from '../../src/sandbox/index.js';
-import { call, eventually, openWatch, useSandbox } from './api-client.js';
+import { call, openWatch, useSandbox } from './api-client.js';
+import { eventually } from '../../testkit/eventually.js';
 
 const NS = 'progress';
 let sb: Sandbox;
@@ -57,7 +58,7 @@ async function patch(name: string, body: unknown): Promise<void> {
 describe('deployment progress', () => {
   test('a healthy rollout: Available True, Progressing True NewReplicaSetAvailable, counts complete', async () => {
     deployment('fine');
-    await eventually(() => cond('fine', 'Progressing')?.reason === 'NewReplicaSetAvailable', 20000, 'complete');
+    await eventually('complete', () => cond('fine', 'Progressing')?.reason === 'NewReplicaSetAvailable', { timeoutMs: 20000 });
     const st = status('fine');
     assert.equal(st.observedGeneration, get('fine').metadata.generation);
     assert.deepEqual([st.replicas, st.updatedReplicas, st.readyReplicas, st.availableReplicas], [2, 2, 2, 2]);
@@ -75,17 +76,17 @@ describe('deployment progress', () => {
   test('pods that never become ready: ProgressDeadlineExceeded after progressDeadlineSeconds', async () => {
     deployment('late', { progressDeadlineSeconds: 1 }, { 'sandbox.outpost.dev/never-ready': 'true' });
     const rs = await eventually(
-      () => sb.store.list('apps/v1', 'ReplicaSet', NS).find((r) => r.metadata.ownerReferences?.[0]?.name === 'late'),
-      20000,
       'replica set',
+      () => sb.store.list('apps/v1', 'ReplicaSet', NS).find((r) => r.metadata.ownerReferences?.[0]?.name === 'late'),
+      { timeoutMs: 20000 },
     );
     const progressing = await eventually(
+      'deadline exceeded',
       () => {
         const c = cond('late', 'Progressing');
         return c?.reason === 'ProgressDeadlineExceeded' ? c : undefined;
       },
-      20000,
-      'deadline exceeded',
+      { timeoutMs: 20000 },
     );
     assert.equal(progressing.status, 'False');
     assert.equal(progressing.message, `ReplicaSet "${rs.metadata.name}" has timed out progressing.`);
@@ -101,7 +102,7 @@ describe('deployment progress', () => {
     const watch = await openWatch(sb, `/apis/apps/v1/namespaces/${NS}/deployments?watch=true&fieldSelector=metadata.name%3Dslowish`);
     try {
       deployment('slowish', { progressDeadlineSeconds: 600 }, { 'sandbox.outpost.dev/ready-after-ms': '300' });
-      await eventually(() => cond('slowish', 'Progressing')?.reason === 'NewReplicaSetAvailable', 20000, 'complete');
+      await eventually('complete', () => cond('slowish', 'Progressing')?.reason === 'NewReplicaSetAvailable', { timeoutMs: 20000 });
       assert.equal(cond('slowish', 'Progressing')!.status, 'True');
       const progressing = (e: { object: KubeObject }) =>
         ((e.object.status ?? {}) as DeployStatus).conditions?.find((c) => c.type === 'Progressing');
@@ -116,27 +117,29 @@ describe('deployment progress', () => {
 
   test('paused: Progressing Unknown DeploymentPaused, no new ReplicaSet until resumed', async () => {
     deployment('held');
-    await eventually(() => cond('held', 'Progressing')?.reason === 'NewReplicaSetAvailable', 20000, 'complete');
+    await eventually('complete', () => cond('held', 'Progressing')?.reason === 'NewReplicaSetAvailable', { timeoutMs: 20000 });
     await patch('held', { spec: { paused: true } });
-    await eventually(() => cond('held', 'Progressing')?.reason === 'DeploymentPaused', 20000, 'paused condition');
+    await eventually('paused condition', () => cond('held', 'Progressing')?.reason === 'DeploymentPaused', { timeoutMs: 20000 });
     assert.equal(cond('held', 'Progressing')!.status, 'Unknown');
     await patch('held', { spec: { template: { spec: { containers: [{ name: 'c', image: 'img:2' }] } } } });
-    await eventually(() => status('held').observedGeneration === get('held').metadata.generation, 20000, 'generation observed');
+    await eventually('generation observed', () => status('held').observedGeneration === get('held').metadata.generation, {
+      timeoutMs: 20000,
+    });
     const owned = () => sb.store.list('apps/v1', 'ReplicaSet', NS).filter((r) => r.metadata.ownerReferences?.[0]?.name === 'held');
     assert.equal(owned().length, 1);
     await patch('held', { spec: { paused: false } });
     await eventually(
-      () => owned().length === 2 && cond('held', 'Progressing')?.reason === 'NewReplicaSetAvailable',
-      20000,
       'rolled after resume',
+      () => owned().length === 2 && cond('held', 'Progressing')?.reason === 'NewReplicaSetAvailable',
+      { timeoutMs: 20000 },
     );
   });
 
   test('a fixed template after a timeout makes progress again', async () => {
     deployment('fixed', { progressDeadlineSeconds: 1 }, { 'sandbox.outpost.dev/never-ready': 'true' });
-    await eventually(() => cond('fixed', 'Progressing')?.reason === 'ProgressDeadlineExceeded', 20000, 'deadline exceeded');
+    await eventually('deadline exceeded', () => cond('fixed', 'Progressing')?.reason === 'ProgressDeadlineExceeded', { timeoutMs: 20000 });
     await patch('fixed', { spec: { template: { metadata: { annotations: { 'sandbox.outpost.dev/never-ready': 'false' } } } } });
-    await eventually(() => cond('fixed', 'Progressing')?.reason === 'NewReplicaSetAvailable', 20000, 'complete');
+    await eventually('complete', () => cond('fixed', 'Progressing')?.reason === 'NewReplicaSetAvailable', { timeoutMs: 20000 });
     assert.equal(cond('fixed', 'Available')!.status, 'True');
   });
 });

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { call, eventually } from './api-client.js';
+import { call } from './api-client.js';
+import { eventually } from '../../testkit/eventually.js';
 
 const rs = (name: string, ns: string, replicas: number) => ({
   apiVersion: 'apps/v1',
@@ -33,12 +34,12 @@ describe('events', () => {
       sb.store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ev' } });
       const owner = sb.store.create(rs('web', 'ev', 2));
       const created = await eventually(
+        'two SuccessfulCreate',
         () => {
           const list = sb.store.list('v1', 'Event', 'ev').filter((e) => e.reason === 'SuccessfulCreate');
           return list.length === 2 ? list : undefined;
         },
-        20000,
-        'two SuccessfulCreate',
+        { timeoutMs: 20000 },
       );
       const pods = sb.store.list('v1', 'Pod', 'ev').map((p) => p.metadata.name);
       const ev = created[0]!;
@@ -51,11 +52,9 @@ describe('events', () => {
       assert.ok(pods.includes(String(ev.message).replace('Created pod: ', '')));
       assert.equal(ev.count, 1);
       assert.ok(ev.firstTimestamp && ev.lastTimestamp);
-      await eventually(
-        () => sb.store.list('v1', 'Event', 'ev').filter((e) => e.reason === 'Started').length === 2,
-        20000,
-        'kubelet Started',
-      );
+      await eventually('kubelet Started', () => sb.store.list('v1', 'Event', 'ev').filter((e) => e.reason === 'Started').length === 2, {
+        timeoutMs: 20000,
+      });
       const res = await call(sb, 'GET', `/api/v1/namespaces/ev/events?fieldSelector=involvedObject.name%3Dweb`);
       assert.equal(res.status, 200);
       assert.equal(res.json.items.length, 2);
@@ -66,14 +65,16 @@ describe('events', () => {
       sb.store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'cap' } });
       sb.store.create(rs('many', 'cap', 8));
       await eventually(
-        () => sb.store.list('v1', 'Pod', 'cap').filter((p) => (p.status as { phase?: string }).phase === 'Running').length === 8,
-        20000,
         'pods running',
+        () => sb.store.list('v1', 'Pod', 'cap').filter((p) => (p.status as { phase?: string }).phase === 'Running').length === 8,
+        { timeoutMs: 20000 },
       );
-      await eventually(() => sb.store.list('v1', 'Event', 'cap').length === 5, 20000, 'capped at 5');
+      await eventually('capped at 5', () => sb.store.list('v1', 'Event', 'cap').length === 5, { timeoutMs: 20000 });
       const del = await call(sb, 'DELETE', '/api/v1/namespaces/cap');
       assert.equal(del.status, 200);
-      await eventually(() => sb.store.list('v1', 'Event').every((e) => e.metadata.namespace !== 'cap'), 20000, 'events gone');
+      await eventually('events gone', () => sb.store.list('v1', 'Event').every((e) => e.metadata.namespace !== 'cap'), {
+        timeoutMs: 20000,
+      });
     }));
 
   test('events: false records nothing', () =>
@@ -81,9 +82,9 @@ describe('events', () => {
       sb.store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'quiet' } });
       sb.store.create(rs('q', 'quiet', 1));
       await eventually(
-        () => sb.store.list('v1', 'Pod', 'quiet').some((p) => (p.status as { phase?: string }).phase === 'Running'),
-        20000,
         'pod running',
+        () => sb.store.list('v1', 'Pod', 'quiet').some((p) => (p.status as { phase?: string }).phase === 'Running'),
+        { timeoutMs: 20000 },
       );
       assert.equal(sb.store.list('v1', 'Event', 'quiet').length, 0);
     }));

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { call, eventually, openWatch } from './api-client.js';
+import { call, openWatch } from './api-client.js';
+import { eventually } from '../../testkit/eventually.js';
 
 let sb: Sandbox;
 
@@ -269,9 +270,9 @@ describe('writes', () => {
       1,
     );
     await eventually(
-      () => sb.store.list('v1', 'Pod', 'demo-backend').filter((p) => p.metadata.name!.startsWith('api-')).length === 1,
-      5000,
       'scaled to one pod',
+      () => sb.store.list('v1', 'Pod', 'demo-backend').filter((p) => p.metadata.name!.startsWith('api-')).length === 1,
+      { timeoutMs: 5000 },
     );
 
     const statusPath = '/api/v1/namespaces/default/configmaps/x/status';
@@ -284,9 +285,9 @@ describe('writes', () => {
 
     const pod = sb.store.list('v1', 'Pod', 'demo')[0]!;
     await eventually(
-      () => (sb.store.get('v1', 'Pod', 'demo', pod.metadata.name!)!.status as { phase?: string }).phase === 'Running',
-      5000,
       'pod running',
+      () => (sb.store.get('v1', 'Pod', 'demo', pod.metadata.name!)!.status as { phase?: string }).phase === 'Running',
+      { timeoutMs: 5000 },
     );
     const log = await call(sb, 'GET', `/api/v1/namespaces/demo/pods/${pod.metadata.name}/log?container=web&tailLines=1`);
     assert.equal(log.status, 200, log.text);
@@ -299,23 +300,23 @@ describe('writes', () => {
 describe('controllers and garbage collection', () => {
   test('the demo deployment has ReplicaSet, running pods and Endpoints', async () => {
     await eventually(
+      'deployment ready',
       () => {
         const d = sb.store.get('apps/v1', 'Deployment', 'demo', 'web');
         const st = d?.status as { readyReplicas?: number; observedGeneration?: number } | undefined;
         return st?.readyReplicas === 3 && st.observedGeneration === d!.metadata.generation;
       },
-      5000,
-      'deployment ready',
+      { timeoutMs: 5000 },
     );
     const ep = await eventually(
+      'endpoints',
       () => {
         const e = sb.store.get('v1', 'Endpoints', 'demo', 'web') as
           | { subsets?: { addresses?: unknown[]; ports: { port: number; name: string }[] }[] }
           | undefined;
         return e?.subsets?.[0]?.addresses?.length === 3 ? e : undefined;
       },
-      5000,
-      'endpoints',
+      { timeoutMs: 5000 },
     );
     assert.deepEqual(ep.subsets![0]!.ports, [{ port: 80, protocol: 'TCP', name: 'http' }]);
     const secret = sb.store.get('v1', 'Secret', 'demo', 'web-secret')!;
@@ -338,12 +339,12 @@ describe('controllers and garbage collection', () => {
     sb.store.create(mk('bg'));
     sb.store.create(mk('orphan'));
     const podsOf = (rs: string) => sb.store.list('v1', 'Pod', ns).filter((p) => p.metadata.labels?.rs === rs);
-    await eventually(() => podsOf('bg').length === 2 && podsOf('orphan').length === 2, 5000, 'pods created');
+    await eventually('pods created', () => podsOf('bg').length === 2 && podsOf('orphan').length === 2, { timeoutMs: 5000 });
     const bg = await call(sb, 'DELETE', `/apis/apps/v1/namespaces/${ns}/replicasets/bg`, {
       body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' },
     });
     assert.equal(bg.status, 200, bg.text);
-    await eventually(() => podsOf('bg').length === 0, 5000, 'background GC');
+    await eventually('background GC', () => podsOf('bg').length === 0, { timeoutMs: 5000 });
     await call(sb, 'DELETE', `/apis/apps/v1/namespaces/${ns}/replicasets/orphan?propagationPolicy=Orphan`);
     await new Promise((r) => setTimeout(r, 100));
     assert.equal(podsOf('orphan').length, 2);
@@ -361,12 +362,14 @@ describe('controllers and garbage collection', () => {
         template: { metadata: { labels: { app: 'fg' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
       },
     });
-    await eventually(() => sb.store.list('v1', 'Pod', 'default').some((p) => p.metadata.labels?.app === 'fg'), 5000, 'fg pod');
+    await eventually('fg pod', () => sb.store.list('v1', 'Pod', 'default').some((p) => p.metadata.labels?.app === 'fg'), {
+      timeoutMs: 5000,
+    });
     const res = await call(sb, 'DELETE', '/apis/apps/v1/namespaces/default/deployments/fg?propagationPolicy=Foreground');
     assert.equal(res.status, 200);
     assert.ok(res.json.metadata.deletionTimestamp);
     assert.ok(res.json.metadata.finalizers.includes('foregroundDeletion'));
-    await eventually(() => !sb.store.get('apps/v1', 'Deployment', 'default', 'fg'), 5000, 'owner removed last');
+    await eventually('owner removed last', () => !sb.store.get('apps/v1', 'Deployment', 'default', 'fg'), { timeoutMs: 5000 });
     assert.equal(sb.store.list('v1', 'Pod', 'default').filter((p) => p.metadata.labels?.app === 'fg').length, 0);
   });
 
@@ -403,12 +406,12 @@ describe('controllers and garbage collection', () => {
     });
     assert.equal(smp.status, 415, 'strategic merge is not supported for custom resources');
     await eventually(
+      'established',
       async () =>
         (
           await call(sb, 'GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.example.com')
         ).json.status?.conditions?.some((c: { type: string }) => c.type === 'Established'),
-      5000,
-      'established',
+      { timeoutMs: 5000 },
     );
     assert.equal((await call(sb, 'DELETE', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.example.com')).status, 200);
     assert.equal((await call(sb, 'GET', '/apis/example.com/v1/namespaces/default/gadgets')).status, 404);

@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { KubeObject, Sandbox } from '../../src/sandbox/index.js';
-import { call, eventually, openWatch, useSandbox } from './api-client.js';
+import { call, openWatch, useSandbox } from './api-client.js';
+import { eventually } from '../../testkit/eventually.js';
 
 const NS = 'jobs';
 let sb: Sandbox;
@@ -43,7 +44,7 @@ const phase = (p: KubeObject) => (p.status as { phase?: string } | undefined)?.p
 describe('job controller', () => {
   test('a job runs its pod to completion: succeeded, Complete, completionTime, Events', async () => {
     job('once', {});
-    const done = await eventually(() => finished('once'), 20000, 'job finished');
+    const done = await eventually('job finished', () => finished('once'), { timeoutMs: 20000 });
     assert.equal(done.type, 'Complete');
     const st = jobStatus('once');
     assert.equal(st.succeeded, 1);
@@ -71,12 +72,12 @@ describe('job controller', () => {
     job('many', { completions: 3, parallelism: 2 });
     let maxActive = 0;
     await eventually(
+      'job finished',
       () => {
         maxActive = Math.max(maxActive, podsOf('many').filter((p) => phase(p) !== 'Succeeded' && phase(p) !== 'Failed').length);
         return finished('many');
       },
-      20000,
-      'job finished',
+      { timeoutMs: 20000 },
     );
     assert.equal(finished('many')!.type, 'Complete');
     assert.equal(jobStatus('many').succeeded, 3);
@@ -86,7 +87,7 @@ describe('job controller', () => {
 
   test('a failing pod with backoffLimit 0 fails the job: BackoffLimitExceeded', async () => {
     job('doomed', { backoffLimit: 0 }, { 'sandbox.outpost.dev/fail': '2' });
-    const done = await eventually(() => finished('doomed'), 20000, 'job finished');
+    const done = await eventually('job finished', () => finished('doomed'), { timeoutMs: 20000 });
     assert.equal(done.type, 'Failed');
     assert.equal(done.reason, 'BackoffLimitExceeded');
     assert.equal(done.message, 'Job has reached the specified backoff limit');
@@ -100,19 +101,19 @@ describe('job controller', () => {
       .terminated.exitCode;
     assert.equal(exit, 2);
     const ev = await eventually(
+      'event',
       () =>
         sb.store
           .list('v1', 'Event', NS)
           .find((e) => e.reason === 'BackoffLimitExceeded' && (e.involvedObject as { name: string }).name === 'doomed'),
-      20000,
-      'event',
+      { timeoutMs: 20000 },
     );
     assert.equal(ev.type, 'Warning');
   });
 
   test('backoffLimit 2: three failed pods, then the job fails', async () => {
     job('retry', { backoffLimit: 2 }, { 'sandbox.outpost.dev/exit-code': '1' });
-    const done = await eventually(() => finished('retry'), 20000, 'job finished');
+    const done = await eventually('job finished', () => finished('retry'), { timeoutMs: 20000 });
     assert.equal(done.type, 'Failed');
     assert.equal(jobStatus('retry').failed, 3);
     assert.equal(podsOf('retry').length, 3);
@@ -126,7 +127,7 @@ describe('job controller', () => {
         {},
         { 'sandbox.outpost.dev/run-ms': '300', 'sandbox.outpost.dev/log': 'SPINNAKER_PROPERTY_FOO=bar\nSPINNAKER_CONFIG_JSON={"a":1}' },
       );
-      await eventually(() => finished('report'), 20000, 'job finished');
+      await eventually('job finished', () => finished('report'), { timeoutMs: 20000 });
       const phases = () => watch.events.map((e) => phase(e.object));
       await watch.waitFor(() => phases().includes('Succeeded'), 20000);
       // separate writes: the watch saw the pod Running before it Succeeded
@@ -142,7 +143,7 @@ describe('job controller', () => {
 
   test('suspend starts no pods', async () => {
     job('paused', { suspend: true });
-    await eventually(() => jobStatus('paused').startTime, 20000, 'status written');
+    await eventually('status written', () => jobStatus('paused').startTime, { timeoutMs: 20000 });
     assert.equal(podsOf('paused').length, 0);
   });
 });

@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { eventually } from './api-client.js';
 import { createKubectl, type Kubectl } from './kubectl-runner.js';
+import { eventually } from '../../testkit/eventually.js';
 
 interface Version {
   label: string;
@@ -131,9 +131,9 @@ for (const version of VERSIONS) {
     test('scale, rollout restart, rollout status and rollout undo', async () => {
       assert.match(await kubectl.ok(['scale', 'deployment/web', '-n', ns, '--replicas=3']), /scaled/);
       await eventually(
-        () => (deployment(ns)?.status as { readyReplicas?: number } | undefined)?.readyReplicas === 3,
-        5000,
         'three ready replicas',
+        () => (deployment(ns)?.status as { readyReplicas?: number } | undefined)?.readyReplicas === 3,
+        { timeoutMs: 5000 },
       );
       // plain `get` prints the server's Table columns
       assert.match(
@@ -188,7 +188,7 @@ for (const version of VERSIONS) {
     test('delete waits for the object to go; garbage collection removes its pods', async () => {
       assert.match(await kubectl.ok(['delete', 'deployment', 'web', '-n', ns]), /deleted/);
       assert.equal(deployment(ns), undefined);
-      await eventually(() => sandbox.store.list('v1', 'Pod', ns).length === 0, 5000, 'pods garbage-collected');
+      await eventually('pods garbage-collected', () => sandbox.store.list('v1', 'Pod', ns).length === 0, { timeoutMs: 5000 });
       assert.equal(sandbox.store.list('apps/v1', 'ReplicaSet', ns).length, 0);
     });
 
@@ -225,6 +225,7 @@ spec:
       await kubectl.ok(['set', 'image', 'statefulset/db', 'db=postgres:17', '-n', ns]);
       await kubectl.ok(['rollout', 'status', 'statefulset/db', '-n', ns, '--timeout=20s']);
       await eventually(
+        'rolled to postgres:17',
         () =>
           sandbox.store
             .list('v1', 'Pod', ns)
@@ -232,8 +233,7 @@ spec:
               (p) =>
                 p.metadata.labels?.app === 'db' && (p.spec as { containers: { image: string }[] }).containers[0]!.image === 'postgres:17',
             ).length === 2,
-        20000,
-        'rolled to postgres:17',
+        { timeoutMs: 20000 },
       );
       assert.match(await kubectl.ok(['rollout', 'history', 'statefulset/db', '-n', ns]), /REVISION[\s\S]*1[\s\S]*2/);
       assert.match(await kubectl.ok(['rollout', 'undo', 'statefulset/db', '-n', ns]), /rolled back/);

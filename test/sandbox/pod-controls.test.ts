@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { KubeObject, Sandbox } from '../../src/sandbox/index.js';
-import { call, eventually, openWatch, useSandbox } from './api-client.js';
+import { call, openWatch, useSandbox } from './api-client.js';
+import { eventually } from '../../testkit/eventually.js';
 
 const NS = 'controls';
 let sb: Sandbox;
@@ -55,43 +56,43 @@ describe('pod controls', () => {
       metadata: { name: 'stuck', namespace: NS, labels: { app: 'stuck' }, annotations: { 'sandbox.outpost.dev/never-ready': 'true' } },
       spec: { containers: [{ name: 'app', image: 'nginx' }] },
     });
-    await eventually(() => status(get('stuck')).phase === 'Running', 20000, 'running');
+    await eventually('running', () => status(get('stuck')).phase === 'Running', { timeoutMs: 20000 });
     assert.equal(ready(get('stuck')), 'False');
     const ep = await eventually(
+      'endpoints',
       () => {
         const e = sb.store.get('v1', 'Endpoints', NS, 'stuck') as
           | { subsets?: { addresses?: unknown[]; notReadyAddresses?: unknown[] }[] }
           | undefined;
         return e?.subsets?.[0]?.notReadyAddresses?.length === 1 ? e : undefined;
       },
-      20000,
-      'endpoints',
+      { timeoutMs: 20000 },
     );
     assert.equal(ep.subsets![0]!.addresses, undefined);
   });
 
   test('fail with an exit code: phase Failed, terminated container, Warning event', async () => {
     pod('broken', { 'sandbox.outpost.dev/fail': '3' });
-    await eventually(() => status(get('broken')).phase === 'Failed', 20000, 'failed');
+    await eventually('failed', () => status(get('broken')).phase === 'Failed', { timeoutMs: 20000 });
     assert.equal(status(get('broken')).containerStatuses![0]!.state.terminated!.exitCode, 3);
     assert.equal(ready(get('broken')), 'False');
     const ev = await eventually(
-      () => sb.store.list('v1', 'Event', NS).find((e) => (e.involvedObject as { name: string }).name === 'broken' && e.reason === 'Failed'),
-      20000,
       'event',
+      () => sb.store.list('v1', 'Event', NS).find((e) => (e.involvedObject as { name: string }).name === 'broken' && e.reason === 'Failed'),
+      { timeoutMs: 20000 },
     );
     assert.equal(ev.type, 'Warning');
   });
 
   test('run-ms + exit-code 0 on a bare pod: it completes', async () => {
     pod('oneshot', { 'sandbox.outpost.dev/run-ms': '50', 'sandbox.outpost.dev/exit-code': '0' });
-    await eventually(() => status(get('oneshot')).phase === 'Succeeded', 20000, 'succeeded');
+    await eventually('succeeded', () => status(get('oneshot')).phase === 'Succeeded', { timeoutMs: 20000 });
     assert.equal(status(get('oneshot')).containerStatuses![0]!.state.terminated!.exitCode, 0);
   });
 
   test('an image sandbox/never-ready works like the annotation', async () => {
     pod('img', {}, [{ name: 'app', image: 'sandbox/never-ready' }]);
-    await eventually(() => status(get('img')).phase === 'Running', 20000, 'running');
+    await eventually('running', () => status(get('img')).phase === 'Running', { timeoutMs: 20000 });
     assert.equal(ready(get('img')), 'False');
   });
 
@@ -107,7 +108,7 @@ describe('pod controls', () => {
         { name: 'side', image: 'busybox' },
       ],
     );
-    await eventually(() => status(get('talker')).phase === 'Running', 20000, 'running');
+    await eventually('running', () => status(get('talker')).phase === 'Running', { timeoutMs: 20000 });
     const app = await call(sb, 'GET', `/api/v1/namespaces/${NS}/pods/talker/log?container=app`);
     assert.equal(app.status, 200);
     assert.equal(app.text, 'SPINNAKER_PROPERTY_FOO=bar\nSPINNAKER_CONFIG_JSON={"a":1}\n');
@@ -132,14 +133,14 @@ describe('pod controls', () => {
       },
     });
     const d = await eventually(
+      'pods running',
       () => {
         const obj = sb.store.get('apps/v1', 'Deployment', NS, 'dull')!;
         const st = obj.status as { updatedReplicas?: number; replicas?: number } | undefined;
         const pods = sb.store.list('v1', 'Pod', NS).filter((p) => p.metadata.labels?.app === 'dull');
         return st?.updatedReplicas === 2 && st.replicas === 2 && pods.every((p) => status(p).phase === 'Running') ? obj : undefined;
       },
-      20000,
-      'pods running',
+      { timeoutMs: 20000 },
     );
     const st = d.status as {
       readyReplicas?: number;

@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { KubeObject, Sandbox } from '../../src/sandbox/index.js';
-import { call, eventually, useSandbox } from './api-client.js';
+import { call, useSandbox } from './api-client.js';
+import { eventually } from '../../testkit/eventually.js';
 
 const NS = 'sts';
 let sb: Sandbox;
@@ -46,6 +47,7 @@ const revisionOf = (p: KubeObject) => p.metadata.labels?.['controller-revision-h
 /** Waits until the set is reconciled, has `n` pods and all are ready at the update revision (when `rolled`). */
 async function settled(name: string, n: number, rolled = true): Promise<StsStatus> {
   return eventually(
+    `${name} settled at ${n}`,
     () => {
       const st = stsStatus(name);
       const ok =
@@ -55,8 +57,7 @@ async function settled(name: string, n: number, rolled = true): Promise<StsStatu
         podsOf(name).length === n;
       return ok && (!rolled || st.currentRevision === st.updateRevision) ? st : undefined;
     },
-    20000,
-    `${name} settled at ${n}`,
+    { timeoutMs: 20000 },
   );
 }
 
@@ -108,7 +109,9 @@ describe('statefulset controller', () => {
         },
       },
     });
-    await eventually(() => podsOf('held').some((p) => (p.status as { phase?: string }).phase === 'Running'), 20000, 'pod-0 running');
+    await eventually('pod-0 running', () => podsOf('held').some((p) => (p.status as { phase?: string }).phase === 'Running'), {
+      timeoutMs: 20000,
+    });
     await new Promise((r) => setTimeout(r, 200));
     assert.deepEqual(
       podsOf('held').map((p) => p.metadata.name),
@@ -173,12 +176,12 @@ describe('statefulset controller', () => {
     const before = await settled('part', 3);
     await patchTemplate('part', 'img:2');
     const st = await eventually(
+      'partitioned rollout',
       () => {
         const s = stsStatus('part');
         return s.updateRevision !== before.updateRevision && s.updatedReplicas === 1 && s.readyReplicas === 3 ? s : undefined;
       },
-      20000,
-      'partitioned rollout',
+      { timeoutMs: 20000 },
     );
     const byName = Object.fromEntries(podsOf('part').map((p) => [p.metadata.name, revisionOf(p)]));
     assert.deepEqual(byName, { 'part-0': before.updateRevision, 'part-1': before.updateRevision, 'part-2': st.updateRevision });
@@ -191,21 +194,21 @@ describe('statefulset controller', () => {
     const before = await settled('manual', 2);
     await patchTemplate('manual', 'img:2');
     const st = await eventually(
+      'new revision observed',
       () => {
         const s = stsStatus('manual');
         return s.updateRevision !== before.updateRevision && s.observedGeneration === get('manual').metadata.generation ? s : undefined;
       },
-      20000,
-      'new revision observed',
+      { timeoutMs: 20000 },
     );
     await new Promise((r) => setTimeout(r, 200));
     assert.ok(podsOf('manual').every((p) => revisionOf(p) === before.updateRevision));
     assert.equal(st.updatedReplicas ?? 0, 0);
     sb.store.remove('v1', 'Pod', NS, 'manual-1');
     await eventually(
-      () => podsOf('manual').some((p) => p.metadata.name === 'manual-1' && revisionOf(p) === st.updateRevision),
-      20000,
       'recreated at new revision',
+      () => podsOf('manual').some((p) => p.metadata.name === 'manual-1' && revisionOf(p) === st.updateRevision),
+      { timeoutMs: 20000 },
     );
   });
 });

@@ -10,9 +10,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startTestSystem, type TestSystem } from '../helpers/system.js';
+import { startStack, type Stack } from '../../testkit/stack.js';
 import { createOrcaClient, type Obj, type OrcaClient } from './orca-client.js';
-import { waitForAccounts } from './spinnaker-helpers.js';
 
 const deployment = (name: string, image: string, extra: Obj = {}) => ({
   apiVersion: 'apps/v1',
@@ -44,7 +43,7 @@ const deployStage = (manifests: Obj[], extra: Obj = {}) => ({
 
 for (const driver of ['pglite'] as const) {
   describe(`Deploy (Manifest) through the Clouddriver API (${driver})`, { concurrency: false }, () => {
-    let system: TestSystem;
+    let system: Stack;
     let orca: OrcaClient;
     const get = (apiVersion: string, kind: string, name: string) =>
       system.sandbox.store.get(apiVersion, kind, 'demo', name) as Obj | undefined;
@@ -67,9 +66,7 @@ for (const driver of ['pglite'] as const) {
     };
 
     before(async () => {
-      system = await startTestSystem({ driver });
-      await system.startAgent({ name: 'sandbox' }, 'agent-1');
-      await waitForAccounts(system.gateway.httpUrl, ['sandbox']);
+      system = await startStack({ driver, agents: [{ id: 'agent-1', account: { name: 'sandbox' } }] });
       orca = createOrcaClient(system.gateway.httpUrl, { 'X-SPINNAKER-USER': 'alice@example.com' });
     });
     after(async () => {

@@ -15,10 +15,10 @@ import { loadAgentConfig, startAgent, type RunningAgent } from '../../src/agent/
 import { loadGatewayConfig, startGateway, type GatewayConfigInput, type RunningGateway } from '../../src/gateway/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
-import { testDrivers } from '../helpers/databases.js';
-import { startTestGateway, type TestGateway } from '../gateway/helpers.js';
+import { testDrivers } from '../../testkit/databases.js';
+import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 import { createOrcaClient, type Obj } from './orca-client.js';
-import { waitForAccounts } from './spinnaker-helpers.js';
+import { waitForAccounts } from '../../testkit/accounts-ready.js';
 
 const pg = testDrivers().includes('postgres');
 const AGENT_TOKEN = 'agent-token-0123456789abcdef';
@@ -98,7 +98,7 @@ describe('Spinnaker through a forwarding replica (postgres)', {
       ].join('\n'),
     );
     agent = await startAgent(loadAgentConfig(config, {}), { logger: createSilentLogger() });
-    await waitForAccounts(a.gateway.httpUrl, ['remote'], { authorization: `Bearer ${READER_TOKEN}` });
+    await waitForAccounts(a.gateway.httpUrl, ['remote'], { headers: { authorization: `Bearer ${READER_TOKEN}` } });
   });
   after(async () => {
     await agent?.close();

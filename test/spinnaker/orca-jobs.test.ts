@@ -10,9 +10,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startTestSystem, type TestSystem } from '../helpers/system.js';
+import { startStack, type Stack } from '../../testkit/stack.js';
 import { createOrcaClient, type Obj, type OrcaClient } from './orca-client.js';
-import { waitForAccounts } from './spinnaker-helpers.js';
 
 const job = (name: string, annotations: Record<string, string>, extra: Obj = {}) => ({
   apiVersion: 'batch/v1',
@@ -27,7 +26,7 @@ const job = (name: string, annotations: Record<string, string>, extra: Obj = {})
 
 for (const driver of ['pglite'] as const) {
   describe(`Run Job and failing stages through the Clouddriver API (${driver})`, { concurrency: false }, () => {
-    let system: TestSystem;
+    let system: Stack;
     let orca: OrcaClient;
 
     /** Orca's KubernetesJobRunner: the runJob operation, then WaitOnJobCompletion until the job is no longer Running. */
@@ -58,9 +57,7 @@ for (const driver of ['pglite'] as const) {
     };
 
     before(async () => {
-      system = await startTestSystem({ driver });
-      await system.startAgent({ name: 'sandbox' }, 'agent-1');
-      await waitForAccounts(system.gateway.httpUrl, ['sandbox']);
+      system = await startStack({ driver, agents: [{ id: 'agent-1', account: { name: 'sandbox' } }] });
       orca = createOrcaClient(system.gateway.httpUrl);
     });
     after(async () => {

@@ -11,9 +11,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createOperationClient, type OperationClient } from '../../src/client/operation-client.js';
 import { OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
-import { startTestSystem, type TestSystem } from '../helpers/system.js';
+import { startStack, type Stack } from '../../testkit/stack.js';
 import { createOrcaClient, type Obj, type OrcaClient } from './orca-client.js';
-import { waitForAccounts } from './spinnaker-helpers.js';
 
 function deployment(name: string, image: string, replicas = 2, labels: Record<string, string> = {}): string {
   return JSON.stringify({
@@ -30,7 +29,7 @@ function deployment(name: string, image: string, replicas = 2, labels: Record<st
 
 for (const driver of ['pglite'] as const) {
   describe(`Orca's update stages through the Clouddriver API (${driver})`, { concurrency: false }, () => {
-    let system: TestSystem;
+    let system: Stack;
     let orca: OrcaClient;
     let client: OperationClient;
     const live = (name: string) => system.sandbox.store.get('apps/v1', 'Deployment', 'demo', name) as Obj | undefined;
@@ -45,9 +44,7 @@ for (const driver of ['pglite'] as const) {
     };
 
     before(async () => {
-      system = await startTestSystem({ driver });
-      await system.startAgent({ name: 'sandbox' }, 'agent-1');
-      await waitForAccounts(system.gateway.httpUrl, ['sandbox']);
+      system = await startStack({ driver, agents: [{ id: 'agent-1', account: { name: 'sandbox' } }] });
       orca = createOrcaClient(system.gateway.httpUrl, { 'X-SPINNAKER-USER': 'alice@example.com', 'X-SPINNAKER-EXECUTION-ID': 'exec-1' });
       client = createOperationClient({ gatewayUrl: system.gateway.httpUrl });
     });

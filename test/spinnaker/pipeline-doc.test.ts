@@ -7,9 +7,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { startTestSystem, type TestSystem } from '../helpers/system.js';
+import { startStack, type Stack } from '../../testkit/stack.js';
 import { createOrcaClient, type Obj, type OrcaClient } from './orca-client.js';
-import { waitForAccounts } from './spinnaker-helpers.js';
 
 /** The first ```json block after the heading "## A pipeline". */
 function documentedPipeline(): Obj {
@@ -30,15 +29,13 @@ const STAGES: Record<string, { resultExpected: boolean; waits: boolean }> = {
 };
 
 describe('the pipeline in docs/spinnaker.md', { concurrency: false }, () => {
-  let system: TestSystem;
+  let system: Stack;
   let orca: OrcaClient;
   const pipeline = documentedPipeline();
   const account = pipeline.stages[0].account as string;
 
   before(async () => {
-    system = await startTestSystem({ driver: 'pglite' });
-    await system.startAgent({ name: account }, 'agent-1');
-    await waitForAccounts(system.gateway.httpUrl, [account]);
+    system = await startStack({ driver: 'pglite', agents: [{ id: 'agent-1', account: { name: account } }] });
     orca = createOrcaClient(system.gateway.httpUrl, { 'X-SPINNAKER-USER': 'docs', 'X-SPINNAKER-APPLICATION': pipeline.application });
   });
   after(async () => {

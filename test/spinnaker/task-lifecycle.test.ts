@@ -13,7 +13,7 @@ import type { AgentCalls } from '../../src/gateway/spinnaker/agent-calls.js';
 import { createTaskRunner, type PreparedOperation } from '../../src/gateway/spinnaker/task-runner.js';
 import { createTaskStore } from '../../src/gateway/spinnaker/task-store.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
-import { createTestDatabase, testDrivers, type TestDatabase } from '../helpers/databases.js';
+import { createTestDatabase, testDrivers, type TestDatabase } from '../../testkit/databases.js';
 
 const context = { user: 'alice', application: 'app', executionId: 'exec' };
 const noCalls: AgentCalls = { run: async () => assert.fail('no cluster call expected') };

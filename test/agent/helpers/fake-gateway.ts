@@ -26,6 +26,7 @@ import {
   type Hello,
 } from '../../../src/gen/outpost/agent/v1/agent_pb.js';
 import { OperationSchema, type Operation, type OperationResult } from '../../../src/gen/outpost/agent/v1/operation_pb.js';
+import { eventually } from '../../../testkit/eventually.js';
 
 /** How the fake answers a Hello. */
 export interface WelcomePlan {
@@ -99,10 +100,11 @@ export interface FakeGateway {
   sendOperation(operation: Operation | Parameters<typeof create<typeof OperationSchema>>[1], stream?: RecordedStream): void;
   /** Every operation result received (on any stream), with the index of the stream it came on. */
   results(): Array<OperationResult & { streamIndex: number }>;
-  /** Resolves with the first result for `id` received after `after` results of that id (default 0). */
+  /**
+   * Resolves with the first result for `id` received after `after` results of that id (default 0); waits with
+   * testkit's `eventually` (`timeoutMs` defaults to its generous bound).
+   */
   waitForResult(id: string, timeoutMs?: number, after?: number): Promise<OperationResult & { streamIndex: number }>;
-  /** Resolves when `predicate` holds (polling), rejects after `timeoutMs`. */
-  waitFor<T>(predicate: () => T | undefined | false, timeoutMs?: number, what?: string): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -223,16 +225,6 @@ export async function startFakeGateway(options: FakeGatewayOptions = {}): Promis
       s.messages.flatMap((m) => (m.message.case === 'operationResult' ? [Object.assign(m.message.value, { streamIndex: s.index })] : [])),
     );
 
-  async function waitFor<T>(predicate: () => T | undefined | false, timeoutMs = 10_000, what = 'condition'): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = predicate();
-      if (value !== undefined && value !== false) return value as T;
-      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-
   const handler = connectNodeAdapter({ routes });
   const tls = options.tls;
   const server = tls
@@ -298,10 +290,9 @@ export async function startFakeGateway(options: FakeGatewayOptions = {}): Promis
       target.send(create(ConnectResponseSchema, { message: { case: 'operation', value } }));
     },
     results: () => results(),
-    waitForResult(id, timeoutMs = 10_000, after = 0) {
-      return waitFor(() => results().filter((r) => r.id === id)[after], timeoutMs, `the result of operation ${id}`);
+    waitForResult(id, timeoutMs, after = 0) {
+      return eventually(`the result of operation ${id}`, () => results().filter((r) => r.id === id)[after], { timeoutMs });
     },
-    waitFor,
     async close() {
       for (const s of streams) s.drop();
       for (const session of sessions) session.destroy();

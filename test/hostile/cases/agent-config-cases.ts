@@ -8,7 +8,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AgentConfigError, loadAgentConfig } from '../../../src/agent/config/load.js';
-import type { Rng } from '../../helpers/rng.js';
+import type { Rng } from '../../../testkit/rng.js';
 import { accepted, failure, guarded, typed, type HostileCase } from '../hostile-case.js';
 import { hostileString } from '../hostile-strings.js';
 import { uniqueTag } from '../agent-messages.js';

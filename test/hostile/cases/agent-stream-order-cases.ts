@@ -8,7 +8,7 @@
  */
 import { create, fromBinary, toBinary, toJson } from '@bufbuild/protobuf';
 import { ConnectRequestSchema, EventType, SyncPhase, type ConnectRequest } from '../../../src/gen/outpost/agent/v1/agent_pb.js';
-import type { Rng } from '../../helpers/rng.js';
+import type { Rng } from '../../../testkit/rng.js';
 import { mutateBytes } from '../byte-mutations.js';
 import { failure, guarded, type CaseResult, type HostileCase } from '../hostile-case.js';
 import { hostileString } from '../hostile-strings.js';

@@ -8,7 +8,7 @@ import { create, toBinary, toJsonString } from '@bufbuild/protobuf';
 import { gzipSync } from 'node:zlib';
 import { ConnectRequestSchema, type ConnectRequest } from '../../../src/gen/outpost/agent/v1/agent_pb.js';
 import { encodeMessage } from '../../../src/gateway/grpc/grpc-wire.js';
-import type { Rng } from '../../helpers/rng.js';
+import type { Rng } from '../../../testkit/rng.js';
 import { concat, mutateBytes, randomBytes } from '../byte-mutations.js';
 import { guarded, headerSafe, type HostileCase, type HostileCategory } from '../hostile-case.js';
 import { hostileString } from '../hostile-strings.js';

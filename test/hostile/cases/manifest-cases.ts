@@ -8,7 +8,7 @@
 import { create } from '@bufbuild/protobuf';
 import { OperationSchema } from '../../../src/gen/outpost/agent/v1/operation_pb.js';
 import { executeOperation } from '../../../src/agent/operations/operation-executor.js';
-import type { Rng } from '../../helpers/rng.js';
+import type { Rng } from '../../../testkit/rng.js';
 import { accepted, failure, guarded, typed, type HostileCase } from '../hostile-case.js';
 import { hostileString } from '../hostile-strings.js';
 import { uniqueTag } from '../agent-messages.js';

@@ -4,8 +4,8 @@
  * unicode and raw bytes; doubled, trailing and dot segments; very long paths; hostile query values; every method),
  * over HTTP/1.1 and over HTTP/2 on the gRPC port.
  */
-import type { Rng } from '../../helpers/rng.js';
-import type { RestRoute } from '../../helpers/rest-routes.js';
+import type { Rng } from '../../../testkit/rng.js';
+import type { RestRoute } from '../../../testkit/rest-routes.js';
 import { guarded, headerSafe, type CaseResult, type HostileCase, type HostileCategory } from '../hostile-case.js';
 import { hostileString, randomText } from '../hostile-strings.js';
 import { ACCOUNT_BODY_LIMIT, type HostileTarget } from '../hostile-target.js';

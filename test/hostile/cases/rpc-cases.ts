@@ -7,7 +7,7 @@
 import { fromJson, toBinary, type DescMethod } from '@bufbuild/protobuf';
 import { gzipSync } from 'node:zlib';
 import { encodeMessage } from '../../../src/gateway/grpc/grpc-wire.js';
-import type { Rng } from '../../helpers/rng.js';
+import type { Rng } from '../../../testkit/rng.js';
 import { concat, mutateBytes, randomBytes } from '../byte-mutations.js';
 import { headerSafe, type HostileCase, type HostileCategory } from '../hostile-case.js';
 import { hostileString } from '../hostile-strings.js';

@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { Code, ConnectError } from '@connectrpc/connect';
-import { createMessageDecoder, encodeGrpcMessage, encodeMessage, messagePayload, parseGrpcTimeout, statusTrailers } from './grpc-wire.js';
+import {
+  createMessageDecoder,
+  encodeGrpcMessage,
+  encodeMessage,
+  messagePayload,
+  parseGrpcTimeout,
+  statusTrailers,
+} from '../../src/gateway/grpc/grpc-wire.js';
 
 describe('gRPC wire format', () => {
   test('messages split anywhere across chunks come out whole and in order', () => {

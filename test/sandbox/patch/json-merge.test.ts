@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PatchError, applyJsonPatch, applyMergePatch } from './index.js';
+import { PatchError, applyJsonPatch, applyMergePatch } from '../../../src/sandbox/patch/index.js';
 
 const cm = () => ({
   apiVersion: 'v1',

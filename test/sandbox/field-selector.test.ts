@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { matchesFieldSelector, parseFieldSelector } from './field-selector.js';
-import { SelectorError } from '../shared/label-selector.js';
+import { matchesFieldSelector, parseFieldSelector } from '../../src/sandbox/field-selector.js';
+import { SelectorError } from '../../src/shared/label-selector.js';
 
 const pod = {
   metadata: { name: 'web-1', namespace: 'default' },

@@ -2,11 +2,11 @@
  * Compares the gateway's object cache to the sandbox cluster exactly: same keys, same resourceVersions, for the
  * kinds the agent reported it watches. Every convergence test (restarts, 410s, chaos) uses it.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { and, eq } from 'drizzle-orm';
-import type { Database } from '../../src/db/database.js';
-import { accounts, objects } from '../../src/db/schema.js';
-import type { Sandbox } from '../../src/sandbox/index.js';
+import type { Database } from '../src/db/database.js';
+import { accounts, objects } from '../src/db/schema.js';
+import type { Sandbox } from '../src/sandbox/index.js';
+import { eventually } from './eventually.js';
 
 /** What differs between cache and cluster; all empty means equal. */
 export interface CacheDiff {
@@ -86,8 +86,8 @@ export function isConverged(diff: CacheDiff): boolean {
 }
 
 /**
- * Polls until the cache equals the sandbox, or throws after `timeoutMs` with the last diff (first 20 keys of each
- * side) so a failing test says what did not converge.
+ * Waits (./eventually.ts, every 100 ms) until the cache equals the sandbox and returns that diff; on timeout the error
+ * holds the last diff (first 20 keys of each side), so a failing test says what did not converge.
  */
 export async function waitForCacheToMatch(
   database: Database,
@@ -95,21 +95,12 @@ export async function waitForCacheToMatch(
   account: string,
   options: CompareOptions & { timeoutMs?: number } = {},
 ): Promise<CacheDiff> {
-  const deadline = Date.now() + (options.timeoutMs ?? 15_000);
-  let last: CacheDiff | undefined;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    try {
-      last = await compareCacheToSandbox(database, sandbox, account, options);
-      if (isConverged(last) && last.kinds.length > 0) return last;
-    } catch (err) {
-      lastError = err;
-    }
-    await sleep(100);
-  }
-  if (!last) throw new Error(`cache never became comparable: ${(lastError as Error)?.message}`);
   const show = (xs: string[]) => `${xs.length} ${JSON.stringify(xs.slice(0, 20))}`;
-  throw new Error(
-    `cache did not converge for ${account}: missing ${show(last.missing)}, extra ${show(last.extra)}, stale ${show(last.stale)}`,
-  );
+  const converged = async () => {
+    const diff = await compareCacheToSandbox(database, sandbox, account, options);
+    if (diff.kinds.length === 0) throw new Error('no kind to compare yet');
+    if (!isConverged(diff)) throw new Error(`missing ${show(diff.missing)}, extra ${show(diff.extra)}, stale ${show(diff.stale)}`);
+    return diff;
+  };
+  return eventually(`the cache of ${account} converged on the cluster`, converged, { timeoutMs: options.timeoutMs, intervalMs: 100 });
 }

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PatchError, applyServerSideApply } from './index.js';
+import { PatchError, applyServerSideApply } from '../../../src/sandbox/patch/index.js';
 
 type Any = Record<string, any>;
 const now = new Date('2024-05-01T10:00:00.123Z');

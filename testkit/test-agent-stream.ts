@@ -1,11 +1,11 @@
 /**
- * Test helpers for the gateway: start a gateway on a test database (ephemeral ports), and drive an agent stream
- * from the test with a real gRPC (HTTP/2) client whose request messages the test pushes one by one.
+ * An agent stream driven by the test: a real gRPC (HTTP/2) client of `AgentService.Connect` whose request messages the
+ * test pushes one by one, and builders for the messages (Hello, events, sync markers, ConfigMaps). For tests of the
+ * gateway's side of the protocol; a gateway to point it at comes from ./test-gateway.ts.
  */
 import { create, type MessageInitShape } from '@bufbuild/protobuf';
 import { Code, ConnectError, createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
-import { sql } from 'drizzle-orm';
 import {
   AgentService,
   ConnectRequestSchema,
@@ -13,57 +13,9 @@ import {
   SyncPhase,
   type ConnectResponse,
   type Welcome,
-} from '../../src/gen/outpost/agent/v1/agent_pb.js';
-import {
-  loadGatewayConfig,
-  startGateway,
-  type GatewayConfigInput,
-  type GatewayDeps,
-  type RunningGateway,
-} from '../../src/gateway/index.js';
-import { createSilentLogger } from '../../src/shared/logger.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
+} from '../src/gen/outpost/agent/v1/agent_pb.js';
 
 export { Code, ConnectError, EventType, SyncPhase };
-
-/** A gateway on a fresh test database. */
-export interface TestGateway {
-  gateway: RunningGateway;
-  testDb: TestDatabase;
-  close(): Promise<void>;
-  /** Runs SQL and returns plain rows (both drivers). */
-  query<T = Record<string, unknown>>(text: string): Promise<T[]>;
-}
-
-/** Starts a gateway with test-friendly settings on ephemeral ports. */
-export async function startTestGateway(
-  driver: 'pglite' | 'postgres',
-  overrides: GatewayConfigInput = {},
-  deps: Omit<GatewayDeps, 'logger'> = {},
-): Promise<TestGateway> {
-  const testDb = await createTestDatabase(driver);
-  const config = loadGatewayConfig({
-    env: {},
-    overrides: { host: '127.0.0.1', httpPort: 0, grpcPort: 0, database: testDb.url, id: 'gw-test', insecure: true, ...overrides },
-  });
-  const gateway = await startGateway(config, { logger: createSilentLogger(), ...deps });
-  return {
-    gateway,
-    testDb,
-    async close() {
-      await gateway.close();
-      await testDb.drop();
-    },
-    query: (text) => queryRows(gateway.database, text),
-  };
-}
-
-/** Runs raw SQL on a gateway's database and returns its rows (either driver). */
-export async function queryRows<T>(database: RunningGateway['database'], text: string): Promise<T[]> {
-  const result = await database.db.execute(sql.raw(text));
-  const rows = (result as unknown as { rows?: T[] }).rows ?? (result as unknown as T[]);
-  return Array.from(rows);
-}
 
 type RequestInit = MessageInitShape<typeof ConnectRequestSchema>;
 
@@ -266,13 +218,4 @@ export function syncMarker(
       count: BigInt(count),
     },
   };
-}
-
-/** Polls until `check` returns true (for effects that follow a stream end asynchronously). */
-export async function eventually(check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }

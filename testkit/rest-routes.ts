@@ -3,9 +3,9 @@
  * `startGateway` builds it), so suites that must cover every route — hostile input, the authorization matrix — notice
  * a new one. The stubs are never called: only the route table is read.
  */
-import { createRestApp } from '../../src/gateway/rest/rest-app.js';
-import { createSilentLogger } from '../../src/shared/logger.js';
-import { createClouddriverApi } from '../../src/gateway/spinnaker/clouddriver-api.js';
+import { createRestApp } from '../src/gateway/rest/rest-app.js';
+import { createSilentLogger } from '../src/shared/logger.js';
+import { createClouddriverApi } from '../src/gateway/spinnaker/clouddriver-api.js';
 
 /** One registered route: an HTTP method (`ALL` for a catch-all answering 405) and a Hono path pattern. */
 export interface RestRoute {

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parse } from 'yaml';
-import { renderKubeconfig } from './kubeconfig.js';
+import { renderKubeconfig } from '../../src/sandbox/kubeconfig.js';
 
 const CA = '-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n';
 const users = [

@@ -80,8 +80,8 @@ export function gatewayConfig(settings: GatewayProcessSettings, extra?: ConfigOb
   );
 }
 
-/** One account of an agent process (like `AgentAccountOptions` of ./system.ts). */
-export interface ClusterAgentAccount {
+/** One account of a test agent, in process (./stack.ts) or not (./gateway-cluster.ts). */
+export interface AgentAccount {
   /** Default `sandbox`. */
   name?: string;
   /** `restricted` uses the sandbox's restricted user (context `sandbox-restricted`). */
@@ -91,13 +91,23 @@ export interface ClusterAgentAccount {
   omitKinds?: string[];
 }
 
+/** The agent config entry (under `kubernetes.accounts`) of `account`, reading the sandbox kubeconfig file `kubeconfig`. */
+export function agentAccountEntry(account: AgentAccount, kubeconfig: string): ConfigObject {
+  const entry: ConfigObject = { name: account.name ?? 'sandbox', kubeconfigFile: kubeconfig };
+  if (account.user === 'restricted') entry.context = 'sandbox-restricted';
+  if (account.namespaces) entry.namespaces = account.namespaces;
+  if (account.kinds) entry.kinds = account.kinds;
+  if (account.omitKinds) entry.omitKinds = account.omitKinds;
+  return entry;
+}
+
 /** Settings of one agent process. */
 export interface AgentProcessSettings {
   id: string;
   /** Gateway gRPC address, host:port (the balancer). */
   grpc: string;
   kubeconfig: string;
-  accounts: ClusterAgentAccount[];
+  accounts: AgentAccount[];
   logLevel: string;
 }
 
@@ -107,14 +117,7 @@ export interface AgentProcessSettings {
  * (arrays such as `kubernetes.accounts` are replaced, not merged).
  */
 export function agentConfig(settings: AgentProcessSettings, extra?: ConfigObject): ConfigObject {
-  const accounts = settings.accounts.map((a) => {
-    const account: ConfigObject = { name: a.name ?? 'sandbox', kubeconfigFile: settings.kubeconfig };
-    if (a.user === 'restricted') account.context = 'sandbox-restricted';
-    if (a.namespaces) account.namespaces = a.namespaces;
-    if (a.kinds) account.kinds = a.kinds;
-    if (a.omitKinds) account.omitKinds = a.omitKinds;
-    return account;
-  });
+  const accounts = settings.accounts.map((a) => agentAccountEntry(a, settings.kubeconfig));
   return deepMerge(
     {
       clouddriver: {

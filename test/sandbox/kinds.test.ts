@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { resourceList } from './discovery.js';
-import { createKindRegistry } from './kinds.js';
-import { startSandbox } from './sandbox.js';
+import { resourceList } from '../../src/sandbox/discovery.js';
+import { createKindRegistry } from '../../src/sandbox/kinds.js';
+import { startSandbox } from '../../src/sandbox/sandbox.js';
 
 describe('policy/v1 PodDisruptionBudget', () => {
   test('is a built-in namespaced kind with a status subresource and the short name pdb', () => {

@@ -4,7 +4,12 @@ import { X509Certificate, createHash } from 'node:crypto';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { type CertificateAuthority, certificateFingerprint, createCertificateAuthority, createClientCertificate } from './certs.js';
+import {
+  type CertificateAuthority,
+  certificateFingerprint,
+  createCertificateAuthority,
+  createClientCertificate,
+} from '../../src/sandbox/certs.js';
 
 function get(port: number, host: string, opts: https.RequestOptions): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {

@@ -9,13 +9,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
+import { startSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/index.js';
 import { startBalancer, type Balancer } from './balancer.js';
-import { agentConfig, freePorts, gatewayConfig, writeYaml, type ClusterAgentAccount, type ConfigObject } from './cluster-config.js';
+import { agentConfig, freePorts, gatewayConfig, writeYaml, type AgentAccount, type ConfigObject } from './cluster-config.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
 import { processState, readLog, spawnOutpost, waitForProcess, type OutpostProcess } from './outpost-process.js';
 
-export type { ClusterAgentAccount, ConfigObject } from './cluster-config.js';
+export type { AgentAccount, ConfigObject } from './cluster-config.js';
 
 /** Options of {@link startGatewayCluster}. */
 export interface GatewayClusterOptions {
@@ -39,9 +39,9 @@ export interface GatewayClusterOptions {
 /** Options of {@link GatewayCluster.startAgent}. */
 export interface ClusterAgentOptions {
   /** The agent's one account (default `{ name: 'sandbox' }`, every kind, the sandbox's admin user). */
-  account?: ClusterAgentAccount;
+  account?: AgentAccount;
   /** Several accounts instead of `account`. */
-  accounts?: ClusterAgentAccount[];
+  accounts?: AgentAccount[];
   /** Deep-merged into the agent's YAML config (see `agentConfig` in ./cluster-config.ts for the defaults). */
   agentConfig?: ConfigObject;
   /** Resolve once the agent logged 'welcomed by the gateway' (default), or as soon as it is spawned. */
@@ -220,11 +220,7 @@ export async function startGatewayCluster(options: GatewayClusterOptions = {}): 
     };
     for (const m of managed.values()) {
       if (!running(m)) continue;
-      await step(async () => {
-        m.proc!.child.kill('SIGCONT');
-        m.proc!.child.kill('SIGKILL');
-        await m.proc!.exited();
-      });
+      await step(() => m.proc!.kill());
     }
     await step(() => balancer?.close());
     await step(() => client?.end({ timeout: 2 }));

@@ -6,8 +6,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { eventually, StopWaiting } from './eventually.js';
 
-const bin = fileURLToPath(new URL('../../bin/outpost.js', import.meta.url));
+const bin = fileURLToPath(new URL('../bin/outpost.js', import.meta.url));
 
 /** Every child started here and not yet exited, for the exit hook. */
 const alive = new Set<ChildProcess>();
@@ -42,20 +43,22 @@ export interface OutpostProcess {
   running(): boolean;
   /** Resolves once the process exited (at once when it already has). */
   exited(): Promise<void>;
+  /** SIGKILL (SIGCONT first, in case it is stopped) and wait for the exit; at once when it already exited. */
+  kill(): Promise<void>;
 }
 
 /**
  * Spawns `node bin/outpost.js ARGS…` with stdout and stderr appended to `logFile`. `OUTPOST_GATEWAY_*`,
  * `OUTPOST_AGENT_*` and `OUTPOST_LOG_LEVEL` are removed from the inherited environment so only the config file
- * decides (pass `env` to set some on purpose).
+ * decides (pass `env` to set some on purpose). `nodeFlags` go to node before the script (a CPU profile, V8 settings).
  */
-export function spawnOutpost(args: string[], logFile: string, env: Record<string, string> = {}): OutpostProcess {
+export function spawnOutpost(args: string[], logFile: string, env: Record<string, string> = {}, nodeFlags: string[] = []): OutpostProcess {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^OUTPOST_(GATEWAY_|AGENT_|LOG_LEVEL$)/.test(key)));
   const logOffset = statSync(logFile, { throwIfNoEntry: false })?.size ?? 0;
   const fd = openSync(logFile, 'a');
   let child: ChildProcess;
   try {
-    child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', fd, fd], env: { ...inherited, ...env } });
+    child = spawn(process.execPath, [...nodeFlags, bin, ...args], { stdio: ['ignore', fd, fd], env: { ...inherited, ...env } });
   } finally {
     closeSync(fd); // the child holds its own copy
   }
@@ -69,12 +72,19 @@ export function spawnOutpost(args: string[], logFile: string, env: Record<string
     });
   });
   child.once('error', () => alive.delete(child));
+  const running = () => child.exitCode === null && child.signalCode === null;
   return {
     child,
     pid: child.pid,
     logOffset,
-    running: () => child.exitCode === null && child.signalCode === null,
+    running,
     exited: () => exit,
+    kill: async () => {
+      if (!running()) return;
+      child.kill('SIGCONT');
+      child.kill('SIGKILL');
+      await exit;
+    },
   };
 }
 
@@ -88,8 +98,9 @@ export function readLog(logFile: string, offset = 0): string {
 }
 
 /**
- * Polls `check` every 50 ms until it returns true; rejects when `proc` exits first (with the tail of its log) or
- * after `timeoutMs`. `what` names the wait in errors.
+ * Waits (./eventually.ts, every 50 ms) until `check` returns true; a `check` that throws counts as false. Rejects at
+ * once when `proc` exits first, or after `timeoutMs`, in both cases with the tail of its log. `what` names the wait
+ * in errors.
  */
 export async function waitForProcess(
   proc: OutpostProcess,
@@ -98,19 +109,23 @@ export async function waitForProcess(
   check: () => boolean | Promise<boolean>,
   timeoutMs: number,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
   const tail = () => readLog(logFile, proc.logOffset).slice(-3000);
-  for (;;) {
+  const ready = async () => {
     if (
       await Promise.resolve()
         .then(check)
         .catch(() => false)
     )
-      return;
+      return true;
     if (!proc.running())
-      throw new Error(`${what}: the process exited (${proc.child.exitCode ?? proc.child.signalCode}) first; log:\n${tail()}`);
-    if (Date.now() > deadline) throw new Error(`${what}: timed out after ${timeoutMs} ms; log:\n${tail()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+      throw new StopWaiting(`${what}: the process exited (${proc.child.exitCode ?? proc.child.signalCode}) first; log:\n${tail()}`);
+    return false;
+  };
+  try {
+    await eventually(what, ready, { timeoutMs, intervalMs: 50 });
+  } catch (err) {
+    if (!(err instanceof StopWaiting)) (err as Error).message += `; log:\n${tail()}`;
+    throw err;
   }
 }
 

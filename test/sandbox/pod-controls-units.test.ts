@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { annotatedLogLines, podControls } from './pod-controls.js';
-import type { KubeObject } from './types.js';
+import { annotatedLogLines, podControls } from '../../src/sandbox/pod-controls.js';
+import type { KubeObject } from '../../src/sandbox/types.js';
 
 const pod = (annotations: Record<string, string> = {}, image = 'nginx:1.27'): KubeObject => ({
   apiVersion: 'v1',

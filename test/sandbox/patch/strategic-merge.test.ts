@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PatchError, applyStrategicMergePatch } from './index.js';
+import { PatchError, applyStrategicMergePatch } from '../../../src/sandbox/patch/index.js';
 
 const deployment = () => ({
   apiVersion: 'apps/v1',

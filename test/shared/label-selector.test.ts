@@ -1,6 +1,12 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SelectorError, formatLabelSelector, labelSelectorFromObject, matchesLabelSelector, parseLabelSelector } from './label-selector.js';
+import {
+  SelectorError,
+  formatLabelSelector,
+  labelSelectorFromObject,
+  matchesLabelSelector,
+  parseLabelSelector,
+} from '../../src/shared/label-selector.js';
 
 describe('parseLabelSelector', () => {
   test('empty string is the match-all selector', () => {

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { deleteAtPath, fieldSetOf, formatFieldPath, fromFieldsV1, getAtPath, toFieldsV1 } from './field-set.js';
-import { schemaForKind } from './schema.js';
+import { deleteAtPath, fieldSetOf, formatFieldPath, fromFieldsV1, getAtPath, toFieldsV1 } from '../../../src/sandbox/patch/field-set.js';
+import { schemaForKind } from '../../../src/sandbox/patch/schema.js';
 
 const pod = {
   apiVersion: 'v1',
