@@ -32,6 +32,7 @@ const EXPECTED_SECONDS = {
   'test/spinnaker/orca-operations.test.ts': 13,
   'test/spinnaker/orca-jobs.test.ts': 10,
   'test/spinnaker/pipeline-doc.test.ts': 7,
+  'test/gateway/start-failure.test.ts': 28,
   'test/conformance/lifetime.test.ts': 11,
   'test/conformance/agents.test.ts': 8,
   'test/conformance/operations.test.ts': 8,
