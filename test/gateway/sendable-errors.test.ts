@@ -8,16 +8,13 @@
  */
 import assert from 'node:assert/strict';
 import http2 from 'node:http2';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { Code, ConnectError, createContextValues } from '@connectrpc/connect';
-import { Health } from '../../src/gen/grpc/health/v1/health_pb.js';
+import { Code, ConnectError } from '@connectrpc/connect';
 import { statusTrailers } from '../../src/gateway/grpc/grpc-wire.js';
-import { createRpcNodeHandler } from '../../src/gateway/grpc/rpc-node-handler.js';
 import { createSendableErrorInterceptor } from '../../src/gateway/grpc/sendable-errors.js';
-import { createSilentLogger } from '../../src/shared/logger.js';
 import { hasLoneSurrogate } from '../../src/shared/unstorable-text.js';
 import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
+import { type HealthRpcServer, startHealthRpcServer } from './health-rpc-server.js';
 
 type Protocol = 'connect' | 'connect-stream' | 'grpc' | 'grpc-web';
 
@@ -166,29 +163,23 @@ describe('error messages are sendable in every protocol (interceptor)', () => {
   const fail = () => {
     throw new ConnectError(MESSAGE, Code.FailedPrecondition, { 'x-kept': 'yes' });
   };
-  let server: http2.Http2Server;
+  let server: HealthRpcServer;
   let url: string;
   before(async () => {
-    const handler = createRpcNodeHandler({
-      routes: (router) =>
-        router.service(Health, {
-          check: fail,
-          // A stream that fails after its first message: the error reaches the interceptor while the response is read.
-          async *watch() {
-            yield { status: 1 };
-            fail();
-          },
-        }),
-      fallback: (_req, res) => res.end(),
-      contextValues: () => createContextValues(),
-      interceptors: [createSendableErrorInterceptor()],
-      logger: createSilentLogger(),
-    });
-    server = http2.createServer(handler);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    server = await startHealthRpcServer(
+      {
+        check: fail,
+        // A stream that fails after its first message: the error reaches the interceptor while the response is read.
+        async *watch() {
+          yield { status: 1 };
+          fail();
+        },
+      },
+      { interceptors: [createSendableErrorInterceptor()] },
+    );
+    url = server.url;
   });
-  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  after(() => server.close());
 
   test('unary and streaming, Connect, gRPC and gRPC-web: the code is kept, the message made well-formed and cut', async () => {
     const cases: [Protocol, string][] = [

@@ -9,15 +9,12 @@
  */
 import assert from 'node:assert/strict';
 import http2 from 'node:http2';
-import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
-import { Code, ConnectError, createContextValues } from '@connectrpc/connect';
-import { Health } from '../../src/gen/grpc/health/v1/health_pb.js';
-import { createRpcNodeHandler } from '../../src/gateway/grpc/rpc-node-handler.js';
+import { Code, ConnectError } from '@connectrpc/connect';
 import { createUndecodableRequestInterceptor, guardUndecodableRequests } from '../../src/gateway/grpc/undecodable-request.js';
-import { createSilentLogger } from '../../src/shared/logger.js';
 import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
+import { type HealthRpcServer, startHealthRpcServer } from './health-rpc-server.js';
 
 /** 100 NUL bytes: field number 0, which no protobuf message may have. */
 const NULS = Buffer.alloc(100);
@@ -218,26 +215,20 @@ describe('an undecodable request is INVALID_ARGUMENT in every codec path', () =>
 });
 
 describe('only the request is blamed', () => {
-  let server: http2.Http2Server;
+  let server: HealthRpcServer;
   let url: string;
   before(async () => {
     // An implementation that fails with the very text connect-es uses for an undecodable request.
     const fail = () => {
       throw new ConnectError('parse binary: a peer answered garbage', Code.Internal);
     };
-    const handler = createRpcNodeHandler({
-      routes: (router) => router.service(Health, { check: fail, watch: fail }),
-      fallback: (_req, res) => res.end(),
-      contextValues: () => createContextValues(),
-      interceptors: [createUndecodableRequestInterceptor()],
-      wrapHandler: guardUndecodableRequests,
-      logger: createSilentLogger(),
-    });
-    server = http2.createServer(handler);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    server = await startHealthRpcServer(
+      { check: fail, watch: fail },
+      { interceptors: [createUndecodableRequestInterceptor()], wrapHandler: guardUndecodableRequests },
+    );
+    url = server.url;
   });
-  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  after(() => server.close());
 
   test("an implementation's own INTERNAL error stays INTERNAL (unary and streaming, Connect, gRPC and gRPC-web)", async () => {
     const check = '/grpc.health.v1.Health/Check';
