@@ -175,7 +175,7 @@ describe('agent admin endpoints against the sandbox and the fake gateway', () =>
       await eventually(
         'both lists ended',
         () => markersOf(h.gateway.messages).filter((m) => m.account === 'sandbox' && m.phase === SyncPhase.END).length === 2,
-        { timeoutMs: 5000 },
+        { timeoutMs: 30_000 },
       );
 
       // A dropped stream makes it unready until the next Welcome.

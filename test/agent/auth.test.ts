@@ -14,7 +14,7 @@ describe('agent authentication to the gateway', () => {
   test('a static token is sent as a bearer token on the stream', async () => {
     const h = await startHarness({ seed: 'none', config: { clouddriver: { auth: { token: 'static-token-1' } } } });
     try {
-      await eventually('welcome', () => h.agent.status().connected, { timeoutMs: 5000 });
+      await eventually('welcome', () => h.agent.status().connected, { timeoutMs: 30_000 });
       assert.equal(authorization(h, 0), 'Bearer static-token-1');
       assert.equal(h.logs.text().includes('static-token-1'), false, 'the token is never logged');
     } finally {
@@ -33,14 +33,14 @@ describe('agent authentication to the gateway', () => {
       },
     });
     try {
-      await eventually('welcome', () => h.agent.status().connected, { timeoutMs: 5000 });
+      await eventually('welcome', () => h.agent.status().connected, { timeoutMs: 30_000 });
       assert.equal(authorization(h, 0), 'Bearer cmd-token-1', 'stdout trimmed');
 
       writeFileSync(script, 'echo cmd-token-2\n');
-      await eventually('the background re-run', () => /token command gave a new token/.test(h.logs.text()), { timeoutMs: 5000 });
+      await eventually('the background re-run', () => /token command gave a new token/.test(h.logs.text()), { timeoutMs: 30_000 });
       h.gateway.streams[0]!.drop();
       await eventually('second session', () => h.gateway.streams.length >= 2 && h.agent.status().sessionId === 'session-1', {
-        timeoutMs: 5000,
+        timeoutMs: 30_000,
       });
       assert.equal(authorization(h, 1), 'Bearer cmd-token-2');
 
@@ -48,17 +48,17 @@ describe('agent authentication to the gateway', () => {
       await eventually(
         'the failure logged',
         () => /tokenCommand failed: exited with code 3; stderr: vault is sealed; keeping the previous token/.test(h.logs.text()),
-        { timeoutMs: 5000 },
+        { timeoutMs: 30_000 },
       );
       h.gateway.streams[1]!.drop();
       await eventually('third session', () => h.gateway.streams.length >= 3 && h.agent.status().sessionId === 'session-2', {
-        timeoutMs: 5000,
+        timeoutMs: 30_000,
       });
       assert.equal(authorization(h, 2), 'Bearer cmd-token-2', 'the previous token is kept');
 
       writeFileSync(script, 'true\n');
       await eventually('empty output is a failure', () => /tokenCommand failed: printed no token on stdout/.test(h.logs.text()), {
-        timeoutMs: 5000,
+        timeoutMs: 30_000,
       });
       for (const secret of ['cmd-token-1', 'cmd-token-2']) assert.equal(h.logs.text().includes(secret), false, 'tokens are never logged');
     } finally {
@@ -72,7 +72,7 @@ describe('agent authentication to the gateway', () => {
       config: { clouddriver: { auth: { tokenCommand: { command: '/bin/echo', args: ['args-token', '$HOME'] } } } },
     });
     try {
-      await eventually('welcome', () => h.agent.status().connected, { timeoutMs: 5000 });
+      await eventually('welcome', () => h.agent.status().connected, { timeoutMs: 30_000 });
       assert.equal(authorization(h, 0), 'Bearer args-token $HOME', 'arguments are passed verbatim, not expanded by a shell');
     } finally {
       await h.close();
@@ -91,7 +91,7 @@ describe('agent authentication to the gateway', () => {
     });
     try {
       await eventually('two failed attempts', () => (h.logs.text().match(/cannot connect to the gateway/g)?.length ?? 0) >= 2, {
-        timeoutMs: 5000,
+        timeoutMs: 30_000,
       });
       const line = h.logs.lines().find((l) => String(l.msg).startsWith('cannot connect to the gateway'))!;
       assert.match(
@@ -117,15 +117,15 @@ describe('agent authentication to the gateway', () => {
       },
     });
     try {
-      await eventually('welcome', () => h.agent.status().connected, { timeoutMs: 5000 });
+      await eventually('welcome', () => h.agent.status().connected, { timeoutMs: 30_000 });
       writeFileSync(script, 'sleep 5\necho slow-token-2\n');
       await eventually(
         'the timeout logged',
         () => /tokenCommand failed: timed out after 0\.3 s; keeping the previous token/.test(h.logs.text()),
-        { timeoutMs: 5000 },
+        { timeoutMs: 30_000 },
       );
       h.gateway.streams[0]!.drop();
-      await eventually('second session', () => h.agent.status().sessionId === 'session-1', { timeoutMs: 5000 });
+      await eventually('second session', () => h.agent.status().sessionId === 'session-1', { timeoutMs: 30_000 });
       assert.equal(authorization(h, 1), 'Bearer slow-token-1');
     } finally {
       await h.close();
@@ -143,11 +143,11 @@ describe('agent authentication to the gateway', () => {
       },
     });
     try {
-      await eventually('welcome', () => h.agent.status().connected, { timeoutMs: 5000 });
+      await eventually('welcome', () => h.agent.status().connected, { timeoutMs: 30_000 });
       assert.equal(authorization(h, 0), 'Bearer file-token-1');
       writeFileSync(file, 'file-token-2\n');
       h.gateway.streams[0]!.drop();
-      await eventually('second session', () => h.agent.status().sessionId === 'session-1', { timeoutMs: 5000 });
+      await eventually('second session', () => h.agent.status().sessionId === 'session-1', { timeoutMs: 30_000 });
       assert.equal(authorization(h, 1), 'Bearer file-token-2');
     } finally {
       await h.close();
@@ -165,11 +165,11 @@ describe('agent authentication to the gateway', () => {
       },
     });
     try {
-      await eventually('first session', () => h.agent.status().sessionId === 'session-0', { timeoutMs: 5000 });
+      await eventually('first session', () => h.agent.status().sessionId === 'session-0', { timeoutMs: 30_000 });
       assert.equal(h.gateway.streams[0]!.hello!.resumeSessionId, '');
       assert.equal(h.gateway.streams[0]!.hello!.resumeSessionToken, '');
       h.gateway.streams[0]!.drop();
-      await eventually('a fresh session after the refusal', () => h.agent.status().sessionId === 'session-2', { timeoutMs: 8000 });
+      await eventually('a fresh session after the refusal', () => h.agent.status().sessionId === 'session-2', { timeoutMs: 30_000 });
       const resumed = h.gateway.streams[1]!.hello!;
       assert.equal(resumed.resumeSessionId, 'session-0');
       assert.equal(resumed.resumeSessionToken, 'sess-secret-0');
@@ -180,7 +180,7 @@ describe('agent authentication to the gateway', () => {
 
       // The next reconnect resumes the newest session.
       h.gateway.streams[2]!.drop();
-      await eventually('fourth session', () => h.agent.status().sessionId === 'session-3', { timeoutMs: 5000 });
+      await eventually('fourth session', () => h.agent.status().sessionId === 'session-3', { timeoutMs: 30_000 });
       assert.equal(h.gateway.streams[3]!.hello!.resumeSessionId, 'session-2');
       assert.equal(h.gateway.streams[3]!.hello!.resumeSessionToken, 'sess-secret-2');
       await pause(50);

@@ -19,7 +19,7 @@ describe('agent connection handling', () => {
     });
     try {
       const { gateway } = h;
-      await eventually('two data messages', () => dataMessages(gateway.messages).length === 2, { timeoutMs: 5000 });
+      await eventually('two data messages', () => dataMessages(gateway.messages).length === 2, { timeoutMs: 30_000 });
       await new Promise((r) => setTimeout(r, 1300));
       assert.equal(dataMessages(gateway.messages).length, 2, 'nothing more is sent while the window is full');
       // Progress is still reported while the list is held back, and the list did not run ahead.
@@ -79,15 +79,15 @@ describe('agent connection handling', () => {
       await eventually(
         'first lists',
         () => endMarkers(gw!.messages, 'ConfigMap').length === 1 && endMarkers(gw!.messages, 'Service').length === 1,
-        { timeoutMs: 10_000 },
+        { timeoutMs: 30_000 },
       );
       gw.streams[0]!.drop();
-      await eventually('second session', () => h.agent.status().sessionId === 'session-1', { timeoutMs: 5000 });
+      await eventually('second session', () => h.agent.status().sessionId === 'session-1', { timeoutMs: 30_000 });
       h.sandbox.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after-reconnect', namespace: 'demo' }, data: {} });
       await eventually('event on the new stream', () => eventsOf(gw!.streams[1]!.messages).find((e) => e.name === 'after-reconnect'), {
-        timeoutMs: 5000,
+        timeoutMs: 30_000,
       });
-      await eventually('Service re-listed', () => endMarkers(gw!.streams[1]!.messages, 'Service').length === 1, { timeoutMs: 5000 });
+      await eventually('Service re-listed', () => endMarkers(gw!.streams[1]!.messages, 'Service').length === 1, { timeoutMs: 30_000 });
       const second = gw.streams[1]!;
       assert.equal(second.messages[0]!.message.case, 'hello');
       assert.equal(
@@ -119,14 +119,16 @@ describe('agent connection handling', () => {
       });
       try {
         for (let i = 0; i < 2; i++) {
-          await eventually(`stream ${i + 1}`, () => h.gateway.streams.length === i + 1 && h.agent.status().connected, { timeoutMs: 5000 });
+          await eventually(`stream ${i + 1}`, () => h.gateway.streams.length === i + 1 && h.agent.status().connected, {
+            timeoutMs: 30_000,
+          });
           await new Promise((r) => setTimeout(r, 400));
           h.gateway.streams[i]!.drop();
         }
         await eventually(
           'two drops logged',
           () => h.logs.lines().filter((l) => String(l.msg).startsWith('lost the gateway stream')).length === 2,
-          { timeoutMs: 5000 },
+          { timeoutMs: 30_000 },
         );
         return h.logs
           .lines()
@@ -147,7 +149,7 @@ describe('agent connection handling', () => {
       config: { clouddriver: { keepAliveHeartbeatSeconds: 1, reconnect: { baseSeconds: 0.05, factor: 1, maxSeconds: 0.05 } } },
     });
     try {
-      await eventually('a second stream after the dead-peer timeout', () => h.gateway.streams.length >= 2, { timeoutMs: 8000 });
+      await eventually('a second stream after the dead-peer timeout', () => h.gateway.streams.length >= 2, { timeoutMs: 30_000 });
       assert.ok(h.gateway.streams[0]!.messages.some((m) => m.message.case === 'heartbeat' && m.message.value.agentId === 'test-agent'));
       assert.match(h.logs.text(), /no message from the gateway for \d+ s/);
     } finally {
@@ -162,7 +164,7 @@ describe('agent connection handling', () => {
     });
     try {
       await eventually('three failures logged', () => (h.logs.text().match(/cannot connect to the gateway/g)?.length ?? 0) >= 3, {
-        timeoutMs: 8000,
+        timeoutMs: 30_000,
       });
       const line = h.logs.lines().find((l) => String(l.msg).startsWith('cannot connect to the gateway'))!;
       assert.match(String(line.msg), /^cannot connect to the gateway at 127\.0\.0\.1:1: .*ECONNREFUSED.*; next retry in \d+\.\d s$/);
@@ -182,7 +184,7 @@ describe('agent connection handling', () => {
       config: { clouddriver: { grpc: `127.0.0.1:${port}`, reconnect: { baseSeconds: 0.05, factor: 1, maxSeconds: 0.05 } } },
     });
     try {
-      await eventually('the proxy hint', () => /HTTP\/1\.1-only proxy/.test(h.logs.text()), { timeoutMs: 8000 });
+      await eventually('the proxy hint', () => /HTTP\/1\.1-only proxy/.test(h.logs.text()), { timeoutMs: 30_000 });
     } finally {
       await h.close();
       server.closeAllConnections();

@@ -200,7 +200,7 @@ describe('agent metrics against the sandbox and the fake gateway', () => {
       await eventually(
         'initial lists',
         () => endMarkers(h.gateway.messages, 'ConfigMap').length === 1 && endMarkers(h.gateway.messages, 'Deployment').length === 1,
-        { timeoutMs: 10_000 },
+        { timeoutMs: 30_000 },
       );
       // Every data message received and acknowledged (the fake gateway's acks travel back after it received them).
       const before = await scrapeUntil(
@@ -229,7 +229,7 @@ describe('agent metrics against the sandbox and the fake gateway', () => {
       // Traffic: five ConfigMaps, a get operation that finds its object and one that does not.
       for (let i = 0; i < 5; i++) h.sandbox.store.create(configMap(`metrics-${i}`));
       await eventually('the five events', () => eventsOf(h.gateway.messages).filter((e) => e.name.startsWith('metrics-')).length === 5, {
-        timeoutMs: 5000,
+        timeoutMs: 30_000,
       });
       const get = (id: string, name: string) =>
         h.gateway.sendOperation(
@@ -268,7 +268,7 @@ describe('agent metrics against the sandbox and the fake gateway', () => {
       refuseStreams = true;
       h.gateway.streams[0]!.drop();
       await scrapeUntil(h, (x) => m(x, 'connected') === 0 && m(x, 'disconnections_total') === 1, 'connected 0 after the drop');
-      await eventually('refused reconnection attempts', () => h.gateway.streams.length >= 3, { timeoutMs: 10_000 });
+      await eventually('refused reconnection attempts', () => h.gateway.streams.length >= 3, { timeoutMs: 30_000 });
       refuseStreams = false;
       const reconnected = await scrapeUntil(h, (x) => m(x, 'connected') === 1, 'connected again');
       assert.equal(m(reconnected, 'disconnections_total'), 1);

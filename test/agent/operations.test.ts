@@ -66,7 +66,7 @@ describe('agent operations against the sandbox', () => {
       config: { kubernetes: { serverSideApply: ['Lease'], retries: { maxAttempts: 3, backoffMs: 20 } } },
     });
     h.sandbox.store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ops' } });
-    await eventually('the agent to be welcomed', () => h.agent.status().connected, { timeoutMs: 10_000 });
+    await eventually('the agent to be welcomed', () => h.agent.status().connected, { timeoutMs: 30_000 });
   });
   after(() => h.close());
 
@@ -298,7 +298,7 @@ spec: { sizes: ${sizes}, color: blue }`;
       () =>
         (h.sandbox.store.get('apps/v1', 'Deployment', 'ops', 'roll') as Obj).metadata.annotations?.['deployment.kubernetes.io/revision'] ===
         '4',
-      { timeoutMs: 5000 },
+      { timeoutMs: 30_000 },
     );
     const undoPrevious = await run(h, { case: 'rollout', value: { ...target, action: RolloutAction.UNDO } as never });
     assertOk(undoPrevious, 200);
@@ -355,7 +355,7 @@ spec:
       for (const [n, tag] of ['img:1', 'img:2', 'img:3'].entries()) {
         assertOk(await run(h, apply(workload(kind, name, tag))));
         // The controller writes a ControllerRevision for each template: wait for this one before the next apply.
-        await eventually(`${kind} revision ${n + 1}`, () => newest() === n + 1, { timeoutMs: 10_000 });
+        await eventually(`${kind} revision ${n + 1}`, () => newest() === n + 1, { timeoutMs: 30_000 });
       }
       const revisions = await revisionsOf();
       assert.deepEqual(
@@ -372,7 +372,7 @@ spec:
       assert.match(undo.message, new RegExp(`${kind.toLowerCase()}/${name} rolled back to revision 1`));
       assert.equal(image(), 'img:1');
       // The controller gives the restored template the next revision number (4), as Kubernetes does.
-      await eventually(`${kind} revision 4`, () => newest() === 4, { timeoutMs: 10_000 });
+      await eventually(`${kind} revision 4`, () => newest() === 4, { timeoutMs: 30_000 });
       const skipped = await run(h, { case: 'rollout', value: { ...target, action: RolloutAction.UNDO, toRevision: 4n } as never });
       assertOk(skipped, 200);
       assert.match(skipped.message, /skipped rollback \(current template already matches revision 4\)/);
@@ -471,7 +471,7 @@ stringData: { token: hunter2-very-secret }`),
       await eventually(
         'its ReplicaSet',
         () => h.sandbox.store.list('apps/v1', 'ReplicaSet', 'ops').some((rs) => rs.metadata.name!.startsWith(`${name}-`)),
-        { timeoutMs: 5000 },
+        { timeoutMs: 30_000 },
       );
       const r = await run(h, {
         case: 'delete',
@@ -627,7 +627,7 @@ stringData: { token: hunter2-very-secret }`),
     );
     await new Promise((r) => setTimeout(r, 100));
     h.gateway.streams[streams - 1]!.drop();
-    await eventually('a new session', () => h.gateway.streams.length > streams && h.agent.status().connected, { timeoutMs: 10_000 });
+    await eventually('a new session', () => h.gateway.streams.length > streams && h.agent.status().connected, { timeoutMs: 30_000 });
     h.sandbox.faults.resume();
     const late = await h.gateway.waitForResult('in-flight');
     assertOk(late, 200);
@@ -652,7 +652,7 @@ describe('agent operations with a restricted account', () => {
   test('RBAC forbidden → 403 Forbidden with the server message', async () => {
     const h = await startHarness({ seed: 'demo', user: 'restricted', account: { kinds: ['Namespace'] } });
     try {
-      await eventually('welcome', () => h.agent.status().connected, { timeoutMs: 10_000 });
+      await eventually('welcome', () => h.agent.status().connected, { timeoutMs: 30_000 });
       h.gateway.sendOperation(
         create(OperationSchema, {
           id: 'forbidden',

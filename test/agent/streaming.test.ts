@@ -20,7 +20,7 @@ describe('agent streaming against the sandbox', () => {
       await eventually(
         'initial lists',
         () => ['Secret', 'ConfigMap', 'Deployment', 'Service'].every((k) => endMarkers(gateway.messages, k).length > 0),
-        { timeoutMs: 10_000 },
+        { timeoutMs: 30_000 },
       );
       const hello = gateway.streams[0]!.hello!;
       assert.equal(hello.agentId, 'test-agent');
@@ -74,19 +74,19 @@ describe('agent streaming against the sandbox', () => {
       // Changes propagate.
       sandbox.store.create(configMap('live'));
       await eventually('ADDED live', () => eventsOf(gateway.messages).find((e) => e.name === 'live' && e.type === EventType.ADDED), {
-        timeoutMs: 5000,
+        timeoutMs: 30_000,
       });
       sandbox.store.update({ ...configMap('live', { a: '2' }) });
       const modified = await eventually(
         'MODIFIED live',
         () => eventsOf(gateway.messages).find((e) => e.name === 'live' && e.type === EventType.MODIFIED),
-        { timeoutMs: 5000 },
+        { timeoutMs: 30_000 },
       );
       assert.match(Buffer.from(modified.objectJson).toString(), /"a":"2"/);
       assert.equal(modified.watchNamespace, '');
       sandbox.store.remove('v1', 'ConfigMap', 'demo', 'live');
       await eventually('DELETED live', () => eventsOf(gateway.messages).find((e) => e.name === 'live' && e.type === EventType.DELETED), {
-        timeoutMs: 5000,
+        timeoutMs: 30_000,
       });
 
       // A secret changed while watching is scrubbed too; no secret byte ever crossed the wire.
@@ -103,7 +103,7 @@ describe('agent streaming against the sandbox', () => {
       await eventually(
         'MODIFIED secret',
         () => eventsOf(gateway.messages).find((e) => e.name === 'web-secret' && e.type === EventType.MODIFIED),
-        { timeoutMs: 5000 },
+        { timeoutMs: 30_000 },
       );
       const raw = gateway.rawBytes();
       for (const needle of ['s3cr3t', Buffer.from('s3cr3t-demo').toString('base64'), Buffer.from('s3cr3t-rotated').toString('base64')]) {
@@ -126,7 +126,7 @@ describe('agent streaming against the sandbox', () => {
   test('restricted RBAC: forbidden kinds are reported in skipped_kinds, the others stream', async () => {
     const h = await startHarness({ seed: 'demo', user: 'restricted' });
     try {
-      await eventually('ConfigMap list', () => endMarkers(h.gateway.messages, 'ConfigMap').length > 0, { timeoutMs: 10_000 });
+      await eventually('ConfigMap list', () => endMarkers(h.gateway.messages, 'ConfigMap').length > 0, { timeoutMs: 30_000 });
       const account = h.gateway.streams[0]!.hello!.accounts[0]!;
       const skipped = new Map(account.skippedKinds.map((s) => [s.kind, s.reason]));
       assert.match(skipped.get('Secret') ?? '', /forbidden/);
@@ -152,13 +152,15 @@ describe('agent streaming against the sandbox', () => {
       await eventually(
         'lists',
         () => endMarkers(h.gateway.messages, 'Deployment').length === 2 && endMarkers(h.gateway.messages, 'ConfigMap').length === 2,
-        { timeoutMs: 10_000 },
+        { timeoutMs: 30_000 },
       );
       const scopes = new Set(markersOf(h.gateway.messages).map((m) => `${m.kind}@${m.watchNamespace}`));
       assert.deepEqual([...scopes].sort(), ['ConfigMap@default', 'ConfigMap@demo', 'Deployment@default', 'Deployment@demo']);
       assert.deepEqual(h.gateway.streams[0]!.hello!.accounts[0]!.namespaces, ['demo', 'default']);
       h.sandbox.store.create(configMap('scoped'));
-      const e = await eventually('scoped event', () => eventsOf(h.gateway.messages).find((x) => x.name === 'scoped'), { timeoutMs: 5000 });
+      const e = await eventually('scoped event', () => eventsOf(h.gateway.messages).find((x) => x.name === 'scoped'), {
+        timeoutMs: 30_000,
+      });
       assert.equal(e.watchNamespace, 'demo');
     } finally {
       await h.close();
@@ -194,7 +196,7 @@ describe('agent streaming against the sandbox', () => {
       const added = await eventually(
         'change since resume point',
         () => eventsOf(h.gateway.messages).find((e) => e.name === 'made-while-away'),
-        { timeoutMs: 5000 },
+        { timeoutMs: 30_000 },
       );
       assert.equal(added.type, EventType.ADDED);
       await new Promise((r) => setTimeout(r, 200));
@@ -213,19 +215,19 @@ describe('agent streaming against the sandbox', () => {
     const h = await startHarness({ seed: 'demo', account: { kinds: ['ConfigMap'] } });
     try {
       const { gateway, sandbox } = h;
-      await eventually('first list', () => endMarkers(gateway.messages, 'ConfigMap').length === 1, { timeoutMs: 10_000 });
-      await eventually('watching', () => h.agent.status().accounts[0]!.watches[0]?.state === 'watching', { timeoutMs: 5000 });
+      await eventually('first list', () => endMarkers(gateway.messages, 'ConfigMap').length === 1, { timeoutMs: 30_000 });
+      await eventually('watching', () => h.agent.status().accounts[0]!.watches[0]?.state === 'watching', { timeoutMs: 30_000 });
 
       sandbox.faults.closeWatches();
       await new Promise((r) => setTimeout(r, 50));
       sandbox.store.create(configMap('after-drop'));
       await eventually('event after the watch was dropped', () => eventsOf(gateway.messages).find((e) => e.name === 'after-drop'), {
-        timeoutMs: 5000,
+        timeoutMs: 30_000,
       });
       assert.equal(endMarkers(gateway.messages, 'ConfigMap').length, 1, 'a dropped watch resumes without re-listing');
 
       sandbox.faults.expireHistory();
-      await eventually('re-list after 410', () => endMarkers(gateway.messages, 'ConfigMap').length === 2, { timeoutMs: 10_000 });
+      await eventually('re-list after 410', () => endMarkers(gateway.messages, 'ConfigMap').length === 2, { timeoutMs: 30_000 });
       const markers = markersOf(gateway.messages)
         .filter((m) => m.kind === 'ConfigMap')
         .map((m) => m.phase);
@@ -240,12 +242,12 @@ describe('agent streaming against the sandbox', () => {
 
       sandbox.faults.failNextWatches(1, 410);
       sandbox.faults.closeWatches();
-      await eventually('re-list after HTTP 410', () => endMarkers(gateway.messages, 'ConfigMap').length === 3, { timeoutMs: 10_000 });
+      await eventually('re-list after HTTP 410', () => endMarkers(gateway.messages, 'ConfigMap').length === 3, { timeoutMs: 30_000 });
       sandbox.faults.failNextWatches(2, 500);
       sandbox.faults.closeWatches();
       sandbox.store.create(configMap('after-500'));
       await eventually('event after watch errors', () => eventsOf(gateway.messages).find((e) => e.name === 'after-500'), {
-        timeoutMs: 10_000,
+        timeoutMs: 30_000,
       });
       assert.match(h.logs.text(), /watch failed; restarting from the last seen resourceVersion/);
     } finally {
@@ -263,7 +265,7 @@ describe('agent streaming against the sandbox', () => {
       },
     });
     try {
-      await eventually('standby', () => h.agent.status().accounts[0]!.verdict === 'standby', { timeoutMs: 5000 });
+      await eventually('standby', () => h.agent.status().accounts[0]!.verdict === 'standby', { timeoutMs: 30_000 });
       await new Promise((r) => setTimeout(r, 200));
       assert.equal(dataMessages(h.gateway.messages).length, 0);
       assert.match(h.logs.text(), /another agent caches it/);

@@ -28,7 +28,7 @@ test('mTLS to the gateway (CA file, client certificate, server name) and an HTTP
     },
   });
   try {
-    await eventually('list over TLS', () => endMarkers(h.gateway.messages, 'ConfigMap').length === 1, { timeoutMs: 10_000 });
+    await eventually('list over TLS', () => endMarkers(h.gateway.messages, 'ConfigMap').length === 1, { timeoutMs: 30_000 });
     assert.deepEqual(h.gateway.tlsClients.slice(0, 1), ['agent-1']);
     const account = h.gateway.streams[0]!.hello!.accounts[0]!;
     assert.match(account.apiHost, /^https:/);
@@ -76,7 +76,7 @@ test('TLS misconfigurations fail with a clear reason and a hint, then retry', as
     const h = await startHarness({ seed: 'none', gateway: c.gateway, configFrom: (dir) => ({ clouddriver: c.clouddriver(dir) }) });
     try {
       await eventually(`two failed attempts (${c.what})`, () => (h.logs.text().match(/cannot connect to the gateway/g)?.length ?? 0) >= 2, {
-        timeoutMs: 8000,
+        timeoutMs: 30_000,
       });
       const line = h.logs.lines().find((l) => String(l.msg).startsWith('cannot connect to the gateway'))!;
       assert.match(String(line.msg), c.expect, c.what);

@@ -88,7 +88,7 @@ test('an expired JWT ends the stream; the token command is re-run at once and th
           id !== undefined && id !== first && alpha()?.verdict === 'caching' && alpha()!.watches.some((w) => w.state === 'watching') && id
         );
       },
-      { timeoutMs: 15_000 },
+      { timeoutMs: 30_000 },
     );
     assert.ok(Date.now() >= exp * 1000 - 50, 'the first stream ended no earlier than its token expired');
 

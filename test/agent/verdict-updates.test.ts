@@ -32,7 +32,9 @@ describe('verdict updates pushed by the gateway (AccountVerdicts with change_id 
     const h = await startWith(Verdict.STANDBY);
     try {
       const { gateway, sandbox } = h;
-      await eventually('welcomed as standby', () => h.agent.status().connected && accountOf(h).verdict === 'standby', { timeoutMs: 5000 });
+      await eventually('welcomed as standby', () => h.agent.status().connected && accountOf(h).verdict === 'standby', {
+        timeoutMs: 30_000,
+      });
       await pause(300);
       assert.equal(dataMessages(gateway.messages).length, 0, 'a standby account sends nothing');
       assert.deepEqual(accountOf(h).watches, []);
@@ -43,12 +45,12 @@ describe('verdict updates pushed by the gateway (AccountVerdicts with change_id 
         { account: 'sandbox', verdict: Verdict.CACHING, reason: 'the caching agent died', resume: configMapResume(resumeRv) },
       ]);
 
-      await eventually('Services listed', () => markers(h, 'Service', SyncPhase.END).length === 1, { timeoutMs: 10_000 });
+      await eventually('Services listed', () => markers(h, 'Service', SyncPhase.END).length === 1, { timeoutMs: 30_000 });
       assert.equal(markers(h, 'Service', SyncPhase.START).length, 1, 'the scope without a resume point lists');
-      const resumed = await eventually('the change since the resume point', () => arrived(h, 'made-while-standby'), { timeoutMs: 5000 });
+      const resumed = await eventually('the change since the resume point', () => arrived(h, 'made-while-standby'), { timeoutMs: 30_000 });
       assert.equal(resumed.kind, 'ConfigMap');
       sandbox.store.create(configMap('made-after-promotion'));
-      await eventually('a change after the promotion', () => arrived(h, 'made-after-promotion'), { timeoutMs: 5000 });
+      await eventually('a change after the promotion', () => arrived(h, 'made-after-promotion'), { timeoutMs: 30_000 });
       assert.equal(
         markersOf(gateway.messages).some((m) => m.kind === 'ConfigMap'),
         false,
@@ -89,7 +91,7 @@ describe('verdict updates pushed by the gateway (AccountVerdicts with change_id 
         'nothing re-sent from the resume point',
       );
       sandbox.store.create(configMap('made-after-second-push'));
-      await eventually('still streaming', () => arrived(h, 'made-after-second-push'), { timeoutMs: 5000 });
+      await eventually('still streaming', () => arrived(h, 'made-after-second-push'), { timeoutMs: 30_000 });
       assert.equal(gateway.streams.length, 1);
     } finally {
       await h.close();
@@ -103,13 +105,13 @@ describe('verdict updates pushed by the gateway (AccountVerdicts with change_id 
       await eventually(
         'initial lists',
         () => markers(h, 'ConfigMap', SyncPhase.END).length === 1 && markers(h, 'Service', SyncPhase.END).length === 1,
-        { timeoutMs: 10_000 },
+        { timeoutMs: 30_000 },
       );
       sandbox.store.create(configMap('before-demotion'));
-      await eventually('streaming', () => arrived(h, 'before-demotion'), { timeoutMs: 5000 });
+      await eventually('streaming', () => arrived(h, 'before-demotion'), { timeoutMs: 30_000 });
 
       gateway.sendVerdicts([{ account: 'sandbox', verdict: Verdict.STANDBY, reason: 'another agent caches it' }]);
-      await eventually('standby', () => accountOf(h).verdict === 'standby', { timeoutMs: 5000 });
+      await eventually('standby', () => accountOf(h).verdict === 'standby', { timeoutMs: 30_000 });
       const demotedAt = gateway.messages.length;
       sandbox.store.create(configMap('after-demotion'));
       await pause(500);
@@ -141,7 +143,7 @@ describe('verdict updates pushed by the gateway (AccountVerdicts with change_id 
 
       // REFUSED: recorded with its reason and logged at warn.
       gateway.sendVerdicts([{ account: 'sandbox', verdict: Verdict.REFUSED, reason: 'name bound to another cluster' }]);
-      await eventually('refused', () => accountOf(h).verdict === 'refused', { timeoutMs: 5000 });
+      await eventually('refused', () => accountOf(h).verdict === 'refused', { timeoutMs: 30_000 });
       assert.equal(accountOf(h).reason, 'name bound to another cluster');
       const refused = h.logs
         .lines()
@@ -153,7 +155,7 @@ describe('verdict updates pushed by the gateway (AccountVerdicts with change_id 
       await eventually(
         'listed again',
         () => markers(h, 'ConfigMap', SyncPhase.END).length === 2 && markers(h, 'Service', SyncPhase.END).length === 2,
-        { timeoutMs: 10_000 },
+        { timeoutMs: 30_000 },
       );
       assert.ok(arrived(h, 'after-demotion'), 'the re-list sends what changed while not caching');
       assert.equal(accountOf(h).verdict, 'caching');
@@ -167,7 +169,9 @@ describe('verdict updates pushed by the gateway (AccountVerdicts with change_id 
     const h = await startWith(Verdict.STANDBY);
     try {
       const { gateway } = h;
-      await eventually('welcomed as standby', () => h.agent.status().connected && accountOf(h).verdict === 'standby', { timeoutMs: 5000 });
+      await eventually('welcomed as standby', () => h.agent.status().connected && accountOf(h).verdict === 'standby', {
+        timeoutMs: 30_000,
+      });
       gateway.sendVerdicts([
         { account: 'nope', verdict: Verdict.CACHING },
         { account: 'other', verdict: Verdict.STANDBY },
@@ -175,7 +179,7 @@ describe('verdict updates pushed by the gateway (AccountVerdicts with change_id 
       await eventually(
         'unknown accounts logged',
         () => h.logs.lines().filter((l) => l.msg === 'ignoring a pushed verdict for an account this session does not know').length === 2,
-        { timeoutMs: 5000 },
+        { timeoutMs: 30_000 },
       );
       await pause(300);
       assert.equal(dataMessages(gateway.messages).length, 0);
@@ -192,7 +196,7 @@ describe('verdict updates pushed by the gateway (AccountVerdicts with change_id 
       await eventually(
         'promoted and listed',
         () => markers(h, 'ConfigMap', SyncPhase.END).length === 1 && markers(h, 'Service', SyncPhase.END).length === 1,
-        { timeoutMs: 10_000 },
+        { timeoutMs: 30_000 },
       );
       assert.equal(gateway.streams.length, 1);
       assert.equal(h.agent.status().accounts.length, 1);

@@ -91,7 +91,7 @@ describe('heartbeats, maximum age, shutdown and database failures (sections 6, 9
         try {
           const welcomed = () =>
             recorder.streams.filter((s) => s.entries.some((e) => e.dir === 'gateway' && e.message.message.case === 'welcome'));
-          await eventually('a second welcomed stream', () => welcomed().length >= 2, { timeoutMs: 20_000 });
+          await eventually('a second welcomed stream', () => welcomed().length >= 2, { timeoutMs: 30_000 });
           const [first, second] = welcomed();
           assert.equal(first!.grpcStatus, 14, 'the first stream ended UNAVAILABLE');
           assert.equal(first!.trailers['x-outpost-reconnect'], 'now');

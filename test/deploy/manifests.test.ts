@@ -227,12 +227,12 @@ describe('deploy/ manifests', () => {
     await eventually(
       'three outpost pods Running',
       async () => sandbox.store.list('v1', 'Pod', 'outpost').filter((p) => (p as Manifest).status?.phase === 'Running').length === 3,
-      { timeoutMs: 10_000 },
+      { timeoutMs: 30_000 },
     );
     await eventually(
       'two pods in team-a and two in outpost-agent',
       async () => sandbox.store.list('v1', 'Pod', 'team-a').length === 2 && sandbox.store.list('v1', 'Pod', 'outpost-agent').length === 2,
-      { timeoutMs: 10_000 },
+      { timeoutMs: 30_000 },
     );
     await new Promise((r) => setTimeout(r, 200));
     const before = sandbox.store.resourceVersion;
@@ -272,7 +272,7 @@ describe('deploy/ manifests', () => {
     try {
       await directory.start();
       await eventually('three ready replicas listed', async () => directory.list().length === 3 && directory.list().every((r) => r.ready), {
-        timeoutMs: 10_000,
+        timeoutMs: 30_000,
       });
       const pods = sandbox.store.list('v1', 'Pod', 'outpost') as Manifest[];
       const expected = pods

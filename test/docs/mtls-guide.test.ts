@@ -91,7 +91,7 @@ test('the mTLS guide: its openssl commands produce files a gateway and an agent 
           await eventually(
             'the agent connected with a session',
             async () => agent.status().connected && agent.status().sessionId !== undefined,
-            { timeoutMs: 15_000 },
+            { timeoutMs: 30_000 },
           );
         } finally {
           await agent.close();

@@ -180,7 +180,7 @@ describe('gateway replicas: failover of replicas and agents (3 gateway processes
     });
     assert.ok(Number(after_.lease_epoch) > Number(before_.lease_epoch));
     await eventually('the promoted agent to log it', async () => /promoted to caching by the gateway/.test(cluster.logs(other)), {
-      timeoutMs: 5000,
+      timeoutMs: 30_000,
     });
     cluster.sandbox.store.create({
       apiVersion: 'v1',

@@ -90,7 +90,7 @@ for (const driver of testDrivers()) {
       canary.end();
       await canary.ended;
       await eventually('a CACHING verdict for cluster-9', async () => verdictsFor(b, 'cluster-9').includes(Verdict.CACHING), {
-        timeoutMs: 15_000,
+        timeoutMs: 30_000,
       });
       assert.deepEqual(verdictsFor(b, 'cluster-1'), [Verdict.REFUSED], 'never STANDBY, never promoted');
       assert.equal((await row('cluster-1')).state, 'INACTIVE', 'nobody claimed the free account');
@@ -215,7 +215,7 @@ describe('identity binding across replicas (postgres)', {
     const w = await connectAgent(again, 'agent-a', [{ name: 'cluster-remote', ...CLUSTER }]);
     if (w.accounts[0]!.verdict !== Verdict.CACHING)
       await eventually('a CACHING verdict for cluster-remote', async () => verdictsFor(again, 'cluster-remote').includes(Verdict.CACHING), {
-        timeoutMs: 15_000,
+        timeoutMs: 30_000,
       });
     assert.deepEqual(verdictsFor(sb, 'cluster-remote'), [Verdict.REFUSED]);
     for (const s of [sb, again]) s.end();

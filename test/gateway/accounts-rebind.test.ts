@@ -108,7 +108,7 @@ for (const driver of testDrivers()) {
 
       // The old holder can no longer write, and its stream is told REFUSED once its replica sees the lease is gone.
       await eventually('a REFUSED verdict for cluster-r', async () => verdictsFor(a, 'cluster-r').includes(Verdict.REFUSED), {
-        timeoutMs: 20_000,
+        timeoutMs: 30_000,
       });
       const b = open(AGENT_B);
       const wb = await connectAgent(b, 'agent-b', [{ name: 'cluster-r', ...CLUSTER }]);

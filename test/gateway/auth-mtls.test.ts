@@ -190,7 +190,7 @@ describe('certificate reload', () => {
       writeFileSync(pki.certFile, next.certPem);
       writeFileSync(pki.caFile, next.caPem);
       await eventually('the reloaded certificate accepted', async () => (await grpcRead(gw.gateway.grpcUrl, newId)).code === 'ok', {
-        timeoutMs: 5000,
+        timeoutMs: 30_000,
       });
       assert.equal((await restCall(gw.gateway.httpUrl, 'GET', '/armory/clouddrivers', newId)).status, 200);
       assert.ok(logged(/TLS certificate reloaded/), 'the reload is logged');
@@ -201,7 +201,7 @@ describe('certificate reload', () => {
       // a broken certificate file is refused; the gateway keeps serving the last good one
       writeFileSync(pki.certFile, 'not a certificate\n');
       await eventually('the failed reload logged', async () => logged(/new TLS files do not load; keeping the current certificate/), {
-        timeoutMs: 5000,
+        timeoutMs: 30_000,
       });
       assert.equal((await grpcRead(gw.gateway.grpcUrl, newId)).code, 'ok');
       assert.equal((await restCall(gw.gateway.httpUrl, 'GET', '/armory/clouddrivers', newId)).status, 200);

@@ -83,7 +83,7 @@ describe('replica discovery: Kubernetes Endpoints', () => {
     const expect = async (lines: string[]) => {
       const want = [...lines, self].sort();
       await eventually('the expected listing', async () => JSON.stringify(await listing(gw)) === JSON.stringify(want), {
-        timeoutMs: 3000,
+        timeoutMs: 30_000,
       }).catch(async (err) => {
         assert.deepEqual(await listing(gw), want, (err as Error).message);
       });
@@ -175,13 +175,13 @@ describe('replica discovery: Kubernetes Endpoints', () => {
     try {
       sb.store.create(endpoints('outpost-gw', [{ ip: 'fd00::5', pod: 'gw-5' }], [], [{ name: 'web', port: 8443 }]));
       sb.store.create(endpoints('spin-clouddriver', [{ ip: '10.0.0.1', pod: 'clouddriver-0' }], [], [{ name: 'http', port: 7002 }]));
-      await eventually('gw-5 listed', async () => directory.get('gw-5') !== undefined, { timeoutMs: 3000 });
+      await eventually('gw-5 listed', async () => directory.get('gw-5') !== undefined, { timeoutMs: 30_000 });
       assert.deepEqual(
         directory.list().map((r) => [r.id, r.baseUrl, r.ready]),
         [['gw-5', 'https://[fd00::5]:8443', true]],
       );
       sb.store.remove('v1', 'Endpoints', NS, 'outpost-gw');
-      await eventually('an empty listing', async () => directory.list().length === 0, { timeoutMs: 3000 });
+      await eventually('an empty listing', async () => directory.list().length === 0, { timeoutMs: 30_000 });
       assert.deepEqual(changes, ['gw-5:true', '']);
     } finally {
       await directory.close();
@@ -203,7 +203,7 @@ describe('replica discovery: Kubernetes Endpoints', () => {
     await directory.start();
     try {
       sb.store.create(endpoints('spin-clouddriver', [{ ip: '10.0.0.1', pod: 'c-0' }], [], [{ name: 'http', port: 7002 }]));
-      await eventually('c-0 listed ready', async () => ids() === 'c-0:true', { timeoutMs: 3000 });
+      await eventually('c-0 listed ready', async () => ids() === 'c-0:true', { timeoutMs: 30_000 });
 
       // The watch ends and the next two re-watches fail with 500: the informer errors, the directory restarts it.
       sb.faults.failNextWatches(2, 500);
@@ -211,13 +211,13 @@ describe('replica discovery: Kubernetes Endpoints', () => {
       await new Promise((r) => setTimeout(r, 100));
       assert.equal(ids(), 'c-0:true', 'the last known list stays while the watch is down');
       sb.store.update(endpoints('spin-clouddriver', [], [{ ip: '10.0.0.1', pod: 'c-0' }], [{ name: 'http', port: 7002 }]));
-      await eventually('c-0 listed not ready', async () => ids() === 'c-0:false', { timeoutMs: 5000 });
+      await eventually('c-0 listed not ready', async () => ids() === 'c-0:false', { timeoutMs: 30_000 });
 
       // History expires while an object is removed and another added: the re-list sees both.
       sb.faults.expireHistory();
       sb.store.remove('v1', 'Endpoints', NS, 'spin-clouddriver');
       sb.store.create(endpoints('spin-clouddriver-2', [{ ip: '10.0.0.9', pod: 'c-9' }], [], [{ name: 'http', port: 7002 }]));
-      await eventually('only c-9 listed, ready', async () => ids() === 'c-9:true', { timeoutMs: 5000 });
+      await eventually('only c-9 listed, ready', async () => ids() === 'c-9:true', { timeoutMs: 30_000 });
     } finally {
       await directory.close();
       sb.store.remove('v1', 'Endpoints', NS, 'spin-clouddriver');

@@ -50,28 +50,28 @@ describe('client-node informer', () => {
     informer.on('error', (err) => errors.push(err));
     await informer.start();
     try {
-      await eventually('initial list', () => seen.includes('add:a'), { timeoutMs: 5000 });
+      await eventually('initial list', () => seen.includes('add:a'), { timeoutMs: 30_000 });
       sb.store.create(cm('b', ns));
-      await eventually('watch add', () => seen.includes('add:b'), { timeoutMs: 5000 });
+      await eventually('watch add', () => seen.includes('add:b'), { timeoutMs: 30_000 });
 
       // a dropped watch: client-node re-watches from its last resourceVersion
       sb.faults.closeWatches();
       await new Promise((r) => setTimeout(r, 50));
       sb.store.update(cm('b', ns, { v: '2' }));
-      await eventually('update after dropped watch', () => seen.includes('update:b:2'), { timeoutMs: 5000 });
+      await eventually('update after dropped watch', () => seen.includes('update:b:2'), { timeoutMs: 30_000 });
 
       // expired history: ERROR 410 on the open watch, then a re-list
       sb.faults.expireHistory();
       sb.store.remove('v1', 'ConfigMap', ns, 'a');
       sb.store.create(cm('c', ns));
-      await eventually('changes after 410', () => seen.includes('delete:a') && seen.includes('add:c'), { timeoutMs: 5000 });
+      await eventually('changes after 410', () => seen.includes('delete:a') && seen.includes('add:c'), { timeoutMs: 30_000 });
 
       // an HTTP 410 answer to the next watch, after another drop
       sb.faults.failNextWatches(1, 410);
       sb.faults.closeWatches();
       await new Promise((r) => setTimeout(r, 50));
       sb.store.create(cm('d', ns));
-      await eventually('add after HTTP 410', () => seen.includes('add:d'), { timeoutMs: 5000 });
+      await eventually('add after HTTP 410', () => seen.includes('add:d'), { timeoutMs: 30_000 });
 
       const cached = informer
         .list()

@@ -52,7 +52,7 @@ async function settled(name: string): Promise<DsStatus> {
         podsOf(name).length === 1;
       return ok ? st : undefined;
     },
-    { timeoutMs: 20000 },
+    { timeoutMs: 30_000 },
   );
 }
 
@@ -90,7 +90,7 @@ describe('daemonset controller', () => {
         const pods = podsOf('rolling');
         return pods.length === 1 && pods[0]!.metadata.uid !== oldPod.metadata.uid && image(pods[0]!) === 'agent:2';
       },
-      { timeoutMs: 20000 },
+      { timeoutMs: 30_000 },
     );
     await settled('rolling');
   });
@@ -106,12 +106,12 @@ describe('daemonset controller', () => {
         const s = dsStatus('manual');
         return s.observedGeneration === get('manual').metadata.generation ? s : undefined;
       },
-      { timeoutMs: 20000 },
+      { timeoutMs: 30_000 },
     );
     assert.equal(st.updatedNumberScheduled ?? 0, 0);
     assert.equal(st.numberReady, 1);
     assert.equal(podsOf('manual')[0]!.metadata.uid, oldPod.metadata.uid);
     sb.store.remove('v1', 'Pod', NS, oldPod.metadata.name!);
-    await eventually('recreated from the new template', () => podsOf('manual').some((p) => image(p) === 'agent:2'), { timeoutMs: 20000 });
+    await eventually('recreated from the new template', () => podsOf('manual').some((p) => image(p) === 'agent:2'), { timeoutMs: 30_000 });
   });
 });

@@ -58,7 +58,7 @@ async function patch(name: string, body: unknown): Promise<void> {
 describe('deployment progress', () => {
   test('a healthy rollout: Available True, Progressing True NewReplicaSetAvailable, counts complete', async () => {
     deployment('fine');
-    await eventually('complete', () => cond('fine', 'Progressing')?.reason === 'NewReplicaSetAvailable', { timeoutMs: 20000 });
+    await eventually('complete', () => cond('fine', 'Progressing')?.reason === 'NewReplicaSetAvailable', { timeoutMs: 30_000 });
     const st = status('fine');
     assert.equal(st.observedGeneration, get('fine').metadata.generation);
     assert.deepEqual([st.replicas, st.updatedReplicas, st.readyReplicas, st.availableReplicas], [2, 2, 2, 2]);
@@ -78,7 +78,7 @@ describe('deployment progress', () => {
     const rs = await eventually(
       'replica set',
       () => sb.store.list('apps/v1', 'ReplicaSet', NS).find((r) => r.metadata.ownerReferences?.[0]?.name === 'late'),
-      { timeoutMs: 20000 },
+      { timeoutMs: 30_000 },
     );
     const progressing = await eventually(
       'deadline exceeded',
@@ -86,7 +86,7 @@ describe('deployment progress', () => {
         const c = cond('late', 'Progressing');
         return c?.reason === 'ProgressDeadlineExceeded' ? c : undefined;
       },
-      { timeoutMs: 20000 },
+      { timeoutMs: 30_000 },
     );
     assert.equal(progressing.status, 'False');
     assert.equal(progressing.message, `ReplicaSet "${rs.metadata.name}" has timed out progressing.`);
@@ -102,7 +102,7 @@ describe('deployment progress', () => {
     const watch = await openWatch(sb, `/apis/apps/v1/namespaces/${NS}/deployments?watch=true&fieldSelector=metadata.name%3Dslowish`);
     try {
       deployment('slowish', { progressDeadlineSeconds: 600 }, { 'sandbox.outpost.dev/ready-after-ms': '300' });
-      await eventually('complete', () => cond('slowish', 'Progressing')?.reason === 'NewReplicaSetAvailable', { timeoutMs: 20000 });
+      await eventually('complete', () => cond('slowish', 'Progressing')?.reason === 'NewReplicaSetAvailable', { timeoutMs: 30_000 });
       assert.equal(cond('slowish', 'Progressing')!.status, 'True');
       const progressing = (e: { object: KubeObject }) =>
         ((e.object.status ?? {}) as DeployStatus).conditions?.find((c) => c.type === 'Progressing');
@@ -117,13 +117,13 @@ describe('deployment progress', () => {
 
   test('paused: Progressing Unknown DeploymentPaused, no new ReplicaSet until resumed', async () => {
     deployment('held');
-    await eventually('complete', () => cond('held', 'Progressing')?.reason === 'NewReplicaSetAvailable', { timeoutMs: 20000 });
+    await eventually('complete', () => cond('held', 'Progressing')?.reason === 'NewReplicaSetAvailable', { timeoutMs: 30_000 });
     await patch('held', { spec: { paused: true } });
-    await eventually('paused condition', () => cond('held', 'Progressing')?.reason === 'DeploymentPaused', { timeoutMs: 20000 });
+    await eventually('paused condition', () => cond('held', 'Progressing')?.reason === 'DeploymentPaused', { timeoutMs: 30_000 });
     assert.equal(cond('held', 'Progressing')!.status, 'Unknown');
     await patch('held', { spec: { template: { spec: { containers: [{ name: 'c', image: 'img:2' }] } } } });
     await eventually('generation observed', () => status('held').observedGeneration === get('held').metadata.generation, {
-      timeoutMs: 20000,
+      timeoutMs: 30_000,
     });
     const owned = () => sb.store.list('apps/v1', 'ReplicaSet', NS).filter((r) => r.metadata.ownerReferences?.[0]?.name === 'held');
     assert.equal(owned().length, 1);
@@ -131,15 +131,15 @@ describe('deployment progress', () => {
     await eventually(
       'rolled after resume',
       () => owned().length === 2 && cond('held', 'Progressing')?.reason === 'NewReplicaSetAvailable',
-      { timeoutMs: 20000 },
+      { timeoutMs: 30_000 },
     );
   });
 
   test('a fixed template after a timeout makes progress again', async () => {
     deployment('fixed', { progressDeadlineSeconds: 1 }, { 'sandbox.outpost.dev/never-ready': 'true' });
-    await eventually('deadline exceeded', () => cond('fixed', 'Progressing')?.reason === 'ProgressDeadlineExceeded', { timeoutMs: 20000 });
+    await eventually('deadline exceeded', () => cond('fixed', 'Progressing')?.reason === 'ProgressDeadlineExceeded', { timeoutMs: 30_000 });
     await patch('fixed', { spec: { template: { metadata: { annotations: { 'sandbox.outpost.dev/never-ready': 'false' } } } } });
-    await eventually('complete', () => cond('fixed', 'Progressing')?.reason === 'NewReplicaSetAvailable', { timeoutMs: 20000 });
+    await eventually('complete', () => cond('fixed', 'Progressing')?.reason === 'NewReplicaSetAvailable', { timeoutMs: 30_000 });
     assert.equal(cond('fixed', 'Available')!.status, 'True');
   });
 });

@@ -39,7 +39,7 @@ describe('events', () => {
           const list = sb.store.list('v1', 'Event', 'ev').filter((e) => e.reason === 'SuccessfulCreate');
           return list.length === 2 ? list : undefined;
         },
-        { timeoutMs: 20000 },
+        { timeoutMs: 30_000 },
       );
       const pods = sb.store.list('v1', 'Pod', 'ev').map((p) => p.metadata.name);
       const ev = created[0]!;
@@ -53,7 +53,7 @@ describe('events', () => {
       assert.equal(ev.count, 1);
       assert.ok(ev.firstTimestamp && ev.lastTimestamp);
       await eventually('kubelet Started', () => sb.store.list('v1', 'Event', 'ev').filter((e) => e.reason === 'Started').length === 2, {
-        timeoutMs: 20000,
+        timeoutMs: 30_000,
       });
       const res = await call(sb, 'GET', `/api/v1/namespaces/ev/events?fieldSelector=involvedObject.name%3Dweb`);
       assert.equal(res.status, 200);
@@ -67,13 +67,13 @@ describe('events', () => {
       await eventually(
         'pods running',
         () => sb.store.list('v1', 'Pod', 'cap').filter((p) => (p.status as { phase?: string }).phase === 'Running').length === 8,
-        { timeoutMs: 20000 },
+        { timeoutMs: 30_000 },
       );
-      await eventually('capped at 5', () => sb.store.list('v1', 'Event', 'cap').length === 5, { timeoutMs: 20000 });
+      await eventually('capped at 5', () => sb.store.list('v1', 'Event', 'cap').length === 5, { timeoutMs: 30_000 });
       const del = await call(sb, 'DELETE', '/api/v1/namespaces/cap');
       assert.equal(del.status, 200);
       await eventually('events gone', () => sb.store.list('v1', 'Event').every((e) => e.metadata.namespace !== 'cap'), {
-        timeoutMs: 20000,
+        timeoutMs: 30_000,
       });
     }));
 
@@ -84,7 +84,7 @@ describe('events', () => {
       await eventually(
         'pod running',
         () => sb.store.list('v1', 'Pod', 'quiet').some((p) => (p.status as { phase?: string }).phase === 'Running'),
-        { timeoutMs: 20000 },
+        { timeoutMs: 30_000 },
       );
       assert.equal(sb.store.list('v1', 'Event', 'quiet').length, 0);
     }));

@@ -272,7 +272,7 @@ describe('writes', () => {
     await eventually(
       'scaled to one pod',
       () => sb.store.list('v1', 'Pod', 'demo-backend').filter((p) => p.metadata.name!.startsWith('api-')).length === 1,
-      { timeoutMs: 5000 },
+      { timeoutMs: 30_000 },
     );
 
     const statusPath = '/api/v1/namespaces/default/configmaps/x/status';
@@ -287,7 +287,7 @@ describe('writes', () => {
     await eventually(
       'pod running',
       () => (sb.store.get('v1', 'Pod', 'demo', pod.metadata.name!)!.status as { phase?: string }).phase === 'Running',
-      { timeoutMs: 5000 },
+      { timeoutMs: 30_000 },
     );
     const log = await call(sb, 'GET', `/api/v1/namespaces/demo/pods/${pod.metadata.name}/log?container=web&tailLines=1`);
     assert.equal(log.status, 200, log.text);
@@ -306,7 +306,7 @@ describe('controllers and garbage collection', () => {
         const st = d?.status as { readyReplicas?: number; observedGeneration?: number } | undefined;
         return st?.readyReplicas === 3 && st.observedGeneration === d!.metadata.generation;
       },
-      { timeoutMs: 5000 },
+      { timeoutMs: 30_000 },
     );
     const ep = await eventually(
       'endpoints',
@@ -316,7 +316,7 @@ describe('controllers and garbage collection', () => {
           | undefined;
         return e?.subsets?.[0]?.addresses?.length === 3 ? e : undefined;
       },
-      { timeoutMs: 5000 },
+      { timeoutMs: 30_000 },
     );
     assert.deepEqual(ep.subsets![0]!.ports, [{ port: 80, protocol: 'TCP', name: 'http' }]);
     const secret = sb.store.get('v1', 'Secret', 'demo', 'web-secret')!;
@@ -339,12 +339,12 @@ describe('controllers and garbage collection', () => {
     sb.store.create(mk('bg'));
     sb.store.create(mk('orphan'));
     const podsOf = (rs: string) => sb.store.list('v1', 'Pod', ns).filter((p) => p.metadata.labels?.rs === rs);
-    await eventually('pods created', () => podsOf('bg').length === 2 && podsOf('orphan').length === 2, { timeoutMs: 5000 });
+    await eventually('pods created', () => podsOf('bg').length === 2 && podsOf('orphan').length === 2, { timeoutMs: 30_000 });
     const bg = await call(sb, 'DELETE', `/apis/apps/v1/namespaces/${ns}/replicasets/bg`, {
       body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' },
     });
     assert.equal(bg.status, 200, bg.text);
-    await eventually('background GC', () => podsOf('bg').length === 0, { timeoutMs: 5000 });
+    await eventually('background GC', () => podsOf('bg').length === 0, { timeoutMs: 30_000 });
     await call(sb, 'DELETE', `/apis/apps/v1/namespaces/${ns}/replicasets/orphan?propagationPolicy=Orphan`);
     await new Promise((r) => setTimeout(r, 100));
     assert.equal(podsOf('orphan').length, 2);
@@ -363,13 +363,13 @@ describe('controllers and garbage collection', () => {
       },
     });
     await eventually('fg pod', () => sb.store.list('v1', 'Pod', 'default').some((p) => p.metadata.labels?.app === 'fg'), {
-      timeoutMs: 5000,
+      timeoutMs: 30_000,
     });
     const res = await call(sb, 'DELETE', '/apis/apps/v1/namespaces/default/deployments/fg?propagationPolicy=Foreground');
     assert.equal(res.status, 200);
     assert.ok(res.json.metadata.deletionTimestamp);
     assert.ok(res.json.metadata.finalizers.includes('foregroundDeletion'));
-    await eventually('owner removed last', () => !sb.store.get('apps/v1', 'Deployment', 'default', 'fg'), { timeoutMs: 5000 });
+    await eventually('owner removed last', () => !sb.store.get('apps/v1', 'Deployment', 'default', 'fg'), { timeoutMs: 30_000 });
     assert.equal(sb.store.list('v1', 'Pod', 'default').filter((p) => p.metadata.labels?.app === 'fg').length, 0);
   });
 
@@ -411,7 +411,7 @@ describe('controllers and garbage collection', () => {
         (
           await call(sb, 'GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.example.com')
         ).json.status?.conditions?.some((c: { type: string }) => c.type === 'Established'),
-      { timeoutMs: 5000 },
+      { timeoutMs: 30_000 },
     );
     assert.equal((await call(sb, 'DELETE', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.example.com')).status, 200);
     assert.equal((await call(sb, 'GET', '/apis/example.com/v1/namespaces/default/gadgets')).status, 404);

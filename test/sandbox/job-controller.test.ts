@@ -44,7 +44,7 @@ const phase = (p: KubeObject) => (p.status as { phase?: string } | undefined)?.p
 describe('job controller', () => {
   test('a job runs its pod to completion: succeeded, Complete, completionTime, Events', async () => {
     job('once', {});
-    const done = await eventually('job finished', () => finished('once'), { timeoutMs: 20000 });
+    const done = await eventually('job finished', () => finished('once'), { timeoutMs: 30_000 });
     assert.equal(done.type, 'Complete');
     const st = jobStatus('once');
     assert.equal(st.succeeded, 1);
@@ -77,7 +77,7 @@ describe('job controller', () => {
         maxActive = Math.max(maxActive, podsOf('many').filter((p) => phase(p) !== 'Succeeded' && phase(p) !== 'Failed').length);
         return finished('many');
       },
-      { timeoutMs: 20000 },
+      { timeoutMs: 30_000 },
     );
     assert.equal(finished('many')!.type, 'Complete');
     assert.equal(jobStatus('many').succeeded, 3);
@@ -87,7 +87,7 @@ describe('job controller', () => {
 
   test('a failing pod with backoffLimit 0 fails the job: BackoffLimitExceeded', async () => {
     job('doomed', { backoffLimit: 0 }, { 'sandbox.outpost.dev/fail': '2' });
-    const done = await eventually('job finished', () => finished('doomed'), { timeoutMs: 20000 });
+    const done = await eventually('job finished', () => finished('doomed'), { timeoutMs: 30_000 });
     assert.equal(done.type, 'Failed');
     assert.equal(done.reason, 'BackoffLimitExceeded');
     assert.equal(done.message, 'Job has reached the specified backoff limit');
@@ -106,14 +106,14 @@ describe('job controller', () => {
         sb.store
           .list('v1', 'Event', NS)
           .find((e) => e.reason === 'BackoffLimitExceeded' && (e.involvedObject as { name: string }).name === 'doomed'),
-      { timeoutMs: 20000 },
+      { timeoutMs: 30_000 },
     );
     assert.equal(ev.type, 'Warning');
   });
 
   test('backoffLimit 2: three failed pods, then the job fails', async () => {
     job('retry', { backoffLimit: 2 }, { 'sandbox.outpost.dev/exit-code': '1' });
-    const done = await eventually('job finished', () => finished('retry'), { timeoutMs: 20000 });
+    const done = await eventually('job finished', () => finished('retry'), { timeoutMs: 30_000 });
     assert.equal(done.type, 'Failed');
     assert.equal(jobStatus('retry').failed, 3);
     assert.equal(podsOf('retry').length, 3);
@@ -127,7 +127,7 @@ describe('job controller', () => {
         {},
         { 'sandbox.outpost.dev/run-ms': '300', 'sandbox.outpost.dev/log': 'SPINNAKER_PROPERTY_FOO=bar\nSPINNAKER_CONFIG_JSON={"a":1}' },
       );
-      await eventually('job finished', () => finished('report'), { timeoutMs: 20000 });
+      await eventually('job finished', () => finished('report'), { timeoutMs: 30_000 });
       const phases = () => watch.events.map((e) => phase(e.object));
       await watch.waitFor(() => phases().includes('Succeeded'), 20000);
       // separate writes: the watch saw the pod Running before it Succeeded
@@ -143,7 +143,7 @@ describe('job controller', () => {
 
   test('suspend starts no pods', async () => {
     job('paused', { suspend: true });
-    await eventually('status written', () => jobStatus('paused').startTime, { timeoutMs: 20000 });
+    await eventually('status written', () => jobStatus('paused').startTime, { timeoutMs: 30_000 });
     assert.equal(podsOf('paused').length, 0);
   });
 });

@@ -133,7 +133,7 @@ for (const version of VERSIONS) {
       await eventually(
         'three ready replicas',
         () => (deployment(ns)?.status as { readyReplicas?: number } | undefined)?.readyReplicas === 3,
-        { timeoutMs: 5000 },
+        { timeoutMs: 30_000 },
       );
       // plain `get` prints the server's Table columns
       assert.match(
@@ -188,7 +188,7 @@ for (const version of VERSIONS) {
     test('delete waits for the object to go; garbage collection removes its pods', async () => {
       assert.match(await kubectl.ok(['delete', 'deployment', 'web', '-n', ns]), /deleted/);
       assert.equal(deployment(ns), undefined);
-      await eventually('pods garbage-collected', () => sandbox.store.list('v1', 'Pod', ns).length === 0, { timeoutMs: 5000 });
+      await eventually('pods garbage-collected', () => sandbox.store.list('v1', 'Pod', ns).length === 0, { timeoutMs: 30_000 });
       assert.equal(sandbox.store.list('apps/v1', 'ReplicaSet', ns).length, 0);
     });
 
@@ -233,7 +233,7 @@ spec:
               (p) =>
                 p.metadata.labels?.app === 'db' && (p.spec as { containers: { image: string }[] }).containers[0]!.image === 'postgres:17',
             ).length === 2,
-        { timeoutMs: 20000 },
+        { timeoutMs: 30_000 },
       );
       assert.match(await kubectl.ok(['rollout', 'history', 'statefulset/db', '-n', ns]), /REVISION[\s\S]*1[\s\S]*2/);
       assert.match(await kubectl.ok(['rollout', 'undo', 'statefulset/db', '-n', ns]), /rolled back/);

@@ -56,7 +56,7 @@ describe('pod controls', () => {
       metadata: { name: 'stuck', namespace: NS, labels: { app: 'stuck' }, annotations: { 'sandbox.outpost.dev/never-ready': 'true' } },
       spec: { containers: [{ name: 'app', image: 'nginx' }] },
     });
-    await eventually('running', () => status(get('stuck')).phase === 'Running', { timeoutMs: 20000 });
+    await eventually('running', () => status(get('stuck')).phase === 'Running', { timeoutMs: 30_000 });
     assert.equal(ready(get('stuck')), 'False');
     const ep = await eventually(
       'endpoints',
@@ -66,33 +66,33 @@ describe('pod controls', () => {
           | undefined;
         return e?.subsets?.[0]?.notReadyAddresses?.length === 1 ? e : undefined;
       },
-      { timeoutMs: 20000 },
+      { timeoutMs: 30_000 },
     );
     assert.equal(ep.subsets![0]!.addresses, undefined);
   });
 
   test('fail with an exit code: phase Failed, terminated container, Warning event', async () => {
     pod('broken', { 'sandbox.outpost.dev/fail': '3' });
-    await eventually('failed', () => status(get('broken')).phase === 'Failed', { timeoutMs: 20000 });
+    await eventually('failed', () => status(get('broken')).phase === 'Failed', { timeoutMs: 30_000 });
     assert.equal(status(get('broken')).containerStatuses![0]!.state.terminated!.exitCode, 3);
     assert.equal(ready(get('broken')), 'False');
     const ev = await eventually(
       'event',
       () => sb.store.list('v1', 'Event', NS).find((e) => (e.involvedObject as { name: string }).name === 'broken' && e.reason === 'Failed'),
-      { timeoutMs: 20000 },
+      { timeoutMs: 30_000 },
     );
     assert.equal(ev.type, 'Warning');
   });
 
   test('run-ms + exit-code 0 on a bare pod: it completes', async () => {
     pod('oneshot', { 'sandbox.outpost.dev/run-ms': '50', 'sandbox.outpost.dev/exit-code': '0' });
-    await eventually('succeeded', () => status(get('oneshot')).phase === 'Succeeded', { timeoutMs: 20000 });
+    await eventually('succeeded', () => status(get('oneshot')).phase === 'Succeeded', { timeoutMs: 30_000 });
     assert.equal(status(get('oneshot')).containerStatuses![0]!.state.terminated!.exitCode, 0);
   });
 
   test('an image sandbox/never-ready works like the annotation', async () => {
     pod('img', {}, [{ name: 'app', image: 'sandbox/never-ready' }]);
-    await eventually('running', () => status(get('img')).phase === 'Running', { timeoutMs: 20000 });
+    await eventually('running', () => status(get('img')).phase === 'Running', { timeoutMs: 30_000 });
     assert.equal(ready(get('img')), 'False');
   });
 
@@ -108,7 +108,7 @@ describe('pod controls', () => {
         { name: 'side', image: 'busybox' },
       ],
     );
-    await eventually('running', () => status(get('talker')).phase === 'Running', { timeoutMs: 20000 });
+    await eventually('running', () => status(get('talker')).phase === 'Running', { timeoutMs: 30_000 });
     const app = await call(sb, 'GET', `/api/v1/namespaces/${NS}/pods/talker/log?container=app`);
     assert.equal(app.status, 200);
     assert.equal(app.text, 'SPINNAKER_PROPERTY_FOO=bar\nSPINNAKER_CONFIG_JSON={"a":1}\n');
@@ -140,7 +140,7 @@ describe('pod controls', () => {
         const pods = sb.store.list('v1', 'Pod', NS).filter((p) => p.metadata.labels?.app === 'dull');
         return st?.updatedReplicas === 2 && st.replicas === 2 && pods.every((p) => status(p).phase === 'Running') ? obj : undefined;
       },
-      { timeoutMs: 20000 },
+      { timeoutMs: 30_000 },
     );
     const st = d.status as {
       readyReplicas?: number;

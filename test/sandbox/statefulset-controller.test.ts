@@ -57,7 +57,7 @@ async function settled(name: string, n: number, rolled = true): Promise<StsStatu
         podsOf(name).length === n;
       return ok && (!rolled || st.currentRevision === st.updateRevision) ? st : undefined;
     },
-    { timeoutMs: 20000 },
+    { timeoutMs: 30_000 },
   );
 }
 
@@ -110,7 +110,7 @@ describe('statefulset controller', () => {
       },
     });
     await eventually('pod-0 running', () => podsOf('held').some((p) => (p.status as { phase?: string }).phase === 'Running'), {
-      timeoutMs: 20000,
+      timeoutMs: 30_000,
     });
     await new Promise((r) => setTimeout(r, 200));
     assert.deepEqual(
@@ -181,7 +181,7 @@ describe('statefulset controller', () => {
         const s = stsStatus('part');
         return s.updateRevision !== before.updateRevision && s.updatedReplicas === 1 && s.readyReplicas === 3 ? s : undefined;
       },
-      { timeoutMs: 20000 },
+      { timeoutMs: 30_000 },
     );
     const byName = Object.fromEntries(podsOf('part').map((p) => [p.metadata.name, revisionOf(p)]));
     assert.deepEqual(byName, { 'part-0': before.updateRevision, 'part-1': before.updateRevision, 'part-2': st.updateRevision });
@@ -199,7 +199,7 @@ describe('statefulset controller', () => {
         const s = stsStatus('manual');
         return s.updateRevision !== before.updateRevision && s.observedGeneration === get('manual').metadata.generation ? s : undefined;
       },
-      { timeoutMs: 20000 },
+      { timeoutMs: 30_000 },
     );
     await new Promise((r) => setTimeout(r, 200));
     assert.ok(podsOf('manual').every((p) => revisionOf(p) === before.updateRevision));
@@ -208,7 +208,7 @@ describe('statefulset controller', () => {
     await eventually(
       'recreated at new revision',
       () => podsOf('manual').some((p) => p.metadata.name === 'manual-1' && revisionOf(p) === st.updateRevision),
-      { timeoutMs: 20000 },
+      { timeoutMs: 30_000 },
     );
   });
 });
