@@ -111,8 +111,11 @@ describe('agent authentication to the gateway', () => {
       configFrom: (dir) => {
         script = join(dir, 'token.sh');
         writeFileSync(script, 'echo slow-token-1\n');
+        // The timeout must be far longer than a quick run takes on a loaded machine (spawning sh alone can take some
+        // 100 ms there), or the first run times out too and the agent never gets a token; the slow run below never
+        // ends by itself, so it is the timeout that ends it whatever the ratio.
         return {
-          clouddriver: { auth: { tokenCommand: `sh ${script}`, tokenCommandIntervalSeconds: 0.2, tokenCommandTimeoutSeconds: 0.3 } },
+          clouddriver: { auth: { tokenCommand: `sh ${script}`, tokenCommandIntervalSeconds: 0.2, tokenCommandTimeoutSeconds: 3 } },
         };
       },
     });
