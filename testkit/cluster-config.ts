@@ -1,10 +1,9 @@
 /**
- * Config files and ports for the multi-process gateway cluster ({@link ./gateway-cluster.ts}). Configs are plain
+ * Config files for the multi-process gateway cluster ({@link ./gateway-cluster.ts}). Configs are plain
  * objects written as YAML and never validated here, so tests can pass keys the gateway or agent schema does not know
  * yet (the child process is the one that accepts or rejects them).
  */
 import { writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { stringify } from 'yaml';
 
 /** A plain configuration object (what a YAML file holds). */
@@ -27,27 +26,6 @@ export function deepMerge(base: ConfigObject, override: ConfigObject = {}): Conf
 /** Writes `config` as YAML to `path`. */
 export function writeYaml(path: string, config: ConfigObject): void {
   writeFileSync(path, stringify(config));
-}
-
-/**
- * `count` distinct TCP ports free right now on 127.0.0.1. All listeners are open at once before any is closed, so
- * the ports differ; another process could still take one before the child binds it (unlikely on a test machine).
- */
-export async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<net.Server>((resolve, reject) => {
-          const server = net.createServer();
-          server.once('error', reject);
-          server.listen(0, '127.0.0.1', () => resolve(server));
-        }),
-    ),
-  );
-  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-  return ports;
 }
 
 /** Settings of one gateway process. */

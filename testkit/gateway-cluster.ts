@@ -4,6 +4,11 @@
  * (the Kubernetes Service agents dial), and `outpost agent` processes behind it. Every process can be killed -9,
  * stopped and continued, so tests exercise what in-process systems cannot: a replica that dies without closing
  * anything, or one frozen mid-flight while its lease runs out.
+ *
+ * Every gateway binds ephemeral ports (port 0) at each start and the harness reads them from its `gateway listening`
+ * log line: a port picked free beforehand and released could be taken by another process before the child binds it
+ * (EADDRINUSE on a loaded machine), all the more so across a restart. Clients find a gateway through
+ * `gateway(name)` and agents through the balancer, which forwards to the current ports.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,7 +35,10 @@ export interface GatewayClusterOptions {
   gatewayConfig?: ConfigObject;
   /** Log level of gateways and agents. Default `info`; agents need `info` or lower (their readiness is a log line). */
   logLevel?: string;
-  /** How long each gateway may take to answer `GET /health` with 200, and each agent to be welcomed. Default 60 s. */
+  /**
+   * How long each gateway may take to answer `GET /health` with 200, and each agent to be welcomed. Default 120 s: a
+   * bound on a hang, and a loaded machine starts processes (TypeScript through tsx) slowly.
+   */
   startTimeoutMs?: number;
   /** Postgres server URL the cluster's database is created on (default OUTPOST_TEST_POSTGRES). */
   postgresServer?: string;
@@ -50,7 +58,7 @@ export interface ClusterAgentOptions {
   grpcAddress?: string;
 }
 
-/** Where one gateway process listens (fixed for the cluster's life, also across restarts). */
+/** Where one gateway process listens: the ephemeral ports of its latest start (a restart binds new ones). */
 export interface ClusterGateway {
   /** Process name and replica id: `gw-1` … */
   readonly name: string;
@@ -78,11 +86,14 @@ export interface GatewayCluster {
   readonly balancer: Balancer;
   /** `['gw-1', …]`. */
   readonly gatewayNames: readonly string[];
-  /** Ports and URLs of a gateway (whether or not its process runs). */
+  /** Ports and URLs of a gateway's latest start (whether or not its process still runs). */
   gateway(name: string): ClusterGateway;
   /** Starts agent process `id` through the balancer; the id must be new and differ from the gateway names. */
   startAgent(id: string, options?: ClusterAgentOptions): Promise<void>;
-  /** Stops gateway `name` if it runs (SIGCONT, SIGTERM, SIGKILL after 10 s) and starts it again: same ports and config. */
+  /**
+   * Stops gateway `name` if it runs (SIGCONT, SIGTERM, SIGKILL after 10 s) and starts it again with the same config, on
+   * new ephemeral ports (`gateway(name)` and the balancer follow).
+   */
   restartGateway(name: string): Promise<void>;
   /** Stops agent `id` if it runs (like restartGateway) and starts it again with the same config; waits for the Welcome. */
   restartAgent(id: string): Promise<void>;
@@ -106,6 +117,21 @@ export interface GatewayCluster {
   close(): Promise<void>;
 }
 
+/** The ports of gateway `name` from the `gateway listening` line in `log` (pino JSON), or undefined before it. */
+function listeningOf(name: string, log: string): ClusterGateway | undefined {
+  for (const line of log.split('\n')) {
+    if (!line.includes('"gateway listening"')) continue;
+    try {
+      const { httpUrl, grpcUrl } = JSON.parse(line) as { httpUrl?: unknown; grpcUrl?: unknown };
+      if (typeof httpUrl !== 'string' || typeof grpcUrl !== 'string') continue;
+      return { name, httpPort: Number(new URL(httpUrl).port), grpcPort: Number(new URL(grpcUrl).port), httpUrl, grpcUrl };
+    } catch {
+      // a line cut by the read (still being written): the next poll reads it whole
+    }
+  }
+  return undefined;
+}
+
 interface Managed {
   kind: 'gateway' | 'agent';
   args: string[];
@@ -126,7 +152,7 @@ interface Managed {
 export async function startGatewayCluster(options: GatewayClusterOptions = {}): Promise<GatewayCluster> {
   const count = options.gateways ?? 3;
   const logLevel = options.logLevel ?? 'info';
-  const timeoutMs = options.startTimeoutMs ?? 60_000;
+  const timeoutMs = options.startTimeoutMs ?? 120_000;
   const dir = mkdtempSync(join(tmpdir(), 'outpost-cluster-'));
   const kubeconfig = join(dir, 'kubeconfig');
   const names = Array.from({ length: count }, (_, i) => `gw-${i + 1}`);
@@ -151,7 +177,12 @@ export async function startGatewayCluster(options: GatewayClusterOptions = {}): 
     const proc = spawnOutpost(m.args, m.logFile);
     m.proc = proc;
     if (m.kind === 'gateway') {
-      const url = `${gateways.get(name)!.httpUrl}/health`;
+      // The gateway binds port 0: its ports are in its `gateway listening` line (logged once it serves).
+      let bound: ClusterGateway | undefined;
+      const listening = () => (bound = listeningOf(name, readLog(m.logFile, proc.logOffset))) !== undefined;
+      await waitForProcess(proc, m.logFile, `gateway ${name} listening`, listening, timeoutMs);
+      gateways.set(name, bound!);
+      const url = `${bound!.httpUrl}/health`;
       const healthy = async () => (await fetch(url, { signal: AbortSignal.timeout(2000) })).status === 200;
       await waitForProcess(proc, m.logFile, `gateway ${name} health`, healthy, timeoutMs);
     }
@@ -235,16 +266,19 @@ export async function startGatewayCluster(options: GatewayClusterOptions = {}): 
     database = await createTestDatabase('postgres', options.postgresServer);
     sandbox = await startSandbox({ seed: 'demo', ...options.sandbox });
     await sandbox.writeKubeconfig(kubeconfig);
-    const ports = await freePorts(2 * count);
-    names.forEach((name, i) => {
-      const httpPort = ports[2 * i]!;
-      const grpcPort = ports[2 * i + 1]!;
-      gateways.set(name, { name, httpPort, grpcPort, httpUrl: `http://127.0.0.1:${httpPort}`, grpcUrl: `http://127.0.0.1:${grpcPort}` });
+    for (const name of names) {
       const file = join(dir, `${name}.yaml`);
-      writeYaml(file, gatewayConfig({ id: name, httpPort, grpcPort, databaseUrl: database!.url, logLevel }, options.gatewayConfig));
+      writeYaml(file, gatewayConfig({ id: name, httpPort: 0, grpcPort: 0, databaseUrl: database!.url, logLevel }, options.gatewayConfig));
       managed.set(name, { kind: 'gateway', args: ['gateway', '--config', file], logFile: join(dir, `${name}.log`), stopped: false });
-    });
-    balancer = await startBalancer(names.map((n) => gateways.get(n)!.grpcPort));
+    }
+    // The gRPC ports of the gateways running now (a stopped one included, as a Service without readiness probe
+    // would): a dead gateway's old port may belong to another process by now.
+    balancer = await startBalancer(() =>
+      names.flatMap((n) => {
+        const g = gateways.get(n);
+        return g && running(get(n)) ? [g.grpcPort] : [];
+      }),
+    );
     await Promise.all(names.map(launch));
   } catch (err) {
     closing = close().catch(() => {});

@@ -41,8 +41,8 @@ describe('gateway replicas: failover of replicas and agents (3 gateway processes
       const res = await fetch(`${cluster.gateway(gateway).httpUrl}/outpost.api.v1.OperationService/SubmitOperation`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ account: ACCOUNT, wait: true, timeout: '8s', ...body }),
-        signal: AbortSignal.timeout(15_000),
+        body: JSON.stringify({ account: ACCOUNT, wait: true, timeout: '20s', ...body }),
+        signal: AbortSignal.timeout(30_000),
       });
       const json = (await res.json()) as { operation?: OperationJson; code?: string; message?: string };
       if (res.status !== 200) {
