@@ -110,7 +110,10 @@ export async function scrapeMetric(url: string, name: string): Promise<number> {
   return line ? Number(line.slice(name.length + 1)) : NaN;
 }
 
-/** A TCP port free right now on 127.0.0.1 (for child processes that need a fixed port). */
+/**
+ * A TCP port free right now on 127.0.0.1. Another process may take it before the child binds it: prefer port 0 and
+ * reading the bound port from the child; {@link startAgent} retries with new ports when it happens.
+ */
 export async function freePort(): Promise<number> {
   return (await freePorts(1))[0]!;
 }
@@ -124,29 +127,21 @@ export interface BenchGateway {
 }
 
 /**
- * Starts `outpost gateway --insecure` on `databaseUrl` and free ports; `env` overrides config keys (OUTPOST_GATEWAY_*),
- * `nodeFlags` are given to node (V8 settings such as --optimize-for-size).
+ * Starts `outpost gateway --insecure` on `databaseUrl` and ephemeral ports (read from the banner it prints); `env`
+ * overrides config keys (OUTPOST_GATEWAY_*), `nodeFlags` are given to node (V8 settings such as --optimize-for-size).
  */
 export async function startGateway(databaseUrl: string, env: Record<string, string> = {}, nodeFlags: string[] = []): Promise<BenchGateway> {
-  const [httpPort, grpcPort] = [await freePort(), await freePort()];
   const child = await startOutpost(
-    [
-      'gateway',
-      '--http-port',
-      String(httpPort),
-      '--grpc-port',
-      String(grpcPort),
-      '--database',
-      databaseUrl,
-      '--log-level',
-      logLevel(),
-      '--insecure',
-    ],
-    /gRPC/,
+    ['gateway', '--http-port', '0', '--grpc-port', '0', '--database', databaseUrl, '--log-level', logLevel(), '--insecure'],
+    /gRPC \(agents, h2c\):\s+\S+:\d+\n/,
     120_000,
     env,
     nodeFlags,
   );
+  const http = /HTTP \(Connect JSON, REST\):\s+\S+:(\d+)/.exec(child.output());
+  const grpc = /gRPC \(agents, h2c\):\s+\S+:(\d+)/.exec(child.output());
+  if (!http || !grpc) throw new Error(`no ports in the gateway's banner: ${child.output().slice(-2000)}`);
+  const [httpPort, grpcPort] = [Number(http[1]), Number(grpc[1])];
   return { child, httpPort, grpcPort, httpUrl: `http://127.0.0.1:${httpPort}` };
 }
 
@@ -166,8 +161,40 @@ export interface BenchAgent {
   startedAt: number;
 }
 
-/** Writes an agent config for `accounts` into `dir` and starts `outpost agent` on it (admin and metrics on free ports). */
+/**
+ * Writes an agent config for `accounts` into `dir` and starts `outpost agent` on it (admin and metrics on free ports);
+ * resolves once both ports answer. The ports were free when picked, not reserved: should another process take one
+ * first, the agent exits with EADDRINUSE and is started again on new ones.
+ */
 export async function startAgent(opts: { dir: string; grpcPort: number; agentId: string; accounts: BenchAccount[] }): Promise<BenchAgent> {
+  for (let attempt = 1; ; attempt++) {
+    const agent = await spawnAgent(opts);
+    if (await answers(agent.child, [`${agent.adminUrl}/livez`, agent.metricsUrl])) return agent;
+    if (attempt >= 5 || !/EADDRINUSE/.test(agent.child.output()))
+      throw new Error(`agent ${opts.agentId} exited during start-up: ${agent.child.output().slice(-3000)}`);
+  }
+}
+
+/** True once every URL answers (whatever the status); false when the child exits first. Throws after 120 s. */
+async function answers(child: Child, urls: string[]): Promise<boolean> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (child.process.exitCode !== null || child.process.signalCode !== null) return false;
+    const answered = await Promise.all(
+      urls.map((url) =>
+        fetch(url, { signal: AbortSignal.timeout(5000) }).then(
+          () => true,
+          () => false,
+        ),
+      ),
+    );
+    if (answered.every(Boolean)) return true;
+    if (Date.now() > deadline) throw new Error(`no answer from ${urls.join(', ')} within 120 s: ${child.output().slice(-3000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function spawnAgent(opts: { dir: string; grpcPort: number; agentId: string; accounts: BenchAccount[] }): Promise<BenchAgent> {
   const [adminPort, metricsPort] = [await freePort(), await freePort()];
   const config = join(opts.dir, `${opts.agentId}.yaml`);
   writeFileSync(

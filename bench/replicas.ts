@@ -22,7 +22,10 @@ const profileFlags = () => (process.env.OUTPOST_BENCH_PROFILE ? ['--cpu-prof', `
 /** An `outpost` child of the set, writing into its log file (only its config decides, no OUTPOST_* of the runner). */
 const spawnLogged = (args: string[], logFile: string): OutpostProcess => spawnOutpost(args, logFile, {}, profileFlags());
 
-/** Where one gateway replica listens (the same ports across restarts). */
+/**
+ * Where one gateway replica listens (the same ports across restarts). Its first start binds ephemeral ports (port 0:
+ * a port picked free and released could be taken before the child binds it); a restart binds the same ones again.
+ */
 export interface ReplicaInfo {
   readonly name: string;
   readonly httpPort: number;
@@ -72,6 +75,31 @@ export interface ReplicaSet {
   close(keepLogs: boolean): Promise<void>;
 }
 
+/** The size of a log file (0 when it does not exist yet). */
+function logSize(file: string): number {
+  try {
+    return readFileSync(file).length;
+  } catch {
+    return 0;
+  }
+}
+
+/** A log file from byte `offset` on ('' when none). */
+function logSince(file: string, offset: number): string {
+  try {
+    return readFileSync(file).subarray(offset).toString('utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** The ports in the banner `outpost gateway` prints on stdout once it listens (whatever its log level). */
+export function bannerPorts(output: string): { httpPort: number; grpcPort: number } | undefined {
+  const http = /HTTP \(Connect JSON, REST\):\s+https?:\/\/[^\s:]+:(\d+)/.exec(output);
+  const grpc = /gRPC \(agents, h2c\):\s+https?:\/\/[^\s:]+:(\d+)/.exec(output);
+  return http && grpc ? { httpPort: Number(http[1]), grpcPort: Number(grpc[1]) } : undefined;
+}
+
 /** The last lines of a log file ('' when none). */
 export function logTail(file: string, chars = 3000): string {
   try {
@@ -111,7 +139,10 @@ export async function startReplicaSet(options: ReplicaSetOptions): Promise<Repli
     async startGateway(name) {
       const r = get(name);
       if (r.proc?.running()) throw new Error(`${name} is already running`);
-      const proc = spawnLogged(['gateway', '--config', r.configFile], r.logFile);
+      // A bound on a hang: a loaded machine starts processes slowly.
+      const deadline = Date.now() + 120_000;
+      let offset = logSize(r.logFile);
+      let proc = spawnLogged(['gateway', '--config', r.configFile], r.logFile);
       r.proc = proc;
       const healthy = async () => (await fetch(`${r.httpUrl}/health`, { signal: AbortSignal.timeout(2000) })).status === 200;
       await waitForProcess(proc, r.logFile, `gateway ${name} healthy (log ${r.logFile})`, healthy, 60_000);
@@ -174,22 +205,14 @@ export async function startReplicaSet(options: ReplicaSetOptions): Promise<Repli
       const [httpPort, grpcPort] = (await freePorts(2)) as [number, number];
       const configFile = join(dir, `${name}.yaml`);
       const config = deepMerge(
-        { id: name, host: '127.0.0.1', httpPort, grpcPort, database: database.url, logLevel: options.logLevel, insecure: true },
+        { id: name, host: '127.0.0.1', httpPort: 0, grpcPort: 0, database: database.url, logLevel: options.logLevel, insecure: true },
         options.gatewayConfig,
       );
       writeFileSync(configFile, stringify(config));
-      replicas.set(name, {
-        name,
-        httpPort,
-        grpcPort,
-        httpUrl: `http://127.0.0.1:${httpPort}`,
-        logFile: join(dir, `${name}.log`),
-        configFile,
-      });
+      replicas.set(name, { name, httpPort: 0, grpcPort: 0, httpUrl: '', logFile: join(dir, `${name}.log`), configFile, config });
     }
-    const sandboxPort = await freePort();
     sandbox = await startOutpost(
-      ['sandbox', '--port', String(sandboxPort), '--kubeconfig', kubeconfig, '--seed', 'demo', ...(options.sandboxArgs ?? [])],
+      ['sandbox', '--port', '0', '--kubeconfig', kubeconfig, '--seed', 'demo', ...(options.sandboxArgs ?? [])],
       /127\.0\.0\.1:\d+/,
     );
     await Promise.all(options.gateways.map((name) => set.startGateway(name)));

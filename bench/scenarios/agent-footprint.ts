@@ -14,7 +14,6 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createTestDatabase } from '../../testkit/databases.js';
 import {
-  freePort,
   readMemory,
   scrapeMetric,
   startAgent,
@@ -123,15 +122,9 @@ export async function runAgentFootprint(params: AgentFootprintParams): Promise<A
   try {
     const small = join(dir, 'small.kubeconfig');
     const big = join(dir, 'big.kubeconfig');
+    children.push(await startOutpost(['sandbox', '--port', '0', '--kubeconfig', small, '--seed', 'demo'], /127\.0\.0\.1:\d+/));
     children.push(
-      await startOutpost(['sandbox', '--port', String(await freePort()), '--kubeconfig', small, '--seed', 'demo'], /127\.0\.0\.1:\d+/),
-    );
-    children.push(
-      await startOutpost(
-        ['sandbox', '--port', String(await freePort()), '--kubeconfig', big, '--seed', `scale:${params.objects}`],
-        /127\.0\.0\.1:\d+/,
-        300_000,
-      ),
+      await startOutpost(['sandbox', '--port', '0', '--kubeconfig', big, '--seed', `scale:${params.objects}`], /127\.0\.0\.1:\d+/, 300_000),
     );
     const gateway = await startGateway(database.url);
     children.push(gateway.child);

@@ -43,10 +43,9 @@ export async function runInitialSync(params: InitialSyncParams): Promise<Initial
   const children: Child[] = [];
   const sql = postgres(database.url, { max: 2, onnotice: () => {} });
   try {
-    const sandboxPort = await freePort();
     children.push(
       await startOutpost(
-        ['sandbox', '--port', String(sandboxPort), '--kubeconfig', kubeconfig, '--seed', `scale:${params.objects}`],
+        ['sandbox', '--port', '0', '--kubeconfig', kubeconfig, '--seed', `scale:${params.objects}`],
         /127\.0\.0\.1:\d+/,
         300_000,
       ),

@@ -111,10 +111,7 @@ export async function runOperations(params: OperationsParams): Promise<Operation
   const kubeconfig = join(dir, 'kubeconfig');
   const children: Child[] = [];
   try {
-    const sandboxPort = await freePort();
-    children.push(
-      await startOutpost(['sandbox', '--port', String(sandboxPort), '--kubeconfig', kubeconfig, '--seed', 'demo'], /127\.0\.0\.1:\d+/),
-    );
+    children.push(await startOutpost(['sandbox', '--port', '0', '--kubeconfig', kubeconfig, '--seed', 'demo'], /127\.0\.0\.1:\d+/));
     const { httpUrl, gateway, agent } = await startGatewayAndAgent({ dir, kubeconfig, databaseUrl: database.url, children });
     await waitForAccount(httpUrl, 'bench', children);
     // Binary protobuf over Connect/HTTP 1.1: what a program (not a shell) would use.

@@ -6,7 +6,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,20 +17,47 @@ import { resultRows, type BenchResults } from '../../bench/report.js';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const POSTGRES = process.env.OUTPOST_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-function bench(args: string[], timeoutMs: number) {
-  return spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', ...args], {
-    cwd: ROOT,
-    encoding: 'utf8',
-    timeout: timeoutMs,
-    env: { ...process.env, OUTPOST_BENCH_POSTGRES: POSTGRES },
+/**
+ * Runs `bench/run.ts ARGS…` in a process group of its own; after `timeoutMs` (a bound on a hang) the whole group is
+ * killed: the runner's gateway, agent and sandbox children too, which would otherwise outlive it and load the machine.
+ */
+function bench(args: string[], timeoutMs: number): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', ...args], {
+      cwd: ROOT,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, OUTPOST_BENCH_POSTGRES: POSTGRES },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+    const killGroup = () => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // the group is gone
+      }
+    };
+    const timer = setTimeout(() => {
+      stderr += `\nbench: killed after ${timeoutMs} ms\n`;
+      killGroup();
+    }, timeoutMs);
+    child.once('close', (status) => {
+      clearTimeout(timer);
+      killGroup(); // any child the runner left behind
+      resolve({ status, stdout, stderr });
+    });
   });
 }
 
 describe('benchmark harness', () => {
-  test('--quick runs every scenario and writes the results file and its report', { timeout: 400_000 }, () => {
+  // Generous bounds: the quick run takes some 4 minutes on an idle machine and far longer on a loaded one.
+  test('--quick runs every scenario and writes the results file and its report', { timeout: 1_000_000 }, async () => {
     const out = mkdtempSync(join(tmpdir(), 'outpost-bench-test-'));
     try {
-      const run = bench(['--quick', '--out', out], 380_000);
+      const run = await bench(['--quick', '--out', out], 960_000);
       assert.equal(run.status, 0, `bench --quick failed:\n${run.stdout.slice(-4000)}\n${run.stderr.slice(-4000)}`);
       const files = readdirSync(out);
       const json = files.find((f) => f.endsWith('.json'));
@@ -63,9 +90,9 @@ describe('benchmark harness', () => {
     }
   });
 
-  test('bad flags exit 2 with the usage', () => {
+  test('bad flags exit 2 with the usage', async () => {
     for (const args of [['--only', 'initial-sync,nope'], ['--runs', '0'], ['--bogus']]) {
-      const run = bench(args, 60_000);
+      const run = await bench(args, 60_000);
       assert.equal(run.status, 2, `${args.join(' ')}: ${run.stderr}`);
       assert.match(run.stderr, /^bench: .+\nusage: npm run bench/);
     }
