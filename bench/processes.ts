@@ -5,8 +5,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import net from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { freePorts } from '../testkit/cluster-config.js';
 import { readRss } from '../testkit/proc-stats.js';
 
 export { readCpuSeconds, readRss } from '../testkit/proc-stats.js';
@@ -115,7 +115,14 @@ export async function scrapeMetric(url: string, name: string): Promise<number> {
  * reading the bound port from the child; {@link startAgent} retries with new ports when it happens.
  */
 export async function freePort(): Promise<number> {
-  return (await freePorts(1))[0]!;
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 /** A gateway child (insecure, on its own ports). */

@@ -7,12 +7,13 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
 import { stringify } from 'yaml';
-import { freePort, startOutpost, type Child } from './processes.js';
-import { deepMerge, freePorts, type ConfigObject } from '../testkit/cluster-config.js';
+import { startOutpost, type Child } from './processes.js';
+import { deepMerge, type ConfigObject } from '../testkit/cluster-config.js';
 import { createTestDatabase, type TestDatabase } from '../testkit/databases.js';
-import { spawnOutpost, waitForProcess, type OutpostProcess } from '../testkit/outpost-process.js';
+import { spawnOutpost, type OutpostProcess } from '../testkit/outpost-process.js';
 
 export type { ConfigObject };
 
@@ -116,7 +117,12 @@ export function logTail(file: string, chars = 3000): string {
 export async function startReplicaSet(options: ReplicaSetOptions): Promise<ReplicaSet> {
   const dir = mkdtempSync(join(tmpdir(), options.prefix));
   const kubeconfig = join(dir, 'kubeconfig');
-  const replicas = new Map<string, ReplicaInfo & { configFile: string; proc?: OutpostProcess }>();
+  type Replica = { -readonly [K in keyof ReplicaInfo]: ReplicaInfo[K] } & {
+    configFile: string;
+    config: ConfigObject;
+    proc?: OutpostProcess;
+  };
+  const replicas = new Map<string, Replica>();
   const agents: { id: string; logFile: string; proc: OutpostProcess }[] = [];
   let database: TestDatabase | undefined;
   let sandbox: Child | undefined;
@@ -144,8 +150,38 @@ export async function startReplicaSet(options: ReplicaSetOptions): Promise<Repli
       let offset = logSize(r.logFile);
       let proc = spawnLogged(['gateway', '--config', r.configFile], r.logFile);
       r.proc = proc;
-      const healthy = async () => (await fetch(`${r.httpUrl}/health`, { signal: AbortSignal.timeout(2000) })).status === 200;
-      await waitForProcess(proc, r.logFile, `gateway ${name} healthy (log ${r.logFile})`, healthy, 60_000);
+      for (;;) {
+        if (r.httpPort === 0) {
+          // The first start: the ports it bound are in its banner; restarts bind them again.
+          const banner = bannerPorts(logSince(r.logFile, offset));
+          if (banner) {
+            Object.assign(r, banner, { httpUrl: `http://127.0.0.1:${banner.httpPort}` });
+            writeFileSync(r.configFile, stringify({ ...r.config, ...banner }));
+          }
+        }
+        const status =
+          r.httpPort === 0
+            ? 0
+            : await fetch(`${r.httpUrl}/health`, { signal: AbortSignal.timeout(2000) }).then(
+                (res) => res.status,
+                () => 0,
+              );
+        if (status === 200) return;
+        if (!proc.running()) {
+          // A restart binds the ports its clients know: one still held by another socket (a connection that took it
+          // as its local port while the replica was down) is retried until it is let go, bounded by the deadline.
+          if (/EADDRINUSE/.test(logSince(r.logFile, offset)) && r.httpPort !== 0 && Date.now() < deadline) {
+            await sleep(500);
+            offset = logSize(r.logFile);
+            proc = spawnLogged(['gateway', '--config', r.configFile], r.logFile);
+            r.proc = proc;
+            continue;
+          }
+          throw new Error(`gateway ${name} exited during start-up; log ${r.logFile}:\n${logTail(r.logFile)}`);
+        }
+        if (Date.now() > deadline) throw new Error(`gateway ${name} not healthy within 120 s; log ${r.logFile}:\n${logTail(r.logFile)}`);
+        await sleep(50);
+      }
     },
     async killGateway(name) {
       const proc = get(name).proc;
@@ -202,7 +238,6 @@ export async function startReplicaSet(options: ReplicaSetOptions): Promise<Repli
   try {
     database = await createTestDatabase('postgres', options.postgresUrl);
     for (const name of options.gateways) {
-      const [httpPort, grpcPort] = (await freePorts(2)) as [number, number];
       const configFile = join(dir, `${name}.yaml`);
       const config = deepMerge(
         { id: name, host: '127.0.0.1', httpPort: 0, grpcPort: 0, database: database.url, logLevel: options.logLevel, insecure: true },

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import postgres from 'postgres';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/index.js';
 import { startBalancer, type Balancer } from './balancer.js';
-import { agentConfig, freePorts, gatewayConfig, writeYaml, type AgentAccount, type ConfigObject } from './cluster-config.js';
+import { agentConfig, gatewayConfig, writeYaml, type AgentAccount, type ConfigObject } from './cluster-config.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
 import { processState, readLog, spawnOutpost, waitForProcess, type OutpostProcess } from './outpost-process.js';
 
@@ -217,8 +217,8 @@ export async function startGatewayCluster(options: GatewayClusterOptions = {}): 
       await proc.exited();
     } else if (sig === 'SIGTERM') {
       if (m.stopped) return; // delivered on SIGCONT
-      const timer = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 15_000).unref());
-      if ((await Promise.race([proc.exited(), timer])) === 'timeout') throw new Error(`${name} did not exit within 15 s of SIGTERM`);
+      const timer = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 30_000).unref());
+      if ((await Promise.race([proc.exited(), timer])) === 'timeout') throw new Error(`${name} did not exit within 30 s of SIGTERM`);
     } else {
       const wantStopped = sig === 'SIGSTOP';
       const deadline = Date.now() + 2000;

@@ -11,7 +11,7 @@ import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
 import { createTestDatabase } from '../../testkit/databases.js';
-import { freePort, startGatewayAndAgent, startOutpost, type Child } from '../processes.js';
+import { startGatewayAndAgent, startOutpost, type Child } from '../processes.js';
 
 /** Parameters of one initial-sync run. */
 export interface InitialSyncParams {

@@ -14,7 +14,7 @@ import { fromProtoDuration } from '../../src/client/duration.js';
 import { OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { createTestDatabase } from '../../testkit/databases.js';
 import { summarize } from '../machine.js';
-import { freePort, startGatewayAndAgent, startOutpost, type Child } from '../processes.js';
+import { startGatewayAndAgent, startOutpost, type Child } from '../processes.js';
 import { eventually, StopWaiting } from '../../testkit/eventually.js';
 
 /** Parameters of one run. */

@@ -13,7 +13,6 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePorts } from '../../testkit/cluster-config.js';
 
 /** A running private server. */
 export interface PrivatePostgres {

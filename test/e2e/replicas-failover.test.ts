@@ -100,7 +100,7 @@ describe('gateway replicas: failover of replicas and agents (3 gateway processes
   before(async () => {
     cluster = await startGatewayCluster({
       startTimeoutMs: 60_000,
-      gatewayConfig: { cluster: { leaseSeconds: 3, standbyCheckIntervalSeconds: 0.2 }, operations: { agentWaitSeconds: 10 } },
+      gatewayConfig: { replicas: { leaseSeconds: 3, standbyCheckIntervalSeconds: 0.2 }, operations: { agentWaitSeconds: 10 } },
     });
     db = await openDatabase(cluster.databaseUrl);
     cluster.sandbox.store.create({
