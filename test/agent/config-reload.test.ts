@@ -44,7 +44,6 @@ describe('agent config file reload', () => {
       const [alpha, beta] = raw.kubernetes.accounts;
       const gamma = { ...alpha, name: 'gamma', kinds: ['Service'] };
       raw.kubernetes.accounts = [beta!, gamma];
-      const written = Date.now();
       h.writeConfig(raw);
       const change = await eventually('AccountsChanged', () => gateway.accountsChanged()[0], { timeoutMs: 30_000 });
       assert.ok(Date.now() - written < 5000, 'within seconds');

@@ -236,7 +236,7 @@ describe('agent metrics against the sandbox and the fake gateway', () => {
           create(OperationSchema, {
             id,
             account: 'sandbox',
-            timeout: durationFromMs(10_000),
+            timeout: durationFromMs(30_000),
             spec: { case: 'get', value: { kind: 'ConfigMap', namespace: 'demo', name } as never },
           }),
         );

@@ -219,7 +219,7 @@ describe('executor retries against the sandbox', () => {
       settings,
       retries: { maxAttempts, backoffMs: 5 },
       signal: new AbortController().signal,
-      timeoutMs: 10_000,
+      timeoutMs: 30_000,
     });
 
   test('apply: a change between read and write is a 409 Conflict, retried on a fresh read, and then succeeds', async () => {
@@ -272,7 +272,7 @@ describe('executor retries against the sandbox', () => {
           settings,
           retries: { maxAttempts: 3, backoffMs: 5 },
           signal: new AbortController().signal,
-          timeoutMs: 10_000,
+          timeoutMs: 30_000,
         });
       const get = operation('get', { case: 'get', value: { kind: 'ConfigMap', namespace: 'default', name: 'missing' } as never });
       const warm = await run(base, get); // discovery cached
@@ -309,7 +309,7 @@ describe('operation runner', () => {
       try {
         for (let i = 0; i < 6; i++) runner.submit(operation(`list-${i}`, { case: 'list', value: { kind: 'Namespace' } as never }));
         assert.equal(runner.active, 6);
-        const deadline = Date.now() + 10_000;
+        const deadline = Date.now() + 30_000;
         while (runner.pending < 6 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
         assert.equal(runner.pending, 6, 'results kept while no session is attached');
         assert.ok(recorder.maxInFlight() <= 2, `at most 2 at once, saw ${recorder.maxInFlight()}`);

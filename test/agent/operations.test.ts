@@ -22,9 +22,9 @@ let counter = 0;
 async function run(h: Harness, spec: Spec, options: { id?: string; timeoutMs?: number; account?: string } = {}): Promise<OperationResult> {
   const id = options.id ?? `op-${++counter}`;
   h.gateway.sendOperation(
-    create(OperationSchema, { id, account: options.account ?? 'sandbox', timeout: durationFromMs(options.timeoutMs ?? 10_000), spec }),
+    create(OperationSchema, { id, account: options.account ?? 'sandbox', timeout: durationFromMs(options.timeoutMs ?? 30_000), spec }),
   );
-  return h.gateway.waitForResult(id, 15_000);
+  return h.gateway.waitForResult(id, 60_000);
 }
 
 const apply = (manifests: string, extra: Record<string, unknown> = {}): Spec => ({
@@ -574,7 +574,7 @@ stringData: { token: hunter2-very-secret }`),
     const op = create(OperationSchema, {
       id: 'restart-once',
       account: 'sandbox',
-      timeout: durationFromMs(10_000),
+      timeout: durationFromMs(30_000),
       spec: { case: 'rollout', value: { kind: 'Deployment', namespace: 'ops', name: 'app', action: RolloutAction.RESTART } as never },
     });
     h.gateway.sendOperation(op);
@@ -582,7 +582,7 @@ stringData: { token: hunter2-very-secret }`),
     const first = await h.gateway.waitForResult('restart-once');
     assertOk(first, 200);
     h.gateway.sendOperation(op);
-    const second = await h.gateway.waitForResult('restart-once', 5000, 1);
+    const second = await h.gateway.waitForResult('restart-once', 30_000, 1);
     assert.deepEqual(second.duration, first.duration, 'the stored result, not a new run');
     await new Promise((r) => setTimeout(r, 200));
     assert.equal(h.gateway.results().filter((r) => r.id === 'restart-once').length, 2);
@@ -621,11 +621,11 @@ stringData: { token: hunter2-very-secret }`),
       create(OperationSchema, {
         id: 'in-flight',
         account: 'sandbox',
-        timeout: durationFromMs(10_000),
+        timeout: durationFromMs(30_000),
         spec: { case: 'scale', value: { kind: 'Deployment', namespace: 'ops', name: 'app', replicas: 4 } as never },
       }),
     );
-    await new Promise((r) => setTimeout(r, 100));
+    await h.gateway.waitFor(() => h.agent.status().operations.running.some((o) => o.id === 'in-flight'), 30_000, 'in-flight running');
     h.gateway.streams[streams - 1]!.drop();
     await eventually('a new session', () => h.gateway.streams.length > streams && h.agent.status().connected, { timeoutMs: 30_000 });
     h.sandbox.faults.resume();
@@ -638,11 +638,11 @@ stringData: { token: hunter2-very-secret }`),
       create(OperationSchema, {
         id: 'before-drop',
         account: 'sandbox',
-        timeout: durationFromMs(10_000),
+        timeout: durationFromMs(30_000),
         spec: { case: 'get', value: { kind: 'ConfigMap', namespace: 'ops', name: 'app-config' } as never },
       }),
     );
-    const again = await h.gateway.waitForResult('before-drop', 5000, 1);
+    const again = await h.gateway.waitForResult('before-drop', 30_000, 1);
     assert.equal(again.streamIndex, streams);
     assert.deepEqual(again.duration, done.duration);
   });
@@ -657,7 +657,7 @@ describe('agent operations with a restricted account', () => {
         create(OperationSchema, {
           id: 'forbidden',
           account: 'sandbox',
-          timeout: durationFromMs(10_000),
+          timeout: durationFromMs(30_000),
           spec: {
             case: 'apply',
             value: { manifests: 'apiVersion: v1\nkind: ConfigMap\nmetadata: { name: nope, namespace: demo }' } as never,

@@ -13,7 +13,8 @@ import { captureLogs } from './helpers/harness.js';
 import { eventually } from '../../testkit/eventually.js';
 import { startStack } from '../../testkit/stack.js';
 
-const MAX_AGE = 2.5;
+// Long enough for the first session to list (and store) the account before its end, on a loaded machine too.
+const MAX_AGE = 6;
 
 test('at its maximum age the stream ends; the agent reconnects at once, resumes its session and does not list again', async () => {
   const stack = await startStack({
@@ -52,8 +53,16 @@ test('at its maximum age the stream ends; the agent reconnects at once, resumes 
     const all = welcomes();
     for (let i = 1; i < all.length; i++) {
       assert.equal(all[i]!.resumed, all[i - 1]!.sessionId, `welcome ${i} resumed the previous session`);
-      const gap = (all[i]!.time as number) - (all[i - 1]!.time as number);
-      assert.ok(gap >= MAX_AGE * 900 - 100 && gap <= MAX_AGE * 1100 + 1500, `session ${i} lasted ${gap} ms`);
+    }
+    // Each stream lasted at least 90% of the maximum age: from the agent's 'connecting' line (before the gateway
+    // opened the stream) to its reconnect line (after the gateway ended it). No upper bound: timers fire late on a
+    // loaded machine; that the reconnect came at once, not after a backoff, shows in the log below.
+    const connects = logs.lines().filter((l) => l.msg === 'connecting to the gateway');
+    const ends = logs.lines().filter((l) => l.msg === 'the gateway asked for a reconnect; reconnecting now');
+    assert.ok(ends.length >= 2, `${ends.length} reconnects`);
+    for (const [i, end] of ends.entries()) {
+      const lasted = (end.time as number) - (connects[i]!.time as number);
+      assert.ok(lasted >= MAX_AGE * 900, `session ${i} ended ${lasted} ms after it was opened`);
     }
     const text = logs.text();
     assert.match(text, /the gateway asked for a reconnect; reconnecting now/);

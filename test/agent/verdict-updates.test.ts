@@ -134,11 +134,11 @@ describe('verdict updates pushed by the gateway (AccountVerdicts with change_id 
         create(OperationSchema, {
           id: 'get-while-standby',
           account: 'sandbox',
-          timeout: durationFromMs(10_000),
+          timeout: durationFromMs(30_000),
           spec: { case: 'get', value: { kind: 'ConfigMap', namespace: 'demo', name: 'after-demotion' } as never },
         }),
       );
-      const result = await gateway.waitForResult('get-while-standby', 10_000);
+      const result = await gateway.waitForResult('get-while-standby', 30_000);
       assert.equal(result.success, true, `${result.statusCode} ${result.reason}: ${result.message}`);
 
       // REFUSED: recorded with its reason and logged at warn.
