@@ -77,7 +77,7 @@ export function openAgentStream(grpcUrl: string, options: { bearer?: string } = 
     }
     return failure;
   })();
-  const next = async (timeoutMs = 5000): Promise<ConnectResponse> => {
+  const next = async (timeoutMs = 30_000): Promise<ConnectResponse> => {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const m = queue.shift();
@@ -103,7 +103,7 @@ export function openAgentStream(grpcUrl: string, options: { bearer?: string } = 
       wake?.();
     },
     next,
-    async waitForAck(sequence, timeoutMs = 5000) {
+    async waitForAck(sequence, timeoutMs = 30_000) {
       for (;;) {
         const m = await next(timeoutMs);
         if (m.message.case === 'ack' && m.message.value.sequence >= BigInt(sequence)) return;

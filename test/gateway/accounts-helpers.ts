@@ -79,7 +79,7 @@ export function accountsChanged(changeId: number, added: ReturnType<typeof accou
 export async function nextOf<K extends NonNullable<ConnectResponse['message']['case']>>(
   stream: TestAgentStream,
   kind: K,
-  timeoutMs = 5000,
+  timeoutMs = 30_000,
 ): Promise<Extract<ConnectResponse['message'], { case: K }>['value']> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -18,6 +18,7 @@ import {
   event,
   events,
   EventType,
+  eventually,
   openAgentStream,
   type TestAgentStream,
 } from '../../testkit/test-agent-stream.js';
@@ -62,7 +63,8 @@ for (const driver of testDrivers()) {
     before(async () => {
       t = await startTestGateway(driver, {
         agents: { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 5 },
-        operations: { agentWaitSeconds: 1, sweepIntervalMs: 100, defaultTimeoutSeconds: 5 },
+        // agentWaitSeconds: long enough for an account added during the wait to arrive on a loaded machine.
+        operations: { agentWaitSeconds: 3, sweepIntervalMs: 100, defaultTimeoutSeconds: 30 },
       });
       ops = createClient(OperationService, createGrpcTransport({ baseUrl: t.gateway.grpcUrl }));
     });
@@ -156,7 +158,7 @@ for (const driver of testDrivers()) {
         for (;;) {
           let m;
           try {
-            m = await s.next(10_000);
+            m = await s.next(60_000);
           } catch {
             return;
           }
@@ -171,7 +173,8 @@ for (const driver of testDrivers()) {
         }
       })();
       s.send(changed(1, ['op-b'], []));
-      await new Promise((r) => setTimeout(r, 200));
+      // The change is applied when its verdicts are sent.
+      await eventually(async () => s.received.some((m) => m.message.case === 'verdicts' && m.message.value.changeId === 1n));
       const okA = await ops.submitOperation({ account: 'op-a', spec: getSpec, wait: true });
       assert.equal(okA.operation!.state, OperationState.SUCCEEDED);
       const failB = await ops.submitOperation({ account: 'op-b', spec: getSpec, wait: true });
@@ -180,7 +183,7 @@ for (const driver of testDrivers()) {
 
       // Submitted while nobody serves op-b; the stream adds it during the wait and gets the operation.
       const waiting = ops.submitOperation({ account: 'op-b', spec: getSpec, wait: true });
-      await new Promise((r) => setTimeout(r, 200));
+      await eventually(async () => (await t.query(`select id from operations where account = 'op-b' and state = 'PENDING'`)).length === 1);
       s.send(changed(2, [], [info('op-b')]));
       const late = await waiting;
       assert.equal(late.operation!.state, OperationState.SUCCEEDED);

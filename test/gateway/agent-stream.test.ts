@@ -379,13 +379,13 @@ for (const driver of testDrivers()) {
         states.push(...(await t.query<{ state: string }>(`select state from accounts where name = 'down'`)).map((r) => r.state));
         await realClose();
       };
-      const started = Date.now();
       await t.gateway.close();
       const ended = await s.ended;
+      // Ended by the gateway (not cut when the servers' grace period ran out, which a wall-clock bound could not tell
+      // from a slow close on a loaded machine).
       assert.equal(ended?.code, Code.Unavailable, 'the agent is told to go elsewhere');
       assert.equal(ended?.metadata.get('x-outpost-reconnect'), 'now');
       assert.deepEqual(states, ['INACTIVE']);
-      assert.ok(Date.now() - started < 5000);
     });
   });
 }

@@ -109,13 +109,13 @@ async function outcome(run: () => Promise<unknown>): Promise<CallOutcome> {
 /** `ObjectService.ListObjects` (requires read) over gRPC. */
 export function grpcRead(grpcUrl: string, id: ClientIdentity): Promise<CallOutcome> {
   const client = createClient(ObjectService, transportFor(grpcUrl, id));
-  return outcome(() => client.listObjects({}, { headers: headersOf(id), timeoutMs: 5000 }));
+  return outcome(() => client.listObjects({}, { headers: headersOf(id), timeoutMs: 30_000 }));
 }
 
 /** `AccountService.DeleteAccounts` with no names (requires admin) over gRPC. */
 export function grpcAdmin(grpcUrl: string, id: ClientIdentity): Promise<CallOutcome> {
   const client = createClient(AccountService, transportFor(grpcUrl, id));
-  return outcome(() => client.deleteAccounts({}, { headers: headersOf(id), timeoutMs: 5000 }));
+  return outcome(() => client.deleteAccounts({}, { headers: headersOf(id), timeoutMs: 30_000 }));
 }
 
 /**
@@ -131,7 +131,7 @@ export function grpcAgentStream(grpcUrl: string, id: ClientIdentity, account = '
   })();
   return outcome(async () => {
     try {
-      for await (const res of client.connect(requests, { headers: headersOf(id), signal: abort.signal, timeoutMs: 5000 })) {
+      for await (const res of client.connect(requests, { headers: headersOf(id), signal: abort.signal, timeoutMs: 30_000 })) {
         if (res.message.case === 'welcome') return;
         if (res.message.case !== 'heartbeat') throw new Error(`expected a welcome, got ${res.message.case}`);
       }

@@ -39,7 +39,7 @@ function follow(stream: AsyncIterable<{ fleet?: Fleet }>) {
     seen,
     done,
     error: () => error,
-    async until(check: (f: Fleet) => boolean, what: string, timeoutMs = 10_000): Promise<Fleet> {
+    async until(check: (f: Fleet) => boolean, what: string, timeoutMs = 30_000): Promise<Fleet> {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const hit = seen.find(check);
@@ -72,7 +72,7 @@ describe('FleetService over Connect JSON (HTTP/1.1)', () => {
     const fleet = createClient(FleetService, transport);
     const abort = new AbortController();
     const watch = follow(fleet.watchFleet({}, { signal: abort.signal }));
-    const first = await watch.until(() => true, 'anything', 5000);
+    const first = await watch.until(() => true, 'anything', 30_000);
     assert.equal(first.connectedAgents, 0);
     assert.deepEqual(
       first.replicas.map((r) => [r.id, r.ready]),

@@ -54,7 +54,7 @@ async function reflectV1(baseUrl: string, requests: MessageInitShape<typeof Requ
   const input = (async function* () {
     for (const r of requests) yield create(RequestV1Schema, r);
   })();
-  for await (const res of client.serverReflectionInfo(input, { headers, timeoutMs: 10_000 })) out.push(res);
+  for await (const res of client.serverReflectionInfo(input, { headers, timeoutMs: 30_000 })) out.push(res);
   return out;
 }
 
@@ -88,7 +88,7 @@ for (const driver of testDrivers()) {
     test('Check: "" and every served service are SERVING, over gRPC and over Connect JSON', async () => {
       const client = healthClient(t.gateway.grpcUrl);
       for (const service of ['', ...API_SERVICES]) {
-        const res = await client.check({ service }, { timeoutMs: 5000 });
+        const res = await client.check({ service }, { timeoutMs: 30_000 });
         assert.equal(res.status, ServingStatus.SERVING, service);
       }
       const res = await fetch(`${t.gateway.httpUrl}/grpc.health.v1.Health/Check`, {
@@ -230,7 +230,7 @@ for (const driver of testDrivers()) {
         yield create(RequestV1alphaSchema, { messageRequest: { case: 'fileContainingSymbol', value: 'outpost.agent.v1.AgentService' } });
       })();
       const out = [];
-      for await (const res of client.serverReflectionInfo(input, { timeoutMs: 10_000 })) out.push(res);
+      for await (const res of client.serverReflectionInfo(input, { timeoutMs: 30_000 })) out.push(res);
       assert.equal(out.length, 3);
       assert.equal(out[0]!.$typeName, 'grpc.reflection.v1alpha.ServerReflectionResponse');
       assert.equal(out[0]!.messageResponse.case, 'listServicesResponse');
@@ -271,20 +271,17 @@ describe('gRPC health while the gateway shuts down', () => {
   test('Watch receives SERVING, then NOT_SERVING when close() starts draining, then a clean end that does not hold shutdown', async () => {
     const t = await startTestGateway('pglite', { id: 'gw-health-drain' });
     let closing: Promise<void> | undefined;
-    let closeStarted = 0;
     try {
       const seen: ServingStatus[] = [];
-      for await (const res of healthClient(t.gateway.grpcUrl).watch({ service: 'outpost.api.v1.ObjectService' }, { timeoutMs: 15_000 })) {
+      for await (const res of healthClient(t.gateway.grpcUrl).watch({ service: 'outpost.api.v1.ObjectService' }, { timeoutMs: 60_000 })) {
         seen.push(res.status);
-        if (seen.length === 1) {
-          closeStarted = Date.now();
-          closing = t.close();
-        }
+        if (seen.length === 1) closing = t.close();
       }
       assert.deepEqual(seen, [ServingStatus.SERVING, ServingStatus.NOT_SERVING]);
+      // The Watch ended cleanly, so the gateway ended it: one left open would have kept the servers waiting out their
+      // 5 s grace period and then been cut, which ends the loop above with an error instead. (No wall-clock bound on
+      // close: on a loaded machine a clean close can take that long too.)
       await closing;
-      // An open Watch would keep the servers waiting out their 5 s grace period.
-      assert.ok(Date.now() - closeStarted < 4000, `close took ${Date.now() - closeStarted} ms`);
     } finally {
       await (closing ?? t.close());
     }
@@ -316,7 +313,7 @@ describe('gRPC health and reflection on a secure gateway', () => {
       (await client.check({ service: '' }, { headers: { authorization: 'Bearer wrong-token-0123456789' } })).status,
       ServingStatus.SERVING,
     );
-    const it = client.watch({ service: '' }, { timeoutMs: 5000 })[Symbol.asyncIterator]();
+    const it = client.watch({ service: '' }, { timeoutMs: 30_000 })[Symbol.asyncIterator]();
     assert.equal(((await it.next()).value as HealthCheckResponse).status, ServingStatus.SERVING);
     await it.return?.();
     const res = await fetch(`${t.gateway.httpUrl}/grpc.health.v1.Health/Check`, {
@@ -366,7 +363,7 @@ describe('health state', () => {
     })();
     const nextMessage = () => new Promise<void>((r) => (changed = r));
 
-    await new Promise((r) => setTimeout(r, 20));
+    if (seen.length === 0) await nextMessage();
     assert.deepEqual(seen, [ServingStatus.SERVING]);
     await health.refresh();
     assert.deepEqual(seen, [ServingStatus.SERVING], 'no message without a change');

@@ -14,7 +14,8 @@ export const WRITER = 'binding-writer-token-0123456789abcdef';
 /** Gateway settings of the identity binding tests: agents A and B may both register `cluster-*`. */
 export const IDENTITY_GATEWAY = {
   insecure: false,
-  agents: { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 5 },
+  // The test streams send no heartbeats: a loaded machine may leave one idle for seconds between two steps.
+  agents: { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 60 },
   replicas: { leaseSeconds: 3, standbyCheckIntervalSeconds: 0.1 },
   auth: {
     tokens: [

@@ -19,7 +19,7 @@ function rawHttp1(port: number, text: string): Promise<string> {
     socket.on('data', (c) => chunks.push(c));
     socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
     socket.on('error', reject);
-    socket.setTimeout(5000, () => socket.destroy(new Error('no answer')));
+    socket.setTimeout(30_000, () => socket.destroy(new Error('no answer')));
   });
 }
 
@@ -37,7 +37,7 @@ function grpcJson(url: string, path: string, body: string): Promise<{ status: st
       session.close();
       resolve({ status: found['grpc-status'] as string | undefined, message: found['grpc-message'] as string | undefined });
     });
-    stream.setTimeout(5000, () => stream.close(http2.constants.NGHTTP2_CANCEL));
+    stream.setTimeout(30_000, () => stream.close(http2.constants.NGHTTP2_CANCEL));
     stream.end(encodeMessage(new TextEncoder().encode(body)));
   });
 }

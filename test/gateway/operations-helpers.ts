@@ -176,7 +176,7 @@ export async function startOperationAgent(
     get session() {
       return session;
     },
-    waitReceived(id, times = 1, timeoutMs = 5000) {
+    waitReceived(id, times = 1, timeoutMs = 30_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
           const got = received.filter((o) => o.id === id);

@@ -23,7 +23,9 @@ for (const driver of testDrivers()) {
     let client: Client<typeof OperationService>;
     const agents: OperationAgent[] = [];
     before(async () => {
-      t = await startTestGateway(driver, { operations: { agentWaitSeconds: 1, sweepIntervalMs: 100, defaultTimeoutSeconds: 5 } });
+      // agentWaitSeconds: long enough for an agent to connect during the wait on a loaded machine; the default timeout
+      // long enough for an operation's round trip there.
+      t = await startTestGateway(driver, { operations: { agentWaitSeconds: 3, sweepIntervalMs: 100, defaultTimeoutSeconds: 30 } });
       client = createClient(OperationService, createGrpcTransport({ baseUrl: t.gateway.grpcUrl }));
     });
     after(async () => {
@@ -61,27 +63,30 @@ for (const driver of testDrivers()) {
       assert.equal(submitted.agentId, 'agent-ok');
       await a.waitReceived(submitted.id);
       // The agent saw the row in the database when the operation reached it.
-      await new Promise((r) => setTimeout(r, 50));
+      await eventually(async () => seenRows.length > 0);
       assert.equal(seenRows.length, 1);
       assert.equal(seenRows[0]!.id, submitted.id);
       const sent = await row(submitted.id);
       assert.equal(sent.state, 'SENT');
       assert.equal(sent.gateway_id, 'gw-test');
-      assert.equal(sent.timeout_ms, 5000);
+      assert.equal(sent.timeout_ms, 30_000);
       assert.equal(sent.request.get.name, 'cm');
       assert.ok(new Date(sent.received_at) <= new Date(sent.stored_at));
       assert.ok(new Date(sent.stored_at) <= new Date(sent.sent_at));
       assert.equal(sent.result, null);
       const delivered = a.received[0]!;
       assert.equal(delivered.account, 'acc-ok');
-      assert.ok(delivered.timeout && Number(delivered.timeout.seconds) * 1000 + delivered.timeout.nanos / 1e6 <= 5000, 'remaining timeout');
+      assert.ok(
+        delivered.timeout && Number(delivered.timeout.seconds) * 1000 + delivered.timeout.nanos / 1e6 <= 30_000,
+        'remaining timeout',
+      );
 
       release.open();
       const { operation: done } = await client.submitOperation({
         account: 'acc-ok',
         id: submitted.id,
         spec: getSpec,
-        timeout: { seconds: 5n },
+        timeout: { seconds: 30n },
         wait: true,
       });
       assert.equal(done!.state, OperationState.SUCCEEDED);
@@ -124,7 +129,7 @@ for (const driver of testDrivers()) {
       assert.equal(operation!.state, OperationState.FAILED);
       assert.equal(operation!.error, 'no agent connected for account acc-none');
       assert.equal(operation!.sentAt, undefined);
-      assert.ok(Date.now() - started >= 900, 'waited for an agent first');
+      assert.ok(Date.now() - started >= 2900, 'waited for an agent first');
     });
 
     test('unknown account → NOT_FOUND at once, nothing stored', async () => {
@@ -154,20 +159,20 @@ for (const driver of testDrivers()) {
           return okResult(op);
         },
       });
-      const { operation: sent } = await client.submitOperation({ account: 'acc-cut', spec: getSpec, timeout: { seconds: 10n } });
+      const { operation: sent } = await client.submitOperation({ account: 'acc-cut', spec: getSpec, timeout: { seconds: 30n } });
       assert.equal(sent!.state, OperationState.SENT);
       await a.waitReceived(sent!.id, 1);
       await a.cut();
       await a.reconnect();
       const again = await a.waitReceived(sent!.id, 2);
       assert.equal(again.id, sent!.id);
-      assert.ok(Number(again.timeout!.seconds) < 10 || again.timeout!.nanos > 0, 'redelivered with the remaining timeout');
+      assert.ok(Number(again.timeout!.seconds) < 30 || again.timeout!.nanos > 0, 'redelivered with the remaining timeout');
       release.open();
       const { operation } = await client.submitOperation({
         account: 'acc-cut',
         id: sent!.id,
         spec: getSpec,
-        timeout: { seconds: 10n },
+        timeout: { seconds: 30n },
         wait: true,
       });
       assert.equal(operation!.state, OperationState.SUCCEEDED);
@@ -301,7 +306,7 @@ for (const driver of testDrivers()) {
 
     test('a client id: same request → same record; different request → ALREADY_EXISTS', async () => {
       const a = await agent('agent-idem', ['acc-idem']);
-      const req = { account: 'acc-idem', id: 'deploy-42.retry_1', spec: getSpec, timeout: { seconds: 5n } };
+      const req = { account: 'acc-idem', id: 'deploy-42.retry_1', spec: getSpec, timeout: { seconds: 30n } };
       const first = await client.submitOperation({ ...req, wait: true });
       assert.equal(first.operation!.id, 'deploy-42.retry_1');
       const second = await client.submitOperation(req);
@@ -314,7 +319,7 @@ for (const driver of testDrivers()) {
         (err: ConnectError) => err.code === Code.AlreadyExists && /already used for a different request/.test(err.rawMessage),
       );
       await assert.rejects(
-        client.submitOperation({ ...req, timeout: { seconds: 6n } }),
+        client.submitOperation({ ...req, timeout: { seconds: 31n } }),
         (err: ConnectError) => err.code === Code.AlreadyExists,
       );
     });

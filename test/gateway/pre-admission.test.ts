@@ -139,7 +139,8 @@ describe('credentials are checked before any body is read', () => {
 describe('connections that prove nothing are bounded', () => {
   let t: TestGateway;
   before(async () => {
-    t = await startTestGateway('pglite', secure({ idleConnectionSeconds: 1, maxUnauthenticatedConnections: 3 }));
+    // The idle bound leaves a loaded machine time to prove a connection (and to open one beyond the limit) first.
+    t = await startTestGateway('pglite', secure({ idleConnectionSeconds: 3, maxUnauthenticatedConnections: 3 }));
   });
   after(() => t?.close());
 
@@ -168,7 +169,7 @@ describe('connections that prove nothing are bounded', () => {
     });
     assert.equal(answered, 200);
     // Well past the idle bound (which closed the two above), the proven session is still open: a second call works.
-    await new Promise((r) => setTimeout(r, 2500));
+    await new Promise((r) => setTimeout(r, 4000));
     assert.equal(proven.closed || proven.destroyed, false);
     proven.destroy();
   });

@@ -54,7 +54,7 @@ describe('operation forwarding between replicas (postgres)', {
         { kind: 'token', subject: '^client$', roles: ['read', 'write'] },
       ],
     },
-    replicas: { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 2, leaseSeconds: 30 },
+    replicas: { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 10, leaseSeconds: 30 },
     operations: { agentWaitSeconds: 5 },
   });
   const client = (gw: RunningGateway) =>

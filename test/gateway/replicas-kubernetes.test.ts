@@ -63,7 +63,7 @@ async function listing(gateway: RunningGateway): Promise<string[]> {
 
 describe('replica discovery: Kubernetes Endpoints', () => {
   test('the list follows Endpoints added, made not ready and removed; other prefixes and ports are ignored', {
-    timeout: 30_000,
+    timeout: 120_000,
   }, async () => {
     const core = sb.kubeConfig().makeApiClient(CoreV1Api);
     const config = loadGatewayConfig({
@@ -163,7 +163,7 @@ describe('replica discovery: Kubernetes Endpoints', () => {
     }
   });
 
-  test('a custom prefix and port name; the directory notifies subscribers on changes', { timeout: 30_000 }, async () => {
+  test('a custom prefix and port name; the directory notifies subscribers on changes', { timeout: 120_000 }, async () => {
     const directory = createEndpointsDirectory({
       config: { namespace: NS, endpointsPrefix: 'outpost-gw', portName: 'web', kubeconfigFile, context: 'sandbox' },
       scheme: 'https',
@@ -189,7 +189,7 @@ describe('replica discovery: Kubernetes Endpoints', () => {
     }
   });
 
-  test('the list keeps following after dropped watches, failed re-watches and expired history', { timeout: 30_000 }, async () => {
+  test('the list keeps following after dropped watches, failed re-watches and expired history', { timeout: 120_000 }, async () => {
     const directory = createEndpointsDirectory({
       config: { namespace: NS, endpointsPrefix: 'spin-clouddriver', portName: 'http', kubeconfigFile, context: 'sandbox' },
       scheme: 'http',
@@ -225,7 +225,7 @@ describe('replica discovery: Kubernetes Endpoints', () => {
     }
   });
 
-  test('kubernetes mode outside a pod without a kubeconfig refuses to start, saying what to set', { timeout: 30_000 }, async () => {
+  test('kubernetes mode outside a pod without a kubeconfig refuses to start, saying what to set', { timeout: 120_000 }, async () => {
     const config = loadGatewayConfig({
       env: {},
       overrides: {

@@ -30,7 +30,7 @@ async function welcome(stream: TestAgentStream, message: ReturnType<typeof hello
   return res.message.value as Welcome;
 }
 
-async function pushedVerdicts(stream: TestAgentStream, timeoutMs = 5000): Promise<AccountVerdicts> {
+async function pushedVerdicts(stream: TestAgentStream, timeoutMs = 30_000): Promise<AccountVerdicts> {
   for (;;) {
     const res = await stream.next(timeoutMs);
     if (res.message.case === 'verdicts' && res.message.value.changeId === 0n) return res.message.value;
@@ -184,12 +184,13 @@ describe('account leases across replicas (postgres)', { skip: pg ? false : 'need
   });
 
   test('the holder renews its lease past its length; when the database gives the lease to another session, the next renewal demotes the stream', async () => {
-    const c = await startPeer(a.testDb.url, 'gw-c', { replicas: { leaseSeconds: 0.9, standbyCheckIntervalSeconds: 0.1 } });
+    // Renewed every second: only a stall of two seconds would let the lease lapse between renewals.
+    const c = await startPeer(a.testDb.url, 'gw-c', { replicas: { leaseSeconds: 3, standbyCheckIntervalSeconds: 0.1 } });
     try {
       const account = `acct-${++n}`;
       const holder = open(c.grpcUrl);
       const w = await welcome(holder, hello('agent-1', [{ name: account }]));
-      await new Promise((r) => setTimeout(r, 2000));
+      await new Promise((r) => setTimeout(r, 4000));
       const renewed = await lease(account);
       assert.deepEqual([renewed!.session_id, renewed!.gateway_id, renewed!.live], [w.sessionId, 'gw-c', true]);
       // What a takeover by another replica does to the row (after this one was paused past its lease).
