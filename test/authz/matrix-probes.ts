@@ -39,7 +39,15 @@ export interface ProbeContext {
 /** A result as a fixture stream sends it. */
 export type OperationResultInit = { id: string; account: string; success: boolean; message: string };
 
-const TIMEOUT_MS = 5000;
+/** Bounds a call's hang (not a timing assertion: a loaded machine may take seconds to answer). */
+const TIMEOUT_MS = 30_000;
+/**
+ * How long a stalled request waits for an answer before its body ends: a refusal from the headers alone comes within
+ * it (also on a loaded machine); a request that is let through waits all of it.
+ */
+const STALL_MS = 10_000;
+/** How long a relayed result may take to be recorded; a result that is ignored waits all of it. */
+const RECORD_MS = 10_000;
 
 /** Sends `probe` with `authorization` (a full header value, or undefined for none) and returns the outcome. */
 export async function sendProbe(ctx: ProbeContext, probe: Probe, authorization: string | undefined): Promise<string> {
@@ -211,7 +219,7 @@ async function resultOutcome(
     abort.abort();
     wake?.();
   }
-  const deadline = Date.now() + 1000;
+  const deadline = Date.now() + RECORD_MS;
   for (;;) {
     const op = (await operations.getOperation({ id: probe.operationId }, { headers: { authorization: ctx.readerAuthorization } }))
       .operation!;
@@ -222,7 +230,7 @@ async function resultOutcome(
 }
 
 /**
- * Sends half of a chunked Connect JSON body and waits (at most {@link TIMEOUT_MS}) for an answer; without one, sends
+ * Sends half of a chunked Connect JSON body and waits (at most {@link STALL_MS}) for an answer; without one, sends
  * the rest and reads the answer then. The connection asks to close after the response, so its end marks the answer.
  */
 async function stalledOutcome(
@@ -254,7 +262,7 @@ async function stalledOutcome(
   );
   socket.write(chunk(body.subarray(0, half)));
   const timeout = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
-  await Promise.race([answered, timeout(TIMEOUT_MS), new Promise<void>((resolve) => socket.once('data', () => resolve()))]);
+  await Promise.race([answered, timeout(STALL_MS), new Promise<void>((resolve) => socket.once('data', () => resolve()))]);
   if (answeredBeforeEnd === undefined) {
     bodyEnded = true;
     socket.write(`${chunk(body.subarray(half))}0\r\n\r\n`);

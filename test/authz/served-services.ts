@@ -45,7 +45,11 @@ export async function reflectedServiceNames(grpcUrl: string, authorization: stri
     await new Promise((resolve) => abort.signal.addEventListener('abort', resolve, { once: true }));
   })();
   try {
-    for await (const res of client.serverReflectionInfo(requests, { headers: { authorization }, signal: abort.signal, timeoutMs: 5000 })) {
+    for await (const res of client.serverReflectionInfo(requests, {
+      headers: { authorization },
+      signal: abort.signal,
+      timeoutMs: 30_000,
+    })) {
       if (res.messageResponse.case !== 'listServicesResponse') throw new Error(`reflection answered ${res.messageResponse.case}`);
       return res.messageResponse.value.service.map((s) => s.name).sort();
     }

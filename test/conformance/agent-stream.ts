@@ -97,7 +97,7 @@ export function openAgentStream(grpcUrl: string, options: AgentStreamOptions = {
     wake();
   })();
 
-  const next = async (timeoutMs = 10_000): Promise<ConnectResponse> => {
+  const next = async (timeoutMs = 30_000): Promise<ConnectResponse> => {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const m = queue.shift();
@@ -117,14 +117,14 @@ export function openAgentStream(grpcUrl: string, options: AgentStreamOptions = {
     },
     raw,
     next,
-    async nextOf(kind, timeoutMs = 10_000) {
+    async nextOf(kind, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const m = await next(Math.max(1, deadline - Date.now()));
         if (m.message.case === kind) return m.message.value as never;
       }
     },
-    async waitForAck(sequence, timeoutMs = 10_000) {
+    async waitForAck(sequence, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       while (acked < BigInt(sequence)) {
         if (pumpDone) {
@@ -159,7 +159,7 @@ export function openAgentStream(grpcUrl: string, options: AgentStreamOptions = {
 }
 
 /** Sends a Hello and returns the Welcome (throws with the stream's status when it ends instead). */
-export async function helloAndWelcome(stream: AgentStream, hello: RequestMessage, timeoutMs = 10_000): Promise<Welcome> {
+export async function helloAndWelcome(stream: AgentStream, hello: RequestMessage, timeoutMs = 30_000): Promise<Welcome> {
   stream.send(hello);
   const res = await stream.next(timeoutMs);
   if (res.message.case !== 'welcome') throw new Error(`expected a Welcome, got ${res.message.case}`);

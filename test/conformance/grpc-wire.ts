@@ -212,7 +212,7 @@ export function openRawCall(baseUrl: string, options: RawCallOptions = {}): RawC
       if (!req.closed) req.close(http2.constants.NGHTTP2_CANCEL);
       session.destroy();
     },
-    async read(timeoutMs = 10_000) {
+    async read(timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const m = queue.shift();

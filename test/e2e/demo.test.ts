@@ -75,7 +75,7 @@ describe('outpost demo', { timeout: 240_000 }, () => {
     let listed = '';
     while (!listed.includes('"name":"web"')) {
       assert.ok(Date.now() < deadline, `web never appeared in ListObjects: ${listed}`);
-      listed = (await run('sh', ['-c', curlLine.trim()], { timeout: 10_000 })).stdout;
+      listed = (await run('sh', ['-c', curlLine.trim()], { timeout: 30_000 })).stdout;
       await sleep(200);
     }
     // The printed kubectl command scales the Deployment in the sandbox (to 5).
@@ -128,7 +128,7 @@ describe('outpost demo', { timeout: 240_000 }, () => {
       const id = /[0-9a-f]{8}-[0-9a-f-]{27}/.exec(await result.innerText())?.[0];
       assert.ok(id, 'the result names the operation');
       // The history below follows the fleet summary: the new operation appears in it without reloading.
-      await operations.locator(`tr[data-operation="${id}"]`).filter({ hasText: 'SUCCEEDED' }).waitFor({ timeout: 15_000 });
+      await operations.locator(`tr[data-operation="${id}"]`).filter({ hasText: 'SUCCEEDED' }).waitFor({ timeout: 30_000 });
       await operations.screenshot({ path: join(shots, 'operations.png'), fullPage: true });
 
       await replicas.filter({ hasText: /\/2$/ }).waitFor({ timeout: 30_000 });
@@ -146,7 +146,7 @@ describe('outpost demo', { timeout: 240_000 }, () => {
 
       await watcher.goto(`${dashboard}#/`);
       await watcher.getByRole('heading', { level: 1 }).waitFor();
-      await watcher.getByText('demo-gateway').first().waitFor({ timeout: 10_000 });
+      await watcher.getByText('demo-gateway').first().waitFor({ timeout: 30_000 });
       await watcher.screenshot({ path: join(shots, 'overview.png'), fullPage: true });
       await context.close();
     });
@@ -162,7 +162,7 @@ describe('outpost demo', { timeout: 240_000 }, () => {
         .first()
         .click();
       const yaml = page.getByRole('region', { name: 'Object YAML' });
-      await yaml.filter({ hasText: 'kind: Secret' }).waitFor({ timeout: 10_000 });
+      await yaml.filter({ hasText: 'kind: Secret' }).waitFor({ timeout: 30_000 });
       const text = await yaml.innerText();
       assert.match(text, /name: web-secret/);
       assert.doesNotMatch(text, /s3cr3t|czNjcjN0/, 'no secret byte on the page');
@@ -280,14 +280,14 @@ describe('the dashboard on a gateway that requires a token', { timeout: 120_000 
     await signIn.getByLabel('Access token').fill('not-the-token-at-all-0000');
     await signIn.getByRole('button', { name: 'Sign in' }).click();
     await page.getByText(/token/i).first().waitFor();
-    await signIn.waitFor({ timeout: 10_000 });
+    await signIn.waitFor({ timeout: 30_000 });
     await signIn.getByLabel('Access token').fill(TOKEN);
     await signIn.getByRole('button', { name: 'Sign in' }).click();
     await page.getByText('gw-dash-token').first().waitFor({ timeout: 20_000 });
     assert.equal(await signIn.count(), 0, 'the form is gone once signed in');
     await page.screenshot({ path: join(testOutputDir('dashboard'), 'signed-in.png'), fullPage: true });
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await signIn.waitFor({ timeout: 10_000 });
+    await signIn.waitFor({ timeout: 30_000 });
     await page.close();
   });
 

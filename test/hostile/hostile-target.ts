@@ -93,9 +93,9 @@ export async function startHostileTarget(driver: 'pglite' | 'postgres'): Promise
     },
     async unhealthy() {
       try {
-        const res = await fetch(`${t.gateway.httpUrl}/health`, { signal: AbortSignal.timeout(5000) });
+        const res = await fetch(`${t.gateway.httpUrl}/health`, { signal: AbortSignal.timeout(30_000) });
         if (res.status !== 200) return `GET /health answered ${res.status}`;
-        const grpc = await health.check({ service: '' }, { timeoutMs: 5000 });
+        const grpc = await health.check({ service: '' }, { timeoutMs: 30_000 });
         if (grpc.status !== ServingStatus.SERVING) return `gRPC health is ${ServingStatus[grpc.status]}`;
         return undefined;
       } catch (err) {

@@ -79,7 +79,7 @@ export function openRawAgentStream(grpcUrl: string): RawAgentStream {
     end() {
       if (stream.writable) stream.end();
     },
-    async next(timeoutMs = 5000) {
+    async next(timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const m = queue.shift();
@@ -93,7 +93,7 @@ export function openRawAgentStream(grpcUrl: string): RawAgentStream {
         });
       }
     },
-    async finished(timeoutMs = 10_000) {
+    async finished(timeoutMs = 30_000) {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new NoAnswerError('the end of the agent stream', timeoutMs)), timeoutMs);

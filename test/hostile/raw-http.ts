@@ -49,7 +49,7 @@ export interface RawRequest {
   stopWhen?: (body: Buffer) => boolean;
 }
 
-const DEFAULT_TIMEOUT_MS = 10_000;
+const DEFAULT_TIMEOUT_MS = 30_000;
 
 function flatten(headers: http.IncomingHttpHeaders | http2.IncomingHttpHeaders | NodeJS.Dict<string>): Record<string, string> {
   const out: Record<string, string> = {};

@@ -64,7 +64,7 @@ function send(target: HostileTarget, method: DescMethod, wire: RpcWire, body: Ui
       headers: { ...headers, ...options.headers },
       chunks: options.rawChunks ?? chunks,
       stopWhen,
-      timeoutMs: 10_000,
+      timeoutMs: 30_000,
     });
   switch (wire) {
     case 'connect-json':

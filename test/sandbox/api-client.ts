@@ -111,7 +111,7 @@ export function openWatch(sb: Sandbox, path: string, token?: string): Promise<Wa
         headers: res.headers,
         events,
         ended,
-        waitFor(predicate, timeoutMs = 5000) {
+        waitFor(predicate, timeoutMs = 30_000) {
           return new Promise((ok, fail) => {
             const check = () => {
               if (predicate(events)) {

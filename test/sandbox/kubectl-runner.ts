@@ -116,7 +116,7 @@ export async function createKubectl(bin: string, sandbox: Sandbox): Promise<Kube
       child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
       return {
         events,
-        waitFor(predicate, timeoutMs = 10000) {
+        waitFor(predicate, timeoutMs = 30_000) {
           return new Promise((resolve, reject) => {
             const check = () => {
               if (predicate(events)) {

@@ -37,7 +37,7 @@ function exchange(
       guarded(name, async () => {
         const { chunks, payloads, headers = GRPC_HEADERS, method = 'POST', http1 = false } = build();
         const send = http1 ? http1Request : http2Request;
-        const reply = await send(http1 ? target.httpUrl : target.grpcUrl, { method, path: AGENT_PATH, headers, chunks, timeoutMs: 10_000 });
+        const reply = await send(http1 ? target.httpUrl : target.grpcUrl, { method, path: AGENT_PATH, headers, chunks, timeoutMs: 30_000 });
         return judgeAgentStream(reply, payloads, name);
       }),
   };

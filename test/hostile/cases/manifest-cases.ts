@@ -97,8 +97,8 @@ function manifestCase(rng: Rng): HostileCase {
           resolver,
           settings: SETTINGS,
           retries: { maxAttempts: 2, backoffMs: 5 },
-          signal: AbortSignal.timeout(10_000),
-          timeoutMs: 10_000,
+          signal: AbortSignal.timeout(30_000),
+          timeoutMs: 30_000,
         });
         if (result.success) return accepted(`${name}: ${result.statusCode}`);
         if (result.statusCode >= 400 && result.statusCode < 500 && result.reason !== 'InternalError') {

@@ -41,7 +41,7 @@ function restCase(category: HostileCategory, name: string, request: RestRequest)
       guarded(name, async (): Promise<CaseResult> => {
         const send = request.http2 ? http2Request : http1Request;
         const chunks = typeof request.chunks === 'function' ? request.chunks() : request.chunks;
-        const reply = await send(request.http2 ? target.grpcUrl : target.httpUrl, { ...request, chunks, timeoutMs: 10_000 });
+        const reply = await send(request.http2 ? target.grpcUrl : target.httpUrl, { ...request, chunks, timeoutMs: 30_000 });
         const result = judgeRest(reply, name, request.method === 'HEAD');
         return result.verdict.kind === 'accepted' ? { ...result, owned: request.names } : result;
       }),
