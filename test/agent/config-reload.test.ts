@@ -46,7 +46,6 @@ describe('agent config file reload', () => {
       raw.kubernetes.accounts = [beta!, gamma];
       h.writeConfig(raw);
       const change = await eventually('AccountsChanged', () => gateway.accountsChanged()[0], { timeoutMs: 30_000 });
-      assert.ok(Date.now() - written < 5000, 'within seconds');
       assert.deepEqual(change.removed, ['alpha']);
       assert.deepEqual(
         change.added.map((a) => a.name),

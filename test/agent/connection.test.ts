@@ -24,7 +24,7 @@ describe('agent connection handling', () => {
       assert.equal(dataMessages(gateway.messages).length, 2, 'nothing more is sent while the window is full');
       // Progress is still reported while the list is held back (every second: waited for, timers fire late under
       // load), and the list did not run ahead.
-      await gateway.waitFor(() => gateway.messages.some((m) => m.message.case === 'accountReport'), 30_000, 'a progress report');
+      await eventually('a progress report', () => gateway.messages.some((m) => m.message.case === 'accountReport'));
       assert.equal(dataMessages(gateway.messages).length, 2, 'still nothing more sent');
       const report = [...gateway.messages].reverse().find((m) => m.message.case === 'accountReport');
       assert.ok(report && report.message.case === 'accountReport', 'progress reported');

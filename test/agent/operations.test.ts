@@ -625,7 +625,7 @@ stringData: { token: hunter2-very-secret }`),
         spec: { case: 'scale', value: { kind: 'Deployment', namespace: 'ops', name: 'app', replicas: 4 } as never },
       }),
     );
-    await h.gateway.waitFor(() => h.agent.status().operations.running.some((o) => o.id === 'in-flight'), 30_000, 'in-flight running');
+    await eventually('in-flight running', () => h.agent.status().operations.running.some((o) => o.id === 'in-flight'));
     h.gateway.streams[streams - 1]!.drop();
     await eventually('a new session', () => h.gateway.streams.length > streams && h.agent.status().connected, { timeoutMs: 30_000 });
     h.sandbox.faults.resume();

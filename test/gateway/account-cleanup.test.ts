@@ -79,9 +79,8 @@ for (const driver of testDrivers()) {
       s.end();
       await s.ended;
       await eventually('account gone INACTIVE', async () => (await state('gone')) === 'INACTIVE');
-      const inactiveAt = Date.now();
-      await eventually('account gone removed', async () => (await state('gone')) === undefined, { timeoutMs: 30_000 });
-      assert.ok(Date.now() - inactiveAt >= GRACE * 1000 - 100, 'removed before the grace period ended');
+      await eventually('account gone removed', async () => (await state('gone')) === undefined);
+      assert.ok(Date.now() - endedAt >= GRACE * 1000 - 100, 'removed before the grace period ended');
       assert.equal(await count('objects', 'gone'), 0);
       assert.equal(await count('watch_states', 'gone'), 0);
       assert.equal((await rest(t, 'GET', '/armory/accounts/gone')).status, 404);
@@ -107,11 +106,11 @@ for (const driver of testDrivers()) {
       first.end();
       await first.ended;
       await eventually('account kept INACTIVE', async () => (await state('kept')) === 'INACTIVE');
-      await new Promise((r) => setTimeout(r, GRACE * 500));
+      await new Promise((r) => setTimeout(r, GRACE * 100));
       const second = open();
       await connectAgent(second, 'agent-kept', [{ name: 'kept' }]);
       await eventually('account kept ACTIVE', async () => (await state('kept')) === 'ACTIVE');
-      await new Promise((r) => setTimeout(r, GRACE * 2000));
+      await new Promise((r) => setTimeout(r, GRACE * 1000 + 1000));
       assert.equal(await state('kept'), 'ACTIVE');
       assert.equal(await count('objects', 'kept'), 2);
       assert.equal(await count('watch_states', 'kept'), 1);
@@ -125,7 +124,7 @@ for (const driver of testDrivers()) {
       s.end();
       await s.ended;
       await eventually('account admin-off INACTIVE', async () => (await state('admin-off')) === 'INACTIVE');
-      await new Promise((r) => setTimeout(r, GRACE * 2000));
+      await new Promise((r) => setTimeout(r, GRACE * 1000 + 1000));
       assert.equal(await state('dyn-kept'), 'INACTIVE');
       assert.equal(await state('admin-off'), 'INACTIVE');
       assert.equal(await count('objects', 'admin-off'), 2);

@@ -18,11 +18,11 @@ import {
   event,
   events,
   EventType,
-  eventually,
   openAgentStream,
   type TestAgentStream,
 } from '../../testkit/test-agent-stream.js';
 import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
+import { eventually } from '../../testkit/eventually.js';
 
 const getSpec = { case: 'get' as const, value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'cm' } };
 
@@ -174,7 +174,9 @@ for (const driver of testDrivers()) {
       })();
       s.send(changed(1, ['op-b'], []));
       // The change is applied when its verdicts are sent.
-      await eventually(async () => s.received.some((m) => m.message.case === 'verdicts' && m.message.value.changeId === 1n));
+      await eventually('the verdicts of change 1', async () =>
+        s.received.some((m) => m.message.case === 'verdicts' && m.message.value.changeId === 1n),
+      );
       const okA = await ops.submitOperation({ account: 'op-a', spec: getSpec, wait: true });
       assert.equal(okA.operation!.state, OperationState.SUCCEEDED);
       const failB = await ops.submitOperation({ account: 'op-b', spec: getSpec, wait: true });
@@ -183,7 +185,10 @@ for (const driver of testDrivers()) {
 
       // Submitted while nobody serves op-b; the stream adds it during the wait and gets the operation.
       const waiting = ops.submitOperation({ account: 'op-b', spec: getSpec, wait: true });
-      await eventually(async () => (await t.query(`select id from operations where account = 'op-b' and state = 'PENDING'`)).length === 1);
+      await eventually(
+        'one PENDING operation of op-b',
+        async () => (await t.query(`select id from operations where account = 'op-b' and state = 'PENDING'`)).length === 1,
+      );
       s.send(changed(2, [], [info('op-b')]));
       const late = await waiting;
       assert.equal(late.operation!.state, OperationState.SUCCEEDED);

@@ -11,6 +11,7 @@ import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/o
 import { testDrivers } from '../../testkit/databases.js';
 import { Code, type ConnectError, connectAgent, openAgentStream } from '../../testkit/test-agent-stream.js';
 import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
+import { eventually } from '../../testkit/eventually.js';
 import { gate, okResult, startOperationAgent, type OperationAgent } from './operations-helpers.js';
 
 const getSpec = { case: 'get' as const, value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'cm' } };
@@ -63,7 +64,7 @@ for (const driver of testDrivers()) {
       assert.equal(submitted.agentId, 'agent-ok');
       await a.waitReceived(submitted.id);
       // The agent saw the row in the database when the operation reached it.
-      await eventually(async () => seenRows.length > 0);
+      await eventually('the agent saw the row', async () => seenRows.length > 0);
       assert.equal(seenRows.length, 1);
       assert.equal(seenRows[0]!.id, submitted.id);
       const sent = await row(submitted.id);
