@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { create } from '@bufbuild/protobuf';
 import { AccountDefinitionSchema } from '../../src/gen/outpost/agent/v1/agent_pb.js';
-import { accountConfigFromDefinition } from '../../src/agent/account/account-definition.js';
+import { accountConfigFromDefinition } from '../../src/agent/accounts/account-definition.js';
 import { parseAgentConfig } from '../../src/agent/index.js';
 
 test('an AccountDefinition maps onto the config-file account shape and obeys the same rules', () => {

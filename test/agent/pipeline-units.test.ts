@@ -8,7 +8,7 @@ import { createOutbox, OutboxClosedError } from '../../src/agent/stream/outbox.j
 import { backoffDelayMs } from '../../src/agent/stream/backoff.js';
 import { kindMatches, selectResources } from '../../src/agent/kube/kind-filter.js';
 import { mapWithConcurrency } from '../../src/agent/kube/access-review.js';
-import { scopesFor } from '../../src/agent/account/prepare-account.js';
+import { scopesFor } from '../../src/agent/accounts/prepare-account.js';
 import type { ResourceType } from '../../src/agent/kube/discovery.js';
 import { explainConnectError } from '../../src/agent/stream/transport.js';
 

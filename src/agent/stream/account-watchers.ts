@@ -7,7 +7,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { AccountVerdict } from '../../gen/outpost/agent/v1/agent_pb.js';
-import type { AccountRuntime } from '../account/account-runtime.js';
+import type { AccountRuntime } from '../accounts/account-runtime.js';
 import { AGENT_DEFAULTS } from '../config/defaults.js';
 import { runScopeWatcher, type WatchState } from '../watch/scope-watcher.js';
 import { OutboxClosedError, type Outbox } from './outbox.js';

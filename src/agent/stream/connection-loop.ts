@@ -10,7 +10,7 @@
  */
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { Logger } from 'pino';
-import type { AccountManager } from '../account/account-manager.js';
+import type { AccountManager } from '../accounts/account-manager.js';
 import type { AgentConfig } from '../config/schema.js';
 import type { StreamRecorder } from '../metrics/agent-metrics.js';
 import type { OperationRunner } from '../operations/operation-runner.js';

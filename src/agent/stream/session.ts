@@ -33,9 +33,9 @@ import {
   type ConnectRequest,
   type Welcome,
 } from '../../gen/outpost/agent/v1/agent_pb.js';
-import type { AccountRuntime } from '../account/account-runtime.js';
-export type { AccountRuntime } from '../account/account-runtime.js';
-import type { PreparedAccount } from '../account/prepare-account.js';
+import type { AccountRuntime } from '../accounts/account-runtime.js';
+export type { AccountRuntime } from '../accounts/account-runtime.js';
+import type { PreparedAccount } from '../accounts/prepare-account.js';
 import { AGENT_DEFAULTS } from '../config/defaults.js';
 import type { StreamRecorder } from '../metrics/agent-metrics.js';
 import type { OperationRunner } from '../operations/operation-runner.js';

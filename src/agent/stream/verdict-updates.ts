@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import { Verdict, type AccountVerdict, type AccountVerdicts } from '../../gen/outpost/agent/v1/agent_pb.js';
-import type { AccountRuntime } from '../account/account-runtime.js';
+import type { AccountRuntime } from '../accounts/account-runtime.js';
 
 /** What {@link applyVerdictUpdate} needs from the session. */
 export interface VerdictUpdateContext {
