@@ -337,7 +337,9 @@ export function createMiniAgent(options: MiniAgentOptions): MiniAgent {
 
   const startAccount = (c: Connection, v: AccountVerdict) => {
     const account = accountByName(v.account);
-    if (!account || c.watchers.has(account.name)) return;
+    // A stream stopped already (closed while its Welcome was on the way, say) starts nothing: the abort below would
+    // never come, and the scopes would retry their watches for ever.
+    if (!account || c.watchers.has(account.name) || c.stop.signal.aborted) return;
     const abort = new AbortController();
     c.stop.signal.addEventListener('abort', () => abort.abort());
     c.watchers.set(account.name, abort);
