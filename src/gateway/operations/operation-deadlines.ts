@@ -4,6 +4,7 @@
  * replica's own rows left open by a restart. Each ends a row with the store's conditional update, so whichever writer
  * comes first records the outcome once (docs/architecture.md, rule 6).
  */
+import { createPeriodicJob } from '../../shared/periodic-job.js';
 import type { OperationContext, LocalOperation } from './operation-context.js';
 import type { OperationRow } from './operation-store.js';
 
@@ -28,8 +29,18 @@ export interface OperationDeadlines {
 /** Creates the deadline timers and sweeper over the shared context. */
 export function createOperationDeadlines(ctx: OperationContext): OperationDeadlines {
   const { store, config, log, locals, settle, report, deps } = ctx;
-  let sweeper: NodeJS.Timeout | undefined;
-  let sweeping = false;
+  // Every row past its deadline, whichever replica received it (also those of a replica that died).
+  const sweeper = createPeriodicJob({
+    intervalMs: config.sweepIntervalMs,
+    logger: log,
+    errorMessage: 'operation sweep failed',
+    run: async () => {
+      for (const row of await store.expire(new Date(), { limit: 1000 })) {
+        log.info({ operationId: row.id, account: row.account, error: row.error }, 'operation timed out (sweeper)');
+        settle(row);
+      }
+    },
+  });
 
   return {
     track(row) {
@@ -64,28 +75,11 @@ export function createOperationDeadlines(ctx: OperationContext): OperationDeadli
     },
 
     start() {
-      if (sweeper || ctx.closing.aborted) return;
-      sweeper = setInterval(() => {
-        if (sweeping) return;
-        sweeping = true;
-        store
-          .expire(new Date(), { limit: 1000 })
-          .then(
-            (rows) => {
-              for (const row of rows) {
-                log.info({ operationId: row.id, account: row.account, error: row.error }, 'operation timed out (sweeper)');
-                settle(row);
-              }
-            },
-            report('operation sweep failed', ''),
-          )
-          .finally(() => (sweeping = false));
-      }, config.sweepIntervalMs);
-      sweeper.unref();
+      if (!ctx.closing.aborted) sweeper.start();
     },
 
     stop() {
-      clearInterval(sweeper);
+      void sweeper.stop();
     },
   };
 }
