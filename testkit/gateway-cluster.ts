@@ -5,8 +5,8 @@
  * stopped and continued, so tests exercise what in-process systems cannot: a replica that dies without closing
  * anything, or one frozen mid-flight while its lease runs out.
  *
- * Every gateway binds ephemeral ports (port 0) at each start and the harness reads them from its `gateway listening`
- * log line: a port picked free beforehand and released could be taken by another process before the child binds it
+ * Every gateway binds ephemeral ports (port 0) at each start and the harness reads them from the banner it prints: a
+ * port picked free beforehand and released could be taken by another process before the child binds it
  * (EADDRINUSE on a loaded machine), all the more so across a restart. Clients find a gateway through
  * `gateway(name)` and agents through the balancer, which forwards to the current ports.
  */
@@ -117,19 +117,15 @@ export interface GatewayCluster {
   close(): Promise<void>;
 }
 
-/** The ports of gateway `name` from the `gateway listening` line in `log` (pino JSON), or undefined before it. */
+/**
+ * The ports of gateway `name` from what it printed once it listens, or undefined before: the banner `outpost gateway`
+ * writes on stdout whatever the log level (`HTTP (Connect JSON, REST): URL`, `gRPC (agents, h2c): URL`).
+ */
 function listeningOf(name: string, log: string): ClusterGateway | undefined {
-  for (const line of log.split('\n')) {
-    if (!line.includes('"gateway listening"')) continue;
-    try {
-      const { httpUrl, grpcUrl } = JSON.parse(line) as { httpUrl?: unknown; grpcUrl?: unknown };
-      if (typeof httpUrl !== 'string' || typeof grpcUrl !== 'string') continue;
-      return { name, httpPort: Number(new URL(httpUrl).port), grpcPort: Number(new URL(grpcUrl).port), httpUrl, grpcUrl };
-    } catch {
-      // a line cut by the read (still being written): the next poll reads it whole
-    }
-  }
-  return undefined;
+  const httpUrl = /HTTP \(Connect JSON, REST\):\s+(https?:\/\/\S+:\d+)\n/.exec(log)?.[1];
+  const grpcUrl = /gRPC \(agents, h2c\):\s+(https?:\/\/\S+:\d+)\n/.exec(log)?.[1];
+  if (httpUrl === undefined || grpcUrl === undefined) return undefined;
+  return { name, httpPort: Number(new URL(httpUrl).port), grpcPort: Number(new URL(grpcUrl).port), httpUrl, grpcUrl };
 }
 
 interface Managed {
@@ -177,7 +173,7 @@ export async function startGatewayCluster(options: GatewayClusterOptions = {}): 
     const proc = spawnOutpost(m.args, m.logFile);
     m.proc = proc;
     if (m.kind === 'gateway') {
-      // The gateway binds port 0: its ports are in its `gateway listening` line (logged once it serves).
+      // The gateway binds port 0: its ports are in the banner it prints once it listens.
       let bound: ClusterGateway | undefined;
       const listening = () => (bound = listeningOf(name, readLog(m.logFile, proc.logOffset))) !== undefined;
       await waitForProcess(proc, m.logFile, `gateway ${name} listening`, listening, timeoutMs);
