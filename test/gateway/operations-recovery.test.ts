@@ -32,7 +32,8 @@ async function start(url: string): Promise<RunningGateway> {
       database: url,
       id: 'gw-r',
       insecure: true,
-      operations: { agentWaitSeconds: 2, sweepIntervalMs: 100 },
+      // 200 operations at once on PGlite can take longer than the default 30 s on a loaded machine.
+      operations: { agentWaitSeconds: 2, sweepIntervalMs: 100, defaultTimeoutSeconds: 300 },
     },
   });
   return startGateway(config, { logger: createSilentLogger() });
