@@ -135,6 +135,31 @@ const clouddriverSchema = z
       .default(AGENT_DEFAULTS.grpc)
       .describe('Gateway gRPC address, `host:port`. HTTP/2 end to end: an HTTP/1.1-only proxy in between breaks the stream.'),
     insecure: z.boolean().default(AGENT_DEFAULTS.insecure).describe('true: plaintext HTTP/2 (h2c); false: TLS, configured by `tls`.'),
+    transport: z
+      .enum(['auto', 'grpc', 'websocket'])
+      .default(AGENT_DEFAULTS.transport)
+      .describe(
+        'How the stream reaches the gateway: `grpc` (HTTP/2), `websocket` (HTTP/1.1 upgrade on the gateway HTTP port, ' +
+          'for proxies and load balancers that pass no HTTP/2), or `auto`: gRPC first, WebSocket when HTTP/2 cannot pass ' +
+          '(docs/networks.md).',
+      ),
+    websocket: z
+      .string()
+      .trim()
+      .refine((v) => /^wss?:\/\/[^/\s]+/i.test(v) || /^[^\s/:]+:\d{1,5}$|^\[[0-9a-fA-F:.]+\]:\d{1,5}$/.test(v), {
+        message: 'expected host:port or a ws:// or wss:// URL',
+      })
+      .optional()
+      .describe(
+        'Where the WebSocket transport connects: the gateway HTTP port as `host:port`, or a `ws://`/`wss://` URL (its ' +
+          'path defaults to the agent stream path). Default: the `grpc` address, `wss` unless `insecure`.',
+      ),
+    transportRetrySeconds: z
+      .number()
+      .positive()
+      .max(86400)
+      .default(AGENT_DEFAULTS.transportRetrySeconds)
+      .describe('With `transport: auto`: how long WebSocket is kept after HTTP/2 could not pass before gRPC is tried again.'),
     tls: tlsSchema.optional().describe('TLS towards the gateway (with `insecure: false`).'),
     auth: authSchema.optional().describe('The bearer token of the stream.'),
     keepAliveHeartbeatSeconds: z

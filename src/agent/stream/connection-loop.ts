@@ -17,7 +17,8 @@ import type { OperationRunner } from '../operations/operation-runner.js';
 import { backoffDelayMs, sleep } from './backoff.js';
 import { runSession, SessionEndedError, type SessionState } from './session.js';
 import type { TokenSource } from './token-source.js';
-import { connectGateway, explainConnectError } from './transport.js';
+import { createTransportChoice } from './transport-choice.js';
+import { explainConnectError, openGatewayConnection, webSocketUrl, type GatewayConnection } from './transport.js';
 
 /** Trailer the gateway sets on a stream it ended on purpose (see the gateway's stream-timers.ts). */
 const RECONNECT_HEADER = 'x-outpost-reconnect';
@@ -50,21 +51,31 @@ export interface ConnectionLoopOptions {
 /** Runs until `signal` aborts. Never rejects. */
 export async function runConnectionLoop(options: ConnectionLoopOptions): Promise<void> {
   const { config, state, logger, signal } = options;
-  const address = config.clouddriver.grpc;
+  let address = config.clouddriver.grpc;
+  const choice = createTransportChoice(config.clouddriver.transport, config.clouddriver.transportRetrySeconds);
   let attempt = 0;
+  let lastTransport = '';
   while (!signal.aborted) {
     const started = Date.now();
-    let connection: ReturnType<typeof connectGateway> | undefined;
+    const pick = choice.next();
+    let connection: GatewayConnection | undefined;
     try {
       const headers: Record<string, string> = { 'x-outpost-agent-id': options.agentId };
       const token = await options.token.current();
       if (token !== undefined) headers.authorization = `Bearer ${token}`;
       await options.accounts.refresh();
       if (signal.aborted) break;
-      connection = connectGateway(config.clouddriver);
-      logger[attempt === 0 ? 'info' : 'debug']({ gateway: connection.baseUrl }, 'connecting to the gateway');
+      address = pick.kind === 'grpc' ? config.clouddriver.grpc : webSocketUrl(config.clouddriver).href;
+      connection = await openGatewayConnection(pick.kind, config.clouddriver, { signal });
+      state.transport = { ...pick, url: connection.url };
+      const changed = lastTransport !== `${pick.kind} ${pick.reason}`;
+      lastTransport = `${pick.kind} ${pick.reason}`;
+      logger[attempt === 0 || changed ? 'info' : 'debug'](
+        { gateway: connection.url, transport: pick.kind, why: pick.reason },
+        `connecting to the gateway over ${pick.kind === 'grpc' ? 'gRPC (HTTP/2)' : 'WebSocket'} (${pick.reason})`,
+      );
       await runSession({
-        client: connection.client,
+        connect: connection.connect,
         headers,
         agentId: options.agentId,
         zone: options.zone,
@@ -84,6 +95,13 @@ export async function runConnectionLoop(options: ConnectionLoopOptions): Promise
       if (welcomed) options.recorder?.disconnected();
       if (err instanceof SessionEndedError && err.cause !== undefined && ConnectError.from(err.cause).code === Code.Unauthenticated) {
         options.token.rejected();
+      }
+      if (!welcomed && choice.failedBeforeWelcome(pick.kind, err instanceof SessionEndedError ? (err.cause ?? err) : err)) {
+        logger.warn(
+          { gateway: address, err: (err as Error).message, transport: pick.kind },
+          `HTTP/2 cannot pass to the gateway at ${address}: ${(err as Error).message}; switching to WebSocket now`,
+        );
+        continue;
       }
       if (reconnectRequested(err)) {
         attempt = 0;

@@ -1,19 +1,24 @@
 /**
- * Builds the gRPC (HTTP/2) client towards the gateway from the `clouddriver` settings: plaintext h2c when
- * `insecure`, otherwise TLS with optional CA file, client certificate (mTLS), server name override and skip-verify.
- * Each connection attempt gets its own HTTP/2 session, aborted when the attempt ends, so no dead socket lingers.
+ * Opens the connection of one attempt towards the gateway from the `clouddriver` settings, over either transport:
+ * gRPC over HTTP/2 (`clouddriver.grpc`) or a WebSocket (`clouddriver.websocket`, by default the same address);
+ * plaintext when `insecure`, otherwise TLS with optional CA file, client certificate (mTLS), server name override and
+ * skip-verify. Each attempt gets its own socket, dropped when the attempt ends, so no dead socket lingers.
  */
 import { readFileSync } from 'node:fs';
 import type { SecureClientSessionOptions } from 'node:http2';
-import { createClient, type Client } from '@connectrpc/connect';
-import { createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
-import { AgentService } from '../../gen/outpost/agent/v1/agent_pb.js';
+import { AGENT_WEBSOCKET_PATH } from '../../shared/agent-websocket.js';
 import type { AgentConfig } from '../config/schema.js';
+import { type DialOptions, dialGateway } from './gateway-socket.js';
+import { grpcStream } from './grpc-stream.js';
+import type { StreamConnect, TransportKind } from './stream-connect.js';
+import { webSocketConnect } from './websocket-stream.js';
 
-/** A client plus the means to drop its connection. */
+/** One attempt's connection: the stream call, which transport carries it, where it goes, and how to drop it. */
 export interface GatewayConnection {
-  client: Client<typeof AgentService>;
-  baseUrl: string;
+  transport: TransportKind;
+  /** The gateway URL dialled (no credentials in it). */
+  url: string;
+  connect: StreamConnect;
   close(): void;
 }
 
@@ -38,17 +43,65 @@ export function tlsOptions(clouddriver: AgentConfig['clouddriver']): SecureClien
   return options;
 }
 
-/** Opens a new client for one connection attempt. */
-export function connectGateway(clouddriver: AgentConfig['clouddriver']): GatewayConnection {
-  const baseUrl = `${clouddriver.insecure ? 'http' : 'https'}://${clouddriver.grpc}`;
-  const nodeOptions = clouddriver.insecure ? {} : tlsOptions(clouddriver);
-  const sessionManager = new Http2SessionManager(baseUrl, { pingIntervalMs: 15_000, pingTimeoutMs: 15_000 }, nodeOptions);
-  const transport = createGrpcTransport({ baseUrl, sessionManager });
-  return {
-    client: createClient(AgentService, transport),
-    baseUrl,
-    close: () => sessionManager.abort(),
-  };
+/** The URL of the gRPC transport: `clouddriver.grpc` over h2c or TLS. */
+export function grpcUrl(clouddriver: AgentConfig['clouddriver']): URL {
+  return new URL(`${clouddriver.insecure ? 'http' : 'https'}://${clouddriver.grpc}`);
+}
+
+/**
+ * The URL of the WebSocket transport: `clouddriver.websocket` (a `ws://`/`wss://` URL, its path defaulting to the
+ * agent stream's, or `host:port`), else the `grpc` address; `ws` when `insecure`, else `wss`.
+ */
+export function webSocketUrl(clouddriver: AgentConfig['clouddriver']): URL {
+  const configured = clouddriver.websocket;
+  const url =
+    configured !== undefined && /^wss?:\/\//i.test(configured)
+      ? new URL(configured)
+      : new URL(`${clouddriver.insecure ? 'ws' : 'wss'}://${configured ?? clouddriver.grpc}`);
+  if (url.pathname === '/' || url.pathname === '') url.pathname = AGENT_WEBSOCKET_PATH;
+  return url;
+}
+
+/** Where and how a URL is dialled. */
+function endpointOf(url: URL): { host: string; port: number; secure: boolean } {
+  const secure = url.protocol === 'https:' || url.protocol === 'wss:';
+  return { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port) || (secure ? 443 : 80), secure };
+}
+
+/** Options of {@link openGatewayConnection}. */
+export interface OpenOptions {
+  /** Opens a tunnel through the forward proxy for this URL (proxy-tunnel.ts); direct when undefined. */
+  tunnel?: DialOptions['tunnel'];
+  signal: AbortSignal;
+}
+
+/** Dials the gateway for one attempt over `transport` (TLS and the proxy tunnel included); rejects when that fails. */
+export async function openGatewayConnection(
+  transport: TransportKind,
+  clouddriver: AgentConfig['clouddriver'],
+  options: OpenOptions,
+): Promise<GatewayConnection> {
+  const url = transport === 'grpc' ? grpcUrl(clouddriver) : webSocketUrl(clouddriver);
+  const { host, port, secure } = endpointOf(url);
+  const socket = await dialGateway({
+    host,
+    port,
+    tls: secure ? tlsOptions(clouddriver) : undefined,
+    alpn: transport === 'grpc' ? ['h2'] : ['http/1.1'],
+    tunnel: options.tunnel,
+    signal: options.signal,
+  });
+  if (transport === 'grpc') {
+    const stream = grpcStream(url.origin, socket);
+    return { transport, url: url.origin, connect: stream.connect, close: stream.close };
+  }
+  let dialled = false;
+  const connect = webSocketConnect(url, () => {
+    if (dialled) throw new Error('the WebSocket socket was used already');
+    dialled = true;
+    return socket;
+  });
+  return { transport, url: url.href, connect, close: () => socket.destroy() };
 }
 
 /**
