@@ -18,7 +18,7 @@ import { backoffDelayMs, sleep } from './backoff.js';
 import { runSession, SessionEndedError, type SessionState } from './session.js';
 import type { TokenSource } from './token-source.js';
 import { createTransportChoice } from './transport-choice.js';
-import { explainConnectError, openGatewayConnection, webSocketUrl, type GatewayConnection } from './transport.js';
+import { diagnoseGrpcFailure, explainConnectError, openGatewayConnection, webSocketUrl, type GatewayConnection } from './transport.js';
 
 /** Trailer the gateway sets on a stream it ended on purpose (see the gateway's stream-timers.ts). */
 const RECONNECT_HEADER = 'x-outpost-reconnect';
@@ -68,12 +68,13 @@ export async function runConnectionLoop(options: ConnectionLoopOptions): Promise
       address = pick.kind === 'grpc' ? config.clouddriver.grpc : webSocketUrl(config.clouddriver).href;
       connection = await openGatewayConnection(pick.kind, config.clouddriver, { signal });
       state.transport = { ...pick, url: connection.url };
-      const changed = lastTransport !== `${pick.kind} ${pick.reason}`;
-      lastTransport = `${pick.kind} ${pick.reason}`;
-      logger[attempt === 0 || changed ? 'info' : 'debug'](
-        { gateway: connection.url, transport: pick.kind, why: pick.reason },
-        `connecting to the gateway over ${pick.kind === 'grpc' ? 'gRPC (HTTP/2)' : 'WebSocket'} (${pick.reason})`,
-      );
+      const label = `${pick.kind} ${pick.reason}`;
+      if (label !== lastTransport) {
+        lastTransport = label;
+        const name = pick.kind === 'grpc' ? 'gRPC over HTTP/2' : 'WebSocket';
+        logger.info({ gateway: connection.url, transport: pick.kind, why: pick.reason }, `transport: ${name} (${pick.reason})`);
+      }
+      logger[attempt === 0 ? 'info' : 'debug']({ gateway: connection.url, transport: pick.kind }, 'connecting to the gateway');
       await runSession({
         connect: connection.connect,
         headers,
@@ -96,12 +97,18 @@ export async function runConnectionLoop(options: ConnectionLoopOptions): Promise
       if (err instanceof SessionEndedError && err.cause !== undefined && ConnectError.from(err.cause).code === Code.Unauthenticated) {
         options.token.rejected();
       }
-      if (!welcomed && choice.failedBeforeWelcome(pick.kind, err instanceof SessionEndedError ? (err.cause ?? err) : err)) {
-        logger.warn(
-          { gateway: address, err: (err as Error).message, transport: pick.kind },
-          `HTTP/2 cannot pass to the gateway at ${address}: ${(err as Error).message}; switching to WebSocket now`,
-        );
-        continue;
+      let failure = (err as Error).message;
+      if (!welcomed && pick.kind === 'grpc') {
+        const cause = err instanceof SessionEndedError ? (err.cause ?? err) : err;
+        const diagnosis = await diagnoseGrpcFailure(cause, failure, config.clouddriver, { signal });
+        failure = diagnosis.message;
+        if (diagnosis.cannotPass && choice.http2Refused(pick.kind, diagnosis.message)) {
+          logger.warn(
+            { gateway: address, err: diagnosis.message, transport: pick.kind },
+            `HTTP/2 cannot pass to the gateway at ${address}: ${diagnosis.message}; switching to WebSocket now`,
+          );
+          continue;
+        }
       }
       if (reconnectRequested(err)) {
         attempt = 0;
@@ -110,7 +117,7 @@ export async function runConnectionLoop(options: ConnectionLoopOptions): Promise
       }
       if (welcomed && Date.now() - started > config.clouddriver.reconnect.stableSeconds * 1000) attempt = 0;
       const delay = backoffDelayMs(config.clouddriver.reconnect, attempt++);
-      const reason = explainConnectError((err as Error).message, welcomed ? {} : { insecure: config.clouddriver.insecure });
+      const reason = explainConnectError(failure, welcomed ? {} : { insecure: config.clouddriver.insecure });
       const verb = welcomed ? 'lost the gateway stream' : 'cannot connect to the gateway';
       logger.warn(
         { gateway: address, err: reason, retryInSeconds: Number((delay / 1000).toFixed(1)), attempt },

@@ -26,10 +26,13 @@ export interface DialOptions {
   timeoutMs?: number;
 }
 
-/** Thrown when TLS succeeded but the peer does not offer HTTP/2: a gRPC stream cannot pass. */
-export class NoHttp2Error extends ConnectError {
+/**
+ * Thrown when TLS succeeded but the peer does not offer HTTP/2: a gRPC stream cannot pass. A plain Error: a subclass
+ * of ConnectError would inherit its `instanceof` check, which matches every ConnectError.
+ */
+export class NoHttp2Error extends Error {
   constructor(offered: string) {
-    super(`the gateway address does not offer HTTP/2 (ALPN answered ${offered || 'nothing'})`, Code.Unavailable);
+    super(`the gateway address does not offer HTTP/2 (ALPN answered ${offered || 'nothing'})`);
     this.name = 'NoHttp2Error';
   }
 }
@@ -81,4 +84,36 @@ function settle<T extends net.Socket>(socket: T, event: string, signal: AbortSig
     signal.addEventListener('abort', onAbort, { once: true });
     if (signal.aborted) onAbort();
   });
+}
+
+/**
+ * What answers at host:port when it is sent the HTTP/2 preface in plaintext: `http1` (an HTTP/1.1 server or proxy),
+ * `tls` (a TLS port: its first byte is a TLS record), or `other` (silence, a close, HTTP/2). Used once an h2c attempt
+ * failed with a protocol error, to tell an HTTP/1.1-only hop (fall back to WebSocket) from a TLS port (a setting to
+ * fix); a separate short connection, so the failed attempt's socket is not needed.
+ */
+export async function probeGreeting(options: Omit<DialOptions, 'tls' | 'alpn'>): Promise<'http1' | 'tls' | 'other'> {
+  let socket: Duplex | undefined;
+  try {
+    socket = await dialGateway({ ...options, alpn: [], timeoutMs: options.timeoutMs ?? 5000 });
+    const opened = socket;
+    const first = await new Promise<Buffer | undefined>((resolve) => {
+      const timer = setTimeout(() => resolve(undefined), options.timeoutMs ?? 5000);
+      opened.once('data', (chunk: Buffer) => {
+        clearTimeout(timer);
+        resolve(chunk);
+      });
+      opened.once('error', () => resolve(undefined));
+      opened.once('close', () => resolve(undefined));
+      opened.write('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
+    });
+    if (first === undefined || first.length === 0) return 'other';
+    if (first.subarray(0, 5).toString('latin1') === 'HTTP/') return 'http1';
+    if (first[0] === 0x15 || first[0] === 0x16) return 'tls';
+    return 'other';
+  } catch {
+    return 'other';
+  } finally {
+    socket?.destroy();
+  }
 }

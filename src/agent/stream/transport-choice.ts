@@ -1,7 +1,7 @@
 /**
  * Which transport the next connection attempt uses (`clouddriver.transport`). `grpc` and `websocket` are fixed. `auto`
  * tries gRPC over HTTP/2 first; when an attempt fails in a way that means HTTP/2 cannot pass between agent and
- * gateway — TLS without `h2` in ALPN, an HTTP/1.1 answer to the HTTP/2 preface (an HTTP/1.1-only proxy), a stream
+ * gateway — TLS without `h2` in ALPN (or a handshake refused for offering only `h2`), an HTTP/1.1 answer to the HTTP/2 preface (an HTTP/1.1-only proxy), a stream
  * reset with HTTP_1_1_REQUIRED, an HTTP error status or a non-gRPC content type from something in the path — it
  * switches to WebSocket at once and keeps it for `retrySeconds`; the first attempt after that tries gRPC again. Other
  * failures (refused connection, untrusted certificate, bad credentials) would fail the same on either transport and
@@ -24,10 +24,10 @@ export interface TransportPick {
 export interface TransportChoice {
   next(): TransportPick;
   /**
-   * Reports an attempt that failed before the gateway's Welcome. Returns true when the choice switched to the other
-   * transport because of it (the caller retries at once rather than backing off).
+   * Reports that HTTP/2 could not pass on an attempt over `kind` (see {@link http2CannotPass}), before any Welcome.
+   * Returns true when the choice switched to WebSocket because of it (the caller retries at once, not backing off).
    */
-  failedBeforeWelcome(kind: TransportKind, err: unknown): boolean;
+  http2Refused(kind: TransportKind, why: string): boolean;
 }
 
 /** True when `err` says HTTP/2 cannot pass between the agent and the gateway (see the module comment). */
@@ -36,7 +36,9 @@ export function http2CannotPass(err: unknown): boolean {
   const cause = err instanceof Error && err.cause instanceof NoHttp2Error;
   if (cause) return true;
   const message = err instanceof ConnectError ? err.rawMessage : err instanceof Error ? err.message : String(err);
-  return /Protocol error|ERR_HTTP2_ERROR|HTTP_1_1_REQUIRED|^HTTP \d{3}$|unsupported content type|does not offer HTTP\/2/i.test(message);
+  return /Protocol error|ERR_HTTP2_ERROR|HTTP_1_1_REQUIRED|^HTTP \d{3}$|unsupported content type|does not offer HTTP\/2|no application protocol/i.test(
+    message,
+  );
 }
 
 /** Creates the choice; `now` is injectable for tests. */
@@ -54,12 +56,11 @@ export function createTransportChoice(mode: TransportMode, retrySeconds: number,
       }
       return { kind: 'grpc', reason: 'auto: gRPC over HTTP/2 first' };
     },
-    failedBeforeWelcome(kind, err) {
-      if (mode !== 'auto' || kind !== 'grpc' || !http2CannotPass(err)) return false;
-      const message = err instanceof ConnectError ? err.rawMessage : (err as Error).message;
+    http2Refused(kind, why) {
+      if (mode !== 'auto' || kind !== 'grpc') return false;
       webSocketUntil = now() + retrySeconds * 1000;
       retried = false;
-      fallbackReason = `auto: HTTP/2 cannot pass (${message}); using WebSocket for ${retrySeconds} s`;
+      fallbackReason = `auto: HTTP/2 cannot pass (${why}); using WebSocket for ${retrySeconds} s`;
       return true;
     },
   };

@@ -8,9 +8,10 @@ import { readFileSync } from 'node:fs';
 import type { SecureClientSessionOptions } from 'node:http2';
 import { AGENT_WEBSOCKET_PATH } from '../../shared/agent-websocket.js';
 import type { AgentConfig } from '../config/schema.js';
-import { type DialOptions, dialGateway } from './gateway-socket.js';
+import { type DialOptions, dialGateway, NoHttp2Error, probeGreeting } from './gateway-socket.js';
 import { grpcStream } from './grpc-stream.js';
 import type { StreamConnect, TransportKind } from './stream-connect.js';
+import { http2CannotPass } from './transport-choice.js';
 import { webSocketConnect } from './websocket-stream.js';
 
 /** One attempt's connection: the stream call, which transport carries it, where it goes, and how to drop it. */
@@ -105,6 +106,26 @@ export async function openGatewayConnection(
 }
 
 /**
+ * After a gRPC attempt failed before its Welcome: does the failure mean HTTP/2 cannot pass on the way (so WebSocket
+ * may), or — an h2c attempt answered with garbage — is the gateway port a TLS port (a setting to fix, not a reason
+ * to fall back)? Returns the verdict and the message to report (with what the probe found).
+ */
+export async function diagnoseGrpcFailure(
+  err: unknown,
+  message: string,
+  clouddriver: AgentConfig['clouddriver'],
+  options: OpenOptions,
+): Promise<{ cannotPass: boolean; message: string }> {
+  if (!http2CannotPass(err)) return { cannotPass: false, message };
+  if (clouddriver.insecure && !(err instanceof NoHttp2Error)) {
+    const { host, port } = endpointOf(grpcUrl(clouddriver));
+    const greeting = await probeGreeting({ host, port, tunnel: options.tunnel, signal: options.signal });
+    if (greeting === 'tls') return { cannotPass: false, message: `${message}: the gateway port answered with TLS` };
+  }
+  return { cannotPass: true, message };
+}
+
+/**
  * Adds a hint to a connection error: an HTTP/1.1 answer to an HTTP/2 request (a proxy in the way), a plaintext port
  * answering a TLS client or the reverse, an untrusted gateway certificate, a certificate for another host name.
  */
@@ -130,7 +151,7 @@ export function explainConnectError(raw: string, settings: { insecure?: boolean 
   ) {
     return `${message} — the gateway port answered like an HTTP/1.1 server: gRPC needs end-to-end HTTP/2; an HTTP/1.1-only proxy or load balancer between agent and gateway breaks it`;
   }
-  if (settings.insecure && /error code CANCEL/.test(message)) {
+  if (settings.insecure && /error code CANCEL|answered with TLS/.test(message)) {
     return `${message} — if the gateway port serves TLS, set clouddriver.insecure: false (and clouddriver.tls as needed)`;
   }
   return message;

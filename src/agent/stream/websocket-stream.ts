@@ -9,13 +9,13 @@ import type { Duplex } from 'node:stream';
 import { fromBinary, toBinary } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { type RawData, WebSocket } from 'ws';
-import { ConnectRequestSchema, ConnectResponseSchema, type ConnectRequest, type ConnectResponse } from '../../gen/outpost/agent/v1/agent_pb.js';
 import {
-  AGENT_WEBSOCKET_PROTOCOL,
-  decodeEndStream,
-  errorFromRefusedUpgrade,
-  NORMAL_CLOSURE,
-} from '../../shared/agent-websocket.js';
+  ConnectRequestSchema,
+  ConnectResponseSchema,
+  type ConnectRequest,
+  type ConnectResponse,
+} from '../../gen/outpost/agent/v1/agent_pb.js';
+import { AGENT_WEBSOCKET_PROTOCOL, decodeEndStream, errorFromRefusedUpgrade, NORMAL_CLOSURE } from '../../shared/agent-websocket.js';
 import type { StreamConnect } from './stream-connect.js';
 
 /** Largest message read from the gateway. */
