@@ -64,9 +64,10 @@ type Launch = { child: ChildProcess; dir: string; exited: Promise<void> } | 'in-
 
 /** Starts tinyproxy on `port`; resolves once it accepts connections, or with 'in-use' when the port is taken. */
 async function launch(port: number, options: TinyproxyOptions, output: { text: string }): Promise<Launch> {
+  const text = configText(port, options); // throws on bad options before anything is created
   const dir = mkdtempSync(join(tmpdir(), 'outpost-tinyproxy-'));
   const conf = join(dir, 'tinyproxy.conf');
-  writeFileSync(conf, configText(port, options));
+  writeFileSync(conf, text);
   const child = spawn(TINYPROXY_BIN, ['-d', '-c', conf], { stdio: ['ignore', 'pipe', 'pipe'] });
   if (!hooked) {
     hooked = true;
