@@ -2,35 +2,57 @@
  * What the nginx and HAProxy harnesses share: a listening socket bound here on 127.0.0.1 (port 0 the first time, the
  * same port again on a restart) and handed to the proxy as its fd 3, so the proxy never picks a port itself and no
  * two tests can race for one; the proxy process with its output kept for error messages; and a stop that waits for
- * every process of it to exit. Every proxy still running when the test process exits is killed.
+ * every process of it to exit. Every proxy still running when the test process exits is killed. Proxies stay in the
+ * test's process group, so a Ctrl-C in the terminal (which runs no exit hook) stops them too.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { eventually } from './eventually.js';
 
-/** How long a stopping proxy gets before its whole process group is killed; only bounds a hang. */
+/** How long a stopping proxy gets before it and its children are killed; only bounds a hang. */
 const STOP_TIMEOUT_MS = 30_000;
 
 /** How long a restart retries binding its port while something else holds it; only bounds a hang. */
 const REBIND_TIMEOUT_MS = 30_000;
 
-/** The process groups of every proxy started here and not yet exited, for the exit hook. */
-const alive = new Set<number>();
+/** Every proxy started here and not yet exited, for the exit hook. */
+const alive = new Set<ChildProcess>();
 let hooked = false;
+
+/** The children of a live process (nginx's workers), from /proc; none when it cannot be read. */
+function childrenOf(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
+      readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
+    );
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * SIGKILLs a proxy that has not exited, and its children first: read while it is still alive, they are its own (a
+ * worker outliving its master would keep the port).
+ */
+function killNow(child: ChildProcess): void {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  for (const pid of [...childrenOf(child.pid), child.pid]) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
 
 function hookExit(): void {
   if (hooked) return;
   hooked = true;
-  // 'exit' handlers run synchronously: signal, never wait. The group takes nginx's workers along with its master.
+  // 'exit' handlers run synchronously: signal, never wait.
   process.on('exit', () => {
-    for (const pgid of alive) {
-      try {
-        process.kill(-pgid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
+    for (const child of alive) killNow(child);
   });
 }
 
@@ -90,15 +112,15 @@ export interface ProxyProcess {
   /** The last 16 KB of its stdout and stderr. */
   output(): string;
   /**
-   * SIGTERM, then waits until it exited (nginx's master exits after its workers); kills its process group (the leader
-   * still alive, so the group is still this proxy's) if it has not exited after 30 s.
+   * SIGTERM, then waits until it exited (nginx's master exits after its workers); SIGKILLs it and its children if it
+   * has not exited after 30 s.
    */
   stop(): Promise<void>;
 }
 
 /**
- * Spawns `command args…` in a process group of its own with `socket` as its fd 3, then closes the socket here, so
- * only the proxy accepts on it. `env` is added to this process's environment.
+ * Spawns `command args…` with `socket` as its fd 3, then closes the socket here, so only the proxy accepts on it.
+ * `env` is added to this process's environment.
  */
 export async function spawnProxy(
   command: string,
@@ -110,19 +132,18 @@ export async function spawnProxy(
   const keep = (chunk: Buffer) => {
     out = (out + chunk.toString('utf8')).slice(-16_384);
   };
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe', socket.fd], env: { ...process.env, ...env }, detached: true });
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe', socket.fd], env: { ...process.env, ...env } });
   const failed = new Promise<Error>((resolve) => child.once('error', resolve));
   await socket.close();
-  const pgid = child.pid;
-  if (pgid === undefined) throw new Error(`could not start ${command}: ${(await failed).message}`);
+  if (child.pid === undefined) throw new Error(`could not start ${command}: ${(await failed).message}`);
   hookExit();
-  alive.add(pgid);
+  alive.add(child);
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
   const running = () => child.exitCode === null && child.signalCode === null;
   const exited = new Promise<void>((resolve) => {
     child.once('exit', () => {
-      alive.delete(pgid);
+      alive.delete(child);
       resolve();
     });
   });
@@ -134,11 +155,7 @@ export async function spawnProxy(
       if (running()) child.kill('SIGTERM');
       const stopped = await Promise.race([exited.then(() => true), sleep(STOP_TIMEOUT_MS, false, { ref: false })]);
       if (!stopped) {
-        try {
-          process.kill(-pgid, 'SIGKILL');
-        } catch {
-          // the group is gone
-        }
+        killNow(child);
         await exited;
       }
     },
