@@ -10,6 +10,8 @@ import { AGENT_WEBSOCKET_PATH } from '../../shared/agent-websocket.js';
 import type { AgentConfig } from '../config/schema.js';
 import { type DialOptions, dialGateway, NoHttp2Error, probeGreeting } from './gateway-socket.js';
 import { grpcStream } from './grpc-stream.js';
+import { proxyFor } from './proxy-settings.js';
+import { openProxyTunnel } from './proxy-tunnel.js';
 import type { StreamConnect, TransportKind } from './stream-connect.js';
 import { http2CannotPass } from './transport-choice.js';
 import { webSocketConnect } from './websocket-stream.js';
@@ -71,9 +73,19 @@ function endpointOf(url: URL): { host: string; port: number; secure: boolean } {
 
 /** Options of {@link openGatewayConnection}. */
 export interface OpenOptions {
-  /** Opens a tunnel through the forward proxy for this URL (proxy-tunnel.ts); direct when undefined. */
-  tunnel?: DialOptions['tunnel'];
   signal: AbortSignal;
+  /** The environment the proxy variables are read from (proxy-settings.ts). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * The tunnel through the forward proxy that `url` goes through (`clouddriver.proxy`, else `HTTPS_PROXY`/`HTTP_PROXY`
+ * unless `NO_PROXY` or `clouddriver.noProxy` exclude it); undefined for a direct connection.
+ */
+export function tunnelFor(url: URL, clouddriver: AgentConfig['clouddriver'], env?: NodeJS.ProcessEnv): DialOptions['tunnel'] {
+  const proxy = proxyFor(url, clouddriver, env);
+  if (proxy === undefined) return undefined;
+  return (host, port, signal) => openProxyTunnel({ proxy, host, port, signal });
 }
 
 /** Dials the gateway for one attempt over `transport` (TLS and the proxy tunnel included); rejects when that fails. */
@@ -89,7 +101,7 @@ export async function openGatewayConnection(
     port,
     tls: secure ? tlsOptions(clouddriver) : undefined,
     alpn: transport === 'grpc' ? ['h2'] : ['http/1.1'],
-    tunnel: options.tunnel,
+    tunnel: tunnelFor(url, clouddriver, options.env),
     signal: options.signal,
   });
   if (transport === 'grpc') {
@@ -118,8 +130,9 @@ export async function diagnoseGrpcFailure(
 ): Promise<{ cannotPass: boolean; message: string }> {
   if (!http2CannotPass(err)) return { cannotPass: false, message };
   if (clouddriver.insecure && !(err instanceof NoHttp2Error)) {
-    const { host, port } = endpointOf(grpcUrl(clouddriver));
-    const greeting = await probeGreeting({ host, port, tunnel: options.tunnel, signal: options.signal });
+    const url = grpcUrl(clouddriver);
+    const { host, port } = endpointOf(url);
+    const greeting = await probeGreeting({ host, port, tunnel: tunnelFor(url, clouddriver, options.env), signal: options.signal });
     if (greeting === 'tls') return { cannotPass: false, message: `${message}: the gateway port answered with TLS` };
   }
   return { cannotPass: true, message };
