@@ -42,6 +42,7 @@ for (const driver of testDrivers()) {
             subject: 'x',
             identity: 'token:x',
             gatewayId: 'gw',
+            transport: 'grpc',
             caching: [],
             standby: [],
             refused: [],
