@@ -308,7 +308,7 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     metrics,
     webDir: config.web.enabled ? (config.web.dir ?? DEFAULT_WEB_DIR) : undefined,
   });
-  const { handler, guard } = createGatewayHandler({
+  const { handler, guard, upgrade } = createGatewayHandler({
     routes,
     services: [...apiServices, Health, ServerReflectionV1, ServerReflectionV1alpha].map((s) => s.typeName),
     restFetch: rest.fetch,
@@ -324,6 +324,7 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     tls: tlsContext,
     guard,
     limits: config.limits,
+    upgrade,
   });
   closers.defer('servers and agent streams', () => stopServing(servers, registry));
   // WatchFleet and health Watch streams never end by themselves: they end first, so the servers do not wait on them.

@@ -2,7 +2,8 @@
  * The one Node request handler both gateway ports serve (docs/architecture.md, "One handler, two ports"): malformed
  * shapes answered first (protocol-guards.ts), credentials checked from the headers before any body is read
  * (pre-admission.ts), what a peer may hold before it proves itself bounded per connection (connection-guard.ts), then
- * the agent stream's own endpoint for its usual gRPC form (agent-stream-endpoint.ts), connect-node for every RPC
+ * the agent stream's own endpoint for its usual gRPC form (agent-stream-endpoint.ts) and, on HTTP/1.1 upgrades, its
+ * WebSocket form (websocket-endpoint.ts), connect-node for every RPC
  * (rpc-node-handler.ts) and the REST app for everything else.
  */
 import type http2 from 'node:http2';
@@ -18,6 +19,7 @@ import type { Principal } from './auth/principal.js';
 import type { GatewayConfig } from './config/schema.js';
 import { createConnectionGuard, type ConnectionGuard } from './connection-guard.js';
 import { createErrorInterceptor } from './errors.js';
+import { createAgentWebSocketEndpoint, type AgentWebSocketEndpoint } from './agents/websocket-endpoint.js';
 import { createAgentStreamEndpoint } from './grpc/agent-stream-endpoint.js';
 import { answerMalformedRpc, STRICT_COMPRESSIONS } from './grpc/protocol-guards.js';
 import { createRpcNodeHandler, type RpcNodeHandler } from './grpc/rpc-node-handler.js';
@@ -47,10 +49,12 @@ export interface GatewayHandlerOptions {
   logger: Logger;
 }
 
-/** The handler, and the guard the servers must tell about every accepted connection. */
+/** The handler, the guard the servers must tell about every accepted connection, and the WebSocket upgrades' handler. */
 export interface GatewayHandler {
   handler: RpcNodeHandler;
   guard: ConnectionGuard;
+  /** Serves HTTP/1.1 `upgrade` requests of the HTTP port: the agent stream over WebSocket (websocket-endpoint.ts). */
+  upgrade: AgentWebSocketEndpoint;
 }
 
 /** Composes the handler; it holds no resource of its own (the caller closes the servers that use it). */
@@ -111,5 +115,13 @@ export function createGatewayHandler(options: GatewayHandlerOptions): GatewayHan
       },
     );
   };
-  return { handler, guard };
+  // The agent stream over WebSocket, for networks where HTTP/2 cannot pass: the same session, another carriage.
+  const upgrade = createAgentWebSocketEndpoint({
+    authenticator: options.authenticator,
+    serve: options.serveAgentStream,
+    maxMessageBytes: MAX_MESSAGE_BYTES,
+    guard,
+    logger: logger.child({ component: 'agent-stream' }),
+  });
+  return { handler, guard, upgrade };
 }

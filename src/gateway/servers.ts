@@ -9,6 +9,7 @@
 import http from 'node:http';
 import http2 from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import type { TlsContextSource } from './auth/tls-context.js';
 import { answerClientError } from './grpc/protocol-guards.js';
@@ -36,6 +37,8 @@ export interface GatewayServersOptions {
   guard?: Pick<ConnectionGuard, 'accepted'>;
   /** HTTP/2 streams per connection, and the idle bound that also caps a TLS handshake and HTTP/1.1 headers. */
   limits?: Pick<GatewayConfig['limits'], 'maxConcurrentStreams' | 'idleConnectionSeconds'>;
+  /** Serves HTTP/1.1 upgrade requests on the HTTP port (the agent stream over WebSocket); refused when absent. */
+  upgrade?: (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void;
 }
 
 /** Starts both servers on `host`; rejects (with nothing left listening) when either port cannot be bound. */
@@ -93,6 +96,7 @@ export async function listenGatewayServers(
     h1 = http.createServer(idleMs ? { headersTimeout: idleMs, requestTimeout: Math.max(idleMs, 300_000) } : {}, handler);
     h2 = http2.createServer({ settings }, handler);
   }
+  if (options.upgrade) h1.on('upgrade', options.upgrade);
   for (const server of [h1, h2] as AnyServer[]) {
     // a request the HTTP/1.1 parser refuses gets a JSON 4xx, not Node's bare one
     server.on('clientError', answerClientError);

@@ -187,7 +187,9 @@ describe('agent connection handling', () => {
     const port = (server.address() as AddressInfo).port;
     const h = await startHarness({
       seed: 'none',
-      config: { clouddriver: { grpc: `127.0.0.1:${port}`, reconnect: { baseSeconds: 0.05, factor: 1, maxSeconds: 0.05 } } },
+      config: {
+        clouddriver: { grpc: `127.0.0.1:${port}`, transport: 'grpc', reconnect: { baseSeconds: 0.05, factor: 1, maxSeconds: 0.05 } },
+      },
     });
     try {
       await eventually('the proxy hint', () => /HTTP\/1\.1-only proxy/.test(h.logs.text()), { timeoutMs: 30_000 });

@@ -17,6 +17,7 @@ const PAGES = [
   'docs/replicas.md',
   'docs/troubleshooting.md',
   'docs/accounts.md',
+  'docs/networks.md',
 ];
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to dashes. */

@@ -7,6 +7,10 @@ export const AGENT_DEFAULTS = {
   grpc: 'localhost:9091',
   /** Plaintext HTTP/2 (h2c) towards the gateway. */
   insecure: true,
+  /** `clouddriver.transport`: gRPC first, WebSocket when HTTP/2 cannot pass. */
+  transport: 'auto' as const,
+  /** `clouddriver.transportRetrySeconds`: how long a WebSocket fallback is kept before gRPC is tried again. */
+  transportRetrySeconds: 600,
   /** Heartbeat interval until the gateway's Welcome says otherwise (the reference agent's default). */
   keepAliveHeartbeatSeconds: 20,
   /** A peer silent for this many heartbeat intervals is considered dead. */

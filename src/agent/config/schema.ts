@@ -6,6 +6,7 @@
  * ignored; any other unknown key is rejected with its path.
  */
 import { z } from 'zod';
+import { parseProxyUrl } from '../stream/proxy-settings.js';
 import { AGENT_DEFAULTS } from './defaults.js';
 
 /** Reference keys accepted for compatibility and ignored (values of any shape). */
@@ -24,6 +25,23 @@ const hostPort = z
   }, 'port must be between 1 and 65535');
 
 const positiveSeconds = z.number().positive();
+
+/** `clouddriver.proxy`: checked by the same parser the connection uses, so its message is the one users see. */
+const proxyUrl = z
+  .string()
+  .trim()
+  .min(1)
+  .superRefine((value, ctx) => {
+    if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
+      ctx.addIssue({ code: 'custom', message: 'expected a URL with a scheme: http://[user:password@]host:port' });
+      return;
+    }
+    try {
+      parseProxyUrl(value, 'clouddriver.proxy');
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: (err as Error).message.replace(/^clouddriver\.proxy: /, '') });
+    }
+  });
 
 /** A local address to listen on: an IPv4/IPv6 literal or a host name (no port). */
 const bindHost = z
@@ -135,6 +153,31 @@ const clouddriverSchema = z
       .default(AGENT_DEFAULTS.grpc)
       .describe('Gateway gRPC address, `host:port`. HTTP/2 end to end: an HTTP/1.1-only proxy in between breaks the stream.'),
     insecure: z.boolean().default(AGENT_DEFAULTS.insecure).describe('true: plaintext HTTP/2 (h2c); false: TLS, configured by `tls`.'),
+    transport: z
+      .enum(['auto', 'grpc', 'websocket'])
+      .default(AGENT_DEFAULTS.transport)
+      .describe(
+        'How the stream reaches the gateway: `grpc` (HTTP/2), `websocket` (HTTP/1.1 upgrade on the gateway HTTP port, ' +
+          'for proxies and load balancers that pass no HTTP/2), or `auto`: gRPC first, WebSocket when HTTP/2 cannot pass ' +
+          '(docs/networks.md).',
+      ),
+    websocket: z
+      .string()
+      .trim()
+      .refine((v) => /^wss?:\/\/[^/\s]+/i.test(v) || /^[^\s/:]+:\d{1,5}$|^\[[0-9a-fA-F:.]+\]:\d{1,5}$/.test(v), {
+        message: 'expected host:port or a ws:// or wss:// URL',
+      })
+      .optional()
+      .describe(
+        'Where the WebSocket transport connects: the gateway HTTP port as `host:port`, or a `ws://`/`wss://` URL (its ' +
+          'path defaults to the agent stream path). Default: the `grpc` address, `wss` unless `insecure`.',
+      ),
+    transportRetrySeconds: z
+      .number()
+      .positive()
+      .max(86400)
+      .default(AGENT_DEFAULTS.transportRetrySeconds)
+      .describe('With `transport: auto`: how long WebSocket is kept after HTTP/2 could not pass before gRPC is tried again.'),
     tls: tlsSchema.optional().describe('TLS towards the gateway (with `insecure: false`).'),
     auth: authSchema.optional().describe('The bearer token of the stream.'),
     keepAliveHeartbeatSeconds: z
@@ -148,11 +191,29 @@ const clouddriverSchema = z
       ),
     reconnect: reconnectSchema.optional().describe('Reconnect backoff: exponential with full jitter.'),
     backoff: referenceBackoffSchema.optional().describe("The reference's backoff (nanoseconds); used when `reconnect` is absent."),
+    proxy: proxyUrl
+      .optional()
+      .describe(
+        'HTTP forward proxy to reach the gateway through (HTTP CONNECT tunnel), `http://[user:password@]host:port` with ' +
+          'the user info percent-encoded; overrides HTTPS_PROXY / HTTP_PROXY (https_proxy / http_proxy first). ' +
+          'https:// proxies (TLS to the proxy) are not supported; TLS to the gateway runs inside the tunnel.',
+      ),
+    noProxy: z
+      .union([z.boolean(), z.string()])
+      .optional()
+      .describe(
+        'true: never use a proxy (ignore `proxy` and the environment). A string: hosts to reach directly, replacing ' +
+          'NO_PROXY / no_proxy: comma-separated names (`example.com` or `.example.com` also cover names under it), ' +
+          '`*`, IP addresses, CIDR ranges, each optionally with `:port`. false or unset: NO_PROXY applies.',
+      ),
     keepAliveTimeOutSeconds: ignored,
     keepAliveOperationSeconds: ignored,
     responseTimeoutSeconds: ignored,
-    noProxy: ignored,
     retries: ignored,
+  })
+  .refine((c) => !(c.noProxy === true && c.proxy !== undefined), {
+    message: 'noProxy: true disables the proxy that `proxy` sets; remove one of them',
+    path: ['noProxy'],
   })
   .transform(({ backoff, reconnect, ...rest }) => ({
     ...rest,

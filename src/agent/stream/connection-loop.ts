@@ -17,7 +17,8 @@ import type { OperationRunner } from '../operations/operation-runner.js';
 import { backoffDelayMs, sleep } from './backoff.js';
 import { runSession, SessionEndedError, type SessionState } from './session.js';
 import type { TokenSource } from './token-source.js';
-import { connectGateway, explainConnectError } from './transport.js';
+import { createTransportChoice } from './transport-choice.js';
+import { diagnoseGrpcFailure, explainConnectError, openGatewayConnection, webSocketUrl, type GatewayConnection } from './transport.js';
 
 /** Trailer the gateway sets on a stream it ended on purpose (see the gateway's stream-timers.ts). */
 const RECONNECT_HEADER = 'x-outpost-reconnect';
@@ -50,21 +51,32 @@ export interface ConnectionLoopOptions {
 /** Runs until `signal` aborts. Never rejects. */
 export async function runConnectionLoop(options: ConnectionLoopOptions): Promise<void> {
   const { config, state, logger, signal } = options;
-  const address = config.clouddriver.grpc;
+  let address = config.clouddriver.grpc;
+  const choice = createTransportChoice(config.clouddriver.transport, config.clouddriver.transportRetrySeconds);
   let attempt = 0;
+  let lastTransport = '';
   while (!signal.aborted) {
     const started = Date.now();
-    let connection: ReturnType<typeof connectGateway> | undefined;
+    const pick = choice.next();
+    let connection: GatewayConnection | undefined;
     try {
       const headers: Record<string, string> = { 'x-outpost-agent-id': options.agentId };
       const token = await options.token.current();
       if (token !== undefined) headers.authorization = `Bearer ${token}`;
       await options.accounts.refresh();
       if (signal.aborted) break;
-      connection = connectGateway(config.clouddriver);
-      logger[attempt === 0 ? 'info' : 'debug']({ gateway: connection.baseUrl }, 'connecting to the gateway');
+      address = pick.kind === 'grpc' ? config.clouddriver.grpc : webSocketUrl(config.clouddriver).href;
+      connection = await openGatewayConnection(pick.kind, config.clouddriver, { signal });
+      state.transport = { ...pick, url: connection.url };
+      const label = `${pick.kind} ${pick.reason}`;
+      if (label !== lastTransport) {
+        lastTransport = label;
+        const name = pick.kind === 'grpc' ? 'gRPC over HTTP/2' : 'WebSocket';
+        logger.info({ gateway: connection.url, transport: pick.kind, why: pick.reason }, `transport: ${name} (${pick.reason})`);
+      }
+      logger[attempt === 0 ? 'info' : 'debug']({ gateway: connection.url, transport: pick.kind }, 'connecting to the gateway');
       await runSession({
-        client: connection.client,
+        connect: connection.connect,
         headers,
         agentId: options.agentId,
         zone: options.zone,
@@ -85,6 +97,19 @@ export async function runConnectionLoop(options: ConnectionLoopOptions): Promise
       if (err instanceof SessionEndedError && err.cause !== undefined && ConnectError.from(err.cause).code === Code.Unauthenticated) {
         options.token.rejected();
       }
+      let failure = (err as Error).message;
+      if (!welcomed && pick.kind === 'grpc') {
+        const cause = err instanceof SessionEndedError ? (err.cause ?? err) : err;
+        const diagnosis = await diagnoseGrpcFailure(cause, failure, config.clouddriver, { signal });
+        failure = diagnosis.message;
+        if (diagnosis.cannotPass && choice.http2Refused(pick.kind, diagnosis.message)) {
+          logger.warn(
+            { gateway: address, err: diagnosis.message, transport: pick.kind },
+            `HTTP/2 cannot pass to the gateway at ${address}: ${diagnosis.message}; switching to WebSocket now`,
+          );
+          continue;
+        }
+      }
       if (reconnectRequested(err)) {
         attempt = 0;
         logger.info({ gateway: address, reason: (err as Error).message }, 'the gateway asked for a reconnect; reconnecting now');
@@ -92,7 +117,7 @@ export async function runConnectionLoop(options: ConnectionLoopOptions): Promise
       }
       if (welcomed && Date.now() - started > config.clouddriver.reconnect.stableSeconds * 1000) attempt = 0;
       const delay = backoffDelayMs(config.clouddriver.reconnect, attempt++);
-      const reason = explainConnectError((err as Error).message, welcomed ? {} : { insecure: config.clouddriver.insecure });
+      const reason = explainConnectError(failure, welcomed ? {} : { insecure: config.clouddriver.insecure });
       const verb = welcomed ? 'lost the gateway stream' : 'cannot connect to the gateway';
       logger.warn(
         { gateway: address, err: reason, retryInSeconds: Number((delay / 1000).toFixed(1)), attempt },

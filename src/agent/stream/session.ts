@@ -12,13 +12,12 @@
  */
 import { setMaxListeners } from 'node:events';
 import { create } from '@bufbuild/protobuf';
-import { Code, ConnectError, type Client } from '@connectrpc/connect';
+import { Code, ConnectError } from '@connectrpc/connect';
 import type { Logger } from 'pino';
 import {
   AccountsChangedSchema,
   AccountInfoSchema,
   AccountReportSchema,
-  type AgentService,
   ConnectRequestSchema,
   HeartbeatSchema,
   HelloSchema,
@@ -42,6 +41,8 @@ import type { OperationRunner } from '../operations/operation-runner.js';
 import { startAccountWatchers, stopAccountWatchers } from './account-watchers.js';
 import { createOutbox, type Outbox } from './outbox.js';
 import { createPushable } from './pushable.js';
+import type { StreamConnect } from './stream-connect.js';
+import type { TransportPick } from './transport-choice.js';
 import { applyVerdictUpdate } from './verdict-updates.js';
 
 /** Session state shared with the status snapshot, the account manager and the next sessions. */
@@ -55,6 +56,8 @@ export interface SessionState {
   resume?: { sessionId: string; token: string };
   /** The last AccountsChanged change_id (grows for the life of the process). */
   lastChangeId: bigint;
+  /** The transport of the current or last connection attempt, why it was chosen, and the URL dialled. */
+  transport?: TransportPick & { url: string };
 }
 
 /** The running session, as the account manager sees it. */
@@ -72,7 +75,8 @@ export interface LiveSession {
 
 /** Options of {@link runSession}. */
 export interface SessionOptions {
-  client: Client<typeof AgentService>;
+  /** Opens the stream on the attempt's transport (gRPC or WebSocket: stream-connect.ts). */
+  connect: StreamConnect;
   headers: Record<string, string>;
   agentId: string;
   zone: string;
@@ -350,7 +354,7 @@ export async function runSession(options: SessionOptions): Promise<void> {
   state.live = live;
   startHeartbeats();
   try {
-    const responses = options.client.connect(requests, { signal: controller.signal, headers: options.headers });
+    const responses = options.connect(requests, { signal: controller.signal, headers: options.headers });
     for await (const response of responses) {
       lastReceived = Date.now();
       const message = response.message;

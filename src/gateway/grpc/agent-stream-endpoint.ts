@@ -33,12 +33,10 @@ import {
   type MessageDecoder,
 } from './grpc-wire.js';
 import { respondTrailersOnly } from './trailers-only.js';
+import { StreamRequests, type StreamFlow } from '../agents/stream-requests.js';
 
 /** The path of the agent stream method. */
 export const AGENT_CONNECT_PATH = '/outpost.agent.v1.AgentService/Connect';
-
-/** Decoded requests queued ahead of the session before the HTTP/2 stream is paused (flow control does the rest). */
-const QUEUE_HIGH_WATER = 8;
 
 /** What the endpoint needs. */
 export interface AgentStreamEndpointOptions {
@@ -143,30 +141,19 @@ function createCall(res: http2.Http2ServerResponse): Call {
   };
 }
 
-/** The request side: an async iterator of decoded messages, failing on malformed input or when the peer cancels. */
-interface RequestReader extends AsyncIterableIterator<ConnectRequest> {
-  fail(error: ConnectError): void;
+/** The request side over HTTP/2: decodes length-prefixed messages into the session's request queue. */
+function createRequestReader(req: http2.Http2ServerRequest, encoding: string, maxBytes: number): StreamRequests {
+  return new Http2RequestFeed(req, encoding, maxBytes).requests;
 }
-
-function createRequestReader(req: http2.Http2ServerRequest, encoding: string, maxBytes: number): RequestReader {
-  return new StreamRequestReader(req, encoding, maxBytes);
-}
-
-type Waiter = { resolve(result: IteratorResult<ConnectRequest>): void; reject(error: unknown): void };
 
 /** A class, not closures: one of these lives per idle agent stream (see the module comment). */
-class StreamRequestReader implements RequestReader {
+class Http2RequestFeed implements StreamFlow {
+  readonly requests: StreamRequests = new StreamRequests(this);
   private readonly decoder: MessageDecoder;
-  private readonly queue: ConnectRequest[] = [];
-  private ended = false;
-  private error: ConnectError | undefined;
-  private waiter: Waiter | undefined;
   private readonly onData = (chunk: Buffer) => this.received(chunk);
   private readonly onEnd = () => this.finished();
-  private readonly onCancel = () => this.fail(new ConnectError('the agent cancelled the stream', Code.Canceled));
-  private readonly onClose = () => {
-    if (!this.ended) this.onCancel();
-  };
+  private readonly onCancel = () => this.requests.fail(new ConnectError('the agent cancelled the stream', Code.Canceled));
+  private readonly onClose = () => this.onCancel();
 
   constructor(
     private readonly req: http2.Http2ServerRequest,
@@ -181,57 +168,15 @@ class StreamRequestReader implements RequestReader {
     req.on('close', this.onClose);
   }
 
-  next(): Promise<IteratorResult<ConnectRequest>> {
-    return new Promise((resolve, reject) => {
-      this.waiter = { resolve, reject };
-      this.settle();
-    });
+  pause(): void {
+    this.req.pause();
   }
 
-  async return(): Promise<IteratorResult<ConnectRequest>> {
-    this.fail(new ConnectError('the stream was closed', Code.Canceled));
-    return { value: undefined, done: true };
+  resume(): void {
+    this.req.resume();
   }
 
-  [Symbol.asyncIterator](): this {
-    return this;
-  }
-
-  fail(error: ConnectError): void {
-    if (this.ended || this.error) return;
-    this.error = error;
-    this.queue.length = 0;
-    this.detach();
-    this.settle();
-  }
-
-  private received(chunk: Buffer): void {
-    if (this.error) return;
-    try {
-      for (const message of this.decoder.push(chunk)) {
-        const payload = messagePayload(message, this.encoding, this.maxBytes);
-        try {
-          this.queue.push(fromBinary(ConnectRequestSchema, payload));
-        } catch (err) {
-          throw new ConnectError(`cannot decode the message: ${(err as Error).message}`, Code.InvalidArgument);
-        }
-      }
-    } catch (err) {
-      this.fail(err instanceof ConnectError ? err : new ConnectError('malformed message', Code.InvalidArgument));
-      return;
-    }
-    if (this.queue.length >= QUEUE_HIGH_WATER) this.req.pause();
-    this.settle();
-  }
-
-  private finished(): void {
-    if (this.decoder.partial) return this.fail(new ConnectError('protocol error: the stream ended inside a message', Code.InvalidArgument));
-    this.ended = true;
-    this.detach();
-    this.settle();
-  }
-
-  private detach(): void {
+  detach(): void {
     this.req.off('data', this.onData);
     this.req.off('end', this.onEnd);
     this.req.off('aborted', this.onCancel);
@@ -239,21 +184,32 @@ class StreamRequestReader implements RequestReader {
     this.req.off('close', this.onClose);
   }
 
-  /** Hands the next message, the error, or the end to a waiting reader. */
-  private settle(): void {
-    const waiter = this.waiter;
-    if (!waiter) return;
-    const next = this.queue.shift();
-    if (next) {
-      this.waiter = undefined;
-      waiter.resolve({ value: next, done: false });
-      if (this.queue.length < QUEUE_HIGH_WATER && this.req.isPaused()) this.req.resume();
-    } else if (this.error) {
-      this.waiter = undefined;
-      waiter.reject(this.error);
-    } else if (this.ended) {
-      this.waiter = undefined;
-      waiter.resolve({ value: undefined, done: true });
+  private received(chunk: Buffer): void {
+    if (this.requests.finished) return;
+    try {
+      for (const message of this.decoder.push(chunk)) {
+        const payload = messagePayload(message, this.encoding, this.maxBytes);
+        this.requests.push(decodeAgentRequest(payload));
+      }
+    } catch (err) {
+      this.requests.fail(err instanceof ConnectError ? err : new ConnectError('malformed message', Code.InvalidArgument));
     }
+  }
+
+  private finished(): void {
+    if (this.decoder.partial) {
+      this.requests.fail(new ConnectError('protocol error: the stream ended inside a message', Code.InvalidArgument));
+      return;
+    }
+    this.requests.end();
+  }
+}
+
+/** Decodes one agent request; INVALID_ARGUMENT when the bytes are not a ConnectRequest. */
+export function decodeAgentRequest(payload: Uint8Array): ConnectRequest {
+  try {
+    return fromBinary(ConnectRequestSchema, payload);
+  } catch (err) {
+    throw new ConnectError(`cannot decode the message: ${(err as Error).message}`, Code.InvalidArgument);
   }
 }
