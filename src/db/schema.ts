@@ -94,6 +94,11 @@ export const agentSessions = pgTable(
      */
     identity: text('identity').notNull().default(''),
     gatewayId: text('gateway_id').notNull(),
+    /**
+     * The transport the stream came over (`AgentTransport` in src/gateway/agents/agent-transport.ts: `grpc` or
+     * `websocket`). Rows written before it was stored were all gRPC streams.
+     */
+    transport: text('transport').notNull().default('grpc'),
     /** SHA-256 (hex) of the session token. */
     tokenHash: text('token_hash').notNull(),
     caching: jsonb('caching').$type<string[]>().notNull().default([]),

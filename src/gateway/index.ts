@@ -222,6 +222,7 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     database,
     bus: accountCommands,
     limits: config.accounts,
+    sessionStaleAfterSeconds: agentStaleAfterSeconds,
     logger: logger.child({ component: 'accounts' }),
   });
   const clouddriver = createClouddriverApi({
@@ -274,7 +275,10 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
   });
   const reflection = createReflectionServices({ services: [...apiServices, Health] });
   const routes = (router: ConnectRouter) => {
-    router.service(AgentService, { connect: (requests, context) => serveAgentStream(requests, sessionDeps, principalOf(context.values)) });
+    // connect-node serves the agent stream's other forms (Connect protocol, gRPC-Web, gRPC-JSON): RPC streams too.
+    router.service(AgentService, {
+      connect: (requests, context) => serveAgentStream(requests, sessionDeps, principalOf(context.values), 'grpc'),
+    });
     router.service(ObjectService, createObjectService(database));
     router.service(AccountService, {
       ...createAccountService(accountAdmin),
@@ -309,7 +313,7 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     services: [...apiServices, Health, ServerReflectionV1, ServerReflectionV1alpha].map((s) => s.typeName),
     restFetch: rest.fetch,
     authenticator,
-    serveAgentStream: (requests, principal) => serveAgentStream(requests, sessionDeps, principal),
+    serveAgentStream: (requests, principal, transport) => serveAgentStream(requests, sessionDeps, principal, transport),
     limits: config.limits,
     logger,
   });

@@ -11,6 +11,7 @@ import type { ConnectRouter } from '@connectrpc/connect';
 import { getRequestListener } from '@hono/node-server';
 import type { ConnectRequest, ConnectResponse } from '../gen/outpost/agent/v1/agent_pb.js';
 import type { Logger } from '../shared/logger.js';
+import type { AgentTransport } from './agents/agent-transport.js';
 import type { Authenticator } from './auth/authenticator.js';
 import { authContextValues, createAuthInterceptor, rememberPreAdmitted } from './auth/connect-auth.js';
 import { createPreAdmission } from './auth/pre-admission.js';
@@ -38,8 +39,12 @@ export interface GatewayHandlerOptions {
   /** The REST app (Hono's fetch): every request that is no RPC. */
   restFetch(request: Request): Response | Promise<Response>;
   authenticator: Authenticator;
-  /** Serves one admitted agent stream that reached the agent stream endpoint (the session, agent-session.ts). */
-  serveAgentStream(requests: AsyncIterable<ConnectRequest>, principal: Principal): AsyncIterable<ConnectResponse>;
+  /** Serves one admitted agent stream that reached an agent stream endpoint, which names its transport (agent-session.ts). */
+  serveAgentStream(
+    requests: AsyncIterable<ConnectRequest>,
+    principal: Principal,
+    transport: AgentTransport,
+  ): AsyncIterable<ConnectResponse>;
   limits: GatewayConfig['limits'];
   logger: Logger;
 }

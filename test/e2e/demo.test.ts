@@ -17,6 +17,7 @@ import type { Browser, Locator } from 'playwright-core';
 import { ensureWebBuild } from '../../src/demo/web-build.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { launchChromium, seriousAxeViolations, testOutputDir } from './browser.js';
+import { openLocalAgentStream } from '../../testkit/local-agent-stream.js';
 import { connectAgent, openAgentStream } from '../../testkit/test-agent-stream.js';
 import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
@@ -213,7 +214,14 @@ describe('outpost demo', { timeout: 240_000 }, () => {
       await page.waitForFunction(() => location.hash.startsWith('#/operations'));
 
       const problems: string[] = [];
-      for (const view of ['#/', '#/accounts', '#/accounts/sandbox', '#/objects?account=sandbox&kind=Deployment', '#/operations']) {
+      for (const view of [
+        '#/',
+        '#/accounts',
+        '#/accounts/sandbox',
+        '#/agents',
+        '#/objects?account=sandbox&kind=Deployment',
+        '#/operations',
+      ]) {
         await page.goto(`${dashboard}${view}`);
         await page.getByRole('heading', { level: 1 }).waitFor();
         await sleep(1000); // the lists arrive after the heading
@@ -323,6 +331,46 @@ describe('the dashboard on a gateway that requires a token', { timeout: 120_000 
     } finally {
       for (const s of streams) s.end();
       await Promise.all(streams.map((s) => s.ended.catch(() => {})));
+    }
+  });
+
+  test('the agents view, the accounts and the account page show the transport of each stream', async () => {
+    // One stream over gRPC; one the session code serves as a WebSocket stream, on the gateway's database.
+    const grpc = openAgentStream(gateway.gateway.grpcUrl, { bearer: AGENT_TOKEN });
+    const ws = openLocalAgentStream({ database: gateway.gateway.database, gatewayId: gateway.gateway.id, transport: 'websocket' });
+    await connectAgent(grpc, 'agent-grpc', [{ name: 'over-grpc' }]);
+    await connectAgent(ws, 'agent-ws', [{ name: 'over-ws' }]);
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${gateway.gateway.httpUrl}/`);
+      const signIn = page.getByRole('form', { name: 'Sign in' });
+      await signIn.getByLabel('Access token').fill(TOKEN);
+      await signIn.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Agents' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Agents' }).waitFor({ timeout: 20_000 });
+      const agentRow = (id: string) => page.locator(`tr[data-agent="${id}"]`);
+      await agentRow('agent-grpc').locator('[data-transport="grpc"]').filter({ hasText: 'gRPC' }).waitFor({ timeout: 20_000 });
+      await agentRow('agent-ws').locator('[data-transport="websocket"]').filter({ hasText: 'WebSocket' }).waitFor({ timeout: 20_000 });
+      assert.match(await agentRow('agent-ws').innerText(), /over-ws/, 'the row names the account the stream caches');
+      await page.screenshot({ path: join(testOutputDir('dashboard'), 'agents.png'), fullPage: true });
+
+      await page.goto(`${gateway.gateway.httpUrl}/#/accounts`);
+      await page.locator('tr[data-account="over-ws"]').filter({ hasText: 'WebSocket' }).waitFor({ timeout: 20_000 });
+      await page.locator('tr[data-account="over-grpc"]').filter({ hasText: 'gRPC' }).waitFor({ timeout: 20_000 });
+      await page.goto(`${gateway.gateway.httpUrl}/#/accounts/over-ws`);
+      await page.getByRole('region', { name: 'Cluster', exact: true }).filter({ hasText: 'WebSocket' }).waitFor({ timeout: 20_000 });
+
+      // The WebSocket stream ends: no live stream caches its account any more, and the account says so.
+      ws.end();
+      await ws.ended;
+      await page.goto(`${gateway.gateway.httpUrl}/#/accounts`);
+      await page.locator('tr[data-account="over-grpc"]').filter({ hasText: 'gRPC' }).waitFor({ timeout: 20_000 });
+      assert.equal(await page.locator('tr[data-account="over-ws"] [data-transport]').count(), 0);
+      await page.close();
+    } finally {
+      grpc.end();
+      ws.end();
+      await Promise.all([grpc.ended, ws.ended].map((e) => e.catch(() => {})));
     }
   });
 });

@@ -68,6 +68,14 @@ describe('agent stream over WebSocket', { concurrency: false }, () => {
     assert.equal(transportLine?.transport, 'websocket');
     assert.match(String(transportLine?.msg), /transport: WebSocket \(clouddriver\.transport is websocket\)/);
     assert.equal(stack.proxy.upstreamBytes().length, 0, 'nothing went to the gRPC port');
+    // The gateway records and shows the stream's transport: per stream, and for the account it caches.
+    const agents = (await (await fetch(`${stack.gateway.httpUrl}/armory/agents`)).json()) as { transport: string }[];
+    assert.deepEqual(
+      agents.map((a) => a.transport),
+      ['websocket'],
+    );
+    const account = (await (await fetch(`${stack.gateway.httpUrl}/armory/accounts/sandbox`)).json()) as { transport?: string };
+    assert.equal(account.transport, 'websocket');
     const client = createOperationClient({ gatewayUrl: stack.gateway.httpUrl });
     const record = await client.submitAndWait({
       account: 'sandbox',

@@ -1,7 +1,7 @@
 /**
  * The connected-agents listing from `agent_sessions`: `AccountService.ListAgents` (gRPC and Connect JSON) and REST
- * `GET /armory/agents[/{id}]` show live streams with their verdict lists, hide ended streams and rows a dead replica
- * left behind, and never expose the session token or its hash.
+ * `GET /armory/agents[/{id}]` show live streams with their transport and verdict lists, hide ended streams and rows a
+ * dead replica left behind, and never expose the session token or its hash.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -58,10 +58,21 @@ for (const driver of testDrivers()) {
 
       const { agents } = await client.listAgents({});
       assert.deepEqual(
-        agents.map((a) => [a.agentId, a.sessionId, a.gatewayId, a.zone, a.version, a.subject, a.caching, a.standby, a.refused]),
+        agents.map((a) => [
+          a.agentId,
+          a.sessionId,
+          a.gatewayId,
+          a.zone,
+          a.version,
+          a.subject,
+          a.transport,
+          a.caching,
+          a.standby,
+          a.refused,
+        ]),
         [
-          ['agent-l1', w1.sessionId, 'gw-test', 'test', 'test', 'anonymous', ['list-a', 'list-b'], [], []],
-          ['agent-l2', w2.sessionId, 'gw-test', 'test', 'test', 'anonymous', ['list-c'], ['list-a'], []],
+          ['agent-l1', w1.sessionId, 'gw-test', 'test', 'test', 'anonymous', 'grpc', ['list-a', 'list-b'], [], []],
+          ['agent-l2', w2.sessionId, 'gw-test', 'test', 'test', 'anonymous', 'grpc', ['list-c'], ['list-a'], []],
         ],
       );
       assert.ok(agents[0]!.connectedTime && agents[0]!.lastSeenTime);
@@ -82,20 +93,20 @@ for (const driver of testDrivers()) {
         body: JSON.stringify({ agentId: 'agent-l1' }),
       });
       assert.equal(json.status, 200);
-      const body = (await json.json()) as { agents: { agentId: string; caching: string[] }[] };
+      const body = (await json.json()) as { agents: { agentId: string; transport: string; caching: string[] }[] };
       assert.deepEqual(
-        body.agents.map((a) => [a.agentId, a.caching]),
-        [['agent-l1', ['list-a', 'list-b']]],
+        body.agents.map((a) => [a.agentId, a.transport, a.caching]),
+        [['agent-l1', 'grpc', ['list-a', 'list-b']]],
       );
 
       const list = await rest('/armory/agents');
       assert.equal(list.status, 200);
       const items = JSON.parse(list.text) as Record<string, unknown>[];
       assert.deepEqual(
-        items.map((a) => [a.agentId, a.sessionId, a.gatewayId, a.caching, a.standby, a.accounts]),
+        items.map((a) => [a.agentId, a.sessionId, a.gatewayId, a.transport, a.caching, a.standby, a.accounts]),
         [
-          ['agent-l1', w1.sessionId, 'gw-test', ['list-a', 'list-b'], [], ['list-a', 'list-b']],
-          ['agent-l2', w2.sessionId, 'gw-test', ['list-c'], ['list-a'], ['list-a', 'list-c']],
+          ['agent-l1', w1.sessionId, 'gw-test', 'grpc', ['list-a', 'list-b'], [], ['list-a', 'list-b']],
+          ['agent-l2', w2.sessionId, 'gw-test', 'grpc', ['list-c'], ['list-a'], ['list-a', 'list-c']],
         ],
       );
       for (const a of items) {
@@ -105,6 +116,7 @@ for (const driver of testDrivers()) {
       const byId = await rest('/armory/agents/agent-l2');
       assert.equal(byId.status, 200);
       assert.equal(JSON.parse(byId.text).sessionId, w2.sessionId);
+      assert.equal(JSON.parse(byId.text).transport, 'grpc');
 
       // Neither the token nor its hash appears anywhere.
       const hashes = (await t.query<{ token_hash: string }>(`select token_hash from agent_sessions`)).map((r) => r.token_hash);

@@ -1,13 +1,21 @@
 /**
  * Touches of `agent_sessions` rows are gathered: the touches of many streams within TOUCH_BATCH_MS become one write
  * (thousands of idle agents must not cost a statement each per heartbeat), ended rows are never touched, and batches
- * larger than one statement's parameters are split.
+ * larger than one statement's parameters are split. A session's transport round-trips, and accounts are given the
+ * transport of the live session that caches them only.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { createRawQuery } from '../../src/db/raw-query.js';
-import { createAgentSessionStore, TOUCH_BATCH_MS, type AgentSessionStore } from '../../src/gateway/agents/agent-session-store.js';
+import {
+  createAgentSessionStore,
+  listLiveSessions,
+  liveCachingTransports,
+  TOUCH_BATCH_MS,
+  type AgentSessionStore,
+} from '../../src/gateway/agents/agent-session-store.js';
+import type { AgentTransport } from '../../src/gateway/agents/agent-transport.js';
 import { createTestDatabase, testDrivers, type TestDatabase } from '../../testkit/databases.js';
 
 for (const driver of testDrivers()) {
@@ -42,6 +50,7 @@ for (const driver of testDrivers()) {
             subject: 'x',
             identity: 'token:x',
             gatewayId: 'gw',
+            transport: 'grpc',
             caching: [],
             standby: [],
             refused: [],
@@ -66,6 +75,55 @@ for (const driver of testDrivers()) {
     test('a batch of more sessions than one statement takes is split, not refused', async () => {
       const ids = Array.from({ length: 12_000 }, (_, i) => `bulk-${i}`);
       await Promise.all(ids.map((id) => store.touch(id)));
+    });
+
+    test("a session's transport is stored and listed; accounts get the transport of the live session caching them", async () => {
+      const session = (id: string, transport: AgentTransport, caching: string[], standby: string[] = []) =>
+        store.start(
+          {
+            id,
+            agentId: `agent-${id}`,
+            zone: '',
+            version: '',
+            subject: 'x',
+            identity: 'token:x',
+            gatewayId: 'gw',
+            transport,
+            caching,
+            standby,
+            refused: [],
+          },
+          'f'.repeat(64),
+        );
+      await session('t-ws', 'websocket', ['acct-ws'], ['acct-grpc']);
+      await session('t-grpc', 'grpc', ['acct-grpc']);
+      await session('t-ended', 'websocket', ['acct-ended']);
+      await store.end('t-ended');
+      await session('t-stale', 'websocket', ['acct-stale']);
+      await createRawQuery(database)("update agent_sessions set last_seen_at = now() - interval '1 hour' where id = 't-stale'", []);
+
+      const live = await listLiveSessions(database, { staleAfterSeconds: 60 });
+      assert.deepEqual(
+        live.filter((s) => s.id.startsWith('t-')).map((s) => [s.id, s.transport]),
+        [
+          ['t-grpc', 'grpc'],
+          ['t-ws', 'websocket'],
+        ],
+      );
+      const transports = await liveCachingTransports(
+        database.db,
+        [
+          { account: 'acct-ws', sessionId: 't-ws' },
+          { account: 'acct-grpc', sessionId: 't-grpc' },
+          // t-ws only stands by for it
+          { account: 'acct-standby', sessionId: 't-ws' },
+          { account: 'acct-ended', sessionId: 't-ended' },
+          { account: 'acct-stale', sessionId: 't-stale' },
+          { account: 'acct-none', sessionId: '' },
+        ],
+        60,
+      );
+      assert.deepEqual(Object.fromEntries(transports), { 'acct-ws': 'websocket', 'acct-grpc': 'grpc' });
     });
   });
 }

@@ -91,6 +91,19 @@ describe('agent stream endpoint', () => {
     assert.equal(await welcomeOver(createConnectTransport({ baseUrl: url, httpVersion: '2' }), 'ep-connect', 'ep-connect'), 'welcome');
     assert.equal(await welcomeOver(createGrpcTransport({ baseUrl: url, useBinaryFormat: false }), 'ep-json', 'ep-json'), 'welcome');
     for (const name of ['ep-grpc', 'ep-gzip', 'ep-connect', 'ep-json']) assert.equal(await accountRows(name), 1, name);
+    // The fast path and connect-node's route both name their streams gRPC ones (the Connect form is an RPC stream too).
+    const transports = await t.query<{ agent_id: string; transport: string }>(
+      `select agent_id, transport from agent_sessions where agent_id in ('ep-grpc', 'ep-gzip', 'ep-connect', 'ep-json') order by agent_id`,
+    );
+    assert.deepEqual(
+      transports.map((r) => [r.agent_id, r.transport]),
+      [
+        ['ep-connect', 'grpc'],
+        ['ep-grpc', 'grpc'],
+        ['ep-gzip', 'grpc'],
+        ['ep-json', 'grpc'],
+      ],
+    );
   });
 
   test('a well-formed raw exchange: headers, the Welcome as a length-prefixed message, then OK trailers', async () => {

@@ -46,6 +46,7 @@ test('gateway log lines are JSON carrying agent, session, account and operation 
     assert.ok(connected, 'agent connected is logged');
     assert.equal(connected.agentId, 'agent-logs');
     assert.equal(connected.gatewayId, 'gw-logs');
+    assert.equal(connected.transport, 'grpc');
     assert.match(String(connected.sessionId), /^[0-9a-f-]{36}$/);
     const operation = lines.filter((l) => l.operationId === 'op-logged');
     assert.ok(

@@ -11,6 +11,7 @@ import { useServices } from './services.js';
 import { StateBadge } from './state-badge.js';
 import { TableScroll } from './table-scroll.js';
 import { TimeText } from './time-text.js';
+import { TransportBadge } from './transport-badge.js';
 import { useFleet } from './use-fleet.js';
 import { useLiveQuery } from './use-live-query.js';
 
@@ -21,8 +22,8 @@ interface Detail {
 }
 
 /**
- * One account (`#/accounts/<name>`): cluster identity, per-kind cache state, skipped kinds, the refused claim,
- * standby agents and recent transitions. GetAccount and ListAgents run together and again whenever the fleet
+ * One account (`#/accounts/<name>`): cluster identity and the transport of the stream caching it, per-kind cache
+ * state, skipped kinds, the refused claim, standby agents and recent transitions. GetAccount and ListAgents run together and again whenever the fleet
  * summary shows this account changing or the number of connected agents changing.
  */
 export function AccountDetailView({ name }: { name: string }) {
@@ -91,6 +92,9 @@ function AccountDetailBody({ detail }: { detail: Detail }) {
           <Row label="Zone">{a.zoneId}</Row>
           <Row label="Source">{a.source}</Row>
           <Row label="Agent">{a.agentId && <span class="mono">{a.agentId}</span>}</Row>
+          <Row label="Transport">
+            <TransportBadge transport={a.transport} />
+          </Row>
           <Row label="Replica">{a.gatewayId && <span class="mono">{a.gatewayId}</span>}</Row>
           <Row label="Kinds synced">{syncText(a)}</Row>
           <Row label="Last connection">
@@ -203,6 +207,7 @@ function AccountDetailBody({ detail }: { detail: Detail }) {
               <thead>
                 <tr>
                   <th scope="col">Agent</th>
+                  <th scope="col">Transport</th>
                   <th scope="col">Replica</th>
                   <th scope="col">Zone</th>
                   <th scope="col">Version</th>
@@ -215,6 +220,9 @@ function AccountDetailBody({ detail }: { detail: Detail }) {
                     <th scope="row" class="mono">
                       {s.agentId}
                     </th>
+                    <td>
+                      <TransportBadge transport={s.transport} />
+                    </td>
                     <td class="mono">{s.gatewayId}</td>
                     <td>{s.zone || NONE}</td>
                     <td>{s.version || NONE}</td>

@@ -7,6 +7,7 @@ import { useServices } from './services.js';
 import { StateBadge } from './state-badge.js';
 import { TableScroll } from './table-scroll.js';
 import { TimeText } from './time-text.js';
+import { TransportBadge } from './transport-badge.js';
 import { useFleet } from './use-fleet.js';
 import { useLiveQuery } from './use-live-query.js';
 
@@ -30,8 +31,8 @@ export function syncText(account: Account): string {
 }
 
 /**
- * Every account (AccountService.ListAccounts), re-fetched whenever the fleet summary shows any account changing
- * (state, owner, events) or accounts appearing or disappearing.
+ * Every account (AccountService.ListAccounts) with the transport of the stream caching it, re-fetched whenever the
+ * fleet summary shows any account changing (state, owner, events) or accounts appearing or disappearing.
  */
 export function AccountsView() {
   const { api } = useServices();
@@ -60,6 +61,7 @@ export function AccountsView() {
                 <th scope="col">Name</th>
                 <th scope="col">State</th>
                 <th scope="col">Agent</th>
+                <th scope="col">Transport</th>
                 <th scope="col">Replica</th>
                 <th scope="col">Kinds synced</th>
                 <th scope="col">Last event</th>
@@ -69,7 +71,7 @@ export function AccountsView() {
             <tbody>
               {accounts.length === 0 && (
                 <tr>
-                  <td colSpan={7} class="empty">
+                  <td colSpan={8} class="empty">
                     No accounts. Start an agent or define one at the gateway.
                   </td>
                 </tr>
@@ -83,6 +85,9 @@ export function AccountsView() {
                     <StateBadge state={a.state} />
                   </td>
                   <td class="mono">{a.agentId || '—'}</td>
+                  <td>
+                    <TransportBadge transport={a.transport} />
+                  </td>
                   <td class="mono">{a.gatewayId || '—'}</td>
                   <td class="num">{syncText(a)}</td>
                   <td>

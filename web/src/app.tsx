@@ -2,6 +2,7 @@ import { Code } from '@connectrpc/connect';
 import { useEffect, useRef } from 'preact/hooks';
 import { AccountDetailView } from './account-detail-view.js';
 import { AccountsView } from './accounts-view.js';
+import { AgentsView } from './agents-view.js';
 import { describeError } from './error-message.js';
 import { ObjectsView } from './objects-view.js';
 import { OperationsView } from './operations-view.js';
@@ -15,6 +16,7 @@ import { FleetContext, useFleetSubscription } from './use-fleet.js';
 const NAV: { section: Section; label: string; href: string }[] = [
   { section: 'overview', label: 'Overview', href: hrefFor('') },
   { section: 'accounts', label: 'Accounts', href: hrefFor('accounts') },
+  { section: 'agents', label: 'Agents', href: hrefFor('agents') },
   { section: 'objects', label: 'Objects', href: hrefFor('objects') },
   { section: 'operations', label: 'Operations', href: hrefFor('operations') },
 ];
@@ -25,6 +27,8 @@ function RouteView({ route }: { route: Route }) {
       return <OverviewView />;
     case 'accounts':
       return route.params[0] ? <AccountDetailView name={route.params[0]} /> : <AccountsView />;
+    case 'agents':
+      return <AgentsView />;
     case 'objects':
       return <ObjectsView query={route.query} />;
     case 'operations':

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 
 /** The dashboard's pages, one per top-level navigation link. */
-export type Section = 'overview' | 'accounts' | 'objects' | 'operations' | 'not-found';
+export type Section = 'overview' | 'accounts' | 'agents' | 'objects' | 'operations' | 'not-found';
 
 /** A parsed `#/section/param?query` location. */
 export interface Route {
@@ -14,6 +14,7 @@ export interface Route {
 const SECTIONS: Record<string, Section> = {
   '': 'overview',
   accounts: 'accounts',
+  agents: 'agents',
   objects: 'objects',
   operations: 'operations',
 };

@@ -44,6 +44,11 @@ export interface AccountAdminDeps {
   /** Reaches the agent streams of this replica. */
   bus: AccountCommandBus;
   limits: AccountLimits;
+  /**
+   * Agent session rows untouched for this long count as ended (`staleAfterSeconds` in agent-session-store): accounts
+   * show the transport of their caching stream only while its row is live.
+   */
+  sessionStaleAfterSeconds: number;
   logger: Logger;
 }
 
@@ -79,6 +84,7 @@ type Push = { zone: string; action: AccountAction; definition: AccountDefinition
 export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
   const { db } = deps.database;
   const log = deps.logger;
+  const viewOptions = { staleAfterSeconds: deps.sessionStaleAfterSeconds };
 
   const push = (pushes: Push[]) => {
     for (const p of pushes) {
@@ -143,12 +149,12 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
         throw new AccountAdminError('invalid', `limit must be between 1 and ${deps.limits.maxPageSize} (got ${limit})`);
       }
       const effective = limit || deps.limits.maxPageSize;
-      const result = await listAccountViews(db, { name: query.name, page, limit: effective });
+      const result = await listAccountViews(db, { name: query.name, page, limit: effective }, viewOptions);
       return { ...result, page, limit: effective };
     },
 
     async get(name) {
-      const view = await getAccountView(db, name);
+      const view = await getAccountView(db, name, viewOptions);
       if (!view) throw new AccountAdminError('not_found', `unknown account ${JSON.stringify(name)}`, [name]);
       return view;
     },
@@ -171,7 +177,7 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
           names.map((n) => ({ account: n, from: NEW_ACCOUNT, to: 'INACTIVE' as const, reason: 'defined', actor })),
         );
       });
-      return accountViews(db, names);
+      return accountViews(db, names, viewOptions);
     },
 
     async putDynamic(inputs, mode, actor) {
@@ -221,7 +227,7 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
         await recordTransitions(tx, transitions);
       });
       push(pushes);
-      return accountViews(db, names);
+      return accountViews(db, names, viewOptions);
     },
 
     async setStates(changes, actor) {
@@ -281,7 +287,7 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
         await recordTransitions(tx, transitions);
       });
       push(pushes);
-      return accountViews(db, names);
+      return accountViews(db, names, viewOptions);
     },
 
     async delete(names, actor) {
@@ -347,12 +353,12 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
         await removeAccountCaches(tx, [name]);
       });
       log.info({ account: name, actor }, 'account binding released');
-      return (await accountViews(db, [name]))[0]!;
+      return (await accountViews(db, [name], viewOptions))[0]!;
     },
 
     async rebind(name, identity, actor) {
       await rebindAccount(deps.database, name, parseIdentity(identity), actor, log);
-      return (await accountViews(db, [name]))[0]!;
+      return (await accountViews(db, [name], viewOptions))[0]!;
     },
   };
 }

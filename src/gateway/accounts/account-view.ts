@@ -1,7 +1,8 @@
 /**
  * Reads accounts as clients see them: `accounts` rows joined with the cache state of every kind (object count from
  * one GROUP BY over `objects`, synced/listed from `watch_states`), the definition of dynamic accounts, the latest
- * refused claim, the bound agent identity, and the recorded transitions. Shared by the AccountService RPCs and the REST routes.
+ * refused claim, the bound agent identity, the transport of the live stream caching the account (from
+ * `agent_sessions`), and the recorded transitions. Shared by the AccountService RPCs and the REST routes.
  */
 import { create } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
@@ -16,12 +17,22 @@ import {
   type AccountTransition,
   type KindStatus,
 } from '../../gen/outpost/api/v1/account_service_pb.js';
+import { liveCachingTransports } from '../agents/agent-session-store.js';
 import { definitionFromJson } from './account-input.js';
 
 /** Most transitions returned with one account. */
 export const MAX_TRANSITIONS = 100;
 
 type AccountRow = typeof accounts.$inferSelect;
+
+/** How account views read the agent sessions. */
+export interface AccountViewOptions {
+  /**
+   * Session rows untouched for this long count as ended (`staleAfterSeconds` in agent-session-store): an account
+   * shows the transport of its caching stream only while that stream's row is live.
+   */
+  staleAfterSeconds: number;
+}
 
 /** One page of accounts, by name. */
 export interface AccountPage {
@@ -31,20 +42,28 @@ export interface AccountPage {
 }
 
 /** Lists accounts by name: `name` filters to one, `page` is 1-based, `limit` bounds the page (0: no bound). */
-export async function listAccountViews(db: Db, query: { name?: string; page: number; limit: number }): Promise<AccountPage> {
+export async function listAccountViews(
+  db: Db,
+  query: { name?: string; page: number; limit: number },
+  options: AccountViewOptions,
+): Promise<AccountPage> {
   const where = query.name ? eq(accounts.name, query.name) : undefined;
   const [{ n }] = (await db.select({ n: count() }).from(accounts).where(where)) as [{ n: number }];
   let select = db.select().from(accounts).where(where).orderBy(asc(accounts.name)).$dynamic();
   if (query.limit > 0) select = select.limit(query.limit).offset((query.page - 1) * query.limit);
   const rows = await select;
-  return { accounts: await toAccounts(db, rows), total: Number(n) };
+  return { accounts: await toAccounts(db, rows, options), total: Number(n) };
 }
 
 /** One account and its newest transitions; undefined when unknown. */
-export async function getAccountView(db: Db, name: string): Promise<{ account: Account; transitions: AccountTransition[] } | undefined> {
+export async function getAccountView(
+  db: Db,
+  name: string,
+  options: AccountViewOptions,
+): Promise<{ account: Account; transitions: AccountTransition[] } | undefined> {
   const rows = await db.select().from(accounts).where(eq(accounts.name, name));
   if (rows.length === 0) return undefined;
-  const [account] = await toAccounts(db, rows);
+  const [account] = await toAccounts(db, rows, options);
   const history = await db
     .select()
     .from(accountTransitions)
@@ -66,13 +85,13 @@ export async function getAccountView(db: Db, name: string): Promise<{ account: A
 }
 
 /** Views of the named accounts, in name order (unknown names are skipped). */
-export async function accountViews(db: Db, names: string[]): Promise<Account[]> {
+export async function accountViews(db: Db, names: string[], options: AccountViewOptions): Promise<Account[]> {
   if (names.length === 0) return [];
   const rows = await db.select().from(accounts).where(inArray(accounts.name, names)).orderBy(asc(accounts.name));
-  return toAccounts(db, rows);
+  return toAccounts(db, rows, options);
 }
 
-async function toAccounts(db: Db, rows: AccountRow[]): Promise<Account[]> {
+async function toAccounts(db: Db, rows: AccountRow[], options: AccountViewOptions): Promise<Account[]> {
   if (rows.length === 0) return [];
   const names = rows.map((r) => r.name);
   const counts = await db
@@ -81,13 +100,19 @@ async function toAccounts(db: Db, rows: AccountRow[]): Promise<Account[]> {
     .where(inArray(objects.account, names))
     .groupBy(objects.account, objects.apiVersion, objects.kind);
   const states = await db.select().from(watchStates).where(inArray(watchStates.account, names));
-  return rows.map((row) => toAccount(row, counts, states));
+  const transports = await liveCachingTransports(
+    db,
+    rows.map((r) => ({ account: r.name, sessionId: r.sessionId })),
+    options.staleAfterSeconds,
+  );
+  return rows.map((row) => toAccount(row, counts, states, transports.get(row.name) ?? ''));
 }
 
 function toAccount(
   row: AccountRow,
   counts: { account: string; apiVersion: string; kind: string; n: number }[],
   states: (typeof watchStates.$inferSelect)[],
+  transport: string,
 ): Account {
   const kinds = new Map<string, KindStatus & { scopes: number; syncedScopes: number }>();
   const kindOf = (apiVersion: string, kind: string) => {
@@ -136,6 +161,7 @@ function toAccount(
     source: row.source,
     definition: definitionFromJson(row.definition),
     boundIdentity: row.boundIdentity,
+    transport,
     refusedClaim: claim
       ? create(RefusedClaimSchema, {
           agentId: claim.agentId,

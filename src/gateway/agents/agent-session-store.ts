@@ -6,9 +6,10 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { and, asc, eq, gt, inArray, isNull, sql } from 'drizzle-orm';
-import type { Database } from '../../db/database.js';
+import type { Database, Db } from '../../db/database.js';
 import { agentSessions } from '../../db/schema.js';
 import { Verdict } from '../../gen/outpost/agent/v1/agent_pb.js';
+import type { AgentTransport } from './agent-transport.js';
 
 /** Bytes of randomness in a session token. */
 export const SESSION_TOKEN_BYTES = 32;
@@ -44,6 +45,11 @@ export interface AgentSessionRow {
   /** `identityOf(principal)` of the stream: what a resume must match. */
   identity: string;
   gatewayId: string;
+  /**
+   * The transport the stream came over: an {@link AgentTransport} (`grpc` for rows written before it was stored); a
+   * row another version of the gateway wrote may name a transport this one does not know, shown as it is.
+   */
+  transport: string;
   caching: string[];
   standby: string[];
   refused: string[];
@@ -71,7 +77,7 @@ export function toVerdictLists(verdicts: ReadonlyMap<string, Verdict>): SessionV
 }
 
 /** The row written when a stream is welcomed. */
-export type NewAgentSession = Omit<AgentSessionRow, 'connectedAt' | 'lastSeenAt'>;
+export type NewAgentSession = Omit<AgentSessionRow, 'connectedAt' | 'lastSeenAt' | 'transport'> & { transport: AgentTransport };
 
 /** A session whose token was verified. */
 export interface VerifiedSession {
@@ -211,7 +217,6 @@ export interface LiveSessionFilter {
 
 /** The live sessions of every replica (ordered by agent id, newest first per agent), never with their token hash. */
 export async function listLiveSessions(database: Database, filter: LiveSessionFilter): Promise<AgentSessionRow[]> {
-  const staleAfter = Math.max(1, Math.ceil(filter.staleAfterSeconds));
   return database.db
     .select({
       id: agentSessions.id,
@@ -221,6 +226,7 @@ export async function listLiveSessions(database: Database, filter: LiveSessionFi
       subject: agentSessions.subject,
       identity: agentSessions.identity,
       gatewayId: agentSessions.gatewayId,
+      transport: agentSessions.transport,
       caching: agentSessions.caching,
       standby: agentSessions.standby,
       refused: agentSessions.refused,
@@ -228,14 +234,45 @@ export async function listLiveSessions(database: Database, filter: LiveSessionFi
       lastSeenAt: agentSessions.lastSeenAt,
     })
     .from(agentSessions)
-    .where(
-      and(
-        isNull(agentSessions.endedAt),
-        gt(agentSessions.lastSeenAt, sql`now() - (${staleAfter}::int * interval '1 second')`),
-        filter.agentId ? eq(agentSessions.agentId, filter.agentId) : undefined,
-      ),
-    )
+    .where(and(isLive(filter.staleAfterSeconds), filter.agentId ? eq(agentSessions.agentId, filter.agentId) : undefined))
     .orderBy(asc(agentSessions.agentId), sql`${agentSessions.connectedAt} desc`, asc(agentSessions.id));
+}
+
+/** An account and the session its row names as holder (`accounts.session_id`). */
+export interface AccountHolder {
+  account: string;
+  sessionId: string;
+}
+
+/**
+ * The transport of the live stream that caches each account (account name → transport): its holder session's row is
+ * live (as {@link listLiveSessions} counts it) and lists the account as caching. Accounts no live stream caches (no
+ * holder, an ended or stale session, or one that stands by for it or released it) are absent.
+ */
+export async function liveCachingTransports(
+  db: Db,
+  holders: readonly AccountHolder[],
+  staleAfterSeconds: number,
+): Promise<Map<string, string>> {
+  const ids = [...new Set(holders.map((h) => h.sessionId).filter((id) => id !== ''))];
+  const transports = new Map<string, string>();
+  if (ids.length === 0) return transports;
+  const rows = await db
+    .select({ id: agentSessions.id, transport: agentSessions.transport, caching: agentSessions.caching })
+    .from(agentSessions)
+    .where(and(inArray(agentSessions.id, ids), isLive(staleAfterSeconds)));
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  for (const h of holders) {
+    const row = byId.get(h.sessionId);
+    if (row?.caching.includes(h.account)) transports.set(h.account, row.transport);
+  }
+  return transports;
+}
+
+/** Rows not ended and touched within `staleAfterSeconds` (see {@link LiveSessionFilter.staleAfterSeconds}). */
+function isLive(staleAfterSeconds: number) {
+  const staleAfter = Math.max(1, Math.ceil(staleAfterSeconds));
+  return and(isNull(agentSessions.endedAt), gt(agentSessions.lastSeenAt, sql`now() - (${staleAfter}::int * interval '1 second')`));
 }
 
 /**

@@ -34,6 +34,7 @@ import { createClosers } from '../../shared/closers.js';
 import { findUnstorableText } from '../../shared/unstorable-text.js';
 import type { DynamicAccountSource } from './account-commands.js';
 import type { AgentSessionStore } from './agent-session-store.js';
+import type { AgentTransport } from './agent-transport.js';
 import type { OperationHooks } from './operation-hooks.js';
 import { createOutbox, type Outbox } from './outbox.js';
 import type { SessionRegistry } from './session-registry.js';
@@ -79,19 +80,21 @@ export interface AgentSessionDeps {
 const STOP = Symbol('stop');
 
 /**
- * Serves one Connect stream: pass the request iterable the RPC handler received and yield what this returns.
- * The stream ends cleanly when the agent half-closes or the gateway shuts down, with an error otherwise.
+ * Serves one Connect stream: pass the request iterable the endpoint received and yield what this returns; `transport`
+ * names the endpoint's transport (recorded in the session row, its log lines and the listings). The stream ends
+ * cleanly when the agent half-closes or the gateway shuts down, with an error otherwise.
  */
 export function serveAgentStream(
   requests: AsyncIterable<ConnectRequest>,
   deps: AgentSessionDeps,
   principal: Principal | undefined,
+  transport: AgentTransport,
 ): AsyncIterable<ConnectResponse> {
   if (!principal) throw new ConnectError('agent stream without an authenticated principal', Code.Internal);
   if (!hasRole(principal, 'agent')) {
     throw new ConnectError(`${principal.subject} is not allowed to open agent streams (no agent role)`, Code.PermissionDenied);
   }
-  return new AgentSession(deps, principal).run(requests);
+  return new AgentSession(deps, principal, transport).run(requests);
 }
 
 class AgentSession implements StreamState {
@@ -125,8 +128,9 @@ class AgentSession implements StreamState {
   constructor(
     private readonly deps: AgentSessionDeps,
     readonly principal: Principal,
+    readonly transport: AgentTransport,
   ) {
-    this.log = deps.logger.child({ sessionId: this.id, subject: principal.subject });
+    this.log = deps.logger.child({ sessionId: this.id, subject: principal.subject, transport });
     this.row = createSessionRow(this, deps.sessionStore);
     this.pipeline = createWritePipeline(this, deps, (err) => this.failStream(err));
     this.timers = createStreamTimers({

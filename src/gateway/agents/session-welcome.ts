@@ -65,6 +65,7 @@ export async function welcomeAgent(state: StreamState, hello: Hello, deps: Welco
       subject: state.principal.subject,
       identity: identityOf(state.principal),
       gatewayId: deps.gatewayId,
+      transport: state.transport,
       ...toVerdictLists(state.verdicts),
     },
     hash,

@@ -5,6 +5,7 @@
  */
 import type { AccountInfo, Verdict } from '../../gen/outpost/agent/v1/agent_pb.js';
 import type { Logger } from '../../shared/logger.js';
+import type { AgentTransport } from './agent-transport.js';
 import type { Outbox } from './outbox.js';
 import type { SessionRow } from './session-row.js';
 import type { LiveSession } from './session-registry.js';
@@ -15,7 +16,9 @@ export interface StreamState extends LiveSession {
   agentId: string;
   zone: string;
   version: string;
-  /** The stream's logger; the Hello handler adds the agent id to it. */
+  /** The transport the stream came over (recorded in its `agent_sessions` row and its log lines). */
+  readonly transport: AgentTransport;
+  /** The stream's logger (with the session id, subject and transport); the Hello handler adds the agent id to it. */
   log: Logger;
   /** What the gateway sends on the stream. */
   readonly outbox: Outbox;

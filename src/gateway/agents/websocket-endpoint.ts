@@ -14,6 +14,7 @@ import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import { ConnectResponseSchema, type ConnectRequest, type ConnectResponse } from '../../gen/outpost/agent/v1/agent_pb.js';
 import { AGENT_WEBSOCKET_PATH, AGENT_WEBSOCKET_PROTOCOL, encodeEndStream, NORMAL_CLOSURE } from '../../shared/agent-websocket.js';
 import type { Logger } from '../../shared/logger.js';
+import type { AgentTransport } from './agent-transport.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { admit } from '../auth/authorization.js';
 import { credentialsFromNodeRequest } from '../auth/credentials.js';
@@ -31,7 +32,7 @@ const SEND_HIGH_WATER = 256 * 1024;
 export interface AgentWebSocketEndpointOptions {
   authenticator: Authenticator;
   /** Serves one admitted stream: the session (agent-session.ts). */
-  serve(requests: AsyncIterable<ConnectRequest>, principal: Principal): AsyncIterable<ConnectResponse>;
+  serve(requests: AsyncIterable<ConnectRequest>, principal: Principal, transport: AgentTransport): AsyncIterable<ConnectResponse>;
   /** Largest message read; a larger frame closes the WebSocket (1009) and ends the stream. */
   maxMessageBytes: number;
   /** Told about the upgrade request like about any other request (connection-guard.ts). */
@@ -98,7 +99,7 @@ async function serveSocket(ws: WebSocket, principal: Principal, options: AgentWe
   const requests = new WebSocketRequestFeed(ws).requests;
   let failure: ConnectError | undefined;
   try {
-    for await (const message of options.serve(requests, principal)) {
+    for await (const message of options.serve(requests, principal, 'websocket')) {
       if (ws.readyState !== WebSocket.OPEN) break;
       const data = toBinary(ConnectResponseSchema, message);
       if (ws.bufferedAmount < SEND_HIGH_WATER) ws.send(data);

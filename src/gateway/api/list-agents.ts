@@ -39,6 +39,7 @@ export function toAgentMessage(row: AgentSessionRow): Agent {
     zone: row.zone,
     version: row.version,
     subject: row.subject,
+    transport: row.transport,
     caching: [...row.caching],
     standby: [...row.standby],
     refused: [...row.refused],

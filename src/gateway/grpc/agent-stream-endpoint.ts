@@ -17,6 +17,7 @@ import {
   type ConnectResponse,
 } from '../../gen/outpost/agent/v1/agent_pb.js';
 import type { Logger } from '../../shared/logger.js';
+import type { AgentTransport } from '../agents/agent-transport.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { admit } from '../auth/authorization.js';
 import { credentialsFromNodeRequest } from '../auth/credentials.js';
@@ -41,7 +42,7 @@ export const AGENT_CONNECT_PATH = '/outpost.agent.v1.AgentService/Connect';
 export interface AgentStreamEndpointOptions {
   authenticator: Authenticator;
   /** Serves one admitted stream: the session (agent-session.ts). */
-  serve(requests: AsyncIterable<ConnectRequest>, principal: Principal): AsyncIterable<ConnectResponse>;
+  serve(requests: AsyncIterable<ConnectRequest>, principal: Principal, transport: AgentTransport): AsyncIterable<ConnectResponse>;
   /** Largest message read, after decompression; larger ones end the stream RESOURCE_EXHAUSTED. */
   maxMessageBytes: number;
   logger: Logger;
@@ -88,7 +89,7 @@ async function serveStream(
       : setTimeout(() => requests.fail(new ConnectError('deadline exceeded', Code.DeadlineExceeded)), timeoutMs);
   let failure: ConnectError | undefined;
   try {
-    for await (const message of options.serve(requests, principal)) {
+    for await (const message of options.serve(requests, principal, 'grpc')) {
       if (!(await call.send(message))) break;
     }
   } catch (err) {

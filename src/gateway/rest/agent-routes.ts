@@ -17,6 +17,8 @@ export interface AgentJson {
   zone: string;
   version: string;
   subject: string;
+  /** The transport the stream came over: `grpc` or `websocket` (see `AgentTransport`). */
+  transport: string;
   /** Every account the agent announced on the stream (caching, standby and refused). */
   accounts: string[];
   caching: string[];
@@ -68,6 +70,7 @@ export function toAgentJson(row: AgentSessionRow): AgentJson {
     zone: row.zone,
     version: row.version,
     subject: row.subject,
+    transport: row.transport,
     accounts: [...row.caching, ...row.standby, ...row.refused].sort(),
     caching: [...row.caching],
     standby: [...row.standby],

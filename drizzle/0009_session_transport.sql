@@ -1,0 +1,1 @@
+ALTER TABLE "agent_sessions" ADD COLUMN "transport" text DEFAULT 'grpc' NOT NULL;
