@@ -61,7 +61,10 @@ describe('agent through nginx (HTTP/1.1 only)', { concurrency: false }, () => {
     await waitForAccounts(stack.gateway.httpUrl, ['sandbox'], { timeoutMs: 60_000 });
     const text = logs.text();
     assert.match(text, /HTTP\/2 cannot pass to the gateway at 127\.0\.0\.1:\d+: \[internal\] Protocol error; switching to WebSocket now/);
-    const transport = logs.lines().filter((l) => String(l.msg).startsWith('transport:')).at(-1);
+    const transport = logs
+      .lines()
+      .filter((l) => String(l.msg).startsWith('transport:'))
+      .at(-1);
     assert.equal(transport?.transport, 'websocket');
     assert.match(String(transport?.why), /^auto: HTTP\/2 cannot pass \(\[internal\] Protocol error\); using WebSocket for 600 s$/);
     await waitForCacheToMatch(stack.gateway.database, stack.sandbox, 'sandbox', { timeoutMs: 30_000 });
@@ -95,12 +98,19 @@ describe('agent through nginx (HTTP/1.1 only)', { concurrency: false }, () => {
     writeFileSync(files.certFile, pki.certPem);
     writeFileSync(files.keyFile, pki.keyPem);
     writeFileSync(files.ca, pki.caPem);
-    nginx = await startNginx({ upstreamPort: httpPort(), mode: 'http1-reverse', tls: { certFile: files.certFile, keyFile: files.keyFile } });
+    nginx = await startNginx({
+      upstreamPort: httpPort(),
+      mode: 'http1-reverse',
+      tls: { certFile: files.certFile, keyFile: files.keyFile },
+    });
     const tlsLogs = captureLogs();
     await startAgent(tlsLogs, { grpc: `127.0.0.1:${nginx.port}`, insecure: false, tls: { cacertFile: files.ca } }, 'tls-account');
     await waitForAccounts(stack.gateway.httpUrl, ['tls-account'], { timeoutMs: 60_000 });
     assert.match(tlsLogs.text(), /no application protocol.*switching to WebSocket now/);
-    const transport = tlsLogs.lines().filter((l) => String(l.msg).startsWith('transport:')).at(-1);
+    const transport = tlsLogs
+      .lines()
+      .filter((l) => String(l.msg).startsWith('transport:'))
+      .at(-1);
     assert.equal(transport?.transport, 'websocket');
     assert.match(String(transport?.gateway), /^wss:\/\/127\.0\.0\.1:\d+\/outpost\.agent\.v1\.AgentService\/Connect$/);
     await stack.stopAgents();
@@ -113,7 +123,12 @@ describe('agent through nginx (HTTP/1.1 only)', { concurrency: false }, () => {
     await startAgent(blockedLogs, { grpc: `127.0.0.1:${nginx.port}` }, 'blocked');
     await eventually(
       'two refused WebSocket attempts',
-      () => (blockedLogs.text().match(/cannot connect to the gateway at ws:\/\/[^:]+:\d+\/\S+: \[permission_denied\] the WebSocket upgrade was answered HTTP 403/g)?.length ?? 0) >= 2,
+      () =>
+        (blockedLogs
+          .text()
+          .match(
+            /cannot connect to the gateway at ws:\/\/[^:]+:\d+\/\S+: \[permission_denied\] the WebSocket upgrade was answered HTTP 403/g,
+          )?.length ?? 0) >= 2,
       { timeoutMs: 30_000 },
     );
     await stack.stopAgents();
