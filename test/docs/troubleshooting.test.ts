@@ -193,9 +193,11 @@ describe('troubleshooting guide', () => {
           expectQuoted('wrong-token', l),
         ),
         agent('a-none', {}, cluster1Account()).then((l) => expectQuoted('no-token', l)),
-        agent('a-http1', { ...token, grpc: `127.0.0.1:${(http1.address() as AddressInfo).port}` }, cluster1Account()).then((l) =>
-          expectQuoted('http1-proxy', l),
-        ),
+        agent(
+          'a-http1',
+          { ...token, transport: 'grpc', grpc: `127.0.0.1:${(http1.address() as AddressInfo).port}` },
+          cluster1Account(),
+        ).then((l) => expectQuoted('http1-proxy', l)),
       ]);
     });
 

@@ -151,7 +151,10 @@ const clouddriverSchema = z
   .strictObject({
     grpc: hostPort
       .default(AGENT_DEFAULTS.grpc)
-      .describe('Gateway gRPC address, `host:port`. HTTP/2 end to end: an HTTP/1.1-only proxy in between breaks the stream.'),
+      .describe(
+        'Gateway address for gRPC, `host:port` (HTTP/2 end to end). Behind an HTTP/1.1-only proxy the agent falls back ' +
+          'to WebSocket (`transport: auto`), by default at this same address.',
+      ),
     insecure: z.boolean().default(AGENT_DEFAULTS.insecure).describe('true: plaintext HTTP/2 (h2c); false: TLS, configured by `tls`.'),
     transport: z
       .enum(['auto', 'grpc', 'websocket'])

@@ -6,12 +6,13 @@
  */
 import { readFileSync } from 'node:fs';
 import type { SecureClientSessionOptions } from 'node:http2';
+import { Code, ConnectError } from '@connectrpc/connect';
 import { AGENT_WEBSOCKET_PATH } from '../../shared/agent-websocket.js';
 import type { AgentConfig } from '../config/schema.js';
 import { type DialOptions, dialGateway, NoHttp2Error, probeGreeting } from './gateway-socket.js';
 import { grpcStream } from './grpc-stream.js';
 import { proxyFor } from './proxy-settings.js';
-import { openProxyTunnel } from './proxy-tunnel.js';
+import { openProxyTunnel, ProxyTunnelError } from './proxy-tunnel.js';
 import type { StreamConnect, TransportKind } from './stream-connect.js';
 import { http2CannotPass } from './transport-choice.js';
 import { webSocketConnect } from './websocket-stream.js';
@@ -96,13 +97,14 @@ export async function openGatewayConnection(
 ): Promise<GatewayConnection> {
   const url = transport === 'grpc' ? grpcUrl(clouddriver) : webSocketUrl(clouddriver);
   const { host, port, secure } = endpointOf(url);
-  const socket = await dialGateway({
-    host,
-    port,
-    tls: secure ? tlsOptions(clouddriver) : undefined,
-    alpn: transport === 'grpc' ? ['h2'] : ['http/1.1'],
-    tunnel: tunnelFor(url, clouddriver, options.env),
-    signal: options.signal,
+  const tls = secure ? tlsOptions(clouddriver) : undefined;
+  const tunnel = tunnelFor(url, clouddriver, options.env);
+  const alpn = transport === 'grpc' ? ['h2'] : ['http/1.1'];
+  const socket = await dialGateway({ host, port, tls, alpn, tunnel, signal: options.signal }).catch((err: unknown) => {
+    // Network failures read like the stream's own (`[unavailable] connect ECONNREFUSED …`); a proxy's refusal is
+    // already a sentence of its own.
+    if (err instanceof ConnectError || err instanceof ProxyTunnelError) throw err;
+    throw new ConnectError((err as Error).message, Code.Unavailable, undefined, undefined, err);
   });
   if (transport === 'grpc') {
     const stream = grpcStream(url.origin, socket);
