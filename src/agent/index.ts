@@ -93,6 +93,7 @@ export async function startAgent(config: AgentConfig, deps: StartAgentDeps = {})
     operations: operationsStatus(),
     connected: state.connected,
     sessionId: state.sessionId,
+    transport: state.transport && { ...state.transport },
     accounts: state.accounts.map((a) => ({
       name: a.prepared.config.name,
       source: a.source,

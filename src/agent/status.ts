@@ -60,6 +60,8 @@ export interface OperationsStatus {
 export interface AgentStatus {
   connected: boolean;
   sessionId?: string;
+  /** The transport of the current or last connection attempt (`grpc` or `websocket`), why, and the URL dialled. */
+  transport?: { kind: 'grpc' | 'websocket'; reason: string; url: string };
   accounts: AccountStatus[];
   operations: OperationsStatus;
 }

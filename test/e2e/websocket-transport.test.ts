@@ -68,6 +68,7 @@ describe('agent stream over WebSocket', { concurrency: false }, () => {
     assert.equal(transportLine?.transport, 'websocket');
     assert.match(String(transportLine?.msg), /transport: WebSocket \(clouddriver\.transport is websocket\)/);
     assert.equal(stack.proxy.upstreamBytes().length, 0, 'nothing went to the gRPC port');
+    assert.equal(stack.agents[0]!.status().transport?.kind, 'websocket', "the agent's status says WebSocket");
     // The gateway records and shows the stream's transport: per stream, and for the account it caches.
     const agents = (await (await fetch(`${stack.gateway.httpUrl}/armory/agents`)).json()) as { transport: string }[];
     assert.deepEqual(
