@@ -4,7 +4,7 @@
  * and runs every check (checks.ts). The report has one row per round and the totals; any failed check fails the run.
  */
 import { createRng, type Rng } from '../../testkit/rng.js';
-import { checkCache, checkLedger, checkProcesses, checkSecretMarker, settleOperations } from './checks.js';
+import { checkAgentPaths, checkCache, checkLedger, checkProcesses, checkSecretMarker, listAgents, settleOperations } from './checks.js';
 import { startChaosSystem, type ChaosSystem } from './chaos-system.js';
 import { FAULTS, type Heal } from './faults.js';
 import { createWorkload, type LedgerOperation } from './workload.js';
@@ -17,6 +17,11 @@ export interface ChaosOptions {
   faultMs?: [number, number];
   /** Largest RSS a gateway or agent may reach. */
   maxRssMiB?: number;
+  /**
+   * Fault names injected first in rounds 1, 2, … (one per round, before the seeded ones), so a short run is sure to
+   * exercise them; unknown names are an error.
+   */
+  required?: readonly string[];
   /** Called with each finished round (progress). */
   onRound?: (round: RoundResult) => void;
 }
@@ -25,6 +30,8 @@ export interface ChaosOptions {
 export interface RoundResult {
   round: number;
   faults: string[];
+  /** The transport of the stream caching the account when the faults began ('unknown' when no gateway said). */
+  cachingTransport: string;
   operations: { submitted: number; succeeded: number; failed: number; timedOut: number; neverStored: number };
   changes: number;
   /** Seconds the cache still took to equal the cluster once the operations had settled (which follows the heal). */
@@ -38,6 +45,8 @@ export interface ChaosReport {
   seed: number;
   rounds: RoundResult[];
   faultsInjected: Record<string, number>;
+  /** Rounds per caching transport (`RoundResult.cachingTransport`). */
+  cachingTransports: Record<string, number>;
   failures: number;
   seconds: number;
 }
@@ -46,12 +55,15 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Runs `rounds` rounds with a fresh system; always stops it. */
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
+  for (const name of options.required ?? [])
+    if (!FAULTS.some((f) => f.name === name)) throw new Error(`unknown required fault ${JSON.stringify(name)}`);
   const rng = createRng(options.seed);
   const marker = `OUTPOST-SECRET-MARKER-${options.seed.toString(36)}`;
   const started = Date.now();
   const system = await startChaosSystem();
   const rounds: RoundResult[] = [];
   const faultsInjected: Record<string, number> = {};
+  const cachingTransports: Record<string, number> = {};
   try {
     const workload = createWorkload(
       {
@@ -70,12 +82,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     for (let round = 1; round <= options.rounds; round++) {
       const result = await runRound(system, workload, faultRng, round, options);
       for (const f of result.faults) faultsInjected[f] = (faultsInjected[f] ?? 0) + 1;
+      cachingTransports[result.cachingTransport] = (cachingTransports[result.cachingTransport] ?? 0) + 1;
       rounds.push(result);
       options.onRound?.(result);
     }
     // The marker check reads every byte captured and every row and log line: once, at the end, over everything.
     const leaks = await checkSecretMarker(system, marker);
-    if (leaks.length > 0) rounds[rounds.length - 1]!.problems.push(...leaks);
+    // And whether the agents really took their forward proxies and transports (else those faults tested nothing).
+    const paths = await checkAgentPaths(system, 30_000);
+    rounds[rounds.length - 1]?.problems.push(...leaks, ...paths);
   } finally {
     await system.close();
   }
@@ -83,6 +98,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     seed: options.seed,
     rounds,
     faultsInjected,
+    cachingTransports,
     failures: rounds.reduce((n, r) => n + r.problems.length, 0),
     seconds: (Date.now() - started) / 1000,
   };
@@ -100,12 +116,16 @@ async function runRound(
   const changesBefore = workload.changes;
   workload.start();
   await sleep(rng.int(300, 1000));
+  const cachingTransport = await cachingTransportOf(system);
+  const required = FAULTS.find((f) => f.name === options.required?.[round - 1]);
   const count = rng.int(1, 3);
   const faults: string[] = [];
   const heals: { heal: Heal; restarts: boolean }[] = [];
   const problems: string[] = [];
   for (let i = 0; i < count; i++) {
-    const fault = rng.pick(FAULTS);
+    // Picked either way, so a required fault replaces one choice and leaves the rest of the seeded sequence as it was.
+    const picked = rng.pick(FAULTS);
+    const fault = i === 0 && required ? required : picked;
     try {
       heals.push({ heal: await fault.inject(system, rng), restarts: fault.restarts === true });
       faults.push(fault.name);
@@ -137,6 +157,7 @@ async function runRound(
   return {
     round,
     faults,
+    cachingTransport,
     operations: {
       submitted: ops.length,
       succeeded: count_('SUCCEEDED'),
@@ -151,22 +172,35 @@ async function runRound(
   };
 }
 
+/** The transport of the live stream caching the account ('none' when none does, 'unknown' when no gateway said). */
+async function cachingTransportOf(system: ChaosSystem): Promise<string> {
+  try {
+    return (await listAgents(system)).find((a) => a.caching.includes(system.account))?.transport ?? 'none';
+  } catch {
+    return 'unknown';
+  }
+}
+
 /** The report as a markdown table plus totals. */
 export function renderChaosReport(report: ChaosReport): string {
   const lines = [
     `Seed ${report.seed}; ${report.rounds.length} rounds in ${report.seconds.toFixed(0)} s; ${report.failures} failures.`,
     '',
-    '| round | faults | operations (ok / failed / timed out / never stored) | changes | cache equal after ops settled | max RSS | result |',
-    '| --- | --- | --- | --- | --- | --- | --- |',
+    '| round | caching over | faults | operations (ok / failed / timed out / never stored) | changes | cache equal after ops settled | max RSS | result |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
     ...report.rounds.map((r) => {
       const o = r.operations;
       const result = r.problems.length === 0 ? 'ok' : `FAILED: ${r.problems.join('; ').replace(/\|/g, '/')}`;
-      return `| ${r.round} | ${r.faults.join(', ') || '—'} | ${o.submitted} (${o.succeeded} / ${o.failed} / ${o.timedOut} / ${o.neverStored}) | ${r.changes} | ${r.convergedSeconds.toFixed(1)} s | ${r.maxRssMiB} MiB | ${result} |`;
+      return `| ${r.round} | ${r.cachingTransport} | ${r.faults.join(', ') || '—'} | ${o.submitted} (${o.succeeded} / ${o.failed} / ${o.timedOut} / ${o.neverStored}) | ${r.changes} | ${r.convergedSeconds.toFixed(1)} s | ${r.maxRssMiB} MiB | ${result} |`;
     }),
     '',
     '| fault | injected |',
     '| --- | --- |',
     ...FAULTS.map((f) => `| ${f.name}: ${f.description} | ${report.faultsInjected[f.name] ?? 0} |`),
+    '',
+    `Caching transport at the faults: ${Object.entries(report.cachingTransports)
+      .map(([t, n]) => `${t} ${n}`)
+      .join(', ')} rounds.`,
     '',
     `Totals: ${report.rounds.length} rounds, ${Object.values(report.faultsInjected).reduce((a, b) => a + b, 0)} faults injected, ` +
       `${report.rounds.reduce((n, r) => n + r.operations.submitted, 0)} operations, ${report.rounds.reduce((n, r) => n + r.changes, 0)} cluster changes, ` +

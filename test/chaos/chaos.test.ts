@@ -1,7 +1,8 @@
 /**
- * The short chaos run inside `npm test`: a few seeded rounds over 3 gateway processes, 2 agents, a private Postgres
- * and the sandbox (test/chaos/chaos-runner.ts). The seed is printed; OUTPOST_CHAOS_SEED reruns a failure, and
- * `npm run chaos` runs many more rounds.
+ * The short chaos run inside `npm test`: a few seeded rounds over 3 gateway processes, 2 agents (one over WebSocket,
+ * one over gRPC, each through a forward proxy), a private Postgres and the sandbox (test/chaos/chaos-runner.ts). The
+ * seed is printed; OUTPOST_CHAOS_SEED reruns a failure, and `npm run chaos` runs many more rounds. Whatever the seed,
+ * round 1 restarts a forward proxy mid-stream, and it begins with the WebSocket agent caching.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -15,7 +16,7 @@ test(`chaos: ${ROUNDS} seeded rounds of faults under load; nothing lost, applied
 }, async (t) => {
   const seed = seedFrom('OUTPOST_CHAOS_SEED');
   t.diagnostic(`seed ${seed} (rerun with OUTPOST_CHAOS_SEED=${seed})`);
-  const report = await runChaos({ seed, rounds: ROUNDS });
+  const report = await runChaos({ seed, rounds: ROUNDS, required: ['proxy-restart'] });
   const markdown = renderChaosReport(report);
   console.log(markdown);
   assert.equal(report.rounds.length, ROUNDS);
@@ -23,5 +24,7 @@ test(`chaos: ${ROUNDS} seeded rounds of faults under load; nothing lost, applied
     report.rounds.every((r) => r.operations.submitted > 0 && r.changes > 0),
     'every round carried load',
   );
+  assert.ok((report.faultsInjected['proxy-restart'] ?? 0) >= 1, `no proxy-restart round:\n${markdown}`);
+  assert.ok((report.cachingTransports.websocket ?? 0) >= 1, `no round had the account cached over WebSocket:\n${markdown}`);
   assert.equal(report.failures, 0, markdown);
 });

@@ -159,3 +159,44 @@ export async function checkSecretMarker(system: ChaosSystem, marker: string): Pr
   for (const name of [...system.cluster.gatewayNames, ...system.agents]) found(`the log of ${name}`, system.cluster.logs(name));
   return problems;
 }
+
+/**
+ * Each agent took the path the system set up for it: its forward proxy logged a CONNECT to its fault proxy, and a live
+ * gateway lists its stream with its configured transport. Retried for `timeoutMs` (a stream may be reconnecting).
+ */
+export async function checkAgentPaths(system: ChaosSystem, timeoutMs: number): Promise<string[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const problems: string[] = [];
+    for (const id of system.agents) {
+      const port = system.proxies.get(id)!.port;
+      if (!system.forwardProxies.get(id)!.log().includes(`CONNECT 127.0.0.1:${port}`))
+        problems.push(`the forward proxy of ${id} logged no CONNECT to its fault proxy (port ${port})`);
+    }
+    const listed = await listAgents(system).catch((err: Error) => err);
+    if (listed instanceof Error) problems.push(`no gateway listed the agents: ${listed.message}`);
+    else
+      for (const id of system.agents) {
+        const seen = listed.filter((a) => a.agentId === id).map((a) => a.transport);
+        if (!seen.includes(system.transports.get(id)!))
+          problems.push(`${id} is configured for ${system.transports.get(id)} but its live streams are over [${seen.join(', ')}]`);
+      }
+    if (problems.length === 0 || Date.now() > deadline) return problems;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** `GET /armory/agents` of the first live gateway that answers. */
+export async function listAgents(system: ChaosSystem): Promise<{ agentId: string; transport: string; caching: string[] }[]> {
+  let last: unknown;
+  for (const g of system.cluster.gatewayNames.filter((n) => system.cluster.isRunning(n) && !system.cluster.isStopped(n))) {
+    try {
+      const res = await fetch(`${system.cluster.gateway(g).httpUrl}/armory/agents`, { signal: AbortSignal.timeout(3000) });
+      if (res.ok) return (await res.json()) as { agentId: string; transport: string; caching: string[] }[];
+      last = new Error(`${g}: HTTP ${res.status}`);
+    } catch (err) {
+      last = err;
+    }
+  }
+  throw last ?? new Error('no live gateway');
+}

@@ -76,6 +76,20 @@ export const FAULTS: readonly Fault[] = [
     },
   },
   {
+    name: 'proxy-restart',
+    description:
+      "an agent's forward proxy (tinyproxy) killed mid-stream, cutting its CONNECT tunnel: restarted on the same port at once, or left down until healed",
+    async inject(s, rng) {
+      const proxy = s.forwardProxies.get(rng.pick(s.agents))!;
+      if (rng.chance(0.5)) {
+        await proxy.restart();
+        return nothing;
+      }
+      await proxy.stop();
+      return () => proxy.restart();
+    },
+  },
+  {
     name: 'pg-terminate',
     description: 'every Postgres connection of the gateways terminated (pg_terminate_backend)',
     async inject(s) {
