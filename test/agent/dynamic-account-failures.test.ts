@@ -90,7 +90,11 @@ for (const driver of testDrivers()) {
         const sessions = async () =>
           (await gateway.database.db.execute(sql.raw(`select id from agent_sessions where agent_id = 'dyn-agent'`))) as unknown;
         const rowsOf = (r: unknown) => ((r as { rows?: unknown[] }).rows ?? (r as unknown[])) as { id: string }[];
-        const before = rowsOf(await sessions()).map((r) => r.id);
+        // The account turns ACTIVE during admission, a moment before the session row is written: wait for the row.
+        const before = await eventually('the session row written', async () => {
+          const ids = rowsOf(await sessions()).map((r) => r.id);
+          return ids.length > 0 ? ids : undefined;
+        });
 
         const put = await rest('PUT', '/armory/accounts/dynamic', [
           dynamic('dyn-good', kubeconfig),
