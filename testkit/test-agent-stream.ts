@@ -122,7 +122,7 @@ export function openAgentStream(grpcUrl: string, options: { bearer?: string } = 
 export function hello(
   agentId: string,
   accounts: { name: string; apiHost?: string; caFingerprint?: string }[],
-  extra: { zone?: string; resumeSessionId?: string; resumeSessionToken?: string } = {},
+  extra: { zone?: string; resumeSessionId?: string; resumeSessionToken?: string; connection?: number } = {},
 ): RequestInit['message'] {
   return {
     case: 'hello',

@@ -2,7 +2,7 @@
  * Takeover between streams of the same agent id on a gateway with token authentication (no insecure mode): a newer
  * stream closes an older one only when both authenticated as the same subject, or when it presents the older
  * session's token; a stream from another identity never hijacks the agent id, nor the account names bound to the
- * first identity (REFUSED).
+ * first identity (REFUSED). An agent's two connections (`hello.connection` 0 and 1) never take each other over.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -92,6 +92,43 @@ for (const driver of testDrivers()) {
 
       for (const s of [other, resumer]) s.end();
       await Promise.all([other.ended, resumer.ended]);
+    });
+
+    test("an agent's second connection (hello.connection 1) stands by beside its first on the same replica; each takes over only its own", async () => {
+      const first = open(ONE);
+      const w1 = await connectAgent(first, 'two-links', [{ name: 'link-a' }]);
+      assert.equal(w1.accounts[0]!.verdict, Verdict.CACHING);
+      const second = open(ONE);
+      const w2 = await connectAgent(second, 'two-links', [{ name: 'link-a' }], { connection: 1 });
+      assert.equal(w2.accounts[0]!.verdict, Verdict.STANDBY, 'the second connection stands by');
+      assert.ok(await stillOpen(first), 'the first connection is not taken over by the second');
+      assert.equal(await owner('link-a'), w1.sessionId);
+
+      // A new stream on connection 1 replaces the old connection 1 only.
+      const secondAgain = open(ONE);
+      const w3 = await connectAgent(secondAgain, 'two-links', [{ name: 'link-a' }], { connection: 1 });
+      assert.equal((await second.ended)?.code, Code.Aborted);
+      assert.equal(w3.accounts[0]!.verdict, Verdict.STANDBY);
+      assert.ok(await stillOpen(first), 'connection 0 stays');
+
+      // When connection 0 goes, connection 1 is promoted (same replica: at once).
+      first.end();
+      await first.ended;
+      const promoted = await secondAgain.next(30_000);
+      assert.equal(promoted.message.case, 'verdicts');
+      const verdicts = promoted.message.value as { accounts: { account: string; verdict: Verdict }[] };
+      assert.deepEqual(
+        verdicts.accounts.map((a) => [a.account, a.verdict]),
+        [['link-a', Verdict.CACHING]],
+      );
+
+      const bad = open(ONE);
+      bad.send(hello('two-links', [{ name: 'link-a' }], { connection: 2 }));
+      const refused = await bad.ended;
+      assert.equal(refused?.code, Code.InvalidArgument);
+      assert.match(refused!.rawMessage, /hello\.connection is 2; an agent has at most 2 connections/);
+      secondAgain.end();
+      await secondAgain.ended;
     });
   });
 }

@@ -20,6 +20,7 @@ function session(id: string, serves: string[]): LiveSession & { sent: Operation[
     id,
     agentId: `agent-${id}`,
     zone: '',
+    connection: 0,
     principal: { subject: 'test', roles: new Set(), accountPatterns: [] } as never,
     close: () => {},
     done: Promise.resolve(),

@@ -101,6 +101,7 @@ class AgentSession implements StreamState {
   readonly id = randomUUID();
   agentId = '';
   zone = '';
+  connection = 0;
   version = '';
   log: Logger;
   readonly done: Promise<void>;

@@ -7,6 +7,9 @@ import { findUnstorableText } from '../../shared/unstorable-text.js';
 import { isValidAccountName } from '../accounts/account-name.js';
 import { invalidArgument } from '../errors.js';
 
+/** Highest `hello.connection`: an agent keeps at most two connections (`clouddriver.connections`). */
+export const MAX_CONNECTION_INDEX = 1;
+
 /** Most accounts one Hello may carry. */
 export const MAX_ACCOUNTS_PER_HELLO = 1000;
 
@@ -17,6 +20,9 @@ export function validateHello(hello: Hello): void {
   if (unstorable) throw invalidArgument(unstorable);
   if (!hello.agentId.trim()) throw invalidArgument('hello.agent_id must not be empty');
   if (hello.agentId.length > 253) throw invalidArgument('hello.agent_id is longer than 253 characters');
+  if (hello.connection > MAX_CONNECTION_INDEX) {
+    throw invalidArgument(`hello.connection is ${hello.connection}; an agent has at most ${MAX_CONNECTION_INDEX + 1} connections (0 or 1)`);
+  }
   if (hello.accounts.length > MAX_ACCOUNTS_PER_HELLO) {
     throw invalidArgument(`hello carries ${hello.accounts.length} accounts; at most ${MAX_ACCOUNTS_PER_HELLO} are allowed`);
   }

@@ -14,6 +14,8 @@ export interface LiveSession {
   readonly agentId: string;
   /** Zone from the agent's Hello ('' before it). */
   readonly zone: string;
+  /** Which of the agent's parallel connections the stream is (the Hello's `connection`; 0 before it). */
+  readonly connection: number;
   /** Who the stream authenticated as. */
   readonly principal: Principal;
   /** Ends the stream: cleanly without an error (shutdown), or with the error (takeover, dead peer). */

@@ -1,7 +1,8 @@
 /**
  * Who may take over an agent's older stream: a Hello that resumes a session must present that session's token
  * (checked against the stored hash before anything is written), and a newer stream closes older streams of the same
- * agent id on this replica only when it resumed their session or authenticated as the same identity (`identityOf`). A stream from
+ * agent id on this replica only when it resumed their session or authenticated as the same identity (`identityOf`)
+ * and is the same of the agent's connections (`hello.connection`: an agent with two connections keeps both). A stream from
  * another identity never hijacks an agent id: it stands by (its accounts go STANDBY while the older stream lives).
  */
 import { Code, ConnectError } from '@connectrpc/connect';
@@ -46,6 +47,7 @@ export function supersedeOlderStreams(session: LiveSession, resumed: string | un
     if (older.id === resumed) {
       log.info({ oldSessionId: older.id }, 'session resumed with its token: the new stream takes over');
       older.close(new ConnectError('superseded: the session was resumed by a newer stream', Code.Aborted));
+    } else if (older.connection !== session.connection) {
     } else if (identityOf(older.principal) === identityOf(session.principal)) {
       log.info({ oldSessionId: older.id }, 'new stream of the same agent takes over');
       older.close(new ConnectError('superseded by a newer stream of the same agent', Code.Aborted));

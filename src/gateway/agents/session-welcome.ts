@@ -47,8 +47,9 @@ export async function welcomeAgent(state: StreamState, hello: Hello, deps: Welco
   if (state.stopped) return false;
   state.agentId = hello.agentId;
   state.zone = hello.zone;
+  state.connection = hello.connection;
   state.version = hello.version;
-  state.log = state.log.child({ agentId: hello.agentId });
+  state.log = state.log.child(hello.connection > 0 ? { agentId: hello.agentId, connection: hello.connection } : { agentId: hello.agentId });
   const takeover = supersedeOlderStreams(state, resumed, deps.registry, state.log);
   const ordered = await admitAccounts(hello, state, state.claimed, () => state.stopped, deps, takeover);
   if (!ordered) return false;

@@ -15,6 +15,8 @@ export interface StreamState extends LiveSession {
   /** From the Hello; '' before it. Set once, by the Hello handler. */
   agentId: string;
   zone: string;
+  /** The Hello's `connection` (which of the agent's parallel connections this is); 0 before it. */
+  connection: number;
   version: string;
   /** The transport the stream came over (recorded in its `agent_sessions` row and its log lines). */
   readonly transport: AgentTransport;
