@@ -19,6 +19,7 @@ import { createAgentMetrics } from './metrics/agent-metrics.js';
 import { metricsAddress, startMetricsServer } from './metrics/metrics-server.js';
 import { createOperationRunner, type AccountLookup } from './operations/operation-runner.js';
 import type { AgentStatus } from './status.js';
+import { createMirrorState, servingRuntimes } from './stream/agent-connections.js';
 import { runConnectionLoop } from './stream/connection-loop.js';
 import { createTokenSource } from './stream/token-source.js';
 import type { SessionState } from './stream/session.js';
@@ -88,13 +89,27 @@ export async function startAgent(config: AgentConfig, deps: StartAgentDeps = {})
     accounts: config.kubernetes.accounts.map((account) => createAccountRuntime(unpreparedAccount(account), 'file')),
     lastChangeId: 0n,
   };
+  // One state per connection to the gateway (clouddriver.connections): stream/agent-connections.ts.
+  const states: SessionState[] = [state];
+  for (let i = 1; i < config.clouddriver.connections; i++) states.push(createMirrorState(state));
   let operationsStatus = (): AgentStatus['operations'] => ({ active: 0, pendingResults: 0, running: [] });
   const status = (): AgentStatus => ({
     operations: operationsStatus(),
-    connected: state.connected,
+    connected: states.some((s) => s.connected),
     sessionId: state.sessionId,
     transport: state.transport && { ...state.transport },
-    accounts: state.accounts.map((a) => ({
+    ...(states.length > 1
+      ? {
+          connections: states.map((s, connection) => ({
+            connection,
+            connected: s.connected,
+            sessionId: s.sessionId,
+            gatewayId: s.gatewayId,
+            transport: s.transport?.kind,
+          })),
+        }
+      : {}),
+    accounts: servingRuntimes(states).map((a) => ({
       name: a.prepared.config.name,
       source: a.source,
       verdict: a.verdict,
@@ -114,9 +129,10 @@ export async function startAgent(config: AgentConfig, deps: StartAgentDeps = {})
     })),
   });
   const metrics = createAgentMetrics({
-    connected: () => state.connected,
-    watchesOpen: () => state.accounts.reduce((n, a) => n + a.watches.filter((w) => w.state === 'watching').length, 0),
-    unackedBatches: () => state.live?.unacked() ?? 0,
+    connected: () => states.some((s) => s.connected),
+    watchesOpen: () =>
+      states.reduce((total, s) => total + s.accounts.reduce((n, a) => n + a.watches.filter((w) => w.state === 'watching').length, 0), 0),
+    unackedBatches: () => states.reduce((n, s) => n + (s.live?.unacked() ?? 0), 0),
   });
   const log = logger.child({ agentId: id });
   // Every part registers how it stops as soon as it started: close() runs them in reverse order, and so does a start
@@ -149,27 +165,30 @@ export async function startAgent(config: AgentConfig, deps: StartAgentDeps = {})
     closers.defer('kubernetes clients', () => {
       for (const account of state.accounts) account.prepared.client?.close();
     });
-    const operations = createOperationRunner({
-      account: (name) => servedAccount(state, name),
-      settings: {
-        serverSideApplyKinds: config.kubernetes.serverSideApply,
-        defaultFieldManager: AGENT_DEFAULTS.fieldManager,
-        deletePollMs: 50,
-      },
-      retries: config.kubernetes.retries,
-      concurrency: config.operations.concurrency,
-      resultCacheSize: config.operations.resultCacheSize,
-      resultTtlMs: config.operations.resultTtlSeconds * 1000,
-      outboxSize: config.operations.outboxSize,
-      logger: log,
-    });
-    closers.defer('operations', () => operations.close());
+    // One runner per connection: a result goes back on the session its operation came from.
+    const runners = states.map((connectionState) =>
+      createOperationRunner({
+        account: (name) => servedAccount(connectionState, name),
+        settings: {
+          serverSideApplyKinds: config.kubernetes.serverSideApply,
+          defaultFieldManager: AGENT_DEFAULTS.fieldManager,
+          deletePollMs: 50,
+        },
+        retries: config.kubernetes.retries,
+        concurrency: config.operations.concurrency,
+        resultCacheSize: config.operations.resultCacheSize,
+        resultTtlMs: config.operations.resultTtlSeconds * 1000,
+        outboxSize: config.operations.outboxSize,
+        logger: log,
+      }),
+    );
+    closers.defer('operations', () => Promise.all(runners.map((r) => r.close())).then(() => undefined));
     operationsStatus = () => ({
-      active: operations.active,
-      pendingResults: operations.pending,
-      running: operations
-        .list()
-        .map((op) => ({ id: op.id, account: op.account, kind: op.kind, state: op.state, startedAt: op.receivedAt })),
+      active: runners.reduce((n, r) => n + r.active, 0),
+      pendingResults: runners.reduce((n, r) => n + r.pending, 0),
+      running: runners.flatMap((r) =>
+        r.list().map((op) => ({ id: op.id, account: op.account, kind: op.kind, state: op.state, startedAt: op.receivedAt })),
+      ),
     });
     log.info(
       {
@@ -186,6 +205,7 @@ export async function startAgent(config: AgentConfig, deps: StartAgentDeps = {})
     setMaxListeners(0, controller.signal); // parallel API requests of every account listen on it
     const accounts = createAccountManager({
       state,
+      mirrors: states.slice(1),
       logger: log,
       signal: controller.signal,
       baseDir: deps.configFile !== undefined ? dirname(resolve(deps.configFile)) : undefined,
@@ -206,19 +226,25 @@ export async function startAgent(config: AgentConfig, deps: StartAgentDeps = {})
             onAccounts: (next) => accounts.setFileAccounts(next),
           });
     if (watcher !== undefined) closers.defer('configuration file watcher', () => watcher.close());
-    const loop = runConnectionLoop({
-      config,
-      agentId: id,
-      zone,
-      version: agentVersion(),
-      state,
-      accounts,
-      token,
-      operations,
-      recorder: metrics,
-      logger: log,
-      signal: controller.signal,
-    });
+    const loops = states.map((connectionState, connection) =>
+      runConnectionLoop({
+        config,
+        agentId: id,
+        zone,
+        version: agentVersion(),
+        state: connectionState,
+        accounts,
+        token,
+        operations: runners[connection],
+        recorder: metrics,
+        logger: log,
+        signal: controller.signal,
+        ...(states.length > 1
+          ? { connection, otherGatewayId: () => states.find((s) => s !== connectionState && s.connected)?.gatewayId }
+          : {}),
+      }),
+    );
+    const loop = Promise.all(loops).then(() => undefined);
     closers.defer('connection loop', () => loop);
     // First at close: the stream, the watches and the retries stop.
     closers.defer('stop signal', () => controller.abort());

@@ -62,6 +62,8 @@ export interface AgentStatus {
   sessionId?: string;
   /** The transport of the current or last connection attempt (`grpc` or `websocket`), why, and the URL dialled. */
   transport?: { kind: 'grpc' | 'websocket'; reason: string; url: string };
+  /** With `clouddriver.connections: 2`: each connection's state (the replica it reached, its transport). */
+  connections?: Array<{ connection: number; connected: boolean; sessionId?: string; gatewayId?: string; transport?: 'grpc' | 'websocket' }>;
   accounts: AccountStatus[];
   operations: OperationsStatus;
 }

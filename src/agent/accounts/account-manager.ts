@@ -28,6 +28,11 @@ const REPREPARE_AFTER_MS = 60_000;
 /** Options of {@link createAccountManager}. */
 export interface AccountManagerOptions {
   state: SessionState;
+  /**
+   * The states of the agent's other connections (`clouddriver.connections: 2`): they serve the same accounts, each
+   * with runtimes of its own sharing the preparation; every change is applied and announced to them too.
+   */
+  mirrors?: SessionState[];
   logger: Logger;
   /** Aborts when the agent closes: preparations in progress stop. */
   signal: AbortSignal;
@@ -60,7 +65,19 @@ export function createAccountManager(options: AccountManagerOptions): AccountMan
     tail = run;
     return run;
   };
+  const mirrors = options.mirrors ?? [];
   const find = (name: string) => state.accounts.find((a) => a.prepared.config.name === name);
+  /** Every connection's runtime of the account `name` (the primary's first). */
+  const runtimesOf = (name: string) => [state, ...mirrors].flatMap((s) => s.accounts.filter((a) => a.prepared.config.name === name));
+  /** True while some connection's live session serves the account (its preparation is in use: not replaced then). */
+  const inUse = (name: string) =>
+    [state, ...mirrors].some(
+      (s) =>
+        s.live !== undefined &&
+        s.accounts.some(
+          (a) => a.prepared.config.name === name && (a.run !== undefined || a.verdict === 'caching' || a.verdict === 'standby'),
+        ),
+    );
   /**
    * Prepares an account; a dynamic one whose kubeconfig lies outside the allowed directories fails with the reason
    * instead, without its file being read (it is reported to the gateway like any account that cannot be reached).
@@ -82,11 +99,23 @@ export function createAccountManager(options: AccountManagerOptions): AccountMan
       for (const p of prepared) p.client?.close();
       return;
     }
-    const added = prepared.map((p, i) => createAccountRuntime(p, add[i]!.source));
-    state.accounts = [...state.accounts.filter((a) => !removed.includes(a)), ...added];
-    const live = state.live;
-    const stopped = live ? live.announce(removed, added) : Promise.all(removed.map((a) => stopAccountWatchers(a)));
-    await stopped;
+    const swap = (target: SessionState, gone: AccountRuntime[]) => {
+      const added = prepared.map((p, i) => createAccountRuntime(p, add[i]!.source));
+      target.accounts = [...target.accounts.filter((a) => !gone.includes(a)), ...added];
+      const live = target.live;
+      return live ? live.announce(gone, added) : Promise.all(gone.map((a) => stopAccountWatchers(a)));
+    };
+    const removedNames = new Set(removed.map((r) => r.prepared.config.name));
+    const stopped = [
+      swap(state, removed),
+      ...mirrors.map((m) =>
+        swap(
+          m,
+          m.accounts.filter((a) => removedNames.has(a.prepared.config.name)),
+        ),
+      ),
+    ];
+    await Promise.all(stopped);
     for (const account of removed) account.prepared.client?.close();
   }
 
@@ -97,9 +126,11 @@ export function createAccountManager(options: AccountManagerOptions): AccountMan
           state.accounts.map(async (account) => {
             const p = account.prepared;
             if (p.preparedAt > 0 && p.error === '' && Date.now() - p.preparedAt < REPREPARE_AFTER_MS) return;
+            // Served by another connection right now: its clients stay (re-prepared once no session uses them).
+            if (p.preparedAt > 0 && inUse(p.config.name)) return;
             const fresh = await prepareWithin(p.config, account.source);
             if (p.client !== fresh.client) p.client?.close();
-            account.prepared = fresh;
+            for (const runtime of runtimesOf(p.config.name)) if (runtime.prepared === p) runtime.prepared = fresh;
           }),
         );
       }),
@@ -181,7 +212,7 @@ export function createAccountManager(options: AccountManagerOptions): AccountMan
         if (
           existing !== undefined &&
           isDeepStrictEqual(existing.prepared.config, parsed.config) &&
-          (existing.verdict === 'caching' || existing.verdict === 'standby')
+          runtimesOf(name).some((r) => r.verdict === 'caching' || r.verdict === 'standby')
         ) {
           log.info(`dynamic account "${name}" is already served with this definition`);
           return;

@@ -9,6 +9,8 @@ export const AGENT_DEFAULTS = {
   insecure: true,
   /** `clouddriver.transport`: gRPC first, WebSocket when HTTP/2 cannot pass. */
   transport: 'auto' as const,
+  /** `clouddriver.connections`: one stream to the gateway (2 keeps a standby stream on another replica). */
+  connections: 1,
   /** `clouddriver.transportRetrySeconds`: how long a WebSocket fallback is kept before gRPC is tried again. */
   transportRetrySeconds: 600,
   /** Heartbeat interval until the gateway's Welcome says otherwise (the reference agent's default). */

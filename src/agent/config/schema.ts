@@ -175,6 +175,16 @@ const clouddriverSchema = z
         'Where the WebSocket transport connects: the gateway HTTP port as `host:port`, or a `ws://`/`wss://` URL (its ' +
           'path defaults to the agent stream path). Default: the `grpc` address, `wss` unless `insecure`.',
       ),
+    connections: z
+      .number()
+      .int()
+      .min(1)
+      .max(2)
+      .default(AGENT_DEFAULTS.connections)
+      .describe(
+        'Streams kept to the gateway: 1, or 2 — to two different replicas (reached through the same address), one ' +
+          'caching the accounts and one standing by, so losing a replica costs no reconnect and no forwarding hop.',
+      ),
     transportRetrySeconds: z
       .number()
       .positive()

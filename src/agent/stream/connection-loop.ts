@@ -15,7 +15,7 @@ import type { AgentConfig } from '../config/schema.js';
 import type { StreamRecorder } from '../metrics/agent-metrics.js';
 import type { OperationRunner } from '../operations/operation-runner.js';
 import { backoffDelayMs, sleep } from './backoff.js';
-import { runSession, SessionEndedError, type SessionState } from './session.js';
+import { runSession, SameReplicaError, SessionEndedError, type SessionState } from './session.js';
 import type { TokenSource } from './token-source.js';
 import { createTransportChoice } from './transport-choice.js';
 import { diagnoseGrpcFailure, explainConnectError, openGatewayConnection, webSocketUrl, type GatewayConnection } from './transport.js';
@@ -28,6 +28,9 @@ export function reconnectRequested(err: unknown): boolean {
   if (!(err instanceof SessionEndedError) || !err.welcomed || err.cause === undefined) return false;
   return ConnectError.from(err.cause).metadata.get(RECONNECT_HEADER) === 'now';
 }
+
+/** Reconnects in a row to reach a replica other than the other connection's before settling for the same one. */
+export const MAX_SAME_REPLICA_TRIES = 5;
 
 /** Options of {@link runConnectionLoop}. */
 export interface ConnectionLoopOptions {
@@ -44,6 +47,13 @@ export interface ConnectionLoopOptions {
   operations?: OperationRunner;
   /** The agent's metrics: data sent, and every welcomed session that ends. */
   recorder?: StreamRecorder;
+  /** Which of the agent's connections this loop keeps (`clouddriver.connections`): 0 (default) or 1. */
+  connection?: number;
+  /**
+   * The gateway replica the agent's other connection is live on, if any: a Welcome from that same replica ends the
+   * session and this loop reconnects at once to reach another (at most {@link MAX_SAME_REPLICA_TRIES} times in a row).
+   */
+  otherGatewayId?: () => string | undefined;
   logger: Logger;
   signal: AbortSignal;
 }
@@ -55,6 +65,8 @@ export async function runConnectionLoop(options: ConnectionLoopOptions): Promise
   const choice = createTransportChoice(config.clouddriver.transport, config.clouddriver.transportRetrySeconds);
   let attempt = 0;
   let lastTransport = '';
+  let sameReplicaTries = 0;
+  const log = options.connection ? logger.child({ connection: options.connection }) : logger;
   while (!signal.aborted) {
     const started = Date.now();
     const pick = choice.next();
@@ -72,9 +84,9 @@ export async function runConnectionLoop(options: ConnectionLoopOptions): Promise
       if (label !== lastTransport) {
         lastTransport = label;
         const name = pick.kind === 'grpc' ? 'gRPC over HTTP/2' : 'WebSocket';
-        logger.info({ gateway: connection.url, transport: pick.kind, why: pick.reason }, `transport: ${name} (${pick.reason})`);
+        log.info({ gateway: connection.url, transport: pick.kind, why: pick.reason }, `transport: ${name} (${pick.reason})`);
       }
-      logger[attempt === 0 ? 'info' : 'debug']({ gateway: connection.url, transport: pick.kind }, 'connecting to the gateway');
+      log[attempt === 0 ? 'info' : 'debug']({ gateway: connection.url, transport: pick.kind }, 'connecting to the gateway');
       await runSession({
         connect: connection.connect,
         headers,
@@ -82,17 +94,35 @@ export async function runConnectionLoop(options: ConnectionLoopOptions): Promise
         zone: options.zone,
         version: options.version,
         replicas: config.agent.replicas,
+        connection: options.connection ?? 0,
+        sameReplica: options.otherGatewayId
+          ? (gatewayId) => {
+              if (options.otherGatewayId?.() !== gatewayId) return false;
+              if (sameReplicaTries < MAX_SAME_REPLICA_TRIES) return true;
+              log.warn(
+                { gatewayId, tries: sameReplicaTries },
+                `both connections reached gateway replica ${gatewayId} after ${sameReplicaTries} tries: only one replica seems reachable; keeping it`,
+              );
+              return false;
+            }
+          : undefined,
         heartbeatSeconds: config.clouddriver.keepAliveHeartbeatSeconds,
         state,
         operations: options.operations,
         recorder: options.recorder,
         onAccountCommand: (command) => void options.accounts.applyCommand(command),
-        logger,
+        logger: log,
         signal,
       });
     } catch (err) {
       if (signal.aborted) break;
       const welcomed = err instanceof SessionEndedError && err.welcomed;
+      if (err instanceof SameReplicaError) {
+        sameReplicaTries++;
+        log.info({ tries: sameReplicaTries }, err.message);
+        continue;
+      }
+      if (welcomed) sameReplicaTries = 0;
       if (welcomed) options.recorder?.disconnected();
       if (err instanceof SessionEndedError && err.cause !== undefined && ConnectError.from(err.cause).code === Code.Unauthenticated) {
         options.token.rejected();
@@ -103,7 +133,7 @@ export async function runConnectionLoop(options: ConnectionLoopOptions): Promise
         const diagnosis = await diagnoseGrpcFailure(cause, failure, config.clouddriver, { signal });
         failure = diagnosis.message;
         if (diagnosis.cannotPass && choice.http2Refused(pick.kind, diagnosis.message)) {
-          logger.warn(
+          log.warn(
             { gateway: address, err: diagnosis.message, transport: pick.kind },
             `HTTP/2 cannot pass to the gateway at ${address}: ${diagnosis.message}; switching to WebSocket now`,
           );
@@ -112,14 +142,14 @@ export async function runConnectionLoop(options: ConnectionLoopOptions): Promise
       }
       if (reconnectRequested(err)) {
         attempt = 0;
-        logger.info({ gateway: address, reason: (err as Error).message }, 'the gateway asked for a reconnect; reconnecting now');
+        log.info({ gateway: address, reason: (err as Error).message }, 'the gateway asked for a reconnect; reconnecting now');
         continue;
       }
       if (welcomed && Date.now() - started > config.clouddriver.reconnect.stableSeconds * 1000) attempt = 0;
       const delay = backoffDelayMs(config.clouddriver.reconnect, attempt++);
       const reason = explainConnectError(failure, welcomed ? {} : { insecure: config.clouddriver.insecure });
       const verb = welcomed ? 'lost the gateway stream' : 'cannot connect to the gateway';
-      logger.warn(
+      log.warn(
         { gateway: address, err: reason, retryInSeconds: Number((delay / 1000).toFixed(1)), attempt },
         `${verb} at ${address}: ${reason}; next retry in ${(delay / 1000).toFixed(1)} s`,
       );

@@ -16,17 +16,13 @@ import { Code, ConnectError } from '@connectrpc/connect';
 import type { Logger } from 'pino';
 import {
   AccountsChangedSchema,
-  AccountInfoSchema,
   AccountReportSchema,
   ConnectRequestSchema,
   HeartbeatSchema,
   HelloSchema,
-  KindInfoSchema,
-  SkippedKindSchema,
   SyncProgressSchema,
   Verdict,
   type AccountCommand,
-  type AccountInfo,
   type AccountVerdict,
   type AccountVerdicts,
   type ConnectRequest,
@@ -34,7 +30,6 @@ import {
 } from '../../gen/outpost/agent/v1/agent_pb.js';
 import type { AccountRuntime } from '../accounts/account-runtime.js';
 export type { AccountRuntime } from '../accounts/account-runtime.js';
-import type { PreparedAccount } from '../accounts/prepare-account.js';
 import { AGENT_DEFAULTS } from '../config/defaults.js';
 import type { StreamRecorder } from '../metrics/agent-metrics.js';
 import type { OperationRunner } from '../operations/operation-runner.js';
@@ -44,6 +39,11 @@ import { createPushable } from './pushable.js';
 import type { StreamConnect } from './stream-connect.js';
 import type { TransportPick } from './transport-choice.js';
 import { applyVerdictUpdate } from './verdict-updates.js';
+import { SameReplicaError, SessionEndedError } from './session-errors.js';
+import { accountInfo } from '../accounts/account-info.js';
+
+export { SameReplicaError, SessionEndedError } from './session-errors.js';
+export { accountInfo } from '../accounts/account-info.js';
 
 /** Session state shared with the status snapshot, the account manager and the next sessions. */
 export interface SessionState {
@@ -58,6 +58,8 @@ export interface SessionState {
   lastChangeId: bigint;
   /** The transport of the current or last connection attempt, why it was chosen, and the URL dialled. */
   transport?: TransportPick & { url: string };
+  /** The gateway replica of the running session (its Welcome's `gateway_id`); undefined between sessions. */
+  gatewayId?: string;
 }
 
 /** The running session, as the account manager sees it. */
@@ -82,6 +84,13 @@ export interface SessionOptions {
   zone: string;
   version: string;
   replicas: number;
+  /** Which of the agent's connections this is (`Hello.connection`: 0, or 1 for the second of `clouddriver.connections: 2`). */
+  connection?: number;
+  /**
+   * Asked at the Welcome: true when the agent's other connection is live on that same replica and this one should
+   * reconnect to reach another (`clouddriver.connections: 2`). The session then ends with {@link SameReplicaError}.
+   */
+  sameReplica?: (gatewayId: string) => boolean;
   /** Heartbeat interval until the Welcome gives one; 0 disables heartbeats (and dead-peer detection). */
   heartbeatSeconds: number;
   state: SessionState;
@@ -94,33 +103,6 @@ export interface SessionOptions {
   onAccountCommand?: (command: AccountCommand) => void;
   /** Aborts when the agent closes. */
   signal: AbortSignal;
-}
-
-/** Raised when the stream ends; `welcomed` tells whether the session got as far as a Welcome. */
-export class SessionEndedError extends Error {
-  readonly welcomed: boolean;
-  constructor(message: string, welcomed: boolean, cause?: unknown) {
-    super(message, { cause });
-    this.name = 'SessionEndedError';
-    this.welcomed = welcomed;
-  }
-}
-
-/** Describes an account for the Hello (and for AccountReports). */
-export function accountInfo(prepared: PreparedAccount): AccountInfo {
-  return create(AccountInfoSchema, {
-    name: prepared.config.name,
-    apiHost: prepared.apiHost,
-    caFingerprint: prepared.caFingerprint,
-    kubernetesVersion: prepared.kubernetesVersion,
-    namespaces: prepared.config.namespaces,
-    kinds: prepared.kinds.map((k) =>
-      create(KindInfoSchema, { apiVersion: k.apiVersion, kind: k.kind, resource: k.resource, namespaced: k.namespaced }),
-    ),
-    skippedKinds: prepared.skipped.map((s) => create(SkippedKindSchema, s)),
-    properties: prepared.config.properties,
-    error: prepared.error,
-  });
 }
 
 const verdictName = (v: Verdict) =>
@@ -147,6 +129,7 @@ export async function runSession(options: SessionOptions): Promise<void> {
   let outbox: Outbox | undefined;
   let welcomed = false;
   let deadPeer: string | undefined;
+  let sameReplica: string | undefined;
   let lastReceived = Date.now();
   let heartbeatSeconds = options.heartbeatSeconds;
 
@@ -278,9 +261,15 @@ export async function runSession(options: SessionOptions): Promise<void> {
 
   function onWelcome(welcome: Welcome): void {
     welcomed = true;
-    state.connected = true;
     state.sessionId = welcome.sessionId;
     state.resume = welcome.sessionToken !== '' ? { sessionId: welcome.sessionId, token: welcome.sessionToken } : undefined;
+    if (options.sameReplica?.(welcome.gatewayId)) {
+      sameReplica = welcome.gatewayId;
+      controller.abort();
+      return;
+    }
+    state.connected = true;
+    state.gatewayId = welcome.gatewayId;
     if (welcome.heartbeatIntervalSeconds > 0) heartbeatSeconds = welcome.heartbeatIntervalSeconds;
     startHeartbeats();
     const maxUnacked = welcome.maxUnacked > 0 ? welcome.maxUnacked : AGENT_DEFAULTS.maxUnacked;
@@ -349,6 +338,7 @@ export async function runSession(options: SessionOptions): Promise<void> {
       accounts: state.accounts.map((a) => accountInfo(a.prepared)),
       resumeSessionId: resumed?.sessionId ?? '',
       resumeSessionToken: resumed?.token ?? '',
+      connection: options.connection ?? 0,
     }),
   });
   state.live = live;
@@ -376,9 +366,11 @@ export async function runSession(options: SessionOptions): Promise<void> {
       }
     }
     if (signal.aborted) return;
+    if (sameReplica !== undefined) throw new SameReplicaError(sameReplica);
     throw new SessionEndedError('the gateway ended the stream', welcomed);
   } catch (err) {
     if (signal.aborted) return;
+    if (sameReplica !== undefined) throw new SameReplicaError(sameReplica);
     if (!welcomed && resumed !== undefined && ConnectError.from(err).code === Code.Unauthenticated && state.resume === resumed) {
       state.resume = undefined;
       logger.warn(
@@ -400,5 +392,6 @@ export async function runSession(options: SessionOptions): Promise<void> {
     await Promise.allSettled(stopped);
     state.connected = false;
     state.sessionId = undefined;
+    state.gatewayId = undefined;
   }
 }
