@@ -39,6 +39,8 @@ export interface BenchResults {
   forwarding?: Repeated<ForwardingParams, ForwardingResult>;
   /** One run of many kill/recover cycles (its percentiles are over the cycles). */
   failover?: Repeated<FailoverParams, FailoverResult>;
+  /** The failover scenario with `clouddriver.connections: 2`, run right after the one-connection runs. */
+  failoverTwoConnections?: Repeated<FailoverParams, FailoverResult>;
   connectionScale?: Repeated<ConnectionScaleParams, ConnectionScaleResult>;
   agentFootprint?: Repeated<AgentFootprintParams, AgentFootprintResult>;
   spinnakerDeploy?: Repeated<SpinnakerDeployParams, SpinnakerDeployResult>;
@@ -52,6 +54,7 @@ export function resultRows(r: BenchResults): Row[] {
     ...(r.operations ? operationsRows(r.operations.runs) : []),
     ...(r.forwarding?.runs[0] ? forwardingRows(r.forwarding.runs[0]) : []),
     ...(r.failover?.runs[0] ? failoverRows(r.failover.runs[0]) : []),
+    ...(r.failoverTwoConnections?.runs[0] ? failoverRows(r.failoverTwoConnections.runs[0]) : []),
     ...(r.connectionScale ? connectionScaleRows(r.connectionScale.runs, r.connectionScale.params.agents) : []),
     ...(r.agentFootprint ? agentFootprintRows(r.agentFootprint.runs, r.agentFootprint.params) : []),
     ...(r.spinnakerDeploy?.runs[0] ? spinnakerDeployRows(r.spinnakerDeploy.runs[0]) : []),

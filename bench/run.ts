@@ -155,7 +155,11 @@ if (wants('initial-sync')) results.initialSync = await repeat('initial-sync', ru
 if (wants('churn')) results.churn = await repeat('churn', runs, params.churn, runChurn);
 if (wants('operations')) results.operations = await repeat('operations', runs, params.operations, runOperations);
 if (wants('forwarding')) results.forwarding = await repeat('forwarding', 1, params.forwarding, runForwarding);
-if (wants('failover')) results.failover = await repeat('failover', 1, params.failover, runFailover);
+if (wants('failover')) {
+  results.failover = await repeat('failover', 1, params.failover, runFailover);
+  // The same kills with the agent keeping a standby stream on another replica (clouddriver.connections: 2).
+  results.failoverTwoConnections = await repeat('failover', 1, { ...params.failover, connections: 2 as const }, runFailover);
+}
 if (wants('connection-scale')) results.connectionScale = await repeat('connection-scale', runs, params.connectionScale, runConnectionScale);
 if (wants('spinnaker-deploy')) results.spinnakerDeploy = await repeat('spinnaker-deploy', 1, params.spinnakerDeploy, runSpinnakerDeploy);
 if (wants('agent-footprint')) results.agentFootprint = await repeat('agent-footprint', runs, params.agentFootprint, runAgentFootprint);

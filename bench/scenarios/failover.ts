@@ -35,6 +35,11 @@ export interface FailoverParams {
   stableSeconds: number;
   /** The agent's stream must be at least this old before the kill (more than `stableSeconds`). */
   minSessionSeconds: number;
+  /**
+   * The agent's `clouddriver.connections` (default 1). With 2 it keeps a standby stream on another replica: the steady
+   * state then also waits for the agent's two streams to be live on two different replicas.
+   */
+  connections?: 1 | 2;
 }
 
 /** One submitted operation after the kill. */
@@ -71,6 +76,8 @@ export interface FailoverResult {
   seconds: ReturnType<typeof summarize>;
   reconnect: ReturnType<typeof summarize>;
   failedRuns: number;
+  /** The agent's `clouddriver.connections` in these runs. */
+  connections: 1 | 2;
   config: { gateway: ConfigObject; agent: ConfigObject; attemptTimeoutSeconds: number; minSessionSeconds: number };
   /** Set when logs were kept (a run failed): the temp dir holding every child's log. */
   logsDir?: string;
@@ -87,8 +94,12 @@ const GATEWAY_CONFIG: ConfigObject = {
   agents: { heartbeatIntervalSeconds: 1, deadAfterSeconds: 3 },
 };
 /** Agent reconnect backoff (full jitter: each delay uniform in [0, min(max, base × factor^n)]). */
-const agentConfig = (stableSeconds: number): ConfigObject => ({
-  clouddriver: { keepAliveHeartbeatSeconds: 1, reconnect: { baseSeconds: 0.5, factor: 1.6, maxSeconds: 5, stableSeconds } },
+const agentConfig = (stableSeconds: number, connections: 1 | 2): ConfigObject => ({
+  clouddriver: {
+    keepAliveHeartbeatSeconds: 1,
+    reconnect: { baseSeconds: 0.5, factor: 1.6, maxSeconds: 5, stableSeconds },
+    ...(connections === 2 ? { connections } : {}),
+  },
 });
 
 type Outcome = { ok: true } | { ok: false; reason: string };
@@ -134,6 +145,7 @@ async function waitSteady(
   set: ReplicaSet,
   clients: Map<string, OperationClient>,
   minSessionSeconds: number,
+  connections: 1 | 2,
 ): Promise<{ holder: string; sessionAgeSeconds: number }> {
   await until('every replica to list 3 ready replicas', set, async () => {
     for (const name of NAMES) {
@@ -160,6 +172,15 @@ async function waitSteady(
     holder = row.gateway_id;
     return true;
   });
+  if (connections === 2) {
+    await until("the agent's two streams live on two replicas", set, async () => {
+      const rows = await set.sql<{ gateway_id: string }>(
+        'select distinct gateway_id from agent_sessions where agent_id = $1 and ended_at is null',
+        [AGENT_ID],
+      );
+      return rows.length === 2 ? true : `live on ${JSON.stringify(rows.map((r) => r.gateway_id))}`;
+    });
+  }
   for (const name of NAMES) {
     await until(`an operation to succeed through ${name}`, set, async () => {
       const r = await attempt(clients.get(name)!, 5);
@@ -184,7 +205,8 @@ async function waitSteady(
 /** Runs the scenario: one set of processes, `params.runs` kill/recover cycles. */
 export async function runFailover(params: FailoverParams): Promise<FailoverResult> {
   if (params.minSessionSeconds <= params.stableSeconds) throw new Error('failover: minSessionSeconds must be greater than stableSeconds');
-  const AGENT_CONFIG = agentConfig(params.stableSeconds);
+  const connections = params.connections ?? 1;
+  const AGENT_CONFIG = agentConfig(params.stableSeconds, connections);
   const set = await startReplicaSet({
     postgresUrl: params.postgresUrl,
     gateways: NAMES,
@@ -201,7 +223,7 @@ export async function runFailover(params: FailoverParams): Promise<FailoverResul
 
     const runs: FailoverRun[] = [];
     for (let run = 1; run <= params.runs; run++) {
-      const { holder, sessionAgeSeconds } = await waitSteady(set, clients, params.minSessionSeconds);
+      const { holder, sessionAgeSeconds } = await waitSteady(set, clients, params.minSessionSeconds, connections);
       const survivors = NAMES.filter((n) => n !== holder);
       const attempts: FailoverAttempt[] = [];
       const killedWall = Date.now();
@@ -234,7 +256,7 @@ export async function runFailover(params: FailoverParams): Promise<FailoverResul
       if (seconds === null) result.error = `no operation succeeded within ${params.giveUpSeconds} s of the kill`;
       runs.push(result);
       console.log(
-        `failover run ${run}: killed ${holder} (stream ${sessionAgeSeconds.toFixed(1)} s old) → ${seconds === null ? 'NOT RECOVERED' : `${seconds.toFixed(2)} s`} ` +
+        `failover${connections === 2 ? ' (two connections)' : ''} run ${run}: killed ${holder} (stream ${sessionAgeSeconds.toFixed(1)} s old) → ${seconds === null ? 'NOT RECOVERED' : `${seconds.toFixed(2)} s`} ` +
           `(${attempts.length} attempt(s), new holder ${result.newHolder}, agent reconnected after ${result.reconnectSeconds?.toFixed(2) ?? '?'} s)`,
       );
       for (const a of attempts.filter((x) => x.outcome !== 'SUCCEEDED')) {
@@ -250,6 +272,7 @@ export async function runFailover(params: FailoverParams): Promise<FailoverResul
       seconds: summarize(recovered.map((r) => r.seconds!)),
       reconnect: summarize(runs.flatMap((r) => (r.reconnectSeconds === null ? [] : [r.reconnectSeconds]))),
       failedRuns,
+      connections,
       config: {
         gateway: GATEWAY_CONFIG,
         agent: AGENT_CONFIG,
@@ -266,7 +289,7 @@ export async function runFailover(params: FailoverParams): Promise<FailoverResul
 
 /** Table rows of the failover runs (one value per kill). */
 export function failoverRows(f: FailoverResult): Row[] {
-  const s = `failover (kill -9 of the holder, ${f.runs.length} runs)`;
+  const s = `failover (kill -9 of the holder, ${f.runs.length} runs${f.connections === 2 ? ', two connections per agent' : ''})`;
   const p99 = f.seconds.n < 100 ? `p99 (= max of ${f.seconds.n})` : 'p99';
   return [
     figureRow(s, 'seconds, kill → first successful operation, median', [f.seconds.p50], { digits: 2 }),
