@@ -146,6 +146,7 @@ async function waitSteady(
   clients: Map<string, OperationClient>,
   minSessionSeconds: number,
   connections: 1 | 2,
+  startedAt: ReadonlyMap<string, number>,
 ): Promise<{ holder: string; sessionAgeSeconds: number }> {
   await until('every replica to list 3 ready replicas', set, async () => {
     for (const name of NAMES) {
@@ -174,11 +175,17 @@ async function waitSteady(
   });
   if (connections === 2) {
     await until("the agent's two streams live on two replicas", set, async () => {
-      const rows = await set.sql<{ gateway_id: string }>(
-        'select distinct gateway_id from agent_sessions where agent_id = $1 and ended_at is null',
+      const rows = await set.sql<{ gateway_id: string; connected_at: Date }>(
+        'select gateway_id, connected_at from agent_sessions where agent_id = $1 and ended_at is null',
         [AGENT_ID],
       );
-      return rows.length === 2 ? true : `live on ${JSON.stringify(rows.map((r) => r.gateway_id))}`;
+      // A killed replica's rows stay open (nobody ended them): only sessions of the replica's current process count.
+      const live = new Set(
+        rows
+          .filter((r) => set.isRunning(r.gateway_id) && r.connected_at.getTime() >= (startedAt.get(r.gateway_id) ?? 0))
+          .map((r) => r.gateway_id),
+      );
+      return live.size === 2 ? true : `live on ${JSON.stringify([...live])}`;
     });
   }
   for (const name of NAMES) {
@@ -207,6 +214,8 @@ export async function runFailover(params: FailoverParams): Promise<FailoverResul
   if (params.minSessionSeconds <= params.stableSeconds) throw new Error('failover: minSessionSeconds must be greater than stableSeconds');
   const connections = params.connections ?? 1;
   const AGENT_CONFIG = agentConfig(params.stableSeconds, connections);
+  /** When each replica's current process started (wall clock), to tell its sessions from a killed process's. */
+  const startedAt = new Map(NAMES.map((n) => [n, Date.now() - 1000]));
   const set = await startReplicaSet({
     postgresUrl: params.postgresUrl,
     gateways: NAMES,
@@ -223,7 +232,7 @@ export async function runFailover(params: FailoverParams): Promise<FailoverResul
 
     const runs: FailoverRun[] = [];
     for (let run = 1; run <= params.runs; run++) {
-      const { holder, sessionAgeSeconds } = await waitSteady(set, clients, params.minSessionSeconds, connections);
+      const { holder, sessionAgeSeconds } = await waitSteady(set, clients, params.minSessionSeconds, connections, startedAt);
       const survivors = NAMES.filter((n) => n !== holder);
       const attempts: FailoverAttempt[] = [];
       const killedWall = Date.now();
@@ -262,6 +271,7 @@ export async function runFailover(params: FailoverParams): Promise<FailoverResul
       for (const a of attempts.filter((x) => x.outcome !== 'SUCCEEDED')) {
         console.log(`  attempt at +${a.atSeconds.toFixed(2)} s to ${a.replica}: ${a.outcome} after ${a.ms.toFixed(0)} ms`);
       }
+      startedAt.set(holder, Date.now() - 1000);
       await set.startGateway(holder); // same config, same ports
     }
     const recovered = runs.filter((r) => r.seconds !== null);
