@@ -100,7 +100,7 @@ export function renderSetup(r: BenchResults, before?: { file: string; results: B
   );
   return [
     `Code: ${r.source.commit}${r.source.srcChanged ? ' with uncommitted changes in src/' : ''}${r.quick ? ' (--quick: too small to judge the targets)' : ''}; ` +
-      `${r.params.runs} run(s) of each repeated scenario.`,
+      `${r.params.runs} run(s) of each repeated scenario${r.transports ? `, ${r.transports.runs.length} of transports (its HTTP/2 and WebSocket runs in alternating order)` : ''}.`,
     `Machine: ${m.cores} cores (${m.cpuModel}), ${m.memoryGiB} GiB, node ${m.node}, ${m.platform}; load average (1/5/15 min) ${m.loadAverage.join(' / ')} at start, ${r.loadAverageAtEnd.join(' / ')} at end.`,
     `Parameters: ${JSON.stringify(scenarioParams)}.`,
     ...(before ? [`The before column: \`${before.file}\` (code ${before.results.source.commit}, ${before.results.started}).`] : []),

@@ -147,7 +147,7 @@ const source = (() => {
   }
 })();
 console.log(
-  `bench: ${only.join(', ')}; ${runs} run(s)${quick ? ', quick' : ''}; ${machine.cores} cores, ${machine.memoryGiB} GiB, node ${machine.node}`,
+  `bench: ${only.join(', ')}; ${runs} run(s)${wants('transports') ? ` (transports: ${transportRuns})` : ''}${quick ? ', quick' : ''}; ${machine.cores} cores, ${machine.memoryGiB} GiB, node ${machine.node}`,
 );
 
 const results: BenchResults = {
