@@ -37,12 +37,12 @@ type Scenario = (typeof SCENARIOS)[number];
 
 const USAGE = `usage: npm run bench -- [--quick] [--runs K] [--only ${SCENARIOS.join(',')}] [--objects N] [--out DIR]
   --quick    small sizes and short runs: a smoke run of every scenario in about a minute (too small to judge targets)
-  --runs K   repetitions of initial-sync, churn, operations, connection-scale and agent-footprint (default 3; 1 with --quick)
+  --runs K   repetitions of initial-sync, churn, operations, connection-scale and agent-footprint (default 3; 1 with
+             --quick), and of transports (default 4, so HTTP/2 and WebSocket each go first twice; 1 with --quick)
   --only     a comma-separated subset of the scenarios
-  --objects  objects of the initial-sync scenario (default 100000; 5000 with --quick)
-  transports: churn (1000/s for 20 s; 3 s with --quick) and initial sync (--objects) over HTTP/2 and over WebSocket,
-             side by side, the order alternating between runs; 4 runs by default (1 with --quick), or --runs K
+  --objects  objects of the initial-sync scenario and of transports' initial sync (default 100000; 5000 with --quick)
   --out      write <timestamp>.json and .md into DIR instead of bench/results/
+transports: each run, churn (1000/s for 20 s; 3 s with --quick) and initial sync over HTTP/2 and over WebSocket.
 Environment: OUTPOST_BENCH_POSTGRES (default postgres://postgres@127.0.0.1:5432/postgres);
 OUTPOST_BENCH_PROFILE=DIR writes a V8 CPU profile of every outpost child process into DIR.`;
 
