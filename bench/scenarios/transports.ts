@@ -79,6 +79,12 @@ export function transportsRows(runs: TransportsResult[], params: Omit<Transports
       { digits: 2 },
     ),
     figureRow(
+      c,
+      'load check: bare client-node watch p99 in the WebSocket run / in the HTTP/2 run (> 1: the WebSocket run had the busier machine)',
+      runs.map((r) => r.churn.websocket.informer.p99 / r.churn.grpc.informer.p99),
+      { digits: 2 },
+    ),
+    figureRow(
       s,
       'HTTP/2 (gRPC): objects/s, first → last row committed',
       runs.map((r) => r.initialSync.grpc.objectsPerSecond),
