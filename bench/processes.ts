@@ -159,6 +159,40 @@ export interface BenchAccount {
   yaml?: string[];
 }
 
+/** How a bench agent's stream reaches the gateway: gRPC on its gRPC port, or WebSocket on its HTTP port. */
+export type BenchTransport = 'grpc' | 'websocket';
+
+/** The ports of a gateway an agent dials, and the transport it dials it with (the agent's default unless given). */
+export interface AgentDial {
+  grpcPort: number;
+  /** The gateway's HTTP port: needed with `transport: 'websocket'`. */
+  httpPort?: number;
+  transport?: BenchTransport;
+}
+
+/** The `clouddriver:` lines of an agent config dialling `dial`. */
+export function clouddriverYaml(dial: AgentDial): string[] {
+  const { transport } = dial;
+  if (transport === 'websocket' && dial.httpPort === undefined) throw new Error('the WebSocket transport needs the gateway HTTP port');
+  return [
+    'clouddriver:',
+    `  grpc: 127.0.0.1:${dial.grpcPort}`,
+    '  insecure: true',
+    ...(transport ? [`  transport: ${transport}`] : []),
+    ...(transport === 'websocket' ? [`  websocket: 127.0.0.1:${dial.httpPort}`] : []),
+  ];
+}
+
+/**
+ * The transports of the agent streams the gateway at `httpUrl` holds (GET /armory/agents), so a scenario can prove
+ * its agent used the transport it was asked for.
+ */
+export async function streamTransports(httpUrl: string): Promise<string[]> {
+  const res = await fetch(`${httpUrl}/armory/agents`);
+  if (!res.ok) throw new Error(`GET ${httpUrl}/armory/agents: HTTP ${res.status}`);
+  return ((await res.json()) as { transport: string }[]).map((a) => a.transport);
+}
+
 /** An agent child with its admin and metrics ports. */
 export interface BenchAgent {
   child: Child;
@@ -173,7 +207,7 @@ export interface BenchAgent {
  * resolves once both ports answer. The ports were free when picked, not reserved: should another process take one
  * first, the agent exits with EADDRINUSE and is started again on new ones.
  */
-export async function startAgent(opts: { dir: string; grpcPort: number; agentId: string; accounts: BenchAccount[] }): Promise<BenchAgent> {
+export async function startAgent(opts: AgentDial & { dir: string; agentId: string; accounts: BenchAccount[] }): Promise<BenchAgent> {
   for (let attempt = 1; ; attempt++) {
     const agent = await spawnAgent(opts);
     if (await answers(agent.child, [`${agent.adminUrl}/livez`, agent.metricsUrl])) return agent;
@@ -201,15 +235,13 @@ async function answers(child: Child, urls: string[]): Promise<boolean> {
   }
 }
 
-async function spawnAgent(opts: { dir: string; grpcPort: number; agentId: string; accounts: BenchAccount[] }): Promise<BenchAgent> {
+async function spawnAgent(opts: AgentDial & { dir: string; agentId: string; accounts: BenchAccount[] }): Promise<BenchAgent> {
   const [adminPort, metricsPort] = [await freePort(), await freePort()];
   const config = join(opts.dir, `${opts.agentId}.yaml`);
   writeFileSync(
     config,
     [
-      'clouddriver:',
-      `  grpc: 127.0.0.1:${opts.grpcPort}`,
-      '  insecure: true',
+      ...clouddriverYaml(opts),
       'agent:',
       `  id: ${opts.agentId}`,
       'server:',
@@ -238,7 +270,8 @@ export interface GatewayAndAgent {
 
 /**
  * Starts `outpost gateway` on `databaseUrl` and an `outpost agent` for account `bench` reading `kubeconfig` (its
- * config written into `dir`). Both are pushed onto `children` as soon as they start, so the caller stops them.
+ * config written into `dir`), streaming over `transport` (the agent's default unless given). Both are pushed onto `children` as soon
+ * as they start, so the caller stops them.
  */
 export async function startGatewayAndAgent(opts: {
   dir: string;
@@ -247,12 +280,15 @@ export async function startGatewayAndAgent(opts: {
   children: Child[];
   agentId?: string;
   accountYaml?: string[];
+  transport?: BenchTransport;
 }): Promise<GatewayAndAgent> {
   const gateway = await startGateway(opts.databaseUrl);
   opts.children.push(gateway.child);
   const agent = await startAgent({
     dir: opts.dir,
     grpcPort: gateway.grpcPort,
+    httpPort: gateway.httpPort,
+    transport: opts.transport,
     agentId: opts.agentId ?? 'bench-agent',
     accounts: [{ name: 'bench', kubeconfig: opts.kubeconfig, yaml: opts.accountYaml ?? ['      kinds: [ConfigMap]'] }],
   });

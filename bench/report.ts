@@ -15,6 +15,7 @@ import { forwardingRows, type ForwardingParams, type ForwardingResult } from './
 import { spinnakerDeployRows, type SpinnakerDeployParams, type SpinnakerDeployResult } from './scenarios/spinnaker-deploy.js';
 import { initialSyncRows, type InitialSyncParams, type InitialSyncResult } from './scenarios/initial-sync.js';
 import { operationsRows, type OperationsParams, type OperationsResult } from './scenarios/operations.js';
+import { transportsRows, type TransportsParams, type TransportsResult } from './scenarios/transports.js';
 
 /** A scenario run `runs` times with the same parameters (the database URL left out). */
 export interface Repeated<P, R> {
@@ -44,6 +45,8 @@ export interface BenchResults {
   connectionScale?: Repeated<ConnectionScaleParams, ConnectionScaleResult>;
   agentFootprint?: Repeated<AgentFootprintParams, AgentFootprintResult>;
   spinnakerDeploy?: Repeated<SpinnakerDeployParams, SpinnakerDeployResult>;
+  /** Each run: churn and initial sync over HTTP/2 and over WebSocket, the order alternating between runs. */
+  transports?: Repeated<TransportsParams, TransportsResult>;
 }
 
 /** Every row of the results, in scenario order. */
@@ -58,6 +61,7 @@ export function resultRows(r: BenchResults): Row[] {
     ...(r.connectionScale ? connectionScaleRows(r.connectionScale.runs, r.connectionScale.params.agents) : []),
     ...(r.agentFootprint ? agentFootprintRows(r.agentFootprint.runs, r.agentFootprint.params) : []),
     ...(r.spinnakerDeploy?.runs[0] ? spinnakerDeployRows(r.spinnakerDeploy.runs[0]) : []),
+    ...(r.transports ? transportsRows(r.transports.runs, r.transports.params, !r.quick) : []),
   ];
 }
 
@@ -81,13 +85,25 @@ export function renderTable(r: BenchResults, before?: BenchResults): string[] {
 export function renderSetup(r: BenchResults, before?: { file: string; results: BenchResults }): string[] {
   const m = r.machine;
   const scenarioParams = Object.fromEntries(
-    (['initialSync', 'churn', 'operations', 'forwarding', 'failover', 'connectionScale', 'agentFootprint', 'spinnakerDeploy'] as const)
+    (
+      [
+        'initialSync',
+        'churn',
+        'operations',
+        'forwarding',
+        'failover',
+        'connectionScale',
+        'agentFootprint',
+        'spinnakerDeploy',
+        'transports',
+      ] as const
+    )
       .filter((k) => r[k])
       .map((k) => [k, r[k]!.params]),
   );
   return [
     `Code: ${r.source.commit}${r.source.srcChanged ? ' with uncommitted changes in src/' : ''}${r.quick ? ' (--quick: too small to judge the targets)' : ''}; ` +
-      `${r.params.runs} run(s) of each repeated scenario.`,
+      `${r.params.runs} run(s) of each repeated scenario${r.transports ? `, ${r.transports.runs.length} of transports (its HTTP/2 and WebSocket runs in alternating order)` : ''}.`,
     `Machine: ${m.cores} cores (${m.cpuModel}), ${m.memoryGiB} GiB, node ${m.node}, ${m.platform}; load average (1/5/15 min) ${m.loadAverage.join(' / ')} at start, ${r.loadAverageAtEnd.join(' / ')} at end.`,
     `Parameters: ${JSON.stringify(scenarioParams)}.`,
     ...(before ? [`The before column: \`${before.file}\` (code ${before.results.source.commit}, ${before.results.started}).`] : []),
@@ -98,6 +114,7 @@ export function renderSetup(r: BenchResults, before?: { file: string; results: B
 function scenarioNotes(r: BenchResults): string[] {
   const f = r.forwarding?.runs[0];
   const fo = r.failover?.runs[0];
+  const t = r.transports?.runs;
   return [
     ...(f
       ? [
@@ -107,6 +124,11 @@ function scenarioNotes(r: BenchResults): string[] {
     ...(fo
       ? [
           `Failover: 3 gateway replicas on one Postgres behind a round-robin TCP balancer; each run waits until the agent's stream is ${fo.config.minSessionSeconds} s old, kill -9s the lease holder and retries \`get\` (wait, ${fo.config.attemptTimeoutSeconds} s timeout each) on the survivors until one succeeds, then restarts the killed replica. Replica config ${JSON.stringify(fo.config.gateway)} (lease length default, 15 s); agent config ${JSON.stringify(fo.config.agent)}.`,
+        ]
+      : []),
+    ...(t
+      ? [
+          `Transports: each of ${t.length} run(s) runs churn, then initial sync, once with the agent's stream over HTTP/2 (gRPC port) and once over WebSocket (HTTP port), fresh processes and database each time; first in each run: ${t.map((x) => (x.first === 'grpc' ? 'HTTP/2' : 'WebSocket')).join(', ')}. Ratios are taken within a run, then their median.`,
         ]
       : []),
   ];

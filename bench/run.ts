@@ -20,6 +20,7 @@ import { runForwarding } from './scenarios/forwarding.js';
 import { runInitialSync } from './scenarios/initial-sync.js';
 import { runOperations } from './scenarios/operations.js';
 import { runSpinnakerDeploy } from './scenarios/spinnaker-deploy.js';
+import { runTransports } from './scenarios/transports.js';
 
 const SCENARIOS = [
   'initial-sync',
@@ -30,15 +31,18 @@ const SCENARIOS = [
   'connection-scale',
   'agent-footprint',
   'spinnaker-deploy',
+  'transports',
 ] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const USAGE = `usage: npm run bench -- [--quick] [--runs K] [--only ${SCENARIOS.join(',')}] [--objects N] [--out DIR]
   --quick    small sizes and short runs: a smoke run of every scenario in about a minute (too small to judge targets)
-  --runs K   repetitions of initial-sync, churn, operations, connection-scale and agent-footprint (default 3; 1 with --quick)
+  --runs K   repetitions of initial-sync, churn, operations, connection-scale and agent-footprint (default 3; 1 with
+             --quick), and of transports (default 4, so HTTP/2 and WebSocket each go first twice; 1 with --quick)
   --only     a comma-separated subset of the scenarios
-  --objects  objects of the initial-sync scenario (default 100000; 5000 with --quick)
+  --objects  objects of the initial-sync scenario and of transports' initial sync (default 100000; 5000 with --quick)
   --out      write <timestamp>.json and .md into DIR instead of bench/results/
+transports: each run, churn (1000/s for 20 s; 3 s with --quick) and initial sync over HTTP/2 and over WebSocket.
 Environment: OUTPOST_BENCH_POSTGRES (default postgres://postgres@127.0.0.1:5432/postgres);
 OUTPOST_BENCH_PROFILE=DIR writes a V8 CPU profile of every outpost child process into DIR.`;
 
@@ -75,6 +79,8 @@ const positive = (text: string | undefined, fallback: number, flag: string) => {
   return n;
 };
 const runs = positive(values.runs, quick ? 1 : 3, '--runs');
+/** Runs of the transports scenario: an even count by default, so each transport goes first equally often. */
+const transportRuns = positive(values.runs, quick ? 1 : 4, '--runs');
 const objects = positive(values.objects, quick ? 5000 : 100_000, '--objects');
 const only = values.only ? values.only.split(',').map((s) => s.trim()) : [...SCENARIOS];
 const unknown = only.filter((s) => !(SCENARIOS as readonly string[]).includes(s));
@@ -100,19 +106,21 @@ const params = {
   agentFootprint: quick
     ? { accounts: 3, objects: 2000, settleSeconds: 0.3, samples: 2 }
     : { accounts: 100, objects: 100_000, settleSeconds: 3, samples: 9 },
+  // Churn shorter than the churn scenario's 60 s: each run measures it twice, and 20 s is 20,000 changes per transport.
+  transports: { churn: { changesPerSecond: 1000, seconds: quick ? 3 : 20 }, initialSync: { objects } },
 };
 
-/** Runs `run` `times` times with `p`, logging each result. */
+/** Runs `run` `times` times with `p` and the repetition's index (from 0), logging each result. */
 async function repeat<P extends object, R>(
   name: string,
   times: number,
   p: P,
-  run: (p: P & { postgresUrl: string }) => Promise<R>,
+  run: (p: P & { postgresUrl: string }, repetition: number) => Promise<R>,
 ): Promise<Repeated<P, R>> {
   const results: R[] = [];
   for (let i = 0; i < times; i++) {
     const t0 = performance.now();
-    const r = await run({ ...p, postgresUrl });
+    const r = await run({ ...p, postgresUrl }, i);
     console.log(`${name} run ${i + 1}/${times} (${((performance.now() - t0) / 1000).toFixed(0)} s): ${JSON.stringify(r).slice(0, 600)}`);
     results.push(r);
   }
@@ -139,7 +147,7 @@ const source = (() => {
   }
 })();
 console.log(
-  `bench: ${only.join(', ')}; ${runs} run(s)${quick ? ', quick' : ''}; ${machine.cores} cores, ${machine.memoryGiB} GiB, node ${machine.node}`,
+  `bench: ${only.join(', ')}; ${runs} run(s)${wants('transports') ? ` (transports: ${transportRuns})` : ''}${quick ? ', quick' : ''}; ${machine.cores} cores, ${machine.memoryGiB} GiB, node ${machine.node}`,
 );
 
 const results: BenchResults = {
@@ -163,6 +171,7 @@ if (wants('failover')) {
 if (wants('connection-scale')) results.connectionScale = await repeat('connection-scale', runs, params.connectionScale, runConnectionScale);
 if (wants('spinnaker-deploy')) results.spinnakerDeploy = await repeat('spinnaker-deploy', 1, params.spinnakerDeploy, runSpinnakerDeploy);
 if (wants('agent-footprint')) results.agentFootprint = await repeat('agent-footprint', runs, params.agentFootprint, runAgentFootprint);
+if (wants('transports')) results.transports = await repeat('transports', transportRuns, params.transports, runTransports);
 results.finished = new Date().toISOString();
 results.loadAverageAtEnd = describeMachine().loadAverage;
 

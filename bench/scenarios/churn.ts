@@ -15,18 +15,22 @@ import { startSandbox } from '../../src/sandbox/index.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { createTestDatabase } from '../../testkit/databases.js';
 import { summarize } from '../machine.js';
-import { startGatewayAndAgent, type Child } from '../processes.js';
+import { startGatewayAndAgent, streamTransports, type BenchTransport, type Child } from '../processes.js';
 
 /** Parameters of one churn run. */
 export interface ChurnParams {
   changesPerSecond: number;
   seconds: number;
   postgresUrl: string;
+  /** How the agent's stream reaches the gateway; the agent's default (auto: gRPC here) when absent. */
+  transport?: BenchTransport;
 }
 
 /** Latencies in milliseconds. */
 export interface ChurnResult {
   changes: number;
+  /** The transport of the agent's stream as the gateway recorded it. */
+  transport: string;
   cache: ReturnType<typeof summarize>;
   informer: ReturnType<typeof summarize>;
 }
@@ -44,13 +48,14 @@ export async function runChurn(params: ChurnParams): Promise<ChurnResult> {
   const sql = postgres(database.url, { max: 1, onnotice: () => {} });
   let stopWatch: (() => void) | undefined;
   try {
-    await startGatewayAndAgent({
+    const { httpUrl } = await startGatewayAndAgent({
       dir,
       kubeconfig,
       databaseUrl: database.url,
       children,
       agentId: 'bench-churn',
       accountYaml: ['      namespaces: [churn]', '      kinds: [ConfigMap]'],
+      transport: params.transport,
     });
     // Wait until the agent has listed and watches the (empty) namespace.
     for (let i = 0; ; i++) {
@@ -59,6 +64,8 @@ export async function runChurn(params: ChurnParams): Promise<ChurnResult> {
       if (i > 600) throw new Error('agent never synced');
       await sleep(100);
     }
+    const [transport = 'none'] = await streamTransports(httpUrl);
+    if (params.transport && transport !== params.transport) throw new Error(`the agent streams over ${transport}, not ${params.transport}`);
 
     // Baseline watcher.
     const informerSeen = new Map<string, number>();
@@ -113,7 +120,7 @@ export async function runChurn(params: ChurnParams): Promise<ChurnResult> {
     await poller;
     const cache = created.map((c) => (cacheSeen.get(c.rv) ?? Infinity) - c.at);
     const informer = created.map((c) => (informerSeen.get(c.name) ?? Infinity) - c.at);
-    return { changes: created.length, cache: summarize(cache), informer: summarize(informer) };
+    return { changes: created.length, transport, cache: summarize(cache), informer: summarize(informer) };
   } finally {
     stopWatch?.();
     await sql.end({ timeout: 5 });

@@ -11,17 +11,21 @@ import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
 import { createTestDatabase } from '../../testkit/databases.js';
-import { startGatewayAndAgent, startOutpost, type Child } from '../processes.js';
+import { startGatewayAndAgent, startOutpost, streamTransports, type BenchTransport, type Child } from '../processes.js';
 
 /** Parameters of one initial-sync run. */
 export interface InitialSyncParams {
   objects: number;
   postgresUrl: string;
+  /** How the agent's stream reaches the gateway; the agent's default (auto: gRPC here) when absent. */
+  transport?: BenchTransport;
 }
 
 /** Figures of one initial-sync run. */
 export interface InitialSyncResult {
   objects: number;
+  /** The transport of the agent's stream as the gateway recorded it. */
+  transport: string;
   /** Agent process start to the last scope synced (includes process start-up, discovery and RBAC checks). */
   totalSeconds: number;
   /** First object committed to last object committed. */
@@ -53,8 +57,9 @@ export async function runInitialSync(params: InitialSyncParams): Promise<Initial
     const {
       gateway,
       agent,
+      httpUrl,
       agentStartedAt: started,
-    } = await startGatewayAndAgent({ dir, kubeconfig, databaseUrl: database.url, children });
+    } = await startGatewayAndAgent({ dir, kubeconfig, databaseUrl: database.url, children, transport: params.transport });
     let count = 0;
     for (;;) {
       agent.sampleRss();
@@ -71,6 +76,8 @@ export async function runInitialSync(params: InitialSyncParams): Promise<Initial
       await sleep(50);
     }
     const totalSeconds = (performance.now() - started) / 1000;
+    const [transport = 'none'] = await streamTransports(httpUrl);
+    if (params.transport && transport !== params.transport) throw new Error(`the agent streams over ${transport}, not ${params.transport}`);
     // The sync window as the database saw it: first row committed to last row committed.
     const [window] = await sql<{ s: number }[]>`
       select extract(epoch from max(updated_at) - min(updated_at))::float8 as s from objects where account = 'bench'`;
@@ -96,6 +103,7 @@ export async function runInitialSync(params: InitialSyncParams): Promise<Initial
     if (copied !== count) throw new Error(`COPY baseline wrote ${copied} rows, expected ${count}`);
     return {
       objects: count,
+      transport,
       totalSeconds,
       seconds,
       objectsPerSecond: count / seconds,

@@ -65,8 +65,23 @@ describe('benchmark harness', () => {
       const results = JSON.parse(readFileSync(join(out, json), 'utf8')) as BenchResults;
       assert.equal(results.quick, true);
       assert.ok(results.machine.cores > 0 && results.machine.node.startsWith('v'));
-      for (const key of ['initialSync', 'churn', 'operations', 'forwarding', 'failover', 'connectionScale', 'agentFootprint'] as const) {
+      for (const key of [
+        'initialSync',
+        'churn',
+        'operations',
+        'forwarding',
+        'failover',
+        'connectionScale',
+        'agentFootprint',
+        'transports',
+      ] as const) {
         assert.ok(results[key] && results[key]!.runs.length === 1, `${key} ran once`);
+      }
+      // The transports scenario measured each transport it names: the gateway recorded the stream's transport.
+      const [pair] = results.transports!.runs;
+      for (const transport of ['grpc', 'websocket'] as const) {
+        assert.equal(pair!.churn[transport].transport, transport, `churn over ${transport}`);
+        assert.equal(pair!.initialSync[transport].transport, transport, `initial sync over ${transport}`);
       }
       const rows = resultRows(results);
       assert.ok(rows.length >= 40, `${rows.length} rows`);
