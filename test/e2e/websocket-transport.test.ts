@@ -19,6 +19,7 @@ import { waitForCacheToMatch } from '../../testkit/cache-compare.js';
 import { eventually } from '../../testkit/eventually.js';
 import { startStack, type Stack } from '../../testkit/stack.js';
 import { startTestGateway } from '../../testkit/test-gateway.js';
+import { createTestPki, startAuthGateway } from '../gateway/auth-helpers.js';
 
 async function syncGens(stack: Stack): Promise<string> {
   const rows = await stack.gateway.database.db.execute(
@@ -28,9 +29,14 @@ async function syncGens(stack: Stack): Promise<string> {
 }
 
 /** Opens a raw WebSocket and resolves with the HTTP answer of a refused upgrade (or 101). */
-function upgrade(url: string, protocols: string[], headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+function upgrade(
+  url: string,
+  protocols: string[],
+  headers: Record<string, string> = {},
+  tls: { ca?: string; cert?: string; key?: string } = {},
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, protocols, { headers });
+    const ws = new WebSocket(url, protocols, { headers, ...tls });
     ws.on('unexpected-response', (_req, res) => {
       let body = '';
       res.on('data', (c: Buffer) => (body += c.toString('utf8')));
@@ -144,6 +150,27 @@ describe('agent WebSocket authentication', () => {
       assert.equal(agent.status, 101);
     } finally {
       await t.close();
+    }
+  });
+});
+
+describe('agent WebSocket over TLS with client certificates', () => {
+  test('the TLS HTTP port upgrades for a valid client certificate with the agent role, and answers 401 without one', async () => {
+    const pki = await createTestPki();
+    const gw = await startAuthGateway({
+      tls: { certFile: pki.certFile, keyFile: pki.keyFile, caFile: pki.caFile, clientAuth: 'OPTIONAL' },
+      authorization: { rules: [{ kind: 'certificate', subject: '^CN=agent-1,O=agents$', roles: ['agent'], accounts: ['*'] }] },
+    });
+    try {
+      const url = `wss://${new URL(gw.gateway.httpUrl).host}${AGENT_WEBSOCKET_PATH}`;
+      assert.match(gw.gateway.httpUrl, /^https:/);
+      const none = await upgrade(url, [AGENT_WEBSOCKET_PROTOCOL], {}, { ca: pki.caPem });
+      assert.equal(none.status, 401);
+      const agent = await upgrade(url, [AGENT_WEBSOCKET_PROTOCOL], {}, { ca: pki.caPem, cert: pki.agent1.certPem, key: pki.agent1.keyPem });
+      assert.equal(agent.status, 101);
+    } finally {
+      await gw.close();
+      pki.remove();
     }
   });
 });
