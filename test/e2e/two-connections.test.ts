@@ -78,14 +78,14 @@ describe('an agent with two connections (2 gateway processes)', { skip: noPostgr
     });
     // Whichever of the agent's streams caches now — the standby promoted, or the other connection that resumed its
     // session on the survivor first — the standby connection never had to reconnect: its session is still live.
-    const sessions = await live();
+    // The lease is claimed a moment before the new stream's session row is written: wait for the row.
+    const sessions = await eventually('the caching session row written', async () => {
+      const rows = await live();
+      return rows.some((s) => s.id === after_.session_id) ? rows : undefined;
+    });
     assert.ok(
       sessions.some((s) => s.id === standby.id),
       'the standby connection kept its session (no reconnect)',
-    );
-    assert.ok(
-      sessions.some((s) => s.id === after_.session_id),
-      'a live session of the agent caches the account',
     );
     assert.ok(Number(after_.lease_epoch) > Number(before_.lease_epoch), 'a new lease epoch');
     cluster.sandbox.store.create({
