@@ -15,12 +15,18 @@ import { fileURLToPath } from 'node:url';
 
 /** Seconds each slow file took in a full run (PGlite and Postgres); every other file counts as DEFAULT_SECONDS. */
 const EXPECTED_SECONDS = {
-  'test/bench/harness.test.ts': 215,
+  'test/bench/harness.test.ts': 175,
   'test/e2e/operations.test.ts': 70,
   'test/chaos/chaos.test.ts': 33,
   'test/e2e/demo.test.ts': 37,
   'test/e2e/replicas-failover.test.ts': 31,
   'test/e2e/caching.test.ts': 25,
+  'test/e2e/agent-through-nginx.test.ts': 14,
+  'test/e2e/websocket-transport.test.ts': 13,
+  'test/e2e/agent-through-forward-proxy.test.ts': 6,
+  'test/e2e/two-connections.test.ts': 6,
+  'test/e2e/two-connections-one-replica.test.ts': 5,
+  'test/gateway/grpc-through-http1-proxies.test.ts': 6,
   'test/hostile/hostile-input.test.ts': 15,
   'test/gateway/account-cleanup.test.ts': 15,
   'test/gateway/agent-stream-hostile.test.ts': 15,
