@@ -277,6 +277,10 @@ describe('both agents follow the page on the positive paths (sections 2–8)', {
 
       test('the whole transcript follows the page (sequences, accounts, lists, events, bookmarks, results, no Secret data, heartbeats) and the cache equals the cluster', async () => {
         await eventually('the cache equals the cluster', converged);
+        // Heartbeats go out once a second: on a fast run every session so far may have been shorter than that.
+        const beats = (side: 'agentHeartbeats' | 'gatewayHeartbeats') =>
+          checkTranscript(welcomed()).summary[side].reduce((a, b) => a + b, 0);
+        await eventually('a heartbeat each way', () => beats('agentHeartbeats') > 0 && beats('gatewayHeartbeats') > 0);
         const { violations, summary } = checkTranscript(welcomed(), { resumeWithoutList: true });
         assert.deepEqual(violations, []);
         assert.ok(summary.agentHeartbeats.reduce((a, b) => a + b, 0) > 0, 'the agent sent heartbeats');
