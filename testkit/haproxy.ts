@@ -8,8 +8,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { eventually, StopWaiting } from './eventually.js';
-import { type BoundSocket, bindSocket, checkConfig, type ProxyProcess, rebindSocket, spawnProxy } from './proxy-process.js';
+import { bindSocket, runInheritedProxy } from './proxy-process.js';
 import { haproxyConfig } from './reverse-proxy-configs.js';
 
 /** The HAProxy binary the harness runs. */
@@ -82,51 +81,16 @@ export async function startHaproxy(options: HaproxyHarnessOptions): Promise<Hapr
   writeFileSync(confFile, config);
   const args = ['-db', '-f', confFile];
 
-  let socket: BoundSocket = await bindSocket();
-  const port = socket.port;
-  let proc: ProxyProcess | undefined;
-  const launch = async () => {
-    rmSync(statsSocket, { force: true });
-    checkConfig(HAPROXY_BIN, ['-c', '-q', ...args], socket);
-    const started = await spawnProxy(HAPROXY_BIN, args, socket);
-    proc = started;
-    await eventually('haproxy bound its listeners', () => {
-      if (!started.running())
-        throw new StopWaiting(`haproxy exited (${started.child.exitCode ?? started.child.signalCode}):\n${started.output()}`);
-      return existsSync(statsSocket);
-    });
-  };
-  try {
-    await launch();
-  } catch (error) {
-    await proc?.stop();
-    await socket.close();
-    rmSync(dir, { recursive: true, force: true });
-    throw error;
-  }
-
-  let stopped = false;
-  return {
-    port,
-    url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
-    config,
-    output: () => proc?.output() ?? '',
-    restart: async () => {
-      if (stopped) throw new Error('haproxy: restart after stop');
-      await proc?.stop();
-      socket = await rebindSocket(port);
-      try {
-        await launch();
-      } catch (error) {
-        await socket.close();
-        throw error;
-      }
-    },
-    stop: async () => {
-      if (stopped) return;
-      stopped = true;
-      await proc?.stop();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  const socket = await bindSocket();
+  const proxy = await runInheritedProxy(socket, {
+    name: 'haproxy',
+    bin: HAPROXY_BIN,
+    args,
+    checkArgs: ['-c', '-q'],
+    dir,
+    beforeStart: () => rmSync(statsSocket, { force: true }),
+    readyWhat: 'haproxy bound its listeners',
+    ready: () => existsSync(statsSocket),
+  });
+  return { ...proxy, url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${socket.port}`, config };
 }

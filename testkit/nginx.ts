@@ -8,8 +8,7 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { eventually, StopWaiting } from './eventually.js';
-import { type BoundSocket, bindSocket, checkConfig, type ProxyProcess, rebindSocket, spawnProxy } from './proxy-process.js';
+import { bindSocket, runInheritedProxy } from './proxy-process.js';
 import { nginxSiteConfig } from './reverse-proxy-configs.js';
 
 /** The nginx binary the harness runs. */
@@ -90,56 +89,22 @@ export async function startNginx(options: NginxOptions): Promise<NginxProxy> {
   const pidFile = join(dir, 'nginx.pid');
   const args = ['-p', dir, '-c', confFile, '-e', 'stderr'];
   const env = { NGINX: '3;' };
-  let socket: BoundSocket = await bindSocket();
+  const socket = await bindSocket();
   const port = socket.port;
   const config = nginxConf(dir, port, options);
   writeFileSync(confFile, config);
   for (const kind of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, `${kind}_temp`));
 
-  let proc: ProxyProcess | undefined;
-  const launch = async () => {
-    rmSync(pidFile, { force: true });
-    checkConfig(NGINX_BIN, ['-t', '-q', ...args], socket, env);
-    const started = await spawnProxy(NGINX_BIN, args, socket, env);
-    proc = started;
-    const pid = String(started.child.pid);
-    await eventually('nginx wrote its pid file', () => {
-      if (!started.running())
-        throw new StopWaiting(`nginx exited (${started.child.exitCode ?? started.child.signalCode}):\n${started.output()}`);
-      return existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() === pid;
-    });
-  };
-  try {
-    await launch();
-  } catch (error) {
-    await proc?.stop();
-    await socket.close();
-    rmSync(dir, { recursive: true, force: true });
-    throw error;
-  }
-
-  let stopped = false;
-  return {
-    port,
-    url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
-    config,
-    output: () => proc?.output() ?? '',
-    restart: async () => {
-      if (stopped) throw new Error('nginx: restart after stop');
-      await proc?.stop();
-      socket = await rebindSocket(port);
-      try {
-        await launch();
-      } catch (error) {
-        await socket.close();
-        throw error;
-      }
-    },
-    stop: async () => {
-      if (stopped) return;
-      stopped = true;
-      await proc?.stop();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  const proxy = await runInheritedProxy(socket, {
+    name: 'nginx',
+    bin: NGINX_BIN,
+    args,
+    checkArgs: ['-t', '-q'],
+    env,
+    dir,
+    beforeStart: () => rmSync(pidFile, { force: true }),
+    readyWhat: 'nginx wrote its pid file',
+    ready: (proc) => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() === String(proc.child.pid),
+  });
+  return { ...proxy, url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`, config };
 }

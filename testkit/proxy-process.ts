@@ -6,10 +6,10 @@
  * test's process group, so a Ctrl-C in the terminal (which runs no exit hook) stops them too.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { eventually } from './eventually.js';
+import { eventually, StopWaiting } from './eventually.js';
 
 /** How long a stopping proxy gets before it and its children are killed; only bounds a hang. */
 const STOP_TIMEOUT_MS = 30_000;
@@ -158,6 +158,86 @@ export async function spawnProxy(
         killNow(child);
         await exited;
       }
+    },
+  };
+}
+
+/** How {@link runInheritedProxy} starts one proxy program and knows it is ready. */
+export interface InheritedProxySpec {
+  /** `nginx`, `haproxy`: in messages. */
+  name: string;
+  bin: string;
+  args: string[];
+  /** The arguments that only check the configuration (`-t -q …`, `-c -q …`), run before each start. */
+  checkArgs: string[];
+  env?: Record<string, string>;
+  /** Its temporary directory, removed at stop (and when the first start fails). */
+  dir: string;
+  /** Removes what a previous start left (a pid file, a stats socket) before each start. */
+  beforeStart(): void;
+  /** What readiness means, for a timeout's message. */
+  readyWhat: string;
+  /** True once the started process is ready to accept. */
+  ready(proc: ProxyProcess): boolean;
+}
+
+/** A proxy started by {@link runInheritedProxy}. */
+export interface InheritedProxy {
+  readonly port: number;
+  output(): string;
+  /** Stops it and starts it again on the same port (rebinding it, retried while taken). */
+  restart(): Promise<void>;
+  /** Stops it, waits for its processes, removes its directory. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs a proxy program on the listening `socket` (its fd 3): checks the configuration, spawns it, waits until
+ * `spec.ready`; a first start that fails stops what it started and removes the directory.
+ */
+export async function runInheritedProxy(socket: BoundSocket, spec: InheritedProxySpec): Promise<InheritedProxy> {
+  const port = socket.port;
+  let current = socket;
+  let proc: ProxyProcess | undefined;
+  const launch = async () => {
+    spec.beforeStart();
+    checkConfig(spec.bin, [...spec.checkArgs, ...spec.args], current, spec.env);
+    const started = await spawnProxy(spec.bin, spec.args, current, spec.env);
+    proc = started;
+    await eventually(spec.readyWhat, () => {
+      if (!started.running())
+        throw new StopWaiting(`${spec.name} exited (${started.child.exitCode ?? started.child.signalCode}):\n${started.output()}`);
+      return spec.ready(started);
+    });
+  };
+  try {
+    await launch();
+  } catch (error) {
+    await proc?.stop();
+    await current.close();
+    rmSync(spec.dir, { recursive: true, force: true });
+    throw error;
+  }
+  let stopped = false;
+  return {
+    port,
+    output: () => proc?.output() ?? '',
+    restart: async () => {
+      if (stopped) throw new Error(`${spec.name}: restart after stop`);
+      await proc?.stop();
+      current = await rebindSocket(port);
+      try {
+        await launch();
+      } catch (error) {
+        await current.close();
+        throw error;
+      }
+    },
+    stop: async () => {
+      if (stopped) return;
+      stopped = true;
+      await proc?.stop();
+      rmSync(spec.dir, { recursive: true, force: true });
     },
   };
 }
