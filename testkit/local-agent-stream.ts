@@ -8,7 +8,7 @@
  */
 import { create, type MessageInitShape } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
-import { ConnectRequestSchema, type ConnectRequest, type ConnectResponse } from '../src/gen/outpost/agent/v1/agent_pb.js';
+import { ConnectRequestSchema, type ConnectRequest } from '../src/gen/outpost/agent/v1/agent_pb.js';
 import type { Database } from '../src/db/database.js';
 import { serveAgentStream, type AgentSessionDeps } from '../src/gateway/agents/agent-session.js';
 import { createAgentSessionStore } from '../src/gateway/agents/agent-session-store.js';
@@ -18,7 +18,7 @@ import { insecurePrincipal, type Principal } from '../src/gateway/auth/principal
 import { createObjectWriter } from '../src/gateway/cache/object-writer.js';
 import { createSyncState } from '../src/gateway/cache/sync-state.js';
 import { createSilentLogger } from '../src/shared/logger.js';
-import type { TestAgentStream } from './test-agent-stream.js';
+import { readResponses, type TestAgentStream } from './test-agent-stream.js';
 
 /** Length of the account leases local streams take: longer than any test, as no lease keeper renews them. */
 export const LOCAL_LEASE_SECONDS = 600;
@@ -56,54 +56,12 @@ export function localSessionDeps(database: Database, gatewayId: string): AgentSe
 export function openLocalAgentStream(options: LocalStreamOptions): TestAgentStream {
   const deps = localSessionDeps(options.database, options.gatewayId);
   const requests = createRequestQueue();
-  const received: ConnectResponse[] = [];
-  const queue: ConnectResponse[] = [];
-  let notify: (() => void) | undefined;
-  let finished = false;
-  let failure: ConnectError | undefined;
   const responses = serveAgentStream(requests, deps, options.principal ?? insecurePrincipal(), options.transport);
-  const ended = (async () => {
-    try {
-      for await (const res of responses) {
-        received.push(res);
-        if (res.message.case !== 'heartbeat') queue.push(res);
-        notify?.();
-      }
-    } catch (err) {
-      failure = ConnectError.from(err);
-    } finally {
-      finished = true;
-      requests.close();
-      notify?.();
-    }
-    return failure;
-  })();
-  const next = async (timeoutMs = 30_000): Promise<ConnectResponse> => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const m = queue.shift();
-      if (m) return m;
-      if (finished) throw failure ?? new Error('stream ended');
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error('timed out waiting for a response');
-      await new Promise<void>((resolve) => {
-        notify = resolve;
-        setTimeout(resolve, left).unref();
-      });
-    }
-  };
+  const reader = readResponses(responses, () => requests.close());
   return {
     send: (message) => requests.push(create(ConnectRequestSchema, { message } as MessageInitShape<typeof ConnectRequestSchema>)),
     end: () => requests.close(),
-    next,
-    async waitForAck(sequence, timeoutMs = 30_000) {
-      for (;;) {
-        const m = await next(timeoutMs);
-        if (m.message.case === 'ack' && m.message.value.sequence >= BigInt(sequence)) return;
-      }
-    },
-    ended,
-    received,
+    ...reader,
     // The agent going away: the session's request side fails, as a transport's does when its peer vanishes.
     abort: () => requests.fail(new ConnectError('the agent went away', Code.Canceled)),
   };

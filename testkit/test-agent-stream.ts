@@ -55,6 +55,31 @@ export function openAgentStream(grpcUrl: string, options: { bearer?: string } = 
     }
   })();
   const abort = new AbortController();
+  const reader = readResponses(client.connect(requests, { signal: abort.signal, headers }), () => {
+    closed = true;
+    wake?.();
+  });
+  return {
+    send(message) {
+      pending.push({ message } as RequestInit);
+      const w = wake;
+      wake = undefined;
+      w?.();
+    },
+    end() {
+      closed = true;
+      wake?.();
+    },
+    ...reader,
+    abort: () => abort.abort(),
+  };
+}
+
+/** The response side of a test stream: what {@link TestAgentStream} reads, over any stream of responses. */
+export type ResponseReader = Pick<TestAgentStream, 'next' | 'waitForAck' | 'ended' | 'received'>;
+
+/** Reads `responses` into a {@link ResponseReader}; `onFinish` runs once they end or fail. */
+export function readResponses(responses: AsyncIterable<ConnectResponse>, onFinish: () => void): ResponseReader {
   const received: ConnectResponse[] = [];
   const queue: ConnectResponse[] = [];
   let notify: (() => void) | undefined;
@@ -62,7 +87,7 @@ export function openAgentStream(grpcUrl: string, options: { bearer?: string } = 
   let failure: ConnectError | undefined;
   const ended = (async () => {
     try {
-      for await (const res of client.connect(requests, { signal: abort.signal, headers })) {
+      for await (const res of responses) {
         received.push(res);
         if (res.message.case !== 'heartbeat') queue.push(res);
         notify?.();
@@ -71,8 +96,7 @@ export function openAgentStream(grpcUrl: string, options: { bearer?: string } = 
       failure = ConnectError.from(err);
     } finally {
       finished = true;
-      closed = true;
-      wake?.();
+      onFinish();
       notify?.();
     }
     return failure;
@@ -92,16 +116,6 @@ export function openAgentStream(grpcUrl: string, options: { bearer?: string } = 
     }
   };
   return {
-    send(message) {
-      pending.push({ message } as RequestInit);
-      const w = wake;
-      wake = undefined;
-      w?.();
-    },
-    end() {
-      closed = true;
-      wake?.();
-    },
     next,
     async waitForAck(sequence, timeoutMs = 30_000) {
       for (;;) {
@@ -111,7 +125,6 @@ export function openAgentStream(grpcUrl: string, options: { bearer?: string } = 
     },
     ended,
     received,
-    abort: () => abort.abort(),
   };
 }
 
