@@ -39,6 +39,8 @@ import type { GatewayConfig } from './config/schema.js';
 import { createDispatch, dispatchLocal } from './replicas/dispatch.js';
 import { createLeaseKeeper } from './replicas/lease-keeper.js';
 import { createOwnerLookup } from './replicas/owner-lookup.js';
+import { createKubeEndpoint } from './kube/kube-endpoint.js';
+import { createKubeForwarder } from './kube/kube-forward.js';
 import { createPeerClient } from './replicas/peer-client.js';
 import { createReplicaTokenSigner } from './auth/replica-token.js';
 import { createResultRelay } from './operations/result-relay.js';
@@ -138,10 +140,12 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
   const agentStaleAfterSeconds = staleAfterSeconds(config.agents.deadAfterSeconds);
   let draining = false;
   let baseUrl = config.baseUrl ?? '';
+  const signer = config.auth.replicaSecretFile ? createReplicaTokenSigner(config.auth.replicaSecretFile, config.id, logger) : undefined;
+  const owners = createOwnerLookup(database, { selfId: config.id, cacheMs: 2000, staleAfterSeconds: agentStaleAfterSeconds });
   const peers = closers.add(
     'peer client',
     createPeerClient({
-      signer: config.auth.replicaSecretFile ? createReplicaTokenSigner(config.auth.replicaSecretFile, config.id, logger) : undefined,
+      signer,
       caFile: config.replicas.peerCaFile ?? config.tls?.caFile,
       timeoutMs: config.replicas.forwardTimeoutSeconds * 1000,
     }),
@@ -174,7 +178,7 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     sealer,
     dispatch: createDispatch(registry, {
       selfId: config.id,
-      owners: createOwnerLookup(database, { selfId: config.id, cacheMs: 2000, staleAfterSeconds: agentStaleAfterSeconds }),
+      owners,
       replicas: replicaDirectory,
       peers,
       logger: clusterLogger,
@@ -315,6 +319,14 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     authenticator,
     serveAgentStream: (requests, principal, transport) => serveAgentStream(requests, sessionDeps, principal, transport),
     limits: config.limits,
+    kube: createKubeEndpoint({
+      gatewayId: config.id,
+      authenticator,
+      registry,
+      config: config.kube,
+      forwarder: createKubeForwarder({ owners, replicas: replicaDirectory, signer, caFile: config.replicas.peerCaFile ?? config.tls?.caFile }),
+      logger: logger.child({ component: 'kube' }),
+    }),
     logger,
   });
 

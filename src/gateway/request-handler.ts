@@ -12,6 +12,7 @@ import { getRequestListener } from '@hono/node-server';
 import type { ConnectRequest, ConnectResponse } from '../gen/outpost/agent/v1/agent_pb.js';
 import type { Logger } from '../shared/logger.js';
 import type { AgentTransport } from './agents/agent-transport.js';
+import { isKubePath, type KubeEndpoint } from './kube/kube-endpoint.js';
 import type { Authenticator } from './auth/authenticator.js';
 import { authContextValues, createAuthInterceptor, rememberPreAdmitted } from './auth/connect-auth.js';
 import { createPreAdmission } from './auth/pre-admission.js';
@@ -46,6 +47,8 @@ export interface GatewayHandlerOptions {
     transport: AgentTransport,
   ): AsyncIterable<ConnectResponse>;
   limits: GatewayConfig['limits'];
+  /** kubectl through the gateway: `/k8s/{account}/…` requests and upgrades; answered like any unknown path when absent. */
+  kube?: KubeEndpoint;
   logger: Logger;
 }
 
@@ -53,7 +56,10 @@ export interface GatewayHandlerOptions {
 export interface GatewayHandler {
   handler: RpcNodeHandler;
   guard: ConnectionGuard;
-  /** Serves HTTP/1.1 `upgrade` requests of the HTTP port: the agent stream over WebSocket (websocket-endpoint.ts). */
+  /**
+   * Serves HTTP/1.1 `upgrade` requests of the HTTP port: the agent stream over WebSocket (websocket-endpoint.ts) and
+   * kubectl's exec, attach and port-forward under `/k8s/` (kube-endpoint.ts).
+   */
   upgrade: AgentWebSocketEndpoint;
 }
 
@@ -92,8 +98,17 @@ export function createGatewayHandler(options: GatewayHandlerOptions): GatewayHan
   // it proves itself is bounded per connection (connection-guard.ts).
   const preAdmit = createPreAdmission(options.authenticator, options.services);
   const guard = createConnectionGuard(options.limits);
+  const kube = options.kube;
   const handler: RpcNodeHandler = (req, res) => {
     guard.requestArrived(req);
+    if (kube && isKubePath(req.url)) {
+      // Its own admission (credentials from the headers before any body is read) and its own error model (Status).
+      kube.serve(req, res as http2.Http2ServerResponse).then(
+        (admitted) => (admitted ? guard.proven(req) : guard.refused(req)),
+        (err: unknown) => logger.error({ err }, 'Kubernetes API request failed'),
+      );
+      return;
+    }
     if (answerMalformedRpc(req, res as unknown as http2.Http2ServerResponse)) return void guard.refused(req);
     preAdmit(req, res as unknown as http2.Http2ServerResponse).then(
       (outcome) => {
@@ -116,12 +131,20 @@ export function createGatewayHandler(options: GatewayHandlerOptions): GatewayHan
     );
   };
   // The agent stream over WebSocket, for networks where HTTP/2 cannot pass: the same session, another carriage.
-  const upgrade = createAgentWebSocketEndpoint({
+  const agentUpgrade = createAgentWebSocketEndpoint({
     authenticator: options.authenticator,
     serve: options.serveAgentStream,
     maxMessageBytes: MAX_MESSAGE_BYTES,
     guard,
     logger: logger.child({ component: 'agent-stream' }),
   });
+  const upgrade: AgentWebSocketEndpoint = (req, socket, head) => {
+    if (!kube || !isKubePath(req.url)) return agentUpgrade(req, socket, head);
+    guard.requestArrived(req);
+    kube.upgrade(req, socket, head).then(
+      (admitted) => (admitted ? guard.proven(req) : guard.refused(req)),
+      (err: unknown) => logger.error({ err }, 'Kubernetes API upgrade failed'),
+    );
+  };
   return { handler, guard, upgrade };
 }

@@ -87,6 +87,8 @@ export interface Sandbox {
   writeKubeconfig(path: string): Promise<void>;
   readonly store: SandboxStore;
   readonly faults: SandboxFaults;
+  /** Watches open now (a client's cancel shows as this count going down). */
+  openWatches(): number;
   close(): Promise<void>;
 }
 
@@ -213,6 +215,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     },
     store: publicStore(store),
     faults,
+    openWatches: () => watches.openCount,
     async close() {
       if (closed) return;
       closed = true;

@@ -27,6 +27,7 @@ function session(id: string, serves: string[]): LiveSession & { sent: Operation[
     serves: (a) => serves.includes(a),
     sendOperation: (op) => (sent.push(op), true),
     sendAccountCommand: () => true,
+    openKube: () => undefined,
     sessionToken: 't',
     standbyAccounts: () => [],
     promote: async () => {},

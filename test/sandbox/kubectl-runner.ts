@@ -23,6 +23,8 @@ export interface Kubectl {
   ok(args: string[], opts?: { input?: string; timeoutMs?: number }): Promise<string>;
   /** Starts `kubectl get … -w --output-watch-events -o json` and collects the events it prints. */
   watch(args: string[]): WatchProcess;
+  /** Starts a long-running kubectl (`logs -f`, `port-forward`) and collects what it prints. */
+  stream(args: string[]): StreamProcess;
   cleanup(): void;
 }
 
@@ -30,6 +32,17 @@ export interface Kubectl {
 export interface WatchProcess {
   events: { type: string; object: { metadata: { name: string } } }[];
   waitFor(predicate: (events: WatchProcess['events']) => boolean, timeoutMs?: number): Promise<void>;
+  stop(): void;
+}
+
+/** A running long-lived kubectl. */
+export interface StreamProcess {
+  /** Everything printed so far (stdout and stderr). */
+  output(): string;
+  /** Resolves with the first match of `pattern` in the output (a bound on a hang: rejects after `timeoutMs`). */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  /** Resolves with the exit code once it exited. */
+  exited: Promise<number | null>;
   stop(): void;
 }
 
@@ -66,10 +79,15 @@ function takeDocuments(buffer: string): { docs: unknown[]; rest: string } {
 }
 
 /** Prepares a kubectl for a sandbox (writes its kubeconfig into a temp dir). */
-export async function createKubectl(bin: string, sandbox: Sandbox): Promise<Kubectl> {
+export function createKubectl(bin: string, sandbox: Sandbox): Promise<Kubectl> {
+  return createKubectlWith(bin, (path) => sandbox.writeKubeconfig(path));
+}
+
+/** Prepares a kubectl whose kubeconfig `write` puts at the path it is given (any server: a gateway's `/k8s/…`). */
+export async function createKubectlWith(bin: string, write: (path: string) => Promise<void> | void): Promise<Kubectl> {
   const dir = mkdtempSync(join(tmpdir(), 'outpost-kubectl-'));
   const kubeconfig = join(dir, 'kubeconfig');
-  await sandbox.writeKubeconfig(kubeconfig);
+  await write(kubeconfig);
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, KUBECACHEDIR: join(dir, 'cache'), KUBECONFIG: kubeconfig };
   const children = new Set<ReturnType<typeof spawn>>();
 
@@ -132,6 +150,44 @@ export async function createKubectl(bin: string, sandbox: Sandbox): Promise<Kube
                   `kubectl watch did not see the expected events: ${JSON.stringify(events.map((e) => [e.type, e.object?.metadata?.name]))} ${stderr}`,
                 ),
               );
+            }, timeoutMs);
+            waiters.add(check);
+            check();
+          });
+        },
+        stop() {
+          child.kill('SIGTERM');
+          children.delete(child);
+        },
+      };
+    },
+    stream(args) {
+      const child = spawn(bin, ['--kubeconfig', kubeconfig, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      children.add(child);
+      let output = '';
+      const waiters = new Set<() => void>();
+      const collect = (chunk: Buffer) => {
+        output += chunk.toString('utf8');
+        for (const w of [...waiters]) w();
+      };
+      child.stdout.on('data', collect);
+      child.stderr.on('data', collect);
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      return {
+        output: () => output,
+        exited,
+        waitFor(pattern, timeoutMs = 30_000) {
+          return new Promise((resolve, reject) => {
+            const check = () => {
+              const m = pattern.exec(output);
+              if (!m) return;
+              waiters.delete(check);
+              clearTimeout(timer);
+              resolve(m);
+            };
+            const timer = setTimeout(() => {
+              waiters.delete(check);
+              reject(new Error(`kubectl ${args.join(' ')} did not print ${pattern}: ${output.slice(-2000)}`));
             }, timeoutMs);
             waiters.add(check);
             check();

@@ -250,6 +250,29 @@ const crdSchema = z.strictObject({
   versioned: ignored,
 });
 
+const kubeProxySchema = z
+  .strictObject({
+    enabled: z.boolean().default(true).describe('Serve Kubernetes API requests from the gateway (`/k8s/{account}`) for this account.'),
+    identity: z
+      .enum(['caller', 'static'])
+      .default('caller')
+      .describe(
+        '`caller`: impersonate the caller as the gateway maps it (docs/kubectl.md, "Identity mapping"); `static`: ' +
+          'impersonate `user` and `groups` for every caller.',
+      ),
+    user: z.string().min(1).optional().describe('With identity static: the user to impersonate.'),
+    groups: z.array(z.string().min(1)).default([]).describe('With identity static: the groups to impersonate.'),
+  })
+  .refine((p) => p.identity !== 'static' || p.user !== undefined, {
+    message: 'identity static needs user (the Kubernetes user every request is made as)',
+    path: ['user'],
+  })
+  .refine((p) => p.identity === 'static' || (p.user === undefined && p.groups.length === 0), {
+    message: 'user and groups apply to identity static only',
+    path: ['identity'],
+  })
+  .default({ enabled: true, identity: 'caller', groups: [] });
+
 /**
  * One `kubernetes.accounts[]` entry. Also validates accounts pushed by the gateway (AccountCommand), so both sources
  * obey the same rules.
@@ -286,6 +309,7 @@ export const accountSchema = z
       .record(z.string(), z.array(z.string()))
       .optional()
       .describe('Spinnaker-style READ/WRITE role lists (accepted, not enforced yet).'),
+    kubeProxy: kubeProxySchema.describe('kubectl through the gateway for this account (docs/kubectl.md).'),
     // Clouddriver/reference account keys, accepted so account blocks can be copied unchanged; unused.
     metrics: ignored,
     omitNamespaces: ignored,

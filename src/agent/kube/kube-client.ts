@@ -66,8 +66,21 @@ export interface KubeClient {
    * The operations executor uses it for writes, patches, subresources and plain-text logs.
    */
   request(request: KubeRequest): Promise<KubeResponse>;
+  /**
+   * What a raw request to `pathAndQuery` (below the server URL) needs: URL, TLS material and credentials (in
+   * `options.headers`), the module to call. For the Kubernetes API proxy, which streams bodies itself. An upgrade gets
+   * a connection of its own, never a pooled one.
+   */
+  rawRequest(method: string, pathAndQuery: string, upgrade: boolean): Promise<RawRequestTarget>;
   /** Releases pooled sockets. */
   close(): void;
+}
+
+/** See {@link KubeClient.rawRequest}. */
+export interface RawRequestTarget {
+  url: URL;
+  options: https.RequestOptions & { headers: Record<string, string> };
+  request: typeof http.request;
 }
 
 /**
@@ -225,6 +238,20 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions = {}
       if (status !== 200) throw errorFromResponse(status, await readBody(res), url);
       res.setTimeout(idleTimeoutMs, () => res.destroy(new KubeHttpError(0, `watch idle for ${idleTimeoutMs} ms`)));
       return res;
+    },
+    async rawRequest(method, pathAndQuery, upgrade) {
+      const url = new URL(server.replace(/\/+$/, '') + pathAndQuery);
+      const opts = await requestOptions(method);
+      if (upgrade) {
+        // A fresh agent with the same TLS material: an upgraded socket leaves the pool anyway.
+        const options = (opts.agent as http.Agent & { options: http.AgentOptions }).options;
+        opts.agent = transport === https ? new https.Agent({ ...options, keepAlive: false }) : new http.Agent({ keepAlive: false });
+      }
+      return {
+        url,
+        options: opts as RawRequestTarget['options'],
+        request: transport.request as typeof http.request,
+      };
     },
     close() {
       agent?.destroy();

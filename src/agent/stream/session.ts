@@ -41,6 +41,7 @@ import type { TransportPick } from './transport-choice.js';
 import { applyVerdictUpdate } from './verdict-updates.js';
 import { SameReplicaError, SessionEndedError } from './session-errors.js';
 import { accountInfo } from '../accounts/account-info.js';
+import { createKubeProxy } from '../kube-proxy/kube-proxy.js';
 
 export { SameReplicaError, SessionEndedError } from './session-errors.js';
 export { accountInfo } from '../accounts/account-info.js';
@@ -134,6 +135,12 @@ export async function runSession(options: SessionOptions): Promise<void> {
   let heartbeatSeconds = options.heartbeatSeconds;
 
   const send = (message: ConnectRequest['message']) => requests.push(create(ConnectRequestSchema, { message }));
+  // kubectl through the gateway: requests of this session only (the gateway answered their callers when it ends).
+  const kubeProxy = createKubeProxy({
+    account: (name) => state.accounts.find((a) => a.prepared.config.name === name),
+    send: (value) => send({ case: 'kubeResponse', value }),
+    logger: logger.child({ component: 'kube-proxy' }),
+  });
 
   function startHeartbeats(): void {
     for (const t of timers.splice(0)) clearInterval(t);
@@ -356,6 +363,8 @@ export async function runSession(options: SessionOptions): Promise<void> {
       } else if (message.case === 'operation' && welcomed) {
         if (options.operations) options.operations.submit(message.value);
         else logger.warn({ operationId: message.value.id }, 'received an operation but this agent runs none');
+      } else if (message.case === 'kubeRequest' && welcomed) {
+        kubeProxy.received(message.value);
       } else if (message.case === 'verdicts' && welcomed) {
         onVerdicts(message.value);
       } else if (message.case === 'accountCommand' && welcomed) {
@@ -383,6 +392,7 @@ export async function runSession(options: SessionOptions): Promise<void> {
   } finally {
     if (state.live === live) state.live = undefined;
     if (welcomed) options.operations?.detach();
+    kubeProxy.close('the agent stream ended');
     signal.removeEventListener('abort', onClose);
     controller.abort();
     for (const t of timers) clearInterval(t);

@@ -43,6 +43,7 @@ import { createSessionRow, type SessionRow } from './session-row.js';
 import { welcomeAgent } from './session-welcome.js';
 import { demoteLost, promoteStandby } from './session-promotion.js';
 import type { StreamState } from './stream-state.js';
+import { createKubeMux, type KubeChannel, type KubeChannelEvents } from '../kube/kube-mux.js';
 import { createStreamTimers, type StreamTimers } from './stream-timers.js';
 import { createWritePipeline, type WritePipeline } from './write-pipeline.js';
 
@@ -120,6 +121,12 @@ class AgentSession implements StreamState {
   /** Background database work of the session (touches, dynamic accounts), awaited before the session ends. */
   private readonly background = new Set<Promise<void>>();
   private readonly pipeline: WritePipeline;
+  /** kubectl through the gateway: the stream's proxied Kubernetes API requests. */
+  private readonly kube = createKubeMux((request) => {
+    if (this.stopped || !this.welcomed || this.outbox.closed) return false;
+    this.outbox.push(create(ConnectResponseSchema, { message: { case: 'kubeRequest', value: request } }));
+    return true;
+  });
   private readonly timers: StreamTimers;
   private stopNow!: () => void;
   private readonly stopSignal: Promise<typeof STOP>;
@@ -163,6 +170,11 @@ class AgentSession implements StreamState {
     if (!mayRegister(this.principal, command.account?.name ?? '')) return false;
     this.outbox.push(create(ConnectResponseSchema, { message: { case: 'accountCommand', value: command } }));
     return true;
+  }
+
+  openKube(events: KubeChannelEvents): KubeChannel | undefined {
+    if (this.stopped || !this.welcomed || this.outbox.closed) return undefined;
+    return this.kube.open(events);
   }
 
   standbyAccounts(): string[] {
@@ -215,6 +227,7 @@ class AgentSession implements StreamState {
   run(requests: AsyncIterable<ConnectRequest>): AsyncIterableIterator<ConnectResponse> {
     const closers = createClosers((step, err) => this.log.error({ err }, `could not ${step}`));
     closers.defer('finish the session', () => this.finished());
+    closers.defer('end its Kubernetes API requests', () => this.kube.closeAll('the agent stream ended'));
     closers.defer('end the session row', () => this.row.end());
     closers.defer('finish background work', () => Promise.all(this.background));
     closers.defer('mark accounts INACTIVE', () => this.releaseClaimed());
@@ -264,6 +277,8 @@ class AgentSession implements StreamState {
   private stop(): void {
     if (this.stopped) return;
     this.stopped = true;
+    // Callers of proxied requests hear it now, not after the stream's accounts were released.
+    this.kube.closeAll('the agent stream ended');
     this.stopNow();
     this.deps.registry.remove(this);
   }
@@ -309,6 +324,12 @@ class AgentSession implements StreamState {
       // field by the event decoder.
       const unstorable = findUnstorableText(m.value, m.case);
       if (unstorable) throw invalidArgument(unstorable);
+    }
+    if (m.case === 'kubeResponse') {
+      // Not ordered behind event writes: a part of a proxied request goes to its caller at once (its credit bounds it).
+      if (!this.welcomed) throw new ConnectError('kube_response before the welcome', Code.FailedPrecondition);
+      this.kube.received(m.value);
+      return;
     }
     if (m.case === 'operationResult') {
       // Not ordered behind event writes: a result is recorded by its own conditional update.

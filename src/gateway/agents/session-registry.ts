@@ -7,6 +7,7 @@ import type { ConnectError } from '@connectrpc/connect';
 import type { AccountCommand } from '../../gen/outpost/agent/v1/agent_pb.js';
 import type { Operation } from '../../gen/outpost/agent/v1/operation_pb.js';
 import type { Principal } from '../auth/principal.js';
+import type { KubeChannel, KubeChannelEvents } from '../kube/kube-mux.js';
 
 /** What the registry knows about one live stream. */
 export interface LiveSession {
@@ -31,6 +32,11 @@ export interface LiveSession {
    * or when its agent identity may not register the account's name (the definition is not shown to it).
    */
   sendAccountCommand(command: AccountCommand): boolean;
+  /**
+   * Opens a proxied Kubernetes API request on the stream (kube-mux.ts); undefined when the stream cannot take one (not
+   * welcomed yet, or ending).
+   */
+  openKube(events: KubeChannelEvents): KubeChannel | undefined;
   /**
    * The token the stream's Welcome carried: presented with results this replica relays to another one, which checks
    * it against the stored hash. Never log it.

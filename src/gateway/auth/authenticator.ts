@@ -75,13 +75,15 @@ export function createAuthenticator(config: AuthenticatorConfig, deps: Authentic
     ? createReplicaTokenVerifier(config.auth.replicaSecretFile, logger)
     : undefined;
 
+  const tokenGroups = new Map<string, string[]>();
+  for (const t of config.auth.tokens) tokenGroups.set(t.subject, [...(tokenGroups.get(t.subject) ?? []), ...t.groups]);
   const revocations = createTokenRevocations(tokens, logger, deps.revocationCheckMs ?? 2000);
 
   const fromToken = async (token: string): Promise<Principal> => {
     const subject = await tokens.match(token);
     if (subject !== undefined) {
       const presented = tokenDigest(token);
-      const principal = principalFromRules(subject, 'token', rules);
+      const principal = principalFromRules(subject, 'token', rules, undefined, {}, tokenGroups.get(subject));
       return {
         ...principal,
         revocation: revocations.revocationOf(async () => (await tokens.matchDigest(presented)) === subject, 'static token'),
@@ -101,7 +103,7 @@ export function createAuthenticator(config: AuthenticatorConfig, deps: Authentic
       }
       if (jwt) {
         const v = await jwt.verify(token);
-        return principalFromRules(v.subject, 'jwt', rules, v.expiresAt);
+        return principalFromRules(v.subject, 'jwt', rules, v.expiresAt, {}, claimedGroups(v.payload[config.auth.jwt!.groupsClaim]));
       }
       if (issuer === REPLICA_ISSUER) throw unauthenticated('replica token presented but this gateway has no auth.replicaSecretFile');
       throw unauthenticated('bearer token not recognized: it is a JWT but no auth.jwt issuer is configured');
@@ -149,4 +151,11 @@ export function createAuthenticator(config: AuthenticatorConfig, deps: Authentic
 
 function unauthenticated(message: string): ConnectError {
   return new ConnectError(message, Code.Unauthenticated);
+}
+
+/** A JWT's groups claim: an array of strings, or one string; anything else names no group. */
+function claimedGroups(claim: unknown): string[] {
+  if (typeof claim === 'string') return claim === '' ? [] : [claim];
+  if (Array.isArray(claim)) return claim.filter((g): g is string => typeof g === 'string' && g !== '');
+  return [];
 }

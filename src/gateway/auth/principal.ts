@@ -18,6 +18,15 @@ export interface Principal {
   readonly roles: ReadonlySet<Role>;
   /** Account name glob patterns this principal may register as an agent (with the agent role). */
   readonly accountPatterns: readonly string[];
+  /** Account name glob patterns this principal may reach through `/k8s/{account}` (with the kube role); none when absent. */
+  readonly kubeAccountPatterns?: readonly string[];
+  /**
+   * Groups the credential names (a static token's `groups`, a JWT's groups claim, a certificate's `O` values): mapped
+   * to Kubernetes groups for kubectl through the gateway (src/gateway/kube/kube-identity.ts).
+   */
+  readonly groups?: readonly string[];
+  /** The certificate's subject attributes (a certificate principal only). */
+  readonly attributes?: SubjectAttributes;
   /** When the credentials stop being valid (epoch ms; a JWT's `exp`); undefined when they do not expire. */
   readonly expiresAt?: number;
   /**
@@ -40,7 +49,7 @@ export interface CredentialRevocation {
 export const principalKey = createContextKey<Principal | undefined>(undefined, { description: 'outpost principal' });
 
 /** Every role: what insecure mode grants. */
-export const ALL_ROLES: readonly Role[] = ['agent', 'read', 'write', 'admin', 'replica', 'spinnaker'];
+export const ALL_ROLES: readonly Role[] = ['agent', 'read', 'write', 'admin', 'replica', 'spinnaker', 'kube'];
 
 /**
  * Builds a principal from the rules of its kind (`rule.kind` equals `method`: token, JWT and certificate subjects
@@ -53,20 +62,33 @@ export function principalFromRules(
   rules: readonly AuthorizationRule[],
   expiresAt?: number,
   attributes: SubjectAttributes = {},
+  groups: readonly string[] = [],
 ): Principal {
   const roles = new Set<Role>();
   const accountPatterns: string[] = [];
+  const kubeAccountPatterns: string[] = [];
   for (const rule of rules) {
     if (rule.kind !== method || !createSubjectMatcher(rule)(subject, attributes)) continue;
     for (const role of rule.roles) roles.add(role);
     if (rule.roles.includes('agent')) accountPatterns.push(...rule.accounts);
+    if (rule.roles.includes('kube')) kubeAccountPatterns.push(...rule.accounts);
   }
-  return { subject, method, roles, accountPatterns, expiresAt };
+  const certificateGroups = method === 'certificate' ? (attributes.O ?? []) : [];
+  return {
+    subject,
+    method,
+    roles,
+    accountPatterns,
+    kubeAccountPatterns,
+    groups: [...new Set([...groups, ...certificateGroups])],
+    attributes: method === 'certificate' ? attributes : undefined,
+    expiresAt,
+  };
 }
 
 /** The principal of insecure mode: every role, every account name. */
 export function insecurePrincipal(subject = 'anonymous'): Principal {
-  return { subject, method: 'insecure', roles: new Set(ALL_ROLES), accountPatterns: ['*'] };
+  return { subject, method: 'insecure', roles: new Set(ALL_ROLES), accountPatterns: ['*'], kubeAccountPatterns: ['*'] };
 }
 
 /**
@@ -88,6 +110,12 @@ export function hasRole(principal: Principal | undefined, role: Role): boolean {
 export function mayRegister(principal: Principal | undefined, account: string): boolean {
   if (!hasRole(principal, 'agent')) return false;
   return principal!.accountPatterns.some((pattern) => globMatch(pattern, account));
+}
+
+/** True when the principal may reach the account's Kubernetes API through the gateway (`/k8s/{account}`). */
+export function mayUseKube(principal: Principal | undefined, account: string): boolean {
+  if (!hasRole(principal, 'kube')) return false;
+  return (principal!.kubeAccountPatterns ?? []).some((pattern) => globMatch(pattern, account));
 }
 
 /** `*` matches any run of characters (including none); everything else matches itself. */

@@ -2,6 +2,7 @@
  * Gateway configuration schema: one zod schema holding every default (the security sections are in
  * ./security-schema.ts). ./load.ts reads it from the defaults, a YAML file, the environment and overrides.
  */
+import { kubeSchema, type GatewayKubeConfig } from './kube-schema.js';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
@@ -223,6 +224,9 @@ export const baseSchema = z
     limits: limitsSchema
       .default(() => limitsSchema.parse({}))
       .describe('What a peer may hold before it is authenticated: connections, HTTP/2 streams, idle time (see docs/security.md).'),
+    kube: kubeSchema
+      .default(() => kubeSchema.parse({}))
+      .describe('kubectl through the gateway (`/k8s/{account}`): identity mapping and limits (docs/kubectl.md).'),
     secrets: secretsSchema
       .default(() => secretsSchema.parse({}))
       .describe('Encryption at rest of Secret values in operation requests (see docs/security.md).'),
@@ -262,6 +266,7 @@ export interface GatewayConfig {
   replicas: GatewayReplicasConfig;
   web: GatewayWebConfig;
   secrets: { keyFile?: string };
+  kube: GatewayKubeConfig;
   limits: {
     maxConcurrentStreams: number;
     idleConnectionSeconds: number;
@@ -274,10 +279,11 @@ export interface GatewayConfig {
 export type GatewayConfigInput = Partial<
   Omit<
     GatewayConfig,
-    'agents' | 'cache' | 'operations' | 'tls' | 'auth' | 'authorization' | 'accounts' | 'replicas' | 'web' | 'secrets' | 'limits'
+    'agents' | 'cache' | 'operations' | 'tls' | 'auth' | 'authorization' | 'accounts' | 'replicas' | 'web' | 'secrets' | 'limits' | 'kube'
   >
 > & {
   secrets?: Partial<GatewayConfig['secrets']>;
+  kube?: Partial<GatewayKubeConfig>;
   limits?: Partial<GatewayConfig['limits']>;
   agents?: Partial<GatewayConfig['agents']>;
   cache?: Partial<GatewayConfig['cache']>;

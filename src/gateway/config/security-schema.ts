@@ -109,6 +109,10 @@ const staticTokenSchema = z
     token: z.string().min(16).optional().describe('The token itself (prefer tokenFile or tokenEnv: config files get copied around).'),
     tokenFile: z.string().min(1).optional().describe('File holding the token (surrounding whitespace ignored); re-read when it changes.'),
     tokenEnv: z.string().min(1).optional().describe('Environment variable holding the token.'),
+    groups: z
+      .array(z.string().min(1).max(253))
+      .default([])
+      .describe('Groups of the subject, impersonated (with kube.groupsPrefix) by kubectl through the gateway.'),
   })
   .strict()
   .refine((t) => [t.token, t.tokenFile, t.tokenEnv].filter((v) => v !== undefined).length === 1, {
@@ -123,6 +127,11 @@ const jwtSchema = z
     publicKeyFile: z.string().min(1).optional().describe('PEM public key (SPKI) for RS*, PS*, ES* or EdDSA tokens.'),
     algorithms: z.array(z.string().min(1)).optional().describe('Accepted algorithms; defaults to those the key type allows.'),
     subjectClaim: z.string().min(1).default('sub').describe('Claim whose value is the subject.'),
+    groupsClaim: z
+      .string()
+      .min(1)
+      .default('groups')
+      .describe("Claim listing the subject's groups (an array of strings, or one string), for kubectl through the gateway."),
     clockToleranceSeconds: z.coerce.number().int().min(0).max(600).default(30).describe('Allowed clock skew for exp/nbf.'),
     maxLifetimeSeconds: z.coerce
       .number()
@@ -166,7 +175,7 @@ const identityKindSchema = z.enum(['token', 'jwt', 'certificate'], {
     'certificate subjects); a rule meant for several kinds becomes one rule per kind',
 });
 
-export const roleSchema = z.enum(['agent', 'read', 'write', 'admin', 'replica', 'spinnaker']);
+export const roleSchema = z.enum(['agent', 'read', 'write', 'admin', 'replica', 'spinnaker', 'kube']);
 
 export const ruleSchema = z
   .object({
@@ -191,15 +200,23 @@ export const ruleSchema = z
       .min(1)
       .describe(
         'agent: may open agent streams; read: read routes; write: submit operations; admin: manage accounts; replica: ' +
-          'internal routes; spinnaker: the Clouddriver API Orca and Gate call (docs/spinnaker.md).',
+          'internal routes; spinnaker: the Clouddriver API Orca and Gate call (docs/spinnaker.md); kube: the Kubernetes ' +
+          'API of the accounts listed in `accounts` through `/k8s/{account}` (docs/kubectl.md).',
       ),
     accounts: z
       .array(z.string().min(1))
       .default([])
-      .describe('With the agent role: glob patterns (`*` any run of characters) of the account names the agent may register.'),
+      .describe(
+        'With the agent role: glob patterns (`*` any run of characters) of the account names the agent may register. ' +
+          'With the kube role: the accounts whose Kubernetes API the subject may reach.',
+      ),
   })
   .strict()
   .refine((r) => r.subject !== undefined || r.attributes !== undefined, { message: 'set subject, attributes or both' })
+  .refine((r) => !r.roles.includes('kube') || r.accounts.length > 0, {
+    message: 'the kube role needs accounts: the account name patterns the subject may reach (["*"] for every account)',
+    path: ['accounts'],
+  })
   .refine((r) => r.attributes === undefined || r.kind === 'certificate', {
     message: 'attributes apply to kind certificate only',
     path: ['attributes'],

@@ -1,0 +1,181 @@
+/**
+ * One `/k8s/{account}` request carried over a local agent stream (kube-mux.ts): the caller's body goes to the agent
+ * under the agent's credit, the cluster's answer comes back under ours and is written to the caller as it arrives
+ * (a watch or `logs -f` streams), the caller going away cancels it in the cluster, and a request that is not
+ * long-running is cancelled and answered 504 at its deadline.
+ */
+import type http from 'node:http';
+import type http2 from 'node:http2';
+import type { KubeResponseHead } from '../../gen/outpost/agent/v1/kube_pb.js';
+import { createCreditReceiver, KUBE_WINDOW_BYTES, pumpWithCredit, type CreditPump } from '../../shared/kube-credit.js';
+import type { LiveSession } from '../agents/session-registry.js';
+import type { KubeCaller } from './kube-identity.js';
+import type { KubeChannel, KubeRequestPart } from './kube-mux.js';
+import { KubeRefusal, sendStatus } from './kube-status.js';
+
+type AnyRequest = http.IncomingMessage | http2.Http2ServerRequest;
+type AnyResponse = http.ServerResponse | http2.Http2ServerResponse;
+
+/** What a finished exchange reports (for the audit log). */
+export interface ExchangeOutcome {
+  /** HTTP status answered; 0 when the caller left before any answer. */
+  status: number;
+  bytesIn: number;
+  bytesOut: number;
+  impersonatedUser: string;
+  impersonatedGroups: string[];
+  /** Why it ended abnormally; '' when it did not. */
+  error: string;
+}
+
+/** The request as sent to the agent. */
+export interface ExchangeRequest {
+  account: string;
+  method: string;
+  /** Path and query below the cluster's API root. */
+  path: string;
+  headers: Array<{ name: string; value: string }>;
+  caller: KubeCaller;
+  /** Deadline for a request that is not long-running; none when undefined. */
+  timeoutMs?: number;
+  /** Name the impersonated identity in a response header (answers to a replica that forwarded the request). */
+  tellImpersonation?: boolean;
+}
+
+/** The header naming the impersonated identity on answers to forwarded requests (kube-forward.ts reads it). */
+export const IMPERSONATED_HEADER = 'x-outpost-kube-impersonated';
+
+/** The value of {@link IMPERSONATED_HEADER}. */
+export function impersonationHeader(head: KubeResponseHead): string {
+  return Buffer.from(JSON.stringify({ user: head.impersonatedUser, groups: head.impersonatedGroups })).toString('base64url');
+}
+
+/** Hop-by-hop headers, never passed on (RFC 9110 7.6.1), and what HTTP/2 forbids. */
+export const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
+  'proxy-authenticate',
+  'proxy-authorization',
+]);
+
+/** Maps an agent's end code to the status the gateway answers when no head came. */
+export function refusalForEnd(error: string, code: string): KubeRefusal {
+  const status = code === 'unavailable' ? 503 : code === 'timeout' ? 504 : code === 'refused' ? 403 : 502;
+  return new KubeRefusal(status, error || 'the agent ended the request without an answer');
+}
+
+/** Groups the agent's headers for `writeHead` (repeated names become arrays), leaving out hop-by-hop ones. */
+export function headersForCaller(head: KubeResponseHead, keep: (name: string) => boolean = () => true): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const { name, value } of head.headers) {
+    if (HOP_BY_HOP.has(name) || !keep(name)) continue;
+    const existing = out[name];
+    if (existing === undefined) out[name] = value;
+    else out[name] = Array.isArray(existing) ? [...existing, value] : [existing, value];
+  }
+  return out;
+}
+
+/** Runs the exchange on `session`; resolves when the caller's response is finished or abandoned. Never rejects. */
+export function runExchange(session: LiveSession, request: ExchangeRequest, req: AnyRequest, res: AnyResponse): Promise<ExchangeOutcome> {
+  return new Promise((resolve) => {
+    const outcome: ExchangeOutcome = { status: 0, bytesIn: 0, bytesOut: 0, impersonatedUser: '', impersonatedGroups: [], error: '' };
+    let headSeen = false;
+    let done = false;
+    let timer: NodeJS.Timeout | undefined;
+    let pump: CreditPump | undefined;
+    const receiver = createCreditReceiver(KUBE_WINDOW_BYTES, (bytes) => send({ case: 'window', value: { bytes } }));
+    const send = (part: KubeRequestPart) => channel?.send(part) ?? false;
+
+    const finish = (error = '') => {
+      if (done) return;
+      done = true;
+      if (error && !outcome.error) outcome.error = error;
+      clearTimeout(timer);
+      pump?.stop();
+      channel?.close();
+      resolve(outcome);
+    };
+    /** Ends the exchange on our side: the agent cancels the request in the cluster. */
+    const cancel = (reason: string) => {
+      if (done) return;
+      send({ case: 'cancel', value: { reason } });
+      finish(reason);
+    };
+    const refuse = (refusal: KubeRefusal) => {
+      if (!res.headersSent) outcome.status = refusal.status;
+      sendStatus(res, refusal);
+    };
+
+    const channel: KubeChannel | undefined = session.openKube({
+      head(head) {
+        if (done || headSeen) return;
+        headSeen = true;
+        outcome.status = head.status;
+        outcome.impersonatedUser = head.impersonatedUser;
+        outcome.impersonatedGroups = [...head.impersonatedGroups];
+        const headers = headersForCaller(head);
+        if (request.tellImpersonation) headers[IMPERSONATED_HEADER] = impersonationHeader(head);
+        (res as http.ServerResponse).writeHead(head.status, headers);
+        // A watch's answer must reach the caller before its first event.
+        (res as http.ServerResponse).flushHeaders();
+      },
+      body(chunk) {
+        if (done) return;
+        if (!receiver.received(chunk.length)) return cancel('the agent sent more body bytes than granted');
+        outcome.bytesOut += chunk.length;
+        (res as http.ServerResponse).write(chunk, () => receiver.delivered(chunk.length));
+      },
+      window(bytes) {
+        pump?.grant(bytes);
+      },
+      end(end) {
+        if (done) return;
+        if (!headSeen) refuse(refusalForEnd(end.error, end.code));
+        else if (end.error) res.destroy();
+        else res.end();
+        finish(end.error);
+      },
+    });
+    if (!channel) {
+      refuse(new KubeRefusal(503, `the agent stream serving account "${request.account}" is ending; retry`));
+      return finish('the agent stream is ending');
+    }
+    send({
+      case: 'head',
+      value: {
+        account: request.account,
+        method: request.method,
+        path: request.path,
+        headers: request.headers,
+        caller: request.caller,
+        upgrade: false,
+        window: KUBE_WINDOW_BYTES,
+      },
+    });
+    pump = pumpWithCredit(req, 0, {
+      send(chunk) {
+        outcome.bytesIn += chunk.length;
+        send({ case: 'body', value: chunk });
+      },
+      end: () => void send({ case: 'end', value: {} }),
+      fail: () => cancel('the caller went away'),
+    });
+    // Closed before the exchange finished (its end finishes it first): the caller went away. (An HTTP/2 response
+    // reports writableFinished on a reset stream, so it cannot tell.)
+    res.once('close', () => cancel('the caller went away'));
+    if (request.timeoutMs !== undefined) {
+      timer = setTimeout(() => {
+        if (done) return;
+        if (!headSeen) refuse(new KubeRefusal(504, `the cluster did not answer within ${request.timeoutMs! / 1000} s (kube.requestTimeoutSeconds)`));
+        else res.destroy();
+        cancel('request timeout');
+      }, request.timeoutMs);
+    }
+  });
+}

@@ -1,0 +1,36 @@
+/**
+ * Who a caller of `/k8s/{account}` is in the cluster (docs/kubectl.md, "Identity mapping"): the gateway's principal
+ * mapped to a Kubernetes user and groups, which the agent impersonates so the cluster's RBAC decides. Rules:
+ * - user: `kube.userPrefix` + the subject's name — a token's subject, a JWT's subject claim, a client certificate's
+ *   CN (its whole subject when it has none); `anonymous` in insecure mode;
+ * - groups: `kube.groupsPrefix` + each group of the credential — a static token's `groups`, the JWT's groups claim
+ *   (`auth.jwt.groupsClaim`), the certificate's O values.
+ * With empty prefixes a name in the `system:` namespace is refused: an Outpost subject must never become a cluster's
+ * built-in identity.
+ */
+import type { GatewayKubeConfig } from '../config/kube-schema.js';
+import { identityOf, type Principal } from '../auth/principal.js';
+
+/** A caller as the cluster will see it. */
+export interface KubeCaller {
+  /** The gateway identity key (`token:alice`), for logs and the audit log. */
+  principal: string;
+  user: string;
+  groups: string[];
+}
+
+/** Thrown when a principal maps to no acceptable Kubernetes identity. */
+export class KubeIdentityError extends Error {}
+
+/** Maps the principal; throws {@link KubeIdentityError} for names in `system:` (with empty prefixes). */
+export function kubeCallerOf(principal: Principal, config: Pick<GatewayKubeConfig, 'userPrefix' | 'groupsPrefix'>): KubeCaller {
+  const name = principal.method === 'certificate' ? (principal.attributes?.CN?.[0] ?? principal.subject) : principal.subject;
+  const user = `${config.userPrefix}${name}`;
+  const groups = [...new Set((principal.groups ?? []).map((g) => `${config.groupsPrefix}${g}`))];
+  for (const value of [user, ...groups]) {
+    if (value.startsWith('system:')) {
+      throw new KubeIdentityError(`"${value}" is in the cluster's reserved system: namespace; set kube.userPrefix and kube.groupsPrefix`);
+    }
+  }
+  return { principal: identityOf(principal), user, groups };
+}

@@ -1,0 +1,190 @@
+/**
+ * What the kubectl-through-the-gateway tests share: a TLS gateway with token identities (kubectl sends bearer tokens
+ * over TLS only), an agent serving the sandbox, RBAC in the sandbox for the impersonated users, and a kubectl whose
+ * kubeconfig points at `/k8s/sandbox` with one of the tokens.
+ */
+import { existsSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
+import { join } from 'node:path';
+import type { GatewayConfigInput } from '../../src/gateway/index.js';
+import type { Logger } from '../../src/shared/logger.js';
+import { eventually } from '../../testkit/eventually.js';
+import { startStack, type Stack } from '../../testkit/stack.js';
+import { createTestPki, type TestPki } from '../gateway/auth-helpers.js';
+import { createKubectl, createKubectlWith, type Kubectl } from '../sandbox/kubectl-runner.js';
+
+const SDK = '/usr/lib/google-cloud-sdk/bin';
+/** The kubectl versions the tests run, oldest and newest installed. */
+export const KUBECTLS = [
+  { label: 'kubectl 1.27', bin: `${SDK}/kubectl.1.27`, websocket: false },
+  { label: 'kubectl 1.33', bin: `${SDK}/kubectl.1.33`, websocket: true },
+].filter((k) => existsSync(k.bin));
+
+/** Tokens of the test identities. */
+export const TOKENS = {
+  agent: 'agent-token-0123456789abcdef',
+  /** kube role for the sandbox account, group devs. */
+  alice: 'alice-token-0123456789abcdef',
+  /** read only: no kube role. */
+  bob: 'bob-token-0123456789abcdef0',
+  /** kube role, but for other accounts only. */
+  carol: 'carol-token-0123456789abcdef',
+} as const;
+
+/** The gateway's security settings: TLS, the tokens, the rules. */
+export function secureGateway(pki: TestPki, dir: string, extra: GatewayConfigInput = {}): GatewayConfigInput {
+  const secretFile = join(dir, 'replica-secret');
+  writeFileSync(secretFile, 'replica-secret-0123456789-0123456789-abcdef');
+  return {
+    insecure: false,
+    tls: { certFile: pki.certFile, keyFile: pki.keyFile, caFile: pki.caFile },
+    auth: {
+      readAccess: 'open',
+      replicaSecretFile: secretFile,
+      tokens: [
+        { subject: 'agent', token: TOKENS.agent },
+        { subject: 'alice', token: TOKENS.alice, groups: ['devs'] },
+        { subject: 'bob', token: TOKENS.bob },
+        { subject: 'carol', token: TOKENS.carol },
+      ],
+    },
+    authorization: {
+      rules: [
+        { kind: 'token', subject: '^agent$', roles: ['agent'], accounts: ['*'] },
+        { kind: 'token', subject: '^alice$', roles: ['kube', 'read'], accounts: ['sandbox'] },
+        { kind: 'token', subject: '^bob$', roles: ['read', 'write'] },
+        { kind: 'token', subject: '^carol$', roles: ['kube'], accounts: ['other-*'] },
+      ],
+    },
+    ...extra,
+  };
+}
+
+/**
+ * The sandbox's RBAC for the impersonated users: `outpost:alice` (through group `outpost:devs`) may read pods and
+ * their logs, exec, attach and port-forward, and do anything with ConfigMaps in namespace `demo`; nothing else.
+ */
+export const ALICE_RBAC = `apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: outpost-devs, namespace: demo}
+rules:
+- apiGroups: [""]
+  resources: [pods, pods/log]
+  verbs: [get, list, watch]
+- apiGroups: [""]
+  resources: [pods/exec, pods/attach, pods/portforward]
+  verbs: [get, create]
+- apiGroups: [""]
+  resources: [configmaps]
+  verbs: ["*"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: outpost-devs, namespace: demo}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: outpost-devs}
+subjects:
+- {kind: Group, name: "outpost:devs", apiGroup: rbac.authorization.k8s.io}
+`;
+
+/** Options of {@link startKubeStack}. */
+export interface KubeStackOptions {
+  driver?: 'pglite' | 'postgres';
+  gateway?: GatewayConfigInput;
+  logger?: Logger;
+  agentLogger?: Logger;
+}
+
+/** A running stack for the kubectl tests. */
+export interface KubeStack {
+  stack: Stack;
+  pki: TestPki;
+  /** kubectl straight to the sandbox as its admin. */
+  admin: Kubectl;
+  close(): Promise<void>;
+}
+
+/** Starts sandbox, TLS gateway and agent, and applies {@link ALICE_RBAC}. */
+export async function startKubeStack(options: KubeStackOptions = {}): Promise<KubeStack> {
+  const pki = await createTestPki();
+  const stack = await startStack({
+    driver: options.driver,
+    logger: options.logger,
+    // kubectl sends credentials over TLS only.
+    sandbox: { tls: true },
+    gateway: (dir) => secureGateway(pki, dir, options.gateway),
+  });
+  try {
+    await stack.startAgent({
+      config: { clouddriver: { insecure: false, tls: { cacertFile: pki.caFile }, auth: { token: TOKENS.agent } } },
+      ...(options.agentLogger ? { logger: options.agentLogger } : {}),
+    });
+    await eventually('account sandbox ACTIVE with an agent', async () => {
+      const answer = await httpsRequest(`${stack.gateway.httpUrl}/armory/accounts/sandbox`, { ca: pki.caPem });
+      const account = JSON.parse(answer.body) as { state?: string };
+      if (account.state !== 'ACTIVE') throw new Error(`state ${account.state}`);
+      return true;
+    });
+    const admin = await createKubectl(KUBECTLS.at(-1)?.bin ?? '/usr/bin/kubectl', stack.sandbox);
+    await admin.ok(['apply', '-f', '-'], { input: ALICE_RBAC });
+    return {
+      stack,
+      pki,
+      admin,
+      async close() {
+        admin.cleanup();
+        await stack.close();
+        pki.remove();
+      },
+    };
+  } catch (err) {
+    await stack.close();
+    pki.remove();
+    throw err;
+  }
+}
+
+/** A kubectl whose current context is the gateway's `/k8s/{account}` with `token`. */
+export function gatewayKubectl(bin: string, gatewayUrl: string, caFile: string, token: string, account = 'sandbox'): Promise<Kubectl> {
+  return createKubectlWith(bin, (path) =>
+    writeFileSync(
+      path,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'clusters:',
+        `- name: outpost-${account}`,
+        '  cluster:',
+        `    server: ${gatewayUrl}/k8s/${account}`,
+        `    certificate-authority: ${caFile}`,
+        'users:',
+        '- name: caller',
+        '  user:',
+        `    token: ${token}`,
+        'contexts:',
+        `- name: outpost-${account}`,
+        `  context: {cluster: outpost-${account}, user: caller}`,
+        `current-context: outpost-${account}`,
+        '',
+      ].join('\n'),
+      { mode: 0o600 },
+    ),
+  );
+}
+
+/** One HTTPS request with a CA (fetch takes none): status, headers and body text. */
+export function httpsRequest(
+  url: string,
+  options: { ca: string; method?: string; headers?: Record<string, string>; body?: string },
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = https.request(url, { method: options.method ?? 'GET', headers: options.headers, ca: options.ca }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
