@@ -8,6 +8,7 @@ import https from 'node:https';
 import { join } from 'node:path';
 import type { GatewayConfigInput } from '../../src/gateway/index.js';
 import type { Logger } from '../../src/shared/logger.js';
+import { waitForCacheToMatch } from '../../testkit/cache-compare.js';
 import { eventually } from '../../testkit/eventually.js';
 import { startStack, type Stack } from '../../testkit/stack.js';
 import { createTestPki, type TestPki } from '../gateway/auth-helpers.js';
@@ -16,8 +17,9 @@ import { createKubectl, createKubectlWith, type Kubectl } from '../sandbox/kubec
 const SDK = '/usr/lib/google-cloud-sdk/bin';
 /** The kubectl versions the tests run, oldest and newest installed. */
 export const KUBECTLS = [
-  { label: 'kubectl 1.27', bin: `${SDK}/kubectl.1.27`, websocket: false },
-  { label: 'kubectl 1.33', bin: `${SDK}/kubectl.1.33`, websocket: true },
+  // 1.27 validates against OpenAPI v2, which the sandbox does not serve.
+  { label: 'kubectl 1.27', bin: `${SDK}/kubectl.1.27`, websocket: false, applyFlags: ['--validate=false'] },
+  { label: 'kubectl 1.33', bin: `${SDK}/kubectl.1.33`, websocket: true, applyFlags: [] },
 ].filter((k) => existsSync(k.bin));
 
 /** Tokens of the test identities. */
@@ -29,6 +31,8 @@ export const TOKENS = {
   bob: 'bob-token-0123456789abcdef0',
   /** kube role, but for other accounts only. */
   carol: 'carol-token-0123456789abcdef',
+  /** kube role for the sandbox account, no groups. */
+  dave: 'dave-token-0123456789abcdef0',
 } as const;
 
 /** The gateway's security settings: TLS, the tokens, the rules. */
@@ -46,12 +50,14 @@ export function secureGateway(pki: TestPki, dir: string, extra: GatewayConfigInp
         { subject: 'alice', token: TOKENS.alice, groups: ['devs'] },
         { subject: 'bob', token: TOKENS.bob },
         { subject: 'carol', token: TOKENS.carol },
+        { subject: 'dave', token: TOKENS.dave },
       ],
     },
     authorization: {
       rules: [
         { kind: 'token', subject: '^agent$', roles: ['agent'], accounts: ['*'] },
-        { kind: 'token', subject: '^alice$', roles: ['kube', 'read'], accounts: ['sandbox'] },
+        { kind: 'token', subject: '^alice$', roles: ['kube', 'read'], accounts: ['sandbox', 'second'] },
+        { kind: 'token', subject: '^dave$', roles: ['kube'], accounts: ['sandbox'] },
         { kind: 'token', subject: '^bob$', roles: ['read', 'write'] },
         { kind: 'token', subject: '^carol$', roles: ['kube'], accounts: ['other-*'] },
       ],
@@ -92,6 +98,8 @@ export interface KubeStackOptions {
   gateway?: GatewayConfigInput;
   logger?: Logger;
   agentLogger?: Logger;
+  /** More accounts of the agent, each a kubeconfig file (a second sandbox, say). */
+  extraAccounts?: Array<{ name: string; kubeconfigFile: string }>;
 }
 
 /** A running stack for the kubectl tests. */
@@ -115,7 +123,10 @@ export async function startKubeStack(options: KubeStackOptions = {}): Promise<Ku
   });
   try {
     await stack.startAgent({
-      config: { clouddriver: { insecure: false, tls: { cacertFile: pki.caFile }, auth: { token: TOKENS.agent } } },
+      config: {
+        clouddriver: { insecure: false, tls: { cacertFile: pki.caFile }, auth: { token: TOKENS.agent } },
+        kubernetes: { accounts: [{ name: 'sandbox', kubeconfigFile: stack.kubeconfig }, ...(options.extraAccounts ?? [])] },
+      },
       ...(options.agentLogger ? { logger: options.agentLogger } : {}),
     });
     await eventually('account sandbox ACTIVE with an agent', async () => {
@@ -124,6 +135,8 @@ export async function startKubeStack(options: KubeStackOptions = {}): Promise<Ku
       if (account.state !== 'ACTIVE') throw new Error(`state ${account.state}`);
       return true;
     });
+    // Every watch of the agent is open once its cache matches (tests count the sandbox's open watches).
+    await waitForCacheToMatch(stack.gateway.database, stack.sandbox, 'sandbox', { timeoutMs: 60_000 });
     const admin = await createKubectl(KUBECTLS.at(-1)?.bin ?? '/usr/bin/kubectl', stack.sandbox);
     await admin.ok(['apply', '-f', '-'], { input: ALICE_RBAC });
     return {
