@@ -2,7 +2,7 @@
  * Runs a real kubectl binary against a sandbox: a temp kubeconfig, HOME and KUBECACHEDIR per run (no cache shared
  * with the machine), `execFile` with a timeout, and a streaming reader for `kubectl get -w -o json`.
  */
-import { execFile, spawn } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +23,8 @@ export interface Kubectl {
   ok(args: string[], opts?: { input?: string; timeoutMs?: number }): Promise<string>;
   /** Starts `kubectl get … -w --output-watch-events -o json` and collects the events it prints. */
   watch(args: string[]): WatchProcess;
+  /** Starts a long-running kubectl (port-forward, logs -f); `cleanup()` kills it if the test did not. */
+  spawn(args: string[]): ChildProcessWithoutNullStreams;
   cleanup(): void;
 }
 
@@ -95,6 +97,12 @@ export async function createKubectl(bin: string, sandbox: Sandbox): Promise<Kube
       const r = await run(args, opts);
       if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.code}): ${r.stderr}${r.stdout}`);
       return r.stdout;
+    },
+    spawn(args) {
+      const child = spawn(bin, ['--kubeconfig', kubeconfig, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+      children.add(child);
+      child.on('exit', () => children.delete(child));
+      return child;
     },
     watch(args) {
       const child = spawn(bin, ['--kubeconfig', kubeconfig, ...args, '-w', '--output-watch-events', '-o', 'json'], {
