@@ -191,3 +191,21 @@ test('closing the sandbox ends open sessions', async () => {
   });
   assert.equal(typeof (await closed), 'number');
 });
+
+test('an upgrade request to any other path is served as a plain request', async () => {
+  const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = request(`${sb.url}/api/v1/namespaces/${NS}`, {
+      headers: { Authorization: `Bearer ${sb.adminToken}`, Connection: 'Upgrade', Upgrade: 'websocket' },
+    });
+    req.on('response', (r) => {
+      let body = '';
+      r.on('data', (c: Buffer) => (body += c.toString()));
+      r.on('end', () => resolve({ status: r.statusCode ?? 0, body }));
+    });
+    req.on('upgrade', () => reject(new Error('upgraded')));
+    req.on('error', reject);
+    req.end();
+  });
+  assert.equal(res.status, 200);
+  assert.equal(JSON.parse(res.body).metadata.name, NS);
+});

@@ -20,8 +20,8 @@ function flag(query: URLSearchParams, name: string): boolean {
   return v === 'true' || v === '1';
 }
 
-/** Finds the running pod (404 when missing, 400 when not scheduled or not running). */
-export function runningPod(store: ObjectStore, info: KindInfo, namespace: string | undefined, name: string): KubeObject {
+/** Finds the pod and checks it is scheduled (404 when missing, 400 without a node). */
+export function scheduledPod(store: ObjectStore, info: KindInfo, namespace: string | undefined, name: string): KubeObject {
   const pod = store.peek(info, namespace, name);
   if (!pod) throw errors.notFound(info, name);
   const spec = isPlainObject(pod.spec) ? pod.spec : {};

@@ -16,7 +16,7 @@ import { runTunneledPortForward } from '../port-forward/spdy-port-forward.js';
 import { accessAttributes, authorizeOrThrow, resolveUser } from './access.js';
 import { parseRequestInfo } from './request-info.js';
 import type { RouterContext } from './router.js';
-import { checkPortForward, runningPod, streamOptions, streamTarget } from './stream-target.js';
+import { checkPortForward, scheduledPod, streamOptions, streamTarget } from './stream-target.js';
 
 /** The subprotocol of SPDY port-forward tunnelled over WebSocket. */
 export const TUNNELED_PORT_FORWARD = 'SPDY/3.1+portforward.k8s.io';
@@ -85,7 +85,7 @@ export function createUpgradeHandler(ctx: RouterContext, plain: (req: IncomingMe
     if (method !== 'GET' && method !== 'POST') throw errors.methodNotAllowed();
     const info = ctx.store.registry.byResource('', 'v1', 'pods');
     if (!info || ri.namespace === undefined || ri.name === undefined) throw errors.resourceNotFound();
-    const pod = runningPod(ctx.store, info, ri.namespace, ri.name);
+    const pod = scheduledPod(ctx.store, info, ri.namespace, ri.name);
     const query = url.searchParams;
     const sub = ri.subresource!;
     const target = sub === 'portforward' ? undefined : streamTarget(pod, query);
