@@ -109,6 +109,17 @@ describe('impersonation over HTTP', () => {
     assert.equal(r.status, 200, 'the admin may add the group devs, whose role reads configmaps');
   });
 
+  test('Impersonate-Extra-* needs impersonate on userextras/<key>', async () => {
+    const headers = { 'Impersonate-User': 'alice', 'Impersonate-Extra-Scopes': 'view' };
+    assert.equal((await call(sb, 'GET', `/api/v1/namespaces/${NS}/pods`, { headers })).status, 200);
+    const r = await call(sb, 'GET', `/api/v1/namespaces/${NS}/pods`, { token: sb.restrictedToken, headers });
+    assert.equal(r.status, 403);
+    assert.equal(
+      r.json.message,
+      'userextras.authentication.k8s.io "view" is forbidden: User "sandbox-restricted" cannot impersonate resource "userextras/scopes" in API group "authentication.k8s.io" at the cluster scope',
+    );
+  });
+
   test('Impersonate-Group without Impersonate-User is a 400', async () => {
     const r = await call(sb, 'GET', `/api/v1/namespaces/${NS}/pods`, { headers: { 'Impersonate-Group': 'devs' } });
     assert.equal(r.status, 400);
