@@ -10,6 +10,10 @@ import { errors } from './errors.js';
 export interface UserInfo {
   username: string;
   groups: string[];
+  /** Set only for an impersonated user given `Impersonate-Uid`. */
+  uid?: string;
+  /** Set only for an impersonated user given `Impersonate-Extra-*` headers (keys lower-case, unescaped). */
+  extra?: Record<string, string[]>;
 }
 
 /** The admin user: in `system:masters`, which RBAC always allows. */

@@ -70,6 +70,23 @@ export function bootstrapStore(store: ObjectStore): void {
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:discovery' },
     subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:authenticated' }],
   });
+  // as in Kubernetes, every authenticated user may ask what it may do (kubectl auth can-i, also when impersonated)
+  create({
+    apiVersion: RBAC,
+    kind: 'ClusterRole',
+    metadata: { name: 'system:basic-user', labels: { 'kubernetes.io/bootstrapping': 'rbac-defaults' } },
+    rules: [
+      { apiGroups: ['authorization.k8s.io'], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'], verbs: ['create'] },
+      { apiGroups: ['authentication.k8s.io'], resources: ['selfsubjectreviews'], verbs: ['create'] },
+    ],
+  });
+  create({
+    apiVersion: RBAC,
+    kind: 'ClusterRoleBinding',
+    metadata: { name: 'system:basic-user' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:basic-user' },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:authenticated' }],
+  });
   create({
     apiVersion: RBAC,
     kind: 'ClusterRole',

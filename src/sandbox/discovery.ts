@@ -98,6 +98,10 @@ function resourceEntries(info: KindInfo): Record<string, unknown>[] {
       });
     if (sub === 'log')
       out.push({ name: `${info.plural}/log`, singularName: '', namespaced: info.namespaced, kind: info.kind, verbs: ['get'] });
+    if (sub === 'exec' || sub === 'attach' || sub === 'portforward') {
+      const kind = sub === 'exec' ? 'PodExecOptions' : sub === 'attach' ? 'PodAttachOptions' : 'PodPortForwardOptions';
+      out.push({ name: `${info.plural}/${sub}`, singularName: '', namespaced: info.namespaced, kind, verbs: ['create', 'get'] });
+    }
   }
   return out;
 }

@@ -88,7 +88,7 @@ export const BUILTIN_KINDS: readonly KindInfo[] = [
     sub: ['status'],
     verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
   }),
-  builtin('', 'v1', 'Pod', 'pods', { short: ['po'], sub: ['log', 'status'], categories: ALL }),
+  builtin('', 'v1', 'Pod', 'pods', { short: ['po'], sub: ['attach', 'exec', 'log', 'portforward', 'status'], categories: ALL }),
   builtin('', 'v1', 'Service', 'services', {
     short: ['svc'],
     sub: ['status'],

@@ -26,6 +26,7 @@ import { createStatefulSetController } from './controllers/statefulset.js';
 import { ApiError } from './errors.js';
 import { createFaultController, type SandboxFaults } from './faults.js';
 import { createRequestHandler } from './http/router.js';
+import { createUpgradeHandler } from './http/upgrade.js';
 import { createWatchHub } from './http/watch.js';
 import { createKindRegistry } from './kinds.js';
 import { renderKubeconfig } from './kubeconfig.js';
@@ -56,6 +57,8 @@ export interface SandboxOptions {
   podStartDelayMs?: number;
   /** How long a pod that runs to completion (a Job's) runs when its annotations do not say (default 100). */
   podRunMs?: number;
+  /** Interval of the heartbeat lines a followed (`follow=true`) pod log gets while the pod runs (default 1000). */
+  logFollowIntervalMs?: number;
   logger?: Logger;
 }
 
@@ -155,7 +158,17 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   bootstrapStore(store);
   applySeed(store, options.seed ?? 'none');
 
-  const handler = createRequestHandler({ store, authenticator, authorizer, watches, faults, logger });
+  const routerContext = {
+    store,
+    authenticator,
+    authorizer,
+    watches,
+    faults,
+    logger,
+    logFollowIntervalMs: options.logFollowIntervalMs ?? 1000,
+  };
+  const handler = createRequestHandler(routerContext);
+  const upgrades = createUpgradeHandler(routerContext, handler);
   let caPem: string | undefined;
   let server: Server;
   if (options.tls) {
@@ -165,6 +178,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   } else {
     server = createHttpServer(handler);
   }
+  server.on('upgrade', upgrades.handle);
   server.on('clientError', (_err, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
     else socket.destroy();
@@ -222,6 +236,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       runner?.stop();
       faults.dispose();
       watches.closeAll();
+      upgrades.closeAll();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

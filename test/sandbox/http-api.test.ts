@@ -46,7 +46,9 @@ describe('discovery', () => {
     }
     const v1 = await call(sb, 'GET', '/api/v1');
     const resources = v1.json.resources.map((r: { name: string }) => r.name);
-    assert.ok(resources.indexOf('pods/log') === resources.indexOf('pods') + 1, 'subresources follow their parent');
+    const podSubresources = ['pods/attach', 'pods/exec', 'pods/log', 'pods/portforward', 'pods/status'];
+    const at = resources.indexOf('pods');
+    assert.deepEqual(resources.slice(at + 1, at + 1 + podSubresources.length), podSubresources, 'subresources follow their parent');
     const pods = v1.json.resources.find((r: { name: string }) => r.name === 'pods');
     assert.deepEqual(pods.shortNames, ['po']);
     assert.equal(pods.namespaced, true);

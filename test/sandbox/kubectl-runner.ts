@@ -2,7 +2,7 @@
  * Runs a real kubectl binary against a sandbox: a temp kubeconfig, HOME and KUBECACHEDIR per run (no cache shared
  * with the machine), `execFile` with a timeout, and a streaming reader for `kubectl get -w -o json`.
  */
-import { execFile, spawn } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +25,8 @@ export interface Kubectl {
   watch(args: string[]): WatchProcess;
   /** Starts a long-running kubectl (`logs -f`, `port-forward`) and collects what it prints. */
   stream(args: string[]): StreamProcess;
+  /** Starts a long-running kubectl (port-forward, logs -f); `cleanup()` kills it if the test did not. */
+  spawn(args: string[]): ChildProcessWithoutNullStreams;
   cleanup(): void;
 }
 
@@ -113,6 +115,12 @@ export async function createKubectlWith(bin: string, write: (path: string) => Pr
       const r = await run(args, opts);
       if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.code}): ${r.stderr}${r.stdout}`);
       return r.stdout;
+    },
+    spawn(args) {
+      const child = spawn(bin, ['--kubeconfig', kubeconfig, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+      children.add(child);
+      child.on('exit', () => children.delete(child));
+      return child;
     },
     watch(args) {
       const child = spawn(bin, ['--kubeconfig', kubeconfig, ...args, '-w', '--output-watch-events', '-o', 'json'], {

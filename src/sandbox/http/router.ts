@@ -11,9 +11,10 @@ import { apiGroup, coreVersions, groupList, resourceList, versionInfo } from '..
 import { ApiError, errors } from '../errors.js';
 import { openApiV3Document, openApiV3Index } from '../openapi.js';
 import type { FaultController } from '../faults.js';
-import { forbiddenMessage, type Authorizer } from '../rbac.js';
+import type { Authorizer } from '../rbac.js';
 import type { ObjectStore } from '../store.js';
 import { isPlainObject } from '../types.js';
+import { authorizeOrThrow, resolveUser } from './access.js';
 import { decodeJson, readBody, sendError, sendJson } from './io.js';
 import { handleObjects } from './objects.js';
 import { parseRequestInfo, type RequestInfo } from './request-info.js';
@@ -29,6 +30,8 @@ export interface RouterContext {
   watches: WatchHub;
   faults: FaultController;
   logger: Logger;
+  /** Interval of heartbeat lines on followed pod logs. */
+  logFollowIntervalMs: number;
 }
 
 function handleDiscovery(ctx: RouterContext, req: IncomingMessage, res: ServerResponse, ri: RequestInfo): void {
@@ -125,7 +128,7 @@ export function createRequestHandler(ctx: RouterContext): (req: IncomingMessage,
       res.end('ok');
       return;
     }
-    const user = ctx.authenticator.authenticate(req);
+    const user = resolveUser(ctx.authenticator, ctx.authorizer, req);
     if (path === '/sandbox/faults' || path.startsWith('/sandbox/faults/')) return handleFaultRequest(ctx, user, req, res, path);
     const isWatch = query.get('watch') === 'true' || query.get('watch') === '1' || /\/watch\//.test(path);
     await ctx.faults.gate(isWatch && (req.method ?? 'GET') === 'GET');
@@ -135,31 +138,14 @@ export function createRequestHandler(ctx: RouterContext): (req: IncomingMessage,
     } catch {
       throw errors.badRequest('malformed request path');
     }
-    const attrs = ri.resourceRequest
-      ? {
-          resourceRequest: true,
-          verb: ri.verb,
-          group: ri.group,
-          resource: ri.resource,
-          subresource: ri.subresource,
-          name: ri.name,
-          namespace: ri.namespace,
-        }
-      : { resourceRequest: false, verb: ri.verb, path };
-    const decision = ctx.authorizer.authorize(user, attrs);
-    if (!decision.allowed) {
-      throw errors.forbidden(
-        forbiddenMessage(user, attrs),
-        ri.resourceRequest ? { name: ri.name, group: ri.group, kind: ri.resource } : undefined,
-      );
-    }
+    authorizeOrThrow(ctx.authorizer, user, ri);
     if (!ri.resourceRequest) return handleDiscovery(ctx, req, res, ri);
     const info = ri.resource ? ctx.store.registry.byResource(ri.group, ri.version, ri.resource) : undefined;
     if (!info) throw errors.resourceNotFound();
     if (!info.namespaced && ri.namespace !== undefined) throw errors.resourceNotFound();
     if (info.namespaced && ri.name !== undefined && ri.namespace === undefined && !(ri.verb === 'watch')) throw errors.resourceNotFound();
     if (info.virtual) return handleReview(ctx.authorizer, user, req, res, ri, info);
-    if (ri.subresource) return handleSubresource(ctx.store, req, res, ri, info, query);
+    if (ri.subresource) return handleSubresource(ctx.store, req, res, ri, info, query, ctx.logFollowIntervalMs);
     return handleObjects(ctx, req, res, ri, info, query);
   }
 

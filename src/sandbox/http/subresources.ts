@@ -133,6 +133,7 @@ async function handleLog(
   info: KindInfo,
   ns: string | undefined,
   query: URLSearchParams,
+  followIntervalMs: number,
 ): Promise<void> {
   if (ri.verb !== 'get') throw errors.methodNotAllowed();
   const pod = store.peek(info, ns, ri.name!);
@@ -161,7 +162,7 @@ async function handleLog(
     res.end(); // a finished pod's log ends even when followed
     return;
   }
-  // follow: a heartbeat line per second until the pod is gone or the client leaves
+  // follow: a heartbeat line every followIntervalMs (default a second) until the pod is gone or the client leaves
   let n = 0;
   const timer = setInterval(() => {
     const current = store.peek(info, ns, ri.name!);
@@ -172,12 +173,12 @@ async function handleLog(
     }
     n++;
     res.write(render({ time: new Date().toISOString(), text: `[${container}] heartbeat ${n}` }));
-  }, 1000);
+  }, followIntervalMs);
   timer.unref();
   res.on('close', () => clearInterval(timer));
 }
 
-/** Handles `status`, `scale` and `log`; 404 for subresources the kind does not have. */
+/** Handles `status`, `scale` and `log` (exec/attach/portforward without an upgrade are 400, as upstream); 404 for subresources the kind does not have. */
 export async function handleSubresource(
   store: ObjectStore,
   req: IncomingMessage,
@@ -185,12 +186,14 @@ export async function handleSubresource(
   ri: RequestInfo,
   info: KindInfo,
   query: URLSearchParams,
+  followIntervalMs = 1000,
 ): Promise<void> {
   const sub = ri.subresource!;
   const ns = info.namespaced ? ri.namespace : undefined;
   if (!info.subresources.includes(sub)) throw errors.resourceNotFound();
   if (sub === 'scale') return handleScale(store, req, res, ri, info, ns);
   if (sub === 'status') return handleStatus(store, req, res, ri, info, ns);
-  if (sub === 'log') return handleLog(store, req, res, ri, info, ns, query);
+  if (sub === 'log') return handleLog(store, req, res, ri, info, ns, query, followIntervalMs);
+  if (sub === 'exec' || sub === 'attach' || sub === 'portforward') throw errors.badRequest('Upgrade request required');
   throw errors.resourceNotFound();
 }
