@@ -39,9 +39,9 @@ const HELP = `
 Credentials (the gateway accepts its own bearer tokens on /k8s/; the token needs the role "kube"):
   default          the token itself is stored in the kubeconfig (user.token), read now from --token-file F, else
                    from the OUTPOST_TOKEN environment variable
-  --exec           nothing secret is stored: kubectl runs "outpost credential" each time it starts (and when a JWT expired), which
-                   reads the token then, from --token-file F (its absolute path is stored) or, without it, from
-                   OUTPOST_TOKEN in kubectl's environment; a JWT's expiry tells kubectl when to ask again
+  --exec           nothing secret is stored: kubectl runs "outpost credential" each time it starts (and again
+                   when a JWT expired), which reads the token then, from --token-file F (its absolute path is
+                   stored) or, without it, from OUTPOST_TOKEN in kubectl's environment
 
 The kubeconfig written is --kubeconfig, else the first path of KUBECONFIG, else ~/.kube/config. Entries named
 outpost-ACCOUNT (cluster, user, context) are added or replaced; everything else is kept. Written atomically, mode 0600.
