@@ -16,7 +16,6 @@ const scratch = createScratch();
 after(() => scratch.cleanup());
 
 const read = (path: string) => parse(readFileSync(path, 'utf8'));
-// biome-ignore lint/suspicious/noExplicitAny: parsed YAML, read field by field
 const named = (list: any[], name: string): any[] => list.filter((e) => e.name === name);
 const mode = (path: string) => statSync(path).mode & 0o777;
 
