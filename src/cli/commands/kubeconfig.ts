@@ -115,8 +115,11 @@ function run(opts: KubeconfigOptions, ctx: ClientContext): void {
   const namespace = opts.namespace === undefined ? undefined : checkNamespace(opts.namespace);
   const contextName = checkContextName(opts.context ?? entryName(account));
   const credential = credentialOf(opts, ctx, notes);
-  if (!https && !/^http:\/\/(localhost|127\.[\d.]+|\[::1\])[:/]/.test(server)) {
-    notes.push(`note: ${opts.gateway} is plain http: the token crosses the network unencrypted`);
+  if (!https) {
+    // client-go reads a kubeconfig user's credentials only for a TLS transport
+    notes.push(
+      `warning: kubectl sends no credentials over plain http: its requests to ${server} will be anonymous; use the gateway's https:// URL`,
+    );
   }
   const path = opts.kubeconfig === undefined ? defaultKubeconfigPath(ctx.env) : resolve(opts.kubeconfig);
   const text = readKubeconfigText(path);
