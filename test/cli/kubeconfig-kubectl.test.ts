@@ -136,6 +136,14 @@ describe('the written kubeconfig with the real kubectl', () => {
       seen.map((r) => [r.url, r.headers.authorization]),
       [['/version', `Bearer ${jwt}`]],
     );
+    seen.length = 0;
+    const full = await kubectl(path, ['get', '--raw', '/k8s/prod/version']);
+    assert.equal(full.code, 0, full.stderr);
+    assert.deepEqual(
+      seen.map((r) => r.url),
+      ['/k8s/prod/version'],
+      'with the full path it reaches the account',
+    );
   });
 
   test("--exec with an emptied token file: kubectl fails showing the plugin's message; nothing reaches the gateway", async () => {
