@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { createScratch, EXISTING_KUBECONFIG, runKubeCli } from './kubeconfig-helpers.js';
+import { createScratch, EXISTING_KUBECONFIG, fakeJwt, runKubeCli } from './kubeconfig-helpers.js';
 
 const BIN = fileURLToPath(new URL('../../bin/outpost.js', import.meta.url));
 const scratch = createScratch();
@@ -177,6 +177,21 @@ describe('outpost kubeconfig', () => {
     });
     assert.equal(viaEnv.code, 0, viaEnv.err);
     assert.equal(named(read(join(home, '.kube', 'config')).clusters, 'outpost-b')[0].cluster.server, 'https://env.example.com/k8s/b');
+  });
+
+  test('a file with indented sequences keeps that style; a stored JWT gets a note about its expiry', async () => {
+    const original =
+      'apiVersion: v1\nkind: Config\nclusters:\n  - name: other\n    cluster:\n      server: https://other:6443\nusers: []\ncontexts: []\n';
+    const path = scratch.file('indented.yaml', original);
+    const jwt = fakeJwt({ exp: Math.floor(Date.now() / 1000) + 3600 });
+    const r = await runKubeCli(['kubeconfig', '--account', 'a', '--gateway', 'https://gw', '--kubeconfig', path], {
+      env: { OUTPOST_TOKEN: jwt },
+    });
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.err, /the token is a JWT that expires at \d{4}-\d\d-\d\dT/);
+    const text = readFileSync(path, 'utf8');
+    assert.ok(text.startsWith(original.slice(0, original.indexOf('users:'))), text);
+    assert.match(text, /\nusers:\n {2}- name: outpost-a\n {4}user:\n {6}token: /);
   });
 
   test('a kubeconfig behind a symbolic link is written through the link', async () => {

@@ -9,7 +9,7 @@ import { type Command, Option } from 'commander';
 import { type ClientCommandDeps, type ClientContext, fail, resolveDeps } from '../../client/client-command.js';
 import { configureCommandOutput } from '../../client/command-output.js';
 import { CliError, ExitCode } from '../../client/errors.js';
-import { readTokenFile, findToken } from '../../client/kube-token.js';
+import { findToken, jwtExpiry, readTokenFile, rfc3339 } from '../../client/kube-token.js';
 import { parseKubeconfig, emptyKubeconfig, renderKubeconfig, setCurrentContext, upsertEntry } from '../../client/kubeconfig-document.js';
 import {
   buildKubeconfigEntries,
@@ -96,6 +96,15 @@ function credentialOf(opts: KubeconfigOptions, ctx: ClientContext, notes: string
   const found = findToken(tokenFile, ctx.env);
   if (!found) {
     throw new CliError('no token: set OUTPOST_TOKEN, or pass --token-file FILE (or --exec to have kubectl ask for it)', ExitCode.USAGE);
+  }
+  const expiry = jwtExpiry(found.token);
+  if (expiry) {
+    const when = rfc3339(expiry);
+    notes.push(
+      expiry.getTime() <= Date.now()
+        ? `warning: the token is a JWT that expired at ${when}: the gateway will refuse it`
+        : `note: the token is a JWT that expires at ${when}; with --exec --token-file, kubectl picks up a renewed file by itself`,
+    );
   }
   return { type: 'token', token: found.token };
 }
