@@ -4,10 +4,12 @@
 import { Command, CommanderError } from 'commander';
 import { registerAgentCommand } from './commands/agent.js';
 import { registerApplyCommand } from './commands/apply.js';
+import { registerCredentialCommand } from './commands/credential.js';
 import { registerDeleteCommand } from './commands/delete.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerGatewayCommand } from './commands/gateway.js';
 import { registerGetCommand } from './commands/get.js';
+import { registerKubeconfigCommand } from './commands/kubeconfig.js';
 import { registerLogsCommand } from './commands/logs.js';
 import { registerRolloutCommand } from './commands/rollout.js';
 import { registerSandboxCommand } from './commands/sandbox.js';
@@ -31,6 +33,8 @@ export function createProgram(): Command {
   registerRolloutCommand(program);
   registerGetCommand(program);
   registerLogsCommand(program);
+  registerKubeconfigCommand(program);
+  registerCredentialCommand(program);
   program.addHelpText('after', () => describeCommands(program));
   return program;
 }

@@ -23,6 +23,8 @@ test('outpost --help lists every command with its flags', async () => {
     ['rollout', '--to-revision'],
     ['get', '--output'],
     ['logs', '--tail'],
+    ['kubeconfig', '--exec'],
+    ['credential', '--token-file'],
   ]) {
     assert.match(stdout, new RegExp(`outpost ${command} `), `--help misses ${command}`);
     const section = stdout.slice(stdout.indexOf(`outpost ${command} `));

@@ -210,6 +210,38 @@ describe('deploy/ manifests', () => {
     assert.equal(namespaced.onlyNamespacedResources, true);
   });
 
+  test('the agents: a narrow ClusterRole for impersonation (users and groups, nothing else), bound to the agent service account', () => {
+    const names = new Set<string>();
+    for (const overlay of [CLUSTER_WIDE, ONE_NAMESPACE]) {
+      const objs = objects(overlay);
+      const roles = objs.filter((o) => o.kind === 'ClusterRole' && o.metadata.name.startsWith('outpost-agent-impersonate'));
+      assert.equal(roles.length, 1, `${overlay}: one impersonation ClusterRole`);
+      const role = roles[0]!;
+      // exactly the impersonate verb on users and groups of the core group: no wildcard, no other verb or resource
+      assert.deepEqual(role.rules, [{ apiGroups: [''], resources: ['users', 'groups'], verbs: ['impersonate'] }], overlay);
+      assert.equal(role.aggregationRule, undefined, `${overlay}: not aggregated`);
+      const bindings = objs.filter((o) => o.kind === 'ClusterRoleBinding' && o.roleRef.name === role.metadata.name);
+      assert.equal(bindings.length, 1, `${overlay}: one binding`);
+      const binding = bindings[0]!;
+      assert.deepEqual(binding.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role.metadata.name });
+      const deployment = findOne(objs, 'Deployment', 'outpost-agent');
+      const serviceAccount = findOne(objs, 'ServiceAccount', deployment.spec.template.spec.serviceAccountName);
+      assert.deepEqual(
+        binding.subjects,
+        [{ kind: 'ServiceAccount', name: serviceAccount.metadata.name, namespace: deployment.metadata.namespace }],
+        `${overlay}: bound to the agent's own service account`,
+      );
+      names.add(`${role.metadata.name} ${binding.metadata.name}`);
+      // the agent's existing rights are still there, unchanged in kind
+      assert.ok(objs.some((o) => (o.kind === 'ClusterRole' || o.kind === 'Role') && o.metadata.name === 'outpost-agent'));
+    }
+    assert.deepEqual(
+      [...names].sort(),
+      ['outpost-agent-impersonate outpost-agent-impersonate', 'outpost-agent-impersonate-team-a outpost-agent-impersonate-team-a'],
+      'each overlay its own ClusterRole and binding (two agents in one cluster keep theirs)',
+    );
+  });
+
   test('each overlay applies to the sandbox with kubectl, and applying it again changes nothing', async () => {
     await kubectl.ok(['apply', '-f', '-'], { input: 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n' });
     const plans: [string, string[]][] = [
@@ -341,6 +373,17 @@ describe('deploy/ manifests', () => {
     assert.ok(!can(narrow, 'list', 'deployments', 'team-b', 'apps'), 'not in another namespace');
     assert.ok(!can(narrow, 'list', 'deployments', undefined, 'apps'), 'not cluster-wide');
     assert.ok(!can(narrow, 'list', 'nodes'), 'no cluster-scoped kinds');
+
+    // kubectl through the gateway: each agent may impersonate users and groups (outpost-agent-impersonate), and that
+    // is the only impersonation anyone here may do
+    for (const agent of [wide, narrow]) {
+      for (const resource of ['users', 'groups']) assert.ok(can(agent, 'impersonate', resource), `agent may impersonate ${resource}`);
+      assert.ok(!can(agent, 'impersonate', 'serviceaccounts', 'default'), 'not service accounts');
+      assert.ok(!can(agent, 'impersonate', 'uids'), 'not uids');
+      assert.ok(!can(agent, 'impersonate', 'userextras', undefined, 'authentication.k8s.io', 'scopes'), 'not user extras');
+    }
+    assert.ok(!can(gateway, 'impersonate', 'users'), 'the gateway impersonates nobody');
+    assert.ok(!can(sa('team-b', 'outpost-agent'), 'impersonate', 'users'), 'only the bound service accounts');
   });
 });
 
