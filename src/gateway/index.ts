@@ -324,7 +324,12 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
       authenticator,
       registry,
       config: config.kube,
-      forwarder: createKubeForwarder({ owners, replicas: replicaDirectory, signer, caFile: config.replicas.peerCaFile ?? config.tls?.caFile }),
+      forwarder: createKubeForwarder({
+        owners,
+        replicas: replicaDirectory,
+        signer,
+        caFile: config.replicas.peerCaFile ?? config.tls?.caFile,
+      }),
       logger: logger.child({ component: 'kube' }),
     }),
     logger,

@@ -68,7 +68,9 @@ describe('kubectl through a replica without the stream (postgres)', {
     const watch = kubectl.watch(['get', 'configmaps', '-n', 'demo']);
     try {
       await watch.waitFor((events) => events.some((e) => e.object.metadata.name === 'forwarded'));
-      await k.admin.ok(['apply', '-f', '-'], { input: 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: seen-forwarded, namespace: demo}\n' });
+      await k.admin.ok(['apply', '-f', '-'], {
+        input: 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: seen-forwarded, namespace: demo}\n',
+      });
       await watch.waitFor((events) => events.some((e) => e.type === 'ADDED' && e.object.metadata.name === 'seen-forwarded'));
     } finally {
       watch.stop();

@@ -115,7 +115,10 @@ describe('kubectl through the gateway: refusals, limits and isolation', { concur
     const open: http2.ClientHttp2Stream[] = [];
     const watch = (token: string) =>
       new Promise<{ status: number; stream: http2.ClientHttp2Stream; headers: http2.IncomingHttpHeaders }>((resolve, reject) => {
-        const stream = client.request({ ':path': '/k8s/sandbox/api/v1/namespaces/demo/configmaps?watch=1', authorization: `Bearer ${token}` });
+        const stream = client.request({
+          ':path': '/k8s/sandbox/api/v1/namespaces/demo/configmaps?watch=1',
+          authorization: `Bearer ${token}`,
+        });
         stream.on('response', (headers) => resolve({ status: Number(headers[':status']), stream, headers }));
         stream.on('error', reject);
         open.push(stream);
@@ -135,6 +138,9 @@ describe('kubectl through the gateway: refusals, limits and isolation', { concur
       for (const s of open) s.close(http2.constants.NGHTTP2_CANCEL);
       client.close();
     }
+    await eventually('every slot is given back', async () =>
+      (await call('/k8s/sandbox/version', TOKENS.alice)).status === 200 ? true : undefined,
+    );
   });
 
   test('a cluster that does not answer gets a 504 at the deadline, and the other account is served meanwhile', async () => {
@@ -168,7 +174,9 @@ describe('kubectl through the gateway: refusals, limits and isolation', { concur
       const other = await call('/k8s/sandbox/api/v1/namespaces/demo/pods', TOKENS.alice);
       assert.equal(other.status, 200);
       // The account's cache traffic goes on: a change made now reaches the gateway's cache.
-      await k.admin.ok(['apply', '-f', '-'], { input: 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: while-paused, namespace: demo}\n' });
+      await k.admin.ok(['apply', '-f', '-'], {
+        input: 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: while-paused, namespace: demo}\n',
+      });
       await eventually('the change reached the cache', async () => {
         const res = await call('/armory/accounts/sandbox', TOKENS.alice);
         const found = await k.stack.gateway.database.db.execute(
@@ -187,7 +195,11 @@ describe('kubectl through the gateway: refusals, limits and isolation', { concur
         stream.resume();
       });
       const list = JSON.parse(body) as { items: { metadata: { name: string } }[] };
-      for (const n of names) assert.ok(list.items.some((i) => i.metadata.name === n), `${n} in the list`);
+      for (const n of names)
+        assert.ok(
+          list.items.some((i) => i.metadata.name === n),
+          `${n} in the list`,
+        );
     } finally {
       client.close();
       await k.admin.run(['delete', 'configmap', '-n', 'demo', ...names, 'while-paused']);

@@ -67,7 +67,7 @@ export function secureGateway(pki: TestPki, dir: string, extra: GatewayConfigInp
 }
 
 /**
- * The sandbox's RBAC for the impersonated users: `outpost:alice` (through group `outpost:devs`) may read pods and
+ * The sandbox's RBAC for the impersonated users: `outpost:alice` (through group `outpost:devs`) and `outpost:dave` may read pods and
  * their logs, exec, attach and port-forward, and do anything with ConfigMaps in namespace `demo`; nothing else.
  */
 export const ALICE_RBAC = `apiVersion: rbac.authorization.k8s.io/v1
@@ -90,6 +90,7 @@ metadata: {name: outpost-devs, namespace: demo}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: outpost-devs}
 subjects:
 - {kind: Group, name: "outpost:devs", apiGroup: rbac.authorization.k8s.io}
+- {kind: User, name: "outpost:dave", apiGroup: rbac.authorization.k8s.io}
 `;
 
 /** Options of {@link startKubeStack}. */

@@ -45,7 +45,10 @@ describe('kubectl through the gateway', { concurrency: false }, () => {
         const pods = await kubectl.ok(['get', 'pods', '-n', 'demo']);
         assert.match(pods, new RegExp(pod));
         const manifest = `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-${suffix}, namespace: demo}\ndata: {color: blue}\n`;
-        assert.match(await kubectl.ok(['apply', ...version.applyFlags, '-f', '-'], { input: manifest }), new RegExp(`configmap/cm-${suffix} created`));
+        assert.match(
+          await kubectl.ok(['apply', ...version.applyFlags, '-f', '-'], { input: manifest }),
+          new RegExp(`configmap/cm-${suffix} created`),
+        );
         assert.equal(await k.admin.ok(['get', 'configmap', '-n', 'demo', `cm-${suffix}`, '-o', 'jsonpath={.data.color}']), 'blue');
         assert.match(await kubectl.ok(['delete', 'configmap', '-n', 'demo', `cm-${suffix}`]), /deleted/);
         const gone = await k.admin.run(['get', 'configmap', '-n', 'demo', `cm-${suffix}`]);

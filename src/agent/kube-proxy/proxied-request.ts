@@ -29,7 +29,6 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIO
 
 /** A request's path must stay below the API root: one leading slash, no control characters or spaces. */
 function validPath(path: string): boolean {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
   return path.startsWith('/') && !path.startsWith('//') && !/[\u0000-\u0020\u007f]/.test(path);
 }
 

@@ -96,7 +96,8 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
     } catch {
       throw new KubeRefusal(400, 'the account name in the path is not valid percent-encoding');
     }
-    if (!ACCOUNT_NAME.test(account)) throw new KubeRefusal(400, `"${account.slice(0, 100)}" is not an account name: use /k8s/{account}/api/…`);
+    if (!ACCOUNT_NAME.test(account))
+      throw new KubeRefusal(400, `"${account.slice(0, 100)}" is not an account name: use /k8s/{account}/api/…`);
     let path = slash < 0 ? '/' : rest.slice(slash);
     if (path.startsWith('?')) path = `/${path}`;
     if (path.startsWith('//')) throw new KubeRefusal(400, 'the path below /k8s/{account} must start with a single "/"');
@@ -175,7 +176,10 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
   }
 
   function unserved(account: string): KubeRefusal {
-    return new KubeRefusal(503, `no agent stream serves account "${account}" on this replica; retry`, { [UNSERVED_HEADER]: '1', 'retry-after': '1' });
+    return new KubeRefusal(503, `no agent stream serves account "${account}" on this replica; retry`, {
+      [UNSERVED_HEADER]: '1',
+      'retry-after': '1',
+    });
   }
 
   return {
@@ -199,9 +203,18 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
         } else {
           const target = admitted.forwarded ? undefined : await deps.forwarder?.target(admitted.account);
           if (target === undefined) {
-            const refusal = admitted.forwarded ? unserved(admitted.account) : new KubeRefusal(503, `no agent serves account "${admitted.account}" now`);
+            const refusal = admitted.forwarded
+              ? unserved(admitted.account)
+              : new KubeRefusal(503, `no agent serves account "${admitted.account}" now`);
             sendStatus(res, refusal);
-            outcome = { status: refusal.status, bytesIn: 0, bytesOut: 0, impersonatedUser: '', impersonatedGroups: [], error: refusal.message };
+            outcome = {
+              status: refusal.status,
+              bytesIn: 0,
+              bytesOut: 0,
+              impersonatedUser: '',
+              impersonatedGroups: [],
+              error: refusal.message,
+            };
           } else {
             outcome = await deps.forwarder!.forward(target, req.url!, admitted.caller, req, res);
             if (outcome.status === 503) deps.forwarder!.forget(admitted.account);
@@ -241,9 +254,18 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
         } else {
           const target = admitted.forwarded ? undefined : await deps.forwarder?.target(admitted.account);
           if (target === undefined) {
-            const refusal = admitted.forwarded ? unserved(admitted.account) : new KubeRefusal(503, `no agent serves account "${admitted.account}" now`);
+            const refusal = admitted.forwarded
+              ? unserved(admitted.account)
+              : new KubeRefusal(503, `no agent serves account "${admitted.account}" now`);
             sendSocketStatus(socket, refusal);
-            outcome = { status: refusal.status, bytesIn: 0, bytesOut: 0, impersonatedUser: '', impersonatedGroups: [], error: refusal.message };
+            outcome = {
+              status: refusal.status,
+              bytesIn: 0,
+              bytesOut: 0,
+              impersonatedUser: '',
+              impersonatedGroups: [],
+              error: refusal.message,
+            };
           } else {
             outcome = await deps.forwarder!.forwardUpgrade(target, req.url!, admitted.caller, req, socket, rest);
           }

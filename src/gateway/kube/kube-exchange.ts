@@ -172,7 +172,8 @@ export function runExchange(session: LiveSession, request: ExchangeRequest, req:
     if (request.timeoutMs !== undefined) {
       timer = setTimeout(() => {
         if (done) return;
-        if (!headSeen) refuse(new KubeRefusal(504, `the cluster did not answer within ${request.timeoutMs! / 1000} s (kube.requestTimeoutSeconds)`));
+        if (!headSeen)
+          refuse(new KubeRefusal(504, `the cluster did not answer within ${request.timeoutMs! / 1000} s (kube.requestTimeoutSeconds)`));
         else res.destroy();
         cancel('request timeout');
       }, request.timeoutMs);

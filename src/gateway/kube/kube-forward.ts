@@ -40,7 +40,14 @@ export interface KubeForwarder {
   /** Forgets what the lookup cached for the account (its answer was wrong). */
   forget(account: string): void;
   forward(baseUrl: string, path: string, caller: KubeCaller, req: AnyRequest, res: AnyResponse): Promise<ExchangeOutcome>;
-  forwardUpgrade(baseUrl: string, path: string, caller: KubeCaller, req: http.IncomingMessage, socket: Duplex, rest: Buffer): Promise<ExchangeOutcome>;
+  forwardUpgrade(
+    baseUrl: string,
+    path: string,
+    caller: KubeCaller,
+    req: http.IncomingMessage,
+    socket: Duplex,
+    rest: Buffer,
+  ): Promise<ExchangeOutcome>;
 }
 
 /** Encodes the caller for {@link CALLER_HEADER}. */
@@ -188,7 +195,8 @@ export function createKubeForwarder(deps: KubeForwarderDeps): KubeForwarder {
           impersonatedOf(answer.headers, outcome);
           const headers: Record<string, string | string[]> = {};
           for (const [name, value] of Object.entries(answer.headers)) {
-            if (value !== undefined && !HOP_BY_HOP.has(name) && name !== IMPERSONATED_HEADER && name !== 'content-length') headers[name] = value;
+            if (value !== undefined && !HOP_BY_HOP.has(name) && name !== IMPERSONATED_HEADER && name !== 'content-length')
+              headers[name] = value;
           }
           headers.connection = 'close';
           writeRawHead(socket, outcome.status, http.STATUS_CODES[outcome.status] ?? 'Unknown', headers);

@@ -31,9 +31,13 @@ export function createKubeLimits(perIdentity: number, perAccount: number): KubeL
         });
       }
       if ((byAccount.get(account) ?? 0) >= perAccount) {
-        throw new KubeRefusal(429, `account "${account}" already has ${perAccount} Kubernetes API requests open (kube.maxConcurrentPerAccount)`, {
-          'retry-after': '1',
-        });
+        throw new KubeRefusal(
+          429,
+          `account "${account}" already has ${perAccount} Kubernetes API requests open (kube.maxConcurrentPerAccount)`,
+          {
+            'retry-after': '1',
+          },
+        );
       }
       if (identity !== undefined) take(byIdentity, identity);
       take(byAccount, account);
@@ -45,6 +49,9 @@ export function createKubeLimits(perIdentity: number, perAccount: number): KubeL
         give(byAccount, account);
       };
     },
-    open: () => ({ identities: [...byIdentity.values()].reduce((a, b) => a + b, 0), accounts: [...byAccount.values()].reduce((a, b) => a + b, 0) }),
+    open: () => ({
+      identities: [...byIdentity.values()].reduce((a, b) => a + b, 0),
+      accounts: [...byAccount.values()].reduce((a, b) => a + b, 0),
+    }),
   };
 }

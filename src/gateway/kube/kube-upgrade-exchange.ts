@@ -29,12 +29,7 @@ export function writeRawHead(socket: Duplex, status: number, statusText: string,
 }
 
 /** Runs the upgrade on `session`; resolves when both sides are done. Never rejects. */
-export function runUpgradeExchange(
-  session: LiveSession,
-  request: ExchangeRequest,
-  socket: Duplex,
-  rest: Buffer,
-): Promise<ExchangeOutcome> {
+export function runUpgradeExchange(session: LiveSession, request: ExchangeRequest, socket: Duplex, rest: Buffer): Promise<ExchangeOutcome> {
   return new Promise((resolve) => {
     const outcome: ExchangeOutcome = { status: 0, bytesIn: 0, bytesOut: 0, impersonatedUser: '', impersonatedGroups: [], error: '' };
     let headSeen = false;
@@ -128,4 +123,3 @@ export function runUpgradeExchange(
     });
   });
 }
-
