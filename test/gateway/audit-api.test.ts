@@ -110,17 +110,33 @@ for (const driver of testDrivers()) {
       assert.match(refused!.error, /unknown account/);
     });
 
-    test('a Clouddriver ops submission is recorded per description, refused ones with their HTTP status', async () => {
-      const res = await fetch(`${t.gateway.httpUrl}/kubernetes/ops`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${TOKENS.orca}`, 'content-type': 'application/json' },
-        body: JSON.stringify([{ scaleManifest: { account: 'not-here', location: 'shop', manifestName: 'deployment cart', replicas: 3 } }]),
-      });
-      assert.equal(res.status, 400, await res.text());
-      const [event] = await eventsOf('token:orca', 1);
+    test('a Clouddriver ops submission is recorded per description with its task id; a refused one with its HTTP status', async () => {
+      const post = (body: unknown) =>
+        fetch(`${t.gateway.httpUrl}/kubernetes/ops`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${TOKENS.orca}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      const refusedRes = await post([
+        { scaleManifest: { account: 'not-here', location: 'shop', manifestName: 'deployment cart', replicas: 3 } },
+      ]);
+      assert.equal(refusedRes.status, 400, await refusedRes.text());
+      const [refused] = await eventsOf('token:orca', 1);
       assert.deepEqual(
-        [event!.kind, event!.verb, event!.account, event!.status, event!.namespace, event!.resource, event!.name],
+        [refused!.kind, refused!.verb, refused!.account, refused!.status, refused!.namespace, refused!.resource, refused!.name],
         ['operation', 'scaleManifest', 'not-here', 400, 'shop', 'deployment', 'cart'],
+      );
+      assert.match(refused!.error, /not known/);
+
+      const acceptedRes = await post([
+        { scaleManifest: { account: 'audit-a', location: 'web', manifestName: 'deployment front', replicas: 2 } },
+      ]);
+      assert.equal(acceptedRes.status, 200);
+      const { id: taskId } = (await acceptedRes.json()) as { id: string };
+      const [accepted] = await eventsOf('token:orca', 2);
+      assert.deepEqual(
+        [accepted!.verb, accepted!.account, accepted!.status, accepted!.operationId, accepted!.namespace, accepted!.name, accepted!.error],
+        ['scaleManifest', 'audit-a', 200, taskId, 'web', 'front', ''],
       );
     });
 
@@ -133,15 +149,19 @@ for (const driver of testDrivers()) {
 
     test('ListAuditEvents filters by kind and account, pages newest first, and refuses bad filters', async () => {
       const all = (await audit.listAuditEvents({ kind: 'operation' }, bearer(TOKENS.admin))).events;
-      assert.equal(all.length, 3);
+      assert.equal(all.length, 4);
       const byAccount = await audit.listAuditEvents({ account: 'audit-a' }, bearer(TOKENS.admin));
       assert.deepEqual(
-        byAccount.events.map((e) => e.account),
-        ['audit-a'],
+        byAccount.events.map((e) => [e.account, e.principal]),
+        [
+          ['audit-a', 'token:orca'],
+          ['audit-a', 'token:writer'],
+        ],
       );
       const first = await audit.listAuditEvents({ pageSize: 2 }, bearer(TOKENS.admin));
       assert.equal(first.events.length, 2);
       const second = await audit.listAuditEvents({ pageSize: 2, pageToken: first.nextPageToken }, bearer(TOKENS.admin));
+      assert.equal(second.events.length, 2);
       assert.equal(second.nextPageToken, '');
       assert.deepEqual(
         [...first.events, ...second.events].map((e) => e.id),
