@@ -19,6 +19,7 @@ const EXPECTED_SECONDS = {
   'test/e2e/operations.test.ts': 70,
   'test/chaos/chaos.test.ts': 33,
   'test/e2e/demo.test.ts': 37,
+  'test/e2e/audit-view.test.ts': 9,
   'test/e2e/replicas-failover.test.ts': 31,
   'test/e2e/caching.test.ts': 25,
   'test/e2e/agent-through-nginx.test.ts': 14,

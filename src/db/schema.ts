@@ -240,3 +240,40 @@ export const spinnakerTasks = pgTable(
     index('spinnaker_tasks_open_idx').on(t.state, t.gatewayId),
   ],
 );
+
+/**
+ * The audit log (src/gateway/audit/, the only module that touches the table): one row per proxied Kubernetes API
+ * request (`kind` kube) and per submitted operation (`kind` operation). Metadata only — request and response bodies
+ * are never stored. Rows older than `audit.retentionDays` are purged in bounded batches.
+ */
+export const auditEntries = pgTable(
+  'audit_entries',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    kind: text('kind').notNull(),
+    principal: text('principal').notNull(),
+    account: text('account').notNull(),
+    verb: text('verb').notNull(),
+    apiGroup: text('api_group').notNull().default(''),
+    resource: text('resource').notNull().default(''),
+    subresource: text('subresource').notNull().default(''),
+    namespace: text('namespace').notNull().default(''),
+    name: text('name').notNull().default(''),
+    path: text('path').notNull().default(''),
+    status: integer('status').notNull(),
+    bytesIn: bigint('bytes_in', { mode: 'number' }).notNull().default(0),
+    bytesOut: bigint('bytes_out', { mode: 'number' }).notNull().default(0),
+    durationMs: integer('duration_ms').notNull().default(0),
+    impersonatedUser: text('impersonated_user').notNull().default(''),
+    impersonatedGroups: jsonb('impersonated_groups').$type<string[]>().notNull().default([]),
+    gatewayId: text('gateway_id').notNull(),
+    operationId: text('operation_id').notNull().default(''),
+    error: text('error').notNull().default(''),
+    startedAt: timestamp('started_at', { withTimezone: true, mode: 'date' }).notNull(),
+  },
+  (t) => [
+    index('audit_entries_started_idx').on(t.startedAt.desc(), t.id.desc()),
+    index('audit_entries_account_started_idx').on(t.account, t.startedAt.desc(), t.id.desc()),
+    index('audit_entries_principal_started_idx').on(t.principal, t.startedAt.desc(), t.id.desc()),
+  ],
+);

@@ -13,6 +13,7 @@ import { openDatabase, pingDatabase, type Database } from '../db/database.js';
 import { Health } from '../gen/grpc/health/v1/health_pb.js';
 import { AgentService } from '../gen/outpost/agent/v1/agent_pb.js';
 import { AccountService } from '../gen/outpost/api/v1/account_service_pb.js';
+import { AuditService } from '../gen/outpost/api/v1/audit_service_pb.js';
 import { FleetService } from '../gen/outpost/api/v1/fleet_service_pb.js';
 import { ObjectService } from '../gen/outpost/api/v1/object_service_pb.js';
 import { OperationService } from '../gen/outpost/api/v1/operation_service_pb.js';
@@ -23,6 +24,10 @@ import { createAccountCommandBus, type AccountCommandBus, type DynamicAccountSou
 import { createAgentSessionStore, createCachedSessionVerifier, staleAfterSeconds } from './agents/agent-session-store.js';
 import { createSessionRegistry, type SessionRegistry } from './agents/session-registry.js';
 import { createAccountService } from './api/account-service.js';
+import { createAuditService } from './api/audit-service.js';
+import { createAuditLog, type AuditLog } from './audit/audit-log.js';
+import { createAuditPurge } from './audit/audit-purge.js';
+import { createAuditStore } from './audit/audit-store.js';
 import { createAccountAdmin } from './accounts/account-admin.js';
 import { createAccountCleanup } from './accounts/account-cleanup.js';
 import { createAccountSweeper } from './accounts/account-sweeper.js';
@@ -82,6 +87,8 @@ export interface RunningGateway {
   readonly database: Database;
   /** Pushes account commands to this replica's live agent streams (by zone). */
   readonly accountCommands: AccountCommandBus;
+  /** The audit log of this replica (also given to the REST routes as `RestAppOptions.audit`). */
+  readonly audit: AuditLog;
   /** Drains: health turns 503 (gRPC: NOT_SERVING), agent streams end cleanly, sockets close, then the database closes. Idempotent. */
   close(): Promise<void>;
 }
@@ -171,6 +178,19 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     connectedAgents: () => registry.all().length,
     replicasKnown: () => replicaDirectory.list().length,
   });
+  // Closed after everything that records into it (closers run in reverse) and before the database.
+  const audit = closers.add(
+    'audit log',
+    createAuditLog({ database, gatewayId: config.id, logger, metrics, maxPending: config.audit.maxPending }),
+    (a) => a.close(),
+  );
+  const auditPurge = createAuditPurge({
+    store: createAuditStore(database),
+    retentionDays: config.audit.retentionDays,
+    batchSize: config.audit.purgeBatchSize,
+    intervalMs: config.audit.purgeIntervalSeconds * 1000,
+    logger: logger.child({ component: 'audit' }),
+  });
   const sealer = createOperationSealer(secretKeys);
   const operations = createOperationManager({
     gatewayId: config.id,
@@ -237,6 +257,7 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     logger: logger.child({ component: 'spinnaker' }),
     replicaAlive: (id) => replicaDirectory.get(id) !== undefined,
     maxBodyBytes: config.operations.maxManifestBytes + 64 * 1024,
+    audit,
   });
   await clouddriver
     .recover()
@@ -270,7 +291,7 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     intervalMs: config.web.fleetPollSeconds * 1000,
     logger: logger.child({ component: 'fleet' }),
   });
-  const apiServices = [AgentService, ObjectService, AccountService, OperationService, FleetService];
+  const apiServices = [AgentService, ObjectService, AccountService, OperationService, FleetService, AuditService];
   // gRPC health tells what GET /health tells (draining, database); reflection describes every service served here.
   const health = createHealthService({
     services: apiServices.map((s) => s.typeName),
@@ -289,10 +310,11 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
       ...createAgentListing(database, { staleAfterSeconds: agentStaleAfterSeconds }),
     });
     // Strict JSON: an unknown key (say, an operation kind this gateway does not know) is an error, not ignored.
-    router.service(OperationService, createOperationService(operations, logger.child({ component: 'api' })), {
+    router.service(OperationService, createOperationService(operations, logger.child({ component: 'api' }), audit), {
       jsonOptions: { ignoreUnknownFields: false },
     });
     router.service(FleetService, createFleetService(fleet, { logger: logger.child({ component: 'fleet' }) }));
+    router.service(AuditService, createAuditService(audit));
     router.service(Health, health.impl);
     router.service(ServerReflectionV1, reflection.v1);
     router.service(ServerReflectionV1alpha, reflection.v1alpha);
@@ -310,6 +332,7 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     replicas: replicaDirectory,
     clouddriver,
     metrics,
+    audit,
     webDir: config.web.enabled ? (config.web.dir ?? DEFAULT_WEB_DIR) : undefined,
   });
   const { handler, guard, upgrade } = createGatewayHandler({
@@ -354,6 +377,8 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
   closers.defer('account cleanup', () => accountCleanup.stop());
   accountSweeper.start();
   closers.defer('account sweeper', () => accountSweeper.stop());
+  auditPurge.start();
+  closers.defer('audit purge', () => auditPurge.stop());
   // Operation timers stop and waiters end before the agent streams end and the servers wait for open requests.
   operations.start();
   closers.defer('operations', () => operations.close());
@@ -381,7 +406,7 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
 
   let closing: Promise<void> | undefined;
   const close = () => (closing ??= closers.close().then(() => logger.info('gateway stopped')));
-  return { id: config.id, httpUrl, grpcUrl, database, accountCommands, close };
+  return { id: config.id, httpUrl, grpcUrl, database, accountCommands, audit, close };
 }
 
 /**

@@ -506,6 +506,9 @@ export const RPC_ROWS: MatrixRow[] = [
 
   rowOf('outpost.api.v1.FleetService/GetFleet', 'read', rpc('outpost.api.v1.FleetService', 'GetFleet'), { valid: 'OK' }),
   rowOf('outpost.api.v1.FleetService/WatchFleet', 'read', rpc('outpost.api.v1.FleetService', 'WatchFleet'), { valid: 'OK' }),
+  rowOf('outpost.api.v1.AuditService/ListAuditEvents', 'admin', rpc('outpost.api.v1.AuditService', 'ListAuditEvents'), {
+    valid: 'OK',
+  }),
 
   rowOf('grpc.health.v1.Health/Check', 'none', rpc('grpc.health.v1.Health', 'Check'), { valid: 'OK' }),
   rowOf('grpc.health.v1.Health/Watch', 'none', rpc('grpc.health.v1.Health', 'Watch'), { valid: 'OK' }),

@@ -9,6 +9,7 @@ import { Health } from '../../src/gen/grpc/health/v1/health_pb.js';
 import { ServerReflection as ServerReflectionV1 } from '../../src/gen/grpc/reflection/v1/reflection_pb.js';
 import { ServerReflection as ServerReflectionV1alpha } from '../../src/gen/grpc/reflection/v1alpha/reflection_pb.js';
 import { AccountService } from '../../src/gen/outpost/api/v1/account_service_pb.js';
+import { AuditService } from '../../src/gen/outpost/api/v1/audit_service_pb.js';
 import { FleetService } from '../../src/gen/outpost/api/v1/fleet_service_pb.js';
 import { ObjectService } from '../../src/gen/outpost/api/v1/object_service_pb.js';
 import { OperationService } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
@@ -21,6 +22,7 @@ export const RPC_SERVICES: readonly DescService[] = [
   AccountService,
   OperationService,
   FleetService,
+  AuditService,
   Health,
   ServerReflectionV1,
   ServerReflectionV1alpha,
@@ -118,6 +120,14 @@ const SAMPLES: Record<string, Sample> = {
   }),
   'outpost.api.v1.FleetService/GetFleet': () => ({}),
   'outpost.api.v1.FleetService/WatchFleet': () => ({}),
+  'outpost.api.v1.AuditService/ListAuditEvents': (rng) => ({
+    account: rng.pick(['', SEED.account]),
+    principal: rng.pick(['', 'token:admin']),
+    kind: rng.pick(['', 'kube', 'operation']),
+    ...(rng.chance(0.5) ? { since: '2026-01-01T00:00:00Z' } : {}),
+    pageSize: rng.int(0, 20),
+    pageToken: '',
+  }),
   'grpc.health.v1.Health/Check': (rng) => ({ service: rng.pick(['', 'outpost.api.v1.ObjectService', 'no.such.Service']) }),
   'grpc.health.v1.Health/Watch': (rng) => ({ service: rng.pick(['', 'outpost.api.v1.ObjectService']) }),
   'grpc.reflection.v1.ServerReflection/ServerReflectionInfo': reflection,

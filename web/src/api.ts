@@ -1,6 +1,7 @@
 import { createClient, type Client, type Interceptor } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-web';
 import { AccountService } from '../../src/gen/outpost/api/v1/account_service_pb.js';
+import { AuditService } from '../../src/gen/outpost/api/v1/audit_service_pb.js';
 import { FleetService } from '../../src/gen/outpost/api/v1/fleet_service_pb.js';
 import { ObjectService } from '../../src/gen/outpost/api/v1/object_service_pb.js';
 import { OperationService } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
@@ -11,6 +12,8 @@ export interface Api {
   objects: Client<typeof ObjectService>;
   operations: Client<typeof OperationService>;
   fleet: Client<typeof FleetService>;
+  /** The audit log (admin only). */
+  audit: Client<typeof AuditService>;
 }
 
 /**
@@ -30,5 +33,6 @@ export function createApi(baseUrl: string, token: () => string | null): Api {
     objects: createClient(ObjectService, transport),
     operations: createClient(OperationService, transport),
     fleet: createClient(FleetService, transport),
+    audit: createClient(AuditService, transport),
   };
 }

@@ -3,6 +3,7 @@ import { useEffect, useRef } from 'preact/hooks';
 import { AccountDetailView } from './account-detail-view.js';
 import { AccountsView } from './accounts-view.js';
 import { AgentsView } from './agents-view.js';
+import { AuditView } from './audit-view.js';
 import { describeError } from './error-message.js';
 import { ObjectsView } from './objects-view.js';
 import { OperationsView } from './operations-view.js';
@@ -19,6 +20,7 @@ const NAV: { section: Section; label: string; href: string }[] = [
   { section: 'agents', label: 'Agents', href: hrefFor('agents') },
   { section: 'objects', label: 'Objects', href: hrefFor('objects') },
   { section: 'operations', label: 'Operations', href: hrefFor('operations') },
+  { section: 'audit', label: 'Audit', href: hrefFor('audit') },
 ];
 
 function RouteView({ route }: { route: Route }) {
@@ -33,6 +35,8 @@ function RouteView({ route }: { route: Route }) {
       return <ObjectsView query={route.query} />;
     case 'operations':
       return <OperationsView query={route.query} />;
+    case 'audit':
+      return <AuditView query={route.query} />;
     case 'not-found':
       return (
         <>

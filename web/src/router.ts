@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 
 /** The dashboard's pages, one per top-level navigation link. */
-export type Section = 'overview' | 'accounts' | 'agents' | 'objects' | 'operations' | 'not-found';
+export type Section = 'overview' | 'accounts' | 'agents' | 'objects' | 'operations' | 'audit' | 'not-found';
 
 /** A parsed `#/section/param?query` location. */
 export interface Route {
@@ -17,6 +17,7 @@ const SECTIONS: Record<string, Section> = {
   agents: 'agents',
   objects: 'objects',
   operations: 'operations',
+  audit: 'audit',
 };
 
 /** Parses a location hash ("#/objects?kind=Pod"); anything unknown is the not-found section. */

@@ -10,14 +10,31 @@ import type { Logger } from '../../shared/logger.js';
 import type { OperationManager } from '../operations/operation-manager.js';
 import { toOperationRecord } from '../operations/operation-record.js';
 import { checkOperationId } from '../operations/operation-validation.js';
+import type { AuditLog } from '../audit/audit-log.js';
+import { recordSubmission } from '../audit/operation-audit.js';
 
-/** Creates the service implementation; streams map their own errors (the interceptor covers unary calls). */
-export function createOperationService(manager: OperationManager, logger: Logger): ServiceImpl<typeof OperationService> {
+/**
+ * Creates the service implementation; streams map their own errors (the interceptor covers unary calls). With `audit`,
+ * every SubmitOperation call — accepted or refused — is recorded in the audit log.
+ */
+export function createOperationService(
+  manager: OperationManager,
+  logger: Logger,
+  audit?: Pick<AuditLog, 'record'>,
+): ServiceImpl<typeof OperationService> {
   return {
     async submitOperation(req, ctx) {
       const principal = ctx.values.get(principalKey);
-      const row = await manager.submit(req, ctx.signal, principal ? identityOf(principal) : '');
-      return { operation: toOperationRecord(row) };
+      const identity = principal ? identityOf(principal) : '';
+      const startedAt = new Date();
+      try {
+        const row = await manager.submit(req, ctx.signal, identity);
+        if (audit) recordSubmission(audit, req, { principal: identity, startedAt, operationId: row.id });
+        return { operation: toOperationRecord(row) };
+      } catch (err) {
+        if (audit) recordSubmission(audit, req, { principal: identity, startedAt, operationId: req.id, error: err });
+        throw err;
+      }
     },
 
     async getOperation(req) {

@@ -175,6 +175,41 @@ const webSchema = z
   })
   .strict();
 
+const auditSchema = z
+  .object({
+    retentionDays: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(3650)
+      .default(30)
+      .describe('Audit entries older than this many days are deleted by the periodic purge.'),
+    purgeIntervalSeconds: z.coerce
+      .number()
+      .min(1)
+      .max(86_400)
+      .default(3600)
+      .describe('How often each replica purges audit entries past their retention (concurrent purges are harmless).'),
+    purgeBatchSize: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(100_000)
+      .default(5000)
+      .describe('Rows one purge statement deletes at most; a purge repeats batches until none is left.'),
+    maxPending: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(1_000_000)
+      .default(10_000)
+      .describe(
+        'Audit entries held in memory while the database is slow or down; beyond it new entries are dropped (counted ' +
+          'in outpost_gateway_audit_entries_dropped_total and logged; the JSON log line of every entry is still written).',
+      ),
+  })
+  .strict();
+
 export const baseSchema = z
   .object({
     id: z
@@ -230,6 +265,9 @@ export const baseSchema = z
     secrets: secretsSchema
       .default(() => secretsSchema.parse({}))
       .describe('Encryption at rest of Secret values in operation requests (see docs/security.md).'),
+    audit: auditSchema
+      .default(() => auditSchema.parse({}))
+      .describe('The audit log of proxied Kubernetes requests and submitted operations (see docs/security.md).'),
   })
   .strict();
 
@@ -246,6 +284,8 @@ export type Role = z.output<typeof roleSchema>;
 export type GatewayReplicasConfig = z.output<typeof replicasSchema>;
 /** Dashboard settings of the gateway. */
 export type GatewayWebConfig = z.output<typeof webSchema>;
+/** Audit log settings of the gateway. */
+export type GatewayAuditConfig = z.output<typeof auditSchema>;
 /** The resolved gateway configuration. */
 export interface GatewayConfig {
   id: string;
@@ -273,13 +313,26 @@ export interface GatewayConfig {
     maxUnauthenticatedConnections: number;
     maxRefusedRequestsPerConnection: number;
   };
+  audit: GatewayAuditConfig;
 }
 
 /** What a config file, the environment or overrides may hold: any subset of {@link GatewayConfig}. */
 export type GatewayConfigInput = Partial<
   Omit<
     GatewayConfig,
-    'agents' | 'cache' | 'operations' | 'tls' | 'auth' | 'authorization' | 'accounts' | 'replicas' | 'web' | 'secrets' | 'limits' | 'kube'
+    | 'agents'
+    | 'cache'
+    | 'operations'
+    | 'tls'
+    | 'auth'
+    | 'authorization'
+    | 'accounts'
+    | 'replicas'
+    | 'web'
+    | 'secrets'
+    | 'limits'
+    | 'kube'
+    | 'audit'
   >
 > & {
   secrets?: Partial<GatewayConfig['secrets']>;
@@ -294,6 +347,7 @@ export type GatewayConfigInput = Partial<
   accounts?: Partial<GatewayConfig['accounts']>;
   replicas?: Partial<GatewayReplicasConfig>;
   web?: Partial<GatewayWebConfig>;
+  audit?: Partial<GatewayAuditConfig>;
 };
 
 /** The schema of {@link GatewayConfig}; every default lives here. Parse errors name the offending key. */

@@ -39,8 +39,14 @@ export interface ClaimRecorder {
   claimRefused(reason: 'identity' | 'cluster'): void;
 }
 
+/** What the audit log records about entries it could not keep. */
+export interface AuditRecorder {
+  /** `count` audit entries were dropped: the pending queue was full (database slow or down) or the log had closed. */
+  auditDropped(count: number): void;
+}
+
 /** The metrics of one gateway. */
-export interface GatewayMetrics extends IngestRecorder, OperationRecorder, ClaimRecorder {
+export interface GatewayMetrics extends IngestRecorder, OperationRecorder, ClaimRecorder, AuditRecorder {
   readonly registry: Registry;
   /** The text exposition format. */
   scrape(): Promise<{ contentType: string; body: string }>;
@@ -178,8 +184,16 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     labelNames: ['reason'],
     registers: [registry],
   });
+  const auditDropped = new Counter({
+    name: 'outpost_gateway_audit_entries_dropped_total',
+    help: 'Audit entries not stored (their JSON log line was written): the pending queue was full while the database was slow or down.',
+    registers: [registry],
+  });
   return {
     registry,
+    auditDropped(count) {
+      auditDropped.inc(count);
+    },
     claimRefused(reason) {
       claimsRefused.inc({ reason });
     },

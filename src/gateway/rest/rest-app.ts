@@ -21,6 +21,7 @@ import type { Replica, ReplicaDirectory } from '../replicas/replica-directory.js
 import { withTimeout } from '../../shared/with-timeout.js';
 import { addWebAssets } from '../web/web-assets.js';
 import type { ClouddriverApi } from '../spinnaker/clouddriver-api.js';
+import type { AuditLog } from '../audit/audit-log.js';
 import { isClouddriverPath, springErrorBody } from '../spinnaker/clouddriver-paths.js';
 
 /** What the REST routes read from the running gateway. */
@@ -50,6 +51,11 @@ export interface RestAppOptions {
   replicas?: Pick<ReplicaDirectory, 'list' | 'get'>;
   /** Serves the Clouddriver API (`/kubernetes/ops`, `/task/…`, `/manifests/…`, `/credentials`…) when given. */
   clouddriver?: Pick<ClouddriverApi, 'addRoutes'>;
+  /**
+   * The audit log, for routes that must record what they serve (the Kubernetes API proxy `/k8s/{account}/…` records
+   * one entry per request with `audit.record`). Never blocks, never throws.
+   */
+  audit?: Pick<AuditLog, 'record'>;
 }
 
 /** One gateway replica as `/armory/clouddrivers` lists it. */

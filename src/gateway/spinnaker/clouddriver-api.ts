@@ -7,6 +7,7 @@ import type { Hono } from 'hono';
 import type { Database } from '../../db/database.js';
 import type { Logger } from '../../shared/logger.js';
 import type { AccountAdmin } from '../accounts/account-admin.js';
+import type { AuditLog } from '../audit/audit-log.js';
 import type { RestEnv } from '../auth/rest-auth.js';
 import type { OperationManager } from '../operations/operation-manager.js';
 import { createAccountLookup } from './account-lookup.js';
@@ -39,6 +40,8 @@ export interface ClouddriverApiDeps {
   replicaAlive?: (id: string) => boolean;
   /** Largest request body (an ops array with its manifests). */
   maxBodyBytes: number;
+  /** Records every ops submission (accepted or refused) in the audit log; none when absent. */
+  audit?: Pick<AuditLog, 'record'>;
 }
 
 /** See the module comment. */
@@ -83,7 +86,13 @@ export function createClouddriverApi(deps: ClouddriverApiDeps): ClouddriverApi {
         enableManifest: (d: Description) => prepareTraffic('enableManifest', d),
         disableManifest: (d: Description) => prepareTraffic('disableManifest', d),
       };
-      addOpsRoutes(app, { tasks, accounts, prepare: { extra, bindPatch: bindPatchArtifacts }, maxBodyBytes: deps.maxBodyBytes });
+      addOpsRoutes(app, {
+        tasks,
+        accounts,
+        prepare: { extra, bindPatch: bindPatchArtifacts },
+        maxBodyBytes: deps.maxBodyBytes,
+        audit: deps.audit,
+      });
       addTaskRoutes(app, tasks);
       addCredentialsRoutes(app, accounts, cache);
       addJobRoutes(app, { accounts, reads, operations: deps.operations });

@@ -5,7 +5,7 @@
  * Spring's shape that creates nothing. Otherwise the answer is `{"id", "resourceUri": "/task/<id>"}` at once and the
  * task runs in the background; a repeated `clientRequestId` from the same caller returns the first task's id.
  */
-import type { Hono } from 'hono';
+import type { Context, Hono } from 'hono';
 import type { RestEnv } from '../../auth/rest-auth.js';
 import { identityOf } from '../../auth/principal.js';
 import { HttpError } from '../../errors.js';
@@ -16,6 +16,8 @@ import { badDescription } from '../ops/description-fields.js';
 import { parseOperationsBody, prepareOperation, type PrepareDeps } from '../ops/operation-registry.js';
 import { mayTouchAccount, spinnakerContextOf } from '../spinnaker-headers.js';
 import type { PreparedOperation } from '../task-runner.js';
+import type { AuditLog } from '../../audit/audit-log.js';
+import { recordOpsSubmission, type AuditedDescription } from '../ops-audit.js';
 
 /** What the routes need. */
 export interface OpsRoutesDeps {
@@ -23,6 +25,8 @@ export interface OpsRoutesDeps {
   accounts: AccountLookup;
   prepare: PrepareDeps;
   maxBodyBytes: number;
+  /** Where every submission, accepted or refused, is recorded; none when absent. */
+  audit?: Pick<AuditLog, 'record'>;
 }
 
 /** Largest `clientRequestId` accepted (Orca sends a 64-character sha256). */
@@ -32,32 +36,20 @@ const MAX_REQUEST_ID = 256;
 export function addOpsRoutes(app: Hono<RestEnv>, deps: OpsRoutesDeps): void {
   for (const path of ['/ops', '/:cloudProvider/ops']) {
     app.post(path, async (c) => {
-      const provider = c.req.param('cloudProvider');
-      if (provider !== undefined && provider !== 'kubernetes')
-        throw badDescription(`cloud provider ${JSON.stringify(provider)} is not served here: Outpost serves kubernetes`);
-      const clientRequestId = c.req.query('clientRequestId') || undefined;
-      if (clientRequestId !== undefined && clientRequestId.length > MAX_REQUEST_ID)
-        throw badDescription(`clientRequestId is longer than ${MAX_REQUEST_ID} characters`);
-      const context = spinnakerContextOf(c);
-      const items = parseOperationsBody(await readJsonBody(c, deps.maxBodyBytes));
-      const operations: PreparedOperation[] = items.map(({ name, description }) => prepareOperation(name, description, deps.prepare));
-      for (const op of operations) {
-        if (!(await deps.accounts.get(op.account)))
-          throw badDescription(`account ${JSON.stringify(op.account)} is not known to this gateway`);
-        if (!mayTouchAccount(context, op.account)) {
-          throw badDescription(
-            `${context.user || 'the user'} is not authorized with respect to the ${op.account} account (X-SPINNAKER-ACCOUNTS)`,
-          );
-        }
-      }
+      const startedAt = new Date();
       const principal = c.get('principal');
-      const { id } = await deps.tasks.submit({
-        principal: principal ? identityOf(principal) : 'insecure:anonymous',
-        clientRequestId,
-        operations,
-        context,
-      });
-      return c.json({ id, resourceUri: `/task/${id}` });
+      const identity = principal ? identityOf(principal) : 'insecure:anonymous';
+      let items: AuditedDescription[] = [];
+      try {
+        const id = await submit(c, deps, identity, (read) => {
+          items = read;
+        });
+        if (deps.audit) recordOpsSubmission(deps.audit, items, { principal: identity, startedAt, operationId: id });
+        return c.json({ id, resourceUri: `/task/${id}` });
+      } catch (err) {
+        if (deps.audit) recordOpsSubmission(deps.audit, items, { principal: identity, startedAt, operationId: '', error: err });
+        throw err;
+      }
     });
   }
   for (const path of ['/ops', '/:cloudProvider/ops']) {
@@ -66,6 +58,35 @@ export function addOpsRoutes(app: Hono<RestEnv>, deps: OpsRoutesDeps): void {
       throw new HttpError(405, 'Method Not Allowed', `${c.req.method} is not allowed on ${c.req.path}`);
     });
   }
+}
+
+/** Checks and stores one submission; returns its task id. `onRead` gets the descriptions once the body is read. */
+async function submit(
+  c: Context<RestEnv>,
+  deps: OpsRoutesDeps,
+  principal: string,
+  onRead: (items: AuditedDescription[]) => void,
+): Promise<string> {
+  const provider = c.req.param('cloudProvider');
+  if (provider !== undefined && provider !== 'kubernetes')
+    throw badDescription(`cloud provider ${JSON.stringify(provider)} is not served here: Outpost serves kubernetes`);
+  const clientRequestId = c.req.query('clientRequestId') || undefined;
+  if (clientRequestId !== undefined && clientRequestId.length > MAX_REQUEST_ID)
+    throw badDescription(`clientRequestId is longer than ${MAX_REQUEST_ID} characters`);
+  const context = spinnakerContextOf(c);
+  const items = parseOperationsBody(await readJsonBody(c, deps.maxBodyBytes));
+  onRead(items);
+  const operations: PreparedOperation[] = items.map(({ name, description }) => prepareOperation(name, description, deps.prepare));
+  for (const op of operations) {
+    if (!(await deps.accounts.get(op.account))) throw badDescription(`account ${JSON.stringify(op.account)} is not known to this gateway`);
+    if (!mayTouchAccount(context, op.account)) {
+      throw badDescription(
+        `${context.user || 'the user'} is not authorized with respect to the ${op.account} account (X-SPINNAKER-ACCOUNTS)`,
+      );
+    }
+  }
+  const { id } = await deps.tasks.submit({ principal, clientRequestId, operations, context });
+  return id;
 }
 
 /** Adds `GET /task/{id}` and `GET /{cloudProvider}/task/{id}`. */

@@ -1,0 +1,120 @@
+/**
+ * What the audit log records: one {@link AuditEntry} per proxied Kubernetes API request (`kind: 'kube'`) and per
+ * operation submitted (`kind: 'operation'`). Metadata only — never a request or response body (a Secret's data must
+ * not reach the table or the logs); callers pass what they know and '' / 0 for the rest.
+ */
+
+/** The kinds of audited actions. */
+export const AUDIT_KINDS = ['kube', 'operation'] as const;
+/** A kind of audited action. */
+export type AuditKind = (typeof AUDIT_KINDS)[number];
+
+/** One audited action. */
+export interface AuditEntry {
+  kind: AuditKind;
+  /** identityOf(principal) from src/gateway/auth/principal.ts, e.g. `token:alice`. */
+  principal: string;
+  account: string;
+  /**
+   * kube: the Kubernetes verb (get, list, watch, create, update, patch, delete, deletecollection, connect for
+   * exec/attach/portforward…); operation: the operation kind (e.g. deploy, scale, delete, patch, rollout…).
+   */
+  verb: string;
+  apiGroup: string;
+  resource: string;
+  subresource: string;
+  namespace: string;
+  name: string;
+  /** kube: the request path below /k8s/{account} without query; operation: ''. */
+  path: string;
+  /**
+   * kube: HTTP status answered (0 when the caller went away before an answer); operation: HTTP-like status of the
+   * submission (200 accepted, 4xx refused).
+   */
+  status: number;
+  bytesIn: number;
+  bytesOut: number;
+  durationMs: number;
+  impersonatedUser: string;
+  impersonatedGroups: string[];
+  /** Replica that served it; the audit log fills in its own id when ''. */
+  gatewayId: string;
+  /** The operation (or Spinnaker task) id; '' for kube. */
+  operationId: string;
+  /** '' when none. */
+  error: string;
+  startedAt: Date;
+}
+
+/** An entry as stored: with its database id (grows with insertion order). */
+export interface StoredAuditEntry extends AuditEntry {
+  id: string;
+}
+
+/** What {@link AuditLog.list} filters on; every field optional ('' / undefined: no filter). */
+export interface AuditFilter {
+  account?: string;
+  principal?: string;
+  /** `kube` or `operation`; anything else is INVALID_ARGUMENT. */
+  kind?: string;
+  /** Entries started at or after this time. */
+  since?: Date;
+  /** Entries started before this time. */
+  until?: Date;
+  /** 0 or undefined means 50; at most {@link MAX_AUDIT_PAGE_SIZE}; negative is INVALID_ARGUMENT. */
+  pageSize?: number;
+  /** The `nextPageToken` of a previous page with the same filters. */
+  pageToken?: string;
+}
+
+/** Default page size of a list. */
+export const DEFAULT_AUDIT_PAGE_SIZE = 50;
+/** Largest page size of a list. */
+export const MAX_AUDIT_PAGE_SIZE = 500;
+
+/** Longest text kept per field (longer values are cut: an entry is metadata, not a payload). */
+const MAX_TEXT = 2048;
+const MAX_GROUPS = 64;
+const MAX_INT32 = 2_147_483_647;
+
+/**
+ * The entry made safe to store and log: strings without NUL characters (Postgres refuses them) and at most
+ * {@link MAX_TEXT} characters, numbers finite, non-negative and in their column's range, a valid start time. A bad
+ * field never makes the whole batch fail.
+ */
+export function sanitizeEntry(entry: AuditEntry, gatewayId: string): AuditEntry {
+  const startedAt = entry.startedAt instanceof Date && !Number.isNaN(entry.startedAt.getTime()) ? entry.startedAt : new Date();
+  return {
+    kind: entry.kind === 'operation' ? 'operation' : 'kube',
+    principal: text(entry.principal),
+    account: text(entry.account),
+    verb: text(entry.verb),
+    apiGroup: text(entry.apiGroup),
+    resource: text(entry.resource),
+    subresource: text(entry.subresource),
+    namespace: text(entry.namespace),
+    name: text(entry.name),
+    path: text(entry.path),
+    status: whole(entry.status, 999),
+    bytesIn: whole(entry.bytesIn, Number.MAX_SAFE_INTEGER),
+    bytesOut: whole(entry.bytesOut, Number.MAX_SAFE_INTEGER),
+    durationMs: whole(entry.durationMs, MAX_INT32),
+    impersonatedUser: text(entry.impersonatedUser),
+    impersonatedGroups: Array.isArray(entry.impersonatedGroups) ? entry.impersonatedGroups.slice(0, MAX_GROUPS).map(text) : [],
+    gatewayId: text(entry.gatewayId) || gatewayId,
+    operationId: text(entry.operationId),
+    error: text(entry.error),
+    startedAt,
+  };
+}
+
+function text(value: unknown): string {
+  if (typeof value !== 'string') return '';
+  const clean = value.includes('\u0000') ? value.replaceAll('\u0000', '') : value;
+  return clean.length > MAX_TEXT ? clean.slice(0, MAX_TEXT) : clean;
+}
+
+function whole(value: unknown, max: number): number {
+  const n = typeof value === 'number' && Number.isFinite(value) ? Math.round(value) : 0;
+  return Math.min(max, Math.max(0, n));
+}

@@ -1,0 +1,73 @@
+/**
+ * The `audit_entries` rows (the only module that writes the table): batched inserts, the newest-first keyset reads of
+ * ListAuditEvents, and the retention delete in bounded batches. Entries are never updated.
+ */
+import { and, desc, eq, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
+import type { Database } from '../../db/database.js';
+import { auditEntries } from '../../db/schema.js';
+import type { AuditEntry, StoredAuditEntry } from './audit-entry.js';
+
+/** Where a page starts: after the entry with this start time and id (newest-first order). */
+export interface AuditCursor {
+  startedAt: Date;
+  id: number;
+}
+
+/** The filters of one read, already validated. */
+export interface AuditQuery {
+  account: string;
+  principal: string;
+  kind: string;
+  since?: Date;
+  until?: Date;
+  after?: AuditCursor;
+  limit: number;
+}
+
+/** Database access of the audit log. */
+export interface AuditStore {
+  /** Inserts the entries in one statement (all or nothing). */
+  insertMany(entries: AuditEntry[]): Promise<void>;
+  /** Entries matching the query, newest first (start time, then id). */
+  list(query: AuditQuery): Promise<StoredAuditEntry[]>;
+  /**
+   * Deletes at most `limit` entries started before `cutoff` (one statement, so a purge never holds a long lock);
+   * returns how many it deleted.
+   */
+  deleteOlderThan(cutoff: Date, limit: number): Promise<number>;
+}
+
+/** Creates the store. */
+export function createAuditStore(database: Database): AuditStore {
+  const { db } = database;
+  return {
+    async insertMany(entries) {
+      if (entries.length === 0) return;
+      await db.insert(auditEntries).values(entries);
+    },
+    async list(query) {
+      const where: SQL[] = [];
+      if (query.account) where.push(eq(auditEntries.account, query.account));
+      if (query.principal) where.push(eq(auditEntries.principal, query.principal));
+      if (query.kind) where.push(eq(auditEntries.kind, query.kind));
+      if (query.since) where.push(gte(auditEntries.startedAt, query.since));
+      if (query.until) where.push(lt(auditEntries.startedAt, query.until));
+      if (query.after)
+        where.push(
+          sql`(${auditEntries.startedAt}, ${auditEntries.id}) < (${query.after.startedAt.toISOString()}::timestamptz, ${query.after.id})`,
+        );
+      const rows = await db
+        .select()
+        .from(auditEntries)
+        .where(and(...where))
+        .orderBy(desc(auditEntries.startedAt), desc(auditEntries.id))
+        .limit(query.limit);
+      return rows.map((r) => ({ ...r, kind: r.kind === 'operation' ? 'operation' : 'kube', id: String(r.id) }));
+    },
+    async deleteOlderThan(cutoff, limit) {
+      const doomed = db.select({ id: auditEntries.id }).from(auditEntries).where(lt(auditEntries.startedAt, cutoff)).limit(limit);
+      const deleted = await db.delete(auditEntries).where(inArray(auditEntries.id, doomed)).returning({ id: auditEntries.id });
+      return deleted.length;
+    },
+  };
+}
