@@ -347,6 +347,7 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
       authenticator,
       registry,
       config: config.kube,
+      audit,
       forwarder: createKubeForwarder({
         owners,
         replicas: replicaDirectory,

@@ -240,7 +240,11 @@ for (const driver of testDrivers()) {
       assert.equal(out[1]!.messageResponse.value.errorCode, Code.NotFound);
       assert.equal(out[2]!.messageResponse.case, 'fileDescriptorResponse');
       const files = out[2]!.messageResponse.value.fileDescriptorProto.map((b: Uint8Array) => fromBinary(FileDescriptorProtoSchema, b).name);
-      assert.deepEqual(files.slice(0, 2), ['outpost/agent/v1/agent.proto', 'outpost/agent/v1/operation.proto']);
+      assert.deepEqual(files.slice(0, 3), [
+        'outpost/agent/v1/agent.proto',
+        'outpost/agent/v1/kube.proto',
+        'outpost/agent/v1/operation.proto',
+      ]);
     });
 
     test('buf curl lists the services and calls AccountService/ListAccounts through reflection alone', async () => {

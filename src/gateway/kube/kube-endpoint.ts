@@ -13,9 +13,9 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from '../../shared/logger.js';
 import type { SessionRegistry, LiveSession } from '../agents/session-registry.js';
 import type { Authenticator } from '../auth/authenticator.js';
-import { admit } from '../auth/authorization.js';
+import { ConnectError } from '@connectrpc/connect';
 import { credentialsFromNodeRequest } from '../auth/credentials.js';
-import { mayUseKube, type Principal } from '../auth/principal.js';
+import { hasRole, identityOf, mayUseKube, type Principal } from '../auth/principal.js';
 import type { GatewayKubeConfig } from '../config/kube-schema.js';
 import { HOP_BY_HOP, runExchange, type ExchangeOutcome, type ExchangeRequest } from './kube-exchange.js';
 import { CALLER_HEADER, decodeCaller, type KubeForwarder } from './kube-forward.js';
@@ -24,7 +24,7 @@ import { createKubeLimits } from './kube-limits.js';
 import { kubeRequestInfo } from './kube-request-info.js';
 import { KubeRefusal, sendSocketStatus, sendStatus } from './kube-status.js';
 import { runUpgradeExchange } from './kube-upgrade-exchange.js';
-import type { KubeAuditEntry } from './kube-audit.js';
+import type { AuditEntry, AuditLog } from '../audit/audit-log.js';
 
 /** The route's prefix. */
 export const KUBE_PREFIX = '/k8s/';
@@ -46,7 +46,7 @@ export interface KubeEndpointDeps {
   /** Passes requests on to other replicas; only local streams are used when absent. */
   forwarder?: KubeForwarder;
   /** Receives one entry per request; none when absent. */
-  audit?: { record(entry: KubeAuditEntry): void };
+  audit?: Pick<AuditLog, 'record'>;
   logger: Logger;
 }
 
@@ -84,7 +84,7 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
   const limits = createKubeLimits(config.maxConcurrentPerIdentity, config.maxConcurrentPerAccount);
 
   /** Everything that happens before the request may go anywhere; throws a refusal. */
-  async function admitRequest(req: AnyRequest): Promise<Admitted> {
+  async function admitRequest(req: AnyRequest, upgrade?: string): Promise<Admitted> {
     if (!config.enabled) throw new KubeRefusal(404, 'kubectl through the gateway is disabled on this gateway (kube.enabled)');
     const url = req.url ?? '';
     const rest = url.slice(KUBE_PREFIX.length);
@@ -104,12 +104,35 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
     const forwardedCaller = req.headers[CALLER_HEADER];
     let principal: Principal;
     try {
-      const requirement = forwardedCaller === undefined ? 'kube' : 'replica';
-      principal = (await admit(deps.authenticator, credentialsFromNodeRequest(req), requirement, `/k8s/${account}`))!;
+      principal = await deps.authenticator.authenticate(credentialsFromNodeRequest(req));
     } catch (err) {
-      const code = (err as { code?: number }).code;
-      throw new KubeRefusal(code === 16 ? 401 : 403, (err as Error).message);
+      throw new KubeRefusal(401, err instanceof ConnectError ? err.rawMessage : 'authentication failed');
     }
+    try {
+      const requirement = forwardedCaller === undefined ? 'kube' : 'replica';
+      if (!hasRole(principal, requirement)) {
+        throw new KubeRefusal(403, `${principal.subject} lacks the role "${requirement}" required for /k8s/${account}`);
+      }
+      if (upgrade !== undefined && !/^websocket$/i.test(upgrade)) {
+        throw new KubeRefusal(
+          400,
+          `Outpost carries exec, attach and port-forward over WebSocket only, not "${upgrade.slice(0, 40)}": ` +
+            'use kubectl 1.30 or later (1.29: KUBECTL_REMOTE_COMMAND_WEBSOCKETS=true; port-forward needs 1.31+)',
+        );
+      }
+      return admitCaller(req, principal, account, path);
+    } catch (err) {
+      // Refused after authentication (no kube role, an account not allowed, a limit): recorded, with who asked. An
+      // unauthenticated request is not: its caller is unknown, and a flood of them must not fill the audit log.
+      if (err instanceof KubeRefusal && forwardedCaller === undefined) {
+        recordRefusal(identityOf(principal), account, (req.method ?? 'GET').toUpperCase(), path, err);
+      }
+      throw err;
+    }
+  }
+
+  function admitCaller(req: AnyRequest, principal: Principal, account: string, path: string): Admitted {
+    const forwardedCaller = req.headers[CALLER_HEADER];
     let caller: KubeCaller;
     if (forwardedCaller !== undefined) {
       const decoded = decodeCaller(forwardedCaller);
@@ -151,7 +174,10 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
 
   function record(a: Admitted, method: string, started: number, outcome: ExchangeOutcome): void {
     const info = kubeRequestInfo(method, a.path);
-    const entry: KubeAuditEntry = {
+    // What is kept of a request: never a body (Secrets pass through here; their values are never recorded).
+    const entry: AuditEntry = {
+      kind: 'kube',
+      operationId: '',
       principal: a.caller.principal,
       account: a.account,
       verb: info.verb,
@@ -173,6 +199,12 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
     };
     // A forwarded request is recorded by the replica the caller reached, not again here.
     if (!a.forwarded) deps.audit?.record(entry);
+  }
+
+  function recordRefusal(principal: string, account: string, method: string, path: string, refusal: KubeRefusal): void {
+    const none = { bytesIn: 0, bytesOut: 0, impersonatedUser: '', impersonatedGroups: [] };
+    const admitted: Admitted = { account, path, caller: { principal, user: '', groups: [] }, forwarded: false, release: () => {} };
+    record(admitted, method, performance.now(), { ...none, status: refusal.status, error: refusal.message });
   }
 
   function unserved(account: string): KubeRefusal {
@@ -232,15 +264,7 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
       socket.on('error', () => {});
       let admitted: Admitted;
       try {
-        admitted = await admitRequest(req);
-        if (!/^websocket$/i.test(String(req.headers.upgrade ?? ''))) {
-          admitted.release();
-          throw new KubeRefusal(
-            400,
-            `Outpost carries exec, attach and port-forward over WebSocket only, not "${String(req.headers.upgrade).slice(0, 40)}": ` +
-              'use kubectl 1.30 or later (1.29: KUBECTL_REMOTE_COMMAND_WEBSOCKETS=true; port-forward needs 1.31+)',
-          );
-        }
+        admitted = await admitRequest(req, String(req.headers.upgrade ?? ''));
       } catch (err) {
         sendSocketStatus(socket, toRefusal(err, logger));
         return false;
