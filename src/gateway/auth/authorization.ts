@@ -18,6 +18,7 @@
  * | `GET /metrics`, `GET /armory/clouddrivers*`, `/armory/agent/operations*`, `/armory/accounts*`, `/armory/agents*` | read |
  * | `POST /armory/agent/forwardedoperations`, `POST /armory/agent/operationresults`, `POST /armory/agent/operations` (the forwarding route's earlier path, kept for a rolling upgrade) | replica |
  * | `POST/PATCH/PUT/DELETE /armory/accounts*` | admin |
+ * | `/k8s/{account}/…`, any method and upgrades (kubectl through the gateway: kube-endpoint.ts admits it itself, from the headers) | kube, and an account its rule lists |
  * | the Clouddriver API, any method: `/ops`, `/kubernetes/ops`, `/task/*`, `/kubernetes/task/*`, `/manifests/*`, `/credentials*`, `/applications/*`, `/cache/*` | spinnaker |
  * | anything else | admin |
  *
@@ -64,6 +65,7 @@ export function restRequirement(method: string, path: string): Requirement {
   const p = path.length > 1 ? path.replace(/\/+$/, '') : path;
   const under = (prefix: string) => p === prefix || p.startsWith(`${prefix}/`);
   if (isClouddriverPath(p)) return 'spinnaker';
+  if (under('/k8s')) return 'kube';
   if (m === 'GET' || m === 'HEAD') {
     if (p === '/health' || isWebAssetPath(path)) return 'none';
     if (READ_PREFIXES.some(under)) return 'read';
