@@ -15,7 +15,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { createLogger } from '../../src/shared/logger.js';
 import { eventually } from '../../testkit/eventually.js';
 import { captureLogs } from '../agent/helpers/harness.js';
-import { httpsRequest, startKubeStack, TOKENS, type KubeStack } from './kubectl-helpers.js';
+import { auditEvents, httpsRequest, startKubeStack, TOKENS, type KubeStack } from './kubectl-helpers.js';
 
 describe('kubectl through the gateway: refusals, limits and isolation', { concurrency: false }, () => {
   let k: KubeStack;
@@ -78,6 +78,15 @@ describe('kubectl through the gateway: refusals, limits and isolation', { concur
     for (const name of ['no-token', 'bob', 'carol', 'double', 'missing']) {
       assert.ok(!seen.some((p) => p.includes(`/namespaces/${name}/`)), `the agent never saw the ${name} request: ${seen.join(' ')}`);
     }
+    // Refusals after authentication are audited with who asked; unauthenticated ones are not.
+    const bob = await eventually('bob is audited', async () => {
+      const events = await auditEvents(k.stack.gateway.httpUrl, k.pki.caPem, 'token:bob');
+      return events.length > 0 ? events : undefined;
+    });
+    assert.equal(bob[0]!.status, 403);
+    assert.match(String(bob[0]!.error), /lacks the role "kube"/);
+    const carol = await auditEvents(k.stack.gateway.httpUrl, k.pki.caPem, 'token:carol');
+    assert.ok(carol.some((e) => e.account === 'sandbox' && e.status === 403 && e.namespace === 'carol'));
   });
 
   test('SPDY upgrades are refused before the agent with what to use instead', async () => {

@@ -33,6 +33,8 @@ export const TOKENS = {
   carol: 'carol-token-0123456789abcdef',
   /** kube role for the sandbox account, no groups. */
   dave: 'dave-token-0123456789abcdef0',
+  /** admin: reads the audit log. */
+  erin: 'erin-token-0123456789abcdef0',
 } as const;
 
 /** The gateway's security settings: TLS, the tokens, the rules. */
@@ -51,6 +53,7 @@ export function secureGateway(pki: TestPki, dir: string, extra: GatewayConfigInp
         { subject: 'bob', token: TOKENS.bob },
         { subject: 'carol', token: TOKENS.carol },
         { subject: 'dave', token: TOKENS.dave },
+        { subject: 'erin', token: TOKENS.erin },
       ],
     },
     authorization: {
@@ -58,6 +61,7 @@ export function secureGateway(pki: TestPki, dir: string, extra: GatewayConfigInp
         { kind: 'token', subject: '^agent$', roles: ['agent'], accounts: ['*'] },
         { kind: 'token', subject: '^alice$', roles: ['kube', 'read'], accounts: ['sandbox', 'second'] },
         { kind: 'token', subject: '^dave$', roles: ['kube'], accounts: ['sandbox'] },
+        { kind: 'token', subject: '^erin$', roles: ['admin', 'read'] },
         { kind: 'token', subject: '^bob$', roles: ['read', 'write'] },
         { kind: 'token', subject: '^carol$', roles: ['kube'], accounts: ['other-*'] },
       ],
@@ -201,4 +205,32 @@ export function httpsRequest(
     req.on('error', reject);
     req.end(options.body);
   });
+}
+
+/** One audit event as ListAuditEvents answers it (Connect JSON). */
+export interface AuditEventJson {
+  principal: string;
+  account: string;
+  verb: string;
+  resource?: string;
+  subresource?: string;
+  namespace?: string;
+  name?: string;
+  status?: number;
+  bytesOut?: string;
+  impersonatedUser?: string;
+  impersonatedGroups?: string[];
+  error?: string;
+}
+
+/** Every audit event of a principal, through the RPC (an admin token), newest first. */
+export async function auditEvents(gatewayUrl: string, ca: string, principal: string): Promise<AuditEventJson[]> {
+  const answer = await httpsRequest(`${gatewayUrl}/outpost.api.v1.AuditService/ListAuditEvents`, {
+    ca,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKENS.erin}` },
+    body: JSON.stringify({ principal, pageSize: 500 }),
+  });
+  if (answer.status !== 200) throw new Error(`ListAuditEvents answered ${answer.status}: ${answer.body}`);
+  return (JSON.parse(answer.body) as { events?: AuditEventJson[] }).events ?? [];
 }

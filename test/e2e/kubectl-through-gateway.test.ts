@@ -10,7 +10,7 @@ import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { eventually } from '../../testkit/eventually.js';
 import type { Kubectl } from '../sandbox/kubectl-runner.js';
-import { gatewayKubectl, KUBECTLS, startKubeStack, TOKENS, type KubeStack } from './kubectl-helpers.js';
+import { auditEvents, gatewayKubectl, KUBECTLS, startKubeStack, TOKENS, type KubeStack } from './kubectl-helpers.js';
 
 /** The first Running pod of the demo's web Deployment. */
 async function webPod(admin: Kubectl): Promise<string> {
@@ -134,4 +134,30 @@ describe('kubectl through the gateway', { concurrency: false }, () => {
       }
     });
   }
+
+  test('every request above is in the audit log, with the impersonated identity and never a body', async () => {
+    const events = await eventually('the audit rows are written', async () => {
+      const all = await auditEvents(k.stack.gateway.httpUrl, k.pki.caPem, 'token:alice');
+      return all.some((e) => e.resource === 'secrets') ? all : undefined;
+    });
+    const find = (what: Partial<(typeof events)[number]>) =>
+      events.find((e) => Object.entries(what).every(([key, value]) => e[key as keyof typeof e] === value));
+    for (const e of events) assert.equal(e.account, 'sandbox');
+    const listed = find({ verb: 'list', resource: 'pods', namespace: 'demo', status: 200 });
+    assert.ok(listed, 'kubectl get pods');
+    assert.equal(listed.impersonatedUser, 'outpost:alice');
+    assert.deepEqual(listed.impersonatedGroups, ['outpost:devs']);
+    assert.ok(Number(listed.bytesOut) > 0);
+    assert.ok(find({ verb: 'delete', resource: 'configmaps', status: 200 }), 'kubectl delete');
+    assert.ok(find({ verb: 'watch', resource: 'configmaps', status: 200 }), 'kubectl get -w');
+    assert.ok(find({ verb: 'get', resource: 'pods', subresource: 'log', status: 200 }), 'kubectl logs -f');
+    assert.ok(find({ verb: 'list', resource: 'secrets', status: 403 }), 'the 403 of the cluster');
+    assert.ok(find({ resource: 'selfsubjectrulesreviews', status: 201 }), 'kubectl auth can-i --list');
+    if (KUBECTLS.some((v) => v.websocket)) {
+      assert.ok(find({ subresource: 'exec', status: 101 }), 'kubectl exec');
+      assert.ok(find({ subresource: 'portforward', status: 101 }), 'kubectl port-forward');
+    }
+    if (KUBECTLS.some((v) => !v.websocket)) assert.ok(find({ subresource: 'exec', status: 400 }), 'the SPDY refusal');
+    assert.ok(!JSON.stringify(events).includes('czNjcjN0'), 'no Secret value in the audit log');
+  });
 });

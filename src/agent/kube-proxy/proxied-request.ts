@@ -96,7 +96,6 @@ export class ProxiedRequest {
   body(chunk: Uint8Array): void {
     if (this.finished) return;
     if (!this.receiver.received(chunk.length)) {
-      this.cancel('the gateway sent more body bytes than granted');
       return this.fail('the gateway sent more body bytes than granted', 'internal');
     }
     const buffer = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);

@@ -127,7 +127,10 @@ export function runExchange(session: LiveSession, request: ExchangeRequest, req:
       },
       body(chunk) {
         if (done) return;
-        if (!receiver.received(chunk.length)) return cancel('the agent sent more body bytes than granted');
+        if (!receiver.received(chunk.length)) {
+          res.destroy();
+          return cancel('the agent sent more body bytes than granted');
+        }
         outcome.bytesOut += chunk.length;
         (res as http.ServerResponse).write(chunk, () => receiver.delivered(chunk.length));
       },
