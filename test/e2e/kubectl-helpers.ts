@@ -12,6 +12,7 @@ import { waitForCacheToMatch } from '../../testkit/cache-compare.js';
 import { eventually } from '../../testkit/eventually.js';
 import { startStack, type Stack } from '../../testkit/stack.js';
 import { createTestPki, type TestPki } from '../gateway/auth-helpers.js';
+import { runKubeCli } from '../cli/kubeconfig-helpers.js';
 import { createKubectl, createKubectlWith, type Kubectl } from '../sandbox/kubectl-runner.js';
 
 const SDK = '/usr/lib/google-cloud-sdk/bin';
@@ -161,32 +162,16 @@ export async function startKubeStack(options: KubeStackOptions = {}): Promise<Ku
   }
 }
 
-/** A kubectl whose current context is the gateway's `/k8s/{account}` with `token`. */
+/**
+ * A kubectl whose kubeconfig `outpost kubeconfig` wrote (the way users set it up): context `outpost-{account}` on the
+ * gateway's `/k8s/{account}`, current, with `token` from OUTPOST_TOKEN and the gateway's CA.
+ */
 export function gatewayKubectl(bin: string, gatewayUrl: string, caFile: string, token: string, account = 'sandbox'): Promise<Kubectl> {
-  return createKubectlWith(bin, (path) =>
-    writeFileSync(
-      path,
-      [
-        'apiVersion: v1',
-        'kind: Config',
-        'clusters:',
-        `- name: outpost-${account}`,
-        '  cluster:',
-        `    server: ${gatewayUrl}/k8s/${account}`,
-        `    certificate-authority: ${caFile}`,
-        'users:',
-        '- name: caller',
-        '  user:',
-        `    token: ${token}`,
-        'contexts:',
-        `- name: outpost-${account}`,
-        `  context: {cluster: outpost-${account}, user: caller}`,
-        `current-context: outpost-${account}`,
-        '',
-      ].join('\n'),
-      { mode: 0o600 },
-    ),
-  );
+  return createKubectlWith(bin, async (path) => {
+    const args = ['kubeconfig', '--account', account, '--gateway', gatewayUrl, '--ca-file', caFile, '--kubeconfig', path, '--set-current'];
+    const run = await runKubeCli(args, { env: { OUTPOST_TOKEN: token } });
+    if (run.code !== 0) throw new Error(`outpost kubeconfig failed (${run.code}): ${run.err}`);
+  });
 }
 
 /** One HTTPS request with a CA (fetch takes none): status, headers and body text. */

@@ -103,6 +103,12 @@ describe('kubectl through the gateway', { concurrency: false }, () => {
           assert.equal(failing.code, 3, failing.stderr);
         });
 
+        test('attach reaches the container over WebSocket', async () => {
+          const attached = await kubectl.run(['attach', '-i', '-n', 'demo', pod], { input: 'hello attach\n' });
+          assert.equal(attached.code, 0, attached.stderr);
+          assert.match(attached.stdout, /hello attach/);
+        });
+
         test('port-forward reaches the pod through the tunnel', async () => {
           const forward = kubectl.stream(['port-forward', '-n', 'demo', `pod/${pod}`, ':7777']);
           try {
