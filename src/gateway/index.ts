@@ -348,6 +348,7 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
       registry,
       config: config.kube,
       audit,
+      metrics,
       forwarder: createKubeForwarder({
         owners,
         replicas: replicaDirectory,

@@ -87,6 +87,12 @@ describe('kubectl through the gateway: refusals, limits and isolation', { concur
     assert.match(String(bob[0]!.error), /lacks the role "kube"/);
     const carol = await auditEvents(k.stack.gateway.httpUrl, k.pki.caPem, 'token:carol');
     assert.ok(carol.some((e) => e.account === 'sandbox' && e.status === 403 && e.namespace === 'carol'));
+    // Counted: refused at admission, and served here (an earlier request of this suite's set-up reached the agent).
+    assert.equal((await call('/k8s/sandbox/version', TOKENS.alice)).status, 200);
+    const metrics = (await call('/metrics', TOKENS.alice)).body;
+    assert.match(metrics, /outpost_gateway_kube_requests_total\{via="refused",code="403"\} [1-9]/);
+    assert.match(metrics, /outpost_gateway_kube_requests_total\{via="local",code="200"\} [1-9]/);
+    assert.match(metrics, /outpost_gateway_kube_requests_open 0/);
   });
 
   test('SPDY upgrades are refused before the agent with what to use instead', async () => {

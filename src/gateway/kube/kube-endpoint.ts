@@ -25,6 +25,7 @@ import { kubeRequestInfo } from './kube-request-info.js';
 import { KubeRefusal, sendSocketStatus, sendStatus } from './kube-status.js';
 import { runUpgradeExchange } from './kube-upgrade-exchange.js';
 import type { AuditEntry, AuditLog } from '../audit/audit-log.js';
+import type { KubeRecorder, KubeVia } from '../metrics/gateway-metrics.js';
 
 /** The route's prefix. */
 export const KUBE_PREFIX = '/k8s/';
@@ -47,6 +48,8 @@ export interface KubeEndpointDeps {
   forwarder?: KubeForwarder;
   /** Receives one entry per request; none when absent. */
   audit?: Pick<AuditLog, 'record'>;
+  /** Counts requests; none when absent. */
+  metrics?: KubeRecorder;
   logger: Logger;
 }
 
@@ -221,11 +224,15 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
       try {
         admitted = await admitRequest(req);
       } catch (err) {
-        refuseUnread(req, res, err, logger);
+        const refusal = toRefusal(err, logger);
+        refuseUnread(req, res, refusal);
+        deps.metrics?.kubeFinished('refused', refusal.status);
         return false;
       }
       const method = (req.method ?? 'GET').toUpperCase();
-      let outcome: ExchangeOutcome;
+      let outcome: ExchangeOutcome = { status: 0, bytesIn: 0, bytesOut: 0, impersonatedUser: '', impersonatedGroups: [], error: '' };
+      let via: KubeVia = 'local';
+      deps.metrics?.kubeOpened();
       try {
         const info = kubeRequestInfo(method, admitted.path);
         const timeoutMs = info.longRunning ? undefined : config.requestTimeoutSeconds * 1000;
@@ -234,6 +241,7 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
           outcome = await runExchange(session, exchangeRequest(admitted, req, timeoutMs), req, res);
         } else {
           const target = admitted.forwarded ? undefined : await deps.forwarder?.target(admitted.account);
+          via = target === undefined ? 'unserved' : 'forwarded';
           if (target === undefined) {
             const refusal = admitted.forwarded
               ? unserved(admitted.account)
@@ -254,6 +262,7 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
         }
       } finally {
         admitted.release();
+        deps.metrics?.kubeFinished(via, outcome.status);
       }
       record(admitted, method, started, outcome);
       return true;
@@ -266,17 +275,22 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
       try {
         admitted = await admitRequest(req, String(req.headers.upgrade ?? ''));
       } catch (err) {
-        sendSocketStatus(socket, toRefusal(err, logger));
+        const refusal = toRefusal(err, logger);
+        sendSocketStatus(socket, refusal);
+        deps.metrics?.kubeFinished('refused', refusal.status);
         return false;
       }
       const method = (req.method ?? 'GET').toUpperCase();
-      let outcome: ExchangeOutcome;
+      let outcome: ExchangeOutcome = { status: 0, bytesIn: 0, bytesOut: 0, impersonatedUser: '', impersonatedGroups: [], error: '' };
+      let via: KubeVia = 'local';
+      deps.metrics?.kubeOpened();
       try {
         const session = kubeSessionFor(deps.registry, admitted.account);
         if (session) {
           outcome = await runUpgradeExchange(session, exchangeRequest(admitted, req, undefined), socket, rest);
         } else {
           const target = admitted.forwarded ? undefined : await deps.forwarder?.target(admitted.account);
+          via = target === undefined ? 'unserved' : 'forwarded';
           if (target === undefined) {
             const refusal = admitted.forwarded
               ? unserved(admitted.account)
@@ -296,6 +310,7 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
         }
       } finally {
         admitted.release();
+        deps.metrics?.kubeFinished(via, outcome.status);
       }
       record(admitted, method, started, outcome);
       return true;
@@ -310,8 +325,7 @@ function toRefusal(err: unknown, logger: Logger): KubeRefusal {
 }
 
 /** Answers a refusal without reading the request body: HTTP/1.1 connections are closed after the answer. */
-function refuseUnread(req: AnyRequest, res: AnyResponse, err: unknown, logger: Logger): void {
-  const refusal = toRefusal(err, logger);
+function refuseUnread(req: AnyRequest, res: AnyResponse, refusal: KubeRefusal): void {
   if (req.httpVersionMajor !== 2) {
     req.pause();
     (res as http.ServerResponse).setHeader('connection', 'close');

@@ -45,8 +45,23 @@ export interface AuditRecorder {
   auditDropped(count: number): void;
 }
 
+/** How a `/k8s/` request was served. */
+export type KubeVia = 'local' | 'forwarded' | 'unserved' | 'refused';
+
+/** What kubectl through the gateway records (src/gateway/kube/kube-endpoint.ts). */
+export interface KubeRecorder {
+  /** A `/k8s/` request was admitted and is open. */
+  kubeOpened(): void;
+  /**
+   * A `/k8s/` request ended with the status answered (0: the caller left first): `local` (an agent stream here),
+   * `forwarded` (passed to another replica), `unserved` (admitted, but no agent stream serves the account), `refused`
+   * (refused by the gateway at admission; never opened).
+   */
+  kubeFinished(via: KubeVia, status: number): void;
+}
+
 /** The metrics of one gateway. */
-export interface GatewayMetrics extends IngestRecorder, OperationRecorder, ClaimRecorder, AuditRecorder {
+export interface GatewayMetrics extends IngestRecorder, OperationRecorder, ClaimRecorder, AuditRecorder, KubeRecorder {
   readonly registry: Registry;
   /** The text exposition format. */
   scrape(): Promise<{ contentType: string; body: string }>;
@@ -189,8 +204,26 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     help: 'Audit entries not stored (their JSON log line was written): the pending queue was full while the database was slow or down.',
     registers: [registry],
   });
+  const kubeRequests = new Counter({
+    name: 'outpost_gateway_kube_requests_total',
+    help: 'Requests to /k8s/{account} (kubectl through the gateway), by how they were served and the HTTP status answered.',
+    labelNames: ['via', 'code'],
+    registers: [registry],
+  });
+  const kubeOpen = new Gauge({
+    name: 'outpost_gateway_kube_requests_open',
+    help: 'Requests to /k8s/{account} open now on this replica (watches, logs -f and exec sessions count while they last).',
+    registers: [registry],
+  });
   return {
     registry,
+    kubeOpened() {
+      kubeOpen.inc();
+    },
+    kubeFinished(via, status) {
+      if (via !== 'refused') kubeOpen.dec();
+      kubeRequests.inc({ via, code: String(status) });
+    },
     auditDropped(count) {
       auditDropped.inc(count);
     },
