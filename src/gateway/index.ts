@@ -335,6 +335,12 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     audit,
     webDir: config.web.enabled ? (config.web.dir ?? DEFAULT_WEB_DIR) : undefined,
   });
+  const kubeForwarder = createKubeForwarder({
+    owners,
+    replicas: replicaDirectory,
+    signer,
+    caFile: config.replicas.peerCaFile ?? config.tls?.caFile,
+  });
   const { handler, guard, upgrade } = createGatewayHandler({
     routes,
     services: [...apiServices, Health, ServerReflectionV1, ServerReflectionV1alpha].map((s) => s.typeName),
@@ -369,6 +375,8 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     upgrade,
   });
   closers.defer('servers and agent streams', () => stopServing(servers, registry));
+  // kubectl requests passed to other replicas are cut first: their callers reconnect to another replica.
+  closers.defer('forwarded kubectl requests', () => kubeForwarder.close());
   // WatchFleet and health Watch streams never end by themselves: they end first, so the servers do not wait on them.
   closers.defer('fleet monitor', () => fleet.close(new ConnectError('gateway shutting down', Code.Unavailable)));
   health.start();

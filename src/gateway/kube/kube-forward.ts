@@ -48,6 +48,8 @@ export interface KubeForwarder {
     socket: Duplex,
     rest: Buffer,
   ): Promise<ExchangeOutcome>;
+  /** Cuts every forward still open (shutdown: their callers reconnect to another replica). */
+  close(): void;
 }
 
 /** Encodes the caller for {@link CALLER_HEADER}. */
@@ -96,11 +98,20 @@ export function createKubeForwarder(deps: KubeForwarderDeps): KubeForwarder {
     return headers;
   }
 
+  /** Peer requests and their upgraded sockets still open. */
+  const openForwards = new Set<{ destroy(): void }>();
+  const track = (item: http.ClientRequest | Duplex) => {
+    openForwards.add(item);
+    item.once('close', () => openForwards.delete(item));
+  };
+
   function open(baseUrl: string, path: string, method: string, headers: Record<string, string | string[]>): http.ClientRequest {
     const url = new URL(path, baseUrl);
     const secure = url.protocol === 'https:';
     // A connection per request: watches and upgrades hold theirs for long, and a pooled one would be taken over.
-    return (secure ? https : http).request(url, { method, headers, agent: false, ...(secure && ca ? { ca } : {}) });
+    const req = (secure ? https : http).request(url, { method, headers, agent: false, ...(secure && ca ? { ca } : {}) });
+    track(req);
+    return req;
   }
 
   return {
@@ -112,6 +123,10 @@ export function createKubeForwarder(deps: KubeForwarderDeps): KubeForwarder {
       return undefined;
     },
     forget: (account) => deps.owners.forget(account),
+    close() {
+      for (const item of [...openForwards]) item.destroy();
+      openForwards.clear();
+    },
     async forward(baseUrl, path, caller, req, res) {
       const outcome: ExchangeOutcome = { status: 0, bytesIn: 0, bytesOut: 0, impersonatedUser: '', impersonatedGroups: [], error: '' };
       const peer = open(baseUrl, path, req.method ?? 'GET', await outgoing(req, caller, false));
@@ -176,6 +191,8 @@ export function createKubeForwarder(deps: KubeForwarderDeps): KubeForwarder {
           }
           writeRawHead(socket, 101, 'Switching Protocols', headers);
           peerSocket.on('error', () => {});
+          track(peerSocket);
+          track(socket);
           if (peerRest.length > 0) socket.write(peerRest);
           if (rest.length > 0) peerSocket.write(rest);
           socket.on('data', (chunk: Buffer) => (outcome.bytesIn += chunk.length));
