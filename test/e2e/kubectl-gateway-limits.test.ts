@@ -39,7 +39,7 @@ describe('kubectl through the gateway: refusals, limits and isolation', { concur
     const kubeconfigFile = join(dir, 'kubeconfig');
     await second.writeKubeconfig(kubeconfigFile);
     k = await startKubeStack({
-      gateway: { kube: { maxConcurrentPerIdentity: 2, maxConcurrentPerAccount: 3, requestTimeoutSeconds: 2 } },
+      gateway: { kube: { maxConcurrentPerIdentity: 2, maxConcurrentPerAccount: 3, requestTimeoutSeconds: 120 } },
       agentLogger: createLogger({ level: 'debug', destination: agentLogs.stream }),
       extraAccounts: [{ name: 'second', kubeconfigFile }],
     });
@@ -161,7 +161,7 @@ describe('kubectl through the gateway: refusals, limits and isolation', { concur
   test('a cluster that does not answer gets a 504 at the deadline, and the other account is served meanwhile', async () => {
     second.faults.pause();
     try {
-      const slow = call('/k8s/second/api/v1/namespaces/demo/configmaps', TOKENS.alice);
+      const slow = call('/k8s/second/api/v1/namespaces/demo/configmaps?timeout=2s', TOKENS.alice);
       const other = await call('/k8s/sandbox/api/v1/namespaces/demo/configmaps', TOKENS.alice);
       assert.equal(other.status, 200, other.body);
       const answer = await slow;

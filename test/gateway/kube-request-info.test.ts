@@ -39,3 +39,13 @@ test('non-resource paths', () => {
     assert.equal(info.longRunning, false);
   }
 });
+
+test("the caller's timeout: a Go duration", async () => {
+  const { parseGoDuration } = await import('../../src/gateway/kube/kube-request-info.js');
+  assert.equal(kubeRequestInfo('GET', '/api?timeout=32s').timeoutMs, 32_000);
+  assert.equal(kubeRequestInfo('GET', '/api/v1/pods?timeout=1m30s').timeoutMs, 90_000);
+  assert.equal(kubeRequestInfo('GET', '/api/v1/pods').timeoutMs, undefined);
+  assert.equal(parseGoDuration('500ms'), 500);
+  assert.equal(parseGoDuration('1.5h'), 5_400_000);
+  for (const bad of ['', '10', 's', '-1s', '1d', '1s2']) assert.equal(parseGoDuration(bad), undefined, bad);
+});

@@ -235,7 +235,9 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
       deps.metrics?.kubeOpened();
       try {
         const info = kubeRequestInfo(method, admitted.path);
-        const timeoutMs = info.longRunning ? undefined : config.requestTimeoutSeconds * 1000;
+        // The caller's own `?timeout=` (kubectl --request-timeout) may shorten the deadline, never lengthen it.
+        const limit = config.requestTimeoutSeconds * 1000;
+        const timeoutMs = info.longRunning ? undefined : Math.min(limit, info.timeoutMs && info.timeoutMs > 0 ? info.timeoutMs : limit);
         const session = kubeSessionFor(deps.registry, admitted.account);
         if (session) {
           outcome = await runExchange(session, exchangeRequest(admitted, req, timeoutMs), req, res);

@@ -17,6 +17,21 @@ export interface KubeRequestInfo {
   name: string;
   /** Watches, logs, exec, attach, port-forward and proxy (as kube-apiserver's long-running check). */
   longRunning: boolean;
+  /**
+   * The `timeout` query parameter in milliseconds (a Go duration, `32s`, `1m30s`: what kubectl's `--request-timeout`
+   * sends); undefined when absent or not a duration.
+   */
+  timeoutMs?: number;
+}
+
+const GO_DURATION_UNITS: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1, us: 0.001, µs: 0.001, ns: 0.000001 };
+
+/** Parses a Go duration (`1h2m3.5s`, `500ms`); undefined when it is not one. */
+export function parseGoDuration(text: string): number | undefined {
+  if (!/^(\d+(\.\d+)?(h|m|s|ms|us|µs|ns))+$/.test(text)) return undefined;
+  let total = 0;
+  for (const [, amount, unit] of text.matchAll(/(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)/g)) total += Number(amount) * GO_DURATION_UNITS[unit!]!;
+  return total;
 }
 
 const LONG_RUNNING_SUBRESOURCES = new Set(['attach', 'exec', 'proxy', 'log', 'portforward']);
@@ -49,9 +64,9 @@ export function kubeRequestInfo(method: string, pathAndQuery: string): KubeReque
     base.apiVersion = parts[2]!;
     parts = parts.slice(3);
   } else {
-    return base;
+    return withTimeout(base, url);
   }
-  if (parts.length === 0) return base;
+  if (parts.length === 0) return withTimeout(base, url);
   let watchPath = false;
   if (parts[0] === 'watch') {
     watchPath = true;
@@ -97,7 +112,12 @@ export function kubeRequestInfo(method: string, pathAndQuery: string): KubeReque
       info.verb = m.toLowerCase();
   }
   info.longRunning = info.verb === 'watch' || LONG_RUNNING_SUBRESOURCES.has(info.subresource);
-  return info;
+  return withTimeout(info, url);
+}
+
+function withTimeout(info: KubeRequestInfo, url: URL): KubeRequestInfo {
+  const timeout = url.searchParams.get('timeout');
+  return timeout === null ? info : { ...info, timeoutMs: parseGoDuration(timeout) };
 }
 
 function decodeSegment(segment: string): string {
