@@ -105,12 +105,28 @@ test('refusals answer with an end and reach no cluster', async () => {
   head(proxy, 3n, { method: 'TRACE', path: '/version' });
   head(proxy, 4n, { path: '//evil/version' });
   head(proxy, 5n, { path: '/version', user: '' });
+  proxy.received(
+    create(KubeRequestSchema, {
+      id: 6n,
+      part: {
+        case: 'head',
+        value: {
+          account: 'sandbox',
+          method: 'GET',
+          path: '/version',
+          headers: [{ name: 'x-split', value: 'a\r\nimpersonate-user: sandbox-admin' }],
+          caller: { user: 'outpost:alice' },
+        },
+      },
+    }),
+  );
   const expected: Array<[bigint, RegExp]> = [
     [1n, /not served by this agent/],
     [2n, /disabled for account "off"/],
     [3n, /method "TRACE" is not proxied/],
     [4n, /single "\/"/],
     [5n, /names no caller/],
+    [6n, /cannot be sent/],
   ];
   for (const [id, message] of expected) {
     const answer = await answerOf(out, id);

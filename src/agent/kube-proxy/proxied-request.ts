@@ -79,7 +79,13 @@ export class ProxiedRequest {
     }
     if (this.finished) return;
     const headers = outgoingHeaders(head.headers, target.options.headers, this.identity, head.upgrade);
-    const req = target.request(target.url, { ...target.options, method: head.method, headers });
+    let req: ClientRequest;
+    try {
+      req = target.request(target.url, { ...target.options, method: head.method, headers });
+    } catch (err) {
+      // Node refuses header names or values that are not valid HTTP (ERR_INVALID_CHAR…) synchronously.
+      return this.fail(`the request cannot be sent: ${(err as Error).message}`, 'refused');
+    }
     this.req = req;
     req.on('response', (res) => this.respond(res));
     req.on('upgrade', (res, socket, rest) => this.upgraded(res, socket, rest));

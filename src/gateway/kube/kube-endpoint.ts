@@ -140,6 +140,10 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
     if (forwardedCaller !== undefined) {
       const decoded = decodeCaller(forwardedCaller);
       if (!decoded) throw new KubeRefusal(400, `malformed ${CALLER_HEADER} header`);
+      // The forwarding replica mapped it with the same rules; a system: name never comes from one.
+      if ([decoded.user, ...decoded.groups].some((name) => name.startsWith('system:'))) {
+        throw new KubeRefusal(403, `${CALLER_HEADER} names a system: identity`);
+      }
       caller = decoded;
     } else {
       if (!mayUseKube(principal, account)) {

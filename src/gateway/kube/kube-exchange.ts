@@ -4,7 +4,7 @@
  * (a watch or `logs -f` streams), the caller going away cancels it in the cluster, and a request that is not
  * long-running is cancelled and answered 504 at its deadline.
  */
-import type http from 'node:http';
+import http from 'node:http';
 import type http2 from 'node:http2';
 import type { KubeResponseHead } from '../../gen/outpost/agent/v1/kube_pb.js';
 import { createCreditReceiver, KUBE_WINDOW_BYTES, pumpWithCredit, type CreditPump } from '../../shared/kube-credit.js';
@@ -74,6 +74,14 @@ export function headersForCaller(head: KubeResponseHead, keep: (name: string) =>
   const out: Record<string, string | string[]> = {};
   for (const { name, value } of head.headers) {
     if (HOP_BY_HOP.has(name) || !keep(name)) continue;
+    // An agent is trusted with its own cluster's answers, not with the caller's connection: a header that is not a
+    // valid HTTP header (a CR/LF would split the response) is dropped.
+    try {
+      http.validateHeaderName(name);
+      http.validateHeaderValue(name, value);
+    } catch {
+      continue;
+    }
     const existing = out[name];
     if (existing === undefined) out[name] = value;
     else out[name] = Array.isArray(existing) ? [...existing, value] : [existing, value];
