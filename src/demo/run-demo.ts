@@ -49,6 +49,15 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
       logger: options.logger.child({ component: 'sandbox' }),
     });
     stops.push(() => sandbox.close());
+    // kubectl through the gateway (docs/kubectl.md): the insecure demo gateway's caller is impersonated as
+    // `outpost:anonymous`; the demo cluster lets that user do anything, as a real cluster's admin would decide.
+    sandbox.store.create({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'outpost-demo-kubectl' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'outpost:anonymous' }],
+    });
     const kubeconfigPath = join(dir, 'kubeconfig');
     await sandbox.writeKubeconfig(kubeconfigPath);
 

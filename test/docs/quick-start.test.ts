@@ -93,6 +93,7 @@ describe('quick start', { concurrency: true }, () => {
       [/\/armory\/agents$/, (out) => (json(out) as any[]).find?.((a) => a.agentId === 'demo-agent' && a.caching.includes('sandbox'))],
       [/scale deployment web --replicas 5$/, (out) => (out.trim() === 'deployment.apps/web scaled' ? true : undefined)],
       [/GetObject$/, (out) => (json(out).object?.object?.spec?.replicas === 5 ? true : undefined)],
+      [/k8s\/sandbox get deployment web -n demo -o name$/, (out) => (out.trim() === 'deployment.apps/web' ? true : undefined)],
     ];
     for (const command of commands) {
       const check = checks.find(([re]) => re.test(command));
