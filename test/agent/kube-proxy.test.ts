@@ -104,6 +104,7 @@ test('refusals answer with an end and reach no cluster', async () => {
   head(proxy, 2n, { account: 'off', path: '/version' });
   head(proxy, 3n, { method: 'TRACE', path: '/version' });
   head(proxy, 4n, { path: '//evil/version' });
+  head(proxy, 8n, { path: '/api/%2e%2E/../version' });
   head(proxy, 5n, { path: '/version', user: '' });
   proxy.received(
     create(KubeRequestSchema, {
@@ -127,6 +128,7 @@ test('refusals answer with an end and reach no cluster', async () => {
     [4n, /single "\/"/],
     [5n, /names no caller/],
     [6n, /cannot be sent/],
+    [8n, /"\.\." segment/],
   ];
   for (const [id, message] of expected) {
     const answer = await answerOf(out, id);

@@ -60,6 +60,8 @@ describe('kubectl through the gateway: refusals, limits and isolation', { concur
       { path: '/k8s/sandbox/api/v1/namespaces/carol/pods', token: TOKENS.carol, status: 403, message: /may not reach account "sandbox"/ },
       { path: '/k8s/Not_An_Account/api', token: TOKENS.alice, status: 400, message: /not an account name/ },
       { path: '/k8s/sandbox//api/v1/namespaces/double/pods', token: TOKENS.alice, status: 400, message: /single "\/"/ },
+      { path: '/k8s/sandbox/api/v1/namespaces/dots/../../../../armory', token: TOKENS.alice, status: 400, message: /"\.\." segment/ },
+      { path: '/k8s/sandbox/api/v1/namespaces/dots/%2E%2e/x', token: TOKENS.alice, status: 400, message: /"\.\." segment/ },
       { path: '/k8s/missing/api/v1/namespaces/missing/pods', token: TOKENS.carol, status: 403, message: /may not reach account "missing"/ },
       {
         // Only a replica may name the caller: anyone else sending the header is refused, whatever it names.
@@ -85,7 +87,7 @@ describe('kubectl through the gateway: refusals, limits and isolation', { concur
     const unserved = await call('/k8s/nobody/api', TOKENS.alice.replace('alice', 'alice'));
     assert.equal(unserved.status, 403, 'alice may reach sandbox and second only');
     const seen = agentSaw();
-    for (const name of ['no-token', 'bob', 'carol', 'double', 'missing', 'forged']) {
+    for (const name of ['no-token', 'bob', 'carol', 'double', 'dots', 'missing', 'forged']) {
       assert.ok(!seen.some((p) => p.includes(`/namespaces/${name}/`)), `the agent never saw the ${name} request: ${seen.join(' ')}`);
     }
     // Refusals after authentication are audited with who asked; unauthenticated ones are not.

@@ -180,7 +180,18 @@ export function httpsRequest(
   options: { ca: string; method?: string; headers?: Record<string, string>; body?: string },
 ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = https.request(url, { method: options.method ?? 'GET', headers: options.headers, ca: options.ca }, (res) => {
+    // The path is sent as written (a URL would resolve its dot segments first).
+    const parsed = new URL(url);
+    const path = url.slice(parsed.origin.length);
+    const request = {
+      hostname: parsed.hostname,
+      port: parsed.port,
+      path,
+      method: options.method ?? 'GET',
+      headers: options.headers,
+      ca: options.ca,
+    };
+    const req = https.request(request, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (body += c));

@@ -10,6 +10,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { KubeRequestHead } from '../../gen/outpost/agent/v1/kube_pb.js';
 import { createCreditReceiver, KUBE_WINDOW_BYTES, pumpWithCredit, type CreditPump, type CreditReceiver } from '../../shared/kube-credit.js';
+import { kubePathProblem } from '../../shared/kube-path.js';
 import type { KubeClient } from '../kube/kube-client.js';
 import type { AccountConfig } from '../config/schema.js';
 import { impersonationFor, outgoingHeaders, responseHeaders, type HeaderInit, type Impersonation } from './proxy-headers.js';
@@ -26,11 +27,6 @@ export interface ProxyReplies {
 }
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
-
-/** A request's path must stay below the API root: one leading slash, no control characters or spaces. */
-function validPath(path: string): boolean {
-  return path.startsWith('/') && !path.startsWith('//') && !/[\u0000-\u0020\u007f]/.test(path);
-}
 
 /** A running proxied request; see the module comment. */
 export class ProxiedRequest {
@@ -63,7 +59,8 @@ export class ProxiedRequest {
     }
     if (!client) return this.fail(`account "${config.name}" has no usable cluster connection on this agent`, 'unavailable');
     if (!METHODS.has(head.method)) return this.fail(`method "${head.method.slice(0, 20)}" is not proxied`, 'refused');
-    if (!validPath(head.path)) return this.fail('the request path must start with a single "/" and hold no spaces', 'refused');
+    const problem = kubePathProblem(head.path);
+    if (problem) return this.fail(problem, 'refused');
     try {
       this.identity = impersonationFor(config, head.caller);
     } catch (err) {

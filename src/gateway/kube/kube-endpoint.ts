@@ -22,6 +22,7 @@ import { CALLER_HEADER, decodeCaller, type KubeForwarder } from './kube-forward.
 import { kubeCallerOf, KubeIdentityError, type KubeCaller } from './kube-identity.js';
 import { createKubeLimits } from './kube-limits.js';
 import { kubeRequestInfo } from './kube-request-info.js';
+import { kubePathProblem } from '../../shared/kube-path.js';
 import { KubeRefusal, sendSocketStatus, sendStatus } from './kube-status.js';
 import { runUpgradeExchange } from './kube-upgrade-exchange.js';
 import type { AuditEntry, AuditLog } from '../audit/audit-log.js';
@@ -103,7 +104,8 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
       throw new KubeRefusal(400, `"${account.slice(0, 100)}" is not an account name: use /k8s/{account}/api/…`);
     let path = slash < 0 ? '/' : rest.slice(slash);
     if (path.startsWith('?')) path = `/${path}`;
-    if (path.startsWith('//')) throw new KubeRefusal(400, 'the path below /k8s/{account} must start with a single "/"');
+    const problem = kubePathProblem(path);
+    if (problem) throw new KubeRefusal(400, `${problem} (below /k8s/{account})`);
     const forwardedCaller = req.headers[CALLER_HEADER];
     let principal: Principal;
     try {
