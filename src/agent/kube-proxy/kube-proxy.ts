@@ -3,7 +3,7 @@
  * parts to their requests by id (proxied-request.ts), wraps what each request answers in KubeResponse messages, bounds
  * how many run at once, and aborts them all when the session ends (the gateway has already answered their callers).
  */
-import { create } from '@bufbuild/protobuf';
+import { create, type MessageInitShape } from '@bufbuild/protobuf';
 import type { Logger } from 'pino';
 import { KubeResponseSchema, type KubeRequest, type KubeResponse } from '../../gen/outpost/agent/v1/kube_pb.js';
 import type { AccountRuntime } from '../accounts/account-runtime.js';
@@ -39,18 +39,18 @@ export function createKubeProxy(options: KubeProxyOptions): KubeProxy {
   let closed = false;
 
   function repliesFor(id: bigint): ProxyReplies {
-    const send = (part: KubeResponse['part']) => {
+    const send = (part: MessageInitShape<typeof KubeResponseSchema>['part']) => {
       if (!closed) options.send(create(KubeResponseSchema, { id, part }));
     };
     return {
       head: (status, headers, identity) =>
         send({
           case: 'head',
-          value: { status, headers, impersonatedUser: identity.user, impersonatedGroups: identity.groups } as never,
+          value: { status, headers, impersonatedUser: identity.user, impersonatedGroups: identity.groups },
         }),
       body: (chunk) => send({ case: 'body', value: chunk }),
-      end: (error = '', code = 'internal') => send({ case: 'end', value: { error, code: error ? code : '' } as never }),
-      window: (bytes) => send({ case: 'window', value: { bytes } as never }),
+      end: (error = '', code = 'internal') => send({ case: 'end', value: { error, code: error ? code : '' } }),
+      window: (bytes) => send({ case: 'window', value: { bytes } }),
     };
   }
 
