@@ -1,0 +1,51 @@
+/**
+ * Table rows of the kube-proxy scenario (bench/scenarios/kube-proxy.ts): each side's percentiles, the gateway's
+ * overhead over the direct request, and the watch ratio, with the targets (proxy overhead p99 ≤ 10 ms, watch latency
+ * within 2× of direct).
+ */
+import { figureRow, type Row } from '../rows.js';
+import type { KubeProxyResult } from './kube-proxy.js';
+
+/** The rows of one run; `judged` false (a --quick run) leaves the targets unjudged. */
+export function kubeProxyRows(r: KubeProxyResult, judged = true): Row[] {
+  const g = `kube-proxy: GET ${r.path} (keep-alive, ${r.get.direct.n} per side)`;
+  const w = `kube-proxy: watch ConfigMaps, write → event (${r.watch.changes} changes)`;
+  const ms = { digits: 2 };
+  const rows = [
+    figureRow(g, 'direct to the cluster, p50 ms', [r.get.direct.p50], ms),
+    figureRow(g, 'direct to the cluster, p99 ms', [r.get.direct.p99], ms),
+    figureRow(g, 'through the gateway (/k8s/ACCOUNT), p50 ms', [r.get.gateway.p50], ms),
+    figureRow(g, 'through the gateway (/k8s/ACCOUNT), p99 ms', [r.get.gateway.p99], ms),
+    figureRow(g, 'overhead = gateway − direct, p50 ms', [r.get.overhead.p50], ms),
+    figureRow(g, 'overhead = gateway − direct, p99 ms', [r.get.overhead.p99], {
+      ...ms,
+      target: 'p99 ≤ 10 ms',
+      meets: (m) => m <= 10,
+      judged,
+    }),
+  ];
+  if (r.kubectl) {
+    const k = `kube-proxy: kubectl get pods -n demo (${r.kubectl.version}, ${r.kubectl.direct.n} processes per side)`;
+    rows.push(
+      figureRow(k, 'direct to the cluster, p50 ms', [r.kubectl.direct.p50], { digits: 0 }),
+      figureRow(k, 'direct to the cluster, p99 ms', [r.kubectl.direct.p99], { digits: 0 }),
+      figureRow(k, 'through the gateway, p50 ms', [r.kubectl.gateway.p50], { digits: 0 }),
+      figureRow(k, 'through the gateway, p99 ms', [r.kubectl.gateway.p99], { digits: 0 }),
+    );
+  }
+  const missed = r.watch.missed.direct + r.watch.missed.gateway;
+  rows.push(
+    figureRow(w, 'direct to the cluster, p50 ms', [r.watch.direct.p50], ms),
+    figureRow(w, 'direct to the cluster, p99 ms', [r.watch.direct.p99], ms),
+    figureRow(w, 'through the gateway, p50 ms', [r.watch.gateway.p50], ms),
+    figureRow(w, `through the gateway, p99 ms (${missed} missed)`, [r.watch.gateway.p99], ms),
+    figureRow(w, 'ratio gateway / direct, p50', [r.watch.ratio.p50], ms),
+    figureRow(w, 'ratio gateway / direct, p99', [missed === 0 ? r.watch.ratio.p99 : NaN], {
+      ...ms,
+      target: '≤ 2 (within 2× of direct)',
+      meets: (m) => m <= 2,
+      judged,
+    }),
+  );
+  return rows;
+}
