@@ -14,6 +14,8 @@ export function kubeProxyRows(r: KubeProxyResult, judged = true): Row[] {
   const rows = [
     figureRow(g, 'direct to the cluster, p50 ms', [r.get.direct.p50], ms),
     figureRow(g, 'direct to the cluster, p99 ms', [r.get.direct.p99], ms),
+    figureRow(g, 'two bare Node relay processes (baseline), p50 ms', [r.get.relay.p50], ms),
+    figureRow(g, 'two bare Node relay processes (baseline), p99 ms', [r.get.relay.p99], ms),
     figureRow(g, 'through the gateway (/k8s/ACCOUNT), p50 ms', [r.get.gateway.p50], ms),
     figureRow(g, 'through the gateway (/k8s/ACCOUNT), p99 ms', [r.get.gateway.p99], ms),
     figureRow(g, 'overhead = gateway − direct, p50 ms', [r.get.overhead.p50], ms),
@@ -23,6 +25,7 @@ export function kubeProxyRows(r: KubeProxyResult, judged = true): Row[] {
       meets: (m) => m <= 10,
       judged,
     }),
+    figureRow(g, 'gateway − bare relays, p50 ms (what Outpost adds to the hops)', [r.get.gateway.p50 - r.get.relay.p50], ms),
   ];
   if (r.kubectl) {
     const k = `kube-proxy: kubectl get pods -n demo (${r.kubectl.version}, ${r.kubectl.direct.n} processes per side)`;
@@ -33,10 +36,12 @@ export function kubeProxyRows(r: KubeProxyResult, judged = true): Row[] {
       figureRow(k, 'through the gateway, p99 ms', [r.kubectl.gateway.p99], { digits: 0 }),
     );
   }
-  const missed = r.watch.missed.direct + r.watch.missed.gateway;
+  const missed = r.watch.missed.direct + r.watch.missed.relay + r.watch.missed.gateway;
   rows.push(
     figureRow(w, 'direct to the cluster, p50 ms', [r.watch.direct.p50], ms),
     figureRow(w, 'direct to the cluster, p99 ms', [r.watch.direct.p99], ms),
+    figureRow(w, 'two bare Node relay processes (baseline), p50 ms', [r.watch.relay.p50], ms),
+    figureRow(w, 'two bare Node relay processes (baseline), p99 ms', [r.watch.relay.p99], ms),
     figureRow(w, 'through the gateway, p50 ms', [r.watch.gateway.p50], ms),
     figureRow(w, `through the gateway, p99 ms (${missed} missed)`, [r.watch.gateway.p99], ms),
     figureRow(w, 'ratio gateway / direct, p50', [r.watch.ratio.p50], ms),
@@ -46,6 +51,7 @@ export function kubeProxyRows(r: KubeProxyResult, judged = true): Row[] {
       meets: (m) => m <= 2,
       judged,
     }),
+    figureRow(w, 'ratio gateway / bare relays, p50', [r.watch.gateway.p50 / r.watch.relay.p50], ms),
   );
   return rows;
 }

@@ -19,7 +19,7 @@ import { createSilentLogger } from '../../src/shared/logger.js';
 import { createTestDatabase } from '../../testkit/databases.js';
 import { findKubectl, keepAliveClient, kubectlVersion, timeProcess, type KubeTarget } from '../kube-clients.js';
 import { summarize } from '../machine.js';
-import { startGatewayAndAgent, type Child } from '../processes.js';
+import { startGatewayAndAgent, startJsonChild, type Child } from '../processes.js';
 import { measureWatches, type WatchResult } from './kube-proxy-watch.js';
 
 /** Parameters of one run. */
@@ -44,6 +44,8 @@ export interface KubeProxyResult {
   path: string;
   get: {
     direct: Summary;
+    /** Through two bare relay processes (baseline: the process hops without Outpost). */
+    relay: Summary;
     gateway: Summary;
     /** gateway − direct, percentile by percentile. */
     overhead: { p50: number; p90: number; p99: number };
@@ -59,6 +61,7 @@ const ACCOUNT = 'bench';
 const USER = 'outpost:anonymous';
 const PATH = '/api/v1/namespaces/demo/pods';
 const WATCH_NAMESPACE = 'kbench';
+const SIDES: readonly Side[] = ['direct', 'relay', 'gateway'];
 
 /** RBAC for the impersonated user: read pods, read and watch ConfigMaps, anywhere. */
 function grantReader(store: Awaited<ReturnType<typeof startSandbox>>['store']): void {
@@ -112,23 +115,39 @@ async function waitReady(gateway: KubeTarget): Promise<void> {
   }
 }
 
-/** Runs `measure(side)` for both sides `rounds` times in ABBA order; returns the measured samples (after `warmup`). */
-export async function interleave(
+/** The sides a request can take: straight to the cluster, through two bare relay processes, through the gateway. */
+export type Side = 'direct' | 'relay' | 'gateway';
+
+/**
+ * Runs `measure(side)` for each of `sides` `rounds` times, in forward order on even rounds and backward on odd ones
+ * (ABBA), so drift hits every side alike; returns each side's samples after `warmup` rounds.
+ */
+export async function interleave<S extends Side>(
+  sides: readonly S[],
   warmup: number,
   rounds: number,
-  measure: (side: 'direct' | 'gateway') => Promise<number>,
-): Promise<{ direct: number[]; gateway: number[]; paired: number[] }> {
-  const out = { direct: [] as number[], gateway: [] as number[], paired: [] as number[] };
+  measure: (side: S) => Promise<number>,
+): Promise<Record<S, number[]>> {
+  const out = Object.fromEntries(sides.map((side) => [side, [] as number[]])) as Record<S, number[]>;
   for (let i = 0; i < warmup + rounds; i++) {
-    const order = i % 2 === 0 ? (['direct', 'gateway'] as const) : (['gateway', 'direct'] as const);
-    const round: Record<string, number> = {};
-    for (const side of order) round[side] = await measure(side);
-    if (i < warmup) continue;
-    out.direct.push(round.direct!);
-    out.gateway.push(round.gateway!);
-    out.paired.push(round.gateway! - round.direct!);
+    const order = i % 2 === 0 ? sides : [...sides].reverse();
+    const round = new Map<S, number>();
+    for (const side of order) round.set(side, await measure(side));
+    if (i >= warmup) for (const side of sides) out[side].push(round.get(side)!);
   }
   return out;
+}
+
+/** Starts two relay-proxy processes in a row in front of `target`; the first one's URL is the relay side's base. */
+async function startRelays(target: string, caFile: string, children: { stop(): Promise<void> }[]): Promise<string> {
+  let next = target;
+  for (let i = 0; i < 2; i++) {
+    const relay = startJsonChild('./baselines/relay-proxy.ts', ['--target', next, '--ca', caFile]);
+    children.push(relay);
+    const { port } = (await relay.waitFor('listening', 60_000)) as { port: number };
+    next = `http://127.0.0.1:${port}`;
+  }
+  return next;
 }
 
 /** Runs the scenario once with fresh processes and database. */
@@ -137,7 +156,7 @@ export async function runKubeProxy(params: KubeProxyParams): Promise<KubeProxyRe
   const database = await createTestDatabase('postgres');
   const dir = mkdtempSync(join(tmpdir(), 'outpost-bench-kube-proxy-'));
   const sandbox = await startSandbox({ seed: 'demo', tls: true, logger: createSilentLogger() });
-  const children: Child[] = [];
+  const children: { stop(): Promise<void> }[] = [];
   try {
     const kubeconfig = join(dir, 'kubeconfig');
     await sandbox.writeKubeconfig(kubeconfig);
@@ -148,7 +167,7 @@ export async function runKubeProxy(params: KubeProxyParams): Promise<KubeProxyRe
       dir,
       kubeconfig,
       databaseUrl: database.url,
-      children,
+      children: children as Child[],
       agentId: 'bench-kube-proxy',
       accountYaml: ['      namespaces: [kbench-idle]', '      kinds: [ConfigMap]'],
     });
@@ -158,16 +177,19 @@ export async function runKubeProxy(params: KubeProxyParams): Promise<KubeProxyRe
       ca: sandbox.caPem,
     };
     const gateway: KubeTarget = { base: `${httpUrl}/k8s/${ACCOUNT}`, headers: {} };
+    const caFile = join(dir, 'sandbox-ca.pem');
+    writeFileSync(caFile, sandbox.caPem!);
+    const relay: KubeTarget = { base: await startRelays(sandbox.url, caFile, children), headers: direct.headers };
+    const targets = { direct, relay, gateway };
     await waitReady(gateway);
 
     // 1a. The request of `kubectl get pods -n demo`, without the process.
-    const clients = { direct: keepAliveClient(direct), gateway: keepAliveClient(gateway) };
-    let gets: Awaited<ReturnType<typeof interleave>>;
+    const clients = { direct: keepAliveClient(direct), relay: keepAliveClient(relay), gateway: keepAliveClient(gateway) };
+    let gets: Record<Side, number[]>;
     try {
-      gets = await interleave(params.warmup, params.requests, (side) => clients[side].get(PATH));
+      gets = await interleave(SIDES, params.warmup, params.requests, (side) => clients[side].get(PATH));
     } finally {
-      clients.direct.close();
-      clients.gateway.close();
+      for (const client of Object.values(clients)) client.close();
     }
     const d = summarize(gets.direct);
     const g = summarize(gets.gateway);
@@ -182,7 +204,7 @@ export async function runKubeProxy(params: KubeProxyParams): Promise<KubeProxyRe
         direct: ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache-direct'), '--as', USER],
         gateway: ['--kubeconfig', gatewayConfig, '--cache-dir', join(dir, 'cache-gateway')],
       };
-      const runs = await interleave(params.kubectlWarmup, params.kubectlRuns, (side) =>
+      const runs = await interleave(['direct', 'gateway'] as const, params.kubectlWarmup, params.kubectlRuns, (side) =>
         timeProcess(bin, [...args[side], 'get', 'pods', '-n', 'demo']),
       );
       kubectl = { bin, version: kubectlVersion(bin), direct: summarize(runs.direct), gateway: summarize(runs.gateway) };
@@ -192,8 +214,7 @@ export async function runKubeProxy(params: KubeProxyParams): Promise<KubeProxyRe
     const watch = await measureWatches({
       store: sandbox.store,
       namespace: WATCH_NAMESPACE,
-      direct,
-      gateway,
+      targets,
       changes: params.watchChanges,
       spacingMs: params.watchSpacingMs,
     });
@@ -201,9 +222,10 @@ export async function runKubeProxy(params: KubeProxyParams): Promise<KubeProxyRe
       path: PATH,
       get: {
         direct: d,
+        relay: summarize(gets.relay),
         gateway: g,
         overhead: { p50: g.p50 - d.p50, p90: g.p90 - d.p90, p99: g.p99 - d.p99 },
-        paired: summarize(gets.paired),
+        paired: summarize(gets.gateway.map((ms, i) => ms - gets.direct[i]!)),
       },
       ...(kubectl ? { kubectl } : {}),
       watch,
