@@ -49,7 +49,7 @@ export interface BenchResults {
   spinnakerDeploy?: Repeated<SpinnakerDeployParams, SpinnakerDeployResult>;
   /** Each run: churn and initial sync over HTTP/2 and over WebSocket, the order alternating between runs. */
   transports?: Repeated<TransportsParams, TransportsResult>;
-  /** One run of kubectl get and watch through the gateway and straight to the sandbox, interleaved. */
+  /** Runs of kubectl get and watch through the gateway, two bare relays and straight to the sandbox, interleaved. */
   kubeProxy?: Repeated<KubeProxyParams, KubeProxyResult>;
 }
 
@@ -66,7 +66,7 @@ export function resultRows(r: BenchResults): Row[] {
     ...(r.agentFootprint ? agentFootprintRows(r.agentFootprint.runs, r.agentFootprint.params) : []),
     ...(r.spinnakerDeploy?.runs[0] ? spinnakerDeployRows(r.spinnakerDeploy.runs[0]) : []),
     ...(r.transports ? transportsRows(r.transports.runs, r.transports.params, !r.quick) : []),
-    ...(r.kubeProxy?.runs[0] ? kubeProxyRows(r.kubeProxy.runs[0], !r.quick) : []),
+    ...(r.kubeProxy ? kubeProxyRows(r.kubeProxy.runs, !r.quick) : []),
   ];
 }
 
@@ -140,7 +140,7 @@ function scenarioNotes(r: BenchResults): string[] {
       : []),
     ...(k
       ? [
-          `Kube-proxy: one sandbox (TLS, in the bench process), an insecure gateway over plain HTTP and an agent streaming over gRPC; the same requests as the same Kubernetes user (\`outpost:anonymous\`) straight to the sandbox (admin token + Impersonate-User) and through \`/k8s/bench\`, alternated ABBA; both watches open at once on the same ConfigMaps.${k.kubectl ? ` kubectl: ${k.kubectl.bin} (${k.kubectl.version}).` : ' No kubectl binary: its rows are left out.'}`,
+          `Kube-proxy: one sandbox (TLS, in the bench process), an insecure gateway over plain HTTP and an agent streaming over gRPC; the same requests as the same Kubernetes user (\`outpost:anonymous\`) straight to the sandbox (admin token + Impersonate-User), through two bare Node relay processes in a row (baseline: the same process hops without Outpost) and through \`/k8s/bench\`, alternated ABBA; the three watches open at once on the same ConfigMaps.${k.kubectl ? ` kubectl: ${k.kubectl.bin} (${k.kubectl.version}).` : ' No kubectl binary: its rows are left out.'}`,
         ]
       : []),
   ];

@@ -39,14 +39,14 @@ type Scenario = (typeof SCENARIOS)[number];
 
 const USAGE = `usage: npm run bench -- [--quick] [--runs K] [--only ${SCENARIOS.join(',')}] [--objects N] [--out DIR]
   --quick    small sizes and short runs: a smoke run of every scenario in about a minute (too small to judge targets)
-  --runs K   repetitions of initial-sync, churn, operations, connection-scale and agent-footprint (default 3; 1 with
+  --runs K   repetitions of initial-sync, churn, operations, connection-scale, agent-footprint and kube-proxy (default 3; 1 with
              --quick), and of transports (default 4, so HTTP/2 and WebSocket each go first twice; 1 with --quick)
   --only     a comma-separated subset of the scenarios
   --objects  objects of the initial-sync scenario and of transports' initial sync (default 100000; 5000 with --quick)
   --out      write <timestamp>.json and .md into DIR instead of bench/results/
 transports: each run, churn (1000/s for 20 s; 3 s with --quick) and initial sync over HTTP/2 and over WebSocket.
-kube-proxy: kubectl get and watch through the gateway's /k8s/ACCOUNT vs straight to the sandbox, interleaved (one run;
-             kubectl from OUTPOST_BENCH_KUBECTL or the newest installed).
+kube-proxy: kubectl get and watch through the gateway's /k8s/ACCOUNT, through two bare relays and straight to the
+             sandbox, interleaved (kubectl from OUTPOST_BENCH_KUBECTL or the newest one installed).
 Environment: OUTPOST_BENCH_POSTGRES (default postgres://postgres@127.0.0.1:5432/postgres);
 OUTPOST_BENCH_PROFILE=DIR writes a V8 CPU profile of every outpost child process into DIR.`;
 
@@ -179,7 +179,7 @@ if (wants('connection-scale')) results.connectionScale = await repeat('connectio
 if (wants('spinnaker-deploy')) results.spinnakerDeploy = await repeat('spinnaker-deploy', 1, params.spinnakerDeploy, runSpinnakerDeploy);
 if (wants('agent-footprint')) results.agentFootprint = await repeat('agent-footprint', runs, params.agentFootprint, runAgentFootprint);
 if (wants('transports')) results.transports = await repeat('transports', transportRuns, params.transports, runTransports);
-if (wants('kube-proxy')) results.kubeProxy = await repeat('kube-proxy', 1, params.kubeProxy, runKubeProxy);
+if (wants('kube-proxy')) results.kubeProxy = await repeat('kube-proxy', runs, params.kubeProxy, runKubeProxy);
 results.finished = new Date().toISOString();
 results.loadAverageAtEnd = describeMachine().loadAverage;
 
