@@ -14,6 +14,8 @@ import { failoverRows, type FailoverParams, type FailoverResult } from './scenar
 import { forwardingRows, type ForwardingParams, type ForwardingResult } from './scenarios/forwarding.js';
 import { spinnakerDeployRows, type SpinnakerDeployParams, type SpinnakerDeployResult } from './scenarios/spinnaker-deploy.js';
 import { initialSyncRows, type InitialSyncParams, type InitialSyncResult } from './scenarios/initial-sync.js';
+import type { KubeProxyParams, KubeProxyResult } from './scenarios/kube-proxy.js';
+import { kubeProxyRows } from './scenarios/kube-proxy-rows.js';
 import { operationsRows, type OperationsParams, type OperationsResult } from './scenarios/operations.js';
 import { transportsRows, type TransportsParams, type TransportsResult } from './scenarios/transports.js';
 
@@ -47,6 +49,8 @@ export interface BenchResults {
   spinnakerDeploy?: Repeated<SpinnakerDeployParams, SpinnakerDeployResult>;
   /** Each run: churn and initial sync over HTTP/2 and over WebSocket, the order alternating between runs. */
   transports?: Repeated<TransportsParams, TransportsResult>;
+  /** Runs of kubectl get and watch through the gateway, two bare relays and straight to the sandbox, interleaved. */
+  kubeProxy?: Repeated<KubeProxyParams, KubeProxyResult>;
 }
 
 /** Every row of the results, in scenario order. */
@@ -62,6 +66,7 @@ export function resultRows(r: BenchResults): Row[] {
     ...(r.agentFootprint ? agentFootprintRows(r.agentFootprint.runs, r.agentFootprint.params) : []),
     ...(r.spinnakerDeploy?.runs[0] ? spinnakerDeployRows(r.spinnakerDeploy.runs[0]) : []),
     ...(r.transports ? transportsRows(r.transports.runs, r.transports.params, !r.quick) : []),
+    ...(r.kubeProxy ? kubeProxyRows(r.kubeProxy.runs, !r.quick) : []),
   ];
 }
 
@@ -96,6 +101,7 @@ export function renderSetup(r: BenchResults, before?: { file: string; results: B
         'agentFootprint',
         'spinnakerDeploy',
         'transports',
+        'kubeProxy',
       ] as const
     )
       .filter((k) => r[k])
@@ -115,6 +121,7 @@ function scenarioNotes(r: BenchResults): string[] {
   const f = r.forwarding?.runs[0];
   const fo = r.failover?.runs[0];
   const t = r.transports?.runs;
+  const k = r.kubeProxy?.runs[0];
   return [
     ...(f
       ? [
@@ -129,6 +136,11 @@ function scenarioNotes(r: BenchResults): string[] {
     ...(t
       ? [
           `Transports: each of ${t.length} run(s) runs churn, then initial sync, once with the agent's stream over HTTP/2 (gRPC port) and once over WebSocket (HTTP port), fresh processes and database each time; first in each run: ${t.map((x) => (x.first === 'grpc' ? 'HTTP/2' : 'WebSocket')).join(', ')}. Ratios are taken within a run, then their median.`,
+        ]
+      : []),
+    ...(k
+      ? [
+          `Kube-proxy: one sandbox (TLS, in the bench process), an insecure gateway over plain HTTP and an agent streaming over gRPC; the same requests as the same Kubernetes user (\`outpost:anonymous\`) straight to the sandbox (admin token + Impersonate-User), through two bare Node relay processes in a row (baseline: the same process hops without Outpost) and through \`/k8s/bench\`, alternated ABBA; the three watches open at once on the same ConfigMaps.${k.kubectl ? ` kubectl: ${k.kubectl.bin} (${k.kubectl.version}).` : ' No kubectl binary: its rows are left out.'}`,
         ]
       : []),
   ];

@@ -18,6 +18,7 @@ import { runConnectionScale } from './scenarios/connection-scale.js';
 import { runFailover } from './scenarios/failover.js';
 import { runForwarding } from './scenarios/forwarding.js';
 import { runInitialSync } from './scenarios/initial-sync.js';
+import { runKubeProxy } from './scenarios/kube-proxy.js';
 import { runOperations } from './scenarios/operations.js';
 import { runSpinnakerDeploy } from './scenarios/spinnaker-deploy.js';
 import { runTransports } from './scenarios/transports.js';
@@ -32,17 +33,20 @@ const SCENARIOS = [
   'agent-footprint',
   'spinnaker-deploy',
   'transports',
+  'kube-proxy',
 ] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const USAGE = `usage: npm run bench -- [--quick] [--runs K] [--only ${SCENARIOS.join(',')}] [--objects N] [--out DIR]
   --quick    small sizes and short runs: a smoke run of every scenario in about a minute (too small to judge targets)
-  --runs K   repetitions of initial-sync, churn, operations, connection-scale and agent-footprint (default 3; 1 with
+  --runs K   repetitions of initial-sync, churn, operations, connection-scale, agent-footprint and kube-proxy (default 3; 1 with
              --quick), and of transports (default 4, so HTTP/2 and WebSocket each go first twice; 1 with --quick)
   --only     a comma-separated subset of the scenarios
   --objects  objects of the initial-sync scenario and of transports' initial sync (default 100000; 5000 with --quick)
   --out      write <timestamp>.json and .md into DIR instead of bench/results/
 transports: each run, churn (1000/s for 20 s; 3 s with --quick) and initial sync over HTTP/2 and over WebSocket.
+kube-proxy: kubectl get and watch through the gateway's /k8s/ACCOUNT, through two bare relays and straight to the
+             sandbox, interleaved (kubectl from OUTPOST_BENCH_KUBECTL or the newest one installed).
 Environment: OUTPOST_BENCH_POSTGRES (default postgres://postgres@127.0.0.1:5432/postgres);
 OUTPOST_BENCH_PROFILE=DIR writes a V8 CPU profile of every outpost child process into DIR.`;
 
@@ -108,6 +112,9 @@ const params = {
     : { accounts: 100, objects: 100_000, settleSeconds: 3, samples: 9 },
   // Churn shorter than the churn scenario's 60 s: each run measures it twice, and 20 s is 20,000 changes per transport.
   transports: { churn: { changesPerSecond: 1000, seconds: quick ? 3 : 20 }, initialSync: { objects } },
+  kubeProxy: quick
+    ? { requests: 30, warmup: 5, kubectlRuns: 2, kubectlWarmup: 1, watchChanges: 10, watchSpacingMs: 50 }
+    : { requests: 300, warmup: 30, kubectlRuns: 15, kubectlWarmup: 2, watchChanges: 100, watchSpacingMs: 50 },
 };
 
 /** Runs `run` `times` times with `p` and the repetition's index (from 0), logging each result. */
@@ -172,6 +179,7 @@ if (wants('connection-scale')) results.connectionScale = await repeat('connectio
 if (wants('spinnaker-deploy')) results.spinnakerDeploy = await repeat('spinnaker-deploy', 1, params.spinnakerDeploy, runSpinnakerDeploy);
 if (wants('agent-footprint')) results.agentFootprint = await repeat('agent-footprint', runs, params.agentFootprint, runAgentFootprint);
 if (wants('transports')) results.transports = await repeat('transports', transportRuns, params.transports, runTransports);
+if (wants('kube-proxy')) results.kubeProxy = await repeat('kube-proxy', runs, params.kubeProxy, runKubeProxy);
 results.finished = new Date().toISOString();
 results.loadAverageAtEnd = describeMachine().loadAverage;
 

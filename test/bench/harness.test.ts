@@ -74,6 +74,7 @@ describe('benchmark harness', () => {
         'connectionScale',
         'agentFootprint',
         'transports',
+        'kubeProxy',
       ] as const) {
         assert.ok(results[key] && results[key]!.runs.length === 1, `${key} ran once`);
       }
@@ -83,6 +84,10 @@ describe('benchmark harness', () => {
         assert.equal(pair!.churn[transport].transport, transport, `churn over ${transport}`);
         assert.equal(pair!.initialSync[transport].transport, transport, `initial sync over ${transport}`);
       }
+      // The kube-proxy scenario measured both sides of each comparison, the watch missing no change.
+      const kube = results.kubeProxy!.runs[0]!;
+      assert.ok(kube.get.direct.n > 0 && kube.get.gateway.n > 0, 'GETs on both sides');
+      assert.deepEqual(kube.watch.missed, { direct: 0, relay: 0, gateway: 0 }, 'every watch change arrived on every side');
       const rows = resultRows(results);
       assert.ok(rows.length >= 40, `${rows.length} rows`);
       const unmeasured = rows.filter((r) => !/^-?\d/.test(r.value));
