@@ -66,8 +66,10 @@ export class ProxiedRequest {
     } catch (err) {
       return this.fail((err as Error).message, 'refused');
     }
-    // Credit for the request body at once: the gateway may stream it while the connection to the cluster opens.
-    if (!head.upgrade) this.replies.window(KUBE_WINDOW_BYTES);
+    // Credit for the request body at once: the gateway may stream it while the connection to the cluster opens. A
+    // head without a body is the whole request.
+    if (head.noBody) this.bodyEnded = true;
+    else if (!head.upgrade) this.replies.window(KUBE_WINDOW_BYTES);
     let target: Awaited<ReturnType<KubeClient['rawRequest']>>;
     try {
       target = await client.rawRequest(head.method, head.path, head.upgrade);

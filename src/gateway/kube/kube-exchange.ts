@@ -89,6 +89,16 @@ export function headersForCaller(head: KubeResponseHead, keep: (name: string) =>
   return out;
 }
 
+/**
+ * Whether a request has a body: HTTP/1.1 says so with `content-length` (not 0) or `transfer-encoding`; on HTTP/2 the
+ * HEADERS frame ends the stream when none follows.
+ */
+export function hasBody(req: AnyRequest): boolean {
+  if (req.httpVersionMajor === 2) return !(req as http2.Http2ServerRequest).stream.endAfterHeaders;
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
 /** Runs the exchange on `session`; resolves when the caller's response is finished or abandoned. Never rejects. */
 export function runExchange(session: LiveSession, request: ExchangeRequest, req: AnyRequest, res: AnyResponse): Promise<ExchangeOutcome> {
   return new Promise((resolve) => {
@@ -167,16 +177,20 @@ export function runExchange(session: LiveSession, request: ExchangeRequest, req:
         caller: request.caller,
         upgrade: false,
         window: KUBE_WINDOW_BYTES,
+        noBody: !hasBody(req),
       },
     });
-    pump = pumpWithCredit(req, 0, {
-      send(chunk) {
-        outcome.bytesIn += chunk.length;
-        send({ case: 'body', value: chunk });
-      },
-      end: () => void send({ case: 'end', value: {} }),
-      fail: () => cancel('the caller went away'),
-    });
+    // A request without a body is complete with its head: nothing to pump, no end to wait for (one message less).
+    if (!hasBody(req)) req.resume();
+    else
+      pump = pumpWithCredit(req, 0, {
+        send(chunk) {
+          outcome.bytesIn += chunk.length;
+          send({ case: 'body', value: chunk });
+        },
+        end: () => void send({ case: 'end', value: {} }),
+        fail: () => cancel('the caller went away'),
+      });
     // Closed before the exchange finished (its end finishes it first): the caller went away. (An HTTP/2 response
     // reports writableFinished on a reset stream, so it cannot tell.)
     res.once('close', () => cancel('the caller went away'));
