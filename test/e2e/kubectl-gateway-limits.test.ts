@@ -187,10 +187,15 @@ describe('kubectl through the gateway: refusals, limits and isolation', { concur
   test('a caller that stops reading holds only its own request: other requests and cache traffic flow, and it gets every byte later', async () => {
     const names: string[] = [];
     for (let i = 0; i < 40; i++) names.push(`big-${i}`);
-    const manifests = names
-      .map((n) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${n}, namespace: demo}\ndata: {blob: "${'x'.repeat(20_000)}"}\n`)
-      .join('---\n');
-    await k.admin.ok(['apply', '-f', '-'], { input: manifests, timeoutMs: 60_000 });
+    // Straight into the sandbox's store: no kubectl process, no 40 API calls.
+    for (const name of names) {
+      k.stack.sandbox.store.create({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name, namespace: 'demo' },
+        data: { blob: 'x'.repeat(20_000) },
+      });
+    }
     const client = http2.connect(k.stack.gateway.httpUrl, { ca: k.pki.caPem });
     try {
       const stream = client.request({ ':path': '/k8s/sandbox/api/v1/namespaces/demo/configmaps', authorization: `Bearer ${TOKENS.alice}` });
@@ -201,9 +206,7 @@ describe('kubectl through the gateway: refusals, limits and isolation', { concur
       const other = await call('/k8s/sandbox/api/v1/namespaces/demo/pods', TOKENS.alice);
       assert.equal(other.status, 200);
       // The account's cache traffic goes on: a change made now reaches the gateway's cache.
-      await k.admin.ok(['apply', '-f', '-'], {
-        input: 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: while-paused, namespace: demo}\n',
-      });
+      k.stack.sandbox.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'while-paused', namespace: 'demo' } });
       await eventually('the change reached the cache', async () => {
         const res = await call('/armory/accounts/sandbox', TOKENS.alice);
         const found = await k.stack.gateway.database.db.execute(
@@ -229,7 +232,7 @@ describe('kubectl through the gateway: refusals, limits and isolation', { concur
         );
     } finally {
       client.close();
-      await k.admin.run(['delete', 'configmap', '-n', 'demo', ...names, 'while-paused']);
+      for (const name of [...names, 'while-paused']) k.stack.sandbox.store.remove('v1', 'ConfigMap', 'demo', name);
     }
   });
 });

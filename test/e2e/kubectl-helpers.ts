@@ -104,6 +104,8 @@ export interface KubeStackOptions {
   gateway?: GatewayConfigInput;
   logger?: Logger;
   agentLogger?: Logger;
+  /** Wait until the agent's cache matches the sandbox (every watch open) before resolving. */
+  waitForCache?: boolean;
   /** More accounts of the agent, each a kubeconfig file (a second sandbox, say). */
   extraAccounts?: Array<{ name: string; kubeconfigFile: string }>;
 }
@@ -141,8 +143,8 @@ export async function startKubeStack(options: KubeStackOptions = {}): Promise<Ku
       if (account.state !== 'ACTIVE') throw new Error(`state ${account.state}`);
       return true;
     });
-    // Every watch of the agent is open once its cache matches (tests count the sandbox's open watches).
-    await waitForCacheToMatch(stack.gateway.database, stack.sandbox, 'sandbox', { timeoutMs: 60_000 });
+    // Every watch of the agent is open once its cache matches (for tests that count the sandbox's open watches).
+    if (options.waitForCache) await waitForCacheToMatch(stack.gateway.database, stack.sandbox, 'sandbox', { timeoutMs: 60_000 });
     const admin = await createKubectl(KUBECTLS.at(-1)?.bin ?? '/usr/bin/kubectl', stack.sandbox);
     await admin.ok(['apply', '-f', '-'], { input: ALICE_RBAC });
     return {

@@ -25,7 +25,7 @@ describe('kubectl through the gateway', { concurrency: false }, () => {
   let pod: string;
 
   before(async () => {
-    k = await startKubeStack();
+    k = await startKubeStack({ waitForCache: true });
     pod = await webPod(k.admin);
   });
   after(async () => {
