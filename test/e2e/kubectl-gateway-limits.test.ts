@@ -14,6 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { createLogger } from '../../src/shared/logger.js';
 import { eventually } from '../../testkit/eventually.js';
+import { createRng, seedFrom } from '../../testkit/rng.js';
 import { captureLogs } from '../agent/helpers/harness.js';
 import { auditEvents, httpsRequest, startKubeStack, TOKENS, type KubeStack } from './kubectl-helpers.js';
 
@@ -234,5 +235,81 @@ describe('kubectl through the gateway: refusals, limits and isolation', { concur
       client.close();
       for (const name of [...names, 'while-paused']) k.stack.sandbox.store.remove('v1', 'ConfigMap', 'demo', name);
     }
+  });
+
+  test('hostile paths, methods and headers: always a well-formed answer, nothing crashes, the agent still serves', async () => {
+    const rng = createRng(seedFrom('kubectl hostile'));
+    const pieces = [
+      'api',
+      'v1',
+      'apis',
+      'namespaces',
+      'demo',
+      'pods',
+      '..',
+      '.',
+      '%2e',
+      '%00',
+      '%ff',
+      '%',
+      '//',
+      '?',
+      '&',
+      '=',
+      'watch=1',
+      '\u00e9',
+      'x'.repeat(300),
+    ];
+    // (CONNECT is no Kubernetes method: Node's server closes such a connection before any handler.)
+    const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE'];
+    let hungUp = 0;
+    for (let i = 0; i < 150; i++) {
+      const parts = Array.from({ length: rng.int(0, 6) }, () => pieces[rng.int(0, pieces.length - 1)]!);
+      const path = `/k8s/${rng.chance(0.8) ? 'sandbox' : pieces[rng.int(0, pieces.length - 1)]}/${parts.join(rng.chance(0.5) ? '/' : '')}`;
+      const method = methods[rng.int(0, methods.length - 1)]!;
+      const headers: Record<string, string> = { authorization: `Bearer ${rng.chance(0.8) ? TOKENS.alice : 'garbage'}` };
+      if (rng.chance(0.3)) headers['content-type'] = 'application/json';
+      if (rng.chance(0.2)) headers.upgrade = 'websocket';
+      // A body always with its length: Node's client sends one unframed for DELETE, OPTIONS and TRACE otherwise.
+      const body = method === 'GET' || method === 'HEAD' || rng.chance(0.5) ? undefined : '{"kind":';
+      if (body !== undefined) headers['content-length'] = String(body.length);
+      let answer: Awaited<ReturnType<typeof httpsRequest>>;
+      try {
+        answer = await httpsRequest(`${k.stack.gateway.httpUrl}${encodeURI(path).replaceAll('%25', '%')}`, {
+          ca: k.pki.caPem,
+          method,
+          headers,
+          body,
+        });
+      } catch (err) {
+        // Node itself refuses some of these before sending (an invalid path or method); and the gateway closes a
+        // connection that keeps being refused (limits.maxRefusedRequestsPerConnection): a kept-alive one then hangs up.
+        assert.match(
+          String((err as Error).message),
+          /invalid|Request path|unescaped|method|socket hang up|ECONNRESET/i,
+          `${method} ${path}`,
+        );
+        hungUp += /hang up|ECONNRESET/.test(String((err as Error).message)) ? 1 : 0;
+        continue;
+      }
+      assert.ok(answer.status >= 200 && answer.status < 600, `${method} ${path}: ${answer.status}`);
+      if (answer.status >= 400 && method !== 'HEAD' && answer.body !== '') {
+        const parsed = JSON.parse(answer.body) as { kind?: string };
+        assert.equal(parsed.kind, 'Status', `${method} ${path}: ${answer.body.slice(0, 200)}`);
+      }
+    }
+    assert.ok(hungUp < 30, `${hungUp} of 150 hung up`);
+    // Answered before its body was read (the agent refuses TRACE): the connection closes, or the unread body would be
+    // parsed as the next request on it.
+    const early = await httpsRequest(`${k.stack.gateway.httpUrl}/k8s/sandbox/api`, {
+      ca: k.pki.caPem,
+      method: 'TRACE',
+      headers: { authorization: `Bearer ${TOKENS.alice}`, 'content-length': '8', connection: 'keep-alive' },
+      body: '{"kind":',
+    });
+    assert.equal(early.status, 403);
+    assert.equal(early.headers.connection, 'close');
+    assert.equal((await call('/k8s/sandbox/api/v1/namespaces/demo/configmaps', TOKENS.alice)).status, 200);
+    assert.equal((await call('/health')).status, 200);
   });
 });

@@ -18,7 +18,7 @@ import type { GatewayKubeConfig } from '../config/kube-schema.js';
 import type { KubeRecorder, KubeVia } from '../metrics/gateway-metrics.js';
 import { createKubeAdmission, KUBE_PREFIX, type Admitted } from './kube-admission.js';
 import { answeredOutcome, kubeAuditEntry } from './kube-audit.js';
-import { HOP_BY_HOP, runExchange, type ExchangeOutcome, type ExchangeRequest } from './kube-exchange.js';
+import { closeAfterAnswer, HOP_BY_HOP, hasBody, runExchange, type ExchangeOutcome, type ExchangeRequest } from './kube-exchange.js';
 import { CALLER_HEADER, type KubeForwarder } from './kube-forward.js';
 import { kubeRequestInfo } from './kube-request-info.js';
 import { KubeRefusal, sendSocketStatus, sendStatus } from './kube-status.js';
@@ -160,7 +160,11 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
       await carry(admitted, method, started, {
         local: (session) => runExchange(session, exchangeRequest(admitted, req, timeoutMs), req, res),
         forward: (target) => deps.forwarder!.forward(target, req.url!, admitted.caller, req, res),
-        answer: (refusal) => sendStatus(res, refusal),
+        answer: (refusal) => {
+          if (hasBody(req) && req.httpVersionMajor !== 2) (res as http.ServerResponse).setHeader('connection', 'close');
+          sendStatus(res, refusal);
+          if (hasBody(req)) closeAfterAnswer(req, res);
+        },
       });
       return true;
     },

@@ -99,6 +99,18 @@ export function hasBody(req: AnyRequest): boolean {
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
+/** Ends an HTTP/1.1 connection once its answer is out (HTTP/2 streams end on their own). */
+export function closeAfterAnswer(req: AnyRequest, res: AnyResponse): void {
+  if (req.httpVersionMajor === 2) return;
+  const socket = req.socket;
+  const close = () => {
+    socket.end();
+    setTimeout(() => socket.destroy(), 2000).unref();
+  };
+  if (res.writableFinished || res.destroyed) close();
+  else res.once('finish', close);
+}
+
 /** Runs the exchange on `session`; resolves when the caller's response is finished or abandoned. Never rejects. */
 export function runExchange(session: LiveSession, request: ExchangeRequest, req: AnyRequest, res: AnyResponse): Promise<ExchangeOutcome> {
   return new Promise((resolve) => {
@@ -107,6 +119,7 @@ export function runExchange(session: LiveSession, request: ExchangeRequest, req:
     let done = false;
     let timer: NodeJS.Timeout | undefined;
     let pump: CreditPump | undefined;
+    let bodyRead = !hasBody(req);
     const receiver = createCreditReceiver(KUBE_WINDOW_BYTES, (bytes) => send({ case: 'window', value: { bytes } }));
     const send = (part: KubeRequestPart) => channel?.send(part) ?? false;
 
@@ -117,6 +130,9 @@ export function runExchange(session: LiveSession, request: ExchangeRequest, req:
       clearTimeout(timer);
       pump?.stop();
       channel?.close();
+      // Answered before the caller's body was read (a refusal, an early answer of the cluster): on HTTP/1.1 the rest of
+      // it would be parsed as the next request, so the connection ends once the answer is out.
+      if (!bodyRead) closeAfterAnswer(req, res);
       resolve(outcome);
     };
     /** Ends the exchange on our side: the agent cancels the request in the cluster. */
@@ -125,8 +141,13 @@ export function runExchange(session: LiveSession, request: ExchangeRequest, req:
       send({ case: 'cancel', value: { reason } });
       finish(reason);
     };
+    /** Before an answer's headers: an HTTP/1.1 answer that comes before the body was read says the connection closes. */
+    const closingIfUnread = () => {
+      if (!bodyRead && req.httpVersionMajor !== 2 && !res.headersSent) (res as http.ServerResponse).setHeader('connection', 'close');
+    };
     const refuse = (refusal: KubeRefusal) => {
       if (!res.headersSent) outcome.status = refusal.status;
+      closingIfUnread();
       sendStatus(res, refusal);
     };
 
@@ -139,6 +160,7 @@ export function runExchange(session: LiveSession, request: ExchangeRequest, req:
         outcome.impersonatedGroups = [...head.impersonatedGroups];
         const headers = headersForCaller(head);
         if (request.tellImpersonation) headers[IMPERSONATED_HEADER] = impersonationHeader(head);
+        closingIfUnread();
         (res as http.ServerResponse).writeHead(head.status, headers);
         // A watch's answer must reach the caller before its first event.
         (res as http.ServerResponse).flushHeaders();
@@ -188,7 +210,10 @@ export function runExchange(session: LiveSession, request: ExchangeRequest, req:
           outcome.bytesIn += chunk.length;
           send({ case: 'body', value: chunk });
         },
-        end: () => void send({ case: 'end', value: {} }),
+        end: () => {
+          bodyRead = true;
+          send({ case: 'end', value: {} });
+        },
         fail: () => cancel('the caller went away'),
       });
     // Closed before the exchange finished (its end finishes it first): the caller went away. (An HTTP/2 response

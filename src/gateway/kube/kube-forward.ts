@@ -13,7 +13,7 @@ import type { ReplicaTokenSigner } from '../auth/replica-token.js';
 import type { OwnerLookup } from '../replicas/owner-lookup.js';
 import type { ReplicaDirectory } from '../replicas/replica-directory.js';
 import type { ExchangeOutcome } from './kube-exchange.js';
-import { HOP_BY_HOP, IMPERSONATED_HEADER } from './kube-exchange.js';
+import { closeAfterAnswer, HOP_BY_HOP, IMPERSONATED_HEADER } from './kube-exchange.js';
 import type { KubeCaller } from './kube-identity.js';
 import { KubeRefusal, sendSocketStatus, sendStatus } from './kube-status.js';
 import { writeRawHead } from './kube-upgrade-exchange.js';
@@ -136,6 +136,8 @@ export function createKubeForwarder(deps: KubeForwarderDeps): KubeForwarder {
           if (done) return;
           done = true;
           outcome.error ||= error;
+          // Answered before the caller's body was all passed on: the rest must not become the next request.
+          if (!(req as http.IncomingMessage).readableEnded) closeAfterAnswer(req, res);
           resolve(outcome);
         };
         peer.on('response', (answer) => {
