@@ -50,9 +50,13 @@ function describeCommands(program: Command): string {
   const lines = ['', 'Commands and their flags:'];
   for (const cmd of [...program.commands].sort((a, b) => a.name().localeCompare(b.name()))) {
     lines.push('', `  outpost ${cmd.name()} ${cmd.usage()}`, `    ${cmd.description()}`);
+    for (const arg of cmd.registeredArguments) {
+      if (arg.argChoices) lines.push(`      ${`<${arg.name()}>`.padEnd(28)} ${arg.description} (one of: ${arg.argChoices.join(', ')})`);
+    }
     for (const opt of cmd.options) {
+      const choices = opt.argChoices ? ` (one of: ${opt.argChoices.join(', ')})` : '';
       const def = opt.defaultValue === undefined ? '' : ` (default: ${JSON.stringify(opt.defaultValue)})`;
-      lines.push(`      ${opt.flags.padEnd(28)} ${opt.description}${def}`);
+      lines.push(`      ${opt.flags.padEnd(28)} ${opt.description}${choices}${def}`);
     }
   }
   return `${lines.join('\n')}\n`;

@@ -30,6 +30,10 @@ test('outpost --help lists every command with its flags', async () => {
     const section = stdout.slice(stdout.indexOf(`outpost ${command} `));
     assert.ok(section.includes(flag), `--help misses ${command} ${flag}`);
   }
+  // Every choice flag and argument lists its allowed values.
+  assert.match(stdout, /-o, --output <format>\s+output format \(one of: json, yaml, name, wide\)/);
+  assert.match(stdout, /--cascade <policy>\s+what happens to dependents \(one of: background, foreground, orphan, true, false\)/);
+  assert.match(stdout, /<action>\s+what to do \(one of: undo, pause, resume, restart, history\)/);
 });
 
 test('an unknown command exits non-zero with a message', async () => {
