@@ -67,6 +67,11 @@ describe('outpost demo', { timeout: 240_000 }, () => {
     assert.equal(code, 0, `demo exit code after SIGINT:\n${out}`);
   });
 
+  test('its output reads as sentences: the insecure-mode warning among them, no JSON log line', () => {
+    assert.match(out, /^warning \(gateway\): INSECURE MODE: requests without credentials get every right/m);
+    assert.doesNotMatch(out, /^\{"level"/m, out);
+  });
+
   test('its printed commands work', { timeout: 60_000 }, async () => {
     const curlLine = out.split('\n').find((l) => l.trim().startsWith('curl '))!;
     const kubectlLine = out.split('\n').find((l) => l.trim().startsWith('kubectl '))!;

@@ -22,7 +22,9 @@ export function registerDemoCommand(program: Command): void {
     .action(async (opts) => {
       // Loaded on use, so `outpost --help` and the other commands never load the whole system.
       const { startDemo } = await import('../../demo/run-demo.js');
-      const logger = createLogger({ level: opts.logLevel, name: 'demo' });
+      const { createSentenceStream } = await import('../../demo/sentence-log.js');
+      // Sentences, not JSON lines: the demo's output is read by a person, between the lines of its banner.
+      const logger = createLogger({ level: opts.logLevel, name: 'demo', destination: createSentenceStream() });
       if (opts.build) {
         const { ensureWebBuild } = await import('../../demo/web-build.js');
         await ensureWebBuild(logger);
@@ -35,10 +37,33 @@ export function registerDemoCommand(program: Command): void {
         agentPort: opts.agentPort,
         database: opts.database,
         logger,
+      }).catch((err: unknown) => {
+        throw portInUse(err, opts) ?? err;
       });
       process.stdout.write(demo.banner);
       await waitForSignal();
       process.stdout.write('Stopping…\n');
       await demo.close();
     });
+}
+
+/** A port already taken (a second demo, say) named with the flag that moves it; undefined for any other error. */
+function portInUse(err: unknown, opts: Record<string, unknown>): Error | undefined {
+  // The gateway wraps its listen errors (`cannot listen on …`, with the cause).
+  const e = ((err as { code?: string }).code === 'EADDRINUSE' ? err : (err as { cause?: unknown }).cause) as
+    | { code?: string; port?: number }
+    | undefined;
+  if (e?.code !== 'EADDRINUSE') return undefined;
+  const flags: Array<[string, string, string]> = [
+    ['sandboxPort', '--sandbox-port', 'the sandbox API server'],
+    ['httpPort', '--http-port', "the gateway's HTTP port"],
+    ['grpcPort', '--grpc-port', "the gateway's gRPC port"],
+    ['agentPort', '--agent-port', "the agent's admin port"],
+  ];
+  const hit = flags.find(([key]) => opts[key] === e.port);
+  const moves = flags.map(([, flag]) => flag).join(', ');
+  if (!hit) return new Error(`a port the demo needs is in use (${String(e.port ?? 'unknown')}); move them with ${moves}`);
+  return new Error(
+    `port ${e.port} (${hit[2]}) is in use — is another demo running? Move it with ${hit[1]} (each port has its flag: ${moves})`,
+  );
 }
