@@ -247,7 +247,7 @@ export async function startReplicaSet(options: ReplicaSetOptions): Promise<Repli
       replicas.set(name, { name, httpPort: 0, grpcPort: 0, httpUrl: '', logFile: join(dir, `${name}.log`), configFile, config });
     }
     sandbox = await startOutpost(
-      ['sandbox', '--port', '0', '--kubeconfig', kubeconfig, '--seed', 'demo', ...(options.sandboxArgs ?? [])],
+      ['sandbox', '--no-tls', '--port', '0', '--kubeconfig', kubeconfig, '--seed', 'demo', ...(options.sandboxArgs ?? [])],
       /127\.0\.0\.1:\d+/,
     );
     await Promise.all(options.gateways.map((name) => set.startGateway(name)));

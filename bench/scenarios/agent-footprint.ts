@@ -122,9 +122,13 @@ export async function runAgentFootprint(params: AgentFootprintParams): Promise<A
   try {
     const small = join(dir, 'small.kubeconfig');
     const big = join(dir, 'big.kubeconfig');
-    children.push(await startOutpost(['sandbox', '--port', '0', '--kubeconfig', small, '--seed', 'demo'], /127\.0\.0\.1:\d+/));
+    children.push(await startOutpost(['sandbox', '--no-tls', '--port', '0', '--kubeconfig', small, '--seed', 'demo'], /127\.0\.0\.1:\d+/));
     children.push(
-      await startOutpost(['sandbox', '--port', '0', '--kubeconfig', big, '--seed', `scale:${params.objects}`], /127\.0\.0\.1:\d+/, 300_000),
+      await startOutpost(
+        ['sandbox', '--no-tls', '--port', '0', '--kubeconfig', big, '--seed', `scale:${params.objects}`],
+        /127\.0\.0\.1:\d+/,
+        300_000,
+      ),
     );
     const gateway = await startGateway(database.url);
     children.push(gateway.child);

@@ -49,7 +49,7 @@ export async function runInitialSync(params: InitialSyncParams): Promise<Initial
   try {
     children.push(
       await startOutpost(
-        ['sandbox', '--port', '0', '--kubeconfig', kubeconfig, '--seed', `scale:${params.objects}`],
+        ['sandbox', '--no-tls', '--port', '0', '--kubeconfig', kubeconfig, '--seed', `scale:${params.objects}`],
         /127\.0\.0\.1:\d+/,
         300_000,
       ),

@@ -111,7 +111,9 @@ export async function runOperations(params: OperationsParams): Promise<Operation
   const kubeconfig = join(dir, 'kubeconfig');
   const children: Child[] = [];
   try {
-    children.push(await startOutpost(['sandbox', '--port', '0', '--kubeconfig', kubeconfig, '--seed', 'demo'], /127\.0\.0\.1:\d+/));
+    children.push(
+      await startOutpost(['sandbox', '--no-tls', '--port', '0', '--kubeconfig', kubeconfig, '--seed', 'demo'], /127\.0\.0\.1:\d+/),
+    );
     const { httpUrl, gateway, agent } = await startGatewayAndAgent({ dir, kubeconfig, databaseUrl: database.url, children });
     await waitForAccount(httpUrl, 'bench', children);
     // Binary protobuf over Connect/HTTP 1.1: what a program (not a shell) would use.

@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import https from 'node:https';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,7 +36,7 @@ async function outpost(args: string[]): Promise<{ code: number; stdout: string; 
   }
 }
 
-test('outpost sandbox serves, writes a kubeconfig, takes faults and stops on SIGTERM', async () => {
+test('outpost sandbox serves over TLS, writes a kubeconfig, takes faults and stops on SIGTERM', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'outpost-sandbox-cli-'));
   const kubeconfig = join(dir, 'kubeconfig');
   const child = spawn(process.execPath, [BIN, 'sandbox', '--port', '0', '--seed', 'demo', '--kubeconfig', kubeconfig], {
@@ -48,7 +49,7 @@ test('outpost sandbox serves, writes a kubeconfig, takes faults and stops on SIG
       const timer = setTimeout(() => reject(new Error(`no URL printed: ${out}`)), 20000);
       child.stdout.on('data', (c: Buffer) => {
         out += c.toString();
-        const m = /sandbox API server: (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+        const m = /sandbox API server: (https:\/\/127\.0\.0\.1:\d+)/.exec(out);
         if (m && out.includes('kubeconfig:')) {
           clearTimeout(timer);
           resolve(m[1]!);
@@ -64,7 +65,10 @@ test('outpost sandbox serves, writes a kubeconfig, takes faults and stops on SIG
     );
     assert.equal(doc['current-context'], 'sandbox');
     assert.equal(doc.clusters[0].cluster.server, url);
-    assert.equal(doc.clusters[0].cluster['insecure-skip-tls-verify'], true);
+    // TLS by default: kubectl sends its bearer token over TLS only, so the written kubeconfig works with kubectl as is.
+    assert.match(doc.clusters[0].cluster['certificate-authority-data'], /^[A-Za-z0-9+/=]+$/);
+    assert.equal(doc.clusters[0].cluster['insecure-skip-tls-verify'], undefined);
+    assert.doesNotMatch(out, /note: kubectl sends bearer tokens only over TLS/);
 
     const kc = new KubeConfig();
     kc.loadFromFile(kubeconfig);
@@ -80,9 +84,16 @@ test('outpost sandbox serves, writes a kubeconfig, takes faults and stops on SIG
     assert.equal(fault.code, 0, fault.stderr);
     assert.equal(JSON.parse(fault.stdout).failNextWatches.count, 1);
     const token = doc.users[0].user.token as string;
-    const watch = await fetch(`${url}/api/v1/pods?watch=true`, { headers: { Authorization: `Bearer ${token}` } });
-    assert.equal(watch.status, 410);
-    await watch.text();
+    // The watch through the kubeconfig's own CA (fetch takes none).
+    const ca = Buffer.from(doc.clusters[0].cluster['certificate-authority-data'] as string, 'base64').toString('utf8');
+    const watchStatus = await new Promise<number>((resolve, reject) => {
+      const req = https.get(`${url}/api/v1/pods?watch=true`, { ca, headers: { Authorization: `Bearer ${token}` } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+    });
+    assert.equal(watchStatus, 410);
     const bad = await outpost(['sandbox', 'fault', 'error-rate', 'lots', '--kubeconfig', kubeconfig]);
     assert.notEqual(bad.code, 0);
 
@@ -99,4 +110,33 @@ test('outpost sandbox rejects a bad seed', async () => {
   const r = await outpost(['sandbox', '--port', '0', '--seed', 'lots']);
   assert.notEqual(r.code, 0);
   assert.match(r.stderr, /invalid seed "lots"/);
+});
+
+test('outpost sandbox --no-tls serves plain HTTP and says kubectl cannot use that kubeconfig', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'outpost-sandbox-cli-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  const child = spawn(process.execPath, [BIN, 'sandbox', '--no-tls', '--port', '0', '--kubeconfig', kubeconfig], {
+    env: { ...process.env, OUTPOST_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  try {
+    let out = '';
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no note printed: ${out}`)), 20000);
+      child.stdout.on('data', (c: Buffer) => {
+        out += c.toString();
+        if (out.includes('note:')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child.once('exit', (code) => reject(new Error(`exited early (${code}): ${out}`)));
+    });
+    assert.match(out, /sandbox API server: http:\/\/127\.0\.0\.1:\d+/);
+    assert.match(out, /note: kubectl sends bearer tokens only over TLS; start without --no-tls/);
+    assert.equal(parse(readFileSync(kubeconfig, 'utf8')).clusters[0].cluster['insecure-skip-tls-verify'], true);
+  } finally {
+    child.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

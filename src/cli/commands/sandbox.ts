@@ -72,7 +72,8 @@ export function registerSandboxCommand(program: Command): void {
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('--kubeconfig <file>', 'write a kubeconfig for the admin and restricted users to this file')
     .option('--seed <seed>', 'objects to create: none, demo or scale:N', 'none')
-    .option('--tls', 'serve HTTPS with a generated CA', false)
+    .option('--tls', 'serve HTTPS with a generated CA (the default)')
+    .option('--no-tls', 'serve plain HTTP (kubectl sends no bearer token over it: for clients that do, or tests)')
     .option('--history-window <events>', 'watch history kept for resume', '10000')
     .option('--bookmark-interval-ms <ms>', 'interval of watch BOOKMARK events', '5000')
     .option('--error-rate <rate>', 'start with this share (0..1) of requests failing with 500', '0')
@@ -86,7 +87,7 @@ export function registerSandboxCommand(program: Command): void {
       const sb = await startSandbox({
         port,
         host: String(opts.host),
-        tls: opts.tls === true,
+        tls: opts.tls !== false,
         seed,
         historyWindow: Number(opts.historyWindow),
         bookmarkIntervalMs: Number(opts.bookmarkIntervalMs),
@@ -98,8 +99,10 @@ export function registerSandboxCommand(program: Command): void {
       process.stdout.write(`sandbox API server: ${sb.url}\n`);
       if (typeof opts.kubeconfig === 'string') {
         process.stdout.write(`kubeconfig: ${opts.kubeconfig} (contexts: sandbox = admin, sandbox-restricted)\n`);
-        if (opts.tls !== true) {
-          process.stdout.write('note: kubectl sends bearer tokens only over TLS; start with --tls to use this kubeconfig with kubectl\n');
+        if (opts.tls === false) {
+          process.stdout.write(
+            'note: kubectl sends bearer tokens only over TLS; start without --no-tls to use this kubeconfig with kubectl\n',
+          );
         }
       }
       await waitForSignal();
