@@ -103,3 +103,31 @@ test('--help works for every operation command and lists the shared flags', asyn
     }
   }
 });
+
+test('malformed YAML is caught before anything is sent: file, line and column, exit 2', async () => {
+  const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const { tmpdir } = await import('node:os');
+  const dir = mkdtempSync(join(tmpdir(), 'outpost-yaml-'));
+  try {
+    const good = join(dir, 'a-good.yaml');
+    const bad = join(dir, 'b-bad.yaml');
+    writeFileSync(good, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok}\n');
+    writeFileSync(bad, 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n   bad: [\n');
+    // The gateway address is unreachable: had anything been sent, the exit code would be 3.
+    const common = ['--account', 'sandbox', '--gateway', 'http://127.0.0.1:1'];
+    const fromFile = await runCli(['apply', '-f', bad, ...common]);
+    assert.equal(fromFile.code, 2, fromFile.err);
+    assert.match(fromFile.err, new RegExp(`${bad.replace(/[.]/g, '\\.')}: line \\d+, column \\d+: `));
+    const fromDir = await runCli(['apply', '-f', dir, ...common]);
+    assert.equal(fromDir.code, 2);
+    assert.match(fromDir.err, /b-bad\.yaml: line \d+, column \d+/);
+    const fromStdin = await runCli(['apply', '-f', '-', ...common], { stdin: '{"kind": [1,\n' });
+    assert.equal(fromStdin.code, 2);
+    assert.match(fromStdin.err, /stdin: line \d+, column \d+/);
+    const valid = await runCli(['apply', '-f', good, ...common]);
+    assert.equal(valid.code, 3, 'valid YAML is sent (and the unreachable gateway answers exit 3)');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -2,6 +2,7 @@
  * `outpost apply -f FILE|DIR|- --account A`: sends manifests (YAML multi-document or JSON) to the account's agent,
  * which applies them (client-side by default, server-side when asked) and returns the applied objects.
  */
+import { checkManifestSyntax } from '../../client/manifest-syntax.js';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
@@ -22,13 +23,16 @@ export const MAX_MANIFEST_BYTES = 1024 * 1024;
 
 /**
  * Reads every `-f` source: `-` is stdin, a directory contributes its *.yaml/*.yml/*.json files (sorted, not
- * recursive). Several sources are joined as YAML documents. Rejects with a message naming the unreadable path.
+ * recursive). Several sources are joined as YAML documents. Rejects with a message naming the unreadable path, or
+ * the source, line and column of malformed YAML (nothing is sent then).
  */
 export async function readManifests(sources: string[], io: CliIo): Promise<string> {
   const texts: string[] = [];
   for (const source of sources) {
     if (source === '-') {
-      texts.push(await io.readStdin());
+      const text = await io.readStdin();
+      checkManifestSyntax(text, 'stdin');
+      texts.push(text);
       continue;
     }
     let info: Awaited<ReturnType<typeof stat>>;
@@ -47,11 +51,14 @@ export async function readManifests(sources: string[], io: CliIo): Promise<strin
       : [source];
     if (files.length === 0) throw new Error(`no .yaml, .yml or .json files in directory ${source}`);
     for (const file of files) {
+      let text: string;
       try {
-        texts.push(await readFile(file, 'utf8'));
+        text = await readFile(file, 'utf8');
       } catch (err) {
         throw new Error(`cannot read ${file}: ${(err as Error).message}`);
       }
+      checkManifestSyntax(text, file);
+      texts.push(text);
     }
   }
   return texts.length === 1 ? texts[0]! : texts.map((t) => t.replace(/\s+$/, '')).join('\n---\n');
