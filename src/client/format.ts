@@ -4,6 +4,7 @@
  */
 import type { JsonObject } from '@bufbuild/protobuf';
 import { stringify as toYaml } from 'yaml';
+import { inKubectlOrder } from '../shared/kubectl-order.js';
 import { OperationState, type OperationRecord } from '../gen/outpost/api/v1/operation_service_pb.js';
 import { displayType } from './kinds.js';
 import { renderTable } from './table.js';
@@ -103,10 +104,12 @@ export function formatObjects(
   options: { output: OutputFormat; kind: string; single: boolean; namespace: string; allNamespaces?: boolean },
 ): { stdout: string; stderr: string } {
   if (options.output === 'json' || options.output === 'yaml') {
-    const value =
+    // kubectl's field order: apiVersion, kind, metadata, spec, …, status.
+    const value = inKubectlOrder(
       options.single && objects.length === 1
         ? objects[0]!
-        : { apiVersion: 'v1', kind: 'List', items: objects, metadata: { resourceVersion: '' } };
+        : { apiVersion: 'v1', kind: 'List', items: objects, metadata: { resourceVersion: '' } },
+    );
     return { stdout: options.output === 'json' ? `${JSON.stringify(value, null, 4)}\n` : toYaml(value), stderr: '' };
   }
   if (objects.length === 0) {

@@ -131,3 +131,27 @@ test('malformed YAML is caught before anything is sent: file, line and column, e
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('-o yaml and -o json print objects in kubectl field order: apiVersion, kind, metadata, spec, …, status', async () => {
+  const { formatObjects } = await import('../../src/client/format.js');
+  const { inKubectlOrder } = await import('../../src/shared/kubectl-order.js');
+  const object = { status: { replicas: 1 }, spec: { replicas: 1 }, metadata: { name: 'web' }, kind: 'Deployment', apiVersion: 'apps/v1' };
+  const yaml = formatObjects([object], { output: 'yaml', kind: 'Deployment', single: true, namespace: 'demo' }).stdout;
+  assert.deepEqual(
+    yaml
+      .split('\n')
+      .filter((l) => /^\S/.test(l))
+      .map((l) => l.split(':')[0]),
+    ['apiVersion', 'kind', 'metadata', 'spec', 'status'],
+  );
+  const list = JSON.parse(formatObjects([object, object], { output: 'json', kind: 'Deployment', single: false, namespace: 'demo' }).stdout);
+  assert.deepEqual(Object.keys(list), ['apiVersion', 'kind', 'metadata', 'items']);
+  assert.deepEqual(Object.keys(list.items[0]), ['apiVersion', 'kind', 'metadata', 'spec', 'status']);
+  assert.deepEqual(Object.keys(inKubectlOrder({ data: { a: 'b' }, metadata: {}, kind: 'ConfigMap', apiVersion: 'v1' })), [
+    'apiVersion',
+    'kind',
+    'metadata',
+    'data',
+  ]);
+  assert.equal(inKubectlOrder('text'), 'text');
+});

@@ -1,3 +1,4 @@
+import { inKubectlOrder } from '../../src/shared/kubectl-order.js';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { KubernetesObject } from '../../src/gen/outpost/api/v1/object_service_pb.js';
 
@@ -27,7 +28,7 @@ export function ObjectYaml({
     if (!object) return;
     import('yaml')
       .then(({ stringify }) => {
-        if (current) setText(stringify(object.object ?? {}, { lineWidth: 0 }));
+        if (current) setText(stringify(inKubectlOrder(object.object ?? {}), { lineWidth: 0 }));
       })
       .catch((e: unknown) => current && setFailure(String(e)));
     return () => {
