@@ -5,14 +5,23 @@
  * replica's) is what the cluster's RBAC sees.
  */
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { loadGatewayConfig, startGateway, type RunningGateway } from '../../src/gateway/index.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { testDrivers } from '../../testkit/databases.js';
 import { eventually } from '../../testkit/eventually.js';
 import type { Kubectl } from '../sandbox/kubectl-runner.js';
-import { gatewayKubectl, httpsRequest, KUBECTLS, secureGateway, startKubeStack, TOKENS, type KubeStack } from './kubectl-helpers.js';
+import {
+  echoThrough,
+  gatewayKubectl,
+  httpsRequest,
+  KUBECTLS,
+  secureGateway,
+  startKubeStack,
+  TOKENS,
+  webPod,
+  type KubeStack,
+} from './kubectl-helpers.js';
 
 const pg = testDrivers().includes('postgres');
 const newest = KUBECTLS.at(-1);
@@ -47,8 +56,7 @@ describe('kubectl through a replica without the stream (postgres)', {
       return list.length === 2 || undefined;
     });
     kubectl = await gatewayKubectl(newest!.bin, other.httpUrl, k.pki.caFile, TOKENS.alice);
-    const out = await k.admin.ok(['get', 'pods', '-n', 'demo', '-o', 'jsonpath={.items[*].metadata.name}']);
-    pod = out.split(/\s+/).find((n) => n.startsWith('web-'))!;
+    pod = await webPod(k.admin);
   });
   after(async () => {
     kubectl?.cleanup();
@@ -88,18 +96,7 @@ describe('kubectl through a replica without the stream (postgres)', {
     const forward = kubectl.stream(['port-forward', '-n', 'demo', `pod/${pod}`, ':7777']);
     try {
       const [, port] = await forward.waitFor(/Forwarding from 127\.0\.0\.1:(\d+) -> 7777/);
-      const echoed = await new Promise<string>((resolve, reject) => {
-        const socket = connect(Number(port), '127.0.0.1', () => socket.write('forwarded ping\n'));
-        let got = '';
-        socket.on('data', (c: Buffer) => {
-          got += c.toString('utf8');
-          if (got.includes('\n')) {
-            socket.end();
-            resolve(got);
-          }
-        });
-        socket.on('error', reject);
-      });
+      const echoed = await echoThrough(Number(port), 'forwarded ping\n');
       assert.equal(echoed, 'forwarded ping\n');
     } finally {
       forward.stop();

@@ -5,6 +5,7 @@
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import type { GatewayConfigInput } from '../../src/gateway/index.js';
 import type { Logger } from '../../src/shared/logger.js';
@@ -231,4 +232,28 @@ export async function auditEvents(gatewayUrl: string, ca: string, principal: str
   });
   if (answer.status !== 200) throw new Error(`ListAuditEvents answered ${answer.status}: ${answer.body}`);
   return (JSON.parse(answer.body) as { events?: AuditEventJson[] }).events ?? [];
+}
+
+/** Sends one line to a local port (a kubectl port-forward) and resolves with the first line that comes back. */
+export function echoThrough(port: number, line: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(line));
+    let got = '';
+    socket.on('data', (c: Buffer) => {
+      got += c.toString('utf8');
+      if (got.includes('\n')) {
+        socket.end();
+        resolve(got);
+      }
+    });
+    socket.on('error', reject);
+  });
+}
+
+/** The first pod of the demo's web Deployment, as the sandbox's admin sees it. */
+export async function webPod(admin: Kubectl): Promise<string> {
+  const out = await admin.ok(['get', 'pods', '-n', 'demo', '-o', 'jsonpath={.items[*].metadata.name}']);
+  const pod = out.split(/\s+/).find((n) => n.startsWith('web-'));
+  if (!pod) throw new Error(`no web pod in: ${out}`);
+  return pod;
 }

@@ -6,19 +6,10 @@
  * exec and port-forward over WebSocket (kubectl 1.33) and the clear refusal of SPDY (kubectl 1.27).
  */
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { eventually } from '../../testkit/eventually.js';
 import type { Kubectl } from '../sandbox/kubectl-runner.js';
-import { auditEvents, gatewayKubectl, KUBECTLS, startKubeStack, TOKENS, type KubeStack } from './kubectl-helpers.js';
-
-/** The first Running pod of the demo's web Deployment. */
-async function webPod(admin: Kubectl): Promise<string> {
-  const out = await admin.ok(['get', 'pods', '-n', 'demo', '-o', 'jsonpath={.items[*].metadata.name}']);
-  const pod = out.split(/\s+/).find((n) => n.startsWith('web-'));
-  assert.ok(pod, `a web pod in ${out}`);
-  return pod;
-}
+import { auditEvents, echoThrough, gatewayKubectl, KUBECTLS, startKubeStack, TOKENS, webPod, type KubeStack } from './kubectl-helpers.js';
 
 describe('kubectl through the gateway', { concurrency: false }, () => {
   let k: KubeStack;
@@ -113,18 +104,7 @@ describe('kubectl through the gateway', { concurrency: false }, () => {
           const forward = kubectl.stream(['port-forward', '-n', 'demo', `pod/${pod}`, ':7777']);
           try {
             const [, port] = await forward.waitFor(/Forwarding from 127\.0\.0\.1:(\d+) -> 7777/);
-            const echoed = await new Promise<string>((resolve, reject) => {
-              const socket = connect(Number(port), '127.0.0.1', () => socket.write('ping through the gateway\n'));
-              let got = '';
-              socket.on('data', (c: Buffer) => {
-                got += c.toString('utf8');
-                if (got.includes('\n')) {
-                  socket.end();
-                  resolve(got);
-                }
-              });
-              socket.on('error', reject);
-            });
+            const echoed = await echoThrough(Number(port), 'ping through the gateway\n');
             assert.equal(echoed, 'ping through the gateway\n');
           } finally {
             forward.stop();

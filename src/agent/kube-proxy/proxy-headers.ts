@@ -4,25 +4,12 @@
  * credentials and the impersonation headers of the identity the account's `kubeProxy` setting chooses — so the
  * cluster's RBAC decides what the caller may do, never the agent's own rights.
  */
+import { HOP_BY_HOP } from '../../shared/hop-by-hop.js';
 import type { KubeHeader, KubeIdentity } from '../../gen/outpost/agent/v1/kube_pb.js';
 import type { AccountConfig } from '../config/schema.js';
 
-/** Hop-by-hop and connection headers (RFC 9110 7.6.1) and what only the proxy may set. */
-const DROPPED = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'host',
-  'authorization',
-  'cookie',
-  'content-length',
-]);
+/** Hop-by-hop headers, and what only the proxy may set. */
+const DROPPED = new Set([...HOP_BY_HOP, 'host', 'authorization', 'cookie', 'content-length']);
 
 /** One header, as a message field takes it. */
 export interface HeaderInit {

@@ -9,6 +9,7 @@ import type http from 'node:http';
 import type http2 from 'node:http2';
 import { ConnectError } from '@connectrpc/connect';
 import { kubePathProblem } from '../../shared/kube-path.js';
+import { isValidAccountName } from '../accounts/account-name.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { credentialsFromNodeRequest } from '../auth/credentials.js';
 import { hasRole, identityOf, mayUseKube, type Principal } from '../auth/principal.js';
@@ -20,8 +21,6 @@ import { KubeRefusal } from './kube-status.js';
 
 /** The route's prefix. */
 export const KUBE_PREFIX = '/k8s/';
-
-const ACCOUNT_NAME = /^[a-z0-9]([a-z0-9._-]{0,251}[a-z0-9])?$/;
 
 type AnyRequest = http.IncomingMessage | http2.Http2ServerRequest;
 
@@ -59,7 +58,7 @@ export function createKubeAdmission(authenticator: Authenticator, config: Gatewa
     } catch {
       throw new KubeRefusal(400, 'the account name in the path is not valid percent-encoding');
     }
-    if (!ACCOUNT_NAME.test(account))
+    if (!isValidAccountName(account))
       throw new KubeRefusal(400, `"${account.slice(0, 100)}" is not an account name: use /k8s/{account}/api/…`);
     let path = slash < 0 ? '/' : rest.slice(slash);
     if (path.startsWith('?')) path = `/${path}`;

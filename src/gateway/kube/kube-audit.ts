@@ -43,8 +43,3 @@ export function kubeAuditEntry(
     startedAt: new Date(Date.now() - elapsed),
   };
 }
-
-/** An outcome without an exchange: the gateway answered `status` itself. */
-export function answeredOutcome(status: number, error: string): ExchangeOutcome {
-  return { status, bytesIn: 0, bytesOut: 0, impersonatedUser: '', impersonatedGroups: [], error };
-}

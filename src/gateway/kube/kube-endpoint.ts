@@ -6,6 +6,7 @@
  * to the replica holding one (kube-forward.ts); at its end one audit entry is recorded (kube-audit.ts) and it is
  * counted. Refusals are Kubernetes `Status` answers (kube-status.ts).
  */
+import { HOP_BY_HOP } from '../../shared/hop-by-hop.js';
 import type http from 'node:http';
 import type http2 from 'node:http2';
 import { performance } from 'node:perf_hooks';
@@ -17,8 +18,8 @@ import type { Authenticator } from '../auth/authenticator.js';
 import type { GatewayKubeConfig } from '../config/kube-schema.js';
 import type { KubeRecorder, KubeVia } from '../metrics/gateway-metrics.js';
 import { createKubeAdmission, KUBE_PREFIX, type Admitted } from './kube-admission.js';
-import { answeredOutcome, kubeAuditEntry } from './kube-audit.js';
-import { closeAfterAnswer, HOP_BY_HOP, hasBody, runExchange, type ExchangeOutcome, type ExchangeRequest } from './kube-exchange.js';
+import { kubeAuditEntry } from './kube-audit.js';
+import { closeAfterAnswer, hasBody, outcomeOf, runExchange, type ExchangeOutcome, type ExchangeRequest } from './kube-exchange.js';
 import { CALLER_HEADER, type KubeForwarder } from './kube-forward.js';
 import { kubeRequestInfo } from './kube-request-info.js';
 import { KubeRefusal, sendSocketStatus, sendStatus } from './kube-status.js';
@@ -80,13 +81,7 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
   const admit = createKubeAdmission(deps.authenticator, config, (principal, account, method, path, refusal) => {
     const caller = { principal, user: '', groups: [] };
     deps.audit?.record(
-      kubeAuditEntry(
-        { account, path, caller },
-        method,
-        performance.now(),
-        answeredOutcome(refusal.status, refusal.message),
-        deps.gatewayId,
-      ),
+      kubeAuditEntry({ account, path, caller }, method, performance.now(), outcomeOf(refusal.status, refusal.message), deps.gatewayId),
     );
   });
 
@@ -110,7 +105,7 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
 
   /** Carries an admitted request, then releases its slot, counts it and records it (not a forwarded one: its first replica does). */
   async function carry(admitted: Admitted, method: string, started: number, carriage: Carriage): Promise<void> {
-    let outcome = answeredOutcome(0, '');
+    let outcome = outcomeOf();
     let via: KubeVia = 'local';
     deps.metrics?.kubeOpened();
     try {
@@ -131,7 +126,7 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
             })
           : new KubeRefusal(503, `no agent serves account "${admitted.account}" now`);
         carriage.answer(refusal);
-        outcome = answeredOutcome(refusal.status, refusal.message);
+        outcome = outcomeOf(refusal.status, refusal.message);
       }
     } finally {
       admitted.release();

@@ -4,6 +4,7 @@
  * (a watch or `logs -f` streams), the caller going away cancels it in the cluster, and a request that is not
  * long-running is cancelled and answered 504 at its deadline.
  */
+import { HOP_BY_HOP } from '../../shared/hop-by-hop.js';
 import http from 'node:http';
 import type http2 from 'node:http2';
 import type { KubeResponseHead } from '../../gen/outpost/agent/v1/kube_pb.js';
@@ -42,6 +43,17 @@ export interface ExchangeRequest {
   tellImpersonation?: boolean;
 }
 
+/** An outcome with nothing carried yet: `status` answered (0: none yet), `error` why it ended ('' when it did not). */
+export function outcomeOf(status = 0, error = ''): ExchangeOutcome {
+  return { status, bytesIn: 0, bytesOut: 0, impersonatedUser: '', impersonatedGroups: [], error };
+}
+
+/** The head part that starts `request` on the agent stream. */
+export function headPart(request: ExchangeRequest, upgrade: boolean, noBody: boolean): KubeRequestPart {
+  const { account, method, path, headers, caller } = request;
+  return { case: 'head', value: { account, method, path, headers, caller, upgrade, window: KUBE_WINDOW_BYTES, noBody } };
+}
+
 /** The header naming the impersonated identity on answers to forwarded requests (kube-forward.ts reads it). */
 export const IMPERSONATED_HEADER = 'x-outpost-kube-impersonated';
 
@@ -49,19 +61,6 @@ export const IMPERSONATED_HEADER = 'x-outpost-kube-impersonated';
 export function impersonationHeader(head: KubeResponseHead): string {
   return Buffer.from(JSON.stringify({ user: head.impersonatedUser, groups: head.impersonatedGroups })).toString('base64url');
 }
-
-/** Hop-by-hop headers, never passed on (RFC 9110 7.6.1), and what HTTP/2 forbids. */
-export const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'upgrade',
-  'te',
-  'trailer',
-  'proxy-authenticate',
-  'proxy-authorization',
-]);
 
 /** Maps an agent's end code to the status the gateway answers when no head came. */
 export function refusalForEnd(error: string, code: string): KubeRefusal {
@@ -114,7 +113,7 @@ export function closeAfterAnswer(req: AnyRequest, res: AnyResponse): void {
 /** Runs the exchange on `session`; resolves when the caller's response is finished or abandoned. Never rejects. */
 export function runExchange(session: LiveSession, request: ExchangeRequest, req: AnyRequest, res: AnyResponse): Promise<ExchangeOutcome> {
   return new Promise((resolve) => {
-    const outcome: ExchangeOutcome = { status: 0, bytesIn: 0, bytesOut: 0, impersonatedUser: '', impersonatedGroups: [], error: '' };
+    const outcome = outcomeOf();
     let headSeen = false;
     let done = false;
     let timer: NodeJS.Timeout | undefined;
@@ -189,19 +188,7 @@ export function runExchange(session: LiveSession, request: ExchangeRequest, req:
       refuse(new KubeRefusal(503, `the agent stream serving account "${request.account}" is ending; retry`));
       return finish('the agent stream is ending');
     }
-    send({
-      case: 'head',
-      value: {
-        account: request.account,
-        method: request.method,
-        path: request.path,
-        headers: request.headers,
-        caller: request.caller,
-        upgrade: false,
-        window: KUBE_WINDOW_BYTES,
-        noBody: !hasBody(req),
-      },
-    });
+    send(headPart(request, false, !hasBody(req)));
     // A request without a body is complete with its head: nothing to pump, no end to wait for (one message less).
     if (!hasBody(req)) req.resume();
     else

@@ -5,6 +5,7 @@
  * the receiving replica trusts from replica credentials only. The receiver serves it from its own streams and never
  * forwards again, so forwards cannot loop.
  */
+import { HOP_BY_HOP } from '../../shared/hop-by-hop.js';
 import http from 'node:http';
 import https from 'node:https';
 import { readFileSync } from 'node:fs';
@@ -13,7 +14,7 @@ import type { ReplicaTokenSigner } from '../auth/replica-token.js';
 import type { OwnerLookup } from '../replicas/owner-lookup.js';
 import type { ReplicaDirectory } from '../replicas/replica-directory.js';
 import type { ExchangeOutcome } from './kube-exchange.js';
-import { closeAfterAnswer, HOP_BY_HOP, IMPERSONATED_HEADER } from './kube-exchange.js';
+import { closeAfterAnswer, IMPERSONATED_HEADER, outcomeOf } from './kube-exchange.js';
 import type { KubeCaller } from './kube-identity.js';
 import { KubeRefusal, sendSocketStatus, sendStatus } from './kube-status.js';
 import { writeRawHead } from './kube-upgrade-exchange.js';
@@ -128,7 +129,7 @@ export function createKubeForwarder(deps: KubeForwarderDeps): KubeForwarder {
       openForwards.clear();
     },
     async forward(baseUrl, path, caller, req, res) {
-      const outcome: ExchangeOutcome = { status: 0, bytesIn: 0, bytesOut: 0, impersonatedUser: '', impersonatedGroups: [], error: '' };
+      const outcome = outcomeOf();
       const peer = open(baseUrl, path, req.method ?? 'GET', await outgoing(req, caller, false));
       return new Promise((resolve) => {
         let done = false;
@@ -175,7 +176,7 @@ export function createKubeForwarder(deps: KubeForwarderDeps): KubeForwarder {
       });
     },
     async forwardUpgrade(baseUrl, path, caller, req, socket, rest) {
-      const outcome: ExchangeOutcome = { status: 0, bytesIn: 0, bytesOut: 0, impersonatedUser: '', impersonatedGroups: [], error: '' };
+      const outcome = outcomeOf();
       const peer = open(baseUrl, path, req.method ?? 'GET', await outgoing(req, caller, true));
       return new Promise((resolve) => {
         const finish = (error = '') => {

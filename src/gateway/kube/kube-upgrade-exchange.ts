@@ -10,6 +10,8 @@ import { createCreditReceiver, KUBE_WINDOW_BYTES, pumpWithCredit, type CreditPum
 import type { LiveSession } from '../agents/session-registry.js';
 import {
   headersForCaller,
+  headPart,
+  outcomeOf,
   IMPERSONATED_HEADER,
   impersonationHeader,
   refusalForEnd,
@@ -31,7 +33,7 @@ export function writeRawHead(socket: Duplex, status: number, statusText: string,
 /** Runs the upgrade on `session`; resolves when both sides are done. Never rejects. */
 export function runUpgradeExchange(session: LiveSession, request: ExchangeRequest, socket: Duplex, rest: Buffer): Promise<ExchangeOutcome> {
   return new Promise((resolve) => {
-    const outcome: ExchangeOutcome = { status: 0, bytesIn: 0, bytesOut: 0, impersonatedUser: '', impersonatedGroups: [], error: '' };
+    const outcome = outcomeOf();
     let headSeen = false;
     let upgraded = false;
     let done = false;
@@ -109,17 +111,6 @@ export function runUpgradeExchange(session: LiveSession, request: ExchangeReques
     socket.once('close', () => {
       if (!done) cancel('the caller went away');
     });
-    send({
-      case: 'head',
-      value: {
-        account: request.account,
-        method: request.method,
-        path: request.path,
-        headers: request.headers,
-        caller: request.caller,
-        upgrade: true,
-        window: KUBE_WINDOW_BYTES,
-      },
-    });
+    send(headPart(request, true, false));
   });
 }
