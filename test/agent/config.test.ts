@@ -121,6 +121,28 @@ describe('agent configuration', () => {
     assert.equal(paths.length, 5);
   });
 
+  test('kubeProxy: a static identity needs a user; user and groups only with it; defaults impersonate the caller', () => {
+    const issues = issuesOf(() =>
+      parseAgentConfig(
+        {
+          kubernetes: {
+            accounts: [
+              { name: 'a', serviceAccount: true, kubeProxy: { identity: 'static' } },
+              { name: 'b', serviceAccount: true, kubeProxy: { user: 'ops' } },
+              { name: 'c', serviceAccount: true, kubeProxy: { identity: 'nobody' } },
+            ],
+          },
+        },
+        {},
+      ),
+    );
+    assert.ok(issues.some((i) => i.path === 'kubernetes.accounts[0].kubeProxy.user' && i.message.includes('identity static needs user')));
+    assert.ok(issues.some((i) => i.path === 'kubernetes.accounts[1].kubeProxy.identity' && i.message.includes('identity static only')));
+    assert.ok(issues.some((i) => i.path === 'kubernetes.accounts[2].kubeProxy.identity'));
+    const ok = parseAgentConfig({ kubernetes: { accounts: [{ name: 'd', serviceAccount: true }] } }, {});
+    assert.deepEqual(ok.kubernetes.accounts[0]!.kubeProxy, { enabled: true, identity: 'caller', groups: [] });
+  });
+
   test('error messages list every issue; files: missing, bad YAML, relative kubeconfig paths', () => {
     const err = (() => {
       try {

@@ -156,6 +156,14 @@ describe('gateway config', () => {
         /attributes apply to kind certificate only/,
       ],
       [{ overrides: { authorization: { rules: [{ kind: 'certificate', roles: ['read'] }] } } }, /set subject, attributes or both/],
+      // kubectl through the gateway: the kube role names its accounts; limits and prefixes are checked
+      [
+        { overrides: { authorization: { rules: [{ kind: 'token', subject: '^a$', roles: ['kube'] }] } } },
+        /rules\.0\.accounts: the kube role needs accounts/,
+      ],
+      [{ overrides: { kube: { maxConcurrentPerIdentity: 0 } } }, /kube\.maxConcurrentPerIdentity/],
+      [{ env: { OUTPOST_GATEWAY_KUBE_REQUEST_TIMEOUT_SECONDS: 'soon' } }, /kube\.requestTimeoutSeconds/],
+      [{ overrides: { kube: { userPrefix: 'out post:' } } }, /kube\.userPrefix: no whitespace/],
     ];
     for (const [opts, pattern] of cases) {
       assert.throws(
