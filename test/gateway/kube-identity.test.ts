@@ -53,3 +53,46 @@ test('the kube role reaches only the accounts its rule lists; a kube rule withou
   assert.equal(bad.success, false);
   assert.match(JSON.stringify(bad.error?.issues), /the kube role needs accounts/);
 });
+
+test("the authenticator takes groups from a static token's config and from a JWT's groups claim", async () => {
+  const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { SignJWT } = await import('jose');
+  const { createAuthenticator } = await import('../../src/gateway/auth/authenticator.js');
+  const { loadGatewayConfig } = await import('../../src/gateway/index.js');
+  const dir = mkdtempSync(join(tmpdir(), 'outpost-kube-groups-'));
+  const secret = 'jwt-secret-kube-groups-0123456789-0123456789';
+  try {
+    writeFileSync(join(dir, 'jwt-secret'), secret);
+    const config = loadGatewayConfig({
+      env: {},
+      overrides: {
+        auth: {
+          tokens: [{ subject: 'alice', token: 'alice-token-0123456789abcdef', groups: ['devs'] }],
+          jwt: { issuer: 'https://issuer.test', audience: 'outpost', secretFile: join(dir, 'jwt-secret'), groupsClaim: 'teams' },
+        },
+      },
+    });
+    const authenticator = createAuthenticator(config);
+    const token = await authenticator.authenticate({ secure: false, bearer: 'alice-token-0123456789abcdef' });
+    assert.deepEqual(kubeCallerOf(token, defaults).groups, ['outpost:devs']);
+    const sign = (claims: Record<string, unknown>) =>
+      new SignJWT(claims)
+        .setProtectedHeader({ alg: 'HS256' })
+        .setIssuer('https://issuer.test')
+        .setAudience('outpost')
+        .setSubject('bob')
+        .setIssuedAt()
+        .setExpirationTime('10m')
+        .sign(new TextEncoder().encode(secret));
+    const listed = await authenticator.authenticate({ secure: false, bearer: await sign({ teams: ['sre', 7, '', 'ops'] }) });
+    assert.deepEqual(kubeCallerOf(listed, defaults), { principal: 'jwt:bob', user: 'outpost:bob', groups: ['outpost:sre', 'outpost:ops'] });
+    const single = await authenticator.authenticate({ secure: false, bearer: await sign({ teams: 'sre' }) });
+    assert.deepEqual(kubeCallerOf(single, defaults).groups, ['outpost:sre']);
+    const none = await authenticator.authenticate({ secure: false, bearer: await sign({ groups: ['ignored'] }) });
+    assert.deepEqual(kubeCallerOf(none, defaults).groups, [], 'only the configured claim names groups');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
