@@ -85,24 +85,46 @@ function shardsOf(files, count) {
   return shards.map((s) => s.files.sort());
 }
 
+/**
+ * How long a child may stay alive after printing its final summary. Past it, something the tests left running (an
+ * open handle, a busy loop) keeps the process from exiting: the child is killed, said so loudly, and its exit code
+ * follows its own summary — every test has already reported.
+ */
+const EXIT_GRACE_MS = 30_000;
+
 /** Runs one child; resolves with its exit code and the last value of each summary line it printed. */
-function runChild(args, { buffer }) {
+function runChild(args, { buffer, label }) {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     const summary = {};
     const chunks = [];
     let partial = '';
+    let lingering;
     child.stdout.on('data', (chunk) => {
       if (buffer) chunks.push(chunk);
       else process.stdout.write(chunk);
       const lines = (partial + chunk.toString()).split('\n');
       partial = lines.pop() ?? '';
       for (const line of lines) {
-        const m = /^\u2139 (tests|pass|fail|cancelled) (\d+)\s*$/.exec(line);
+        const m = /^\u2139 (tests|pass|fail|cancelled|duration_ms) (\d+)/.exec(line);
         if (m) summary[m[1]] = Number(m[2]);
+        if (m?.[1] === 'duration_ms' && summary.tests !== undefined && !lingering) {
+          lingering = setTimeout(() => {
+            console.error(
+              `run-tests: ${label} printed its summary but did not exit within ${EXIT_GRACE_MS / 1000} s: killed ` +
+                '(a test left a handle open or a loop running; its results stand)',
+            );
+            child.kill('SIGKILL');
+          }, EXIT_GRACE_MS);
+        }
       }
     });
-    child.on('exit', (code, signal) => resolve({ code: code ?? signal, summary, output: Buffer.concat(chunks) }));
+    child.on('exit', (code, signal) => {
+      clearTimeout(lingering);
+      const killedAfterSummary = signal === 'SIGKILL' && lingering !== undefined;
+      const ownCode = (summary.fail ?? 0) + (summary.cancelled ?? 0) > 0 ? 1 : 0;
+      resolve({ code: killedAfterSummary ? ownCode : (code ?? signal), summary, output: Buffer.concat(chunks) });
+    });
   });
 }
 
@@ -120,14 +142,17 @@ const started = Date.now();
 let results;
 if (isolated) {
   const test = ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${concurrency}`, ...files];
-  results = [await runChild(test, { buffer: false })];
+  results = [await runChild(test, { buffer: false, label: 'the test run' })];
 } else {
   const shardRunner = fileURLToPath(new URL('./test-shard.mjs', import.meta.url));
   const shards = shardsOf(files, concurrency);
   console.log(`run-tests: ${files.length} files in ${shards.length} shard(s); each shard's report is printed when it ends`);
   results = await Promise.all(
     shards.map(async (shard, i) => {
-      const result = await runChild(['--import', 'tsx', '--test-reporter=spec', shardRunner, ...shard], { buffer: true });
+      const result = await runChild(['--import', 'tsx', '--test-reporter=spec', shardRunner, ...shard], {
+        buffer: true,
+        label: `shard ${i + 1}`,
+      });
       process.stdout.write(`\n── shard ${i + 1}/${shards.length} (${shard.length} files, exit ${result.code}) ──\n`);
       process.stdout.write(result.output);
       if (result.summary.tests === undefined)
