@@ -8,7 +8,7 @@ import { parseDuration, toProtoDuration } from './duration.js';
 import { describeClientError, ExitCode } from './errors.js';
 import { describeFailure, succeeded } from './format.js';
 import { createProcessIo, type CliIo } from './io.js';
-import { resolveKind, splitTarget, type ResolvedKind } from './kinds.js';
+import { resolveKind, splitTarget, type ResolvedKind } from '../shared/kind-names.js';
 import { createOperationClient, defaultGatewayUrl, type SubmitInit } from './operation-client.js';
 
 /** Injected by tests; the defaults are the real process. */

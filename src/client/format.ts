@@ -6,7 +6,7 @@ import type { JsonObject } from '@bufbuild/protobuf';
 import { stringify as toYaml } from 'yaml';
 import { inKubectlOrder } from '../shared/kubectl-order.js';
 import { OperationState, type OperationRecord } from '../gen/outpost/api/v1/operation_service_pb.js';
-import { displayType } from './kinds.js';
+import { displayType } from '../shared/kind-names.js';
 import { renderTable } from './table.js';
 
 /** `-o` values of `outpost get`. */

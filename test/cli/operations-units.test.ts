@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { formatDuration, fromProtoDuration, parseDuration, toProtoDuration } from '../../src/client/duration.js';
 import { CliError, describeClientError, ExitCode } from '../../src/client/errors.js';
-import { displayType, resolveKind, splitTarget, UnknownKindError } from '../../src/client/kinds.js';
+import { displayType, resolveKind, splitTarget, UnknownKindError } from '../../src/shared/kind-names.js';
 import { renderTable } from '../../src/client/table.js';
 import { runCli } from './operations-helpers.js';
 

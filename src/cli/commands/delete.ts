@@ -14,7 +14,7 @@ import {
 } from '../../client/client-command.js';
 import { ExitCode } from '../../client/errors.js';
 import { formatDeleted } from '../../client/format.js';
-import { displayType, isClusterScopedKind } from '../../client/kinds.js';
+import { displayType, isClusterScopedKind } from '../../shared/kind-names.js';
 import { PropagationPolicy } from '../../gen/outpost/agent/v1/operation_pb.js';
 
 const CASCADE: Record<string, PropagationPolicy> = {

@@ -11,7 +11,7 @@ import {
   type ClientOptions,
 } from '../../client/client-command.js';
 import { ExitCode } from '../../client/errors.js';
-import { resolveKind, splitTarget } from '../../client/kinds.js';
+import { resolveKind, splitTarget } from '../../shared/kind-names.js';
 
 function parseTail(value: string): number {
   if (!/^-?\d+$/.test(value) || Number(value) < -1) throw new InvalidArgumentError('must be a non-negative integer (-1 = all lines)');

@@ -14,7 +14,7 @@ import {
 } from '../../client/client-command.js';
 import { ExitCode } from '../../client/errors.js';
 import { formatActed, formatHistory } from '../../client/format.js';
-import { displayType } from '../../client/kinds.js';
+import { displayType } from '../../shared/kind-names.js';
 import { RolloutAction } from '../../gen/outpost/agent/v1/operation_pb.js';
 
 const ACTIONS: Record<string, { action: RolloutAction; verb: string }> = {

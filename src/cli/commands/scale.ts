@@ -13,7 +13,7 @@ import {
 } from '../../client/client-command.js';
 import { ExitCode } from '../../client/errors.js';
 import { formatActed } from '../../client/format.js';
-import { displayType } from '../../client/kinds.js';
+import { displayType } from '../../shared/kind-names.js';
 
 function parseReplicas(value: string): number {
   const n = Number(value);
