@@ -225,6 +225,7 @@ describe('outpost demo', { timeout: 240_000 }, () => {
         '#/accounts/sandbox',
         '#/agents',
         '#/objects?account=sandbox&kind=Deployment',
+        '#/objects/sandbox/Deployment/demo/web',
         '#/operations',
       ]) {
         await page.goto(`${dashboard}${view}`);

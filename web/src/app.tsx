@@ -5,6 +5,8 @@ import { AccountsView } from './accounts-view.js';
 import { AgentsView } from './agents-view.js';
 import { AuditView } from './audit-view.js';
 import { describeError } from './error-message.js';
+import { readObjectRef } from './object-href.js';
+import { ObjectPageView } from './object-page-view.js';
 import { ObjectsView } from './objects-view.js';
 import { OperationsView } from './operations-view.js';
 import { OverviewView } from './overview-view.js';
@@ -31,22 +33,29 @@ function RouteView({ route }: { route: Route }) {
       return route.params[0] ? <AccountDetailView name={route.params[0]} /> : <AccountsView />;
     case 'agents':
       return <AgentsView />;
-    case 'objects':
-      return <ObjectsView query={route.query} />;
+    case 'objects': {
+      if (route.params.length === 0) return <ObjectsView query={route.query} />;
+      const target = readObjectRef(route.params);
+      return target ? <ObjectPageView target={target} /> : <NotFound />;
+    }
     case 'operations':
       return <OperationsView query={route.query} />;
     case 'audit':
       return <AuditView query={route.query} />;
     case 'not-found':
-      return (
-        <>
-          <PageTitle title="Page not found" />
-          <p>
-            There is no such page. Go to the <a href={hrefFor('')}>overview</a>.
-          </p>
-        </>
-      );
+      return <NotFound />;
   }
+}
+
+function NotFound() {
+  return (
+    <>
+      <PageTitle title="Page not found" />
+      <p>
+        There is no such page. Go to the <a href={hrefFor('')}>overview</a>.
+      </p>
+    </>
+  );
 }
 
 /**

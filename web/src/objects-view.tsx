@@ -5,7 +5,7 @@ import { ErrorMessage } from './error-message.js';
 import { accountsSignal } from './fleet-signals.js';
 import { formatCount } from './format.js';
 import { objectFilterKey, objectKey, readObjectFilter } from './object-filter.js';
-import { ObjectYaml } from './object-yaml.js';
+import { objectHref } from './object-href.js';
 import { ObjectsFilterForm } from './objects-filter-form.js';
 import { OperationForm } from './operation-form.js';
 import type { OperationDraft } from './operation-request.js';
@@ -38,28 +38,20 @@ export function replicasText(o: KubernetesObject): string {
   return `${typeof ready === 'number' ? ready : 0}/${desired}`;
 }
 
-/** "Deployment demo/web" from a row key (names cannot contain "/", so the key splits cleanly). */
-function objectTitle(key: string): string {
-  const [, kind = '', namespace = '', name = ''] = key.split('/');
-  return `${kind} ${namespace ? `${namespace}/` : ''}${name}`;
-}
-
 /**
  * Cached objects (ObjectService.ListObjects with bodies, 200 a page, "Load more"), filtered by the hash query.
  * The list re-runs, keeping the filter and the number of rows loaded, whenever the fleet summary shows a filtered
- * account (any account without an account filter) receiving events or changing state. Names open the object as
- * YAML; row shortcuts open the operation form prefilled.
+ * account (any account without an account filter) receiving events or changing state. Names link to the object's
+ * page; row shortcuts open the operation form prefilled.
  */
 export function ObjectsView({ query }: { query: URLSearchParams }) {
   const { api } = useServices();
   const { fleet } = useFleet();
   const filter = readObjectFilter(query);
-  const [selected, setSelected] = useState<string | null>(null);
   const [action, setAction] = useState<{ draft: Partial<OperationDraft>; seq: number } | null>(null);
   const returnFocus = useRef<HTMLElement | null>(null);
   const filterKey = objectFilterKey(filter);
   useEffect(() => {
-    setSelected(null);
     setAction(null);
   }, [filterKey]);
 
@@ -91,7 +83,6 @@ export function ObjectsView({ query }: { query: URLSearchParams }) {
   );
 
   const items = list.items;
-  const selectedObject = selected ? items?.find((o) => objectKey(o) === selected) : undefined;
   const remember = (event: Event): void => {
     returnFocus.current = event.currentTarget as HTMLElement;
   };
@@ -128,17 +119,6 @@ export function ObjectsView({ query }: { query: URLSearchParams }) {
           </div>
           <OperationForm key={action.seq} initial={action.draft} accounts={accounts.data?.map((a) => a.name)} autoFocus />
         </section>
-      )}
-
-      {selected && (
-        <ObjectYaml
-          title={objectTitle(selected)}
-          object={selectedObject}
-          onClose={() => {
-            setSelected(null);
-            restoreFocus();
-          }}
-        />
       )}
 
       <ErrorMessage error={list.error} context="Could not load the objects" />
@@ -179,19 +159,11 @@ export function ObjectsView({ query }: { query: URLSearchParams }) {
                   const replicas = specReplicas(o);
                   const nameId = `obj-${o.uid || key}`;
                   return (
-                    <tr key={`${o.apiVersion}/${key}`} data-key={key} class={key === selected ? 'selected' : ''}>
+                    <tr key={`${o.apiVersion}/${key}`} data-key={key}>
                       <th scope="row">
-                        <button
-                          type="button"
-                          class="link"
-                          id={nameId}
-                          onClick={(e) => {
-                            remember(e);
-                            setSelected(key);
-                          }}
-                        >
+                        <a href={objectHref(o)} id={nameId}>
                           {o.name}
-                        </button>
+                        </a>
                       </th>
                       <td>{o.namespace || <span class="muted">(cluster)</span>}</td>
                       <td>{o.kind}</td>

@@ -1,0 +1,90 @@
+import { Code, ConnectError } from '@connectrpc/connect';
+import type { KubernetesObject } from '../../src/gen/outpost/api/v1/object_service_pb.js';
+import { ErrorMessage } from './error-message.js';
+import { accountsSignal } from './fleet-signals.js';
+import { objectTitle, type ObjectRef } from './object-href.js';
+import { ObjectYaml } from './object-yaml.js';
+import { PageTitle } from './page-title.js';
+import { hrefFor } from './router.js';
+import { useServices } from './services.js';
+import { TimeText } from './time-text.js';
+import { useFleet } from './use-fleet.js';
+import { useLiveQuery } from './use-live-query.js';
+
+/**
+ * One cached object on its own page (`#/objects/{account}/{kind}/{namespace}/{name}`, see object-href.ts): what
+ * it is, where it lives, its labels and its YAML. It is fetched with GetObject and again whenever its account
+ * receives events, so the page follows the cluster; a deleted object says so instead of showing stale data.
+ */
+export function ObjectPageView({ target }: { target: ObjectRef }) {
+  const { api } = useServices();
+  const { fleet } = useFleet();
+  const key = JSON.stringify([target.account, target.kind, target.namespace, target.name]);
+  const query = useLiveQuery<KubernetesObject>(
+    key,
+    async (signal) => {
+      const got = await api.objects.getObject(target, { signal });
+      if (!got.object) throw new ConnectError(`${objectTitle(target)} not returned`, Code.Internal);
+      return got.object;
+    },
+    accountsSignal(fleet, [target.account]),
+  );
+  const gone = query.error instanceof ConnectError && query.error.code === Code.NotFound;
+  const object = gone ? undefined : query.data;
+  const listHref = hrefFor('objects', { account: target.account, kind: target.kind, namespace: target.namespace });
+
+  return (
+    <>
+      <PageTitle title={objectTitle(target)} />
+      <p>
+        <a href={listHref}>
+          All {target.kind} objects{target.namespace ? ` in ${target.namespace}` : ''} of {target.account}
+        </a>
+      </p>
+      {gone ? (
+        <p class="empty">This object is not in the cache: it was deleted, or the account does not have it.</p>
+      ) : (
+        <ErrorMessage error={query.error} context="Could not load the object" />
+      )}
+      {!object ? (
+        query.busy && <p class="loading">Loading the object…</p>
+      ) : (
+        <>
+          <section class="panel" aria-label="Summary">
+            <dl class="facts">
+              <dt>Account</dt>
+              <dd>
+                <a href={hrefFor(`accounts/${encodeURIComponent(object.account)}`)}>{object.account}</a>
+              </dd>
+              <dt>Kind</dt>
+              <dd>
+                {object.kind} <span class="muted">{object.apiVersion}</span>
+              </dd>
+              <dt>Namespace</dt>
+              <dd>{object.namespace || <span class="muted">(cluster)</span>}</dd>
+              <dt>Labels</dt>
+              <dd>
+                {Object.keys(object.labels).length === 0 ? (
+                  <span class="muted">none</span>
+                ) : (
+                  Object.entries(object.labels)
+                    .sort(([a], [b]) => a.localeCompare(b))
+                    .map(([k, v]) => (
+                      <code key={k} class="label">
+                        {k}={v}
+                      </code>
+                    ))
+                )}
+              </dd>
+              <dt>Updated</dt>
+              <dd>
+                <TimeText ts={object.updatedAt} />
+              </dd>
+            </dl>
+          </section>
+          <ObjectYaml object={object} />
+        </>
+      )}
+    </>
+  );
+}
