@@ -11,14 +11,17 @@
 # paths; the few megabytes Alpine saves are not worth running an untested libc. Node >= 20.19 is required.
 ARG NODE_IMAGE=node:20-bookworm-slim
 
-# ---- build: install every dependency, compile the server (tsc → dist/) and the dashboard (Vite → web/dist/), then
+# ---- build: install every dependency, compile the server (tsc → dist/, the CLI bundle → dist/bundle/) and the dashboard (Vite → web/dist/), then
 # drop the dev dependencies so the runtime stage copies production node_modules only.
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+# npm ci runs the `prepare` script (a build) in a checkout; here the sources come later and the build is its own step.
+COPY scripts/prepare.mjs scripts/prepare.mjs
+RUN OUTPOST_SKIP_PREPARE=1 npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/stamp-build.mjs scripts/stamp-build.mjs
+COPY scripts/bundle-cli.mjs scripts/bundle-cli.mjs
 COPY src src
 COPY web web
 RUN npm run build \

@@ -109,11 +109,14 @@ export function findKubectl(): string | undefined {
   return candidates.find((c): c is string => !!c && existsSync(c));
 }
 
-/** Runs `bin args…` to completion; resolves with its wall-clock milliseconds (spawn → exit), rejects on failure. */
-export function timeProcess(bin: string, args: string[]): Promise<number> {
+/**
+ * Runs `bin args…` to completion (with `env` added to this process's environment); resolves with its wall-clock
+ * milliseconds (spawn → exit), rejects on failure.
+ */
+export function timeProcess(bin: string, args: string[], env: Record<string, string> = {}): Promise<number> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    execFile(bin, args, { timeout: 60_000 }, (err, _stdout, stderr) => {
+    execFile(bin, args, { timeout: 60_000, env: { ...process.env, ...env } }, (err, _stdout, stderr) => {
       const ms = performance.now() - t0;
       if (err) reject(new Error(`${bin} ${args.join(' ')}: ${err.message} ${stderr.slice(-500)}`));
       else resolve(ms);

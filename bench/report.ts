@@ -8,6 +8,7 @@
 import type { MachineInfo } from './machine.js';
 import type { Row } from './rows.js';
 import { agentFootprintRows, type AgentFootprintParams, type AgentFootprintResult } from './scenarios/agent-footprint.js';
+import { cliRoundTripRows, type CliRoundTripParams, type CliRoundTripResult } from './scenarios/cli-round-trip.js';
 import { churnRows, type ChurnParams, type ChurnResult } from './scenarios/churn.js';
 import { connectionScaleRows, type ConnectionScaleParams, type ConnectionScaleResult } from './scenarios/connection-scale.js';
 import { failoverRows, type FailoverParams, type FailoverResult } from './scenarios/failover.js';
@@ -51,6 +52,8 @@ export interface BenchResults {
   transports?: Repeated<TransportsParams, TransportsResult>;
   /** Runs of kubectl get and watch through the gateway, two bare relays and straight to the sandbox, interleaved. */
   kubeProxy?: Repeated<KubeProxyParams, KubeProxyResult>;
+  /** Runs of `outpost get` processes (compiled, sources), `kubectl get` and `node -e 0`, interleaved. */
+  cliRoundTrip?: Repeated<CliRoundTripParams, CliRoundTripResult>;
 }
 
 /** Every row of the results, in scenario order. */
@@ -67,6 +70,7 @@ export function resultRows(r: BenchResults): Row[] {
     ...(r.spinnakerDeploy?.runs[0] ? spinnakerDeployRows(r.spinnakerDeploy.runs[0]) : []),
     ...(r.transports ? transportsRows(r.transports.runs, r.transports.params, !r.quick) : []),
     ...(r.kubeProxy ? kubeProxyRows(r.kubeProxy.runs, !r.quick) : []),
+    ...(r.cliRoundTrip ? cliRoundTripRows(r.cliRoundTrip.runs, !r.quick) : []),
   ];
 }
 
@@ -102,6 +106,7 @@ export function renderSetup(r: BenchResults, before?: { file: string; results: B
         'spinnakerDeploy',
         'transports',
         'kubeProxy',
+        'cliRoundTrip',
       ] as const
     )
       .filter((k) => r[k])

@@ -14,6 +14,7 @@ import { describeMachine } from './machine.js';
 import { renderReport, type BenchResults, type Repeated } from './report.js';
 import { runAgentFootprint } from './scenarios/agent-footprint.js';
 import { runChurn } from './scenarios/churn.js';
+import { runCliRoundTrip } from './scenarios/cli-round-trip.js';
 import { runConnectionScale } from './scenarios/connection-scale.js';
 import { runFailover } from './scenarios/failover.js';
 import { runForwarding } from './scenarios/forwarding.js';
@@ -34,12 +35,13 @@ const SCENARIOS = [
   'spinnaker-deploy',
   'transports',
   'kube-proxy',
+  'cli',
 ] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const USAGE = `usage: npm run bench -- [--quick] [--runs K] [--only ${SCENARIOS.join(',')}] [--objects N] [--out DIR]
   --quick    small sizes and short runs: a smoke run of every scenario in about a minute (too small to judge targets)
-  --runs K   repetitions of initial-sync, churn, operations, connection-scale, agent-footprint and kube-proxy (default 3; 1 with
+  --runs K   repetitions of initial-sync, churn, operations, connection-scale, agent-footprint, kube-proxy and cli (default 3; 1 with
              --quick), and of transports (default 4, so HTTP/2 and WebSocket each go first twice; 1 with --quick)
   --only     a comma-separated subset of the scenarios
   --objects  objects of the initial-sync scenario and of transports' initial sync (default 100000; 5000 with --quick)
@@ -47,6 +49,7 @@ const USAGE = `usage: npm run bench -- [--quick] [--runs K] [--only ${SCENARIOS.
 transports: each run, churn (1000/s for 20 s; 3 s with --quick) and initial sync over HTTP/2 and over WebSocket.
 kube-proxy: kubectl get and watch through the gateway's /k8s/ACCOUNT, through two bare relays and straight to the
              sandbox, interleaved (kubectl from OUTPOST_BENCH_KUBECTL or the newest one installed).
+cli:        outpost get deployments processes (compiled build and sources), kubectl get and node -e 0, interleaved.
 Environment: OUTPOST_BENCH_POSTGRES (default postgres://postgres@127.0.0.1:5432/postgres);
 OUTPOST_BENCH_PROFILE=DIR writes a V8 CPU profile of every outpost child process into DIR.`;
 
@@ -115,6 +118,7 @@ const params = {
   kubeProxy: quick
     ? { requests: 30, warmup: 5, kubectlRuns: 2, kubectlWarmup: 1, watchChanges: 10, watchSpacingMs: 50 }
     : { requests: 300, warmup: 30, kubectlRuns: 15, kubectlWarmup: 2, watchChanges: 100, watchSpacingMs: 50 },
+  cli: quick ? { runs: 1, warmup: 0 } : { runs: 20, warmup: 2 },
 };
 
 /** Runs `run` `times` times with `p` and the repetition's index (from 0), logging each result. */
@@ -180,6 +184,7 @@ if (wants('spinnaker-deploy')) results.spinnakerDeploy = await repeat('spinnaker
 if (wants('agent-footprint')) results.agentFootprint = await repeat('agent-footprint', runs, params.agentFootprint, runAgentFootprint);
 if (wants('transports')) results.transports = await repeat('transports', transportRuns, params.transports, runTransports);
 if (wants('kube-proxy')) results.kubeProxy = await repeat('kube-proxy', runs, params.kubeProxy, runKubeProxy);
+if (wants('cli')) results.cliRoundTrip = await repeat('cli', runs, params.cli, runCliRoundTrip);
 results.finished = new Date().toISOString();
 results.loadAverageAtEnd = describeMachine().loadAverage;
 

@@ -122,7 +122,7 @@ export type Side = 'direct' | 'relay' | 'gateway';
  * Runs `measure(side)` for each of `sides` `rounds` times, in forward order on even rounds and backward on odd ones
  * (ABBA), so drift hits every side alike; returns each side's samples after `warmup` rounds.
  */
-export async function interleave<S extends Side>(
+export async function interleave<S extends string>(
   sides: readonly S[],
   warmup: number,
   rounds: number,

@@ -41,7 +41,7 @@ export function createProgram(): Command {
 
 /** `outpost 0.1.0 (compiled build, node v20.20.2)`: bin/outpost.js runs dist/ when it is fresh, else the sources. */
 function versionText(): string {
-  const runtime = import.meta.url.endsWith('.js') ? 'compiled build' : 'TypeScript sources through tsx';
+  const runtime = import.meta.url.endsWith('.ts') ? 'TypeScript sources through tsx' : 'compiled build';
   return `outpost ${agentVersion()} (${runtime}, node ${process.version})`;
 }
 

@@ -75,6 +75,7 @@ describe('benchmark harness', () => {
         'agentFootprint',
         'transports',
         'kubeProxy',
+        'cliRoundTrip',
       ] as const) {
         assert.ok(results[key] && results[key]!.runs.length === 1, `${key} ran once`);
       }

@@ -27,9 +27,9 @@ function scratchTree(): string {
   return dir;
 }
 
-function run(dir: string, env: Record<string, string> = {}): string {
+function run(dir: string, env: Record<string, string> = {}, args: string[] = []): string {
   const { OUTPOST_RUNTIME: _, ...rest } = process.env;
-  const r = spawnSync(process.execPath, [join(dir, 'bin', 'outpost.js')], { encoding: 'utf8', env: { ...rest, ...env } });
+  const r = spawnSync(process.execPath, [join(dir, 'bin', 'outpost.js'), ...args], { encoding: 'utf8', env: { ...rest, ...env } });
   assert.equal(r.status, 0, r.stderr);
   return r.stdout.trim();
 }
@@ -52,6 +52,24 @@ describe('bin/outpost.js runtime', () => {
       assert.equal(run(dir, { OUTPOST_RUNTIME: 'tsx' }), 'src');
       rmSync(join(dir, 'src'), { recursive: true });
       assert.equal(run(dir), 'dist', 'an install without sources runs the build');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('within a fresh build, client commands run from the bundle and the long-running programs from dist/cli', () => {
+    const dir = scratchTree();
+    try {
+      writeFileSync(join(dir, 'dist', '.build-stamp'), 'now\n');
+      const past = new Date(Date.now() - 60_000);
+      utimesSync(join(dir, 'src', 'cli', 'main.ts'), past, past);
+      assert.equal(run(dir, {}, ['get', 'pods']), 'dist', 'no bundle yet: dist/cli');
+      mkdirSync(join(dir, 'dist', 'bundle'));
+      writeFileSync(join(dir, 'dist', 'bundle', 'outpost.mjs'), "export async function main() { console.log('bundle'); }\n");
+      for (const args of [['get', 'pods'], ['--gateway', 'x'], ['accounts'], ['--help'], []])
+        assert.equal(run(dir, {}, args), 'bundle', args.join(' '));
+      for (const program of ['gateway', 'agent', 'sandbox', 'demo']) assert.equal(run(dir, {}, [program, '--x']), 'dist', program);
+      assert.equal(run(dir, { OUTPOST_RUNTIME: 'tsx' }, ['get']), 'src', 'forced sources');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
