@@ -100,11 +100,11 @@ const params = {
   initialSync: { objects },
   churn: { changesPerSecond: 1000, seconds: quick ? 3 : 60 },
   operations: { concurrency: [1, 10, 100], seconds: quick ? 1.5 : 10, warmupSeconds: quick ? 0.5 : 2 },
-  forwarding: { operations: quick ? 40 : 300, warmup: quick ? 10 : 30 },
+  forwarding: { operations: quick ? 20 : 300, warmup: quick ? 5 : 30 },
   // minSessionSeconds: past the agent's stable-session threshold (reconnect.stableSeconds), so each kill meets a reset
   // reconnect backoff; quick mode lowers the threshold from its 10 s default to 1 s so the kills come 1.5 s apart.
   failover: quick
-    ? { runs: 2, attemptTimeoutSeconds: 3, giveUpSeconds: 60, stableSeconds: 1, minSessionSeconds: 1.5 }
+    ? { runs: 1, attemptTimeoutSeconds: 3, giveUpSeconds: 60, stableSeconds: 1, minSessionSeconds: 1.5 }
     : { runs: 10, attemptTimeoutSeconds: 3, giveUpSeconds: 60, stableSeconds: 10, minSessionSeconds: 12 },
   connectionScale: quick
     ? { agents: 100, warmupAgents: 10, heartbeatSeconds: 1, settleSeconds: 1, samples: 2, idleSeconds: 1, connectConcurrency: 50 }
