@@ -4,7 +4,7 @@
  * do (Deployment, ReplicaSet, StatefulSet, DaemonSet, Pod, Job, CronJob, HorizontalPodAutoscaler; every other kind,
  * custom resources included, is always stable). `workload-health.ts` sums a status up in one word for people.
  */
-import { registeredKindOf } from '../spinnaker/kind-names.js';
+import { REGISTERED_KINDS, registeredKindOf } from '../spinnaker/kind-names.js';
 import { defaultStatus, type ManifestStatus, stringField } from './status-model.js';
 import { cronJobStatus, horizontalPodAutoscalerStatus, jobStatus, podStatus } from './pod-job-rules.js';
 import { daemonSetStatus, deploymentStatus, replicaSetStatus, statefulSetStatus } from './workload-rules.js';
@@ -24,6 +24,9 @@ const RULES: Record<string, { rules: Rules; appsV1Only: boolean }> = {
   cronJob: { rules: cronJobStatus, appsV1Only: false },
   horizontalpodautoscaler: { rules: horizontalPodAutoscalerStatus, appsV1Only: false },
 };
+
+/** The Kubernetes `kind` names that have rules ("Deployment", "Pod"…), to narrow a query before hasStatusRules. */
+export const STATUS_RULE_KINDS: readonly string[] = REGISTERED_KINDS.filter((k) => Object.hasOwn(RULES, k.name)).map((k) => k.kind);
 
 /**
  * True when `apiVersion`/`kind` has rules of its own (the kinds listed above, in a Kubernetes group): only these
