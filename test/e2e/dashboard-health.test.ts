@@ -55,7 +55,11 @@ describe('workload health and ownership in the dashboard', { timeout: 120_000 },
 
   before(async () => {
     assert.notEqual(await ensureWebBuild(createSilentLogger()), 'unavailable', 'the dashboard builds');
-    stack = await startStack({ agents: [{}] });
+    const [started, launched] = await Promise.allSettled([startStack({ agents: [{}] }), launchChromium()]);
+    if (started.status === 'fulfilled') stack = started.value;
+    if (launched.status === 'fulfilled') browser = launched.value;
+    if (started.status === 'rejected') throw started.reason;
+    if (launched.status === 'rejected') throw launched.reason;
     url = stack.gateway.httpUrl;
     stack.sandbox.store.create(deployment());
     stack.sandbox.store.create({
@@ -64,7 +68,6 @@ describe('workload health and ownership in the dashboard', { timeout: 120_000 },
       metadata: { name: APP, namespace: 'demo' },
       spec: { selector: { app: APP }, ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }] },
     });
-    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
