@@ -431,6 +431,14 @@ export const RPC_ROWS: MatrixRow[] = [
       valid: 'OK',
     },
   ),
+  rowOf(
+    'outpost.api.v1.ObjectService/SummarizeHealth',
+    'read',
+    rpc('outpost.api.v1.ObjectService', 'SummarizeHealth', { account: A.account }),
+    {
+      valid: 'OK',
+    },
+  ),
 
   rowOf(
     `${OPS}/SubmitOperation`,

@@ -28,7 +28,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { healthOf, type ManifestStatus, manifestStatus } from '../../src/gateway/status/manifest-status.js';
+import { type ManifestStatus, manifestStatus } from '../../src/gateway/status/manifest-status.js';
+import { healthOf } from '../../src/gateway/status/workload-health.js';
 
 type Obj = Record<string, unknown>;
 

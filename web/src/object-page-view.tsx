@@ -1,9 +1,11 @@
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { KubernetesObject } from '../../src/gen/outpost/api/v1/object_service_pb.js';
 import { ErrorMessage } from './error-message.js';
+import { HealthFacts } from './health-facts.js';
 import { accountsSignal } from './fleet-signals.js';
 import { objectTitle, type ObjectRef } from './object-href.js';
 import { ObjectYaml } from './object-yaml.js';
+import { OwnershipTree } from './ownership-tree.js';
 import { PageTitle } from './page-title.js';
 import { hrefFor } from './router.js';
 import { useServices } from './services.js';
@@ -62,6 +64,7 @@ export function ObjectPageView({ target }: { target: ObjectRef }) {
               </dd>
               <dt>Namespace</dt>
               <dd>{object.namespace || <span class="muted">(cluster)</span>}</dd>
+              <HealthFacts object={object} />
               <dt>Labels</dt>
               <dd>
                 {Object.keys(object.labels).length === 0 ? (
@@ -82,6 +85,7 @@ export function ObjectPageView({ target }: { target: ObjectRef }) {
               </dd>
             </dl>
           </section>
+          <OwnershipTree object={object} />
           <ObjectYaml object={object} />
         </>
       )}

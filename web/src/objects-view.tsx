@@ -4,6 +4,7 @@ import type { KubernetesObject } from '../../src/gen/outpost/api/v1/object_servi
 import { ErrorMessage } from './error-message.js';
 import { accountsSignal } from './fleet-signals.js';
 import { formatCount } from './format.js';
+import { HealthBadge } from './health-badge.js';
 import { objectFilterKey, objectKey, readObjectFilter } from './object-filter.js';
 import { objectHref } from './object-href.js';
 import { ObjectsFilterForm } from './objects-filter-form.js';
@@ -138,6 +139,7 @@ export function ObjectsView({ query }: { query: URLSearchParams }) {
                   <th scope="col">Namespace</th>
                   <th scope="col">Kind</th>
                   <th scope="col">Account</th>
+                  <th scope="col">Health</th>
                   <th scope="col" class="num">
                     Replicas
                   </th>
@@ -148,7 +150,7 @@ export function ObjectsView({ query }: { query: URLSearchParams }) {
               <tbody>
                 {items.length === 0 && (
                   <tr>
-                    <td colSpan={7} class="empty">
+                    <td colSpan={8} class="empty">
                       No cached object matches this filter.
                     </td>
                   </tr>
@@ -168,6 +170,9 @@ export function ObjectsView({ query }: { query: URLSearchParams }) {
                       <td>{o.namespace || <span class="muted">(cluster)</span>}</td>
                       <td>{o.kind}</td>
                       <td>{o.account}</td>
+                      <td data-col="health">
+                        <HealthBadge health={o.health} />
+                      </td>
                       <td data-col="replicas" class="num">
                         {replicasText(o)}
                       </td>

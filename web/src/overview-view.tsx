@@ -1,4 +1,5 @@
 import { ErrorMessage } from './error-message.js';
+import { HealthCounts } from './health-counts.js';
 import { formatCount, formatDuration, formatRate, operationStateName } from './format.js';
 import { PageTitle } from './page-title.js';
 import { hrefFor } from './router.js';
@@ -110,6 +111,8 @@ export function OverviewView() {
           </ul>
         )}
       </section>
+
+      <HealthCounts />
 
       <section aria-labelledby="activity-title">
         <h2 id="activity-title">Account activity</h2>

@@ -1,6 +1,8 @@
 /**
  * `outpost.api.v1.ObjectService`: reads the object cache. ListObjects pages with an opaque keyset token in primary-key
  * order (account, kind, apiVersion, namespace, name), so every page is one index range scan however deep it is.
+ * Every object returned carries its workload health, computed from its body (object-health.ts) — from a slim copy
+ * read in SQL when the caller omits bodies.
  */
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, type ServiceImpl } from '@connectrpc/connect';
@@ -11,7 +13,9 @@ import type { KubernetesObject } from '../../gen/outpost/api/v1/object_service_p
 import type { ObjectService } from '../../gen/outpost/api/v1/object_service_pb.js';
 import { parseLabelSelector, SelectorError, type LabelRequirement } from '../../shared/label-selector.js';
 import { invalidArgument } from '../errors.js';
+import { summarizeHealth } from './health-summary.js';
 import { labelSelectorToSql } from './label-selector-sql.js';
+import { healthMessage, ownerUidSql, statusInputSql } from './object-health.js';
 import { decodePageToken, encodePageToken, type ObjectKey, type PageFilters } from './page-token.js';
 
 /** Default and largest page sizes of ListObjects (larger requests are reduced to the maximum). */
@@ -28,6 +32,8 @@ type ObjectRow = {
   resourceVersion: string;
   labels: Record<string, string>;
   object?: Record<string, unknown>;
+  /** What the status rules read, when the body is omitted. */
+  statusInput?: Record<string, unknown>;
   updatedAt: Date;
 };
 
@@ -55,19 +61,21 @@ export function createObjectService(database: Database): Partial<ServiceImpl<typ
         namespace: req.namespace,
         labelSelector: req.labelSelector,
         omitObject: req.omitObject,
+        ownerUid: req.ownerUid,
       };
       const conditions: (SQL | undefined)[] = [];
       if (req.account) conditions.push(eq(objects.account, req.account));
       if (req.kind) conditions.push(eq(objects.kind, req.kind));
       if (req.namespace) conditions.push(eq(objects.namespace, req.namespace));
       conditions.push(labelSelectorToSql(objects.labels, parseSelector(req.labelSelector)));
+      conditions.push(ownerUidSql(req.ownerUid));
       if (req.pageToken) {
         const after = decodePageToken(req.pageToken, filters);
         conditions.push(
           sql`(${objects.account}, ${objects.kind}, ${objects.apiVersion}, ${objects.namespace}, ${objects.name}) > (${after[0]}, ${after[1]}, ${after[2]}, ${after[3]}, ${after[4]})`,
         );
       }
-      const select = req.omitObject ? columns : { ...columns, object: objects.object };
+      const select = req.omitObject ? { ...columns, statusInput: statusInputSql() } : { ...columns, object: objects.object };
       const rows: ObjectRow[] = await db
         .select(select)
         .from(objects)
@@ -104,6 +112,10 @@ export function createObjectService(database: Database): Partial<ServiceImpl<typ
       }
       return { object: toKubernetesObject(rows[0]!) };
     },
+
+    async summarizeHealth(req) {
+      return summarizeHealth(database, req.account);
+    },
   };
 }
 
@@ -134,5 +146,6 @@ function toKubernetesObject(row: ObjectRow): KubernetesObject {
     labels: { ...row.labels },
     object: row.object as KubernetesObject['object'],
     updatedAt: timestampFromDate(row.updatedAt),
+    health: healthMessage(row.object ?? row.statusInput),
   };
 }

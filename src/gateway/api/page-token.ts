@@ -15,6 +15,7 @@ export interface PageFilters {
   namespace: string;
   labelSelector: string;
   omitObject: boolean;
+  ownerUid: string;
 }
 
 /** Encodes the position after `key` for these filters. */
@@ -46,6 +47,7 @@ export function decodePageToken(token: string, filters: PageFilters): ObjectKey 
 }
 
 function fingerprint(f: PageFilters): string {
-  const text = JSON.stringify([f.account, f.kind, f.namespace, f.labelSelector, f.omitObject]);
+  // owner_uid joins the list only when set, so tokens issued before it existed (a rolling upgrade) stay valid.
+  const text = JSON.stringify([f.account, f.kind, f.namespace, f.labelSelector, f.omitObject, ...(f.ownerUid ? [f.ownerUid] : [])]);
   return createHash('sha256').update(text).digest('base64url').slice(0, 16);
 }

@@ -2,10 +2,10 @@
  * Clouddriver's status model of a live Kubernetes object — the one implementation the Spinnaker API (Orca's "wait
  * for manifest stable") and the dashboard share. `manifestStatus` picks the rules by kind as Clouddriver's handlers
  * do (Deployment, ReplicaSet, StatefulSet, DaemonSet, Pod, Job, CronJob, HorizontalPodAutoscaler; every other kind,
- * custom resources included, is always stable), and `healthOf` sums a status up in one word for people.
+ * custom resources included, is always stable). `workload-health.ts` sums a status up in one word for people.
  */
-import { registeredKindOf } from '../spinnaker/kind-names.js';
-import { defaultStatus, type ManifestStatus, NO_STATUS_MESSAGE, stringField } from './status-model.js';
+import { REGISTERED_KINDS, registeredKindOf } from '../spinnaker/kind-names.js';
+import { defaultStatus, type ManifestStatus, stringField } from './status-model.js';
 import { cronJobStatus, horizontalPodAutoscalerStatus, jobStatus, podStatus } from './pod-job-rules.js';
 import { daemonSetStatus, deploymentStatus, replicaSetStatus, statefulSetStatus } from './workload-rules.js';
 
@@ -24,6 +24,18 @@ const RULES: Record<string, { rules: Rules; appsV1Only: boolean }> = {
   cronJob: { rules: cronJobStatus, appsV1Only: false },
   horizontalpodautoscaler: { rules: horizontalPodAutoscalerStatus, appsV1Only: false },
 };
+
+/** The Kubernetes `kind` names that have rules ("Deployment", "Pod"…), to narrow a query before hasStatusRules. */
+export const STATUS_RULE_KINDS: readonly string[] = REGISTERED_KINDS.filter((k) => Object.hasOwn(RULES, k.name)).map((k) => k.kind);
+
+/**
+ * True when `apiVersion`/`kind` has rules of its own (the kinds listed above, in a Kubernetes group): only these
+ * objects can be anything but stable, so only they get a health (workload-health.ts).
+ */
+export function hasStatusRules(apiVersion: string, kind: string): boolean {
+  const registered = registeredKindOf(apiVersion, kind);
+  return registered !== undefined && Object.hasOwn(RULES, registered.name);
+}
 
 /**
  * The status of `object` (a Kubernetes object as JSON: apiVersion, kind, metadata, spec, status), as Clouddriver
@@ -50,27 +62,4 @@ export function manifestStatus(object: Record<string, unknown>): ManifestStatus 
     return status;
   }
   return entry.rules(object);
-}
-
-/** One word for a status, for people (the dashboard); Orca never sees it. */
-export type Health = 'Healthy' | 'Progressing' | 'Degraded' | 'Paused' | 'Unknown';
-
-/** A health word and the sentence that explains it. */
-export interface HealthSummary {
-  health: Health;
-  reason: string;
-}
-
-/**
- * Sums up a status, the first match winning: failed → Degraded; paused → Paused; no status reported (or no status at
- * all, `undefined`, e.g. the object could not be read) → Unknown; not stable → Progressing; else Healthy. The reason
- * is the deciding condition's message, or a short fallback when Clouddriver's rule gives none.
- */
-export function healthOf(status: ManifestStatus | undefined): HealthSummary {
-  if (!status) return { health: 'Unknown', reason: 'No status' };
-  if (status.failed.state) return { health: 'Degraded', reason: status.failed.message ?? 'Failed' };
-  if (status.paused.state) return { health: 'Paused', reason: status.paused.message ?? 'Paused' };
-  if (!status.stable.state && status.stable.message === NO_STATUS_MESSAGE) return { health: 'Unknown', reason: NO_STATUS_MESSAGE };
-  if (!status.stable.state) return { health: 'Progressing', reason: status.stable.message ?? 'Not yet stable' };
-  return { health: 'Healthy', reason: status.stable.message ?? 'Stable' };
 }

@@ -2,8 +2,8 @@
 // @generated from file outpost/api/v1/object_service.proto (package outpost.api.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
@@ -12,7 +12,33 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file outpost/api/v1/object_service.proto.
  */
 export const file_outpost_api_v1_object_service: GenFile = /*@__PURE__*/
-  fileDesc("CiNvdXRwb3N0L2FwaS92MS9vYmplY3Rfc2VydmljZS5wcm90bxIOb3V0cG9zdC5hcGkudjEi1AIKEEt1YmVybmV0ZXNPYmplY3QSDwoHYWNjb3VudBgBIAEoCRITCgthcGlfdmVyc2lvbhgCIAEoCRIMCgRraW5kGAMgASgJEhEKCW5hbWVzcGFjZRgEIAEoCRIMCgRuYW1lGAUgASgJEgsKA3VpZBgGIAEoCRIYChByZXNvdXJjZV92ZXJzaW9uGAcgASgJEjwKBmxhYmVscxgIIAMoCzIsLm91dHBvc3QuYXBpLnYxLkt1YmVybmV0ZXNPYmplY3QuTGFiZWxzRW50cnkSJwoGb2JqZWN0GAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIuCgp1cGRhdGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIpoBChJMaXN0T2JqZWN0c1JlcXVlc3QSDwoHYWNjb3VudBgBIAEoCRIMCgRraW5kGAIgASgJEhEKCW5hbWVzcGFjZRgDIAEoCRIWCg5sYWJlbF9zZWxlY3RvchgEIAEoCRIRCglwYWdlX3NpemUYBSABKAUSEgoKcGFnZV90b2tlbhgGIAEoCRITCgtvbWl0X29iamVjdBgHIAEoCCJhChNMaXN0T2JqZWN0c1Jlc3BvbnNlEjEKB29iamVjdHMYASADKAsyIC5vdXRwb3N0LmFwaS52MS5LdWJlcm5ldGVzT2JqZWN0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJnChBHZXRPYmplY3RSZXF1ZXN0Eg8KB2FjY291bnQYASABKAkSDAoEa2luZBgCIAEoCRIRCgluYW1lc3BhY2UYAyABKAkSDAoEbmFtZRgEIAEoCRITCgthcGlfdmVyc2lvbhgFIAEoCSJFChFHZXRPYmplY3RSZXNwb25zZRIwCgZvYmplY3QYASABKAsyIC5vdXRwb3N0LmFwaS52MS5LdWJlcm5ldGVzT2JqZWN0MsMBCg1PYmplY3RTZXJ2aWNlElsKC0xpc3RPYmplY3RzEiIub3V0cG9zdC5hcGkudjEuTGlzdE9iamVjdHNSZXF1ZXN0GiMub3V0cG9zdC5hcGkudjEuTGlzdE9iamVjdHNSZXNwb25zZSIDkAIBElUKCUdldE9iamVjdBIgLm91dHBvc3QuYXBpLnYxLkdldE9iamVjdFJlcXVlc3QaIS5vdXRwb3N0LmFwaS52MS5HZXRPYmplY3RSZXNwb25zZSIDkAIBYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("CiNvdXRwb3N0L2FwaS92MS9vYmplY3Rfc2VydmljZS5wcm90bxIOb3V0cG9zdC5hcGkudjEiRAoGSGVhbHRoEioKBXN0YXRlGAEgASgOMhsub3V0cG9zdC5hcGkudjEuSGVhbHRoU3RhdGUSDgoGcmVhc29uGAIgASgJIvwCChBLdWJlcm5ldGVzT2JqZWN0Eg8KB2FjY291bnQYASABKAkSEwoLYXBpX3ZlcnNpb24YAiABKAkSDAoEa2luZBgDIAEoCRIRCgluYW1lc3BhY2UYBCABKAkSDAoEbmFtZRgFIAEoCRILCgN1aWQYBiABKAkSGAoQcmVzb3VyY2VfdmVyc2lvbhgHIAEoCRI8CgZsYWJlbHMYCCADKAsyLC5vdXRwb3N0LmFwaS52MS5LdWJlcm5ldGVzT2JqZWN0LkxhYmVsc0VudHJ5EicKBm9iamVjdBgJIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLgoKdXBkYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJgoGaGVhbHRoGAsgASgLMhYub3V0cG9zdC5hcGkudjEuSGVhbHRoGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEirQEKEkxpc3RPYmplY3RzUmVxdWVzdBIPCgdhY2NvdW50GAEgASgJEgwKBGtpbmQYAiABKAkSEQoJbmFtZXNwYWNlGAMgASgJEhYKDmxhYmVsX3NlbGVjdG9yGAQgASgJEhEKCXBhZ2Vfc2l6ZRgFIAEoBRISCgpwYWdlX3Rva2VuGAYgASgJEhMKC29taXRfb2JqZWN0GAcgASgIEhEKCW93bmVyX3VpZBgIIAEoCSJhChNMaXN0T2JqZWN0c1Jlc3BvbnNlEjEKB29iamVjdHMYASADKAsyIC5vdXRwb3N0LmFwaS52MS5LdWJlcm5ldGVzT2JqZWN0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJnChBHZXRPYmplY3RSZXF1ZXN0Eg8KB2FjY291bnQYASABKAkSDAoEa2luZBgCIAEoCRIRCgluYW1lc3BhY2UYAyABKAkSDAoEbmFtZRgEIAEoCRITCgthcGlfdmVyc2lvbhgFIAEoCSJFChFHZXRPYmplY3RSZXNwb25zZRIwCgZvYmplY3QYASABKAsyIC5vdXRwb3N0LmFwaS52MS5LdWJlcm5ldGVzT2JqZWN0IikKFlN1bW1hcml6ZUhlYWx0aFJlcXVlc3QSDwoHYWNjb3VudBgBIAEoCSJKChdTdW1tYXJpemVIZWFsdGhSZXNwb25zZRIvCghhY2NvdW50cxgBIAMoCzIdLm91dHBvc3QuYXBpLnYxLkFjY291bnRIZWFsdGgieQoNQWNjb3VudEhlYWx0aBIPCgdhY2NvdW50GAEgASgJEg8KB2hlYWx0aHkYAiABKAUSEwoLcHJvZ3Jlc3NpbmcYAyABKAUSEAoIZGVncmFkZWQYBCABKAUSDgoGcGF1c2VkGAUgASgFEg8KB3Vua25vd24YBiABKAUqsQEKC0hlYWx0aFN0YXRlEhwKGEhFQUxUSF9TVEFURV9VTlNQRUNJRklFRBAAEhgKFEhFQUxUSF9TVEFURV9IRUFMVEhZEAESHAoYSEVBTFRIX1NUQVRFX1BST0dSRVNTSU5HEAISGQoVSEVBTFRIX1NUQVRFX0RFR1JBREVEEAMSFwoTSEVBTFRIX1NUQVRFX1BBVVNFRBAEEhgKFEhFQUxUSF9TVEFURV9VTktOT1dOEAUyrAIKDU9iamVjdFNlcnZpY2USWwoLTGlzdE9iamVjdHMSIi5vdXRwb3N0LmFwaS52MS5MaXN0T2JqZWN0c1JlcXVlc3QaIy5vdXRwb3N0LmFwaS52MS5MaXN0T2JqZWN0c1Jlc3BvbnNlIgOQAgESVQoJR2V0T2JqZWN0EiAub3V0cG9zdC5hcGkudjEuR2V0T2JqZWN0UmVxdWVzdBohLm91dHBvc3QuYXBpLnYxLkdldE9iamVjdFJlc3BvbnNlIgOQAgESZwoPU3VtbWFyaXplSGVhbHRoEiYub3V0cG9zdC5hcGkudjEuU3VtbWFyaXplSGVhbHRoUmVxdWVzdBonLm91dHBvc3QuYXBpLnYxLlN1bW1hcml6ZUhlYWx0aFJlc3BvbnNlIgOQAgFiBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+
+/**
+ * Health of one object: the state and the sentence explaining it.
+ *
+ * @generated from message outpost.api.v1.Health
+ */
+export type Health = Message<"outpost.api.v1.Health"> & {
+  /**
+   * @generated from field: outpost.api.v1.HealthState state = 1;
+   */
+  state: HealthState;
+
+  /**
+   * Why ("Waiting for all replicas to be updated"); empty when state is unspecified.
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message outpost.api.v1.Health.
+ * Use `create(HealthSchema)` to create a new message.
+ */
+export const HealthSchema: GenMessage<Health> = /*@__PURE__*/
+  messageDesc(file_outpost_api_v1_object_service, 0);
 
 /**
  * KubernetesObject is one cached object.
@@ -71,6 +97,14 @@ export type KubernetesObject = Message<"outpost.api.v1.KubernetesObject"> & {
    * @generated from field: google.protobuf.Timestamp updated_at = 10;
    */
   updatedAt?: Timestamp | undefined;
+
+  /**
+   * Computed from the object body by the gateway, also when the body is omitted; unset state for kinds without
+   * status rules.
+   *
+   * @generated from field: outpost.api.v1.Health health = 11;
+   */
+  health?: Health | undefined;
 };
 
 /**
@@ -78,7 +112,7 @@ export type KubernetesObject = Message<"outpost.api.v1.KubernetesObject"> & {
  * Use `create(KubernetesObjectSchema)` to create a new message.
  */
 export const KubernetesObjectSchema: GenMessage<KubernetesObject> = /*@__PURE__*/
-  messageDesc(file_outpost_api_v1_object_service, 0);
+  messageDesc(file_outpost_api_v1_object_service, 1);
 
 /**
  * @generated from message outpost.api.v1.ListObjectsRequest
@@ -132,6 +166,13 @@ export type ListObjectsRequest = Message<"outpost.api.v1.ListObjectsRequest"> & 
    * @generated from field: bool omit_object = 7;
    */
   omitObject: boolean;
+
+  /**
+   * Only objects whose metadata.ownerReferences contain this uid (a Deployment's ReplicaSets, a ReplicaSet's Pods).
+   *
+   * @generated from field: string owner_uid = 8;
+   */
+  ownerUid: string;
 };
 
 /**
@@ -139,7 +180,7 @@ export type ListObjectsRequest = Message<"outpost.api.v1.ListObjectsRequest"> & 
  * Use `create(ListObjectsRequestSchema)` to create a new message.
  */
 export const ListObjectsRequestSchema: GenMessage<ListObjectsRequest> = /*@__PURE__*/
-  messageDesc(file_outpost_api_v1_object_service, 1);
+  messageDesc(file_outpost_api_v1_object_service, 2);
 
 /**
  * @generated from message outpost.api.v1.ListObjectsResponse
@@ -163,7 +204,7 @@ export type ListObjectsResponse = Message<"outpost.api.v1.ListObjectsResponse"> 
  * Use `create(ListObjectsResponseSchema)` to create a new message.
  */
 export const ListObjectsResponseSchema: GenMessage<ListObjectsResponse> = /*@__PURE__*/
-  messageDesc(file_outpost_api_v1_object_service, 2);
+  messageDesc(file_outpost_api_v1_object_service, 3);
 
 /**
  * @generated from message outpost.api.v1.GetObjectRequest
@@ -204,7 +245,7 @@ export type GetObjectRequest = Message<"outpost.api.v1.GetObjectRequest"> & {
  * Use `create(GetObjectRequestSchema)` to create a new message.
  */
 export const GetObjectRequestSchema: GenMessage<GetObjectRequest> = /*@__PURE__*/
-  messageDesc(file_outpost_api_v1_object_service, 3);
+  messageDesc(file_outpost_api_v1_object_service, 4);
 
 /**
  * @generated from message outpost.api.v1.GetObjectResponse
@@ -221,7 +262,145 @@ export type GetObjectResponse = Message<"outpost.api.v1.GetObjectResponse"> & {
  * Use `create(GetObjectResponseSchema)` to create a new message.
  */
 export const GetObjectResponseSchema: GenMessage<GetObjectResponse> = /*@__PURE__*/
-  messageDesc(file_outpost_api_v1_object_service, 4);
+  messageDesc(file_outpost_api_v1_object_service, 5);
+
+/**
+ * @generated from message outpost.api.v1.SummarizeHealthRequest
+ */
+export type SummarizeHealthRequest = Message<"outpost.api.v1.SummarizeHealthRequest"> & {
+  /**
+   * Account name; empty summarizes every account.
+   *
+   * @generated from field: string account = 1;
+   */
+  account: string;
+};
+
+/**
+ * Describes the message outpost.api.v1.SummarizeHealthRequest.
+ * Use `create(SummarizeHealthRequestSchema)` to create a new message.
+ */
+export const SummarizeHealthRequestSchema: GenMessage<SummarizeHealthRequest> = /*@__PURE__*/
+  messageDesc(file_outpost_api_v1_object_service, 6);
+
+/**
+ * @generated from message outpost.api.v1.SummarizeHealthResponse
+ */
+export type SummarizeHealthResponse = Message<"outpost.api.v1.SummarizeHealthResponse"> & {
+  /**
+   * One entry per account that has cached workloads, ordered by account name.
+   *
+   * @generated from field: repeated outpost.api.v1.AccountHealth accounts = 1;
+   */
+  accounts: AccountHealth[];
+};
+
+/**
+ * Describes the message outpost.api.v1.SummarizeHealthResponse.
+ * Use `create(SummarizeHealthResponseSchema)` to create a new message.
+ */
+export const SummarizeHealthResponseSchema: GenMessage<SummarizeHealthResponse> = /*@__PURE__*/
+  messageDesc(file_outpost_api_v1_object_service, 7);
+
+/**
+ * AccountHealth counts one account's cached workloads (objects of kinds with status rules) per health state.
+ *
+ * @generated from message outpost.api.v1.AccountHealth
+ */
+export type AccountHealth = Message<"outpost.api.v1.AccountHealth"> & {
+  /**
+   * @generated from field: string account = 1;
+   */
+  account: string;
+
+  /**
+   * @generated from field: int32 healthy = 2;
+   */
+  healthy: number;
+
+  /**
+   * @generated from field: int32 progressing = 3;
+   */
+  progressing: number;
+
+  /**
+   * @generated from field: int32 degraded = 4;
+   */
+  degraded: number;
+
+  /**
+   * @generated from field: int32 paused = 5;
+   */
+  paused: number;
+
+  /**
+   * @generated from field: int32 unknown = 6;
+   */
+  unknown: number;
+};
+
+/**
+ * Describes the message outpost.api.v1.AccountHealth.
+ * Use `create(AccountHealthSchema)` to create a new message.
+ */
+export const AccountHealthSchema: GenMessage<AccountHealth> = /*@__PURE__*/
+  messageDesc(file_outpost_api_v1_object_service, 8);
+
+/**
+ * HealthState sums up a workload's status in one word. Derived from the same status model as the Spinnaker API's
+ * status.stable/paused/available/failed.
+ *
+ * @generated from enum outpost.api.v1.HealthState
+ */
+export enum HealthState {
+  /**
+   * The kind has no status rules (ConfigMap, Service, custom resources…): no health is claimed.
+   *
+   * @generated from enum value: HEALTH_STATE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Rolled out and available.
+   *
+   * @generated from enum value: HEALTH_STATE_HEALTHY = 1;
+   */
+  HEALTHY = 1,
+
+  /**
+   * Converging: a rollout, a scale, pods not ready yet.
+   *
+   * @generated from enum value: HEALTH_STATE_PROGRESSING = 2;
+   */
+  PROGRESSING = 2,
+
+  /**
+   * Failed: progress deadline exceeded, a failed Job, an unsupported apiVersion.
+   *
+   * @generated from enum value: HEALTH_STATE_DEGRADED = 3;
+   */
+  DEGRADED = 3,
+
+  /**
+   * Rollout paused.
+   *
+   * @generated from enum value: HEALTH_STATE_PAUSED = 4;
+   */
+  PAUSED = 4,
+
+  /**
+   * No status reported yet.
+   *
+   * @generated from enum value: HEALTH_STATE_UNKNOWN = 5;
+   */
+  UNKNOWN = 5,
+}
+
+/**
+ * Describes the enum outpost.api.v1.HealthState.
+ */
+export const HealthStateSchema: GenEnum<HealthState> = /*@__PURE__*/
+  enumDesc(file_outpost_api_v1_object_service, 0);
 
 /**
  * ObjectService reads the object cache: what the agents have streamed from their clusters.
@@ -248,6 +427,16 @@ export const ObjectService: GenService<{
     methodKind: "unary";
     input: typeof GetObjectRequestSchema;
     output: typeof GetObjectResponseSchema;
+  },
+  /**
+   * SummarizeHealth counts the cached workloads of each account per health state (the dashboard's overview).
+   *
+   * @generated from rpc outpost.api.v1.ObjectService.SummarizeHealth
+   */
+  summarizeHealth: {
+    methodKind: "unary";
+    input: typeof SummarizeHealthRequestSchema;
+    output: typeof SummarizeHealthResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_outpost_api_v1_object_service, 0);

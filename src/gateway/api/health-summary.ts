@@ -1,0 +1,75 @@
+/**
+ * ObjectService.SummarizeHealth: per account, how many cached workloads are in each health state.
+ *
+ * How it stays cheap with thousands of objects: only rows of kinds with status rules are read (`kind in (…)`, a
+ * prefix of the primary key after the account), each reduced in SQL to the few fields the rules read
+ * (statusInputSql: no pod specs, no templates), in keyset-ordered batches of BATCH rows so memory stays bounded
+ * however large the cache; the health is then computed in the gateway by the one status model (the rules are code,
+ * not SQL, so they cannot drift from what the Spinnaker API answers). Cost is linear in the number of workloads,
+ * a few hundred bytes each.
+ */
+import { and, asc, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import type { AccountHealth, SummarizeHealthResponse } from '../../gen/outpost/api/v1/object_service_pb.js';
+import type { Database } from '../../db/database.js';
+import { objects } from '../../db/schema.js';
+import { STATUS_RULE_KINDS } from '../status/manifest-status.js';
+import { workloadHealth } from '../status/workload-health.js';
+import { statusInputSql } from './object-health.js';
+
+/** Rows read per query. */
+const BATCH = 2000;
+
+type Key = [account: string, kind: string, apiVersion: string, namespace: string, name: string];
+
+/** Counts the workloads of `account` (every account when empty), one entry per account with any, by name. */
+export async function summarizeHealth(database: Database, account: string): Promise<SummarizeHealthResponse> {
+  const { db } = database;
+  const counts = new Map<string, AccountHealth>();
+  let after: Key | undefined;
+  for (;;) {
+    const conditions: (SQL | undefined)[] = [inArray(objects.kind, [...STATUS_RULE_KINDS])];
+    if (account) conditions.push(eq(objects.account, account));
+    if (after) {
+      conditions.push(
+        sql`(${objects.account}, ${objects.kind}, ${objects.apiVersion}, ${objects.namespace}, ${objects.name}) > (${after[0]}, ${after[1]}, ${after[2]}, ${after[3]}, ${after[4]})`,
+      );
+    }
+    const rows = await db
+      .select({
+        account: objects.account,
+        kind: objects.kind,
+        apiVersion: objects.apiVersion,
+        namespace: objects.namespace,
+        name: objects.name,
+        input: statusInputSql(),
+      })
+      .from(objects)
+      .where(and(...conditions))
+      .orderBy(asc(objects.account), asc(objects.kind), asc(objects.apiVersion), asc(objects.namespace), asc(objects.name))
+      .limit(BATCH);
+    for (const row of rows) {
+      const health = workloadHealth(row.input);
+      if (!health) continue; // a kind name shared with a custom group (example.com/v1 Pod)
+      let entry = counts.get(row.account);
+      if (!entry) {
+        entry = {
+          $typeName: 'outpost.api.v1.AccountHealth',
+          account: row.account,
+          healthy: 0,
+          progressing: 0,
+          degraded: 0,
+          paused: 0,
+          unknown: 0,
+        };
+        counts.set(row.account, entry);
+      }
+      const field = health.health.toLowerCase() as 'healthy' | 'progressing' | 'degraded' | 'paused' | 'unknown';
+      entry[field] += 1;
+    }
+    if (rows.length < BATCH) break;
+    const last = rows[rows.length - 1]!;
+    after = [last.account, last.kind, last.apiVersion, last.namespace, last.name];
+  }
+  const accounts = [...counts.values()].sort((a, b) => (a.account < b.account ? -1 : a.account > b.account ? 1 : 0));
+  return { $typeName: 'outpost.api.v1.SummarizeHealthResponse', accounts };
+}
