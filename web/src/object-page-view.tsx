@@ -70,13 +70,17 @@ export function ObjectPageView({ target }: { target: ObjectRef }) {
                 {Object.keys(object.labels).length === 0 ? (
                   <span class="muted">none</span>
                 ) : (
-                  Object.entries(object.labels)
-                    .sort(([a], [b]) => a.localeCompare(b))
-                    .map(([k, v]) => (
-                      <code key={k} class="label">
-                        {k}={v}
-                      </code>
-                    ))
+                  <ul class="labels">
+                    {Object.entries(object.labels)
+                      .sort(([a], [b]) => a.localeCompare(b))
+                      .map(([k, v]) => (
+                        <li key={k}>
+                          <code>
+                            {k}={v}
+                          </code>
+                        </li>
+                      ))}
+                  </ul>
                 )}
               </dd>
               <dt>Updated</dt>
