@@ -13,6 +13,7 @@ import { OverviewView } from './overview-view.js';
 import { PageTitle } from './page-title.js';
 import { hrefFor, useRoute, type Route, type Section } from './router.js';
 import { useAuthState, useServices } from './services.js';
+import { StaleView } from './stale-view.js';
 import { TokenPrompt } from './token-prompt.js';
 import { FleetContext, useFleetSubscription } from './use-fleet.js';
 
@@ -138,7 +139,13 @@ export function App() {
             Live updates are unavailable. {describeError(fleet.error)}
           </p>
         )}
-        {auth.prompt ? <TokenPrompt /> : <RouteView key={auth.version} route={route} />}
+        {auth.prompt ? (
+          <TokenPrompt />
+        ) : (
+          <StaleView lostAt={fleet.lostAt}>
+            <RouteView key={auth.version} route={route} />
+          </StaleView>
+        )}
       </main>
     </FleetContext.Provider>
   );
