@@ -137,7 +137,7 @@ describe('dashboard layout, links, form checks, stale data and dark mode', { tim
     }
   });
 
-  test('times show their date, with the ISO instant as machine value', async () => {
+  test('times show their date, with the ISO instant as machine value; an operation opens on its own page', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(`${url}#/operations`);
     const time = page.locator('tr[data-operation] [data-col="received"] time').first();
@@ -146,13 +146,54 @@ describe('dashboard layout, links, form checks, stale data and dark mode', { tim
     const iso = (await time.getAttribute('datetime'))!;
     assert.match(iso, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     assert.match((await time.getAttribute('title'))!, new RegExp(`^${iso.replace(/\./g, '\\.')} \\(`));
+
+    // The id links to the operation's page, which a fresh page opens from its URL; Back returns to the history.
+    const row = page.locator('tr[data-operation]').filter({ hasText: LONG_NAME });
+    const id = (await row.getAttribute('data-operation'))!;
+    await row.getByRole('link', { name: `Operation ${id}` }).click();
+    await page.getByRole('heading', { level: 1, name: `Operation ${id}` }).waitFor(WAIT);
+    assert.ok(page.url().endsWith(`#/operations/${id}`), page.url());
+    await page
+      .getByRole('region', { name: 'Result', exact: true })
+      .filter({ hasText: `${LONG_NAME}" not found` })
+      .waitFor(WAIT);
+    const fresh = await browser.newPage();
+    await fresh.goto(page.url());
+    await fresh.getByRole('region', { name: 'Operation', exact: true }).filter({ hasText: 'FAILED' }).waitFor(WAIT);
+    await fresh.close();
+    await page.goBack();
+    await page.getByRole('heading', { level: 1, name: 'Operations' }).waitFor(WAIT);
     await page.close();
   });
 
   test('a copied object URL opens the same object, and back/forward move between views', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(`${url}#/objects?account=sandbox&kind=Deployment`);
-    await page.locator('tr[data-key="sandbox/Deployment/demo/web"]').getByRole('link', { name: 'web', exact: true }).click();
+    const web = page.locator('tr[data-key="sandbox/Deployment/demo/web"]');
+
+    // A row shortcut opens the prefilled form through the URL: Back closes it, Forward and a shared link reopen it.
+    await web.getByRole('button', { name: 'Scale…' }).click();
+    const panel = page.getByRole('region', { name: 'Operation on Deployment demo/web' });
+    await panel.waitFor(WAIT);
+    assert.match(page.url(), /&act=scale&on=sandbox%2FDeployment%2Fdemo%2Fweb&replicas=\d+$/);
+    const formUrl = page.url();
+    await page.goBack();
+    await panel.waitFor({ state: 'detached', ...WAIT });
+    await page.goForward();
+    const name = panel.getByRole('form', { name: 'Submit operation' }).getByLabel('Name', { exact: true });
+    await eventually('the form reopened, prefilled', async () => (await name.inputValue()) === 'web');
+    const linked = await browser.newPage();
+    await linked.goto(formUrl);
+    const linkedForm = linked
+      .getByRole('region', { name: 'Operation on Deployment demo/web' })
+      .getByRole('form', { name: 'Submit operation' });
+    assert.equal(await linkedForm.getByLabel('Name', { exact: true }).inputValue({ timeout: 30_000 }), 'web');
+    assert.equal(await linkedForm.getByLabel('Operation').inputValue(), 'scale');
+    await linked.close();
+    await panel.getByRole('button', { name: 'Close' }).click();
+    await panel.waitFor({ state: 'detached', ...WAIT });
+
+    await web.getByRole('link', { name: 'web', exact: true }).click();
     const title = page.getByRole('heading', { level: 1, name: 'Deployment demo/web' });
     await title.waitFor(WAIT);
     const shared = page.url();

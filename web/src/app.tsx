@@ -8,6 +8,7 @@ import { describeError } from './error-message.js';
 import { readObjectRef } from './object-href.js';
 import { ObjectPageView } from './object-page-view.js';
 import { ObjectsView } from './objects-view.js';
+import { OperationPageView } from './operation-page-view.js';
 import { OperationsView } from './operations-view.js';
 import { OverviewView } from './overview-view.js';
 import { PageTitle } from './page-title.js';
@@ -40,7 +41,7 @@ function RouteView({ route }: { route: Route }) {
       return target ? <ObjectPageView target={target} /> : <NotFound />;
     }
     case 'operations':
-      return <OperationsView query={route.query} />;
+      return route.params[0] ? <OperationPageView id={route.params[0]} /> : <OperationsView query={route.query} />;
     case 'audit':
       return <AuditView query={route.query} />;
     case 'not-found':

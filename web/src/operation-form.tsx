@@ -6,6 +6,7 @@ import { describeError } from './error-message.js';
 import { isTerminal, operationStateName } from './format.js';
 import { followOperation } from './operation-follow.js';
 import { createDraft, createSubmitRequest, OPERATION_CHOICES, type OperationChoice, type OperationDraft } from './operation-request.js';
+import { operationHref } from './operation-href.js';
 import { summarizeOperation } from './operation-summary.js';
 import { FIELD_ORDER, normalizeDraft, validateDraft, type DraftErrors, type DraftField } from './operation-validation.js';
 import { useServices } from './services.js';
@@ -246,7 +247,10 @@ function OutcomeText({ outcome }: { outcome: Outcome }) {
     tone = following ? 'busy' : record.result?.success ? 'good' : state === 'SUCCEEDED' ? 'good' : 'bad';
     content = (
       <>
-        <strong>{state}</strong> · operation <span class="mono">{record.id}</span>
+        <strong>{state}</strong> · operation{' '}
+        <a class="mono" href={operationHref(record.id)}>
+          {record.id}
+        </a>
         {summary && <> · {summary}</>}
         {following && <> · waiting for the result…</>}
       </>

@@ -1,5 +1,6 @@
 import type { OperationRecord } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { formatBetween, formatCount, formatDuration, operationStateName } from './format.js';
+import { operationHref } from './operation-href.js';
 import { describeTarget, summarizeOperation } from './operation-summary.js';
 import { StateBadge } from './state-badge.js';
 import { TableScroll } from './table-scroll.js';
@@ -15,7 +16,8 @@ export interface OperationsTableProps {
 /**
  * The operations history as a table that fits its box: the key columns (operation, target, state, received,
  * total, result) share the width, the timing breakdown sits under the total instead of taking three columns, the
- * id is shortened (the full id is its tooltip and the row's `data-operation`), and the result wraps. On phones
+ * id is shortened (a link to the operation's page; the full id is its tooltip, its label and the row's
+ * `data-operation`), and the result wraps. On phones
  * (styles: `.stack-table`) every row becomes a card of labelled lines, so nothing scrolls sideways.
  * Cells carry `data-col` for tests and `data-label` for the stacked layout.
  */
@@ -52,7 +54,9 @@ export function OperationsTable({ items, busy, hasMore }: OperationsTableProps) 
           {items.map((op) => (
             <tr key={op.id} data-operation={op.id}>
               <th scope="row" class="mono" data-label="ID" data-col="id">
-                <span title={op.id}>{op.id.slice(0, 8)}</span>
+                <a href={operationHref(op.id)} title={op.id} aria-label={`Operation ${op.id}`}>
+                  {op.id.slice(0, 8)}
+                </a>
               </th>
               <td data-label="Account" data-col="account">
                 {op.account}
