@@ -65,7 +65,8 @@ describe('dashboard layout, links, form checks, stale data and dark mode', { tim
 
   before(async () => {
     assert.notEqual(await ensureWebBuild(createSilentLogger()), 'unavailable', 'the dashboard builds');
-    stack = await startStack({ agents: [{}] });
+    // Postgres when there is one: the gateway then starts in about a second instead of PGlite's several.
+    stack = await startStack({ agents: [{}], driver: process.env.OUTPOST_TEST_POSTGRES ? 'postgres' : 'pglite' });
     proxy = await startTcpProxy(Number(new URL(stack.gateway.httpUrl).port));
     url = `http://${proxy.address}/`;
     const ops = createOperationClient({ gatewayUrl: stack.gateway.httpUrl });
@@ -320,7 +321,6 @@ describe('dashboard layout, links, form checks, stale data and dark mode', { tim
     const problems: string[] = [];
     for (const [view, ready, name] of [
       ['#/operations', 'tr[data-operation]', 'dark-operations'],
-      ['#/objects?account=sandbox&kind=Deployment', 'tr[data-key]', 'dark-objects'],
       ['#/objects/sandbox/Deployment/demo/web', 'pre', 'dark-object'],
     ] as const) {
       await page.goto(`${url}${view}`);
