@@ -221,7 +221,8 @@ describe('dashboard layout, links, form checks, stale data and dark mode', { tim
   });
 
   test('the operation form offers the accounts and refuses empty fields without sending a request', async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true });
+    const page = await context.newPage();
     let submits = 0;
     page.on('request', (r) => {
       if (r.url().includes('OperationService/SubmitOperation')) submits++;
@@ -247,6 +248,7 @@ describe('dashboard layout, links, form checks, stale data and dark mode', { tim
     await name.and(page.locator('[aria-invalid="true"]')).waitFor(WAIT);
     await page.screenshot({ path: join(shots, 'form-invalid.png'), fullPage: true });
     assert.equal(submits, 0, 'no request while the form is invalid');
+    assert.deepEqual(await seriousAxeViolations(page), [], 'the messages and marked fields pass axe-core');
 
     // Filled in (with the kubectl short name of the kind), it is sent once and succeeds.
     await form.getByLabel('Kind').fill('deploy');
@@ -256,7 +258,7 @@ describe('dashboard layout, links, form checks, stale data and dark mode', { tim
     await form.getByRole('button', { name: 'Submit' }).click();
     await page.getByRole('status', { name: 'Operation result' }).filter({ hasText: 'SUCCEEDED' }).waitFor(WAIT);
     assert.equal(submits, 1);
-    await page.close();
+    await context.close();
   });
 
   test('kind names, plurals and short names find their kind; an unknown name says so', async () => {
@@ -286,6 +288,7 @@ describe('dashboard layout, links, form checks, stale data and dark mode', { tim
     assert.equal(await kind.getAttribute('aria-invalid'), 'true');
     assert.equal(await message.getAttribute('id'), await kind.getAttribute('aria-describedby'));
     assert.equal(page.url(), before, 'an unknown kind does not change the filter');
+    await page.screenshot({ path: join(shots, 'kind-unknown.png') });
     await page.close();
   });
 

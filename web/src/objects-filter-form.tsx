@@ -30,7 +30,7 @@ export function ObjectsFilterForm({ filter, accounts }: { filter: ObjectFilter; 
       try {
         kind = resolveKind(kind).kind;
       } catch {
-        setKindError(`Unknown kind “${kind}”: use a Kind (Pod), its plural or its short name (pods, po, deploy).`);
+        setKindError(`Unknown kind “${kind}”: try a Kind, its plural or short name (Pod, pods, po).`);
         document.getElementById(f('kind'))?.focus();
         return;
       }
