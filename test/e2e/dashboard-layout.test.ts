@@ -164,6 +164,8 @@ describe('dashboard layout, links, form checks, stale data and dark mode', { tim
     await fresh.close();
     await page.goBack();
     await page.getByRole('heading', { level: 1, name: 'Operations' }).waitFor(WAIT);
+    await page.goto(`${url}#/operations/no-such-operation`);
+    await page.getByText('There is no operation with this id.').waitFor(WAIT);
     await page.close();
   });
 
