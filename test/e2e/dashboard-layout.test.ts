@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { createOperationClient } from '../../src/client/operation-client.js';
 import { ensureWebBuild } from '../../src/demo/web-build.js';
 import { OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
@@ -19,42 +19,10 @@ import { eventually } from '../../testkit/eventually.js';
 import { startStack, type Stack } from '../../testkit/stack.js';
 import { startTcpProxy, type TcpProxy } from '../../testkit/tcp-proxy.js';
 import { launchChromium, seriousAxeViolations, testOutputDir } from './browser.js';
+import { measureOperations, measureScroll } from './table-fit.js';
 
 const LONG_NAME = 'a-deployment-that-does-not-exist-and-whose-name-is-long-enough-to-wrap';
 const WAIT = { timeout: 30_000 };
-
-/** Where each key cell of the operations table sits relative to the table's scroll box (CSS px). */
-interface Fit {
-  box: { left: number; right: number; scrollWidth: number; clientWidth: number };
-  outside: string[];
-  pageScrollWidth: number;
-  viewport: number;
-}
-
-/** Measures the operations table: header cells and the key cells of every row against the scroll box. */
-function measureOperations(page: Page): Promise<Fit> {
-  return page.evaluate(() => {
-    const box = document.querySelector('section.table-scroll[aria-label="Operations table"]') as HTMLElement;
-    const b = box.getBoundingClientRect();
-    const outside: string[] = [];
-    const cells = [
-      ...box.querySelectorAll('thead th'),
-      ...box.querySelectorAll('tr[data-operation] [data-col="type"], tr[data-operation] [data-col="target"]'),
-      ...box.querySelectorAll('tr[data-operation] [data-col="state"], tr[data-operation] [data-col="total"]'),
-      ...box.querySelectorAll('tr[data-operation] [data-col="result"]'),
-    ];
-    for (const cell of cells) {
-      const r = cell.getBoundingClientRect();
-      if (r.left < b.left - 1 || r.right > b.right + 1) outside.push(`${cell.textContent?.slice(0, 30)} [${r.left}, ${r.right}]`);
-    }
-    return {
-      box: { left: b.left, right: b.right, scrollWidth: box.scrollWidth, clientWidth: box.clientWidth },
-      outside,
-      pageScrollWidth: document.documentElement.scrollWidth,
-      viewport: window.innerWidth,
-    };
-  });
-}
 
 describe('dashboard layout, links, form checks, stale data and dark mode', { timeout: 120_000 }, () => {
   let stack: Stack;
@@ -99,7 +67,7 @@ describe('dashboard layout, links, form checks, stale data and dark mode', { tim
       await page.goto(`${url}#/operations`);
       const rows = page.locator('tr[data-operation]');
       await eventually('3 operations listed', async () => (await rows.count()) === 3);
-      await page.locator('tr[data-operation]').filter({ hasText: LONG_NAME }).waitFor(WAIT);
+      await rows.filter({ hasText: LONG_NAME }).waitFor(WAIT);
       const fit = await measureOperations(page);
       assert.ok(fit.pageScrollWidth <= fit.viewport, `${width} px: the page scrolls sideways (${fit.pageScrollWidth} > ${fit.viewport})`);
       if (width >= 1280) {
@@ -126,11 +94,7 @@ describe('dashboard layout, links, form checks, stale data and dark mode', { tim
           await page.goto(`${url}${view}`);
           const box = page.getByRole('region', { name: label });
           await box.locator('tbody tr').first().waitFor(WAIT);
-          const { scroll, client, columns } = await box.evaluate((el) => ({
-            scroll: el.scrollWidth,
-            client: el.clientWidth,
-            columns: [...el.querySelectorAll('thead th')].map((th) => `${th.textContent} ${Math.round(th.getBoundingClientRect().width)}`),
-          }));
+          const { scroll, client, columns } = await measureScroll(box);
           assert.ok(scroll <= client, `${view} at 1280 px scrolls sideways (${scroll} > ${client}): ${columns.join(', ')}`);
         }
       }
