@@ -16,7 +16,10 @@ export function ObjectsFilterForm({ filter, accounts }: { filter: ObjectFilter; 
   const [kindError, setKindError] = useState('');
   const id = useId();
   const f = (name: string): string => `${id}-${name}`;
-  useEffect(() => setDraft(filter), [filter.account, filter.kind, filter.namespace, filter.labels]);
+  useEffect(() => {
+    setDraft(filter);
+    setKindError('');
+  }, [filter.account, filter.kind, filter.namespace, filter.labels]);
 
   const set = (field: keyof ObjectFilter) => (event: { currentTarget: HTMLInputElement | HTMLSelectElement }) => {
     const value = event.currentTarget.value;
