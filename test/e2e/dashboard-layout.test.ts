@@ -209,7 +209,7 @@ describe('dashboard layout, links, form checks, stale data and dark mode', { tim
     assert.match(await page.locator(`[id="${described}"]`).innerText(), /Enter the name of the object/);
 
     await account.selectOption('sandbox');
-    assert.equal(await account.getAttribute('aria-invalid'), null, 'the account message goes once one is chosen');
+    await eventually('the account message goes once one is chosen', async () => (await account.getAttribute('aria-invalid')) === null);
     await form.getByRole('button', { name: 'Submit' }).click();
     await name.and(page.locator('[aria-invalid="true"]')).waitFor(WAIT);
     await page.screenshot({ path: join(shots, 'form-invalid.png'), fullPage: true });
@@ -241,6 +241,8 @@ describe('dashboard layout, links, form checks, stale data and dark mode', { tim
       await kind.fill(typed);
       await form.getByRole('button', { name: 'Show objects' }).click();
       await page.waitForURL(new RegExp(`kind=${expected}(&|$)`), WAIT);
+      // The field shows the Kind it was read as (an unknown name would stay as typed, with a message).
+      await eventually(`${typed} read as ${expected}`, async () => (await kind.inputValue()) === expected);
       await eventually(`${typed}: only ${expected} rows`, async () => {
         const keys = await page.locator('tr[data-key]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-key')!));
         return keys.length > 0 && keys.every((k) => k.startsWith(`sandbox/${expected}/`));
