@@ -8,11 +8,13 @@ import { describeError } from './error-message.js';
 import { readObjectRef } from './object-href.js';
 import { ObjectPageView } from './object-page-view.js';
 import { ObjectsView } from './objects-view.js';
+import { OperationPageView } from './operation-page-view.js';
 import { OperationsView } from './operations-view.js';
 import { OverviewView } from './overview-view.js';
 import { PageTitle } from './page-title.js';
 import { hrefFor, useRoute, type Route, type Section } from './router.js';
 import { useAuthState, useServices } from './services.js';
+import { StaleView } from './stale-view.js';
 import { TokenPrompt } from './token-prompt.js';
 import { FleetContext, useFleetSubscription } from './use-fleet.js';
 
@@ -39,7 +41,7 @@ function RouteView({ route }: { route: Route }) {
       return target ? <ObjectPageView target={target} /> : <NotFound />;
     }
     case 'operations':
-      return <OperationsView query={route.query} />;
+      return route.params[0] ? <OperationPageView id={route.params[0]} /> : <OperationsView query={route.query} />;
     case 'audit':
       return <AuditView query={route.query} />;
     case 'not-found':
@@ -138,7 +140,13 @@ export function App() {
             Live updates are unavailable. {describeError(fleet.error)}
           </p>
         )}
-        {auth.prompt ? <TokenPrompt /> : <RouteView key={auth.version} route={route} />}
+        {auth.prompt ? (
+          <TokenPrompt />
+        ) : (
+          <StaleView lostAt={fleet.lostAt}>
+            <RouteView key={auth.version} route={route} />
+          </StaleView>
+        )}
       </main>
     </FleetContext.Provider>
   );

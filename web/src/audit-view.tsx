@@ -123,16 +123,16 @@ export function AuditView({ query }: { query: URLSearchParams }) {
                     <td>
                       <TimeText ts={e.startedAt} />
                     </td>
-                    <td class="mono">{e.principal || NONE}</td>
+                    <td class="mono wrap-cell">{e.principal || NONE}</td>
                     <td>{e.account || NONE}</td>
                     <td>{e.kind}</td>
                     <td>{e.verb || NONE}</td>
-                    <td>{resourceOf(e)}</td>
-                    <td>{objectOf(e)}</td>
+                    <td class="wrap-cell">{resourceOf(e)}</td>
+                    <td class="wrap-cell">{objectOf(e)}</td>
                     <td class="num">{e.status === 0 ? NONE : e.status}</td>
-                    <td class="num">{bytesOf(e)}</td>
+                    <td class="num wrap-cell">{bytesOf(e)}</td>
                     <td class="num">{formatMs(Number(e.durationMs))}</td>
-                    <td>{e.impersonatedUser || NONE}</td>
+                    <td class="wrap-cell">{e.impersonatedUser || NONE}</td>
                   </tr>
                 ))}
               </tbody>

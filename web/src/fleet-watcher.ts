@@ -11,6 +11,11 @@ export interface FleetStatus {
   live: boolean;
   /** Why the stream is not live (the last failure), or null. */
   error: ConnectError | null;
+  /**
+   * When (ms since the epoch) a stream that had been live stopped being live; null while live and before the first
+   * message. The page's data is as of then until the stream is live again.
+   */
+  lostAt: number | null;
 }
 
 /** Handle on a running subscription. */
@@ -34,9 +39,10 @@ export function createFleetWatcher(api: Api, auth: AuthStore, onStatus: (status:
   let stopped = false;
   let controller: AbortController | null = null;
   let wake: (() => void) | null = null;
-  let status: FleetStatus = { fleet: null, live: false, error: null };
+  let status: FleetStatus = { fleet: null, live: false, error: null, lostAt: null };
   const emit = (next: Partial<FleetStatus>): void => {
-    status = { ...status, ...next };
+    const lostAt = next.live === true ? null : next.live === false && status.live ? Date.now() : status.lostAt;
+    status = { ...status, ...next, lostAt };
     if (!stopped) onStatus(status);
   };
   const sleep = (ms: number): Promise<void> =>

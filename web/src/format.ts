@@ -14,17 +14,20 @@ export function toMs(ts: Timestamp | undefined): number | undefined {
 const pad = (n: number, width = 2): string => String(n).padStart(width, '0');
 
 /**
- * A local date and time, "2026-11-23 18:46:48" (24 h, no locale surprises); only the time when `now` is the same
- * day. Undefined or zero timestamps give "—".
+ * A local date and time, "2026-11-23 18:46:48" (24 h, no locale surprises), always with the date: a page left
+ * open overnight, or a row from last week, must not read as today. Undefined or zero timestamps give "—".
  */
-export function formatTime(ts: Timestamp | undefined, now: number = Date.now()): string {
+export function formatTime(ts: Timestamp | undefined): string {
   const ms = toMs(ts);
   if (ms === undefined || ms === 0) return NONE;
+  return formatLocalMs(ms);
+}
+
+/** formatTime for milliseconds since the epoch (the stale-data banner's "since"). */
+export function formatLocalMs(ms: number): string {
   const d = new Date(ms);
   const time = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
-  const today = new Date(now);
-  const sameDay = d.getFullYear() === today.getFullYear() && d.getMonth() === today.getMonth() && d.getDate() === today.getDate();
-  return sameDay ? time : `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${time}`;
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${time}`;
 }
 
 /** ISO 8601 for a <time dateTime> attribute, or undefined. */

@@ -7,6 +7,8 @@ import './styles/base.css';
 import './styles/content.css';
 import './styles/forms.css';
 import './styles/health.css';
+import './styles/tables.css';
+import './styles/dark.css';
 
 /** Entry point: builds the auth store and API clients for this origin and mounts the app into #app. */
 function storage(): Storage | null {

@@ -1,16 +1,18 @@
 import type { JsonObject, JsonValue } from '@bufbuild/protobuf';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useRef } from 'preact/hooks';
 import type { KubernetesObject } from '../../src/gen/outpost/api/v1/object_service_pb.js';
 import { ErrorMessage } from './error-message.js';
 import { accountsSignal } from './fleet-signals.js';
 import { formatCount } from './format.js';
 import { HealthBadge } from './health-badge.js';
+import { objectsQuery, readObjectAction } from './object-action.js';
 import { objectFilterKey, objectKey, readObjectFilter } from './object-filter.js';
 import { objectHref } from './object-href.js';
 import { ObjectsFilterForm } from './objects-filter-form.js';
 import { OperationForm } from './operation-form.js';
 import type { OperationDraft } from './operation-request.js';
 import { PageTitle } from './page-title.js';
+import { hrefFor, navigate } from './router.js';
 import { useServices } from './services.js';
 import { TableScroll } from './table-scroll.js';
 import { TimeText } from './time-text.js';
@@ -43,18 +45,15 @@ export function replicasText(o: KubernetesObject): string {
  * Cached objects (ObjectService.ListObjects with bodies, 200 a page, "Load more"), filtered by the hash query.
  * The list re-runs, keeping the filter and the number of rows loaded, whenever the fleet summary shows a filtered
  * account (any account without an account filter) receiving events or changing state. Names link to the object's
- * page; row shortcuts open the operation form prefilled.
+ * page; row shortcuts open the operation form prefilled, through the URL (object-action.ts), so Back closes it.
  */
 export function ObjectsView({ query }: { query: URLSearchParams }) {
   const { api } = useServices();
   const { fleet } = useFleet();
   const filter = readObjectFilter(query);
-  const [action, setAction] = useState<{ draft: Partial<OperationDraft>; seq: number } | null>(null);
+  const action = readObjectAction(query);
   const returnFocus = useRef<HTMLElement | null>(null);
   const filterKey = objectFilterKey(filter);
-  useEffect(() => {
-    setAction(null);
-  }, [filterKey]);
 
   const accounts = useLiveQuery(
     'accounts',
@@ -93,7 +92,7 @@ export function ObjectsView({ query }: { query: URLSearchParams }) {
   };
   const openAction = (event: Event, draft: Partial<OperationDraft>): void => {
     remember(event);
-    setAction((a) => ({ draft, seq: (a?.seq ?? 0) + 1 }));
+    navigate(hrefFor('objects', objectsQuery(filter, draft)));
   };
 
   return (
@@ -111,14 +110,14 @@ export function ObjectsView({ query }: { query: URLSearchParams }) {
             <button
               type="button"
               onClick={() => {
-                setAction(null);
+                navigate(hrefFor('objects', objectsQuery(filter)));
                 restoreFocus();
               }}
             >
               Close
             </button>
           </div>
-          <OperationForm key={action.seq} initial={action.draft} accounts={accounts.data?.map((a) => a.name)} autoFocus />
+          <OperationForm key={action.key} initial={action.draft} accounts={accounts.data?.map((a) => a.name)} autoFocus />
         </section>
       )}
 

@@ -6,7 +6,9 @@ import { describeError } from './error-message.js';
 import { isTerminal, operationStateName } from './format.js';
 import { followOperation } from './operation-follow.js';
 import { createDraft, createSubmitRequest, OPERATION_CHOICES, type OperationChoice, type OperationDraft } from './operation-request.js';
+import { operationHref } from './operation-href.js';
 import { summarizeOperation } from './operation-summary.js';
+import { FIELD_ORDER, normalizeDraft, validateDraft, type DraftErrors, type DraftField } from './operation-validation.js';
 import { useServices } from './services.js';
 
 type Outcome =
@@ -26,14 +28,16 @@ const LABELS: Record<OperationChoice, string> = {
 export interface OperationFormProps {
   /** Initial field values (a row shortcut passes its object). Remount (change `key`) to apply new ones. */
   initial?: Partial<OperationDraft>;
-  /** Account names offered as suggestions; any name can still be typed (the server answers NOT_FOUND). */
+  /** The accounts the user can see, offered in the Account select (an initial account not among them is kept). */
   accounts?: readonly string[];
   /** Focus the first field on mount (when opened from a shortcut). */
   autoFocus?: boolean;
 }
 
 /**
- * The "Submit operation" form: SubmitOperation with wait=false, then WaitOperation until terminal. The outcome
+ * The "Submit operation" form: fields are checked first (validateDraft) and nothing is sent while one is invalid:
+ * each message sits under its field (aria-invalid, aria-describedby) and focus moves to the first. Then
+ * SubmitOperation with wait=false, and WaitOperation until terminal. The outcome
  * (state name without prefix, operation id, result message or error; or the RPC's own error) is shown in the
  * status element labelled "Operation result", rendered right after the form. A new submission stops following the
  * previous one.
@@ -42,9 +46,11 @@ export function OperationForm({ initial, accounts = [], autoFocus = false }: Ope
   const { api, auth } = useServices();
   const [draft, setDraft] = useState<OperationDraft>(() => createDraft(initial));
   const [outcome, setOutcome] = useState<Outcome>({ kind: 'idle' });
+  const [errors, setErrors] = useState<DraftErrors>({});
   const follow = useRef<AbortController | null>(null);
   const firstField = useRef<HTMLSelectElement>(null);
   const id = useId();
+  const f = (name: string): string => `${id}-${name}`;
 
   useEffect(() => {
     if (autoFocus) firstField.current?.focus();
@@ -55,17 +61,28 @@ export function OperationForm({ initial, accounts = [], autoFocus = false }: Ope
     (field: keyof OperationDraft) =>
     (event: { currentTarget: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement }): void => {
       const value = event.currentTarget.value;
-      setDraft((d) => ({ ...d, [field]: value }));
+      const next = { ...draft, [field]: value };
+      setDraft(next);
+      // Once the form showed messages, it re-checks on every edit, so a message goes as soon as its field is fixed.
+      if (Object.keys(errors).length > 0) setErrors(validateDraft(next));
     };
 
   const submit = async (event: Event): Promise<void> => {
     event.preventDefault();
+    const invalid = validateDraft(draft);
+    setErrors(invalid);
+    const first = FIELD_ORDER.find((field) => invalid[field]);
+    if (first) {
+      setOutcome({ kind: 'idle' });
+      document.getElementById(f(first))?.focus();
+      return;
+    }
     follow.current?.abort();
     const ctl = new AbortController();
     follow.current = ctl;
     let request: ReturnType<typeof createSubmitRequest>;
     try {
-      request = createSubmitRequest(draft);
+      request = createSubmitRequest(normalizeDraft(draft));
     } catch (e) {
       setOutcome({ kind: 'error', text: e instanceof Error ? e.message : String(e) });
       return;
@@ -98,7 +115,12 @@ export function OperationForm({ initial, accounts = [], autoFocus = false }: Ope
 
   const op = draft.op;
   const targeted = op !== 'apply';
-  const f = (name: string): string => `${id}-${name}`;
+  const names = draft.account && !accounts.includes(draft.account) ? [...accounts, draft.account] : accounts;
+  /** aria props of a field: invalid when it has a message, described by the message (and its hint). */
+  const check = (field: DraftField, hint?: string) => {
+    const described = [errors[field] ? f(`${field}-error`) : '', hint ?? ''].filter(Boolean).join(' ');
+    return { 'aria-invalid': errors[field] ? ('true' as const) : undefined, 'aria-describedby': described || undefined };
+  };
 
   // The status element sits after the form, not inside it: its label "Operation result" would otherwise also
   // match the form's "Operation" field for label-based lookups scoped to the form.
@@ -118,24 +140,21 @@ export function OperationForm({ initial, accounts = [], autoFocus = false }: Ope
           </div>
           <div class="field">
             <label for={f('account')}>Account</label>
-            <input
-              id={f('account')}
-              value={draft.account}
-              onInput={set('account')}
-              list={f('accounts')}
-              autoComplete="off"
-              spellcheck={false}
-            />
-            <datalist id={f('accounts')}>
-              {accounts.map((a) => (
-                <option key={a} value={a} />
+            <select id={f('account')} value={draft.account} onChange={set('account')} {...check('account')}>
+              <option value="">Choose an account…</option>
+              {names.map((a) => (
+                <option key={a} value={a}>
+                  {a}
+                </option>
               ))}
-            </datalist>
+            </select>
+            <FieldError id={f('account-error')} text={errors.account} />
           </div>
           {targeted && (
             <div class="field">
               <label for={f('kind')}>Kind</label>
-              <input id={f('kind')} value={draft.kind} onInput={set('kind')} autoComplete="off" spellcheck={false} />
+              <input id={f('kind')} value={draft.kind} onInput={set('kind')} autoComplete="off" spellcheck={false} {...check('kind')} />
+              <FieldError id={f('kind-error')} text={errors.kind} />
             </div>
           )}
           <div class="field">
@@ -157,13 +176,24 @@ export function OperationForm({ initial, accounts = [], autoFocus = false }: Ope
           {targeted && (
             <div class="field">
               <label for={f('name')}>Name</label>
-              <input id={f('name')} value={draft.name} onInput={set('name')} autoComplete="off" spellcheck={false} />
+              <input id={f('name')} value={draft.name} onInput={set('name')} autoComplete="off" spellcheck={false} {...check('name')} />
+              <FieldError id={f('name-error')} text={errors.name} />
             </div>
           )}
           {op === 'scale' && (
             <div class="field">
               <label for={f('replicas')}>Replicas</label>
-              <input id={f('replicas')} type="number" inputMode="numeric" step={1} value={draft.replicas} onInput={set('replicas')} />
+              <input
+                id={f('replicas')}
+                type="number"
+                inputMode="numeric"
+                step={1}
+                min={0}
+                value={draft.replicas}
+                onInput={set('replicas')}
+                {...check('replicas')}
+              />
+              <FieldError id={f('replicas-error')} text={errors.replicas} />
             </div>
           )}
         </div>
@@ -176,8 +206,9 @@ export function OperationForm({ initial, accounts = [], autoFocus = false }: Ope
               value={draft.manifest}
               onInput={set('manifest')}
               spellcheck={false}
-              aria-describedby={f('manifest-hint')}
+              {...check('manifest', f('manifest-hint'))}
             />
+            <FieldError id={f('manifest-error')} text={errors.manifest} />
             <p class="hint" id={f('manifest-hint')}>
               YAML (several documents separated by ---) or JSON.
             </p>
@@ -194,6 +225,16 @@ export function OperationForm({ initial, accounts = [], autoFocus = false }: Ope
   );
 }
 
+/** A field's validation message; rendered only when there is one (the field's aria-describedby names it). */
+function FieldError({ id, text }: { id: string; text: string | undefined }) {
+  if (!text) return null;
+  return (
+    <p class="field-error" id={id}>
+      {text}
+    </p>
+  );
+}
+
 function OutcomeText({ outcome }: { outcome: Outcome }) {
   let content: ComponentChildren = null;
   let tone = '';
@@ -206,7 +247,10 @@ function OutcomeText({ outcome }: { outcome: Outcome }) {
     tone = following ? 'busy' : record.result?.success ? 'good' : state === 'SUCCEEDED' ? 'good' : 'bad';
     content = (
       <>
-        <strong>{state}</strong> · operation <span class="mono">{record.id}</span>
+        <strong>{state}</strong> · operation{' '}
+        <a class="mono" href={operationHref(record.id)}>
+          {record.id}
+        </a>
         {summary && <> · {summary}</>}
         {following && <> · waiting for the result…</>}
       </>

@@ -2,15 +2,12 @@ import { useEffect, useId, useState } from 'preact/hooks';
 import { OperationState, type OperationRecord } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { ErrorMessage } from './error-message.js';
 import { operationsSignal } from './fleet-signals.js';
-import { formatBetween, formatCount, formatDuration, operationStateName } from './format.js';
+import { operationStateName } from './format.js';
 import { OperationForm } from './operation-form.js';
-import { describeTarget, summarizeOperation } from './operation-summary.js';
+import { OperationsTable } from './operations-table.js';
 import { PageTitle } from './page-title.js';
 import { hrefFor, navigate } from './router.js';
 import { useServices } from './services.js';
-import { StateBadge } from './state-badge.js';
-import { TableScroll } from './table-scroll.js';
-import { TimeText } from './time-text.js';
 import { useFleet } from './use-fleet.js';
 import { usePagedQuery } from './use-paged-query.js';
 
@@ -62,69 +59,9 @@ export function OperationsView({ query }: { query: URLSearchParams }) {
           history.busy && <p class="loading">Loading operations…</p>
         ) : (
           <>
-            <TableScroll label="Operations table">
-              <table aria-busy={history.busy ? 'true' : 'false'}>
-                <caption>
-                  {formatCount(items.length)} {items.length === 1 ? 'operation' : 'operations'}, newest first
-                  {history.hasMore ? ' (more available)' : ''}
-                </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">ID</th>
-                    <th scope="col">Account</th>
-                    <th scope="col">Type</th>
-                    <th scope="col">Target</th>
-                    <th scope="col">State</th>
-                    <th scope="col">Received</th>
-                    <th scope="col" class="num" title="stored_at − received_at">
-                      Store
-                    </th>
-                    <th scope="col" class="num" title="sent_at − stored_at">
-                      Dispatch
-                    </th>
-                    <th scope="col" class="num" title="result_at − sent_at">
-                      Agent
-                    </th>
-                    <th scope="col" class="num" title="received_at → terminal">
-                      Total
-                    </th>
-                    <th scope="col">Result</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {items.length === 0 && (
-                    <tr>
-                      <td colSpan={11} class="empty">
-                        No operations match.
-                      </td>
-                    </tr>
-                  )}
-                  {items.map((op) => (
-                    <tr key={op.id} data-operation={op.id}>
-                      <th scope="row" class="mono">
-                        {op.id}
-                      </th>
-                      <td>{op.account}</td>
-                      <td>{op.type}</td>
-                      <td>{describeTarget(op)}</td>
-                      <td>
-                        <StateBadge state={operationStateName(op.state)} />
-                      </td>
-                      <td>
-                        <TimeText ts={op.receivedAt} />
-                      </td>
-                      <td class="num">{formatBetween(op.receivedAt, op.storedAt)}</td>
-                      <td class="num">{formatBetween(op.storedAt, op.sentAt)}</td>
-                      <td class="num">{formatBetween(op.sentAt, op.resultAt)}</td>
-                      <td class="num">{formatDuration(op.totalDuration)}</td>
-                      <td class="wrap">{summarizeOperation(op)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableScroll>
+            <OperationsTable items={items} busy={history.busy} hasMore={history.hasMore} />
             <p class="hint">
-              Store: received → stored. Dispatch: stored → sent to the agent. Agent: sent → result. Total: received → terminal.
+              Total: received → terminal. Under it, store: received → stored; dispatch: stored → sent to the agent; agent: sent → result.
             </p>
             {history.hasMore && (
               <p>

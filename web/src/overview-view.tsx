@@ -1,6 +1,7 @@
 import { ErrorMessage } from './error-message.js';
 import { HealthCounts } from './health-counts.js';
 import { formatCount, formatDuration, formatRate, operationStateName } from './format.js';
+import { operationHref } from './operation-href.js';
 import { PageTitle } from './page-title.js';
 import { hrefFor } from './router.js';
 import { StateBadge } from './state-badge.js';
@@ -185,7 +186,7 @@ export function OverviewView() {
               {fleet.recentOperations.map((op) => (
                 <tr key={op.id}>
                   <th scope="row" class="mono">
-                    {op.id}
+                    <a href={operationHref(op.id)}>{op.id}</a>
                   </th>
                   <td>{op.account}</td>
                   <td>{op.type}</td>
