@@ -11,6 +11,7 @@ import { registerGatewayCommand } from './commands/gateway.js';
 import { registerGetCommand } from './commands/get.js';
 import { registerKubeconfigCommand } from './commands/kubeconfig.js';
 import { registerLogsCommand } from './commands/logs.js';
+import { registerPatchCommand } from './commands/patch.js';
 import { registerRolloutCommand } from './commands/rollout.js';
 import { registerSandboxCommand } from './commands/sandbox.js';
 import { registerScaleCommand } from './commands/scale.js';
@@ -30,6 +31,7 @@ export function createProgram(): Command {
   registerApplyCommand(program);
   registerDeleteCommand(program);
   registerScaleCommand(program);
+  registerPatchCommand(program);
   registerRolloutCommand(program);
   registerGetCommand(program);
   registerLogsCommand(program);

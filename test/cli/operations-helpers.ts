@@ -21,6 +21,7 @@ import { registerApplyCommand } from '../../src/cli/commands/apply.js';
 import { registerDeleteCommand } from '../../src/cli/commands/delete.js';
 import { registerGetCommand } from '../../src/cli/commands/get.js';
 import { registerLogsCommand } from '../../src/cli/commands/logs.js';
+import { registerPatchCommand } from '../../src/cli/commands/patch.js';
 import { registerRolloutCommand } from '../../src/cli/commands/rollout.js';
 import { registerScaleCommand } from '../../src/cli/commands/scale.js';
 
@@ -127,6 +128,7 @@ export async function runCli(args: string[], options: { stdin?: string; env?: No
     registerRolloutCommand,
     registerGetCommand,
     registerLogsCommand,
+    registerPatchCommand,
   ]) {
     register(program, deps);
   }
