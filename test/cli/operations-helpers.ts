@@ -17,6 +17,8 @@ import {
 } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { createCapturedIo } from '../../src/client/io.js';
 import type { ClientCommandDeps } from '../../src/client/client-command.js';
+import { registerAccountsCommand } from '../../src/cli/commands/accounts.js';
+import { registerOperationsCommand } from '../../src/cli/commands/operations.js';
 import { registerApplyCommand } from '../../src/cli/commands/apply.js';
 import { registerDeleteCommand } from '../../src/cli/commands/delete.js';
 import { registerGetCommand } from '../../src/cli/commands/get.js';
@@ -114,7 +116,7 @@ export interface CliRun {
   err: string;
 }
 
-/** Runs `outpost ARGS…` in-process with only the operation commands registered. */
+/** Runs `outpost ARGS…` in-process with only the client commands (operations, accounts, operations list) registered. */
 export async function runCli(args: string[], options: { stdin?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliRun> {
   const io = createCapturedIo(options.stdin ?? '');
   let code = 0;
@@ -129,6 +131,8 @@ export async function runCli(args: string[], options: { stdin?: string; env?: No
     registerGetCommand,
     registerLogsCommand,
     registerPatchCommand,
+    registerAccountsCommand,
+    registerOperationsCommand,
   ]) {
     register(program, deps);
   }
