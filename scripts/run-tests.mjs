@@ -39,6 +39,7 @@ const EXPECTED_SECONDS = {
   'test/gateway/account-cleanup.test.ts': 15,
   'test/gateway/object-filter-check.test.ts': 12,
   'test/cli/object-commands.test.ts': 25,
+  'test/cli/read-commands.test.ts': 15,
   'test/gateway/agent-stream-hostile.test.ts': 15,
   'test/agent/connection.test.ts': 12,
   'test/agent/token-expiry.test.ts': 11,
