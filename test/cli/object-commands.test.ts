@@ -63,7 +63,7 @@ describe('rollout status, patch and delete on the real stack', () => {
   });
 
   test('rollout status waits for a Deployment with kubectl lines, exit 0; StatefulSet and DaemonSet too', async () => {
-    await apply('slow', deploymentYaml('slow', 'sandbox/ready-after:2500', 2));
+    await apply('slow', deploymentYaml('slow', 'sandbox/ready-after:4000', 2));
     const r = await cli('rollout', 'status', 'deploy/slow', '-n', 'demo', '--timeout', '60s');
     assert.equal(r.code, 0, r.err);
     const lines = r.out.trim().split('\n');
