@@ -17,7 +17,7 @@
  * learns nothing about which accounts exist.
  */
 import { Code, ConnectError } from '@connectrpc/connect';
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
 import { accounts, objects, watchStates } from '../../db/schema.js';
 
@@ -33,26 +33,48 @@ const MAX_LISTED_KINDS = 40;
 /**
  * Rejects with NOT_FOUND when `filter.account` is not a known account, or `filter.kind` is not a kind known for it
  * (for all accounts when no account is given). Call it only when the listing came back empty on its first page:
- * a non-empty answer proves the filter right, and the check costs queries.
+ * a non-empty answer proves the filter right. A right filter costs a few index lookups; only a wrong kind lists the
+ * kinds in scope (for the message).
  */
 export async function checkObjectFilter(database: Database, filter: ObjectFilter): Promise<void> {
   const { db } = database;
+  let reportedKinds: string[] | undefined;
   if (filter.account) {
     const [row] = await db.select({ kinds: accounts.kinds }).from(accounts).where(eq(accounts.name, filter.account)).limit(1);
-    if (!row) {
-      const [cached] = await db.select({ one: sql<number>`1` }).from(objects).where(eq(objects.account, filter.account)).limit(1);
-      if (!cached) throw new ConnectError(`account "${filter.account}" not found`, Code.NotFound);
+    reportedKinds = row?.kinds.map((k) => k.kind);
+    if (!row && !(await exists(database, eq(objects.account, filter.account)))) {
+      throw new ConnectError(`account "${filter.account}" not found`, Code.NotFound);
     }
   }
-  if (!filter.kind) return;
+  if (!filter.kind || reportedKinds?.includes(filter.kind) || (await kindRecorded(database, filter))) return;
+  // The error path: every kind known in scope, for the message.
   const known = await knownKinds(database, filter.account);
-  if (known.reported === 0 || known.kinds.has(filter.kind)) return;
+  if (known.reported === 0) return;
   const names = [...known.kinds].sort();
   const listed = names.slice(0, MAX_LISTED_KINDS).join(', ');
   const more = names.length > MAX_LISTED_KINDS ? ` and ${names.length - MAX_LISTED_KINDS} more` : '';
   const where = filter.account ? `account "${filter.account}"` : 'any account';
   const whose = filter.account ? 'its kinds' : 'the kinds of all accounts';
   throw new ConnectError(`kind "${filter.kind}" not found in ${where}; ${whose}: ${listed}${more}`, Code.NotFound);
+}
+
+/** True when the filter's kind was reported by (any) account, watched, or is cached: index lookups, no listing. */
+async function kindRecorded(database: Database, filter: ObjectFilter): Promise<boolean> {
+  const { db } = database;
+  if (!filter.account) {
+    const rows = await db.select({ kinds: accounts.kinds }).from(accounts);
+    if (rows.some((r) => r.kinds.some((k) => k.kind === filter.kind))) return true;
+  }
+  const scope = (column: typeof watchStates.account | typeof objects.account) => (filter.account ? [eq(column, filter.account)] : []);
+  return (
+    (await exists(database, and(...scope(watchStates.account), eq(watchStates.kind, filter.kind)), watchStates)) ||
+    (await exists(database, and(...scope(objects.account), eq(objects.kind, filter.kind))))
+  );
+}
+
+async function exists(database: Database, where: SQL | undefined, table: typeof objects | typeof watchStates = objects): Promise<boolean> {
+  const rows = await database.db.select({ one: sql<number>`1` }).from(table).where(where).limit(1);
+  return rows.length > 0;
 }
 
 /** Kinds known for one account (or all): reported, watched or cached; `reported` counts the sources that had any. */
