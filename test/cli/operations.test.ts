@@ -402,6 +402,15 @@ test('an unreachable gateway exits 3 naming the URL', async () => {
   const r = await runCli(['get', 'pods', '--account', 'a', '--gateway', url]);
   assert.equal(r.code, 3);
   assert.match(r.err, new RegExp(`^error: cannot reach the gateway at ${url.replace(/[.]/g, '\\.')} \\(ECONNREFUSED`));
+  // Several objects: the first unreachable answer ends the command (one error line, not one per object).
+  const many = await runCli(['delete', 'cm', 'a', 'b', 'c', '--account', 'a', '--gateway', url]);
+  assert.equal(many.code, 3);
+  assert.equal(many.err.split('\n').filter(Boolean).length, 1, many.err);
+  for (const args of [['accounts'], ['operations'], ['get', 'pods', '--cached', '--account', 'a']]) {
+    const read = await runCli([...args, '--gateway', url]);
+    assert.equal(read.code, 3, `${args.join(' ')}: ${read.err}`);
+    assert.match(read.err, /^error: cannot reach the gateway at /);
+  }
 });
 
 test('a server that is not a gateway exits 3 saying so', async () => {
