@@ -109,7 +109,7 @@ describe('rollout status, patch and delete on the real stack', () => {
 
     const once = await cli('rollout', 'status', 'deployment/stuck', '-n', 'demo', '--watch=false');
     assert.equal(once.code, 0, once.err);
-    assert.match(once.out, /^Waiting for deployment "stuck" rollout to finish: .*\.\.\.\n$/);
+    assert.match(once.out, /^Waiting for deployment (spec update to be observed|"stuck" rollout to finish: .*)\.\.\.\n$/);
 
     const timedOut = await cli('rollout', 'status', 'deployment/stuck', '-n', 'demo', '--timeout', '3s');
     assert.equal(timedOut.code, 1, timedOut.out);
