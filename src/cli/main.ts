@@ -2,6 +2,7 @@
  * The `outpost` command line. Each program registers its own sub-command; this file only lists them.
  */
 import { Command, CommanderError } from 'commander';
+import { registerAccountsCommand } from './commands/accounts.js';
 import { registerAgentCommand } from './commands/agent.js';
 import { registerApplyCommand } from './commands/apply.js';
 import { registerCredentialCommand } from './commands/credential.js';
@@ -11,6 +12,8 @@ import { registerGatewayCommand } from './commands/gateway.js';
 import { registerGetCommand } from './commands/get.js';
 import { registerKubeconfigCommand } from './commands/kubeconfig.js';
 import { registerLogsCommand } from './commands/logs.js';
+import { registerOperationsCommand } from './commands/operations.js';
+import { registerPatchCommand } from './commands/patch.js';
 import { registerRolloutCommand } from './commands/rollout.js';
 import { registerSandboxCommand } from './commands/sandbox.js';
 import { registerScaleCommand } from './commands/scale.js';
@@ -30,9 +33,12 @@ export function createProgram(): Command {
   registerApplyCommand(program);
   registerDeleteCommand(program);
   registerScaleCommand(program);
+  registerPatchCommand(program);
   registerRolloutCommand(program);
   registerGetCommand(program);
   registerLogsCommand(program);
+  registerAccountsCommand(program);
+  registerOperationsCommand(program);
   registerKubeconfigCommand(program);
   registerCredentialCommand(program);
   program.addHelpText('after', () => describeCommands(program));

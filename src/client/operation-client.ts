@@ -5,7 +5,6 @@
  */
 import { create, type MessageInitShape } from '@bufbuild/protobuf';
 import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
-import { createConnectTransport } from '@connectrpc/connect-node';
 import {
   OperationService,
   OperationState,
@@ -13,6 +12,7 @@ import {
   type OperationRecord,
 } from '../gen/outpost/api/v1/operation_service_pb.js';
 import { CliError, ExitCode } from './errors.js';
+import { createGatewayTransport } from './gateway-transport.js';
 
 /** Default gateway URL: `OUTPOST_GATEWAY` or the gateway's default HTTP port on this host. */
 export function defaultGatewayUrl(env: NodeJS.ProcessEnv = process.env): string {
@@ -59,17 +59,7 @@ export interface OperationClientOptions {
 
 /** Creates a client for `gatewayUrl`. Throws CliError (exit 2) for a URL that is not http(s). */
 export function createOperationClient(options: OperationClientOptions): OperationClient {
-  let url: URL;
-  try {
-    url = new URL(options.gatewayUrl);
-  } catch {
-    throw new CliError(`invalid --gateway URL "${options.gatewayUrl}" (expected http://host:port)`, ExitCode.USAGE);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new CliError(`invalid --gateway URL "${options.gatewayUrl}" (expected http:// or https://)`, ExitCode.USAGE);
-  }
-  const gatewayUrl = options.gatewayUrl.replace(/\/+$/, '');
-  const transport = createConnectTransport({ baseUrl: gatewayUrl, httpVersion: '1.1', useBinaryFormat: options.binary ?? false });
+  const { gatewayUrl, transport } = createGatewayTransport(options.gatewayUrl, options.binary);
   const raw = createClient(OperationService, transport);
 
   const budgetMs = (request: SubmitInit) => {

@@ -25,6 +25,9 @@ test('outpost --help lists every command with its flags', async () => {
     ['logs', '--tail'],
     ['kubeconfig', '--exec'],
     ['credential', '--token-file'],
+    ['patch', '--patch-file'],
+    ['accounts', '--output'],
+    ['operations', '--watch'],
   ]) {
     assert.match(stdout, new RegExp(`outpost ${command} `), `--help misses ${command}`);
     const section = stdout.slice(stdout.indexOf(`outpost ${command} `));
@@ -33,7 +36,13 @@ test('outpost --help lists every command with its flags', async () => {
   // Every choice flag and argument lists its allowed values.
   assert.match(stdout, /-o, --output <format>\s+output format \(one of: json, yaml, name, wide\)/);
   assert.match(stdout, /--cascade <policy>\s+what happens to dependents \(one of: background, foreground, orphan, true, false\)/);
-  assert.match(stdout, /<action>\s+what to do \(one of: undo, pause, resume, restart, history\)/);
+  assert.match(stdout, /<action>\s+what to do \(one of: undo, pause, resume, restart, history, status\)/);
+  assert.match(stdout, /--type <type>\s+patch format \(one of: strategic, merge, json\)/);
+  assert.match(stdout, /--state <state>\s+only operations in this state \(one of: pending, sent, succeeded, failed, timed_out\)/);
+  assert.match(
+    stdout,
+    /outpost accounts [^\n]*\n[^\n]*\n\s+--gateway <url>[^\n]*\n\s+-o, --output <format>\s+output format \(default: a table\) \(one of: wide, json, yaml, name\)/,
+  );
 });
 
 test('an unknown command exits non-zero with a message', async () => {

@@ -17,10 +17,13 @@ import {
 } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { createCapturedIo } from '../../src/client/io.js';
 import type { ClientCommandDeps } from '../../src/client/client-command.js';
+import { registerAccountsCommand } from '../../src/cli/commands/accounts.js';
+import { registerOperationsCommand } from '../../src/cli/commands/operations.js';
 import { registerApplyCommand } from '../../src/cli/commands/apply.js';
 import { registerDeleteCommand } from '../../src/cli/commands/delete.js';
 import { registerGetCommand } from '../../src/cli/commands/get.js';
 import { registerLogsCommand } from '../../src/cli/commands/logs.js';
+import { registerPatchCommand } from '../../src/cli/commands/patch.js';
 import { registerRolloutCommand } from '../../src/cli/commands/rollout.js';
 import { registerScaleCommand } from '../../src/cli/commands/scale.js';
 
@@ -113,7 +116,7 @@ export interface CliRun {
   err: string;
 }
 
-/** Runs `outpost ARGS…` in-process with only the operation commands registered. */
+/** Runs `outpost ARGS…` in-process with only the client commands (operations, accounts, operations list) registered. */
 export async function runCli(args: string[], options: { stdin?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliRun> {
   const io = createCapturedIo(options.stdin ?? '');
   let code = 0;
@@ -127,6 +130,9 @@ export async function runCli(args: string[], options: { stdin?: string; env?: No
     registerRolloutCommand,
     registerGetCommand,
     registerLogsCommand,
+    registerPatchCommand,
+    registerAccountsCommand,
+    registerOperationsCommand,
   ]) {
     register(program, deps);
   }

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { create } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
-import { PropagationPolicy, RolloutAction } from '../../src/gen/outpost/agent/v1/operation_pb.js';
+import { PatchType, PropagationPolicy, RolloutAction } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 import { OperationRecordSchema, OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { failedRecord, runCli, startFakeGateway, succeededRecord, type FakeGateway } from './operations-helpers.js';
 
@@ -187,6 +187,57 @@ describe('operation commands (fake gateway)', () => {
       assert.match(r.err, /error: /);
     }
     assert.equal(gw.requests.length, 0);
+  });
+
+  test('patch sends its type and the patch as compact JSON; cluster-scoped kinds send no namespace', async () => {
+    gw.respond = (req) => succeededRecord(req, { objects: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'tmp' } }] });
+    const r = await cli('patch', 'ns/tmp', '--type', 'merge', '-p', 'metadata:\n  labels: {team: a}\n', '-n', 'demo', '--account', 'a');
+    assert.equal(r.code, 0, r.err);
+    assert.equal(r.out, 'namespace/tmp patched\n');
+    const spec = gw.requests[0]!.spec;
+    assert.equal(spec.case, 'patch');
+    assert.equal(spec.case === 'patch' && spec.value.type, PatchType.MERGE);
+    assert.equal(spec.case === 'patch' && spec.value.patch, '{"metadata":{"labels":{"team":"a"}}}');
+    assert.equal(spec.case === 'patch' && spec.value.namespace, '');
+    await cli('patch', 'deploy', 'web', '-p', '{"spec":{"replicas":1}}', '--account', 'a');
+    const strategic = gw.requests[1]!.spec;
+    assert.equal(strategic.case === 'patch' && strategic.value.type, PatchType.STRATEGIC);
+    assert.equal(strategic.case === 'patch' && strategic.value.namespace, 'default');
+  });
+
+  test('delete -f sends one delete per object (List items too) with its own namespace, -n or default', async () => {
+    const file = join(dir, 'to-delete.yaml');
+    writeFileSync(
+      file,
+      [
+        'apiVersion: v1',
+        'kind: List',
+        'items:',
+        '- {apiVersion: v1, kind: ConfigMap, metadata: {name: one, namespace: elsewhere}}',
+        '- {apiVersion: apps/v1, kind: Deployment, metadata: {name: two}}',
+        '---',
+        'apiVersion: v1',
+        'kind: Namespace',
+        'metadata: {name: three}',
+        '---',
+        '',
+      ].join('\n'),
+    );
+    gw.respond = (req) => succeededRecord(req, { deleted: [] });
+    const r = await cli('delete', '-f', file, '-n', 'demo', '--account', 'a', '--cascade', 'orphan');
+    assert.equal(r.code, 0, r.err);
+    assert.deepEqual(
+      gw.requests.map(
+        (req) =>
+          req.spec.case === 'delete' && [req.spec.value.apiVersion, req.spec.value.kind, req.spec.value.namespace, req.spec.value.name],
+      ),
+      [
+        ['v1', 'ConfigMap', 'elsewhere', 'one'],
+        ['apps/v1', 'Deployment', 'demo', 'two'],
+        ['v1', 'Namespace', '', 'three'],
+      ],
+    );
+    assert.ok(gw.requests.every((req) => req.spec.case === 'delete' && req.spec.value.propagationPolicy === PropagationPolicy.ORPHAN));
   });
 
   test('scale and rollout submit the right spec and print the resulting object', async () => {
@@ -402,6 +453,15 @@ test('an unreachable gateway exits 3 naming the URL', async () => {
   const r = await runCli(['get', 'pods', '--account', 'a', '--gateway', url]);
   assert.equal(r.code, 3);
   assert.match(r.err, new RegExp(`^error: cannot reach the gateway at ${url.replace(/[.]/g, '\\.')} \\(ECONNREFUSED`));
+  // Several objects: the first unreachable answer ends the command (one error line, not one per object).
+  const many = await runCli(['delete', 'cm', 'a', 'b', 'c', '--account', 'a', '--gateway', url]);
+  assert.equal(many.code, 3);
+  assert.equal(many.err.split('\n').filter(Boolean).length, 1, many.err);
+  for (const args of [['accounts'], ['operations'], ['get', 'pods', '--cached', '--account', 'a']]) {
+    const read = await runCli([...args, '--gateway', url]);
+    assert.equal(read.code, 3, `${args.join(' ')}: ${read.err}`);
+    assert.match(read.err, /^error: cannot reach the gateway at /);
+  }
 });
 
 test('a server that is not a gateway exits 3 saying so', async () => {

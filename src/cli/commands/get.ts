@@ -1,6 +1,7 @@
 /**
- * `outpost get KIND [NAME] --account A`: reads live from the cluster through the account's agent (not the cache):
- * one object by name (404 when missing) or a listing with label/field selectors, printed like kubectl.
+ * `outpost get KIND [NAME] --account A`: reads live from the cluster through the account's agent: one object by name
+ * (404 when missing) or a listing with label/field selectors, printed like kubectl. `--cached` reads the gateway's
+ * cache instead (src/client/cached-objects.ts), touching neither the cluster nor the agent.
  */
 import { Option, type Command } from 'commander';
 import {
@@ -12,7 +13,8 @@ import {
   type ClientCommandDeps,
   type ClientOptions,
 } from '../../client/client-command.js';
-import { ExitCode } from '../../client/errors.js';
+import { readCachedObjects } from '../../client/cached-objects.js';
+import { describeClientError, ExitCode } from '../../client/errors.js';
 import { formatObjects, type OutputFormat } from '../../client/format.js';
 
 interface GetOptions extends ClientOptions {
@@ -20,6 +22,7 @@ interface GetOptions extends ClientOptions {
   fieldSelector?: string;
   output?: 'json' | 'yaml' | 'name' | 'wide';
   allNamespaces?: boolean;
+  cached?: boolean;
 }
 
 /** Registers `get`. */
@@ -27,13 +30,14 @@ export function registerGetCommand(program: Command, deps?: ClientCommandDeps): 
   const ctx = resolveDeps(deps);
   const cmd = program
     .command('get')
-    .description('read one object or list objects of a kind, live from the cluster')
+    .description('read one object or list objects of a kind, live from the cluster (or from the gateway cache: --cached)')
     .argument('<resource>', 'KIND or KIND/NAME (pods, deploy, deployment.apps, ConfigMap…)')
     .argument('[name]', 'object name; without it, list')
     .option('-l, --selector <selector>', 'label selector for listing, e.g. app=web')
     .option('--field-selector <selector>', 'field selector for listing, e.g. status.phase=Running')
     .option('-A, --all-namespaces', 'list across all namespaces')
-    .addOption(new Option('-o, --output <format>', 'output format').choices(['json', 'yaml', 'name', 'wide']));
+    .addOption(new Option('-o, --output <format>', 'output format').choices(['json', 'yaml', 'name', 'wide']))
+    .option('--cached', "read the gateway's cache instead of the live cluster (nothing reaches the cluster)");
   configureClientCommand(cmd, ctx).action(async (resource: string, nameArg: string | undefined, opts: GetOptions) => {
     const target = parseTargetOrFail(ctx, resource, nameArg);
     if (!target) return;
@@ -50,6 +54,29 @@ export function registerGetCommand(program: Command, deps?: ClientCommandDeps): 
     const output: OutputFormat = opts.output ?? 'table';
     const render = (objects: Parameters<typeof formatObjects>[0], single: boolean) =>
       formatObjects(objects, { output, kind: kind.kind, single, namespace, allNamespaces: opts.allNamespaces });
+    if (opts.cached) {
+      if (opts.fieldSelector || opts.id !== undefined || !opts.wait) {
+        fail(ctx, ExitCode.USAGE, '--cached reads the cache: --field-selector, --id and --no-wait do not apply');
+        return;
+      }
+      try {
+        const objects = await readCachedObjects(opts.gateway, {
+          account: opts.account,
+          kind: kind.kind,
+          namespace,
+          name,
+          labelSelector: opts.selector,
+        });
+        const out = render(objects, Boolean(name));
+        if (out.stdout) ctx.io.stdout(out.stdout);
+        if (out.stderr) ctx.io.stderr(out.stderr);
+        ctx.exit(ExitCode.OK);
+      } catch (err) {
+        const { exitCode, message } = describeClientError(err, opts.gateway);
+        fail(ctx, exitCode, message);
+      }
+      return;
+    }
     if (name) {
       await runOperation(ctx, opts, { case: 'get', value: { apiVersion: kind.apiVersion, kind: kind.kind, namespace, name } }, (record) =>
         render(record.result?.objects ?? [], true),

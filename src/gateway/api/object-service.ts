@@ -14,6 +14,7 @@ import type { ObjectService } from '../../gen/outpost/api/v1/object_service_pb.j
 import { parseLabelSelector, SelectorError, type LabelRequirement } from '../../shared/label-selector.js';
 import { invalidArgument } from '../errors.js';
 import { summarizeHealth } from './health-summary.js';
+import { checkObjectFilter } from './object-filter-check.js';
 import { labelSelectorToSql } from './label-selector-sql.js';
 import { healthMessage, ownerUidSql, statusInputSql } from './object-health.js';
 import { decodePageToken, encodePageToken, type ObjectKey, type PageFilters } from './page-token.js';
@@ -82,6 +83,8 @@ export function createObjectService(database: Database): Partial<ServiceImpl<typ
         .where(and(...conditions))
         .orderBy(asc(objects.account), asc(objects.kind), asc(objects.apiVersion), asc(objects.namespace), asc(objects.name))
         .limit(pageSize + 1);
+      // An empty first page may be a wrong filter (unknown account or kind): say so instead of an empty answer.
+      if (rows.length === 0 && !req.pageToken) await checkObjectFilter(database, { account: req.account, kind: req.kind });
       const more = rows.length > pageSize;
       const page = more ? rows.slice(0, pageSize) : rows;
       const last = page[page.length - 1];
