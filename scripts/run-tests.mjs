@@ -54,6 +54,7 @@ const EXPECTED_SECONDS = {
   'test/conformance/connection.test.ts': 6,
   'test/conformance/data.test.ts': 6,
   'test/conformance/session.test.ts': 5,
+  'test/gateway/object-events-filter.test.ts': 6,
 };
 const DEFAULT_SECONDS = 4;
 

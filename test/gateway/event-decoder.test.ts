@@ -124,10 +124,11 @@ describe('event decoding', () => {
   });
 
   test('page tokens round-trip and are bound to their filters', () => {
-    const f = { account: 'a', kind: 'K', namespace: '', labelSelector: 'x=y', omitObject: false };
+    const f = { account: 'a', kind: 'K', namespace: '', labelSelector: 'x=y', omitObject: false, involvedObjectUid: '' };
     const token = encodePageToken(['a', 'K', 'v1', 'ns', 'n'], f);
     assert.deepEqual(decodePageToken(token, f), ['a', 'K', 'v1', 'ns', 'n']);
     assert.throws(() => decodePageToken(token, { ...f, labelSelector: '' }), /different filters/);
+    assert.throws(() => decodePageToken(token, { ...f, involvedObjectUid: 'u-1' }), /different filters/);
     assert.throws(() => decodePageToken('%%%', f), /malformed/);
   });
 });

@@ -15,6 +15,7 @@ export interface PageFilters {
   namespace: string;
   labelSelector: string;
   omitObject: boolean;
+  involvedObjectUid: string;
 }
 
 /** Encodes the position after `key` for these filters. */
@@ -46,6 +47,6 @@ export function decodePageToken(token: string, filters: PageFilters): ObjectKey 
 }
 
 function fingerprint(f: PageFilters): string {
-  const text = JSON.stringify([f.account, f.kind, f.namespace, f.labelSelector, f.omitObject]);
+  const text = JSON.stringify([f.account, f.kind, f.namespace, f.labelSelector, f.omitObject, f.involvedObjectUid]);
   return createHash('sha256').update(text).digest('base64url').slice(0, 16);
 }
