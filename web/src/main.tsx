@@ -6,6 +6,7 @@ import { ServicesContext, type Services } from './services.js';
 import './styles/base.css';
 import './styles/content.css';
 import './styles/forms.css';
+import './styles/object-ops.css';
 
 /** Entry point: builds the auth store and API clients for this origin and mounts the app into #app. */
 function storage(): Storage | null {

@@ -3,8 +3,12 @@ import type { KubernetesObject } from '../../src/gen/outpost/api/v1/object_servi
 import { ErrorMessage } from './error-message.js';
 import { accountsSignal } from './fleet-signals.js';
 import { objectTitle, type ObjectRef } from './object-href.js';
+import { ObjectEvents } from './object-events.js';
 import { ObjectYaml } from './object-yaml.js';
 import { PageTitle } from './page-title.js';
+import { PodLogs } from './pod-logs.js';
+import { RolloutPanel } from './rollout-panel.js';
+import { ROLLOUT_KINDS } from './rollout-revisions.js';
 import { hrefFor } from './router.js';
 import { useServices } from './services.js';
 import { TimeText } from './time-text.js';
@@ -82,6 +86,9 @@ export function ObjectPageView({ target }: { target: ObjectRef }) {
               </dd>
             </dl>
           </section>
+          {ROLLOUT_KINDS.includes(object.kind) && <RolloutPanel key={object.uid} workload={object} />}
+          {object.kind === 'Pod' && <PodLogs key={object.uid} pod={object} />}
+          <ObjectEvents object={object} />
           <ObjectYaml object={object} />
         </>
       )}

@@ -9,7 +9,8 @@ import { createDraft, createSubmitRequest, OPERATION_CHOICES, type OperationChoi
 import { summarizeOperation } from './operation-summary.js';
 import { useServices } from './services.js';
 
-type Outcome =
+/** What an operation submitted from the page has come to (shown by {@link OutcomeText}). */
+export type Outcome =
   | { kind: 'idle' }
   | { kind: 'submitting' }
   | { kind: 'record'; record: OperationRecord; following: boolean }
@@ -194,7 +195,11 @@ export function OperationForm({ initial, accounts = [], autoFocus = false }: Ope
   );
 }
 
-function OutcomeText({ outcome }: { outcome: Outcome }) {
+/**
+ * The status element showing an operation's outcome: state, id, summary, "waiting for the result…" while followed,
+ * or the error. `label` is its accessible name (default "Operation result").
+ */
+export function OutcomeText({ outcome, label = 'Operation result' }: { outcome: Outcome; label?: string }) {
   let content: ComponentChildren = null;
   let tone = '';
   if (outcome.kind === 'submitting') {
@@ -226,7 +231,7 @@ function OutcomeText({ outcome }: { outcome: Outcome }) {
     );
   }
   return (
-    <p role="status" aria-label="Operation result" class={`outcome ${tone ? `tone-${tone}` : ''}`}>
+    <p role="status" aria-label={label} class={`outcome ${tone ? `tone-${tone}` : ''}`}>
       {content}
     </p>
   );
