@@ -19,6 +19,8 @@ export interface EventRow {
   count: number;
   /** Milliseconds since the epoch, 0 when the Event says nothing. */
   lastSeen: number;
+  /** metadata.resourceVersion as a number (NaN when it is not one): orders Events seen in the same second. */
+  version: number;
 }
 
 type Obj = Record<string, unknown>;
@@ -43,6 +45,7 @@ export function toEventRow(event: KubernetesObject): EventRow {
     message: str(o.message) || str(o.note),
     count: typeof count === 'number' ? count : 1,
     lastSeen: seen ?? 0,
+    version: Number(event.resourceVersion),
   };
 }
 
@@ -52,6 +55,13 @@ const pad = (n: number): string => String(n).padStart(2, '0');
 function dateTime(ms: number): string {
   const d = new Date(ms);
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+/** Latest last-seen first; within a second (Events record whole seconds), the later write first, if known. */
+function newestFirst(a: EventRow, b: EventRow): number {
+  if (a.lastSeen !== b.lastSeen) return b.lastSeen - a.lastSeen;
+  if (Number.isFinite(a.version) && Number.isFinite(b.version) && a.version !== b.version) return b.version - a.version;
+  return a.key.localeCompare(b.key);
 }
 
 interface EventsResult {
@@ -82,7 +92,7 @@ export function ObjectEvents({ object }: { object: KubernetesObject }) {
         const row = toEventRow(event);
         if (!byKey.has(row.key) || event.apiVersion === 'v1') byKey.set(row.key, row);
       }
-      const rows = [...byKey.values()].sort((a, b) => b.lastSeen - a.lastSeen || a.key.localeCompare(b.key));
+      const rows = [...byKey.values()].sort(newestFirst);
       let accountHasEvents = true;
       if (rows.length === 0) {
         const any = await api.objects.listObjects({ account: object.account, kind: 'Event', pageSize: 1, omitObject: true }, { signal });
