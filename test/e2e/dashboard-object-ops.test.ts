@@ -104,14 +104,24 @@ describe('an object page: pod logs, events and rollouts', { timeout: 180_000, co
     const d = deployment();
     stack.sandbox.store.update({ ...d, spec: (opsDeployment('ops:v2') as { spec: unknown }).spec });
     await eventually('revision 2', () => deployment().metadata.annotations?.['deployment.kubernetes.io/revision'] === '2' || undefined);
+    stack.sandbox.store.create({
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: { name: 'ops-db', namespace: 'demo' },
+      spec: {
+        replicas: 1,
+        serviceName: 'ops-db',
+        selector: { matchLabels: { app: 'ops-db' } },
+        template: { metadata: { labels: { app: 'ops-db' } }, spec: { containers: [{ name: 'db', image: 'db:1' }] } },
+      },
+    });
     await stack.startAgent({ config: { clouddriver: { auth: { token: AGENT } } } });
     await waitForAccounts(stack.gateway.httpUrl, ['sandbox'], { headers: { authorization: `Bearer ${ROOT}` } });
     pod = await eventually('a running ops pod in the cache', async () => {
       const running = stack.sandbox.store
         .list('v1', 'Pod', 'demo')
         .find(
-          (p) =>
-            p.metadata.name?.startsWith('ops-') && !p.metadata.deletionTimestamp && (p.status as { phase?: string })?.phase === 'Running',
+          (p) => p.metadata.labels?.app === 'ops' && !p.metadata.deletionTimestamp && (p.status as { phase?: string })?.phase === 'Running',
         );
       if (!running) return undefined;
       const seen = await cached('Pod', running.metadata.name!);
@@ -211,5 +221,28 @@ describe('an object page: pod logs, events and rollouts', { timeout: 180_000, co
     await result.filter({ hasText: /SUCCEEDED.*resumed/ }).waitFor(WAIT);
     assert.notEqual((deployment().spec as { paused?: boolean }).paused, true);
     await rollout.getByRole('button', { name: 'Pause' }).waitFor(WAIT);
+  });
+
+  test('a StatefulSet page lists its ControllerRevisions; restart asks first, then runs', async () => {
+    await page.goto(`${stack.gateway.httpUrl}/#/objects/sandbox/StatefulSet/demo/ops-db`);
+    const rollout = page.getByRole('region', { name: 'Rollout' });
+    await rollout.locator('tr[data-revision="1"]').filter({ hasText: 'current' }).filter({ hasText: 'db:1' }).waitFor(WAIT);
+    assert.equal(await rollout.getByRole('button', { name: 'Pause' }).count(), 0, 'pause is for Deployments only');
+    await rollout.getByRole('button', { name: 'Restart' }).click();
+    const confirm = rollout.getByRole('group', { name: 'Confirm rollout action' });
+    assert.match(await confirm.innerText(), /Restart every pod of StatefulSet demo\/ops-db\?/);
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    await confirm.waitFor({ state: 'detached', ...WAIT });
+    const template = () => (stack.sandbox.store.get('apps/v1', 'StatefulSet', 'demo', 'ops-db')!.spec as { template: KubeObject }).template;
+    assert.equal(template().metadata.annotations?.['kubectl.kubernetes.io/restartedAt'], undefined, 'cancel changed nothing');
+
+    await rollout.getByRole('button', { name: 'Restart' }).click();
+    await confirm.getByRole('button', { name: 'Restart' }).click();
+    await rollout
+      .getByRole('status', { name: 'Rollout result' })
+      .filter({ hasText: /SUCCEEDED.*restarted/ })
+      .waitFor(WAIT);
+    assert.ok(template().metadata.annotations?.['kubectl.kubernetes.io/restartedAt'], 'the pod template is stamped');
+    await rollout.locator('tr[data-revision="2"]').filter({ hasText: 'current' }).waitFor(WAIT);
   });
 });
