@@ -20,7 +20,7 @@ const EXPECTED_SECONDS = {
   'test/chaos/chaos.test.ts': 33,
   'test/e2e/demo.test.ts': 37,
   'test/e2e/audit-view.test.ts': 9,
-  'test/e2e/dashboard-object-ops.test.ts': 26,
+  'test/e2e/dashboard-object-ops.test.ts': 30,
   'test/e2e/kubectl-gateway-limits.test.ts': 15,
   'test/e2e/kubectl-through-gateway.test.ts': 22,
   'test/e2e/kubectl-forwarded.test.ts': 12,
