@@ -3,7 +3,8 @@
  * on one stack (sandbox + gateway with tokens + agent): a pod's log shows its lines and keeps receiving new ones
  * while followed, switching the container reads the other one, and a caller without the kube role is shown the
  * gateway's refusal; a Deployment's Events show ScalingReplicaSet after a scale; undo from the page rolls the
- * Deployment back in the cluster and shows the outcome; pause and resume flip spec.paused.
+ * Deployment back in the cluster and shows the outcome; pause and resume flip spec.paused, and an undo while paused
+ * shows the agent's refusal and changes nothing; a StatefulSet's revisions and a confirmed restart.
  * Screenshots go to test-output/dashboard/.
  */
 import assert from 'node:assert/strict';
@@ -173,7 +174,8 @@ describe('an object page: pod logs, events and rollouts', { timeout: 180_000, co
       await signIn(viewer, stack.gateway.httpUrl, VIEWER);
       await viewer.goto(`${stack.gateway.httpUrl}/#/objects/sandbox/Pod/demo/${pod}`);
       const status = viewer.getByRole('region', { name: 'Pod logs' }).getByRole('status', { name: 'Log stream' });
-      await status.filter({ hasText: /^Refused \(HTTP 403\): .*kube/ }).waitFor(WAIT);
+      await status.filter({ hasText: /^Refused \(HTTP 403\): .*lacks the role "kube" required for \/k8s\/sandbox/ }).waitFor(WAIT);
+      assert.equal(await viewer.getByRole('log').innerText(), '', 'no log lines');
     } finally {
       await other.close();
     }
@@ -212,12 +214,18 @@ describe('an object page: pod logs, events and rollouts', { timeout: 180_000, co
     assert.deepEqual(await seriousAxeViolations(page), []);
   });
 
-  test('pause and resume flip spec.paused', async () => {
+  test('pause and resume flip spec.paused; an undo while paused is refused with the reason', async () => {
     const rollout = page.getByRole('region', { name: 'Rollout' });
     const result = rollout.getByRole('status', { name: 'Rollout result' });
     await rollout.getByRole('button', { name: 'Pause' }).click();
     await result.filter({ hasText: /SUCCEEDED.*paused/ }).waitFor(WAIT);
     assert.equal((deployment().spec as { paused?: boolean }).paused, true);
+    // a paused Deployment cannot be rolled back: the agent's reason is shown and nothing changes
+    await rollout.getByRole('button', { name: 'Roll back to revision 2' }).click();
+    await rollout.getByRole('group', { name: 'Confirm rollout action' }).getByRole('button', { name: 'Roll back' }).click();
+    await result.filter({ hasText: /FAILED.*cannot rollback a paused deployment/ }).waitFor(WAIT);
+    const image = (deployment().spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers[0]!.image;
+    assert.equal(image, 'ops:v1');
     await rollout.getByRole('button', { name: 'Resume' }).click({ timeout: 30_000 });
     await result.filter({ hasText: /SUCCEEDED.*resumed/ }).waitFor(WAIT);
     assert.notEqual((deployment().spec as { paused?: boolean }).paused, true);
