@@ -117,8 +117,19 @@ describe('an object page: pod logs, events and rollouts', { timeout: 180_000, co
         template: { metadata: { labels: { app: 'ops-db' } }, spec: { containers: [{ name: 'db', image: 'db:1' }] } },
       },
     });
-    await stack.startAgent({ config: { clouddriver: { auth: { token: AGENT } } } });
-    await waitForAccounts(stack.gateway.httpUrl, ['sandbox'], { headers: { authorization: `Bearer ${ROOT}` } });
+    // a pod with a 5,100-line log (more than the page keeps)
+    const chatty = Array.from({ length: 5100 }, (_, i) => `line ${i + 1}`).join('\n');
+    stack.sandbox.store.create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'chatty', namespace: 'demo', annotations: { 'sandbox.outpost.dev/log': chatty } },
+      spec: { containers: [{ name: 'talk', image: 'talk:1' }] },
+    });
+    await stack.startAgent({
+      accounts: [{}, { name: 'quiet', kinds: ['Deployment'] }], // quiet caches no Events
+      config: { clouddriver: { auth: { token: AGENT } } },
+    });
+    await waitForAccounts(stack.gateway.httpUrl, ['sandbox', 'quiet'], { headers: { authorization: `Bearer ${ROOT}` } });
     pod = await eventually('a running ops pod in the cache', async () => {
       const running = stack.sandbox.store
         .list('v1', 'Pod', 'demo')
@@ -165,6 +176,23 @@ describe('an object page: pod logs, events and rollouts', { timeout: 180_000, co
       .filter({ hasText: /^End of log/ })
       .waitFor(WAIT);
     assert.deepEqual(await seriousAxeViolations(page), []);
+  });
+
+  test('the page keeps the last 5,000 lines of a longer log, and the tail length chooses where it starts', async () => {
+    await eventually('chatty cached', () => cached('Pod', 'chatty'));
+    await page.goto(`${stack.gateway.httpUrl}/#/objects/sandbox/Pod/demo/chatty`);
+    const logs = page.getByRole('region', { name: 'Pod logs' });
+    const log = logs.getByRole('log', { name: 'Log of container talk' });
+    await log.filter({ hasText: 'line 5100' }).waitFor(WAIT);
+    assert.match(await log.innerText(), /^line 5001\n/, 'the last 100 lines');
+    await logs.getByLabel('Tail').selectOption({ label: 'whole log' });
+    const status = logs.getByRole('status', { name: 'Log stream' });
+    await status.filter({ hasText: /5,000 lines \(older lines dropped beyond 5,000\)/ }).waitFor(WAIT);
+    await log.filter({ hasText: 'line 5100' }).waitFor(WAIT); // the new stream has arrived in full
+    const text = await log.innerText();
+    assert.equal(text.split('\n').length, 5000);
+    assert.match(text, /line 5100/);
+    assert.doesNotMatch(text, /^line 1\n/);
   });
 
   test('a caller without the kube role sees the refusal instead of a log', async () => {
@@ -253,5 +281,20 @@ describe('an object page: pod logs, events and rollouts', { timeout: 180_000, co
       .waitFor(WAIT);
     assert.ok(template().metadata.annotations?.['kubectl.kubernetes.io/restartedAt'], 'the pod template is stamped');
     await rollout.locator('tr[data-revision="2"]').filter({ hasText: 'current' }).waitFor(WAIT);
+  });
+
+  test('an account that caches no Events says so', async () => {
+    await eventually('ops cached in quiet', async () => {
+      const res = await fetch(`${stack.gateway.httpUrl}/outpost.api.v1.ObjectService/GetObject`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${ROOT}` },
+        body: JSON.stringify({ account: 'quiet', kind: 'Deployment', namespace: 'demo', name: 'ops' }),
+      });
+      return res.status === 200 || undefined;
+    });
+    await page.goto(`${stack.gateway.httpUrl}/#/objects/quiet/Deployment/demo/ops`);
+    const events = page.getByRole('region', { name: 'Events' });
+    await events.getByText('Account quiet caches no Events').waitFor(WAIT);
+    assert.equal(await events.locator('tbody tr').count(), 0);
   });
 });

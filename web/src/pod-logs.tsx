@@ -8,6 +8,9 @@ import { useAuthState, useServices } from './services.js';
 /** Lines kept on the page; older ones are dropped as new ones arrive. */
 export const MAX_LOG_LINES = 5000;
 
+/** How long arriving lines are gathered before they are rendered. */
+const FLUSH_MS = 100;
+
 /** The tail lengths offered; 0 stands for the whole log. */
 const TAILS = [100, 500, 1000, 0];
 
@@ -64,6 +67,8 @@ export function PodLogs({ pod }: { pod: KubernetesObject }) {
   const [state, setState] = useState<StreamState>({ kind: 'reading' });
   const box = useRef<HTMLPreElement>(null);
   const stick = useRef(true);
+  const linesSeen = useRef(0);
+  const droppedRef = useRef(false);
   const id = useId();
   const selected = containers.includes(container) ? container : (containers[0] ?? '');
 
@@ -72,33 +77,57 @@ export function PodLogs({ pod }: { pod: KubernetesObject }) {
     const ctl = new AbortController();
     setLines([]);
     setDropped(false);
+    droppedRef.current = false;
+    linesSeen.current = 0;
     stick.current = true;
     setState({ kind: follow ? 'following' : 'reading' });
     const request = { account: pod.account, namespace: pod.namespace, pod: pod.name, container: selected, tailLines: tail || null, follow };
+    // lines arriving within one flush interval are appended together: one render per batch, not per chunk
+    let pending: string[] = [];
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const flush = () => {
+      timer = undefined;
+      if (ctl.signal.aborted || pending.length === 0) return;
+      const batch = pending;
+      pending = [];
+      setLines((prev) => {
+        const next = prev.concat(batch);
+        return next.length <= MAX_LOG_LINES ? next : next.slice(next.length - MAX_LOG_LINES);
+      });
+      if (!droppedRef.current && linesSeen.current > MAX_LOG_LINES) {
+        droppedRef.current = true;
+        setDropped(true);
+      }
+    };
     readPodLog(
       request,
       auth.token(),
       (batch) => {
         if (ctl.signal.aborted) return;
-        setLines((prev) => {
-          const next = prev.concat(batch);
-          if (next.length <= MAX_LOG_LINES) return next;
-          setDropped(true);
-          return next.slice(next.length - MAX_LOG_LINES);
-        });
+        linesSeen.current += batch.length;
+        for (const line of batch) pending.push(line);
+        timer ??= setTimeout(flush, FLUSH_MS);
       },
       ctl.signal,
     ).then(
-      () => !ctl.signal.aborted && setState({ kind: 'ended', following: follow }),
+      () => {
+        if (ctl.signal.aborted) return;
+        flush();
+        setState({ kind: 'ended', following: follow });
+      },
       (e: unknown) => {
         if (ctl.signal.aborted) return;
+        flush();
         if (e instanceof PodLogError) {
           if (e.status === 401) auth.report(new ConnectError(e.message, Code.Unauthenticated), version);
           setState({ kind: 'refused', status: e.status, message: e.message });
         } else setState({ kind: 'failed', message: e instanceof Error ? e.message : String(e) });
       },
     );
-    return () => ctl.abort();
+    return () => {
+      ctl.abort();
+      clearTimeout(timer);
+    };
   }, [pod.account, pod.namespace, pod.name, selected, tail, follow, restarts, version, auth]);
 
   useLayoutEffect(() => {
