@@ -297,4 +297,18 @@ describe('an object page: pod logs, events and rollouts', { timeout: 180_000, co
     await events.getByText('Account quiet caches no Events').waitFor(WAIT);
     assert.equal(await events.locator('tbody tr').count(), 0);
   });
+
+  test('at phone width the pod and Deployment pages do not scroll sideways', async () => {
+    await page.setViewportSize({ width: 375, height: 812 });
+    for (const [view, region, name] of [
+      ['Pod/demo/chatty', 'Pod logs', 'phone-pod-logs'],
+      ['Deployment/demo/ops', 'Rollout', 'phone-rollout'],
+    ] as const) {
+      await page.goto(`${stack.gateway.httpUrl}/#/objects/sandbox/${view}`);
+      await page.getByRole('region', { name: region }).locator('tbody tr, pre').first().waitFor(WAIT);
+      const widths = await page.evaluate(() => ({ page: document.documentElement.scrollWidth, viewport: window.innerWidth }));
+      assert.ok(widths.page <= widths.viewport, `${view} scrolls sideways at phone width (${widths.page} > ${widths.viewport})`);
+      await page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
+    }
+  });
 });

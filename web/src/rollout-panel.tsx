@@ -145,9 +145,7 @@ export function RolloutPanel({ workload }: { workload: KubernetesObject }) {
                 <th scope="col">Change cause</th>
                 <th scope="col">Created</th>
                 <th scope="col">{kind}</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
+                <th scope="col">Action</th>
               </tr>
             </thead>
             <tbody>
