@@ -8,7 +8,7 @@ import { ObjectYaml } from './object-yaml.js';
 import { PageTitle } from './page-title.js';
 import { PodLogs } from './pod-logs.js';
 import { RolloutPanel } from './rollout-panel.js';
-import { ROLLOUT_KINDS } from './rollout-revisions.js';
+import { hasRollouts } from './rollout-revisions.js';
 import { hrefFor } from './router.js';
 import { useServices } from './services.js';
 import { TimeText } from './time-text.js';
@@ -86,7 +86,7 @@ export function ObjectPageView({ target }: { target: ObjectRef }) {
               </dd>
             </dl>
           </section>
-          {ROLLOUT_KINDS.includes(object.kind) && <RolloutPanel key={object.uid} workload={object} />}
+          {hasRollouts(object) && <RolloutPanel key={object.uid} workload={object} />}
           {object.kind === 'Pod' && <PodLogs key={object.uid} pod={object} />}
           <ObjectEvents object={object} />
           <ObjectYaml object={object} />

@@ -1,7 +1,12 @@
 import type { KubernetesObject } from '../../src/gen/outpost/api/v1/object_service_pb.js';
 
 /** The kinds with rollouts (undo, restart; pause and resume for Deployments only), as the agent's rollout operation. */
-export const ROLLOUT_KINDS = ['Deployment', 'StatefulSet', 'DaemonSet'];
+const ROLLOUT_KINDS = ['Deployment', 'StatefulSet', 'DaemonSet'];
+
+/** True for apps/v1 Deployments, StatefulSets and DaemonSets (not a custom kind of the same name in another group). */
+export function hasRollouts(object: KubernetesObject): boolean {
+  return ROLLOUT_KINDS.includes(object.kind) && object.apiVersion.startsWith('apps/');
+}
 
 /** The annotation numbering a Deployment's ReplicaSets (and the Deployment's current revision). */
 const REVISION = 'deployment.kubernetes.io/revision';
