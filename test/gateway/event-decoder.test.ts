@@ -124,11 +124,18 @@ describe('event decoding', () => {
   });
 
   test('page tokens round-trip and are bound to their filters', () => {
-    const f = { account: 'a', kind: 'K', namespace: '', labelSelector: 'x=y', omitObject: false, ownerUid: '' };
+    const f = { account: 'a', kind: 'K', namespace: '', labelSelector: 'x=y', omitObject: false, ownerUid: '', involvedObjectUid: '' };
     const token = encodePageToken(['a', 'K', 'v1', 'ns', 'n'], f);
     assert.deepEqual(decodePageToken(token, f), ['a', 'K', 'v1', 'ns', 'n']);
     assert.throws(() => decodePageToken(token, { ...f, labelSelector: '' }), /different filters/);
     assert.throws(() => decodePageToken(token, { ...f, ownerUid: 'u-1' }), /different filters/);
+    assert.throws(() => decodePageToken(token, { ...f, involvedObjectUid: 'u-1' }), /different filters/);
+    const byOwner = encodePageToken(['a', 'K', 'v1', 'ns', 'n'], { ...f, ownerUid: 'u-1' });
+    assert.throws(
+      () => decodePageToken(byOwner, { ...f, involvedObjectUid: 'u-1' }),
+      /different filters/,
+      'the two uids are different filters',
+    );
     assert.throws(() => decodePageToken('%%%', f), /malformed/);
   });
 });

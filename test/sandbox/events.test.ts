@@ -1,5 +1,6 @@
 /**
- * Events recorded by the controllers: shape (involvedObject, source, counts, timestamps), the per-namespace cap,
+ * Events recorded by the controllers: shape (involvedObject, source, counts, timestamps), Killing when a running pod
+ * is deleted, SuccessfulDelete when a ReplicaSet scales down, the per-namespace cap,
  * deletion with their namespace, and `events: false`. Waits only bound a hang.
  */
 import assert from 'node:assert/strict';
@@ -58,6 +59,57 @@ describe('events', () => {
       const res = await call(sb, 'GET', `/api/v1/namespaces/ev/events?fieldSelector=involvedObject.name%3Dweb`);
       assert.equal(res.status, 200);
       assert.equal(res.json.items.length, 2);
+    }));
+
+  test('a deleted running pod gets a Killing event per container; scaling down records SuccessfulDelete', () =>
+    withSandbox({}, async (sb) => {
+      sb.store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kill' } });
+      const pod = sb.store.create({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'two', namespace: 'kill' },
+        spec: {
+          containers: [
+            { name: 'app', image: 'i' },
+            { name: 'sidecar', image: 'j' },
+          ],
+        },
+      });
+      const running = () => sb.store.list('v1', 'Pod', 'kill').filter((p) => (p.status as { phase?: string }).phase === 'Running');
+      await eventually('pod running', () => running().length === 1, { timeoutMs: 30_000 });
+      const del = await call(sb, 'DELETE', '/api/v1/namespaces/kill/pods/two');
+      assert.equal(del.status, 200);
+      const killing = await eventually(
+        'two Killing events',
+        () => {
+          const list = sb.store.list('v1', 'Event', 'kill').filter((e) => e.reason === 'Killing');
+          return list.length === 2 ? list : undefined;
+        },
+        { timeoutMs: 30_000 },
+      );
+      assert.deepEqual(killing.map((e) => e.message).sort(), ['Stopping container app', 'Stopping container sidecar']);
+      for (const e of killing) {
+        assert.equal((e.involvedObject as { uid: string }).uid, pod.metadata.uid);
+        assert.equal((e.source as { component: string }).component, 'kubelet');
+      }
+
+      const owner = sb.store.create(rs('down', 'kill', 2));
+      await eventually('two pods running', () => running().length === 2, { timeoutMs: 30_000 });
+      const live = sb.store.get('apps/v1', 'ReplicaSet', 'kill', 'down')!;
+      sb.store.update({ ...live, spec: { ...(live.spec as object), replicas: 1 } });
+      const deleted = await eventually('SuccessfulDelete', () =>
+        sb.store
+          .list('v1', 'Event', 'kill')
+          .find((e) => e.reason === 'SuccessfulDelete' && (e.involvedObject as { uid: string }).uid === owner.metadata.uid),
+      );
+      const gone = String(deleted.message).replace('Deleted pod: ', '');
+      await eventually('Killing for the deleted pod', () =>
+        sb.store
+          .list('v1', 'Event', 'kill')
+          .some(
+            (e) => e.reason === 'Killing' && (e.involvedObject as { name: string }).name === gone && e.message === 'Stopping container c',
+          ),
+      );
     }));
 
   test('capped per namespace (oldest deleted) and deleted with the namespace', () =>

@@ -9,6 +9,7 @@ import './styles/forms.css';
 import './styles/health.css';
 import './styles/tables.css';
 import './styles/dark.css';
+import './styles/object-ops.css';
 
 /** Entry point: builds the auth store and API clients for this origin and mounts the app into #app. */
 function storage(): Storage | null {

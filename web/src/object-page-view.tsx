@@ -4,9 +4,13 @@ import { ErrorMessage } from './error-message.js';
 import { HealthFacts } from './health-facts.js';
 import { accountsSignal } from './fleet-signals.js';
 import { objectTitle, type ObjectRef } from './object-href.js';
+import { ObjectEvents } from './object-events.js';
 import { ObjectYaml } from './object-yaml.js';
 import { OwnershipTree } from './ownership-tree.js';
 import { PageTitle } from './page-title.js';
+import { PodLogs } from './pod-logs.js';
+import { RolloutPanel } from './rollout-panel.js';
+import { hasRollouts } from './rollout-revisions.js';
 import { hrefFor } from './router.js';
 import { useServices } from './services.js';
 import { TimeText } from './time-text.js';
@@ -90,6 +94,9 @@ export function ObjectPageView({ target }: { target: ObjectRef }) {
             </dl>
           </section>
           <OwnershipTree object={object} />
+          {hasRollouts(object) && <RolloutPanel key={object.uid} workload={object} />}
+          {object.kind === 'Pod' && <PodLogs key={object.uid} pod={object} />}
+          <ObjectEvents object={object} />
           <ObjectYaml object={object} />
         </>
       )}

@@ -11,7 +11,8 @@ import { summarizeOperation } from './operation-summary.js';
 import { FIELD_ORDER, normalizeDraft, validateDraft, type DraftErrors, type DraftField } from './operation-validation.js';
 import { useServices } from './services.js';
 
-type Outcome =
+/** What an operation submitted from the page has come to (shown by {@link OutcomeText}). */
+export type Outcome =
   | { kind: 'idle' }
   | { kind: 'submitting' }
   | { kind: 'record'; record: OperationRecord; following: boolean }
@@ -235,7 +236,11 @@ function FieldError({ id, text }: { id: string; text: string | undefined }) {
   );
 }
 
-function OutcomeText({ outcome }: { outcome: Outcome }) {
+/**
+ * The status element showing an operation's outcome: state, id, summary, "waiting for the result…" while followed,
+ * or the error. `label` is its accessible name (default "Operation result").
+ */
+export function OutcomeText({ outcome, label = 'Operation result' }: { outcome: Outcome; label?: string }) {
   let content: ComponentChildren = null;
   let tone = '';
   if (outcome.kind === 'submitting') {
@@ -270,7 +275,7 @@ function OutcomeText({ outcome }: { outcome: Outcome }) {
     );
   }
   return (
-    <p role="status" aria-label="Operation result" class={`outcome ${tone ? `tone-${tone}` : ''}`}>
+    <p role="status" aria-label={label} class={`outcome ${tone ? `tone-${tone}` : ''}`}>
       {content}
     </p>
   );

@@ -63,10 +63,12 @@ export function createObjectService(database: Database): Partial<ServiceImpl<typ
         labelSelector: req.labelSelector,
         omitObject: req.omitObject,
         ownerUid: req.ownerUid,
+        involvedObjectUid: req.involvedObjectUid,
       };
       const conditions: (SQL | undefined)[] = [];
       if (req.account) conditions.push(eq(objects.account, req.account));
       if (req.kind) conditions.push(eq(objects.kind, req.kind));
+      conditions.push(involvedObjectCondition(req.kind, req.involvedObjectUid));
       if (req.namespace) conditions.push(eq(objects.namespace, req.namespace));
       conditions.push(labelSelectorToSql(objects.labels, parseSelector(req.labelSelector)));
       conditions.push(ownerUidSql(req.ownerUid));
@@ -130,6 +132,25 @@ function parseSelector(selector: string): LabelRequirement[] {
     if (err instanceof SelectorError) throw invalidArgument(`label_selector: ${err.message}`);
     throw err;
   }
+}
+
+/** At most this long; Kubernetes uids are 36-character UUIDs. */
+const MAX_UID_LENGTH = 128;
+
+/**
+ * The condition of the involved_object_uid filter: Events (core v1 `involvedObject`, events.k8s.io `regarding`) about
+ * the object with that uid. The JSON is read with `->`/`->>`, which PGlite and Postgres both have.
+ */
+function involvedObjectCondition(kind: string, uid: string): SQL | undefined {
+  if (uid === '') return undefined;
+  if (uid.length > MAX_UID_LENGTH) throw invalidArgument(`involved_object_uid is longer than ${MAX_UID_LENGTH} characters`);
+  if (/[\s\u0000-\u001f\u007f]/.test(uid)) throw invalidArgument('involved_object_uid must not contain whitespace or control characters');
+  if (kind !== '' && kind !== 'Event')
+    throw invalidArgument(`involved_object_uid selects Events; kind must be empty or Event, not ${kind}`);
+  return and(
+    eq(objects.kind, 'Event'),
+    sql`(${objects.object} -> 'involvedObject' ->> 'uid' = ${uid} or ${objects.object} -> 'regarding' ->> 'uid' = ${uid})`,
+  );
 }
 
 function keyOf(row: ObjectRow): ObjectKey {

@@ -16,6 +16,7 @@ export interface PageFilters {
   labelSelector: string;
   omitObject: boolean;
   ownerUid: string;
+  involvedObjectUid: string;
 }
 
 /** Encodes the position after `key` for these filters. */
@@ -47,7 +48,16 @@ export function decodePageToken(token: string, filters: PageFilters): ObjectKey 
 }
 
 function fingerprint(f: PageFilters): string {
-  // owner_uid joins the list only when set, so tokens issued before it existed (a rolling upgrade) stay valid.
-  const text = JSON.stringify([f.account, f.kind, f.namespace, f.labelSelector, f.omitObject, ...(f.ownerUid ? [f.ownerUid] : [])]);
+  // owner_uid and involved_object_uid join the list only when set, so tokens issued before they existed (a rolling
+  // upgrade) stay valid.
+  const text = JSON.stringify([
+    f.account,
+    f.kind,
+    f.namespace,
+    f.labelSelector,
+    f.omitObject,
+    ...(f.ownerUid ? [f.ownerUid] : []),
+    ...(f.involvedObjectUid ? [`involved:${f.involvedObjectUid}`] : []),
+  ]);
   return createHash('sha256').update(text).digest('base64url').slice(0, 16);
 }

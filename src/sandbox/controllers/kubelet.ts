@@ -3,7 +3,8 @@
  * reported Running with a pod IP and container statuses — so watchers see the Pending → Running sequence. What
  * happens next follows the pod's controls (`../pod-controls.ts`): Ready at once, Ready after a delay, never Ready, or
  * the containers exit (Succeeded / Failed with an exit code). A Job's pods always run to completion. Pods created
- * already Running (seeds) are left alone. Timers live in memory, keyed by pod uid, and drive the runner's queue.
+ * already Running (seeds) are left alone. A running pod that is deleted gets a Killing Event per container ("Stopping
+ * container …"). Timers live in memory, keyed by pod uid, and drive the runner's queue.
  */
 import { podControls, type PodControls } from '../pod-controls.js';
 import type { ObjectStore } from '../store.js';
@@ -49,7 +50,7 @@ function condition(type: string, ok: boolean, now: string, reason?: string, mess
   };
 }
 
-/** Creates the controller; `getRunner` schedules its timers, `events` records Started/Failed. */
+/** Creates the controller; `getRunner` schedules its timers, `events` records Started, Failed and Killing. */
 export function createKubeletController(
   store: ObjectStore,
   getRunner: () => ControllerRunner,
@@ -58,6 +59,8 @@ export function createKubeletController(
 ): Controller {
   const pods = store.registry.byKindKey('/Pod')!;
   const plans = new Map<string, Plan>();
+  /** Deleted pods whose containers were running: their Killing Events are recorded by the next reconcile. */
+  const stopping = new Map<string, KubeObject[]>();
   let nextIp = 2;
 
   const later = (key: string, at: number) => getRunner().enqueue('kubelet', key, Math.max(1, at - Date.now()));
@@ -157,7 +160,16 @@ export function createKubeletController(
     if (!ok) events.record(pod, 'Warning', 'Failed', `Container exited with code ${exitCode}`, 'kubelet');
   }
 
+  /** A deleted pod's running containers are stopped: one Killing Event per container, as the kubelet records. */
+  function recordStopped(key: string): void {
+    for (const pod of stopping.get(key) ?? []) {
+      for (const c of containersOf(pod)) events.record(pod, 'Normal', 'Killing', `Stopping container ${String(c.name)}`, 'kubelet');
+    }
+    stopping.delete(key);
+  }
+
   function reconcile(key: string): void {
+    if (stopping.has(key)) recordStopped(key);
     const { namespace, name } = splitNsKey(key);
     const pod = store.peek(pods, namespace, name);
     let plan = plans.get(key);
@@ -208,7 +220,9 @@ export function createKubeletController(
       if (event.kindKey !== '/Pod') return;
       const key = nsKey(event.object.metadata.namespace, event.object.metadata.name!);
       if (event.type === 'DELETED') {
-        if (plans.has(key)) yield key; // forget its timers
+        const phase = isPlainObject(event.object.status) ? event.object.status.phase : undefined;
+        if (phase === 'Running') stopping.set(key, [...(stopping.get(key) ?? []), event.object]);
+        if (plans.has(key) || stopping.has(key)) yield key; // forget its timers, record Killing
         return;
       }
       const status = isPlainObject(event.object.status) ? event.object.status : {};
