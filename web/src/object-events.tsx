@@ -1,3 +1,4 @@
+import { Code, ConnectError } from '@connectrpc/connect';
 import type { KubernetesObject } from '../../src/gen/outpost/api/v1/object_service_pb.js';
 import { ErrorMessage } from './error-message.js';
 import { accountsSignal } from './fleet-signals.js';
@@ -95,7 +96,13 @@ export function ObjectEvents({ object }: { object: KubernetesObject }) {
       const rows = [...byKey.values()].sort(newestFirst);
       let accountHasEvents = true;
       if (rows.length === 0) {
-        const any = await api.objects.listObjects({ account: object.account, kind: 'Event', pageSize: 1, omitObject: true }, { signal });
+        // NOT_FOUND: the account has no kind Event at all (ListObjects names a kind the account lacks that way).
+        const any = await api.objects
+          .listObjects({ account: object.account, kind: 'Event', pageSize: 1, omitObject: true }, { signal })
+          .catch((err: unknown) => {
+            if (err instanceof ConnectError && err.code === Code.NotFound) return { objects: [] };
+            throw err;
+          });
         accountHasEvents = any.objects.length > 0;
       }
       return { rows, truncated: got.nextPageToken !== '', accountHasEvents };
