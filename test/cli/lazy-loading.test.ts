@@ -46,4 +46,14 @@ describe('CLI module loading', () => {
       );
     });
   }
+
+  for (const args of [['--help'], ['get', '--help'], ['accounts', '--help']]) {
+    test(`outpost ${args.join(' ')} loads no logger (pino is for the long-running programs; start-up time of client commands)`, () => {
+      const loads = loadsOf(args);
+      assert.deepEqual(
+        loads.filter((u) => u.includes('/node_modules/pino') || u.includes('/src/shared/logger.ts')),
+        [],
+      );
+    });
+  }
 });

@@ -4,7 +4,6 @@
  * key path and problem) on stderr with exit code 1, no stack.
  */
 import type { Command } from 'commander';
-import { createLogger } from '../../shared/logger.js';
 import { waitForSignal } from '../wait-for-signal.js';
 
 /** Registers the `agent` command. */
@@ -29,6 +28,7 @@ export function registerAgentCommand(program: Command): void {
         }
         throw err;
       }
+      const { createLogger } = await import('../../shared/logger.js');
       const logger = createLogger({ level: opts.logLevel ?? config.logging.level, name: 'agent' });
       const { startAgent } = await import('../../agent/index.js');
       const agent = await startAgent(config, { logger, configFile: opts.config });

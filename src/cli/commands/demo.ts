@@ -2,7 +2,6 @@
  * `outpost demo`: runs sandbox + gateway + agent in one process (see src/demo/run-demo.ts).
  */
 import type { Command } from 'commander';
-import { createLogger } from '../../shared/logger.js';
 import { parsePort } from '../parse.js';
 import { waitForSignal } from '../wait-for-signal.js';
 
@@ -24,6 +23,7 @@ export function registerDemoCommand(program: Command): void {
       const { startDemo } = await import('../../demo/run-demo.js');
       const { createSentenceStream } = await import('../../demo/sentence-log.js');
       // Sentences, not JSON lines: the demo's output is read by a person, between the lines of its banner.
+      const { createLogger } = await import('../../shared/logger.js');
       const logger = createLogger({ level: opts.logLevel, name: 'demo', destination: createSentenceStream() });
       if (opts.build) {
         const { ensureWebBuild } = await import('../../demo/web-build.js');

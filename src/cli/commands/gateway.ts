@@ -3,7 +3,6 @@
  * `OUTPOST_GATEWAY_*` environment < flags; an invalid configuration exits non-zero naming the bad key.
  */
 import type { Command } from 'commander';
-import { createLogger } from '../../shared/logger.js';
 import { parsePort } from '../parse.js';
 import { waitForSignal } from '../wait-for-signal.js';
 
@@ -39,6 +38,7 @@ export function registerGatewayCommand(program: Command): void {
           insecure: opts.insecure === true ? true : undefined,
         },
       });
+      const { createLogger } = await import('../../shared/logger.js');
       const logger = createLogger({ level: config.logLevel, name: 'gateway' });
       const gateway = await startGateway(config, { logger });
       process.stdout.write(

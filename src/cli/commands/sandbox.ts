@@ -7,7 +7,6 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { Command, Option } from 'commander';
-import { createLogger } from '../../shared/logger.js';
 import { waitForSignal } from '../wait-for-signal.js';
 
 const FAULT_ACTIONS = ['close-watches', 'fail-next-watches', 'expire-history', 'error-rate', 'latency', 'pause', 'resume', 'show'] as const;
@@ -83,6 +82,7 @@ export function registerSandboxCommand(program: Command): void {
       const port = Number(opts.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid --port ${String(opts.port)}`);
       const seed = parseSeed(String(opts.seed));
+      const { createLogger } = await import('../../shared/logger.js');
       const logger = createLogger({ name: 'sandbox' });
       const sb = await startSandbox({
         port,
