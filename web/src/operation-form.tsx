@@ -1,15 +1,12 @@
 import type { ComponentChildren } from 'preact';
-import { ConnectError } from '@connectrpc/connect';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import type { OperationRecord } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
-import { describeError } from './error-message.js';
-import { isTerminal, operationStateName } from './format.js';
-import { followOperation } from './operation-follow.js';
+import { operationStateName } from './format.js';
 import { createDraft, createSubmitRequest, OPERATION_CHOICES, type OperationChoice, type OperationDraft } from './operation-request.js';
 import { operationHref } from './operation-href.js';
 import { summarizeOperation } from './operation-summary.js';
 import { FIELD_ORDER, normalizeDraft, validateDraft, type DraftErrors, type DraftField } from './operation-validation.js';
-import { useServices } from './services.js';
+import { useOperationRun } from './use-operation-run.js';
 
 /** What an operation submitted from the page has come to (shown by {@link OutcomeText}). */
 export type Outcome =
@@ -44,18 +41,15 @@ export interface OperationFormProps {
  * previous one.
  */
 export function OperationForm({ initial, accounts = [], autoFocus = false }: OperationFormProps) {
-  const { api, auth } = useServices();
   const [draft, setDraft] = useState<OperationDraft>(() => createDraft(initial));
-  const [outcome, setOutcome] = useState<Outcome>({ kind: 'idle' });
+  const { outcome, run, show } = useOperationRun();
   const [errors, setErrors] = useState<DraftErrors>({});
-  const follow = useRef<AbortController | null>(null);
   const firstField = useRef<HTMLSelectElement>(null);
   const id = useId();
   const f = (name: string): string => `${id}-${name}`;
 
   useEffect(() => {
     if (autoFocus) firstField.current?.focus();
-    return () => follow.current?.abort();
   }, []);
 
   const set =
@@ -74,44 +68,18 @@ export function OperationForm({ initial, accounts = [], autoFocus = false }: Ope
     setErrors(invalid);
     const first = FIELD_ORDER.find((field) => invalid[field]);
     if (first) {
-      setOutcome({ kind: 'idle' });
+      show({ kind: 'idle' });
       document.getElementById(f(first))?.focus();
       return;
     }
-    follow.current?.abort();
-    const ctl = new AbortController();
-    follow.current = ctl;
     let request: ReturnType<typeof createSubmitRequest>;
     try {
       request = createSubmitRequest(normalizeDraft(draft));
     } catch (e) {
-      setOutcome({ kind: 'error', text: e instanceof Error ? e.message : String(e) });
+      show({ kind: 'error', text: e instanceof Error ? e.message : String(e) });
       return;
     }
-    setOutcome({ kind: 'submitting' });
-    const version = auth.state().version;
-    let last: OperationRecord | undefined;
-    try {
-      const { operation } = await api.operations.submitOperation(request, { signal: ctl.signal });
-      if (ctl.signal.aborted || !operation) return;
-      last = operation;
-      const done = isTerminal(operation.state);
-      setOutcome({ kind: 'record', record: operation, following: !done });
-      if (done) return;
-      await followOperation(
-        api,
-        operation.id,
-        (record) => {
-          last = record;
-          if (!ctl.signal.aborted) setOutcome({ kind: 'record', record, following: !isTerminal(record.state) });
-        },
-        ctl.signal,
-      );
-    } catch (e) {
-      if (ctl.signal.aborted) return;
-      auth.report(e, version);
-      setOutcome({ kind: 'error', text: describeError(ConnectError.from(e)), record: last });
-    }
+    await run(request);
   };
 
   const op = draft.op;

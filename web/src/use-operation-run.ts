@@ -13,11 +13,13 @@ export interface OperationRun {
   outcome: Outcome;
   /** Submits `request` (wait=false is forced) and follows it to its end; a new run stops following the last. */
   run(request: MessageInitShape<typeof SubmitOperationRequestSchema>): Promise<void>;
+  /** Shows `outcome` without submitting (idle, or an error found before sending) and stops following the last run. */
+  show(outcome: Outcome): void;
 }
 
 /**
  * Submits operations and follows each with followOperation until it is terminal, exposing the outcome for
- * OutcomeText — what OperationForm does, for views that submit from buttons. Following stops on unmount.
+ * OutcomeText: OperationForm and the views that submit from buttons. Following stops on unmount.
  */
 export function useOperationRun(): OperationRun {
   const { api, auth } = useServices();
@@ -54,5 +56,9 @@ export function useOperationRun(): OperationRun {
       setOutcome({ kind: 'error', text: describeError(ConnectError.from(e)), record: last });
     }
   };
-  return { outcome, run };
+  const show = (next: Outcome): void => {
+    follow.current?.abort();
+    setOutcome(next);
+  };
+  return { outcome, run, show };
 }
