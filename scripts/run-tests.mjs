@@ -99,15 +99,24 @@ function shardsOf(files, count) {
  * follows its own summary — every test has already reported.
  */
 const EXIT_GRACE_MS = 30_000;
+/**
+ * When a shard is still alive this long after its summary, it is sent SIGUSR2: scripts/test-shard.mjs then prints its
+ * live handles and the hottest functions of a short CPU profile to stderr, to find what keeps it running.
+ */
+const LINGER_REPORT_MS = 12_000;
 
-/** Runs one child; resolves with its exit code and the last value of each summary line it printed. */
-function runChild(args, { buffer, label }) {
+/**
+ * Runs one child; resolves with its exit code and the last value of each summary line it printed. `reports`: the child
+ * is a test shard that answers SIGUSR2 with a report of what keeps it alive (other children would die of it).
+ */
+function runChild(args, { buffer, label, reports = false }) {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     const summary = {};
     const chunks = [];
     let partial = '';
     let lingering;
+    let askReport;
     child.stdout.on('data', (chunk) => {
       if (buffer) chunks.push(chunk);
       else process.stdout.write(chunk);
@@ -117,6 +126,7 @@ function runChild(args, { buffer, label }) {
         const m = /^\u2139 (tests|pass|fail|cancelled|duration_ms) (\d+)/.exec(line);
         if (m) summary[m[1]] = Number(m[2]);
         if (m?.[1] === 'duration_ms' && summary.tests !== undefined && !lingering) {
+          if (reports) askReport = setTimeout(() => child.kill('SIGUSR2'), LINGER_REPORT_MS);
           lingering = setTimeout(() => {
             console.error(
               `run-tests: ${label} printed its summary but did not exit within ${EXIT_GRACE_MS / 1000} s: killed ` +
@@ -129,6 +139,7 @@ function runChild(args, { buffer, label }) {
     });
     child.on('exit', (code, signal) => {
       clearTimeout(lingering);
+      clearTimeout(askReport);
       const killedAfterSummary = signal === 'SIGKILL' && lingering !== undefined;
       const ownCode = (summary.fail ?? 0) + (summary.cancelled ?? 0) > 0 ? 1 : 0;
       resolve({ code: killedAfterSummary ? ownCode : (code ?? signal), summary, output: Buffer.concat(chunks) });
@@ -160,6 +171,7 @@ if (isolated) {
       const result = await runChild(['--import', 'tsx', '--test-reporter=spec', shardRunner, ...shard], {
         buffer: true,
         label: `shard ${i + 1}`,
+        reports: true,
       });
       process.stdout.write(`\n── shard ${i + 1}/${shards.length} (${shard.length} files, exit ${result.code}) ──\n`);
       process.stdout.write(result.output);

@@ -4,14 +4,12 @@
 // process; they then run one file after another, as each would alone. Not meant to be run by hand.
 //
 // A shard was seen spinning at 100% CPU after its last test, never exiting (run-tests.mjs kills it 30 s after its
-// summary). To find what keeps it alive, a watchdog armed after the last test (unref'd: it never holds the process
-// open itself) prints, 15 s later, the live handles and a 3-second CPU profile's hottest functions to stderr.
+// summary). To find what keeps it alive, run-tests.mjs sends SIGUSR2 to a shard still alive 12 s after its summary:
+// the shard then prints its live handles and a 3-second CPU profile's hottest functions to stderr. (A signal
+// listener does not keep the process alive, and nothing is profiled unless asked.)
 import { Session } from 'node:inspector/promises';
-import { after } from 'node:test';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-
-const LINGER_REPORT_MS = 15_000;
 
 /** The hottest functions of a CPU profile, by self time, as printable lines. */
 function hottest(profile, count) {
@@ -40,9 +38,7 @@ async function reportLingering() {
         : '';
     return `${name}${where}`;
   });
-  const lines = [
-    `test-shard: still running ${LINGER_REPORT_MS / 1000} s after the last test; live handles: ${handles.join(', ') || 'none'}`,
-  ];
+  const lines = [`test-shard: still running after its summary; live handles: ${handles.join(', ') || 'none'}`];
   const session = new Session();
   try {
     session.connect();
@@ -59,8 +55,6 @@ async function reportLingering() {
   process.stderr.write(`${lines.join('\n')}\n`);
 }
 
-after(() => {
-  setTimeout(() => void reportLingering(), LINGER_REPORT_MS).unref();
-});
+process.on('SIGUSR2', () => void reportLingering());
 
 for (const file of process.argv.slice(2)) await import(pathToFileURL(resolve(file)).href);
