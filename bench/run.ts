@@ -1,7 +1,7 @@
 /**
  * `npm run bench [-- --quick] [-- --runs K] [-- --only a,b] [-- --objects N] [-- --out DIR]`: runs the benchmark
  * scenarios (all unless `--only` names some), prints a markdown report and writes `<timestamp>.json` and `.md` into
- * bench/results/ (or DIR). Not part of `npm test` (test/bench/harness.test.ts runs `--quick` once to prove the harness
+ * bench/results/ (or DIR). Not part of `npm test` (test/bench/harness.test.ts runs `--quick` on a few scenarios to prove the harness
  * works; it asserts no figure). Needs Postgres (OUTPOST_BENCH_POSTGRES, default
  * postgres://postgres@127.0.0.1:5432/postgres).
  */

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 
 /** Seconds each slow file took in a full run (PGlite and Postgres); every other file counts as DEFAULT_SECONDS. */
 const EXPECTED_SECONDS = {
-  'test/bench/harness.test.ts': 182,
+  'test/bench/harness.test.ts': 70,
   'test/e2e/operations.test.ts': 70,
   'test/chaos/chaos.test.ts': 33,
   'test/e2e/demo.test.ts': 37,

@@ -1,8 +1,11 @@
 /**
- * The benchmark harness works: `npm run bench -- --quick` runs every scenario end to end (real sandbox, gateway, agent,
- * Postgres, swarm and baselines) and writes a results file and a report with a row for each figure; bad flags are
- * refused; the tables of docs/benchmarks.md and the README's summary are what their committed results files render
- * to. No figure is asserted (timings on a shared machine are not test material), only that each was measured.
+ * The benchmark harness works: `npm run bench -- --quick --only …` runs a cross-section of the scenarios end to end
+ * (in-process sandbox and a raw COPY baseline, gateway and agent processes, bare relays and kubectl, CLI processes)
+ * and writes a results file and a report with a row for each figure; bad flags are refused; the tables of
+ * docs/benchmarks.md and the README's summary are what their committed results files render to. No figure is asserted
+ * (timings on a shared machine are not test material), only that each was measured. Every scenario is not run here:
+ * benchmarks are not part of the suite's time budget (a quick run of all of them takes minutes); `npm run bench --
+ * --quick` runs them all.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -53,11 +56,11 @@ function bench(args: string[], timeoutMs: number): Promise<{ status: number | nu
 }
 
 describe('benchmark harness', () => {
-  // Generous bounds: the quick run takes some 4 minutes on an idle machine and far longer on a loaded one.
-  test('--quick runs every scenario and writes the results file and its report', { timeout: 1_000_000 }, async () => {
+  // Generous bounds: the run takes about a minute on an idle machine and far longer on a loaded one.
+  test('--quick --only runs its scenarios and writes the results file and its report', { timeout: 1_000_000 }, async () => {
     const out = mkdtempSync(join(tmpdir(), 'outpost-bench-test-'));
     try {
-      const run = await bench(['--quick', '--out', out], 960_000);
+      const run = await bench(['--quick', '--only', 'initial-sync,churn,kube-proxy,cli', '--out', out], 960_000);
       assert.equal(run.status, 0, `bench --quick failed:\n${run.stdout.slice(-4000)}\n${run.stderr.slice(-4000)}`);
       const files = readdirSync(out);
       const json = files.find((f) => f.endsWith('.json'));
@@ -65,32 +68,18 @@ describe('benchmark harness', () => {
       const results = JSON.parse(readFileSync(join(out, json), 'utf8')) as BenchResults;
       assert.equal(results.quick, true);
       assert.ok(results.machine.cores > 0 && results.machine.node.startsWith('v'));
-      for (const key of [
-        'initialSync',
-        'churn',
-        'operations',
-        'forwarding',
-        'failover',
-        'connectionScale',
-        'agentFootprint',
-        'transports',
-        'kubeProxy',
-        'cliRoundTrip',
-      ] as const) {
+      for (const key of ['initialSync', 'churn', 'kubeProxy', 'cliRoundTrip'] as const) {
         assert.ok(results[key] && results[key]!.runs.length === 1, `${key} ran once`);
       }
-      // The transports scenario measured each transport it names: the gateway recorded the stream's transport.
-      const [pair] = results.transports!.runs;
-      for (const transport of ['grpc', 'websocket'] as const) {
-        assert.equal(pair!.churn[transport].transport, transport, `churn over ${transport}`);
-        assert.equal(pair!.initialSync[transport].transport, transport, `initial sync over ${transport}`);
+      for (const key of ['operations', 'forwarding', 'failover', 'connectionScale', 'agentFootprint', 'transports'] as const) {
+        assert.equal(results[key], undefined, `${key} not selected, not run`);
       }
       // The kube-proxy scenario measured both sides of each comparison, the watch missing no change.
       const kube = results.kubeProxy!.runs[0]!;
       assert.ok(kube.get.direct.n > 0 && kube.get.gateway.n > 0, 'GETs on both sides');
       assert.deepEqual(kube.watch.missed, { direct: 0, relay: 0, gateway: 0 }, 'every watch change arrived on every side');
       const rows = resultRows(results);
-      assert.ok(rows.length >= 40, `${rows.length} rows`);
+      assert.ok(rows.length >= 20, `${rows.length} rows`);
       const unmeasured = rows.filter((r) => !/^-?\d/.test(r.value));
       assert.deepEqual(unmeasured, [], 'every figure was measured');
       const report = readFileSync(join(out, json.replace(/\.json$/, '.md')), 'utf8');
@@ -100,8 +89,10 @@ describe('benchmark harness', () => {
       const table = section.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| scenario') && !l.startsWith('| ---'));
       assert.equal(table.length, rows.length);
       for (const [i, line] of table.entries()) assert.equal(line.split(' | ')[2], line.split(' | ')[4], `row ${i}: ${line}`);
-      // A run of every scenario has each row the README's summary picks.
-      const summary = renderSummary({ file: 'now.json', results }).split('\n');
+      // A run of every scenario (the committed one the README's summary names) has each row the summary picks.
+      const committed = /<!-- bench:summary (\S+) -->/.exec(readFileSync(join(ROOT, 'README.md'), 'utf8'))![1]!;
+      const full = JSON.parse(readFileSync(join(ROOT, committed), 'utf8')) as BenchResults;
+      const summary = renderSummary({ file: committed, results: full }).split('\n');
       assert.equal(
         summary.filter((l) => l.startsWith('| ') && !l.startsWith('| scenario') && !l.startsWith('| ---')).length,
         HEADLINES.length,

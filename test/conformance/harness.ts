@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createClient, type Client } from '@connectrpc/connect';
+import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { SignJWT } from 'jose';
 import { loadAgentConfig, startAgent, type RunningAgent } from '../../src/agent/index.js';
@@ -121,13 +121,19 @@ export function objectClient(grpcUrl: string, bearer?: string): Client<typeof Ob
   );
 }
 
-/** The cached objects of an account as `apiVersion/Kind/namespace/name` → resourceVersion, read through ObjectService. */
+/**
+ * The cached objects of an account as `apiVersion/Kind/namespace/name` → resourceVersion, read through ObjectService.
+ * An account the gateway has never recorded (ListObjects answers NOT_FOUND for it) has nothing cached: empty.
+ */
 export async function cachedVersions(grpcUrl: string, account: string, bearer?: string): Promise<Map<string, string>> {
   const client = objectClient(grpcUrl, bearer);
   const out = new Map<string, string>();
   let pageToken = '';
   do {
-    const page = await client.listObjects({ account, pageSize: 1000, pageToken, omitObject: true });
+    const page = await client.listObjects({ account, pageSize: 1000, pageToken, omitObject: true }).catch((err: unknown) => {
+      if (err instanceof ConnectError && err.code === Code.NotFound && !pageToken) return { objects: [], nextPageToken: '' };
+      throw err;
+    });
     for (const o of page.objects) out.set(`${o.apiVersion}/${o.kind}/${o.namespace}/${o.name}`, o.resourceVersion);
     pageToken = page.nextPageToken;
   } while (pageToken);

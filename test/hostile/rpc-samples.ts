@@ -88,6 +88,9 @@ const SAMPLES: Record<string, Sample> = {
     name: rng.pick(SEED.objects),
     apiVersion: 'v1',
   }),
+  'outpost.api.v1.ObjectService/SummarizeHealth': (rng) => ({
+    account: rng.pick(['', SEED.account]),
+  }),
   'outpost.api.v1.AccountService/ListAccounts': (rng) => ({
     name: rng.pick(['', SEED.account]),
     page: rng.int(1, 3),
