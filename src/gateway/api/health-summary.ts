@@ -8,32 +8,28 @@
  * not SQL, so they cannot drift from what the Spinnaker API answers). Cost is linear in the number of workloads,
  * a few hundred bytes each.
  */
-import { and, asc, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { and, eq, inArray, type SQL } from 'drizzle-orm';
 import type { AccountHealth, SummarizeHealthResponse } from '../../gen/outpost/api/v1/object_service_pb.js';
 import type { Database } from '../../db/database.js';
 import { objects } from '../../db/schema.js';
 import { STATUS_RULE_KINDS } from '../status/manifest-status.js';
 import { workloadHealth } from '../status/workload-health.js';
 import { statusInputSql } from './object-health.js';
+import { afterObjectKey, OBJECT_KEY_ORDER } from './object-key-order.js';
+import type { ObjectKey } from './page-token.js';
 
 /** Rows read per query. */
 const BATCH = 2000;
-
-type Key = [account: string, kind: string, apiVersion: string, namespace: string, name: string];
 
 /** Counts the workloads of `account` (every account when empty), one entry per account with any, by name. */
 export async function summarizeHealth(database: Database, account: string): Promise<SummarizeHealthResponse> {
   const { db } = database;
   const counts = new Map<string, AccountHealth>();
-  let after: Key | undefined;
+  let after: ObjectKey | undefined;
   for (;;) {
     const conditions: (SQL | undefined)[] = [inArray(objects.kind, [...STATUS_RULE_KINDS])];
     if (account) conditions.push(eq(objects.account, account));
-    if (after) {
-      conditions.push(
-        sql`(${objects.account}, ${objects.kind}, ${objects.apiVersion}, ${objects.namespace}, ${objects.name}) > (${after[0]}, ${after[1]}, ${after[2]}, ${after[3]}, ${after[4]})`,
-      );
-    }
+    if (after) conditions.push(afterObjectKey(after));
     const rows = await db
       .select({
         account: objects.account,
@@ -45,7 +41,7 @@ export async function summarizeHealth(database: Database, account: string): Prom
       })
       .from(objects)
       .where(and(...conditions))
-      .orderBy(asc(objects.account), asc(objects.kind), asc(objects.apiVersion), asc(objects.namespace), asc(objects.name))
+      .orderBy(...OBJECT_KEY_ORDER)
       .limit(BATCH);
     for (const row of rows) {
       const health = workloadHealth(row.input);

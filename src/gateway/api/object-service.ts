@@ -6,7 +6,7 @@
  */
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, type ServiceImpl } from '@connectrpc/connect';
-import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, type SQL } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
 import { objects } from '../../db/schema.js';
 import type { KubernetesObject } from '../../gen/outpost/api/v1/object_service_pb.js';
@@ -16,7 +16,9 @@ import { invalidArgument } from '../errors.js';
 import { summarizeHealth } from './health-summary.js';
 import { checkObjectFilter } from './object-filter-check.js';
 import { labelSelectorToSql } from './label-selector-sql.js';
-import { healthMessage, ownerUidSql, statusInputSql } from './object-health.js';
+import { afterObjectKey, OBJECT_KEY_ORDER } from './object-key-order.js';
+import { healthMessage, statusInputSql } from './object-health.js';
+import { involvedObjectSql, ownerUidSql } from './uid-filters.js';
 import { decodePageToken, encodePageToken, type ObjectKey, type PageFilters } from './page-token.js';
 
 /** Default and largest page sizes of ListObjects (larger requests are reduced to the maximum). */
@@ -68,22 +70,19 @@ export function createObjectService(database: Database): Partial<ServiceImpl<typ
       const conditions: (SQL | undefined)[] = [];
       if (req.account) conditions.push(eq(objects.account, req.account));
       if (req.kind) conditions.push(eq(objects.kind, req.kind));
-      conditions.push(involvedObjectCondition(req.kind, req.involvedObjectUid));
+      conditions.push(involvedObjectSql(req.kind, req.involvedObjectUid));
       if (req.namespace) conditions.push(eq(objects.namespace, req.namespace));
       conditions.push(labelSelectorToSql(objects.labels, parseSelector(req.labelSelector)));
       conditions.push(ownerUidSql(req.ownerUid));
       if (req.pageToken) {
-        const after = decodePageToken(req.pageToken, filters);
-        conditions.push(
-          sql`(${objects.account}, ${objects.kind}, ${objects.apiVersion}, ${objects.namespace}, ${objects.name}) > (${after[0]}, ${after[1]}, ${after[2]}, ${after[3]}, ${after[4]})`,
-        );
+        conditions.push(afterObjectKey(decodePageToken(req.pageToken, filters)));
       }
       const select = req.omitObject ? { ...columns, statusInput: statusInputSql() } : { ...columns, object: objects.object };
       const rows: ObjectRow[] = await db
         .select(select)
         .from(objects)
         .where(and(...conditions))
-        .orderBy(asc(objects.account), asc(objects.kind), asc(objects.apiVersion), asc(objects.namespace), asc(objects.name))
+        .orderBy(...OBJECT_KEY_ORDER)
         .limit(pageSize + 1);
       // An empty first page may be a wrong filter (unknown account or kind): say so instead of an empty answer.
       if (rows.length === 0 && !req.pageToken) await checkObjectFilter(database, { account: req.account, kind: req.kind });
@@ -132,25 +131,6 @@ function parseSelector(selector: string): LabelRequirement[] {
     if (err instanceof SelectorError) throw invalidArgument(`label_selector: ${err.message}`);
     throw err;
   }
-}
-
-/** At most this long; Kubernetes uids are 36-character UUIDs. */
-const MAX_UID_LENGTH = 128;
-
-/**
- * The condition of the involved_object_uid filter: Events (core v1 `involvedObject`, events.k8s.io `regarding`) about
- * the object with that uid. The JSON is read with `->`/`->>`, which PGlite and Postgres both have.
- */
-function involvedObjectCondition(kind: string, uid: string): SQL | undefined {
-  if (uid === '') return undefined;
-  if (uid.length > MAX_UID_LENGTH) throw invalidArgument(`involved_object_uid is longer than ${MAX_UID_LENGTH} characters`);
-  if (/[\s\u0000-\u001f\u007f]/.test(uid)) throw invalidArgument('involved_object_uid must not contain whitespace or control characters');
-  if (kind !== '' && kind !== 'Event')
-    throw invalidArgument(`involved_object_uid selects Events; kind must be empty or Event, not ${kind}`);
-  return and(
-    eq(objects.kind, 'Event'),
-    sql`(${objects.object} -> 'involvedObject' ->> 'uid' = ${uid} or ${objects.object} -> 'regarding' ->> 'uid' = ${uid})`,
-  );
 }
 
 function keyOf(row: ObjectRow): ObjectKey {

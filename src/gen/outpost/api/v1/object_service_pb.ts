@@ -169,6 +169,7 @@ export type ListObjectsRequest = Message<"outpost.api.v1.ListObjectsRequest"> & 
 
   /**
    * Only objects whose metadata.ownerReferences contain this uid (a Deployment's ReplicaSets, a ReplicaSet's Pods).
+   * A uid here and in involved_object_uid: letters, digits, ".", "_", "-", at most 128 characters.
    *
    * @generated from field: string owner_uid = 8;
    */
@@ -176,8 +177,7 @@ export type ListObjectsRequest = Message<"outpost.api.v1.ListObjectsRequest"> & 
 
   /**
    * Only Events about the object with this uid (kind Event whose involvedObject.uid, or regarding.uid for
-   * events.k8s.io, is this value): an object page's Events. Kind must be empty or "Event". At most 128 characters,
-   * no whitespace or control characters.
+   * events.k8s.io, is this value): an object page's Events. Kind must be empty or "Event".
    *
    * @generated from field: string involved_object_uid = 9;
    */
