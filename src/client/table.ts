@@ -4,6 +4,7 @@
  */
 import type { JsonObject, JsonValue } from '@bufbuild/protobuf';
 import { formatDuration } from './duration.js';
+import { renderRows } from './text-table.js';
 
 type Obj = JsonObject;
 type Column = [header: string, value: (o: Obj) => string];
@@ -140,14 +141,8 @@ export function renderTable(objects: Obj[], options: { kind: string; wide?: bool
     ...columnsFor(options.kind, options.wide ?? false),
     ['AGE', (o) => age(o, options.now)],
   ];
-  const rows = [cols.map(([h]) => h), ...objects.map((o) => cols.map(([, f]) => f(o)))];
-  const widths = cols.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return `${rows
-    .map((r) =>
-      r
-        .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]! + 3)))
-        .join('')
-        .trimEnd(),
-    )
-    .join('\n')}\n`;
+  return renderRows(
+    cols.map(([h]) => h),
+    objects.map((o) => cols.map(([, f]) => f(o))),
+  );
 }

@@ -1,6 +1,6 @@
 /**
  * Plain text tables in kubectl's layout (header row, columns three spaces apart, no trailing blanks) for rows that
- * are already strings: accounts, operations, kinds of an account.
+ * are already strings: objects (table.ts), accounts, operations, kinds of an account.
  */
 import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import { formatDuration } from './duration.js';
