@@ -2,7 +2,7 @@ import { Code, ConnectError } from '@connectrpc/connect';
 import type { KubernetesObject } from '../../src/gen/outpost/api/v1/object_service_pb.js';
 import { ErrorMessage } from './error-message.js';
 import { accountsSignal } from './fleet-signals.js';
-import { formatCount } from './format.js';
+import { formatCount, formatLocalMs } from './format.js';
 import { useServices } from './services.js';
 import { TableScroll } from './table-scroll.js';
 import { useFleet } from './use-fleet.js';
@@ -48,14 +48,6 @@ export function toEventRow(event: KubernetesObject): EventRow {
     lastSeen: seen ?? 0,
     version: Number(event.resourceVersion),
   };
-}
-
-const pad = (n: number): string => String(n).padStart(2, '0');
-
-/** "2026-11-28 21:47:01", local time, always with the date. */
-function dateTime(ms: number): string {
-  const d = new Date(ms);
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
 /** Latest last-seen first; within a second (Events record whole seconds), the later write first, if known. */
@@ -152,7 +144,9 @@ export function ObjectEvents({ object }: { object: KubernetesObject }) {
                     <td>{row.reason}</td>
                     <td class="wrap">{row.message}</td>
                     <td class="num">{formatCount(row.count)}</td>
-                    <td>{row.lastSeen ? <time dateTime={new Date(row.lastSeen).toISOString()}>{dateTime(row.lastSeen)}</time> : '—'}</td>
+                    <td>
+                      {row.lastSeen ? <time dateTime={new Date(row.lastSeen).toISOString()}>{formatLocalMs(row.lastSeen)}</time> : '—'}
+                    </td>
                   </tr>
                 ))}
               </tbody>

@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import { RolloutAction } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 import type { KubernetesObject } from '../../src/gen/outpost/api/v1/object_service_pb.js';
 import type { SubmitOperationRequestSchema } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
+import { formatLocalMs } from './format.js';
 import { ErrorMessage } from './error-message.js';
 import { accountsSignal } from './fleet-signals.js';
 import { objectTitle } from './object-href.js';
@@ -24,12 +25,6 @@ interface Pending {
   question: string;
   confirm: string;
   request: Request;
-}
-
-const pad = (n: number): string => String(n).padStart(2, '0');
-function dateTime(ms: number): string {
-  const d = new Date(ms);
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
 /**
@@ -154,7 +149,7 @@ export function RolloutPanel({ workload }: { workload: KubernetesObject }) {
                   <td class="num">{r.revision}</td>
                   <td class="wrap">{r.images.join(', ') || '—'}</td>
                   <td class="wrap">{r.changeCause || <span class="muted">none</span>}</td>
-                  <td>{r.createdMs ? dateTime(r.createdMs) : '—'}</td>
+                  <td>{r.createdMs ? formatLocalMs(r.createdMs) : '—'}</td>
                   <td class="mono">{r.holder}</td>
                   <td>
                     {r.current ? (
