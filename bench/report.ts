@@ -18,6 +18,7 @@ import { initialSyncRows, type InitialSyncParams, type InitialSyncResult } from 
 import type { KubeProxyParams, KubeProxyResult } from './scenarios/kube-proxy.js';
 import { kubeProxyRows } from './scenarios/kube-proxy-rows.js';
 import { operationsRows, type OperationsParams, type OperationsResult } from './scenarios/operations.js';
+import { replicaScaleRows, type ReplicaScaleParams, type ReplicaScaleResult } from './scenarios/replica-scale.js';
 import { transportsRows, type TransportsParams, type TransportsResult } from './scenarios/transports.js';
 
 /** A scenario run `runs` times with the same parameters (the database URL left out). */
@@ -46,6 +47,8 @@ export interface BenchResults {
   /** The failover scenario with `clouddriver.connections: 2`, run right after the one-connection runs. */
   failoverTwoConnections?: Repeated<FailoverParams, FailoverResult>;
   connectionScale?: Repeated<ConnectionScaleParams, ConnectionScaleResult>;
+  /** One run of the swarm over 3 replicas (its figures are per replica). */
+  replicaScale?: Repeated<ReplicaScaleParams, ReplicaScaleResult>;
   agentFootprint?: Repeated<AgentFootprintParams, AgentFootprintResult>;
   spinnakerDeploy?: Repeated<SpinnakerDeployParams, SpinnakerDeployResult>;
   /** Each run: churn and initial sync over HTTP/2 and over WebSocket, the order alternating between runs. */
@@ -66,6 +69,7 @@ export function resultRows(r: BenchResults): Row[] {
     ...(r.failover?.runs[0] ? failoverRows(r.failover.runs[0]) : []),
     ...(r.failoverTwoConnections?.runs[0] ? failoverRows(r.failoverTwoConnections.runs[0]) : []),
     ...(r.connectionScale ? connectionScaleRows(r.connectionScale.runs, r.connectionScale.params.agents) : []),
+    ...(r.replicaScale ? replicaScaleRows(r.replicaScale.runs, r.replicaScale.params.agents) : []),
     ...(r.agentFootprint ? agentFootprintRows(r.agentFootprint.runs, r.agentFootprint.params) : []),
     ...(r.spinnakerDeploy?.runs[0] ? spinnakerDeployRows(r.spinnakerDeploy.runs[0]) : []),
     ...(r.transports ? transportsRows(r.transports.runs, r.transports.params, !r.quick) : []),
@@ -102,6 +106,7 @@ export function renderSetup(r: BenchResults, before?: { file: string; results: B
         'forwarding',
         'failover',
         'connectionScale',
+        'replicaScale',
         'agentFootprint',
         'spinnakerDeploy',
         'transports',

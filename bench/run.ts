@@ -21,6 +21,7 @@ import { runForwarding } from './scenarios/forwarding.js';
 import { runInitialSync } from './scenarios/initial-sync.js';
 import { runKubeProxy } from './scenarios/kube-proxy.js';
 import { runOperations } from './scenarios/operations.js';
+import { runReplicaScale } from './scenarios/replica-scale.js';
 import { runSpinnakerDeploy } from './scenarios/spinnaker-deploy.js';
 import { runTransports } from './scenarios/transports.js';
 
@@ -31,6 +32,7 @@ const SCENARIOS = [
   'forwarding',
   'failover',
   'connection-scale',
+  'replica-scale',
   'agent-footprint',
   'spinnaker-deploy',
   'transports',
@@ -49,6 +51,8 @@ const USAGE = `usage: npm run bench -- [--quick] [--runs K] [--only ${SCENARIOS.
 transports: each run, churn (1000/s for 20 s; 3 s with --quick) and initial sync over HTTP/2 and over WebSocket.
 kube-proxy: kubectl get and watch through the gateway's /k8s/ACCOUNT, through two bare relays and straight to the
              sandbox, interleaved (kubectl from OUTPOST_BENCH_KUBECTL or the newest one installed).
+replica-scale: idle swarm agents spread round robin over 3 gateway replicas on one Postgres (9000; 60 with --quick),
+             one run: per replica streams, RSS and CPU, lease renewals and session touches, Postgres writes.
 cli:        outpost get deployments processes (compiled build and sources), kubectl get and node -e 0, interleaved.
 Environment: OUTPOST_BENCH_POSTGRES (default postgres://postgres@127.0.0.1:5432/postgres);
 OUTPOST_BENCH_PROFILE=DIR writes a V8 CPU profile of every outpost child process into DIR.`;
@@ -109,6 +113,10 @@ const params = {
   connectionScale: quick
     ? { agents: 100, warmupAgents: 10, heartbeatSeconds: 1, settleSeconds: 1, samples: 2, idleSeconds: 1, connectConcurrency: 50 }
     : { agents: 10_000, warmupAgents: 100, heartbeatSeconds: 10, settleSeconds: 21, samples: 9, idleSeconds: 20, connectConcurrency: 100 },
+  // One run (its figures are per replica); gateway config defaults (heartbeat 10 s, lease 15 s renewed every 5 s).
+  replicaScale: quick
+    ? { agents: 60, warmupAgents: 6, settleSeconds: 1, samples: 2, idleSeconds: 6, connectConcurrency: 30 }
+    : { agents: 9000, warmupAgents: 30, settleSeconds: 21, samples: 5, idleSeconds: 30, connectConcurrency: 100 },
   spinnakerDeploy: { rounds: quick ? 1 : 20, warmup: quick ? 0 : 3, replicas: 3 },
   agentFootprint: quick
     ? { accounts: 3, objects: 2000, settleSeconds: 0.3, samples: 2 }
@@ -180,6 +188,7 @@ if (wants('failover')) {
   results.failoverTwoConnections = await repeat('failover', 1, { ...params.failover, connections: 2 as const }, runFailover);
 }
 if (wants('connection-scale')) results.connectionScale = await repeat('connection-scale', runs, params.connectionScale, runConnectionScale);
+if (wants('replica-scale')) results.replicaScale = await repeat('replica-scale', 1, params.replicaScale, runReplicaScale);
 if (wants('spinnaker-deploy')) results.spinnakerDeploy = await repeat('spinnaker-deploy', 1, params.spinnakerDeploy, runSpinnakerDeploy);
 if (wants('agent-footprint')) results.agentFootprint = await repeat('agent-footprint', runs, params.agentFootprint, runAgentFootprint);
 if (wants('transports')) results.transports = await repeat('transports', transportRuns, params.transports, runTransports);

@@ -3,6 +3,9 @@
  *
  *   node --import tsx bench/swarm/agent-swarm.ts --grpc http://127.0.0.1:9091 --agents 10000 [--prefix swarm] [--concurrency 100]
  *
+ * `--grpc` may list several gateway replicas, comma-separated: agent K then dials the (K mod n)-th (round robin, no
+ * balancer: each agent's replica is fixed).
+ *
  * Each simulated agent is a real `AgentService.Connect` stream on an HTTP/2 connection of its own (its own
  * Http2SessionManager, pinging every 15 s like the agent's): a Hello for one account on a cluster of its own, the
  * START/END sync markers of an empty ConfigMap list (so the account is cached and synced like an idle cluster's),
@@ -147,8 +150,9 @@ async function main(): Promise<void> {
   });
   const count = Number(values.agents);
   const concurrency = Number(values.concurrency);
-  if (!values.grpc || !Number.isInteger(count) || count <= 0 || !Number.isInteger(concurrency) || concurrency <= 0) {
-    console.error('usage: agent-swarm.ts --grpc URL --agents N [--prefix NAME] [--concurrency C]');
+  const urls = (values.grpc ?? '').split(',').filter(Boolean);
+  if (urls.length === 0 || !Number.isInteger(count) || count <= 0 || !Number.isInteger(concurrency) || concurrency <= 0) {
+    console.error('usage: agent-swarm.ts --grpc URL[,URL…] --agents N [--prefix NAME] [--concurrency C]');
     process.exit(2);
   }
   const print = (event: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(event)}\n`);
@@ -163,9 +167,11 @@ async function main(): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next < count) {
-      const id = `${values.prefix}-${next++}`;
-      const manager = new Http2SessionManager(values.grpc!, { pingIntervalMs: 15_000, pingTimeoutMs: 15_000 });
-      const client = createClient(AgentService, createGrpcTransport({ baseUrl: values.grpc!, sessionManager: manager }));
+      const k = next++;
+      const id = `${values.prefix}-${k}`;
+      const url = urls[k % urls.length]!;
+      const manager = new Http2SessionManager(url, { pingIntervalMs: 15_000, pingTimeoutMs: 15_000 });
+      const client = createClient(AgentService, createGrpcTransport({ baseUrl: url, sessionManager: manager }));
       const agent = startAgent(client, manager, id, (err) =>
         print({ event: 'lost', agent: id, error: String((err as Error)?.message ?? err) }),
       );

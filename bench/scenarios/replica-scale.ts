@@ -1,0 +1,315 @@
+/**
+ * Scenario — replica scale: three gateway replicas (gw-1…gw-3, gateway config defaults: agent heartbeat 10 s, lease
+ * 15 s renewed every 5 s, replica heartbeat 5 s) on one fresh Postgres database, and one swarm process of N simulated
+ * agents (bench/swarm/agent-swarm.ts) spread over them round robin: agent K dials replica K mod 3 directly (no
+ * balancer). Each simulated agent owns one account of its own (a cluster with an empty ConfigMap list), so every
+ * replica holds and renews a lease per agent and touches a session row per agent, as with idle clusters.
+ *
+ * Per replica: the streams it holds, the growth of its RSS from a warmed-up state (a few agents) to N more divided by
+ * the streams it gained, its CPU over an idle window (both from its own /metrics: prom-client's process metrics),
+ * and the Postgres writes of that window it made: lease renewals and session touches. Those two are each one
+ * statement per replica per tick, stamping every row it updates with the same `now()`, so polling
+ * `group by gateway_id, lease_expires_at` (and `last_seen_at`) once a second counts each replica's renewal statements
+ * and the rows each updated. Totals from Postgres' own counters over the same window: `pg_stat_database`
+ * (xact_commit, tup_updated; this scenario's own polling subtracted from the commits) and `pg_stat_user_tables`
+ * (n_tup_upd of accounts, agent_sessions, replicas). Postgres flushes a backend's counters at most once a second
+ * and an idle backend's within about 10 s, so a window's edges can shift a few seconds of writes: take the rates as
+ * ±10% over a 30 s window.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { figureRow, type Row } from '../rows.js';
+import { readRss, scrapeMetric, startJsonChild, type JsonChild } from '../processes.js';
+import { startReplicaSet, type ReplicaSet } from '../replicas.js';
+
+/** Parameters of one run. */
+export interface ReplicaScaleParams {
+  postgresUrl: string;
+  /** Simulated agents of the measured swarm, spread round robin over the replicas. */
+  agents: number;
+  /** Agents connected before the first memory reading (warms up code paths and pools; not counted). */
+  warmupAgents: number;
+  /** Wait after the swarm is connected before reading memory (at least two agent heartbeats). */
+  settleSeconds: number;
+  /** Memory readings (200 ms apart) per replica whose median is taken. */
+  samples: number;
+  /** The idle window over which CPU and Postgres writes are measured. */
+  idleSeconds: number;
+  /** Streams being opened at once by the swarm. */
+  connectConcurrency: number;
+}
+
+/** What one replica held and cost. */
+export interface ReplicaFigures {
+  name: string;
+  /** Streams it reports (outpost_gateway_connected_agents) after the swarm settled. */
+  sessions: number;
+  /** Accounts whose lease it holds, unexpired, per the database. */
+  leases: number;
+  /** RSS growth per stream gained, KiB. */
+  rssKiBPerAgent: number;
+  rssMiBBefore: number;
+  rssMiBAfter: number;
+  /** CPU over the idle window, % of one core. */
+  idleCpuPercent: number;
+  /** Lease renewal statements per second (one per tick for all its leases). */
+  renewalStatementsPerSecond: number;
+  /** Account rows those statements renewed, per second. */
+  renewedRowsPerSecond: number;
+  /** Session-touch statements per second (the agents' messages, batched each second). */
+  touchStatementsPerSecond: number;
+  /** agent_sessions rows those statements touched, per second. */
+  touchedRowsPerSecond: number;
+}
+
+/** Figures of the scenario. */
+export interface ReplicaScaleResult {
+  agents: number;
+  replicas: ReplicaFigures[];
+  /** Seconds the swarm took to open every stream (Hello → Welcome → markers acknowledged). */
+  connectSeconds: number;
+  /** Streams that ended during the run (should be 0). */
+  lostStreams: number;
+  /** Over the idle window, from pg_stat_database of the run's database (this scenario's polling subtracted). */
+  commitsPerSecond: number;
+  tupUpdatedPerSecond: number;
+  /** n_tup_upd per second of each table written while idle (pg_stat_user_tables). */
+  tableUpdatesPerSecond: { accounts: number; agentSessions: number; replicas: number };
+  idleSeconds: number;
+  /** The swarm's own RSS per agent (client side, KiB). */
+  swarmKiBPerAgent: number;
+}
+
+const NAMES = ['gw-1', 'gw-2', 'gw-3'];
+
+/** New `(gateway, stamp)` groups seen while polling: each is one statement; its rows are the largest count seen. */
+export function countStatements(
+  baseline: ReadonlySet<string>,
+  polls: { gateway_id: string; t: string; n: number }[][],
+): Map<string, { statements: number; rows: number }> {
+  const rows = new Map<string, { gateway: string; n: number }>();
+  for (const poll of polls) {
+    for (const g of poll) {
+      const key = `${g.gateway_id}\n${g.t}`;
+      if (baseline.has(key)) continue;
+      const seen = rows.get(key);
+      rows.set(key, { gateway: g.gateway_id, n: Math.max(seen?.n ?? 0, g.n) });
+    }
+  }
+  const out = new Map<string, { statements: number; rows: number }>();
+  for (const { gateway, n } of rows.values()) {
+    const o = out.get(gateway) ?? { statements: 0, rows: 0 };
+    out.set(gateway, { statements: o.statements + 1, rows: o.rows + n });
+  }
+  return out;
+}
+
+type Group = { gateway_id: string; t: string; n: number };
+const LEASE_GROUPS =
+  "select gateway_id, lease_expires_at::text as t, count(*)::int as n from accounts where gateway_id is not null and lease_expires_at is not null group by 1, 2";
+const TOUCH_GROUPS =
+  "select gateway_id, last_seen_at::text as t, count(*)::int as n from agent_sessions where ended_at is null group by 1, 2";
+const keysOf = (groups: Group[]) => new Set(groups.map((g) => `${g.gateway_id}\n${g.t}`));
+
+/** Postgres' counters of the run's database. */
+async function readCounters(set: ReplicaSet): Promise<{ xact: number; tupUpdated: number; tables: Record<string, number> }> {
+  const [db] = await set.sql<{ xact: string; upd: string }>(
+    'select xact_commit::text as xact, tup_updated::text as upd from pg_stat_database where datname = current_database()',
+  );
+  const tables = await set.sql<{ relname: string; n: string }>('select relname, n_tup_upd::text as n from pg_stat_user_tables');
+  return { xact: Number(db!.xact), tupUpdated: Number(db!.upd), tables: Object.fromEntries(tables.map((t) => [t.relname, Number(t.n)])) };
+}
+
+/** Median of `samples` readings 200 ms apart of a replica's RSS from its /metrics. */
+async function replicaRss(url: string, samples: number): Promise<number> {
+  const xs: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    if (i > 0) await sleep(200);
+    xs.push(await scrapeMetric(url, 'outpost_gateway_process_resident_memory_bytes'));
+  }
+  return xs.sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+}
+
+/** Runs the scenario once: fresh database, replicas and swarms. */
+export async function runReplicaScale(params: ReplicaScaleParams): Promise<ReplicaScaleResult> {
+  const set = await startReplicaSet({
+    postgresUrl: params.postgresUrl,
+    gateways: NAMES,
+    gatewayConfig: {},
+    logLevel: 'warn',
+    prefix: 'outpost-bench-replica-scale-',
+  });
+  const swarms: JsonChild[] = [];
+  let keepLogs = true;
+  try {
+    const grpc = NAMES.map((n) => `http://127.0.0.1:${set.replica(n).grpcPort}`).join(',');
+    const metrics = NAMES.map((n) => `${set.replica(n).httpUrl}/metrics`);
+    const swarm = (prefix: string, agents: number) =>
+      startJsonChild('./swarm/agent-swarm.ts', ['--grpc', grpc, '--agents', String(agents), '--prefix', prefix, '--concurrency', String(params.connectConcurrency)]);
+    const metric = (name: string) => Promise.all(metrics.map((url) => scrapeMetric(url, name)));
+
+    const warm = swarm('warm', params.warmupAgents);
+    swarms.push(warm);
+    await warm.waitFor('ready');
+    await sleep(params.settleSeconds * 1000);
+    const sessionsBefore = await metric('outpost_gateway_connected_agents');
+    const rssBefore = await Promise.all(metrics.map((url) => replicaRss(url, params.samples)));
+
+    const main = swarm('swarm', params.agents);
+    swarms.push(main);
+    const ready = await main.waitFor('ready');
+    set.checkAlive();
+    await sleep(params.settleSeconds * 1000);
+    const sessions = await metric('outpost_gateway_connected_agents');
+    const rssAfter = await Promise.all(metrics.map((url) => replicaRss(url, params.samples)));
+    const leaseRows = await set.sql<{ gateway_id: string; n: number }>(
+      'select gateway_id, count(*)::int as n from accounts where lease_expires_at > now() group by 1',
+    );
+
+    // The idle window.
+    let ownQueries = 0;
+    const poll = async () => {
+      ownQueries += 2;
+      return Promise.all([set.sql<Group>(LEASE_GROUPS), set.sql<Group>(TOUCH_GROUPS)]);
+    };
+    const [leases0, touches0] = await poll();
+    const counters0 = await readCounters(set);
+    const cpu0 = await metric('outpost_gateway_process_cpu_seconds_total');
+    const t0 = performance.now();
+    const leasePolls: Group[][] = [];
+    const touchPolls: Group[][] = [];
+    while (performance.now() - t0 < params.idleSeconds * 1000) {
+      await sleep(1000);
+      const [l, t] = await poll();
+      leasePolls.push(l);
+      touchPolls.push(t);
+    }
+    const cpu1 = await metric('outpost_gateway_process_cpu_seconds_total');
+    const counters1 = await readCounters(set);
+    ownQueries += 2; // the second counters reading (the first one's commits happened before counters0 was read)
+    const seconds = (performance.now() - t0) / 1000;
+    const renewals = countStatements(keysOf(leases0), leasePolls);
+    const touches = countStatements(keysOf(touches0), touchPolls);
+    const perSecond = (x: number) => x / seconds;
+    const table = (name: string) => perSecond((counters1.tables[name] ?? 0) - (counters0.tables[name] ?? 0));
+
+    const lostStreams = [...warm.events, ...main.events].filter((e) => e.event === 'lost').length;
+    keepLogs = false;
+    return {
+      agents: params.agents,
+      replicas: NAMES.map((name, i) => {
+        const gained = sessions[i]! - sessionsBefore[i]!;
+        return {
+          name,
+          sessions: sessions[i]!,
+          leases: leaseRows.find((r) => r.gateway_id === name)?.n ?? 0,
+          rssKiBPerAgent: (rssAfter[i]! - rssBefore[i]!) / gained / 1024,
+          rssMiBBefore: rssBefore[i]! / 2 ** 20,
+          rssMiBAfter: rssAfter[i]! / 2 ** 20,
+          idleCpuPercent: ((cpu1[i]! - cpu0[i]!) / seconds) * 100,
+          renewalStatementsPerSecond: perSecond(renewals.get(name)?.statements ?? 0),
+          renewedRowsPerSecond: perSecond(renewals.get(name)?.rows ?? 0),
+          touchStatementsPerSecond: perSecond(touches.get(name)?.statements ?? 0),
+          touchedRowsPerSecond: perSecond(touches.get(name)?.rows ?? 0),
+        };
+      }),
+      connectSeconds: Number(ready.seconds),
+      lostStreams,
+      commitsPerSecond: perSecond(counters1.xact - counters0.xact - ownQueries),
+      tupUpdatedPerSecond: perSecond(counters1.tupUpdated - counters0.tupUpdated),
+      tableUpdatesPerSecond: { accounts: table('accounts'), agentSessions: table('agent_sessions'), replicas: table('replicas') },
+      idleSeconds: seconds,
+      swarmKiBPerAgent: readRss(main.process.pid) / (params.agents + params.warmupAgents) / 1024,
+    };
+  } finally {
+    await Promise.all(swarms.map((s) => s.stop()));
+    await set.close(keepLogs);
+  }
+}
+
+/** Table rows of the replica-scale runs: per replica, then totals (no targets: the figures feed docs/scaling.md). */
+export function replicaScaleRows(runs: ReplicaScaleResult[], agents: number): Row[] {
+  const s = `replica scale, ${agents} idle agents on 3 replicas`;
+  const replica = (name: string) => runs.map((r) => r.replicas.find((x) => x.name === name)!);
+  const perReplica = NAMES.flatMap((name) => [
+    figureRow(
+      s,
+      `${name}: streams held`,
+      replica(name).map((x) => x.sessions),
+      { digits: 0 },
+    ),
+    figureRow(
+      s,
+      `${name}: RSS per agent, KiB`,
+      replica(name).map((x) => x.rssKiBPerAgent),
+    ),
+    figureRow(
+      s,
+      `${name}: CPU while idle, % of one core`,
+      replica(name).map((x) => x.idleCpuPercent),
+    ),
+    figureRow(
+      s,
+      `${name}: lease rows renewed per second`,
+      replica(name).map((x) => x.renewedRowsPerSecond),
+    ),
+    figureRow(
+      s,
+      `${name}: lease renewal statements per second`,
+      replica(name).map((x) => x.renewalStatementsPerSecond),
+      { digits: 2 },
+    ),
+    figureRow(
+      s,
+      `${name}: session rows touched per second`,
+      replica(name).map((x) => x.touchedRowsPerSecond),
+    ),
+  ]);
+  return [
+    ...perReplica,
+    figureRow(
+      s,
+      'all: RSS per agent, KiB (sum of growth / sum of streams gained)',
+      runs.map((r) => {
+        const grown = r.replicas.reduce((a, x) => a + (x.rssMiBAfter - x.rssMiBBefore) * 1024, 0);
+        return grown / r.agents;
+      }),
+    ),
+    figureRow(
+      s,
+      'all: CPU while idle, % of one core (sum)',
+      runs.map((r) => r.replicas.reduce((a, x) => a + x.idleCpuPercent, 0)),
+    ),
+    figureRow(
+      s,
+      'Postgres commits per second while idle (pg_stat_database)',
+      runs.map((r) => r.commitsPerSecond),
+    ),
+    figureRow(
+      s,
+      'Postgres rows updated per second while idle (pg_stat_database tup_updated)',
+      runs.map((r) => r.tupUpdatedPerSecond),
+    ),
+    figureRow(
+      s,
+      'accounts rows updated per second (lease renewals; pg_stat_user_tables)',
+      runs.map((r) => r.tableUpdatesPerSecond.accounts),
+    ),
+    figureRow(
+      s,
+      'agent_sessions rows updated per second (session touches; pg_stat_user_tables)',
+      runs.map((r) => r.tableUpdatesPerSecond.agentSessions),
+    ),
+    figureRow(
+      s,
+      'agents connected per second (Hello → synced, 3 replicas)',
+      runs.map((r) => r.agents / r.connectSeconds),
+      { digits: 0 },
+    ),
+    figureRow(
+      s,
+      'streams lost during the run',
+      runs.map((r) => r.lostStreams),
+      { digits: 0 },
+    ),
+  ];
+}
