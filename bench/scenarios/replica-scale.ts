@@ -69,6 +69,15 @@ export interface ReplicaScaleResult {
   connectSeconds: number;
   /** Streams that ended during the run (should be 0). */
   lostStreams: number;
+  /**
+   * Postgres commits per agent connected, over the swarm's connect phase, less the idle commit rate measured later
+   * times the phase's length (the idle writes of agents already connected are batched: a constant rate).
+   */
+  connectCommitsPerAgent: number;
+  /** Rows inserted per agent connected over the connect phase (pg_stat_database tup_inserted). */
+  connectInsertsPerAgent: number;
+  /** Share of the idle window's row updates that were HOT (no index entry written; pg_stat_user_tables n_tup_hot_upd). */
+  hotUpdateShare: { accounts: number; agentSessions: number };
   /** Over the idle window, from pg_stat_database of the run's database (this scenario's polling subtracted). */
   commitsPerSecond: number;
   tupUpdatedPerSecond: number;
@@ -105,18 +114,28 @@ export function countStatements(
 
 type Group = { gateway_id: string; t: string; n: number };
 const LEASE_GROUPS =
-  "select gateway_id, lease_expires_at::text as t, count(*)::int as n from accounts where gateway_id is not null and lease_expires_at is not null group by 1, 2";
+  'select gateway_id, lease_expires_at::text as t, count(*)::int as n from accounts where gateway_id is not null and lease_expires_at is not null group by 1, 2';
 const TOUCH_GROUPS =
-  "select gateway_id, last_seen_at::text as t, count(*)::int as n from agent_sessions where ended_at is null group by 1, 2";
+  'select gateway_id, last_seen_at::text as t, count(*)::int as n from agent_sessions where ended_at is null group by 1, 2';
 const keysOf = (groups: Group[]) => new Set(groups.map((g) => `${g.gateway_id}\n${g.t}`));
 
 /** Postgres' counters of the run's database. */
-async function readCounters(set: ReplicaSet): Promise<{ xact: number; tupUpdated: number; tables: Record<string, number> }> {
-  const [db] = await set.sql<{ xact: string; upd: string }>(
-    'select xact_commit::text as xact, tup_updated::text as upd from pg_stat_database where datname = current_database()',
+async function readCounters(
+  set: ReplicaSet,
+): Promise<{ xact: number; tupUpdated: number; tupInserted: number; tables: Record<string, number>; hot: Record<string, number> }> {
+  const [db] = await set.sql<{ xact: string; upd: string; ins: string }>(
+    'select xact_commit::text as xact, tup_updated::text as upd, tup_inserted::text as ins from pg_stat_database where datname = current_database()',
   );
-  const tables = await set.sql<{ relname: string; n: string }>('select relname, n_tup_upd::text as n from pg_stat_user_tables');
-  return { xact: Number(db!.xact), tupUpdated: Number(db!.upd), tables: Object.fromEntries(tables.map((t) => [t.relname, Number(t.n)])) };
+  const tables = await set.sql<{ relname: string; n: string; hot: string }>(
+    'select relname, n_tup_upd::text as n, n_tup_hot_upd::text as hot from pg_stat_user_tables',
+  );
+  return {
+    xact: Number(db!.xact),
+    tupUpdated: Number(db!.upd),
+    tupInserted: Number(db!.ins),
+    tables: Object.fromEntries(tables.map((t) => [t.relname, Number(t.n)])),
+    hot: Object.fromEntries(tables.map((t) => [t.relname, Number(t.hot)])),
+  };
 }
 
 /** Median of `samples` readings 200 ms apart of a replica's RSS from its /metrics. */
@@ -144,7 +163,16 @@ export async function runReplicaScale(params: ReplicaScaleParams): Promise<Repli
     const grpc = NAMES.map((n) => `http://127.0.0.1:${set.replica(n).grpcPort}`).join(',');
     const metrics = NAMES.map((n) => `${set.replica(n).httpUrl}/metrics`);
     const swarm = (prefix: string, agents: number) =>
-      startJsonChild('./swarm/agent-swarm.ts', ['--grpc', grpc, '--agents', String(agents), '--prefix', prefix, '--concurrency', String(params.connectConcurrency)]);
+      startJsonChild('./swarm/agent-swarm.ts', [
+        '--grpc',
+        grpc,
+        '--agents',
+        String(agents),
+        '--prefix',
+        prefix,
+        '--concurrency',
+        String(params.connectConcurrency),
+      ]);
     const metric = (name: string) => Promise.all(metrics.map((url) => scrapeMetric(url, name)));
 
     const warm = swarm('warm', params.warmupAgents);
@@ -154,9 +182,11 @@ export async function runReplicaScale(params: ReplicaScaleParams): Promise<Repli
     const sessionsBefore = await metric('outpost_gateway_connected_agents');
     const rssBefore = await Promise.all(metrics.map((url) => replicaRss(url, params.samples)));
 
+    const connect0 = await readCounters(set);
     const main = swarm('swarm', params.agents);
     swarms.push(main);
     const ready = await main.waitFor('ready');
+    const connect1 = await readCounters(set);
     set.checkAlive();
     await sleep(params.settleSeconds * 1000);
     const sessions = await metric('outpost_gateway_connected_agents');
@@ -191,6 +221,10 @@ export async function runReplicaScale(params: ReplicaScaleParams): Promise<Repli
     const touches = countStatements(keysOf(touches0), touchPolls);
     const perSecond = (x: number) => x / seconds;
     const table = (name: string) => perSecond((counters1.tables[name] ?? 0) - (counters0.tables[name] ?? 0));
+    const hotShare = (name: string) =>
+      ((counters1.hot[name] ?? 0) - (counters0.hot[name] ?? 0)) / ((counters1.tables[name] ?? 0) - (counters0.tables[name] ?? 0));
+    const commitsPerSecond = perSecond(counters1.xact - counters0.xact - ownQueries);
+    const connectSeconds = Number(ready.seconds);
 
     const lostStreams = [...warm.events, ...main.events].filter((e) => e.event === 'lost').length;
     keepLogs = false;
@@ -212,9 +246,12 @@ export async function runReplicaScale(params: ReplicaScaleParams): Promise<Repli
           touchedRowsPerSecond: perSecond(touches.get(name)?.rows ?? 0),
         };
       }),
-      connectSeconds: Number(ready.seconds),
+      connectSeconds,
       lostStreams,
-      commitsPerSecond: perSecond(counters1.xact - counters0.xact - ownQueries),
+      connectCommitsPerAgent: (connect1.xact - connect0.xact - 1 - commitsPerSecond * connectSeconds) / params.agents,
+      connectInsertsPerAgent: (connect1.tupInserted - connect0.tupInserted) / params.agents,
+      commitsPerSecond,
+      hotUpdateShare: { accounts: hotShare('accounts'), agentSessions: hotShare('agent_sessions') },
       tupUpdatedPerSecond: perSecond(counters1.tupUpdated - counters0.tupUpdated),
       tableUpdatesPerSecond: { accounts: table('accounts'), agentSessions: table('agent_sessions'), replicas: table('replicas') },
       idleSeconds: seconds,
@@ -298,6 +335,28 @@ export function replicaScaleRows(runs: ReplicaScaleResult[], agents: number): Ro
       s,
       'agent_sessions rows updated per second (session touches; pg_stat_user_tables)',
       runs.map((r) => r.tableUpdatesPerSecond.agentSessions),
+    ),
+    figureRow(
+      s,
+      'share of the accounts updates that were HOT (no index entry written)',
+      runs.map((r) => r.hotUpdateShare.accounts),
+      { digits: 2 },
+    ),
+    figureRow(
+      s,
+      'share of the agent_sessions updates that were HOT',
+      runs.map((r) => r.hotUpdateShare.agentSessions),
+      { digits: 2 },
+    ),
+    figureRow(
+      s,
+      'Postgres commits per agent connected (connect phase, idle rate subtracted)',
+      runs.map((r) => r.connectCommitsPerAgent),
+    ),
+    figureRow(
+      s,
+      'Postgres rows inserted per agent connected',
+      runs.map((r) => r.connectInsertsPerAgent),
     ),
     figureRow(
       s,
