@@ -71,7 +71,15 @@ describe('benchmark harness', () => {
       for (const key of ['initialSync', 'churn', 'kubeProxy', 'cliRoundTrip'] as const) {
         assert.ok(results[key] && results[key]!.runs.length === 1, `${key} ran once`);
       }
-      for (const key of ['operations', 'forwarding', 'failover', 'connectionScale', 'agentFootprint', 'transports'] as const) {
+      for (const key of [
+        'operations',
+        'forwarding',
+        'failover',
+        'connectionScale',
+        'replicaScale',
+        'agentFootprint',
+        'transports',
+      ] as const) {
         assert.equal(results[key], undefined, `${key} not selected, not run`);
       }
       // The kube-proxy scenario measured both sides of each comparison, the watch missing no change.
