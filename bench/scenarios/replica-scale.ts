@@ -69,6 +69,8 @@ export interface ReplicaScaleResult {
   connectSeconds: number;
   /** Streams that ended during the run (should be 0). */
   lostStreams: number;
+  /** Stream openings that failed before the Welcome and were tried again by the swarm (an overloaded machine). */
+  connectRetries: number;
   /**
    * Postgres commits per agent connected, over the swarm's connect phase, less the idle commit rate measured later
    * times the phase's length (the idle writes of agents already connected are batched: a constant rate).
@@ -248,6 +250,7 @@ export async function runReplicaScale(params: ReplicaScaleParams): Promise<Repli
       }),
       connectSeconds,
       lostStreams,
+      connectRetries: Number(ready.retried ?? 0) + Number((await warm.waitFor('ready')).retried ?? 0),
       connectCommitsPerAgent: (connect1.xact - connect0.xact - 1 - commitsPerSecond * connectSeconds) / params.agents,
       connectInsertsPerAgent: (connect1.tupInserted - connect0.tupInserted) / params.agents,
       commitsPerSecond,
@@ -362,6 +365,12 @@ export function replicaScaleRows(runs: ReplicaScaleResult[], agents: number): Ro
       s,
       'agents connected per second (Hello → synced, 3 replicas)',
       runs.map((r) => r.agents / r.connectSeconds),
+      { digits: 0 },
+    ),
+    figureRow(
+      s,
+      'stream openings retried (failed before the Welcome)',
+      runs.map((r) => r.connectRetries),
       { digits: 0 },
     ),
     figureRow(

@@ -12,7 +12,8 @@
  * then a heartbeat at the interval the Welcome sets. Nothing else: the gateway holds N idle streams.
  *
  * Prints JSON lines on stdout: `{"event":"progress","welcomed":K}` every second while connecting,
- * `{"event":"ready","agents":N,"seconds":S,"rssBytes":R}` once every stream is welcomed and its markers acknowledged,
+ * `{"event":"ready","agents":N,"retried":K,"seconds":S,"rssBytes":R}` once every stream is welcomed and its markers
+ * acknowledged (K: streams that failed before being established and were opened again, up to 5 attempts each),
  * `{"event":"lost","agent":ID,"error":…}` when an established stream ends. Exits 1 with `{"event":"error"}` when a
  * stream cannot be established; on SIGTERM it closes every stream and exits 0.
  */
@@ -37,6 +38,9 @@ interface SimulatedAgent {
 }
 
 type RequestMessage = ConnectRequest['message'];
+
+/** Attempts to establish one simulated agent's stream before the swarm gives up (exit 1). */
+const MAX_ATTEMPTS = 5;
 
 /** Opens one simulated agent: its own connection, Hello, sync markers, heartbeats. */
 function startAgent(
@@ -163,6 +167,7 @@ async function main(): Promise<void> {
   });
   const started = performance.now();
   let welcomed = 0;
+  let retried = 0;
   const progress = setInterval(() => print({ event: 'progress', welcomed }), 1000);
   let next = 0;
   const worker = async () => {
@@ -170,13 +175,25 @@ async function main(): Promise<void> {
       const k = next++;
       const id = `${values.prefix}-${k}`;
       const url = urls[k % urls.length]!;
-      const manager = new Http2SessionManager(url, { pingIntervalMs: 15_000, pingTimeoutMs: 15_000 });
-      const client = createClient(AgentService, createGrpcTransport({ baseUrl: url, sessionManager: manager }));
-      const agent = startAgent(client, manager, id, (err) =>
-        print({ event: 'lost', agent: id, error: String((err as Error)?.message ?? err) }),
-      );
-      agents.push(agent);
-      await agent.ready;
+      // A stream not established (refused or cancelled by an overloaded gateway) is tried again, as a real agent
+      // would after its backoff: at most MAX_ATTEMPTS times, each retry counted.
+      for (let attempt = 1; ; attempt++) {
+        const manager = new Http2SessionManager(url, { pingIntervalMs: 15_000, pingTimeoutMs: 15_000 });
+        const client = createClient(AgentService, createGrpcTransport({ baseUrl: url, sessionManager: manager }));
+        const agent = startAgent(client, manager, id, (err) =>
+          print({ event: 'lost', agent: id, error: String((err as Error)?.message ?? err) }),
+        );
+        agents.push(agent);
+        try {
+          await agent.ready;
+          break;
+        } catch (err) {
+          agent.close();
+          if (attempt >= MAX_ATTEMPTS) throw err;
+          retried++;
+          await new Promise((resolve) => setTimeout(resolve, 1000 * attempt));
+        }
+      }
       welcomed++;
     }
   };
@@ -188,7 +205,7 @@ async function main(): Promise<void> {
   } finally {
     clearInterval(progress);
   }
-  print({ event: 'ready', agents: count, seconds: (performance.now() - started) / 1000, rssBytes: process.memoryUsage.rss() });
+  print({ event: 'ready', agents: count, retried, seconds: (performance.now() - started) / 1000, rssBytes: process.memoryUsage.rss() });
 }
 
 await main();

@@ -46,6 +46,7 @@ describe('replica-scale scenario', () => {
       replicas: ['gw-1', 'gw-2', 'gw-3'].map(replica),
       connectSeconds: 3,
       lostStreams: 0,
+      connectRetries: 0,
       connectCommitsPerAgent: 7,
       connectInsertsPerAgent: 3,
       commitsPerSecond: 12,
