@@ -143,6 +143,11 @@ function scenarioNotes(r: BenchResults): string[] {
           `Failover: 3 gateway replicas on one Postgres behind a round-robin TCP balancer; each run waits until the agent's stream is ${fo.config.minSessionSeconds} s old, kill -9s the lease holder and retries \`get\` (wait, ${fo.config.attemptTimeoutSeconds} s timeout each) on the survivors until one succeeds, then restarts the killed replica. Replica config ${JSON.stringify(fo.config.gateway)} (lease length default, 15 s); agent config ${JSON.stringify(fo.config.agent)}.`,
         ]
       : []),
+    ...(r.replicaScale
+      ? [
+          `Replica scale: 3 gateway replicas (config defaults) on one Postgres; one swarm process of simulated agents, agent K dialling replica K mod 3 directly (round robin, no balancer), each with an account of its own; Postgres figures from pg_stat_database and pg_stat_user_tables over the idle window, renewals and touches per replica from the rows' shared now() stamps.`,
+        ]
+      : []),
     ...(t
       ? [
           `Transports: each of ${t.length} run(s) runs churn, then initial sync, once with the agent's stream over HTTP/2 (gRPC port) and once over WebSocket (HTTP port), fresh processes and database each time; first in each run: ${t.map((x) => (x.first === 'grpc' ? 'HTTP/2' : 'WebSocket')).join(', ')}. Ratios are taken within a run, then their median.`,

@@ -1,6 +1,6 @@
 /**
  * The replica-scale scenario's arithmetic (its run is too long for the suite: `npm run bench -- --quick --only
- * replica-scale` takes about 20 s): renewal and touch statements are counted from the `(gateway, now())` groups the
+ * replica-scale` takes 20–30 s): renewal and touch statements are counted from the `(gateway, now())` groups the
  * polls saw, and its rows are per replica, then totals, every figure a number.
  */
 import { describe, test } from 'node:test';
