@@ -1,10 +1,15 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { create } from '@bufbuild/protobuf';
-import { OperationSchema, type Operation, type OperationResult } from '../../src/gen/outpost/agent/v1/operation_pb.js';
+import { create, toBinary } from '@bufbuild/protobuf';
+import {
+  OperationResultSchema,
+  OperationSchema,
+  type Operation,
+  type OperationResult,
+} from '../../src/gen/outpost/agent/v1/operation_pb.js';
 import { createKubeClient, type KubeClient, type KubeRequest } from '../../src/agent/kube/kube-client.js';
 import { parseManifests } from '../../src/agent/operations/manifests.js';
-import { durationFromMs, executeOperation } from '../../src/agent/operations/operation-executor.js';
+import { durationFromMs, executeOperation, MAX_RESULT_BYTES } from '../../src/agent/operations/operation-executor.js';
 import { OperationError } from '../../src/agent/operations/operation-error.js';
 import { createOperationRunner } from '../../src/agent/operations/operation-runner.js';
 import { patchSchemaFor } from '../../src/agent/operations/patch-meta.js';
@@ -287,6 +292,30 @@ describe('executor retries against the sandbox', () => {
       assert.deepEqual([failed.success, failed.statusCode, failed.reason], [false, 500, 'InternalError']);
       assert.match(failed.message, /injected fault/);
       assert.equal(failing.calls.length, 3);
+    });
+  });
+
+  test('a result over the stream limit (measured without encoding its objects) is a 413 ResultTooLarge; one under it is sent', async () => {
+    await withSandbox(async (_sb, base) => {
+      const big = 'x'.repeat(500 * 1024);
+      for (const name of ['big-1', 'big-2', 'big-3', 'big-4']) {
+        const created = await exec(
+          base,
+          operation(`c-${name}`, {
+            case: 'apply',
+            value: { manifests: manifest(`v: "${big}"`).replace('name: c', `name: ${name}`) } as never,
+          }),
+        );
+        assert.ok(created.success, created.message);
+      }
+      const list = (id: string, limit: number) =>
+        exec(base, operation(id, { case: 'list', value: { kind: 'ConfigMap', namespace: 'default', limit } as never }));
+      const fits = await list('l-3', 3);
+      assert.deepEqual([fits.success, fits.objects.length], [true, 3]);
+      assert.ok(toBinary(OperationResultSchema, fits).length <= MAX_RESULT_BYTES);
+      const over = await list('l-4', 4);
+      assert.deepEqual([over.success, over.statusCode, over.reason, over.objects.length], [false, 413, 'ResultTooLarge', 0]);
+      assert.match(over.message, /over the 3670016 bytes a stream message may carry/);
     });
   });
 });

@@ -181,6 +181,24 @@ for (const driver of testDrivers()) {
       assert.deepEqual([stored!.durationMs, stored!.status, stored!.bytesOut], [0, 0, Number.MAX_SAFE_INTEGER]);
     });
 
+    test("one insert statement stores every column of every entry of a batch, ids in the entries' order", async () => {
+      const store = createAuditStore(database);
+      const batch = [
+        entry({ account: 'batch-cols', name: 'b-0', kind: 'operation', operationId: 'op-1', error: 'refused: "x"\n', bytesIn: 2 ** 40 }),
+        entry({ account: 'batch-cols', name: 'b-1', impersonatedGroups: ['a', 'b c'], startedAt: new Date(T0.getTime() + 1234) }),
+        entry({ account: 'batch-cols', name: 'b-2', subresource: 'status', status: 404, durationMs: 7, gatewayId: 'gw-z' }),
+      ];
+      await store.insertMany(batch);
+      const rows = await store.list({ account: 'batch-cols', principal: '', kind: '', limit: 10 });
+      const byName = new Map(rows.map((r) => [r.name, r]));
+      for (const e of batch) {
+        const { id, ...stored } = byName.get(e.name)!;
+        assert.deepEqual(stored, e);
+      }
+      const ids = batch.map((e) => BigInt(byName.get(e.name)!.id));
+      assert.ok(ids[0]! < ids[1]! && ids[1]! < ids[2]!, `ids follow the batch order: ${ids.join(', ')}`);
+    });
+
     test('the purge deletes only entries past the retention, in bounded batches (clock injected)', async () => {
       const store = createAuditStore(database);
       const now = new Date('2026-06-01T00:00:00.000Z');

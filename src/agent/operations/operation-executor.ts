@@ -4,7 +4,7 @@
  * more, whatever the handler did), the total and Kubernetes-only durations. An aborted signal (the operation's
  * timeout) ends it at once with reason Timeout, even if a call in flight has not noticed yet.
  */
-import { create, toBinary, type JsonObject } from '@bufbuild/protobuf';
+import { create, type JsonObject } from '@bufbuild/protobuf';
 import { DurationSchema, timestampFromDate, type Duration } from '@bufbuild/protobuf/wkt';
 import { OperationResultSchema, RevisionSchema, type Operation, type OperationResult } from '../../gen/outpost/agent/v1/operation_pb.js';
 import type { KubeClient } from '../kube/kube-client.js';
@@ -17,6 +17,7 @@ import { badRequest, failureOf, OperationError, OutpostReason } from './operatio
 import { runPatch } from './patch.js';
 import { runGet, runHistory, runList, runLogs } from './read.js';
 import type { ResourceResolver } from './resource-resolver.js';
+import { resultSize } from './result-size.js';
 import { runRollout } from './rollout.js';
 import { runScale } from './scale.js';
 
@@ -133,7 +134,7 @@ export async function executeOperation(operation: Operation, options: ExecuteOpt
     duration: durationFromMs(durationMs),
     kubernetesDuration: durationFromMs(calls.kubernetesMs),
   });
-  const size = toBinary(OperationResultSchema, result).length;
+  const size = resultSize(result);
   if (size > MAX_RESULT_BYTES) {
     return failureResult(
       operation,

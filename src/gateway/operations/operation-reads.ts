@@ -3,6 +3,7 @@
  * newest first (keyset pages for the API, offset pages for REST). Reads change nothing; a watch ends with UNAVAILABLE
  * when the manager closes before the operation ended, so the caller knows to wait again elsewhere.
  */
+import { setMaxListeners } from 'node:events';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { OperationState, type ListOperationsRequest } from '../../gen/outpost/api/v1/operation_service_pb.js';
 import { invalidArgument } from '../errors.js';
@@ -38,6 +39,8 @@ export interface OperationReads {
 /** Creates the reads over the shared context. */
 export function createOperationReads(ctx: OperationContext): OperationReads {
   const { store, notifier, locals, closing, pollIntervalMs } = ctx;
+  // Every waiting submitter listens on `closing` (released when it returns): as many as operations in flight.
+  setMaxListeners(0, closing);
   return {
     async get(id) {
       const row = await store.get(id);
@@ -74,14 +77,26 @@ export function createOperationReads(ctx: OperationContext): OperationReads {
     page: (page, items) => store.page((page - 1) * items, items),
 
     async waitTerminal(row, signal) {
-      // The deadline timer ends it at the deadline; the grace covers a sweeper on another replica.
-      const until = AbortSignal.timeout(Math.max(0, row.deadlineAt.getTime() - Date.now()) + pollIntervalMs + 500);
-      const stop = AbortSignal.any([until, closing, ...(signal ? [signal] : [])]);
+      // The deadline timer ends it at the deadline; the grace covers a sweeper on another replica. One controller, a
+      // timer and two listeners, all released at the end (AbortSignal.timeout and AbortSignal.any cost a signal, a
+      // timer and weak references per call, which the garbage collector paid for on every operation).
+      const stop = new AbortController();
+      const end = () => stop.abort();
+      const timer = setTimeout(end, Math.max(0, row.deadlineAt.getTime() - Date.now()) + pollIntervalMs + 500);
+      closing.addEventListener('abort', end);
+      signal?.addEventListener('abort', end);
+      if (closing.aborted || signal?.aborted) end();
       let last = row;
-      // Still tracked → not settled yet, so `row` is current and any later change will be notified to the watch
-      // (which subscribes in this same tick). Settled meanwhile → read it again.
-      const initial = locals.has(row.id) ? row : undefined;
-      for await (const r of watchOperation(row.id, { store, notifier, pollIntervalMs }, stop, initial)) last = r;
+      try {
+        // Still tracked → not settled yet, so `row` is current and any later change will be notified to the watch
+        // (which subscribes in this same tick). Settled meanwhile → read it again.
+        const initial = locals.has(row.id) ? row : undefined;
+        for await (const r of watchOperation(row.id, { store, notifier, pollIntervalMs }, stop.signal, initial)) last = r;
+      } finally {
+        clearTimeout(timer);
+        closing.removeEventListener('abort', end);
+        signal?.removeEventListener('abort', end);
+      }
       if (signal?.aborted) throw new ConnectError('request cancelled', Code.Canceled);
       return last;
     },
