@@ -179,8 +179,8 @@ export function forwardingRows(f: ForwardingResult): Row[] {
     figureRow(s, 'extra ms = forwarded − local, p50', [f.extra.p50], { digits: 2 }),
     figureRow(s, `extra ms = forwarded − local, p99 (${f.failed} failed)`, [f.failed === 0 ? f.extra.p99 : NaN], {
       digits: 2,
-      target: 'p99 ≤ 5 ms',
-      meets: (m) => m <= 5,
+      target: 'p99 ≤ 2 ms',
+      meets: (m) => m <= 2,
     }),
     figureRow(s, "receiving replica's total_duration, forwarded − local, p50 ms", [f.forwardedServer.p50 - f.localServer.p50], {
       digits: 2,
