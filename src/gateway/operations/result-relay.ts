@@ -4,6 +4,8 @@
  * there — with `POST <origin>/armory/agent/operationresults`, carrying the session id and token of the stream the
  * result came on (a session id alone proves nothing). When the origin cannot be reached, the caller records the result
  * itself: the row is shared, the origin's waiters see it on their next read, and the conditional update records it once.
+ * An operation whose forward still waits for its answer ({@link ResultRelay.answerInForward}) is not relayed: this
+ * replica records the result and the forward's answer carries the committed row back (one hop, docs/replicas.md).
  */
 import { toJson } from '@bufbuild/protobuf';
 import { OperationResultSchema, type OperationResult } from '../../gen/outpost/agent/v1/operation_pb.js';
@@ -38,7 +40,16 @@ export interface ResultRelay {
    * and this replica records the result itself, it vouches for that session (the origin's SENT mark may be unwritten).
    */
   sentOn(id: string): string | undefined;
-  /** Sends the result to its origin; true once the origin answered 200 (it recorded it, or already had it). */
+  /**
+   * The forward of operation `id` waits for its answer: until the returned function is called, {@link send} declines
+   * its result (false), so the caller records it here and the forward's answer carries it. Call the function when the
+   * forward's answer ends (sent, or the call broke): a result arriving later is relayed again.
+   */
+  answerInForward(id: string): () => void;
+  /**
+   * Sends the result to its origin; true once the origin answered 200 (it recorded it, or already had it). False when
+   * it could not, or when the operation's forward carries its answer ({@link answerInForward}).
+   */
   send(origin: string, result: OperationResult, session: LiveSession): Promise<boolean>;
 }
 
@@ -53,6 +64,8 @@ export interface ResultRelayOptions {
 /** Creates the relay. Entries are dropped once relayed or past their time. */
 export function createResultRelay(options: ResultRelayOptions): ResultRelay {
   const origins = new Map<string, { origin: string; until: number; sessionId: string }>();
+  /** Operations whose forward answers with their row, by id: how many such forwards wait (a retried forward may overlap). */
+  const answering = new Map<string, number>();
   const prune = () => {
     const now = Date.now();
     for (const [id, entry] of origins) if (entry.until < now) origins.delete(id);
@@ -73,7 +86,19 @@ export function createResultRelay(options: ResultRelayOptions): ResultRelay {
     },
     originOf: (id) => live(id)?.origin,
     sentOn: (id) => live(id)?.sessionId,
+    answerInForward(id) {
+      answering.set(id, (answering.get(id) ?? 0) + 1);
+      let done = false;
+      return () => {
+        if (done) return;
+        done = true;
+        const n = (answering.get(id) ?? 1) - 1;
+        if (n > 0) answering.set(id, n);
+        else answering.delete(id);
+      };
+    },
     async send(origin, result, session) {
+      if (answering.has(result.id)) return false;
       const replica = options.replicas.get(origin);
       if (!replica) return false;
       const body: RelayedResultBody = {

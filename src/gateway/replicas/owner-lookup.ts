@@ -48,8 +48,8 @@ export function createOwnerLookup(database: Database, options: OwnerLookupOption
         const id = String(row.gateway_id);
         if (id && id !== options.selfId && !replicas.includes(id)) replicas.push(id);
       }
-      // "Nowhere" is remembered briefly too: operations waiting for an agent ask again every half second.
-      cache.set(account, { replicas, until: Date.now() + (replicas.length > 0 ? options.cacheMs : Math.min(options.cacheMs, 500)) });
+      // "Nowhere" is remembered briefly too: operations waiting for an agent ask again every 0.1 s at first (agent-wait.ts).
+      cache.set(account, { replicas, until: Date.now() + (replicas.length > 0 ? options.cacheMs : Math.min(options.cacheMs, 100)) });
       return replicas;
     },
     forget: (account) => void cache.delete(account),
