@@ -57,7 +57,7 @@ export function createForwardedIntake(ctx: OperationContext): AcceptForwarded {
     const target = deps.dispatchLocal(operation.account, operation);
     if (!target) return undefined;
     const remainingMs = operation.timeout ? durationToMs(operation.timeout) : limits.defaultTimeoutMs;
-    deps.relay?.remember(operation.id, origin, Date.now() + remainingMs + 5000, target.sessionId);
+    deps.relay?.remember(operation.id, origin, Date.now() + remainingMs + 5000, target.sessionId, row);
     log.debug({ operationId: operation.id, account: operation.account, origin, ...target }, 'forwarded operation sent');
     if (!answerWithRow || !deps.relay) return target;
     // Same turn as the send: the agent's result cannot have come yet. From here its result is recorded here (the

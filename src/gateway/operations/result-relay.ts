@@ -13,6 +13,7 @@ import type { Logger } from '../../shared/logger.js';
 import type { LiveSession } from '../agents/session-registry.js';
 import type { PeerClient } from '../replicas/peer-client.js';
 import type { ReplicaDirectory } from '../replicas/replica-directory.js';
+import type { OperationRow } from './operation-store.js';
 
 /** Path of the internal result route. */
 export const RESULT_PATH = '/armory/agent/operationresults';
@@ -30,9 +31,11 @@ export interface RelayedResultBody {
 export interface ResultRelay {
   /**
    * Remembers that operation `id` came from replica `origin` and was sent here on stream session `sessionId`, until
-   * `untilMs` (epoch ms).
+   * `untilMs` (epoch ms); `row`, its stored row as just read, spares the result's intake reading it again.
    */
-  remember(id: string, origin: string, untilMs: number, sessionId: string): void;
+  remember(id: string, origin: string, untilMs: number, sessionId: string, row?: OperationRow): void;
+  /** The stored row given to {@link remember}, while its origin is remembered. */
+  rowOf(id: string): OperationRow | undefined;
   /** The remembered origin (another replica), if any. */
   originOf(id: string): string | undefined;
   /**
@@ -63,7 +66,7 @@ export interface ResultRelayOptions {
 
 /** Creates the relay. Entries are dropped once relayed or past their time. */
 export function createResultRelay(options: ResultRelayOptions): ResultRelay {
-  const origins = new Map<string, { origin: string; until: number; sessionId: string }>();
+  const origins = new Map<string, { origin: string; until: number; sessionId: string; row?: OperationRow }>();
   /** Operations whose forward answers with their row, by id: how many such forwards wait (a retried forward may overlap). */
   const answering = new Map<string, number>();
   const prune = () => {
@@ -79,11 +82,12 @@ export function createResultRelay(options: ResultRelayOptions): ResultRelay {
     return entry;
   };
   return {
-    remember(id, origin, untilMs, sessionId) {
+    remember(id, origin, untilMs, sessionId, row) {
       if (origin === options.selfId) return;
       if (origins.size >= 10_000) prune();
-      origins.set(id, { origin, until: untilMs, sessionId });
+      origins.set(id, { origin, until: untilMs, sessionId, ...(row ? { row } : {}) });
     },
+    rowOf: (id) => live(id)?.row,
     originOf: (id) => live(id)?.origin,
     sentOn: (id) => live(id)?.sessionId,
     answerInForward(id) {
