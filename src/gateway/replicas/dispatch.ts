@@ -3,10 +3,10 @@
  * this replica's caching session (while its lease is known valid), else a STANDBY session here, else another replica
  * that holds a serving stream — the lease holder first — reached with `POST /armory/agent/forwardedoperations`.
  * Callers never know which replica took it. A forward is answered in two parts on the same call (one hop): at once
- * which stream took it, then — when the agent answered within the operation's time — its terminal row as the holding
- * replica recorded it ({@link DispatchTarget.answer}). Otherwise (an earlier version, a broken call) the result comes
- * back through the operations feature (relayed by the replica that holds the stream). An operation forwarded to this replica is dispatched here only
- * ({@link dispatchLocal}), never forwarded again, so forwards cannot loop.
+ * which stream took it, then — when the agent answered within the operation's time — what the holding replica
+ * committed as its outcome ({@link DispatchTarget.answer}). Otherwise (an earlier version, a broken call) the result
+ * comes back through the operations feature (relayed by the replica that holds the stream). An operation forwarded to
+ * this replica is dispatched here only ({@link dispatchLocal}), never forwarded again, so forwards cannot loop.
  */
 import { performance } from 'node:perf_hooks';
 import { toJson } from '@bufbuild/protobuf';
@@ -25,9 +25,9 @@ export interface DispatchTarget {
   /** The replica holding the stream (this one unless forwarded). */
   gatewayId?: string;
   /**
-   * Forwarded only: the second part of the forward's answer — the operation's terminal row as the holding replica
-   * committed it (JSON, dates as ISO text), or undefined when none came (the result then arrives by the relay, or the
-   * row is read again). Never rejects.
+   * Forwarded only: the second part of the forward's answer — `{id, row}`, what the operation's terminal update changed
+   * as the holding replica committed it (JSON, dates as ISO text; forwarded-intake.ts reads it) — or undefined when
+   * none came (the result then arrives by the relay, or the row is read again). Never rejects.
    */
   answer?: Promise<unknown>;
 }
