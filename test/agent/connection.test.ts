@@ -117,7 +117,7 @@ describe('agent connection handling', () => {
     }
   });
 
-  test('a stream that lasted reconnect.stableSeconds starts the backoff over; shorter ones keep growing it', async () => {
+  test('a stream that lasted reconnect.stableSeconds is retried at once and starts the backoff over; shorter ones keep growing it', async () => {
     const attemptsLogged = async (stableSeconds: number) => {
       const h = await startHarness({
         seed: 'none',
@@ -144,7 +144,8 @@ describe('agent connection handling', () => {
         await h.close();
       }
     };
-    assert.deepEqual(await attemptsLogged(0.2), [1, 1]);
+    // Healthy streams (past stableSeconds): the retry goes at once (attempt 0, no delay drawn), the backoff at its start.
+    assert.deepEqual(await attemptsLogged(0.2), [0, 0]);
     assert.deepEqual(await attemptsLogged(60), [1, 2]);
   });
 

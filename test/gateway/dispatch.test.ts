@@ -73,6 +73,9 @@ test('forwarding: the lease holder first; a refusal or an unknown replica drops 
       if (baseUrl.includes('gw-reset')) throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
       return { status: 200, body: { agentId: 'agent-9', sessionId: 's-9', gatewayId: 'gw-c' } };
     },
+    async postAnswered(baseUrl, path, body) {
+      return this.post(baseUrl, path, body);
+    },
     close: () => {},
   };
   const directory = new Map([
@@ -132,6 +135,9 @@ test('forwarding to a replica of an earlier version: refused on the forwarding p
       if (name === 'gw-new-busy') return { status: 409, body: { error: 'no_stream' } };
       if (name === 'gw-new-refusing') return { status: 403, body: { error: 'permission_denied' } };
       return { status: 200, body: { agentId: `agent-${name}`, sessionId: `s-${name}`, gatewayId: name } };
+    },
+    async postAnswered(baseUrl, path, body) {
+      return this.post(baseUrl, path, body);
     },
     close: () => {},
   };

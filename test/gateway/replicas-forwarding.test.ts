@@ -16,12 +16,12 @@ import { createConnectTransport } from '@connectrpc/connect-node';
 import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { loadGatewayConfig, startGateway, type GatewayConfigInput, type RunningGateway } from '../../src/gateway/index.js';
 import { createReplicaTokenSigner } from '../../src/gateway/auth/replica-token.js';
-import { FORWARD_PATH, LEGACY_FORWARD_PATH } from '../../src/gateway/replicas/dispatch.js';
+import { ANSWER_WITH_ROW, FORWARD_PATH, LEGACY_FORWARD_PATH } from '../../src/gateway/replicas/dispatch.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { testDrivers } from '../../testkit/databases.js';
 import { openAgentStream } from '../../testkit/test-agent-stream.js';
 import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
-import { startOperationAgent, type OperationAgent } from './operations-helpers.js';
+import { gate, okResult, startOperationAgent, type OperationAgent } from './operations-helpers.js';
 
 const pg = testDrivers().includes('postgres');
 const AGENT_TOKEN = 'agent-token-0123456789abcdef';
@@ -78,6 +78,15 @@ describe('operation forwarding between replicas (postgres)', {
     const agent = await startOperationAgent(gw.grpcUrl, id, accounts, { bearer: AGENT_TOKEN });
     agents.push(agent);
     return agent;
+  };
+
+  /** The open operation of `account` once one is stored. */
+  const eventuallyOpenOperation = async (account: string) => {
+    for (;;) {
+      const rows = await a.query<{ id: string }>(`select id from operations where account = '${account}' and state in ('PENDING', 'SENT')`);
+      if (rows[0]) return rows[0];
+      await new Promise((r) => setTimeout(r, 20));
+    }
   };
 
   before(async () => {
@@ -241,6 +250,119 @@ describe('operation forwarding between replicas (postgres)', {
       }
       assert.equal(state, OperationState.SUCCEEDED, path);
       assert.equal(agent.runs.get(id), 1, path);
+    }
+  });
+
+  test('one hop: a forward asking for the row is answered on the same call, first with the stream that took it, then with the terminal row once committed', async () => {
+    const account = `fwd-${++n}`;
+    const release = gate();
+    const agent = await startOperationAgent(a.gateway.grpcUrl, 'agent-one-hop', [account], {
+      bearer: AGENT_TOKEN,
+      answer: async (op) => (await release.promise, okResult(op)),
+    });
+    agents.push(agent);
+    const id = 'op-one-hop';
+    const operation = { id, account, timeout: '30s', get: { kind: 'ConfigMap', name: 'x', namespace: 'default' } };
+    const { timeout: _, ...request } = operation;
+    await a.query(`insert into operations (id, account, type, request, state, gateway_id, timeout_ms, received_at, stored_at, deadline_at, request_hash)
+      values ('${id}', '${account}', 'get', '${JSON.stringify(request)}', 'PENDING', 'gw-b', 30000, now(), now(), now() + interval '30 seconds', 'h')`);
+    const res = await fetch(`${a.gateway.httpUrl}${FORWARD_PATH}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${replicaToken}` },
+      body: JSON.stringify({ operation, origin: 'gw-b', answer: ANSWER_WITH_ROW }),
+    });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^application\/x-ndjson/);
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    const nextLine = async () => {
+      for (;;) {
+        const nl = text.indexOf('\n');
+        if (nl >= 0) {
+          const line = text.slice(0, nl);
+          text = text.slice(nl + 1);
+          return JSON.parse(line) as Record<string, any>;
+        }
+        const { done, value } = await reader.read();
+        if (done) return undefined;
+        text += value;
+      }
+    };
+    // The first part comes while the agent still holds its answer.
+    const head = await nextLine();
+    assert.deepEqual(head, { agentId: 'agent-one-hop', sessionId: agent.session.id, gatewayId: 'gw-a' });
+    await agent.waitReceived(id);
+    release.open();
+    const tail = await nextLine();
+    assert.equal(tail?.id, id);
+    assert.equal(tail?.row.state, 'SUCCEEDED');
+    assert.equal(tail?.row.sessionId, agent.session.id);
+    assert.equal(tail?.row.result.success, true);
+    assert.equal(await nextLine(), undefined, 'two parts, then the end');
+    // Committed before it was answered: the row says so already, recorded once, run once.
+    const rows = await a.query<{ state: string; session_id: string }>(`select state, session_id from operations where id = '${id}'`);
+    assert.deepEqual(rows, [{ state: 'SUCCEEDED', session_id: agent.session.id }]);
+    assert.equal(agent.runs.get(id), 1);
+
+    // Submitted to gw-b and forwarded: the submitter gets the row from the forward's answer — recorded (and counted)
+    // by gw-a, not relayed to gw-b to be recorded there.
+    const succeeded = async (gw: RunningGateway) => {
+      const text = await (await fetch(`${gw.httpUrl}/metrics`, { headers: { authorization: `Bearer ${CLIENT_TOKEN}` } })).text();
+      return Number(/^outpost_gateway_operations_total\{type="get",state="SUCCEEDED"\} (\d+)/m.exec(text)?.[1] ?? 0);
+    };
+    const before = [await succeeded(a.gateway), await succeeded(b)];
+    const op = await client(b).submitOperation({
+      account,
+      wait: true,
+      spec: { case: 'get', value: { kind: 'ConfigMap', name: 'y', namespace: 'default' } },
+    });
+    assert.equal(op.operation?.state, OperationState.SUCCEEDED);
+    assert.equal(op.operation?.agentId, 'agent-one-hop');
+    assert.equal(agent.runs.get(op.operation!.id), 1);
+    assert.deepEqual([await succeeded(a.gateway), await succeeded(b)], [before[0]! + 1, before[1]]);
+  });
+
+  test('the replica holding the stream goes away mid-forward: the agent resumes its session on the origin, and the submitter gets the result, run once', async () => {
+    const account = `fwd-${++n}`;
+    const c = await startGateway(
+      loadGatewayConfig({
+        env: {},
+        overrides: { host: '127.0.0.1', httpPort: 0, grpcPort: 0, database: a.testDb.url, id: 'gw-c', ...secure() },
+      }),
+      { logger: createSilentLogger() },
+    );
+    let cClosed = false;
+    try {
+      for (;;) {
+        const res = await fetch(`${b.httpUrl}/armory/clouddrivers`, { headers: { authorization: `Bearer ${CLIENT_TOKEN}` } });
+        const list = (await res.json()) as { id: string }[];
+        if (list.some((r) => r.id === 'gw-c')) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const release = gate();
+      const agent = await startOperationAgent(c.grpcUrl, 'agent-mid-forward', [account], {
+        bearer: AGENT_TOKEN,
+        answer: async (op) => (await release.promise, okResult(op)),
+      });
+      agents.push(agent);
+      const pending = client(b).submitOperation({
+        account,
+        wait: true,
+        timeout: { seconds: 30n },
+        spec: { case: 'get', value: { kind: 'ConfigMap', name: 'x', namespace: 'default' } },
+      });
+      const received = await agent.waitReceived((await eventuallyOpenOperation(account)).id);
+      // gw-c goes away while its forward waits for the agent's answer; the agent resumes its session on gw-b.
+      await c.close();
+      cClosed = true;
+      await agent.reconnect(b.grpcUrl);
+      release.open();
+      const op = await pending;
+      assert.equal(op.operation?.state, OperationState.SUCCEEDED, op.operation?.error);
+      assert.equal(op.operation?.id, received.id);
+      assert.equal(agent.runs.get(received.id), 1, 'run once');
+    } finally {
+      if (!cClosed) await c.close();
     }
   });
 

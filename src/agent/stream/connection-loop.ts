@@ -6,7 +6,8 @@
  * credentials (UNAUTHENTICATED, e.g. the stream ended because its JWT expired) the token source fetches a new token
  * first. The session token is kept when a welcomed stream ends that way, so the next Hello resumes the session.
  * A welcomed stream the gateway ended on purpose (its maximum age, trailer `x-outpost-reconnect: now`) is not a
- * failure: the agent reconnects at once, resumes its session, and the backoff starts over.
+ * failure: the agent reconnects at once, resumes its session, and the backoff starts over. Nor is the loss of a stream
+ * that lived `reconnect.stableSeconds`: its first retry goes at once, later ones with the backoff.
  */
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { Logger } from 'pino';
@@ -145,8 +146,12 @@ export async function runConnectionLoop(options: ConnectionLoopOptions): Promise
         log.info({ gateway: address, reason: (err as Error).message }, 'the gateway asked for a reconnect; reconnecting now');
         continue;
       }
-      if (welcomed && Date.now() - started > config.clouddriver.reconnect.stableSeconds * 1000) attempt = 0;
-      const delay = backoffDelayMs(config.clouddriver.reconnect, attempt++);
+      // A stream that lived `stableSeconds` was healthy: its loss (its replica died, a connection was cut) is retried at
+      // once, once — the same burst a graceful stop's "reconnect now" already causes; a retry that fails goes on with
+      // the jittered backoff from its start (docs/replicas.md, "What failover costs").
+      const stable = welcomed && Date.now() - started > config.clouddriver.reconnect.stableSeconds * 1000;
+      if (stable) attempt = 0;
+      const delay = stable ? 0 : backoffDelayMs(config.clouddriver.reconnect, attempt++);
       const reason = explainConnectError(failure, welcomed ? {} : { insecure: config.clouddriver.insecure });
       const verb = welcomed ? 'lost the gateway stream' : 'cannot connect to the gateway';
       log.warn(

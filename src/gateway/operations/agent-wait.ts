@@ -1,6 +1,8 @@
 /**
- * Waiting for an agent: an operation no stream took is dispatched again every {@link DISPATCH_RETRY_MS} (an agent may
- * connect to any replica; the replica that received it is its only dispatcher while it is PENDING), and fails with
+ * Waiting for an agent: an operation no stream took is dispatched again every {@link FIRST_RETRY_MS} during the first
+ * {@link FIRST_RETRIES_FOR_MS} of its wait (an agent whose replica died is back on another within a second: failover),
+ * then every {@link DISPATCH_RETRY_MS} (an agent may connect to any replica; the replica that received it is its only
+ * dispatcher while it is PENDING), and fails with
  * {@link noAgentError} once `operations.agentWaitSeconds` passed without a send — unless its deadline comes first,
  * which then says it was never sent (docs/architecture.md, rule 6).
  */
@@ -9,8 +11,11 @@ import type { OperationRow } from './operation-store.js';
 
 /** Error of operations that found no agent within `agentWaitSeconds`. */
 export const noAgentError = (account: string) => `no agent connected for account ${account}`;
-/** How often an operation no stream took is dispatched again while it waits for an agent. */
+/** How often an operation no stream took is dispatched again while it waits for an agent… */
 const DISPATCH_RETRY_MS = 500;
+/** …and how often during the first seconds of its wait, when an agent that lost its replica is reconnecting. */
+const FIRST_RETRY_MS = 100;
+const FIRST_RETRIES_FOR_MS = 3000;
 
 /**
  * (Re)arms the retry and agent-wait timers of `local` (operation `id`). Call it only when a dispatch found no stream
@@ -27,7 +32,9 @@ export function createAgentWait(ctx: OperationContext, redeliver: (row: Operatio
   return (id, local) => {
     clearTimeout(local.waitTimer);
     clearTimeout(local.retryTimer);
-    const retryAt = Math.min(Date.now() + DISPATCH_RETRY_MS, Math.min(local.waitUntil, local.deadlineAt));
+    const waitedMs = ctx.agentWaitMs - (local.waitUntil - Date.now());
+    const every = waitedMs < FIRST_RETRIES_FOR_MS ? FIRST_RETRY_MS : DISPATCH_RETRY_MS;
+    const retryAt = Math.min(Date.now() + every, Math.min(local.waitUntil, local.deadlineAt));
     local.retryTimer = setTimeout(
       () => {
         local.retryTimer = undefined;

@@ -94,6 +94,8 @@ export interface OperationContext {
   agentWaitMs: number;
   /** The operation reached `row`, a terminal row as written: stops its timers, wakes its waiters, counts and logs it. */
   settle(row: OperationRow): void;
+  /** {@link settle} without counting: another replica recorded `row` and counted it (a one-hop forward's answer). */
+  settleRecordedElsewhere(row: OperationRow): void;
   /** A rejection handler that logs `what` unless the manager is closing (its failures are then expected). */
   report(what: string, id: string): (err: unknown) => void;
   /** Aborts `closing`, stops every operation's timers and forgets them. Idempotent. */
@@ -114,6 +116,18 @@ export function createOperationContext(deps: OperationManagerDeps): OperationCon
     clearTimeout(local.retryTimer);
   };
 
+  function settle(row: OperationRow, counted: boolean): void {
+    const local = locals.get(row.id);
+    if (local) {
+      stopTimers(local);
+      local.final = row;
+      locals.delete(row.id);
+    }
+    notifier.publish(row);
+    if (counted) deps.metrics?.finished(row.type, row.state, ((row.finishedAt ?? new Date()).getTime() - row.receivedAt.getTime()) / 1000);
+    log.debug({ operationId: row.id, account: row.account, state: row.state, error: row.error || undefined }, 'operation finished');
+  }
+
   return {
     deps,
     store,
@@ -128,15 +142,11 @@ export function createOperationContext(deps: OperationManagerDeps): OperationCon
     agentWaitMs: Math.round(config.agentWaitSeconds * 1000),
 
     settle(row) {
-      const local = locals.get(row.id);
-      if (local) {
-        stopTimers(local);
-        local.final = row;
-        locals.delete(row.id);
-      }
-      notifier.publish(row);
-      deps.metrics?.finished(row.type, row.state, ((row.finishedAt ?? new Date()).getTime() - row.receivedAt.getTime()) / 1000);
-      log.debug({ operationId: row.id, account: row.account, state: row.state, error: row.error || undefined }, 'operation finished');
+      settle(row, true);
+    },
+
+    settleRecordedElsewhere(row) {
+      settle(row, false);
     },
 
     report: (what, id) => (err) => {

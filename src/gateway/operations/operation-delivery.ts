@@ -11,6 +11,7 @@ import { isTransactionConflict } from '../../db/transient-error.js';
 import type { LiveSession } from '../agents/session-registry.js';
 import type { DispatchTarget } from '../replicas/dispatch.js';
 import type { ArmAgentWait } from './agent-wait.js';
+import { settleForwardAnswer } from './forwarded-intake.js';
 import type { LocalOperation, OperationContext } from './operation-context.js';
 import type { OperationRow, SentTarget } from './operation-store.js';
 import { msToDuration } from './operation-validation.js';
@@ -79,6 +80,8 @@ export function createOperationDelivery(ctx: OperationContext, armAgentWait: Arm
         return undefined;
       }
       if (target.gatewayId === undefined) deps.relay?.remember(row.id, row.gatewayId, row.deadlineAt.getTime(), target.sessionId);
+      // A one-hop forward: the holding replica's answer carries the committed row (forwarded-intake.ts).
+      target.answer?.then((json) => settleForwardAnswer(ctx, row.id, json)).catch(report('could not settle a forwarded operation', row.id));
       const sentTarget: SentTarget = local?.sent ?? { agentId: target.agentId, sessionId: target.sessionId, sentAt: new Date() };
       log.debug({ operationId: row.id, account: row.account, ...target }, 'operation sent');
       const sent: OperationRow = {

@@ -7,12 +7,11 @@
  * operation-delivery.ts, agent-wait.ts, session-redelivery.ts, operation-deadlines.ts, operation-reads.ts,
  * forwarded-intake.ts and result-intake.ts. Their rules: docs/architecture.md, rule 6.
  */
-import type { Operation, OperationResult } from '../../gen/outpost/agent/v1/operation_pb.js';
+import type { OperationResult } from '../../gen/outpost/agent/v1/operation_pb.js';
 import type { SubmitOperationRequest } from '../../gen/outpost/api/v1/operation_service_pb.js';
 import type { OperationHooks } from '../agents/operation-hooks.js';
-import type { DispatchTarget } from '../replicas/dispatch.js';
 import { createAgentWait } from './agent-wait.js';
-import { createForwardedIntake } from './forwarded-intake.js';
+import { createForwardedIntake, type AcceptForwarded } from './forwarded-intake.js';
 import { createOperationContext, type OperationManagerDeps } from './operation-context.js';
 import { createOperationDeadlines } from './operation-deadlines.js';
 import { createOperationDelivery, type Deliver } from './operation-delivery.js';
@@ -45,9 +44,10 @@ export interface OperationManager extends OperationHooks, Omit<OperationReads, '
    * It must be an operation `origin` stored and that is still open, as stored (id, account, spec): NOT_FOUND when no
    * row has its id, PERMISSION_DENIED when the row differs or was received by another replica, FAILED_PRECONDITION when
    * it already ended — nothing is sent then. A replica credential alone cannot make a replica run anything.
-   * Undefined when no local stream could take it.
+   * Undefined when no local stream could take it. With `answerWithRow`, the answer also waits for the operation's
+   * terminal row (forwarded-intake.ts: one hop).
    */
-  acceptForwarded(origin: string, operation: Operation): Promise<DispatchTarget | undefined>;
+  acceptForwarded: AcceptForwarded;
   /**
    * A result relayed by the replica holding the stream: UNAUTHENTICATED for a wrong session token, PERMISSION_DENIED
    * when that session does not serve the operation's account; recorded once otherwise.

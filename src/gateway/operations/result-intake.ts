@@ -67,7 +67,7 @@ export function createResultIntake(ctx: OperationContext): ResultIntake {
     // replica, or re-pointed by a resumption there); memory vouches only while the SENT mark is not written yet.
     if (local && !local.sent && local.delivering > 0) await local.dispatching;
     const vouched = sentHere || local?.sent?.sessionId === session.id;
-    const stored = local?.row ?? (await store.get(id));
+    const stored = local?.row ?? deps.relay?.rowOf(id) ?? (await store.get(id));
     const problem = stored ? resultShapeProblem(stored.type, stored.request, account, result) : undefined;
     if (problem) result = invalidResult(result, problem);
     const resultJson = toJson(OperationResultSchema, result) as Record<string, unknown>;

@@ -4,6 +4,8 @@
  * there — with `POST <origin>/armory/agent/operationresults`, carrying the session id and token of the stream the
  * result came on (a session id alone proves nothing). When the origin cannot be reached, the caller records the result
  * itself: the row is shared, the origin's waiters see it on their next read, and the conditional update records it once.
+ * An operation whose forward still waits for its answer ({@link ResultRelay.answerInForward}) is not relayed: this
+ * replica records the result and the forward's answer carries the committed row back (one hop, docs/replicas.md).
  */
 import { toJson } from '@bufbuild/protobuf';
 import { OperationResultSchema, type OperationResult } from '../../gen/outpost/agent/v1/operation_pb.js';
@@ -11,6 +13,7 @@ import type { Logger } from '../../shared/logger.js';
 import type { LiveSession } from '../agents/session-registry.js';
 import type { PeerClient } from '../replicas/peer-client.js';
 import type { ReplicaDirectory } from '../replicas/replica-directory.js';
+import type { OperationRow } from './operation-store.js';
 
 /** Path of the internal result route. */
 export const RESULT_PATH = '/armory/agent/operationresults';
@@ -28,9 +31,11 @@ export interface RelayedResultBody {
 export interface ResultRelay {
   /**
    * Remembers that operation `id` came from replica `origin` and was sent here on stream session `sessionId`, until
-   * `untilMs` (epoch ms).
+   * `untilMs` (epoch ms); `row`, its stored row as just read, spares the result's intake reading it again.
    */
-  remember(id: string, origin: string, untilMs: number, sessionId: string): void;
+  remember(id: string, origin: string, untilMs: number, sessionId: string, row?: OperationRow): void;
+  /** The stored row given to {@link remember}, while its origin is remembered. */
+  rowOf(id: string): OperationRow | undefined;
   /** The remembered origin (another replica), if any. */
   originOf(id: string): string | undefined;
   /**
@@ -38,7 +43,16 @@ export interface ResultRelay {
    * and this replica records the result itself, it vouches for that session (the origin's SENT mark may be unwritten).
    */
   sentOn(id: string): string | undefined;
-  /** Sends the result to its origin; true once the origin answered 200 (it recorded it, or already had it). */
+  /**
+   * The forward of operation `id` waits for its answer: until the returned function is called, {@link send} declines
+   * its result (false), so the caller records it here and the forward's answer carries it. Call the function when the
+   * forward's answer ends (sent, or the call broke): a result arriving later is relayed again.
+   */
+  answerInForward(id: string): () => void;
+  /**
+   * Sends the result to its origin; true once the origin answered 200 (it recorded it, or already had it). False when
+   * it could not, or when the operation's forward carries its answer ({@link answerInForward}).
+   */
   send(origin: string, result: OperationResult, session: LiveSession): Promise<boolean>;
 }
 
@@ -52,7 +66,9 @@ export interface ResultRelayOptions {
 
 /** Creates the relay. Entries are dropped once relayed or past their time. */
 export function createResultRelay(options: ResultRelayOptions): ResultRelay {
-  const origins = new Map<string, { origin: string; until: number; sessionId: string }>();
+  const origins = new Map<string, { origin: string; until: number; sessionId: string; row?: OperationRow }>();
+  /** Operations whose forward answers with their row, by id: how many such forwards wait (a retried forward may overlap). */
+  const answering = new Map<string, number>();
   const prune = () => {
     const now = Date.now();
     for (const [id, entry] of origins) if (entry.until < now) origins.delete(id);
@@ -66,14 +82,27 @@ export function createResultRelay(options: ResultRelayOptions): ResultRelay {
     return entry;
   };
   return {
-    remember(id, origin, untilMs, sessionId) {
+    remember(id, origin, untilMs, sessionId, row) {
       if (origin === options.selfId) return;
       if (origins.size >= 10_000) prune();
-      origins.set(id, { origin, until: untilMs, sessionId });
+      origins.set(id, { origin, until: untilMs, sessionId, ...(row ? { row } : {}) });
     },
+    rowOf: (id) => live(id)?.row,
     originOf: (id) => live(id)?.origin,
     sentOn: (id) => live(id)?.sessionId,
+    answerInForward(id) {
+      answering.set(id, (answering.get(id) ?? 0) + 1);
+      let done = false;
+      return () => {
+        if (done) return;
+        done = true;
+        const n = (answering.get(id) ?? 1) - 1;
+        if (n > 0) answering.set(id, n);
+        else answering.delete(id);
+      };
+    },
     async send(origin, result, session) {
+      if (answering.has(result.id)) return false;
       const replica = options.replicas.get(origin);
       if (!replica) return false;
       const body: RelayedResultBody = {

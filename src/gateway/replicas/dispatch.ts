@@ -2,9 +2,11 @@
  * The one seam through which features send an operation to an agent serving an account, wherever its stream is:
  * this replica's caching session (while its lease is known valid), else a STANDBY session here, else another replica
  * that holds a serving stream — the lease holder first — reached with `POST /armory/agent/forwardedoperations`.
- * Callers never know which replica took it; the result comes back through the operations feature (relayed by the
- * replica that holds the stream). An operation forwarded to this replica is dispatched here only
- * ({@link dispatchLocal}), never forwarded again, so forwards cannot loop.
+ * Callers never know which replica took it. A forward is answered in two parts on the same call (one hop): at once
+ * which stream took it, then — when the agent answered within the operation's time — what the holding replica
+ * committed as its outcome ({@link DispatchTarget.answer}). Otherwise (an earlier version, a broken call) the result
+ * comes back through the operations feature (relayed by the replica that holds the stream). An operation forwarded to
+ * this replica is dispatched here only ({@link dispatchLocal}), never forwarded again, so forwards cannot loop.
  */
 import { performance } from 'node:perf_hooks';
 import { toJson } from '@bufbuild/protobuf';
@@ -12,7 +14,8 @@ import { OperationSchema, type Operation } from '../../gen/outpost/agent/v1/oper
 import type { Logger } from '../../shared/logger.js';
 import type { LiveSession, SessionRegistry } from '../agents/session-registry.js';
 import type { OwnerLookup } from './owner-lookup.js';
-import type { PeerClient } from './peer-client.js';
+import { durationToMs } from '../operations/operation-validation.js';
+import type { PeerClient, PeerResponse } from './peer-client.js';
 import type { ReplicaDirectory } from './replica-directory.js';
 
 /** Where an operation went. */
@@ -21,7 +24,18 @@ export interface DispatchTarget {
   sessionId: string;
   /** The replica holding the stream (this one unless forwarded). */
   gatewayId?: string;
+  /**
+   * Forwarded only: the second part of the forward's answer — `{id, row}`, what the operation's terminal update changed
+   * as the holding replica committed it (JSON, dates as ISO text; forwarded-intake.ts reads it) — or undefined when
+   * none came (the result then arrives by the relay, or the row is read again). Never rejects.
+   */
+  answer?: Promise<unknown>;
 }
+
+/** Asks a replica of this version to answer a forward with the operation's terminal row too, on the same call. */
+export const ANSWER_WITH_ROW = 'row';
+/** The extra time a forward's second part may take past the operation's own timeout. */
+const ANSWER_GRACE_MS = 5000;
 
 /**
  * Sends `operation` (whose `timeout` the caller already set to the time remaining) to a stream serving the account.
@@ -85,7 +99,8 @@ export function createDispatch(registry: SessionRegistry, forwarding?: Forwardin
     const local = dispatchLocal(registry, account, operation);
     if (local || !forwarding) return local;
     const { owners, replicas, peers, logger, selfId } = forwarding;
-    const body = { operation: toJson(OperationSchema, operation), origin: selfId };
+    const body = { operation: toJson(OperationSchema, operation), origin: selfId, answer: ANSWER_WITH_ROW };
+    const answerWithinMs = (operation.timeout ? durationToMs(operation.timeout) : 0) + ANSWER_GRACE_MS;
     for (const id of await owners.replicasFor(account)) {
       const replica = replicas.get(id);
       if (!replica?.ready) {
@@ -93,12 +108,12 @@ export function createDispatch(registry: SessionRegistry, forwarding?: Forwardin
         continue;
       }
       try {
-        let res = await peers.post(replica.baseUrl, FORWARD_PATH, body);
+        let res: PeerResponse & { rest?: Promise<unknown> } = await peers.postAnswered(replica.baseUrl, FORWARD_PATH, body, answerWithinMs);
         if (UNKNOWN_PATH_STATUSES.has(res.status)) res = await peers.post(replica.baseUrl, LEGACY_FORWARD_PATH, body);
         const target = res.body as Partial<DispatchTarget> | undefined;
         forwarding.metrics?.forwarded(res.status === 200);
         if (res.status === 200 && target?.agentId && target.sessionId) {
-          return { agentId: target.agentId, sessionId: target.sessionId, gatewayId: id };
+          return { agentId: target.agentId, sessionId: target.sessionId, gatewayId: id, ...(res.rest ? { answer: res.rest } : {}) };
         }
         logger.warn(
           { operationId: operation.id, account, replica: id, status: res.status, answer: res.body },

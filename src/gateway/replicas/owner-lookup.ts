@@ -1,13 +1,17 @@
 /**
  * Which replicas hold a stream that can run an operation for an account: first the replica whose session holds the
  * account's live lease (the caching agent), then replicas with live sessions that serve it as STANDBY. Answers are
- * cached for a short time, because every forwarded operation needs one; a caller whose forward failed calls
- * {@link OwnerLookup.forget} so the next operation reads the database again.
+ * cached for a short time, because every forwarded operation needs one, and read again in the background when that time
+ * ends (the forward does not wait for it); a caller whose forward failed calls {@link OwnerLookup.forget} so the next
+ * operation reads the database again.
  */
 import { sql } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
 import { STREAMED_STATES_SQL } from '../accounts/account-states.js';
 import { rowsOf } from '../../db/query-helpers.js';
+
+/** How long past its time a non-empty answer is still used while it is read again. */
+const STALE_GRACE_MS = 10_000;
 
 /** Replica ids able to take an operation for an account, best first. */
 export interface OwnerLookup {
@@ -29,29 +33,49 @@ export interface OwnerLookupOptions {
 
 /** Creates the lookup over an open database. */
 export function createOwnerLookup(database: Database, options: OwnerLookupOptions): OwnerLookup {
-  const cache = new Map<string, { replicas: string[]; until: number }>();
+  const cache = new Map<string, { replicas: string[]; until: number; refreshing?: boolean }>();
+  /** Bumped by forget: a read that started before does not bring the forgotten answer back. */
+  let generation = 0;
+  const read = async (account: string) => {
+    const startedIn = generation;
+    const result = await database.db.execute(sql`
+      select gateway_id, 0 as rank from accounts
+        where name = ${account} and state in (${STREAMED_STATES_SQL}) and lease_expires_at > now()
+      union all
+      select gateway_id, 1 as rank from agent_sessions
+        where ended_at is null
+          and last_seen_at > now() - (${Math.max(1, Math.ceil(options.staleAfterSeconds))}::int * interval '1 second')
+          and (caching @> jsonb_build_array(${account}::text) or standby @> jsonb_build_array(${account}::text))
+      order by rank`);
+    const replicas: string[] = [];
+    for (const row of rowsOf(result)) {
+      const id = String(row.gateway_id);
+      if (id && id !== options.selfId && !replicas.includes(id)) replicas.push(id);
+    }
+    // "Nowhere" is remembered briefly too: operations waiting for an agent ask again every 0.1 s at first (agent-wait.ts).
+    if (startedIn === generation)
+      cache.set(account, { replicas, until: Date.now() + (replicas.length > 0 ? options.cacheMs : Math.min(options.cacheMs, 100)) });
+    return replicas;
+  };
   return {
     async replicasFor(account) {
       const cached = cache.get(account);
-      if (cached && cached.until > Date.now()) return cached.replicas;
-      const result = await database.db.execute(sql`
-        select gateway_id, 0 as rank from accounts
-          where name = ${account} and state in (${STREAMED_STATES_SQL}) and lease_expires_at > now()
-        union all
-        select gateway_id, 1 as rank from agent_sessions
-          where ended_at is null
-            and last_seen_at > now() - (${Math.max(1, Math.ceil(options.staleAfterSeconds))}::int * interval '1 second')
-            and (caching @> jsonb_build_array(${account}::text) or standby @> jsonb_build_array(${account}::text))
-        order by rank`);
-      const replicas: string[] = [];
-      for (const row of rowsOf(result)) {
-        const id = String(row.gateway_id);
-        if (id && id !== options.selfId && !replicas.includes(id)) replicas.push(id);
+      const now = Date.now();
+      if (cached && cached.until > now) return cached.replicas;
+      // A known owner a little past its time is used while it is read again in the background: the read stays off the
+      // forward's path (a wrong owner answers 409 or refuses, which forgets it, and the next replica is tried).
+      if (cached && cached.replicas.length > 0 && cached.until + STALE_GRACE_MS > now) {
+        if (!cached.refreshing) {
+          cached.refreshing = true;
+          read(account).catch(() => cache.delete(account));
+        }
+        return cached.replicas;
       }
-      // "Nowhere" is remembered briefly too: operations waiting for an agent ask again every half second.
-      cache.set(account, { replicas, until: Date.now() + (replicas.length > 0 ? options.cacheMs : Math.min(options.cacheMs, 500)) });
-      return replicas;
+      return read(account);
     },
-    forget: (account) => void cache.delete(account),
+    forget(account) {
+      generation++;
+      cache.delete(account);
+    },
   };
 }

@@ -7,7 +7,10 @@
  *   its result goes back to. It must be an open operation `origin` stored, as stored (404 `not_found` for an unknown
  *   id, 403 `permission_denied` when it differs, 409 `failed_precondition` once it ended). 200
  *   `{agentId, sessionId, gatewayId}` once a local stream took it; 409 `no_stream` when none serves the account here
- *   (the caller tries elsewhere). Never forwarded again.
+ *   (the caller tries elsewhere). Never forwarded again. With `answer: "row"` the 200 is `application/x-ndjson` in two
+ *   lines on the same call (one hop): that object at once, then `{id, row}` — what the operation's terminal update
+ *   changed, sent once committed here — unless the operation does not end within its time (the line is left out and
+ *   the result goes back by the relay).
  * - `POST /armory/agent/operations`: the same route on its earlier path (beside the GET of the operation history),
  *   still served for replicas of earlier versions during a rolling upgrade; to be removed later (docs/replicas.md).
  * - `POST /armory/agent/operationresults` `{result, sessionId, sessionToken}`: the result of an operation this replica
@@ -19,7 +22,8 @@ import type { Context, Hono } from 'hono';
 import { OperationResultSchema, OperationSchema, type Operation, type OperationResult } from '../../gen/outpost/agent/v1/operation_pb.js';
 import type { RestEnv } from '../auth/rest-auth.js';
 import { HttpError } from '../errors.js';
-import { FORWARD_PATH, LEGACY_FORWARD_PATH } from '../replicas/dispatch.js';
+import { ANSWER_WITH_ROW, FORWARD_PATH, LEGACY_FORWARD_PATH } from '../replicas/dispatch.js';
+import { answerPart } from '../operations/forwarded-intake.js';
 import type { OperationManager } from '../operations/operation-manager.js';
 import { durationToMs } from '../operations/operation-validation.js';
 import { readJsonBody } from './json-body.js';
@@ -44,11 +48,30 @@ export function addReplicaRoutes(
     if (!operation.timeout || !(durationToMs(operation.timeout) > 0)) {
       throw new HttpError(400, 'bad_request', 'operation.timeout must be greater than 0 (the time the origin has left)');
     }
-    const target = await operations.acceptForwarded(origin, operation);
+    const target = await operations.acceptForwarded(origin, operation, body.answer === ANSWER_WITH_ROW);
     if (!target) {
       throw new HttpError(409, 'no_stream', `no agent stream serves account ${JSON.stringify(operation.account)} on replica ${selfId}`);
     }
-    return c.json({ agentId: target.agentId, sessionId: target.sessionId, gatewayId: selfId });
+    const head = { agentId: target.agentId, sessionId: target.sessionId, gatewayId: selfId };
+    const outcome = target.outcome;
+    if (!outcome) return c.json(head);
+    const encoder = new TextEncoder();
+    const line = (value: unknown) => encoder.encode(`${JSON.stringify(value)}\n`);
+    const answer = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(line(head));
+      },
+      async pull(controller) {
+        const row = await outcome.row;
+        if (row) controller.enqueue(line(answerPart(row)));
+        controller.close();
+      },
+      // The caller went away: a result arriving later goes back by the relay.
+      cancel() {
+        outcome.cancel();
+      },
+    });
+    return c.body(answer, 200, { 'content-type': 'application/x-ndjson' });
   };
   app.post(FORWARD_PATH, forwarded);
   app.post(LEGACY_FORWARD_PATH, forwarded);
