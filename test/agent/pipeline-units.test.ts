@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { ConnectRequestSchema, EventType, SyncPhase, type ConnectRequest } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { toBinary } from '@bufbuild/protobuf';
 import { LAST_APPLIED_ANNOTATION, scrubObject } from '../../src/shared/secret-scrub.js';
-import { createVersionTracker, isNewerVersion } from '../../src/agent/watch/version-tracker.js';
+import { createVersionTracker, isNewerVersion, storedVersion } from '../../src/agent/watch/version-tracker.js';
 import { createOutbox, OutboxClosedError } from '../../src/agent/stream/outbox.js';
 import { backoffDelayMs } from '../../src/agent/stream/backoff.js';
 import { kindMatches, selectResources } from '../../src/agent/kube/kind-filter.js';
@@ -49,18 +49,63 @@ describe('version tracker', () => {
 
   test('drops duplicate and stale watch events, forgets deleted objects, and a list replaces the state', () => {
     const t = createVersionTracker();
-    assert.equal(t.acceptEvent('ns/a', '5', false), true);
-    assert.equal(t.acceptEvent('ns/a', '5', false), false);
-    assert.equal(t.acceptEvent('ns/a', '4', false), false);
-    assert.equal(t.acceptEvent('ns/a', '7', true), true);
+    assert.equal(t.acceptEvent('ns', 'a', '5', false), true);
+    assert.equal(t.acceptEvent('ns', 'a', '5', false), false);
+    assert.equal(t.acceptEvent('ns', 'a', '4', false), false);
+    assert.equal(t.acceptEvent('ns', 'a', '7', true), true);
     assert.equal(t.size, 0);
-    t.acceptEvent('ns/b', '8', false);
+    t.acceptEvent('ns', 'b', '8', false);
     t.beginList();
-    t.recordListed('ns/c', '9');
+    t.recordListed('ns', 'c', '9');
     t.finishList();
     assert.equal(t.size, 1);
-    assert.equal(t.acceptEvent('ns/c', '9', false), false);
-    assert.equal(t.acceptEvent('ns/b', '3', false), true, 'b was not in the list: forgotten');
+    assert.equal(t.acceptEvent('ns', 'c', '9', false), false);
+    assert.equal(t.acceptEvent('ns', 'b', '3', false), true, 'b was not in the list: forgotten');
+  });
+
+  test('keeps objects of different namespaces apart, including names that would collide as "namespace/name"', () => {
+    const t = createVersionTracker();
+    assert.equal(t.acceptEvent('a', 'b/c', '5', false), true);
+    assert.equal(t.acceptEvent('a/b', 'c', '5', false), true, 'another object');
+    assert.equal(t.acceptEvent('', 'a', '5', false), true, 'a cluster-scoped object');
+    assert.equal(t.size, 3);
+    assert.equal(t.acceptEvent('a', 'b/c', '4', false), false);
+    assert.equal(t.acceptEvent('a/b', 'c', '6', true), true);
+    assert.equal(t.size, 2);
+    assert.equal(t.acceptEvent('a/b', 'c', '1', false), true, 'deleted: forgotten');
+  });
+
+  test('compares stored versions as isNewerVersion does, whatever form they are kept in', () => {
+    const versions = [
+      '0',
+      '7',
+      '07',
+      '10',
+      '9',
+      '123456789012345',
+      '1234567890123456',
+      '99999999999999999999',
+      '100000000000000000000',
+      'abc',
+      'abd',
+      '',
+    ];
+    for (const known of versions) {
+      for (const candidate of versions) {
+        if (known === '') continue;
+        const t = createVersionTracker();
+        t.acceptEvent('ns', 'o', known, false);
+        const expected = candidate === '' || isNewerVersion(candidate, known);
+        assert.equal(t.acceptEvent('ns', 'o', candidate, false), expected, `${candidate} after ${known}`);
+      }
+    }
+    // 2^53 + 1 is not exactly a double: it must not compare equal to 2^53.
+    const t = createVersionTracker();
+    t.recordListed('', 'o', '9007199254740992');
+    assert.equal(t.acceptEvent('', 'o', '9007199254740993', false), true);
+    assert.equal(storedVersion('42'), 42);
+    assert.equal(storedVersion('042'), '042', 'not canonical: kept as text');
+    assert.equal(storedVersion('1234567890123456'), '1234567890123456', 'beyond 15 digits: kept as text');
   });
 });
 

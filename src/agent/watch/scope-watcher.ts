@@ -95,7 +95,6 @@ export async function runScopeWatcher(options: ScopeWatcherOptions): Promise<voi
     objectJson: Buffer.from(json),
     watchNamespace: scope.namespace,
   });
-  const keyOf = (o: KubeObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 
   /** Decodes one object: scrubbed immediately, then completed with apiVersion/kind (list items lack them). */
   function decode(raw: KubeObject): { object: KubeObject; json: string } {
@@ -125,7 +124,7 @@ export async function runScopeWatcher(options: ScopeWatcherOptions): Promise<voi
           );
           for (const item of page.items ?? []) {
             const { object, json } = decode(item);
-            tracker.recordListed(keyOf(object), object.metadata?.resourceVersion ?? '');
+            tracker.recordListed(object.metadata?.namespace ?? '', object.metadata?.name ?? '', object.metadata?.resourceVersion ?? '');
             outbox.pushEvent(eventFor(EventType.ADDED, object, json));
             state.listed++;
           }
@@ -183,7 +182,8 @@ export async function runScopeWatcher(options: ScopeWatcherOptions): Promise<voi
     if (type === undefined) return undefined;
     const { object, json } = decode(raw);
     const rv = object.metadata?.resourceVersion ?? '';
-    if (tracker.acceptEvent(keyOf(object), rv, type === EventType.DELETED)) outbox.pushEvent(eventFor(type, object, json));
+    if (tracker.acceptEvent(object.metadata?.namespace ?? '', object.metadata?.name ?? '', rv, type === EventType.DELETED))
+      outbox.pushEvent(eventFor(type, object, json));
     return rv || undefined;
   }
 
