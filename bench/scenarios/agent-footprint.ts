@@ -181,8 +181,8 @@ export function agentFootprintRows(runs: AgentFootprintResult[], params: { accou
       runs.map((r) => r.rssMiBPerAccount),
       {
         digits: 2,
-        target: '≤ 5 MB',
-        meets: (m) => m * 2 ** 20 <= 5e6,
+        target: '≤ 1 MiB',
+        meets: (m) => m <= 1,
         judged: params.accounts >= 100,
       },
     ),
@@ -204,8 +204,8 @@ export function agentFootprintRows(runs: AgentFootprintResult[], params: { accou
       runs.map((r) => r.rssBytesPerObject),
       {
         digits: 0,
-        target: '≤ 1 KB',
-        meets: (m) => m <= 1000,
+        target: '≤ 800 B',
+        meets: (m) => m <= 800,
         judged: params.objects >= 100_000,
       },
     ),
