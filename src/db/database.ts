@@ -14,7 +14,6 @@ import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres, { type Sql } from 'postgres';
-import { noDelaySocket } from './no-delay-socket.js';
 import * as schema from './schema.js';
 
 /** Drizzle database over either driver; callers must only use what both drivers support. */
@@ -55,9 +54,6 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
       max: options.maxConnections ?? 10,
       onnotice: () => {},
       connect_timeout: 10,
-      // Nagle off: a COPY (object-writer.ts) would otherwise wait out a delayed ACK (no-delay-socket.ts). postgres-js
-      // supports the option but its types do not declare it.
-      ...({ socket: noDelaySocket(url, 10) } as object),
     });
     const db = drizzlePostgres({ client, schema }) as unknown as Db;
     try {

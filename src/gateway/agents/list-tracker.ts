@@ -13,8 +13,6 @@ import { invalidArgument } from '../errors.js';
 export interface ListTracker {
   /** The generation of the running list of the scope, or 0 when none runs. */
   generation(scope: WatchScope): number;
-  /** A list of the scope runs and the scope held nothing when it started: its rows may be COPY'd (object-writer.ts). */
-  fresh(scope: WatchScope): boolean;
   /**
    * Applies a marker of an account the stream caches, fenced by the stream's lease of it. Throws INVALID_ARGUMENT for
    * a malformed or unexpected one, LeaseLostError when the lease is gone.
@@ -24,10 +22,9 @@ export interface ListTracker {
 
 /** Creates an empty tracker for one stream. */
 export function createListTracker(syncState: SyncState, log: () => Logger): ListTracker {
-  const lists = new Map<string, { generation: number; empty: boolean }>();
+  const lists = new Map<string, number>();
   return {
-    generation: (scope) => lists.get(scopeKey(scope))?.generation ?? 0,
-    fresh: (scope) => lists.get(scopeKey(scope))?.empty ?? false,
+    generation: (scope) => lists.get(scopeKey(scope)) ?? 0,
     async apply(marker, fence) {
       if (!marker.apiVersion || !marker.kind) throw invalidArgument('sync marker needs api_version and kind');
       const scope: WatchScope = {
@@ -40,7 +37,7 @@ export function createListTracker(syncState: SyncState, log: () => Logger): List
       if (marker.phase === SyncPhase.START) {
         lists.set(key, await syncState.startList(scope, fence));
       } else if (marker.phase === SyncPhase.END) {
-        const generation = lists.get(key)?.generation;
+        const generation = lists.get(key);
         if (generation === undefined) throw invalidArgument(`sync END for ${describeScope(scope)} without a START in this stream`);
         if (!marker.resourceVersion) throw invalidArgument(`sync END for ${describeScope(scope)} has no resource_version`);
         const pruned = await syncState.endList(scope, generation, marker.resourceVersion, Number(marker.count), fence);

@@ -11,7 +11,7 @@ import type { AccountInfo, EventBatch, SyncMarker } from '../../gen/outpost/agen
 import { performance } from 'node:perf_hooks';
 import type { Db } from '../../db/database.js';
 import { applyAccountReport } from '../accounts/account-claim-queries.js';
-import { decodeEventBatch, type DecodedBatch, type ObjectRow } from '../cache/event-decoder.js';
+import { decodeEventBatch, type DecodedBatch } from '../cache/event-decoder.js';
 import type { ObjectWriter } from '../cache/object-writer.js';
 import type { SyncState } from '../cache/sync-state.js';
 import { isLeaseLost, type WriteFence } from '../replicas/lease-fence.js';
@@ -83,13 +83,6 @@ class StreamWritePipeline implements WritePipeline {
     this.lists = createListTracker(deps.syncState, () => state.log);
   }
 
-  /** Rows of a running list whose scope held nothing at its START: appended by COPY (object-writer.ts). */
-  private readonly copyable = (row: ObjectRow): boolean =>
-    row.sync_gen > 0 &&
-    row.sync_gen ===
-      this.lists.generation({ account: row.account, apiVersion: row.api_version, kind: row.kind, watchNamespace: row.watch_namespace }) &&
-    this.lists.fresh({ account: row.account, apiVersion: row.api_version, kind: row.kind, watchNamespace: row.watch_namespace });
-
   get writing(): boolean {
     return this.inflight !== undefined;
   }
@@ -133,7 +126,7 @@ class StreamWritePipeline implements WritePipeline {
     // Accounts whose lease is gone were not written (the others were): the stream stops caching them and the batch
     // is acknowledged — their data is the new holder's to bring.
     const write: Promise<void> = deps.objectWriter
-      .write(decoded, this.fenceFor(decoded.accounts), this.copyable)
+      .write(decoded, this.fenceFor(decoded.accounts))
       .then(recorded, (err) => this.lostLease(err))
       .then(() => this.commit(sequence));
     this.inflight = write;

@@ -24,18 +24,6 @@ export interface StoredResumePoint extends WatchScope {
   resourceVersion: string;
 }
 
-/** What {@link SyncState.startList} hands out for a new full list. */
-export interface ListStart {
-  /** The generation the list's rows must carry. */
-  generation: number;
-  /**
-   * The gateway held no object in the scope's key range when the list started (a cluster-wide scope: none of its kind
-   * in the account; a per-namespace scope: none in that namespace): the list's rows meet no stored row, so the writer
-   * may append them with COPY instead of upserting (object-writer.ts). A hint only: a conflict still falls back.
-   */
-  empty: boolean;
-}
-
 /** Listing progress reported by an agent. */
 export interface ListProgress {
   apiVersion: string;
@@ -50,8 +38,8 @@ export interface ListProgress {
  * prune its cache.
  */
 export interface SyncState {
-  /** Starts a full list: returns the new generation that the list's rows must carry, and whether the scope is empty. */
-  startList(scope: WatchScope, fence?: WriteFence): Promise<ListStart>;
+  /** Starts a full list: returns the new generation that the list's rows must carry. */
+  startList(scope: WatchScope, fence?: WriteFence): Promise<number>;
   /**
    * Ends a full list started with `generation`: prunes unseen rows and marks the scope synced, atomically. `count` is
    * the number of objects the agent says the list held: when it is not the number of distinct objects the gateway
@@ -87,14 +75,7 @@ export function createSyncState(database: Database): SyncState {
             set: { syncGen: sql`${watchStates.syncGen} + 1`, synced: false, listed: 0, updatedAt: sql`now()` },
           })
           .returning({ syncGen: watchStates.syncGen });
-        const range = [eq(objects.account, scope.account), eq(objects.kind, scope.kind), eq(objects.apiVersion, scope.apiVersion)];
-        if (scope.watchNamespace !== '') range.push(eq(objects.namespace, scope.watchNamespace));
-        const held = await tx
-          .select({ one: sql<number>`1` })
-          .from(objects)
-          .where(and(...range))
-          .limit(1);
-        return { generation: rows[0]!.syncGen, empty: held.length === 0 };
+        return rows[0]!.syncGen;
       });
     },
 
