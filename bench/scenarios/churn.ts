@@ -143,7 +143,7 @@ export function churnRows(runs: ChurnResult[], params: { changesPerSecond: numbe
       s,
       'change → committed row, p99 ms',
       runs.map((r) => r.cache.p99),
-      { target: 'p99 ≤ 100 ms', meets: (m) => m <= 100 },
+      { target: 'p99 ≤ 20 ms', meets: (m) => m <= 20 },
     ),
     figureRow(
       s,

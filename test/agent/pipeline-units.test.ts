@@ -144,6 +144,38 @@ describe('outbox', () => {
     outbox.close();
   });
 
+  test('group commit: with nothing in flight a batch leaves on the next turn, not after the flush delay; while one is in flight, events wait for its ack and leave together', async () => {
+    const sent: ConnectRequest[] = [];
+    // A flush delay no test waits for: anything sent here was sent without it.
+    const outbox = createOutbox({
+      send: (m) => sent.push(m),
+      maxUnacked: 10,
+      batchMaxEvents: 100,
+      batchMaxBytes: 1 << 20,
+      batchFlushMs: 600_000,
+    });
+    const turn = () => new Promise((r) => setImmediate(r));
+    outbox.pushEvent(event('a'));
+    outbox.pushEvent(event('b'));
+    assert.equal(sent.length, 0, 'events of one read are not sent one by one');
+    await turn();
+    assert.equal(sent.length, 1, 'idle: sent without waiting for the timer');
+    assert.deepEqual(sent[0]!.message.case === 'events' && sent[0]!.message.value.events.map((e) => e.name), ['a', 'b']);
+    outbox.pushEvent(event('c'));
+    await turn();
+    outbox.pushEvent(event('d'));
+    await turn();
+    assert.equal(sent.length, 1, 'batch 1 in flight: later events gather');
+    outbox.ack(1n);
+    assert.equal(sent.length, 2, 'the ack sends what gathered at once');
+    assert.deepEqual(sent[1]!.message.case === 'events' && sent[1]!.message.value.events.map((e) => e.name), ['c', 'd']);
+    outbox.ack(2n);
+    outbox.pushEvent(event('e'));
+    await turn();
+    assert.equal(sent.length, 3, 'idle again after the ack');
+    outbox.close();
+  });
+
   test('never exceeds the window; acks release it and ready() follows', async () => {
     const { sent, outbox } = setup(2, 1);
     for (const n of ['a', 'b', 'c', 'd']) outbox.pushEvent(event(n));

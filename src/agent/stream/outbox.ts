@@ -1,8 +1,11 @@
 /**
  * The outbox numbers and sends data messages (EventBatch, SyncMarker) on one stream, and enforces the window of
- * unacknowledged messages. Events are grouped into batches (flushed at a size limit or after a short delay). When the
- * window is full nothing more is sent and {@link Outbox.ready} stays pending: watchers await it before reading more,
- * so the backlog stays in the API server (resume by resourceVersion), never in agent memory.
+ * unacknowledged messages. Events are grouped into batches by "group commit": when nothing is in flight, what was
+ * pushed leaves at once (on the next turn of the event loop, so the events of one read travel together); while data
+ * is in flight, events gather until the gateway acknowledges it (or a size limit, or `batchFlushMs` as an upper
+ * bound). A quiet stream thus pays no batching delay and a busy one still sends large batches (docs/architecture.md,
+ * "Batching"). When the window is full nothing more is sent and {@link Outbox.ready} stays pending: watchers await it
+ * before reading more, so the backlog stays in the API server (resume by resourceVersion), never in agent memory.
  */
 import { create } from '@bufbuild/protobuf';
 import {
@@ -31,6 +34,7 @@ export interface OutboxOptions {
   batchMaxEvents: number;
   /** Flush a batch when its objects reach this many bytes (keeps messages under the gateway's size limit). */
   batchMaxBytes: number;
+  /** Longest wait of a batch while earlier data is in flight (with nothing in flight a batch leaves at once). */
   batchFlushMs: number;
 }
 
@@ -76,6 +80,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
   let pendingBytes = 0;
   let timer: NodeJS.Timeout | undefined;
   let flushDue = false;
+  /** A flush on the next turn of the event loop is scheduled (nothing was in flight when the batch began). */
+  let immediate: NodeJS.Immediate | undefined;
   let waiters: { resolve: () => void; reject: (err: Error) => void }[] = [];
 
   const inFlight = () => Number(lastSent - lastAcked);
@@ -104,6 +110,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
     flushDue = false;
     if (timer !== undefined) clearTimeout(timer);
     timer = undefined;
+    if (immediate !== undefined) clearImmediate(immediate);
+    immediate = undefined;
   }
 
   function pump(): void {
@@ -113,7 +121,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
       queue.length === 0 &&
       windowOpen() &&
       pending.length > 0 &&
-      (flushDue || pending.length >= options.batchMaxEvents || pendingBytes >= options.batchMaxBytes)
+      (flushDue || inFlight() === 0 || pending.length >= options.batchMaxEvents || pendingBytes >= options.batchMaxBytes)
     ) {
       closePending();
       sendQueued(queue.shift()!);
@@ -132,7 +140,13 @@ export function createOutbox(options: OutboxOptions): Outbox {
       pending.push(message);
       pendingBytes += message.objectJson.length;
       if (pending.length >= options.batchMaxEvents || pendingBytes >= options.batchMaxBytes) pump();
-      else if (timer === undefined) {
+      else if (inFlight() === 0 && queue.length === 0) {
+        // Idle: group commit sends the batch as soon as the current read is done, not after a timer.
+        immediate ??= setImmediate(() => {
+          immediate = undefined;
+          pump();
+        });
+      } else if (timer === undefined) {
         timer = setTimeout(() => {
           timer = undefined;
           flushDue = true;
@@ -173,6 +187,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
       closed = true;
       if (timer !== undefined) clearTimeout(timer);
       timer = undefined;
+      if (immediate !== undefined) clearImmediate(immediate);
+      immediate = undefined;
       queue.length = 0;
       pending = [];
       const rejected = waiters;
