@@ -39,7 +39,8 @@ export interface OperationsLevel {
   roundTrip: ReturnType<typeof summarize>;
   kubernetes: ReturnType<typeof summarize>;
   overhead: ReturnType<typeof summarize>;
-  /** The same gets straight to the sandbox (bare client-node), same concurrency and seconds, right after. */
+  /** The same gets straight to the sandbox (bare client-node), same concurrency and seconds, right after (absent in
+   * results files from before the baseline existed). */
   direct: { operations: number; operationsPerSecond: number; roundTrip: ReturnType<typeof summarize> };
 }
 
@@ -224,30 +225,8 @@ export function operationsRows(runs: OperationsResult[]): Row[] {
           at(c).map((l) => l.operationsPerSecond),
           { digits: 0 },
         ),
-        figureRow(
-          s,
-          'bare client-node get straight to the sandbox (baseline), gets/s',
-          at(c).map((l) => l.direct.operationsPerSecond),
-          { digits: 0 },
-        ),
-        figureRow(
-          s,
-          'bare client-node get (baseline), round trip p50 ms',
-          at(c).map((l) => l.direct.roundTrip.p50),
-          { digits: 2 },
-        ),
-        figureRow(
-          s,
-          'ours / direct, operations/s ratio',
-          at(c).map((l) => l.operationsPerSecond / l.direct.operationsPerSecond),
-          { digits: 2 },
-        ),
-        figureRow(
-          s,
-          'ours / direct, round trip p50 ratio',
-          at(c).map((l) => l.roundTrip.p50 / l.direct.roundTrip.p50),
-          { digits: 1 },
-        ),
+        // Results files from before the baseline existed have no `direct`: their rows end here.
+        ...(at(c).every((l) => l.direct) ? directRows(s, at(c)) : []),
       ];
     }),
     figureRow(
@@ -255,6 +234,36 @@ export function operationsRows(runs: OperationsResult[]): Row[] {
       'maximum operations/s, one gateway replica',
       runs.map((r) => r.maxOperationsPerSecond),
       { digits: 0, target: '≥ 1000/s', meets: (m) => m >= 1000 },
+    ),
+  ];
+}
+
+/** The rows of the bare client-node baseline at one concurrency level, beside ours. */
+function directRows(s: string, levels: OperationsLevel[]): Row[] {
+  return [
+    figureRow(
+      s,
+      'bare client-node get straight to the sandbox (baseline), gets/s',
+      levels.map((l) => l.direct.operationsPerSecond),
+      { digits: 0 },
+    ),
+    figureRow(
+      s,
+      'bare client-node get (baseline), round trip p50 ms',
+      levels.map((l) => l.direct.roundTrip.p50),
+      { digits: 2 },
+    ),
+    figureRow(
+      s,
+      'ours / direct, operations/s ratio',
+      levels.map((l) => l.operationsPerSecond / l.direct.operationsPerSecond),
+      { digits: 2 },
+    ),
+    figureRow(
+      s,
+      'ours / direct, round trip p50 ratio',
+      levels.map((l) => l.roundTrip.p50 / l.direct.roundTrip.p50),
+      { digits: 1 },
     ),
   ];
 }
