@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createTestDatabase } from '../testkit/databases.js';
-import { readRss, scrapeMetric, startAgent, startGateway, startJsonChild, startOutpost, type Child } from './processes.js';
+import { readRss, scrapeMetric, startAgent, startGateway, startSwarm, startOutpost, type Child } from './processes.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -66,17 +66,7 @@ try {
     children.push(gateway.child);
     const pid = gateway.child.process.pid!;
     const metrics = `${gateway.httpUrl}/metrics`;
-    const swarm = (prefix: string, n: number) =>
-      startJsonChild('./swarm/agent-swarm.ts', [
-        '--grpc',
-        `http://127.0.0.1:${gateway.grpcPort}`,
-        '--agents',
-        String(n),
-        '--prefix',
-        prefix,
-        '--concurrency',
-        '100',
-      ]);
+    const swarm = (prefix: string, n: number) => startSwarm(`http://127.0.0.1:${gateway.grpcPort}`, prefix, n, 100);
     const read = async (label: string) =>
       log({
         label,

@@ -369,3 +369,20 @@ export function startJsonChild(file: string, args: string[], env: Record<string,
     },
   };
 }
+
+/**
+ * Starts the agent swarm (bench/swarm/agent-swarm.ts): `agents` simulated agents named `PREFIX-N`, dialling `grpc` (a
+ * gateway's gRPC URL, or several comma-separated: agent K dials the K-th modulo their count), `concurrency` at a time.
+ */
+export function startSwarm(grpc: string, prefix: string, agents: number, concurrency: number): JsonChild {
+  return startJsonChild('./swarm/agent-swarm.ts', [
+    '--grpc',
+    grpc,
+    '--agents',
+    String(agents),
+    '--prefix',
+    prefix,
+    '--concurrency',
+    String(concurrency),
+  ]);
+}

@@ -17,6 +17,7 @@ import {
   scrapeMetric,
   startGateway,
   startJsonChild,
+  startSwarm,
   type BenchGateway,
   type JsonChild,
 } from '../processes.js';
@@ -80,17 +81,7 @@ async function measure(
   swarms: JsonChild[],
 ): Promise<{ footprint: ServerFootprint; lost: number; swarmRss: number }> {
   const settle = () => sleep(params.settleSeconds * 1000);
-  const swarm = (prefix: string, agents: number) =>
-    startJsonChild('./swarm/agent-swarm.ts', [
-      '--grpc',
-      grpcUrl,
-      '--agents',
-      String(agents),
-      '--prefix',
-      prefix,
-      '--concurrency',
-      String(params.connectConcurrency),
-    ]);
+  const swarm = (prefix: string, agents: number) => startSwarm(grpcUrl, prefix, agents, params.connectConcurrency);
   const warm = swarm('warm', params.warmupAgents);
   swarms.push(warm);
   await warm.waitFor('ready');

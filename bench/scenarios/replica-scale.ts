@@ -18,7 +18,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { figureRow, type Row } from '../rows.js';
-import { readRss, scrapeMetric, startJsonChild, type JsonChild } from '../processes.js';
+import { readRss, scrapeMetric, startSwarm, type JsonChild } from '../processes.js';
 import { startReplicaSet, type ReplicaSet } from '../replicas.js';
 
 /** Parameters of one run. */
@@ -164,17 +164,7 @@ export async function runReplicaScale(params: ReplicaScaleParams): Promise<Repli
   try {
     const grpc = NAMES.map((n) => `http://127.0.0.1:${set.replica(n).grpcPort}`).join(',');
     const metrics = NAMES.map((n) => `${set.replica(n).httpUrl}/metrics`);
-    const swarm = (prefix: string, agents: number) =>
-      startJsonChild('./swarm/agent-swarm.ts', [
-        '--grpc',
-        grpc,
-        '--agents',
-        String(agents),
-        '--prefix',
-        prefix,
-        '--concurrency',
-        String(params.connectConcurrency),
-      ]);
+    const swarm = (prefix: string, agents: number) => startSwarm(grpc, prefix, agents, params.connectConcurrency);
     const metric = (name: string) => Promise.all(metrics.map((url) => scrapeMetric(url, name)));
 
     const warm = swarm('warm', params.warmupAgents);
