@@ -38,6 +38,38 @@ export interface AuditStore {
   deleteOlderThan(cutoff: Date, limit: number): Promise<number>;
 }
 
+/** The columns an entry fills: column, its type in the batch's jsonb records, the entry's field. */
+const INSERT_COLUMNS: readonly (readonly [string, string, keyof AuditEntry])[] = [
+  ['kind', 'text', 'kind'],
+  ['principal', 'text', 'principal'],
+  ['account', 'text', 'account'],
+  ['verb', 'text', 'verb'],
+  ['api_group', 'text', 'apiGroup'],
+  ['resource', 'text', 'resource'],
+  ['subresource', 'text', 'subresource'],
+  ['namespace', 'text', 'namespace'],
+  ['name', 'text', 'name'],
+  ['path', 'text', 'path'],
+  ['status', 'integer', 'status'],
+  ['bytes_in', 'bigint', 'bytesIn'],
+  ['bytes_out', 'bigint', 'bytesOut'],
+  ['duration_ms', 'integer', 'durationMs'],
+  ['impersonated_user', 'text', 'impersonatedUser'],
+  ['impersonated_groups', 'jsonb', 'impersonatedGroups'],
+  ['gateway_id', 'text', 'gatewayId'],
+  ['operation_id', 'text', 'operationId'],
+  ['error', 'text', 'error'],
+  ['started_at', 'timestamptz', 'startedAt'],
+];
+
+/** Inserts the jsonb array `$1` of {@link INSERT_COLUMNS} records, in the array's order. */
+const INSERT_BATCH = (() => {
+  const names = INSERT_COLUMNS.map(([column]) => column).join(', ');
+  const typed = INSERT_COLUMNS.map(([column, type]) => `${column} ${type}`).join(', ');
+  return `insert into audit_entries (${names}) select ${names}
+    from rows from (jsonb_to_recordset($1::jsonb) as (${typed})) with ordinality as v(${names}, n) order by n`;
+})();
+
 /** Creates the store. */
 export function createAuditStore(database: Database): AuditStore {
   const { db } = database;
@@ -45,45 +77,11 @@ export function createAuditStore(database: Database): AuditStore {
   return {
     async insertMany(entries) {
       if (entries.length === 0) return;
-      // One fixed statement text whatever the batch (prepared once per connection, no describe round trip; drizzle's
-      // builder cost about as much as the rest of an operation's submission), the batch one jsonb; ids follow the
-      // entries' order.
-      const batch = entries.map((e) => ({
-        kind: e.kind,
-        principal: e.principal,
-        account: e.account,
-        verb: e.verb,
-        api_group: e.apiGroup,
-        resource: e.resource,
-        subresource: e.subresource,
-        namespace: e.namespace,
-        name: e.name,
-        path: e.path,
-        status: e.status,
-        bytes_in: e.bytesIn,
-        bytes_out: e.bytesOut,
-        duration_ms: e.durationMs,
-        impersonated_user: e.impersonatedUser,
-        impersonated_groups: e.impersonatedGroups,
-        gateway_id: e.gatewayId,
-        operation_id: e.operationId,
-        error: e.error,
-        started_at: e.startedAt,
-      }));
-      await query(
-        `insert into audit_entries (kind, principal, account, verb, api_group, resource, subresource, namespace, name, path,
-          status, bytes_in, bytes_out, duration_ms, impersonated_user, impersonated_groups, gateway_id, operation_id, error, started_at)
-        select kind, principal, account, verb, api_group, resource, subresource, namespace, name, path,
-          status, bytes_in, bytes_out, duration_ms, impersonated_user, impersonated_groups, gateway_id, operation_id, error, started_at
-        from rows from (jsonb_to_recordset($1::jsonb) as (kind text, principal text, account text, verb text, api_group text,
-          resource text, subresource text, namespace text, name text, path text, status integer, bytes_in bigint, bytes_out bigint,
-          duration_ms integer, impersonated_user text, impersonated_groups jsonb, gateway_id text, operation_id text, error text,
-          started_at timestamptz)) with ordinality as v(kind, principal, account, verb, api_group, resource, subresource, namespace,
-          name, path, status, bytes_in, bytes_out, duration_ms, impersonated_user, impersonated_groups, gateway_id, operation_id, error,
-          started_at, n)
-        order by n`,
-        [JSON.stringify(batch)],
-      );
+      // One fixed statement text whatever the batch (prepared once per connection, no describe round trip; building
+      // drizzle's multi-row insert was about 5 % of the gateway's CPU under the operations bench), the batch one jsonb;
+      // ids follow the entries' order.
+      const batch = entries.map((e) => Object.fromEntries(INSERT_COLUMNS.map(([column, , field]) => [column, e[field]])));
+      await query(INSERT_BATCH, [JSON.stringify(batch)]);
     },
     async list(query) {
       const where: SQL[] = [];
