@@ -19,7 +19,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { figureRow, type Row } from '../rows.js';
 import { readRss, scrapeMetric, startSwarm, type JsonChild } from '../processes.js';
-import { startReplicaSet, type ReplicaSet } from '../replicas.js';
+import { startReplicaSet } from '../replicas.js';
+import { keysOf, LEASE_GROUPS, readCounters, TOUCH_GROUPS, countStatements, type Group } from '../postgres-writes.js';
 
 /** Parameters of one run. */
 export interface ReplicaScaleParams {
@@ -91,54 +92,6 @@ export interface ReplicaScaleResult {
 }
 
 const NAMES = ['gw-1', 'gw-2', 'gw-3'];
-
-/** New `(gateway, stamp)` groups seen while polling: each is one statement; its rows are the largest count seen. */
-export function countStatements(
-  baseline: ReadonlySet<string>,
-  polls: { gateway_id: string; t: string; n: number }[][],
-): Map<string, { statements: number; rows: number }> {
-  const rows = new Map<string, { gateway: string; n: number }>();
-  for (const poll of polls) {
-    for (const g of poll) {
-      const key = `${g.gateway_id}\n${g.t}`;
-      if (baseline.has(key)) continue;
-      const seen = rows.get(key);
-      rows.set(key, { gateway: g.gateway_id, n: Math.max(seen?.n ?? 0, g.n) });
-    }
-  }
-  const out = new Map<string, { statements: number; rows: number }>();
-  for (const { gateway, n } of rows.values()) {
-    const o = out.get(gateway) ?? { statements: 0, rows: 0 };
-    out.set(gateway, { statements: o.statements + 1, rows: o.rows + n });
-  }
-  return out;
-}
-
-type Group = { gateway_id: string; t: string; n: number };
-const LEASE_GROUPS =
-  'select gateway_id, lease_expires_at::text as t, count(*)::int as n from accounts where gateway_id is not null and lease_expires_at is not null group by 1, 2';
-const TOUCH_GROUPS =
-  'select gateway_id, last_seen_at::text as t, count(*)::int as n from agent_sessions where ended_at is null group by 1, 2';
-const keysOf = (groups: Group[]) => new Set(groups.map((g) => `${g.gateway_id}\n${g.t}`));
-
-/** Postgres' counters of the run's database. */
-async function readCounters(
-  set: ReplicaSet,
-): Promise<{ xact: number; tupUpdated: number; tupInserted: number; tables: Record<string, number>; hot: Record<string, number> }> {
-  const [db] = await set.sql<{ xact: string; upd: string; ins: string }>(
-    'select xact_commit::text as xact, tup_updated::text as upd, tup_inserted::text as ins from pg_stat_database where datname = current_database()',
-  );
-  const tables = await set.sql<{ relname: string; n: string; hot: string }>(
-    'select relname, n_tup_upd::text as n, n_tup_hot_upd::text as hot from pg_stat_user_tables',
-  );
-  return {
-    xact: Number(db!.xact),
-    tupUpdated: Number(db!.upd),
-    tupInserted: Number(db!.ins),
-    tables: Object.fromEntries(tables.map((t) => [t.relname, Number(t.n)])),
-    hot: Object.fromEntries(tables.map((t) => [t.relname, Number(t.hot)])),
-  };
-}
 
 /** Median of `samples` readings 200 ms apart of a replica's RSS from its /metrics. */
 async function replicaRss(url: string, samples: number): Promise<number> {

@@ -5,7 +5,8 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { countStatements, replicaScaleRows, type ReplicaScaleResult } from '../../bench/scenarios/replica-scale.js';
+import { countStatements } from '../../bench/postgres-writes.js';
+import { replicaScaleRows, type ReplicaScaleResult } from '../../bench/scenarios/replica-scale.js';
 
 describe('replica-scale scenario', () => {
   test('each new (gateway, stamp) group is one statement; its rows are the largest count seen', () => {
