@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import type { KubeRequestHead } from '../../gen/outpost/agent/v1/kube_pb.js';
 import { createCreditReceiver, KUBE_WINDOW_BYTES, pumpWithCredit, type CreditPump, type CreditReceiver } from '../../shared/kube-credit.js';
 import { kubePathProblem } from '../../shared/kube-path.js';
-import type { KubeClient } from '../kube/kube-client.js';
+import { KubeHttpError, type KubeClient } from '../kube/kube-client.js';
 import type { AccountConfig } from '../config/schema.js';
 import { impersonationFor, outgoingHeaders, responseHeaders, type HeaderInit, type Impersonation } from './proxy-headers.js';
 
@@ -72,15 +72,17 @@ export class ProxiedRequest {
     else if (!head.upgrade) this.replies.window(KUBE_WINDOW_BYTES);
     let target: Awaited<ReturnType<KubeClient['rawRequest']>>;
     try {
+      // The server URL (its path prefix kept) plus the checked path, appended as text: never re-resolved.
       target = await client.rawRequest(head.method, head.path, head.upgrade);
     } catch (err) {
+      if (err instanceof KubeHttpError && err.status === 400) return this.fail(err.statusMessage, 'refused');
       return this.fail(`could not prepare the cluster request: ${(err as Error).message}`, 'internal');
     }
     if (this.finished) return;
     const headers = outgoingHeaders(head.headers, target.options.headers, this.identity, head.upgrade);
     let req: ClientRequest;
     try {
-      req = target.request(target.url, { ...target.options, method: head.method, headers });
+      req = target.request({ ...target.options, method: head.method, headers });
     } catch (err) {
       // Node refuses header names or values that are not valid HTTP (ERR_INVALID_CHAR…) synchronously.
       return this.fail(`the request cannot be sent: ${(err as Error).message}`, 'refused');

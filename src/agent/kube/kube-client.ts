@@ -7,6 +7,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { ClusterPathError, createClusterUrls, type ClusterTarget } from './cluster-url.js';
 import { kubeVerb } from './request-verb.js';
 
 /** A Kubernetes API call answered with a non-2xx status (or a transport failure, `status` 0). */
@@ -67,19 +68,21 @@ export interface KubeClient {
    */
   request(request: KubeRequest): Promise<KubeResponse>;
   /**
-   * What a raw request to `pathAndQuery` (below the server URL) needs: URL, TLS material and credentials (in
-   * `options.headers`), the module to call. For the Kubernetes API proxy, which streams bodies itself. An upgrade gets
-   * a connection of its own, never a pooled one.
+   * What a raw request to `pathAndQuery` (below the server URL, its path prefix kept) needs: the URL (for messages),
+   * the request options — host, port, the exact path, TLS material and credentials (in `options.headers`) — and the
+   * module to call. For the Kubernetes API proxy, which streams bodies itself. An upgrade gets a connection of its
+   * own, never a pooled one. Rejects with {@link KubeHttpError} 400 for a path the shared rules refuse
+   * (src/shared/kube-path.ts): nothing is sent then.
    */
   rawRequest(method: string, pathAndQuery: string, upgrade: boolean): Promise<RawRequestTarget>;
   /** Releases pooled sockets. */
   close(): void;
 }
 
-/** See {@link KubeClient.rawRequest}. */
+/** See {@link KubeClient.rawRequest}. Call `request(options)`: `options.path` is what was checked. */
 export interface RawRequestTarget {
   url: URL;
-  options: https.RequestOptions & { headers: Record<string, string> };
+  options: https.RequestOptions & { headers: Record<string, string>; path: string };
   request: typeof http.request;
 }
 
@@ -98,12 +101,10 @@ export interface KubeClientOptions {
 
 const REQUEST_TIMEOUT_MS = 30_000;
 
-function buildUrl(server: string, path: string, query?: Query): URL {
-  const url = new URL(server.replace(/\/+$/, '') + path);
-  for (const [key, value] of Object.entries(query ?? {})) {
-    if (value !== undefined) url.searchParams.set(key, String(value));
-  }
-  return url;
+/** A path the shared rules refuse, as the 400 a call answers (nothing was sent). */
+function refusedPath(err: unknown): unknown {
+  if (!(err instanceof ClusterPathError)) return err;
+  return new KubeHttpError(400, `refused before sending: ${err.message}`, 'BadRequest', err.message);
 }
 
 async function readBody(res: IncomingMessage): Promise<string> {
@@ -146,6 +147,15 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions = {}
   if (cluster === null) throw new Error('kubeconfig has no current cluster');
   const server = cluster.server;
   const transport = server.startsWith('https:') ? https : http;
+  // Every URL is the server URL (its path prefix kept) plus a checked path, appended as text (cluster-url.ts).
+  const urls = createClusterUrls(server);
+  const target = (path: string, query?: Query): ClusterTarget => {
+    try {
+      return urls.api(path, query);
+    } catch (err) {
+      throw refusedPath(err);
+    }
+  };
   let agent: http.Agent | undefined;
 
   async function requestOptions(method: string): Promise<https.RequestOptions> {
@@ -164,13 +174,13 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions = {}
   /** Sends one request; the answer (status) or its absence is recorded under `verb`. */
   async function send(
     verb: string,
-    url: URL,
+    to: ClusterTarget,
     opts: https.RequestOptions,
     body: string | undefined,
     signal?: AbortSignal,
   ): Promise<IncomingMessage> {
     try {
-      const res = await sendOnce(url, opts, body, signal);
+      const res = await sendOnce(to, opts, body, signal);
       recorder?.kubeRequest(verb, String(res.statusCode ?? 0));
       return res;
     } catch (err) {
@@ -179,9 +189,15 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions = {}
     }
   }
 
-  function sendOnce(url: URL, opts: https.RequestOptions, body: string | undefined, signal?: AbortSignal): Promise<IncomingMessage> {
+  function sendOnce(
+    to: ClusterTarget,
+    opts: https.RequestOptions,
+    body: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<IncomingMessage> {
+    const { url } = to;
     return new Promise((resolve, reject) => {
-      const req = transport.request(url, { ...opts, signal }, resolve);
+      const req = transport.request({ ...opts, ...to.options, signal }, resolve);
       req.on('error', (err) =>
         reject(
           err instanceof KubeHttpError
@@ -195,7 +211,8 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions = {}
   }
 
   async function raw(request: KubeRequest): Promise<KubeResponse> {
-    const url = buildUrl(server, request.path, request.query);
+    const to = target(request.path, request.query);
+    const { url } = to;
     const opts = await requestOptions(request.method);
     opts.headers = { ...(opts.headers as Record<string, string>), accept: request.accept ?? 'application/json' };
     let payload: string | undefined;
@@ -207,7 +224,7 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions = {}
     const timeout = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
     const signal = request.signal;
     const verb = kubeVerb(request.method, request.path, request.query, request.contentType);
-    const res = await send(verb, url, opts, payload, signal ? AbortSignal.any([signal, timeout]) : timeout);
+    const res = await send(verb, to, opts, payload, signal ? AbortSignal.any([signal, timeout]) : timeout);
     const text = await readBody(res);
     const status = res.statusCode ?? 0;
     if (status < 200 || status >= 300) throw errorFromResponse(status, text, url);
@@ -215,7 +232,7 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions = {}
   }
 
   async function call<T>(method: 'GET' | 'POST', path: string, query: Query | undefined, body: unknown, signal?: AbortSignal): Promise<T> {
-    const url = buildUrl(server, path, query);
+    const { url } = target(path, query);
     const { status, text } = await raw({ method, path, query, body, signal });
     try {
       return JSON.parse(text) as T;
@@ -230,17 +247,23 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions = {}
     postJson: (path, body, signal) => call('POST', path, undefined, body, signal),
     request: raw,
     async openStream(path, query, signal, idleTimeoutMs) {
-      const url = buildUrl(server, path, query);
+      const to = target(path, query);
+      const { url } = to;
       const opts = await requestOptions('GET');
       opts.headers = { ...(opts.headers as Record<string, string>), accept: 'application/json' };
-      const res = await send(kubeVerb('GET', path, query), url, opts, undefined, signal);
+      const res = await send(kubeVerb('GET', path, query), to, opts, undefined, signal);
       const status = res.statusCode ?? 0;
       if (status !== 200) throw errorFromResponse(status, await readBody(res), url);
       res.setTimeout(idleTimeoutMs, () => res.destroy(new KubeHttpError(0, `watch idle for ${idleTimeoutMs} ms`)));
       return res;
     },
     async rawRequest(method, pathAndQuery, upgrade) {
-      const url = new URL(server.replace(/\/+$/, '') + pathAndQuery);
+      let to: ClusterTarget;
+      try {
+        to = urls.raw(pathAndQuery);
+      } catch (err) {
+        throw refusedPath(err);
+      }
       const opts = await requestOptions(method);
       if (upgrade) {
         // A fresh agent with the same TLS material: an upgraded socket leaves the pool anyway.
@@ -248,8 +271,8 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions = {}
         opts.agent = transport === https ? new https.Agent({ ...options, keepAlive: false }) : new http.Agent({ keepAlive: false });
       }
       return {
-        url,
-        options: opts as RawRequestTarget['options'],
+        url: to.url,
+        options: { ...opts, ...to.options } as RawRequestTarget['options'],
         request: transport.request as typeof http.request,
       };
     },

@@ -21,10 +21,13 @@ interface APIGroupList {
 
 /**
  * `text` percent-encoded as one URL path segment. A lone UTF-16 surrogate has no UTF-8 form (`encodeURIComponent`
- * would throw a URIError, reported as a 500): it is the operation's mistake, a 400.
+ * would throw a URIError, reported as a 500): it is the operation's mistake, a 400. So are `.` and `..`, which
+ * `encodeURIComponent` leaves as they are and a URL parser would resolve (as Kubernetes, which refuses such names);
+ * the client refuses every other path that could leave the cluster's URL (src/shared/kube-path.ts).
  */
 export function pathSegment(text: string, what: string): string {
   if (hasLoneSurrogate(text)) throw badRequest(`${what} ${JSON.stringify(text)} is not valid Unicode (it holds a lone surrogate)`);
+  if (text === '.' || text === '..') throw badRequest(`${what} may not be "." or ".."`);
   return encodeURIComponent(text);
 }
 
