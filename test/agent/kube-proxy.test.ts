@@ -115,7 +115,8 @@ test('refusals answer with an end and reach no cluster', async () => {
           account: 'sandbox',
           method: 'GET',
           path: '/version',
-          headers: [{ name: 'x-split', value: 'a\r\nimpersonate-user: sandbox-admin' }],
+          // An allowed header (src/shared/kube-headers.ts) whose value would split the request.
+          headers: [{ name: 'accept', value: 'a\r\nimpersonate-user: sandbox-admin' }],
           caller: { user: 'outpost:alice' },
         },
       },
