@@ -355,12 +355,8 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
       config: config.kube,
       audit,
       metrics,
-      forwarder: createKubeForwarder({
-        owners,
-        replicas: replicaDirectory,
-        signer,
-        caFile: config.replicas.peerCaFile ?? config.tls?.caFile,
-      }),
+      // The one forwarder: the instance the shutdown step below closes is the one that forwards.
+      forwarder: kubeForwarder,
       logger: logger.child({ component: 'kube' }),
     }),
     logger,

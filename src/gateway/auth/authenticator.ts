@@ -32,6 +32,7 @@ import { insecurePrincipal, principalFromRules, type Principal } from './princip
 import { createReplicaTokenVerifier, REPLICA_ISSUER } from './replica-token.js';
 import { createStaticTokens, tokenDigest } from './static-tokens.js';
 import { createTokenRevocations } from './token-revocation.js';
+import { principalFromDescription, type PrincipalDescription } from './vouched-principal.js';
 
 /** Options of one authentication. */
 export interface AuthenticateOptions {
@@ -43,6 +44,11 @@ export interface AuthenticateOptions {
 export interface Authenticator {
   /** Resolves the principal; rejects with a ConnectError (UNAUTHENTICATED) naming the reason. */
   authenticate(credentials: RequestCredentials, options?: AuthenticateOptions): Promise<Principal>;
+  /**
+   * The principal another replica authenticated and vouches for (a forwarded kubectl request), with the roles THIS
+   * replica's rules give it (vouched-principal.ts). Call it only for a request authenticated with the `replica` role.
+   */
+  vouched(description: PrincipalDescription): Principal;
   /** `auth.readAccess`: whether read routes admit requests without credentials. */
   readonly readAccess: GatewayConfig['auth']['readAccess'];
   /** Stops file watchers (token files, keys). */
@@ -113,6 +119,7 @@ export function createAuthenticator(config: AuthenticatorConfig, deps: Authentic
 
   return {
     readAccess: config.auth.readAccess,
+    vouched: (description) => principalFromDescription(description, rules, config.insecure),
     async authenticate(credentials, options = {}) {
       let certificateSubject: string | undefined;
       if (certificates.clientAuth !== 'NONE') {

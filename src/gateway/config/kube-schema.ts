@@ -4,10 +4,11 @@
  */
 import { z } from 'zod';
 
+// Prefixed names travel in HTTP headers: printable ASCII only, no whitespace (src/shared/kube-names.ts).
 const prefix = z
   .string()
   .max(63)
-  .regex(/^[^\s]*$/, 'no whitespace');
+  .regex(/^[\u0021-\u007e]*$/, 'printable ASCII, no whitespace');
 
 export const kubeSchema = z
   .object({

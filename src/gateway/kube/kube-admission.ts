@@ -1,9 +1,12 @@
 /**
  * Admission of a `/k8s/{account}/…` request (docs/kubectl.md), from its path and headers alone — before any body is
- * read and before anything reaches an agent: the path, the credentials, the role (`kube`; `replica` for a request
- * another replica forwarded, which names its caller), the upgrade protocol (WebSocket only), the account allow rules,
- * the identity mapping, and a slot under the concurrency limits. Throws a {@link KubeRefusal}; a refusal after
- * authentication is reported to `onRefused` (the audit log), an unauthenticated one is not.
+ * read and before anything reaches an agent: the path (one canonical form, src/shared/kube-path.ts), the credentials,
+ * the role (`kube`), the upgrade protocol (WebSocket only), the account allow rules, the identity mapping, and a slot
+ * under the concurrency limits. A request another replica forwarded (authenticated with the `replica` role, naming
+ * its caller's principal in {@link CALLER_HEADER}) is admitted again as if its caller had come here: roles from this
+ * replica's own rules, its account rule, its own identity mapping (docs/replicas.md). Throws a {@link KubeRefusal}; a
+ * refusal after authentication is reported to `onRefused` (the audit log), an unauthenticated or forwarded one is
+ * not (the forwarding replica records the answer).
  */
 import type http from 'node:http';
 import type http2 from 'node:http2';
@@ -13,8 +16,9 @@ import { isValidAccountName } from '../accounts/account-name.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { credentialsFromNodeRequest } from '../auth/credentials.js';
 import { hasRole, identityOf, mayUseKube, type Principal } from '../auth/principal.js';
+import { decodeDescription } from '../auth/vouched-principal.js';
 import type { GatewayKubeConfig } from '../config/kube-schema.js';
-import { CALLER_HEADER, decodeCaller } from './kube-forward.js';
+import { CALLER_HEADER } from './kube-forward.js';
 import { kubeCallerOf, KubeIdentityError, type KubeCaller } from './kube-identity.js';
 import { createKubeLimits } from './kube-limits.js';
 import { KubeRefusal } from './kube-status.js';
@@ -27,8 +31,10 @@ type AnyRequest = http.IncomingMessage | http2.Http2ServerRequest;
 /** An admitted request: where it goes, as whom, and its slot (release it once, when the request ends). */
 export interface Admitted {
   account: string;
-  /** Path and query below the cluster's API root. */
+  /** Path and query below the cluster's API root, checked: later hops append it as text, never re-resolve it. */
   path: string;
+  /** The caller (a forwarded request's: as vouched for, with this replica's roles). */
+  principal: Principal;
   caller: KubeCaller;
   /** Forwarded by another replica (which recorded it, and counted it against the caller's identity). */
   forwarded: boolean;
@@ -48,33 +54,27 @@ export function createKubeAdmission(authenticator: Authenticator, config: Gatewa
   /** Everything that happens before the request may go anywhere; throws a refusal. */
   async function admitRequest(req: AnyRequest, upgrade?: string): Promise<Admitted> {
     if (!config.enabled) throw new KubeRefusal(404, 'kubectl through the gateway is disabled on this gateway (kube.enabled)');
-    const url = req.url ?? '';
-    const rest = url.slice(KUBE_PREFIX.length);
-    const slash = rest.search(/[/?]/);
-    const encoded = slash < 0 ? rest : rest.slice(0, slash);
-    let account: string;
-    try {
-      account = decodeURIComponent(encoded);
-    } catch {
-      throw new KubeRefusal(400, 'the account name in the path is not valid percent-encoding');
-    }
-    if (!isValidAccountName(account))
-      throw new KubeRefusal(400, `"${account.slice(0, 100)}" is not an account name: use /k8s/{account}/api/…`);
-    let path = slash < 0 ? '/' : rest.slice(slash);
-    if (path.startsWith('?')) path = `/${path}`;
-    const problem = kubePathProblem(path);
-    if (problem) throw new KubeRefusal(400, `${problem} (below /k8s/{account})`);
+    const { account, path } = target(req.url ?? '');
     const forwardedCaller = req.headers[CALLER_HEADER];
-    let principal: Principal;
+    let authenticated: Principal;
     try {
-      principal = await authenticator.authenticate(credentialsFromNodeRequest(req));
+      authenticated = await authenticator.authenticate(credentialsFromNodeRequest(req));
     } catch (err) {
       throw new KubeRefusal(401, err instanceof ConnectError ? err.rawMessage : 'authentication failed');
     }
     try {
-      const requirement = forwardedCaller === undefined ? 'kube' : 'replica';
-      if (!hasRole(principal, requirement)) {
-        throw new KubeRefusal(403, `${principal.subject} lacks the role "${requirement}" required for /k8s/${account}`);
+      let principal = authenticated;
+      if (forwardedCaller !== undefined) {
+        // Only a replica may name a caller; the caller is then admitted here as if it had come here itself.
+        if (!hasRole(authenticated, 'replica')) {
+          throw new KubeRefusal(403, `${authenticated.subject} lacks the role "replica" required for /k8s/${account}`);
+        }
+        const description = decodeDescription(forwardedCaller);
+        if (!description) throw new KubeRefusal(400, `malformed ${CALLER_HEADER} header`);
+        principal = authenticator.vouched(description);
+      }
+      if (!hasRole(principal, 'kube')) {
+        throw new KubeRefusal(403, `${principal.subject} lacks the role "kube" required for /k8s/${account}`);
       }
       if (upgrade !== undefined && !/^websocket$/i.test(upgrade)) {
         throw new KubeRefusal(
@@ -83,43 +83,54 @@ export function createKubeAdmission(authenticator: Authenticator, config: Gatewa
             'use kubectl 1.30 or later (1.29: KUBECTL_REMOTE_COMMAND_WEBSOCKETS=true; port-forward needs 1.31+)',
         );
       }
-      return admitCaller(req, principal, account, path);
+      return admitCaller(principal, account, path, forwardedCaller !== undefined);
     } catch (err) {
       // Refused after authentication (no kube role, an account not allowed, a limit): recorded, with who asked. An
       // unauthenticated request is not: its caller is unknown, and a flood of them must not fill the audit log.
       if (err instanceof KubeRefusal && forwardedCaller === undefined) {
-        onRefused(identityOf(principal), account, (req.method ?? 'GET').toUpperCase(), path, err);
+        onRefused(identityOf(authenticated), account, (req.method ?? 'GET').toUpperCase(), path, err);
       }
       throw err;
     }
   }
 
-  function admitCaller(req: AnyRequest, principal: Principal, account: string, path: string): Admitted {
-    const forwardedCaller = req.headers[CALLER_HEADER];
-    let caller: KubeCaller;
-    if (forwardedCaller !== undefined) {
-      const decoded = decodeCaller(forwardedCaller);
-      if (!decoded) throw new KubeRefusal(400, `malformed ${CALLER_HEADER} header`);
-      // The forwarding replica mapped it with the same rules; a system: name never comes from one.
-      if ([decoded.user, ...decoded.groups].some((name) => name.startsWith('system:'))) {
-        throw new KubeRefusal(403, `${CALLER_HEADER} names a system: identity`);
-      }
-      caller = decoded;
-    } else {
-      if (!mayUseKube(principal, account)) {
-        throw new KubeRefusal(403, `${principal.subject} may not reach account "${account}" (authorization.rules: kube role and accounts)`);
-      }
-      try {
-        caller = kubeCallerOf(principal, config);
-      } catch (err) {
-        if (err instanceof KubeIdentityError) throw new KubeRefusal(403, err.message);
-        throw err;
-      }
+  function admitCaller(principal: Principal, account: string, path: string, forwarded: boolean): Admitted {
+    if (!mayUseKube(principal, account)) {
+      throw new KubeRefusal(403, `${principal.subject} may not reach account "${account}" (authorization.rules: kube role and accounts)`);
     }
-    const forwarded = forwardedCaller !== undefined;
+    let caller: KubeCaller;
+    try {
+      caller = kubeCallerOf(principal, config);
+    } catch (err) {
+      if (err instanceof KubeIdentityError) throw new KubeRefusal(403, err.message);
+      throw err;
+    }
     const release = limits.acquire(forwarded ? undefined : caller.principal, account);
-    return { account, path, caller, forwarded, release };
+    return { account, path, principal, caller, forwarded, release };
   }
 
   return admitRequest;
+}
+
+/**
+ * The account and the checked path of a request target (`/k8s/{account}/…`); throws a 400 refusal for anything that
+ * is not one, before authentication. The path is the text the check saw, and what every later hop sends.
+ */
+function target(url: string): { account: string; path: string } {
+  const rest = url.slice(KUBE_PREFIX.length);
+  const slash = rest.search(/[/?]/);
+  const encoded = slash < 0 ? rest : rest.slice(0, slash);
+  let account: string;
+  try {
+    account = decodeURIComponent(encoded);
+  } catch {
+    throw new KubeRefusal(400, 'the account name in the path is not valid percent-encoding');
+  }
+  if (!isValidAccountName(account))
+    throw new KubeRefusal(400, `"${account.slice(0, 100)}" is not an account name: use /k8s/{account}/api/…`);
+  let path = slash < 0 ? '/' : rest.slice(slash);
+  if (path.startsWith('?')) path = `/${path}`;
+  const problem = kubePathProblem(path);
+  if (problem) throw new KubeRefusal(400, `${problem} (below /k8s/{account})`);
+  return { account, path };
 }

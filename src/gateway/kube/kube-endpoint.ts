@@ -6,11 +6,11 @@
  * to the replica holding one (kube-forward.ts); at its end one audit entry is recorded (kube-audit.ts) and it is
  * counted. Refusals are Kubernetes `Status` answers (kube-status.ts).
  */
-import { HOP_BY_HOP } from '../../shared/hop-by-hop.js';
 import type http from 'node:http';
 import type http2 from 'node:http2';
 import { performance } from 'node:perf_hooks';
 import type { Duplex } from 'node:stream';
+import { allowedKubeHeaders } from '../../shared/kube-headers.js';
 import type { Logger } from '../../shared/logger.js';
 import type { LiveSession, SessionRegistry } from '../agents/session-registry.js';
 import type { AuditLog } from '../audit/audit-log.js';
@@ -20,7 +20,7 @@ import type { KubeRecorder, KubeVia } from '../metrics/gateway-metrics.js';
 import { createKubeAdmission, KUBE_PREFIX, type Admitted } from './kube-admission.js';
 import { kubeAuditEntry } from './kube-audit.js';
 import { closeAfterAnswer, hasBody, outcomeOf, runExchange, type ExchangeOutcome, type ExchangeRequest } from './kube-exchange.js';
-import { CALLER_HEADER, type KubeForwarder } from './kube-forward.js';
+import type { KubeForwarder } from './kube-forward.js';
 import { kubeRequestInfo } from './kube-request-info.js';
 import { KubeRefusal, sendSocketStatus, sendStatus } from './kube-status.js';
 import { runUpgradeExchange } from './kube-upgrade-exchange.js';
@@ -85,18 +85,13 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
     );
   });
 
-  function exchangeRequest(a: Admitted, req: AnyRequest, timeoutMs: number | undefined): ExchangeRequest {
-    const headers: Array<{ name: string; value: string }> = [];
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (value === undefined || name.startsWith(':') || name === 'host' || name === 'authorization' || name === 'cookie') continue;
-      if (name === CALLER_HEADER || name.startsWith('impersonate-') || (HOP_BY_HOP.has(name) && name !== 'upgrade')) continue;
-      for (const v of Array.isArray(value) ? value : [value]) headers.push({ name, value: v });
-    }
+  /** The request for the agent: the checked path as admitted, the caller's headers through the shared allow-list. */
+  function exchangeRequest(a: Admitted, req: AnyRequest, timeoutMs: number | undefined, upgrade: boolean): ExchangeRequest {
     return {
       account: a.account,
       method: (req.method ?? 'GET').toUpperCase(),
       path: a.path,
-      headers,
+      headers: allowedKubeHeaders(req.headers, upgrade),
       caller: a.caller,
       timeoutMs,
       tellImpersonation: a.forwarded,
@@ -153,8 +148,8 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
       const limit = config.requestTimeoutSeconds * 1000;
       const timeoutMs = info.longRunning ? undefined : Math.min(limit, info.timeoutMs && info.timeoutMs > 0 ? info.timeoutMs : limit);
       await carry(admitted, method, started, {
-        local: (session) => runExchange(session, exchangeRequest(admitted, req, timeoutMs), req, res),
-        forward: (target) => deps.forwarder!.forward(target, req.url!, admitted.caller, req, res),
+        local: (session) => runExchange(session, exchangeRequest(admitted, req, timeoutMs, false), req, res),
+        forward: (target) => deps.forwarder!.forward(target, forwardTarget(admitted), admitted.principal, req, res),
         answer: (refusal) => {
           if (hasBody(req) && req.httpVersionMajor !== 2) (res as http.ServerResponse).setHeader('connection', 'close');
           sendStatus(res, refusal);
@@ -177,13 +172,21 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
         return false;
       }
       await carry(admitted, (req.method ?? 'GET').toUpperCase(), started, {
-        local: (session) => runUpgradeExchange(session, exchangeRequest(admitted, req, undefined), socket, rest),
-        forward: (target) => deps.forwarder!.forwardUpgrade(target, req.url!, admitted.caller, req, socket, rest),
+        local: (session) => runUpgradeExchange(session, exchangeRequest(admitted, req, undefined, true), socket, rest),
+        forward: (target) => deps.forwarder!.forwardUpgrade(target, forwardTarget(admitted), admitted.principal, req, socket, rest),
         answer: (refusal) => sendSocketStatus(socket, refusal),
       });
       return true;
     },
   };
+}
+
+/**
+ * The request target a forward sends: the admitted account and checked path, concatenated (never the caller's raw
+ * `req.url`, never re-resolved), so the receiving replica checks exactly what this one checked.
+ */
+function forwardTarget(admitted: Pick<Admitted, 'account' | 'path'>): string {
+  return `${KUBE_PREFIX}${encodeURIComponent(admitted.account)}${admitted.path}`;
 }
 
 function toRefusal(err: unknown, logger: Logger): KubeRefusal {

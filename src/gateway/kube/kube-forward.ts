@@ -1,25 +1,34 @@
 /**
  * `/k8s/{account}` requests whose account is served by another replica's agent stream (docs/replicas.md): found with
  * the same owner lookup as forwarded operations (the lease holder first), and passed on as HTTP — streamed both ways,
- * upgrades included — authenticated with this replica's token and naming the caller in {@link CALLER_HEADER}, which
- * the receiving replica trusts from replica credentials only. The receiver serves it from its own streams and never
- * forwards again, so forwards cannot loop.
+ * upgrades included — authenticated with this replica's token and describing the caller's principal in
+ * {@link CALLER_HEADER}, which the receiving replica trusts from replica credentials only and admits again with its
+ * own rules (kube-admission.ts). The target is the checked account and path appended to the peer's base URL as text,
+ * never re-resolved; the caller's headers go on through the shared allow-list (src/shared/kube-headers.ts). The
+ * receiver serves it from its own streams and never forwards again, so forwards cannot loop. At shutdown every open
+ * forward is cut first and new ones are refused (503), so the servers' grace is not spent waiting on watches.
  */
 import { HOP_BY_HOP } from '../../shared/hop-by-hop.js';
 import http from 'node:http';
 import https from 'node:https';
 import { readFileSync } from 'node:fs';
 import type { Duplex } from 'node:stream';
+import { urlToHttpOptions } from 'node:url';
+import { allowedKubeHeaders } from '../../shared/kube-headers.js';
+import type { Principal } from '../auth/principal.js';
 import type { ReplicaTokenSigner } from '../auth/replica-token.js';
+import { describePrincipal, encodeDescription } from '../auth/vouched-principal.js';
 import type { OwnerLookup } from '../replicas/owner-lookup.js';
 import type { ReplicaDirectory } from '../replicas/replica-directory.js';
 import type { ExchangeOutcome } from './kube-exchange.js';
 import { closeAfterAnswer, IMPERSONATED_HEADER, outcomeOf } from './kube-exchange.js';
-import type { KubeCaller } from './kube-identity.js';
 import { KubeRefusal, sendSocketStatus, sendStatus } from './kube-status.js';
 import { writeRawHead } from './kube-upgrade-exchange.js';
 
-/** Names the caller on a forwarded request: base64url JSON of a {@link KubeCaller}. Trusted from replicas only. */
+/**
+ * Describes the caller on a forwarded request: base64url JSON of its principal's description (vouched-principal.ts:
+ * method, subject, groups, certificate attributes — never roles). Trusted from replica credentials only.
+ */
 export const CALLER_HEADER = 'x-outpost-kube-caller';
 
 type AnyRequest = http.IncomingMessage | import('node:http2').Http2ServerRequest;
@@ -40,36 +49,26 @@ export interface KubeForwarder {
   target(account: string): Promise<string | undefined>;
   /** Forgets what the lookup cached for the account (its answer was wrong). */
   forget(account: string): void;
-  forward(baseUrl: string, path: string, caller: KubeCaller, req: AnyRequest, res: AnyResponse): Promise<ExchangeOutcome>;
+  /**
+   * Passes a request on. `target` is the request target to send (`/k8s/{account}{path}`), built from the admitted
+   * account and checked path by concatenation; `caller` the admitted principal.
+   */
+  forward(baseUrl: string, target: string, caller: Principal, req: AnyRequest, res: AnyResponse): Promise<ExchangeOutcome>;
+  /** As {@link KubeForwarder.forward}, for an upgrade. */
   forwardUpgrade(
     baseUrl: string,
-    path: string,
-    caller: KubeCaller,
+    target: string,
+    caller: Principal,
     req: http.IncomingMessage,
     socket: Duplex,
     rest: Buffer,
   ): Promise<ExchangeOutcome>;
-  /** Cuts every forward still open (shutdown: their callers reconnect to another replica). */
+  /** Cuts every forward still open and refuses new ones (shutdown: their callers reconnect to another replica). */
   close(): void;
 }
 
-/** Encodes the caller for {@link CALLER_HEADER}. */
-export function encodeCaller(caller: KubeCaller): string {
-  return Buffer.from(JSON.stringify(caller)).toString('base64url');
-}
-
-/** Decodes {@link CALLER_HEADER}; undefined when it is not a well-formed caller. */
-export function decodeCaller(value: string | string[] | undefined): KubeCaller | undefined {
-  if (typeof value !== 'string') return undefined;
-  try {
-    const c = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as Partial<KubeCaller>;
-    const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((g) => typeof g === 'string');
-    if (typeof c.principal !== 'string' || typeof c.user !== 'string' || c.user === '' || !strings(c.groups)) return undefined;
-    return { principal: c.principal, user: c.user, groups: c.groups };
-  } catch {
-    return undefined;
-  }
-}
+/** Why a forward ended when this replica cut it at shutdown (the audit log's error). */
+export const SHUTDOWN_MESSAGE = 'this replica is shutting down: the forwarded request was cut (retry: another replica serves it)';
 
 function impersonatedOf(headers: http.IncomingHttpHeaders, outcome: ExchangeOutcome): void {
   const value = headers[IMPERSONATED_HEADER];
@@ -87,33 +86,50 @@ function impersonatedOf(headers: http.IncomingHttpHeaders, outcome: ExchangeOutc
 export function createKubeForwarder(deps: KubeForwarderDeps): KubeForwarder {
   const ca = deps.caFile ? readFileSync(deps.caFile) : undefined;
 
-  async function outgoing(req: AnyRequest, caller: KubeCaller, upgrade: boolean): Promise<Record<string, string | string[]>> {
+  let closed = false;
+
+  /** The caller's allowed headers, this replica's credentials, the caller's description (and an upgrade's pair). */
+  async function outgoing(req: AnyRequest, caller: Principal, upgrade: boolean): Promise<Record<string, string | string[]>> {
     const headers: Record<string, string | string[]> = {};
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (value === undefined || name.startsWith(':') || name === 'host' || name === 'authorization') continue;
-      if (HOP_BY_HOP.has(name) && !(upgrade && (name === 'connection' || name === 'upgrade'))) continue;
-      headers[name] = value;
+    for (const { name, value } of allowedKubeHeaders(req.headers, upgrade)) {
+      const existing = headers[name];
+      headers[name] = existing === undefined ? value : [...(Array.isArray(existing) ? existing : [existing]), value];
     }
+    if (upgrade) headers.connection = 'Upgrade';
     if (deps.signer) headers.authorization = `Bearer ${await deps.signer.token()}`;
-    headers[CALLER_HEADER] = encodeCaller(caller);
+    headers[CALLER_HEADER] = encodeDescription(describePrincipal(caller));
     return headers;
   }
 
   /** Peer requests and their upgraded sockets still open. */
-  const openForwards = new Set<{ destroy(): void }>();
+  const openForwards = new Set<{ destroy(error?: Error): void }>();
   const track = (item: http.ClientRequest | Duplex) => {
     openForwards.add(item);
     item.once('close', () => openForwards.delete(item));
   };
 
-  function open(baseUrl: string, path: string, method: string, headers: Record<string, string | string[]>): http.ClientRequest {
-    const url = new URL(path, baseUrl);
-    const secure = url.protocol === 'https:';
+  function open(baseUrl: string, target: string, method: string, headers: Record<string, string | string[]>): http.ClientRequest {
+    const base = new URL(baseUrl);
+    const { protocol, hostname, port } = urlToHttpOptions(base);
+    const secure = protocol === 'https:';
+    // The checked target appended to the peer's base path as text: sent as it was admitted, never re-resolved.
+    const path = base.pathname.replace(/\/+$/, '') + target;
     // A connection per request: watches and upgrades hold theirs for long, and a pooled one would be taken over.
-    const req = (secure ? https : http).request(url, { method, headers, agent: false, ...(secure && ca ? { ca } : {}) });
+    const req = (secure ? https : http).request({
+      protocol,
+      hostname,
+      port,
+      path,
+      method,
+      headers,
+      agent: false,
+      ...(secure && ca ? { ca } : {}),
+    });
     track(req);
     return req;
   }
+
+  const shuttingDown = () => new KubeRefusal(503, 'this replica is shutting down; retry', { 'retry-after': '1' });
 
   return {
     async target(account) {
@@ -125,18 +141,28 @@ export function createKubeForwarder(deps: KubeForwarderDeps): KubeForwarder {
     },
     forget: (account) => deps.owners.forget(account),
     close() {
-      for (const item of [...openForwards]) item.destroy();
+      closed = true;
+      for (const item of [...openForwards]) item.destroy(new Error(SHUTDOWN_MESSAGE));
       openForwards.clear();
     },
-    async forward(baseUrl, path, caller, req, res) {
+    async forward(baseUrl, target, caller, req, res) {
       const outcome = outcomeOf();
-      const peer = open(baseUrl, path, req.method ?? 'GET', await outgoing(req, caller, false));
+      const headers = await outgoing(req, caller, false);
+      if (closed) {
+        const refusal = shuttingDown();
+        outcome.status = refusal.status;
+        outcome.error = refusal.message;
+        sendStatus(res, refusal);
+        closeAfterAnswer(req, res);
+        return outcome;
+      }
+      const peer = open(baseUrl, target, req.method ?? 'GET', headers);
       return new Promise((resolve) => {
         let done = false;
         const finish = (error = '') => {
           if (done) return;
           done = true;
-          outcome.error ||= error;
+          outcome.error ||= closed ? SHUTDOWN_MESSAGE : error;
           // Answered before the caller's body was all passed on: the rest must not become the next request.
           if (!(req as http.IncomingMessage).readableEnded) closeAfterAnswer(req, res);
           resolve(outcome);
@@ -160,8 +186,11 @@ export function createKubeForwarder(deps: KubeForwarderDeps): KubeForwarder {
         });
         peer.on('error', (err) => {
           if (!res.headersSent) {
-            outcome.status = 502;
-            sendStatus(res, new KubeRefusal(502, `could not reach the replica serving the account: ${err.message}`));
+            const refusal = closed
+              ? shuttingDown()
+              : new KubeRefusal(502, `could not reach the replica serving the account: ${err.message}`);
+            outcome.status = refusal.status;
+            sendStatus(res, refusal);
           } else res.destroy();
           finish(err.message);
         });
@@ -175,12 +204,20 @@ export function createKubeForwarder(deps: KubeForwarderDeps): KubeForwarder {
         (req as http.IncomingMessage).pipe(peer);
       });
     },
-    async forwardUpgrade(baseUrl, path, caller, req, socket, rest) {
+    async forwardUpgrade(baseUrl, target, caller, req, socket, rest) {
       const outcome = outcomeOf();
-      const peer = open(baseUrl, path, req.method ?? 'GET', await outgoing(req, caller, true));
+      const headers = await outgoing(req, caller, true);
+      if (closed) {
+        const refusal = shuttingDown();
+        outcome.status = refusal.status;
+        outcome.error = refusal.message;
+        sendSocketStatus(socket, refusal);
+        return outcome;
+      }
+      const peer = open(baseUrl, target, req.method ?? 'GET', headers);
       return new Promise((resolve) => {
         const finish = (error = '') => {
-          outcome.error ||= error;
+          outcome.error ||= closed ? SHUTDOWN_MESSAGE : error;
           resolve(outcome);
         };
         socket.on('error', () => {});
@@ -225,8 +262,9 @@ export function createKubeForwarder(deps: KubeForwarderDeps): KubeForwarder {
           answer.on('error', (err) => finish(err.message));
         });
         peer.on('error', (err) => {
-          outcome.status ||= 502;
-          sendSocketStatus(socket, new KubeRefusal(502, `could not reach the replica serving the account: ${err.message}`));
+          const refusal = closed ? shuttingDown() : new KubeRefusal(502, `could not reach the replica serving the account: ${err.message}`);
+          outcome.status ||= refusal.status;
+          sendSocketStatus(socket, refusal);
           finish(err.message);
         });
         peer.end();

@@ -5,11 +5,14 @@
  *   CN (its whole subject when it has none); `anonymous` in insecure mode;
  * - groups: `kube.groupsPrefix` + each group of the credential — a static token's `groups`, the JWT's groups claim
  *   (`auth.jwt.groupsClaim`), the certificate's O values.
- * With empty prefixes a name in the `system:` namespace is refused: an Outpost subject must never become a cluster's
- * built-in identity.
+ * Every name, before and after its prefix, must be one an HTTP header carries verbatim (src/shared/kube-names.ts: no
+ * whitespace at either end, no control character, printable ASCII), and with empty prefixes a name in the `system:`
+ * namespace is refused, as the cluster reads it: an Outpost subject must never become a cluster's built-in identity.
+ * A request another replica forwarded is mapped here too, from its caller's principal (kube-admission.ts).
  */
-import type { GatewayKubeConfig } from '../config/kube-schema.js';
 import { identityOf, type Principal } from '../auth/principal.js';
+import type { GatewayKubeConfig } from '../config/kube-schema.js';
+import { isSystemName, kubeNameProblem } from '../../shared/kube-names.js';
 
 /** A caller as the cluster will see it. */
 export interface KubeCaller {
@@ -22,15 +25,24 @@ export interface KubeCaller {
 /** Thrown when a principal maps to no acceptable Kubernetes identity. */
 export class KubeIdentityError extends Error {}
 
-/** Maps the principal; throws {@link KubeIdentityError} for names in `system:` (with empty prefixes). */
+/** Maps the principal; throws {@link KubeIdentityError} for a name that is not acceptable (see the module comment). */
 export function kubeCallerOf(principal: Principal, config: Pick<GatewayKubeConfig, 'userPrefix' | 'groupsPrefix'>): KubeCaller {
   const name = principal.method === 'certificate' ? (principal.attributes?.CN?.[0] ?? principal.subject) : principal.subject;
+  const source = principal.method === 'certificate' ? 'certificate' : principal.method;
+  check(name, `the ${source} subject`);
+  for (const group of principal.groups ?? []) check(group, `the ${source} group`);
   const user = `${config.userPrefix}${name}`;
   const groups = [...new Set((principal.groups ?? []).map((g) => `${config.groupsPrefix}${g}`))];
   for (const value of [user, ...groups]) {
-    if (value.startsWith('system:')) {
+    check(value, 'the Kubernetes name');
+    if (isSystemName(value)) {
       throw new KubeIdentityError(`"${value}" is in the cluster's reserved system: namespace; set kube.userPrefix and kube.groupsPrefix`);
     }
   }
   return { principal: identityOf(principal), user, groups };
+}
+
+function check(name: string, what: string): void {
+  const problem = kubeNameProblem(name);
+  if (problem) throw new KubeIdentityError(`${what} ${JSON.stringify(name.slice(0, 100))} ${problem}: it cannot be impersonated`);
 }
