@@ -1,6 +1,8 @@
 /**
  * The identity mapping of kubectl through the gateway (docs/kubectl.md, "Identity mapping"): tokens, JWTs and
- * certificates to a prefixed Kubernetes user and groups; `system:` names refused when the prefixes are empty.
+ * certificates to a prefixed Kubernetes user and groups; `system:` names refused when the prefixes are empty, also
+ * behind the whitespace the cluster's HTTP parser trims; names an HTTP header cannot carry verbatim refused from every
+ * source, a forwarded caller's included.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -36,6 +38,61 @@ test('with empty prefixes a system: name is refused', () => {
   assert.throws(() => kubeCallerOf(principalFromRules('system:admin', 'token', []), none), KubeIdentityError);
   assert.throws(() => kubeCallerOf(principalFromRules('eve', 'token', [], undefined, {}, ['system:masters']), none), /system:masters/);
   assert.equal(kubeCallerOf(principalFromRules('eve', 'token', []), none).user, 'eve');
+});
+
+test('names the cluster would read differently are refused from every source, with or without prefixes', () => {
+  const none = { userPrefix: '', groupsPrefix: '' };
+  const token = (subject: string, groups: string[] = []) => principalFromRules(subject, 'token', [], undefined, {}, groups);
+  const jwt = (subject: string, groups: string[] = []) => principalFromRules(subject, 'jwt', [], undefined, {}, groups);
+  const cert = (cn: string, o: string[] = []) => principalFromRules(`CN=${cn}`, 'certificate', [], undefined, { CN: [cn], O: o });
+  const hostile = [' system:masters', '\tsystem:masters', 'system:masters ', 'system:masters\t', 'devs\u0000', 'a\r\nb', 'd\u00e9vs', ''];
+  for (const config of [none, defaults]) {
+    for (const name of hostile) {
+      const label = `${JSON.stringify(name)} with prefixes ${JSON.stringify(config.userPrefix)}`;
+      if (name !== '') {
+        assert.throws(() => kubeCallerOf(token(name), config), KubeIdentityError, `token subject ${label}`);
+        assert.throws(() => kubeCallerOf(jwt(name), config), KubeIdentityError, `JWT subject ${label}`);
+        assert.throws(() => kubeCallerOf(cert(name), config), KubeIdentityError, `certificate CN ${label}`);
+      }
+      assert.throws(() => kubeCallerOf(token('eve', [name]), config), KubeIdentityError, `token group ${label}`);
+      assert.throws(() => kubeCallerOf(jwt('eve', [name]), config), KubeIdentityError, `JWT group ${label}`);
+      assert.throws(() => kubeCallerOf(cert('eve', [name]), config), KubeIdentityError, `certificate O ${label}`);
+    }
+  }
+  assert.throws(() => kubeCallerOf(token('eve', [' system:masters']), none), /starts or ends with whitespace/);
+  assert.throws(() => kubeCallerOf(cert('system:node:x'), none), /reserved system: namespace/);
+  // Kubernetes compares names byte for byte: `System:masters` is another, unprivileged group.
+  assert.deepEqual(kubeCallerOf(token('eve', ['System:masters', 'dev ops']), none).groups, ['System:masters', 'dev ops']);
+});
+
+test("a forwarded caller is re-derived from its description with this replica's rules, then mapped here", async () => {
+  const { principalFromDescription, describePrincipal } = await import('../../src/gateway/auth/vouched-principal.js');
+  const { ruleSchema } = await import('../../src/gateway/config/security-schema.js');
+  const { mayUseKube, hasRole } = await import('../../src/gateway/auth/principal.js');
+  const here = [
+    ruleSchema.parse({ kind: 'token', subject: '^alice$', roles: ['kube'], accounts: ['prod-*'] }),
+    ruleSchema.parse({ kind: 'certificate', attributes: { O: 'sre' }, roles: ['kube'], accounts: ['*'] }),
+  ];
+  const elsewhere = [ruleSchema.parse({ kind: 'token', subject: '^alice$', roles: ['kube', 'admin'], accounts: ['*'] })];
+  const alice = principalFromDescription(
+    describePrincipal(principalFromRules('alice', 'token', elsewhere, undefined, {}, ['devs'])),
+    here,
+    false,
+  );
+  assert.equal(hasRole(alice, 'admin'), false, 'roles come from the rules here, never from the forwarding replica');
+  assert.equal(mayUseKube(alice, 'prod-eu'), true);
+  assert.equal(mayUseKube(alice, 'staging'), false);
+  assert.deepEqual(kubeCallerOf(alice, defaults), { principal: 'token:alice', user: 'outpost:alice', groups: ['outpost:devs'] });
+  const sre = principalFromDescription(
+    describePrincipal(principalFromRules('CN=bob,O=sre', 'certificate', [], undefined, { CN: ['bob'], O: ['sre'] })),
+    here,
+    false,
+  );
+  assert.equal(mayUseKube(sre, 'anything'), true, 'certificate attributes travel and match here');
+  const hostile = principalFromDescription({ method: 'token', subject: 'alice', groups: [' system:masters'] }, here, false);
+  assert.throws(() => kubeCallerOf(hostile, { userPrefix: '', groupsPrefix: '' }), /starts or ends with whitespace/);
+  const insecure = principalFromDescription({ method: 'insecure', subject: 'anonymous', groups: [] }, here, false);
+  assert.equal(hasRole(insecure, 'kube'), false, 'an insecure caller gets no role from a secure replica');
 });
 
 test('the kube role reaches only the accounts its rule lists; a kube rule without accounts is a config error', async () => {
@@ -92,6 +149,10 @@ test("the authenticator takes groups from a static token's config and from a JWT
     assert.deepEqual(kubeCallerOf(single, defaults).groups, ['outpost:sre']);
     const none = await authenticator.authenticate({ secure: false, bearer: await sign({ groups: ['ignored'] }) });
     assert.deepEqual(kubeCallerOf(none, defaults).groups, [], 'only the configured claim names groups');
+    // A groups claim (or a subject) the cluster would trim into a system: name is refused, whatever the prefixes.
+    const padded = await authenticator.authenticate({ secure: false, bearer: await sign({ teams: [' system:masters', 'sre'] }) });
+    assert.throws(() => kubeCallerOf(padded, { userPrefix: '', groupsPrefix: '' }), /JWT group " system:masters" starts or ends/);
+    assert.throws(() => kubeCallerOf(padded, defaults), /starts or ends with whitespace/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -1,0 +1,206 @@
+/**
+ * What the agent's Kubernetes API proxy sends to its cluster, recorded by a real reverse proxy in front of the sandbox
+ * (testkit/prefix-proxy.ts), whatever the gateway hands it: only the caller's headers the shared allow-list admits
+ * (src/shared/kube-headers.ts) — never `X-Remote-*`, `Impersonate-*`, credentials or anything unlisted — plus the
+ * agent's own credentials and impersonation; the WebSocket handshake of an exec still passes. A caller whose user or
+ * group is a `system:` name, or one the cluster's HTTP parser would trim into one, is refused before anything is sent;
+ * a static identity from the agent's own configuration may be anything.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { create } from '@bufbuild/protobuf';
+import { KubeRequestSchema, type KubeHeader, type KubeResponse } from '../../src/gen/outpost/agent/v1/kube_pb.js';
+import { createAccountRuntime, unpreparedAccount } from '../../src/agent/accounts/account-runtime.js';
+import { accountSchema } from '../../src/agent/config/schema.js';
+import { createKubeClient, type KubeClient } from '../../src/agent/kube/kube-client.js';
+import { createKubeProxy, type KubeProxy } from '../../src/agent/kube-proxy/kube-proxy.js';
+import { KubeConfig, startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { KUBE_REQUEST_HEADERS } from '../../src/shared/kube-headers.js';
+import { createSilentLogger } from '../../src/shared/logger.js';
+import { eventually } from '../../testkit/eventually.js';
+import { startPrefixProxy, type PrefixProxy } from '../../testkit/prefix-proxy.js';
+import { createRunningPod } from '../sandbox/stream-fixtures.js';
+
+/** What a hostile caller (or a gateway that forgot to filter) may put on a request. */
+const HOSTILE_HEADERS: KubeHeader[] = [
+  { name: 'x-remote-user', value: 'system:admin' },
+  { name: 'X-Remote-Group', value: 'system:masters' },
+  { name: 'x-remote-extra-scopes', value: 'everything' },
+  { name: 'impersonate-user', value: 'sandbox-admin' },
+  { name: 'impersonate-group', value: 'system:masters' },
+  { name: 'authorization', value: 'Bearer stolen' },
+  { name: 'cookie', value: 'session=1' },
+  { name: 'x-forwarded-for', value: '10.0.0.1' },
+  { name: 'forwarded', value: 'for=10.0.0.1' },
+  { name: 'audit-id', value: 'forged' },
+  { name: 'x-outpost-kube-caller', value: 'forged' },
+  { name: 'x-anything-new', value: '1' },
+] as KubeHeader[];
+
+/** Headers the agent itself sets (or Node adds). */
+const AGENT_HEADERS = new Set(['authorization', 'impersonate-user', 'impersonate-group', 'host', 'connection', 'upgrade']);
+
+describe("the agent's request headers and impersonated names", () => {
+  let sandbox: Sandbox;
+  let proxy: PrefixProxy;
+  let client: KubeClient;
+
+  before(async () => {
+    sandbox = await startSandbox({ seed: 'demo' });
+    createRunningPod(sandbox, 'demo', 'shell');
+    proxy = await startPrefixProxy({ target: sandbox.url });
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c1', server: proxy.server, skipTLSVerify: true }],
+      users: [{ name: 'admin', token: sandbox.adminToken }],
+      contexts: [{ name: 'c1', cluster: 'c1', user: 'admin' }],
+      currentContext: 'c1',
+    });
+    client = createKubeClient(kc);
+  });
+  after(async () => {
+    client?.close();
+    await proxy?.close();
+    await sandbox?.close();
+  });
+
+  function proxyFor(kubeProxy: unknown = {}): { proxy: KubeProxy; out: KubeResponse[] } {
+    const config = accountSchema.parse({ name: 'c1', kubeconfigFile: '/unused', kubeProxy });
+    const account = createAccountRuntime({ ...unpreparedAccount(config), client }, 'file');
+    const out: KubeResponse[] = [];
+    return { proxy: createKubeProxy({ account: () => account, send: (r) => out.push(r), logger: createSilentLogger() }), out };
+  }
+
+  async function answer(out: KubeResponse[], id: bigint) {
+    const parts = await eventually(`the answer of ${id}`, () => {
+      const mine = out.filter((r) => r.id === id);
+      return mine.some((r) => r.part.case === 'end' || (r.part.case === 'head' && r.part.value.status === 101)) ? mine : undefined;
+    });
+    const head = parts.find((r) => r.part.case === 'head')?.part;
+    const end = parts.find((r) => r.part.case === 'end')?.part;
+    return {
+      status: head?.case === 'head' ? head.value.status : 0,
+      code: end?.case === 'end' ? end.value.code : '',
+      error: end?.case === 'end' ? end.value.error : '',
+    };
+  }
+
+  const recorded = (marker: string) => {
+    const found = proxy.requests().filter((r) => r.target.includes(marker));
+    assert.equal(found.length, 1, `one request carrying ${marker}`);
+    return found[0]!;
+  };
+
+  test('only allow-listed caller headers reach the cluster, beside the agent credentials and impersonation', async () => {
+    const { proxy: kubeProxy, out } = proxyFor();
+    const headers = [
+      { name: 'accept', value: 'application/json' },
+      { name: 'user-agent', value: 'kubectl/v1.33.0' },
+      { name: 'kubectl-command', value: 'kubectl get' },
+      ...HOSTILE_HEADERS,
+    ] as KubeHeader[];
+    kubeProxy.received(
+      create(KubeRequestSchema, {
+        id: 1n,
+        part: {
+          case: 'head',
+          value: {
+            account: 'c1',
+            method: 'GET',
+            path: '/api/v1/namespaces/demo/configmaps?labelSelector=marker%3Dplain',
+            headers,
+            caller: { principal: 'token:alice', user: 'outpost:alice', groups: ['outpost:devs'] },
+            window: 1 << 20,
+            noBody: true,
+          },
+        },
+      }),
+    );
+    assert.equal((await answer(out, 1n)).status, 403, "the cluster's RBAC answered for outpost:alice");
+    const sent = recorded('marker%3Dplain');
+    for (const name of Object.keys(sent.headers)) {
+      assert.ok(KUBE_REQUEST_HEADERS.has(name) || AGENT_HEADERS.has(name), `${name} reached the cluster`);
+    }
+    assert.deepEqual(sent.headers['impersonate-user'], ['outpost:alice']);
+    assert.deepEqual(sent.headers['impersonate-group'], ['outpost:devs']);
+    assert.deepEqual(sent.headers.authorization, [`Bearer ${sandbox.adminToken}`]);
+    assert.deepEqual(sent.headers['user-agent'], ['kubectl/v1.33.0']);
+    assert.deepEqual(sent.headers['kubectl-command'], ['kubectl get']);
+  });
+
+  test('an exec upgrade keeps the WebSocket handshake and drops the rest', async () => {
+    const { proxy: kubeProxy, out } = proxyFor({ identity: 'static', user: 'ops', groups: ['system:masters'] });
+    const headers = [
+      { name: 'upgrade', value: 'websocket' },
+      { name: 'sec-websocket-key', value: Buffer.from('0123456789abcdef').toString('base64') },
+      { name: 'sec-websocket-version', value: '13' },
+      { name: 'sec-websocket-protocol', value: 'v5.channel.k8s.io' },
+      ...HOSTILE_HEADERS,
+    ] as KubeHeader[];
+    kubeProxy.received(
+      create(KubeRequestSchema, {
+        id: 2n,
+        part: {
+          case: 'head',
+          value: {
+            account: 'c1',
+            method: 'GET',
+            path: '/api/v1/namespaces/demo/pods/shell/exec?command=echo&command=marker-upgrade&stdout=true',
+            headers,
+            caller: { principal: 'token:alice', user: 'outpost:alice' },
+            window: 1 << 20,
+            upgrade: true,
+          },
+        },
+      }),
+    );
+    assert.equal((await answer(out, 2n)).status, 101, 'the handshake passed');
+    kubeProxy.close('done');
+    const sent = recorded('marker-upgrade');
+    assert.equal(sent.upgrade, true);
+    for (const name of Object.keys(sent.headers)) {
+      assert.ok(KUBE_REQUEST_HEADERS.has(name) || AGENT_HEADERS.has(name), `${name} reached the cluster`);
+    }
+    assert.deepEqual(sent.headers['sec-websocket-protocol'], ['v5.channel.k8s.io']);
+    assert.deepEqual(sent.headers['impersonate-group'], ['system:masters'], "the static identity is the agent's own to choose");
+  });
+
+  test('a caller named into system:, directly or behind whitespace, is refused before anything is sent', async () => {
+    const { proxy: kubeProxy, out } = proxyFor();
+    const callers = [
+      { user: 'system:admin', groups: [] },
+      { user: ' system:admin', groups: [] },
+      { user: 'outpost:alice', groups: ['system:masters'] },
+      { user: 'outpost:alice', groups: [' system:masters'] },
+      { user: 'outpost:alice', groups: ['\tsystem:masters'] },
+      { user: 'outpost:alice', groups: ['system:masters '] },
+      { user: 'outpost:alice\t', groups: [] },
+      { user: 'outpost:alice', groups: ['outpost:d\u00e9vs'] },
+      { user: 'outpost:alice', groups: ['outpost:devs\u0000'] },
+    ];
+    let id = 10n;
+    for (const caller of callers) {
+      kubeProxy.received(
+        create(KubeRequestSchema, {
+          id: ++id,
+          part: {
+            case: 'head',
+            value: {
+              account: 'c1',
+              method: 'GET',
+              path: `/api/v1/namespaces/kube-system/secrets?labelSelector=marker%3Dcaller-${id}`,
+              caller: { principal: 'token:eve', ...caller },
+              window: 1 << 20,
+              noBody: true,
+            },
+          },
+        }),
+      );
+      const refused = await answer(out, id);
+      assert.equal(refused.status, 0, JSON.stringify(caller));
+      assert.equal(refused.code, 'refused', JSON.stringify(caller));
+      assert.match(refused.error, /not impersonated/);
+    }
+    assert.ok(!proxy.requests().some((r) => r.target.includes('marker%3Dcaller-')), 'none reached the cluster');
+  });
+});
