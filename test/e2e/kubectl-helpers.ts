@@ -107,8 +107,8 @@ export interface KubeStackOptions {
   agentLogger?: Logger;
   /** Wait until the agent's cache matches the sandbox (every watch open) before resolving. */
   waitForCache?: boolean;
-  /** More accounts of the agent, each a kubeconfig file (a second sandbox, say). */
-  extraAccounts?: Array<{ name: string; kubeconfigFile: string }>;
+  /** More accounts of the agent, each a kubeconfig file (a second sandbox, say), with more account settings if given. */
+  extraAccounts?: Array<{ name: string; kubeconfigFile: string } & Record<string, unknown>>;
 }
 
 /** A running stack for the kubectl tests. */
