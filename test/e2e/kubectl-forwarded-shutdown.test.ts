@@ -1,0 +1,131 @@
+/**
+ * Shutdown with `/k8s` forwards open (two and then three replicas on one Postgres, TLS and tokens): a watch forwarded
+ * through a replica ends when that replica stops — its forward is cut by the shutdown step that closes the forwarder
+ * the endpoint really uses, before the servers wait out their grace, and recorded as such — and the replica holding
+ * the stream then ends the watch in the cluster. A watch forwarded to a replica that stops (the holder) ends too.
+ */
+import assert from 'node:assert/strict';
+import https from 'node:https';
+import { after, before, describe, test } from 'node:test';
+import { loadGatewayConfig, startGateway, type RunningGateway } from '../../src/gateway/index.js';
+import { createSilentLogger } from '../../src/shared/logger.js';
+import { testDrivers } from '../../testkit/databases.js';
+import { eventually } from '../../testkit/eventually.js';
+import { auditEvents, httpsRequest, secureGateway, startKubeStack, TOKENS, type KubeStack } from './kubectl-helpers.js';
+
+const pg = testDrivers().includes('postgres');
+const REPLICAS = { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 10 };
+
+/** An open watch: resolves once its answer's headers came; `ended` resolves when its answer ends in any way. */
+interface OpenWatch {
+  status: number;
+  ended: Promise<void>;
+  isEnded(): boolean;
+}
+
+function openWatch(gatewayUrl: string, ca: string, marker: string): Promise<OpenWatch> {
+  return new Promise((resolve, reject) => {
+    const req = https.request(`${gatewayUrl}/k8s/sandbox/api/v1/namespaces/demo/configmaps?watch=1&labelSelector=marker%3D${marker}`, {
+      ca,
+      agent: false,
+      headers: { authorization: `Bearer ${TOKENS.alice}` },
+    });
+    req.on('response', (res) => {
+      let over = false;
+      const ended = new Promise<void>((done) => {
+        const end = () => {
+          over = true;
+          done();
+        };
+        res.on('end', end);
+        res.on('close', end);
+        res.on('error', end);
+        req.on('error', end);
+      });
+      res.resume();
+      resolve({ status: res.statusCode ?? 0, ended, isEnded: () => over });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('shutdown with forwarded kubectl requests open (postgres)', {
+  skip: !pg ? 'needs OUTPOST_TEST_POSTGRES' : false,
+  concurrency: false,
+}, () => {
+  let k: KubeStack;
+  const extra: RunningGateway[] = [];
+  const replica = async (id: string) => {
+    const gateway = await startGateway(
+      loadGatewayConfig({
+        env: {},
+        overrides: {
+          host: '127.0.0.1',
+          httpPort: 0,
+          grpcPort: 0,
+          database: k.stack.database.url,
+          id,
+          ...secureGateway(k.pki, k.stack.dir, { replicas: REPLICAS }),
+        },
+      }),
+      { logger: createSilentLogger() },
+    );
+    extra.push(gateway);
+    await eventually(`${id} forwards to the replica holding the stream`, async () => {
+      const answer = await httpsRequest(`${gateway.httpUrl}/k8s/sandbox/version`, {
+        ca: k.pki.caPem,
+        headers: { authorization: `Bearer ${TOKENS.alice}` },
+      });
+      return answer.status === 200 || undefined;
+    });
+    return gateway;
+  };
+  const openRequests = async (gateway: RunningGateway) => {
+    const metrics = await httpsRequest(`${gateway.httpUrl}/metrics`, {
+      ca: k.pki.caPem,
+      headers: { authorization: `Bearer ${TOKENS.alice}` },
+    });
+    return Number(/^outpost_gateway_kube_requests_open (\d+)/m.exec(metrics.body)?.[1]);
+  };
+
+  before(async () => {
+    k = await startKubeStack({ driver: 'postgres', gateway: { replicas: REPLICAS }, waitForCache: true });
+  });
+  after(async () => {
+    for (const gateway of extra) await gateway.close();
+    await k?.close();
+  });
+
+  test('the forwarding replica stops: its forwarded watch is cut first, and the holder ends it in the cluster', async () => {
+    const gw2 = await replica('gw-2');
+    const before = k.stack.sandbox.openWatches();
+    const watch = await openWatch(gw2.httpUrl, k.pki.caPem, 'cut-first');
+    assert.equal(watch.status, 200);
+    await eventually('the watch is open in the sandbox', () => k.stack.sandbox.openWatches() > before || undefined);
+    assert.equal(await openRequests(k.stack.gateway), 1, 'the holder serves the forwarded watch');
+
+    await gw2.close();
+    await eventually('the caller sees its watch end', () => watch.isEnded() || undefined);
+    await watch.ended;
+    await eventually('the holder ended the watch in the cluster', () => k.stack.sandbox.openWatches() <= before || undefined);
+    await eventually('the holder has no request open', async () => (await openRequests(k.stack.gateway)) === 0 || undefined);
+    // Recorded (once, by the forwarding replica, flushed at its shutdown) as cut by the shutdown step itself — not as a
+    // caller that went away when the servers' grace ran out.
+    const events = await auditEvents(k.stack.gateway.httpUrl, k.pki.caPem, 'token:alice');
+    const cut = events.filter((e) => e.verb === 'watch' && e.account === 'sandbox');
+    assert.equal(cut.length, 1, JSON.stringify(cut));
+    assert.match(String(cut[0]!.error), /this replica is shutting down: the forwarded request was cut/);
+  });
+
+  test('the replica holding the stream stops: a watch forwarded to it ends at its caller', async () => {
+    const gw3 = await replica('gw-3');
+    const watch = await openWatch(gw3.httpUrl, k.pki.caPem, 'holder-stops');
+    assert.equal(watch.status, 200);
+    await eventually('the holder serves the forwarded watch', async () => (await openRequests(k.stack.gateway)) === 1 || undefined);
+    await k.stack.gateway.close();
+    await eventually('the caller sees its watch end', () => watch.isEnded() || undefined);
+    await eventually('the forwarding replica has no request open', async () => (await openRequests(gw3)) === 0 || undefined);
+    assert.equal((await httpsRequest(`${gw3.httpUrl}/health`, { ca: k.pki.caPem })).status, 200, 'the forwarding replica serves on');
+  });
+});
