@@ -122,7 +122,7 @@ describe('a cluster below a path prefix', () => {
     assert.equal(listed.success, true, listed.message);
     assert.ok(proxy.requests().some((r) => r.target.startsWith('/k8s/clusters/c1/api/v1/namespaces/demo/configmaps')));
 
-    const climbing = ['../../../../v3', 'apps\\..\\..\\..\\..\\v3', '%2e%2e/%2e%2e/%2e%2e/%2e%2e/v3', 'apps/v1?x=/../../../../v3'];
+    const climbing = ['v1/../../../../v3', 'apps\\..\\..\\..\\..\\v3', '%2e%2e/%2e%2e/%2e%2e/%2e%2e/v3', 'apps/v1?x=/../../../../v3'];
     const hostile: Array<[string, Operation['spec']]> = [
       ['get a name ".."', { case: 'get', value: { kind: 'ConfigMap', namespace: 'demo', name: '..' } as never }],
       ['get in namespace ".."', { case: 'get', value: { kind: 'ConfigMap', namespace: '..', name: '..' } as never }],
