@@ -6,6 +6,7 @@
  * a Secret is redacted whole: when in doubt, hide.
  */
 import { isMap, isScalar, parseAllDocuments, parseDocument, Scalar, visit, type Document, type YAMLMap } from 'yaml';
+import { isSecretKind } from '../../shared/secret-kind.js';
 import { LAST_APPLIED_ANNOTATION } from '../../shared/secret-scrub.js';
 
 /** What a reader sees instead of a secret value. */
@@ -46,11 +47,12 @@ export function redactManifests(manifests: string): Redaction {
 }
 
 /**
- * Redacts a patch of an object of `kind`: for a Secret, every value a JSON patch sets and the `data`/`stringData`
- * values (and last-applied annotation) of a merge or strategic patch. Patches of other kinds carry no Secret values.
+ * Redacts a patch of an object of `kind`: for a Secret (the kind in any spelling the agent resolves: `secret`,
+ * `secrets`, `v1/Secret`…), every value a JSON patch sets and the `data`/`stringData` values (and last-applied
+ * annotation) of a merge or strategic patch. Patches of other kinds carry no Secret values.
  */
 export function redactPatch(kind: string, patch: string): Redaction {
-  if (kind !== 'Secret') return { text: patch, secret: false };
+  if (!isSecretKind(kind)) return { text: patch, secret: false };
   let doc: Document.Parsed;
   try {
     doc = parseDocument(patch, { uniqueKeys: false }) as Document.Parsed;
