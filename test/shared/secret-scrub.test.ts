@@ -17,7 +17,7 @@ const b64 = (text: string) => Buffer.from(text).toString('base64');
 type Obj = Record<string, any>;
 
 describe('scrubbing a Secret that carries copies of its values', () => {
-  test('annotations, labels, finalizers, owner references, managedFields and type holding a value go; the rest stays', () => {
+  test('annotations, labels, finalizers, owner references, managedFields and generateName holding a value go; the rest stays', () => {
     const secret: Obj = {
       apiVersion: 'v1',
       kind: 'Secret',
@@ -70,28 +70,16 @@ describe('scrubbing a Secret that carries copies of its values', () => {
       type: 'Opaque',
     });
     assert.ok(!JSON.stringify(secret).includes(MARK) && !JSON.stringify(secret).includes(b64(MARK)));
+    // Without values there is nothing to compare with; other kinds are not Secrets.
+    const bare: Obj = { kind: 'Secret', metadata: { name: 's', annotations: { a: 'b' } } };
+    assert.equal(removeSecretMaterial(bare), false);
+    assert.deepEqual(bare.metadata.annotations, { a: 'b' });
+    const configMap: Obj = { kind: 'ConfigMap', metadata: { name: 'c', annotations: { a: MARK } }, data: { v: MARK } };
+    scrubObject(configMap);
+    assert.equal(configMap.metadata.annotations.a, MARK);
   });
 
-  test("a service account token Secret keeps its annotations though its namespace value repeats the account's name", () => {
-    const token: Obj = {
-      kind: 'Secret',
-      metadata: {
-        name: 'default-token',
-        namespace: 'default',
-        annotations: { 'kubernetes.io/service-account.name': 'default', 'kubernetes.io/service-account.uid': '5f0c-11' },
-      },
-      type: 'kubernetes.io/service-account-token',
-      data: { namespace: b64('default'), token: b64('eyJhbGciOiJSUzI1NiJ9.payload.signature'), 'ca.crt': b64('-----BEGIN CERTIFICATE-----\nMIIB\n') },
-    };
-    scrubObject(token);
-    assert.deepEqual(token.metadata.annotations, {
-      'kubernetes.io/service-account.name': 'default',
-      'kubernetes.io/service-account.uid': '5f0c-11',
-    });
-    assert.equal(token.type, 'kubernetes.io/service-account-token');
-  });
-
-  test('tiny values match only whole strings; from 8 characters on, anywhere inside', () => {
+  test("tiny values match only whole strings, from 8 characters on anywhere inside; values the Secret's identity shows are not hidden", () => {
     const secret: Obj = {
       kind: 'Secret',
       metadata: {
@@ -104,6 +92,26 @@ describe('scrubbing a Secret that carries copies of its values', () => {
     scrubObject(secret, 'Secret');
     // '1' and 'short7x' are removed where a label is exactly them, not where they are part of one; 'eight8ch' anywhere.
     assert.deepEqual(secret.metadata.labels, { replicas: '10', wrapped: 'a-short7x-b' });
+
+    // A service account token Secret: its `namespace` value is its own namespace, which its
+    // `kubernetes.io/service-account.name` annotation often repeats; the token itself, copied, goes.
+    const jwt = 'eyJhbGciOiJSUzI1NiJ9.payload.signature';
+    const token: Obj = {
+      kind: 'Secret',
+      metadata: {
+        name: 'default-token',
+        namespace: 'default',
+        annotations: { 'kubernetes.io/service-account.name': 'default', 'kubernetes.io/service-account.uid': '5f0c-11', copied: jwt },
+      },
+      type: 'kubernetes.io/service-account-token',
+      data: { namespace: b64('default'), token: b64(jwt), 'ca.crt': b64('-----BEGIN CERTIFICATE-----\nMIIB\n') },
+    };
+    scrubObject(token);
+    assert.deepEqual(token.metadata.annotations, {
+      'kubernetes.io/service-account.name': 'default',
+      'kubernetes.io/service-account.uid': '5f0c-11',
+    });
+    assert.equal(token.type, 'kubernetes.io/service-account-token');
   });
 
   test('decoded values are matched trimmed (a file with a trailing newline); binary values by their base64 only', () => {
@@ -119,14 +127,6 @@ describe('scrubbing a Secret that carries copies of its values', () => {
     assert.deepEqual(secret.metadata.annotations, { plain: 'kept' });
   });
 
-  test('a Secret without values loses nothing else; other kinds are left alone', () => {
-    const bare: Obj = { kind: 'Secret', metadata: { name: 's', annotations: { a: 'b' } } };
-    assert.equal(removeSecretMaterial(bare), false);
-    assert.deepEqual(bare.metadata.annotations, { a: 'b' });
-    const configMap: Obj = { kind: 'ConfigMap', metadata: { name: 'c', annotations: { a: MARK } }, data: { v: MARK } };
-    scrubObject(configMap);
-    assert.equal(configMap.metadata.annotations.a, MARK);
-  });
 });
 
 describe('recognising values in messages and requests', () => {
