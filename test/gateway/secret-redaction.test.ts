@@ -82,6 +82,19 @@ describe('secret redaction', () => {
     assert.deepEqual(redactPatch('ConfigMap', other), { text: other, secret: false });
   });
 
+  test('a Secret is one whatever its kind is called: patches and manifests with the kind the agent would resolve', () => {
+    for (const kind of ['secrets', 'secret', 'v1/Secret', 'SECRET']) {
+      const r = redactPatch(kind, JSON.stringify([{ op: 'add', path: '/data/k', value: V }]));
+      assert.equal(r.secret, true, kind);
+      assert.ok(!r.text.includes(V), `${kind}: ${r.text}`);
+    }
+    for (const text of [`kind: secret\nstringData: {k: ${V}}\n`, JSON.stringify({ kind: 'SECRETS', data: { k: V } })]) {
+      const r = redactManifests(text);
+      assert.equal(r.secret, true, text);
+      assert.ok(!r.text.includes(V), r.text);
+    }
+  });
+
   test('an envelope opens only with its key and in its context', () => {
     const key = { id: 'k1', key: randomBytes(32) };
     const sealed = seal(V, key, 'op:1:acc');

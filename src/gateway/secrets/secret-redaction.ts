@@ -19,11 +19,12 @@ export interface Redaction {
 }
 
 /**
- * Text that cannot hold a Secret: no `Secret`, and no escape that could spell it (YAML double-quoted and JSON strings
- * can write letters as `\x53`, `\u0053`, `\U00000053`). Such manifests are not parsed here at all: the submit path
- * of every ConfigMap or Deployment stays free of a YAML parse.
+ * Text that cannot hold a Secret: no `secret` in any case (a kind the agent resolves is matched without case, and a
+ * refused apply is stored all the same), and no escape that could spell it (YAML double-quoted and JSON strings can
+ * write letters as `\x53`, `\u0053`, `\U00000053`). Such manifests are not parsed here at all: the submit path of
+ * most ConfigMaps and Deployments stays free of a YAML parse.
  */
-const MAY_HOLD_SECRET = /Secret|\\[xuU]/;
+const MAY_HOLD_SECRET = /secret|\\[xuU]/i;
 
 /** Redacts the Secret values of an apply's manifests. */
 export function redactManifests(manifests: string): Redaction {
@@ -72,9 +73,11 @@ export function redactPatch(kind: string, patch: string): Redaction {
   return { text: String(doc), secret: true };
 }
 
+/** A mapping whose `kind` names a Secret in any spelling (src/shared/secret-kind.ts). */
 function isSecret(node: YAMLMap): boolean {
   const kind = node.get('kind');
-  return kind === 'Secret' || (isScalar(kind) && kind.value === 'Secret');
+  const text = isScalar(kind) ? kind.value : kind;
+  return typeof text === 'string' && isSecretKind(text);
 }
 
 /** Redacts one Secret mapping in place; true when it held a value to hide. */
