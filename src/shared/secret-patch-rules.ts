@@ -41,7 +41,7 @@ function tokensOf(pointer: string): string[] | undefined {
   return pointer
     .slice(1)
     .split('/')
-    .map((token) => token.replace(/~[01]/g, (escape) => (escape === '~1' ? '/' : '~')).toLowerCase());
+    .map((token) => token.replace(/~[01]/g, (seq) => (seq === '~1' ? '/' : '~')).toLowerCase());
 }
 
 /** True when one token list is a prefix of the other (the same location, an ancestor or a descendant). */

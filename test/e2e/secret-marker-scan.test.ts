@@ -51,7 +51,14 @@ for (const driver of testDrivers()) {
         timeout: { seconds: 20n },
         spec: {
           case: 'patch',
-          value: { apiVersion: extra.apiVersion ?? '', kind, namespace: 'demo', name: extra.name ?? 'marked', type: PatchType.JSON, patch: JSON.stringify(ops) },
+          value: {
+            apiVersion: extra.apiVersion ?? '',
+            kind,
+            namespace: 'demo',
+            name: extra.name ?? 'marked',
+            type: PatchType.JSON,
+            patch: JSON.stringify(ops),
+          },
         },
       }) as MessageInitShape<typeof SubmitOperationRequestSchema>;
     const sql = <T>(text: string) => queryRows<T>(stack.gateway.database, text);
@@ -68,8 +75,14 @@ for (const driver of testDrivers()) {
       return text;
     };
     const cachedSecret = async () =>
-      JSON.parse(await connectJson('outpost.api.v1.ObjectService/GetObject', { account: 'sandbox', kind: 'Secret', namespace: 'demo', name: 'marked' }))
-        .object?.object as Obj | undefined;
+      JSON.parse(
+        await connectJson('outpost.api.v1.ObjectService/GetObject', {
+          account: 'sandbox',
+          kind: 'Secret',
+          namespace: 'demo',
+          name: 'marked',
+        }),
+      ).object?.object as Obj | undefined;
 
     before(async () => {
       const out = new PassThrough();
@@ -99,7 +112,16 @@ for (const driver of testDrivers()) {
         ['secrets', patch('secrets', COPY, { apiVersion: 'v1' })],
         ['v1/Secret, the whole object', patch('v1/Secret', [{ op: 'copy', from: '', path: '/metadata/annotations/leak' }])],
         ['secret, move', patch('secret', [{ op: 'move', from: '/data/password', path: '/metadata/labels/leak' }])],
-        ['escaped last-applied', patch('Secret', [{ op: 'copy', from: '/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration', path: '/metadata/annotations/leak' }])],
+        [
+          'escaped last-applied',
+          patch('Secret', [
+            {
+              op: 'copy',
+              from: '/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration',
+              path: '/metadata/annotations/leak',
+            },
+          ]),
+        ],
         ['test as an oracle', patch('Secret', [{ op: 'test', path: '/data/password', value: MARK_B64 }])],
       ];
       for (const [name, request] of refusals) {
@@ -119,7 +141,10 @@ for (const driver of testDrivers()) {
       const rest = await fetch(`${stack.gateway.httpUrl}/outpost.api.v1.OperationService/SubmitOperation`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ account: 'sandbox', patch: { kind: 'Secret', namespace: 'demo', name: 'marked', type: 'PATCH_TYPE_JSON', patch: JSON.stringify(COPY) } }),
+        body: JSON.stringify({
+          account: 'sandbox',
+          patch: { kind: 'Secret', namespace: 'demo', name: 'marked', type: 'PATCH_TYPE_JSON', patch: JSON.stringify(COPY) },
+        }),
       });
       assert.equal(rest.status, 400);
       const restBody = (await rest.json()) as { code: string; message: string };
@@ -127,9 +152,25 @@ for (const driver of testDrivers()) {
       assert.match(restBody.message, /would read the Secret's values/);
 
       for (const target of ['secret/marked', 'secrets/marked']) {
-        const cli = await runCli(['patch', target, '-n', 'demo', '--type', 'json', '-p', JSON.stringify(COPY), '--gateway', stack.gateway.httpUrl, '--account', 'sandbox']);
+        const cli = await runCli([
+          'patch',
+          target,
+          '-n',
+          'demo',
+          '--type',
+          'json',
+          '-p',
+          JSON.stringify(COPY),
+          '--gateway',
+          stack.gateway.httpUrl,
+          '--account',
+          'sandbox',
+        ]);
         assert.equal(cli.code, 2, cli.err);
-        assert.match(cli.err, /^error: refusing to patch secret\/marked: JSON patch operation 0 \(copy from "\/data\/password"\) would read the Secret's values/);
+        assert.match(
+          cli.err,
+          /^error: refusing to patch secret\/marked: JSON patch operation 0 \(copy from "\/data\/password"\) would read the Secret's values/,
+        );
       }
 
       for (const manifestName of ['secret marked', 'secrets marked', 'Secret.core marked']) {
@@ -166,7 +207,7 @@ for (const driver of testDrivers()) {
       });
     });
 
-    test('a copy made in the cluster behind Outpost\'s back reaches no cache, result or task', async () => {
+    test("a copy made in the cluster behind Outpost's back reaches no cache, result or task", async () => {
       const live = stack.sandbox.store.get('v1', 'Secret', 'demo', 'marked') as Obj;
       stack.sandbox.store.update({
         ...live,
@@ -184,7 +225,11 @@ for (const driver of testDrivers()) {
       assert.deepEqual(cached.metadata.labels, { app: 'vault' });
 
       const client = createClient(OperationService, createConnectTransport({ baseUrl: stack.gateway.httpUrl, httpVersion: '1.1' }));
-      const get = await client.submitOperation({ account: 'sandbox', wait: true, spec: { case: 'get', value: { kind: 'secrets', namespace: 'demo', name: 'marked' } } });
+      const get = await client.submitOperation({
+        account: 'sandbox',
+        wait: true,
+        spec: { case: 'get', value: { kind: 'secrets', namespace: 'demo', name: 'marked' } },
+      });
       assert.equal(get.operation!.state, OperationState.SUCCEEDED, get.operation!.error);
       operationIds.push(get.operation!.id);
       const manifest = await orca.manifest('sandbox', 'demo', 'secret marked');
@@ -229,7 +274,10 @@ for (const driver of testDrivers()) {
       const lines = logText.split('\n').filter((l) => l.trim() !== '');
       const component = (line: string) => (JSON.parse(line) as { component?: string }).component;
       assert.ok(lines.some((l) => component(l) === 'gateway') && lines.some((l) => component(l) === 'agent'));
-      assert.ok(lines.some((l) => l.includes('"msg":"audit"')), 'the audit log lines are among the logs');
+      assert.ok(
+        lines.some((l) => l.includes('"msg":"audit"')),
+        'the audit log lines are among the logs',
+      );
       scan('the gateway and agent logs', lines.filter((l) => component(l) !== 'sandbox').join('\n'));
       scan('the wire from the agent', stack.proxy.upstreamBytes().toString('latin1'));
 
@@ -247,7 +295,9 @@ for (const driver of testDrivers()) {
       ];
       for (const id of operationIds) reads.push(['outpost.api.v1.OperationService/GetOperation', { id }]);
       for (const [method, body] of reads) scan(method, await connectJson(method, body));
-      const audit = JSON.parse(await connectJson('outpost.api.v1.AuditService/ListAuditEvents', { pageSize: 500 })) as { events?: unknown[] };
+      const audit = JSON.parse(await connectJson('outpost.api.v1.AuditService/ListAuditEvents', { pageSize: 500 })) as {
+        events?: unknown[];
+      };
       assert.ok((audit.events ?? []).length > 0, 'the audit log has entries');
 
       const client = createClient(OperationService, createConnectTransport({ baseUrl: stack.gateway.httpUrl, httpVersion: '1.1' }));

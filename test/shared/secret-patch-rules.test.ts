@@ -30,15 +30,19 @@ describe('secretPatchProblem', () => {
     ['test of the root', [{ op: 'test', path: '', value: {} }]],
     ['another case of the member names', [{ op: 'copy', from: '/DATA/password', path: '/metadata/annotations/leak' }]],
     ['another case of the op', [{ op: 'Copy', from: '/data/password', path: '/metadata/annotations/leak' }]],
-    ['a pointer without its leading slash (read as /data/password by some implementations)', [
-      { op: 'copy', from: 'x/data/password', path: '/metadata/annotations/leak' },
-    ]],
+    [
+      'a pointer without its leading slash (read as /data/password by some implementations)',
+      [{ op: 'copy', from: 'x/data/password', path: '/metadata/annotations/leak' }],
+    ],
     ['a from that is not a string', [{ op: 'copy', from: ['data'], path: '/metadata/annotations/leak' }]],
     ['a test without a path', [{ op: 'test', value: 'x' }]],
-    ['the read after harmless operations', [
-      { op: 'add', path: '/metadata/labels/a', value: 'b' },
-      { op: 'move', from: '/data/password', path: '/data/renamed' },
-    ]],
+    [
+      'the read after harmless operations',
+      [
+        { op: 'add', path: '/metadata/labels/a', value: 'b' },
+        { op: 'move', from: '/data/password', path: '/data/renamed' },
+      ],
+    ],
     ['not a list', { op: 'copy', from: '/data/password', path: '/metadata/annotations/leak' }],
     ['an operation that is not an object', ['copy']],
     ['an operation without an op', [{ from: '/data/password', path: '/metadata/annotations/leak' }]],
@@ -59,9 +63,10 @@ describe('secretPatchProblem', () => {
     ['moving an annotation', [{ op: 'move', from: '/metadata/annotations/old', path: '/metadata/annotations/new' }]],
     ['testing a label', [{ op: 'test', path: '/metadata/labels/app', value: 'web' }]],
     ['a key that only looks like data (~0 is ~)', [{ op: 'copy', from: '/d~0ata', path: '/metadata/annotations/x' }]],
-    ['an annotation named like last-applied but escaped differently', [
-      { op: 'copy', from: '/metadata/annotations/kubectl.kubernetes.io~01last-applied-configuration', path: '/metadata/annotations/x' },
-    ]],
+    [
+      'an annotation named like last-applied but escaped differently',
+      [{ op: 'copy', from: '/metadata/annotations/kubectl.kubernetes.io~01last-applied-configuration', path: '/metadata/annotations/x' }],
+    ],
     ['a copy into data from metadata', [{ op: 'copy', from: '/metadata/name', path: '/data/name' }]],
     ['an empty patch', []],
   ];
@@ -84,7 +89,18 @@ describe('secretPatchProblem', () => {
 
 describe('isSecretKind', () => {
   test('every spelling of Secret, and nothing else', () => {
-    for (const kind of ['Secret', 'secret', 'secrets', 'SECRETS', ' Secret ', 'v1/Secret', 'Secret.', 'secret.core', 'secrets.v1', 'Secret.example.com'])
+    for (const kind of [
+      'Secret',
+      'secret',
+      'secrets',
+      'SECRETS',
+      ' Secret ',
+      'v1/Secret',
+      'Secret.',
+      'secret.core',
+      'secrets.v1',
+      'Secret.example.com',
+    ])
       assert.equal(isSecretKind(kind), true, kind);
     for (const kind of ['ConfigMap', 'SecretList', 'SealedSecret', 'secretstore', '', 'Secret/x/ConfigMap'])
       assert.equal(isSecretKind(kind), false, kind);

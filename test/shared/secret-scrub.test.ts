@@ -63,9 +63,7 @@ describe('scrubbing a Secret that carries copies of its values', () => {
         annotations: { 'meta.helm.sh/release-name': 'db', 'meta.helm.sh/release-namespace': 'prod', note: 'ordinary text' },
         finalizers: ['example.com/keep'],
         ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: 'u-2' }],
-        managedFields: [
-          { manager: 'kubectl', operation: 'Update', fieldsV1: { 'f:metadata': { 'f:annotations': { 'f:note': {} } } } },
-        ],
+        managedFields: [{ manager: 'kubectl', operation: 'Update', fieldsV1: { 'f:metadata': { 'f:annotations': { 'f:note': {} } } } }],
       },
       type: 'Opaque',
     });
@@ -126,7 +124,6 @@ describe('scrubbing a Secret that carries copies of its values', () => {
     scrubObject(secret, 'Secret');
     assert.deepEqual(secret.metadata.annotations, { plain: 'kept' });
   });
-
 });
 
 describe('recognising values in messages and requests', () => {
@@ -137,12 +134,18 @@ describe('recognising values in messages and requests', () => {
       'the name of the object (<redacted>) does not match the name on the URL (db)',
     );
     assert.equal(matcher.redact('Invalid value: "multi\\nline \\"quoted\\" secret": bad'), 'Invalid value: "<redacted>": bad');
-    assert.equal(matcher.redact('metadata.labels: Invalid value: "abc": a valid label…, abc stays'), 'metadata.labels: Invalid value: "<redacted>": a valid label…, abc stays');
+    assert.equal(
+      matcher.redact('metadata.labels: Invalid value: "abc": a valid label…, abc stays'),
+      'metadata.labels: Invalid value: "<redacted>": a valid label…, abc stays',
+    );
     assert.equal(createSecretValueMatcher([]).redact('untouched'), 'untouched');
   });
 
   test('secretValuesOf: data as stored and decoded, stringData, trimmed forms, no empty strings', () => {
-    assert.deepEqual(secretValuesOf({ data: { a: b64(' v \n'), e: '' }, stringData: { s: 'w' } }).sort(), [b64(' v \n'), ' v \n', 'v', 'w'].sort());
+    assert.deepEqual(
+      secretValuesOf({ data: { a: b64(' v \n'), e: '' }, stringData: { s: 'w' } }).sort(),
+      [b64(' v \n'), ' v \n', 'v', 'w'].sort(),
+    );
   });
 
   test('the values of an apply: Secrets in YAML documents, JSON, Lists, their last-applied annotation; nothing for other kinds', () => {
@@ -170,7 +173,7 @@ items:
     assert.deepEqual(manifestSecretValues('kind: ConfigMap\ndata: {a: b}'), []);
   });
 
-  test('the values of a patch of a Secret: what a JSON patch sets (decoded under /data), a merge patch\'s data', () => {
+  test("the values of a patch of a Secret: what a JSON patch sets (decoded under /data), a merge patch's data", () => {
     const json = JSON.stringify([
       { op: 'add', path: '/data/p', value: b64(MARK) },
       { op: 'replace', path: '/metadata/name', value: 'renamed-to-this' },
