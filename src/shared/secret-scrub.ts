@@ -68,6 +68,11 @@ export function removeSecretMaterial(secret: Record<string, unknown>): boolean {
   return removed;
 }
 
+/** A matcher for the values of `secret` that other strings of it may not hold (see {@link removeCopiedValues}). */
+export function copiedValueMatcher(secret: Record<string, unknown>): SecretValueMatcher {
+  return createSecretValueMatcher(exposableValues(secret));
+}
+
 /**
  * The Secret's values (./secret-values.ts) except those its identity shows anyway: a service account token Secret's
  * `namespace` value is the Secret's own namespace, and its `kubernetes.io/service-account.name` annotation is often

@@ -6,6 +6,7 @@
  *   `patchManifest` through `/kubernetes/ops` (a Spring-shaped 400, no task);
  * - the Secret is then patched in the cluster behind Outpost's back (annotations and a label holding the value), and
  *   read through every path: the cache, an Outpost `get`, a Spinnaker manifest read and a Spinnaker patch task;
+ * - an apply whose manifest repeats the value in an annotation is stored redacted and cached without it;
  * - a value of a Secret patch that the cluster echoes in its refusal ends in the operation's message redacted.
  * Finally the marker (plain and base64) and the echoed value are looked for everywhere: every table's rows, the
  * gateway's and agent's logs, the audit log, the wire, and every read API (objects, operations, REST `/armory`,
@@ -250,6 +251,31 @@ for (const driver of testDrivers()) {
       assert.equal(task.status, 'SUCCEEDED', json(task.task));
       taskIds.push(task.task.id);
       assert.equal(task.outputs.manifests?.[0]?.metadata?.labels?.patched, 'by-spinnaker');
+    });
+
+    test('an apply whose manifest repeats a value in an annotation is stored redacted and cached without it', async () => {
+      const client = createClient(OperationService, createConnectTransport({ baseUrl: stack.gateway.httpUrl, httpVersion: '1.1' }));
+      const manifests = `apiVersion: v1
+kind: Secret
+metadata:
+  name: applied-copy
+  namespace: demo
+  annotations: {copy: "${MARK}", note: applied}
+stringData: {password: "${MARK}"}
+`;
+      const { operation } = await client.submitOperation({ account: 'sandbox', wait: true, spec: { case: 'apply', value: { manifests } } });
+      assert.equal(operation!.state, OperationState.SUCCEEDED, operation!.error || operation!.result?.message);
+      operationIds.push(operation!.id);
+      const cached = await eventually('the applied Secret in the cache', async () => {
+        const text = await connectJson('outpost.api.v1.ObjectService/GetObject', {
+          account: 'sandbox',
+          kind: 'Secret',
+          namespace: 'demo',
+          name: 'applied-copy',
+        }).catch(() => undefined);
+        return text ? (JSON.parse(text).object?.object as Obj) : undefined;
+      });
+      assert.deepEqual(cached.metadata.annotations, { note: 'applied' });
     });
 
     test("a Secret patch's value that the cluster echoes in its refusal is stored and shown redacted", async () => {
