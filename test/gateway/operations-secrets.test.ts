@@ -194,6 +194,51 @@ for (const driver of testDrivers()) {
       assert.equal(same.operation!.state, OperationState.SUCCEEDED, 'the same request is the same operation');
     });
 
+    test("a failure message quoting the request's Secret values is stored and shown redacted, whatever the agent sent", async () => {
+      // An older agent that passes the cluster's refusal on verbatim: it quotes the values the request carried.
+      const a = await startOperationAgent(t.gateway.grpcUrl, 'agent-echo', ['sec-echo'], {
+        bearer: TOKENS.agent,
+        answer: (op) => ({
+          ...okResult(op),
+          success: false,
+          objects: [],
+          statusCode: 422,
+          reason: 'Invalid',
+          message:
+            `admission webhook denied the request: stringData.password: Invalid value: "${MARK}"` +
+            (op.spec.case === 'apply' ? `; data.token: ${DATA_VALUE} (s3cr3t-data-value)` : ''),
+        }),
+      });
+      agents.push(a);
+      const applied = await client.submitOperation(
+        { account: 'sec-echo', wait: true, spec: { case: 'apply', value: { manifests: YAML_SECRET } } },
+        writer,
+      );
+      assert.equal(applied.operation!.state, OperationState.FAILED);
+      const patched = await client.submitOperation(
+        {
+          account: 'sec-echo',
+          wait: true,
+          spec: {
+            case: 'patch',
+            value: { kind: 'secrets', namespace: 'default', name: 'db', patch: JSON.stringify({ stringData: { password: MARK } }) },
+          },
+        },
+        writer,
+      );
+      assert.equal(patched.operation!.state, OperationState.FAILED);
+      for (const { operation } of [applied, patched]) {
+        const message = operation!.result!.message;
+        assert.deepEqual(leaks(message), [], 'the answer to the submitter');
+        assert.ok(!message.includes('s3cr3t-data-value'), 'the decoded data value');
+        assert.match(message, /^admission webhook denied the request: stringData\.password: Invalid value: "<redacted>"/);
+        assert.deepEqual(leaks((await stored(operation!.id)).result ?? ''), [], 'at rest');
+        const shown = await connect.getOperation({ id: operation!.id }, reader);
+        assert.deepEqual(leaks(shown.operation!.result!.message), [], 'GetOperation');
+      }
+      await a.close();
+    });
+
     test('redelivered after a gateway restart with a rotated key file; a key that left the file fails the operation clearly', async () => {
       const release = gate();
       const a = await startOperationAgent(t.gateway.grpcUrl, 'agent-restart', ['sec-2'], {

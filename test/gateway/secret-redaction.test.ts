@@ -82,6 +82,32 @@ describe('secret redaction', () => {
     assert.deepEqual(redactPatch('ConfigMap', other), { text: other, secret: false });
   });
 
+  test('a Secret is one whatever its kind is called: patches and manifests with the kind the agent would resolve', () => {
+    for (const kind of ['secrets', 'secret', 'v1/Secret', 'SECRET']) {
+      const r = redactPatch(kind, JSON.stringify([{ op: 'add', path: '/data/k', value: V }]));
+      assert.equal(r.secret, true, kind);
+      assert.ok(!r.text.includes(V), `${kind}: ${r.text}`);
+    }
+    for (const text of [`kind: secret\nstringData: {k: ${V}}\n`, JSON.stringify({ kind: 'SECRETS', data: { k: V } })]) {
+      const r = redactManifests(text);
+      assert.equal(r.secret, true, text);
+      assert.ok(!r.text.includes(V), r.text);
+    }
+  });
+
+  test("a string of a Secret that holds one of its values is a value too: a manifest's or merge patch's copies", () => {
+    const text = `apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  namespace: n\n  labels: {app: web}\n  annotations:\n    leak: "${V}"\n    inside: "v=${Buffer.from(V).toString('base64')};"\n    keep: me\n  finalizers: [example.com/${V}]\ndata:\n  k: ${Buffer.from(V).toString('base64')}\n`;
+    const r = redactManifests(text);
+    assert.ok(!r.text.includes(V) && !r.text.includes(Buffer.from(V).toString('base64')), r.text);
+    const doc = parseAllDocuments(r.text)[0]!.toJS();
+    assert.deepEqual(doc.metadata.annotations, { leak: REDACTED, inside: REDACTED, keep: 'me' });
+    assert.deepEqual(doc.metadata.labels, { app: 'web' });
+    assert.deepEqual(doc.metadata.finalizers, [REDACTED]);
+    assert.equal(doc.metadata.name, 's');
+    const merge = redactPatch('Secret', JSON.stringify({ stringData: { p: V }, metadata: { annotations: { copy: V, note: 'x' } } }));
+    assert.deepEqual(JSON.parse(merge.text).metadata.annotations, { copy: REDACTED, note: 'x' });
+  });
+
   test('an envelope opens only with its key and in its context', () => {
     const key = { id: 'k1', key: randomBytes(32) };
     const sealed = seal(V, key, 'op:1:acc');

@@ -5,6 +5,7 @@
  * problem is an `InvalidManifest` (HTTP 400) naming the document, found before anything is applied.
  */
 import { parseAllDocuments } from 'yaml';
+import { PatchTextError, parsePatchText } from '../../shared/patch-text.js';
 import { badRequest, OutpostReason } from './operation-error.js';
 
 /** One object to apply, with where it came from (for messages). */
@@ -91,18 +92,12 @@ export function parseManifests(text: string): ManifestObject[] {
   return out;
 }
 
-/** Parses a patch document (JSON, or YAML for convenience). Throws a 400 BadRequest. */
+/** Parses a patch document (JSON, or YAML for convenience; src/shared/patch-text.ts). Throws a 400 BadRequest. */
 export function parsePatchDocument(text: string): unknown {
-  if (text.trim() === '') throw badRequest('empty patch');
   try {
-    return JSON.parse(text);
-  } catch {
-    const docs = parseAllDocuments(text);
-    const list = Array.isArray(docs) ? docs : [docs];
-    if (list.length !== 1 || list[0]!.errors.length > 0)
-      throw badRequest(
-        `the patch is neither JSON nor a single YAML document${list[0]?.errors[0] ? `: ${list[0].errors[0].message.split('\n')[0]}` : ''}`,
-      );
-    return list[0]!.toJS();
+    return parsePatchText(text);
+  } catch (err) {
+    if (err instanceof PatchTextError) throw badRequest(err.message);
+    throw err;
   }
 }

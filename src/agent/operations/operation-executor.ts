@@ -2,13 +2,16 @@
  * Runs one operation against one account's cluster and turns what happened into an OperationResult: the handler for
  * its spec, the status/reason/message of the decisive Kubernetes call, the resulting objects (Secrets scrubbed once
  * more, whatever the handler did), the total and Kubernetes-only durations. An aborted signal (the operation's
- * timeout) ends it at once with reason Timeout, even if a call in flight has not noticed yet.
+ * timeout) ends it at once with reason Timeout, even if a call in flight has not noticed yet. A failure's message has
+ * the request's Secret values redacted: the cluster may echo them, and the message is stored and shown in plaintext.
  */
 import { create, type JsonObject } from '@bufbuild/protobuf';
 import { DurationSchema, timestampFromDate, type Duration } from '@bufbuild/protobuf/wkt';
 import { OperationResultSchema, RevisionSchema, type Operation, type OperationResult } from '../../gen/outpost/agent/v1/operation_pb.js';
 import type { KubeClient } from '../kube/kube-client.js';
+import { manifestSecretValues, patchSecretValues } from '../../shared/request-secret-values.js';
 import { scrubObject } from '../../shared/secret-scrub.js';
+import { createSecretValueMatcher } from '../../shared/secret-values.js';
 import { runApply } from './apply.js';
 import { runDelete } from './delete.js';
 import { createKubeCalls, type RetryPolicy } from './kube-calls.js';
@@ -89,6 +92,18 @@ export function failureResult(operation: Operation, statusCode: number, reason: 
   });
 }
 
+/** `message` with the Secret values the operation's request carries redacted (src/shared/request-secret-values.ts). */
+function withoutRequestValues(operation: Operation, message: string): string {
+  const spec = operation.spec;
+  const values =
+    spec.case === 'apply'
+      ? manifestSecretValues(spec.value.manifests)
+      : spec.case === 'patch'
+        ? patchSecretValues(spec.value.kind, spec.value.patch)
+        : [];
+  return values.length === 0 ? message : createSecretValueMatcher(values).redact(message);
+}
+
 /** See the module comment. Never rejects. */
 export async function executeOperation(operation: Operation, options: ExecuteOptions): Promise<OperationResult> {
   const started = options.receivedAt ?? performance.now();
@@ -107,7 +122,7 @@ export async function executeOperation(operation: Operation, options: ExecuteOpt
     outcome = await Promise.race([handle(ctx, operation), aborted]);
   } catch (err) {
     const failure = signal.aborted ? failureOf(timeout()) : failureOf(err);
-    outcome = { success: false, ...failure };
+    outcome = { success: false, ...failure, message: withoutRequestValues(operation, failure.message) };
   } finally {
     if (onAbort) signal.removeEventListener('abort', onAbort);
   }

@@ -1,7 +1,8 @@
 /**
  * `outpost patch KIND NAME -p PATCH [--type strategic|merge|json] --account A`: patches one live object through the
- * account's agent (PatchSpec). The patch is checked first: a patch that does not parse, or has the wrong shape for
- * its type, exits 2 and sends nothing.
+ * account's agent (PatchSpec). The patch is checked first: a patch that does not parse, has the wrong shape for its
+ * type, or is a JSON patch of a Secret that would read the Secret's values (src/shared/secret-patch-rules.ts; the
+ * gateway refuses it too), exits 2 and sends nothing.
  */
 import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
@@ -18,6 +19,8 @@ import { ExitCode } from '../../client/errors.js';
 import { formatActed } from '../../client/format.js';
 import { checkPatchDocument, type PatchKind } from '../../client/patch-document.js';
 import { displayType, isClusterScopedKind } from '../../shared/kind-names.js';
+import { isSecretKind } from '../../shared/secret-kind.js';
+import { secretPatchProblem } from '../../shared/secret-patch-rules.js';
 import { PatchType } from '../../gen/outpost/agent/v1/operation_pb.js';
 
 const PATCH_TYPES: Record<PatchKind, PatchType> = {
@@ -61,6 +64,11 @@ export function registerPatchCommand(program: Command, deps?: ClientCommandDeps)
       patch = checkPatchDocument(text, opts.type);
     } catch (err) {
       fail(ctx, ExitCode.USAGE, (err as Error).message);
+      return;
+    }
+    const problem = opts.type === 'json' && isSecretKind(kind.kind) ? secretPatchProblem(JSON.parse(patch)) : undefined;
+    if (problem) {
+      fail(ctx, ExitCode.USAGE, `refusing to patch secret/${name}: ${problem}`);
       return;
     }
     const namespace = kind.clusterScoped || isClusterScopedKind(kind.kind) ? '' : (opts.namespace ?? 'default');

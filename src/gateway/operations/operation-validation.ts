@@ -1,13 +1,17 @@
 /**
  * Checks a SubmitOperationRequest and turns it into the Operation that is stored and sent: account and spec present,
- * id well-formed, timeout in (0, 1 h] (default from config), apply manifests non-empty and within the size limit.
- * Everything the gateway can decide without the cluster is decided here; the agent checks the manifests' content.
+ * id well-formed, timeout in (0, 1 h] (default from config), apply manifests non-empty and within the size limit, and
+ * no JSON patch of a Secret that reads the Secret's values (src/shared/secret-patch-rules.ts). Everything the gateway
+ * can decide without the cluster is decided here; the agent checks the manifests' content.
  */
 import { randomUUID } from 'node:crypto';
 import { create } from '@bufbuild/protobuf';
 import type { Duration } from '@bufbuild/protobuf/wkt';
-import { OperationSchema, type Operation } from '../../gen/outpost/agent/v1/operation_pb.js';
+import { OperationSchema, PatchType, type Operation, type PatchSpec } from '../../gen/outpost/agent/v1/operation_pb.js';
 import type { SubmitOperationRequest } from '../../gen/outpost/api/v1/operation_service_pb.js';
+import { PatchTextError, parsePatchText } from '../../shared/patch-text.js';
+import { isSecretKind } from '../../shared/secret-kind.js';
+import { secretPatchProblem } from '../../shared/secret-patch-rules.js';
 import { invalidArgument } from '../errors.js';
 
 /** Longest timeout an operation may ask for. */
@@ -55,6 +59,7 @@ export function validateSubmission(req: SubmitOperationRequest, limits: Validati
     }
     if (!spec.value.manifests.trim()) throw invalidArgument('apply.manifests is empty: give at least one manifest');
   }
+  if (spec.case === 'patch') checkSecretPatch(spec.value);
   const id = req.id || randomUUID();
   const operation = create(OperationSchema, {
     id,
@@ -63,6 +68,23 @@ export function validateSubmission(req: SubmitOperationRequest, limits: Validati
     spec: { case: spec.case, value: spec.value } as Operation['spec'],
   });
   return { operation, type: spec.case, timeoutMs, clientId: req.id !== '' };
+}
+
+/**
+ * Throws INVALID_ARGUMENT for a JSON patch of a Secret (the kind in any spelling) that reads the Secret's values, or
+ * that does not parse (it could not be judged). Read exactly as the agent will read it.
+ */
+function checkSecretPatch(patch: PatchSpec): void {
+  if (patch.type !== PatchType.JSON || !isSecretKind(patch.kind)) return;
+  let ops: unknown;
+  try {
+    ops = parsePatchText(patch.patch);
+  } catch (err) {
+    if (!(err instanceof PatchTextError)) throw err;
+    throw invalidArgument(`patch.patch of a Secret: ${err.message}`);
+  }
+  const problem = secretPatchProblem(ops);
+  if (problem) throw invalidArgument(`JSON patch of Secret ${JSON.stringify(patch.name.slice(0, 253))} refused: ${problem}`);
 }
 
 /** A Duration for a number of milliseconds. */

@@ -1,9 +1,9 @@
 /**
  * Results coming in: from a stream of this replica (relayed to the replica that received the operation when it is
  * another one) or relayed here by the replica holding the stream. A result is recorded only when it comes from the
- * session the operation was sent on (or the session that resumed it), checked against its type's rules and scrubbed of
- * Secret data, by one conditional update — the first writer wins (docs/architecture.md, rules 6 and 9). Anything else
- * is ignored, logged and counted by reason.
+ * session the operation was sent on (or the session that resumed it), checked against its type's rules, scrubbed of
+ * Secret data and of the request's Secret values in its message, by one conditional update — the first writer wins
+ * (docs/architecture.md, rules 6 and 9). Anything else is ignored, logged and counted by reason.
  */
 import { toJson } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
@@ -15,7 +15,7 @@ import type { IgnoredResultReason } from '../metrics/gateway-metrics.js';
 import type { OperationContext } from './operation-context.js';
 import { isTerminal } from './operation-state.js';
 import type { Outcome, ResultItem } from './operation-store.js';
-import { requestKind, scrubResultSecrets } from './result-scrub.js';
+import { redactRequestValues, requestKind, scrubResultSecrets } from './result-scrub.js';
 import { invalidResult, resultShapeProblem } from './result-shape.js';
 import { createWriteBatcher } from './write-batcher.js';
 
@@ -75,6 +75,8 @@ export function createResultIntake(ctx: OperationContext): ResultIntake {
     const scrubbed = scrubResultSecrets(resultJson, kind);
     if (scrubbed > 0)
       rlog.warn({ account, objects: scrubbed }, 'Secret data removed from an operation result (the agent should have removed it)');
+    if (stored && (await redactRequestValues(resultJson, stored, ctx.sealer)))
+      rlog.warn({ account }, "the request's Secret values removed from an operation result's message (the agent should have removed them)");
     const outcome: Outcome = {
       state: result.success ? 'SUCCEEDED' : 'FAILED',
       result: resultJson,

@@ -2,10 +2,13 @@
  * `patchManifest`: a strategic-merge, JSON-merge or JSON (RFC 6902) patch of one object (`options.mergeStrategy`,
  * default strategic), as an Outpost `patch` operation. For strategic and merge patches the required and optional
  * artifacts bind into the patch body first (image references), as Clouddriver does. Always returns a result object
- * naming the patched object (Orca promotes it and waits for it to be stable).
+ * naming the patched object (Orca promotes it and waits for it to be stable). A JSON patch of a Secret that would read
+ * the Secret's values is a 400 before any task exists (src/shared/secret-patch-rules.ts).
  */
 import { create } from '@bufbuild/protobuf';
 import { PatchSpecSchema, PatchType } from '../../../gen/outpost/agent/v1/operation_pb.js';
+import { isSecretKind } from '../../../shared/secret-kind.js';
+import { secretPatchProblem } from '../../../shared/secret-patch-rules.js';
 import type { PreparedOperation } from '../task-runner.js';
 import { accountOf, badDescription, manifestTarget, type Description } from './description-fields.js';
 import { namesResult, resultOf } from './operation-result.js';
@@ -33,6 +36,8 @@ export function preparePatch(description: Description, bind?: PatchBinder): Prep
   if (type === PatchType.JSON) {
     if (!Array.isArray(body) || body.length === 0)
       throw badDescription('patchBody must be a non-empty list of JSON patch operations for mergeStrategy json');
+    const problem = isSecretKind(target.kind.agentKind) ? secretPatchProblem(body) : undefined;
+    if (problem) throw badDescription(`patchBody of ${target.fullName} refused: ${problem}`);
   } else if (!body || typeof body !== 'object' || Array.isArray(body) || Object.keys(body).length === 0) {
     throw badDescription(`patchBody must be a non-empty object for mergeStrategy ${strategy}`);
   }

@@ -1,0 +1,187 @@
+/**
+ * The Secret scrub (src/shared/secret-scrub.ts) removes, besides `data`, `stringData` and the last-applied annotation,
+ * every metadata string that holds one of the Secret's values — as stored (base64), decoded, trimmed, inside longer
+ * text — and keeps ordinary metadata (a service account token Secret's annotations, Helm's). Tiny values are matched
+ * only whole. The same recognition redacts values from error messages (src/shared/secret-values.ts), with the values
+ * an operation request carries (src/shared/request-secret-values.ts).
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { manifestSecretValues, patchSecretValues } from '../../src/shared/request-secret-values.js';
+import { removeSecretMaterial, scrubObject } from '../../src/shared/secret-scrub.js';
+import { createSecretValueMatcher, secretValuesOf } from '../../src/shared/secret-values.js';
+
+const MARK = 'pa55-marker-7d1e';
+const b64 = (text: string) => Buffer.from(text).toString('base64');
+
+type Obj = Record<string, any>;
+
+describe('scrubbing a Secret that carries copies of its values', () => {
+  test('annotations, labels, finalizers, owner references, managedFields and generateName holding a value go; the rest stays', () => {
+    const secret: Obj = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name: 'db',
+        namespace: 'prod',
+        uid: 'u-1',
+        resourceVersion: '7',
+        generateName: `db-${MARK}-`,
+        labels: { app: 'db', leak: b64(MARK), [`k-${MARK}`]: 'x' },
+        annotations: {
+          'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify({ data: { password: b64(MARK) } }),
+          'copied-b64': b64(MARK),
+          'copied-plain': MARK,
+          'inside-text': `password is ${MARK}, do not tell`,
+          'meta.helm.sh/release-name': 'db',
+          'meta.helm.sh/release-namespace': 'prod',
+          note: 'ordinary text',
+        },
+        finalizers: ['example.com/keep', `example.com/${MARK}`],
+        ownerReferences: [
+          { apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: 'u-2' },
+          { apiVersion: 'v1', kind: 'ConfigMap', name: MARK, uid: 'u-3' },
+        ],
+        managedFields: [
+          { manager: 'kubectl', operation: 'Update', fieldsV1: { 'f:metadata': { 'f:annotations': { 'f:note': {} } } } },
+          { manager: 'kubectl', operation: 'Update', fieldsV1: { 'f:metadata': { 'f:labels': { [`f:k-${MARK}`]: {} } } } },
+        ],
+      },
+      type: 'Opaque',
+      data: { password: b64(MARK), user: b64('db') },
+    };
+    assert.equal(removeSecretMaterial(secret), true);
+    assert.deepEqual(secret, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name: 'db',
+        namespace: 'prod',
+        uid: 'u-1',
+        resourceVersion: '7',
+        labels: { app: 'db' },
+        annotations: { 'meta.helm.sh/release-name': 'db', 'meta.helm.sh/release-namespace': 'prod', note: 'ordinary text' },
+        finalizers: ['example.com/keep'],
+        ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: 'u-2' }],
+        managedFields: [{ manager: 'kubectl', operation: 'Update', fieldsV1: { 'f:metadata': { 'f:annotations': { 'f:note': {} } } } }],
+      },
+      type: 'Opaque',
+    });
+    assert.ok(!JSON.stringify(secret).includes(MARK) && !JSON.stringify(secret).includes(b64(MARK)));
+    // Without values there is nothing to compare with; other kinds are not Secrets.
+    const bare: Obj = { kind: 'Secret', metadata: { name: 's', annotations: { a: 'b' } } };
+    assert.equal(removeSecretMaterial(bare), false);
+    assert.deepEqual(bare.metadata.annotations, { a: 'b' });
+    const configMap: Obj = { kind: 'ConfigMap', metadata: { name: 'c', annotations: { a: MARK } }, data: { v: MARK } };
+    scrubObject(configMap);
+    assert.equal(configMap.metadata.annotations.a, MARK);
+  });
+
+  test("tiny values match only whole strings, from 8 characters on anywhere inside; values the Secret's identity shows are not hidden", () => {
+    const secret: Obj = {
+      kind: 'Secret',
+      metadata: {
+        name: 's',
+        namespace: 'n',
+        labels: { version: '1', replicas: '10', tier: 'short7x', wrapped: 'a-short7x-b', long: 'x-eight8ch-y' },
+      },
+      data: { flag: b64('1'), seven: b64('short7x'), eight: b64('eight8ch') },
+    };
+    scrubObject(secret, 'Secret');
+    // '1' and 'short7x' are removed where a label is exactly them, not where they are part of one; 'eight8ch' anywhere.
+    assert.deepEqual(secret.metadata.labels, { replicas: '10', wrapped: 'a-short7x-b' });
+
+    // A service account token Secret: its `namespace` value is its own namespace, which its
+    // `kubernetes.io/service-account.name` annotation often repeats; the token itself, copied, goes.
+    const jwt = 'eyJhbGciOiJSUzI1NiJ9.payload.signature';
+    const token: Obj = {
+      kind: 'Secret',
+      metadata: {
+        name: 'default-token',
+        namespace: 'default',
+        annotations: { 'kubernetes.io/service-account.name': 'default', 'kubernetes.io/service-account.uid': '5f0c-11', copied: jwt },
+      },
+      type: 'kubernetes.io/service-account-token',
+      data: { namespace: b64('default'), token: b64(jwt), 'ca.crt': b64('-----BEGIN CERTIFICATE-----\nMIIB\n') },
+    };
+    scrubObject(token);
+    assert.deepEqual(token.metadata.annotations, {
+      'kubernetes.io/service-account.name': 'default',
+      'kubernetes.io/service-account.uid': '5f0c-11',
+    });
+    assert.equal(token.type, 'kubernetes.io/service-account-token');
+  });
+
+  test('decoded values are matched trimmed (a file with a trailing newline); binary values by their base64 only', () => {
+    const binary = Buffer.from([0xff, 0xfe, 0x00, 0x81, 0x10, 0x20, 0x30, 0x40, 0x50]).toString('base64');
+    const secret: Obj = {
+      kind: 'Secret',
+      metadata: { name: 's', namespace: 'n', annotations: { pem: 'line-one-of-a-key', bin: binary, plain: 'kept' } },
+      data: { file: b64('line-one-of-a-key\n'), blob: binary },
+      stringData: { typed: 'string-data-value' },
+    };
+    secret.metadata.annotations.typed = 'string-data-value';
+    scrubObject(secret, 'Secret');
+    assert.deepEqual(secret.metadata.annotations, { plain: 'kept' });
+  });
+});
+
+describe('recognising values in messages and requests', () => {
+  test('a message loses long values anywhere (also escaped inside quotes) and quoted tiny values', () => {
+    const matcher = createSecretValueMatcher([MARK, 'multi\nline "quoted" secret', 'abc']);
+    assert.equal(
+      matcher.redact(`the name of the object (${MARK}) does not match the name on the URL (db)`),
+      'the name of the object (<redacted>) does not match the name on the URL (db)',
+    );
+    assert.equal(matcher.redact('Invalid value: "multi\\nline \\"quoted\\" secret": bad'), 'Invalid value: "<redacted>": bad');
+    assert.equal(
+      matcher.redact('metadata.labels: Invalid value: "abc": a valid label…, abc stays'),
+      'metadata.labels: Invalid value: "<redacted>": a valid label…, abc stays',
+    );
+    assert.equal(createSecretValueMatcher([]).redact('untouched'), 'untouched');
+  });
+
+  test('secretValuesOf: data as stored and decoded, stringData, trimmed forms, no empty strings', () => {
+    assert.deepEqual(
+      secretValuesOf({ data: { a: b64(' v \n'), e: '' }, stringData: { s: 'w' } }).sort(),
+      [b64(' v \n'), ' v \n', 'v', 'w'].sort(),
+    );
+  });
+
+  test('the values of an apply: Secrets in YAML documents, JSON, Lists, their last-applied annotation; nothing for other kinds', () => {
+    const yaml = `apiVersion: v1
+kind: ConfigMap
+metadata: {name: c}
+data: {plain: not-a-secret-value}
+---
+apiVersion: v1
+kind: List
+items:
+  - apiVersion: v1
+    kind: Secret
+    metadata:
+      name: s
+      annotations:
+        kubectl.kubernetes.io/last-applied-configuration: '{"stringData":{"old":"older-secret-value"}}'
+    stringData: {a: ${MARK}}
+    data: {b: ${b64('bee-secret-value')}}
+`;
+    const values = manifestSecretValues(yaml);
+    for (const v of [MARK, 'older-secret-value', b64('bee-secret-value'), 'bee-secret-value']) assert.ok(values.includes(v), v);
+    assert.ok(!values.includes('not-a-secret-value'));
+    assert.deepEqual(manifestSecretValues(JSON.stringify([{ kind: 'secret', stringData: { x: MARK } }])), [MARK]);
+    assert.deepEqual(manifestSecretValues('kind: ConfigMap\ndata: {a: b}'), []);
+  });
+
+  test("the values of a patch of a Secret: what a JSON patch sets (decoded under /data), a merge patch's data", () => {
+    const json = JSON.stringify([
+      { op: 'add', path: '/data/p', value: b64(MARK) },
+      { op: 'replace', path: '/metadata/name', value: 'renamed-to-this' },
+      { op: 'remove', path: '/data/q' },
+    ]);
+    const values = patchSecretValues('secrets', json);
+    for (const v of [b64(MARK), MARK, 'renamed-to-this']) assert.ok(values.includes(v), v);
+    assert.deepEqual(patchSecretValues('Secret', JSON.stringify({ stringData: { p: MARK }, metadata: { labels: { a: 'b' } } })), [MARK]);
+    assert.deepEqual(patchSecretValues('ConfigMap', json), []);
+  });
+});
