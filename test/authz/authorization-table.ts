@@ -263,10 +263,15 @@ export const REST_ROWS: MatrixRow[] = [
       },
     },
   }),
-  rowOf('GET /manifests/:account/:location/:name', 'spinnaker', rest('GET', `/manifests/${FIXTURE.agentB.account}/default/deployment%20x`), {
-    scenario: "an account the caller's spinnaker rule does not list",
-    valid: '403 Forbidden',
-  }),
+  rowOf(
+    'GET /manifests/:account/:location/:name',
+    'spinnaker',
+    rest('GET', `/manifests/${FIXTURE.agentB.account}/default/deployment%20x`),
+    {
+      scenario: "an account the caller's spinnaker rule does not list",
+      valid: '403 Forbidden',
+    },
+  ),
   rowOf('GET /credentials/:account', 'spinnaker', rest('GET', `/credentials/${FIXTURE.agentB.account}`), {
     scenario: "an account the caller's spinnaker rule does not list: as if it did not exist",
     valid: '404 Not Found',

@@ -67,7 +67,7 @@ export function renderMatrix(rows: readonly MatrixRow[] = AUTHORIZATION_TABLE): 
     '  operation result is `recorded` or `ignored`).',
     '- Roles (README, Security): `read` (object cache, accounts, operations, fleet, replicas, metrics, reflection),',
     '  `write` (submit operations), `admin` (manage accounts; also anything not listed), `replica` (the internal',
-    '  routes between replicas), `agent` (open an agent stream), `spinnaker` (the Clouddriver API). A rule\'s `accounts`',
+    "  routes between replicas), `agent` (open an agent stream), `spinnaker` (the Clouddriver API). A rule's `accounts`",
     '  narrows its `agent`, `write`, `spinnaker` (and `kube`) roles to the accounts it lists: the scenario rows naming',
     '  "an account the caller\'s rule does not list" show the refusals.',
     "  `GET /health`, gRPC health and the dashboard's static files need nothing. An unauthenticated request is refused",

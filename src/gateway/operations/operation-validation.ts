@@ -1,6 +1,7 @@
 /**
  * Checks a SubmitOperationRequest and turns it into the Operation that is stored and sent: account and spec present,
- * id well-formed, timeout in (0, 1 h] (default from config), apply manifests non-empty and within the size limit.
+ * id well-formed, timeout in (0, 1 h] (default from config), apply manifests non-empty and within the size limit, apply
+ * manifests and patch documents nested within MAX_NESTING_DEPTH.
  * Everything the gateway can decide without the cluster is decided here; the agent checks the manifests' content.
  */
 import { randomUUID } from 'node:crypto';
@@ -8,6 +9,7 @@ import { create } from '@bufbuild/protobuf';
 import type { Duration } from '@bufbuild/protobuf/wkt';
 import { OperationSchema, type Operation } from '../../gen/outpost/agent/v1/operation_pb.js';
 import type { SubmitOperationRequest } from '../../gen/outpost/api/v1/operation_service_pb.js';
+import { textNestingProblem } from '../../shared/nesting-depth.js';
 import { invalidArgument } from '../errors.js';
 
 /** Longest timeout an operation may ask for. */
@@ -55,6 +57,11 @@ export function validateSubmission(req: SubmitOperationRequest, limits: Validati
     }
     if (!spec.value.manifests.trim()) throw invalidArgument('apply.manifests is empty: give at least one manifest');
   }
+  // Documents nested deeper than any manifest are refused before anything is stored (docs/hostile-input.md).
+  const document = spec.case === 'apply' ? spec.value.manifests : spec.case === 'patch' ? spec.value.patch : undefined;
+  const tooDeep =
+    document === undefined ? undefined : textNestingProblem(document, `${spec.case}.${spec.case === 'apply' ? 'manifests' : 'patch'}`);
+  if (tooDeep) throw invalidArgument(tooDeep);
   const id = req.id || randomUUID();
   const operation = create(OperationSchema, {
     id,
