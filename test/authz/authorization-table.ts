@@ -217,6 +217,14 @@ export const REST_ROWS: MatrixRow[] = [
       },
     },
   ),
+  rowOf(
+    'POST /:cloudProvider/ops',
+    'spinnaker',
+    rest('POST', '/kubernetes/ops', [
+      { scaleManifest: { account: FIXTURE.agentB.account, manifestName: 'deployment authz', location: 'default', replicas: 1 } },
+    ]),
+    { scenario: "an account the caller's spinnaker rule does not list: refused, nothing runs", valid: '400 Bad Request' },
+  ),
   rowOf('ALL /ops', 'spinnaker', rest('GET', '/ops'), { valid: '405 Method Not Allowed' }),
   rowOf('ALL /:cloudProvider/ops', 'spinnaker', rest('GET', '/kubernetes/ops'), { valid: '405 Method Not Allowed' }),
   rowOf('GET /task/:id', 'spinnaker', rest('GET', '/task/authz-no-such-task'), { valid: '404 Not Found' }),
@@ -254,6 +262,19 @@ export const REST_ROWS: MatrixRow[] = [
         },
       },
     },
+  }),
+  rowOf(
+    'GET /manifests/:account/:location/:name',
+    'spinnaker',
+    rest('GET', `/manifests/${FIXTURE.agentB.account}/default/deployment%20x`),
+    {
+      scenario: "an account the caller's spinnaker rule does not list",
+      valid: '403 Forbidden',
+    },
+  ),
+  rowOf('GET /credentials/:account', 'spinnaker', rest('GET', `/credentials/${FIXTURE.agentB.account}`), {
+    scenario: "an account the caller's spinnaker rule does not list: as if it did not exist",
+    valid: '404 Not Found',
   }),
   rowOf(
     'POST /cache/:cloudProvider/:type',
@@ -451,6 +472,16 @@ export const RPC_ROWS: MatrixRow[] = [
     {
       valid: 'OK',
     },
+  ),
+  rowOf(
+    `${OPS}/SubmitOperation`,
+    'write',
+    rpc(OPS, 'SubmitOperation', {
+      account: FIXTURE.agentB.account,
+      id: 'authz-submit-other-account',
+      get: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'x' },
+    }),
+    { scenario: "an account the caller's write rule does not list: refused, nothing is stored", valid: 'PermissionDenied' },
   ),
   rowOf(`${OPS}/GetOperation`, 'read', rpc(OPS, 'GetOperation', { id: FIXTURE.operationId }), { valid: 'OK' }),
   rowOf(

@@ -25,12 +25,12 @@ export const IDENTITY_NOTES: Record<IdentityName, string> = {
   badToken: 'a bearer token no configuration knows (`wrong` on every row but the replica routes)',
   forgedReplica: 'a replica token (issuer `outpost-replica`) signed with another secret (`wrong` on the replica routes)',
   reader: 'static token, subject `reader`: role `read`',
-  writer: 'static token, subject `writer`: roles `read`, `write`',
-  admin: 'static token, subject `admin`: roles `read`, `write`, `admin`',
+  writer: 'static token, subject `writer`: roles `read`, `write` (write: accounts `team-a-*`, `shared-*`)',
+  admin: 'static token, subject `admin`: roles `read`, `write`, `admin` (write: every account)',
   agentA: 'static token, subject `agent-a`: role `agent`, accounts `team-a-*`, `shared-*`',
   agentB: 'static token, subject `agent-b`: role `agent`, accounts `team-b-*`, `shared-*`',
   replica: 'replica token signed with `auth.replicaSecretFile` (roles `replica`, `read`)',
-  spinnaker: 'static token, subject `spinnaker`: role `spinnaker` (Orca and Gate)',
+  spinnaker: 'static token, subject `spinnaker`: role `spinnaker` (Orca and Gate), accounts `team-a-*`, `shared-*`, `authz-*`',
   jwtAdmin:
     "a valid JWT (`auth.jwt`) whose `sub` is `admin`, the static admin token's subject: no rule of kind `jwt` matches it, so no roles",
 };
@@ -66,11 +66,11 @@ export const TOKEN_CONFIG = [
 /** `authorization.rules` of the matrix gateway. */
 export const RULES: AuthorizationRule[] = [
   { kind: 'token', subject: '^reader$', roles: ['read'], accounts: [] },
-  { kind: 'token', subject: '^writer$', roles: ['read', 'write'], accounts: [] },
-  { kind: 'token', subject: '^admin$', roles: ['read', 'write', 'admin'], accounts: [] },
+  { kind: 'token', subject: '^writer$', roles: ['read', 'write'], accounts: ['team-a-*', 'shared-*'] },
+  { kind: 'token', subject: '^admin$', roles: ['read', 'write', 'admin'], accounts: ['*'] },
   { kind: 'token', subject: '^agent-a$', roles: ['agent'], accounts: ['team-a-*', 'shared-*'] },
   { kind: 'token', subject: '^agent-b$', roles: ['agent'], accounts: ['team-b-*', 'shared-*'] },
-  { kind: 'token', subject: '^spinnaker$', roles: ['spinnaker'], accounts: [] },
+  { kind: 'token', subject: '^spinnaker$', roles: ['spinnaker'], accounts: ['team-a-*', 'shared-*', 'authz-*'] },
 ];
 
 /** Names of what the fixtures create before the cells run (and the requests of the table point at). */

@@ -32,7 +32,7 @@ export const statusCaseConfig: GatewayConfigInput = {
   },
   authorization: {
     rules: [
-      { kind: 'token', subject: '^conformance-agent$', roles: ['agent'] },
+      { kind: 'token', subject: '^conformance-agent$', roles: ['agent'], accounts: ['*'] },
       { kind: 'token', subject: '^conformance-reader$', roles: ['read'] },
     ],
   },

@@ -74,7 +74,7 @@ export async function startAuthenticatedGateway(overrides: GatewayConfigInput = 
     authorization: {
       rules: [
         { kind: 'token', subject: '^agent-(a|b|file)$', roles: ['agent'], accounts: ['conf-*'] },
-        { kind: 'token', subject: '^client$', roles: ['read', 'write'] },
+        { kind: 'token', subject: '^client$', roles: ['read', 'write'], accounts: ['*'] },
         { kind: 'jwt', subject: '^agent-jwt$', roles: ['agent'], accounts: ['conf-*'] },
       ],
     },

@@ -68,7 +68,7 @@ describe('the Audit view of the dashboard', { timeout: 180_000 }, () => {
       },
       authorization: {
         rules: [
-          { kind: 'token', subject: '^root$', roles: ['read', 'write', 'admin'], accounts: [] },
+          { kind: 'token', subject: '^root$', roles: ['read', 'write', 'admin'], accounts: ['*'] },
           { kind: 'token', subject: '^viewer$', roles: ['read'], accounts: [] },
         ],
       },

@@ -64,7 +64,7 @@ export function secureGateway(pki: TestPki, dir: string, extra: GatewayConfigInp
         { kind: 'token', subject: '^alice$', roles: ['kube', 'read'], accounts: ['sandbox', 'second'] },
         { kind: 'token', subject: '^dave$', roles: ['kube'], accounts: ['sandbox'] },
         { kind: 'token', subject: '^erin$', roles: ['admin', 'read'] },
-        { kind: 'token', subject: '^bob$', roles: ['read', 'write'] },
+        { kind: 'token', subject: '^bob$', roles: ['read', 'write'], accounts: ['*'] },
         { kind: 'token', subject: '^carol$', roles: ['kube'], accounts: ['other-*'] },
       ],
     },

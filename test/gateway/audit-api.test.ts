@@ -45,11 +45,11 @@ for (const driver of testDrivers()) {
         auth: { tokens: Object.entries(TOKENS).map(([subject, token]) => ({ subject, token })) },
         authorization: {
           rules: [
-            { kind: 'token', subject: '^admin$', roles: ['read', 'write', 'admin'], accounts: [] },
+            { kind: 'token', subject: '^admin$', roles: ['read', 'write', 'admin'], accounts: ['*'] },
             { kind: 'token', subject: '^reader$', roles: ['read'], accounts: [] },
-            { kind: 'token', subject: '^writer$', roles: ['read', 'write'], accounts: [] },
+            { kind: 'token', subject: '^writer$', roles: ['read', 'write'], accounts: ['*'] },
             { kind: 'token', subject: '^agent$', roles: ['agent'], accounts: ['audit-*'] },
-            { kind: 'token', subject: '^orca$', roles: ['spinnaker'], accounts: [] },
+            { kind: 'token', subject: '^orca$', roles: ['spinnaker'], accounts: ['*'] },
           ],
         },
       });

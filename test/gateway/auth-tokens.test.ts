@@ -20,7 +20,7 @@ const SECRET = 'jwt-secret-0123456789-0123456789-abcdef';
 const REPLICA_SECRET = 'replica-secret-0123456789-0123456789-abcdef';
 const rules = [
   { kind: 'token' as const, subject: '^reader$', roles: ['read' as const] },
-  { kind: 'token' as const, subject: '^admin$', roles: ['read' as const, 'write' as const, 'admin' as const] },
+  { kind: 'token' as const, subject: '^admin$', roles: ['read' as const, 'write' as const, 'admin' as const], accounts: ['*'] },
   { kind: 'token' as const, subject: '^(rotated|from-env)$', roles: ['read' as const] },
   { kind: 'jwt' as const, subject: '^jwt-user$', roles: ['read' as const] },
   { kind: 'jwt' as const, subject: '^agent-jwt$', roles: ['agent' as const], accounts: ['prod-*'] },

@@ -159,7 +159,7 @@ describe('gateway config', () => {
       // kubectl through the gateway: the kube role names its accounts; limits and prefixes are checked
       [
         { overrides: { authorization: { rules: [{ kind: 'token', subject: '^a$', roles: ['kube'] }] } } },
-        /rules\.0\.accounts: the kube role needs accounts/,
+        /rules\.0\.accounts: the role kube reaches accounts/,
       ],
       [{ overrides: { kube: { maxConcurrentPerIdentity: 0 } } }, /kube\.maxConcurrentPerIdentity/],
       [{ env: { OUTPOST_GATEWAY_KUBE_REQUEST_TIMEOUT_SECONDS: 'soon' } }, /kube\.requestTimeoutSeconds/],

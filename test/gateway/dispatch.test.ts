@@ -21,7 +21,7 @@ function session(id: string, serves: string[]): LiveSession & { sent: Operation[
     agentId: `agent-${id}`,
     zone: '',
     connection: 0,
-    principal: { subject: 'test', roles: new Set(), accountPatterns: [] } as never,
+    principal: { subject: 'test', roles: new Set(), accounts: {} } as never,
     close: () => {},
     done: Promise.resolve(),
     serves: (a) => serves.includes(a),

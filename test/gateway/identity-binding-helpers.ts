@@ -29,9 +29,9 @@ export const IDENTITY_GATEWAY = {
   authorization: {
     rules: [
       { kind: 'token' as const, subject: '^agent-(a|b)$', roles: ['agent' as const], accounts: ['cluster-*'] },
-      { kind: 'token' as const, subject: '^admin$', roles: ['read' as const, 'write' as const, 'admin' as const], accounts: [] },
+      { kind: 'token' as const, subject: '^admin$', roles: ['read' as const, 'write' as const, 'admin' as const], accounts: ['*'] },
       { kind: 'token' as const, subject: '^reader$', roles: ['read' as const], accounts: [] },
-      { kind: 'token' as const, subject: '^writer$', roles: ['read' as const, 'write' as const], accounts: [] },
+      { kind: 'token' as const, subject: '^writer$', roles: ['read' as const, 'write' as const], accounts: ['*'] },
     ],
   },
 };

@@ -103,12 +103,12 @@ test('the kube role reaches only the accounts its rule lists; a kube rule withou
   assert.equal(mayUseKube(alice, 'prod-eu'), true);
   assert.equal(mayUseKube(alice, 'staging'), false);
   const reader = principalFromRules('alice', 'token', [
-    ruleSchema.parse({ kind: 'token', subject: '^alice$', roles: ['read'], accounts: ['*'] }),
+    ruleSchema.parse({ kind: 'token', subject: '^alice$', roles: ['read', 'agent'], accounts: ['*'] }),
   ]);
   assert.equal(mayUseKube(reader, 'prod-eu'), false, 'accounts alone grant nothing without the role');
   const bad = ruleSchema.safeParse({ kind: 'token', subject: '^x$', roles: ['kube'] });
   assert.equal(bad.success, false);
-  assert.match(JSON.stringify(bad.error?.issues), /the kube role needs accounts/);
+  assert.match(JSON.stringify(bad.error?.issues), /the role kube reaches accounts/);
 });
 
 test("the authenticator takes groups from a static token's config and from a JWT's groups claim", async () => {

@@ -55,7 +55,7 @@ for (const driver of testDrivers()) {
         authorization: {
           rules: [
             { kind: 'token' as const, subject: '^agent-(one|two)$', roles: ['agent'], accounts: ['trust-*'] },
-            { kind: 'token' as const, subject: '^operator$', roles: ['read', 'write'] },
+            { kind: 'token' as const, subject: '^operator$', roles: ['read', 'write'], accounts: ['*'] },
           ],
         },
       });

@@ -70,7 +70,7 @@ for (const driver of testDrivers()) {
       auth: { tokens: Object.entries(TOKENS).map(([subject, token]) => ({ subject, token })) },
       authorization: {
         rules: [
-          { kind: 'token' as const, subject: '^writer$', roles: ['read' as const, 'write' as const] },
+          { kind: 'token' as const, subject: '^writer$', roles: ['read' as const, 'write' as const], accounts: ['*'] },
           { kind: 'token' as const, subject: '^reader$', roles: ['read' as const] },
           { kind: 'token' as const, subject: '^agent$', roles: ['agent' as const], accounts: ['*'] },
         ],

@@ -51,7 +51,7 @@ describe('operation forwarding between replicas (postgres)', {
     authorization: {
       rules: [
         { kind: 'token', subject: '^agent$', roles: ['agent'], accounts: ['*'] },
-        { kind: 'token', subject: '^client$', roles: ['read', 'write'] },
+        { kind: 'token', subject: '^client$', roles: ['read', 'write'], accounts: ['*'] },
       ],
     },
     replicas: { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 10, leaseSeconds: 30 },

@@ -48,8 +48,8 @@ describe('Spinnaker through a forwarding replica (postgres)', {
     authorization: {
       rules: [
         { kind: 'token', subject: '^agent$', roles: ['agent'], accounts: ['*'] },
-        { kind: 'token', subject: '^orca$', roles: ['spinnaker'] },
-        { kind: 'token', subject: '^reader$', roles: ['read', 'write'] },
+        { kind: 'token', subject: '^orca$', roles: ['spinnaker'], accounts: ['*'] },
+        { kind: 'token', subject: '^reader$', roles: ['read', 'write'], accounts: ['*'] },
       ],
     },
     replicas: { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 2, leaseSeconds: 30 },

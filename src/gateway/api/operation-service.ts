@@ -3,7 +3,7 @@
  * manager. WaitOperation is a server stream, which Connect serves over HTTP/1.1 too (browsers, fetch).
  */
 import { Code, ConnectError, type ServiceImpl } from '@connectrpc/connect';
-import { identityOf, principalKey } from '../auth/principal.js';
+import { identityOf, mayReach, principalKey } from '../auth/principal.js';
 import type { OperationService } from '../../gen/outpost/api/v1/operation_service_pb.js';
 import { toConnectError } from '../errors.js';
 import type { Logger } from '../../shared/logger.js';
@@ -28,6 +28,15 @@ export function createOperationService(
       const identity = principal ? identityOf(principal) : '';
       const startedAt = new Date();
       try {
+        // The write role reaches only the accounts its rules list (docs/security.md, "Authorization"): checked before
+        // anything is validated or stored, and recorded in the audit log like every refusal.
+        if (!mayReach(principal, 'write', req.account)) {
+          throw new ConnectError(
+            `${principal?.subject ?? 'the caller'} may not submit operations to account ${JSON.stringify(req.account.slice(0, 253))} ` +
+              '(authorization.rules: the write role and its accounts)',
+            Code.PermissionDenied,
+          );
+        }
         const row = await manager.submit(req, ctx.signal, identity);
         if (audit) recordSubmission(audit, req, { principal: identity, startedAt, operationId: row.id });
         return { operation: toOperationRecord(row) };

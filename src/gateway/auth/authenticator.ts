@@ -103,7 +103,7 @@ export function createAuthenticator(config: AuthenticatorConfig, deps: Authentic
           subject: `replica:${v.subject}`,
           method: 'replica',
           roles: new Set<Role>(['replica', 'read']),
-          accountPatterns: [],
+          accounts: {},
           expiresAt: v.expiresAt,
         };
       }
@@ -143,7 +143,7 @@ export function createAuthenticator(config: AuthenticatorConfig, deps: Authentic
       }
       if (config.insecure) return insecurePrincipal();
       if (options.anonymousRoles)
-        return { subject: 'anonymous', method: 'anonymous', roles: new Set(options.anonymousRoles), accountPatterns: [] };
+        return { subject: 'anonymous', method: 'anonymous', roles: new Set(options.anonymousRoles), accounts: {} };
       throw unauthenticated(
         certificates.clientAuth === 'OPTIONAL'
           ? 'authentication required: present a client certificate signed by the configured CA or a bearer token'

@@ -5,6 +5,7 @@
  */
 import { createContextKey } from '@connectrpc/connect';
 import type { AuthorizationRule, Role } from '../config/schema.js';
+import { ACCOUNT_SCOPED_ROLES } from '../config/security-schema.js';
 import { createSubjectMatcher, type SubjectAttributes } from './certificate-subject.js';
 
 /** How the principal proved its identity (`anonymous`: nothing, admitted to read routes under `readAccess: open`). */
@@ -16,10 +17,12 @@ export interface Principal {
   readonly subject: string;
   readonly method: AuthMethod;
   readonly roles: ReadonlySet<Role>;
-  /** Account name glob patterns this principal may register as an agent (with the agent role). */
-  readonly accountPatterns: readonly string[];
-  /** Account name glob patterns this principal may reach through `/k8s/{account}` (with the kube role); none when absent. */
-  readonly kubeAccountPatterns?: readonly string[];
+  /**
+   * Per account-scoped role, the account name glob patterns the principal may reach with it (the `accounts` of the
+   * rules that granted the role): register as an agent, submit operations, `/k8s/{account}`, the Clouddriver API. A
+   * role without patterns reaches no account. Read it through {@link mayReach}.
+   */
+  readonly accounts: AccountReach;
   /**
    * Groups the credential names (a static token's `groups`, a JWT's groups claim, a certificate's `O` values): mapped
    * to Kubernetes groups for kubectl through the gateway (src/gateway/kube/kube-identity.ts).
@@ -48,6 +51,12 @@ export interface CredentialRevocation {
 /** The principal of the current Connect call; undefined only when authentication did not run (a wiring bug). */
 export const principalKey = createContextKey<Principal | undefined>(undefined, { description: 'outpost principal' });
 
+/** A role whose reach a rule's `accounts` narrows (ACCOUNT_SCOPED_ROLES, from the configuration schema). */
+export type AccountScopedRole = (typeof ACCOUNT_SCOPED_ROLES)[number];
+
+/** Account name glob patterns per account-scoped role. */
+export type AccountReach = Readonly<Partial<Record<AccountScopedRole, readonly string[]>>>;
+
 /** Every role: what insecure mode grants. */
 export const ALL_ROLES: readonly Role[] = ['agent', 'read', 'write', 'admin', 'replica', 'spinnaker', 'kube'];
 
@@ -65,21 +74,20 @@ export function principalFromRules(
   groups: readonly string[] = [],
 ): Principal {
   const roles = new Set<Role>();
-  const accountPatterns: string[] = [];
-  const kubeAccountPatterns: string[] = [];
+  const accounts: Partial<Record<AccountScopedRole, string[]>> = {};
   for (const rule of rules) {
     if (rule.kind !== method || !createSubjectMatcher(rule)(subject, attributes)) continue;
-    for (const role of rule.roles) roles.add(role);
-    if (rule.roles.includes('agent')) accountPatterns.push(...rule.accounts);
-    if (rule.roles.includes('kube')) kubeAccountPatterns.push(...rule.accounts);
+    for (const role of rule.roles) {
+      roles.add(role);
+      if (isAccountScoped(role)) (accounts[role] ??= []).push(...rule.accounts);
+    }
   }
   const certificateGroups = method === 'certificate' ? (attributes.O ?? []) : [];
   return {
     subject,
     method,
     roles,
-    accountPatterns,
-    kubeAccountPatterns,
+    accounts,
     groups: [...new Set([...groups, ...certificateGroups])],
     attributes: method === 'certificate' ? attributes : undefined,
     expiresAt,
@@ -88,7 +96,13 @@ export function principalFromRules(
 
 /** The principal of insecure mode: every role, every account name. */
 export function insecurePrincipal(subject = 'anonymous'): Principal {
-  return { subject, method: 'insecure', roles: new Set(ALL_ROLES), accountPatterns: ['*'], kubeAccountPatterns: ['*'] };
+  const accounts = Object.fromEntries(ACCOUNT_SCOPED_ROLES.map((role) => [role, ['*']]));
+  return { subject, method: 'insecure', roles: new Set(ALL_ROLES), accounts };
+}
+
+/** True for the roles {@link ACCOUNT_SCOPED_ROLES} lists. */
+export function isAccountScoped(role: Role): role is AccountScopedRole {
+  return (ACCOUNT_SCOPED_ROLES as readonly string[]).includes(role);
 }
 
 /**
@@ -106,16 +120,23 @@ export function hasRole(principal: Principal | undefined, role: Role): boolean {
   return principal?.roles.has(role) === true;
 }
 
+/**
+ * True when the principal holds `role` and one of the rules granting it lists a pattern matching `account`: the one
+ * check of every account-scoped right (see {@link ACCOUNT_SCOPED_ROLES}).
+ */
+export function mayReach(principal: Principal | undefined, role: AccountScopedRole, account: string): boolean {
+  if (!hasRole(principal, role)) return false;
+  return (principal!.accounts[role] ?? []).some((pattern) => globMatch(pattern, account));
+}
+
 /** True when the principal may register (cache or stand by for) the account name as an agent. */
 export function mayRegister(principal: Principal | undefined, account: string): boolean {
-  if (!hasRole(principal, 'agent')) return false;
-  return principal!.accountPatterns.some((pattern) => globMatch(pattern, account));
+  return mayReach(principal, 'agent', account);
 }
 
 /** True when the principal may reach the account's Kubernetes API through the gateway (`/k8s/{account}`). */
 export function mayUseKube(principal: Principal | undefined, account: string): boolean {
-  if (!hasRole(principal, 'kube')) return false;
-  return (principal!.kubeAccountPatterns ?? []).some((pattern) => globMatch(pattern, account));
+  return mayReach(principal, 'kube', account);
 }
 
 /** `*` matches any run of characters (including none); everything else matches itself. */

@@ -5,6 +5,7 @@
 import { Code, ConnectError } from '@connectrpc/connect';
 import { EventType, type EventBatch, type Event } from '../../gen/outpost/agent/v1/agent_pb.js';
 import { removeSecretMaterial } from '../../shared/secret-scrub.js';
+import { jsonTextNestingProblem } from '../../shared/nesting-depth.js';
 import { findUnstorableText, textProblem } from '../../shared/unstorable-text.js';
 import { invalidArgument } from '../errors.js';
 import { isOlderResourceVersion } from './resource-version.js';
@@ -206,6 +207,9 @@ function decodeObject(
   // Postgres jsonb cannot hold NUL characters or escaped lone surrogates; refuse them here rather than fail the
   // transaction (INTERNAL). Raw UTF-8 cannot carry a surrogate, so only a `\uD8xx`-style escape can: the walk over the
   // parsed object runs only when the text holds one.
+  // Nested deeper than any Kubernetes object: its reads (a Struct per object) would recurse past the stack.
+  const tooDeep = jsonTextNestingProblem(text, 'object_json');
+  if (tooDeep) throw invalidArgument(`${where}: ${tooDeep}`);
   if (text.includes('\\u0000')) throw invalidArgument(`${where}: object_json contains a NUL character (\\u0000)`);
   if (SURROGATE_ESCAPE.test(text)) {
     const problem = findUnstorableText(parsed, 'object_json');

@@ -177,6 +177,12 @@ const identityKindSchema = z.enum(['token', 'jwt', 'certificate'], {
 
 export const roleSchema = z.enum(['agent', 'read', 'write', 'admin', 'replica', 'spinnaker', 'kube']);
 
+/**
+ * The roles whose reach `authorization.rules[].accounts` narrows (docs/security.md, "Authorization"); read, admin and
+ * replica reach every account.
+ */
+export const ACCOUNT_SCOPED_ROLES = ['agent', 'write', 'kube', 'spinnaker'] as const;
+
 export const ruleSchema = z
   .object({
     kind: identityKindSchema.describe(
@@ -207,15 +213,37 @@ export const ruleSchema = z
       .array(z.string().min(1))
       .default([])
       .describe(
-        'With the agent role: glob patterns (`*` any run of characters) of the account names the agent may register. ' +
-          'With the kube role: the accounts whose Kubernetes API the subject may reach.',
+        "Glob patterns (`*` any run of characters) of the account names the rule's account-scoped roles reach: agent " +
+          '(the names it may register), write (the accounts it may submit operations to), kube (the accounts reachable ' +
+          'through `/k8s/{account}`), spinnaker (the accounts the Clouddriver API may read and deploy to, tasks ' +
+          'included). Required with any of them (`["*"]` for every account); refused on a rule granting only read, ' +
+          'admin or replica, which reach every account.',
       ),
   })
   .strict()
   .refine((r) => r.subject !== undefined || r.attributes !== undefined, { message: 'set subject, attributes or both' })
-  .refine((r) => !r.roles.includes('kube') || r.accounts.length > 0, {
-    message: 'the kube role needs accounts: the account name patterns the subject may reach (["*"] for every account)',
-    path: ['accounts'],
+  .superRefine((r, ctx) => {
+    // docs/security.md, "Authorization": accounts narrow exactly the account-scoped roles; a setting that would do
+    // nothing is refused rather than ignored.
+    const scoped = r.roles.filter((role) => (ACCOUNT_SCOPED_ROLES as readonly string[]).includes(role));
+    if (scoped.length > 0 && r.accounts.length === 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['accounts'],
+        message:
+          `the role${scoped.length > 1 ? 's' : ''} ${scoped.join(', ')} reach${scoped.length > 1 ? '' : 'es'} accounts: ` +
+          'list the account name patterns the subject may reach (["*"] for every account)',
+      });
+    }
+    if (scoped.length === 0 && r.accounts.length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['accounts'],
+        message:
+          `accounts has no effect on the roles ${r.roles.join(', ')} (they reach every account): remove it, or grant ` +
+          `one of ${ACCOUNT_SCOPED_ROLES.join(', ')}`,
+      });
+    }
   })
   .refine((r) => r.attributes === undefined || r.kind === 'certificate', {
     message: 'attributes apply to kind certificate only',

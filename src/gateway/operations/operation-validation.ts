@@ -1,14 +1,16 @@
 /**
  * Checks a SubmitOperationRequest and turns it into the Operation that is stored and sent: account and spec present,
- * id well-formed, timeout in (0, 1 h] (default from config), apply manifests non-empty and within the size limit, and
- * no JSON patch of a Secret that reads the Secret's values (src/shared/secret-patch-rules.ts). Everything the gateway
- * can decide without the cluster is decided here; the agent checks the manifests' content.
+ * id well-formed, timeout in (0, 1 h] (default from config), apply manifests non-empty and within the size limit, apply
+ * manifests and patch documents nested within MAX_NESTING_DEPTH, and no JSON patch of a Secret that reads the Secret's
+ * values (src/shared/secret-patch-rules.ts). Everything the gateway can decide without the cluster is decided here; the
+ * agent checks the manifests' content.
  */
 import { randomUUID } from 'node:crypto';
 import { create } from '@bufbuild/protobuf';
 import type { Duration } from '@bufbuild/protobuf/wkt';
 import { OperationSchema, PatchType, type Operation, type PatchSpec } from '../../gen/outpost/agent/v1/operation_pb.js';
 import type { SubmitOperationRequest } from '../../gen/outpost/api/v1/operation_service_pb.js';
+import { textNestingProblem } from '../../shared/nesting-depth.js';
 import { PatchTextError, parsePatchText } from '../../shared/patch-text.js';
 import { isSecretKind } from '../../shared/secret-kind.js';
 import { secretPatchProblem } from '../../shared/secret-patch-rules.js';
@@ -59,6 +61,11 @@ export function validateSubmission(req: SubmitOperationRequest, limits: Validati
     }
     if (!spec.value.manifests.trim()) throw invalidArgument('apply.manifests is empty: give at least one manifest');
   }
+  // Documents nested deeper than any manifest are refused before anything is stored (docs/hostile-input.md).
+  const document = spec.case === 'apply' ? spec.value.manifests : spec.case === 'patch' ? spec.value.patch : undefined;
+  const tooDeep =
+    document === undefined ? undefined : textNestingProblem(document, `${spec.case}.${spec.case === 'apply' ? 'manifests' : 'patch'}`);
+  if (tooDeep) throw invalidArgument(tooDeep);
   if (spec.case === 'patch') checkSecretPatch(spec.value);
   const id = req.id || randomUUID();
   const operation = create(OperationSchema, {

@@ -1,9 +1,11 @@
 /**
  * The one way REST routes read a JSON request body: `application/json` only (415), at most `maxBytes` (413, checked
  * against Content-Length and again while reading, so a huge body is never buffered), UTF-8 (400), well-formed
- * JSON (400) without NUL characters or lone surrogates (400). What the JSON must contain is the route's business.
+ * JSON (400) nested at most MAX_NESTING_DEPTH levels (400) without NUL characters or lone surrogates (400). What the
+ * JSON must contain is the route's business.
  */
 import type { Context } from 'hono';
+import { nestingProblem } from '../../shared/nesting-depth.js';
 import { findUnstorableText } from '../../shared/unstorable-text.js';
 import { HttpError } from '../errors.js';
 
@@ -47,6 +49,9 @@ export async function readJsonBody(c: Context, maxBytes: number): Promise<unknow
   } catch (err) {
     throw new HttpError(400, 'bad_request', `the body is not valid JSON: ${(err as Error).message}`);
   }
+  // A body nested deeper than any manifest would fail later in code that recurses (a task's structured clone): here it is a 400.
+  const tooDeep = nestingProblem(body, 'the body');
+  if (tooDeep) throw new HttpError(400, 'bad_request', tooDeep);
   // Postgres cannot store a NUL character (or jsonb an escaped lone surrogate): refused here, not by a failing insert (a 500)
   const unstorable = findUnstorableText(body, 'body');
   if (unstorable) throw new HttpError(400, 'bad_request', unstorable);

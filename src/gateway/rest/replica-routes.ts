@@ -27,6 +27,7 @@ import { answerPart } from '../operations/forwarded-intake.js';
 import type { OperationManager } from '../operations/operation-manager.js';
 import { durationToMs } from '../operations/operation-validation.js';
 import { readJsonBody } from './json-body.js';
+import { nestingProblem } from '../../shared/nesting-depth.js';
 
 /** Largest body of an internal route (an operation carries at most a 1 MiB manifest by default). */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -113,6 +114,8 @@ function message(value: unknown, key: string, decode: (json: JsonValue) => unkno
   }
   if (typeof json !== 'object' || json === null || Array.isArray(json))
     throw new HttpError(400, 'bad_request', `${key} must be a JSON object`);
+  const tooDeep = nestingProblem(json, key);
+  if (tooDeep) throw new HttpError(400, 'bad_request', tooDeep);
   try {
     return decode(json as JsonValue);
   } catch (err) {

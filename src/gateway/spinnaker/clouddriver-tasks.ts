@@ -42,6 +42,8 @@ export interface ClouddriverTasks {
   submit(submission: Submission): Promise<{ id: string; created: boolean; done: Promise<void> }>;
   /** The task as Clouddriver shows it; undefined when unknown. */
   view(id: string): Promise<TaskView | undefined>;
+  /** {@link view} with the accounts the task touches, for the caller's right to read it; undefined when unknown. */
+  find(id: string): Promise<{ view: TaskView; accounts: readonly string[] } | undefined>;
   /** Start-up: fails this replica's tasks left running by its previous process. Returns how many. */
   recover(): Promise<number>;
 }
@@ -59,6 +61,15 @@ export function createClouddriverTasks(deps: ClouddriverTasksDeps): ClouddriverT
     if (await store.finish(row.id, 'FAILED', history, results))
       logger.warn({ taskId: row.id, replica: row.gatewayId }, 'failed a Spinnaker task whose replica stopped');
     return (await store.get(row.id)) ?? row;
+  };
+
+  const find = async (id: string) => {
+    let row = await store.get(id);
+    if (!row) return undefined;
+    const untouchedFor = Date.now() - row.updatedAt.getTime();
+    if (row.state === 'RUNNING' && row.gatewayId !== deps.selfId && !deps.replicaAlive(row.gatewayId) && untouchedFor > ORPHAN_AFTER_MS)
+      row = await failLost(row);
+    return { view: taskView(row), accounts: row.accounts };
   };
 
   return {
@@ -92,13 +103,9 @@ export function createClouddriverTasks(deps: ClouddriverTasksDeps): ClouddriverT
       return { id: row.id, created, done: runner.start(row.id, row.history, operations, requesterOf(principal, context)) };
     },
     async view(id) {
-      let row = await store.get(id);
-      if (!row) return undefined;
-      const untouchedFor = Date.now() - row.updatedAt.getTime();
-      if (row.state === 'RUNNING' && row.gatewayId !== deps.selfId && !deps.replicaAlive(row.gatewayId) && untouchedFor > ORPHAN_AFTER_MS)
-        row = await failLost(row);
-      return taskView(row);
+      return (await find(id))?.view;
     },
+    find,
     async recover() {
       const rows = await store.runningOf(deps.selfId);
       for (const row of rows) await failLost(row);

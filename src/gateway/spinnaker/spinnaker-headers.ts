@@ -1,11 +1,12 @@
 /**
- * The request context Orca and Gate forward (kork's `X-SPINNAKER-*` headers): the end user, the accounts that user
- * may touch, the application and the pipeline execution. The user and execution are recorded on every task; when
- * `X-SPINNAKER-ACCOUNTS` is present it restricts which accounts a request may read or change (it can only narrow
- * what the authenticated caller may do, never widen it).
+ * The request context of a Clouddriver API call: who authenticated (whose `spinnaker` rules list the accounts it may
+ * reach: docs/security.md, "Authorization") and what Orca and Gate forward in kork's `X-SPINNAKER-*` headers — the end
+ * user, the accounts that user may touch, the application and the pipeline execution. The user and execution are
+ * recorded on every task; when `X-SPINNAKER-ACCOUNTS` is present it narrows further which accounts a request may read
+ * or change (it can only narrow what the authenticated caller may do, never widen it).
  */
 import type { Context } from 'hono';
-import { identityOf } from '../auth/principal.js';
+import { identityOf, mayReach, type Principal } from '../auth/principal.js';
 import type { RestEnv } from '../auth/rest-auth.js';
 
 /** What the headers say. */
@@ -15,10 +16,12 @@ export interface SpinnakerRequestContext {
   accounts?: ReadonlySet<string>;
   application: string;
   executionId: string;
+  /** The authenticated caller; undefined only where no authentication ran (then no account is reachable). */
+  principal?: Principal;
 }
 
-/** Reads the headers of a request. */
-export function spinnakerContextOf(c: Context): SpinnakerRequestContext {
+/** Reads the principal and the headers of a request. */
+export function spinnakerContextOf(c: Context<RestEnv>): SpinnakerRequestContext {
   const header = (name: string) => (c.req.header(name) ?? '').trim().slice(0, 512);
   const accountsHeader = c.req.header('x-spinnaker-accounts');
   return {
@@ -34,6 +37,7 @@ export function spinnakerContextOf(c: Context): SpinnakerRequestContext {
           ),
     application: header('x-spinnaker-application'),
     executionId: header('x-spinnaker-execution-id'),
+    principal: c.get('principal'),
   };
 }
 
@@ -48,7 +52,22 @@ export function requesterOfRequest(c: Context<RestEnv>): string {
   return requesterOf(principal ? identityOf(principal) : 'insecure:anonymous', spinnakerContextOf(c));
 }
 
-/** True when the context lets the request touch `account`. */
+/**
+ * Why the request may not touch `account`, or undefined when it may: the caller's `spinnaker` rules must list it, and
+ * `X-SPINNAKER-ACCOUNTS`, when present, too.
+ */
+export function accountRefusal(context: SpinnakerRequestContext, account: string): string | undefined {
+  const name = JSON.stringify(account.slice(0, 253));
+  if (!mayReach(context.principal, 'spinnaker', account)) {
+    return `${context.principal?.subject ?? 'the caller'} may not reach account ${name} (authorization.rules: the spinnaker role and its accounts)`;
+  }
+  if (context.accounts !== undefined && !context.accounts.has(account.toLowerCase())) {
+    return `${context.user || 'the user'} is not authorized with respect to the ${account} account (X-SPINNAKER-ACCOUNTS)`;
+  }
+  return undefined;
+}
+
+/** True when the context lets the request touch `account` ({@link accountRefusal} says why not). */
 export function mayTouchAccount(context: SpinnakerRequestContext, account: string): boolean {
-  return context.accounts === undefined || context.accounts.has(account.toLowerCase());
+  return accountRefusal(context, account) === undefined;
 }

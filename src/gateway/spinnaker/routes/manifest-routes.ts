@@ -19,7 +19,7 @@ import { groupOf, parseKind, parseResourceName, spinnakerKindOf } from '../kind-
 import type { LiveReads } from '../live-reads.js';
 import { eventsFor } from '../manifest-events.js';
 import { monikerOf } from '../moniker.js';
-import { mayTouchAccount, requesterOfRequest, spinnakerContextOf } from '../spinnaker-headers.js';
+import { accountRefusal, requesterOfRequest, spinnakerContextOf } from '../spinnaker-headers.js';
 
 /** What the routes need. */
 export interface ManifestRoutesDeps {
@@ -36,8 +36,8 @@ const CRITERIA = new Set(['oldest', 'newest', 'second_newest', 'largest', 'small
 export function addManifestRoutes(app: Hono<RestEnv>, deps: ManifestRoutesDeps): void {
   const account = async (c: Context<RestEnv>) => {
     const name = c.req.param('account') ?? '';
-    if (!mayTouchAccount(spinnakerContextOf(c), name))
-      throw new HttpError(403, 'Forbidden', `the user may not read account ${name} (X-SPINNAKER-ACCOUNTS)`);
+    const refusal = accountRefusal(spinnakerContextOf(c), name);
+    if (refusal) throw new HttpError(403, 'Forbidden', refusal);
     if (!(await deps.accounts.get(name))) throw notFound(`no account named ${JSON.stringify(name)}`);
     return name;
   };

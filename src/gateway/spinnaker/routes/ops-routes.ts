@@ -7,14 +7,14 @@
  */
 import type { Context, Hono } from 'hono';
 import type { RestEnv } from '../../auth/rest-auth.js';
-import { identityOf } from '../../auth/principal.js';
+import { identityOf, mayReach } from '../../auth/principal.js';
 import { HttpError } from '../../errors.js';
 import { readJsonBody } from '../../rest/json-body.js';
 import type { AccountLookup } from '../account-lookup.js';
 import type { ClouddriverTasks } from '../clouddriver-tasks.js';
 import { badDescription } from '../ops/description-fields.js';
 import { parseOperationsBody, prepareOperation, type PrepareDeps } from '../ops/operation-registry.js';
-import { mayTouchAccount, spinnakerContextOf } from '../spinnaker-headers.js';
+import { accountRefusal, spinnakerContextOf } from '../spinnaker-headers.js';
 import type { PreparedOperation } from '../task-runner.js';
 import type { AuditLog } from '../../audit/audit-log.js';
 import { recordOpsSubmission, type AuditedDescription } from '../ops-audit.js';
@@ -78,25 +78,38 @@ async function submit(
   onRead(items);
   const operations: PreparedOperation[] = items.map(({ name, description }) => prepareOperation(name, description, deps.prepare));
   for (const op of operations) {
+    // Refused before the account is looked up: a caller learns nothing of accounts it may not reach.
+    const refusal = accountRefusal(context, op.account);
+    if (refusal) throw badDescription(refusal);
     if (!(await deps.accounts.get(op.account))) throw badDescription(`account ${JSON.stringify(op.account)} is not known to this gateway`);
-    if (!mayTouchAccount(context, op.account)) {
-      throw badDescription(
-        `${context.user || 'the user'} is not authorized with respect to the ${op.account} account (X-SPINNAKER-ACCOUNTS)`,
-      );
-    }
   }
   const { id } = await deps.tasks.submit({ principal, clientRequestId, operations, context });
   return id;
 }
 
-/** Adds `GET /task/{id}` and `GET /{cloudProvider}/task/{id}`. */
+/**
+ * Adds `GET /task/{id}` and `GET /{cloudProvider}/task/{id}`: readable by a caller whose `spinnaker` rules reach every
+ * account of the task. `X-SPINNAKER-ACCOUNTS` does not narrow it: the submission was already checked against it, and
+ * Orca polls the task with whatever user context its polling thread has.
+ */
 export function addTaskRoutes(app: Hono<RestEnv>, tasks: ClouddriverTasks): void {
   for (const path of ['/task/:id', '/:cloudProvider/task/:id']) {
     app.get(path, async (c) => {
       const id = c.req.param('id') ?? '';
-      const view = await tasks.view(id);
-      if (!view) throw new HttpError(404, 'Not Found', `no task ${JSON.stringify(id)}`);
-      return c.json(view);
+      const found = await tasks.find(id);
+      if (!found) throw new HttpError(404, 'Not Found', `no task ${JSON.stringify(id)}`);
+      // Readable only by a caller whose spinnaker rules reach every account the task touches (its history names them).
+      const principal = spinnakerContextOf(c).principal;
+      const unreachable = found.accounts.find((account) => !mayReach(principal, 'spinnaker', account));
+      if (unreachable !== undefined) {
+        throw new HttpError(
+          403,
+          'Forbidden',
+          `${principal?.subject ?? 'the caller'} may not read task ${JSON.stringify(id)}: it touches account ` +
+            `${JSON.stringify(unreachable)} (authorization.rules: the spinnaker role and its accounts)`,
+        );
+      }
+      return c.json(found.view);
     });
   }
 }
