@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks';
 import type { AuditEntry } from '../audit/audit-log.js';
 import type { Admitted } from './kube-admission.js';
 import type { ExchangeOutcome } from './kube-exchange.js';
-import { kubeRequestInfo } from '../../shared/kube-request-info.js';
+import { kubeRequestInfo } from './kube-request-info.js';
 
 /** The entry of a request admitted as `a` and started at `started` (`performance.now()`). */
 export function kubeAuditEntry(

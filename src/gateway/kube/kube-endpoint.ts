@@ -21,7 +21,7 @@ import { createKubeAdmission, KUBE_PREFIX, type Admitted } from './kube-admissio
 import { kubeAuditEntry } from './kube-audit.js';
 import { closeAfterAnswer, hasBody, outcomeOf, runExchange, type ExchangeOutcome, type ExchangeRequest } from './kube-exchange.js';
 import { CALLER_HEADER, type KubeForwarder } from './kube-forward.js';
-import { kubeRequestInfo } from '../../shared/kube-request-info.js';
+import { kubeRequestInfo } from './kube-request-info.js';
 import { KubeRefusal, sendSocketStatus, sendStatus } from './kube-status.js';
 import { runUpgradeExchange } from './kube-upgrade-exchange.js';
 

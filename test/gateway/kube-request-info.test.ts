@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { kubeRequestInfo } from '../../src/shared/kube-request-info.js';
+import { kubeRequestInfo } from '../../src/gateway/kube/kube-request-info.js';
 
 test('verbs, resources and scopes', () => {
   const cases: Array<[string, string, Partial<ReturnType<typeof kubeRequestInfo>>]> = [
@@ -41,7 +41,7 @@ test('non-resource paths', () => {
 });
 
 test("the caller's timeout: a Go duration", async () => {
-  const { parseGoDuration } = await import('../../src/shared/kube-request-info.js');
+  const { parseGoDuration } = await import('../../src/gateway/kube/kube-request-info.js');
   assert.equal(kubeRequestInfo('GET', '/api?timeout=32s').timeoutMs, 32_000);
   assert.equal(kubeRequestInfo('GET', '/api/v1/pods?timeout=1m30s').timeoutMs, 90_000);
   assert.equal(kubeRequestInfo('GET', '/api/v1/pods').timeoutMs, undefined);

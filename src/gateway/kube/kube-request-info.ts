@@ -1,9 +1,8 @@
 /**
  * What a Kubernetes API request is about, read from its method, path and query the way kube-apiserver's RequestInfo
  * does: verb (get, list, watch, create, update, patch, delete, deletecollection), API group, resource, subresource,
- * namespace and name — for the gateway's audit log and for telling long-running requests (watches, logs, exec, attach,
- * port-forward, proxy: exempt from the request timeout) from the rest; the agent reads it too, for its Secret policy
- * (src/agent/kube-proxy/secret-request.ts).
+ * namespace and name — for the audit log and for telling long-running requests (watches, logs, exec, attach,
+ * port-forward, proxy: exempt from the request timeout) from the rest.
  */
 
 /** See the module comment. Empty strings where a part does not apply. */
