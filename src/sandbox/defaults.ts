@@ -3,8 +3,8 @@
  * updates) and complete ports; Deployments get their strategy, revision history limit and progress deadline;
  * StatefulSets and DaemonSets their update strategy (kubectl rollout status needs it) and history limit; Jobs their
  * parallelism, completions and backoff limit;
- * Namespaces their name label, finalizer and Active phase; Pods their restart/DNS/scheduler basics; Secrets have their
- * `stringData` merged into `data`. Only the defaults clients visibly rely on are filled.
+ * Namespaces their name label, finalizer and Active phase; Pods their restart/DNS/scheduler basics. Only the defaults
+ * clients visibly rely on are filled.
  */
 import type { KindInfo } from './kinds.js';
 import { isPlainObject, type KubeObject } from './types.js';
@@ -110,20 +110,6 @@ function defaultPod(obj: KubeObject): void {
   spec.serviceAccountName ??= 'default';
 }
 
-/**
- * A Secret's `stringData` is write-only: kube-apiserver merges it into `data` (base64, over keys of the same name)
- * when it decodes the object, so it is never stored or returned. Left alone when it is not a map of strings
- * (validation refuses it).
- */
-function defaultSecret(obj: KubeObject): void {
-  const stringData = obj.stringData;
-  if (!isPlainObject(stringData) || Object.values(stringData).some((v) => typeof v !== 'string')) return;
-  const data = isPlainObject(obj.data) ? { ...obj.data } : {};
-  for (const [key, value] of Object.entries(stringData)) data[key] = Buffer.from(value as string).toString('base64');
-  obj.data = data;
-  delete obj.stringData;
-}
-
 /** Fills defaults into `obj` (mutated; it is the store's private copy). `old` is the stored object on updates. */
 export function applyDefaults(info: KindInfo, obj: KubeObject, old?: KubeObject): void {
   if (info.group === '' && info.kind === 'Service') defaultService(obj, old);
@@ -133,5 +119,4 @@ export function applyDefaults(info: KindInfo, obj: KubeObject, old?: KubeObject)
   else if (info.group === 'batch' && info.kind === 'Job') defaultJob(obj, old);
   else if (info.group === '' && info.kind === 'Namespace') defaultNamespace(obj);
   else if (info.group === '' && info.kind === 'Pod') defaultPod(obj);
-  else if (info.group === '' && info.kind === 'Secret') defaultSecret(obj);
 }

@@ -40,7 +40,8 @@ subjects:
 `;
 
 function secretManifest(name: string, value: string): string {
-  return `apiVersion: v1\nkind: Secret\nmetadata: {name: ${name}, namespace: vault}\ntype: Opaque\nstringData: {password: ${value}}\n`;
+  const data = Buffer.from(value).toString('base64');
+  return `apiVersion: v1\nkind: Secret\nmetadata: {name: ${name}, namespace: vault}\ntype: Opaque\ndata: {password: ${data}}\n`;
 }
 
 describe('Secrets through /k8s', { skip: newest ? false : 'no kubectl installed', concurrency: false }, () => {

@@ -563,23 +563,3 @@ describe('RBAC', () => {
     assert.equal((await call(sb, 'GET', '/api/v1/namespaces/demo/secrets/web-secret', { token: t })).status, 403);
   });
 });
-
-describe('Secrets', () => {
-  test('stringData is write-only: merged into data (base64, over the same keys), never stored or returned', async () => {
-    const created = await call(sb, 'POST', '/api/v1/namespaces/default/secrets', {
-      body: {
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { name: 'sd' },
-        data: { a: 'b2xk', b: 'Yg==' },
-        stringData: { a: 'new', c: 'see' },
-      },
-    });
-    assert.equal(created.status, 201, created.text);
-    assert.deepEqual(created.json.data, { a: 'bmV3', b: 'Yg==', c: 'c2Vl' });
-    assert.equal(created.json.stringData, undefined);
-    const read = await call(sb, 'GET', '/api/v1/namespaces/default/secrets/sd');
-    assert.deepEqual(read.json.data, { a: 'bmV3', b: 'Yg==', c: 'c2Vl' });
-    assert.equal(read.json.stringData, undefined);
-  });
-});
