@@ -67,6 +67,9 @@ export function secretPatchProblem(ops: unknown): string | undefined {
   for (const [i, op] of ops.entries()) {
     if (!isRecord(op) || typeof op.op !== 'string') return `JSON patch operation ${i} must be an object with a string "op"`;
     const name = op.op.toLowerCase();
+    // A `from` in another spelling (`From`) is read too: some decoders match member names without case.
+    const spelledFrom = Object.keys(op).find((key) => key !== 'from' && key.toLowerCase() === 'from');
+    if (spelledFrom !== undefined) return `JSON patch operation ${i} (${name}) spells "from" as ${quote(spelledFrom)}`;
     const member = READS[name];
     if (member === undefined) continue;
     const pointer = op[member];

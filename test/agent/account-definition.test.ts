@@ -60,3 +60,8 @@ test('an AccountDefinition maps onto the config-file account shape and obeys the
     ['serviceAccount'],
   );
 });
+
+test("a dynamic account carries no kubeProxy settings: the gateway cannot loosen the agent's Secret policy, so it is deny", () => {
+  const { config } = accountConfigFromDefinition(create(AccountDefinitionSchema, { name: 'dyn-2', serviceAccount: true }));
+  assert.deepEqual(config?.kubeProxy, { enabled: true, identity: 'caller', groups: [], secrets: 'deny' });
+});

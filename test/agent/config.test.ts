@@ -121,7 +121,7 @@ describe('agent configuration', () => {
     assert.equal(paths.length, 5);
   });
 
-  test('kubeProxy: a static identity needs a user; user and groups only with it; defaults impersonate the caller', () => {
+  test('kubeProxy: a static identity needs a user; user and groups only with it; defaults impersonate the caller and deny Secrets', () => {
     const issues = issuesOf(() =>
       parseAgentConfig(
         {
@@ -130,6 +130,7 @@ describe('agent configuration', () => {
               { name: 'a', serviceAccount: true, kubeProxy: { identity: 'static' } },
               { name: 'b', serviceAccount: true, kubeProxy: { user: 'ops' } },
               { name: 'c', serviceAccount: true, kubeProxy: { identity: 'nobody' } },
+              { name: 'e', serviceAccount: true, kubeProxy: { secrets: 'read' } },
             ],
           },
         },
@@ -139,8 +140,20 @@ describe('agent configuration', () => {
     assert.ok(issues.some((i) => i.path === 'kubernetes.accounts[0].kubeProxy.user' && i.message.includes('identity static needs user')));
     assert.ok(issues.some((i) => i.path === 'kubernetes.accounts[1].kubeProxy.identity' && i.message.includes('identity static only')));
     assert.ok(issues.some((i) => i.path === 'kubernetes.accounts[2].kubeProxy.identity'));
-    const ok = parseAgentConfig({ kubernetes: { accounts: [{ name: 'd', serviceAccount: true }] } }, {});
-    assert.deepEqual(ok.kubernetes.accounts[0]!.kubeProxy, { enabled: true, identity: 'caller', groups: [] });
+    assert.ok(issues.some((i) => i.path === 'kubernetes.accounts[3].kubeProxy.secrets'));
+    const ok = parseAgentConfig(
+      {
+        kubernetes: {
+          accounts: [
+            { name: 'd', serviceAccount: true },
+            { name: 'f', serviceAccount: true, kubeProxy: { secrets: 'allow' } },
+          ],
+        },
+      },
+      {},
+    );
+    assert.deepEqual(ok.kubernetes.accounts[0]!.kubeProxy, { enabled: true, identity: 'caller', groups: [], secrets: 'deny' });
+    assert.equal(ok.kubernetes.accounts[1]!.kubeProxy.secrets, 'allow');
   });
 
   test('error messages list every issue; files: missing, bad YAML, relative kubeconfig paths', () => {

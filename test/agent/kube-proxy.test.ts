@@ -81,18 +81,18 @@ async function answerOf(out: KubeResponse[], id: bigint) {
 
 test('the caller is impersonated: the cluster answers as it would to that user', async () => {
   const { proxy, out } = proxyWith([account('sandbox')]);
-  head(proxy, 1n, { path: '/api/v1/namespaces/demo/secrets' });
+  head(proxy, 1n, { path: '/api/v1/namespaces/demo/configmaps' });
   const denied = await answerOf(out, 1n);
   assert.equal(denied.status, 403);
   assert.equal(denied.user, 'outpost:alice');
-  assert.match(denied.body, /User \\"outpost:alice\\" cannot list resource \\"secrets\\"/);
+  assert.match(denied.body, /User \\"outpost:alice\\" cannot list resource \\"configmaps\\"/);
   head(proxy, 2n, { path: '/version' });
   assert.equal((await answerOf(out, 2n)).status, 200, 'what every authenticated user may do');
 });
 
 test('a static identity replaces the caller', async () => {
   const { proxy, out } = proxyWith([account('sandbox', { identity: 'static', user: 'ops-bot', groups: ['system:masters'] })]);
-  head(proxy, 1n, { path: '/api/v1/namespaces/demo/secrets' });
+  head(proxy, 1n, { path: '/api/v1/namespaces/demo/configmaps' });
   const answer = await answerOf(out, 1n);
   assert.equal(answer.status, 200, 'the static identity is in system:masters');
   assert.equal(answer.user, 'ops-bot');

@@ -133,12 +133,12 @@ describe('kubectl through the gateway: refusals, limits and isolation', { concur
   });
 
   test("a caller's own impersonation headers are dropped: the cluster sees the mapped identity only", async () => {
-    const answer = await call('/k8s/sandbox/api/v1/namespaces/demo/secrets', TOKENS.alice, {
+    const answer = await call('/k8s/sandbox/api/v1/namespaces/demo/serviceaccounts', TOKENS.alice, {
       'impersonate-user': 'sandbox-admin',
       'impersonate-group': 'system:masters',
     });
     assert.equal(answer.status, 403, answer.body);
-    assert.match(JSON.parse(answer.body).message, /User "outpost:alice" cannot list resource "secrets"/);
+    assert.match(JSON.parse(answer.body).message, /User "outpost:alice" cannot list resource "serviceaccounts"/);
   });
 
   test('per-identity and per-account concurrency limits answer 429 with Retry-After', async () => {

@@ -107,8 +107,11 @@ export interface KubeStackOptions {
   agentLogger?: Logger;
   /** Wait until the agent's cache matches the sandbox (every watch open) before resolving. */
   waitForCache?: boolean;
-  /** More accounts of the agent, each a kubeconfig file (a second sandbox, say), with more account settings if given. */
-  extraAccounts?: Array<{ name: string; kubeconfigFile: string } & Record<string, unknown>>;
+  /**
+   * More accounts of the agent, each a kubeconfig file (a second sandbox, say; the stack's own sandbox when absent),
+   * with more account settings (`kubeProxy`…) if given.
+   */
+  extraAccounts?: Array<{ name: string; kubeconfigFile?: string } & Record<string, unknown>>;
 }
 
 /** A running stack for the kubectl tests. */
@@ -134,7 +137,12 @@ export async function startKubeStack(options: KubeStackOptions = {}): Promise<Ku
     await stack.startAgent({
       config: {
         clouddriver: { insecure: false, tls: { cacertFile: pki.caFile }, auth: { token: TOKENS.agent } },
-        kubernetes: { accounts: [{ name: 'sandbox', kubeconfigFile: stack.kubeconfig }, ...(options.extraAccounts ?? [])] },
+        kubernetes: {
+          accounts: [
+            { name: 'sandbox', kubeconfigFile: stack.kubeconfig },
+            ...(options.extraAccounts ?? []).map((a) => ({ ...a, kubeconfigFile: a.kubeconfigFile ?? stack.kubeconfig })),
+          ],
+        },
       },
       ...(options.agentLogger ? { logger: options.agentLogger } : {}),
     });

@@ -72,11 +72,11 @@ export interface WatchStream {
   close(): void;
 }
 
-/** Opens a watch (GET with the given query) and collects its events line by line. */
-export function openWatch(sb: Sandbox, path: string, token?: string): Promise<WatchStream> {
+/** Opens a watch (GET with the given query, and `headers` such as Accept) and collects its events line by line. */
+export function openWatch(sb: Sandbox, path: string, token?: string, headers: Record<string, string> = {}): Promise<WatchStream> {
   const url = new URL(path, sb.url);
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'GET', headers: { Authorization: `Bearer ${token ?? sb.adminToken}` } }, (res) => {
+    const req = request(url, { method: 'GET', headers: { ...headers, Authorization: `Bearer ${token ?? sb.adminToken}` } }, (res) => {
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       const events: any[] = [];
       let buffer = '';

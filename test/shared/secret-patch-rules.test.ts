@@ -46,6 +46,15 @@ describe('secretPatchProblem', () => {
     ['not a list', { op: 'copy', from: '/data/password', path: '/metadata/annotations/leak' }],
     ['an operation that is not an object', ['copy']],
     ['an operation without an op', [{ from: '/data/password', path: '/metadata/annotations/leak' }]],
+    ['a pointer without any slash (the whole object to lenient readers)', [{ op: 'copy', from: 'data', path: '/metadata/annotations/x' }]],
+    ['"from" spelled in another case', [{ op: 'copy', From: '/data/password', path: '/metadata/annotations/leak' }]],
+    ['"from" in another case on an op that needs none', [{ op: 'add', FROM: '/data/password', path: '/x', value: 1 }]],
+    ['a test in capitals', [{ op: 'TEST', path: '/data/password', value: 'guess' }]],
+    [
+      'the last-applied annotation in another case',
+      [{ op: 'copy', from: '/metadata/annotations/kubectl.kubernetes.io~1LAST-applied-configuration', path: '/x' }],
+    ],
+    ['a from that is a number', [{ op: 'copy', from: 7, path: '/x' }]],
   ];
   for (const [name, ops] of refused) {
     test(`refused: ${name}`, () => {
@@ -69,6 +78,9 @@ describe('secretPatchProblem', () => {
     ],
     ['a copy into data from metadata', [{ op: 'copy', from: '/metadata/name', path: '/data/name' }]],
     ['an empty patch', []],
+    ['"/" (the member named "" of the object, RFC 6901, not the object)', [{ op: 'copy', from: '/', path: '/metadata/labels/empty' }]],
+    ['copying the type', [{ op: 'copy', from: '/type', path: '/metadata/labels/type' }]],
+    ['testing the resourceVersion', [{ op: 'test', path: '/metadata/resourceVersion', value: '42' }]],
   ];
   for (const [name, ops] of allowed) {
     test(`allowed: ${name}`, () => assert.equal(secretPatchProblem(ops), undefined));

@@ -61,6 +61,11 @@ export const AGENT_DEFAULTS = {
   operationResultTtlSeconds: 15 * 60,
   /** Results waiting for a stream (while disconnected); the oldest are dropped beyond this (still kept by id). */
   operationOutboxSize: 1_000,
+  /**
+   * `kubeProxy.secrets`: what `/k8s` may answer about Secrets. `deny` keeps their values in the cluster (reads that
+   * would carry them are refused, answers to writes are scrubbed); `allow` passes them under the cluster's RBAC.
+   */
+  kubeProxySecrets: 'deny' as 'deny' | 'allow',
   /** Default field manager of server-side apply. */
   fieldManager: 'outpost',
 } as const;

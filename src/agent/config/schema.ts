@@ -262,6 +262,15 @@ const kubeProxySchema = z
       ),
     user: z.string().min(1).optional().describe('With identity static: the user to impersonate.'),
     groups: z.array(z.string().min(1)).default([]).describe('With identity static: the groups to impersonate.'),
+    secrets: z
+      .enum(['deny', 'allow'])
+      .default(AGENT_DEFAULTS.kubeProxySecrets)
+      .describe(
+        '`deny`: Secret values never leave the cluster through `/k8s` — reads that would return them (get, list, ' +
+          'watch of Secrets as objects) are refused 403, metadata-only reads (`kubectl get secrets` as a table) work, ' +
+          'writes pass but their answers carry no values, and JSON patches reading `/data` or `/stringData` are ' +
+          'refused; `allow`: Secrets pass through and the cluster\'s RBAC decides (docs/kubectl.md, "Secrets").',
+      ),
   })
   .refine((p) => p.identity !== 'static' || p.user !== undefined, {
     message: 'identity static needs user (the Kubernetes user every request is made as)',
@@ -271,7 +280,7 @@ const kubeProxySchema = z
     message: 'user and groups apply to identity static only',
     path: ['identity'],
   })
-  .default({ enabled: true, identity: 'caller', groups: [] });
+  .default({ enabled: true, identity: 'caller', groups: [], secrets: AGENT_DEFAULTS.kubeProxySecrets });
 
 /**
  * One `kubernetes.accounts[]` entry. Also validates accounts pushed by the gateway (AccountCommand), so both sources

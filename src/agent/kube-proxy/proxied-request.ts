@@ -3,7 +3,8 @@
  * account's cluster with the agent's credentials and the impersonated identity, its body streamed in as the gateway
  * sends it, its answer streamed back under the gateway's credit — an upgrade (exec, attach, port-forward) carried as
  * raw bytes both ways after the 101. Cancelling destroys the cluster connection, which ends the watch, the log follow
- * or the exec there.
+ * or the exec there. Requests on Secrets pass the account's Secret policy (secret-request.ts) on the way out and
+ * back.
  */
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -14,6 +15,8 @@ import { kubePathProblem } from '../../shared/kube-path.js';
 import { KubeHttpError, type KubeClient } from '../kube/kube-client.js';
 import type { AccountConfig } from '../config/schema.js';
 import { impersonationFor, outgoingHeaders, responseHeaders, type HeaderInit, type Impersonation } from './proxy-headers.js';
+import { SECRET_BUFFER_BYTES } from './secret-answer.js';
+import { secretGuard, type SecretGuard } from './secret-request.js';
 
 /** Why a request ended before the cluster answered (KubeResponseEnd.code). */
 export type ProxyFailure = 'unavailable' | 'refused' | 'timeout' | 'internal';
@@ -41,6 +44,11 @@ export class ProxiedRequest {
   private answered = false;
   private responseEnded = false;
   private identity: Impersonation = { user: '', groups: [] };
+  private guard: SecretGuard | undefined;
+  /** The body is held (credited as it arrives, bounded) until it is complete and the guard checked it. */
+  private holding = false;
+  private heldBytes = 0;
+  private bodyComplete: (() => void) | undefined;
 
   constructor(
     private readonly head: KubeRequestHead,
@@ -66,10 +74,21 @@ export class ProxiedRequest {
     } catch (err) {
       return this.fail((err as Error).message, 'refused');
     }
+    const guard = (this.guard = secretGuard(config, head));
+    if (guard.refusal) return this.fail(guard.refusal, 'refused');
     // Credit for the request body at once: the gateway may stream it while the connection to the cluster opens. A
     // head without a body is the whole request.
     if (head.noBody) this.bodyEnded = true;
     else if (!head.upgrade) this.replies.window(KUBE_WINDOW_BYTES);
+    if (guard.holdsBody) {
+      if (!this.bodyEnded) {
+        this.holding = true;
+        await new Promise<void>((resolve) => (this.bodyComplete = resolve));
+        if (this.finished) return;
+      }
+      const problem = guard.checkBody(Buffer.concat(this.queued));
+      if (problem) return this.fail(problem, 'refused');
+    }
     let target: Awaited<ReturnType<KubeClient['rawRequest']>>;
     try {
       // The server URL (its path prefix kept) plus the checked path, appended as text: never re-resolved.
@@ -80,6 +99,7 @@ export class ProxiedRequest {
     }
     if (this.finished) return;
     const headers = outgoingHeaders(head.headers, target.options.headers, this.identity, head.upgrade);
+    guard.rewriteHeaders(headers);
     let req: ClientRequest;
     try {
       req = target.request({ ...target.options, method: head.method, headers });
@@ -95,7 +115,11 @@ export class ProxiedRequest {
       req.end();
       return;
     }
-    for (const chunk of this.queued.splice(0)) this.writeToCluster(chunk);
+    // A held body was credited as it arrived.
+    for (const chunk of this.queued.splice(0)) {
+      if (this.holding) req.write(chunk);
+      else this.writeToCluster(chunk);
+    }
     if (this.bodyEnded) req.end();
   }
 
@@ -108,7 +132,15 @@ export class ProxiedRequest {
     const buffer = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
     if (this.socket) this.socket.write(buffer, () => this.receiver.delivered(buffer.length));
     else if (this.req) this.writeToCluster(buffer);
-    else this.queued.push(buffer);
+    else {
+      this.queued.push(buffer);
+      if (!this.holding) return;
+      this.heldBytes += buffer.length;
+      if (this.heldBytes > SECRET_BUFFER_BYTES) {
+        return this.fail(`the request body is larger than ${SECRET_BUFFER_BYTES} bytes, more than the agent holds to check it`, 'refused');
+      }
+      this.receiver.delivered(buffer.length);
+    }
   }
 
   /** The gateway's side of the body is complete. */
@@ -117,6 +149,7 @@ export class ProxiedRequest {
     this.bodyEnded = true;
     if (this.socket) this.socket.end();
     else if (this.req && !this.head.upgrade) this.req.end();
+    this.bodyComplete?.();
   }
 
   /** The gateway granted more response credit. */
@@ -137,12 +170,25 @@ export class ProxiedRequest {
 
   private respond(res: IncomingMessage): void {
     if (this.finished) return void res.destroy();
+    const answer = this.guard!.answer(res);
+    if ('refusal' in answer) {
+      res.destroy();
+      return this.fail(answer.refusal, answer.code);
+    }
     this.answered = true;
-    this.replies.head(res.statusCode ?? 502, responseHeaders(res.rawHeaders, false), this.identity);
-    this.pump = pumpWithCredit(res, this.head.window || KUBE_WINDOW_BYTES, {
+    const headers = responseHeaders(res.rawHeaders, false);
+    this.replies.head(
+      res.statusCode ?? 502,
+      answer.rewritten ? headers.filter((h) => h.name !== 'content-length') : headers,
+      this.identity,
+    );
+    this.pump = pumpWithCredit(answer.body, this.head.window || KUBE_WINDOW_BYTES, {
       send: (chunk) => this.replies.body(chunk),
       end: () => this.complete(),
-      fail: (err) => this.fail(`the cluster's answer broke off: ${err.message}`, 'unavailable'),
+      fail: (err) => {
+        if (answer.rewritten) this.log.warn({ err: err.message }, 'the answer to a request on Secrets was cut or broke off');
+        this.fail(`the cluster's answer broke off: ${err.message}`, 'unavailable');
+      },
     });
   }
 
@@ -184,6 +230,7 @@ export class ProxiedRequest {
     this.req?.destroy();
     this.socket?.destroy();
     this.queued.length = 0;
+    this.bodyComplete?.();
     this.onDone();
   }
 }

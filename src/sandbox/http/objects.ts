@@ -14,7 +14,8 @@ import { applyApply, applyPatch, decodePatch, patchKindOf } from './patch-body.j
 import type { RequestInfo } from './request-info.js';
 import { selectorFilter } from './selectors.js';
 import { listJson, objectJson } from './serialize.js';
-import { tableOf, wantsTable } from './table.js';
+import { tableOf } from './table.js';
+import { includeObjectOf, negotiateView, partialListOf, partialOf, viewMismatch } from './views.js';
 import type { WatchHub } from './watch.js';
 
 /** What the object handlers need. */
@@ -135,16 +136,20 @@ export async function handleObjects(
   const kindKey = kindKeyOf(info.group, info.kind);
   const ns = info.namespaced ? ri.namespace : undefined;
   if (!info.verbs.includes(ri.verb)) throw errors.methodNotAllowed();
-  const table = wantsTable(req.headers.accept);
+  const reading = ri.verb === 'get' || ri.verb === 'list' || ri.verb === 'watch';
+  const view = reading ? negotiateView(req.headers.accept) : ({ as: 'object' } as const);
+  const includeObject = view.as === 'Table' ? includeObjectOf(query) : '';
 
   switch (ri.verb) {
     case 'get': {
       const obj = store.peek(info, ns, ri.name!);
       if (!obj) throw errors.notFound(info, ri.name!);
-      if (table) {
-        sendJson(res, 200, tableOf(info, [obj], { resourceVersion: obj.metadata.resourceVersion }, query.get('includeObject'), apiVersion));
+      if (view.as === 'Table') {
+        sendJson(res, 200, tableOf(info, [obj], { resourceVersion: obj.metadata.resourceVersion }, includeObject, apiVersion));
         return;
       }
+      if (view.as === 'PartialObjectMetadataList') throw viewMismatch(view, `not a list (${info.kind})`);
+      if (view.as === 'PartialObjectMetadata') return sendJson(res, 200, partialOf(obj, view.version));
       sendObject(res, 200, obj, apiVersion);
       return;
     }
@@ -167,10 +172,12 @@ export async function handleObjects(
         metadata.continue = encodeContinue({ rv: listRv, after: page.continueAfter });
         metadata.remainingItemCount = page.remaining;
       }
-      if (table) {
-        sendJson(res, 200, tableOf(info, page.items, metadata, query.get('includeObject'), apiVersion));
+      if (view.as === 'Table') {
+        sendJson(res, 200, tableOf(info, page.items, metadata, includeObject, apiVersion));
         return;
       }
+      if (view.as === 'PartialObjectMetadata') throw viewMismatch(view, `a list (${info.listKind})`);
+      if (view.as === 'PartialObjectMetadataList') return sendJson(res, 200, partialListOf(page.items, metadata, view.version));
       const text = listJson(info.listKind, apiVersion, metadata, page.items);
       res.writeHead(200, {
         'Content-Type': 'application/json',
@@ -187,7 +194,7 @@ export async function handleObjects(
         const inner = filter;
         filter = (obj) => obj.metadata.name === name && (!inner || inner(obj));
       }
-      ctx.watches.serve(req, res, { info, version: ri.version, namespace: ns, filter, query, table });
+      ctx.watches.serve(req, res, { info, version: ri.version, namespace: ns, filter, query, view, includeObject });
       return;
     }
     case 'create': {

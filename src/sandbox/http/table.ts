@@ -1,10 +1,12 @@
 /**
- * `meta.k8s.io/v1` Table responses, what kubectl asks for (`Accept: application/json;as=Table;…`) when it prints
- * `kubectl get` output: the usual columns for the common kinds (pods, deployments, services…) and NAME/AGE for the
- * rest. Rows carry the object's metadata (or the whole object with `includeObject=Object`).
+ * `meta.k8s.io/v1` Table responses, what kubectl asks for (`Accept: application/json;as=Table;…`, negotiated in
+ * views.ts) when it prints `kubectl get` output: the usual columns for the common kinds (pods, deployments,
+ * services…) and NAME/AGE for the rest. Rows carry the object's metadata as `PartialObjectMetadata` (kube-apiserver's
+ * default, `includeObject=Metadata`), nothing (`None`) or the whole object (`Object`).
  */
 import type { KindInfo } from '../kinds.js';
 import { isPlainObject, type KubeObject } from '../types.js';
+import { partialOf } from './views.js';
 
 interface Column {
   name: string;
@@ -12,11 +14,6 @@ interface Column {
   format?: string;
   priority?: number;
   cell: (obj: KubeObject) => unknown;
-}
-
-/** True when the Accept header asks for a Table. */
-export function wantsTable(accept: string | undefined): boolean {
-  return !!accept && /as=Table/.test(accept) && /g=meta\.k8s\.io/.test(accept);
 }
 
 /** Kubernetes' short human duration (`45s`, `3m20s`, `5h`, `12d`). */
@@ -235,11 +232,7 @@ const COLUMNS: Record<string, Column[]> = {
   ],
 };
 
-function partial(obj: KubeObject): Record<string, unknown> {
-  return { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: obj.metadata };
-}
-
-/** Builds a Table for objects of one kind. `includeObject`: None, Metadata (default) or Object. */
+/** Builds a Table for objects of one kind. `includeObject`: None, Metadata (default) or Object (views.ts checks it). */
 export function tableOf(
   info: KindInfo,
   items: KubeObject[],
@@ -262,7 +255,7 @@ export function tableOf(
     rows: items.map((obj) => {
       const row: Record<string, unknown> = { cells: columns.map((c) => c.cell(obj)) };
       if (includeObject === 'Object') row.object = { ...obj, apiVersion };
-      else if (includeObject !== 'None') row.object = partial(obj);
+      else if (includeObject !== 'None') row.object = partialOf(obj);
       return row;
     }),
   };

@@ -14,6 +14,7 @@ import type { ChangeType, KubeObject, StoreEvent } from '../types.js';
 import type { ObjectFilter } from './selectors.js';
 import { objectJson } from './serialize.js';
 import { tableOf } from './table.js';
+import { partialOf, type View } from './views.js';
 
 /** A slow client holding more than this many unsent bytes is disconnected (it will resume by resourceVersion). */
 const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
@@ -25,8 +26,13 @@ export interface WatchRequest {
   namespace?: string;
   filter: ObjectFilter;
   query: URLSearchParams;
-  /** Stream each object as a one-row meta.k8s.io Table (kubectl get -w). */
-  table?: boolean;
+  /**
+   * How objects (bookmarks included) are sent (views.ts): whole, as one-row Tables (kubectl get -w, with
+   * `includeObject`), or as PartialObjectMetadata. A PartialObjectMetadataList cannot be made of one object, so those
+   * objects go whole — as kube-apiserver does when a watch's conversion fails. Default: whole.
+   */
+  view?: View;
+  includeObject?: string;
 }
 
 /** Every open watch of one sandbox. */
@@ -65,9 +71,14 @@ export function createWatchHub(store: ObjectStore, opts: { bookmarkIntervalMs: n
     if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < 0)
       throw errors.badRequest(`invalid timeoutSeconds: ${query.get('timeoutSeconds')}`);
 
-    const includeObject = query.get('includeObject');
-    const tableText = (obj: KubeObject) =>
-      JSON.stringify(tableOf(info, [obj], { resourceVersion: obj.metadata.resourceVersion }, includeObject, apiVersion));
+    const view = request.view?.as ?? 'object';
+    const converted = view === 'Table' || view === 'PartialObjectMetadata';
+    const convertedText = (obj: KubeObject) =>
+      JSON.stringify(
+        view === 'Table'
+          ? tableOf(info, [obj], { resourceVersion: obj.metadata.resourceVersion }, request.includeObject ?? '', apiVersion)
+          : partialOf(obj, request.view && 'version' in request.view ? request.view.version : 'v1'),
+      );
     const visible = (obj: KubeObject) => (!namespace || obj.metadata.namespace === namespace) && (!filter || filter(obj));
     let initial: KubeObject[] = [];
     let replay: StoreEvent[] = [];
@@ -113,8 +124,8 @@ export function createWatchHub(store: ObjectStore, opts: { bookmarkIntervalMs: n
           else if (!now) return;
         } else if (!now && !before) return;
       }
-      if (request.table) {
-        write(lineFor(type, tableText(obj)));
+      if (converted) {
+        write(lineFor(type, convertedText(obj)));
       } else if (type === event.type && apiVersion === storageVersion) {
         event.line ??= lineFor(event.type, objectJson(obj));
         write(event.line);
@@ -125,7 +136,8 @@ export function createWatchHub(store: ObjectStore, opts: { bookmarkIntervalMs: n
     const bookmark = (annotations?: Record<string, string>) => {
       const meta: Record<string, unknown> = { resourceVersion: String(store.resourceVersion) };
       if (annotations) meta.annotations = annotations;
-      write(lineFor('BOOKMARK', JSON.stringify({ kind: info.kind, apiVersion, metadata: meta })));
+      const object = { kind: info.kind, apiVersion, metadata: meta } as unknown as KubeObject;
+      write(lineFor('BOOKMARK', converted ? convertedText(object) : JSON.stringify(object)));
     };
 
     const unsubscribe = store.subscribe(deliver);
@@ -149,7 +161,7 @@ export function createWatchHub(store: ObjectStore, opts: { bookmarkIntervalMs: n
     // the response closes when the client goes away (or when we end it)
     res.on('close', close);
 
-    for (const obj of initial) write(lineFor('ADDED', request.table ? tableText(obj) : objectJson(obj, apiVersion)));
+    for (const obj of initial) write(lineFor('ADDED', converted ? convertedText(obj) : objectJson(obj, apiVersion)));
     if (sendInitial && bookmarks) bookmark({ 'k8s.io/initial-events-end': 'true' });
     for (const event of replay) {
       if (visible(event.object) || (event.oldObject && visible(event.oldObject))) deliver(event);
