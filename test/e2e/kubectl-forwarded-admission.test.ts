@@ -189,9 +189,9 @@ describe('/k8s admission across two replicas (postgres)', {
     });
     assert.equal(audited.status, 403);
     // gw-1 maps the identity with its own prefixes, not gw-2's `gw2:`.
-    const alice = await to(gw2, '/k8s/sandbox/api/v1/namespaces/demo/secrets', TOKENS.alice);
+    const alice = await to(gw2, '/k8s/sandbox/api/v1/namespaces/demo/serviceaccounts', TOKENS.alice);
     assert.equal(alice.status, 403, alice.body);
-    assert.match(statusOf(alice.body).message, /User "outpost:alice" cannot list resource "secrets"/);
+    assert.match(statusOf(alice.body).message, /User "outpost:alice" cannot list resource "serviceaccounts"/);
 
     // A replica token may describe a caller, never grant it anything: gw-1 re-derives every right.
     const signer = createReplicaTokenSigner(join(k.stack.dir, 'replica-secret'), 'gw-forger');

@@ -151,7 +151,7 @@ test("the authenticator takes groups from a static token's config and from a JWT
     assert.deepEqual(kubeCallerOf(none, defaults).groups, [], 'only the configured claim names groups');
     // A groups claim (or a subject) the cluster would trim into a system: name is refused, whatever the prefixes.
     const padded = await authenticator.authenticate({ secure: false, bearer: await sign({ teams: [' system:masters', 'sre'] }) });
-    assert.throws(() => kubeCallerOf(padded, { userPrefix: '', groupsPrefix: '' }), /JWT group " system:masters" starts or ends/);
+    assert.throws(() => kubeCallerOf(padded, { userPrefix: '', groupsPrefix: '' }), /the jwt group " system:masters" starts or ends/);
     assert.throws(() => kubeCallerOf(padded, defaults), /starts or ends with whitespace/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
