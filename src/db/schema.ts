@@ -251,6 +251,10 @@ export const auditEntries = pgTable(
   {
     id: bigserial('id', { mode: 'number' }).primaryKey(),
     kind: text('kind').notNull(),
+    /** `started` (a /k8s request admitted, still running) or `completed` (its end, a refusal, an operation). */
+    stage: text('stage').notNull().default('completed'),
+    /** The id shared by a /k8s request's `started` and `completed` entries; '' for operations. */
+    requestId: text('request_id').notNull().default(''),
     principal: text('principal').notNull(),
     account: text('account').notNull(),
     verb: text('verb').notNull(),

@@ -91,7 +91,11 @@ describe('the Audit view of the dashboard', { timeout: 180_000 }, () => {
     audit.record(
       kubeEntry({ kind: 'operation', principal: 'token:ci', verb: 'scale', resource: 'Deployment', operationId: 'op-1', path: '' }),
     );
-    await eventually('3 audit entries stored', async () => (await audit.list({})).entries.length === 3);
+    // A watch still open: its `started` entry, with no answer yet.
+    audit.record(
+      kubeEntry({ principal: 'token:carol', verb: 'watch', resource: 'pods', name: '', stage: 'started', requestId: 'r-1', status: 0 }),
+    );
+    await eventually('4 audit entries stored', async () => (await audit.list({})).entries.length === 4);
     browser = await launchChromium();
   });
   after(async () => {
@@ -105,13 +109,15 @@ describe('the Audit view of the dashboard', { timeout: 180_000 }, () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Audit' }).click();
     await page.getByRole('heading', { name: 'Audit', level: 1 }).waitFor({ timeout: 20_000 });
     const rows = page.locator('tr[data-audit]');
-    await eventually('3 rows', async () => (await rows.count()) === 3);
+    await eventually('4 rows', async () => (await rows.count()) === 4);
     const bob = rows.filter({ hasText: 'token:bob' });
     const cells = await bob.locator('td').allInnerTexts();
     assert.deepEqual(cells.slice(1, 8), ['token:bob', 'staging', 'kube', 'connect', 'pods/exec', 'shop/cart-0', '403']);
     assert.match(cells[8]!, /0 B in \/ 2\.0 KiB out/);
     assert.equal(cells[9], '42 ms');
     assert.equal(cells[10], 'bob@example.com');
+    const open = await rows.filter({ hasText: 'token:carol' }).locator('td').allInnerTexts();
+    assert.deepEqual(open.slice(7, 10), ['started', '—', '—'], 'a request still running shows no answer yet');
     await page.screenshot({ path: join(testOutputDir('dashboard'), 'audit.png'), fullPage: true });
 
     const filter = page.getByRole('form', { name: 'Filter audit entries' });

@@ -5,50 +5,15 @@
  * the stream then ends the watch in the cluster. A watch forwarded to a replica that stops (the holder) ends too.
  */
 import assert from 'node:assert/strict';
-import https from 'node:https';
 import { after, before, describe, test } from 'node:test';
 import { loadGatewayConfig, startGateway, type RunningGateway } from '../../src/gateway/index.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { testDrivers } from '../../testkit/databases.js';
 import { eventually } from '../../testkit/eventually.js';
-import { auditEvents, httpsRequest, secureGateway, startKubeStack, TOKENS, type KubeStack } from './kubectl-helpers.js';
+import { auditEvents, httpsRequest, openWatch, secureGateway, startKubeStack, TOKENS, type KubeStack } from './kubectl-helpers.js';
 
 const pg = testDrivers().includes('postgres');
 const REPLICAS = { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 10 };
-
-/** An open watch: resolves once its answer's headers came; `ended` resolves when its answer ends in any way. */
-interface OpenWatch {
-  status: number;
-  ended: Promise<void>;
-  isEnded(): boolean;
-}
-
-function openWatch(gatewayUrl: string, ca: string, marker: string): Promise<OpenWatch> {
-  return new Promise((resolve, reject) => {
-    const req = https.request(`${gatewayUrl}/k8s/sandbox/api/v1/namespaces/demo/configmaps?watch=1&labelSelector=marker%3D${marker}`, {
-      ca,
-      agent: false,
-      headers: { authorization: `Bearer ${TOKENS.alice}` },
-    });
-    req.on('response', (res) => {
-      let over = false;
-      const ended = new Promise<void>((done) => {
-        const end = () => {
-          over = true;
-          done();
-        };
-        res.on('end', end);
-        res.on('close', end);
-        res.on('error', end);
-        req.on('error', end);
-      });
-      res.resume();
-      resolve({ status: res.statusCode ?? 0, ended, isEnded: () => over });
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 describe('shutdown with forwarded kubectl requests open (postgres)', {
   skip: !pg ? 'needs OUTPOST_TEST_POSTGRES' : false,
@@ -113,9 +78,15 @@ describe('shutdown with forwarded kubectl requests open (postgres)', {
     // Recorded (once, by the forwarding replica, flushed at its shutdown) as cut by the shutdown step itself — not as a
     // caller that went away when the servers' grace ran out.
     const events = await auditEvents(k.stack.gateway.httpUrl, k.pki.caPem, 'token:alice');
-    const cut = events.filter((e) => e.verb === 'watch' && e.account === 'sandbox');
+    const cut = events.filter((e) => e.verb === 'watch' && e.account === 'sandbox' && e.stage === 'completed');
     assert.equal(cut.length, 1, JSON.stringify(cut));
     assert.match(String(cut[0]!.error), /this replica is shutting down: the forwarded request was cut/);
+    const opened = events.filter((e) => e.verb === 'watch' && e.account === 'sandbox' && e.stage === 'started');
+    assert.deepEqual(
+      opened.map((e) => e.requestId),
+      [cut[0]!.requestId],
+      'its admission is on record too, with the same request id',
+    );
   });
 
   test('the replica holding the stream stops: a watch forwarded to it ends at its caller', async () => {

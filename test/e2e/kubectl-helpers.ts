@@ -216,6 +216,11 @@ export function httpsRequest(
 
 /** One audit event as ListAuditEvents answers it (Connect JSON). */
 export interface AuditEventJson {
+  /** `started` (admitted, not ended when written) or `completed`. */
+  stage?: string;
+  /** Shared by a request's `started` and `completed` entries. */
+  requestId?: string;
+  durationMs?: string;
   principal: string;
   account: string;
   verb: string;
@@ -240,6 +245,43 @@ export async function auditEvents(gatewayUrl: string, ca: string, principal: str
   });
   if (answer.status !== 200) throw new Error(`ListAuditEvents answered ${answer.status}: ${answer.body}`);
   return (JSON.parse(answer.body) as { events?: AuditEventJson[] }).events ?? [];
+}
+
+/** An open watch: resolves once its answer's headers came; `ended` resolves when its answer ends in any way. */
+export interface OpenWatch {
+  status: number;
+  ended: Promise<void>;
+  isEnded(): boolean;
+  /** Goes away (as a stopped `kubectl get -w`). */
+  close(): void;
+}
+
+/** Opens a watch of ConfigMaps labelled `marker=<marker>` in namespace demo of account sandbox, as alice. */
+export function openWatch(gatewayUrl: string, ca: string, marker: string): Promise<OpenWatch> {
+  return new Promise((resolve, reject) => {
+    const req = https.request(`${gatewayUrl}/k8s/sandbox/api/v1/namespaces/demo/configmaps?watch=1&labelSelector=marker%3D${marker}`, {
+      ca,
+      agent: false,
+      headers: { authorization: `Bearer ${TOKENS.alice}` },
+    });
+    req.on('response', (res) => {
+      let over = false;
+      const ended = new Promise<void>((done) => {
+        const end = () => {
+          over = true;
+          done();
+        };
+        res.on('end', end);
+        res.on('close', end);
+        res.on('error', end);
+        req.on('error', end);
+      });
+      res.resume();
+      resolve({ status: res.statusCode ?? 0, ended, isEnded: () => over, close: () => req.destroy() });
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 /** Sends one line to a local port (a kubectl port-forward) and resolves with the first line that comes back. */

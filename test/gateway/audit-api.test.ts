@@ -138,6 +138,16 @@ for (const driver of testDrivers()) {
         [accepted!.verb, accepted!.account, accepted!.status, accepted!.operationId, accepted!.namespace, accepted!.name, accepted!.error],
         ['scaleManifest', 'audit-a', 200, taskId, 'web', 'front', ''],
       );
+
+      // A description naming its account with `credentials` (as Clouddriver's converters accept) runs on that account,
+      // and is audited on it.
+      const credentialsRes = await post([
+        { scaleManifest: { credentials: 'audit-a', location: 'web', manifestName: 'deployment front', replicas: 1 } },
+      ]);
+      assert.equal(credentialsRes.status, 200, await credentialsRes.clone().text());
+      const { id: credentialsTask } = (await credentialsRes.json()) as { id: string };
+      const [byCredentials] = await eventsOf('token:orca', 3);
+      assert.deepEqual([byCredentials!.account, byCredentials!.operationId], ['audit-a', credentialsTask]);
     });
 
     test('ListAuditEvents requires the admin role', async () => {
@@ -149,11 +159,12 @@ for (const driver of testDrivers()) {
 
     test('ListAuditEvents filters by kind and account, pages newest first, and refuses bad filters', async () => {
       const all = (await audit.listAuditEvents({ kind: 'operation' }, bearer(TOKENS.admin))).events;
-      assert.equal(all.length, 4);
+      assert.equal(all.length, 5);
       const byAccount = await audit.listAuditEvents({ account: 'audit-a' }, bearer(TOKENS.admin));
       assert.deepEqual(
         byAccount.events.map((e) => [e.account, e.principal]),
         [
+          ['audit-a', 'token:orca'],
           ['audit-a', 'token:orca'],
           ['audit-a', 'token:writer'],
         ],
@@ -162,9 +173,11 @@ for (const driver of testDrivers()) {
       assert.equal(first.events.length, 2);
       const second = await audit.listAuditEvents({ pageSize: 2, pageToken: first.nextPageToken }, bearer(TOKENS.admin));
       assert.equal(second.events.length, 2);
-      assert.equal(second.nextPageToken, '');
+      const third = await audit.listAuditEvents({ pageSize: 2, pageToken: second.nextPageToken }, bearer(TOKENS.admin));
+      assert.equal(third.events.length, 1);
+      assert.equal(third.nextPageToken, '');
       assert.deepEqual(
-        [...first.events, ...second.events].map((e) => e.id),
+        [...first.events, ...second.events, ...third.events].map((e) => e.id),
         all.map((e) => e.id),
       );
       for (const bad of [{ pageSize: -1 }, { pageToken: 'garbage' }, { kind: 'pods' }]) {

@@ -9,19 +9,20 @@ import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { openDatabase, type Database } from '../../src/db/database.js';
-import type { AuditEntry } from '../../src/gateway/audit/audit-entry.js';
 import { createAuditLog, type AuditLog } from '../../src/gateway/audit/audit-log.js';
 import { createAuditPurge } from '../../src/gateway/audit/audit-purge.js';
-import { createAuditStore } from '../../src/gateway/audit/audit-store.js';
+import { createAuditStore, type StoredEntryFields } from '../../src/gateway/audit/audit-store.js';
 import { createLogger, createSilentLogger } from '../../src/shared/logger.js';
 import { createTestDatabase, testDrivers, type TestDatabase } from '../../testkit/databases.js';
 import { eventually } from '../../testkit/eventually.js';
 
 const T0 = new Date('2026-03-01T12:00:00.000Z');
 
-function entry(over: Partial<AuditEntry> = {}): AuditEntry {
+function entry(over: Partial<StoredEntryFields> = {}): StoredEntryFields {
   return {
     kind: 'kube',
+    stage: 'completed',
+    requestId: 'req-1',
     principal: 'token:alice',
     account: 'prod',
     verb: 'get',
@@ -185,7 +186,13 @@ for (const driver of testDrivers()) {
       const store = createAuditStore(database);
       const batch = [
         entry({ account: 'batch-cols', name: 'b-0', kind: 'operation', operationId: 'op-1', error: 'refused: "x"\n', bytesIn: 2 ** 40 }),
-        entry({ account: 'batch-cols', name: 'b-1', impersonatedGroups: ['a', 'b c'], startedAt: new Date(T0.getTime() + 1234) }),
+        entry({
+          account: 'batch-cols',
+          name: 'b-1',
+          impersonatedGroups: ['a', 'b c'],
+          startedAt: new Date(T0.getTime() + 1234),
+          stage: 'started',
+        }),
         entry({ account: 'batch-cols', name: 'b-2', subresource: 'status', status: 404, durationMs: 7, gatewayId: 'gw-z' }),
       ];
       await store.insertMany(batch);

@@ -129,9 +129,9 @@ export function AuditView({ query }: { query: URLSearchParams }) {
                     <td>{e.verb || NONE}</td>
                     <td class="wrap-cell">{resourceOf(e)}</td>
                     <td class="wrap-cell">{objectOf(e)}</td>
-                    <td class="num">{e.status === 0 ? NONE : e.status}</td>
-                    <td class="num wrap-cell">{bytesOf(e)}</td>
-                    <td class="num">{formatMs(Number(e.durationMs))}</td>
+                    <td class="num">{e.stage === 'started' ? 'started' : e.status === 0 ? NONE : e.status}</td>
+                    <td class="num wrap-cell">{e.stage === 'started' ? NONE : bytesOf(e)}</td>
+                    <td class="num">{e.stage === 'started' ? NONE : formatMs(Number(e.durationMs))}</td>
                     <td class="wrap-cell">{e.impersonatedUser || NONE}</td>
                   </tr>
                 ))}

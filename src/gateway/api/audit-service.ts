@@ -50,5 +50,7 @@ export function toAuditEvent(e: StoredAuditEntry): AuditEvent {
     operationId: e.operationId,
     error: e.error,
     startedAt: timestampFromDate(e.startedAt),
+    stage: e.stage,
+    requestId: e.requestId,
   });
 }

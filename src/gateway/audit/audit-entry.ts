@@ -1,7 +1,10 @@
 /**
- * What the audit log records: one {@link AuditEntry} per proxied Kubernetes API request (`kind: 'kube'`) and per
- * operation submitted (`kind: 'operation'`). Metadata only — never a request or response body (a Secret's data must
- * not reach the table or the logs); callers pass what they know and '' / 0 for the rest.
+ * What the audit log records: per proxied Kubernetes API request (`kind: 'kube'`) an entry when it is admitted
+ * (`stage: 'started'`) and one when it ends (`'completed'`: status, bytes, duration), the two sharing a `requestId` —
+ * so a watch open for hours is visible, and one whose replica died is still on record; a refusal is one `completed`
+ * entry — and per operation submitted (`kind: 'operation'`) one `completed` entry. Metadata only — never a request or
+ * response body (a Secret's data must not reach the table or the logs); callers pass what they know and '' / 0 for the
+ * rest.
  */
 
 /** The kinds of audited actions. */
@@ -9,9 +12,18 @@ export const AUDIT_KINDS = ['kube', 'operation'] as const;
 /** A kind of audited action. */
 export type AuditKind = (typeof AUDIT_KINDS)[number];
 
+/** When an entry was written: at admission of a request still running, or at its end (refusals included). */
+export const AUDIT_STAGES = ['started', 'completed'] as const;
+/** A stage of {@link AUDIT_STAGES}. */
+export type AuditStage = (typeof AUDIT_STAGES)[number];
+
 /** One audited action. */
 export interface AuditEntry {
   kind: AuditKind;
+  /** Default `completed`. */
+  stage?: AuditStage;
+  /** kube: the same random id on a request's `started` and `completed` entries; '' otherwise. */
+  requestId?: string;
   /** identityOf(principal) from src/gateway/auth/principal.ts, e.g. `token:alice`. */
   principal: string;
   account: string;
@@ -49,6 +61,8 @@ export interface AuditEntry {
 /** An entry as stored: with its database id (grows with insertion order). */
 export interface StoredAuditEntry extends AuditEntry {
   id: string;
+  stage: AuditStage;
+  requestId: string;
 }
 
 /** What {@link AuditLog.list} filters on; every field optional ('' / undefined: no filter). */
@@ -82,10 +96,12 @@ const MAX_INT32 = 2_147_483_647;
  * {@link MAX_TEXT} characters, numbers finite, non-negative and in their column's range, a valid start time. A bad
  * field never makes the whole batch fail.
  */
-export function sanitizeEntry(entry: AuditEntry, gatewayId: string): AuditEntry {
+export function sanitizeEntry(entry: AuditEntry, gatewayId: string): AuditEntry & Pick<StoredAuditEntry, 'stage' | 'requestId'> {
   const startedAt = entry.startedAt instanceof Date && !Number.isNaN(entry.startedAt.getTime()) ? entry.startedAt : new Date();
   return {
     kind: entry.kind === 'operation' ? 'operation' : 'kube',
+    stage: entry.stage === 'started' ? 'started' : 'completed',
+    requestId: text(entry.requestId),
     principal: text(entry.principal),
     account: text(entry.account),
     verb: text(entry.verb),

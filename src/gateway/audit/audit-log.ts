@@ -11,7 +11,7 @@ import type { Logger } from '../../shared/logger.js';
 import type { AuditRecorder } from '../metrics/gateway-metrics.js';
 import { type AuditEntry, type AuditFilter, type StoredAuditEntry, sanitizeEntry } from './audit-entry.js';
 import { listAuditEntries } from './audit-list.js';
-import { type AuditStore, createAuditStore } from './audit-store.js';
+import { type AuditStore, createAuditStore, type StoredEntryFields } from './audit-store.js';
 
 export type { AuditEntry, AuditFilter, StoredAuditEntry } from './audit-entry.js';
 
@@ -55,7 +55,7 @@ export function createAuditLog(deps: AuditLogDeps): AuditLog {
   const maxPending = deps.maxPending ?? 10_000;
   const maxBatch = deps.maxBatch ?? 500;
   const retryMs = deps.retryMs ?? 1000;
-  let pending: AuditEntry[] = [];
+  let pending: StoredEntryFields[] = [];
   let inFlight = 0;
   let writing: Promise<void> | undefined;
   let scheduled = false;

@@ -1,6 +1,7 @@
 /**
  * The `audit_entries` rows (the only module that writes the table): batched inserts, the newest-first keyset reads of
- * ListAuditEvents, and the retention delete in bounded batches. Entries are never updated.
+ * ListAuditEvents, and the retention delete in bounded batches. Entries are never updated: a request's end is an
+ * entry of its own (stage `completed`), beside its `started` one.
  */
 import { and, desc, eq, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
@@ -28,7 +29,7 @@ export interface AuditQuery {
 /** Database access of the audit log. */
 export interface AuditStore {
   /** Inserts the entries in one statement (all or nothing). */
-  insertMany(entries: AuditEntry[]): Promise<void>;
+  insertMany(entries: StoredEntryFields[]): Promise<void>;
   /** Entries matching the query, newest first (start time, then id). */
   list(query: AuditQuery): Promise<StoredAuditEntry[]>;
   /**
@@ -38,9 +39,14 @@ export interface AuditStore {
   deleteOlderThan(cutoff: Date, limit: number): Promise<number>;
 }
 
+/** An entry as the log hands it over: sanitized, its stage and request id set. */
+export type StoredEntryFields = AuditEntry & Pick<StoredAuditEntry, 'stage' | 'requestId'>;
+
 /** The columns an entry fills: column, its type in the batch's jsonb records, the entry's field. */
-const INSERT_COLUMNS: readonly (readonly [string, string, keyof AuditEntry])[] = [
+const INSERT_COLUMNS: readonly (readonly [string, string, keyof StoredEntryFields])[] = [
   ['kind', 'text', 'kind'],
+  ['stage', 'text', 'stage'],
+  ['request_id', 'text', 'requestId'],
   ['principal', 'text', 'principal'],
   ['account', 'text', 'account'],
   ['verb', 'text', 'verb'],
@@ -100,7 +106,12 @@ export function createAuditStore(database: Database): AuditStore {
         .where(and(...where))
         .orderBy(desc(auditEntries.startedAt), desc(auditEntries.id))
         .limit(query.limit);
-      return rows.map((r) => ({ ...r, kind: r.kind === 'operation' ? 'operation' : 'kube', id: String(r.id) }));
+      return rows.map((r) => ({
+        ...r,
+        kind: r.kind === 'operation' ? 'operation' : 'kube',
+        stage: r.stage === 'started' ? 'started' : 'completed',
+        id: String(r.id),
+      }));
     },
     async deleteOlderThan(cutoff, limit) {
       const doomed = db.select({ id: auditEntries.id }).from(auditEntries).where(lt(auditEntries.startedAt, cutoff)).limit(limit);

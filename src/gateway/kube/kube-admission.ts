@@ -5,8 +5,8 @@
  * under the concurrency limits. A request another replica forwarded (authenticated with the `replica` role, naming
  * its caller's principal in {@link CALLER_HEADER}) is admitted again as if its caller had come here: roles from this
  * replica's own rules, its account rule, its own identity mapping (docs/replicas.md). Throws a {@link KubeRefusal}; a
- * refusal after authentication is reported to `onRefused` (the audit log), an unauthenticated or forwarded one is
- * not (the forwarding replica records the answer).
+ * refusal after authentication is reported to `onRefused` (the audit log) — a caller header sent by anyone but a
+ * replica included — an unauthenticated one is not, nor a replica's forward (the forwarding replica records the answer).
  */
 import type http from 'node:http';
 import type http2 from 'node:http2';
@@ -85,9 +85,12 @@ export function createKubeAdmission(authenticator: Authenticator, config: Gatewa
       }
       return admitCaller(principal, account, path, forwardedCaller !== undefined);
     } catch (err) {
-      // Refused after authentication (no kube role, an account not allowed, a limit): recorded, with who asked. An
-      // unauthenticated request is not: its caller is unknown, and a flood of them must not fill the audit log.
-      if (err instanceof KubeRefusal && forwardedCaller === undefined) {
+      // Refused after authentication (no kube role, an account not allowed, a limit, a caller header from anyone but a
+      // replica): recorded, with who asked. An unauthenticated request is not: its caller is unknown, and a flood of
+      // them must not fill the audit log. A replica's forward is recorded by the replica that forwarded it, which
+      // records the answer (this refusal) as the request's end.
+      const replicaForward = forwardedCaller !== undefined && hasRole(authenticated, 'replica');
+      if (err instanceof KubeRefusal && !replicaForward) {
         onRefused(identityOf(authenticated), account, (req.method ?? 'GET').toUpperCase(), path, err);
       }
       throw err;

@@ -1,27 +1,40 @@
 /**
- * The audit entry of one `/k8s/{account}` request (docs/kubectl.md, "Audit"): who, which account, what (verb,
- * resource, namespace, name — read as kube-apiserver reads them — and the path without its query), the answer
- * (status, bytes each way, duration) and whom the agent impersonated. Never a body: Secrets pass through the proxy,
- * their values are never recorded.
+ * The audit entries of one `/k8s/{account}` request (docs/kubectl.md, "Audit"): who, which account, what (verb,
+ * resource, namespace, name — read as kube-apiserver reads them — and the path without its query), and, at its end,
+ * the answer (status, bytes each way, duration) and whom the agent impersonated. An admitted request gets a `started`
+ * entry at once and a `completed` one when it ends, sharing a request id; a refusal gets one `completed` entry. Never
+ * a body: Secrets may pass through the proxy, their values are never recorded.
  */
 import { performance } from 'node:perf_hooks';
-import type { AuditEntry } from '../audit/audit-log.js';
+import type { AuditEntry, AuditStage } from '../audit/audit-entry.js';
 import type { Admitted } from './kube-admission.js';
 import type { ExchangeOutcome } from './kube-exchange.js';
 import { kubeRequestInfo } from './kube-request-info.js';
 
-/** The entry of a request admitted as `a` and started at `started` (`performance.now()`). */
+/** Which entry of a request, and the id its entries share. */
+export interface KubeAuditStage {
+  stage: AuditStage;
+  requestId: string;
+}
+
+/**
+ * The entry of a request admitted as `a` and started at `started` (`performance.now()`): at `stage`, with the outcome
+ * so far (nothing yet for `started`).
+ */
 export function kubeAuditEntry(
   a: Pick<Admitted, 'account' | 'path' | 'caller'>,
   method: string,
   started: number,
   outcome: ExchangeOutcome,
   gatewayId: string,
+  at: KubeAuditStage,
 ): AuditEntry {
   const info = kubeRequestInfo(method, a.path);
   const elapsed = performance.now() - started;
   return {
     kind: 'kube',
+    stage: at.stage,
+    requestId: at.requestId,
     operationId: '',
     principal: a.caller.principal,
     account: a.account,

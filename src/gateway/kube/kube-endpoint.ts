@@ -3,9 +3,10 @@
  * cluster, for plain requests (HTTP/1.1 and h2) and upgrades (exec, attach, port-forward over WebSocket). Admitted
  * first from the path and headers (kube-admission.ts), before anything reaches an agent and before the body is read;
  * then carried over the account's agent stream on this replica (kube-exchange.ts, kube-upgrade-exchange.ts), or passed
- * to the replica holding one (kube-forward.ts); at its end one audit entry is recorded (kube-audit.ts) and it is
- * counted. Refusals are Kubernetes `Status` answers (kube-status.ts).
+ * to the replica holding one (kube-forward.ts); an audit entry is recorded when it is admitted and another when it
+ * ends (kube-audit.ts), and it is counted. Refusals are Kubernetes `Status` answers (kube-status.ts).
  */
+import { randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import type http2 from 'node:http2';
 import { performance } from 'node:perf_hooks';
@@ -81,7 +82,10 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
   const admit = createKubeAdmission(deps.authenticator, config, (principal, account, method, path, refusal) => {
     const caller = { principal, user: '', groups: [] };
     deps.audit?.record(
-      kubeAuditEntry({ account, path, caller }, method, performance.now(), outcomeOf(refusal.status, refusal.message), deps.gatewayId),
+      kubeAuditEntry({ account, path, caller }, method, performance.now(), outcomeOf(refusal.status, refusal.message), deps.gatewayId, {
+        stage: 'completed',
+        requestId: randomUUID(),
+      }),
     );
   });
 
@@ -103,6 +107,11 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
     let outcome = outcomeOf();
     let via: KubeVia = 'local';
     deps.metrics?.kubeOpened();
+    // On record from admission: a watch open for hours, or one whose replica dies, is in the audit log all along.
+    const requestId = randomUUID();
+    if (!admitted.forwarded) {
+      deps.audit?.record(kubeAuditEntry(admitted, method, started, outcome, deps.gatewayId, { stage: 'started', requestId }));
+    }
     try {
       const session = kubeSessionFor(deps.registry, admitted.account);
       const target = session || admitted.forwarded ? undefined : await deps.forwarder?.target(admitted.account);
@@ -127,7 +136,9 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
       admitted.release();
       deps.metrics?.kubeFinished(via, outcome.status);
     }
-    if (!admitted.forwarded) deps.audit?.record(kubeAuditEntry(admitted, method, started, outcome, deps.gatewayId));
+    if (!admitted.forwarded) {
+      deps.audit?.record(kubeAuditEntry(admitted, method, started, outcome, deps.gatewayId, { stage: 'completed', requestId }));
+    }
   }
 
   return {

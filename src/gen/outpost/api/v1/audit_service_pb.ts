@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file outpost/api/v1/audit_service.proto.
  */
 export const file_outpost_api_v1_audit_service: GenFile = /*@__PURE__*/
-  fileDesc("CiJvdXRwb3N0L2FwaS92MS9hdWRpdF9zZXJ2aWNlLnByb3RvEg5vdXRwb3N0LmFwaS52MSLHAQoWTGlzdEF1ZGl0RXZlbnRzUmVxdWVzdBIPCgdhY2NvdW50GAEgASgJEhEKCXByaW5jaXBhbBgCIAEoCRIMCgRraW5kGAMgASgJEikKBXNpbmNlGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIpCgV1bnRpbBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJcGFnZV9zaXplGAYgASgFEhIKCnBhZ2VfdG9rZW4YByABKAkiXgoXTGlzdEF1ZGl0RXZlbnRzUmVzcG9uc2USKgoGZXZlbnRzGAEgAygLMhoub3V0cG9zdC5hcGkudjEuQXVkaXRFdmVudBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkirAMKCkF1ZGl0RXZlbnQSCgoCaWQYASABKAkSDAoEa2luZBgCIAEoCRIRCglwcmluY2lwYWwYAyABKAkSDwoHYWNjb3VudBgEIAEoCRIMCgR2ZXJiGAUgASgJEhEKCWFwaV9ncm91cBgGIAEoCRIQCghyZXNvdXJjZRgHIAEoCRITCgtzdWJyZXNvdXJjZRgIIAEoCRIRCgluYW1lc3BhY2UYCSABKAkSDAoEbmFtZRgKIAEoCRIMCgRwYXRoGAsgASgJEg4KBnN0YXR1cxgMIAEoBRIQCghieXRlc19pbhgNIAEoAxIRCglieXRlc19vdXQYDiABKAMSEwoLZHVyYXRpb25fbXMYDyABKAMSGQoRaW1wZXJzb25hdGVkX3VzZXIYECABKAkSGwoTaW1wZXJzb25hdGVkX2dyb3VwcxgRIAMoCRISCgpnYXRld2F5X2lkGBIgASgJEhQKDG9wZXJhdGlvbl9pZBgTIAEoCRINCgVlcnJvchgUIAEoCRIuCgpzdGFydGVkX2F0GBUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcDJ3CgxBdWRpdFNlcnZpY2USZwoPTGlzdEF1ZGl0RXZlbnRzEiYub3V0cG9zdC5hcGkudjEuTGlzdEF1ZGl0RXZlbnRzUmVxdWVzdBonLm91dHBvc3QuYXBpLnYxLkxpc3RBdWRpdEV2ZW50c1Jlc3BvbnNlIgOQAgFiBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("CiJvdXRwb3N0L2FwaS92MS9hdWRpdF9zZXJ2aWNlLnByb3RvEg5vdXRwb3N0LmFwaS52MSLHAQoWTGlzdEF1ZGl0RXZlbnRzUmVxdWVzdBIPCgdhY2NvdW50GAEgASgJEhEKCXByaW5jaXBhbBgCIAEoCRIMCgRraW5kGAMgASgJEikKBXNpbmNlGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIpCgV1bnRpbBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJcGFnZV9zaXplGAYgASgFEhIKCnBhZ2VfdG9rZW4YByABKAkiXgoXTGlzdEF1ZGl0RXZlbnRzUmVzcG9uc2USKgoGZXZlbnRzGAEgAygLMhoub3V0cG9zdC5hcGkudjEuQXVkaXRFdmVudBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkizwMKCkF1ZGl0RXZlbnQSCgoCaWQYASABKAkSDAoEa2luZBgCIAEoCRIRCglwcmluY2lwYWwYAyABKAkSDwoHYWNjb3VudBgEIAEoCRIMCgR2ZXJiGAUgASgJEhEKCWFwaV9ncm91cBgGIAEoCRIQCghyZXNvdXJjZRgHIAEoCRITCgtzdWJyZXNvdXJjZRgIIAEoCRIRCgluYW1lc3BhY2UYCSABKAkSDAoEbmFtZRgKIAEoCRIMCgRwYXRoGAsgASgJEg4KBnN0YXR1cxgMIAEoBRIQCghieXRlc19pbhgNIAEoAxIRCglieXRlc19vdXQYDiABKAMSEwoLZHVyYXRpb25fbXMYDyABKAMSGQoRaW1wZXJzb25hdGVkX3VzZXIYECABKAkSGwoTaW1wZXJzb25hdGVkX2dyb3VwcxgRIAMoCRISCgpnYXRld2F5X2lkGBIgASgJEhQKDG9wZXJhdGlvbl9pZBgTIAEoCRINCgVlcnJvchgUIAEoCRIuCgpzdGFydGVkX2F0GBUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVzdGFnZRgWIAEoCRISCgpyZXF1ZXN0X2lkGBcgASgJMncKDEF1ZGl0U2VydmljZRJnCg9MaXN0QXVkaXRFdmVudHMSJi5vdXRwb3N0LmFwaS52MS5MaXN0QXVkaXRFdmVudHNSZXF1ZXN0Gicub3V0cG9zdC5hcGkudjEuTGlzdEF1ZGl0RXZlbnRzUmVzcG9uc2UiA5ACAWIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message outpost.api.v1.ListAuditEventsRequest
@@ -227,6 +227,22 @@ export type AuditEvent = Message<"outpost.api.v1.AuditEvent"> & {
    * @generated from field: google.protobuf.Timestamp started_at = 21;
    */
   startedAt?: Timestamp | undefined;
+
+  /**
+   * `started`: a kube request was admitted and had not ended when this entry was written (its `completed` entry, with
+   * the same request_id, follows when it ends; none when its replica died first). `completed`: its end, a refusal, or
+   * an operation submission.
+   *
+   * @generated from field: string stage = 22;
+   */
+  stage: string;
+
+  /**
+   * kube: the id a request's `started` and `completed` entries share; empty for operations.
+   *
+   * @generated from field: string request_id = 23;
+   */
+  requestId: string;
 };
 
 /**
@@ -237,8 +253,8 @@ export const AuditEventSchema: GenMessage<AuditEvent> = /*@__PURE__*/
   messageDesc(file_outpost_api_v1_audit_service, 2);
 
 /**
- * AuditService reads the audit log: one entry per Kubernetes API request proxied through the gateway and per
- * operation submitted (OperationService.SubmitOperation, the Clouddriver ops routes). Entries hold metadata only —
+ * AuditService reads the audit log: entries for each Kubernetes API request proxied through the gateway (one when it
+ * is admitted, one when it ends) and one per operation submitted (OperationService.SubmitOperation, the Clouddriver ops routes). Entries hold metadata only —
  * never a request or response body. Requires the admin role.
  *
  * @generated from service outpost.api.v1.AuditService
