@@ -5,6 +5,7 @@
  * method fails the completeness check until it has a row here.
  */
 import { FIXTURE } from './identities.js';
+import { KUBE_ROWS, SECRET_PATCH_RPC_ROWS } from './kube-and-secret-rows.js';
 import { rowOf, type MatrixRow, type Probe } from './matrix-types.js';
 
 const A = FIXTURE.agentA;
@@ -568,4 +569,4 @@ export const RPC_ROWS: MatrixRow[] = [
 ];
 
 /** The whole matrix: REST rows, then RPC rows. */
-export const AUTHORIZATION_TABLE: readonly MatrixRow[] = [...REST_ROWS, ...RPC_ROWS];
+export const AUTHORIZATION_TABLE: readonly MatrixRow[] = [...REST_ROWS, ...KUBE_ROWS, ...RPC_ROWS, ...SECRET_PATCH_RPC_ROWS];

@@ -17,7 +17,9 @@ export type IdentityName =
   | 'agentB'
   | 'replica'
   | 'jwtAdmin'
-  | 'spinnaker';
+  | 'spinnaker'
+  | 'kube'
+  | 'jwtKube';
 
 /** What each identity is, for the doc. */
 export const IDENTITY_NOTES: Record<IdentityName, string> = {
@@ -31,6 +33,8 @@ export const IDENTITY_NOTES: Record<IdentityName, string> = {
   agentB: 'static token, subject `agent-b`: role `agent`, accounts `team-b-*`, `shared-*`',
   replica: 'replica token signed with `auth.replicaSecretFile` (roles `replica`, `read`)',
   spinnaker: 'static token, subject `spinnaker`: role `spinnaker` (Orca and Gate), accounts `team-a-*`, `shared-*`, `authz-*`',
+  kube: 'static token, subject `kube-user`: role `kube`, accounts `team-a-*` (kubectl through `/k8s`)',
+  jwtKube: 'a valid JWT, `sub: kube-jwt`, groups claim `[" system:masters"]` (leading space): role `kube`, accounts `team-a-*`',
   jwtAdmin:
     "a valid JWT (`auth.jwt`) whose `sub` is `admin`, the static admin token's subject: no rule of kind `jwt` matches it, so no roles",
 };
@@ -47,6 +51,7 @@ export const STATIC_TOKENS = {
   agentA: 'authz-agent-a-token-0123456789abcdef',
   agentB: 'authz-agent-b-token-0123456789abcdef',
   spinnaker: 'authz-spinnaker-token-0123456789abcdef',
+  kube: 'authz-kube-token-0123456789abcdef',
 } as const;
 
 /** The replica secret the gateway reads, and the one a forger signs with. */
@@ -61,6 +66,7 @@ export const TOKEN_CONFIG = [
   { subject: 'agent-a', token: STATIC_TOKENS.agentA },
   { subject: 'agent-b', token: STATIC_TOKENS.agentB },
   { subject: 'spinnaker', token: STATIC_TOKENS.spinnaker },
+  { subject: 'kube-user', token: STATIC_TOKENS.kube },
 ];
 
 /** `authorization.rules` of the matrix gateway. */
@@ -71,7 +77,12 @@ export const RULES: AuthorizationRule[] = [
   { kind: 'token', subject: '^agent-a$', roles: ['agent'], accounts: ['team-a-*', 'shared-*'] },
   { kind: 'token', subject: '^agent-b$', roles: ['agent'], accounts: ['team-b-*', 'shared-*'] },
   { kind: 'token', subject: '^spinnaker$', roles: ['spinnaker'], accounts: ['team-a-*', 'shared-*', 'authz-*'] },
+  { kind: 'token', subject: '^kube-user$', roles: ['kube'], accounts: ['team-a-*'] },
+  { kind: 'jwt', subject: '^kube-jwt$', roles: ['kube'], accounts: ['team-a-*'] },
 ];
+
+/** The groups claim of the `jwtKube` identity: a `system:` name behind whitespace the cluster would trim. */
+export const JWT_KUBE_GROUPS = [' system:masters'];
 
 /** Names of what the fixtures create before the cells run (and the requests of the table point at). */
 export const FIXTURE = {

@@ -20,6 +20,7 @@ import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.j
 import {
   FIXTURE,
   FORGED_REPLICA_SECRET,
+  JWT_KUBE_GROUPS,
   JWT_SECRET,
   REPLICA_SECRET,
   RULES,
@@ -83,8 +84,10 @@ export async function startMatrixGateway(services: ReadonlyMap<string, DescServi
       agentA: `Bearer ${STATIC_TOKENS.agentA}`,
       agentB: `Bearer ${STATIC_TOKENS.agentB}`,
       replica: `Bearer ${replicaToken}`,
-      jwtAdmin: `Bearer ${await jwtAdminToken()}`,
+      jwtAdmin: `Bearer ${await jwtToken('admin')}`,
       spinnaker: `Bearer ${STATIC_TOKENS.spinnaker}`,
+      kube: `Bearer ${STATIC_TOKENS.kube}`,
+      jwtKube: `Bearer ${await jwtToken('kube-jwt', { groups: JWT_KUBE_GROUPS })}`,
     };
 
     const open = async (bearer: string, agentId: string, account: string) => {
@@ -175,13 +178,13 @@ export async function startMatrixGateway(services: ReadonlyMap<string, DescServi
   }
 }
 
-/** A JWT for `sub: admin` valid for an hour (the matrix runs well within it). */
-function jwtAdminToken(): Promise<string> {
-  return new SignJWT({})
+/** A JWT for `sub: subject` with `claims`, valid for an hour (the matrix runs well within it). */
+function jwtToken(subject: string, claims: Record<string, unknown> = {}): Promise<string> {
+  return new SignJWT(claims)
     .setProtectedHeader({ alg: 'HS256' })
     .setIssuer('https://authz.test')
     .setAudience('outpost')
-    .setSubject('admin')
+    .setSubject(subject)
     .setIssuedAt()
     .setExpirationTime('1h')
     .sign(new TextEncoder().encode(JWT_SECRET));

@@ -17,6 +17,7 @@ import { Code, ConnectError, createClient, type Transport } from '@connectrpc/co
 import { createConnectTransport, createGrpcTransport } from '@connectrpc/connect-node';
 import { AgentService, ConnectRequestSchema, Verdict, type ConnectRequest } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { OperationService } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
+import http from 'node:http';
 import net from 'node:net';
 import { hello } from '../../testkit/test-agent-stream.js';
 import type { Probe } from './matrix-types.js';
@@ -61,21 +62,47 @@ export async function sendProbe(ctx: ProbeContext, probe: Probe, authorization: 
 
 async function restOutcome(ctx: ProbeContext, probe: Extract<Probe, { kind: 'rest' }>, headers: Record<string, string>): Promise<string> {
   const body = probe.body === undefined ? undefined : substitute(JSON.stringify(probe.body), ctx);
-  const res = await fetch(new URL(probe.path, ctx.httpUrl), {
-    method: probe.method,
-    headers: { ...headers, ...probe.headers, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body,
-    signal: AbortSignal.timeout(TIMEOUT_MS),
-  });
-  const text = await res.text();
-  if (res.status < 400) return probe.secret === undefined ? String(res.status) : `${res.status} ${redaction(text, probe.secret)}`;
+  const all = { ...headers, ...probe.headers, ...(body ? { 'content-type': 'application/json' } : {}) };
+  const { status, text } = probe.raw
+    ? await rawRequest(ctx.httpUrl, probe.method, probe.path, all, body)
+    : await fetch(new URL(probe.path, ctx.httpUrl), {
+        method: probe.method,
+        headers: all,
+        body,
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      }).then(async (res) => ({ status: res.status, text: await res.text() }));
+  if (status < 400) return probe.secret === undefined ? String(status) : `${status} ${redaction(text, probe.secret)}`;
   let error = '?';
   try {
-    error = String((JSON.parse(text) as { error?: unknown }).error ?? '?');
+    // JSON `{error, message}`, or a Kubernetes Status (`/k8s`), named by its reason.
+    const parsed = JSON.parse(text) as { error?: unknown; kind?: unknown; reason?: unknown };
+    error = String((parsed.kind === 'Status' ? parsed.reason : parsed.error) ?? '?');
   } catch {
     error = 'non-json';
   }
-  return `${res.status} ${error}`;
+  return `${status} ${error}`;
+}
+
+/** An HTTP/1.1 request whose target is `path` byte for byte. */
+function rawRequest(
+  baseUrl: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+): Promise<{ status: number; text: string }> {
+  const url = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: url.hostname, port: url.port, method, path, headers, agent: false, timeout: TIMEOUT_MS }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${TIMEOUT_MS} ms`)));
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 /** Replaces `$session:<stream>` / `$token:<stream>` with the fixture stream's values. */

@@ -13,7 +13,7 @@ export const CREDENTIALS = ['none', 'wrong', 'other', 'valid'] as const;
 export type Credential = (typeof CREDENTIALS)[number];
 
 /** What a route or method requires (as docs/security.md states it). */
-export type Requirement = 'none' | 'read' | 'write' | 'admin' | 'replica' | 'agent' | 'spinnaker';
+export type Requirement = 'none' | 'read' | 'write' | 'admin' | 'replica' | 'agent' | 'spinnaker' | 'kube';
 
 /**
  * A request a cell sends. Strings `$session:<stream>` and `$token:<stream>` anywhere in a REST body are replaced by the
@@ -29,6 +29,8 @@ export type Probe =
       headers?: Record<string, string>;
       /** A Secret value the answer must not hold: a success becomes `200 redacted`, or `200 LEAKED`. */
       secret?: string;
+      /** Send the path byte for byte (a `fetch` URL would resolve backslashes and dot segments first). */
+      raw?: boolean;
     }
   | {
       kind: 'rpc';
@@ -82,7 +84,8 @@ export type FixtureStream = 'agentA' | 'agentAResume' | 'agentAStandby' | 'agent
 export interface Cell {
   as: IdentityName;
   /**
-   * REST: `<status>` for 2xx/3xx, `<status> <error>` otherwise (`401 unauthenticated`). RPC: the ConnectError code
+   * REST: `<status>` for 2xx/3xx, `<status> <error>` otherwise (`401 unauthenticated`; on `/k8s` the Kubernetes
+   * Status's `reason`, `403 Forbidden`). RPC: the ConnectError code
    * name (`Unauthenticated`, `PermissionDenied`) or `OK`; agent streams with verdicts: `OK CACHING`.
    */
   expect: string;
@@ -111,6 +114,7 @@ const OTHER: Record<Requirement, IdentityName> = {
   replica: 'admin',
   agent: 'admin',
   spinnaker: 'admin',
+  kube: 'reader',
 };
 const VALID: Record<Requirement, IdentityName> = {
   none: 'reader',
@@ -120,6 +124,7 @@ const VALID: Record<Requirement, IdentityName> = {
   replica: 'replica',
   agent: 'agentA',
   spinnaker: 'spinnaker',
+  kube: 'kube',
 };
 
 /** Options of {@link rowOf}: the expected outcome of the valid call, and cells that differ from the defaults. */
@@ -139,9 +144,11 @@ export function rowOf(target: string, requires: Requirement, request: Probe, opt
   const surface = request.kind === 'rest' ? 'rest' : 'rpc';
   // The Clouddriver API answers in Spring's error shape (`error` is the HTTP reason phrase).
   const spring = request.kind === 'rest' && isClouddriverPath(request.path.split('?')[0]!);
+  // `/k8s` answers with Kubernetes Status objects: the outcome names their `reason`.
+  const kubeStatus = request.kind === 'rest' && request.path.startsWith('/k8s/');
   const denied =
     surface === 'rest'
-      ? spring
+      ? spring || kubeStatus
         ? { authn: '401 Unauthorized', authz: '403 Forbidden' }
         : { authn: '401 unauthenticated', authz: '403 permission_denied' }
       : { authn: 'Unauthenticated', authz: 'PermissionDenied' };
