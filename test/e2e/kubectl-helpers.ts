@@ -256,13 +256,13 @@ export interface OpenWatch {
   close(): void;
 }
 
-/** Opens a watch of ConfigMaps labelled `marker=<marker>` in namespace demo of account sandbox, as alice. */
-export function openWatch(gatewayUrl: string, ca: string, marker: string): Promise<OpenWatch> {
+/** Opens a watch of ConfigMaps labelled `marker=<marker>` in namespace demo of account sandbox (as alice by default). */
+export function openWatch(gatewayUrl: string, ca: string, marker: string, token: string = TOKENS.alice): Promise<OpenWatch> {
   return new Promise((resolve, reject) => {
     const req = https.request(`${gatewayUrl}/k8s/sandbox/api/v1/namespaces/demo/configmaps?watch=1&labelSelector=marker%3D${marker}`, {
       ca,
       agent: false,
-      headers: { authorization: `Bearer ${TOKENS.alice}` },
+      headers: { authorization: `Bearer ${token}` },
     });
     req.on('response', (res) => {
       let over = false;

@@ -19,6 +19,7 @@ import type { Authenticator } from '../auth/authenticator.js';
 import type { GatewayKubeConfig } from '../config/kube-schema.js';
 import type { KubeRecorder, KubeVia } from '../metrics/gateway-metrics.js';
 import { createKubeAdmission, KUBE_PREFIX, type Admitted } from './kube-admission.js';
+import { watchCredential } from './credential-watch.js';
 import { kubeAuditEntry } from './kube-audit.js';
 import { closeAfterAnswer, hasBody, outcomeOf, runExchange, type ExchangeOutcome, type ExchangeRequest } from './kube-exchange.js';
 import type { KubeForwarder } from './kube-forward.js';
@@ -74,6 +75,8 @@ interface Carriage {
   local(session: LiveSession): Promise<ExchangeOutcome>;
   forward(baseUrl: string): Promise<ExchangeOutcome>;
   answer(refusal: KubeRefusal): void;
+  /** Cuts the caller's connection (its credential ended): the carriage then ends as for a caller that went away. */
+  cut(): void;
 }
 
 /** Creates the endpoint. */
@@ -112,6 +115,14 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
     if (!admitted.forwarded) {
       deps.audit?.record(kubeAuditEntry(admitted, method, started, outcome, deps.gatewayId, { stage: 'started', requestId }));
     }
+    // A long request ends with its credential (a forwarded one with its first replica's cut).
+    let cutBecause = '';
+    const credential = admitted.forwarded
+      ? undefined
+      : watchCredential(admitted.principal, (reason) => {
+          cutBecause = reason;
+          carriage.cut();
+        });
     try {
       const session = kubeSessionFor(deps.registry, admitted.account);
       const target = session || admitted.forwarded ? undefined : await deps.forwarder?.target(admitted.account);
@@ -133,9 +144,11 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
         outcome = outcomeOf(refusal.status, refusal.message);
       }
     } finally {
+      credential?.stop();
       admitted.release();
       deps.metrics?.kubeFinished(via, outcome.status);
     }
+    if (cutBecause) outcome.error = cutBecause;
     if (!admitted.forwarded) {
       deps.audit?.record(kubeAuditEntry(admitted, method, started, outcome, deps.gatewayId, { stage: 'completed', requestId }));
     }
@@ -166,6 +179,7 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
           sendStatus(res, refusal);
           if (hasBody(req)) closeAfterAnswer(req, res);
         },
+        cut: () => res.destroy(),
       });
       return true;
     },
@@ -186,6 +200,7 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
         local: (session) => runUpgradeExchange(session, exchangeRequest(admitted, req, undefined, true), socket, rest),
         forward: (target) => deps.forwarder!.forwardUpgrade(target, forwardTarget(admitted), admitted.principal, req, socket, rest),
         answer: (refusal) => sendSocketStatus(socket, refusal),
+        cut: () => socket.destroy(),
       });
       return true;
     },
