@@ -163,7 +163,13 @@ describe('gateway config', () => {
       ],
       [{ overrides: { kube: { maxConcurrentPerIdentity: 0 } } }, /kube\.maxConcurrentPerIdentity/],
       [{ env: { OUTPOST_GATEWAY_KUBE_REQUEST_TIMEOUT_SECONDS: 'soon' } }, /kube\.requestTimeoutSeconds/],
-      [{ overrides: { kube: { userPrefix: 'out post:' } } }, /kube\.userPrefix: no whitespace/],
+      [{ overrides: { kube: { userPrefix: 'out post:' } } }, /kube\.userPrefix: printable ASCII, no whitespace/],
+      // Token subjects and groups are Kubernetes names too (whitespace the cluster would trim, control characters).
+      [
+        { overrides: { auth: { tokens: [{ subject: 'ci', token: 'x'.repeat(16), groups: [' system:masters'] }] } } },
+        /auth\.tokens\.0\.groups\.0: " system:masters" starts or ends with whitespace/,
+      ],
+      [{ overrides: { auth: { tokens: [{ subject: 'ci\t', token: 'x'.repeat(16) }] } } }, /auth\.tokens\.0\.subject: "ci\\t" holds a control/],
     ];
     for (const [opts, pattern] of cases) {
       assert.throws(

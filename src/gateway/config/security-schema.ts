@@ -3,6 +3,7 @@
  * limits and the key file for Secret values. Part of the one schema in ./schema.ts (every default lives here).
  */
 import { z } from 'zod';
+import { kubeNameProblem } from '../../shared/kube-names.js';
 import { positiveSeconds } from './fields.js';
 
 export const limitsSchema = z
@@ -117,6 +118,18 @@ const staticTokenSchema = z
   .strict()
   .refine((t) => [t.token, t.tokenFile, t.tokenEnv].filter((v) => v !== undefined).length === 1, {
     message: 'set exactly one of token, tokenFile, tokenEnv',
+  })
+  .superRefine((t, ctx) => {
+    // The subject and groups become Kubernetes names for kubectl through the gateway: refused here, at start-up,
+    // rather than on every request (src/shared/kube-names.ts).
+    const names: [string, (string | number)[]][] = [
+      [t.subject, ['subject']],
+      ...t.groups.map((g, i): [string, (string | number)[]] => [g, ['groups', i]]),
+    ];
+    for (const [name, path] of names) {
+      const problem = kubeNameProblem(name);
+      if (problem) ctx.addIssue({ code: 'custom', path, message: `${JSON.stringify(name)} ${problem}: it cannot be a Kubernetes name` });
+    }
   });
 
 const jwtSchema = z
