@@ -9,6 +9,8 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { KubeConfig } from '@kubernetes/client-node';
+import { createKubeClient, type KubeClient } from '../src/agent/kube/kube-client.js';
 
 /** One request as the proxy received it. */
 export interface RecordedRequest {
@@ -140,4 +142,16 @@ export async function startPrefixProxy(options: PrefixProxyOptions): Promise<Pre
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** The agent's Kubernetes client for the cluster behind `proxy` (its server URL, prefix included), as `token`. */
+export function prefixedKubeClient(proxy: PrefixProxy, token: string): KubeClient {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c1', server: proxy.server, skipTLSVerify: true }],
+    users: [{ name: 'admin', token }],
+    contexts: [{ name: 'c1', cluster: 'c1', user: 'admin' }],
+    currentContext: 'c1',
+  });
+  return createKubeClient(kc);
 }

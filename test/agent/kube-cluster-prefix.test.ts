@@ -12,14 +12,14 @@ import { KubeRequestSchema, type KubeResponse } from '../../src/gen/outpost/agen
 import { OperationSchema, type Operation } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 import { createAccountRuntime, unpreparedAccount } from '../../src/agent/accounts/account-runtime.js';
 import { accountSchema } from '../../src/agent/config/schema.js';
-import { createKubeClient, type KubeClient } from '../../src/agent/kube/kube-client.js';
+import type { KubeClient } from '../../src/agent/kube/kube-client.js';
 import { createKubeProxy } from '../../src/agent/kube-proxy/kube-proxy.js';
 import { executeOperation } from '../../src/agent/operations/operation-executor.js';
 import { createResourceResolver } from '../../src/agent/operations/resource-resolver.js';
-import { KubeConfig, startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { eventually } from '../../testkit/eventually.js';
-import { startPrefixProxy, type PrefixProxy } from '../../testkit/prefix-proxy.js';
+import { prefixedKubeClient, startPrefixProxy, type PrefixProxy } from '../../testkit/prefix-proxy.js';
 
 /** Paths the shared rules refuse: each one, re-resolved below the prefix, would have left it. */
 const ESCAPES = [
@@ -45,14 +45,7 @@ describe('a cluster below a path prefix', () => {
   before(async () => {
     sandbox = await startSandbox({ seed: 'demo' });
     proxy = await startPrefixProxy({ target: sandbox.url });
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'c1', server: proxy.server, skipTLSVerify: true }],
-      users: [{ name: 'admin', token: sandbox.adminToken }],
-      contexts: [{ name: 'c1', cluster: 'c1', user: 'admin' }],
-      currentContext: 'c1',
-    });
-    client = createKubeClient(kc);
+    client = prefixedKubeClient(proxy, sandbox.adminToken);
   });
   after(async () => {
     client?.close();

@@ -12,13 +12,13 @@ import { create } from '@bufbuild/protobuf';
 import { KubeRequestSchema, type KubeHeader, type KubeResponse } from '../../src/gen/outpost/agent/v1/kube_pb.js';
 import { createAccountRuntime, unpreparedAccount } from '../../src/agent/accounts/account-runtime.js';
 import { accountSchema } from '../../src/agent/config/schema.js';
-import { createKubeClient, type KubeClient } from '../../src/agent/kube/kube-client.js';
+import type { KubeClient } from '../../src/agent/kube/kube-client.js';
 import { createKubeProxy, type KubeProxy } from '../../src/agent/kube-proxy/kube-proxy.js';
-import { KubeConfig, startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { KUBE_REQUEST_HEADERS } from '../../src/shared/kube-headers.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { eventually } from '../../testkit/eventually.js';
-import { startPrefixProxy, type PrefixProxy } from '../../testkit/prefix-proxy.js';
+import { prefixedKubeClient, startPrefixProxy, type PrefixProxy } from '../../testkit/prefix-proxy.js';
 import { createRunningPod } from '../sandbox/stream-fixtures.js';
 
 /** What a hostile caller (or a gateway that forgot to filter) may put on a request. */
@@ -49,14 +49,7 @@ describe("the agent's request headers and impersonated names", () => {
     sandbox = await startSandbox({ seed: 'demo' });
     createRunningPod(sandbox, 'demo', 'shell');
     proxy = await startPrefixProxy({ target: sandbox.url });
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'c1', server: proxy.server, skipTLSVerify: true }],
-      users: [{ name: 'admin', token: sandbox.adminToken }],
-      contexts: [{ name: 'c1', cluster: 'c1', user: 'admin' }],
-      currentContext: 'c1',
-    });
-    client = createKubeClient(kc);
+    client = prefixedKubeClient(proxy, sandbox.adminToken);
   });
   after(async () => {
     client?.close();

@@ -18,11 +18,10 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
 import { createReplicaTokenSigner } from '../../src/gateway/auth/replica-token.js';
-import { loadGatewayConfig, startGateway, type RunningGateway } from '../../src/gateway/index.js';
+import type { RunningGateway } from '../../src/gateway/index.js';
 import { renderKubeconfig } from '../../src/sandbox/kubeconfig.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { KUBE_REQUEST_HEADERS } from '../../src/shared/kube-headers.js';
-import { createSilentLogger } from '../../src/shared/logger.js';
 import { testDrivers } from '../../testkit/databases.js';
 import { eventually } from '../../testkit/eventually.js';
 import { startPrefixProxy, type PrefixProxy } from '../../testkit/prefix-proxy.js';
@@ -38,6 +37,7 @@ import {
   startKubeStack,
   TOKENS,
   type KubeStack,
+  startKubeReplica,
 } from './kubectl-helpers.js';
 
 const pg = testDrivers().includes('postgres');
@@ -108,23 +108,11 @@ describe('/k8s admission across two replicas (postgres)', {
     const rules = base.authorization!.rules!.map((rule) =>
       'subject' in rule && rule.subject === '^dave$' ? { ...rule, accounts: ['sandbox', 'second'] } : rule,
     );
-    gw2 = await startGateway(
-      loadGatewayConfig({
-        env: {},
-        overrides: {
-          host: '127.0.0.1',
-          httpPort: 0,
-          grpcPort: 0,
-          database: k.stack.database.url,
-          id: 'gw-2',
-          ...base,
-          authorization: { rules },
-          kube: { userPrefix: 'gw2:', groupsPrefix: 'gw2:' },
-          replicas: REPLICAS,
-        },
-      }),
-      { logger: createSilentLogger() },
-    );
+    gw2 = await startKubeReplica(k, 'gw-2', {
+      authorization: { rules },
+      kube: { userPrefix: 'gw2:', groupsPrefix: 'gw2:' },
+      replicas: REPLICAS,
+    });
     await eventually('both accounts ACTIVE and both replicas known', async () => {
       const accounts = await Promise.all(
         ['sandbox', 'second'].map(

@@ -6,11 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { loadGatewayConfig, startGateway, type RunningGateway } from '../../src/gateway/index.js';
-import { createSilentLogger } from '../../src/shared/logger.js';
+import type { RunningGateway } from '../../src/gateway/index.js';
 import { testDrivers } from '../../testkit/databases.js';
 import { eventually } from '../../testkit/eventually.js';
-import { auditEvents, httpsRequest, openWatch, secureGateway, startKubeStack, TOKENS, type KubeStack } from './kubectl-helpers.js';
+import { auditEvents, httpsRequest, openWatch, startKubeStack, TOKENS, type KubeStack, startKubeReplica } from './kubectl-helpers.js';
 
 const pg = testDrivers().includes('postgres');
 const REPLICAS = { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 10 };
@@ -22,20 +21,7 @@ describe('shutdown with forwarded kubectl requests open (postgres)', {
   let k: KubeStack;
   const extra: RunningGateway[] = [];
   const replica = async (id: string) => {
-    const gateway = await startGateway(
-      loadGatewayConfig({
-        env: {},
-        overrides: {
-          host: '127.0.0.1',
-          httpPort: 0,
-          grpcPort: 0,
-          database: k.stack.database.url,
-          id,
-          ...secureGateway(k.pki, k.stack.dir, { replicas: REPLICAS }),
-        },
-      }),
-      { logger: createSilentLogger() },
-    );
+    const gateway = await startKubeReplica(k, id, { replicas: REPLICAS });
     extra.push(gateway);
     await eventually(`${id} forwards to the replica holding the stream`, async () => {
       const answer = await httpsRequest(`${gateway.httpUrl}/k8s/sandbox/version`, {

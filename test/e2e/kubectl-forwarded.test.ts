@@ -6,8 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { loadGatewayConfig, startGateway, type RunningGateway } from '../../src/gateway/index.js';
-import { createSilentLogger } from '../../src/shared/logger.js';
+import type { RunningGateway } from '../../src/gateway/index.js';
 import { testDrivers } from '../../testkit/databases.js';
 import { eventually } from '../../testkit/eventually.js';
 import type { Kubectl } from '../sandbox/kubectl-runner.js';
@@ -16,11 +15,11 @@ import {
   gatewayKubectl,
   httpsRequest,
   KUBECTLS,
-  secureGateway,
   startKubeStack,
   TOKENS,
   webPod,
   type KubeStack,
+  startKubeReplica,
 } from './kubectl-helpers.js';
 
 const pg = testDrivers().includes('postgres');
@@ -37,20 +36,7 @@ describe('kubectl through a replica without the stream (postgres)', {
 
   before(async () => {
     k = await startKubeStack({ driver: 'postgres', gateway: { replicas: { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 10 } } });
-    other = await startGateway(
-      loadGatewayConfig({
-        env: {},
-        overrides: {
-          host: '127.0.0.1',
-          httpPort: 0,
-          grpcPort: 0,
-          database: k.stack.database.url,
-          id: 'gw-2',
-          ...secureGateway(k.pki, k.stack.dir, { replicas: { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 10 } }),
-        },
-      }),
-      { logger: createSilentLogger() },
-    );
+    other = await startKubeReplica(k, 'gw-2', { replicas: { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 10 } });
     await eventually('both replicas know each other', async () => {
       const list = JSON.parse((await httpsRequest(`${other.httpUrl}/armory/clouddrivers`, { ca: k.pki.caPem })).body) as unknown[];
       return list.length === 2 || undefined;

@@ -7,8 +7,8 @@ import { existsSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import type { GatewayConfigInput } from '../../src/gateway/index.js';
-import type { Logger } from '../../src/shared/logger.js';
+import { loadGatewayConfig, startGateway, type GatewayConfigInput, type RunningGateway } from '../../src/gateway/index.js';
+import { createSilentLogger, type Logger } from '../../src/shared/logger.js';
 import { waitForCacheToMatch } from '../../testkit/cache-compare.js';
 import { eventually } from '../../testkit/eventually.js';
 import { startStack, type Stack } from '../../testkit/stack.js';
@@ -171,6 +171,27 @@ export async function startKubeStack(options: KubeStackOptions = {}): Promise<Ku
     pki.remove();
     throw err;
   }
+}
+
+/**
+ * Another gateway replica on the stack's database (ephemeral ports, silent): the settings of {@link secureGateway}
+ * with `overrides` over them (whole top-level sections). Close it before the stack.
+ */
+export function startKubeReplica(k: KubeStack, id: string, overrides: GatewayConfigInput = {}): Promise<RunningGateway> {
+  return startGateway(
+    loadGatewayConfig({
+      env: {},
+      overrides: {
+        host: '127.0.0.1',
+        httpPort: 0,
+        grpcPort: 0,
+        database: k.stack.database.url,
+        id,
+        ...secureGateway(k.pki, k.stack.dir, overrides),
+      },
+    }),
+    { logger: createSilentLogger() },
+  );
 }
 
 /**

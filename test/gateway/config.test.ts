@@ -169,7 +169,10 @@ describe('gateway config', () => {
         { overrides: { auth: { tokens: [{ subject: 'ci', token: 'x'.repeat(16), groups: [' system:masters'] }] } } },
         /auth\.tokens\.0\.groups\.0: " system:masters" starts or ends with whitespace/,
       ],
-      [{ overrides: { auth: { tokens: [{ subject: 'ci\t', token: 'x'.repeat(16) }] } } }, /auth\.tokens\.0\.subject: "ci\\t" holds a control/],
+      [
+        { overrides: { auth: { tokens: [{ subject: 'ci\t', token: 'x'.repeat(16) }] } } },
+        /auth\.tokens\.0\.subject: "ci\\t" holds a control/,
+      ],
     ];
     for (const [opts, pattern] of cases) {
       assert.throws(
