@@ -44,7 +44,10 @@ describe('workload bounds', () => {
     });
     assert.equal(applied.status, 400, applied.text);
     assert.equal(applied.json.reason, 'BadRequest');
-    assert.match(applied.json.message, /cannot unmarshal number 2147483648 into Go struct field DeploymentSpec\.spec\.replicas of type int32/);
+    assert.match(
+      applied.json.message,
+      /cannot unmarshal number 2147483648 into Go struct field DeploymentSpec\.spec\.replicas of type int32/,
+    );
 
     const refused: [string, string, Record<string, unknown>][] = [
       ['apps/v1', 'deployments', { replicas: 1e308, selector, template }],
@@ -73,7 +76,10 @@ describe('workload bounds', () => {
       body: { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'huge' }, spec: { replicas: 2 ** 31 - 1, selector, template } },
     });
     assert.equal(created.status, 201, created.text);
-    await eventually('the ReplicaSet at the capacity, with FailedCreate', () => podsOwnedBy('ReplicaSet', 'huge').length === MAX_PODS && failedCreate('huge'));
+    await eventually(
+      'the ReplicaSet at the capacity, with FailedCreate',
+      () => podsOwnedBy('ReplicaSet', 'huge').length === MAX_PODS && failedCreate('huge'),
+    );
     const event = failedCreate('huge')!;
     assert.equal(event.type, 'Warning');
     assert.match(event.message ?? '', /exceeded quota: sandbox-capacity, requested: pods=1, used: pods=40, limited: pods=40/);
@@ -111,7 +117,11 @@ describe('workload bounds', () => {
   test('a key queued for years later is not reconciled after 1 ms (Node’s fallback for over-long timers)', async () => {
     const store = createObjectStore(createKindRegistry());
     let reconciles = 0;
-    const runner = startControllers(store, [{ name: 'count', keysFor: () => [], reconcile: () => void reconciles++ }], createSilentLogger());
+    const runner = startControllers(
+      store,
+      [{ name: 'count', keysFor: () => [], reconcile: () => void reconciles++ }],
+      createSilentLogger(),
+    );
     try {
       runner.enqueue('count', 'deadline', (2 ** 31 - 1) * 1000); // the largest progressDeadlineSeconds, as the deployment controller asks
       runner.enqueue('count', 'now');
