@@ -1,7 +1,8 @@
 /**
- * Process statistics from Linux /proc for tests and benchmarks: resident memory and CPU time of a child process.
+ * Process statistics from Linux /proc for tests and benchmarks: resident memory and CPU time of a child process, and
+ * the peak resident memory of this process over a window.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 
 /** Resident set size of a process in bytes (Linux /proc), 0 when unknown. */
 export function readRss(pid: number | undefined): number {
@@ -26,4 +27,26 @@ export function readCpuSeconds(pid: number | undefined): number {
   } catch {
     return 0;
   }
+}
+
+/**
+ * Starts a window for {@link readPeakRss}: asks the kernel to reset this process's peak RSS (VmHWM) to its current
+ * RSS (Linux ≥ 4.0: `5` to /proc/self/clear_refs). Returns false where that is not possible: the peak then counts
+ * from the start of the process, still an upper bound.
+ */
+export function resetPeakRss(): boolean {
+  try {
+    writeFileSync('/proc/self/clear_refs', '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The largest resident set size of this process, in bytes, since {@link resetPeakRss} (or its start). The kernel
+ * keeps it, so it misses no spike between two reads and is right even when the event loop was blocked meanwhile.
+ */
+export function readPeakRss(): number {
+  return process.resourceUsage().maxRSS * 1024;
 }

@@ -68,6 +68,7 @@ import { listenGatewayServers, type GatewayServers } from './servers.js';
 import { warnAboutAuthSetup, warnAboutReplicaSecret, warnAboutSecretKeys } from './setup-warnings.js';
 import { DEFAULT_WEB_DIR } from './web/web-assets.js';
 import { createTlsContextSource } from './auth/tls-context.js';
+import { keepLeadingByteOrderMarks } from '../shared/protobuf-text.js';
 
 export { gatewayConfigSchema, type GatewayConfig, type GatewayConfigInput } from './config/schema.js';
 export { loadGatewayConfig, GatewayConfigError } from './config/load.js';
@@ -103,8 +104,10 @@ export interface GatewayDeps {
 /**
  * Opens the database (applying migrations), binds both ports and starts serving. Rejects — after closing everything
  * it had opened — when a credential file cannot be read, the database cannot be opened or a port cannot be bound.
+ * Makes protobuf-es keep a leading U+FEFF of decoded strings, in the whole process (protobuf-text.ts).
  */
 export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}): Promise<RunningGateway> {
+  keepLeadingByteOrderMarks();
   const logger = (deps.logger ?? createLogger({ name: 'gateway', level: config.logLevel })).child({ gatewayId: config.id });
   warnAboutAuthSetup(config, logger);
   const closers = createClosers((step, err) => logger.warn({ err, step }, 'stopping a part of the gateway failed'));

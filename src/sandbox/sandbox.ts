@@ -49,6 +49,12 @@ export interface SandboxOptions {
   historyWindow?: number;
   /** Interval of BOOKMARK events on watches that allow them (default 5000). */
   bookmarkIntervalMs?: number;
+  /**
+   * Pods the pretend cluster holds at most (default 1000): a pod create past it is 403 Forbidden "exceeded quota", as
+   * under a ResourceQuota, and the workload controllers record FailedCreate — so a workload scaled to two billion
+   * replicas cannot fill the memory of the process the sandbox shares (with a gateway, in `outpost demo` and tests).
+   */
+  maxPods?: number;
   /** Controllers and the kubelet record v1 Events (default true). */
   events?: boolean;
   /** Events the controllers keep per namespace before deleting their oldest (default 500). */
@@ -132,7 +138,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const logger = options.logger ?? createSilentLogger();
   const host = options.host ?? '127.0.0.1';
   const registry = createKindRegistry();
-  const store = createObjectStore(registry, options.historyWindow ?? 10000);
+  const store = createObjectStore(registry, options.historyWindow ?? 10000, options.maxPods);
   const authenticator = createAuthenticator();
   const authorizer = createAuthorizer(store);
   const watches = createWatchHub(store, { bookmarkIntervalMs: options.bookmarkIntervalMs ?? 5000, logger });

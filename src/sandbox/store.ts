@@ -4,7 +4,8 @@
  * The in-memory object store: one bucket per kind, one cluster-wide resourceVersion that grows by exactly one per
  * committed change, and a history window of those changes for watch resume. It enforces what the API server promises
  * regardless of the caller (HTTP handler, controller or test): uid/creationTimestamp/generation, namespaces existing,
- * optimistic concurrency, no-op writes producing nothing, finalizers, orphan deletes, namespace teardown.
+ * optimistic concurrency, no-op writes producing nothing, finalizers, orphan deletes, namespace teardown, and a
+ * capacity of pods (403 past it, as under a ResourceQuota) so no workload can make the controllers fill the memory.
  *
  * Stored objects are never mutated after they are stored; readers that hand objects out must clone them (`get` and
  * `list` do; `peek` and events share the stored reference and callers must not modify it).
@@ -80,6 +81,9 @@ export function randomSuffix(length = 5): string {
   return out;
 }
 
+/** Pods a store holds at most unless told otherwise (see {@link createObjectStore}). */
+export const DEFAULT_MAX_PODS = 1000;
+
 /** The store; create one per sandbox with {@link createObjectStore}. */
 export class ObjectStore {
   private rvCounter = 0;
@@ -91,6 +95,7 @@ export class ObjectStore {
   constructor(
     readonly registry: KindRegistry,
     historyWindow: number,
+    private readonly maxPods: number = DEFAULT_MAX_PODS,
   ) {
     this.history = createHistory(historyWindow);
   }
@@ -310,6 +315,14 @@ export class ObjectStore {
     }
     const key = objectKey(meta.namespace, meta.name!);
     if (this.bucket(info).objects.has(key)) throw errors.alreadyExists(info, meta.name!);
+    const isPod = info.kind === 'Pod' && info.group === '';
+    const used = isPod ? this.count(info) : 0;
+    if (isPod && used >= this.maxPods) {
+      throw errors.forbidden(
+        `pods "${meta.name}" is forbidden: exceeded quota: sandbox-capacity, requested: pods=1, used: pods=${used}, limited: pods=${this.maxPods}`,
+        { name: meta.name, kind: 'pods' },
+      );
+    }
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
     meta.creationTimestamp = nowTimestamp();
@@ -459,7 +472,10 @@ export class ObjectStore {
 
 const NAMESPACE_INFO = (registry: KindRegistry): KindInfo => registry.byKindKey('/Namespace')!;
 
-/** Creates an empty store (no namespaces yet) with the given history window. */
-export function createObjectStore(registry: KindRegistry, historyWindow = 10000): ObjectStore {
-  return new ObjectStore(registry, historyWindow);
+/**
+ * Creates an empty store (no namespaces yet) with the given history window and pod capacity: a pod create past
+ * `maxPods` is 403 Forbidden "exceeded quota" (the controllers record FailedCreate and stop there).
+ */
+export function createObjectStore(registry: KindRegistry, historyWindow = 10000, maxPods = DEFAULT_MAX_PODS): ObjectStore {
+  return new ObjectStore(registry, historyWindow, maxPods);
 }

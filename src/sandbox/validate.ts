@@ -1,7 +1,9 @@
 /**
  * Write-time validation. Kubernetes answers 422 Invalid with field causes for objects that decode but make no sense;
  * the sandbox checks the rules clients most often trip over (names, selectors matching templates, containers), so
- * tests of error handling see the real shape of that answer.
+ * tests of error handling see the real shape of that answer. Counts the controllers act on (replicas, a Job's
+ * parallelism…) are Go int32 fields in Kubernetes: a number outside int32 does not decode there (400), and here it
+ * would have the ReplicaSet controller create billions of pods.
  */
 import { errors } from './errors.js';
 import type { KindInfo } from './kinds.js';
@@ -33,6 +35,36 @@ export function checkMetadataTypes(obj: Record<string, unknown>): void {
     if (!isPlainObject(map) || Object.values(map).some((v) => typeof v !== 'string')) {
       throw errors.badRequest(`json: cannot unmarshal metadata.${field}: expected a map of strings`);
     }
+  }
+}
+
+const INT32_MAX = 2 ** 31 - 1;
+
+/** The int32 count fields of each kind the controllers read, with the Go struct Kubernetes decodes them into. */
+const INT32_FIELDS: Record<string, { struct: string; paths: string[][] }> = {
+  'apps/Deployment': {
+    struct: 'DeploymentSpec',
+    paths: [['replicas'], ['minReadySeconds'], ['revisionHistoryLimit'], ['progressDeadlineSeconds']],
+  },
+  'apps/ReplicaSet': { struct: 'ReplicaSetSpec', paths: [['replicas'], ['minReadySeconds']] },
+  'apps/StatefulSet': {
+    struct: 'StatefulSetSpec',
+    paths: [['replicas'], ['minReadySeconds'], ['revisionHistoryLimit'], ['updateStrategy', 'rollingUpdate', 'partition']],
+  },
+  'batch/Job': { struct: 'JobSpec', paths: [['parallelism'], ['completions'], ['backoffLimit']] },
+};
+
+/** Throws 400, as Kubernetes' decoder does, for a count field holding a number that is not an int32. */
+function checkInt32Fields(info: KindInfo, obj: KubeObject): void {
+  const fields = INT32_FIELDS[`${info.group}/${info.kind}`];
+  if (!fields) return;
+  for (const path of fields.paths) {
+    let value: unknown = obj.spec;
+    for (const key of path) value = isPlainObject(value) ? value[key] : undefined;
+    if (typeof value !== 'number' || (Number.isInteger(value) && Math.abs(value) <= INT32_MAX)) continue;
+    throw errors.badRequest(
+      `${info.kind} in version "${info.versions[0]}" cannot be handled as a ${info.kind}: json: cannot unmarshal number ${value} into Go struct field ${fields.struct}.spec.${path.join('.')} of type int32`,
+    );
   }
 }
 
@@ -145,8 +177,9 @@ function checkKind(info: KindInfo, obj: KubeObject, causes: Cause[]): void {
   }
 }
 
-/** Validates an object about to be stored; throws 422 Invalid listing every cause. */
+/** Validates an object about to be stored; throws 400 for a count outside int32, else 422 Invalid listing every cause. */
 export function validateObject(info: KindInfo, obj: KubeObject): void {
+  checkInt32Fields(info, obj);
   const causes: Cause[] = [];
   const name = obj.metadata.name ?? '';
   checkName(info, name, causes);

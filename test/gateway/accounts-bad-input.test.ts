@@ -227,6 +227,11 @@ for (const driver of testDrivers()) {
         client.createAccounts({ accounts: [spec('n1', { properties: { team: 'a\u0000b' } })] }),
         Code.InvalidArgument,
       );
+      await expectCode(
+        'create: a leading BOM in the name (hostile-input regression: protobuf decoding dropped it, creating "bom")',
+        client.createAccounts({ accounts: [spec('\ufeffbom')] }),
+        Code.InvalidArgument,
+      );
       await expectCode('create: existing', client.createAccounts({ accounts: [spec('n1'), spec('seed-dyn')] }), Code.AlreadyExists);
       await expectCode('put: agent account', client.putDynamicAccounts({ accounts: [spec('seed-agent')] }), Code.FailedPrecondition);
       await expectCode('states: empty', client.setAccountStates({ accounts: [] }), Code.InvalidArgument);

@@ -72,6 +72,8 @@ for (const driver of testDrivers()) {
         ],
         // hostile-input regression: Postgres refused the NUL inside the insert, and the stream failed with INTERNAL
         ['NUL in the zone', hello('a', [{ name: 'dup' }], { zone: 'z\u0000' }), /hello\.zone contains a NUL character/],
+        // hostile-input regression (seed 485352027): protobuf-es dropped the leading U+FEFF, so account "bom" was admitted
+        ['a leading BOM in an account name', hello('a', [{ name: '\ufeffbom' }]), /account name "\ufeffbom" is invalid/],
       ];
       for (const [what, message, pattern] of cases) {
         const s = openAgentStream(t.gateway.grpcUrl);
@@ -80,6 +82,7 @@ for (const driver of testDrivers()) {
         assert.equal(await count('accounts', 'dup'), 0, what);
       }
       assert.equal(await count('accounts', 'n0'), 0);
+      assert.equal(await count('accounts', 'bom'), 0);
     });
 
     test('NUL in an event or sync marker field → INVALID_ARGUMENT, nothing written', async () => {

@@ -21,6 +21,7 @@ const accountInfo = () => ({
 });
 import { startOperationAgent } from './operations-helpers.js';
 import { eventually } from '../../testkit/eventually.js';
+import { MAX_KIND_LABELS } from '../../src/gateway/metrics/kind-label.js';
 
 /** The value of one sample (`name{labels} value`), 0 when absent. */
 function sample(text: string, name: string, labels = ''): number {
@@ -114,5 +115,33 @@ describe('gateway metrics', () => {
     assert.equal(sample(end, 'outpost_gateway_accounts', '{state="INACTIVE"}'), 1, 'the first account went INACTIVE when its stream ended');
     assert.equal(sample(end, 'outpost_gateway_replicas_known'), 1);
     await agent.close();
+  });
+
+  test('events of ever new kinds keep a bounded number of series (the rest, and no-kind strings, count as "other")', async () => {
+    // An agent may send any string as a kind, and every new label value was a series kept until the gateway stopped:
+    // events of ever new kinds grew the gateway's memory without bound (found looking for the hostile-input finding's
+    // class of bug). The first MAX_KIND_LABELS kind names keep a series of their own, the rest share "other".
+    const stream = openAgentStream(t.gateway.grpcUrl);
+    await connectAgent(stream, 'agent-kinds', [{ name: 'kinds-acct' }]);
+    const kinds = [...Array.from({ length: MAX_KIND_LABELS + 100 }, (_, i) => `Kind${i}`), 'K'.repeat(10_000), 'Not a kind'];
+    const perBatch = 100;
+    for (let i = 0; i < kinds.length; i += perBatch) {
+      const batch = kinds
+        .slice(i, i + perBatch)
+        .map((kind, j) => event('kinds-acct', EventType.ADDED, { ...configMap(`o${i + j}`, 1), kind }));
+      stream.send({ case: 'events', value: { sequence: BigInt(i / perBatch + 1), events: batch } });
+    }
+    await stream.waitForAck(Math.ceil(kinds.length / perBatch));
+    const text = await scrape();
+    const series = text.split('\n').filter((l) => l.startsWith('outpost_gateway_events_ingested_total{'));
+    // the first test's ConfigMap events took one of the named series
+    assert.equal(series.length, MAX_KIND_LABELS + 1, 'MAX_KIND_LABELS named series and "other"');
+    const named = MAX_KIND_LABELS - 1;
+    assert.equal(sample(text, 'outpost_gateway_events_ingested_total', `{kind="Kind${named - 1}"}`), 1);
+    assert.equal(sample(text, 'outpost_gateway_events_ingested_total', `{kind="Kind${named}"}`), 0);
+    assert.equal(sample(text, 'outpost_gateway_events_ingested_total', '{kind="other"}'), kinds.length - named);
+    assert.ok(!text.includes('K'.repeat(100)), 'a 10 000-character kind is no label');
+    stream.end();
+    await stream.ended;
   });
 });

@@ -4,7 +4,7 @@
  * categories the suite reports on. Generators build cases from a seeded PRNG; the runner executes them.
  */
 import type { HostileTarget } from './hostile-target.js';
-import { StreamResetError } from './raw-http.js';
+import { isTransportRefusal, StreamResetError } from './raw-http.js';
 
 /** What one case ended with. */
 export type CaseVerdict =
@@ -75,9 +75,12 @@ export async function guarded(via: string, run: () => Promise<CaseResult>): Prom
   try {
     return await run();
   } catch (err) {
-    // HTTP/2's refusal of a flooding peer is a typed answer of the transport (see StreamResetError); other resets fail
-    if (err instanceof StreamResetError && err.rstCode === StreamResetError.ENHANCE_YOUR_CALM)
-      return typed(`${via}: RST_STREAM ENHANCE_YOUR_CALM`, 'HTTP/2 ENHANCE_YOUR_CALM');
+    // HTTP/2's refusals of a flooding peer and of an oversized header list are typed answers of the transport (see
+    // StreamResetError); other resets fail
+    if (err instanceof StreamResetError && isTransportRefusal(err)) {
+      const code = err.rstCode === StreamResetError.ENHANCE_YOUR_CALM ? 'ENHANCE_YOUR_CALM' : 'REFUSED_STREAM';
+      return typed(`${via}: RST_STREAM ${code} (header list ${err.headerListBytes} bytes)`, `HTTP/2 ${code}`);
+    }
     return failure(`${via}: ${(err as Error).name}: ${(err as Error).message}`);
   }
 }

@@ -41,14 +41,28 @@ export function allocate(total: number): Map<HostileCategory, number> {
 /** The cases of a run: deterministic for (`seed`, `total`). */
 export function generateCases(seed: number, total: number): IndexedCase[] {
   const root = createRng(seed);
-  const cases: HostileCase[] = [];
-  for (const [category, count] of allocate(total)) {
-    for (let n = 0; n < count; n++) cases.push(FACTORIES[category](root.fork(`${category}#${n}`)));
-  }
+  return slots(root, total).map(({ category, n }, index) => ({ index, hostileCase: FACTORIES[category](root.fork(`${category}#${n}`)) }));
+}
+
+/**
+ * Case `index` of the run (`seed`, `total`), the same as {@link generateCases} gives, without building the others
+ * (rerunning a fixed case of a 5000-case run must not cost the generation of 5000). Undefined past the end.
+ */
+export function generateCase(seed: number, total: number, index: number): IndexedCase | undefined {
+  const root = createRng(seed);
+  const slot = slots(root, total)[index];
+  return slot && { index, hostileCase: FACTORIES[slot.category](root.fork(`${slot.category}#${slot.n}`)) };
+}
+
+/** Which case (category and number within it) sits at each position of a run: the allocation, shuffled. */
+function slots(root: Rng, total: number): { category: HostileCategory; n: number }[] {
+  const out: { category: HostileCategory; n: number }[] = [];
+  for (const [category, count] of allocate(total)) for (let n = 0; n < count; n++) out.push({ category, n });
+  // a case's stream depends only on the seed and its label, so the order can be drawn before any case is built
   const order = root.fork('order');
-  for (let i = cases.length - 1; i > 0; i--) {
+  for (let i = out.length - 1; i > 0; i--) {
     const j = order.int(0, i);
-    [cases[i], cases[j]] = [cases[j]!, cases[i]!];
+    [out[i], out[j]] = [out[j]!, out[i]!];
   }
-  return cases.map((hostileCase, index) => ({ index, hostileCase }));
+  return out;
 }

@@ -2,9 +2,10 @@
  * The hostile-input suite inside `npm test`: 1000 generated and mutated inputs (agent stream, every RPC in every wire
  * form, every REST route, agent config files, manifests) against a live gateway, each of which must end in a typed
  * error or be served as valid — no 5xx, no UNKNOWN or unjustified INTERNAL, no hang, no database row changed by a
- * refused input, the gateway healthy after every batch. The seed is a fixed one that passes unless OUTPOST_HOSTILE_SEED
- * is set (random seeds are for `npm run hostile`: seed 638696507 on Postgres still finds a case that makes the gateway
- * grow past 1.5 GB and spin, an open finding); the test prints it with the commands that rerun it.
+ * refused input, the gateway healthy after every batch, the peak RSS of the gateway's process under RSS_BOUND_BYTES.
+ * Before them it runs the fixed regression cases (fixed-cases.ts), each of which must get its verdict. The seed is a
+ * fixed one that passes unless OUTPOST_HOSTILE_SEED is set (random seeds are for `npm run hostile`); the test prints
+ * it with the commands that rerun it.
  *
  * Budget: the whole `npm test` must stay under 5 minutes on two shared cores, so this file runs the 1000 cases on ONE
  * driver — Postgres when OUTPOST_TEST_POSTGRES is set (what CI runs), PGlite otherwise — which takes about 15–25 s.
@@ -16,7 +17,8 @@ import { test } from 'node:test';
 import { seedFrom } from '../../testkit/rng.js';
 import { HOSTILE_CATEGORIES } from './hostile-case.js';
 import { generateCases } from './hostile-cases.js';
-import { runHostile } from './hostile-runner.js';
+import { fixedCaseProblems, fixedCases } from './fixed-cases.js';
+import { RSS_BOUND_BYTES, runHostile } from './hostile-runner.js';
 import { startHostileTarget } from './hostile-target.js';
 import { categoryDrift, renderReport } from './summary-table.js';
 
@@ -37,7 +39,13 @@ test(`hostile input: ${CASES} generated cases on ${driver} end in typed errors, 
   const cases = generateCases(seed, CASES);
   const target = await startHostileTarget(driver);
   try {
-    const report = await runHostile(target, cases, { seed, concurrency: 8 });
+    const fixed = await runHostile(target, fixedCases(), { seed, concurrency: 8, rssBoundBytes: RSS_BOUND_BYTES });
+    assert.deepEqual(
+      [...fixedCaseProblems(fixed), ...fixed.failures.map((f) => `fixed case ${f.index} [${f.category}] ${f.detail}`)],
+      [],
+      'a fixed regression case (fixed-cases.ts) is back: rerun with npm run hostile -- --fixed',
+    );
+    const report = await runHostile(target, cases, { seed, concurrency: 8, rssBoundBytes: RSS_BOUND_BYTES });
     console.log(`\n${renderReport(report)}\n`);
     assert.ok(report.cases >= 1000, `only ${report.cases} cases ran`);
     for (const category of Object.keys(HOSTILE_CATEGORIES)) {

@@ -2,12 +2,16 @@
  * Runs hostile cases against a target in batches of concurrent cases. Around every batch: a snapshot of every table
  * before and after (rows the batch's accepted inputs own set aside) — a difference means a refused input changed the
  * database, and the batch's refused cases are replayed one at a time to find which — and a health check (`/health`
- * and gRPC health) that must pass, or the run stops. Tallies every verdict per category.
+ * and gRPC health) that must pass, or the run stops. Tallies every verdict per category. Records the RSS of the
+ * process the gateway runs in when the run starts and its peak during the run (the kernel's high-water mark, reset at
+ * the start, so it misses no spike and is right even if the event loop was blocked) and, given a bound, stops the run
+ * with a failure after the first batch whose peak passed it.
  */
-import { HOSTILE_CATEGORIES, type CaseResult, type HostileCategory } from './hostile-case.js';
+import { HOSTILE_CATEGORIES, type CaseResult, type CaseVerdict, type HostileCategory } from './hostile-case.js';
 import type { IndexedCase } from './hostile-cases.js';
 import { snapshotDifferences, takeSnapshot } from './db-snapshot.js';
 import type { HostileTarget } from './hostile-target.js';
+import { readPeakRss, resetPeakRss } from '../../testkit/proc-stats.js';
 import { runPool } from '../../testkit/run-pool.js';
 
 /** Counts of one category. */
@@ -21,7 +25,8 @@ export interface CategoryTally {
 /** One failed case. */
 export interface CaseFailure {
   index: number;
-  category: HostileCategory | 'database';
+  /** A case's category, or the check that failed after a batch: the database snapshot and health, or the RSS bound. */
+  category: HostileCategory | 'database' | 'memory';
   name: string;
   detail: string;
 }
@@ -36,7 +41,22 @@ export interface HostileReport {
   /** Typed errors by code (`INVALID_ARGUMENT`, `HTTP 400`, `AgentConfigError`…). */
   codes: Map<string, number>;
   failures: CaseFailure[];
+  /** Every case's verdict by its index (after any replay that found it changed the database). */
+  verdicts: Map<number, CaseVerdict>;
   durationMs: number;
+  /**
+   * RSS of this process — the in-process gateway (and PGlite), the sandbox API server and the runner together, so an
+   * upper bound on the gateway's — when the run started (the gateway started and seeded), in bytes.
+   */
+  startRssBytes: number;
+  /** Peak RSS of this process during the run, in bytes. */
+  peakRssBytes: number;
+  /** The batch (1-based) during which the peak was reached, and its first and last case. */
+  peakRssBatch: { batch: number; first: number; last: number };
+  /** False where the kernel's peak could not be reset: the peak then counts from the start of the process. */
+  peakRssWindowed: boolean;
+  /** The bound on the peak the run was held to, if any. */
+  rssBoundBytes?: number;
 }
 
 /** Options of {@link runHostile}. */
@@ -46,9 +66,17 @@ export interface HostileRunOptions {
   concurrency?: number;
   /** Cases between two database snapshots. */
   batchSize?: number;
+  /** Fail (and stop) the run once the peak RSS of the process exceeds this many bytes. */
+  rssBoundBytes?: number;
   /** Called after each batch (progress of long runs). */
   onBatch?: (done: number, total: number, failures: number) => void;
 }
+
+/**
+ * The bound on the peak RSS of the gateway's process during a hostile run, which `npm run hostile` and the test hold
+ * every run to (docs/hostile-input.md gives the measurements it was chosen from).
+ */
+export const RSS_BOUND_BYTES = 1280 * 2 ** 20;
 
 /** Longest a single case may take in all, whatever its own deadlines say. */
 const CASE_DEADLINE_MS = 30_000;
@@ -63,8 +91,13 @@ export async function runHostile(target: HostileTarget, cases: readonly IndexedC
   );
   const codes = new Map<string, number>();
   const failures: CaseFailure[] = [];
+  const allVerdicts = new Map<number, CaseVerdict>();
   const owned = new Set<string>();
   let batches = 0;
+  const peakRssWindowed = resetPeakRss();
+  const startRssBytes = process.memoryUsage.rss();
+  let peakRssBytes = readPeakRss();
+  let peakRssBatch = { batch: 0, first: cases[0]?.index ?? 0, last: cases[0]?.index ?? 0 };
   let before = await takeSnapshot(target.query);
   for (let start = 0; start < cases.length; start += batchSize) {
     const batch = cases.slice(start, start + batchSize);
@@ -78,6 +111,7 @@ export async function runHostile(target: HostileTarget, cases: readonly IndexedC
     }
     for (const c of batch) {
       const { verdict } = verdicts.get(c.index)!;
+      allVerdicts.set(c.index, verdict);
       const tally = tallies.get(c.hostileCase.category)!;
       tally.cases++;
       if (verdict.kind === 'typed') {
@@ -91,6 +125,23 @@ export async function runHostile(target: HostileTarget, cases: readonly IndexedC
       }
     }
     before = after;
+    const peak = readPeakRss();
+    if (peak > peakRssBytes) {
+      peakRssBytes = peak;
+      peakRssBatch = { batch: batches, first: batch[0]!.index, last: batch[batch.length - 1]!.index };
+    }
+    const bound = options.rssBoundBytes;
+    if (bound !== undefined && peakRssBytes > bound) {
+      failures.push({
+        index: batch[0]!.index,
+        category: 'memory',
+        name: `batch ${batches}`,
+        detail:
+          `the RSS of the gateway's process reached ${mb(peakRssBytes)} (${mb(startRssBytes)} at the start) in batch ${batches} ` +
+          `(cases ${batch[0]!.index}–${batch[batch.length - 1]!.index}), over the bound of ${mb(bound)}`,
+      });
+      break;
+    }
     const unhealthy = await target.unhealthy();
     if (unhealthy) {
       failures.push({
@@ -111,8 +162,19 @@ export async function runHostile(target: HostileTarget, cases: readonly IndexedC
     tallies,
     codes,
     failures,
+    verdicts: allVerdicts,
     durationMs: performance.now() - started,
+    startRssBytes,
+    peakRssBytes,
+    peakRssBatch,
+    peakRssWindowed,
+    rssBoundBytes: options.rssBoundBytes,
   };
+}
+
+/** Bytes as whole mebibytes ("612 MiB"). */
+export function mb(bytes: number): string {
+  return `${Math.round(bytes / 2 ** 20)} MiB`;
 }
 
 /**

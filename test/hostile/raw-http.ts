@@ -24,16 +24,40 @@ export class NoAnswerError extends Error {
 }
 
 /**
- * The server reset the stream before answering. With ENHANCE_YOUR_CALM (0xb) this is HTTP/2's own typed refusal of a
- * peer that sends faster than it may (Node's http2 server sends it when a session's buffered data passes
- * `maxSessionMemory`, as a client writing a 20 MB message at once does); RFC 9113 §7 defines it for exactly that.
+ * The server reset the stream before answering. Two resets are HTTP/2's own typed refusals (RFC 9113 §7), sent by
+ * Node's http2 server before the gateway sees the request: ENHANCE_YOUR_CALM (0xb) for a peer that sends faster than
+ * it may (a session's buffered data past `maxSessionMemory`, as when a client writes a 20 MB message at once), and
+ * REFUSED_STREAM (0x7) for a header list over Node's limit of about 64 KiB (see {@link isTransportRefusal}).
  */
 export class StreamResetError extends Error {
+  static readonly REFUSED_STREAM = 0x7;
   static readonly ENHANCE_YOUR_CALM = 0xb;
-  constructor(readonly rstCode: number) {
+  /**
+   * @param headerListBytes the request's header list (names and values, pseudo-headers included), in bytes
+   */
+  constructor(
+    readonly rstCode: number,
+    readonly headerListBytes = 0,
+  ) {
     super(`stream closed without an answer (code ${rstCode})`);
     this.name = 'StreamResetError';
   }
+}
+
+/**
+ * Header lists from this size on are over Node's HTTP/2 limit: its server (nghttp2) refuses their stream with
+ * REFUSED_STREAM — it enforces a 65 535-byte SETTINGS_MAX_HEADER_LIST_SIZE that it does not advertise, and raising the
+ * setting does not move it — so the gateway never sees the request (its HTTP/1.1 port answers the same with 431).
+ * Set a little under the limit, since Node counts a few bytes more per field than names and values.
+ */
+export const NODE_HTTP2_HEADER_LIST_LIMIT_BYTES = 64_000;
+
+/** True for a reset that is HTTP/2's typed refusal of the request (see {@link StreamResetError}). */
+export function isTransportRefusal(err: StreamResetError): boolean {
+  return (
+    err.rstCode === StreamResetError.ENHANCE_YOUR_CALM ||
+    (err.rstCode === StreamResetError.REFUSED_STREAM && err.headerListBytes >= NODE_HTTP2_HEADER_LIST_LIMIT_BYTES)
+  );
 }
 
 /** A request to send. */
@@ -152,6 +176,14 @@ export function http2Request(baseUrl: string, request: RawRequest): Promise<RawR
       finish(err as Error);
       return;
     }
+    const fields = {
+      ':method': request.method,
+      ':path': request.path,
+      ':scheme': 'http',
+      ':authority': new URL(baseUrl).host,
+      ...request.headers,
+    };
+    const headerListBytes = Object.entries(fields).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(String(v)), 0);
     const reply: RawReply = { status: 0, headers: {}, trailers: {}, body: Buffer.alloc(0) };
     const body: Buffer[] = [];
     stream.on('response', (h) => {
@@ -166,7 +198,9 @@ export function http2Request(baseUrl: string, request: RawRequest): Promise<RawR
     stream.on('end', () => finish(undefined, { ...reply, body: Buffer.concat(body) }));
     // A reset after a complete answer is the server ending an exchange it is done with; before one it is an error.
     stream.on('close', () =>
-      reply.status ? finish(undefined, { ...reply, body: Buffer.concat(body) }) : finish(new StreamResetError(stream.rstCode)),
+      reply.status
+        ? finish(undefined, { ...reply, body: Buffer.concat(body) })
+        : finish(new StreamResetError(stream.rstCode, headerListBytes)),
     );
     stream.on('error', () => {});
     for (const c of request.chunks ?? []) stream.write(c);

@@ -1,9 +1,10 @@
 /**
  * The hostile-input summary as markdown — printed by every run and committed in docs/hostile-input.md — and the
- * reverse: the categories a committed summary lists, so a test can tell when the document fell behind the suite.
+ * reverse: the categories a committed summary lists, so a test can tell when the document fell behind the suite. Also
+ * a report as JSON, for `npm run hostile` to collect the report of a driver run in a process of its own.
  */
 import { HOSTILE_CATEGORIES, type HostileCategory } from './hostile-case.js';
-import type { HostileReport } from './hostile-runner.js';
+import { mb, type HostileReport } from './hostile-runner.js';
 
 /** The table's header row. */
 export const TABLE_HEADER = '| category | cases | typed errors | accepted | failures |';
@@ -30,6 +31,8 @@ export function renderReport(report: HostileReport): string {
     '',
     `Database compared before and after each of the ${report.batches} batches, gateway health checked after each: ${checkFailures} failure(s).`,
     '',
+    peakRssLine(report),
+    '',
     `Typed errors by code: ${codes.join(', ') || 'none'}.`,
   ];
   if (report.failures.length > 0) {
@@ -37,6 +40,21 @@ export function renderReport(report: HostileReport): string {
     for (const f of report.failures.slice(0, 50)) lines.push(`- case ${f.index} [${f.category}] ${f.detail}`);
   }
   return lines.join('\n');
+}
+
+/** The RSS of the gateway's process at the start and its peak, where the peak was reached, and the bound. */
+function peakRssLine(report: HostileReport): string {
+  const { batch, first, last } = report.peakRssBatch;
+  const where = batch > 0 ? ` in batch ${batch} (cases ${first}–${last})` : ' before the first batch';
+  const since = report.peakRssWindowed ? '' : ' (the peak since the process started: it could not be reset)';
+  const bound =
+    report.rssBoundBytes === undefined
+      ? 'no bound'
+      : `bound ${mb(report.rssBoundBytes)}: ${report.peakRssBytes > report.rssBoundBytes ? 'exceeded' : 'kept'}`;
+  return (
+    `RSS of the gateway's process (the gateway, its database driver, the sandbox and the runner): ` +
+    `peak ${mb(report.peakRssBytes)}${where}${since}, ${mb(report.startRssBytes)} at the start; ${bound}.`
+  );
 }
 
 /** The category names of every summary table in `markdown` (first column, header and total rows left out). */
@@ -65,4 +83,15 @@ export function categoryDrift(markdown: string): { missing: string[]; stale: str
   const listed = documentedCategories(markdown);
   const expected = Object.keys(HOSTILE_CATEGORIES);
   return { missing: expected.filter((c) => !listed.includes(c)), stale: listed.filter((c) => !expected.includes(c)) };
+}
+
+/** A report as JSON text (its maps as entry lists). */
+export function reportToJson(report: HostileReport): string {
+  return JSON.stringify({ ...report, tallies: [...report.tallies], codes: [...report.codes], verdicts: [...report.verdicts] });
+}
+
+/** The report {@link reportToJson} wrote. */
+export function reportFromJson(text: string): HostileReport {
+  const raw = JSON.parse(text);
+  return { ...raw, tallies: new Map(raw.tallies), codes: new Map(raw.codes), verdicts: new Map(raw.verdicts) };
 }

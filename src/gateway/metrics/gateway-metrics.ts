@@ -8,6 +8,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { sql } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
 import { rowsOf } from '../../db/query-helpers.js';
+import { createKindLabels } from './kind-label.js';
 
 /** What the write pipeline records per committed batch. */
 export interface IngestRecorder {
@@ -145,10 +146,11 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
   });
   const events = new Counter({
     name: 'outpost_gateway_events_ingested_total',
-    help: 'Events stored in the cache, by kind.',
+    help: 'Events stored in the cache, by kind (the first 500 kinds seen; others, and strings that are no kind, as "other").',
     labelNames: ['kind'],
     registers: [registry],
   });
+  const kindLabel = createKindLabels();
   const batches = new Counter({ name: 'outpost_gateway_event_batches_total', help: 'Event batches committed.', registers: [registry] });
   const lag = new Histogram({
     name: 'outpost_gateway_ingest_lag_seconds',
@@ -231,7 +233,7 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
       claimsRefused.inc({ reason });
     },
     batchCommitted(eventsByKind, arrivedAt, writeStartedAt, committedAt) {
-      for (const [kind, n] of eventsByKind) events.inc({ kind }, n);
+      for (const [kind, n] of eventsByKind) events.inc({ kind: kindLabel(kind) }, n);
       batches.inc();
       lag.observe(Math.max(0, committedAt - arrivedAt) / 1000);
       write.observe(Math.max(0, committedAt - writeStartedAt) / 1000);

@@ -13,7 +13,7 @@ import { REVISION_HASH_LABEL, syncRevisions } from './controller-revisions.js';
 import type { EventRecorder } from './event-recorder.js';
 import { SANDBOX_NODE } from './kubelet.js';
 import { controllerRef } from './owners.js';
-import { isControlledBy, podFromTemplate } from './pod-template.js';
+import { createPodFor, isControlledBy, podFromTemplate } from './pod-template.js';
 import { podReady } from './replicaset.js';
 import { nsKey, splitNsKey, type Controller } from './runner.js';
 
@@ -46,9 +46,12 @@ export function createDaemonSetController(store: ObjectStore, events: EventRecor
     if (owned.length === 0) {
       const template = revisions.templateFor(updateRevision)!;
       const labels = { [REVISION_HASH_LABEL]: updateRevision, 'pod-template-generation': String(ds.metadata.generation ?? 1) };
-      const pod = store.create(pods, podFromTemplate(ds, template, `${name}-${randomSuffix()}`, labels, { nodeName: SANDBOX_NODE }));
-      events.record(ds, 'Normal', 'SuccessfulCreate', `Created pod: ${pod.metadata.name}`, COMPONENT);
-      owned = [pod];
+      const body = podFromTemplate(ds, template, `${name}-${randomSuffix()}`, labels, { nodeName: SANDBOX_NODE });
+      const pod = createPodFor(store, pods, ds, body, events, COMPONENT);
+      if (pod) {
+        events.record(ds, 'Normal', 'SuccessfulCreate', `Created pod: ${pod.metadata.name}`, COMPONENT);
+        owned = [pod];
+      }
     }
     const ready = owned.filter(podReady).length;
     const updated = owned.filter((p) => revisionOf(p) === updateRevision).length;

@@ -4,14 +4,15 @@
  * failed. The pretend kubelet ends a Job's pods Succeeded or Failed (see pod-controls.ts for run time and exit code);
  * restartPolicy OnFailure is treated like Never (a failed pod counts as a failure and is replaced by a new pod).
  * Finished Jobs get condition Complete (with completionTime) or Failed (BackoffLimitExceeded, active pods deleted).
- * `spec.suspend: true` starts no pods.
+ * `spec.suspend: true` starts no pods. Creates at most a burst of pods per reconcile and stops at the store's pod
+ * capacity (FailedCreate).
  */
 import type { ObjectStore } from '../store.js';
 import { nowTimestamp, randomSuffix } from '../store.js';
 import { isPlainObject, type KubeObject } from '../types.js';
 import type { EventRecorder } from './event-recorder.js';
 import { controllerRef } from './owners.js';
-import { isControlledBy, podFromTemplate, templateOf } from './pod-template.js';
+import { BURST_PODS, createPodFor, isControlledBy, podFromTemplate, templateOf } from './pod-template.js';
 import { podReady } from './replicaset.js';
 import { nsKey, splitNsKey, type Controller } from './runner.js';
 
@@ -94,8 +95,10 @@ export function createJobController(store: ObjectStore, events: EventRecorder): 
         'controller-uid': job.metadata.uid!,
         'job-name': name,
       };
-      for (let i = active.length; i < want; i++) {
-        const pod = store.create(pods, podFromTemplate(job, template, `${name}-${randomSuffix()}`, labels));
+      // at most a burst per reconcile: each created pod's event queues this key again for the rest
+      for (let i = active.length, end = Math.min(want, active.length + BURST_PODS); i < end; i++) {
+        const pod = createPodFor(store, pods, job, podFromTemplate(job, template, `${name}-${randomSuffix()}`, labels), events, COMPONENT);
+        if (!pod) break;
         active.push(pod);
         events.record(job, 'Normal', 'SuccessfulCreate', `Created pod: ${pod.metadata.name}`, COMPONENT);
       }

@@ -1,10 +1,17 @@
 /**
  * Pod templates as the workload controllers use them: comparing and hashing a template without the serialised
  * defaults Go clients add, and making a pod from one (labels and annotations inherited — which is how the sandbox's
- * pod controls on a template reach the pods).
+ * pod controls on a template reach the pods), and creating it within the store's pod capacity.
  */
+import { ApiError } from '../errors.js';
+import type { KindInfo } from '../kinds.js';
+import type { ObjectStore } from '../store.js';
 import { cloneJson, isPlainObject, type KubeObject } from '../types.js';
+import type { EventRecorder } from './event-recorder.js';
 import { ownerRefTo, templateHash } from './owners.js';
+
+/** Pods one reconcile of a controller creates at most (kube-controller-manager's burstReplicas): the rest come later. */
+export const BURST_PODS = 500;
 
 /** Drops nulls, empty maps and empty lists: how Go clients serialise defaults must not look like a new template. */
 export function prune(value: unknown): unknown {
@@ -60,6 +67,28 @@ export function podFromTemplate(
     spec: { ...spec, ...specExtra },
     status: { phase: 'Pending', qosClass: 'BestEffort' },
   };
+}
+
+/**
+ * Creates `pod` for `owner`, or records a FailedCreate Warning on the owner and returns undefined when the store
+ * refuses it with 403 (the pod capacity, a namespace being deleted): the caller must then stop creating pods for this
+ * reconcile instead of retrying in a loop. Other errors are thrown (the runner retries them).
+ */
+export function createPodFor(
+  store: ObjectStore,
+  pods: KindInfo,
+  owner: KubeObject,
+  pod: Record<string, unknown>,
+  events: EventRecorder,
+  component: string,
+): KubeObject | undefined {
+  try {
+    return store.create(pods, pod);
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.code !== 403) throw err;
+    events.record(owner, 'Warning', 'FailedCreate', `Error creating: ${err.message}`, component);
+    return undefined;
+  }
 }
 
 /** True when `owner` (by uid) is the controller of `pod` and the pod is not being deleted. */

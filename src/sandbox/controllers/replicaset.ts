@@ -1,16 +1,19 @@
 /**
  * The ReplicaSet controller: keeps spec.replicas pods (named `<replicaset>-<suffix>`, owned by the ReplicaSet) and a
  * status counting them, their readiness and availability. Failed pods are kept and counted (not ready), not
- * replaced: a pod told to fail (pod-controls.ts) must not make the sandbox churn pods. Records SuccessfulCreate /
- * SuccessfulDelete Events.
+ * replaced: a pod told to fail (pod-controls.ts) must not make the sandbox churn pods. Creates at most a burst of
+ * pods per reconcile and stops at the store's pod capacity (FailedCreate). Records SuccessfulCreate / SuccessfulDelete
+ * Events.
  */
 import type { ObjectStore } from '../store.js';
 import { randomSuffix } from '../store.js';
 import { isPlainObject, type KubeObject } from '../types.js';
 import type { EventRecorder } from './event-recorder.js';
 import { controllerRef } from './owners.js';
-import { podFromTemplate } from './pod-template.js';
+import { BURST_PODS, createPodFor, podFromTemplate } from './pod-template.js';
 import { nsKey, splitNsKey, type Controller } from './runner.js';
+
+const COMPONENT = 'replicaset-controller';
 
 /** True when a pod reports condition Ready=True. */
 export function podReady(pod: KubeObject): boolean {
@@ -34,10 +37,12 @@ export function createReplicaSetController(store: ObjectStore, events: EventReco
       .scan(pods, { namespace })
       .items.filter((p) => controllerRef(p)?.uid === rs.metadata.uid && !p.metadata.deletionTimestamp);
     const template = isPlainObject(spec.template) ? spec.template : {};
-    for (let i = owned.length; i < desired; i++) {
-      const pod = store.create(pods, podFromTemplate(rs, template, `${name}-${randomSuffix()}`));
+    // at most a burst per reconcile: each created pod's event queues this key again for the rest
+    for (let i = owned.length, end = Math.min(desired, owned.length + BURST_PODS); i < end; i++) {
+      const pod = createPodFor(store, pods, rs, podFromTemplate(rs, template, `${name}-${randomSuffix()}`), events, COMPONENT);
+      if (!pod) break;
       owned.push(pod);
-      events.record(rs, 'Normal', 'SuccessfulCreate', `Created pod: ${pod.metadata.name}`, 'replicaset-controller');
+      events.record(rs, 'Normal', 'SuccessfulCreate', `Created pod: ${pod.metadata.name}`, COMPONENT);
     }
     if (owned.length > desired) {
       const victims = [...owned]
@@ -50,7 +55,7 @@ export function createReplicaSetController(store: ObjectStore, events: EventReco
       for (const pod of victims) {
         try {
           store.delete(pods, namespace, pod.metadata.name!);
-          events.record(rs, 'Normal', 'SuccessfulDelete', `Deleted pod: ${pod.metadata.name}`, 'replicaset-controller');
+          events.record(rs, 'Normal', 'SuccessfulDelete', `Deleted pod: ${pod.metadata.name}`, COMPONENT);
         } catch {
           // already gone
         }

@@ -28,6 +28,12 @@ export interface ControllerRunner {
 
 const RETRY_MS = 25;
 const MAX_ATTEMPTS = 20;
+/**
+ * The longest delay a Node timer takes: a longer one (a progress deadline or pod run time of years, from a manifest)
+ * fires after 1 ms instead, and a controller that asks again each time would spin. Such keys are looked at every
+ * 24.8 days instead.
+ */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Subscribes the controllers to the store and starts processing. */
 export function startControllers(store: ObjectStore, controllers: Controller[], logger: Logger): ControllerRunner {
@@ -77,10 +83,13 @@ export function startControllers(store: ObjectStore, controllers: Controller[], 
 
   function later(controller: Controller, key: string, delayMs: number): void {
     if (stopped) return;
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      add(controller, key);
-    }, delayMs);
+    const timer = setTimeout(
+      () => {
+        timers.delete(timer);
+        add(controller, key);
+      },
+      Math.min(delayMs, MAX_TIMER_MS),
+    );
     timer.unref();
     timers.add(timer);
   }

@@ -5,14 +5,15 @@
  * them all. Scaling down removes the highest ordinals first (one at a time under OrderedReady). A template change
  * makes a new revision (controller-revisions.ts); RollingUpdate replaces pods from the highest ordinal down to
  * `rollingUpdate.partition`, one at a time, each only once every pod is Ready; OnDelete replaces nothing (a deleted
- * pod comes back at the new revision). Failed pods are not replaced. Status follows the pods.
+ * pod comes back at the new revision). Failed pods are not replaced. Status follows the pods. Creates at most a burst
+ * of pods per reconcile and stops at the store's pod capacity (FailedCreate).
  */
 import type { ObjectStore } from '../store.js';
 import { isPlainObject, type KubeObject } from '../types.js';
 import { REVISION_HASH_LABEL, syncRevisions } from './controller-revisions.js';
 import type { EventRecorder } from './event-recorder.js';
 import { controllerRef } from './owners.js';
-import { isControlledBy, podFromTemplate } from './pod-template.js';
+import { BURST_PODS, createPodFor, isControlledBy, podFromTemplate } from './pod-template.js';
 import { podReady } from './replicaset.js';
 import { nsKey, splitNsKey, type Controller } from './runner.js';
 
@@ -69,8 +70,10 @@ export function createStatefulSetController(store: ObjectStore, events: EventRec
 
     let byOrdinal = ordinalPods(sts);
     let changed = false;
-    // create missing ordinals, in order unless Parallel
-    for (let i = 0; i < replicas; i++) {
+    // create missing ordinals, in order unless Parallel (then at most a burst per reconcile: each pod's event queues
+    // this key again for the rest)
+    let created = 0;
+    for (let i = 0; i < replicas && created < BURST_PODS; i++) {
       if (byOrdinal.has(i)) continue;
       if (!parallel && [...byOrdinal.entries()].some(([j, p]) => j < i && !podReady(p))) break;
       const revision = !onDelete && i < partition ? currentRevision : updateRevision;
@@ -85,9 +88,11 @@ export function createStatefulSetController(store: ObjectStore, events: EventRec
         hostname: podName,
         ...(typeof spec.serviceName === 'string' && spec.serviceName ? { subdomain: spec.serviceName } : {}),
       };
-      const pod = store.create(pods, podFromTemplate(sts, template, podName, labels, specExtra));
+      const pod = createPodFor(store, pods, sts, podFromTemplate(sts, template, podName, labels, specExtra), events, COMPONENT);
+      if (!pod) break;
       events.record(sts, 'Normal', 'SuccessfulCreate', `create Pod ${podName} in StatefulSet ${name} successful`, COMPONENT);
       byOrdinal.set(i, pod);
+      created++;
       changed = true;
       if (!parallel) break; // the next one waits for this one to be Ready
     }

@@ -172,7 +172,8 @@ export function createWatchHub(store: ObjectStore, opts: { bookmarkIntervalMs: n
       timers.push(timer);
     }
     if (timeoutSeconds > 0) {
-      const timer = setTimeout(close, timeoutSeconds * 1000);
+      // a Node timer longer than 2^31-1 ms fires after 1 ms: a timeout of years would end the watch at once
+      const timer = setTimeout(close, Math.min(timeoutSeconds * 1000, 2 ** 31 - 1));
       timer.unref();
       timers.push(timer);
     }
