@@ -17,6 +17,7 @@ import { figureRow, type Row } from '../rows.js';
 import { summarize } from '../machine.js';
 import { startGatewayAndAgent, type Child } from '../processes.js';
 import { interleave } from './kube-proxy.js';
+import { waitForAccounts } from '../../testkit/accounts-ready.js';
 
 /** Parameters of one run. */
 export interface CliRoundTripParams {
@@ -52,7 +53,9 @@ export async function runCliRoundTrip(params: CliRoundTripParams): Promise<CliRo
     await sandbox.writeKubeconfig(kubeconfig);
     const { httpUrl } = await startGatewayAndAgent({ dir, kubeconfig, databaseUrl: database.url, children });
     const get = ['get', 'deployments', '-n', 'demo', '--account', 'bench', '--gateway', httpUrl];
-    // The agent's stream may still be coming up: the first call waits for it (operations queue until it is there).
+    // An operation for an account no agent registered yet is NOT_FOUND: wait until the agent's account is there (a
+    // loaded machine may take seconds); the first call then waits for its stream if need be.
+    await waitForAccounts(httpUrl, ['bench'], { timeoutMs: 120_000 });
     await timeProcess(process.execPath, [ENTRY, ...get, '--timeout', '60s'], { OUTPOST_RUNTIME: 'dist' });
     const kubectl = findKubectl();
     const sides: CliSide[] = kubectl ? ['node', 'compiled', 'sources', 'kubectl'] : ['node', 'compiled', 'sources'];

@@ -17,20 +17,31 @@ export interface KubeAuditStage {
   requestId: string;
 }
 
+/** When a request started: its `performance.now()` reading, and the wall-clock time every entry of it records. */
+export interface KubeRequestStart {
+  monotonic: number;
+  at: Date;
+}
+
+/** The start of a request whose `performance.now()` reading is `monotonic` (now, by default). */
+export function requestStart(monotonic = performance.now()): KubeRequestStart {
+  return { monotonic, at: new Date(Date.now() - (performance.now() - monotonic)) };
+}
+
 /**
- * The entry of a request admitted as `a` and started at `started` (`performance.now()`): at `stage`, with the outcome
- * so far (nothing yet for `started`).
+ * The entry of a request admitted as `a` and started at `started`: at `stage`, with the outcome so far (nothing yet
+ * for `started`). Every entry of a request carries the same start time, so its entries sort by insertion.
  */
 export function kubeAuditEntry(
   a: Pick<Admitted, 'account' | 'path' | 'caller'>,
   method: string,
-  started: number,
+  started: KubeRequestStart,
   outcome: ExchangeOutcome,
   gatewayId: string,
   at: KubeAuditStage,
 ): AuditEntry {
   const info = kubeRequestInfo(method, a.path);
-  const elapsed = performance.now() - started;
+  const elapsed = performance.now() - started.monotonic;
   return {
     kind: 'kube',
     stage: at.stage,
@@ -53,6 +64,6 @@ export function kubeAuditEntry(
     impersonatedGroups: outcome.impersonatedGroups,
     gatewayId,
     error: outcome.error,
-    startedAt: new Date(Date.now() - elapsed),
+    startedAt: started.at,
   };
 }

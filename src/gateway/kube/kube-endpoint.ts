@@ -20,7 +20,7 @@ import type { GatewayKubeConfig } from '../config/kube-schema.js';
 import type { KubeRecorder, KubeVia } from '../metrics/gateway-metrics.js';
 import { createKubeAdmission, KUBE_PREFIX, type Admitted } from './kube-admission.js';
 import { watchCredential } from './credential-watch.js';
-import { kubeAuditEntry } from './kube-audit.js';
+import { type KubeRequestStart, kubeAuditEntry, requestStart } from './kube-audit.js';
 import { closeAfterAnswer, hasBody, outcomeOf, runExchange, type ExchangeOutcome, type ExchangeRequest } from './kube-exchange.js';
 import type { KubeForwarder } from './kube-forward.js';
 import { kubeRequestInfo } from './kube-request-info.js';
@@ -85,7 +85,7 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
   const admit = createKubeAdmission(deps.authenticator, config, (principal, account, method, path, refusal) => {
     const caller = { principal, user: '', groups: [] };
     deps.audit?.record(
-      kubeAuditEntry({ account, path, caller }, method, performance.now(), outcomeOf(refusal.status, refusal.message), deps.gatewayId, {
+      kubeAuditEntry({ account, path, caller }, method, requestStart(), outcomeOf(refusal.status, refusal.message), deps.gatewayId, {
         stage: 'completed',
         requestId: randomUUID(),
       }),
@@ -106,7 +106,7 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
   }
 
   /** Carries an admitted request, then releases its slot, counts it and records it (not a forwarded one: its first replica does). */
-  async function carry(admitted: Admitted, method: string, started: number, carriage: Carriage): Promise<void> {
+  async function carry(admitted: Admitted, method: string, started: KubeRequestStart, carriage: Carriage): Promise<void> {
     let outcome = outcomeOf();
     let via: KubeVia = 'local';
     deps.metrics?.kubeOpened();
@@ -156,7 +156,7 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
 
   return {
     async serve(req, res) {
-      const started = performance.now();
+      const started = requestStart();
       let admitted: Admitted;
       try {
         admitted = await admit(req);
@@ -185,7 +185,7 @@ export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
     },
 
     async upgrade(req, socket, rest) {
-      const started = performance.now();
+      const started = requestStart();
       socket.on('error', () => {});
       let admitted: Admitted;
       try {
