@@ -62,6 +62,12 @@ const EXPECTED_SECONDS = {
   'test/conformance/data.test.ts': 6,
   'test/conformance/session.test.ts': 5,
   'test/gateway/object-events-filter.test.ts': 6,
+  'test/e2e/secret-marker-scan.test.ts': 16,
+  'test/e2e/kubectl-secrets.test.ts': 15,
+  'test/e2e/kubectl-audit.test.ts': 13,
+  'test/e2e/kubectl-forwarded-shutdown.test.ts': 12,
+  'test/e2e/kubectl-forwarded-admission.test.ts': 11,
+  'test/spinnaker/account-rules.test.ts': 10,
 };
 const DEFAULT_SECONDS = 4;
 
