@@ -11,6 +11,7 @@ import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { encodeRequest, helloAndWelcome, openAgentStream, type AgentStream } from './agent-stream.js';
 import { decodeGrpcMessage, frameMessage, type CallOutcome } from './grpc-wire.js';
 import { helloFor, startAuthenticatedGateway, TOKENS, type AuthenticatedGateway } from './harness.js';
+import { added, batch, cm } from './scripted.js';
 import { rowTest, statusName } from './status-cases.js';
 
 const MiB = 1024 * 1024;
@@ -74,6 +75,16 @@ describe('connection and authentication (sections 1, 9)', { concurrency: false }
     const o = await s.ended;
     expect(o);
     assert.equal(o.form, 'trailers');
+  });
+
+  test('a grpc-timeout longer than a Node timer can wait (99999999H) is no deadline at all, not one that passed at once', async () => {
+    const s = stream(TOKENS.agentA, { 'grpc-timeout': '99999999H' });
+    open.push(s);
+    await helloAndWelcome(s, helloFor('agent-e4-long', ['conf-e4-long']));
+    // A round trip after the Welcome: the stream is still served (a timer of years fires after 1 ms in Node).
+    s.send(batch(1, [added('conf-e4-long', cm('one', '1'))]));
+    await s.waitForAck(1);
+    assert.equal(s.finished, false);
   });
 
   rowTest('E5', 'a length prefix over 4 MiB is refused before its body is sent', async (expect) => {

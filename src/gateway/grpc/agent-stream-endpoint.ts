@@ -35,6 +35,9 @@ import {
 import { respondTrailersOnly } from './trailers-only.js';
 import { StreamRequests, type StreamFlow } from '../agents/stream-requests.js';
 
+/** The longest delay a Node timer takes; a longer one fires after 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** The path of the agent stream method. */
 export const AGENT_CONNECT_PATH = '/outpost.agent.v1.AgentService/Connect';
 
@@ -83,8 +86,10 @@ async function serveStream(
     return call.finish(toConnectError(err, options.logger, 'agent stream authentication'));
   }
   const requests = createRequestReader(req, encoding, options.maxMessageBytes);
+  // A deadline past Node's longest timer (2^31-1 ms, about 24.8 days) would fire at once: the stream's maximum age
+  // (agents.maxStreamAgeSeconds) ends it long before.
   const timer =
-    timeoutMs === undefined
+    timeoutMs === undefined || timeoutMs > MAX_TIMER_MS
       ? undefined
       : setTimeout(() => requests.fail(new ConnectError('deadline exceeded', Code.DeadlineExceeded)), timeoutMs);
   let failure: ConnectError | undefined;
