@@ -9,7 +9,7 @@
 // instead (node --test), which is slower but isolates a misbehaving file.
 // Node 20's runner silently runs nothing for a quoted glob, so the files are listed here explicitly.
 import { spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -111,6 +111,16 @@ const EXIT_GRACE_MS = 30_000;
  */
 const LINGER_REPORT_MS = 12_000;
 
+/** The peak resident memory of a live process in MiB (Linux `VmHWM`), or undefined where it cannot be read. */
+function peakRss(pid) {
+  try {
+    const kb = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb === undefined ? undefined : Math.round(Number(kb) / 1024);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Runs one child; resolves with its exit code and the last value of each summary line it printed. `reports`: the child
  * is a test shard that answers SIGUSR2 with a report of what keeps it alive (other children would die of it).
@@ -123,6 +133,8 @@ function runChild(args, { buffer, label, reports = false }) {
     let partial = '';
     let lingering;
     let askReport;
+    let summaryAt;
+    let peakRssMiB;
     child.stdout.on('data', (chunk) => {
       if (buffer) chunks.push(chunk);
       else process.stdout.write(chunk);
@@ -132,6 +144,8 @@ function runChild(args, { buffer, label, reports = false }) {
         const m = /^\u2139 (tests|pass|fail|cancelled|duration_ms) (\d+)/.exec(line);
         if (m) summary[m[1]] = Number(m[2]);
         if (m?.[1] === 'duration_ms' && summary.tests !== undefined && !lingering) {
+          summaryAt = Date.now();
+          peakRssMiB = peakRss(child.pid);
           if (reports) askReport = setTimeout(() => child.kill('SIGUSR2'), LINGER_REPORT_MS);
           lingering = setTimeout(() => {
             console.error(
@@ -148,7 +162,8 @@ function runChild(args, { buffer, label, reports = false }) {
       clearTimeout(askReport);
       const killedAfterSummary = signal === 'SIGKILL' && lingering !== undefined;
       const ownCode = (summary.fail ?? 0) + (summary.cancelled ?? 0) > 0 ? 1 : 0;
-      resolve({ code: killedAfterSummary ? ownCode : (code ?? signal), summary, output: Buffer.concat(chunks) });
+      const exitAfterMs = summaryAt === undefined ? undefined : Date.now() - summaryAt;
+      resolve({ code: killedAfterSummary ? ownCode : (code ?? signal), summary, output: Buffer.concat(chunks), peakRssMiB, exitAfterMs });
     });
   });
 }
@@ -179,7 +194,14 @@ if (isolated) {
         label: `shard ${i + 1}`,
         reports: true,
       });
-      process.stdout.write(`\n── shard ${i + 1}/${shards.length} (${shard.length} files, exit ${result.code}) ──\n`);
+      // Its peak memory and how soon it exited after its summary: what to look at when a shard lingers or spins.
+      const facts = [
+        `${shard.length} files`,
+        `exit ${result.code}`,
+        ...(result.peakRssMiB === undefined ? [] : [`peak RSS ${result.peakRssMiB} MiB`]),
+        ...(result.exitAfterMs === undefined ? [] : [`exited ${(result.exitAfterMs / 1000).toFixed(1)} s after its summary`]),
+      ];
+      process.stdout.write(`\n── shard ${i + 1}/${shards.length} (${facts.join(', ')}) ──\n`);
       process.stdout.write(result.output);
       if (result.summary.tests === undefined)
         console.error(`run-tests: shard ${i + 1} ended (${result.code}) without a summary: ${shard.join(' ')}`);
