@@ -8,18 +8,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { create } from '@bufbuild/protobuf';
-import { KubeRequestSchema, type KubeResponse } from '../../src/gen/outpost/agent/v1/kube_pb.js';
 import { OperationSchema, type Operation } from '../../src/gen/outpost/agent/v1/operation_pb.js';
-import { createAccountRuntime, unpreparedAccount } from '../../src/agent/accounts/account-runtime.js';
-import { accountSchema } from '../../src/agent/config/schema.js';
 import type { KubeClient } from '../../src/agent/kube/kube-client.js';
-import { createKubeProxy } from '../../src/agent/kube-proxy/kube-proxy.js';
 import { executeOperation } from '../../src/agent/operations/operation-executor.js';
 import { createResourceResolver } from '../../src/agent/operations/resource-resolver.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { createSilentLogger } from '../../src/shared/logger.js';
-import { eventually } from '../../testkit/eventually.js';
 import { prefixedKubeClient, startPrefixProxy, type PrefixProxy } from '../../testkit/prefix-proxy.js';
+import { answerOf, kubeHead, proxyAccount, proxyFor } from './kube-proxy-driver.js';
 
 /** Paths the shared rules refuse: each one, re-resolved below the prefix, would have left it. */
 const ESCAPES = [
@@ -54,45 +49,22 @@ describe('a cluster below a path prefix', () => {
   });
 
   test('the Kubernetes API proxy: served below the prefix; escaping paths are refused and never sent', async () => {
-    const config = accountSchema.parse({
-      name: 'c1',
-      kubeconfigFile: '/unused',
-      kubeProxy: { identity: 'static', user: 'ops', groups: ['system:masters'] },
-    });
-    const account = createAccountRuntime({ ...unpreparedAccount(config), client }, 'file');
-    const out: KubeResponse[] = [];
-    const kubeProxy = createKubeProxy({ account: () => account, send: (r) => out.push(r), logger: createSilentLogger() });
-    const send = (id: bigint, path: string) => {
-      kubeProxy.received(
-        create(KubeRequestSchema, {
-          id,
-          part: {
-            case: 'head',
-            value: { account: 'c1', method: 'GET', path, caller: { user: 'outpost:alice' }, window: 1 << 20, noBody: true },
-          },
-        }),
-      );
-    };
-    const ended = (id: bigint) =>
-      eventually(`the end of ${id}`, () => {
-        const parts = out.filter((r) => r.id === id);
-        return parts.some((r) => r.part.case === 'end') ? parts : undefined;
-      });
+    const { proxy: kubeProxy, out } = proxyFor([
+      proxyAccount('c1', client, { identity: 'static', user: 'ops', groups: ['system:masters'] }),
+    ]);
+    const send = (id: bigint, path: string) => kubeProxy.received(kubeHead(id, { account: 'c1', path, noBody: true }));
 
     send(1n, '/api/v1/namespaces/demo/configmaps');
-    const served = await ended(1n);
-    const head = served.find((r) => r.part.case === 'head')?.part;
-    assert.equal(head?.case === 'head' ? head.value.status : 0, 200, 'a plain path is served below the prefix');
+    assert.equal((await answerOf(out, 1n)).status, 200, 'a plain path is served below the prefix');
     assert.ok(proxy.requests().some((r) => r.target === '/k8s/clusters/c1/api/v1/namespaces/demo/configmaps'));
 
     // One by one, so each answer is matched to its path.
     let id = 100n;
     for (const path of ESCAPES) {
       send(++id, path);
-      const parts = await ended(id);
-      const end = parts.find((r) => r.part.case === 'end')?.part;
-      assert.ok(!parts.some((r) => r.part.case === 'head'), `${JSON.stringify(path)} reached the cluster`);
-      assert.equal(end?.case === 'end' ? end.value.code : '', 'refused', JSON.stringify(path));
+      const answer = await answerOf(out, id);
+      assert.equal(answer.status, 0, `${JSON.stringify(path)} reached the cluster`);
+      assert.equal(answer.code, 'refused', JSON.stringify(path));
     }
     assert.deepEqual(
       proxy.outside().map((r) => r.target),

@@ -8,18 +8,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { create } from '@bufbuild/protobuf';
-import { KubeRequestSchema, type KubeHeader, type KubeResponse } from '../../src/gen/outpost/agent/v1/kube_pb.js';
-import { createAccountRuntime, unpreparedAccount } from '../../src/agent/accounts/account-runtime.js';
-import { accountSchema } from '../../src/agent/config/schema.js';
+import type { KubeHeader } from '../../src/gen/outpost/agent/v1/kube_pb.js';
 import type { KubeClient } from '../../src/agent/kube/kube-client.js';
-import { createKubeProxy, type KubeProxy } from '../../src/agent/kube-proxy/kube-proxy.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { KUBE_REQUEST_HEADERS } from '../../src/shared/kube-headers.js';
-import { createSilentLogger } from '../../src/shared/logger.js';
-import { eventually } from '../../testkit/eventually.js';
 import { prefixedKubeClient, startPrefixProxy, type PrefixProxy } from '../../testkit/prefix-proxy.js';
 import { createRunningPod } from '../sandbox/stream-fixtures.js';
+import { answerOf, kubeHead, proxyAccount, proxyFor } from './kube-proxy-driver.js';
 
 /** What a hostile caller (or a gateway that forgot to filter) may put on a request. */
 const HOSTILE_HEADERS: KubeHeader[] = [
@@ -57,26 +52,8 @@ describe("the agent's request headers and impersonated names", () => {
     await sandbox?.close();
   });
 
-  function proxyFor(kubeProxy: unknown = {}): { proxy: KubeProxy; out: KubeResponse[] } {
-    const config = accountSchema.parse({ name: 'c1', kubeconfigFile: '/unused', kubeProxy });
-    const account = createAccountRuntime({ ...unpreparedAccount(config), client }, 'file');
-    const out: KubeResponse[] = [];
-    return { proxy: createKubeProxy({ account: () => account, send: (r) => out.push(r), logger: createSilentLogger() }), out };
-  }
-
-  async function answer(out: KubeResponse[], id: bigint) {
-    const parts = await eventually(`the answer of ${id}`, () => {
-      const mine = out.filter((r) => r.id === id);
-      return mine.some((r) => r.part.case === 'end' || (r.part.case === 'head' && r.part.value.status === 101)) ? mine : undefined;
-    });
-    const head = parts.find((r) => r.part.case === 'head')?.part;
-    const end = parts.find((r) => r.part.case === 'end')?.part;
-    return {
-      status: head?.case === 'head' ? head.value.status : 0,
-      code: end?.case === 'end' ? end.value.code : '',
-      error: end?.case === 'end' ? end.value.error : '',
-    };
-  }
+  /** A proxy for account `c1`: the cluster behind the recording proxy, with `kubeProxy` settings. */
+  const proxyForC1 = (kubeProxy: unknown = {}) => proxyFor([proxyAccount('c1', client, kubeProxy)]);
 
   const recorded = (marker: string) => {
     const found = proxy.requests().filter((r) => r.target.includes(marker));
@@ -85,7 +62,7 @@ describe("the agent's request headers and impersonated names", () => {
   };
 
   test('only allow-listed caller headers reach the cluster, beside the agent credentials and impersonation', async () => {
-    const { proxy: kubeProxy, out } = proxyFor();
+    const { proxy: kubeProxy, out } = proxyForC1();
     const headers = [
       { name: 'accept', value: 'application/json' },
       { name: 'user-agent', value: 'kubectl/v1.33.0' },
@@ -93,23 +70,15 @@ describe("the agent's request headers and impersonated names", () => {
       ...HOSTILE_HEADERS,
     ] as KubeHeader[];
     kubeProxy.received(
-      create(KubeRequestSchema, {
-        id: 1n,
-        part: {
-          case: 'head',
-          value: {
-            account: 'c1',
-            method: 'GET',
-            path: '/api/v1/namespaces/demo/configmaps?labelSelector=marker%3Dplain',
-            headers,
-            caller: { principal: 'token:alice', user: 'outpost:alice', groups: ['outpost:devs'] },
-            window: 1 << 20,
-            noBody: true,
-          },
-        },
+      kubeHead(1n, {
+        account: 'c1',
+        path: '/api/v1/namespaces/demo/configmaps?labelSelector=marker%3Dplain',
+        headers,
+        caller: { principal: 'token:alice', user: 'outpost:alice', groups: ['outpost:devs'] },
+        noBody: true,
       }),
     );
-    assert.equal((await answer(out, 1n)).status, 403, "the cluster's RBAC answered for outpost:alice");
+    assert.equal((await answerOf(out, 1n)).status, 403, "the cluster's RBAC answered for outpost:alice");
     const sent = recorded('marker%3Dplain');
     for (const name of Object.keys(sent.headers)) {
       assert.ok(KUBE_REQUEST_HEADERS.has(name) || AGENT_HEADERS.has(name), `${name} reached the cluster`);
@@ -122,7 +91,7 @@ describe("the agent's request headers and impersonated names", () => {
   });
 
   test('an exec upgrade keeps the WebSocket handshake and drops the rest', async () => {
-    const { proxy: kubeProxy, out } = proxyFor({ identity: 'static', user: 'ops', groups: ['system:masters'] });
+    const { proxy: kubeProxy, out } = proxyForC1({ identity: 'static', user: 'ops', groups: ['system:masters'] });
     const headers = [
       { name: 'upgrade', value: 'websocket' },
       { name: 'sec-websocket-key', value: Buffer.from('0123456789abcdef').toString('base64') },
@@ -131,23 +100,14 @@ describe("the agent's request headers and impersonated names", () => {
       ...HOSTILE_HEADERS,
     ] as KubeHeader[];
     kubeProxy.received(
-      create(KubeRequestSchema, {
-        id: 2n,
-        part: {
-          case: 'head',
-          value: {
-            account: 'c1',
-            method: 'GET',
-            path: '/api/v1/namespaces/demo/pods/shell/exec?command=echo&command=marker-upgrade&stdout=true',
-            headers,
-            caller: { principal: 'token:alice', user: 'outpost:alice' },
-            window: 1 << 20,
-            upgrade: true,
-          },
-        },
+      kubeHead(2n, {
+        account: 'c1',
+        path: '/api/v1/namespaces/demo/pods/shell/exec?command=echo&command=marker-upgrade&stdout=true',
+        headers,
+        upgrade: true,
       }),
     );
-    assert.equal((await answer(out, 2n)).status, 101, 'the handshake passed');
+    assert.equal((await answerOf(out, 2n)).status, 101, 'the handshake passed');
     kubeProxy.close('done');
     const sent = recorded('marker-upgrade');
     assert.equal(sent.upgrade, true);
@@ -159,7 +119,7 @@ describe("the agent's request headers and impersonated names", () => {
   });
 
   test('a caller named into system:, directly or behind whitespace, is refused before anything is sent', async () => {
-    const { proxy: kubeProxy, out } = proxyFor();
+    const { proxy: kubeProxy, out } = proxyForC1();
     const callers = [
       { user: 'system:admin', groups: [] },
       { user: ' system:admin', groups: [] },
@@ -174,22 +134,14 @@ describe("the agent's request headers and impersonated names", () => {
     let id = 10n;
     for (const caller of callers) {
       kubeProxy.received(
-        create(KubeRequestSchema, {
-          id: ++id,
-          part: {
-            case: 'head',
-            value: {
-              account: 'c1',
-              method: 'GET',
-              path: `/api/v1/namespaces/kube-system/secrets?labelSelector=marker%3Dcaller-${id}`,
-              caller: { principal: 'token:eve', ...caller },
-              window: 1 << 20,
-              noBody: true,
-            },
-          },
+        kubeHead(++id, {
+          account: 'c1',
+          path: `/api/v1/namespaces/kube-system/secrets?labelSelector=marker%3Dcaller-${id}`,
+          caller: { principal: 'token:eve', ...caller },
+          noBody: true,
         }),
       );
-      const refused = await answer(out, id);
+      const refused = await answerOf(out, id);
       assert.equal(refused.status, 0, JSON.stringify(caller));
       assert.equal(refused.code, 'refused', JSON.stringify(caller));
       assert.match(refused.error, /not impersonated/);

@@ -29,6 +29,14 @@ async function run(h: Harness, spec: Operation['spec']): Promise<OperationResult
   return h.gateway.waitForResult(id, 60_000);
 }
 
+/** A JSON patch of the Secret `vault/marked`, its kind spelled `kind` (with `apiVersion`, '' for none). */
+function patchMarked(h: Harness, ops: unknown[], kind = 'Secret', apiVersion = ''): Promise<OperationResult> {
+  return run(h, {
+    case: 'patch',
+    value: { apiVersion, kind, namespace: 'vault', name: 'marked', type: PatchType.JSON, patch: JSON.stringify(ops) },
+  } as Operation['spec']);
+}
+
 /** The newest object the stream carried for the Secret `name`. */
 function streamed(h: Harness, name: string): Obj | undefined {
   let last: Obj | undefined;
@@ -63,46 +71,18 @@ describe('Secret values copied outside data stay in the cluster (agent)', () => 
       ['secrets', 'v1'],
       ['secret', ''],
     ]) {
-      const result = await run(h, {
-        case: 'patch',
-        value: {
-          apiVersion,
-          kind,
-          namespace: 'vault',
-          name: 'marked',
-          type: PatchType.JSON,
-          patch: JSON.stringify([{ op: 'copy', from: '/data/password', path: '/metadata/annotations/leak' }]),
-        },
-      } as Operation['spec']);
+      const result = await patchMarked(h, [{ op: 'copy', from: '/data/password', path: '/metadata/annotations/leak' }], kind, apiVersion);
       assert.equal(result.success, false, kind);
       assert.equal(result.statusCode, 400);
       assert.equal(result.reason, 'BadRequest');
       assert.match(result.message, /would read the Secret's values/);
     }
-    const test = await run(h, {
-      case: 'patch',
-      value: {
-        kind: 'Secret',
-        namespace: 'vault',
-        name: 'marked',
-        type: PatchType.JSON,
-        patch: JSON.stringify([{ op: 'test', path: '/data/password', value: MARK_B64 }]),
-      },
-    } as Operation['spec']);
+    const test = await patchMarked(h, [{ op: 'test', path: '/data/password', value: MARK_B64 }]);
     assert.equal(test.statusCode, 400, 'a test of a value is an oracle for guesses');
     const after = h.sandbox.store.get('v1', 'Secret', 'vault', 'marked') as Obj;
     assert.equal(after.metadata.resourceVersion, before.metadata.resourceVersion, 'nothing was written');
     // A JSON patch that reads no value still runs.
-    const ok = await run(h, {
-      case: 'patch',
-      value: {
-        kind: 'secrets',
-        namespace: 'vault',
-        name: 'marked',
-        type: PatchType.JSON,
-        patch: JSON.stringify([{ op: 'add', path: '/metadata/labels', value: { tier: 'db' } }]),
-      },
-    } as Operation['spec']);
+    const ok = await patchMarked(h, [{ op: 'add', path: '/metadata/labels', value: { tier: 'db' } }], 'secrets');
     assert.equal(ok.success, true, ok.message);
   });
 
@@ -132,16 +112,7 @@ describe('Secret values copied outside data stay in the cluster (agent)', () => 
   test("a request's Secret value echoed in the cluster's refusal is redacted from the failure's message", async () => {
     // Renaming through a patch: the API server refuses and quotes the new name — a value of a JSON patch of a Secret,
     // which the gateway stores sealed and shows redacted.
-    const result = await run(h, {
-      case: 'patch',
-      value: {
-        kind: 'Secret',
-        namespace: 'vault',
-        name: 'marked',
-        type: PatchType.JSON,
-        patch: JSON.stringify([{ op: 'replace', path: '/metadata/name', value: ECHOED }]),
-      },
-    } as Operation['spec']);
+    const result = await patchMarked(h, [{ op: 'replace', path: '/metadata/name', value: ECHOED }]);
     assert.equal(result.success, false);
     assert.equal(result.statusCode, 400);
     assert.match(result.message, /the name of the object \(<redacted>\) does not match the name on the URL \(marked\)/);

@@ -7,11 +7,12 @@ import { existsSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { loadGatewayConfig, startGateway, type GatewayConfigInput, type RunningGateway } from '../../src/gateway/index.js';
+import { startGateway, type GatewayConfigInput, type RunningGateway } from '../../src/gateway/index.js';
 import { createSilentLogger, type Logger } from '../../src/shared/logger.js';
 import { waitForCacheToMatch } from '../../testkit/cache-compare.js';
 import { eventually } from '../../testkit/eventually.js';
 import { startStack, type Stack } from '../../testkit/stack.js';
+import { testGatewayConfig } from '../../testkit/test-gateway.js';
 import { createTestPki, type TestPki } from '../gateway/auth-helpers.js';
 import { runKubeCli } from '../cli/kubeconfig-helpers.js';
 import { createKubectl, createKubectlWith, type Kubectl } from '../sandbox/kubectl-runner.js';
@@ -178,20 +179,9 @@ export async function startKubeStack(options: KubeStackOptions = {}): Promise<Ku
  * with `overrides` over them (whole top-level sections). Close it before the stack.
  */
 export function startKubeReplica(k: KubeStack, id: string, overrides: GatewayConfigInput = {}): Promise<RunningGateway> {
-  return startGateway(
-    loadGatewayConfig({
-      env: {},
-      overrides: {
-        host: '127.0.0.1',
-        httpPort: 0,
-        grpcPort: 0,
-        database: k.stack.database.url,
-        id,
-        ...secureGateway(k.pki, k.stack.dir, overrides),
-      },
-    }),
-    { logger: createSilentLogger() },
-  );
+  return startGateway(testGatewayConfig(k.stack.database.url, { id, ...secureGateway(k.pki, k.stack.dir, overrides) }), {
+    logger: createSilentLogger(),
+  });
 }
 
 /**

@@ -146,16 +146,14 @@ export function createKubeForwarder(deps: KubeForwarderDeps): KubeForwarder {
       openForwards.clear();
     },
     async forward(baseUrl, target, caller, req, res) {
-      const outcome = outcomeOf();
       const headers = await outgoing(req, caller, false);
       if (closed) {
         const refusal = shuttingDown();
-        outcome.status = refusal.status;
-        outcome.error = refusal.message;
         sendStatus(res, refusal);
         closeAfterAnswer(req, res);
-        return outcome;
+        return outcomeOf(refusal.status, refusal.message);
       }
+      const outcome = outcomeOf();
       const peer = open(baseUrl, target, req.method ?? 'GET', headers);
       return new Promise((resolve) => {
         let done = false;
@@ -205,15 +203,13 @@ export function createKubeForwarder(deps: KubeForwarderDeps): KubeForwarder {
       });
     },
     async forwardUpgrade(baseUrl, target, caller, req, socket, rest) {
-      const outcome = outcomeOf();
       const headers = await outgoing(req, caller, true);
       if (closed) {
         const refusal = shuttingDown();
-        outcome.status = refusal.status;
-        outcome.error = refusal.message;
         sendSocketStatus(socket, refusal);
-        return outcome;
+        return outcomeOf(refusal.status, refusal.message);
       }
+      const outcome = outcomeOf();
       const peer = open(baseUrl, target, req.method ?? 'GET', headers);
       return new Promise((resolve) => {
         const finish = (error = '') => {
