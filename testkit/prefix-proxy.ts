@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { KubeConfig } from '@kubernetes/client-node';
 import { createKubeClient, type KubeClient } from '../src/agent/kube/kube-client.js';
+import { startSandbox, type Sandbox } from '../src/sandbox/index.js';
 
 /** One request as the proxy received it. */
 export interface RecordedRequest {
@@ -154,4 +155,30 @@ export function prefixedKubeClient(proxy: PrefixProxy, token: string): KubeClien
     currentContext: 'c1',
   });
   return createKubeClient(kc);
+}
+
+/** A sandbox (seed `demo`) behind a prefix proxy, and the agent's client for it as the sandbox's admin. */
+export interface PrefixedCluster {
+  sandbox: Sandbox;
+  proxy: PrefixProxy;
+  client: KubeClient;
+  /** Stops the client, the proxy and the sandbox. */
+  close(): Promise<void>;
+}
+
+/** Starts a {@link PrefixedCluster}; close it in `after`. */
+export async function startPrefixedCluster(): Promise<PrefixedCluster> {
+  const sandbox = await startSandbox({ seed: 'demo' });
+  const proxy = await startPrefixProxy({ target: sandbox.url });
+  const client = prefixedKubeClient(proxy, sandbox.adminToken);
+  return {
+    sandbox,
+    proxy,
+    client,
+    async close() {
+      client.close();
+      await proxy.close();
+      await sandbox.close();
+    },
+  };
 }

@@ -12,8 +12,7 @@ import { OperationSchema, type Operation } from '../../src/gen/outpost/agent/v1/
 import type { KubeClient } from '../../src/agent/kube/kube-client.js';
 import { executeOperation } from '../../src/agent/operations/operation-executor.js';
 import { createResourceResolver } from '../../src/agent/operations/resource-resolver.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { prefixedKubeClient, startPrefixProxy, type PrefixProxy } from '../../testkit/prefix-proxy.js';
+import { startPrefixedCluster, type PrefixedCluster, type PrefixProxy } from '../../testkit/prefix-proxy.js';
 import { answerOf, kubeHead, proxyAccount, proxyFor } from './kube-proxy-driver.js';
 
 /** Paths the shared rules refuse: each one, re-resolved below the prefix, would have left it. */
@@ -33,20 +32,15 @@ const ESCAPES = [
 ];
 
 describe('a cluster below a path prefix', () => {
-  let sandbox: Sandbox;
+  let cluster: PrefixedCluster;
   let proxy: PrefixProxy;
   let client: KubeClient;
 
   before(async () => {
-    sandbox = await startSandbox({ seed: 'demo' });
-    proxy = await startPrefixProxy({ target: sandbox.url });
-    client = prefixedKubeClient(proxy, sandbox.adminToken);
+    cluster = await startPrefixedCluster();
+    ({ proxy, client } = cluster);
   });
-  after(async () => {
-    client?.close();
-    await proxy?.close();
-    await sandbox?.close();
-  });
+  after(() => cluster?.close());
 
   test('the Kubernetes API proxy: served below the prefix; escaping paths are refused and never sent', async () => {
     const { proxy: kubeProxy, out } = proxyFor([

@@ -10,9 +10,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { KubeHeader } from '../../src/gen/outpost/agent/v1/kube_pb.js';
 import type { KubeClient } from '../../src/agent/kube/kube-client.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import type { Sandbox } from '../../src/sandbox/index.js';
 import { KUBE_REQUEST_HEADERS } from '../../src/shared/kube-headers.js';
-import { prefixedKubeClient, startPrefixProxy, type PrefixProxy } from '../../testkit/prefix-proxy.js';
+import { startPrefixedCluster, type PrefixedCluster, type PrefixProxy } from '../../testkit/prefix-proxy.js';
 import { createRunningPod } from '../sandbox/stream-fixtures.js';
 import { answerOf, kubeHead, proxyAccount, proxyFor } from './kube-proxy-driver.js';
 
@@ -36,21 +36,17 @@ const HOSTILE_HEADERS: KubeHeader[] = [
 const AGENT_HEADERS = new Set(['authorization', 'impersonate-user', 'impersonate-group', 'host', 'connection', 'upgrade']);
 
 describe("the agent's request headers and impersonated names", () => {
+  let cluster: PrefixedCluster;
   let sandbox: Sandbox;
   let proxy: PrefixProxy;
   let client: KubeClient;
 
   before(async () => {
-    sandbox = await startSandbox({ seed: 'demo' });
+    cluster = await startPrefixedCluster();
+    ({ sandbox, proxy, client } = cluster);
     createRunningPod(sandbox, 'demo', 'shell');
-    proxy = await startPrefixProxy({ target: sandbox.url });
-    client = prefixedKubeClient(proxy, sandbox.adminToken);
   });
-  after(async () => {
-    client?.close();
-    await proxy?.close();
-    await sandbox?.close();
-  });
+  after(() => cluster?.close());
 
   /** A proxy for account `c1`: the cluster behind the recording proxy, with `kubeProxy` settings. */
   const proxyForC1 = (kubeProxy: unknown = {}) => proxyFor([proxyAccount('c1', client, kubeProxy)]);
