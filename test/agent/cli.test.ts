@@ -24,7 +24,8 @@ function run(
       onStdout?.(stdout, () => child.kill('SIGTERM'));
     });
     child.stderr.on('data', (c) => (stderr += c));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    // 'close', not 'exit': output can still be on its way through the pipes when the process has exited.
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
 

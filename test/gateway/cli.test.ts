@@ -85,7 +85,8 @@ describe('outpost gateway (process)', () => {
     });
     let err = '';
     child.stderr.on('data', (c) => (err += c));
-    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    // 'close', not 'exit': stderr can still be on its way through the pipe when the process has exited.
+    const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
     assert.notEqual(code, 0);
     assert.match(err, /agents\.maxUnacked/);
   });
