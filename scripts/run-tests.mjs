@@ -210,6 +210,23 @@ if (isolated) {
   );
 }
 
+/**
+ * The spec reporter's "failing tests" section of `output` (each failure with its error and stack), or '' when none:
+ * repeated after all shard reports so the end of a CI log, often all a reader gets, says why a test failed.
+ */
+function failingSection({ output }) {
+  if (!output) return '';
+  const text = output.toString('utf8');
+  const start = text.lastIndexOf('\u2716 failing tests:');
+  if (start < 0) return '';
+  // The reporter prints it after its own summary, at the end of the shard's output.
+  const lines = text.slice(start).trimEnd().split('\n');
+  return lines.length > 300 ? [...lines.slice(0, 300), `… ${lines.length - 300} more lines in the shard's report above`].join('\n') : lines.join('\n');
+}
+
+const failures = results.map(failingSection).filter(Boolean);
+if (failures.length > 0) process.stdout.write(`\n── failures, repeated from the reports above ──\n${failures.join('\n')}\n`);
+
 const total = (name) => results.reduce((n, r) => n + (r.summary[name] ?? 0), 0);
 const tests = total('tests');
 const fail = total('fail') + total('cancelled');

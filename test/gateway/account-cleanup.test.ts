@@ -156,7 +156,11 @@ for (const driver of testDrivers()) {
         assert.equal(await count('objects', name), 0);
       }
       assert.equal(await state('old-active'), 'ACTIVE');
-      for (const c of results.flat()) assert.ok(c.withoutAgentSeconds >= 3500, `${c.name}: ${c.withoutAgentSeconds}s`);
+      // Only this test's accounts: the earlier tests' agents ended without waiting, so their accounts ('gone', 'kept')
+      // may come due during this pass and be removed with a few seconds without agent, rightly.
+      for (const c of results.flat().filter((c) => names.includes(c.name))) {
+        assert.ok(c.withoutAgentSeconds >= 3500, `${c.name}: ${c.withoutAgentSeconds}s`);
+      }
     });
   });
 }
