@@ -221,7 +221,9 @@ function failingSection({ output }) {
   if (start < 0) return '';
   // The reporter prints it after its own summary, at the end of the shard's output.
   const lines = text.slice(start).trimEnd().split('\n');
-  return lines.length > 300 ? [...lines.slice(0, 300), `… ${lines.length - 300} more lines in the shard's report above`].join('\n') : lines.join('\n');
+  return lines.length > 300
+    ? [...lines.slice(0, 300), `… ${lines.length - 300} more lines in the shard's report above`].join('\n')
+    : lines.join('\n');
 }
 
 const failures = results.map(failingSection).filter(Boolean);
