@@ -4,10 +4,12 @@
  * (src/agent/config/schema.ts) with its `OUTPOST_AGENT_*` overrides. Descriptions are the schemas' `.describe()`
  * texts: a key without one is an error, so a new key cannot ship undocumented.
  */
-import { AGENT_ENV_OVERRIDES } from '../src/agent/config/load.js';
+import { AGENT_ENV_OVERRIDES, AGENT_PATH_KEYS } from '../src/agent/config/load.js';
 import { agentConfigSchema } from '../src/agent/config/schema.js';
 import { GATEWAY_CONFIG_ALIASES, gatewayEnvVariables } from '../src/gateway/config/load.js';
+import { GATEWAY_PATH_KEYS } from '../src/gateway/config/paths.js';
 import { gatewayConfigSchema } from '../src/gateway/config/schema.js';
+import { type ConfigPathKey, configPathName } from '../src/shared/config-paths.js';
 import { describeObject, type FieldSection } from './zod-fields.js';
 
 /** Where the generated file lives, relative to the repository root. */
@@ -64,6 +66,12 @@ function renderSections(title: string, sections: FieldSection[], env: Map<string
   return out;
 }
 
+/** `a`, `b` and `c`: the keys of a path list, for a sentence. */
+function pathKeys(keys: readonly ConfigPathKey[]): string {
+  const names = keys.map((k) => code(configPathName(k)));
+  return `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;
+}
+
 function missing(sections: FieldSection[]): string[] {
   return sections.flatMap((s) => s.rows.filter((r) => !r.description).map((r) => r.path));
 }
@@ -94,6 +102,11 @@ export function renderConfigurationReference(): string {
     'of a key (`OUTPOST_GATEWAY_` and the key path in upper snake case; lists have none), the command-line flags',
     '(`--http-port`, `--grpc-port`, `--host`, `--database`, `--id`, `--log-level`, `--insecure`).',
     '',
+    "Relative paths are resolved against the config file's directory, whether the file or an environment variable",
+    'gives them; those of command-line flags (`--database`), and every path when there is no config file, against the',
+    `working directory. The keys holding paths: ${pathKeys(GATEWAY_PATH_KEYS.filter((k) => k.path[0] !== 'database'))},`,
+    'and `database` when it names a PGlite directory rather than a URL.',
+    '',
     ...Object.entries(GATEWAY_CONFIG_ALIASES).flatMap(([alias, key]) => [
       `Old name still accepted: \`${alias}\` for \`${key}\` (in the file, the overrides and as \`OUTPOST_GATEWAY_${alias.toUpperCase()}_…\`);`,
       'a source that sets both is an error.',
@@ -104,8 +117,9 @@ export function renderConfigurationReference(): string {
     '',
     '`outpost agent --config FILE`. The keys are those of the reference agent (`armory-agent.yml`), so an existing file',
     'loads unchanged; see [migrating-from-reference.md](migrating-from-reference.md). The file is watched: accounts added, removed or',
-    'changed take effect within seconds; other changes need a restart. Relative paths (`kubeconfigFile`, `tokenFile`)',
-    "are resolved against the file's directory. These environment variables override their key:",
+    'changed take effect within seconds; other changes need a restart. Relative paths —',
+    `${pathKeys(AGENT_PATH_KEYS)}, and \`kubernetes.dynamicKubeconfigDirs\` — are resolved against the file's`,
+    'directory, also when an environment variable below gives them. These environment variables override their key:',
     '',
     '| Environment | Key |',
     '| --- | --- |',

@@ -68,6 +68,9 @@ const EXPECTED_SECONDS = {
   'test/e2e/kubectl-forwarded-shutdown.test.ts': 12,
   'test/e2e/kubectl-forwarded-admission.test.ts': 11,
   'test/spinnaker/account-rules.test.ts': 10,
+  'test/docs/production.test.ts': 30,
+  'test/gateway/config-paths.test.ts': 8,
+  'test/docs/spinnaker-stages.test.ts': 6,
 };
 const DEFAULT_SECONDS = 4;
 

@@ -50,15 +50,22 @@ export interface OutpostProcess {
 /**
  * Spawns `node bin/outpost.js ARGS…` with stdout and stderr appended to `logFile`. `OUTPOST_GATEWAY_*`,
  * `OUTPOST_AGENT_*` and `OUTPOST_LOG_LEVEL` are removed from the inherited environment so only the config file
- * decides (pass `env` to set some on purpose). `nodeFlags` go to node before the script (a CPU profile, V8 settings).
+ * decides (pass `env` to set some on purpose). `nodeFlags` go to node before the script (a CPU profile, V8 settings);
+ * `cwd` is the working directory (default: the test's).
  */
-export function spawnOutpost(args: string[], logFile: string, env: Record<string, string> = {}, nodeFlags: string[] = []): OutpostProcess {
+export function spawnOutpost(
+  args: string[],
+  logFile: string,
+  env: Record<string, string> = {},
+  nodeFlags: string[] = [],
+  cwd?: string,
+): OutpostProcess {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^OUTPOST_(GATEWAY_|AGENT_|LOG_LEVEL$)/.test(key)));
   const logOffset = statSync(logFile, { throwIfNoEntry: false })?.size ?? 0;
   const fd = openSync(logFile, 'a');
   let child: ChildProcess;
   try {
-    child = spawn(process.execPath, [...nodeFlags, bin, ...args], { stdio: ['ignore', fd, fd], env: { ...inherited, ...env } });
+    child = spawn(process.execPath, [...nodeFlags, bin, ...args], { stdio: ['ignore', fd, fd], env: { ...inherited, ...env }, cwd });
   } finally {
     closeSync(fd); // the child holds its own copy
   }

@@ -2,7 +2,8 @@
  * `startSandbox`: wires the store, controllers, auth, watches, faults and the HTTP(S) server into one running
  * Kubernetes API server for tests, benchmarks and demos.
  */
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -92,7 +93,7 @@ export interface Sandbox {
   readonly caPem?: string;
   /** A client-node KubeConfig for this sandbox as the given user (default admin). */
   kubeConfig(user?: 'admin' | 'restricted'): KubeConfig;
-  /** Writes a kubeconfig file with contexts `sandbox` (admin, current) and `sandbox-restricted`. */
+  /** Writes a kubeconfig file with contexts `sandbox` (admin, current) and `sandbox-restricted`, creating its directory. */
   writeKubeconfig(path: string): Promise<void>;
   readonly store: SandboxStore;
   readonly faults: SandboxFaults;
@@ -231,6 +232,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     },
     async writeKubeconfig(path) {
       const text = renderKubeconfig({ server: url, caPem, users, currentUser: 'admin' });
+      await mkdir(dirname(path), { recursive: true }); // as kubectl does for its own file
       await writeFile(path, text, { mode: 0o600 });
     },
     store: publicStore(store),

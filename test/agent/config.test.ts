@@ -234,6 +234,32 @@ describe('agent configuration', () => {
     assert.deepEqual(issues.map((i) => i.path).sort(), ['prometheus', 'prometheus.enabled', 'prometheus.port', 'server.host']);
   });
 
+  test("relative paths — TLS files, token file, kubeconfigs, from the file or the environment — resolve against the file's directory", () => {
+    const text = [
+      'clouddriver:',
+      '  grpc: gateway:9091',
+      '  tls: { cacertFile: tls/ca.pem, clientCertFile: tls/agent.pem, clientKeyFile: /abs/agent-key.pem }',
+      'kubernetes:',
+      '  accounts:',
+      '    - { name: a, kubeconfigFile: kube/a }',
+      '    - { name: b, kubeconfigFile: /abs/b }',
+      '',
+    ].join('\n');
+    const config = loadAgentConfig(file('paths.yaml', text), { OUTPOST_AGENT_TOKEN_FILE: 'tokens/agent' });
+    const tls = config.clouddriver.tls!;
+    assert.deepEqual(
+      [tls.cacertFile, tls.clientCertFile, tls.clientKeyFile],
+      [join(dir, 'tls/ca.pem'), join(dir, 'tls/agent.pem'), '/abs/agent-key.pem'],
+    );
+    assert.equal(config.clouddriver.auth?.tokenFile, join(dir, 'tokens/agent'), 'OUTPOST_AGENT_TOKEN_FILE too');
+    assert.deepEqual(
+      config.kubernetes.accounts.map((a) => a.kubeconfigFile),
+      [join(dir, 'kube/a'), '/abs/b'],
+    );
+    // Without a file (a configuration built in code), paths stay as given.
+    assert.equal(parseAgentConfig({ clouddriver: { tls: { cacertFile: 'tls/ca.pem' } } }, {}).clouddriver.tls?.cacertFile, 'tls/ca.pem');
+  });
+
   test('TLS: a client key needs a certificate', () => {
     const issues = issuesOf(() => parseAgentConfig({ clouddriver: { insecure: false, tls: { clientKeyFile: '/k.pem' } } }, {}));
     assert.deepEqual(

@@ -1,6 +1,6 @@
 /**
  * `outpost sandbox` as a user runs it: it prints the URL, writes a kubeconfig client-node accepts (with both
- * contexts), takes faults through `outpost sandbox fault`, and stops cleanly on SIGTERM.
+ * contexts; its directory created when missing), takes faults through `outpost sandbox fault`, and stops cleanly on SIGTERM.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -36,9 +36,9 @@ async function outpost(args: string[]): Promise<{ code: number; stdout: string; 
   }
 }
 
-test('outpost sandbox serves over TLS, writes a kubeconfig, takes faults and stops on SIGTERM', async () => {
+test('outpost sandbox serves over TLS, writes a kubeconfig (in a new directory), takes faults and stops on SIGTERM', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'outpost-sandbox-cli-'));
-  const kubeconfig = join(dir, 'kubeconfig');
+  const kubeconfig = join(dir, 'cluster', 'kubeconfig');
   const child = spawn(process.execPath, [BIN, 'sandbox', '--port', '0', '--seed', 'demo', '--kubeconfig', kubeconfig], {
     env: { ...process.env, OUTPOST_LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -4,9 +4,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
+import { type ConfigPathKey, resolveConfigPaths } from '../../shared/config-paths.js';
 import { AGENT_DEFAULTS } from './defaults.js';
 import { agentConfigSchema, type AgentConfig } from './schema.js';
 
@@ -41,6 +42,19 @@ export const AGENT_ENV_OVERRIDES: ReadonlyArray<{ env: string; path: string[]; t
   { env: 'OUTPOST_AGENT_ADMIN_PORT', path: ['server', 'port'], type: 'number' },
   { env: 'OUTPOST_AGENT_METRICS_PORT', path: ['prometheus', 'port'], type: 'number' },
   { env: 'OUTPOST_AGENT_LOG_LEVEL', path: ['logging', 'level'], type: 'string' },
+];
+
+/**
+ * Every path-valued key of the agent configuration: relative ones (from the file or an `OUTPOST_AGENT_*` variable)
+ * are resolved against the config file's directory. `kubernetes.dynamicKubeconfigDirs` is resolved the same way, and
+ * defaults to that directory.
+ */
+export const AGENT_PATH_KEYS: readonly ConfigPathKey[] = [
+  { path: ['clouddriver', 'auth', 'tokenFile'] },
+  { path: ['clouddriver', 'tls', 'cacertFile'] },
+  { path: ['clouddriver', 'tls', 'clientCertFile'] },
+  { path: ['clouddriver', 'tls', 'clientKeyFile'] },
+  { path: ['kubernetes', 'accounts', '*', 'kubeconfigFile'] },
 ];
 
 /** Formats a zod issue path the way users write keys: `a.b[0].c`. */
@@ -84,7 +98,8 @@ function applyEnvOverrides(raw: Record<string, unknown>, env: NodeJS.ProcessEnv)
 /**
  * Validates an already-parsed configuration object (from YAML or code) with environment overrides, and fills the
  * identity defaults (`agent.id` from POD_NAME or the hostname, `agent.zone` from POD_NAMESPACE or 'default').
- * Relative kubeconfig paths are resolved against `baseDir` when given. Throws {@link AgentConfigError}.
+ * Relative paths ({@link AGENT_PATH_KEYS}, environment overrides included) are resolved against `baseDir` when given.
+ * Throws {@link AgentConfigError}.
  */
 export function parseAgentConfig(
   raw: unknown,
@@ -104,13 +119,7 @@ export function parseAgentConfig(
   config.agent.id ??= env.POD_NAME || hostname();
   config.agent.zone ??= env.POD_NAMESPACE || AGENT_DEFAULTS.zone;
   if (options.baseDir !== undefined) {
-    const auth = config.clouddriver.auth;
-    if (auth?.tokenFile !== undefined && !isAbsolute(auth.tokenFile)) auth.tokenFile = resolve(options.baseDir, auth.tokenFile);
-    for (const account of config.kubernetes.accounts) {
-      if (account.kubeconfigFile !== undefined && !isAbsolute(account.kubeconfigFile)) {
-        account.kubeconfigFile = resolve(options.baseDir, account.kubeconfigFile);
-      }
-    }
+    resolveConfigPaths(config, AGENT_PATH_KEYS, options.baseDir);
     // Dynamic accounts' kubeconfigs: under the config file's directory unless the file names others.
     config.kubernetes.dynamicKubeconfigDirs = (config.kubernetes.dynamicKubeconfigDirs ?? [options.baseDir]).map((d) =>
       resolve(options.baseDir!, d),

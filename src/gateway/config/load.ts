@@ -4,7 +4,10 @@
  * ./schema.ts.
  */
 import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { resolveConfigPaths } from '../../shared/config-paths.js';
+import { GATEWAY_PATH_KEYS } from './paths.js';
 import { baseSchema, type GatewayConfig, type GatewayConfigInput, gatewayConfigSchema } from './schema.js';
 
 /** Thrown when the configuration is invalid; the message names every bad key and its problem. */
@@ -17,22 +20,32 @@ export class GatewayConfigError extends Error {
 
 /** Options for {@link loadGatewayConfig}. */
 export interface LoadGatewayConfigOptions {
-  /** YAML file; missing or unreadable files are an error. */
+  /**
+   * YAML file; missing or unreadable files are an error. Relative paths in it and in `env` are resolved against its
+   * directory (./paths.ts lists the keys).
+   */
   file?: string;
   /** Environment to read `OUTPOST_GATEWAY_*` from; defaults to none (pass `process.env` explicitly). */
   env?: NodeJS.ProcessEnv;
-  /** Highest-precedence values (CLI flags); undefined entries are ignored. */
+  /** Highest-precedence values (CLI flags); undefined entries are ignored, relative paths stay as given. */
   overrides?: GatewayConfigInput;
 }
 
 /**
- * Builds the configuration from defaults < file < env < overrides and validates it.
+ * Builds the configuration from defaults < file < env < overrides and validates it. Relative paths from the file and
+ * the environment are made absolute under the file's directory; the overrides' stay relative to the working directory.
  * Throws {@link GatewayConfigError} naming the key and the problem when anything is invalid.
  */
 export function loadGatewayConfig(opts: LoadGatewayConfigOptions = {}): GatewayConfig {
   let merged: Record<string, unknown> = {};
-  if (opts.file) merged = deepMerge(merged, withoutAliases(readConfigFile(opts.file), `config file ${opts.file}`));
-  if (opts.env) merged = deepMerge(merged, configFromEnv(opts.env));
+  // Where relative paths of the file and the environment point from: the file's directory, as for the agent.
+  const baseDir = opts.file ? dirname(resolve(opts.file)) : undefined;
+  const withPaths = (source: Record<string, unknown>) => {
+    if (baseDir !== undefined) resolveConfigPaths(source, GATEWAY_PATH_KEYS, baseDir);
+    return source;
+  };
+  if (opts.file) merged = deepMerge(merged, withPaths(withoutAliases(readConfigFile(opts.file), `config file ${opts.file}`)));
+  if (opts.env) merged = deepMerge(merged, withPaths(configFromEnv(opts.env)));
   if (opts.overrides) merged = deepMerge(merged, withoutAliases(opts.overrides as Record<string, unknown>, 'the overrides'));
   const result = gatewayConfigSchema.safeParse(merged);
   if (!result.success) {
