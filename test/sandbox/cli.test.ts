@@ -3,37 +3,28 @@
  * contexts; its directory created when missing), takes faults through `outpost sandbox fault`, and stops cleanly on SIGTERM.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import https from 'node:https';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { Command } from 'commander';
 import { parse } from 'yaml';
-import { registerSandboxCommand } from '../../src/cli/commands/sandbox.js';
 
 const BIN = join(import.meta.dirname, '../../bin/outpost.js');
 
-/** Runs `outpost …` in-process with only the sandbox command registered; resolves to what it printed. */
-async function outpost(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const program = new Command('outpost').exitOverride();
-  registerSandboxCommand(program);
-  let stdout = '';
-  const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = ((chunk: string | Uint8Array) => {
-    stdout += chunk.toString();
-    return true;
-  }) as typeof process.stdout.write;
-  try {
-    await program.parseAsync(['node', 'outpost', ...args]);
-    return { code: 0, stdout, stderr: '' };
-  } catch (err) {
-    return { code: 1, stdout, stderr: (err as Error).message };
-  } finally {
-    process.stdout.write = write;
-  }
+/**
+ * Runs `outpost …` as a child process; resolves to its exit code and what it printed. (In-process, swapping
+ * process.stdout.write swallowed the test runner's own report lines written meanwhile.)
+ */
+function outpost(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { env: { ...process.env, OUTPOST_LOG_LEVEL: 'warn' } }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
 }
 
 test('outpost sandbox serves over TLS, writes a kubeconfig (in a new directory), takes faults and stops on SIGTERM', async () => {
