@@ -5,7 +5,8 @@ import { ErrorMessage } from './error-message.js';
 import { operationsSignal } from './fleet-signals.js';
 import { formatCount, formatMs, NONE } from './format.js';
 import { PageTitle } from './page-title.js';
-import { Pager, readPageSize } from './pager.js';
+import { readPageSize } from './page-size.js';
+import { Pager } from './pager.js';
 import { hrefFor, navigate } from './router.js';
 import { useServices } from './services.js';
 import { TableScroll } from './table-scroll.js';
@@ -136,7 +137,9 @@ export function AuditView({ query }: { query: URLSearchParams }) {
                     <td class="num">{e.stage === 'started' ? 'started' : e.status === 0 ? NONE : e.status}</td>
                     <td class="num wrap-cell">{e.stage === 'started' ? NONE : bytesOf(e)}</td>
                     <td class="num">{e.stage === 'started' ? NONE : formatMs(Number(e.durationMs))}</td>
-                    <td class="wrap-cell">{e.impersonatedUser || NONE}</td>
+                    <td class="break-after" data-col="impersonated">
+                      {e.impersonatedUser ? <BreakAfter text={e.impersonatedUser} /> : NONE}
+                    </td>
                   </tr>
                 ))}
               </tbody>

@@ -1,10 +1,4 @@
-/** Characters after which a name may break: the scheme of a principal, path and e-mail separators. */
-const SEPARATORS = /(?<=[:/@])/;
-
-/** `text` cut after each separator (`insecure:anonymous` → `insecure:`, `anonymous`); the whole text when it has none. */
-export function breakSegments(text: string): string[] {
-  return text.split(SEPARATORS).filter((s) => s !== '');
-}
+import { breakSegments } from './text-breaks.js';
 
 /**
  * Text that wraps only after `:`, `/` or `@` (a `<wbr>` there), never inside a word: put it in a cell styled
