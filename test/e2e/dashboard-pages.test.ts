@@ -76,12 +76,15 @@ function layoutProblems(page: Page): Promise<LayoutProblems> {
 }
 
 /**
- * For every Who cell reading `insecure:anonymous` and Impersonated user cell reading `outpost:anonymous`: how many
- * line boxes the word `anonymous` takes (1 = unbroken).
+ * For every cell of the Who and Impersonated user columns reading `insecure:anonymous` or `outpost:anonymous`: how
+ * many line boxes the word `anonymous` takes (1 = unbroken).
  */
 function anonymousLines(page: Page): Promise<number[]> {
-  return page.evaluate(() =>
-    [...document.querySelectorAll('td[data-col="who"], td[data-col="impersonated"]')]
+  return page.evaluate(() => {
+    const headings = [...document.querySelectorAll('section[aria-label="Audit table"] thead th')].map((th) => th.textContent);
+    const columns = ['Who', 'Impersonated user'].map((h) => headings.indexOf(h) + 1);
+    const cells = columns.flatMap((n) => [...document.querySelectorAll(`tr[data-audit] > :nth-child(${n})`)]);
+    return cells
       .filter((td) => td.textContent === 'insecure:anonymous' || td.textContent === 'outpost:anonymous')
       .map((td) => {
         const walker = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
@@ -94,8 +97,8 @@ function anonymousLines(page: Page): Promise<number[]> {
           return new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top))).size;
         }
         return 0;
-      }),
-  );
+      });
+  });
 }
 
 describe('the object, operation and audit pages at four widths, paging, and the details of issue 34', { timeout: 180_000 }, () => {
