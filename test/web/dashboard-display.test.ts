@@ -26,6 +26,7 @@ describe('dashboard display helpers', () => {
     assert.deepEqual(breakSegments('system:serviceaccount:ci:deployer'), ['system:', 'serviceaccount:', 'ci:', 'deployer']);
     assert.deepEqual(breakSegments('root'), ['root']);
     assert.deepEqual(breakSegments(''), []);
+    assert.deepEqual(breakSegments('web-7c5d.17a3', '-.'), ['web-', '7c5d.', '17a3'], 'object names: after - and .');
   });
 
   test('the page size comes from size=, 1 to 500, else the default', () => {

@@ -1,6 +1,7 @@
 import type { JsonObject, JsonValue } from '@bufbuild/protobuf';
 import { useRef } from 'preact/hooks';
 import type { KubernetesObject } from '../../src/gen/outpost/api/v1/object_service_pb.js';
+import { BreakAfter } from './break-after.js';
 import { ErrorMessage } from './error-message.js';
 import { accountsSignal } from './fleet-signals.js';
 import { formatCount } from './format.js';
@@ -204,9 +205,9 @@ export function ObjectsView({ query }: { query: URLSearchParams }) {
                   const nameId = `obj-${o.uid || key}`;
                   return (
                     <tr key={`${o.apiVersion}/${key}`} data-key={key}>
-                      <th scope="row">
+                      <th scope="row" class="break-after">
                         <a href={objectHref(o)} id={nameId}>
-                          {o.name}
+                          <BreakAfter text={o.name} after="-." />
                         </a>
                       </th>
                       <td>{o.namespace || <span class="muted">(cluster)</span>}</td>
