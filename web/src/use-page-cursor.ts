@@ -1,4 +1,4 @@
-import { useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Page, PageFetcher } from './use-paged-query.js';
 import { useLiveQuery } from './use-live-query.js';
 
@@ -38,6 +38,8 @@ interface Cursor {
  */
 export function usePageCursor<T>(key: string, fetchPage: PageFetcher<T>, trigger: string | null, pageSize: number): PageCursor<T> {
   const [cursor, setCursor] = useState<Cursor>({ key, tokens: [''] });
+  // Another key starts at page 1 at once (this render), and the cursor forgets the old key's pages.
+  useEffect(() => setCursor((c) => (c.key === key ? c : { key, tokens: [''] })), [key]);
   const tokens = cursor.key === key ? cursor.tokens : [''];
   const token = tokens[tokens.length - 1] ?? '';
   const query = useLiveQuery<Page<T>>(
