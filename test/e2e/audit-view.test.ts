@@ -1,7 +1,8 @@
 /**
  * The dashboard's Audit view in a real browser (Debian chromium via playwright-core): rows recorded in the audit log
  * show with who, account, verb, resource, object, status, bytes, duration and impersonated user; the filter form
- * narrows them through the hash query; a token without the admin role sees why nothing is listed.
+ * narrows them through the hash query; a token without the admin role sees why nothing is listed; the sign-in page
+ * says nothing is wrong until a token is refused.
  * Screenshots go to test-output/dashboard/.
  */
 import assert from 'node:assert/strict';
@@ -128,6 +129,26 @@ describe('the Audit view of the dashboard', { timeout: 180_000 }, () => {
 
     await page.goto(`${t.gateway.httpUrl}/#/audit?kind=operation`);
     await eventually('only the operation', async () => (await rows.count()) === 1 && (await rows.first().innerText()).includes('token:ci'));
+    await page.close();
+  });
+
+  test('the sign-in page shows no refusal before a token was tried, and a neutral header; a wrong token is refused', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${t.gateway.httpUrl}/`);
+    const form = page.getByRole('form', { name: 'Sign in' });
+    await form.waitFor({ timeout: 20_000 });
+    const header = page.locator('header [role="status"]');
+    assert.equal(await header.innerText(), 'Not signed in', 'nothing is reconnecting before anyone signed in');
+    assert.equal(await page.getByRole('alert').count(), 0, 'no error before a sign-in attempt');
+    await page.screenshot({ path: join(testOutputDir('dashboard'), 'sign-in.png'), fullPage: true });
+
+    await form.getByLabel('Access token').fill('not-a-token-of-this-gateway-0123456789');
+    await form.getByRole('button', { name: 'Sign in' }).click();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /^The gateway refused the request: / })
+      .waitFor({ timeout: 20_000 });
+    assert.equal(await header.innerText(), 'Not signed in');
     await page.close();
   });
 

@@ -91,6 +91,44 @@ const cases: [string, Obj, string, string][] = [
   ['a running Pod', pod({ phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] }), 'Healthy', 'Stable'],
   ['a pending Pod', pod({ phase: 'Pending' }), 'Progressing', 'Pod is pending'],
   [
+    'a running Pod whose container never becomes ready (Clouddriver: the Pod is Down)',
+    pod({
+      phase: 'Running',
+      conditions: [{ type: 'Ready', status: 'False', reason: 'ContainersNotReady', message: 'containers with unready status: [web]' }],
+      containerStatuses: [{ name: 'web', ready: false, restartCount: 0, state: { running: { startedAt: '2026-01-01T00:00:00Z' } } }],
+    }),
+    'Progressing',
+    'Containers not ready: web',
+  ],
+  [
+    'a running Pod in a crash loop',
+    pod({
+      phase: 'Running',
+      containerStatuses: [
+        { name: 'web', ready: false, restartCount: 7, state: { waiting: { reason: 'CrashLoopBackOff' } } },
+        { name: 'side', ready: true, restartCount: 0, state: { running: {} } },
+      ],
+    }),
+    'Progressing',
+    'Containers not ready: web (CrashLoopBackOff)',
+  ],
+  [
+    'a running Pod not Ready without container statuses',
+    pod({ phase: 'Running', conditions: [{ type: 'Ready', status: 'False', message: 'readiness gate not met' }] }),
+    'Progressing',
+    'readiness gate not met',
+  ],
+  [
+    'a completed Pod (its containers are terminated, not ready)',
+    pod({
+      phase: 'Succeeded',
+      conditions: [{ type: 'Ready', status: 'False', reason: 'PodCompleted' }],
+      containerStatuses: [{ name: 'web', ready: false, state: { terminated: { exitCode: 0, reason: 'Completed' } } }],
+    }),
+    'Healthy',
+    'Stable',
+  ],
+  [
     'a ReplicaSet short of ready pods',
     {
       apiVersion: 'apps/v1',

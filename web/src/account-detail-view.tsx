@@ -3,6 +3,7 @@ import { Code, ConnectError } from '@connectrpc/connect';
 import type { Account, Agent, AccountTransition } from '../../src/gen/outpost/api/v1/account_service_pb.js';
 import { syncText } from './accounts-view.js';
 import { ErrorMessage } from './error-message.js';
+import { Fact } from './fact.js';
 import { accountsSignal } from './fleet-signals.js';
 import { formatCount, NONE } from './format.js';
 import { PageTitle } from './page-title.js';
@@ -14,6 +15,13 @@ import { TimeText } from './time-text.js';
 import { TransportBadge } from './transport-badge.js';
 import { useFleet } from './use-fleet.js';
 import { useLiveQuery } from './use-live-query.js';
+
+/** What the Kinds table's two counts count (the columns' tooltips and the note under the table). */
+const KIND_COLUMNS = {
+  cached: 'objects of this kind the gateway holds now, kept current by the watch.',
+  listed:
+    "objects the agent's last full list of this kind returned (while the first list runs: how many so far); it differs from the cache when objects came or went since.",
+};
 
 interface Detail {
   account: Account;
@@ -64,13 +72,9 @@ export function AccountDetailView({ name }: { name: string }) {
   );
 }
 
+/** A fact of the account (fact.tsx), "—" when empty. */
 function Row({ label, children }: { label: string; children: ComponentChildren }) {
-  return (
-    <div>
-      <dt>{label}</dt>
-      <dd>{children || <span class="muted">{NONE}</span>}</dd>
-    </div>
-  );
+  return <Fact label={label}>{children || <span class="muted">{NONE}</span>}</Fact>;
 }
 
 function AccountDetailBody({ detail }: { detail: Detail }) {
@@ -112,17 +116,17 @@ function AccountDetailBody({ detail }: { detail: Detail }) {
       <section aria-labelledby="kinds-title">
         <h2 id="kinds-title">Kinds</h2>
         <TableScroll label="Kinds table">
-          <table>
+          <table aria-describedby="kinds-note">
             <thead>
               <tr>
                 <th scope="col">API version</th>
                 <th scope="col">Kind</th>
-                <th scope="col" class="num">
-                  Count
+                <th scope="col" class="num" title={KIND_COLUMNS.cached}>
+                  In cache
                 </th>
                 <th scope="col">Synced</th>
-                <th scope="col" class="num">
-                  Listed
+                <th scope="col" class="num" title={KIND_COLUMNS.listed}>
+                  Last list
                 </th>
               </tr>
             </thead>
@@ -148,6 +152,9 @@ function AccountDetailBody({ detail }: { detail: Detail }) {
             </tbody>
           </table>
         </TableScroll>
+        <p id="kinds-note" class="hint">
+          <strong>In cache</strong>: {KIND_COLUMNS.cached} <strong>Last list</strong>: {KIND_COLUMNS.listed}
+        </p>
       </section>
 
       <section aria-labelledby="skipped-title">

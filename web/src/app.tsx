@@ -85,7 +85,9 @@ export function App() {
   }, [place]);
 
   const live = fleet.live;
-  const liveText = live ? 'Live' : 'Reconnecting…';
+  // On the sign-in form nothing is connecting: the header says so instead of "Reconnecting…".
+  const liveText = auth.prompt ? 'Not signed in' : live ? 'Live' : 'Reconnecting…';
+  const liveClass = auth.prompt ? 'is-idle' : live ? 'is-live' : 'is-down';
   const forbidden = fleet.error?.code === Code.PermissionDenied;
 
   return (
@@ -121,8 +123,8 @@ export function App() {
             <p
               role="status"
               aria-label={liveText}
-              class={`live ${live ? 'is-live' : 'is-down'}`}
-              title={!live && fleet.error ? describeError(fleet.error) : undefined}
+              class={`live ${liveClass}`}
+              title={!live && !auth.prompt && fleet.error ? describeError(fleet.error) : undefined}
             >
               {liveText}
             </p>

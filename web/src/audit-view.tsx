@@ -1,15 +1,18 @@
 import { useEffect, useId, useState } from 'preact/hooks';
 import type { AuditEvent } from '../../src/gen/outpost/api/v1/audit_service_pb.js';
+import { BreakAfter } from './break-after.js';
 import { ErrorMessage } from './error-message.js';
 import { operationsSignal } from './fleet-signals.js';
 import { formatCount, formatMs, NONE } from './format.js';
 import { PageTitle } from './page-title.js';
+import { readPageSize } from './page-size.js';
+import { Pager } from './pager.js';
 import { hrefFor, navigate } from './router.js';
 import { useServices } from './services.js';
 import { TableScroll } from './table-scroll.js';
 import { TimeText } from './time-text.js';
 import { useFleet } from './use-fleet.js';
-import { usePagedQuery } from './use-paged-query.js';
+import { usePageCursor } from './use-page-cursor.js';
 
 const KINDS = ['kube', 'operation'] as const;
 
@@ -52,32 +55,32 @@ function formatBytes(n: bigint): string {
 }
 
 /**
- * Audit: every proxied Kubernetes request and submitted operation (AuditService.ListAuditEvents, admin only; 50 a
- * page, "Load more"), newest first, filtered by account, principal and kind through the hash query. Metadata only:
- * the audit log holds no request or response bodies. Re-fetched when the fleet's recent operations change, and on
- * "Refresh".
+ * Audit: every proxied Kubernetes request and submitted operation (AuditService.ListAuditEvents, admin only), one
+ * page at a time (50 rows, or `size=`, with Newest/Previous/Next), newest first, filtered by account, principal and
+ * kind through the hash query. Metadata only: the audit log holds no request or response bodies. The page shown is
+ * re-fetched when the fleet's recent operations change, and on "Refresh".
  */
 export function AuditView({ query }: { query: URLSearchParams }) {
   const { api } = useServices();
   const { fleet } = useFleet();
   const filters = readFilters(query);
+  const pageSize = readPageSize(query);
   const [refreshes, setRefreshes] = useState(0);
-  const entries = usePagedQuery<AuditEvent>(
+  const entries = usePageCursor<AuditEvent>(
     JSON.stringify(filters),
     (pageToken, pageSize, signal) =>
       api.audit
         .listAuditEvents({ ...filters, pageSize, pageToken }, { signal })
         .then((r) => ({ items: r.events, nextPageToken: r.nextPageToken })),
     `${operationsSignal(fleet) ?? ''}|${refreshes}`,
-    50,
-    500,
+    pageSize,
   );
   const items = entries.items;
 
   return (
     <>
       <PageTitle title="Audit" />
-      <AuditFilter filters={filters} accounts={fleet?.accounts.map((a) => a.name) ?? []} />
+      <AuditFilter filters={filters} accounts={fleet?.accounts.map((a) => a.name) ?? []} size={query.get('size') ?? ''} />
       <ErrorMessage error={entries.error} context="Could not load the audit log" />
       {!items ? (
         entries.busy && <p class="loading">Loading the audit log…</p>
@@ -86,8 +89,8 @@ export function AuditView({ query }: { query: URLSearchParams }) {
           <TableScroll label="Audit table">
             <table aria-busy={entries.busy ? 'true' : 'false'}>
               <caption>
-                {formatCount(items.length)} {items.length === 1 ? 'entry' : 'entries'}, newest first
-                {entries.hasMore ? ' (more available)' : ''}
+                Page {entries.page}: {formatCount(items.length)} {items.length === 1 ? 'entry' : 'entries'}, newest first
+                {entries.hasNext ? ' (more on the next page)' : ''}
               </caption>
               <thead>
                 <tr>
@@ -123,7 +126,9 @@ export function AuditView({ query }: { query: URLSearchParams }) {
                     <td>
                       <TimeText ts={e.startedAt} />
                     </td>
-                    <td class="mono wrap-cell">{e.principal || NONE}</td>
+                    <td class="mono break-after" data-col="who">
+                      {e.principal ? <BreakAfter text={e.principal} /> : NONE}
+                    </td>
                     <td>{e.account || NONE}</td>
                     <td>{e.kind}</td>
                     <td>{e.verb || NONE}</td>
@@ -132,30 +137,28 @@ export function AuditView({ query }: { query: URLSearchParams }) {
                     <td class="num">{e.stage === 'started' ? 'started' : e.status === 0 ? NONE : e.status}</td>
                     <td class="num wrap-cell">{e.stage === 'started' ? NONE : bytesOf(e)}</td>
                     <td class="num">{e.stage === 'started' ? NONE : formatMs(Number(e.durationMs))}</td>
-                    <td class="wrap-cell">{e.impersonatedUser || NONE}</td>
+                    <td class="break-after" data-col="impersonated">
+                      {e.impersonatedUser ? <BreakAfter text={e.impersonatedUser} /> : NONE}
+                    </td>
                   </tr>
                 ))}
               </tbody>
             </table>
           </TableScroll>
-          <p>
-            {entries.hasMore && (
-              <button type="button" onClick={entries.loadMore} disabled={entries.busy}>
-                Load more
-              </button>
-            )}{' '}
+          <div class="pager-row">
+            <Pager cursor={entries} label="Audit pages" />
             <button type="button" onClick={() => setRefreshes((n) => n + 1)} disabled={entries.busy}>
               Refresh
             </button>
-          </p>
+          </div>
         </>
       )}
     </>
   );
 }
 
-/** The filter form; writes `account`, `principal` and `kind` into the hash query on submit. */
-function AuditFilter({ filters, accounts }: { filters: AuditFilters; accounts: string[] }) {
+/** The filter form; writes `account`, `principal` and `kind` into the hash query on submit (keeping `size`). */
+function AuditFilter({ filters, accounts, size }: { filters: AuditFilters; accounts: string[]; size: string }) {
   const [draft, setDraft] = useState(filters);
   useEffect(() => setDraft(filters), [filters.account, filters.principal, filters.kind]);
   const id = useId();
@@ -165,7 +168,7 @@ function AuditFilter({ filters, accounts }: { filters: AuditFilters; accounts: s
       class="filter"
       onSubmit={(e) => {
         e.preventDefault();
-        navigate(hrefFor('audit', { ...draft, account: draft.account.trim(), principal: draft.principal.trim() }));
+        navigate(hrefFor('audit', { ...draft, account: draft.account.trim(), principal: draft.principal.trim(), size }));
       }}
     >
       <div class="field">

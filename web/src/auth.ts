@@ -12,7 +12,7 @@ export interface AuthState {
   version: number;
   /** True while the sign-in form must be shown instead of the page. */
   prompt: boolean;
-  /** The server's message for the last Unauthenticated error (empty before the first one). */
+  /** The server's message for the last rejected token (empty when no token was sent: nothing failed yet). */
   message: string;
   /** True when a token is stored (the header then offers "Sign out"). */
   hasToken: boolean;
@@ -87,9 +87,11 @@ export function createAuthStore(storage: Storage | null): AuthStore {
       if (!(error instanceof ConnectError) || error.code !== Code.Unauthenticated) return false;
       if (version !== state.version) return true;
       if (state.prompt) return true;
-      // A token the server rejects is useless: forget it so the form starts empty and "Sign out" disappears.
+      // A token the server rejects is useless: forget it so the form starts empty and "Sign out" disappears. The
+      // server's message is shown only when a token was sent: a first visit without one is no failed sign-in.
+      const attempted = read() !== null;
       write(null);
-      update({ prompt: true, message: error.rawMessage, hasToken: false });
+      update({ prompt: true, message: attempted ? error.rawMessage : '', hasToken: false });
       return true;
     },
   };

@@ -1,6 +1,7 @@
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { KubernetesObject } from '../../src/gen/outpost/api/v1/object_service_pb.js';
 import { ErrorMessage } from './error-message.js';
+import { Fact } from './fact.js';
 import { HealthFacts } from './health-facts.js';
 import { accountsSignal } from './fleet-signals.js';
 import { objectTitle, type ObjectRef } from './object-href.js';
@@ -58,19 +59,15 @@ export function ObjectPageView({ target }: { target: ObjectRef }) {
         <>
           <section class="panel" aria-label="Summary">
             <dl class="facts">
-              <dt>Account</dt>
-              <dd>
+              <Fact label="Account">
                 <a href={hrefFor(`accounts/${encodeURIComponent(object.account)}`)}>{object.account}</a>
-              </dd>
-              <dt>Kind</dt>
-              <dd>
+              </Fact>
+              <Fact label="Kind">
                 {object.kind} <span class="muted">{object.apiVersion}</span>
-              </dd>
-              <dt>Namespace</dt>
-              <dd>{object.namespace || <span class="muted">(cluster)</span>}</dd>
+              </Fact>
+              <Fact label="Namespace">{object.namespace || <span class="muted">(cluster)</span>}</Fact>
               <HealthFacts object={object} />
-              <dt>Labels</dt>
-              <dd>
+              <Fact label="Labels">
                 {Object.keys(object.labels).length === 0 ? (
                   <span class="muted">none</span>
                 ) : (
@@ -86,11 +83,10 @@ export function ObjectPageView({ target }: { target: ObjectRef }) {
                       ))}
                   </ul>
                 )}
-              </dd>
-              <dt>Updated</dt>
-              <dd>
+              </Fact>
+              <Fact label="Updated">
                 <TimeText ts={object.updatedAt} />
-              </dd>
+              </Fact>
             </dl>
           </section>
           <OwnershipTree object={object} />

@@ -1,6 +1,7 @@
 import type { JsonObject, JsonValue } from '@bufbuild/protobuf';
 import { useRef } from 'preact/hooks';
 import type { KubernetesObject } from '../../src/gen/outpost/api/v1/object_service_pb.js';
+import { BreakAfter } from './break-after.js';
 import { ErrorMessage } from './error-message.js';
 import { accountsSignal } from './fleet-signals.js';
 import { formatCount } from './format.js';
@@ -12,6 +13,7 @@ import { ObjectsFilterForm } from './objects-filter-form.js';
 import { OperationForm } from './operation-form.js';
 import type { OperationDraft } from './operation-request.js';
 import { PageTitle } from './page-title.js';
+import { podStatusOf } from './pod-status.js';
 import { hrefFor, navigate } from './router.js';
 import { useServices } from './services.js';
 import { TableScroll } from './table-scroll.js';
@@ -41,8 +43,37 @@ export function replicasText(o: KubernetesObject): string {
   return `${typeof ready === 'number' ? ready : 0}/${desired}`;
 }
 
+/** Which optional columns the objects table shows for `items`, and how many columns it has then. */
+export function objectColumns(items: KubernetesObject[]): { pods: boolean; replicas: boolean; count: number } {
+  const pods = items.some((o) => o.kind === 'Pod');
+  const replicas = items.some((o) => specReplicas(o) !== undefined);
+  return { pods, replicas, count: 7 + (pods ? 2 : 0) + (replicas ? 1 : 0) };
+}
+
+/** A row's Status and Restarts cells: kubectl's for a Pod, empty for other kinds. */
+function PodCells({ object }: { object: KubernetesObject }) {
+  if (object.kind !== 'Pod') {
+    return (
+      <>
+        <td data-col="status" />
+        <td data-col="restarts" class="num" />
+      </>
+    );
+  }
+  const { status, restarts } = podStatusOf(object.object);
+  return (
+    <>
+      <td data-col="status">{status}</td>
+      <td data-col="restarts" class="num">
+        {formatCount(restarts)}
+      </td>
+    </>
+  );
+}
+
 /**
- * Cached objects (ObjectService.ListObjects with bodies, 200 a page, "Load more"), filtered by the hash query.
+ * Cached objects (ObjectService.ListObjects with bodies, 200 a page, "Load more"), filtered by the hash query. Pods
+ * get kubectl's Status and Restarts columns; the Replicas column shows only when a listed object has replicas.
  * The list re-runs, keeping the filter and the number of rows loaded, whenever the fleet summary shows a filtered
  * account (any account without an account filter) receiving events or changing state. Names link to the object's
  * page; row shortcuts open the operation form prefilled, through the URL (object-action.ts), so Back closes it.
@@ -83,6 +114,7 @@ export function ObjectsView({ query }: { query: URLSearchParams }) {
   );
 
   const items = list.items;
+  const columns = objectColumns(items ?? []);
   const remember = (event: Event): void => {
     returnFocus.current = event.currentTarget as HTMLElement;
   };
@@ -139,9 +171,21 @@ export function ObjectsView({ query }: { query: URLSearchParams }) {
                   <th scope="col">Kind</th>
                   <th scope="col">Account</th>
                   <th scope="col">Health</th>
-                  <th scope="col" class="num">
-                    Replicas
-                  </th>
+                  {columns.pods && (
+                    <>
+                      <th scope="col" title="As kubectl's STATUS: the phase, or why a container waits or ended">
+                        Status
+                      </th>
+                      <th scope="col" class="num" title="Container restarts (the sum of restartCount)">
+                        Restarts
+                      </th>
+                    </>
+                  )}
+                  {columns.replicas && (
+                    <th scope="col" class="num">
+                      Replicas
+                    </th>
+                  )}
                   <th scope="col">Updated</th>
                   <th scope="col">Actions</th>
                 </tr>
@@ -149,7 +193,7 @@ export function ObjectsView({ query }: { query: URLSearchParams }) {
               <tbody>
                 {items.length === 0 && (
                   <tr>
-                    <td colSpan={8} class="empty">
+                    <td colSpan={columns.count} class="empty">
                       No cached object matches this filter.
                     </td>
                   </tr>
@@ -161,9 +205,9 @@ export function ObjectsView({ query }: { query: URLSearchParams }) {
                   const nameId = `obj-${o.uid || key}`;
                   return (
                     <tr key={`${o.apiVersion}/${key}`} data-key={key}>
-                      <th scope="row">
+                      <th scope="row" class="break-after">
                         <a href={objectHref(o)} id={nameId}>
-                          {o.name}
+                          <BreakAfter text={o.name} after="-." />
                         </a>
                       </th>
                       <td>{o.namespace || <span class="muted">(cluster)</span>}</td>
@@ -172,9 +216,12 @@ export function ObjectsView({ query }: { query: URLSearchParams }) {
                       <td data-col="health">
                         <HealthBadge health={o.health} />
                       </td>
-                      <td data-col="replicas" class="num">
-                        {replicasText(o)}
-                      </td>
+                      {columns.pods && <PodCells object={o} />}
+                      {columns.replicas && (
+                        <td data-col="replicas" class="num">
+                          {replicasText(o)}
+                        </td>
+                      )}
                       <td>
                         <TimeText ts={o.updatedAt} />
                       </td>

@@ -1,6 +1,7 @@
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { OperationRecord } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { ErrorMessage } from './error-message.js';
+import { Fact } from './fact.js';
 import { operationsSignal } from './fleet-signals.js';
 import { formatBetween, formatDuration, NONE, operationStateName } from './format.js';
 import { describeTarget, summarizeOperation } from './operation-summary.js';
@@ -50,46 +51,37 @@ export function OperationPageView({ id }: { id: string }) {
         <>
           <section class="panel" aria-label="Operation">
             <dl class="facts">
-              <dt>State</dt>
-              <dd>
+              <Fact label="State">
                 <StateBadge state={operationStateName(op.state)} />
-              </dd>
-              <dt>Type</dt>
-              <dd>{op.type}</dd>
-              <dt>Target</dt>
-              <dd>{describeTarget(op) || NONE}</dd>
-              <dt>Account</dt>
-              <dd>
+              </Fact>
+              <Fact label="Type">{op.type}</Fact>
+              <Fact label="Target">{describeTarget(op) || NONE}</Fact>
+              <Fact label="Account">
                 <a href={hrefFor(`accounts/${encodeURIComponent(op.account)}`)}>{op.account}</a>
-              </dd>
-              <dt>Requested by</dt>
-              <dd>{op.requestedBy || NONE}</dd>
-              <dt>Gateway replica / agent</dt>
-              <dd class="mono">
-                {op.gatewayId || NONE} / {op.agentId || NONE}
-              </dd>
+              </Fact>
+              <Fact label="Requested by">{op.requestedBy || NONE}</Fact>
+              <Fact label="Gateway replica / agent">
+                <span class="mono">
+                  {op.gatewayId || NONE} / {op.agentId || NONE}
+                </span>
+              </Fact>
             </dl>
           </section>
           <section class="panel" aria-label="Timing">
             <dl class="facts">
-              <dt>Received</dt>
-              <dd>
+              <Fact label="Received">
                 <TimeText ts={op.receivedAt} />
-              </dd>
-              <dt>Stored (after {formatBetween(op.receivedAt, op.storedAt)})</dt>
-              <dd>
+              </Fact>
+              <Fact label={`Stored (after ${formatBetween(op.receivedAt, op.storedAt)})`}>
                 <TimeText ts={op.storedAt} />
-              </dd>
-              <dt>Sent to the agent (after {formatBetween(op.storedAt, op.sentAt)})</dt>
-              <dd>
+              </Fact>
+              <Fact label={`Sent to the agent (after ${formatBetween(op.storedAt, op.sentAt)})`}>
                 <TimeText ts={op.sentAt} />
-              </dd>
-              <dt>Result (after {formatBetween(op.sentAt, op.resultAt)})</dt>
-              <dd>
+              </Fact>
+              <Fact label={`Result (after ${formatBetween(op.sentAt, op.resultAt)})`}>
                 <TimeText ts={op.resultAt} />
-              </dd>
-              <dt>Total</dt>
-              <dd>{formatDuration(op.totalDuration)}</dd>
+              </Fact>
+              <Fact label="Total">{formatDuration(op.totalDuration)}</Fact>
             </dl>
           </section>
           <section class="panel" aria-label="Result">

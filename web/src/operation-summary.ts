@@ -22,15 +22,19 @@ export function summarizeOperation(record: OperationRecord): string {
   return parts.join(' — ');
 }
 
+/** "1 manifest", "3 manifests": the YAML documents of an apply. */
+function manifestCount(manifests: string): string {
+  const docs = manifests.split(/^---\s*$/m).filter((d) => d.trim() !== '').length;
+  return `${docs} ${docs === 1 ? 'manifest' : 'manifests'}`;
+}
+
 /** What the operation targets, e.g. "Deployment demo/web" or "2 manifests"; empty when unknown. */
 export function describeTarget(record: OperationRecord): string {
   const spec = record.operation?.spec;
   if (!spec || spec.case === undefined) return '';
   switch (spec.case) {
-    case 'apply': {
-      const docs = spec.value.manifests.split(/^---\s*$/m).filter((d) => d.trim() !== '').length;
-      return `${docs} ${docs === 1 ? 'manifest' : 'manifests'}`;
-    }
+    case 'apply':
+      return manifestCount(spec.value.manifests);
     case 'logs':
       return `Pod ${spec.value.namespace}/${spec.value.pod}`;
     case 'list':
@@ -39,5 +43,28 @@ export function describeTarget(record: OperationRecord): string {
       return `${spec.value.kind} ${spec.value.namespace ? `${spec.value.namespace}/` : ''}${spec.value.name || spec.value.labelSelector}`;
     default:
       return `${spec.value.kind} ${spec.value.namespace ? `${spec.value.namespace}/` : ''}${spec.value.name}`;
+  }
+}
+
+/**
+ * Where an operation acts: "Deployment/web in sandbox/demo" (kind/name in account/namespace; "in sandbox" for a
+ * cluster-scoped object), "2 manifests in sandbox/demo" for an apply, "Deployment (list) in sandbox/demo" for a
+ * list; the account alone when the request is not known.
+ */
+export function describeTargetIn(record: OperationRecord): string {
+  const spec = record.operation?.spec;
+  const where = (namespace: string): string => `${record.account}${namespace ? `/${namespace}` : ''}`;
+  if (!spec || spec.case === undefined) return record.account;
+  switch (spec.case) {
+    case 'apply':
+      return `${manifestCount(spec.value.manifests)} in ${where(spec.value.namespace)}`;
+    case 'logs':
+      return `Pod/${spec.value.pod} in ${where(spec.value.namespace)}`;
+    case 'list':
+      return `${spec.value.kind} (list) in ${where(spec.value.namespace)}`;
+    case 'delete':
+      return `${spec.value.kind}/${spec.value.name || `-l ${spec.value.labelSelector}`} in ${where(spec.value.namespace)}`;
+    default:
+      return `${spec.value.kind}/${spec.value.name} in ${where(spec.value.namespace)}`;
   }
 }

@@ -10,6 +10,8 @@ import { TimeText } from './time-text.js';
 export interface OperationsTableProps {
   items: OperationRecord[];
   busy: boolean;
+  /** The number of the page shown, from 1. */
+  page: number;
   hasMore: boolean;
 }
 
@@ -21,13 +23,13 @@ export interface OperationsTableProps {
  * (styles: `.stack-table`) every row becomes a card of labelled lines, so nothing scrolls sideways.
  * Cells carry `data-col` for tests and `data-label` for the stacked layout.
  */
-export function OperationsTable({ items, busy, hasMore }: OperationsTableProps) {
+export function OperationsTable({ items, busy, page, hasMore }: OperationsTableProps) {
   return (
     <TableScroll label="Operations table">
       <table class="ops-table stack-table" aria-busy={busy ? 'true' : 'false'}>
         <caption>
-          {formatCount(items.length)} {items.length === 1 ? 'operation' : 'operations'}, newest first
-          {hasMore ? ' (more available)' : ''}
+          Page {page}: {formatCount(items.length)} {items.length === 1 ? 'operation' : 'operations'}, newest first
+          {hasMore ? ' (more on the next page)' : ''}
         </caption>
         <thead>
           <tr>

@@ -6,10 +6,12 @@ import { operationStateName } from './format.js';
 import { OperationForm } from './operation-form.js';
 import { OperationsTable } from './operations-table.js';
 import { PageTitle } from './page-title.js';
+import { readPageSize } from './page-size.js';
+import { Pager } from './pager.js';
 import { hrefFor, navigate } from './router.js';
 import { useServices } from './services.js';
 import { useFleet } from './use-fleet.js';
-import { usePagedQuery } from './use-paged-query.js';
+import { usePageCursor } from './use-page-cursor.js';
 
 const STATES = [OperationState.PENDING, OperationState.SENT, OperationState.SUCCEEDED, OperationState.FAILED, OperationState.TIMED_OUT];
 
@@ -20,26 +22,27 @@ function readState(query: URLSearchParams): OperationState {
 }
 
 /**
- * Operations: the submit form, then the history (OperationService.ListOperations, 50 a page, "Load more") with its
- * timing breakdown, filtered by account and state through the hash query (`#/operations?account=&state=`). The
- * history re-fetches whenever the fleet summary's recent operations or in-flight count change.
+ * Operations: the submit form, then the history (OperationService.ListOperations, one page at a time: 50 rows, or
+ * `size=`, with Newest/Previous/Next) with its timing breakdown, filtered by account and state through the hash
+ * query (`#/operations?account=&state=&size=`). The page shown re-fetches whenever the fleet summary's recent
+ * operations or in-flight count change.
  */
 export function OperationsView({ query }: { query: URLSearchParams }) {
   const { api } = useServices();
   const { fleet } = useFleet();
   const account = query.get('account') ?? '';
   const state = readState(query);
+  const pageSize = readPageSize(query);
   const accountNames = fleet?.accounts.map((a) => a.name) ?? [];
 
-  const history = usePagedQuery<OperationRecord>(
+  const history = usePageCursor<OperationRecord>(
     JSON.stringify([account, state]),
     (pageToken, pageSize, signal) =>
       api.operations
         .listOperations({ account, state, pageSize, pageToken }, { signal })
         .then((r) => ({ items: r.operations, nextPageToken: r.nextPageToken })),
     operationsSignal(fleet),
-    50,
-    500,
+    pageSize,
   );
   const items = history.items;
 
@@ -53,23 +56,17 @@ export function OperationsView({ query }: { query: URLSearchParams }) {
 
       <section aria-labelledby="history-title">
         <h2 id="history-title">History</h2>
-        <HistoryFilter account={account} state={state} accounts={accountNames} />
+        <HistoryFilter account={account} state={state} accounts={accountNames} size={query.get('size') ?? ''} />
         <ErrorMessage error={history.error} context="Could not load the operations" />
         {!items ? (
           history.busy && <p class="loading">Loading operations…</p>
         ) : (
           <>
-            <OperationsTable items={items} busy={history.busy} hasMore={history.hasMore} />
+            <OperationsTable items={items} busy={history.busy} page={history.page} hasMore={history.hasNext} />
+            <Pager cursor={history} label="Operations pages" />
             <p class="hint">
               Total: received → terminal. Under it, store: received → stored; dispatch: stored → sent to the agent; agent: sent → result.
             </p>
-            {history.hasMore && (
-              <p>
-                <button type="button" onClick={history.loadMore} disabled={history.busy}>
-                  Load more
-                </button>
-              </p>
-            )}
           </>
         )}
       </section>
@@ -77,8 +74,8 @@ export function OperationsView({ query }: { query: URLSearchParams }) {
   );
 }
 
-/** The history filter; writes `account` and `state` into the hash query on submit. */
-function HistoryFilter({ account, state, accounts }: { account: string; state: OperationState; accounts: string[] }) {
+/** The history filter; writes `account` and `state` into the hash query on submit (keeping `size`). */
+function HistoryFilter({ account, state, accounts, size }: { account: string; state: OperationState; accounts: string[]; size: string }) {
   const [draft, setDraft] = useState({ account, state: state === OperationState.UNSPECIFIED ? '' : operationStateName(state) });
   useEffect(() => setDraft({ account, state: state === OperationState.UNSPECIFIED ? '' : operationStateName(state) }), [account, state]);
   const id = useId();
@@ -89,7 +86,7 @@ function HistoryFilter({ account, state, accounts }: { account: string; state: O
       class="filter"
       onSubmit={(e) => {
         e.preventDefault();
-        navigate(hrefFor('operations', draft));
+        navigate(hrefFor('operations', { ...draft, size }));
       }}
     >
       <div class="field">

@@ -1,8 +1,8 @@
 import { ErrorMessage } from './error-message.js';
 import { HealthCounts } from './health-counts.js';
-import { formatCount, formatDuration, formatRate, operationStateName } from './format.js';
-import { operationHref } from './operation-href.js';
+import { formatCount, formatRate } from './format.js';
 import { PageTitle } from './page-title.js';
+import { RecentOperations } from './recent-operations.js';
 import { hrefFor } from './router.js';
 import { StateBadge } from './state-badge.js';
 import { TableScroll } from './table-scroll.js';
@@ -10,8 +10,9 @@ import { TimeText } from './time-text.js';
 import { useFleet } from './use-fleet.js';
 
 /**
- * The fleet at a glance, straight from the WatchFleet stream (no fetch of its own): headline numbers, gateway
- * replicas, accounts by state and activity, and the newest operations. Re-renders on every summary.
+ * The fleet at a glance, from the WatchFleet stream: headline numbers, gateway replicas, accounts by state and
+ * activity, and the newest operations (whose targets RecentOperations reads with ListOperations). Re-renders on
+ * every summary.
  */
 export function OverviewView() {
   const { fleet, error } = useFleet();
@@ -160,49 +161,7 @@ export function OverviewView() {
         </TableScroll>
       </section>
 
-      <section aria-labelledby="recent-title">
-        <h2 id="recent-title">Recent operations</h2>
-        <TableScroll label="Recent operations table">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">ID</th>
-                <th scope="col">Account</th>
-                <th scope="col">Type</th>
-                <th scope="col">State</th>
-                <th scope="col" class="num">
-                  Total
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {fleet.recentOperations.length === 0 && (
-                <tr>
-                  <td colSpan={5} class="empty">
-                    No operations yet.
-                  </td>
-                </tr>
-              )}
-              {fleet.recentOperations.map((op) => (
-                <tr key={op.id}>
-                  <th scope="row" class="mono">
-                    <a href={operationHref(op.id)}>{op.id}</a>
-                  </th>
-                  <td>{op.account}</td>
-                  <td>{op.type}</td>
-                  <td>
-                    <StateBadge state={operationStateName(op.state)} />
-                  </td>
-                  <td class="num">{formatDuration(op.totalDuration)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableScroll>
-        <p>
-          <a href={hrefFor('operations')}>All operations</a>
-        </p>
-      </section>
+      <RecentOperations fleet={fleet} />
     </>
   );
 }

@@ -9,6 +9,7 @@
  * nobody checked.
  */
 import { hasStatusRules, manifestStatus } from './manifest-status.js';
+import { podNotReadyReason } from './pod-readiness.js';
 import { type ManifestStatus, NO_STATUS_MESSAGE, record, stringField } from './status-model.js';
 
 /** One word for a status. */
@@ -55,13 +56,21 @@ export function healthOf(status: ManifestStatus | undefined): HealthSummary {
 }
 
 /**
- * The health of a cached object (Kubernetes JSON), or undefined for a kind without status rules. Never throws. The
+ * The health of a cached object (Kubernetes JSON), or undefined for a kind without status rules. Never throws. One
+ * addition to the status model: a Running Pod whose containers are not all ready is Progressing with the containers
+ * named (pod-readiness.ts: Clouddriver counts such a Pod Down in its instance health, though its manifest status,
+ * which Orca waits on, is stable). The
  * cache lags the cluster by a watch event, so a Deployment just changed may read Healthy for a moment before its
  * controller's status arrives; the next event corrects it.
  */
 export function workloadHealth(object: Record<string, unknown>): HealthSummary | undefined {
   if (!hasStatusRules(stringField(object.apiVersion) ?? '', stringField(object.kind) ?? '')) return undefined;
-  return healthOf(manifestStatus(object));
+  const summary = healthOf(manifestStatus(object));
+  if (summary.health === 'Healthy' && object.kind === 'Pod') {
+    const notReady = podNotReadyReason(object);
+    if (notReady) return { health: 'Progressing', reason: notReady };
+  }
+  return summary;
 }
 
 /** `object` reduced to what the status rules read (see STATUS_SPEC_FIELDS); the result gives the same health. */
