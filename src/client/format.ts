@@ -50,11 +50,18 @@ export function succeeded(record: OperationRecord): boolean {
   return record.state === OperationState.SUCCEEDED && (record.result?.success ?? true);
 }
 
-/** `apply`: one line per applied object — `created` when the decisive call created (201), else `configured`. */
+/**
+ * `apply`: one kubectl line per applied object, `configmap/a created` — the word the agent reported for that object
+ * (OperationResult.actions: created, configured, unchanged, serverside-applied, replaced). A result without them (an
+ * agent older than the field) falls back to the whole operation's status: `created` when every object was created
+ * (201), else `configured`.
+ */
 export function formatApplied(record: OperationRecord): string {
   const objects = record.result?.objects ?? [];
-  const verb = record.result?.statusCode === 201 ? 'created' : 'configured';
-  return objects.map((o) => `${objectRef(o)} ${verb}\n`).join('');
+  const actions = record.result?.actions ?? [];
+  const fallback = record.result?.statusCode === 201 ? 'created' : 'configured';
+  const verbOf = (i: number) => (actions.length === objects.length ? actions[i]! : fallback);
+  return objects.map((o, i) => `${objectRef(o)} ${verbOf(i)}\n`).join('');
 }
 
 /** `delete`: `deployment.apps "web" deleted` per deleted object; `No resources found` when nothing matched. */
