@@ -53,7 +53,11 @@ describe('apply prints what the agent did to each object, as kubectl does', () =
     }, 'words-outpost');
     assert.equal(outpost.mixed, 'configmap/a configured\nconfigmap/b created\n');
     assert.equal(outpost.again, 'configmap/a unchanged\nconfigmap/b unchanged\n');
-    assert.equal(stack.sandbox.store.get('v1', 'ConfigMap', 'words-outpost', 'a')?.data?.key, '2', 'configured means changed');
+    assert.equal(
+      (stack.sandbox.store.get('v1', 'ConfigMap', 'words-outpost', 'a')?.data as { key?: string } | undefined)?.key,
+      '2',
+      'configured means changed',
+    );
 
     for (const { label, kubectl, flags } of kubectls) {
       const namespace = `words-${label.replace(/[^a-z0-9]+/g, '-')}`;
@@ -68,8 +72,17 @@ describe('apply prints what the agent did to each object, as kubectl does', () =
     const ssa = await cli('apply', '--server-side', '-f', path);
     assert.equal(ssa.code, 0, ssa.err);
     assert.equal(ssa.out, 'configmap/s serverside-applied\n');
-    const real = await kubectls.at(-1)?.kubectl.ok(['apply', '--server-side', '-f', file('ssa-real', configMap('s', 'default', '1'))]);
-    if (real !== undefined) assert.equal(real, ssa.out);
+    const newest = kubectls.at(-1);
+    if (newest) {
+      const real = await newest.kubectl.ok([
+        'apply',
+        '--server-side',
+        ...newest.flags,
+        '-f',
+        file('ssa-real', configMap('s', 'default', '1')),
+      ]);
+      assert.equal(real, ssa.out, `${newest.label} prints the same line`);
+    }
 
     const deployment = file(
       'deploy',
