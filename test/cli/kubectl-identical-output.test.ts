@@ -103,7 +103,7 @@ describe('outpost get prints what kubectl prints', { skip: KUBECTLS.length === 0
     await newest().ok(['apply', '-f', file('crd.yaml', WIDGET_CRD)]);
     const widget = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'same' }, spec: WIDGET_SPEC };
     // The API server serves a new CRD's kind a moment after the CRD is stored.
-    await eventually('the Widget kind is served', () => newest().ok(['create', '-f', file('widget.json', widget)]));
+    await eventually('the Widget kind is served', () => newest().ok(['apply', '-f', file('widget.json', widget)]));
     for (const ns of ORDER_NAMESPACES) {
       store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
       for (const name of ['z', 'a', 'm'])
