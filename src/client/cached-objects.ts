@@ -18,9 +18,30 @@ export interface CachedQuery {
 /** Page size of the listing; every page is read. */
 const PAGE_SIZE = 1000;
 
+/** The API server's storage key of an object: `namespace/name` (`name` alone when cluster-scoped). */
+function storageKey(o: JsonObject): Buffer {
+  const m = (typeof o.metadata === 'object' && o.metadata !== null && !Array.isArray(o.metadata) ? o.metadata : {}) as JsonObject;
+  const namespace = typeof m.namespace === 'string' && m.namespace !== '' ? `${m.namespace}/` : '';
+  return Buffer.from(`${namespace}${typeof m.name === 'string' ? m.name : ''}`, 'utf8');
+}
+
 /**
- * The cached objects matching `query` (the full Kubernetes objects, in account/kind/namespace/name order). Rejects
- * with the gateway's ConnectError (NOT_FOUND for a name not in the cache, an unknown account or kind).
+ * Objects in the order the API server lists them, so `get --cached` prints what a live `get` (and kubectl) prints:
+ * etcd keys them by `namespace/name` and ranges over the keys byte by byte, which puts namespace `demo-backend` before
+ * `demo` ('-' sorts before '/'). The cache pages in its primary key's order (namespace, then name, in the
+ * database's collation), which differs.
+ */
+export function inServerListOrder(objects: JsonObject[]): JsonObject[] {
+  return objects
+    .map((o) => ({ o, key: storageKey(o) }))
+    .sort((a, b) => Buffer.compare(a.key, b.key))
+    .map(({ o }) => o);
+}
+
+/**
+ * The cached objects matching `query` (the full Kubernetes objects; a listing in the API server's order, see
+ * {@link inServerListOrder}). Rejects with the gateway's ConnectError (NOT_FOUND for a name not in the cache, an
+ * unknown account or kind).
  */
 export async function readCachedObjects(gatewayUrl: string, query: CachedQuery): Promise<JsonObject[]> {
   const { objects } = createReadClients(gatewayUrl);
@@ -48,5 +69,5 @@ export async function readCachedObjects(gatewayUrl: string, query: CachedQuery):
     for (const o of page.objects) if (o.object) out.push(o.object);
     pageToken = page.nextPageToken;
   } while (pageToken);
-  return out;
+  return inServerListOrder(out);
 }

@@ -3,10 +3,10 @@
  * `configmap "x" deleted`, tables and `-o json|yaml|name` for get, the failure line for everything that failed.
  */
 import type { JsonObject } from '@bufbuild/protobuf';
-import { stringify as toYaml } from 'yaml';
-import { inKubectlOrder } from '../shared/kubectl-order.js';
 import { OperationState, type OperationRecord } from '../gen/outpost/api/v1/operation_service_pb.js';
 import { displayType } from '../shared/kind-names.js';
+import { toKubectlJson } from './kubectl-json.js';
+import { toKubectlYaml } from './kubectl-yaml.js';
 import { renderTable } from './table.js';
 
 /** `-o` values of `outpost get`. */
@@ -50,11 +50,18 @@ export function succeeded(record: OperationRecord): boolean {
   return record.state === OperationState.SUCCEEDED && (record.result?.success ?? true);
 }
 
-/** `apply`: one line per applied object — `created` when the decisive call created (201), else `configured`. */
+/**
+ * `apply`: one kubectl line per applied object, `configmap/a created` — the word the agent reported for that object
+ * (OperationResult.actions: created, configured, unchanged, serverside-applied, replaced). A result without them (an
+ * agent older than the field) falls back to the whole operation's status: `created` when every object was created
+ * (201), else `configured`.
+ */
 export function formatApplied(record: OperationRecord): string {
   const objects = record.result?.objects ?? [];
-  const verb = record.result?.statusCode === 201 ? 'created' : 'configured';
-  return objects.map((o) => `${objectRef(o)} ${verb}\n`).join('');
+  const actions = record.result?.actions ?? [];
+  const fallback = record.result?.statusCode === 201 ? 'created' : 'configured';
+  const verbOf = (i: number) => (actions.length === objects.length ? actions[i]! : fallback);
+  return objects.map((o, i) => `${objectRef(o)} ${verbOf(i)}\n`).join('');
 }
 
 /** `delete`: `deployment.apps "web" deleted` per deleted object; `No resources found` when nothing matched. */
@@ -95,22 +102,30 @@ export function formatHistory(record: OperationRecord, target: string): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** An object as kubectl prints it by default (`--show-managed-fields=false`): without `metadata.managedFields`. */
+function withoutManagedFields(o: JsonObject): JsonObject {
+  const m = o.metadata;
+  if (typeof m !== 'object' || m === null || Array.isArray(m) || !('managedFields' in m)) return o;
+  const { managedFields: _omitted, ...metadata } = m;
+  return { ...o, metadata };
+}
+
 /**
  * `get`: objects in the chosen output. `single` prints one object (get by name) instead of a `List` for json/yaml.
- * An empty listing prints `No resources found…` on the returned `stderr` text, as kubectl does.
+ * json and yaml are kubectl's bytes (./kubectl-json.ts, ./kubectl-yaml.ts): several objects, or none, as its
+ * `{apiVersion: v1, items, kind: List, metadata: {resourceVersion: ""}}`, managed fields left out. An empty listing
+ * in a table or names prints `No resources found…` on the returned `stderr` text, as kubectl does.
  */
 export function formatObjects(
   objects: JsonObject[],
   options: { output: OutputFormat; kind: string; single: boolean; namespace: string; allNamespaces?: boolean },
 ): { stdout: string; stderr: string } {
   if (options.output === 'json' || options.output === 'yaml') {
-    // kubectl's field order: apiVersion, kind, metadata, spec, …, status.
-    const value = inKubectlOrder(
+    const value =
       options.single && objects.length === 1
-        ? objects[0]!
-        : { apiVersion: 'v1', kind: 'List', items: objects, metadata: { resourceVersion: '' } },
-    );
-    return { stdout: options.output === 'json' ? `${JSON.stringify(value, null, 4)}\n` : toYaml(value), stderr: '' };
+        ? withoutManagedFields(objects[0]!)
+        : { apiVersion: 'v1', kind: 'List', items: objects.map(withoutManagedFields), metadata: { resourceVersion: '' } };
+    return { stdout: options.output === 'json' ? toKubectlJson(value) : toKubectlYaml(value), stderr: '' };
   }
   if (objects.length === 0) {
     const where = options.allNamespaces || !options.namespace ? '' : ` in ${options.namespace} namespace`;

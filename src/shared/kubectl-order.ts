@@ -1,7 +1,8 @@
 /**
- * Kubernetes objects in the field order kubectl prints them (`apiVersion`, `kind`, `metadata`, `spec`, the rest in
- * their own order, `status` last), for `outpost get -o yaml|json` and the dashboard's YAML view — one order in both.
- * Only the top level is reordered: nested fields keep the order the API server gave them.
+ * Kubernetes objects in the order the API server writes their top level (its Go types' field order: `apiVersion`,
+ * `kind`, `metadata`, `spec`, the rest in their own order, `status` last), for the dashboard's YAML view. Only the top
+ * level is reordered: nested fields keep the order the API server gave them. (Despite the name, kubectl itself prints
+ * every level's keys sorted; `outpost get -o yaml|json` prints kubectl's bytes: src/client/kubectl-yaml.ts.)
  */
 
 const FIRST = ['apiVersion', 'kind', 'metadata', 'spec'];

@@ -42,7 +42,7 @@ describe('operation commands (fake gateway)', () => {
     gw.waitStream = () => [];
   });
 
-  test('apply -f FILE submits the manifests with every flag and waits; prints created/configured', async () => {
+  test("apply -f FILE submits the manifests with every flag and waits; prints the agent's word for each object", async () => {
     const file = join(dir, 'web.yaml');
     writeFileSync(file, 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n');
     gw.respond = (req) => succeededRecord(req, { statusCode: 201, objects: [deployment('web')] });
@@ -90,9 +90,26 @@ describe('operation commands (fake gateway)', () => {
         objects: [deployment('web'), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cfg' } }],
       });
     const again = await cli('apply', '-f', file, '--account', 'prod');
-    assert.equal(again.out, 'deployment.apps/web configured\nconfigmap/cfg configured\n');
+    assert.equal(
+      again.out,
+      'deployment.apps/web configured\nconfigmap/cfg configured\n',
+      'an agent that reports no actions: the whole operation decides',
+    );
     assert.equal(gw.requests[1]!.timeout, undefined, 'no --timeout leaves the gateway default');
     assert.equal(gw.requests[1]!.id, '');
+
+    gw.respond = (req) =>
+      succeededRecord(req, {
+        statusCode: 200,
+        objects: [deployment('web'), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cfg' } }, deployment('api')],
+        actions: ['unchanged', 'created', 'serverside-applied'],
+      });
+    const perObject = await cli('apply', '-f', file, '--account', 'prod');
+    assert.equal(
+      perObject.out,
+      'deployment.apps/web unchanged\nconfigmap/cfg created\ndeployment.apps/api serverside-applied\n',
+      "each object gets the agent's word for it",
+    );
   });
 
   test('apply reads stdin with -f -, joins several files as YAML documents, and reads a directory', async () => {

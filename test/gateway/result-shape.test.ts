@@ -30,6 +30,28 @@ const cases: [string, string, Record<string, unknown>, ReturnType<typeof ok>, Re
   ],
   ['apply: no object', 'apply', {}, ok({}), /at least one/],
   [
+    'apply: one action per object',
+    'apply',
+    {},
+    ok({ objects: [obj('ConfigMap', 'a'), obj('ConfigMap', 'b')], actions: ['configured', 'created'] }),
+    undefined,
+  ],
+  [
+    'apply: fewer actions than objects',
+    'apply',
+    {},
+    ok({ objects: [obj('ConfigMap', 'a'), obj('ConfigMap', 'b')], actions: ['unchanged'] }),
+    /one action per object: 2 objects, 1 actions/,
+  ],
+  [
+    'apply: an action kubectl has no word for',
+    'apply',
+    {},
+    ok({ objects: [obj('ConfigMap', 'a')], actions: ['updated'] }),
+    /apply action "updated" is not one of created, configured, unchanged, serverside-applied, replaced/,
+  ],
+  ['get: with actions', 'get', { ...target }, ok({ objects: [obj('Deployment', 'web')], actions: ['unchanged'] }), /has no actions/],
+  [
     'apply: an object without a name',
     'apply',
     {},
@@ -102,6 +124,14 @@ const cases: [string, string, Record<string, unknown>, ReturnType<typeof ok>, Re
   ['failure: a reason', 'get', { ...target }, failed({}), undefined],
   ['failure: no reason', 'get', { ...target }, failed({ reason: '' }), /must give a reason/],
   ['failure: a failed apply lists what it applied', 'apply', {}, failed({ objects: [obj('ConfigMap', 'a')] }), undefined],
+  [
+    'failure: a failed apply says what it did to each object applied',
+    'apply',
+    {},
+    failed({ objects: [obj('ConfigMap', 'a')], actions: ['created'] }),
+    undefined,
+  ],
+  ['failure: a failed apply with an action but no object', 'apply', {}, failed({ actions: ['created'] }), /1 actions/],
   ['failure: a failed get carries no object', 'get', { ...target }, failed({ objects: [obj('Deployment', 'web')] }), /carries no objects/],
   [
     'failure: a failed delete carries no deleted',

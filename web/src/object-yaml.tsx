@@ -3,7 +3,7 @@ import type { KubernetesObject } from '../../src/gen/outpost/api/v1/object_servi
 import { inKubectlOrder } from '../../src/shared/kubectl-order.js';
 
 /**
- * The region labelled "Object YAML": the cached object as YAML in kubectl's field order, exactly as the agent sent
+ * The region labelled "Object YAML": the cached object as YAML in the API server's field order, exactly as the agent sent
  * it (Secrets arrive with their data already removed; nothing is filtered here). The `yaml` package is loaded on
  * first use, keeping it out of the initial bundle. Follows `object` as it refreshes.
  */

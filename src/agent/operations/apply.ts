@@ -12,6 +12,7 @@
 import type { ApplySpec } from '../../gen/outpost/agent/v1/operation_pb.js';
 import { KubeHttpError } from '../kube/kube-client.js';
 import { kindMatches } from '../kube/kind-filter.js';
+import type { ApplyAction } from '../../shared/apply-actions.js';
 import { LAST_APPLIED_ANNOTATION } from '../../shared/secret-scrub.js';
 import { isRetryable } from './kube-calls.js';
 import { parseManifests, type ManifestObject } from './manifests.js';
@@ -28,7 +29,7 @@ export const SERVER_SIDE_APPLY_ANNOTATION = 'outpost.io/server-side-apply';
 interface Applied {
   object: Obj;
   status: number;
-  action: 'created' | 'configured' | 'unchanged' | 'serverside-applied' | 'replaced';
+  action: ApplyAction;
 }
 
 interface Planned {
@@ -232,6 +233,7 @@ export async function runApply(ctx: OperationContext, spec: ApplySpec): Promise<
         ...failure,
         message: docs.length > 1 && !(err instanceof KubeHttpError) ? `${step.doc.where}: ${failure.message}` : failure.message,
         objects: applied.map((a) => a.object),
+        actions: applied.map((a) => a.action),
       };
     }
   }
@@ -239,6 +241,7 @@ export async function runApply(ctx: OperationContext, spec: ApplySpec): Promise<
     statusCode: applied.every((a) => a.status === 201) ? 201 : 200,
     message: lines.join('\n'),
     objects: applied.map((a) => a.object),
+    actions: applied.map((a) => a.action),
   };
 }
 

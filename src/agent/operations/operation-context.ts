@@ -45,6 +45,8 @@ export interface Outcome {
   /** Objects as returned by Kubernetes; the executor scrubs Secrets again before they leave. */
   objects?: Obj[];
   deleted?: string[];
+  /** Apply: kubectl's word for what happened to each of `objects`, in its order (`created`, `unchanged`…). */
+  actions?: string[];
   logs?: string;
   revisions?: RevisionEntry[];
 }

@@ -136,6 +136,7 @@ export async function executeOperation(operation: Operation, options: ExecuteOpt
     message: outcome.message ?? '',
     objects: (outcome.objects ?? []).map((o) => scrubObject(o) as JsonObject),
     deleted: outcome.deleted ?? [],
+    actions: outcome.actions ?? [],
     logs: outcome.logs ?? '',
     revisions: (outcome.revisions ?? []).map((r) =>
       create(RevisionSchema, {

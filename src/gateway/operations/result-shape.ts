@@ -6,7 +6,7 @@
  *
  * Success:
  * - apply: `objects` holds one object per applied manifest (at least one), each with apiVersion, kind and
- *   metadata.name.
+ *   metadata.name; `actions` is empty (an older agent) or holds one word of APPLY_ACTIONS per object, in order.
  * - delete: `deleted` names what was deleted as `Kind/namespace/name` (or `Kind/name`): exactly the one object of a
  *   delete by name, any number for a label selector.
  * - scale: `objects` holds exactly the `autoscaling/v1` `Scale` of the target, as the scale subresource returned it.
@@ -15,10 +15,11 @@
  * - logs: `logs` holds the text (possibly empty).
  * - history: `revisions` holds the revisions, oldest first, numbered 1 or more and strictly increasing.
  * Every field not named for the type is empty. Failure: `reason` is set; only a failed apply may carry `objects`
- * (those applied before the failure). A non-empty `account` must be the operation's.
+ * (those applied before the failure) and their `actions`. A non-empty `account` must be the operation's.
  */
 import { create, type JsonObject } from '@bufbuild/protobuf';
 import { OperationResultSchema, type OperationResult } from '../../gen/outpost/agent/v1/operation_pb.js';
+import { APPLY_ACTIONS, isApplyAction } from '../../shared/apply-actions.js';
 
 /** The reason an invalid result is recorded under. */
 export const INVALID_RESULT_REASON = 'InvalidResult';
@@ -43,7 +44,7 @@ function failureProblem(type: string, r: OperationResult): string | undefined {
   if (r.reason === '') return 'a failed result must give a reason';
   if (r.objects.length > 0 && type !== 'apply')
     return `a failed ${type} result carries no objects (only a failed apply lists what it applied before failing)`;
-  return objectsProblem(r.objects) ?? onlyFields(type, r, ['objects']);
+  return objectsProblem(r.objects) ?? actionsProblem(r) ?? onlyFields(type, r, ['objects', 'actions']);
 }
 
 function successProblem(type: string, spec: Spec, r: OperationResult): string | undefined {
@@ -51,7 +52,7 @@ function successProblem(type: string, spec: Spec, r: OperationResult): string | 
   switch (type) {
     case 'apply':
       if (r.objects.length === 0) return 'a successful apply returns the applied objects (at least one)';
-      return objectsProblem(r.objects) ?? onlyFields(type, r, ['objects']);
+      return objectsProblem(r.objects) ?? actionsProblem(r) ?? onlyFields(type, r, ['objects', 'actions']);
     case 'delete': {
       const bad = r.deleted.find((ref) => !/^[^/\s]+\/(?:[^/\s]+\/)?[^/\s]+$/.test(ref));
       if (bad !== undefined) return `deleted entry ${JSON.stringify(bad)} is not Kind/namespace/name or Kind/name`;
@@ -113,16 +114,33 @@ function objectsProblem(objects: JsonObject[]): string | undefined {
   return undefined;
 }
 
+/** An apply's `actions`: none at all, or one known word per object. */
+function actionsProblem(r: OperationResult): string | undefined {
+  if (r.actions.length === 0) return undefined;
+  if (r.actions.length !== r.objects.length)
+    return `an apply names one action per object: ${r.objects.length} objects, ${r.actions.length} actions`;
+  const bad = r.actions.find((a) => !isApplyAction(a));
+  return bad === undefined ? undefined : `apply action ${JSON.stringify(bad)} is not one of ${APPLY_ACTIONS.join(', ')}`;
+}
+
+type PayloadField = 'objects' | 'deleted' | 'logs' | 'revisions' | 'actions';
+
 /** The payload fields other than `allowed` are empty. */
-function onlyFields(type: string, r: OperationResult, allowed: ('objects' | 'deleted' | 'logs' | 'revisions')[]): string | undefined {
-  const filled = { objects: r.objects.length > 0, deleted: r.deleted.length > 0, logs: r.logs !== '', revisions: r.revisions.length > 0 };
+function onlyFields(type: string, r: OperationResult, allowed: PayloadField[]): string | undefined {
+  const filled = {
+    objects: r.objects.length > 0,
+    deleted: r.deleted.length > 0,
+    logs: r.logs !== '',
+    revisions: r.revisions.length > 0,
+    actions: r.actions.length > 0,
+  };
   const extra = (Object.keys(filled) as (keyof typeof filled)[]).filter((f) => filled[f] && !allowed.includes(f));
   return extra.length ? `a ${r.success ? 'successful' : 'failed'} ${type} result has no ${extra.join(', ')}` : undefined;
 }
 
 /**
  * The result recorded in place of one that broke the rules: FAILED, reason InvalidResult, saying what was wrong and
- * what the agent claimed; its payload (objects, deleted, logs, revisions) is dropped.
+ * what the agent claimed; its payload (objects, deleted, logs, revisions, actions) is dropped.
  */
 export function invalidResult(result: OperationResult, problem: string): OperationResult {
   const claimed = `${result.success ? 'success' : 'failure'}${result.statusCode ? ` ${result.statusCode}` : ''}${result.reason ? ` ${result.reason}` : ''}${result.message ? `: ${result.message}` : ''}`;
