@@ -116,7 +116,7 @@ export function createGatewayHttpClient(tls: GatewayTls = {}): UniversalClientFn
     req.header.forEach((value, key) => void (headers[key] = value));
     if (body !== undefined) headers['content-length'] = String(body.length);
     const secure = url.protocol === 'https:';
-    const options: https.RequestOptions = { method: req.method, headers, signal: req.signal, agent: secure ? agents.https : agents.http };
+    const options: https.RequestOptions = { method: req.method, headers, agent: secure ? agents.https : agents.http };
     if (secure) {
       if (tls.ca !== undefined) options.ca = tls.ca;
       if (tls.insecureSkipTlsVerify) options.rejectUnauthorized = false;
@@ -124,6 +124,12 @@ export function createGatewayHttpClient(tls: GatewayTls = {}): UniversalClientFn
     return new Promise<UniversalClientResponse>((resolve, reject) => {
       const outgoing = secure ? https.request(url, options) : http.request(url, options);
       let answered = false;
+      // The caller's deadline or cancellation ends the exchange wherever it is; connect reports it from the signal.
+      const signal = req.signal;
+      const onAbort = () => outgoing.destroy();
+      if (signal?.aborted) onAbort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      outgoing.once('close', () => signal?.removeEventListener('abort', onAbort));
       outgoing.on('error', (err: NodeJS.ErrnoException) => {
         // Once an answer arrived, the connection's later errors (the write of a body the server never read) are not
         // the call's: the answer decides it, and a cut-off answer fails its own body stream below.
@@ -134,6 +140,9 @@ export function createGatewayHttpClient(tls: GatewayTls = {}): UniversalClientFn
       });
       outgoing.on('response', (res) => {
         answered = true;
+        // Its errors reach the reader through the body's iterator; once nobody reads (the caller aborted after the
+        // answer it wanted), there is nothing left to tell.
+        res.on('error', () => {});
         const type = String(res.headers['content-type'] ?? '');
         if (!CONNECT_TYPE.test(type)) {
           res.resume();
@@ -146,7 +155,7 @@ export function createGatewayHttpClient(tls: GatewayTls = {}): UniversalClientFn
           if (value !== undefined) header.set(key, Array.isArray(value) ? value.join(', ') : value);
         }
         const trailer = new Headers();
-        resolve({ status: res.statusCode ?? 0, header, trailer, body: responseBody(res, outgoing, trailer) });
+        resolve({ status: res.statusCode ?? 0, header, trailer, body: responseBody(res, outgoing, trailer, signal) });
       });
       // One write: the request line, the headers and the whole body, so no later write can race an early answer.
       outgoing.end(body);
@@ -155,11 +164,17 @@ export function createGatewayHttpClient(tls: GatewayTls = {}): UniversalClientFn
 }
 
 /** The answer's body; when it is over the request is let go (its socket may still be writing a refused body). */
-async function* responseBody(res: http.IncomingMessage, outgoing: http.ClientRequest, trailer: Headers): AsyncIterable<Uint8Array> {
+async function* responseBody(
+  res: http.IncomingMessage,
+  outgoing: http.ClientRequest,
+  trailer: Headers,
+  signal: AbortSignal | undefined,
+): AsyncIterable<Uint8Array> {
   try {
     for await (const chunk of res) yield chunk as Buffer;
     for (const [key, value] of Object.entries(res.trailers)) if (value !== undefined) trailer.set(key, value);
   } catch (err) {
+    if (signal?.aborted) throw ConnectError.from(signal.reason ?? err, Code.Canceled);
     throw new ConnectError(`the gateway's answer was cut off (${(err as Error).message})`, Code.Unavailable, undefined, undefined, err);
   } finally {
     if (!res.complete || !outgoing.writableFinished) outgoing.destroy();
