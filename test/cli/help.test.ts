@@ -55,7 +55,10 @@ test('every client command has the credential and TLS flags, and its --help the 
     }
   }
   const help = (await run(process.execPath, [bin, 'scale', '--help'])).stdout;
-  assert.match(help, /Credentials \(the first that is set is used; without any, no Authorization header is sent\):\n\s+1\. --token-file FILE/);
+  assert.match(
+    help,
+    /Credentials \(the first that is set is used; without any, no Authorization header is sent\):\n\s+1\. --token-file FILE/,
+  );
   assert.match(help, /4\. OUTPOST_CREDENTIAL_EXEC\s+like --credential-exec\n\s+5\. OUTPOST_TOKEN\s/);
 });
 
