@@ -4,7 +4,7 @@
  * gateway answers NOT_FOUND for an unknown account or kind (with the kinds the account has).
  */
 import type { JsonObject } from '@bufbuild/protobuf';
-import { createReadClients } from './gateway-transport.js';
+import { createReadClients, type GatewayTarget } from './gateway-transport.js';
 
 /** What to read: one object by name, or a listing (namespace '' = all namespaces, or a cluster-scoped kind). */
 export interface CachedQuery {
@@ -43,8 +43,8 @@ export function inServerListOrder(objects: JsonObject[]): JsonObject[] {
  * {@link inServerListOrder}). Rejects with the gateway's ConnectError (NOT_FOUND for a name not in the cache, an
  * unknown account or kind).
  */
-export async function readCachedObjects(gatewayUrl: string, query: CachedQuery): Promise<JsonObject[]> {
-  const { objects } = createReadClients(gatewayUrl);
+export async function readCachedObjects(target: GatewayTarget, query: CachedQuery): Promise<JsonObject[]> {
+  const { objects } = createReadClients(target);
   if (query.name) {
     const { object } = await objects.getObject(
       { account: query.account, kind: query.kind, namespace: query.namespace, name: query.name },

@@ -1,9 +1,12 @@
 /**
  * What every operation command shares: the common flags (`--account`, `-n`, `--gateway`, `--timeout`, `--id`,
- * `--no-wait`), exit code 2 for command-line errors, and the submit → wait → print → exit-code flow.
+ * `--no-wait`, and the credential flags of client-credentials.ts), exit code 2 for command-line errors, and the
+ * credentials → account → submit → wait → print → exit-code flow.
  */
 import { type Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import type { OperationRecord } from '../gen/outpost/api/v1/operation_service_pb.js';
+import { addCredentialOptions, type CredentialOptions, type GatewayConnection, resolveGatewayConnection } from './client-credentials.js';
+import { resolveAccount } from './default-account.js';
 import { parseDuration, toProtoDuration } from './duration.js';
 import { describeClientError, ExitCode } from './errors.js';
 import { describeFailure, succeeded } from './format.js';
@@ -27,8 +30,9 @@ export interface ClientContext {
 }
 
 /** The common flags as commander parsed them. */
-export interface ClientOptions {
-  account: string;
+export interface ClientOptions extends CredentialOptions {
+  /** Left out: the gateway's only account (default-account.ts). */
+  account?: string;
   namespace?: string;
   gateway: string;
   /** Milliseconds. */
@@ -68,12 +72,17 @@ function parseId(value: string): string {
  */
 export function configureClientCommand(cmd: Command, ctx: ClientContext, options: { namespace?: boolean } = {}): Command {
   cmd
-    .addOption(new Option('--account <name>', 'account (cluster) to run against').env('OUTPOST_ACCOUNT').makeOptionMandatory())
-    .option('--gateway <url>', 'gateway HTTP URL (Connect API)', defaultGatewayUrl(ctx.env))
+    .addOption(
+      new Option('--account <name>', 'account (cluster) to run against; may be left out when the gateway has exactly one').env(
+        'OUTPOST_ACCOUNT',
+      ),
+    )
+    .option('--gateway <url>', 'gateway HTTP(S) URL (Connect API; env OUTPOST_GATEWAY)', defaultGatewayUrl(ctx.env))
     .option('--timeout <duration>', 'how long the operation may take end to end, e.g. 30s, 2m (default 30s)', parseTimeout)
     .option('--id <id>', 'client-chosen operation id: retrying with the same id never runs the operation twice', parseId)
     .option('--no-wait', 'print the operation id once it is stored instead of waiting for the result');
   if (options.namespace !== false) cmd.option('-n, --namespace <namespace>', 'namespace (default: "default")');
+  addCredentialOptions(cmd);
   cmd
     .showHelpAfterError(`See 'outpost ${cmd.name()} --help' for usage.`)
     .configureOutput({ writeOut: (s) => ctx.io.stdout(s), writeErr: (s) => ctx.io.stderr(s) })
@@ -110,21 +119,40 @@ export function parseTargetOrFail(
   }
 }
 
+/** A gateway connection with its credentials, and the account the command runs against. */
+export interface OpenedGateway {
+  connection: GatewayConnection;
+  account: string;
+}
+
+/**
+ * Resolves the command's credentials (client-credentials.ts) and its account (`--account`, else the gateway's only
+ * one). Rejects with CliError (exit 2) for bad credentials or a missing account, or with the gateway's error; report
+ * either with {@link describeClientError}. Call it once per command run (an exec credential plugin runs each time).
+ */
+export async function openGateway(ctx: ClientContext, options: ClientOptions): Promise<OpenedGateway> {
+  const connection = await resolveGatewayConnection(options.gateway, options, ctx.env);
+  return { connection, account: await resolveAccount(connection, options.account) };
+}
+
 /**
  * Submits one operation and reports it: with `--no-wait` prints the id; otherwise waits for the terminal record and
- * prints `render(record)` (success, exit 0) or the failure line (exit 1). Gateway errors map through
- * {@link describeClientError}. Never throws.
+ * prints `render(record)` (success, exit 0) or the failure line (exit 1). `opened` is the command's gateway when it
+ * already has one ({@link openGateway} runs otherwise). Gateway errors map through {@link describeClientError}.
+ * Never throws.
  */
 export async function runOperation(
   ctx: ClientContext,
   options: ClientOptions,
   spec: SubmitInit['spec'],
   render: (record: OperationRecord) => { stdout: string; stderr?: string } | string,
+  opened?: OpenedGateway,
 ): Promise<void> {
   try {
-    const client = createOperationClient({ gatewayUrl: options.gateway });
+    const { connection, account } = opened ?? (await openGateway(ctx, options));
+    const client = createOperationClient(connection);
     const request: SubmitInit = {
-      account: options.account,
+      account,
       id: options.id ?? '',
       timeout: options.timeout === undefined ? undefined : toProtoDuration(options.timeout),
       spec,

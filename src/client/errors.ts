@@ -3,6 +3,7 @@
  * 0 success; 1 the operation failed or timed out; 2 usage or bad input; 3 the gateway could not be reached.
  */
 import { Code, ConnectError } from '@connectrpc/connect';
+import { notOutpostReason } from './gateway-http-client.js';
 
 /** Process exit codes of the client commands. */
 export const ExitCode = {
@@ -11,7 +12,7 @@ export const ExitCode = {
   FAILED: 1,
   /** Bad command line or input (unreadable file, invalid manifest rejected by the gateway, oversized input). */
   USAGE: 2,
-  /** No gateway answered at the given URL. */
+  /** No gateway answered at the given URL, not as Outpost does, or not with a certificate that verifies. */
   UNREACHABLE: 3,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
@@ -69,6 +70,20 @@ function causeCode(err: unknown): string | undefined {
   return undefined;
 }
 
+/** Node/OpenSSL codes of a gateway certificate that does not verify. */
+const CERTIFICATE_CODES = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_SIGNATURE_FAILURE',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
 /** Connect's code name in PascalCase (`InvalidArgument`), as a Kubernetes-style reason. */
 export function codeName(code: Code): string {
   const name = Code[code] ?? 'Unknown';
@@ -81,8 +96,23 @@ export function codeName(code: Code): string {
  */
 export function describeClientError(err: unknown, gatewayUrl: string): { exitCode: ExitCode; message: string } {
   if (err instanceof CliError) return { exitCode: err.exitCode, message: err.message };
+  const notOutpost = notOutpostReason(err);
+  if (notOutpost !== undefined) {
+    return {
+      exitCode: ExitCode.UNREACHABLE,
+      message: `${gatewayUrl} did not answer as an Outpost gateway does: ${notOutpost}; is --gateway (or OUTPOST_GATEWAY) the gateway's HTTP URL?`,
+    };
+  }
   const ce = ConnectError.from(err);
   const cause = causeCode(ce.cause);
+  if (cause !== undefined && CERTIFICATE_CODES.has(cause)) {
+    return {
+      exitCode: ExitCode.UNREACHABLE,
+      message:
+        `the certificate of the gateway at ${gatewayUrl} does not verify (${cause}: ${ce.rawMessage}); pass --ca-file FILE ` +
+        '(or OUTPOST_CA_FILE) with the CA that signed it',
+    };
+  }
   if (ce.code === Code.Unavailable && (cause === undefined || UNREACHABLE_CAUSES.has(cause)) && !ce.metadata.has('content-type')) {
     const why = cause ? `${cause}: ${ce.rawMessage}` : ce.rawMessage;
     return {

@@ -12,7 +12,9 @@ export type KubeCredential =
   /** The token itself, in the kubeconfig. */
   | { type: 'token'; token: string }
   /** `outpost credential` run by kubectl; `tokenFile` (absolute) or, when absent, OUTPOST_TOKEN in kubectl's environment. */
-  | { type: 'exec'; command: string; tokenFile?: string };
+  | { type: 'exec'; command: string; tokenFile?: string }
+  /** No credentials (a gateway that needs none): an empty user entry. */
+  | { type: 'none' };
 
 /** Everything the entries are made of. */
 export interface KubeconfigEntriesInput {
@@ -92,6 +94,7 @@ export function buildKubeconfigEntries(input: KubeconfigEntriesInput): Kubeconfi
 
 function userOf(credential: KubeCredential): Record<string, unknown> {
   if (credential.type === 'token') return { token: credential.token };
+  if (credential.type === 'none') return {};
   return {
     exec: {
       apiVersion: EXEC_CREDENTIAL_API_VERSION,

@@ -12,7 +12,7 @@ import {
   type OperationRecord,
 } from '../gen/outpost/api/v1/operation_service_pb.js';
 import { CliError, ExitCode } from './errors.js';
-import { createGatewayTransport } from './gateway-transport.js';
+import { createGatewayTransport, type GatewayTarget } from './gateway-transport.js';
 
 /** Default gateway URL: `OUTPOST_GATEWAY` or the gateway's default HTTP port on this host. */
 export function defaultGatewayUrl(env: NodeJS.ProcessEnv = process.env): string {
@@ -49,17 +49,15 @@ export function isTerminal(state: OperationState): boolean {
   return state === OperationState.SUCCEEDED || state === OperationState.FAILED || state === OperationState.TIMED_OUT;
 }
 
-/** Options for {@link createOperationClient}. */
-export interface OperationClientOptions {
-  /** `http://host:port` of the gateway's HTTP (Connect) port. */
-  gatewayUrl: string;
+/** Options for {@link createOperationClient}: the gateway's HTTP (Connect) URL, its token and TLS settings. */
+export interface OperationClientOptions extends GatewayTarget {
   /** Binary protobuf instead of JSON on the wire (default false: Connect JSON, what curl and browsers send). */
   binary?: boolean;
 }
 
-/** Creates a client for `gatewayUrl`. Throws CliError (exit 2) for a URL that is not http(s). */
+/** Creates a client for `options.gatewayUrl`. Throws CliError (exit 2) for a URL that is not http(s). */
 export function createOperationClient(options: OperationClientOptions): OperationClient {
-  const { gatewayUrl, transport } = createGatewayTransport(options.gatewayUrl, options.binary);
+  const { gatewayUrl, transport } = createGatewayTransport(options, options.binary);
   const raw = createClient(OperationService, transport);
 
   const budgetMs = (request: SubmitInit) => {

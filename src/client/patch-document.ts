@@ -27,7 +27,8 @@ export function checkPatchDocument(text: string, type: PatchKind): string {
   try {
     value = parse(text);
   } catch (err) {
-    const first = (err as Error).message.split('\n')[0];
+    // The parser's first line ends in a colon that introduces the source excerpt this message leaves out.
+    const first = (err as Error).message.split('\n')[0]!.replace(/:\s*$/, '');
     throw new PatchDocumentError(`unable to parse "${abbreviate(text)}": ${first}`);
   }
   if (type !== 'json') {

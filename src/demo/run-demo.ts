@@ -5,6 +5,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startAgent, loadAgentConfig, type RunningAgent } from '../agent/index.js';
+import { outpostEntryPath } from '../client/outpost-entry.js';
 import { loadGatewayConfig, startGateway, type RunningGateway } from '../gateway/index.js';
 import { startSandbox, type Sandbox } from '../sandbox/index.js';
 import type { Logger } from '../shared/logger.js';
@@ -29,6 +30,11 @@ export interface RunningDemo {
   /** The text printed for the user: URLs and commands to paste. */
   readonly banner: string;
   close(): Promise<void>;
+}
+
+/** `word` as one shell word: as it is when it is plain, else in single quotes. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`;
 }
 
 /** Starts the three parts; on failure, stops whatever already started and rethrows. */
@@ -110,6 +116,9 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
       'Try:',
       `  curl -s -H 'Content-Type: application/json' -d '{"account":"sandbox","kind":"Deployment","omitObject":true}' ${gateway.httpUrl}/outpost.api.v1.ObjectService/ListObjects`,
       `  kubectl --kubeconfig ${kubeconfigPath} -n demo scale deployment web --replicas 5`,
+      `  ${shellWord(outpostEntryPath())} get deployments -n demo --gateway ${gateway.httpUrl}`,
+      `    (the outpost CLI: export OUTPOST_GATEWAY=${gateway.httpUrl} and --gateway can go; OUTPOST_ACCOUNT=NAME stands`,
+      '     for --account, which a gateway with one account, as this one, does not need)',
       '',
       'Press Ctrl-C to stop.',
       '',

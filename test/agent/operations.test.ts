@@ -284,6 +284,7 @@ spec: { sizes: ${sizes}, color: blue }`;
       history.revisions.map((r) => Number(r.revision)),
       [1, 2, 3],
     );
+    assert.equal(history.message, '3 revisions of deployment/roll');
     assert.equal((history.revisions[0]!.template as Obj).spec.containers[0].image, 'img:1');
     assert.ok(history.revisions.every((r) => r.name.startsWith('roll-') && r.createdAt !== undefined));
 
@@ -346,7 +347,7 @@ spec:
       const revisionsOf = async () => {
         const history = await run(h, { case: 'history', value: { kind, namespace: 'ops', name } as never });
         assertOk(history, 200);
-        assert.match(history.message, new RegExp(`revision\\(s\\) of ${kind.toLowerCase()}/${name}`));
+        assert.match(history.message, new RegExp(`^\\d+ revisions? of ${kind.toLowerCase()}/${name}$`));
         return history.revisions;
       };
       const stored = () =>
@@ -402,11 +403,13 @@ spec:
     });
     assertOk(selected, 200);
     assert.equal(selected.objects.length, 2);
+    assert.equal(selected.message, '2 pods');
     const everywhere = await run(h, { case: 'list', value: { kind: 'Deployment', fieldSelector: 'metadata.name=api' } as never });
     assert.deepEqual(
       objects(everywhere).map((o) => `${o.metadata.namespace}/${o.metadata.name}`),
       ['demo-backend/api'],
     );
+    assert.equal(everywhere.message, '1 deployment', 'one object: the singular');
 
     const pod = objects(selected)[0]!.metadata.name as string;
     const logs = await run(h, { case: 'logs', value: { namespace: 'demo', pod, container: 'web', tailLines: 2n } as never });

@@ -45,6 +45,23 @@ test('outpost --help lists every command with its flags', async () => {
   );
 });
 
+test('every client command has the credential and TLS flags, and its --help the precedence order', async () => {
+  const { stdout } = await run(process.execPath, [bin, '--help']);
+  for (const command of ['get', 'apply', 'scale', 'rollout', 'patch', 'delete', 'logs', 'accounts', 'operations']) {
+    const start = stdout.indexOf(`  outpost ${command} `);
+    const section = stdout.slice(start, stdout.indexOf('\n\n', start + 1));
+    for (const flag of ['--token-file <file>', '--credential-exec <command>', '--ca-file <file>', '--insecure-skip-tls-verify']) {
+      assert.ok(section.includes(flag), `outpost ${command} lacks ${flag}`);
+    }
+  }
+  const help = (await run(process.execPath, [bin, 'scale', '--help'])).stdout;
+  assert.match(
+    help,
+    /Credentials \(the first that is set is used; without any, no Authorization header is sent\):\n\s+1\. --token-file FILE/,
+  );
+  assert.match(help, /4\. OUTPOST_CREDENTIAL_EXEC\s+like --credential-exec\n\s+5\. OUTPOST_TOKEN\s/);
+});
+
 test('an unknown command exits non-zero with a message', async () => {
   await assert.rejects(run(process.execPath, [bin, 'no-such-command']), (err: { code: number; stderr: string }) => {
     assert.notEqual(err.code, 0);

@@ -15,6 +15,7 @@ import {
   type OperationRecord,
   type SubmitOperationRequest,
 } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
+import { AccountService } from '../../src/gen/outpost/api/v1/account_service_pb.js';
 import { createCapturedIo } from '../../src/client/io.js';
 import type { ClientCommandDeps } from '../../src/client/client-command.js';
 import { registerAccountsCommand } from '../../src/cli/commands/accounts.js';
@@ -39,6 +40,8 @@ export interface FakeGateway {
   respond: Responder;
   /** What WaitOperation streams for an id (default: nothing). */
   waitStream: (id: string) => OperationRecord[];
+  /** The account names ListAccounts answers (default: none, so a command without --account exits 2). */
+  accounts: string[];
   close(): Promise<void>;
 }
 
@@ -75,26 +78,33 @@ export async function startFakeGateway(): Promise<FakeGateway> {
     waits: [],
     respond: (req) => succeededRecord(req),
     waitStream: () => [],
+    accounts: [],
   };
   const handler = connectNodeAdapter({
     routes: (router) =>
-      router.service(OperationService, {
-        async submitOperation(req) {
-          fake.requests.push(req);
-          return { operation: await fake.respond(req) };
-        },
-        async getOperation(req) {
-          const records = fake.waitStream(req.id);
-          return { operation: records[records.length - 1] };
-        },
-        async *waitOperation(req) {
-          fake.waits.push(req.id);
-          for (const operation of fake.waitStream(req.id)) yield { operation };
-        },
-        async listOperations() {
-          return { operations: [] };
-        },
-      }),
+      router
+        .service(AccountService, {
+          async listAccounts() {
+            return { accounts: fake.accounts.map((name) => ({ name })), total: fake.accounts.length };
+          },
+        })
+        .service(OperationService, {
+          async submitOperation(req) {
+            fake.requests.push(req);
+            return { operation: await fake.respond(req) };
+          },
+          async getOperation(req) {
+            const records = fake.waitStream(req.id);
+            return { operation: records[records.length - 1] };
+          },
+          async *waitOperation(req) {
+            fake.waits.push(req.id);
+            for (const operation of fake.waitStream(req.id)) yield { operation };
+          },
+          async listOperations() {
+            return { operations: [] };
+          },
+        }),
   });
   const server: Server = createServer(handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -113,21 +113,29 @@ describe('operation commands (fake gateway)', () => {
   });
 
   test('apply reads stdin with -f -, joins several files as YAML documents, and reads a directory', async () => {
-    const fromStdin = await runCli(['apply', '-f', '-', '--account', 'a', '--gateway', gw.url], { stdin: 'kind: ConfigMap\n' });
+    const fromStdin = await runCli(['apply', '-f', '-', '--account', 'a', '--gateway', gw.url], {
+      stdin: 'kind: ConfigMap\nmetadata: {name: c}\n',
+    });
     assert.equal(fromStdin.code, 0, fromStdin.err);
-    assert.equal((gw.requests.at(-1)!.spec.value as { manifests: string }).manifests, 'kind: ConfigMap\n');
+    assert.equal((gw.requests.at(-1)!.spec.value as { manifests: string }).manifests, 'kind: ConfigMap\nmetadata: {name: c}\n');
 
     const sub = join(dir, 'many');
     mkdirSync(sub);
-    writeFileSync(join(sub, 'a.yaml'), 'a: 1\n');
-    writeFileSync(join(sub, 'b.json'), '{"b": 2}\n');
+    writeFileSync(join(sub, 'a.yaml'), 'kind: ConfigMap\nmetadata: {name: a}\n');
+    writeFileSync(join(sub, 'b.json'), '{"kind": "ConfigMap", "metadata": {"name": "b"}}\n');
     writeFileSync(join(sub, 'notes.txt'), 'not a manifest');
     const joined = await cli('apply', '-f', join(sub, 'a.yaml'), '-f', join(sub, 'b.json'), '--account', 'a');
     assert.equal(joined.code, 0, joined.err);
-    assert.equal((gw.requests.at(-1)!.spec.value as { manifests: string }).manifests, 'a: 1\n---\n{"b": 2}');
+    assert.equal(
+      (gw.requests.at(-1)!.spec.value as { manifests: string }).manifests,
+      'kind: ConfigMap\nmetadata: {name: a}\n---\n{"kind": "ConfigMap", "metadata": {"name": "b"}}',
+    );
     const fromDir = await cli('apply', '-f', sub, '--account', 'a');
     assert.equal(fromDir.code, 0, fromDir.err);
-    assert.equal((gw.requests.at(-1)!.spec.value as { manifests: string }).manifests, 'a: 1\n---\n{"b": 2}');
+    assert.equal(
+      (gw.requests.at(-1)!.spec.value as { manifests: string }).manifests,
+      'kind: ConfigMap\nmetadata: {name: a}\n---\n{"kind": "ConfigMap", "metadata": {"name": "b"}}',
+    );
   });
 
   test('apply with an unreadable file, an oversized manifest or --force-conflicts alone exits 2 and submits nothing', async () => {
@@ -135,14 +143,26 @@ describe('operation commands (fake gateway)', () => {
     assert.equal(missing.code, 2);
     assert.match(missing.err, /^error: cannot read .*nope\.yaml: no such file or directory/);
     const big = join(dir, 'big.yaml');
-    writeFileSync(big, `data: "${'x'.repeat(1024 * 1024)}"\n`);
+    writeFileSync(big, `kind: ConfigMap\nmetadata: {name: big}\ndata: {k: "${'x'.repeat(1024 * 1024)}"}\n`);
     const oversized = await cli('apply', '-f', big, '--account', 'a');
     assert.equal(oversized.code, 2);
     assert.match(oversized.err, /limit is 1048576 bytes/);
-    writeFileSync(join(dir, 'ok.yaml'), 'a: 1\n');
+    writeFileSync(join(dir, 'ok.yaml'), 'kind: ConfigMap\nmetadata: {name: ok}\n');
     const force = await cli('apply', '-f', join(dir, 'ok.yaml'), '--account', 'a', '--force-conflicts');
     assert.equal(force.code, 2);
     assert.match(force.err, /--force-conflicts only applies with --server-side/);
+    assert.equal(gw.requests.length, 0);
+  });
+
+  test('apply checks every document as delete -f does: no kind or no metadata.name exits 2 naming it, nothing sent', async () => {
+    const file = join(dir, 'unnamed.yaml');
+    writeFileSync(file, 'kind: ConfigMap\nmetadata: {name: fine}\n---\nkind: ConfigMap\nmetadata: {namespace: demo}\n');
+    for (const verb of ['apply', 'delete']) {
+      const r = await cli(verb, '-f', file, '--account', 'a');
+      assert.deepEqual([r.code, r.err], [2, `error: ${file}: document 2: ConfigMap has no metadata.name\n`], verb);
+    }
+    const noKind = await runCli(['apply', '-f', '-', '--account', 'a', '--gateway', gw.url], { stdin: 'metadata: {name: x}\n' });
+    assert.deepEqual([noKind.code, noKind.err], [2, 'error: stdin: document 1: object has no kind\n']);
     assert.equal(gw.requests.length, 0);
   });
 
@@ -489,7 +509,7 @@ test('a server that is not a gateway exits 3 saying so', async () => {
   try {
     const r = await runCli(['get', 'pods', '--account', 'a', '--gateway', url]);
     assert.equal(r.code, 3, r.err);
-    assert.match(r.err, /does not serve the Outpost OperationService/);
+    assert.match(r.err, /did not answer as an Outpost gateway does: it answered HTTP 404 with no content-type/);
   } finally {
     server.closeAllConnections();
     server.close();

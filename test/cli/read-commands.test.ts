@@ -81,11 +81,14 @@ describe('get --cached, accounts and operations on the real stack', () => {
       ['get', 'pods', '--cached', '--field-selector', 'status.phase=Running', '--account', 'sandbox'],
       ['get', 'pods', '--cached', '--no-wait', '--account', 'sandbox'],
       ['get', 'pods', '--cached', '-o', 'xml', '--account', 'sandbox'],
-      ['get', 'pods', '--cached'],
     ]) {
       const r = await cli(...args);
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.err}`);
     }
+    // Without --account: the gateway's only account.
+    const only = await cli('get', 'deploy', '--cached', '-n', 'demo');
+    assert.equal(only.code, 0, only.err);
+    assert.match(only.out, /^web\s/m);
   });
 
   test('accounts: a table, -o name|json|wide, one account with its kinds; unknown account 1, bad flags 2', async () => {

@@ -105,6 +105,8 @@ test('patch documents: JSON and YAML re-encoded as JSON; wrong shapes refused wi
   for (const [text, type, message] of [
     ['', 'merge', /the patch is empty/],
     ['{"a": [1, 2}', 'merge', /unable to parse "\{"a": \[1, 2\}"/],
+    // The parser's line, without the colon that introduced the excerpt it leaves out.
+    ['{a: b: c}', 'merge', /^unable to parse "\{a: b: c\}": .* at line 1, column 5$/],
     ['"just a string"', 'strategic', /must be a JSON object.*got a string/],
     ['[]', 'json', /has no operations/],
     ['[{"op":"move","path":"/b"}]', 'json', /operation 0: "move" needs a "from" path/],

@@ -1,6 +1,6 @@
 /**
- * `outpost demo` as a user runs it: one command (which builds the dashboard when needed), then the two printed
- * commands work, the dashboard in a real browser (Debian chromium via playwright-core) lists the sandbox's
+ * `outpost demo` as a user runs it: one command (which builds the dashboard when needed), then the printed commands
+ * work (curl, kubectl, and the outpost CLI: as printed, and with OUTPOST_GATEWAY instead of --gateway), the dashboard in a real browser (Debian chromium via playwright-core) lists the sandbox's
  * deployments and follows a scale submitted from the page without reloading, and Ctrl-C stops it cleanly.
  * Screenshots go to test-output/dashboard/.
  */
@@ -87,6 +87,17 @@ describe('outpost demo', { timeout: 240_000 }, () => {
     // The printed kubectl command scales the Deployment in the sandbox (to 5).
     const scaled = await run('sh', ['-c', kubectlLine.trim()], { timeout: 20_000 });
     assert.match(scaled.stdout, /scaled/);
+    // The printed outpost command lists the demo's Deployments without --account (the gateway has one account)…
+    const outpostLine = out.split('\n').find((l) => / get deployments -n demo --gateway /.test(l))!;
+    assert.ok(outpostLine, `no outpost CLI command printed:\n${out}`);
+    assert.match(out, /export OUTPOST_GATEWAY=\S+ and --gateway can go; OUTPOST_ACCOUNT=NAME stands/);
+    const listedByCli = await run('sh', ['-c', outpostLine.trim()], { timeout: 30_000 });
+    assert.match(listedByCli.stdout, /^NAME\s+READY/m);
+    assert.match(listedByCli.stdout, /^web\s/m);
+    // …and the same with OUTPOST_GATEWAY in place of --gateway, as the line after it says.
+    const [command, gateway] = outpostLine.trim().split(' --gateway ');
+    const moved = await run('sh', ['-c', command!], { timeout: 30_000, env: { ...process.env, OUTPOST_GATEWAY: gateway } });
+    assert.match(moved.stdout, /^web\s/m);
   });
 
   describe('the dashboard in chromium', () => {

@@ -38,7 +38,11 @@ export async function runList(ctx: OperationContext, spec: ListSpec): Promise<Ou
   const objects = (body.items ?? []).map((item) =>
     scrubObject({ apiVersion: resource.apiVersion, kind: resource.kind, ...item }, resource.kind),
   );
-  return { statusCode: status, message: `${objects.length} ${resource.resource}`, objects };
+  return {
+    statusCode: status,
+    message: `${objects.length} ${objects.length === 1 ? resource.kind.toLowerCase() : resource.resource}`,
+    objects,
+  };
 }
 
 /** Runs a logs operation. */
@@ -63,7 +67,7 @@ export async function runHistory(ctx: OperationContext, spec: HistorySpec): Prom
   const history = await readHistory(ctx, spec);
   return {
     statusCode: 200,
-    message: `${history.revisions.length} revision(s) of ${history.resource.kind.toLowerCase()}/${spec.name}`,
+    message: `${history.revisions.length} ${history.revisions.length === 1 ? 'revision' : 'revisions'} of ${history.resource.kind.toLowerCase()}/${spec.name}`,
     revisions: history.revisions.map(({ holder: _holder, ...entry }) => entry),
   };
 }

@@ -7,7 +7,7 @@ import { resolveDeps, type ClientCommandDeps } from '../../client/client-command
 import { describeAccount, formatAccounts, type AccountOutput } from '../../client/account-format.js';
 import { ExitCode } from '../../client/errors.js';
 import { createReadClients } from '../../client/gateway-transport.js';
-import { configureReadCommand, reportReadError, type ReadOptions } from '../../client/read-command.js';
+import { configureReadCommand, openReadGateway, reportReadError, type ReadOptions } from '../../client/read-command.js';
 import type { Account } from '../../gen/outpost/api/v1/account_service_pb.js';
 
 /** Registers `accounts`. */
@@ -20,7 +20,7 @@ export function registerAccountsCommand(program: Command, deps?: ClientCommandDe
   configureReadCommand(cmd, ctx, ['wide', 'json', 'yaml', 'name']).action(async (name: string | undefined, opts: ReadOptions) => {
     const output = (opts.output ?? 'table') as AccountOutput;
     try {
-      const { accounts } = createReadClients(opts.gateway);
+      const { accounts } = createReadClients(await openReadGateway(ctx, opts));
       if (name) {
         const { account } = await accounts.getAccount({ name }, { timeoutMs: 30_000 });
         if (!account) throw new Error(`the gateway answered without account ${name}`);

@@ -2,7 +2,7 @@
  * `outpost apply -f FILE|DIR|- --account A`: sends manifests (YAML multi-document or JSON) to the account's agent,
  * which applies them (client-side by default, server-side when asked) and returns the applied objects.
  */
-import { checkManifestSyntax } from '../../client/manifest-syntax.js';
+import { objectsOfManifest } from '../../client/manifest-objects.js';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
@@ -23,15 +23,16 @@ export const MAX_MANIFEST_BYTES = 1024 * 1024;
 
 /**
  * Reads every `-f` source: `-` is stdin, a directory contributes its *.yaml/*.yml/*.json files (sorted, not
- * recursive). Several sources are joined as YAML documents. Rejects with a message naming the unreadable path, or
- * the source, line and column of malformed YAML (nothing is sent then).
+ * recursive). Several sources are joined as YAML documents. Rejects with a message naming the unreadable path, the
+ * source, line and column of malformed YAML, or the source and document of one without a kind or `metadata.name`
+ * (manifest-objects.ts: the checks `delete -f` makes too; nothing is sent then).
  */
 export async function readManifests(sources: string[], io: CliIo): Promise<string> {
   const texts: string[] = [];
   for (const source of sources) {
     if (source === '-') {
       const text = await io.readStdin();
-      checkManifestSyntax(text, 'stdin');
+      objectsOfManifest(text, 'stdin');
       texts.push(text);
       continue;
     }
@@ -57,7 +58,7 @@ export async function readManifests(sources: string[], io: CliIo): Promise<strin
       } catch (err) {
         throw new Error(`cannot read ${file}: ${(err as Error).message}`);
       }
-      checkManifestSyntax(text, file);
+      objectsOfManifest(text, file);
       texts.push(text);
     }
   }

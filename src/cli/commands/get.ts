@@ -7,6 +7,7 @@ import { Option, type Command } from 'commander';
 import {
   configureClientCommand,
   fail,
+  openGateway,
   parseTargetOrFail,
   resolveDeps,
   runOperation,
@@ -60,8 +61,9 @@ export function registerGetCommand(program: Command, deps?: ClientCommandDeps): 
         return;
       }
       try {
-        const objects = await readCachedObjects(opts.gateway, {
-          account: opts.account,
+        const { connection, account } = await openGateway(ctx, opts);
+        const objects = await readCachedObjects(connection, {
+          account,
           kind: kind.kind,
           namespace,
           name,

@@ -3,10 +3,10 @@
  * writing — or merging into — a kubeconfig a cluster, a user and a context named `outpost-A`. Everything else in the
  * file stays as it was; an existing `outpost-A` is replaced. docs/kubectl.md shows it in use.
  */
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { type ClientCommandDeps, type ClientContext, fail, resolveDeps } from '../../client/client-command.js';
+import { readCaFile } from '../../client/client-credentials.js';
 import { configureCommandOutput } from '../../client/command-output.js';
 import { CliError, ExitCode } from '../../client/errors.js';
 import { findToken, jwtExpiry, readTokenFile, rfc3339 } from '../../client/kube-token.js';
@@ -38,7 +38,8 @@ interface KubeconfigOptions {
 const HELP = `
 Credentials (the gateway accepts its own bearer tokens on /k8s/; the token needs the role "kube"):
   default          the token itself is stored in the kubeconfig (user.token), read now from --token-file F, else
-                   from the OUTPOST_TOKEN environment variable
+                   from the OUTPOST_TOKEN environment variable; with neither, the context has no credentials (for a
+                   gateway that needs none, such as the demo's) and a note on stderr says so
   --exec           nothing secret is stored: kubectl runs "outpost credential" each time it starts (and again
                    when a JWT expired), which reads the token then, from --token-file F (its absolute path is
                    stored) or, without it, from OUTPOST_TOKEN in kubectl's environment
@@ -66,23 +67,10 @@ function checkContextName(name: string): string {
   return name;
 }
 
-/** The absolute path of a readable PEM file holding a certificate. */
-function checkCaFile(path: string): string {
-  const abs = resolve(path);
-  let text: string;
-  try {
-    text = readFileSync(abs, 'utf8');
-  } catch (err) {
-    throw new CliError(
-      `cannot read the --ca-file ${abs} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
-      ExitCode.USAGE,
-    );
-  }
-  if (!text.includes('-----BEGIN CERTIFICATE-----')) throw new CliError(`the --ca-file ${abs} holds no PEM certificate`, ExitCode.USAGE);
-  return abs;
-}
-
-/** The credential to store; notes for stderr. Throws CliError (exit 2) when there is no token source. */
+/**
+ * The credential to store; notes for stderr. Without any token source the context gets no credentials (a gateway that
+ * needs none, such as the demo's), and a note says so. Throws CliError (exit 2) for an unreadable or malformed token.
+ */
 function credentialOf(opts: KubeconfigOptions, ctx: ClientContext, notes: string[]): KubeCredential {
   const tokenFile = opts.tokenFile === undefined ? undefined : resolve(opts.tokenFile);
   if (opts.exec) {
@@ -95,7 +83,11 @@ function credentialOf(opts: KubeconfigOptions, ctx: ClientContext, notes: string
   }
   const found = findToken(tokenFile, ctx.env);
   if (!found) {
-    throw new CliError('no token: set OUTPOST_TOKEN, or pass --token-file FILE (or --exec to have kubectl ask for it)', ExitCode.USAGE);
+    notes.push(
+      'note: no token (OUTPOST_TOKEN or --token-file FILE): the context sends no credentials, which suits a gateway ' +
+        'that needs none; for one that does, run again with a token (or --exec)',
+    );
+    return { type: 'none' };
   }
   const expiry = jwtExpiry(found.token);
   if (expiry) {
@@ -120,11 +112,11 @@ function run(opts: KubeconfigOptions, ctx: ClientContext): void {
   if (!https && (opts.caFile !== undefined || opts.insecureSkipTlsVerify)) {
     throw new CliError('--ca-file and --insecure-skip-tls-verify need an https:// gateway', ExitCode.USAGE);
   }
-  const caFile = opts.caFile === undefined ? undefined : checkCaFile(opts.caFile);
+  const caFile = opts.caFile === undefined ? undefined : readCaFile(opts.caFile).path;
   const namespace = opts.namespace === undefined ? undefined : checkNamespace(opts.namespace);
   const contextName = checkContextName(opts.context ?? entryName(account));
   const credential = credentialOf(opts, ctx, notes);
-  if (!https) {
+  if (!https && credential.type !== 'none') {
     // client-go reads a kubeconfig user's credentials only for a TLS transport
     notes.push(
       `warning: kubectl sends no credentials over plain http: its requests to ${server} will be anonymous; use the gateway's https:// URL`,

@@ -9,7 +9,7 @@ import { CliError, ExitCode } from '../../client/errors.js';
 import { describeFailure, succeeded } from '../../client/format.js';
 import { createOperationClient, isTerminal, type OperationClient } from '../../client/operation-client.js';
 import { describeOperation, formatOperations, type OperationOutput } from '../../client/operation-format.js';
-import { configureReadCommand, reportReadError, type ReadOptions } from '../../client/read-command.js';
+import { configureReadCommand, openReadGateway, reportReadError, type ReadOptions } from '../../client/read-command.js';
 import { OperationState, type OperationRecord } from '../../gen/outpost/api/v1/operation_service_pb.js';
 
 const STATES: Record<string, OperationState> = {
@@ -58,7 +58,7 @@ export function registerOperationsCommand(program: Command, deps?: ClientCommand
       return;
     }
     try {
-      const client = createOperationClient({ gatewayUrl: opts.gateway });
+      const client = createOperationClient(await openReadGateway(ctx, opts));
       if (id && opts.watch) {
         await watchOperation(ctx, client, id, output);
         return;

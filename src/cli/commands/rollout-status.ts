@@ -9,7 +9,7 @@
  * ends; with it, a rollout still in progress at the deadline exits 1 ("timed out waiting for the condition").
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fail, type ClientContext, type ClientOptions } from '../../client/client-command.js';
+import { fail, openGateway, type ClientContext, type ClientOptions } from '../../client/client-command.js';
 import { toProtoDuration } from '../../client/duration.js';
 import { describeClientError, ExitCode } from '../../client/errors.js';
 import { describeFailure, succeeded } from '../../client/format.js';
@@ -47,11 +47,12 @@ export async function runRolloutStatus(ctx: ClientContext, opts: RolloutStatusOp
   };
   let last = '';
   try {
-    const client = createOperationClient({ gatewayUrl: opts.gateway });
+    const { connection, account } = await openGateway(ctx, opts);
+    const client = createOperationClient(connection);
     for (;;) {
       const remaining = deadline === undefined ? DEFAULT_OPERATION_TIMEOUT_MS : deadline - Date.now();
       const readTimeout = Math.min(DEFAULT_OPERATION_TIMEOUT_MS, Math.max(remaining, 5000));
-      const record = await client.submitAndWait({ account: opts.account, spec, timeout: toProtoDuration(readTimeout) });
+      const record = await client.submitAndWait({ account, spec, timeout: toProtoDuration(readTimeout) });
       if (!succeeded(record)) {
         fail(ctx, ExitCode.FAILED, describeFailure(record));
         return;
