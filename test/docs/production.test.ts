@@ -35,6 +35,11 @@ const CHECKS: Record<string, { retry: boolean; passes: (out: string) => boolean 
   },
   'reader-refused': { retry: false, passes: (out) => json(out).code === 'permission_denied' },
   'operator-scale': { retry: false, passes: (out) => json(out).operation?.state === 'OPERATION_STATE_SUCCEEDED' },
+  'cli-operator': { retry: false, passes: (out) => /^web\s/m.test(out) && /^deployment\.apps\/web scaled$/m.test(out) },
+  'cli-reader-refused': {
+    retry: false,
+    passes: (out) => /^error: PermissionDenied: .*\(HTTP 403\)$/m.test(out) && /^exit code 1$/m.test(out),
+  },
   kubectl: { retry: true, passes: (out) => /^web-\S+\s+1\/1\s+Running/m.test(out) },
   'dashboard-page': { retry: false, passes: (out) => /<title>Outpost<\/title>/.test(out) },
   'dashboard-signed-in': {
