@@ -4,8 +4,8 @@
  * parsed a unary request, so an unauthenticated peer could otherwise make the gateway buffer up to the message limit
  * per request. A refusal is answered at once in the caller's own protocol — gRPC and gRPC-web trailers-only, Connect
  * unary as a JSON error with the HTTP status of its code, Connect streaming as an end-stream message — and the body is
- * never read: an HTTP/2 stream is reset with NO_ERROR after the answer (the peer stops sending), an HTTP/1.1
- * connection is closed. An admitted call carries its principal on to the interceptor, which then does not
+ * never read: an HTTP/2 stream is reset with NO_ERROR after the answer (the peer stops sending), an HTTP/1.1 body is
+ * discarded as it arrives for a bounded time, so the client reads the answer instead of a reset. An admitted call carries its principal on to the interceptor, which then does not
  * authenticate again.
  */
 import http2 from 'node:http2';
@@ -22,7 +22,7 @@ import type { Principal } from './principal.js';
 
 type AnyRequest = http.IncomingMessage | http2.Http2ServerRequest;
 
-/** How long an HTTP/1.1 connection whose request was refused stays half-closed before it is destroyed. */
+/** How long the body of a refused HTTP/1.1 request may go on arriving (discarded) before its connection is closed. */
 const LINGER_MS = 2000;
 type AnyResponse = http.ServerResponse | http2.Http2ServerResponse;
 
@@ -63,7 +63,9 @@ function answerRefusal(req: AnyRequest, res: AnyResponse, refusal: ConnectError)
   const error = sendableError(refusal);
   const type = String(req.headers['content-type'] ?? '').toLowerCase();
   const h2 = req.httpVersionMajor === 2;
-  const headers: Record<string, string> = h2 ? {} : { connection: 'close' };
+  // No `connection: close` on HTTP/1.1: Node would destroy the socket as soon as the answer is written (destroySoon),
+  // the client's body still arriving, and the unread bytes become a reset that beats the answer (write EPIPE).
+  const headers: Record<string, string> = {};
   const grpc = type.startsWith('application/grpc');
   if (grpc) {
     // gRPC and gRPC-web: trailers-only, the status in the one HEADERS frame (which ends the stream on HTTP/2).
@@ -100,13 +102,17 @@ function answerRefusal(req: AnyRequest, res: AnyResponse, refusal: ConnectError)
     if (grpc) reset();
     else res.once('finish', reset);
   } else {
-    // Half-close, then let go: a full close with unread input would reset the connection before the client read the
-    // answer.
-    req.pause();
-    const socket = req.socket;
+    // Node discards the rest of the body once the answer is written (never parsed, never buffered: the bytes are
+    // dropped as they arrive), so the client finishes its write and reads the answer, and the connection may carry its
+    // next request (admitted again; refused ones are counted per connection). A body not finished LINGER_MS after the
+    // answer (stalled, or simply huge) has its connection closed.
     res.once('finish', () => {
-      socket.end();
-      setTimeout(() => socket.destroy(), LINGER_MS).unref();
+      if (req.complete) return;
+      const socket = req.socket;
+      const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+      timer.unref();
+      req.once('end', () => clearTimeout(timer));
+      socket.once('close', () => clearTimeout(timer));
     });
   }
 }
