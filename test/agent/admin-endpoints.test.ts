@@ -113,7 +113,7 @@ describe('agent admin endpoints: pieces', () => {
         { name: 'b', waiting: 'verdict' },
       ],
     });
-    assert.equal(mixed.reason, '2 account(s) not synced yet: a (listing Secret in demo); b (no verdict from the gateway yet)');
+    assert.equal(mixed.reason, '2 accounts not synced yet: a (listing Secret in demo); b (no verdict from the gateway yet)');
   });
 });
 
@@ -161,7 +161,7 @@ describe('agent admin endpoints against the sandbox and the fake gateway', () =>
         total: 2,
         pending: [{ name: 'sandbox', waiting: 'listing', scopes: ['ConfigMap', 'Deployment'] }],
       });
-      assert.match(listing.body.reason, /^1 account\(s\) not synced yet: sandbox \(listing ConfigMap, Deployment\)$/);
+      assert.match(listing.body.reason, /^1 account not synced yet: sandbox \(listing ConfigMap, Deployment\)$/);
       assert.equal((await admin(h, '/livez')).status, 200);
 
       // Acknowledge everything from now on: the lists finish.

@@ -147,7 +147,7 @@ for (const driver of ['pglite'] as const) {
       assert.equal(image(), 'nginx:1.0');
       outcome = await orca.run('undoRolloutManifest', { ...base, numRevisionsBack: 9 }, false);
       assert.equal(outcome.status, 'TERMINAL');
-      assert.match(outcome.exception!.message, /Can't rollback deployment orca-undo 9 revision\(s\) back/);
+      assert.match(outcome.exception!.message, /Can't rollback deployment orca-undo 9 revisions back: it has 3 revisions/);
       assert.equal(outcome.exception!.operation, 'KubernetesUndoRolloutManifestOperation');
     });
 

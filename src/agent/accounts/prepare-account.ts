@@ -11,6 +11,7 @@ import { discoverResources, type ResourceType } from '../kube/discovery.js';
 import { selectResources, type SkippedType } from '../kube/kind-filter.js';
 import { createKubeClient, type KubeClient, type KubeRequestRecorder } from '../kube/kube-client.js';
 import { caFingerprint, loadAccountKubeConfig } from '../kube/kubeconfig.js';
+import { counted } from '../../shared/counted.js';
 
 /** What the agent knows about an account, ready to be described in a Hello and streamed. */
 export interface PreparedAccount {
@@ -106,7 +107,7 @@ export async function prepareAccount(
     if (prepared.skipped.length > 0) {
       log.warn(
         { skipped: prepared.skipped.map((s) => `${s.kind || '*'}${s.apiVersion ? ` (${s.apiVersion})` : ''}: ${s.reason}`) },
-        `${prepared.skipped.length} kind(s) skipped (see skipped_kinds in the Hello)`,
+        `${counted(prepared.skipped.length, 'kind')} skipped (see skipped_kinds in the Hello)`,
       );
     }
   } catch (err) {

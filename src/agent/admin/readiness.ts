@@ -5,6 +5,7 @@
  * re-list (410 Gone) does not make it unready again: the gateway keeps serving the cache it has meanwhile.
  */
 import type { AccountStatus, AgentStatus } from '../status.js';
+import { counted } from '../../shared/counted.js';
 
 /** Why one account is not settled yet. */
 export interface PendingAccount {
@@ -39,7 +40,7 @@ function describe(pending: PendingAccount[]): string {
     .slice(0, 10)
     .map((p) => (p.waiting === 'verdict' ? `${p.name} (no verdict from the gateway yet)` : `${p.name} (listing ${p.scopes!.join(', ')})`));
   const more = pending.length > shown.length ? ` and ${pending.length - shown.length} more` : '';
-  return `${pending.length} account(s) not synced yet: ${shown.join('; ')}${more}`;
+  return `${counted(pending.length, 'account')} not synced yet: ${shown.join('; ')}${more}`;
 }
 
 /** Computes readiness from a status snapshot. */

@@ -15,6 +15,7 @@ import { createDeployContext } from './deploy-context.js';
 import { createLiveReads } from '../live-reads.js';
 import type { DeployEnv } from './deploy-manifest.js';
 import { accountOf, badDescription, type Description } from './description-fields.js';
+import { counted } from '../../../shared/counted.js';
 
 const PHASE = 'CLEANUP_KUBERNETES_ARTIFACTS';
 
@@ -58,7 +59,7 @@ export function prepareCleanup(description: Description, env: DeployEnv): Prepar
         }
         (names[namespace] ??= []).push(fullResourceName(object));
       }
-      ctx.status(PHASE, doomed.length ? `Deleted ${doomed.length} old version(s)` : 'No old versions to delete');
+      ctx.status(PHASE, doomed.length ? `Deleted ${counted(doomed.length, 'old version')}` : 'No old versions to delete');
       return { manifestNamesByNamespace: names, manifests: null, createdArtifacts: [], boundArtifacts: [] };
     },
   };

@@ -16,6 +16,7 @@ import { applyPlanned } from './apply-planned.js';
 import { createDeployContext } from './deploy-context.js';
 import { accountOf, badDescription, type Description } from './description-fields.js';
 import { resultOf } from './operation-result.js';
+import { counted } from '../../../shared/counted.js';
 
 /** What deploying needs besides the description (reads go through the task's own calls). */
 export interface DeployEnv {
@@ -74,7 +75,7 @@ export function prepareDeploy(description: Description, env: DeployEnv): Prepare
           'IllegalStateException',
         );
       }
-      ctx.status(PHASE, `Deploy manifest task completed successfully for ${applied.length} manifest(s)`);
+      ctx.status(PHASE, `Deploy manifest task completed successfully for ${counted(applied.length, 'manifest')}`);
       return resultOf(applied, plan.createdArtifacts as Record<string, unknown>[], plan.boundArtifacts as Record<string, unknown>[]);
     },
   };

@@ -15,6 +15,7 @@ import {
 } from '../../../gen/outpost/agent/v1/operation_pb.js';
 import { TaskFailure, type PreparedOperation, type TaskContext } from '../task-runner.js';
 import { accountOf, badDescription, intField, manifestTarget, type Description, type ManifestTarget } from './description-fields.js';
+import { counted } from '../../../shared/counted.js';
 
 type Verb = 'undoRolloutManifest' | 'rollingRestartManifest' | 'pauseRolloutManifest' | 'resumeRolloutManifest';
 
@@ -109,7 +110,7 @@ async function revisionBack(ctx: TaskContext, account: string, target: ManifestT
   const index = revisions.length - back - 1;
   if (index < 0) {
     throw new TaskFailure(
-      `Can't rollback ${target.fullName} ${back} revision(s) back: it has ${revisions.length} revision(s) (${revisions.join(', ') || 'none'})`,
+      `Can't rollback ${target.fullName} ${counted(back, 'revision')} back: it has ${counted(revisions.length, 'revision')} (${revisions.join(', ') || 'none'})`,
       'IllegalArgumentException',
     );
   }

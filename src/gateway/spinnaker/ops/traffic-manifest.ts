@@ -14,6 +14,7 @@ import { createLiveReads, type LiveReads } from '../live-reads.js';
 import type { KubernetesObject } from '../manifest-types.js';
 import { TaskFailure, type PreparedOperation } from '../task-runner.js';
 import { accountOf, badDescription, manifestTarget, type Description } from './description-fields.js';
+import { counted } from '../../../shared/counted.js';
 
 /** The annotation listing a workload's load balancers (a JSON list of "service NAME"). */
 export const LOAD_BALANCERS_ANNOTATION = 'traffic.spinnaker.io/load-balancers';
@@ -153,7 +154,7 @@ export function prepareTraffic(verb: 'enableManifest' | 'disableManifest', descr
         const pods = (await reads.list(account, 'Pod', target.namespace, { labelSelector: selector })).filter((p) =>
           ((p.metadata.ownerReferences ?? []) as { uid?: string }[]).some((o) => o.uid === uid),
         );
-        ctx.status(phase, `${enable ? 'Adding' : 'Removing'} the labels on ${pods.length} running pod(s)...`);
+        ctx.status(phase, `${enable ? 'Adding' : 'Removing'} the labels on ${counted(pods.length, 'running pod')}...`);
         for (const pod of pods)
           await jsonPatch(
             ctx.calls,
