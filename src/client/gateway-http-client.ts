@@ -1,22 +1,17 @@
 /**
- * The HTTP/1.1 client under the CLI's Connect transport. connect-node's own HTTP/1.1 client fails a call with the
- * error of its request-body write (`write EPIPE`, reported as Internal / HTTP 500) whenever that write races an answer
- * the server sent before reading the body. The gateway does that by design — credentials are checked from the headers
- * and a refused call is answered and its connection closed without reading the body (src/gateway/auth/pre-admission.ts)
- * — so against a gateway with tokens the user saw `Unauthenticated (HTTP 401)` or `Internal: write EPIPE (HTTP 500)`
- * at random. This client sends each request in one write (headers and the whole body, nothing flushed ahead of it) and
- * lets an answer that arrived win over any later error of the connection, so the gateway's 401 or 403 is what the
- * caller sees, every time. One race is left when the body takes several writes (a large apply): a write can fail
- * before the answer sitting in the socket was read, and Node then destroys the socket with the answer unread. So a
- * write the peer refused (EPIPE, ECONNRESET) is not treated as the connection's end: reading goes on, and the read side
- * reports what happened — the answer, or the same reset when there was none.
+ * The HTTP/1.1 client under the CLI's Connect transport. The gateway answers a refused call (401, 403) from its headers,
+ * before it reads the body (src/gateway/auth/pre-admission.ts); connect-node's own HTTP/1.1 client fails a call with the
+ * error of a request-body write that races such an answer (`write EPIPE`, reported as Internal / HTTP 500). This client
+ * sends each request in one write (headers and the whole body, nothing flushed ahead of it) and lets an answer that
+ * arrived win over any later error of the connection, so the gateway's 401 or 403 is what the caller sees. (The gateway
+ * drops the rest of a refused body rather than resetting the connection, which a reset would have made unreadable to
+ * any client.)
  *
  * It also tells apart a peer that is not an Outpost gateway (a closed connection without an answer, bytes that are
  * not HTTP, an answer that is not Connect's: see {@link notOutpostError}).
  */
 import http from 'node:http';
 import https from 'node:https';
-import type { Duplex } from 'node:stream';
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { UniversalClientFn, UniversalClientRequest, UniversalClientResponse } from '@connectrpc/connect/protocol';
 
@@ -60,41 +55,6 @@ function describeNoAnswer(err: NodeJS.ErrnoException): string | undefined {
   return undefined;
 }
 
-/** Write errors that mean "the peer no longer reads": reading must still see what it sent before. */
-const PEER_GONE = new Set(['EPIPE', 'ECONNRESET']);
-
-type WriteCallback = (err?: Error | null) => void;
-type Writes = Duplex & {
-  _write(chunk: unknown, encoding: BufferEncoding, cb: WriteCallback): void;
-  _writev?(chunks: unknown[], cb: WriteCallback): void;
-};
-
-/** Makes `socket` drop the bytes of a write the peer refused instead of failing (and destroying) the socket. */
-function keepReadingAfterRefusedWrites<T extends Duplex>(socket: T): T {
-  const s = socket as unknown as Writes;
-  const tolerant = (cb: WriteCallback) => (err?: Error | null) =>
-    err && PEER_GONE.has((err as NodeJS.ErrnoException).code ?? '') ? cb() : cb(err);
-  const write = s._write;
-  s._write = (chunk, encoding, cb) => write.call(s, chunk, encoding, tolerant(cb));
-  const writev = s._writev;
-  if (writev) s._writev = (chunks, cb) => writev.call(s, chunks, tolerant(cb));
-  return socket;
-}
-
-/** Keep-alive agents whose sockets are made by {@link keepReadingAfterRefusedWrites}. */
-class GatewayHttpAgent extends http.Agent {
-  override createConnection(...args: Parameters<http.Agent['createConnection']>): ReturnType<http.Agent['createConnection']> {
-    const socket = super.createConnection(...args);
-    return socket ? keepReadingAfterRefusedWrites(socket) : socket;
-  }
-}
-class GatewayHttpsAgent extends https.Agent {
-  override createConnection(...args: Parameters<http.Agent['createConnection']>): ReturnType<http.Agent['createConnection']> {
-    const socket = super.createConnection(...args);
-    return socket ? keepReadingAfterRefusedWrites(socket) : socket;
-  }
-}
-
 async function readBody(body: AsyncIterable<Uint8Array> | undefined): Promise<Buffer | undefined> {
   if (body === undefined) return undefined;
   const chunks: Uint8Array[] = [];
@@ -108,7 +68,7 @@ async function readBody(body: AsyncIterable<Uint8Array> | undefined): Promise<Bu
  * it must not be used for client or bidirectional streams.
  */
 export function createGatewayHttpClient(tls: GatewayTls = {}): UniversalClientFn {
-  const agents = { http: new GatewayHttpAgent({ keepAlive: true }), https: new GatewayHttpsAgent({ keepAlive: true }) };
+  const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
   return async function request(req: UniversalClientRequest): Promise<UniversalClientResponse> {
     const body = await readBody(req.body);
     const url = new URL(req.url);

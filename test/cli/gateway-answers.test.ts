@@ -75,8 +75,9 @@ describe('a peer that is not an Outpost gateway: exit 3, saying so', () => {
 });
 
 /**
- * A server in another process (so its close races the client's writes as a real gateway's does) that answers every
- * request 401 as soon as it has the headers and closes the connection without reading the body.
+ * A server in another process (so its answer races the client's writes as a real gateway's does) that answers every
+ * request 401 as soon as it has the headers, before reading the body — then, as the gateway does, drops the rest of the
+ * body and closes (a reset instead would make the answer unreadable to any client).
  */
 const REFUSER = `
 const server = require('node:net').createServer((socket) => {
@@ -86,10 +87,10 @@ const server = require('node:net').createServer((socket) => {
     if (head.includes('\\r\\n\\r\\n')) return;
     head += d.toString('latin1');
     if (!head.includes('\\r\\n\\r\\n')) return;
-    socket.pause();
     const body = JSON.stringify({ code: 'unauthenticated', message: 'authentication required' });
     socket.write('HTTP/1.1 401 Unauthorized\\r\\ncontent-type: application/json\\r\\ncontent-length: ' + body.length +
-      '\\r\\nconnection: close\\r\\n\\r\\n' + body, () => socket.destroy());
+      '\\r\\nconnection: close\\r\\n\\r\\n' + body);
+    setTimeout(() => socket.end(), 2000).unref();
   });
 });
 server.listen(0, '127.0.0.1', () => console.log(server.address().port));

@@ -111,8 +111,14 @@ function answerRefusal(req: AnyRequest, res: AnyResponse, refusal: ConnectError)
       const socket = req.socket;
       const timer = setTimeout(() => socket.destroy(), LINGER_MS);
       timer.unref();
-      req.once('end', () => clearTimeout(timer));
-      socket.once('close', () => clearTimeout(timer));
+      // Both listeners go with the timer: a kept-alive connection may carry many refused requests.
+      const done = () => {
+        clearTimeout(timer);
+        req.off('end', done);
+        socket.off('close', done);
+      };
+      req.once('end', done);
+      socket.once('close', done);
     });
   }
 }
