@@ -185,7 +185,9 @@ describe('Fiat on the Clouddriver routes', { concurrency: false }, () => {
       springShaped(await as('deployer').get(`/task/${taskOfSandbox}`), 503);
       springShaped(await as('deployer').get('/credentials/sandbox'), 503);
       assert.deepEqual(names((await as('deployer').get('/credentials')).body), []);
-      const metrics = await (await fetch(`${stack.gateway.httpUrl}/metrics`, { headers: { authorization: `Bearer ${TOKENS.orca}` } })).text();
+      const metrics = await (
+        await fetch(`${stack.gateway.httpUrl}/metrics`, { headers: { authorization: `Bearer ${TOKENS.orca}` } })
+      ).text();
       assert.match(metrics, /outpost_gateway_fiat_lookups_total\{result="failure"\} [1-9]/);
       assert.match(metrics, /outpost_gateway_fiat_lookups_total\{result="hit"\} [1-9]/);
     } finally {

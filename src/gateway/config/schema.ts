@@ -213,7 +213,9 @@ const auditSchema = z
 
 const spinnakerSchema = z
   .object({
-    fiat: fiatSchema.default(() => fiatSchema.parse({})).describe("Spinnaker's Fiat: per-user permissions on the Clouddriver routes (docs/spinnaker.md, \"Fiat\")."),
+    fiat: fiatSchema
+      .default(() => fiatSchema.parse({}))
+      .describe('Spinnaker\'s Fiat: per-user permissions on the Clouddriver routes (docs/spinnaker.md, "Fiat").'),
   })
   .strict();
 

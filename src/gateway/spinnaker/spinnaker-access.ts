@@ -75,7 +75,8 @@ export function createSpinnakerAccess(permissions: FiatPermissions | undefined):
   };
 
   const enforce = (verdict: FiatVerdict) => {
-    if (!verdict.allowed) throw new HttpError(verdict.status, verdict.status === 403 ? 'Forbidden' : 'Service Unavailable', verdict.message);
+    if (!verdict.allowed)
+      throw new HttpError(verdict.status, verdict.status === 403 ? 'Forbidden' : 'Service Unavailable', verdict.message);
   };
 
   return {

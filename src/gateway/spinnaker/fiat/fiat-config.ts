@@ -43,7 +43,9 @@ export const fiatSchema = z
       .string()
       .min(1)
       .optional()
-      .describe('File holding a bearer token sent to Fiat (`Authorization: Bearer …`); none when unset. Re-read on each call, never logged.'),
+      .describe(
+        'File holding a bearer token sent to Fiat (`Authorization: Bearer …`); none when unset. Re-read on each call, never logged.',
+      ),
   })
   .strict();
 

@@ -55,12 +55,7 @@ export function parseUserPermission(json: unknown, asked: string): UserPermissio
 }
 
 /** True when `permission` grants `authorization` on the resource (see the module comment for the rules). */
-export function permits(
-  permission: UserPermission,
-  type: FiatResourceType,
-  name: string,
-  authorization: FiatAuthorization,
-): boolean {
+export function permits(permission: UserPermission, type: FiatResourceType, name: string, authorization: FiatAuthorization): boolean {
   if (!name) return false;
   if (permission.admin) return true;
   const key = name.toLowerCase();
@@ -75,8 +70,7 @@ function resources(value: unknown, field: string): Map<string, Set<string>> {
   if (value === undefined || value === null) return out;
   if (!Array.isArray(value)) throw new UserPermissionFormatError(`${field} is not a list`);
   for (const item of value) {
-    if (!isObject(item) || typeof item.name !== 'string')
-      throw new UserPermissionFormatError(`an entry of ${field} has no name`);
+    if (!isObject(item) || typeof item.name !== 'string') throw new UserPermissionFormatError(`an entry of ${field} has no name`);
     const authorizations = item.authorizations ?? [];
     if (!Array.isArray(authorizations)) throw new UserPermissionFormatError(`authorizations of ${field} entry ${item.name} is not a list`);
     const key = item.name.toLowerCase();

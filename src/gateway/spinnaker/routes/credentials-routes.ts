@@ -67,7 +67,9 @@ export function addCredentialsRoutes(app: Hono<RestEnv>, accounts: AccountLookup
     const expand = c.req.query('expand') === 'true';
     const context = spinnakerContextOf(c);
     const all = await accounts.all();
-    const permitted = context.user ? await access.filter(c, all, { account: (a) => a.name }) : all.filter((a) => mayTouchAccount(context, a.name));
+    const permitted = context.user
+      ? await access.filter(c, all, { account: (a) => a.name })
+      : all.filter((a) => mayTouchAccount(context, a.name));
     const visible = permitted.sort((a, b) => (a.name < b.name ? -1 : 1));
     return c.json(expand ? await Promise.all(visible.map(expanded)) : visible.map(summary));
   });

@@ -45,7 +45,8 @@ export function addJobRoutes(app: Hono<RestEnv>, deps: JobRoutesDeps): void {
       { type: 'APPLICATION', name: c.req.param('app') ?? '', authorization: cancel ? 'EXECUTE' : 'READ' },
       { type: 'ACCOUNT', name: account, authorization: cancel ? 'WRITE' : 'READ' },
     ]);
-    if (!verdict.allowed) throw new HttpError(verdict.status, verdict.status === 403 ? 'Forbidden' : 'Service Unavailable', verdict.message);
+    if (!verdict.allowed)
+      throw new HttpError(verdict.status, verdict.status === 403 ? 'Forbidden' : 'Service Unavailable', verdict.message);
     if (!(await deps.accounts.get(account))) throw new HttpError(404, 'Not Found', `no account named ${JSON.stringify(account)}`);
     const raw = c.req.param('name') ?? '';
     const parsed = raw.includes(' ') ? parseResourceName(raw) : undefined;

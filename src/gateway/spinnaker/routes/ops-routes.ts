@@ -123,7 +123,8 @@ export function addTaskRoutes(app: Hono<RestEnv>, tasks: ClouddriverTasks, acces
         spinnakerContextOf(c),
         found.accounts.map((name) => ({ type: 'ACCOUNT' as const, name, authorization: 'READ' as const })),
       );
-      if (!verdict.allowed) throw new HttpError(verdict.status, verdict.status === 403 ? 'Forbidden' : 'Service Unavailable', verdict.message);
+      if (!verdict.allowed)
+        throw new HttpError(verdict.status, verdict.status === 403 ? 'Forbidden' : 'Service Unavailable', verdict.message);
       return c.json(found.view);
     });
   }
