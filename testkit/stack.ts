@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { loadAgentConfig, startAgent, type RunningAgent } from '../src/agent/index.js';
-import { startGateway, type GatewayConfigInput, type RunningGateway } from '../src/gateway/index.js';
+import { startGateway, type GatewayConfigInput, type GatewayDeps, type RunningGateway } from '../src/gateway/index.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/index.js';
 import { createSilentLogger, type Logger } from '../src/shared/logger.js';
 import { waitForAccounts } from './accounts-ready.js';
@@ -60,6 +60,8 @@ export interface StackOptions {
    * replaced whole. A function gets the stack's temp directory first, to write files the settings name (a JWT secret).
    */
   gateway?: GatewayConfigInput | ((dir: string) => GatewayConfigInput);
+  /** Parts handed to `startGateway` besides the logger (a Fiat clock); also on {@link Stack.restartGateway}. */
+  gatewayDeps?: Omit<GatewayDeps, 'logger'>;
   /** Agents started in order once the gateway runs; startStack then waits until every one of their accounts is ACTIVE. */
   agents?: StackAgentOptions[];
   /** Logger of sandbox, gateway and agents (as children by component); default silent. */
@@ -122,7 +124,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     const overrides = typeof options.gateway === 'function' ? options.gateway(dir) : (options.gateway ?? {});
     const gatewayLogger = logger.child({ component: 'gateway' });
     const configAt = (httpPort: number, grpcPort: number) => testGatewayConfig(dbUrl, { id: 'gw-1', ...overrides, httpPort, grpcPort });
-    gateway = await startGateway(configAt(0, 0), { logger: gatewayLogger });
+    gateway = await startGateway(configAt(0, 0), { ...options.gatewayDeps, logger: gatewayLogger });
     const httpPort = Number(new URL(gateway.httpUrl).port);
     const grpcPort = Number(new URL(gateway.grpcUrl).port);
     // The proxy's target is fixed, so a restarted gateway must come back on the same ports.
@@ -163,7 +165,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         if (dbUrl === 'memory://')
           throw new Error('restartGateway needs startStack({ persistent: true }) on PGlite: an in-memory database ends with its gateway');
         await gateway!.close();
-        gateway = await startGateway(configAt(httpPort, grpcPort), { logger: gatewayLogger });
+        gateway = await startGateway(configAt(httpPort, grpcPort), { ...options.gatewayDeps, logger: gatewayLogger });
         return gateway;
       },
       close,

@@ -99,6 +99,8 @@ export interface GatewayDeps {
   logger?: Logger;
   /** Dynamic accounts pushed to each agent stream after its Welcome; none by default. */
   dynamicAccounts?: DynamicAccountSource;
+  /** The monotonic clock (ms) behind the Fiat permission cache's expiry; `performance.now` by default (tests move it). */
+  fiatClock?: () => number;
 }
 
 /**
@@ -261,6 +263,9 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     replicaAlive: (id) => replicaDirectory.get(id) !== undefined,
     maxBodyBytes: config.operations.maxManifestBytes + 64 * 1024,
     audit,
+    fiat: config.spinnaker.fiat,
+    metrics,
+    now: deps.fiatClock,
   });
   await clouddriver
     .recover()

@@ -22,4 +22,6 @@ export const GATEWAY_PATH_KEYS: readonly ConfigPathKey[] = [
   { path: ['replicas', 'peerCaFile'] },
   { path: ['web', 'dir'] },
   { path: ['secrets', 'keyFile'] },
+  { path: ['spinnaker', 'fiat', 'caFile'] },
+  { path: ['spinnaker', 'fiat', 'tokenFile'] },
 ];

@@ -3,6 +3,7 @@
  * ./security-schema.ts). ./load.ts reads it from the defaults, a YAML file, the environment and overrides.
  */
 import { kubeSchema, type GatewayKubeConfig } from './kube-schema.js';
+import { fiatSchema } from '../spinnaker/fiat/fiat-config.js';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
@@ -210,6 +211,14 @@ const auditSchema = z
   })
   .strict();
 
+const spinnakerSchema = z
+  .object({
+    fiat: fiatSchema
+      .default(() => fiatSchema.parse({}))
+      .describe('Spinnaker\'s Fiat: per-user permissions on the Clouddriver routes (docs/spinnaker.md, "Fiat").'),
+  })
+  .strict();
+
 export const baseSchema = z
   .object({
     id: z
@@ -268,6 +277,9 @@ export const baseSchema = z
     audit: auditSchema
       .default(() => auditSchema.parse({}))
       .describe('The audit log of proxied Kubernetes requests and submitted operations (see docs/security.md).'),
+    spinnaker: spinnakerSchema
+      .default(() => spinnakerSchema.parse({}))
+      .describe("The Clouddriver API Spinnaker's Orca and Gate call (docs/spinnaker.md)."),
   })
   .strict();
 
@@ -286,6 +298,8 @@ export type GatewayReplicasConfig = z.output<typeof replicasSchema>;
 export type GatewayWebConfig = z.output<typeof webSchema>;
 /** Audit log settings of the gateway. */
 export type GatewayAuditConfig = z.output<typeof auditSchema>;
+/** Spinnaker settings of the gateway. */
+export type GatewaySpinnakerConfig = z.output<typeof spinnakerSchema>;
 /** The resolved gateway configuration. */
 export interface GatewayConfig {
   id: string;
@@ -314,6 +328,7 @@ export interface GatewayConfig {
     maxRefusedRequestsPerConnection: number;
   };
   audit: GatewayAuditConfig;
+  spinnaker: GatewaySpinnakerConfig;
 }
 
 /** What a config file, the environment or overrides may hold: any subset of {@link GatewayConfig}. */
@@ -333,6 +348,7 @@ export type GatewayConfigInput = Partial<
     | 'limits'
     | 'kube'
     | 'audit'
+    | 'spinnaker'
   >
 > & {
   secrets?: Partial<GatewayConfig['secrets']>;
@@ -348,6 +364,7 @@ export type GatewayConfigInput = Partial<
   replicas?: Partial<GatewayReplicasConfig>;
   web?: Partial<GatewayWebConfig>;
   audit?: Partial<GatewayAuditConfig>;
+  spinnaker?: z.input<typeof spinnakerSchema>;
 };
 
 /** The schema of {@link GatewayConfig}; every default lives here. Parse errors name the offending key. */

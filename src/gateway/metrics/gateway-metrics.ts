@@ -61,8 +61,16 @@ export interface KubeRecorder {
   kubeFinished(via: KubeVia, status: number): void;
 }
 
+/** How a lookup of a Spinnaker user's Fiat permissions went: from the cache, fetched from Fiat, or Fiat failed. */
+export type FiatLookupResult = 'hit' | 'miss' | 'failure';
+
+/** What the Fiat permission cache records (src/gateway/spinnaker/fiat/fiat-permissions.ts). */
+export interface FiatRecorder {
+  fiatLookup(result: FiatLookupResult): void;
+}
+
 /** The metrics of one gateway. */
-export interface GatewayMetrics extends IngestRecorder, OperationRecorder, ClaimRecorder, AuditRecorder, KubeRecorder {
+export interface GatewayMetrics extends IngestRecorder, OperationRecorder, ClaimRecorder, AuditRecorder, KubeRecorder, FiatRecorder {
   readonly registry: Registry;
   /** The text exposition format. */
   scrape(): Promise<{ contentType: string; body: string }>;
@@ -217,8 +225,17 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     help: 'Requests to /k8s/{account} open now on this replica (watches, logs -f and exec sessions count while they last).',
     registers: [registry],
   });
+  const fiatLookups = new Counter({
+    name: 'outpost_gateway_fiat_lookups_total',
+    help: "Lookups of a Spinnaker user's Fiat permissions, by result: hit (cached), miss (asked Fiat), failure (Fiat could not answer: refused).",
+    labelNames: ['result'],
+    registers: [registry],
+  });
   return {
     registry,
+    fiatLookup(result) {
+      fiatLookups.inc({ result });
+    },
     kubeOpened() {
       kubeOpen.inc();
     },

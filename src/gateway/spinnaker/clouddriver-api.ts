@@ -10,6 +10,11 @@ import type { AccountAdmin } from '../accounts/account-admin.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { RestEnv } from '../auth/rest-auth.js';
 import type { OperationManager } from '../operations/operation-manager.js';
+import type { FiatRecorder } from '../metrics/gateway-metrics.js';
+import { createFiatClient } from './fiat/fiat-client.js';
+import type { FiatConfig } from './fiat/fiat-config.js';
+import { createFiatPermissions } from './fiat/fiat-permissions.js';
+import { createSpinnakerAccess, type SpinnakerAccess } from './spinnaker-access.js';
 import { createAccountLookup } from './account-lookup.js';
 import { createAgentCalls } from './agent-calls.js';
 import { createClouddriverTasks, type ClouddriverTasks } from './clouddriver-tasks.js';
@@ -42,11 +47,19 @@ export interface ClouddriverApiDeps {
   maxBodyBytes: number;
   /** Records every ops submission (accepted or refused) in the audit log; none when absent. */
   audit?: Pick<AuditLog, 'record'>;
+  /** `spinnaker.fiat`: with a `baseUrl`, every route also asks Fiat about the Spinnaker user (spinnaker-access.ts). */
+  fiat?: FiatConfig;
+  /** Where Fiat lookups are counted; none when absent. */
+  metrics?: FiatRecorder;
+  /** The monotonic clock (ms) of the Fiat cache; tests move it. */
+  now?: () => number;
 }
 
 /** See the module comment. */
 export interface ClouddriverApi {
   readonly tasks: ClouddriverTasks;
+  /** The check every Clouddriver route calls: Outpost's rules, then Fiat when configured. */
+  readonly access: SpinnakerAccess;
   /** Adds every Clouddriver route to the REST app. */
   addRoutes(app: Hono<RestEnv>): void;
   /** Fails this replica's tasks a previous process left running. */
@@ -75,8 +88,22 @@ export function createClouddriverApi(deps: ClouddriverApiDeps): ClouddriverApi {
   const accounts = createAccountLookup(deps.accounts);
   const cache = createCacheReads(deps.database);
   const reads = (requestedBy: string) => readsOf(deps.operations, requestedBy);
+  const fiat = deps.fiat;
+  const access = createSpinnakerAccess(
+    fiat?.baseUrl
+      ? createFiatPermissions({
+          client: createFiatClient({ ...fiat, baseUrl: fiat.baseUrl }),
+          ttlMs: fiat.cacheTtlSeconds * 1000,
+          maxEntries: fiat.maxCachedUsers,
+          logger: logger.child({ component: 'fiat' }),
+          metrics: deps.metrics,
+          now: deps.now,
+        })
+      : undefined,
+  );
   return {
     tasks,
+    access,
     addRoutes(app) {
       const deployEnv = { cache };
       const extra = {
@@ -92,11 +119,12 @@ export function createClouddriverApi(deps: ClouddriverApiDeps): ClouddriverApi {
         prepare: { extra, bindPatch: bindPatchArtifacts },
         maxBodyBytes: deps.maxBodyBytes,
         audit: deps.audit,
+        access,
       });
-      addTaskRoutes(app, tasks);
-      addCredentialsRoutes(app, accounts, cache);
-      addJobRoutes(app, { accounts, reads, operations: deps.operations });
-      addManifestRoutes(app, { accounts, reads, cache });
+      addTaskRoutes(app, tasks, access);
+      addCredentialsRoutes(app, accounts, cache, access);
+      addJobRoutes(app, { accounts, reads, operations: deps.operations, access });
+      addManifestRoutes(app, { accounts, reads, cache, access });
       addCacheRoutes(app);
     },
     recover: () => tasks.recover(),

@@ -5,7 +5,10 @@
  * name as in Clouddriver, and come from the account properties `environment` / `accountType` when set; `permissions`
  * from the properties `permissions.READ`, `permissions.WRITE`, `permissions.EXECUTE` (comma-separated roles).
  * Expanded entries add `namespaces` (from the cache), `spinnakerKindMap` and Clouddriver's other Kubernetes fields.
- * `X-SPINNAKER-ACCOUNTS`, when present, hides the accounts it does not list.
+ * `X-SPINNAKER-ACCOUNTS`, when present, hides the accounts it does not list. With Fiat, a request naming a user
+ * (`X-SPINNAKER-USER`) sees only the accounts that user may READ (Fiat not answering: none, and 503 for one account);
+ * a request naming none is not checked by Fiat, as Clouddriver checks neither route: Gate's and Fiat's background
+ * refreshes call it without a user and need every account (Gate then marks each one `authorized` per user).
  */
 import type { Hono } from 'hono';
 import type { Account } from '../../../gen/outpost/api/v1/account_service_pb.js';
@@ -14,6 +17,7 @@ import { HttpError } from '../../errors.js';
 import type { AccountLookup } from '../account-lookup.js';
 import type { CacheReads } from '../cache-reads.js';
 import { spinnakerKindMap } from '../kind-names.js';
+import type { SpinnakerAccess } from '../spinnaker-access.js';
 import { mayTouchAccount, spinnakerContextOf } from '../spinnaker-headers.js';
 
 const PERMISSIONS = ['READ', 'WRITE', 'EXECUTE'] as const;
@@ -44,7 +48,7 @@ function summary(account: Account): Record<string, unknown> {
 }
 
 /** Adds the routes. */
-export function addCredentialsRoutes(app: Hono<RestEnv>, accounts: AccountLookup, cache: CacheReads): void {
+export function addCredentialsRoutes(app: Hono<RestEnv>, accounts: AccountLookup, cache: CacheReads, access: SpinnakerAccess): void {
   const expanded = async (account: Account) => ({
     ...summary(account),
     providerVersion: 'v2',
@@ -62,12 +66,19 @@ export function addCredentialsRoutes(app: Hono<RestEnv>, accounts: AccountLookup
   app.get('/credentials', async (c) => {
     const expand = c.req.query('expand') === 'true';
     const context = spinnakerContextOf(c);
-    const visible = (await accounts.all()).filter((a) => mayTouchAccount(context, a.name)).sort((a, b) => (a.name < b.name ? -1 : 1));
+    const all = await accounts.all();
+    const permitted = context.user
+      ? await access.filter(c, all, { account: (a) => a.name })
+      : all.filter((a) => mayTouchAccount(context, a.name));
+    const visible = permitted.sort((a, b) => (a.name < b.name ? -1 : 1));
     return c.json(expand ? await Promise.all(visible.map(expanded)) : visible.map(summary));
   });
   app.get('/credentials/:account', async (c) => {
     const name = c.req.param('account');
-    const account = mayTouchAccount(spinnakerContextOf(c), name) ? await accounts.get(name) : undefined;
+    const context = spinnakerContextOf(c);
+    const verdict = context.user ? await access.fiatVerdict(context, [{ type: 'ACCOUNT', name, authorization: 'READ' }]) : undefined;
+    if (verdict && !verdict.allowed && verdict.status === 503) throw new HttpError(503, 'Service Unavailable', verdict.message);
+    const account = mayTouchAccount(context, name) && (verdict?.allowed ?? true) ? await accounts.get(name) : undefined;
     if (!account) throw new HttpError(404, 'Not Found', `no account named ${JSON.stringify(name)}`);
     return c.json(await expanded(account));
   });

@@ -3,6 +3,8 @@
  * `GET /applications/{app}/jobs/{account}/{location}/{name}` — the job's state (job-status.ts), read live;
  * `GET …/{name}/{fileName}` — the properties printed in the log of container `fileName` of the job's most recent pod
  * (property-file.ts); `DELETE …/{name}` — deletes the job and its pods. `name` is "job NAME" or a bare job name.
+ * With Fiat, as Clouddriver's JobController: the reads need application READ and account READ, the cancel
+ * application EXECUTE and account WRITE (403; 503 when Fiat cannot answer).
  */
 import { create } from '@bufbuild/protobuf';
 import type { Hono, Context } from 'hono';
@@ -16,6 +18,7 @@ import { parseResourceName } from '../kind-names.js';
 import { jobStatusView } from '../job-status.js';
 import type { LiveReads } from '../live-reads.js';
 import { PropertyFileError, parsePropertyFile } from '../property-file.js';
+import type { SpinnakerAccess } from '../spinnaker-access.js';
 import { mayTouchAccount, requesterOfRequest, spinnakerContextOf } from '../spinnaker-headers.js';
 import { randomUUID } from 'node:crypto';
 
@@ -25,6 +28,7 @@ export interface JobRoutesDeps {
   /** Reads on behalf of a requester (requesterOf). */
   reads(requestedBy: string): LiveReads;
   operations: Pick<OperationManager, 'submit'>;
+  access: SpinnakerAccess;
 }
 
 const BASE = '/applications/:app/jobs/:account/:location/:name';
@@ -34,8 +38,16 @@ export function addJobRoutes(app: Hono<RestEnv>, deps: JobRoutesDeps): void {
   /** The account, namespace and job name of a request; 404 for an unknown account or a name that is not a job. */
   const target = async (c: Context<RestEnv>) => {
     const account = c.req.param('account') ?? '';
-    if (!mayTouchAccount(spinnakerContextOf(c), account) || !(await deps.accounts.get(account)))
-      throw new HttpError(404, 'Not Found', `no account named ${JSON.stringify(account)}`);
+    const context = spinnakerContextOf(c);
+    if (!mayTouchAccount(context, account)) throw new HttpError(404, 'Not Found', `no account named ${JSON.stringify(account)}`);
+    const cancel = c.req.method === 'DELETE';
+    const verdict = await deps.access.fiatVerdict(context, [
+      { type: 'APPLICATION', name: c.req.param('app') ?? '', authorization: cancel ? 'EXECUTE' : 'READ' },
+      { type: 'ACCOUNT', name: account, authorization: cancel ? 'WRITE' : 'READ' },
+    ]);
+    if (!verdict.allowed)
+      throw new HttpError(verdict.status, verdict.status === 403 ? 'Forbidden' : 'Service Unavailable', verdict.message);
+    if (!(await deps.accounts.get(account))) throw new HttpError(404, 'Not Found', `no account named ${JSON.stringify(account)}`);
     const raw = c.req.param('name') ?? '';
     const parsed = raw.includes(' ') ? parseResourceName(raw) : undefined;
     if (raw.includes(' ') && parsed?.kind.registered?.name !== 'job')

@@ -5,7 +5,9 @@
  * write Outpost made), its status by Clouddriver's model (status/manifest-status.ts), moniker, artifacts, events when
  * `includeEvents` is not false, and `warnings: []`. 404 for an unknown account, a name that is not "kind name", or a
  * missing object. Dynamic targets — `…/{kind}/cluster/{app}/{cluster}` (every version, oldest first) and
- * `…/dynamic/{oldest|newest|second_newest|largest|smallest}` — are chosen from the cache by moniker.
+ * `…/dynamic/{oldest|newest|second_newest|largest|smallest}` — are chosen from the cache by moniker. With Fiat, as
+ * Clouddriver's ManifestController: account READ before the read, and READ on the object's moniker application after
+ * it (`@PostAuthorize`); the cluster routes, which Clouddriver leaves unchecked, need account and application READ.
  */
 import type { Context, Hono } from 'hono';
 import type { RestEnv } from '../../auth/rest-auth.js';
@@ -19,7 +21,8 @@ import { groupOf, parseKind, parseResourceName, spinnakerKindOf } from '../kind-
 import type { LiveReads } from '../live-reads.js';
 import { eventsFor } from '../manifest-events.js';
 import { monikerOf } from '../moniker.js';
-import { accountRefusal, requesterOfRequest, spinnakerContextOf } from '../spinnaker-headers.js';
+import type { SpinnakerAccess } from '../spinnaker-access.js';
+import { requesterOfRequest } from '../spinnaker-headers.js';
 
 /** What the routes need. */
 export interface ManifestRoutesDeps {
@@ -27,6 +30,7 @@ export interface ManifestRoutesDeps {
   /** Reads on behalf of a requester (requesterOf). */
   reads(requestedBy: string): LiveReads;
   cache: CacheReads;
+  access: SpinnakerAccess;
 }
 
 const notFound = (message: string) => new HttpError(404, 'Not Found', message);
@@ -36,8 +40,7 @@ const CRITERIA = new Set(['oldest', 'newest', 'second_newest', 'largest', 'small
 export function addManifestRoutes(app: Hono<RestEnv>, deps: ManifestRoutesDeps): void {
   const account = async (c: Context<RestEnv>) => {
     const name = c.req.param('account') ?? '';
-    const refusal = accountRefusal(spinnakerContextOf(c), name);
-    if (refusal) throw new HttpError(403, 'Forbidden', refusal);
+    await deps.access.requireAccount(c, name, 'READ');
     if (!(await deps.accounts.get(name))) throw notFound(`no account named ${JSON.stringify(name)}`);
     return name;
   };
@@ -53,13 +56,14 @@ export function addManifestRoutes(app: Hono<RestEnv>, deps: ManifestRoutesDeps):
     const object = await reads.get(acct, parsed.kind.agentKind, namespace, parsed.name);
     if (!object)
       throw notFound(`${parsed.kind.spinnakerName} ${parsed.name} not found in ${namespace || 'the cluster'} of account ${acct}`);
+    const moniker = monikerOf(object);
+    await deps.access.requireApplication(c, moniker.app ?? '', 'READ');
     const includeEvents = c.req.query('includeEvents') !== 'false';
     const ns = String(object.metadata.namespace ?? '');
     const events =
       includeEvents && ns
         ? eventsFor(object, await reads.list(acct, 'Event', ns, { fieldSelector: `involvedObject.name=${parsed.name}` }))
         : [];
-    const moniker = monikerOf(object);
     return c.json({
       account: acct,
       name: `${spinnakerKindOf(String(object.apiVersion ?? ''), String(object.kind ?? ''))} ${object.metadata.name}`,
@@ -90,6 +94,7 @@ export function addManifestRoutes(app: Hono<RestEnv>, deps: ManifestRoutesDeps):
     const kind = parseKind(kindText);
     if (!kind) throw notFound(`${JSON.stringify(kindText)} is not a kind`);
     const app = c.req.param('app') ?? '';
+    await deps.access.requireApplication(c, app, 'READ');
     const clusterName = c.req.param('cluster') ?? '';
     const k8sKind = kind.registered?.kind ?? kind.agentKind.split('.')[0]!;
     const objects = (await deps.cache.byMoniker(acct, k8sKind, location === '_' ? '' : location, app)).filter(

@@ -18,6 +18,7 @@ import { accountRefusal, spinnakerContextOf } from '../spinnaker-headers.js';
 import type { PreparedOperation } from '../task-runner.js';
 import type { AuditLog } from '../../audit/audit-log.js';
 import { recordOpsSubmission, type AuditedDescription } from '../ops-audit.js';
+import type { SpinnakerAccess } from '../spinnaker-access.js';
 
 /** What the routes need. */
 export interface OpsRoutesDeps {
@@ -25,6 +26,8 @@ export interface OpsRoutesDeps {
   accounts: AccountLookup;
   prepare: PrepareDeps;
   maxBodyBytes: number;
+  /** Fiat's check of the user (WRITE on every description's account); allows everything without Fiat. */
+  access: SpinnakerAccess;
   /** Where every submission, accepted or refused, is recorded; none when absent. */
   audit?: Pick<AuditLog, 'record'>;
 }
@@ -81,6 +84,11 @@ async function submit(
     // Refused before the account is looked up: a caller learns nothing of accounts it may not reach.
     const refusal = accountRefusal(context, op.account);
     if (refusal) throw badDescription(refusal);
+    // Clouddriver's DescriptionAuthorizer: WRITE on the account, refused as a validation error (400, which Orca does
+    // not retry). Kubernetes descriptions name no application Clouddriver checks. Fiat not answering: 503.
+    const verdict = await deps.access.fiatVerdict(context, [{ type: 'ACCOUNT', name: op.account, authorization: 'WRITE' }]);
+    if (!verdict.allowed)
+      throw verdict.status === 403 ? badDescription(verdict.message) : new HttpError(503, 'Service Unavailable', verdict.message);
     if (!(await deps.accounts.get(op.account))) throw badDescription(`account ${JSON.stringify(op.account)} is not known to this gateway`);
   }
   const { id } = await deps.tasks.submit({ principal, clientRequestId, operations, context });
@@ -89,10 +97,10 @@ async function submit(
 
 /**
  * Adds `GET /task/{id}` and `GET /{cloudProvider}/task/{id}`: readable by a caller whose `spinnaker` rules reach every
- * account of the task. `X-SPINNAKER-ACCOUNTS` does not narrow it: the submission was already checked against it, and
+ * account of the task and, with Fiat, by a user with READ on each of them (403; 503 when Fiat cannot answer). `X-SPINNAKER-ACCOUNTS` does not narrow it: the submission was already checked against it, and
  * Orca polls the task with whatever user context its polling thread has.
  */
-export function addTaskRoutes(app: Hono<RestEnv>, tasks: ClouddriverTasks): void {
+export function addTaskRoutes(app: Hono<RestEnv>, tasks: ClouddriverTasks, access: SpinnakerAccess): void {
   for (const path of ['/task/:id', '/:cloudProvider/task/:id']) {
     app.get(path, async (c) => {
       const id = c.req.param('id') ?? '';
@@ -109,6 +117,14 @@ export function addTaskRoutes(app: Hono<RestEnv>, tasks: ClouddriverTasks): void
             `${JSON.stringify(unreachable)} (authorization.rules: the spinnaker role and its accounts)`,
         );
       }
+      // With Fiat, also READ on each of those accounts for the user (Clouddriver does not check tasks; its results
+      // carry the accounts' manifests, so Outpost reads them as reads of the accounts).
+      const verdict = await access.fiatVerdict(
+        spinnakerContextOf(c),
+        found.accounts.map((name) => ({ type: 'ACCOUNT' as const, name, authorization: 'READ' as const })),
+      );
+      if (!verdict.allowed)
+        throw new HttpError(verdict.status, verdict.status === 403 ? 'Forbidden' : 'Service Unavailable', verdict.message);
       return c.json(found.view);
     });
   }
