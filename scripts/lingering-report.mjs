@@ -54,3 +54,6 @@ async function report() {
 }
 
 process.on('SIGUSR2', () => void report());
+// When the JS exit event ran: a process that lingers after this line is held by a worker thread or a native handle,
+// not by the event loop (and a SIGUSR2 then finds no listener).
+process.on('exit', (code) => process.stderr.write(`test-shard: exit event (code ${code}) at ${new Date().toISOString()}\n`));

@@ -163,7 +163,15 @@ function runChild(args, { buffer, label, reports = false }) {
     child.on('exit', (code, signal) => {
       clearTimeout(lingering);
       clearTimeout(askReport);
-      const killedAfterSummary = signal === 'SIGKILL' && lingering !== undefined;
+      // Killed by us after its summary: SIGKILL at the grace's end, or the SIGUSR2 asking for a report when the process
+      // had no listener left for it (it was already exiting: the JS 'exit' event had run and something held the exit).
+      const killedAfterSummary = (signal === 'SIGKILL' || signal === 'SIGUSR2') && lingering !== undefined;
+      if (signal === 'SIGUSR2' && lingering !== undefined) {
+        console.error(
+          `run-tests: ${label} was still exiting ${LINGER_REPORT_MS / 1000} s after its summary and died of the report ` +
+            'signal (it had no listener any more: past its exit event, held by a worker or native handle); its results stand',
+        );
+      }
       const ownCode = (summary.fail ?? 0) + (summary.cancelled ?? 0) > 0 ? 1 : 0;
       const exitAfterMs = summaryAt === undefined ? undefined : Date.now() - summaryAt;
       resolve({ code: killedAfterSummary ? ownCode : (code ?? signal), summary, output: Buffer.concat(chunks), peakRssMiB, exitAfterMs });

@@ -4,7 +4,8 @@
  * alive when the test process exits is killed, so none outlives the test.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { eventually, StopWaiting } from './eventually.js';
 
@@ -147,4 +148,34 @@ export function processState(pid: number): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Starts `outpost gateway` with `config` (written as JSON into `dir`, logging to `dir`/gateway.log) and waits for its
+ * "gateway listening" log line (so `config` must not set logLevel above info); resolves with the process and the URLs it
+ * bound (set httpPort/grpcPort 0). The caller kills the process.
+ */
+export async function startGatewayProcess(
+  dir: string,
+  config: Record<string, unknown>,
+): Promise<{ gateway: OutpostProcess; log: string; httpUrl: string; grpcUrl: string }> {
+  const file = join(dir, 'gateway.json');
+  const log = join(dir, 'gateway.log');
+  writeFileSync(file, JSON.stringify(config));
+  const gateway = spawnOutpost(['gateway', '--config', file], log);
+  let urls: { httpUrl: string; grpcUrl: string } | undefined;
+  await waitForProcess(
+    gateway,
+    log,
+    'gateway listening',
+    () => {
+      const line = readLog(log, gateway.logOffset)
+        .split('\n')
+        .find((l) => l.includes('"gateway listening"'));
+      if (line) urls = JSON.parse(line) as { httpUrl: string; grpcUrl: string };
+      return urls !== undefined;
+    },
+    60_000,
+  );
+  return { gateway, log, httpUrl: urls!.httpUrl, grpcUrl: urls!.grpcUrl };
 }

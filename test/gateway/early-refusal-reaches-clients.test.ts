@@ -6,14 +6,14 @@
  * body still arriving.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Code, ConnectError, createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { OperationService } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
-import { type OutpostProcess, readLog, spawnOutpost, waitForProcess } from '../../testkit/outpost-process.js';
+import { type OutpostProcess, startGatewayProcess } from '../../testkit/outpost-process.js';
 
 const TOKEN = 'writer-token-0123456789abcdef';
 let dir: string;
@@ -22,37 +22,16 @@ let httpUrl: string;
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'outpost-refusal-'));
-  const config = join(dir, 'gateway.json');
-  const log = join(dir, 'gateway.log');
-  writeFileSync(
-    config,
-    JSON.stringify({
-      id: 'gw-refusal',
-      host: '127.0.0.1',
-      httpPort: 0,
-      grpcPort: 0,
-      database: 'memory://',
-      web: { enabled: false },
-      auth: { tokens: [{ subject: 'writer', token: TOKEN }] },
-      authorization: { rules: [{ kind: 'token', subject: '^writer$', roles: ['read', 'write'], accounts: ['^a$'] }] },
-    }),
-  );
-  gateway = spawnOutpost(['gateway', '--config', config], log);
-  let found: string | undefined;
-  await waitForProcess(
-    gateway,
-    log,
-    'gateway listening',
-    () => {
-      const line = readLog(log)
-        .split('\n')
-        .find((l) => l.includes('"gateway listening"'));
-      if (line) found = (JSON.parse(line) as { httpUrl: string }).httpUrl;
-      return found !== undefined;
-    },
-    60_000,
-  );
-  httpUrl = found!;
+  ({ gateway, httpUrl } = await startGatewayProcess(dir, {
+    id: 'gw-refusal',
+    host: '127.0.0.1',
+    httpPort: 0,
+    grpcPort: 0,
+    database: 'memory://',
+    web: { enabled: false },
+    auth: { tokens: [{ subject: 'writer', token: TOKEN }] },
+    authorization: { rules: [{ kind: 'token', subject: '^writer$', roles: ['read', 'write'], accounts: ['^a$'] }] },
+  }));
 });
 
 after(async () => {

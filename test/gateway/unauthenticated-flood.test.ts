@@ -5,13 +5,13 @@
  * authenticated ListObjects answers during and after the flood.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import http2 from 'node:http2';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { readLog, spawnOutpost, waitForProcess } from '../../testkit/outpost-process.js';
+import { startGatewayProcess } from '../../testkit/outpost-process.js';
 import { readRss } from '../../testkit/proc-stats.js';
 
 const TOKEN = 'reader-token-0123456789abcdef';
@@ -20,41 +20,20 @@ const MiB = 1024 * 1024;
 
 test('an unauthenticated flood costs the gateway less than 50 MiB; authenticated calls still answer', { timeout: 180_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'outpost-flood-'));
-  const config = join(dir, 'gateway.json');
-  const log = join(dir, 'gateway.log');
-  writeFileSync(
-    config,
-    JSON.stringify({
-      id: 'gw-flood',
-      host: '127.0.0.1',
-      httpPort: 0,
-      grpcPort: 0,
-      database: 'memory://',
-      logLevel: 'info',
-      web: { enabled: false },
-      auth: { tokens: [{ subject: 'reader', token: TOKEN }] },
-      authorization: { rules: [{ kind: 'token', subject: '^reader$', roles: ['read'] }] },
-    }),
-  );
-  const gateway = spawnOutpost(['gateway', '--config', config], log);
+  const { gateway, httpUrl, grpcUrl } = await startGatewayProcess(dir, {
+    id: 'gw-flood',
+    host: '127.0.0.1',
+    httpPort: 0,
+    grpcPort: 0,
+    database: 'memory://',
+    logLevel: 'info',
+    web: { enabled: false },
+    auth: { tokens: [{ subject: 'reader', token: TOKEN }] },
+    authorization: { rules: [{ kind: 'token', subject: '^reader$', roles: ['read'] }] },
+  });
   const sockets: net.Socket[] = [];
   const sessions: http2.ClientHttp2Session[] = [];
   try {
-    let urls: { httpUrl: string; grpcUrl: string } | undefined;
-    await waitForProcess(
-      gateway,
-      log,
-      'gateway listening',
-      () => {
-        const line = readLog(log)
-          .split('\n')
-          .find((l) => l.includes('"gateway listening"'));
-        if (line) urls = JSON.parse(line) as { httpUrl: string; grpcUrl: string };
-        return urls !== undefined;
-      },
-      60_000,
-    );
-    const { httpUrl, grpcUrl } = urls!;
     const list = async () => {
       const res = await fetch(`${httpUrl}${LIST}`, {
         method: 'POST',
