@@ -117,7 +117,7 @@ export const agentSessions = pgTable(
  * the database from the stored object, so every writer keeps them without knowing they exist and rows cached before
  * the columns existed get them too. They are what Deck's polled reads join on and are indexed; the full mapping
  * (src/gateway/spinnaker/infrastructure/) recomputes the moniker in TypeScript from the object, and
- * test/spinnaker/infrastructure-columns.test.ts checks that both agree.
+ * test/spinnaker/infrastructure-indexes.test.ts checks that both agree.
  */
 
 /** The kinds Clouddriver links to applications (serverGroups, serverGroupManagers, loadBalancers, securityGroups). */

@@ -658,7 +658,7 @@ for (const driver of testDrivers()) {
       assert.equal(refused.status, 403, JSON.stringify(refused.body));
       assert.equal((await get(`/applications/hello/serverGroups/k8s-prod/prod/replicaSet%20${prodRs.metadata.name}`)).status, 200);
       assert.equal((await get('/instances/k8s-prod/prod/pod%20x', deckDev)).status, 403);
-      assert.equal((await get('/serverGroups?ids=k8s-prod:prod:replicaSet%20' + prodRs.metadata.name, deckDev)).body.length, 0);
+      assert.equal((await get(`/serverGroups?ids=k8s-prod:prod:replicaSet%20${prodRs.metadata.name}`, deckDev)).body.length, 0);
       // The header narrows what the wide rule allows.
       const narrowed = createOrcaClient(stack.gateway.httpUrl, {
         authorization: `Bearer ${TOKENS.deck}`,

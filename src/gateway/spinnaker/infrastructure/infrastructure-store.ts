@@ -36,13 +36,14 @@ export interface InfrastructureStore {
 
 const columns = { account: objects.account, object: objects.object };
 
-/** Creates the queries over the gateway database. */
-export function createInfrastructureStore(database: Database): InfrastructureStore {
-  const { db } = database;
+/**
+ * The statements of the store, unexecuted (drizzle builders: await one to run it, `toSQL()` to read it), so that
+ * test/spinnaker/infrastructure-indexes.test.ts can EXPLAIN exactly what the store runs. Lists must be non-empty.
+ */
+export function infrastructureQueries(db: Database['db']) {
   return {
-    async clusterKeys(accounts, app) {
-      if (accounts.length === 0) return [];
-      const rows = await db
+    clusterKeys: (accounts: readonly string[], app?: string) =>
+      db
         .selectDistinct({ app: objects.spinnakerApp, account: objects.account, cluster: objects.spinnakerCluster })
         .from(objects)
         .where(
@@ -51,44 +52,33 @@ export function createInfrastructureStore(database: Database): InfrastructureSto
             inArray(objects.account, [...accounts]),
             isNotNull(objects.spinnakerCluster),
           ),
-        );
-      return rows.map((r) => ({ app: r.app!, account: r.account, cluster: r.cluster! }));
-    },
-    async applicationNames(accounts) {
-      if (accounts.length === 0) return [];
-      const rows = await db
+        ),
+    applicationNames: (accounts: readonly string[]) =>
+      db
         .selectDistinct({ app: objects.spinnakerApp })
         .from(objects)
-        .where(and(isNotNull(objects.spinnakerApp), inArray(objects.account, [...accounts])));
-      return rows.map((r) => r.app!).sort();
-    },
-    async linkedToApp(accounts, app, kinds) {
-      if (accounts.length === 0 || kinds.length === 0) return [];
-      return db
+        .where(and(isNotNull(objects.spinnakerApp), inArray(objects.account, [...accounts]))),
+    linkedToApp: (accounts: readonly string[], app: string, kinds: readonly string[]) =>
+      db
         .select(columns)
         .from(objects)
-        .where(and(eq(objects.spinnakerApp, app), inArray(objects.account, [...accounts]), inArray(objects.kind, [...kinds])));
-    },
-    async ownedBy(accounts, uids, kinds) {
-      if (accounts.length === 0 || uids.length === 0 || kinds.length === 0) return [];
-      const list = sql.join(
-        uids.map((u) => sql`${u}`),
-        sql`, `,
-      );
-      return db
+        .where(and(eq(objects.spinnakerApp, app), inArray(objects.account, [...accounts]), inArray(objects.kind, [...kinds]))),
+    ownedBy: (accounts: readonly string[], uids: readonly string[], kinds: readonly string[]) =>
+      db
         .select(columns)
         .from(objects)
         .where(
           and(
-            sql`${objects.ownerUids} ?| array[${list}]::text[]`,
+            sql`${objects.ownerUids} ?| array[${sql.join(
+              uids.map((u) => sql`${u}`),
+              sql`, `,
+            )}]::text[]`,
             inArray(objects.account, [...accounts]),
             inArray(objects.kind, [...kinds]),
           ),
-        );
-    },
-    async ofKinds(accounts, kinds, namespaces) {
-      if (accounts.length === 0 || kinds.length === 0 || namespaces?.length === 0) return [];
-      return db
+        ),
+    ofKinds: (accounts: readonly string[], kinds: readonly string[], namespaces?: readonly string[]) =>
+      db
         .select(columns)
         .from(objects)
         .where(
@@ -97,15 +87,43 @@ export function createInfrastructureStore(database: Database): InfrastructureSto
             inArray(objects.kind, [...kinds]),
             namespaces ? inArray(objects.namespace, [...namespaces]) : undefined,
           ),
-        );
-    },
-    async one(account, kind, namespace, name) {
-      const rows = await db
+        ),
+    one: (account: string, kind: string, namespace: string, name: string) =>
+      db
         .select(columns)
         .from(objects)
         .where(and(eq(objects.account, account), eq(objects.kind, kind), eq(objects.namespace, namespace), eq(objects.name, name)))
-        .limit(1);
-      return rows[0];
+        .limit(1),
+  };
+}
+
+/** Creates the queries over the gateway database. */
+export function createInfrastructureStore(database: Database): InfrastructureStore {
+  const q = infrastructureQueries(database.db);
+  return {
+    async clusterKeys(accounts, app) {
+      if (accounts.length === 0) return [];
+      const rows = await q.clusterKeys(accounts, app);
+      return rows.map((r) => ({ app: r.app!, account: r.account, cluster: r.cluster! }));
+    },
+    async applicationNames(accounts) {
+      if (accounts.length === 0) return [];
+      return (await q.applicationNames(accounts)).map((r) => r.app!).sort();
+    },
+    async linkedToApp(accounts, app, kinds) {
+      if (accounts.length === 0 || kinds.length === 0) return [];
+      return q.linkedToApp(accounts, app, kinds);
+    },
+    async ownedBy(accounts, uids, kinds) {
+      if (accounts.length === 0 || uids.length === 0 || kinds.length === 0) return [];
+      return q.ownedBy(accounts, uids, kinds);
+    },
+    async ofKinds(accounts, kinds, namespaces) {
+      if (accounts.length === 0 || kinds.length === 0 || namespaces?.length === 0) return [];
+      return q.ofKinds(accounts, kinds, namespaces);
+    },
+    async one(account, kind, namespace, name) {
+      return (await q.one(account, kind, namespace, name))[0];
     },
   };
 }
