@@ -295,8 +295,11 @@ for (const driver of testDrivers()) {
         'k8s-prod': ['deployment hello'],
       });
       const rs = newestReplicaSet();
-      const list = (await until('/applications/hello/serverGroups?expand=false', (b) =>
-        b.some((sg: Obj) => sg.name === `replicaSet ${rs.metadata.name}` && sg.account === 'k8s-dev' && sg.instanceCounts.up === 2),
+      const list = (await until(
+        '/applications/hello/serverGroups?expand=false',
+        (b) =>
+          b.some((sg: Obj) => sg.name === `replicaSet ${rs.metadata.name}` && sg.account === 'k8s-dev' && sg.instanceCounts.up === 2) &&
+          b.some((sg: Obj) => sg.account === 'k8s-prod' && sg.instanceCounts.up === 2),
       )) as unknown as Obj[];
       const dev = list.filter((sg) => sg.account === 'k8s-dev');
       assert.equal(dev.length, 2, JSON.stringify(dev.map((sg) => sg.name)));
@@ -428,6 +431,11 @@ for (const driver of testDrivers()) {
     });
 
     test('server-group details (kind case-insensitive), instance details, and their 404s', async () => {
+      // Gate reads the account first (for insightActions): it must answer.
+      const credentials = await get('/credentials/k8s-dev');
+      assert.equal(credentials.status, 200);
+      assert.equal(credentials.body.name, 'k8s-dev');
+      assert.equal(credentials.body.cloudProvider, 'kubernetes');
       const rs = newestReplicaSet();
       const path = `/applications/hello/serverGroups/k8s-dev/default/replicaset%20${rs.metadata.name}?includeDetails=false`;
       const details = (await get(path)).body;
@@ -568,7 +576,7 @@ for (const driver of testDrivers()) {
     });
 
     test('Firewalls tab: the index, the search by application, the details', async () => {
-      const index = (await get('/securityGroups')).body;
+      const index = await until('/securityGroups', (b) => b['k8s-dev'] !== undefined);
       assert.deepEqual(index['k8s-dev'], {
         kubernetes: { default: [{ id: 'networkPolicy hello-deny', name: 'networkPolicy hello-deny' }] },
       });
