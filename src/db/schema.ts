@@ -2,6 +2,7 @@
  * The one Drizzle schema of the gateway. Migrations in `drizzle/` are generated from this file with
  * `npm run db:generate` and applied at start-up; never edit a generated migration by hand.
  */
+import { sql } from 'drizzle-orm';
 import { bigint, bigserial, boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 /** Cluster accounts registered by agents. */
@@ -111,9 +112,46 @@ export const agentSessions = pgTable(
   (t) => [index('agent_sessions_agent_idx').on(t.agentId), index('agent_sessions_live_idx').on(t.endedAt)],
 );
 
+/*
+ * Spinnaker's view of a cached object (docs/spinnaker.md, "Infrastructure views"), as generated columns computed by
+ * the database from the stored object, so every writer keeps them without knowing they exist and rows cached before
+ * the columns existed get them too. They are what Deck's polled reads join on and are indexed; the full mapping
+ * (src/gateway/spinnaker/infrastructure/) recomputes the moniker in TypeScript from the object, and
+ * test/spinnaker/infrastructure-indexes.test.ts checks that both agree.
+ */
+
+/** The kinds Clouddriver links to applications (serverGroups, serverGroupManagers, loadBalancers, securityGroups). */
+const APP_KINDS = `'ReplicaSet', 'StatefulSet', 'DaemonSet', 'Job', 'CronJob', 'Deployment', 'Service', 'Ingress', 'NetworkPolicy'`;
+/** Of those, the kinds that also belong to a cluster (serverGroups and serverGroupManagers). */
+const CLUSTER_KINDS = `'ReplicaSet', 'StatefulSet', 'DaemonSet', 'Job', 'CronJob', 'Deployment'`;
+/** Kubernetes' own groups (kind-names.ts, NATIVE_GROUPS, those the kinds above are served in). */
+const NATIVE_GROUP = `(api_version not like '%/%' or split_part(api_version, '/', 1) in ('core', 'apps', 'batch', 'extensions', 'networking.k8s.io'))`;
+/** Linked at all: a native kind of the classes above, not annotated `caching.spinnaker.io/ignore: "true"`. */
+const LINKED = `kind in (${APP_KINDS}) and ${NATIVE_GROUP} and coalesce(object -> 'metadata' -> 'annotations' ->> 'caching.spinnaker.io/ignore', '') <> 'true'`;
+/** A moniker annotation, its legacy JSON quotes stripped (moniker.ts, textAnnotation). */
+const annotation = (key: string) => {
+  const value = `(object -> 'metadata' -> 'annotations' ->> '${key}')`;
+  return `case when ${value} ~ '^".*"$' then substr(${value}, 2, length(${value}) - 2) else ${value} end`;
+};
+/** A name Frigga parses (moniker.ts, parseFriggaName): `app[-stack[-detail]][-vNNN]`. */
+const FRIGGA = `name ~ '^[a-zA-Z0-9._]+(-[a-zA-Z0-9._]*(-[-a-zA-Z0-9._~^]*)?)?$'`;
+/** The moniker app: its annotation, else Frigga's (`system` for `system:` names); null when unlinked or empty. */
+const SPINNAKER_APP = `case when ${LINKED} then nullif(case
+  when object -> 'metadata' -> 'annotations' ? 'moniker.spinnaker.io/application' then ${annotation('moniker.spinnaker.io/application')}
+  when name like 'system:%' then 'system'
+  when ${FRIGGA} then substring(name from '^[a-zA-Z0-9._]+')
+  else '' end, '') end`;
+/** The moniker cluster of a server group or manager: its annotation, else the name without `-vNNN`. */
+const SPINNAKER_CLUSTER = `case when ${LINKED} and kind in (${CLUSTER_KINDS}) then nullif(case
+  when object -> 'metadata' -> 'annotations' ? 'moniker.spinnaker.io/cluster' then ${annotation('moniker.spinnaker.io/cluster')}
+  when name like 'system:%' then regexp_replace(name, '^(.+)-v[0-9]{3,6}$', '\\1')
+  when ${FRIGGA} then regexp_replace(name, '-v[0-9]{3,6}$', '')
+  else '' end, '') end`;
+
 /**
  * The object cache: one row per object per account. `syncGen` is the generation of the full list that last saw the
- * row; a completed list prunes rows of its scope with an older generation.
+ * row; a completed list prunes rows of its scope with an older generation. `spinnakerApp`, `spinnakerCluster` and
+ * `ownerUids` are generated (above): never written.
  */
 export const objects = pgTable(
   'objects',
@@ -130,11 +168,23 @@ export const objects = pgTable(
     watchNamespace: text('watch_namespace').notNull().default(''),
     syncGen: bigint('sync_gen', { mode: 'number' }).notNull().default(0),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    /** The moniker app of a server group, manager, load balancer or firewall; null for every other object. */
+    spinnakerApp: text('spinnaker_app').generatedAlwaysAs(sql.raw(SPINNAKER_APP)),
+    /** The moniker cluster of a server group or manager; null for every other object. */
+    spinnakerCluster: text('spinnaker_cluster').generatedAlwaysAs(sql.raw(SPINNAKER_CLUSTER)),
+    /** The uids of `metadata.ownerReferences[]` (a JSON array of strings, `[]` when none). */
+    ownerUids: jsonb('owner_uids')
+      .$type<string[]>()
+      .generatedAlwaysAs(sql.raw(`jsonb_path_query_array(object, '$.metadata.ownerReferences[*].uid')`)),
   },
   (t) => [
     primaryKey({ columns: [t.account, t.kind, t.apiVersion, t.namespace, t.name] }),
     index('objects_account_ns_idx').on(t.account, t.namespace),
     index('objects_labels_idx').using('gin', t.labels),
+    // An application's objects (and, read whole, every application's clusters) without scanning the cache.
+    index('objects_spinnaker_app_idx').on(t.spinnakerApp, t.account, t.spinnakerCluster).where(sql`${t.spinnakerApp} is not null`),
+    // The objects an owner owns (a server group's pods, a manager's server groups), by the owner's uid.
+    index('objects_owner_uids_idx').using('gin', t.ownerUids),
   ],
 );
 

@@ -118,6 +118,26 @@ const SAMPLES: Record<string, Sample> = {
   'DELETE /applications/:app/jobs/:account/:location/:name': (_, tag) => ({
     params: { app: 'hx', account: `hx-${tag}`, location: 'default', name: 'job x' },
   }),
+  'GET /applications': (rng) => ({ query: `expand=${rng.pick(['true', 'false'])}&restricted=false` }),
+  'GET /applications/:app': (rng) => ({ params: { app: rng.pick(['web', 'hx']) } }),
+  'GET /applications/:app/clusters': (rng) => ({ params: { app: rng.pick(['web', 'hx']) } }),
+  'GET /applications/:app/serverGroups': (rng) => ({ params: { app: rng.pick(['web', 'hx']) }, query: 'expand=false' }),
+  'GET /applications/:app/serverGroupManagers': (rng) => ({ params: { app: rng.pick(['web', 'hx']) } }),
+  'GET /applications/:app/loadBalancers': (rng) => ({ params: { app: rng.pick(['web', 'hx']) } }),
+  'GET /applications/:app/serverGroups/:account/:namespace/:name': (rng) => ({
+    params: { app: 'web', account: SEED.account, namespace: 'default', name: rng.pick(['replicaSet web', 'replicaset x', 'nokind']) },
+  }),
+  'GET /instances/:account/:namespace/:name': (rng) => ({
+    params: { account: SEED.account, namespace: 'default', name: rng.pick(['pod web', 'pod x', 'nokind']) },
+  }),
+  'GET /securityGroups': () => ({}),
+  'GET /securityGroups/:account/:cloudProvider/:namespace/:name': () => ({
+    params: { account: SEED.account, cloudProvider: 'kubernetes', namespace: 'default', name: 'networkPolicy x' },
+  }),
+  'GET /search': (rng) => ({
+    query: `q=${rng.pick(['web', 'x'])}&type=${rng.pick(['serverGroups', 'instances', 'securityGroups'])}&pageSize=10`,
+  }),
+  'GET /serverGroups': () => ({ query: `ids=${SEED.account}:default:replicaSet%20web` }),
   'GET /manifests/:account/:location/:name': (rng, tag) => ({
     params: { account: `hx-${tag}`, location: rng.pick(['default', '_']), name: rng.pick(['deployment web', 'configMap cm-a']) },
     query: 'includeEvents=false',

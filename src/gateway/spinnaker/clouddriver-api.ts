@@ -24,6 +24,9 @@ import { createCacheReads } from './cache-reads.js';
 import { addJobRoutes } from './routes/job-routes.js';
 import { addManifestRoutes } from './routes/manifest-routes.js';
 import { addCacheRoutes } from './routes/cache-routes.js';
+import { addInfrastructureRoutes } from './routes/infrastructure-routes.js';
+import { createInfrastructureReads } from './infrastructure/infrastructure-reads.js';
+import { createInfrastructureStore } from './infrastructure/infrastructure-store.js';
 import { readsOf } from './live-reads.js';
 import { prepareTraffic } from './ops/traffic-manifest.js';
 import { prepareDeploy } from './ops/deploy-manifest.js';
@@ -126,6 +129,7 @@ export function createClouddriverApi(deps: ClouddriverApiDeps): ClouddriverApi {
       addJobRoutes(app, { accounts, reads, operations: deps.operations, access });
       addManifestRoutes(app, { accounts, reads, cache, access });
       addCacheRoutes(app);
+      addInfrastructureRoutes(app, { accounts, reads: createInfrastructureReads(createInfrastructureStore(deps.database)) });
     },
     recover: () => tasks.recover(),
     close: () => runner.close(),

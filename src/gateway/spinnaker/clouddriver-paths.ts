@@ -4,7 +4,20 @@
  * parse that shape.
  */
 
-const PREFIXES = ['/ops', '/kubernetes/ops', '/task', '/kubernetes/task', '/manifests', '/credentials', '/applications', '/cache'];
+const PREFIXES = [
+  '/ops',
+  '/kubernetes/ops',
+  '/task',
+  '/kubernetes/task',
+  '/manifests',
+  '/credentials',
+  '/applications',
+  '/cache',
+  '/instances',
+  '/securityGroups',
+  '/serverGroups',
+  '/search',
+];
 
 /** True for a path served by the Clouddriver API (trailing slashes ignored). */
 export function isClouddriverPath(path: string): boolean {

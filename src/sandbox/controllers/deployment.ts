@@ -5,7 +5,8 @@
  * matches an older ReplicaSet (rollout undo) reuses it and gives it the next revision. A paused Deployment rolls out
  * nothing new (its current ReplicaSet, if any, is still scaled). Rollouts are immediate rather than surge-limited: the
  * sandbox shows the states, not the pacing. The status (deployment-status.ts) follows pod readiness and the progress
- * deadline, which is re-checked by a timer. Scaling a ReplicaSet records a ScalingReplicaSet Event.
+ * deadline, which is re-checked by a timer. Scaling a ReplicaSet records a ScalingReplicaSet Event. A new ReplicaSet gets
+ * the Deployment's annotations (but the deployment controller's own and kubectl's last-applied), as in Kubernetes.
  */
 import { jsonEqual } from '../json-equal.js';
 import type { ObjectStore } from '../store.js';
@@ -30,6 +31,23 @@ function withoutHash(template: unknown): unknown {
   const meta = isPlainObject(copy.metadata) ? copy.metadata : undefined;
   if (meta && isPlainObject(meta.labels)) delete meta.labels[HASH_LABEL];
   return prune(copy) ?? {};
+}
+
+/** Annotations Kubernetes' deployment controller does not copy onto its ReplicaSets (`skipCopyAnnotation`). */
+const NOT_COPIED = new Set([
+  'kubectl.kubernetes.io/last-applied-configuration',
+  REVISION,
+  'deployment.kubernetes.io/revision-history',
+  'deployment.kubernetes.io/desired-replicas',
+  'deployment.kubernetes.io/max-replicas',
+  'deprecated.deployment.rollback.to',
+]);
+
+/** The Deployment's annotations a new ReplicaSet gets, as Kubernetes copies them (Spinnaker's monikers among them). */
+function copiedAnnotations(d: KubeObject): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(d.metadata.annotations ?? {})) if (!NOT_COPIED.has(key)) out[key] = value;
+  return out;
 }
 
 function num(value: unknown): number {
@@ -65,7 +83,11 @@ export function createDeploymentController(store: ObjectStore, getRunner: () => 
         name: base,
         namespace: d.metadata.namespace,
         labels: podMeta.labels,
-        annotations: { [REVISION]: String(revision), 'deployment.kubernetes.io/desired-replicas': String(num(spec.replicas ?? 1)) },
+        annotations: {
+          ...copiedAnnotations(d),
+          [REVISION]: String(revision),
+          'deployment.kubernetes.io/desired-replicas': String(num(spec.replicas ?? 1)),
+        },
         ownerReferences: [ownerRefTo(d)],
       },
       spec: { replicas: 0, selector, template: podTemplate },

@@ -1,0 +1,129 @@
+/**
+ * The cache queries behind Deck's infrastructure views (read only: the `objects` table belongs to src/gateway/cache/).
+ * Every query is bounded by an index, never a scan of the cache: an application's objects and every application's
+ * clusters through `objects_spinnaker_app_idx` (the generated moniker columns), an owner's objects through the GIN
+ * index on `owner_uids`, a kind's objects in an account (and namespaces) through the primary key
+ * (account, kind, api_version, namespace, name). test/spinnaker/infrastructure-indexes.test.ts checks the plans.
+ * Callers pass the accounts the caller may read; an empty list reads nothing.
+ */
+import { and, eq, inArray, isNotNull, sql } from 'drizzle-orm';
+import type { Database } from '../../../db/database.js';
+import { objects } from '../../../db/schema.js';
+import type { AccountObject } from './infrastructure-views.js';
+
+/** One cluster key: (application, account, cluster). */
+export interface ClusterKey {
+  app: string;
+  account: string;
+  cluster: string;
+}
+
+/** Read-only queries of the infrastructure views. */
+export interface InfrastructureStore {
+  /** Cluster keys of `app` (every application when undefined), in the accounts. */
+  clusterKeys(accounts: readonly string[], app?: string): Promise<ClusterKey[]>;
+  /** Names of the applications any object of the accounts is linked to, sorted. */
+  applicationNames(accounts: readonly string[]): Promise<string[]>;
+  /** Objects of the kinds linked to `app` by moniker. */
+  linkedToApp(accounts: readonly string[], app: string, kinds: readonly string[]): Promise<AccountObject[]>;
+  /** Objects of the kinds whose ownerReferences name one of the uids. */
+  ownedBy(accounts: readonly string[], uids: readonly string[], kinds: readonly string[]): Promise<AccountObject[]>;
+  /** Objects of the kinds in the accounts, in the namespaces when given. */
+  ofKinds(accounts: readonly string[], kinds: readonly string[], namespaces?: readonly string[]): Promise<AccountObject[]>;
+  /** One object by account, Kubernetes kind, namespace and name (any apiVersion); undefined when not cached. */
+  one(account: string, kind: string, namespace: string, name: string): Promise<AccountObject | undefined>;
+}
+
+const columns = { account: objects.account, object: objects.object };
+
+/**
+ * The statements of the store, unexecuted (drizzle builders: await one to run it, `toSQL()` to read it), so that
+ * test/spinnaker/infrastructure-indexes.test.ts can EXPLAIN exactly what the store runs. Lists must be non-empty.
+ */
+export function infrastructureQueries(db: Database['db']) {
+  return {
+    clusterKeys: (accounts: readonly string[], app?: string) =>
+      db
+        .selectDistinct({ app: objects.spinnakerApp, account: objects.account, cluster: objects.spinnakerCluster })
+        .from(objects)
+        .where(
+          and(
+            app === undefined ? isNotNull(objects.spinnakerApp) : eq(objects.spinnakerApp, app),
+            inArray(objects.account, [...accounts]),
+            isNotNull(objects.spinnakerCluster),
+          ),
+        ),
+    applicationNames: (accounts: readonly string[]) =>
+      db
+        .selectDistinct({ app: objects.spinnakerApp })
+        .from(objects)
+        .where(and(isNotNull(objects.spinnakerApp), inArray(objects.account, [...accounts]))),
+    linkedToApp: (accounts: readonly string[], app: string, kinds: readonly string[]) =>
+      db
+        .select(columns)
+        .from(objects)
+        .where(and(eq(objects.spinnakerApp, app), inArray(objects.account, [...accounts]), inArray(objects.kind, [...kinds]))),
+    ownedBy: (accounts: readonly string[], uids: readonly string[], kinds: readonly string[]) =>
+      db
+        .select(columns)
+        .from(objects)
+        .where(
+          and(
+            sql`${objects.ownerUids} ?| array[${sql.join(
+              uids.map((u) => sql`${u}`),
+              sql`, `,
+            )}]::text[]`,
+            inArray(objects.account, [...accounts]),
+            inArray(objects.kind, [...kinds]),
+          ),
+        ),
+    ofKinds: (accounts: readonly string[], kinds: readonly string[], namespaces?: readonly string[]) =>
+      db
+        .select(columns)
+        .from(objects)
+        .where(
+          and(
+            inArray(objects.account, [...accounts]),
+            inArray(objects.kind, [...kinds]),
+            namespaces ? inArray(objects.namespace, [...namespaces]) : undefined,
+          ),
+        ),
+    one: (account: string, kind: string, namespace: string, name: string) =>
+      db
+        .select(columns)
+        .from(objects)
+        .where(and(eq(objects.account, account), eq(objects.kind, kind), eq(objects.namespace, namespace), eq(objects.name, name)))
+        .limit(1),
+  };
+}
+
+/** Creates the queries over the gateway database. */
+export function createInfrastructureStore(database: Database): InfrastructureStore {
+  const q = infrastructureQueries(database.db);
+  return {
+    async clusterKeys(accounts, app) {
+      if (accounts.length === 0) return [];
+      const rows = await q.clusterKeys(accounts, app);
+      return rows.map((r) => ({ app: r.app!, account: r.account, cluster: r.cluster! }));
+    },
+    async applicationNames(accounts) {
+      if (accounts.length === 0) return [];
+      return (await q.applicationNames(accounts)).map((r) => r.app!).sort();
+    },
+    async linkedToApp(accounts, app, kinds) {
+      if (accounts.length === 0 || kinds.length === 0) return [];
+      return q.linkedToApp(accounts, app, kinds);
+    },
+    async ownedBy(accounts, uids, kinds) {
+      if (accounts.length === 0 || uids.length === 0 || kinds.length === 0) return [];
+      return q.ownedBy(accounts, uids, kinds);
+    },
+    async ofKinds(accounts, kinds, namespaces) {
+      if (accounts.length === 0 || kinds.length === 0 || namespaces?.length === 0) return [];
+      return q.ofKinds(accounts, kinds, namespaces);
+    },
+    async one(account, kind, namespace, name) {
+      return (await q.one(account, kind, namespace, name))[0];
+    },
+  };
+}

@@ -1,0 +1,128 @@
+/**
+ * Deck's infrastructure reads through Gate (§1a of the Deck contract; docs/spinnaker.md, "Infrastructure views"):
+ * applications and their clusters, server groups, server-group managers and load balancers, one server group, one
+ * instance, firewalls, search and server groups by id — all from the object cache (infrastructure/). Lists answer only
+ * what the caller's `spinnaker` rules and `X-SPINNAKER-ACCOUNTS` let it read (other accounts are left out, `[]`/`{}`
+ * when nothing is left); a single object of an account it may not read is a 403, as the manifest reads answer; an
+ * unknown application or object a 404 in Spring's error shape.
+ */
+import type { Context, Hono } from 'hono';
+import type { RestEnv } from '../../auth/rest-auth.js';
+import { HttpError } from '../../errors.js';
+import type { AccountLookup } from '../account-lookup.js';
+import type { InfrastructureReads } from '../infrastructure/infrastructure-reads.js';
+import { SEARCH_TYPES, type SearchType } from '../infrastructure/infrastructure-search.js';
+import { accountRefusal, mayTouchAccount, spinnakerContextOf } from '../spinnaker-headers.js';
+
+/** What the routes need. */
+export interface InfrastructureRoutesDeps {
+  accounts: AccountLookup;
+  reads: InfrastructureReads;
+}
+
+const notFound = (message: string) => new HttpError(404, 'Not Found', message);
+const MAX_PAGE_SIZE = 10_000;
+
+/** A positive integer query parameter, or the fallback; 400 for anything else. */
+function positive(c: Context<RestEnv>, key: string, fallback: number): number {
+  const text = c.req.query(key);
+  if (text === undefined || text === '') return fallback;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1)
+    throw new HttpError(400, 'Bad Request', `${key} must be a positive integer (got ${JSON.stringify(text)})`);
+  return Math.min(value, MAX_PAGE_SIZE);
+}
+
+/** Adds the routes. */
+export function addInfrastructureRoutes(app: Hono<RestEnv>, deps: InfrastructureRoutesDeps): void {
+  const { reads } = deps;
+  /** The accounts the request may read, by name. */
+  const readable = async (c: Context<RestEnv>) => {
+    const context = spinnakerContextOf(c);
+    return (await deps.accounts.all()).map((a) => a.name).filter((name) => mayTouchAccount(context, name));
+  };
+  /** The account of a single-object route: 403 when the caller may not read it, 404 when unknown. */
+  const account = async (c: Context<RestEnv>) => {
+    const name = c.req.param('account') ?? '';
+    const refusal = accountRefusal(spinnakerContextOf(c), name);
+    if (refusal) throw new HttpError(403, 'Forbidden', refusal);
+    if (!(await deps.accounts.get(name))) throw notFound(`no account named ${JSON.stringify(name)}`);
+    return name;
+  };
+
+  app.get('/applications', async (c) => c.json(await reads.applications(await readable(c), c.req.query('expand') !== 'false')));
+  app.get('/applications/:app', async (c) => {
+    const name = c.req.param('app');
+    const view = await reads.application(await readable(c), name);
+    if (!view) throw notFound(`Application ${name} not found`);
+    return c.json(view);
+  });
+  app.get('/applications/:app/clusters', async (c) => c.json(await reads.clusterNames(await readable(c), c.req.param('app'))));
+  app.get('/applications/:app/serverGroups', async (c) => {
+    const filter = c.req.query('clusters');
+    const clusters = filter
+      ? new Set(
+          filter
+            .split(',')
+            .map((k) => k.trim())
+            .filter(Boolean),
+        )
+      : undefined;
+    return c.json(await reads.serverGroups(await readable(c), c.req.param('app'), clusters));
+  });
+  app.get('/applications/:app/serverGroupManagers', async (c) =>
+    c.json(await reads.serverGroupManagers(await readable(c), c.req.param('app'))),
+  );
+  app.get('/applications/:app/loadBalancers', async (c) => c.json(await reads.loadBalancers(await readable(c), c.req.param('app'))));
+  app.get('/applications/:app/serverGroups/:account/:namespace/:name', async (c) => {
+    const acct = await account(c);
+    const { namespace, name } = c.req.param();
+    const view = await reads.serverGroup(acct, namespace, name);
+    if (!view) throw notFound(`Server group ${name} not found in ${namespace} of account ${acct}`);
+    return c.json(view);
+  });
+  app.get('/instances/:account/:namespace/:name', async (c) => {
+    const acct = await account(c);
+    const { namespace, name } = c.req.param();
+    const view = await reads.instance(acct, namespace, name);
+    if (!view) throw notFound(`Instance ${name} not found in ${namespace} of account ${acct}`);
+    return c.json(view);
+  });
+  app.get('/securityGroups', async (c) => c.json(await reads.securityGroupIndex(await readable(c))));
+  app.get('/securityGroups/:account/:cloudProvider/:namespace/:name', async (c) => {
+    const acct = await account(c);
+    const { namespace, name } = c.req.param();
+    const view = await reads.securityGroup(acct, namespace, name);
+    if (!view) throw notFound(`Security group ${name} not found in ${namespace} of account ${acct}`);
+    return c.json(view);
+  });
+  app.get('/search', async (c) => {
+    const type = c.req.query('type');
+    const types = type
+      ? type
+          .split(',')
+          .map((t) => t.trim())
+          .filter((t): t is SearchType => (SEARCH_TYPES as readonly string[]).includes(t))
+      : [];
+    const request = { q: c.req.query('q') ?? '', types, pageSize: positive(c, 'pageSize', 10), page: positive(c, 'page', 1) };
+    // A type Outpost does not answer (projects) finds nothing here, as in a Clouddriver without that provider.
+    const page = type && types.length === 0 ? { ...(await reads.search([], request)) } : await reads.search(await readable(c), request);
+    return c.json([page]);
+  });
+  app.get('/serverGroups', async (c) => {
+    const ids = c.req.query('ids');
+    const applications = c.req.query('applications');
+    if (!!ids === !!applications)
+      throw new HttpError(400, 'Bad Request', "Provide either 'applications' or 'ids' parameter (but not both)");
+    const accounts = await readable(c);
+    const list = (text: string) =>
+      text
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+    if (ids) return c.json(await reads.serverGroupsByIds(accounts, list(ids)));
+    const out: Record<string, unknown>[] = [];
+    for (const name of list(applications!)) out.push(...(await reads.serverGroups(accounts, name)));
+    return c.json(out);
+  });
+}

@@ -1,0 +1,210 @@
+/**
+ * The generated columns behind Deck's infrastructure views (migration 0012, src/db/schema.ts) and the plans of the
+ * store's queries, on each driver. The columns must say what the TypeScript mapping says (moniker.ts through
+ * object-facts.ts) for every name and annotation form the mapping handles — annotations, legacy JSON quotes, Frigga
+ * names with and without versions, `system:` names, unparsable names, ignored objects, kinds of other classes and
+ * groups. With thousands of cached objects (analyzed), the store's reads must be index scans: an application's objects
+ * by `objects_spinnaker_app_idx`, an owner's by `objects_owner_uids_idx`, a kind's by the primary key.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { eq } from 'drizzle-orm';
+import { type Database, openDatabase } from '../../src/db/database.js';
+import { createRawQuery } from '../../src/db/raw-query.js';
+import { objects } from '../../src/db/schema.js';
+import type { ObjectRow } from '../../src/gateway/cache/event-decoder.js';
+import { createObjectWriter } from '../../src/gateway/cache/object-writer.js';
+import { infrastructureQueries } from '../../src/gateway/spinnaker/infrastructure/infrastructure-store.js';
+import { korkMonikerOf, spinnakerClassOf } from '../../src/gateway/spinnaker/infrastructure/object-facts.js';
+import { createTestDatabase, type TestDatabase, testDrivers } from '../../testkit/databases.js';
+
+type Obj = Record<string, any>;
+
+const GROUP: Record<string, string> = {
+  ReplicaSet: 'apps/v1',
+  StatefulSet: 'apps/v1',
+  DaemonSet: 'apps/v1',
+  Deployment: 'apps/v1',
+  Job: 'batch/v1',
+  CronJob: 'batch/v1',
+  Service: 'v1',
+  Pod: 'v1',
+  ConfigMap: 'v1',
+  Ingress: 'networking.k8s.io/v1',
+  NetworkPolicy: 'networking.k8s.io/v1',
+};
+
+let uidCounter = 0;
+function object(
+  kind: string,
+  name: string,
+  extra: { annotations?: Record<string, string>; owners?: string[]; apiVersion?: string; namespace?: string } = {},
+): Obj {
+  return {
+    apiVersion: extra.apiVersion ?? GROUP[kind],
+    kind,
+    metadata: {
+      name,
+      namespace: extra.namespace ?? 'default',
+      uid: `uid-${++uidCounter}`,
+      ...(extra.annotations ? { annotations: extra.annotations } : {}),
+      ...(extra.owners
+        ? { ownerReferences: extra.owners.map((uid) => ({ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'x', uid })) }
+        : {}),
+    },
+  };
+}
+
+function row(account: string, o: Obj, version: number): ObjectRow {
+  return {
+    account,
+    api_version: o.apiVersion,
+    kind: o.kind,
+    namespace: o.metadata.namespace,
+    name: o.metadata.name,
+    uid: o.metadata.uid,
+    resource_version: String(version),
+    labels: {},
+    object: JSON.stringify(o),
+    watch_namespace: '',
+    sync_gen: 0,
+  };
+}
+
+const app = (value: string) => ({ 'moniker.spinnaker.io/application': value });
+const cluster = (value: string) => ({ 'moniker.spinnaker.io/cluster': value });
+
+/** Every form the mapping reads, on the kinds of each class. */
+const PARITY: Obj[] = [
+  object('ReplicaSet', 'hello-6d4cf56db6', { annotations: { ...app('hello'), ...cluster('deployment hello') } }),
+  object('ReplicaSet', 'hello-6d4cf56db6b'),
+  object('ReplicaSet', 'web-prod-canary-v003'),
+  object('ReplicaSet', 'web--canary-v1234'),
+  object('ReplicaSet', 'web-v12'),
+  object('ReplicaSet', 'a.b_c-x~y^z-v001'),
+  object('ReplicaSet', 'a~b-v001'),
+  object('ReplicaSet', 'web-prod-x~y'),
+  object('StatefulSet', 'db', { annotations: app('"legacy"') }),
+  object('StatefulSet', 'db-2', { annotations: { ...app('"legacy"'), ...cluster('"statefulSet db-2"') } }),
+  object('DaemonSet', 'system:node-agent-v002'),
+  object('DaemonSet', 'system:node-agent'),
+  object('Job', 'nightly-28000000', { annotations: cluster('cronJob nightly') }),
+  object('CronJob', 'nightly', { annotations: app('') }),
+  object('Deployment', 'hello', { annotations: { ...app('hello'), ...cluster('deployment hello') } }),
+  object('Deployment', 'hidden', { annotations: { ...app('hello'), 'caching.spinnaker.io/ignore': 'true' } }),
+  object('Deployment', 'shown', { annotations: { ...app('hello'), 'caching.spinnaker.io/ignore': 'false' } }),
+  object('Service', 'hello', { annotations: app('hello') }),
+  object('Service', 'web-frontend'),
+  object('Ingress', 'web-in'),
+  object('NetworkPolicy', 'hello-deny', { annotations: app('hello') }),
+  object('Pod', 'hello-6d4cf56db6-x7k2p', { annotations: app('hello') }),
+  object('ConfigMap', 'hello-config', { annotations: app('hello') }),
+  object('ReplicaSet', 'custom-v001', { apiVersion: 'example.com/v1' }),
+  object('Service', 'UPPER.case'),
+  object('ReplicaSet', 'has space'),
+];
+
+for (const driver of testDrivers()) {
+  describe(`infrastructure columns and indexes (${driver})`, { concurrency: false }, () => {
+    let testDb: TestDatabase;
+    let database: Database;
+    let explain: (query: { toSQL(): { sql: string; params: unknown[] } }) => Promise<string>;
+
+    before(async () => {
+      testDb = await createTestDatabase(driver);
+      // One connection: the plans are read on the connection that analyzed.
+      database = await openDatabase(testDb.url, { maxConnections: 1 });
+      const writer = createObjectWriter(database);
+      const rows: ObjectRow[] = PARITY.map((o, i) => row('parity', o, i + 1));
+      // Enough objects that the planner prefers the indexes: 300 applications of 5 ReplicaSets and 10 pods each.
+      for (let a = 0; a < 300; a++) {
+        for (let r = 0; r < 5; r++) {
+          const rs = object('ReplicaSet', `app${a}-v00${r}`, { annotations: cluster(`replicaSet app${a}`) });
+          rows.push(row('big', rs, rows.length + 1));
+          for (let p = 0; p < 2; p++)
+            rows.push(row('big', object('Pod', `app${a}-v00${r}-${p}`, { owners: [rs.metadata.uid] }), rows.length + 1));
+        }
+        rows.push(row('big', object('ConfigMap', `app${a}-config`), rows.length + 1));
+      }
+      await writer.write({
+        upserts: rows,
+        deletes: [],
+        scopes: [],
+        accounts: [],
+        eventCounts: {},
+        droppedReleased: 0,
+        droppedStale: 0,
+        scrubbedSecrets: [],
+      });
+      const raw = createRawQuery(database);
+      await raw('analyze objects', []);
+      explain = async (query) => {
+        const { sql, params } = query.toSQL();
+        const plan = await raw(`explain ${sql}`, params);
+        return plan.map((r) => String(Object.values(r)[0])).join('\n');
+      };
+    });
+    after(async () => {
+      await database?.close();
+      await testDb?.drop();
+    });
+
+    test('the generated moniker columns say what the TypeScript mapping says', async () => {
+      const stored = await database.db
+        .select({ name: objects.name, kind: objects.kind, app: objects.spinnakerApp, cluster: objects.spinnakerCluster })
+        .from(objects)
+        .where(eq(objects.account, 'parity'));
+      assert.equal(stored.length, PARITY.length);
+      for (const o of PARITY) {
+        const got = stored.find((r) => r.name === o.metadata.name && r.kind === o.kind)!;
+        const cls = spinnakerClassOf(o);
+        const ignored = o.metadata.annotations?.['caching.spinnaker.io/ignore'] === 'true';
+        const linked = !ignored && ['serverGroups', 'serverGroupManagers', 'loadBalancers', 'securityGroups'].includes(cls);
+        const clustered = linked && (cls === 'serverGroups' || cls === 'serverGroupManagers');
+        const moniker = korkMonikerOf(o);
+        assert.deepEqual(
+          { app: got.app, cluster: got.cluster },
+          { app: linked ? moniker.app : null, cluster: clustered ? moniker.cluster : null },
+          `${o.kind} ${o.metadata.name} ${JSON.stringify(o.metadata.annotations ?? {})}`,
+        );
+      }
+    });
+
+    test('the owner uids column lists every owner reference', async () => {
+      const [pod] = await database.db.select({ owners: objects.ownerUids }).from(objects).where(eq(objects.name, 'app7-v002-1'));
+      assert.equal(pod!.owners!.length, 1);
+      const [cm] = await database.db.select({ owners: objects.ownerUids }).from(objects).where(eq(objects.name, 'app7-config'));
+      assert.deepEqual(cm!.owners, []);
+    });
+
+    test("an application's objects and clusters are read through objects_spinnaker_app_idx", async () => {
+      const q = infrastructureQueries(database.db);
+      for (const query of [q.linkedToApp(['big'], 'app7', ['ReplicaSet', 'Deployment']), q.clusterKeys(['big'], 'app7')]) {
+        const plan = await explain(query);
+        assert.match(plan, /objects_spinnaker_app_idx/, plan);
+        assert.doesNotMatch(plan, /Seq Scan/, plan);
+      }
+      const rows = await q.linkedToApp(['big'], 'app7', ['ReplicaSet']);
+      assert.equal(rows.length, 5);
+    });
+
+    test("a server group's pods are read through objects_owner_uids_idx", async () => {
+      const q = infrastructureQueries(database.db);
+      const [rs] = await q.linkedToApp(['big'], 'app9', ['ReplicaSet']);
+      const query = q.ownedBy(['big'], [(rs!.object.metadata as Obj).uid], ['Pod']);
+      const plan = await explain(query);
+      assert.match(plan, /objects_owner_uids_idx/, plan);
+      assert.doesNotMatch(plan, /Seq Scan/, plan);
+      assert.equal((await query).length, 2);
+    });
+
+    test("a kind's objects in an account (and one object) are read through the primary key", async () => {
+      const q = infrastructureQueries(database.db);
+      for (const query of [q.ofKinds(['parity'], ['Service'], ['default']), q.one('parity', 'Service', 'default', 'hello')]) {
+        const plan = await explain(query);
+        assert.match(plan, /Index/, plan);
+        assert.doesNotMatch(plan, /Seq Scan/, plan);
+      }
+    });
+  });
+}
