@@ -156,6 +156,34 @@ describe('Fiat on the Clouddriver routes', { concurrency: false }, () => {
     assert.equal((await as('reader').manifest('sandbox', 'demo', 'deployment web')).status, 200);
   });
 
+  test("Deck's infrastructure views: accounts filtered by READ, applications by application READ", async () => {
+    // The agent serves the one sandbox as two accounts: application web has server groups in both.
+    const admin = await eventually('web in both accounts for the admin', async () => {
+      const res = await as('admin').get('/applications/web/clusters');
+      return res.status === 200 && Object.keys(res.body).length === 2 ? res.body : undefined;
+    });
+    assert.deepEqual(Object.keys(admin).sort(), ['sandbox', 'second']);
+    // READ on sandbox only: second is left out of every list and its single objects are refused.
+    assert.deepEqual(Object.keys((await as('reader').get('/applications/web/clusters')).body), ['sandbox']);
+    const apps = (await as('reader').get('/applications')).body as unknown as { name: string; clusterNames: Obj }[];
+    assert.deepEqual(Object.keys(apps.find((a) => a.name === 'web')!.clusterNames), ['sandbox']);
+    const groups = (await as('reader').get('/applications/web/serverGroups')).body as unknown as { account: string }[];
+    assert.ok(groups.length > 0 && groups.every((g) => g.account === 'sandbox'));
+    const [sg] = (await as('admin').get('/applications/web/serverGroups')).body as unknown as {
+      account: string;
+      name: string;
+      region: string;
+    }[];
+    springShaped(await as('reader').get(`/applications/web/serverGroups/second/${sg!.region}/${encodeURIComponent(sg!.name)}`), 403);
+    // No READ on application web: its routes are refused, and it is left out of the application list and searches.
+    springShaped(await as('noweb').get('/applications/web'), 403);
+    springShaped(await as('noweb').get('/applications/web/serverGroups'), 403);
+    const listed = (await as('noweb').get('/applications')).body as unknown as { name: string }[];
+    assert.ok(!listed.some((a) => a.name === 'web'));
+    const search = (await as('noweb').get('/search?q=web&type=serverGroups')).body as unknown as { results: Obj[] }[];
+    assert.ok(!search[0]!.results.some((r) => r.application === 'web'));
+  });
+
   test('a request without X-SPINNAKER-USER is the anonymous user; /credentials without a user is not narrowed', async () => {
     const anonymous = as();
     assert.equal((await anonymous.manifest('second', 'demo', 'deployment web')).status, 200);

@@ -129,7 +129,7 @@ export function createClouddriverApi(deps: ClouddriverApiDeps): ClouddriverApi {
       addJobRoutes(app, { accounts, reads, operations: deps.operations, access });
       addManifestRoutes(app, { accounts, reads, cache, access });
       addCacheRoutes(app);
-      addInfrastructureRoutes(app, { accounts, reads: createInfrastructureReads(createInfrastructureStore(deps.database)) });
+      addInfrastructureRoutes(app, { accounts, reads: createInfrastructureReads(createInfrastructureStore(deps.database)), access });
     },
     recover: () => tasks.recover(),
     close: () => runner.close(),

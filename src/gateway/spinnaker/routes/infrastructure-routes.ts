@@ -2,9 +2,10 @@
  * Deck's infrastructure reads through Gate (§1a of the Deck contract; docs/spinnaker.md, "Infrastructure views"):
  * applications and their clusters, server groups, server-group managers and load balancers, one server group, one
  * instance, firewalls, search and server groups by id — all from the object cache (infrastructure/). Lists answer only
- * what the caller's `spinnaker` rules and `X-SPINNAKER-ACCOUNTS` let it read (other accounts are left out, `[]`/`{}`
- * when nothing is left); a single object of an account it may not read is a 403, as the manifest reads answer; an
- * unknown application or object a 404 in Spring's error shape.
+ * what the caller's `spinnaker` rules and `X-SPINNAKER-ACCOUNTS` — and, with Fiat, the user's account and application
+ * READ — let it read (others are left out, `[]`/`{}` when nothing is left); a single object of an account it may not
+ * read, or any route below an application it may not read, is a 403 (503 when Fiat cannot answer); an unknown
+ * application or object a 404 in Spring's error shape.
  */
 import type { Context, Hono } from 'hono';
 import type { RestEnv } from '../../auth/rest-auth.js';
@@ -12,12 +13,14 @@ import { HttpError } from '../../errors.js';
 import type { AccountLookup } from '../account-lookup.js';
 import type { InfrastructureReads } from '../infrastructure/infrastructure-reads.js';
 import { SEARCH_TYPES, type SearchType } from '../infrastructure/infrastructure-search.js';
-import { accountRefusal, mayTouchAccount, spinnakerContextOf } from '../spinnaker-headers.js';
+import type { SpinnakerAccess } from '../spinnaker-access.js';
 
 /** What the routes need. */
 export interface InfrastructureRoutesDeps {
   accounts: AccountLookup;
   reads: InfrastructureReads;
+  /** The one access check (rules, X-SPINNAKER-ACCOUNTS, Fiat when configured). */
+  access: SpinnakerAccess;
 }
 
 const notFound = (message: string) => new HttpError(404, 'Not Found', message);
@@ -35,29 +38,43 @@ function positive(c: Context<RestEnv>, key: string, fallback: number): number {
 
 /** Adds the routes. */
 export function addInfrastructureRoutes(app: Hono<RestEnv>, deps: InfrastructureRoutesDeps): void {
-  const { reads } = deps;
-  /** The accounts the request may read, by name. */
-  const readable = async (c: Context<RestEnv>) => {
-    const context = spinnakerContextOf(c);
-    return (await deps.accounts.all()).map((a) => a.name).filter((name) => mayTouchAccount(context, name));
-  };
-  /** The account of a single-object route: 403 when the caller may not read it, 404 when unknown. */
+  const { reads, access } = deps;
+  /** The accounts the request may read (rules, header and, with Fiat, account READ), by name. */
+  const readable = async (c: Context<RestEnv>) =>
+    access.filter(
+      c,
+      (await deps.accounts.all()).map((a) => a.name),
+      { account: (name) => name },
+    );
+  /** The account of a single-object route: 403 when the caller may not read it (503 when Fiat cannot say), 404 when unknown. */
   const account = async (c: Context<RestEnv>) => {
     const name = c.req.param('account') ?? '';
-    const refusal = accountRefusal(spinnakerContextOf(c), name);
-    if (refusal) throw new HttpError(403, 'Forbidden', refusal);
+    await access.requireAccount(c, name, 'READ');
     if (!(await deps.accounts.get(name))) throw notFound(`no account named ${JSON.stringify(name)}`);
     return name;
   };
+  /** Routes below /applications/{app} need READ on the application too (Clouddriver's @PreAuthorize; Fiat only). */
+  const application = async (c: Context<RestEnv>) => {
+    const name = c.req.param('app') ?? '';
+    await access.requireApplication(c, name, 'READ');
+    return name;
+  };
+  /** Items whose moniker names an application the user may not read are left out (Clouddriver's @PostFilter). */
+  const byApplication = <T extends Record<string, unknown>>(c: Context<RestEnv>, items: T[], appOf: (item: T) => unknown) =>
+    access.filter(c, items, { application: (item) => (typeof appOf(item) === 'string' ? (appOf(item) as string) : undefined) });
+  const monikerApp = (item: Record<string, unknown>) => (item.moniker as { app?: unknown } | undefined)?.app;
 
-  app.get('/applications', async (c) => c.json(await reads.applications(await readable(c), c.req.query('expand') !== 'false')));
+  app.get('/applications', async (c) => {
+    const apps = await reads.applications(await readable(c), c.req.query('expand') !== 'false');
+    return c.json(await byApplication(c, apps as Record<string, unknown>[], (a) => a.name));
+  });
   app.get('/applications/:app', async (c) => {
-    const name = c.req.param('app');
+    const name = await application(c);
     const view = await reads.application(await readable(c), name);
     if (!view) throw notFound(`Application ${name} not found`);
     return c.json(view);
   });
-  app.get('/applications/:app/clusters', async (c) => c.json(await reads.clusterNames(await readable(c), c.req.param('app'))));
+  app.get('/applications/:app/clusters', async (c) => c.json(await reads.clusterNames(await readable(c), await application(c))));
   app.get('/applications/:app/serverGroups', async (c) => {
     const filter = c.req.query('clusters');
     const clusters = filter
@@ -68,13 +85,14 @@ export function addInfrastructureRoutes(app: Hono<RestEnv>, deps: Infrastructure
             .filter(Boolean),
         )
       : undefined;
-    return c.json(await reads.serverGroups(await readable(c), c.req.param('app'), clusters));
+    return c.json(await reads.serverGroups(await readable(c), await application(c), clusters));
   });
   app.get('/applications/:app/serverGroupManagers', async (c) =>
-    c.json(await reads.serverGroupManagers(await readable(c), c.req.param('app'))),
+    c.json(await reads.serverGroupManagers(await readable(c), await application(c))),
   );
-  app.get('/applications/:app/loadBalancers', async (c) => c.json(await reads.loadBalancers(await readable(c), c.req.param('app'))));
+  app.get('/applications/:app/loadBalancers', async (c) => c.json(await reads.loadBalancers(await readable(c), await application(c))));
   app.get('/applications/:app/serverGroups/:account/:namespace/:name', async (c) => {
+    await application(c);
     const acct = await account(c);
     const { namespace, name } = c.req.param();
     const view = await reads.serverGroup(acct, namespace, name);
@@ -107,7 +125,8 @@ export function addInfrastructureRoutes(app: Hono<RestEnv>, deps: Infrastructure
     const request = { q: c.req.query('q') ?? '', types, pageSize: positive(c, 'pageSize', 10), page: positive(c, 'page', 1) };
     // A type Outpost does not answer (projects) finds nothing here, as in a Clouddriver without that provider.
     const page = type && types.length === 0 ? { ...(await reads.search([], request)) } : await reads.search(await readable(c), request);
-    return c.json([page]);
+    const results = await byApplication(c, page.results as Record<string, unknown>[], (r) => r.application);
+    return c.json([{ ...page, results }]);
   });
   app.get('/serverGroups', async (c) => {
     const ids = c.req.query('ids');
@@ -120,9 +139,9 @@ export function addInfrastructureRoutes(app: Hono<RestEnv>, deps: Infrastructure
         .split(',')
         .map((s) => s.trim())
         .filter(Boolean);
-    if (ids) return c.json(await reads.serverGroupsByIds(accounts, list(ids)));
+    if (ids) return c.json(await byApplication(c, await reads.serverGroupsByIds(accounts, list(ids)), monikerApp));
     const out: Record<string, unknown>[] = [];
     for (const name of list(applications!)) out.push(...(await reads.serverGroups(accounts, name)));
-    return c.json(out);
+    return c.json(await byApplication(c, out, monikerApp));
   });
 }
