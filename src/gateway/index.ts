@@ -261,6 +261,7 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     replicaAlive: (id) => replicaDirectory.get(id) !== undefined,
     maxBodyBytes: config.operations.maxManifestBytes + 64 * 1024,
     audit,
+    artifacts: config.spinnaker.artifacts,
   });
   await clouddriver
     .recover()

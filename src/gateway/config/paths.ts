@@ -22,4 +22,7 @@ export const GATEWAY_PATH_KEYS: readonly ConfigPathKey[] = [
   { path: ['replicas', 'peerCaFile'] },
   { path: ['web', 'dir'] },
   { path: ['secrets', 'keyFile'] },
+  ...['http', 'helm', 'github', 'gitRepo'].flatMap((type) =>
+    ['passwordFile', 'tokenFile'].map((key) => ({ path: ['spinnaker', 'artifacts', type, 'accounts', '*', key] })),
+  ),
 ];

@@ -16,6 +16,7 @@ import {
   tlsSchema,
 } from './security-schema.js';
 import { port, positiveSeconds } from './fields.js';
+import { artifactsSchema, type ArtifactsConfig } from '../spinnaker/artifacts/artifact-config.js';
 
 const agentsSchema = z
   .object({
@@ -175,6 +176,14 @@ const webSchema = z
   })
   .strict();
 
+const spinnakerSchema = z
+  .object({
+    artifacts: artifactsSchema
+      .default(() => artifactsSchema.parse({}))
+      .describe('Artifact accounts for `PUT /artifacts/fetch` (docs/spinnaker.md).'),
+  })
+  .strict();
+
 const auditSchema = z
   .object({
     retentionDays: z.coerce
@@ -268,6 +277,9 @@ export const baseSchema = z
     audit: auditSchema
       .default(() => auditSchema.parse({}))
       .describe('The audit log of proxied Kubernetes requests and submitted operations (see docs/security.md).'),
+    spinnaker: spinnakerSchema
+      .default(() => spinnakerSchema.parse({}))
+      .describe("Spinnaker's Clouddriver API (docs/spinnaker.md): artifact accounts."),
   })
   .strict();
 
@@ -314,6 +326,7 @@ export interface GatewayConfig {
     maxRefusedRequestsPerConnection: number;
   };
   audit: GatewayAuditConfig;
+  spinnaker: { artifacts: ArtifactsConfig };
 }
 
 /** What a config file, the environment or overrides may hold: any subset of {@link GatewayConfig}. */
@@ -333,6 +346,7 @@ export type GatewayConfigInput = Partial<
     | 'limits'
     | 'kube'
     | 'audit'
+    | 'spinnaker'
   >
 > & {
   secrets?: Partial<GatewayConfig['secrets']>;
@@ -348,6 +362,7 @@ export type GatewayConfigInput = Partial<
   replicas?: Partial<GatewayReplicasConfig>;
   web?: Partial<GatewayWebConfig>;
   audit?: Partial<GatewayAuditConfig>;
+  spinnaker?: { artifacts?: z.input<typeof artifactsSchema> };
 };
 
 /** The schema of {@link GatewayConfig}; every default lives here. Parse errors name the offending key. */

@@ -28,6 +28,9 @@ import { bindPatchArtifacts } from './ops/patch-binding.js';
 import type { Description } from './ops/description-fields.js';
 import { createTaskRunner } from './task-runner.js';
 import { createTaskStore } from './task-store.js';
+import { addArtifactRoutes } from './routes/artifact-routes.js';
+import { createArtifactAccounts } from './artifacts/artifact-accounts.js';
+import { artifactsSchema, type ArtifactsConfig } from './artifacts/artifact-config.js';
 
 /** What the API needs from the gateway. */
 export interface ClouddriverApiDeps {
@@ -42,6 +45,8 @@ export interface ClouddriverApiDeps {
   maxBodyBytes: number;
   /** Records every ops submission (accepted or refused) in the audit log; none when absent. */
   audit?: Pick<AuditLog, 'record'>;
+  /** The artifact accounts of `PUT /artifacts/fetch` (spinnaker.artifacts); only the built-in ones when absent. */
+  artifacts?: ArtifactsConfig;
 }
 
 /** See the module comment. */
@@ -75,6 +80,9 @@ export function createClouddriverApi(deps: ClouddriverApiDeps): ClouddriverApi {
   const accounts = createAccountLookup(deps.accounts);
   const cache = createCacheReads(deps.database);
   const reads = (requestedBy: string) => readsOf(deps.operations, requestedBy);
+  const artifacts = deps.artifacts ?? artifactsSchema.parse({});
+  // Reads the credential files now: one that cannot be read fails the start, naming the account.
+  const artifactAccounts = createArtifactAccounts(artifacts);
   return {
     tasks,
     addRoutes(app) {
@@ -98,6 +106,11 @@ export function createClouddriverApi(deps: ClouddriverApiDeps): ClouddriverApi {
       addJobRoutes(app, { accounts, reads, operations: deps.operations });
       addManifestRoutes(app, { accounts, reads, cache });
       addCacheRoutes(app);
+      addArtifactRoutes(app, {
+        accounts: artifactAccounts,
+        maxRequestBytes: artifacts.maxRequestBytes,
+        logger,
+      });
     },
     recover: () => tasks.recover(),
     close: () => runner.close(),

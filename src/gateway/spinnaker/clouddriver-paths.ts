@@ -4,7 +4,17 @@
  * parse that shape.
  */
 
-const PREFIXES = ['/ops', '/kubernetes/ops', '/task', '/kubernetes/task', '/manifests', '/credentials', '/applications', '/cache'];
+const PREFIXES = [
+  '/ops',
+  '/kubernetes/ops',
+  '/task',
+  '/kubernetes/task',
+  '/manifests',
+  '/credentials',
+  '/applications',
+  '/cache',
+  '/artifacts',
+];
 
 /** True for a path served by the Clouddriver API (trailing slashes ignored). */
 export function isClouddriverPath(path: string): boolean {
@@ -22,7 +32,10 @@ const REASONS: Record<number, string> = {
   413: 'Payload Too Large',
   415: 'Unsupported Media Type',
   500: 'Internal Server Error',
+  501: 'Not Implemented',
+  502: 'Bad Gateway',
   503: 'Service Unavailable',
+  504: 'Gateway Timeout',
 };
 
 /** Spring Boot's error body, as kork's exception handlers write it. */
