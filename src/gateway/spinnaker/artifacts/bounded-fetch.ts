@@ -75,7 +75,7 @@ export async function fetchBounded(req: FetchRequest, limits: FetchLimits): Prom
       const status = res.statusCode ?? 0;
       if (status < 200 || status > 299) {
         res.resume();
-        throw upstreamFailed(`GET ${displayUrl(url)} answered ${status} ${res.statusMessage ?? ''}`.trim());
+        throw upstreamFailed(`GET ${displayUrl(url)} answered ${status} ${scrubMessage(res.statusMessage ?? '', secrets)}`.trim());
       }
       const declared = Number(res.headers['content-length']);
       if (Number.isFinite(declared) && declared > limits.maxBytes) {
