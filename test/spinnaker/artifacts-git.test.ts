@@ -146,8 +146,8 @@ describe('artifacts: git/repo', () => {
     assert.deepEqual(entries(sub.body), ['kustomize/kustomization.yaml']);
     const missing = await repo('git', { location: 'no/such/dir' });
     assert.equal(missing.status, 404);
-    const escape = await repo('git', { location: '../../etc' });
-    assert.equal(escape.status, 400);
+    const outside = await repo('git', { location: '../../etc' });
+    assert.equal(outside.status, 400);
   });
 
   test('an unknown branch is a 404; a wrong token a 502 without the token in it', async () => {
