@@ -123,7 +123,8 @@ describe('artifacts: git/repo', () => {
     process.env.TMPDIR = scratch;
   });
   after(async () => {
-    process.env.TMPDIR = savedTmp;
+    if (savedTmp === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = savedTmp;
     await gw?.close();
     await server?.close();
   });

@@ -70,11 +70,10 @@ export async function spoolBounded(source: Readable, maxBytes: number, what: str
   await file.close();
   file = undefined;
   const path = join(dir!, 'body');
-  let disposed = false;
-  const dispose = async () => {
-    if (disposed) return;
-    disposed = true;
-    await cleanup();
+  let disposing: Promise<void> | undefined;
+  const dispose = () => {
+    disposing ??= cleanup();
+    return disposing;
   };
   return {
     size,
