@@ -85,33 +85,26 @@ describe('artifact spool', () => {
   test('small bodies stay in memory, larger ones go to a temporary file removed once streamed; past the limit is an error', async () => {
     const small = await spoolBounded(Readable.from([Buffer.from('abc')]), 100, 'x');
     assert.equal(small.size, 3);
-    const saved = process.env.TMPDIR;
     const dir = mkdtempSync(join(tmpdir(), 'outpost-spool-test-'));
-    process.env.TMPDIR = dir;
-    try {
-      const chunks = Array.from({ length: 10 }, (_, i) => Buffer.alloc(10, 48 + i));
-      const big = await spoolBounded(Readable.from(chunks), 100, 'x', 25);
-      assert.equal(big.size, 100);
-      assert.equal(readdirSync(dir).length, 1, 'a temporary file holds it');
-      let text = '';
-      for await (const chunk of big.stream()) text += chunk.toString();
-      assert.equal(text, chunks.map((c) => c.toString()).join(''));
-      await new Promise((resolve) => setImmediate(resolve));
-      await big.dispose();
-      assert.deepEqual(readdirSync(dir), [], 'removed after streaming');
-      await assert.rejects(
-        spoolBounded(Readable.from([...chunks, Buffer.from('!')]), 100, 'the thing', 25),
-        (err: Error & { status?: number }) => {
-          assert.equal(err.status, 502);
-          assert.match(err.message, /the thing is larger than 100 bytes/);
-          return true;
-        },
-      );
-      assert.deepEqual(readdirSync(dir), [], 'removed after a refusal');
-    } finally {
-      if (saved === undefined) delete process.env.TMPDIR;
-      else process.env.TMPDIR = saved;
-    }
+    const chunks = Array.from({ length: 10 }, (_, i) => Buffer.alloc(10, 48 + i));
+    const big = await spoolBounded(Readable.from(chunks), 100, 'x', { memoryBytes: 25, tempDir: dir });
+    assert.equal(big.size, 100);
+    assert.equal(readdirSync(dir).length, 1, 'a temporary file holds it');
+    let text = '';
+    for await (const chunk of big.stream()) text += chunk.toString();
+    assert.equal(text, chunks.map((c) => c.toString()).join(''));
+    await new Promise((resolve) => setImmediate(resolve));
+    await big.dispose();
+    assert.deepEqual(readdirSync(dir), [], 'removed after streaming');
+    await assert.rejects(
+      spoolBounded(Readable.from([...chunks, Buffer.from('!')]), 100, 'the thing', { memoryBytes: 25, tempDir: dir }),
+      (err: Error & { status?: number }) => {
+        assert.equal(err.status, 502);
+        assert.match(err.message, /the thing is larger than 100 bytes/);
+        return true;
+      },
+    );
+    assert.deepEqual(readdirSync(dir), [], 'removed after a refusal');
   });
 });
 

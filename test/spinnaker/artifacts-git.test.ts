@@ -100,8 +100,9 @@ function entries(tgz: Buffer): string[] {
 describe('artifacts: git/repo', () => {
   let gw: ArtifactGateway;
   let server: TestServer;
-  let scratch: string;
-  const savedTmp = process.env.TMPDIR;
+  /** The gateway's temporary git directories present before the fetches (mkdtemp: the prefix and six characters). */
+  let earlier: Set<string>;
+  const gitTempDirs = () => readdirSync(tmpdir()).filter((name) => /^outpost-git-[A-Za-z0-9]{6}$/.test(name));
   before(async () => {
     const root = mkdtempSync(join(tmpdir(), 'outpost-git-root-'));
     makeRepository(root);
@@ -118,13 +119,9 @@ describe('artifacts: git/repo', () => {
         ],
       },
     });
-    // From here on the gateway's temporary directories land in a directory of this test's own, checked empty at the end.
-    scratch = mkdtempSync(join(tmpdir(), 'outpost-git-scratch-'));
-    process.env.TMPDIR = scratch;
+    earlier = new Set(gitTempDirs());
   });
   after(async () => {
-    if (savedTmp === undefined) delete process.env.TMPDIR;
-    else process.env.TMPDIR = savedTmp;
     await gw?.close();
     await server?.close();
   });
@@ -174,6 +171,9 @@ describe('artifacts: git/repo', () => {
   });
 
   test('no temporary directory is left behind', () => {
-    assert.deepEqual(readdirSync(scratch), []);
+    assert.deepEqual(
+      gitTempDirs().filter((name) => !earlier.has(name)),
+      [],
+    );
   });
 });

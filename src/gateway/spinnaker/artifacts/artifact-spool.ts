@@ -30,8 +30,15 @@ export function bodyOf(bytes: Buffer): ArtifactBody {
 /**
  * Reads `source` to its end into a body of at most `maxBytes`; past it the source is destroyed and the promise
  * rejects with a 502 naming `what` and the limit. A source that fails rejects with its error (the caller words it).
+ * `options`: how much is held in memory before a temporary file (1 MiB), and where that file goes (the system's).
  */
-export async function spoolBounded(source: Readable, maxBytes: number, what: string, memoryBytes = MEMORY_BYTES): Promise<ArtifactBody> {
+export async function spoolBounded(
+  source: Readable,
+  maxBytes: number,
+  what: string,
+  options: { memoryBytes?: number; tempDir?: string } = {},
+): Promise<ArtifactBody> {
+  const memoryBytes = options.memoryBytes ?? MEMORY_BYTES;
   const chunks: Buffer[] = [];
   let inMemory = 0;
   let size = 0;
@@ -56,7 +63,7 @@ export async function spoolBounded(source: Readable, maxBytes: number, what: str
         continue;
       }
       if (!file) {
-        dir = await mkdtemp(join(tmpdir(), 'outpost-artifact-'));
+        dir = await mkdtemp(join(options.tempDir ?? tmpdir(), 'outpost-artifact-'));
         file = await open(join(dir, 'body'), 'w');
         for (const held of chunks.splice(0)) await file.write(held);
       }
