@@ -135,7 +135,7 @@ function send(
   };
   const options: RequestOptions = {
     method: 'GET',
-    hostname: url.hostname,
+    hostname: target.hostname,
     port: url.port || undefined,
     path: `${url.pathname}${url.search}`,
     headers: { 'user-agent': 'outpost-gateway', ...headers },
