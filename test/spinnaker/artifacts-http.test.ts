@@ -75,7 +75,7 @@ describe('artifacts: http/file', () => {
     gw = await startArtifactGateway({
       maxBytes: 16 * 1024,
       maxRedirects: 3,
-      timeoutSeconds: 2,
+      timeoutSeconds: 3,
       http: {
         accounts: [
           { name: 'intranet', username: 'deployer', passwordFile: join(dir, 'password'), allowedPrivateNetworks: ['127.0.0.1/32'] },
@@ -151,7 +151,7 @@ describe('artifacts: http/file', () => {
   test('a fetch that does not complete within timeoutSeconds fails', async () => {
     const res = await fetchFrom('intranet', `${server.url}/never-ends`);
     assert.equal(res.status, 502);
-    assert.match(springError(res.body).message, /did not complete within 2 s/);
+    assert.match(springError(res.body).message, /did not complete within 3 s/);
   });
 
   test('the password appears in no answer, listing or log line, also when the upstream echoes it', async () => {
