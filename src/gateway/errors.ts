@@ -37,7 +37,7 @@ export function invalidArgument(message: string): ConnectError {
 /** An error on a REST route: status plus a short machine-readable `error` and a human `message`. */
 export class HttpError extends Error {
   constructor(
-    readonly status: 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 500 | 503,
+    readonly status: 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 500 | 501 | 502 | 503 | 504,
     readonly error: string,
     message: string,
   ) {

@@ -266,6 +266,7 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     fiat: config.spinnaker.fiat,
     metrics,
     now: deps.fiatClock,
+    artifacts: config.spinnaker.artifacts,
   });
   await clouddriver
     .recover()

@@ -42,6 +42,12 @@ const relayed = (session: string, token: string) => ({
 });
 
 const OPEN = { valid: '200' };
+/** An artifact the built-in embedded account decodes (no artifact account needs configuring). */
+const embeddedArtifact = {
+  type: 'embedded/base64',
+  reference: Buffer.from('kind: ConfigMap\n').toString('base64'),
+  artifactAccount: 'embedded-artifact',
+};
 
 /** The rows of a path replicas forward operations on: allowed for replicas, and nothing runs for an unstored or altered operation. */
 function forwardingRows(path: string, who: string): MatrixRow[] {
@@ -284,6 +290,23 @@ export const REST_ROWS: MatrixRow[] = [
     { valid: '200' },
   ),
   rowOf('GET /cache/:cloudProvider/:type', 'spinnaker', rest('GET', '/cache/kubernetes/manifest'), { valid: '200' }),
+  rowOf('PUT /artifacts/fetch/', 'spinnaker', rest('PUT', '/artifacts/fetch/', embeddedArtifact), { valid: '200' }),
+  rowOf('PUT /artifacts/fetch', 'spinnaker', rest('PUT', '/artifacts/fetch', embeddedArtifact), { valid: '200' }),
+  rowOf('GET /artifacts/credentials', 'spinnaker', rest('GET', '/artifacts/credentials'), { valid: '200' }),
+  rowOf(
+    'GET /artifacts/account/:account/names',
+    'spinnaker',
+    rest('GET', '/artifacts/account/embedded-artifact/names?type=embedded/base64'),
+    {
+      valid: '501 Not Implemented',
+    },
+  ),
+  rowOf(
+    'GET /artifacts/account/:account/versions',
+    'spinnaker',
+    rest('GET', '/artifacts/account/embedded-artifact/versions?type=embedded/base64&artifactName=x'),
+    { valid: '501 Not Implemented' },
+  ),
   rowOf(
     'GET /applications/:app/jobs/:account/:location/:name',
     'spinnaker',

@@ -29,6 +29,35 @@ export const JUSTIFIED_INTERNAL: readonly { pattern: RegExp; label: string }[] =
   },
 ];
 
+/**
+ * REST answers outside the rule (4xx with a JSON `{error, message}` body) that are Clouddriver's prescribed answers on
+ * its artifact routes (docs/spinnaker.md, "Artifacts"; the contract's §4.3 and §4.6), each matched by the request
+ * path, the status and the body: an artifact without `artifactAccount` is a 400 with an empty body
+ * (ArtifactControllerSpec); names or versions of an account that is not Helm are a 501 (kork's
+ * NotImplementedException); fetching a binding-only artifact (`custom/object`, `kubernetes/*`) is Clouddriver's
+ * UnsupportedOperationException, a 500 with its message.
+ */
+export const JUSTIFIED_REST: readonly { path: RegExp; status: number; body: RegExp; label: string }[] = [
+  {
+    path: /^\/artifacts\/fetch\/?(\?|$)/,
+    status: 400,
+    body: /^$/,
+    label: 'HTTP 400 with an empty body: an artifact without account (Clouddriver)',
+  },
+  {
+    path: /^\/artifacts\/account\/[^/]+\/(names|versions)(\?|$)/,
+    status: 501,
+    body: /"message":"artifact account [^"]+ cannot list artifact names or versions/,
+    label: 'HTTP 501: names or versions of an account that is not Helm (Clouddriver)',
+  },
+  {
+    path: /^\/artifacts\/fetch\/?(\?|$)/,
+    status: 500,
+    body: /"message":"(Custom references are passed on to cloud platforms|Kubernetes artifacts are bound into manifests)/,
+    label: 'HTTP 500: fetching a binding-only artifact (Clouddriver)',
+  },
+];
+
 /** Text that would mean a database or runtime detail reached the client. */
 const LEAK =
   /syntax error at or near|relation "|violates .* constraint|duplicate key value|postgres|pglite|drizzle|at Object\.|TypeError|ReferenceError|Cannot read properties/i;
@@ -70,10 +99,14 @@ export function judgeReply(protocol: ReplyProtocol, reply: RawReply, via: string
 
 /**
  * A REST reply: 2xx/3xx accepted; 4xx typed when its body is JSON `{error, message}` (HEAD: a JSON content type);
- * anything else fails.
+ * the answers of {@link JUSTIFIED_REST} typed for their `path`; anything else fails.
  */
-export function judgeRest(reply: RawReply, via: string, head = false): CaseResult {
+export function judgeRest(reply: RawReply, via: string, head = false, path?: string): CaseResult {
   if (reply.status >= 200 && reply.status < 400) return accepted(`${via}: ${reply.status}`);
+  const text = reply.body.toString('utf8');
+  const justified =
+    path === undefined ? undefined : JUSTIFIED_REST.find((j) => j.status === reply.status && j.path.test(path) && j.body.test(text));
+  if (justified) return typed(`${via}: ${reply.status}`, justified.label);
   if (reply.status >= 500 || reply.status < 200)
     return failure(`${via}: HTTP ${reply.status} ${reply.body.toString('utf8').slice(0, 200)}`);
   if (head) {

@@ -31,6 +31,14 @@ const definitions = (rng: Rng, tag: string): RestSample => ({
   ],
 });
 
+/** An artifact the built-in embedded account decodes (no artifact account is configured on the hostile target). */
+const embeddedArtifact = (rng: Rng): Json => ({
+  type: 'embedded/base64',
+  reference: Buffer.from(rng.pick(['kind: ConfigMap\n', 'a: 1\n---\nb: 2\n'])).toString('base64'),
+  artifactAccount: 'embedded-artifact',
+  metadata: {},
+});
+
 /** An Orca operations array on the seeded account (its agent is gone: the task runs and fails). */
 const clouddriverOps = (rng: Rng): Json => [
   rng.pick<Json>([
@@ -167,6 +175,17 @@ const SAMPLES: Record<string, Sample> = {
     body: { account: SEED.account, location: 'default', name: 'deployment web' },
   }),
   'GET /cache/:cloudProvider/:type': () => ({ params: { cloudProvider: 'kubernetes', type: 'manifest' } }),
+  'PUT /artifacts/fetch': (rng) => ({ body: embeddedArtifact(rng) }),
+  'PUT /artifacts/fetch/': (rng) => ({ body: embeddedArtifact(rng) }),
+  'GET /artifacts/credentials': () => ({}),
+  'GET /artifacts/account/:account/names': (rng) => ({
+    params: { account: rng.pick(['embedded-artifact', 'no-such-helm']) },
+    query: rng.pick(['type=embedded/base64', 'type=helm/chart']),
+  }),
+  'GET /artifacts/account/:account/versions': (rng) => ({
+    params: { account: rng.pick(['embedded-artifact', 'no-such-helm']) },
+    query: `${rng.pick(['type=embedded/base64', 'type=helm/chart'])}&artifactName=x`,
+  }),
   'GET /': () => ({}),
   'HEAD /': () => ({}),
   'GET /index.html': () => ({}),

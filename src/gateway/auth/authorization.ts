@@ -19,7 +19,7 @@
  * | `POST /armory/agent/forwardedoperations`, `POST /armory/agent/operationresults`, `POST /armory/agent/operations` (the forwarding route's earlier path, kept for a rolling upgrade) | replica |
  * | `POST/PATCH/PUT/DELETE /armory/accounts*` | admin |
  * | `/k8s/{account}/…`, any method and upgrades (kubectl through the gateway: kube-endpoint.ts admits it itself, from the headers) | kube, and an account its rule lists |
- * | the Clouddriver API, any method: `/ops`, `/kubernetes/ops`, `/task/*`, `/kubernetes/task/*`, `/manifests/*`, `/credentials*`, `/applications*`, `/cache/*`, `/instances/*`, `/securityGroups*`, `/serverGroups*`, `/search` | spinnaker |
+ * | the Clouddriver API, any method: `/ops`, `/kubernetes/ops`, `/task/*`, `/kubernetes/task/*`, `/manifests/*`, `/credentials*`, `/applications*`, `/cache/*`, `/instances/*`, `/securityGroups*`, `/serverGroups*`, `/search`, `/artifacts/*` | spinnaker |
  * | anything else | admin |
  *
  * Under `auth.readAccess: open` routes requiring `read` admit anyone (presented credentials are still verified).

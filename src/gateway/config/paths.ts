@@ -24,4 +24,7 @@ export const GATEWAY_PATH_KEYS: readonly ConfigPathKey[] = [
   { path: ['secrets', 'keyFile'] },
   { path: ['spinnaker', 'fiat', 'caFile'] },
   { path: ['spinnaker', 'fiat', 'tokenFile'] },
+  ...['http', 'helm', 'github', 'gitRepo'].flatMap((type) =>
+    ['passwordFile', 'tokenFile'].map((key) => ({ path: ['spinnaker', 'artifacts', type, 'accounts', '*', key] })),
+  ),
 ];

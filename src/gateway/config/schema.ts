@@ -17,6 +17,7 @@ import {
   tlsSchema,
 } from './security-schema.js';
 import { port, positiveSeconds } from './fields.js';
+import { artifactsSchema } from '../spinnaker/artifacts/artifact-config.js';
 
 const agentsSchema = z
   .object({
@@ -216,6 +217,9 @@ const spinnakerSchema = z
     fiat: fiatSchema
       .default(() => fiatSchema.parse({}))
       .describe('Spinnaker\'s Fiat: per-user permissions on the Clouddriver routes (docs/spinnaker.md, "Fiat").'),
+    artifacts: artifactsSchema
+      .default(() => artifactsSchema.parse({}))
+      .describe('Artifact accounts for `PUT /artifacts/fetch` (docs/spinnaker.md).'),
   })
   .strict();
 

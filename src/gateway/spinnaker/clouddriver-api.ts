@@ -36,6 +36,9 @@ import { bindPatchArtifacts } from './ops/patch-binding.js';
 import type { Description } from './ops/description-fields.js';
 import { createTaskRunner } from './task-runner.js';
 import { createTaskStore } from './task-store.js';
+import { addArtifactRoutes } from './routes/artifact-routes.js';
+import { createArtifactAccounts } from './artifacts/artifact-accounts.js';
+import { artifactsSchema, type ArtifactsConfig } from './artifacts/artifact-config.js';
 
 /** What the API needs from the gateway. */
 export interface ClouddriverApiDeps {
@@ -56,6 +59,8 @@ export interface ClouddriverApiDeps {
   metrics?: FiatRecorder;
   /** The monotonic clock (ms) of the Fiat cache; tests move it. */
   now?: () => number;
+  /** The artifact accounts of `PUT /artifacts/fetch` (spinnaker.artifacts); only the built-in ones when absent. */
+  artifacts?: ArtifactsConfig;
 }
 
 /** See the module comment. */
@@ -104,6 +109,9 @@ export function createClouddriverApi(deps: ClouddriverApiDeps): ClouddriverApi {
         })
       : undefined,
   );
+  const artifacts = deps.artifacts ?? artifactsSchema.parse({});
+  // Reads the credential files now: one that cannot be read fails the start, naming the account.
+  const artifactAccounts = createArtifactAccounts(artifacts);
   return {
     tasks,
     access,
@@ -130,6 +138,11 @@ export function createClouddriverApi(deps: ClouddriverApiDeps): ClouddriverApi {
       addManifestRoutes(app, { accounts, reads, cache, access });
       addCacheRoutes(app);
       addInfrastructureRoutes(app, { accounts, reads: createInfrastructureReads(createInfrastructureStore(deps.database)), access });
+      addArtifactRoutes(app, {
+        accounts: artifactAccounts,
+        maxRequestBytes: artifacts.maxRequestBytes,
+        logger,
+      });
     },
     recover: () => tasks.recover(),
     close: () => runner.close(),

@@ -17,6 +17,7 @@ const PREFIXES = [
   '/securityGroups',
   '/serverGroups',
   '/search',
+  '/artifacts',
 ];
 
 /** True for a path served by the Clouddriver API (trailing slashes ignored). */
@@ -35,7 +36,10 @@ const REASONS: Record<number, string> = {
   413: 'Payload Too Large',
   415: 'Unsupported Media Type',
   500: 'Internal Server Error',
+  501: 'Not Implemented',
+  502: 'Bad Gateway',
   503: 'Service Unavailable',
+  504: 'Gateway Timeout',
 };
 
 /** Spring Boot's error body, as kork's exception handlers write it. */

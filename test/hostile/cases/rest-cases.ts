@@ -42,7 +42,7 @@ function restCase(category: HostileCategory, name: string, request: RestRequest)
         const send = request.http2 ? http2Request : http1Request;
         const chunks = typeof request.chunks === 'function' ? request.chunks() : request.chunks;
         const reply = await send(request.http2 ? target.grpcUrl : target.httpUrl, { ...request, chunks, timeoutMs: 30_000 });
-        const result = judgeRest(reply, name, request.method === 'HEAD');
+        const result = judgeRest(reply, name, request.method === 'HEAD', request.path);
         return result.verdict.kind === 'accepted' ? { ...result, owned: request.names } : result;
       }),
   };
