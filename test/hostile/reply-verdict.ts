@@ -32,18 +32,11 @@ export const JUSTIFIED_INTERNAL: readonly { pattern: RegExp; label: string }[] =
 /**
  * REST answers outside the rule (4xx with a JSON `{error, message}` body) that are Clouddriver's prescribed answers on
  * its artifact routes (docs/spinnaker.md, "Artifacts"; the contract's §4.3 and §4.6), each matched by the request
- * path, the status and the body: an artifact without `artifactAccount` is a 400 with an empty body
- * (ArtifactControllerSpec); names or versions of an account that is not Helm are a 501 (kork's
+ * path, the status and the body: names or versions of an account that is not Helm are a 501 (kork's
  * NotImplementedException); fetching a binding-only artifact (`custom/object`, `kubernetes/*`) is Clouddriver's
  * UnsupportedOperationException, a 500 with its message.
  */
 export const JUSTIFIED_REST: readonly { path: RegExp; status: number; body: RegExp; label: string }[] = [
-  {
-    path: /^\/artifacts\/fetch\/?(\?|$)/,
-    status: 400,
-    body: /^$/,
-    label: 'HTTP 400 with an empty body: an artifact without account (Clouddriver)',
-  },
   {
     path: /^\/artifacts\/account\/[^/]+\/(names|versions)(\?|$)/,
     status: 501,

@@ -1,6 +1,6 @@
 /**
  * `PUT /artifacts/fetch` with the built-in accounts, and `GET /artifacts/credentials`, against a gateway on a real
- * port: the contract's §5.3 artifact lines (an embedded/base64 round trip on both paths, 400 with an empty body for a
+ * port: the contract's §5.3 artifact lines (an embedded/base64 round trip on both paths, 400 naming the missing account for a
  * missing account, 404 for an unknown one, the credentials listing), Clouddriver's answers for bad base64,
  * `remote/base64` and the binding-only accounts, unknown keys ignored, the body bounded, and the `spinnaker` role
  * required (a `read` token is refused).
@@ -34,10 +34,12 @@ describe('artifacts: embedded and built-in accounts', () => {
     assert.deepEqual([...res.body], [0xfb, 0xff, 0xfe], 'the URL-safe alphabet is accepted too');
   });
 
-  test('no artifactAccount is a 400 with an empty body; an unknown account or a type it does not handle a 404', async () => {
+  test('no artifactAccount is a 400 saying so (Spring shape); an unknown account or a type it does not handle a 404', async () => {
     const missing = await gw.fetchArtifact({ name: 'foo' }, { path: '/artifacts/fetch' });
     assert.equal(missing.status, 400);
-    assert.equal(missing.body.length, 0);
+    const error = JSON.parse(missing.body.toString('utf8'));
+    assert.equal(error.status, 400);
+    assert.match(error.message, /names no artifactAccount/);
     const unknown = await gw.fetchArtifact(
       { type: 'embedded/base64', reference: 'eA==', artifactAccount: 'nope' },
       { path: '/artifacts/fetch' },

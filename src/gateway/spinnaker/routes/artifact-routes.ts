@@ -3,7 +3,7 @@
  * Rosco send the trailing slash, Gate does not) answers the artifact's raw bytes as `application/octet-stream`;
  * `GET /artifacts/credentials` lists the artifact accounts (name, types, type — never a credential);
  * `GET /artifacts/account/{account}/names?type=` and `…/versions?type=&artifactName=` list a Helm repository's charts
- * and a chart's versions. Statuses as Clouddriver's: no `artifactAccount` is a 400 with an empty body, no account of
+ * and a chart's versions. Statuses as Clouddriver's: no `artifactAccount` is a 400 (Clouddriver's has an empty body; Outpost's says why), no account of
  * that name for that type a 404, an account without names or versions a 501, an upstream failure a 502; errors are
  * Spring's shape (rest-app.ts). Fetches are logged without their reference (it may carry a signed URL).
  */
@@ -29,8 +29,10 @@ export interface ArtifactRoutesDeps {
 export function addArtifactRoutes(app: Hono<RestEnv>, deps: ArtifactRoutesDeps): void {
   const fetchArtifact = async (c: Context<RestEnv>) => {
     const artifact = parseArtifact(await readJsonBody(c, deps.maxRequestBytes));
-    // Clouddriver answers 400 with an empty body here (ArtifactControllerSpec), and so does Outpost.
-    if (!artifact.artifactAccount) return c.body(null, 400);
+    // Clouddriver answers this 400 with an empty body (ArtifactControllerSpec); no caller reads it, so Outpost says why,
+    // in Spring's error shape like every other refusal of these routes.
+    if (!artifact.artifactAccount)
+      throw new HttpError(400, 'Bad Request', 'the artifact names no artifactAccount (GET /artifacts/credentials lists them)');
     const account = deps.accounts.forType(artifact.artifactAccount, artifact.type);
     const startedAt = Date.now();
     const about = { artifactAccount: account.name, type: artifact.type, name: artifact.name, version: artifact.version };
