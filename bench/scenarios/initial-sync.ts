@@ -87,16 +87,25 @@ export async function runInitialSync(params: InitialSyncParams): Promise<Initial
     await sql`create table objects_copy (like objects including all)`;
     // The dump and the load each on a connection of their own: postgres-js can leave a connection that served a
     // COPY TO unusable for a following COPY FROM (the load then waits forever).
+    // Only the stored columns: generated ones (the Spinnaker moniker columns) cannot be copied in, the table computes
+    // them as the gateway's writes do.
+    const columns = (
+      await sql<{ name: string }[]>`
+        select column_name as name from information_schema.columns
+        where table_name = 'objects' and is_generated = 'NEVER' order by ordinal_position`
+    )
+      .map((c) => `"${c.name}"`)
+      .join(', ');
     const dump: Buffer[] = [];
     const dumper = postgres(database.url, { max: 1, onnotice: () => {} });
     try {
-      const reader = await dumper`copy (select * from objects where account = 'bench') to stdout`.readable();
+      const reader = await dumper.unsafe(`copy (select ${columns} from objects where account = 'bench') to stdout`).readable();
       for await (const chunk of reader) dump.push(chunk as Buffer);
     } finally {
       await dumper.end({ timeout: 5 });
     }
     const copyStart = performance.now();
-    const writer = await sql`copy objects_copy from stdin`.writable();
+    const writer = await sql.unsafe(`copy objects_copy (${columns}) from stdin`).writable();
     await pipeline(Readable.from(dump), writer);
     const copySeconds = (performance.now() - copyStart) / 1000;
     const [{ n: copied }] = await sql<{ n: number }[]>`select count(*)::int as n from objects_copy`;

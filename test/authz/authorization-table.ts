@@ -346,6 +346,12 @@ export const REST_ROWS: MatrixRow[] = [
   rowOf('GET /instances/:account/:namespace/:name', 'spinnaker', rest('GET', `/instances/${A.account}/default/pod%20x`), {
     valid: '404 Not Found',
   }),
+  rowOf(
+    'GET /instances/:account/:namespace/:name/console',
+    'spinnaker',
+    rest('GET', '/instances/authz-no-account/default/pod%20x/console?provider=kubernetes'),
+    { valid: '404 Not Found' },
+  ),
   rowOf('GET /securityGroups', 'spinnaker', rest('GET', '/securityGroups'), { valid: '200' }),
   rowOf(
     'GET /securityGroups/:account/:cloudProvider/:namespace/:name',

@@ -530,6 +530,25 @@ for (const driver of testDrivers()) {
       }
     });
 
+    test("an instance's console output: every container's log read live, a gone pod's Error entry, READ needed", async () => {
+      const groups = (await get('/applications/hello/serverGroups?expand=false')).body as unknown as Obj[];
+      const pod = groups.find((g) => g.account === 'k8s-dev' && g.instances.length > 0)!.instances[0];
+      const path = `/instances/k8s-dev/default/${encodeURIComponent(pod.name)}/console?provider=kubernetes`;
+      const res = await get(path);
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.deepEqual(Object.keys(res.body), ['output']);
+      assert.deepEqual(
+        res.body.output.map((o: Obj) => o.name),
+        ['nginx'],
+      );
+      assert.match(res.body.output[0].output, /starting container from image nginx:1\.2/);
+      const gone = await get('/instances/k8s-dev/default/pod%20nope/console?provider=kubernetes');
+      assert.equal(gone.status, 200);
+      assert.deepEqual(gone.body, { output: [{ name: 'Error', output: 'Failed to retrieve pod data; pod may have been deleted.' }] });
+      assert.equal((await get('/instances/k8s-dev/default/nokind/console')).status, 400);
+      assert.equal((await get('/instances/k8s-prod/prod/pod%20x/console', deckDev)).status, 403);
+    });
+
     test('StatefulSet with its Service, DaemonSet, and a CronJob and its Job', async () => {
       const sgs = (await until(
         '/applications/store/serverGroups',

@@ -25,6 +25,7 @@ import { addJobRoutes } from './routes/job-routes.js';
 import { addManifestRoutes } from './routes/manifest-routes.js';
 import { addCacheRoutes } from './routes/cache-routes.js';
 import { addInfrastructureRoutes } from './routes/infrastructure-routes.js';
+import { addConsoleRoutes } from './routes/console-routes.js';
 import { createInfrastructureReads } from './infrastructure/infrastructure-reads.js';
 import { createInfrastructureStore } from './infrastructure/infrastructure-store.js';
 import { readsOf } from './live-reads.js';
@@ -138,6 +139,7 @@ export function createClouddriverApi(deps: ClouddriverApiDeps): ClouddriverApi {
       addManifestRoutes(app, { accounts, reads, cache, access });
       addCacheRoutes(app);
       addInfrastructureRoutes(app, { accounts, reads: createInfrastructureReads(createInfrastructureStore(deps.database)), access });
+      addConsoleRoutes(app, { accounts, reads, access });
       addArtifactRoutes(app, {
         accounts: artifactAccounts,
         maxRequestBytes: artifacts.maxRequestBytes,
