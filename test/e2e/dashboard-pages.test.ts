@@ -242,7 +242,11 @@ describe('the object, operation and audit pages at four widths, paging, and the 
         await nav.getByText(`Page ${n}`, { exact: true }).waitFor(WAIT);
         await eventually(
           `page ${n} loaded`,
-          async () => (await rows.count()) > 0 && (await next.isEnabled()) === n < Math.ceil(expected.length / 2),
+          async () =>
+            // Loaded: while a page loads, the rows of the page before it stay (under the new page number).
+            (await nav.getAttribute('aria-busy')) === 'false' &&
+            (await rows.count()) > 0 &&
+            (await next.isEnabled()) === n < Math.ceil(expected.length / 2),
         );
         return rows.evaluateAll((trs, attr) => trs.map((tr) => tr.getAttribute(attr)!), rowAttr);
       };

@@ -54,7 +54,8 @@ export function usePageCursor<T>(key: string, fetchPage: PageFetcher<T>, trigger
   return {
     items: page?.items,
     error: query.error,
-    busy: query.busy,
+    // Also before the query of a new page has started (its first render): the rows shown are still the page before.
+    busy: query.busy || (query.data === undefined && query.error === undefined),
     page: tokens.length,
     hasNext: nextToken !== '',
     hasPrevious: tokens.length > 1,
