@@ -18,6 +18,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseAllDocuments } from 'yaml';
 import { startStack, type Stack } from '../../testkit/stack.js';
+import { tokenGateway } from './token-gateway.js';
 import { createOrcaClient, type Obj, type OrcaClient } from './orca-client.js';
 
 const TOKENS = { agent: 'pipeline-agent-token-0123456789abcdef', orca: 'pipeline-orca-token-0123456789abcdef' };
@@ -106,20 +107,10 @@ describe('a pipeline from artifacts: bake from a Helm chart, deploy the embedded
     const local = { allowedPrivateNetworks: ['127.0.0.0/8'] };
     stack = await startStack({
       gateway: {
-        insecure: false,
-        auth: {
-          readAccess: 'open',
-          tokens: [
-            { subject: 'agent', token: TOKENS.agent },
-            { subject: 'orca', token: TOKENS.orca },
-          ],
-        },
-        authorization: {
-          rules: [
-            { kind: 'token', subject: '^agent$', roles: ['agent'], accounts: ['*'] },
-            { kind: 'token', subject: '^orca$', roles: ['spinnaker'], accounts: ['*'] },
-          ],
-        },
+        ...tokenGateway([
+          { subject: 'agent', token: TOKENS.agent, roles: ['agent'], accounts: ['*'] },
+          { subject: 'orca', token: TOKENS.orca, roles: ['spinnaker'], accounts: ['*'] },
+        ]),
         spinnaker: {
           artifacts: {
             helm: { accounts: [{ name: 'charts', repository: `${url}/repo`, ...local }] },

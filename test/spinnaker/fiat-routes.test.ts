@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { eventually } from '../../testkit/eventually.js';
 import { startStack, type Stack } from '../../testkit/stack.js';
 import { startTestFiat, type TestFiat } from './fiat-server.js';
+import { tokenGateway } from './token-gateway.js';
 import { createOrcaClient, type Obj, type OrcaClient } from './orca-client.js';
 
 const TOKENS = { agent: 'fiat-agent-token-0123456789abcdef', orca: 'fiat-orca-token-0123456789abcdef' };
@@ -49,20 +50,10 @@ describe('Fiat on the Clouddriver routes', { concurrency: false }, () => {
     });
     stack = await startStack({
       gateway: {
-        insecure: false,
-        auth: {
-          readAccess: 'open',
-          tokens: [
-            { subject: 'agent', token: TOKENS.agent },
-            { subject: 'orca', token: TOKENS.orca },
-          ],
-        },
-        authorization: {
-          rules: [
-            { kind: 'token', subject: '^agent$', roles: ['agent'], accounts: ['*'] },
-            { kind: 'token', subject: '^orca$', roles: ['spinnaker'], accounts: ['*'] },
-          ],
-        },
+        ...tokenGateway([
+          { subject: 'agent', token: TOKENS.agent, roles: ['agent'], accounts: ['*'] },
+          { subject: 'orca', token: TOKENS.orca, roles: ['spinnaker'], accounts: ['*'] },
+        ]),
         spinnaker: { fiat: { baseUrl: fiat.baseUrl, cacheTtlSeconds: 10 } },
       },
       gatewayDeps: { fiatClock: () => clock },

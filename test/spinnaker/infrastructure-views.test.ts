@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { testDrivers } from '../../testkit/databases.js';
 import { startStack, type Stack } from '../../testkit/stack.js';
+import { tokenGateway } from './token-gateway.js';
 import { createOrcaClient, type Obj, type OrcaClient } from './orca-client.js';
 
 const TOKENS = {
@@ -122,22 +123,11 @@ for (const driver of testDrivers()) {
       stack = await startStack({
         driver,
         gateway: {
-          insecure: false,
-          auth: {
-            readAccess: 'open',
-            tokens: [
-              { subject: 'agent', token: TOKENS.agent },
-              { subject: 'deck', token: TOKENS.deck },
-              { subject: 'deck-dev', token: TOKENS.deckDev },
-            ],
-          },
-          authorization: {
-            rules: [
-              { kind: 'token', subject: '^agent$', roles: ['agent'], accounts: ['*'] },
-              { kind: 'token', subject: '^deck$', roles: ['spinnaker'], accounts: ['*'] },
-              { kind: 'token', subject: '^deck-dev$', roles: ['spinnaker'], accounts: ['k8s-dev'] },
-            ],
-          },
+          ...tokenGateway([
+            { subject: 'agent', token: TOKENS.agent, roles: ['agent'], accounts: ['*'] },
+            { subject: 'deck', token: TOKENS.deck, roles: ['spinnaker'], accounts: ['*'] },
+            { subject: 'deck-dev', token: TOKENS.deckDev, roles: ['spinnaker'], accounts: ['k8s-dev'] },
+          ]),
         },
         agents: [
           {

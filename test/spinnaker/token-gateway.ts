@@ -1,0 +1,25 @@
+/**
+ * The secured gateway of a Spinnaker test stack whose callers each hold one static token (an agent, Orca, Deck…): the
+ * tokens and one authorization rule per caller, reads open. One place for what the route tests share.
+ */
+import type { GatewayConfigInput } from '../../src/gateway/index.js';
+
+/** One caller: its token subject and token, and what its rule grants. */
+export interface TokenCaller {
+  subject: string;
+  token: string;
+  roles: ('agent' | 'read' | 'write' | 'admin' | 'spinnaker' | 'kube')[];
+  /** Account patterns of the rule (required with agent, write, kube and spinnaker). */
+  accounts: string[];
+}
+
+/** `insecure: false`, `auth` and `authorization` for `callers`; spread it into the stack's gateway config. */
+export function tokenGateway(callers: readonly TokenCaller[]): Pick<GatewayConfigInput, 'insecure' | 'auth' | 'authorization'> {
+  return {
+    insecure: false,
+    auth: { readAccess: 'open', tokens: callers.map(({ subject, token }) => ({ subject, token })) },
+    authorization: {
+      rules: callers.map(({ subject, roles, accounts }) => ({ kind: 'token' as const, subject: `^${subject}$`, roles, accounts })),
+    },
+  };
+}
