@@ -161,9 +161,11 @@ export function serverGroupDetails(sg: JoinedServerGroup): Record<string, unknow
   };
 }
 
-/** Route #5's `KubernetesServerGroupManager`, with the server groups it owns. */
-export function managerView(manager: AccountObject, serverGroups: readonly CachedObject[]): Record<string, unknown> {
-  const { account, object } = manager;
+/**
+ * The fields every Kubernetes resource view shares (Clouddriver's `KubernetesResource`): full name, bare name, kind,
+ * apiVersion, account, namespace (also as region), provider, creation time, labels and moniker.
+ */
+function resourceFields(account: string, object: CachedObject): Record<string, unknown> {
   return {
     name: fullNameOf(object),
     displayName: nameOf(object),
@@ -176,6 +178,14 @@ export function managerView(manager: AccountObject, serverGroups: readonly Cache
     createdTime: createdTimeOf(object),
     labels: labelsOf(object),
     moniker: korkMonikerOf(object),
+  };
+}
+
+/** Route #5's `KubernetesServerGroupManager`, with the server groups it owns. */
+export function managerView(manager: AccountObject, serverGroups: readonly CachedObject[]): Record<string, unknown> {
+  const { account, object } = manager;
+  return {
+    ...resourceFields(account, object),
     serverGroups: [...serverGroups]
       .sort((a, b) => (fullNameOf(a) < fullNameOf(b) ? -1 : 1))
       .map((sg) => ({ name: fullNameOf(sg), account, namespace: nsOf(sg), region: nsOf(sg), moniker: korkMonikerOf(sg) })),
@@ -186,18 +196,8 @@ export function managerView(manager: AccountObject, serverGroups: readonly Cache
 export function loadBalancerView(lb: AccountObject, serverGroups: readonly JoinedServerGroup[]): Record<string, unknown> {
   const { account, object } = lb;
   return {
-    name: fullNameOf(object),
-    displayName: nameOf(object),
-    kind: kindNameOf(object),
-    apiVersion: textAt(object, 'apiVersion'),
-    account,
-    namespace: nsOf(object),
-    region: nsOf(object),
-    cloudProvider: PROVIDER,
+    ...resourceFields(account, object),
     type: PROVIDER,
-    createdTime: createdTimeOf(object),
-    labels: labelsOf(object),
-    moniker: korkMonikerOf(object),
     serverGroups: serverGroups.map((sg) => ({
       name: fullNameOf(sg.object),
       account: sg.account,
