@@ -138,6 +138,11 @@ const SAMPLES: Record<string, Sample> = {
   'GET /instances/:account/:namespace/:name': (rng) => ({
     params: { account: SEED.account, namespace: 'default', name: rng.pick(['pod web', 'pod x', 'nokind']) },
   }),
+  // Live reads through an agent: an account no agent serves, as for the manifest reads below.
+  'GET /instances/:account/:namespace/:name/console': (rng, tag) => ({
+    params: { account: `hx-${tag}`, namespace: 'default', name: rng.pick(['pod web', 'pod x', 'nokind']) },
+    query: 'provider=kubernetes',
+  }),
   'GET /securityGroups': () => ({}),
   'GET /securityGroups/:account/:cloudProvider/:namespace/:name': () => ({
     params: { account: SEED.account, cloudProvider: 'kubernetes', namespace: 'default', name: 'networkPolicy x' },
