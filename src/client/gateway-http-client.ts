@@ -68,7 +68,9 @@ async function readBody(body: AsyncIterable<Uint8Array> | undefined): Promise<Bu
  * it must not be used for client or bidirectional streams.
  */
 export function createGatewayHttpClient(tls: GatewayTls = {}): UniversalClientFn {
-  const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+  // A connection per call: a command makes few calls, and a kept-alive socket the gateway closes for idleness just as
+  // it is reused resets the next call (ECONNRESET before any answer), which cannot be retried safely for a submission.
+  const agents = { http: new http.Agent({ keepAlive: false }), https: new https.Agent({ keepAlive: false }) };
   return async function request(req: UniversalClientRequest): Promise<UniversalClientResponse> {
     const body = await readBody(req.body);
     const url = new URL(req.url);
