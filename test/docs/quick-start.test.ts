@@ -14,7 +14,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Command } from 'commander';
 import { registerDemoCommand } from '../../src/cli/commands/demo.js';
-import { startDemo, type RunningDemo } from '../../src/demo/run-demo.js';
+import type { RunningDemo } from '../../src/demo/run-demo.js';
+import { startQuietDemo } from './quiet-demo.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { createCertificateAuthority, createClientCertificate } from '../../src/sandbox/certs.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
@@ -47,18 +48,7 @@ describe('quick start', { concurrency: true }, () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'outpost-quick-start-'));
-    [demo, cluster] = await Promise.all([
-      startDemo({
-        dir: join(dir, 'demo'),
-        sandboxPort: 0,
-        httpPort: 0,
-        grpcPort: 0,
-        agentPort: 0,
-        database: 'memory://',
-        logger: createSilentLogger(),
-      }),
-      startSandbox({ seed: 'none', tls: true, logger: createSilentLogger() }),
-    ]);
+    [demo, cluster] = await Promise.all([startQuietDemo(dir), startSandbox({ seed: 'none', tls: true, logger: createSilentLogger() })]);
   });
 
   after(async () => {

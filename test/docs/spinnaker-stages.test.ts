@@ -12,8 +12,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { type RunningDemo, startDemo } from '../../src/demo/run-demo.js';
-import { createSilentLogger } from '../../src/shared/logger.js';
+import type { RunningDemo } from '../../src/demo/run-demo.js';
+import { startQuietDemo } from './quiet-demo.js';
 import { eventually, StopWaiting } from '../../testkit/eventually.js';
 import { fencedBlocks, readDoc } from './doc-blocks.js';
 
@@ -85,15 +85,7 @@ describe('docs/spinnaker.md: trying the stages', () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'outpost-spinnaker-stages-'));
-    demo = await startDemo({
-      dir: join(dir, 'demo'),
-      sandboxPort: 0,
-      httpPort: 0,
-      grpcPort: 0,
-      agentPort: 0,
-      database: 'memory://',
-      logger: createSilentLogger(),
-    });
+    demo = await startQuietDemo(dir);
     shell = new Session(dir, { ...process.env, HOME: dir });
   });
 

@@ -7,6 +7,7 @@
  * by `objects_spinnaker_app_idx`, an owner's by `objects_owner_uids_idx`, a kind's by the primary key.
  */
 import assert from 'node:assert/strict';
+import { emptyDecodedBatch } from '../../src/gateway/cache/event-decoder.js';
 import { after, before, describe, test } from 'node:test';
 import { eq } from 'drizzle-orm';
 import { type Database, openDatabase } from '../../src/db/database.js';
@@ -126,16 +127,7 @@ for (const driver of testDrivers()) {
         }
         rows.push(row('big', object('ConfigMap', `app${a}-config`), rows.length + 1));
       }
-      await writer.write({
-        upserts: rows,
-        deletes: [],
-        scopes: [],
-        accounts: [],
-        eventCounts: {},
-        droppedReleased: 0,
-        droppedStale: 0,
-        scrubbedSecrets: [],
-      });
+      await writer.write({ ...emptyDecodedBatch(), upserts: rows });
       const raw = createRawQuery(database);
       await raw('analyze objects', []);
       explain = async (query) => {

@@ -75,6 +75,20 @@ const SUMMARY_KEYS = [
   'targetGroups',
   'tags',
 ];
+/** The fields every Kubernetes resource view has (Clouddriver's `KubernetesResource`). */
+const RESOURCE_KEYS = [
+  'name',
+  'displayName',
+  'kind',
+  'apiVersion',
+  'account',
+  'namespace',
+  'region',
+  'cloudProvider',
+  'createdTime',
+  'labels',
+  'moniker',
+];
 const MONIKER_KEYS = ['app', 'cluster', 'detail', 'stack', 'sequence'];
 const COUNT_KEYS = ['total', 'up', 'down', 'unknown', 'outOfService', 'starting'];
 
@@ -346,24 +360,7 @@ for (const driver of testDrivers()) {
     test('server-group managers: the Deployment with its ReplicaSets', async () => {
       const managers = (await get('/applications/hello/serverGroupManagers')).body as Obj[];
       const dev = managers.find((m) => m.account === 'k8s-dev')!;
-      assertKeys(
-        dev,
-        [
-          'name',
-          'displayName',
-          'kind',
-          'apiVersion',
-          'account',
-          'namespace',
-          'region',
-          'cloudProvider',
-          'createdTime',
-          'labels',
-          'moniker',
-          'serverGroups',
-        ],
-        'manager',
-      );
+      assertKeys(dev, [...RESOURCE_KEYS, 'serverGroups'], 'manager');
       assert.equal(dev.name, 'deployment hello');
       assert.equal(dev.displayName, 'hello');
       assert.equal(dev.kind, 'deployment');
@@ -384,25 +381,7 @@ for (const driver of testDrivers()) {
       const lbs = (await get('/applications/hello/loadBalancers')).body as Obj[];
       assert.equal(lbs.length, 1);
       const lb = lbs[0]!;
-      assertKeys(
-        lb,
-        [
-          'name',
-          'displayName',
-          'kind',
-          'apiVersion',
-          'account',
-          'namespace',
-          'region',
-          'cloudProvider',
-          'type',
-          'createdTime',
-          'labels',
-          'moniker',
-          'serverGroups',
-        ],
-        'load balancer',
-      );
+      assertKeys(lb, [...RESOURCE_KEYS, 'type', 'serverGroups'], 'load balancer');
       assert.equal(lb.name, 'service hello');
       assert.equal(lb.type, 'kubernetes');
       assert.equal(lb.apiVersion, 'v1');
@@ -430,18 +409,8 @@ for (const driver of testDrivers()) {
       const path = `/applications/hello/serverGroups/k8s-dev/default/replicaset%20${rs.metadata.name}?includeDetails=false`;
       const details = (await get(path)).body;
       for (const key of [
-        'name',
-        'displayName',
-        'kind',
-        'apiVersion',
-        'account',
-        'namespace',
-        'region',
-        'cloudProvider',
+        ...RESOURCE_KEYS,
         'type',
-        'moniker',
-        'labels',
-        'createdTime',
         'disabled',
         'isDisabled',
         'instances',

@@ -82,15 +82,9 @@ const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F][0-9a-fA-F]{2}/;
 /** The event's fields that land in text columns (the object body is checked when it is decoded). */
 const TEXT_FIELDS = ['account', 'apiVersion', 'kind', 'namespace', 'name', 'uid', 'resourceVersion', 'watchNamespace'] as const;
 
-/**
- * Validates and collapses the batch. Throws a ConnectError describing the first bad event: INVALID_ARGUMENT, or
- * PERMISSION_DENIED for an account the stream may not write.
- */
-export function decodeEventBatch(batch: EventBatch, ctx: DecodeContext): DecodedBatch {
-  const objects = new Map<string, { op: 'upsert'; row: ObjectRow } | { op: 'delete'; row: DeleteRow }>();
-  const scopes = new Map<string, ScopePosition>();
-  const accounts = new Set<string>();
-  const out: DecodedBatch = {
+/** A batch with nothing in it, for the decoder to fill (and for callers that write rows of their own). */
+export function emptyDecodedBatch(): DecodedBatch {
+  return {
     upserts: [],
     deletes: [],
     scopes: [],
@@ -100,6 +94,17 @@ export function decodeEventBatch(batch: EventBatch, ctx: DecodeContext): Decoded
     droppedStale: 0,
     scrubbedSecrets: [],
   };
+}
+
+/**
+ * Validates and collapses the batch. Throws a ConnectError describing the first bad event: INVALID_ARGUMENT, or
+ * PERMISSION_DENIED for an account the stream may not write.
+ */
+export function decodeEventBatch(batch: EventBatch, ctx: DecodeContext): DecodedBatch {
+  const objects = new Map<string, { op: 'upsert'; row: ObjectRow } | { op: 'delete'; row: DeleteRow }>();
+  const scopes = new Map<string, ScopePosition>();
+  const accounts = new Set<string>();
+  const out = emptyDecodedBatch();
   const decoder = new TextDecoder('utf-8', { fatal: true });
 
   batch.events.forEach((ev, index) => {

@@ -131,19 +131,9 @@ export function serverGroupDetails(sg: JoinedServerGroup): Record<string, unknow
   const traffic = trafficOf(object, sg.services);
   const buildInfo = { images: imagesOf(object) };
   return {
-    name: fullNameOf(object),
-    displayName: nameOf(object),
-    kind: kindNameOf(object),
-    apiVersion: textAt(object, 'apiVersion'),
-    account,
+    ...resourceFields(account, object),
     accountName: account,
-    namespace: nsOf(object),
-    region: nsOf(object),
-    cloudProvider: PROVIDER,
     type: PROVIDER,
-    moniker: korkMonikerOf(object),
-    labels: labelsOf(object),
-    createdTime: createdTimeOf(object),
     disabled: traffic.disabled,
     isDisabled: traffic.disabled,
     instances: pods.map((p) => instanceDetails(account, p)),
@@ -254,20 +244,10 @@ export function securityGroupDetails(sg: AccountObject): Record<string, unknown>
   const name = fullNameOf(object);
   const moniker = korkMonikerOf(object);
   return {
+    ...resourceFields(account, object),
     id: name,
-    name,
-    displayName: nameOf(object),
-    kind: kindNameOf(object),
-    apiVersion: textAt(object, 'apiVersion'),
-    account,
     accountName: account,
-    namespace: nsOf(object),
-    region: nsOf(object),
-    labels: labelsOf(object),
-    moniker,
     application: moniker.app,
-    createdTime: createdTimeOf(object),
-    cloudProvider: PROVIDER,
     type: PROVIDER,
     summary: { id: name, name },
     inboundRules: rulesOf(object, 'ingress'),
