@@ -343,6 +343,42 @@ export const REST_ROWS: MatrixRow[] = [
     rest('GET', `/applications/app/serverGroups/${FIXTURE.agentB.account}/default/replicaSet%20x`),
     { scenario: "an account the caller's spinnaker rule does not list", valid: '403 Forbidden' },
   ),
+  rowOf('GET /applications/:app/clusters/:account', 'spinnaker', rest('GET', `/applications/app/clusters/${A.account}`), {
+    valid: '404 Not Found',
+  }),
+  rowOf('GET /applications/:app/clusters/:account', 'spinnaker', rest('GET', `/applications/app/clusters/${FIXTURE.agentB.account}`), {
+    scenario: "an account the caller's spinnaker rule does not list",
+    valid: '403 Forbidden',
+  }),
+  rowOf('GET /applications/:app/clusters/:account/:name', 'spinnaker', rest('GET', `/applications/app/clusters/${A.account}/app`), {
+    valid: '404 Not Found',
+  }),
+  rowOf(
+    'GET /applications/:app/clusters/:account/:name/:type',
+    'spinnaker',
+    rest('GET', `/applications/app/clusters/${A.account}/app/kubernetes`),
+    {
+      valid: '404 Not Found',
+    },
+  ),
+  rowOf(
+    'GET /applications/:app/clusters/:account/:name/:type/serverGroups',
+    'spinnaker',
+    rest('GET', `/applications/app/clusters/${A.account}/app/kubernetes/serverGroups`),
+    { valid: '404 Not Found' },
+  ),
+  rowOf(
+    'GET /applications/:app/clusters/:account/:name/:type/serverGroups/:serverGroup',
+    'spinnaker',
+    rest('GET', `/applications/app/clusters/${A.account}/app/kubernetes/serverGroups/replicaSet%20x`),
+    { valid: '404 Not Found' },
+  ),
+  rowOf(
+    'GET /applications/:app/clusters/:account/:name/:cloudProvider/:scope/serverGroups/target/:target',
+    'spinnaker',
+    rest('GET', `/applications/app/clusters/${A.account}/app/kubernetes/default/serverGroups/target/current`),
+    { valid: '404 Not Found' },
+  ),
   rowOf('GET /instances/:account/:namespace/:name', 'spinnaker', rest('GET', `/instances/${A.account}/default/pod%20x`), {
     valid: '404 Not Found',
   }),

@@ -135,6 +135,32 @@ const SAMPLES: Record<string, Sample> = {
   'GET /applications/:app/serverGroups/:account/:namespace/:name': (rng) => ({
     params: { app: 'web', account: SEED.account, namespace: 'default', name: rng.pick(['replicaSet web', 'replicaset x', 'nokind']) },
   }),
+  'GET /applications/:app/clusters/:account': (rng) => ({ params: { app: rng.pick(['web', 'hx']), account: SEED.account } }),
+  'GET /applications/:app/clusters/:account/:name': (rng) => ({
+    params: { app: 'web', account: SEED.account, name: rng.pick(['replicaSet web', 'web']) },
+    query: `expand=${rng.pick(['true', 'false'])}`,
+  }),
+  'GET /applications/:app/clusters/:account/:name/:type': (rng) => ({
+    params: { app: 'web', account: SEED.account, name: 'web', type: rng.pick(['kubernetes', 'aws']) },
+  }),
+  'GET /applications/:app/clusters/:account/:name/:type/serverGroups': () => ({
+    params: { app: 'web', account: SEED.account, name: 'web', type: 'kubernetes' },
+    query: 'region=default',
+  }),
+  'GET /applications/:app/clusters/:account/:name/:type/serverGroups/:serverGroup': (rng) => ({
+    params: { app: 'web', account: SEED.account, name: 'web', type: 'kubernetes', serverGroup: rng.pick(['replicaSet web', 'x']) },
+  }),
+  'GET /applications/:app/clusters/:account/:name/:cloudProvider/:scope/serverGroups/target/:target': (rng) => ({
+    params: {
+      app: 'web',
+      account: SEED.account,
+      name: 'web',
+      cloudProvider: 'kubernetes',
+      scope: 'default',
+      target: rng.pick(['current', 'previous', 'oldest', 'largest', 'fail', 'current_asg_dynamic', 'bogus']),
+    },
+    query: `onlyEnabled=${rng.pick(['true', 'false'])}`,
+  }),
   'GET /instances/:account/:namespace/:name': (rng) => ({
     params: { account: SEED.account, namespace: 'default', name: rng.pick(['pod web', 'pod x', 'nokind']) },
   }),

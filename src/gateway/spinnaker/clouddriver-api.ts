@@ -26,6 +26,8 @@ import { addManifestRoutes } from './routes/manifest-routes.js';
 import { addCacheRoutes } from './routes/cache-routes.js';
 import { addInfrastructureRoutes } from './routes/infrastructure-routes.js';
 import { addConsoleRoutes } from './routes/console-routes.js';
+import { addClusterRoutes } from './routes/cluster-routes.js';
+import { createClusterReads } from './infrastructure/cluster-reads.js';
 import { createInfrastructureReads } from './infrastructure/infrastructure-reads.js';
 import { createInfrastructureStore } from './infrastructure/infrastructure-store.js';
 import { readsOf } from './live-reads.js';
@@ -138,7 +140,9 @@ export function createClouddriverApi(deps: ClouddriverApiDeps): ClouddriverApi {
       addJobRoutes(app, { accounts, reads, operations: deps.operations, access });
       addManifestRoutes(app, { accounts, reads, cache, access });
       addCacheRoutes(app);
-      addInfrastructureRoutes(app, { accounts, reads: createInfrastructureReads(createInfrastructureStore(deps.database)), access });
+      const infrastructure = createInfrastructureStore(deps.database);
+      addInfrastructureRoutes(app, { accounts, reads: createInfrastructureReads(infrastructure), access });
+      addClusterRoutes(app, { accounts, clusters: createClusterReads(infrastructure), access });
       addConsoleRoutes(app, { accounts, reads, access });
       addArtifactRoutes(app, {
         accounts: artifactAccounts,

@@ -30,6 +30,7 @@ import {
   textAt,
 } from './object-facts.js';
 import { serviceLinksTo } from './traffic-links.js';
+import { joinServerGroups, visible } from './server-group-join.js';
 import { searchResults, type SearchPage, type SearchRequest } from './infrastructure-search.js';
 
 /** The reads, by route (§1a of the Deck contract). */
@@ -55,35 +56,10 @@ export interface InfrastructureReads {
 
 const byName = (a: Record<string, unknown>, b: Record<string, unknown>) => String(a.name).localeCompare(String(b.name));
 const nsOf = (o: AccountObject) => textAt(o.object, 'metadata', 'namespace');
-const visible = <T extends AccountObject>(rows: T[]) => rows.filter((r) => !isIgnored(r.object));
 
 /** Creates the reads over the store. */
 export function createInfrastructureReads(store: InfrastructureStore): InfrastructureReads {
-  /** Pods by owner and the load balancers of each namespace, for these server groups. */
-  const join = async (serverGroups: readonly AccountObject[]): Promise<JoinedServerGroup[]> => {
-    if (serverGroups.length === 0) return [];
-    const accounts = [...new Set(serverGroups.map((s) => s.account))];
-    const uids = [...new Set(serverGroups.map((s) => textAt(s.object, 'metadata', 'uid')).filter(Boolean))];
-    const namespaces = [...new Set(serverGroups.map(nsOf))];
-    const [pods, services] = await Promise.all([store.ownedBy(accounts, uids, ['Pod']), store.ofKinds(accounts, ['Service'], namespaces)]);
-    const podsOf = new Map<string, AccountObject['object'][]>();
-    for (const pod of visible(pods)) {
-      for (const ref of (pod.object.metadata as { ownerReferences?: { uid?: string }[] }).ownerReferences ?? []) {
-        const key = `${pod.account}\u0000${ref.uid}`;
-        podsOf.set(key, [...(podsOf.get(key) ?? []), pod.object]);
-      }
-    }
-    const servicesOf = new Map<string, AccountObject['object'][]>();
-    for (const service of visible(services)) {
-      const key = `${service.account}\u0000${nsOf(service)}`;
-      servicesOf.set(key, [...(servicesOf.get(key) ?? []), service.object]);
-    }
-    return serverGroups.map((sg) => ({
-      ...sg,
-      pods: podsOf.get(`${sg.account}\u0000${textAt(sg.object, 'metadata', 'uid')}`) ?? [],
-      services: servicesOf.get(`${sg.account}\u0000${nsOf(sg)}`) ?? [],
-    }));
-  };
+  const join = (serverGroups: readonly AccountObject[]) => joinServerGroups(store, serverGroups);
 
   /** The server groups of an application's clusters. */
   const clusteredServerGroups = async (accounts: readonly string[], app: string) =>
