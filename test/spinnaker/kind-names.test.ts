@@ -69,5 +69,10 @@ describe('Spinnaker kind names', () => {
     assert.equal(map.configMap, 'configs');
     assert.equal(map.networkPolicy, 'securityGroups');
     assert.equal(map.role, 'unclassified');
+    // Clouddriver's KubernetesJobHandler and KubernetesCronJobHandler class both as server groups
+    assert.equal(map.job, 'serverGroups');
+    assert.equal(map.cronJob, 'serverGroups');
+    assert.equal(map.statefulSet, 'serverGroups');
+    assert.equal(map.daemonSet, 'serverGroups');
   });
 });

@@ -59,9 +59,7 @@ export function textAt(value: unknown, ...path: string[]): string {
 export function spinnakerClassOf(object: CachedObject): SpinnakerCategory {
   const kind = textAt(object, 'kind');
   const registered = registeredKindOf(textAt(object, 'apiVersion'), kind);
-  if (!registered) return 'unclassified';
-  if ((SERVER_GROUP_KINDS as readonly string[]).includes(registered.kind)) return 'serverGroups';
-  return registered.category;
+  return registered ? registered.category : 'unclassified';
 }
 
 /** True for objects Clouddriver does not cache at all (`caching.spinnaker.io/ignore: "true"`). */
