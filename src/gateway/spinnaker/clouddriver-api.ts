@@ -111,6 +111,7 @@ export function createClouddriverApi(deps: ClouddriverApiDeps): ClouddriverApi {
           now: deps.now,
         })
       : undefined,
+    { legacyFallback: fiat?.legacyFallback, logger: logger.child({ component: 'fiat' }) },
   );
   const artifacts = deps.artifacts ?? artifactsSchema.parse({});
   // Reads the credential files now: one that cannot be read fails the start, naming the account.

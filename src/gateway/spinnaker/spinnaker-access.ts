@@ -17,8 +17,15 @@
 import type { Context } from 'hono';
 import type { RestEnv } from '../auth/rest-auth.js';
 import { HttpError } from '../errors.js';
-import type { FiatPermissions } from './fiat/fiat-permissions.js';
-import { permits, type FiatAuthorization, type FiatResourceType, type UserPermission } from './fiat/user-permission.js';
+import type { Logger } from '../../shared/logger.js';
+import type { FiatPermissions, PermissionLookup } from './fiat/fiat-permissions.js';
+import {
+  legacyFallbackPermission,
+  permits,
+  type FiatAuthorization,
+  type FiatResourceType,
+  type UserPermission,
+} from './fiat/user-permission.js';
 import { accountRefusal, mayTouchAccount, spinnakerContextOf, type SpinnakerRequestContext } from './spinnaker-headers.js';
 
 /** One authorization Fiat must grant. */
@@ -46,7 +53,7 @@ export interface SpinnakerAccess {
   /** The user Fiat is asked about for this request: `X-SPINNAKER-USER`, else `anonymous`. */
   fiatUser(context: Pick<SpinnakerRequestContext, 'user'>): string;
   /** Fiat's verdict alone (always allowed without Fiat). The first failing check names the refusal. */
-  fiatVerdict(context: Pick<SpinnakerRequestContext, 'user'>, checks: readonly AccessCheck[]): Promise<FiatVerdict>;
+  fiatVerdict(context: FiatContext, checks: readonly AccessCheck[]): Promise<FiatVerdict>;
   /**
    * Both layers for one account; throws a 403 {@link HttpError} (rule, header or Fiat refusal) or a 503 (Fiat could
    * not answer). Call it before reading or changing anything of the account.
@@ -61,16 +68,45 @@ export interface SpinnakerAccess {
   filter<T>(c: Context<RestEnv>, items: readonly T[], selectors: AccessSelectors<T>): Promise<T[]>;
 }
 
+/** Options of {@link createSpinnakerAccess}. */
+export interface SpinnakerAccessOptions {
+  /**
+   * `spinnaker.fiat.legacyFallback`: when Fiat cannot answer, use kork's legacy fallback view instead of refusing —
+   * every account `X-SPINNAKER-ACCOUNTS` names with every authorization, every application — as Clouddriver does with
+   * `services.fiat.legacyFallback: true`. Off by default (fail closed).
+   */
+  legacyFallback?: boolean;
+  /** Where grants made by the fallback are logged (warn for WRITE, debug for READ, as kork logs them). */
+  logger?: Logger;
+}
+
+/** The request facts a Fiat verdict reads: the user, and the header accounts the legacy fallback grants. */
+export type FiatContext = Pick<SpinnakerRequestContext, 'user' | 'accounts'>;
+
 /** Creates the check; `permissions` undefined means Fiat is off. */
-export function createSpinnakerAccess(permissions: FiatPermissions | undefined): SpinnakerAccess {
+export function createSpinnakerAccess(permissions: FiatPermissions | undefined, options: SpinnakerAccessOptions = {}): SpinnakerAccess {
   const fiatUser = (context: Pick<SpinnakerRequestContext, 'user'>) => context.user || 'anonymous';
 
-  const fiatVerdict = async (context: Pick<SpinnakerRequestContext, 'user'>, checks: readonly AccessCheck[]): Promise<FiatVerdict> => {
+  /** The user's permissions: Fiat's, else the legacy fallback when enabled, else why there are none. */
+  const permissionOf = async (context: FiatContext): Promise<PermissionLookup & { fallback?: boolean }> => {
+    const found = await permissions!.lookup(fiatUser(context));
+    if (found.ok || !options.legacyFallback) return found;
+    return { ok: true, permission: legacyFallbackPermission(fiatUser(context), context.accounts), fallback: true };
+  };
+
+  const fiatVerdict = async (context: FiatContext, checks: readonly AccessCheck[]): Promise<FiatVerdict> => {
     if (!permissions || checks.length === 0) return { allowed: true };
     const user = fiatUser(context);
-    const found = await permissions.lookup(user);
+    const found = await permissionOf(context);
     if (!found.ok) return { allowed: false, status: 503, message: unavailableMessage(user, found.reason) };
     const failed = checks.find((check) => !permits(found.permission, check.type, check.name, check.authorization));
+    if (!failed && found.fallback) {
+      for (const check of checks) {
+        const log = { user, type: check.type, resource: check.name, authorization: check.authorization };
+        if (check.authorization === 'READ') options.logger?.debug(log, 'Fiat legacy fallback granted access');
+        else options.logger?.warn(log, 'Fiat legacy fallback granted access');
+      }
+    }
     return failed ? { allowed: false, status: 403, message: deniedMessage(user, failed) } : { allowed: true };
   };
 
@@ -101,7 +137,7 @@ export function createSpinnakerAccess(permissions: FiatPermissions | undefined):
           })
         : [...items];
       if (!permissions || byRules.length === 0) return byRules;
-      const found = await permissions.lookup(fiatUser(context));
+      const found = await permissionOf(context);
       if (!found.ok) return [];
       return byRules.filter((item) => readable(found.permission, selectors, item));
     },

@@ -46,6 +46,13 @@ export const fiatSchema = z
       .describe(
         'File holding a bearer token sent to Fiat (`Authorization: Bearer …`); none when unset. Re-read on each call, never logged.',
       ),
+    legacyFallback: z
+      .boolean()
+      .default(false)
+      .describe(
+        "Clouddriver's `services.fiat.legacyFallback`: when Fiat cannot answer, allow every account the request's " +
+          '`X-SPINNAKER-ACCOUNTS` names (reads and writes) and every application, instead of refusing. Off: fail closed.',
+      ),
   })
   .strict();
 

@@ -48,7 +48,10 @@ export function createFiatPermissions(deps: FiatPermissionsDeps): FiatPermission
     } catch (err) {
       deps.metrics?.fiatLookup('failure');
       const reason = err instanceof FiatUnavailableError ? err.message : `Fiat lookup failed: ${(err as Error).message}`;
-      deps.logger.warn({ user, reason }, 'Fiat could not answer for a Spinnaker user: refusing what needs its permissions');
+      deps.logger.warn(
+        { user, reason },
+        'Fiat could not answer for a Spinnaker user: what needs its permissions is refused (or, with legacyFallback, decided by the fallback view)',
+      );
       return { ok: false, reason };
     }
   };

@@ -38,6 +38,20 @@ export function noPermissions(name: string): UserPermission {
   return { name, admin: false, allowAccessToUnknownApplications: false, accounts: new Map(), applications: new Map() };
 }
 
+const ALL_AUTHORIZATIONS: ReadonlySet<string> = new Set(['READ', 'WRITE', 'EXECUTE']);
+
+/**
+ * kork's legacy fallback view (`FiatPermissionEvaluator.buildFallbackView`), used only when Fiat cannot answer and
+ * `spinnaker.fiat.legacyFallback` is on: the accounts of the request's `X-SPINNAKER-ACCOUNTS` (an account without
+ * permissions grants every authorization) and every application. Built per request, never cached, so one request's
+ * header never widens another's.
+ */
+export function legacyFallbackPermission(name: string, headerAccounts: ReadonlySet<string> | undefined): UserPermission {
+  const accounts = new Map<string, ReadonlySet<string>>();
+  for (const account of headerAccounts ?? []) accounts.set(account.toLowerCase(), ALL_AUTHORIZATIONS);
+  return { name, admin: false, allowAccessToUnknownApplications: true, accounts, applications: new Map() };
+}
+
 /**
  * Reads Fiat's JSON answer. Throws {@link UserPermissionFormatError} when it is not an object or its resource lists
  * are not lists of `{name, authorizations}`: a view the gateway cannot read is treated as Fiat not answering (closed),
