@@ -608,6 +608,13 @@ for (const driver of testDrivers()) {
       assert.equal(page2.results.length, 1);
       assert.equal(page2.pageNumber, 2);
       assert.equal((await get('/search?q=hello&type=projects')).body[0].totalMatches, 0);
+      // platform chooses the providers: kubernetes is Outpost's; another finds nothing (Clouddriver's merged shape)
+      assert.equal((await get('/search?q=hello&type=serverGroups&platform=kubernetes')).body[0].totalMatches, 3);
+      assert.deepEqual((await get('/search?q=hello&type=serverGroups&platform=aws&pageSize=5')).body, [
+        { totalMatches: 0, pageNumber: 1, pageSize: 5, platform: 'aws', query: 'hello', results: [] },
+      ]);
+      // other keys are filters, ignored as Clouddriver's Kubernetes search provider ignores them
+      assert.equal((await get('/search?q=hello&type=serverGroups&account=nowhere')).body[0].totalMatches, 3);
 
       const rs = newestReplicaSet();
       const byId = (await get(`/serverGroups?ids=k8s-dev:default:replicaSet%20${rs.metadata.name},k8s-dev:default:replicaSet%20nope`))
