@@ -55,6 +55,14 @@ const githubAccount = z
     tokenFile: accountFields.tokenFile.describe(
       'File holding the GitHub token (sent as `Authorization: token …`); re-read when it changes.',
     ),
+    useContentAPI: z
+      .boolean()
+      .default(false)
+      .describe(
+        "Clouddriver's `useContentAPI`: true fetches the file raw in one request (`Accept: application/vnd.github.v3.raw`); " +
+          "false (Clouddriver's default) reads the file's JSON metadata and downloads its `download_url` (the token is sent " +
+          'there only when it is on the API origin, as on GitHub Enterprise).',
+      ),
   })
   .strict()
   .superRefine(credentialsRule);
@@ -165,3 +173,5 @@ export type ArtifactsConfig = z.output<typeof artifactsSchema>;
 export type ArtifactAccountConfig = ArtifactsConfig['http']['accounts'][number];
 /** A Helm account. */
 export type HelmAccountConfig = ArtifactsConfig['helm']['accounts'][number];
+/** One `github/file` account. */
+export type GitHubAccountConfig = ArtifactsConfig['github']['accounts'][number];
