@@ -47,7 +47,7 @@ export const fiatSchema = z
         'File holding a bearer token sent to Fiat (`Authorization: Bearer …`); none when unset. Re-read on each call, never logged.',
       ),
     legacyFallback: z
-      .boolean()
+      .preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean())
       .default(false)
       .describe(
         "Clouddriver's `services.fiat.legacyFallback`: when Fiat cannot answer, allow every account the request's " +
