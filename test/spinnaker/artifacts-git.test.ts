@@ -10,38 +10,15 @@
  * temporary directory is gone afterwards.
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type ArtifactGateway, springError, startArtifactGateway, startTestServer, type TestServer } from './artifact-gateway.js';
+import { makeRepository, tarEntries as entries } from './git-fixture.js';
 
 const TOKEN = 'git-t0ken-value-0123456789';
-
-/** A bare repository with `master` (README, charts/hello, kustomize/) and `release` (one more file). */
-function makeRepository(root: string): void {
-  const work = mkdtempSync(join(tmpdir(), 'outpost-git-src-'));
-  const git = (...args: string[]) =>
-    execFileSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.com', '-c', 'init.defaultBranch=master', ...args], {
-      cwd: work,
-      env: { PATH: process.env.PATH, HOME: work, GIT_CONFIG_NOSYSTEM: '1' },
-    });
-  git('init', '-q');
-  mkdirSync(join(work, 'charts', 'hello'), { recursive: true });
-  mkdirSync(join(work, 'kustomize'));
-  writeFileSync(join(work, 'README.md'), '# repo\n');
-  writeFileSync(join(work, 'charts', 'hello', 'Chart.yaml'), 'apiVersion: v2\nname: hello\nversion: 1.0.0\n');
-  writeFileSync(join(work, 'kustomize', 'kustomization.yaml'), 'resources: []\n');
-  git('add', '-A');
-  git('commit', '-q', '-m', 'first');
-  git('checkout', '-q', '-b', 'release');
-  writeFileSync(join(work, 'charts', 'hello', 'values.yaml'), 'replicas: 3\n');
-  git('add', '-A');
-  git('commit', '-q', '-m', 'release');
-  git('checkout', '-q', 'master');
-  execFileSync('git', ['clone', '-q', '--bare', work, join(root, 'app.git')], { env: { PATH: process.env.PATH, HOME: work } });
-}
 
 /** Serves `root` with git http-backend as CGI, for requests carrying the token. */
 function gitHttpServer(root: string): Promise<TestServer> {
@@ -86,15 +63,6 @@ function gitHttpServer(root: string): Promise<TestServer> {
     });
     cgi.stdout.on('end', () => res.end());
   });
-}
-
-/** The entries of a tar.gz, directories left out. */
-function entries(tgz: Buffer): string[] {
-  return execFileSync('tar', ['-tzf', '-'], { input: tgz })
-    .toString()
-    .split('\n')
-    .filter((e) => e && !e.endsWith('/'))
-    .sort();
 }
 
 describe('artifacts: git/repo', () => {

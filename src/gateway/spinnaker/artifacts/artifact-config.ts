@@ -75,7 +75,41 @@ const helmAccount = z
   })
   .strict()
   .superRefine(credentialsRule);
-const gitRepoAccount = z.object(accountFields).strict().superRefine(credentialsRule);
+const gitRepoAccount = z
+  .object({
+    ...accountFields,
+    sshPrivateKeyFile: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Private key for `ssh://` and `user@host:path` clone URLs (OpenSSH format); read on each clone, never logged.'),
+    sshPrivateKeyPassphraseFile: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("File holding the private key's passphrase, when it has one; read on each clone."),
+    sshKnownHostsFile: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('known_hosts file the SSH server keys are checked against (by the host name of the clone URL).'),
+    sshTrustUnknownHosts: z
+      .preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean())
+      .default(false)
+      .describe("Accept any SSH server key (Clouddriver's sshTrustUnknownHosts): only for servers reached over a trusted network."),
+  })
+  .strict()
+  .superRefine(credentialsRule)
+  .superRefine((a, ctx) => {
+    if (a.sshPrivateKeyFile && !a.sshKnownHostsFile && !a.sshTrustUnknownHosts)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['sshKnownHostsFile'],
+        message: 'an SSH key needs sshKnownHostsFile (or sshTrustUnknownHosts: true) to check the server it is offered to',
+      });
+    if (a.sshPrivateKeyPassphraseFile && !a.sshPrivateKeyFile)
+      ctx.addIssue({ code: 'custom', path: ['sshPrivateKeyPassphraseFile'], message: 'a passphrase needs sshPrivateKeyFile' });
+  });
 
 const uniqueNames = (accounts: { name: string }[], ctx: z.RefinementCtx) => {
   const seen = new Set<string>();
@@ -159,11 +193,13 @@ export const artifactsSchema = z
           .array(gitRepoAccount)
           .default([])
           .superRefine(uniqueNames)
-          .describe('`git/repo` accounts: the reference is an http(s) clone URL; answered as a tar.gz, cloned with the system `git`.'),
+          .describe(
+            '`git/repo` accounts: the reference is an http(s) or SSH clone URL; answered as a tar.gz, cloned with the system `git`.',
+          ),
       })
       .strict()
       .default({ accounts: [] })
-      .describe('Git repositories over http(s).'),
+      .describe('Git repositories over http(s) or SSH.'),
   })
   .strict();
 
@@ -173,5 +209,7 @@ export type ArtifactsConfig = z.output<typeof artifactsSchema>;
 export type ArtifactAccountConfig = ArtifactsConfig['http']['accounts'][number];
 /** A Helm account. */
 export type HelmAccountConfig = ArtifactsConfig['helm']['accounts'][number];
+/** One `git/repo` account. */
+export type GitRepoAccountConfig = ArtifactsConfig['gitRepo']['accounts'][number];
 /** One `github/file` account. */
 export type GitHubAccountConfig = ArtifactsConfig['github']['accounts'][number];

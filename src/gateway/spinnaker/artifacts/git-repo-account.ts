@@ -17,12 +17,21 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import type { ArtifactAccount, ArtifactRequest } from './artifact-account.js';
-import type { ArtifactAccountConfig } from './artifact-config.js';
+import { createFileSource } from '../../auth/file-source.js';
+import type { GitRepoAccountConfig } from './artifact-config.js';
 import { artifactNotFound, badArtifact, displayUrl, scrubMessage, upstreamFailed } from './artifact-errors.js';
 import { type ArtifactBody, spoolBounded } from './artifact-spool.js';
 import { createAccountAuth } from './account-auth.js';
 import type { FetchLimits } from './bounded-fetch.js';
 import { checkTarget, TargetRefused, createTargetPolicy } from './target-policy.js';
+import { displaySshRemote, parseSshRemote, pinnedSshUrl, type SshRemote, sshEnvironment } from './git-ssh.js';
+
+/** Where git clones from: the URL it is given, the URL shown in messages, its `-c` flags. */
+interface Remote {
+  url: string;
+  display: string;
+  flags: string[];
+}
 
 /** The sub-directory of the artifact: `location`, else `metadata.subPath`; '' for the whole tree. */
 export function subPathOf(artifact: ArtifactRequest): string {
@@ -38,74 +47,71 @@ export function subPathOf(artifact: ArtifactRequest): string {
 }
 
 /** One `git/repo` account; reads its credential files now. */
-export function createGitRepoAccount(config: ArtifactAccountConfig, limits: FetchLimits): ArtifactAccount {
+export function createGitRepoAccount(config: GitRepoAccountConfig, limits: FetchLimits): ArtifactAccount {
   const auth = createAccountAuth(config.name, config);
   const policy = createTargetPolicy(config.allowedPrivateNetworks);
+  if (config.sshPrivateKeyFile) createFileSource(config.sshPrivateKeyFile, `artifact account ${config.name}: sshPrivateKeyFile`);
+  const check = (host: string, shown: string) =>
+    checkTarget(host, policy).catch((err: Error) => {
+      if (err instanceof TargetRefused) throw badArtifact(`refused to fetch ${shown}: ${err.message}`);
+      throw upstreamFailed(`cannot resolve ${host}: ${err.message}`);
+    });
+
+  /** An http(s) clone URL: only http(s) allowed to git, the checked address pinned with curl's resolve option. */
+  const httpRemote = async (reference: string): Promise<Remote> => {
+    let url: URL;
+    try {
+      url = new URL(reference);
+    } catch {
+      throw badArtifact('the reference of a git/repo artifact must be an http(s) or ssh clone URL');
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw badArtifact(`only http(s) and ssh clone URLs are supported, not ${displayUrl(url)}`);
+    if (url.username || url.password)
+      throw badArtifact(`${displayUrl(url)} carries credentials in the URL; configure them on the artifact account instead`);
+    const target = await check(url.hostname, displayUrl(url));
+    const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+    const pinned = `${url.hostname}:${port}:${target.family === 6 ? `[${target.address}]` : target.address}`;
+    const flags = ['-c', 'protocol.allow=never', '-c', 'protocol.http.allow=always', '-c', 'protocol.https.allow=always'];
+    flags.push('-c', 'http.followRedirects=false', '-c', `http.curloptResolve=${pinned}`);
+    return { url: url.toString(), display: displayUrl(url), flags };
+  };
+
+  /** An SSH clone URL: only ssh allowed to git, the URL rewritten to the checked address (git-ssh.ts). */
+  const sshRemote = async (remote: SshRemote): Promise<Remote> => {
+    const display = displaySshRemote(remote);
+    const target = await check(remote.host, display);
+    const flags = ['-c', 'protocol.allow=never', '-c', 'protocol.ssh.allow=always'];
+    return { url: pinnedSshUrl(remote, target.address, target.family), display, flags };
+  };
   return {
     name: config.name,
     types: ['git/repo'],
     type: 'artifacts-gitrepo',
     handles: (type) => type === 'git/repo',
     async download(artifact) {
-      let url: URL;
-      try {
-        url = new URL(artifact.reference);
-      } catch {
-        throw badArtifact('the reference of a git/repo artifact must be an http(s) clone URL');
-      }
-      if (url.protocol !== 'http:' && url.protocol !== 'https:')
-        throw badArtifact(`only http(s) clone URLs are supported, not ${displayUrl(url)}`);
-      if (url.username || url.password)
-        throw badArtifact(`${displayUrl(url)} carries credentials in the URL; configure them on the artifact account instead`);
       const version = artifact.version || 'master';
       if (version.startsWith('-') || /[\s\0]/.test(version)) throw badArtifact(`not a branch or tag: ${JSON.stringify(version)}`);
       const subPath = subPathOf(artifact);
-      const target = await checkTarget(url.hostname, policy).catch((err: Error) => {
-        if (err instanceof TargetRefused) throw badArtifact(`refused to fetch ${displayUrl(url)}: ${err.message}`);
-        throw upstreamFailed(`cannot resolve ${url.hostname}: ${err.message}`);
-      });
-      const port = url.port || (url.protocol === 'https:' ? '443' : '80');
-      const pinned = `${url.hostname}:${port}:${target.family === 6 ? `[${target.address}]` : target.address}`;
-      const { authorization, secrets } = await auth.material();
+      const ssh = parseSshRemote(artifact.reference);
+      const remote = ssh ? await sshRemote(ssh) : await httpRemote(artifact.reference);
+      const { authorization, secrets } = ssh ? { authorization: undefined, secrets: [] } : await auth.material();
       const dir = await mkdtemp(join(tmpdir(), 'outpost-git-'));
       try {
-        const env = gitEnvironment(dir, authorization);
-        const flags = [
-          '-c',
-          'protocol.allow=never',
-          '-c',
-          'protocol.http.allow=always',
-          '-c',
-          'protocol.https.allow=always',
-          '-c',
-          'http.followRedirects=false',
-          '-c',
-          `http.curloptResolve=${pinned}`,
-          '-c',
-          'credential.helper=',
-        ];
-        const clone = [
-          ...flags,
-          'clone',
-          '--quiet',
-          '--bare',
-          '--depth',
-          '1',
-          '--single-branch',
-          '--branch',
-          version,
-          '--',
-          url.toString(),
-          join(dir, 'repo'),
-        ];
+        const env = {
+          ...gitEnvironment(dir, authorization),
+          ...(ssh ? await sshEnvironment(dir, ssh, config, limits.connectTimeoutMs) : {}),
+        };
+        const clone = [...remote.flags, '-c', 'credential.helper=', 'clone', '--quiet', '--bare', '--depth', '1', '--single-branch'];
+        clone.push('--branch', version, '--', remote.url, join(dir, 'repo'));
         await run(clone, env, limits.timeoutMs).catch((err: Error) => {
           const message = scrubMessage(err.message, secrets);
           if (/Remote branch .* not found|couldn't find remote ref/i.test(message))
-            throw artifactNotFound(`git/repo ${displayUrl(url)} has no branch or tag ${version}`);
-          throw upstreamFailed(`cloning ${displayUrl(url)} at ${version} failed: ${message}`);
+            throw artifactNotFound(`git/repo ${remote.display} has no branch or tag ${version}`);
+          throw upstreamFailed(`cloning ${remote.display} at ${version} failed: ${message}`);
         });
         const archive = ['--git-dir', join(dir, 'repo'), 'archive', '--format=tgz', 'HEAD', ...(subPath ? ['--', subPath] : [])];
-        return await archiveBounded(archive, env, limits, `the tar.gz of ${displayUrl(url)} at ${version}`, subPath);
+        return await archiveBounded(archive, env, limits, `the tar.gz of ${remote.display} at ${version}`, subPath);
       } finally {
         await rm(dir, { recursive: true, force: true }).catch(() => {});
       }

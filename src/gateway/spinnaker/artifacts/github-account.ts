@@ -86,7 +86,13 @@ export function createGitHubAccount(config: GitHubAccountConfig, limits: FetchLi
       const download = downloadUrlOf(await textOf(metadata), what);
       const sameOrigin = download.origin === url.origin;
       return fetchBounded(
-        { url: download.toString(), headers: sameOrigin ? headers : {}, secrets, policy, what: `${what} from ${download.origin}${download.pathname}` },
+        {
+          url: download.toString(),
+          headers: sameOrigin ? headers : {},
+          secrets,
+          policy,
+          what: `${what} from ${download.origin}${download.pathname}`,
+        },
         limits,
       );
     },
