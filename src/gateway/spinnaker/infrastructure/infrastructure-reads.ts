@@ -10,7 +10,6 @@ import { parseResourceName } from '../kind-names.js';
 import type { InfrastructureStore } from './infrastructure-store.js';
 import {
   type AccountObject,
-  type JoinedServerGroup,
   instanceDetails,
   loadBalancerView,
   managerView,
