@@ -14,6 +14,8 @@ import { connectionScaleRows, type ConnectionScaleParams, type ConnectionScaleRe
 import { failoverRows, type FailoverParams, type FailoverResult } from './scenarios/failover.js';
 import { forwardingRows, type ForwardingParams, type ForwardingResult } from './scenarios/forwarding.js';
 import { spinnakerDeployRows, type SpinnakerDeployParams, type SpinnakerDeployResult } from './scenarios/spinnaker-deploy.js';
+import type { SpinnakerInfraParams, SpinnakerInfraResult } from './scenarios/spinnaker-infra.js';
+import { spinnakerInfraRows } from './scenarios/spinnaker-infra-rows.js';
 import { initialSyncRows, type InitialSyncParams, type InitialSyncResult } from './scenarios/initial-sync.js';
 import type { KubeProxyParams, KubeProxyResult } from './scenarios/kube-proxy.js';
 import { kubeProxyRows } from './scenarios/kube-proxy-rows.js';
@@ -51,6 +53,8 @@ export interface BenchResults {
   replicaScale?: Repeated<ReplicaScaleParams, ReplicaScaleResult>;
   agentFootprint?: Repeated<AgentFootprintParams, AgentFootprintResult>;
   spinnakerDeploy?: Repeated<SpinnakerDeployParams, SpinnakerDeployResult>;
+  /** One run of the infrastructure views (its percentiles are over the requests and changes). */
+  spinnakerInfra?: Repeated<SpinnakerInfraParams, SpinnakerInfraResult>;
   /** Each run: churn and initial sync over HTTP/2 and over WebSocket, the order alternating between runs. */
   transports?: Repeated<TransportsParams, TransportsResult>;
   /** Runs of kubectl get and watch through the gateway, two bare relays and straight to the sandbox, interleaved. */
@@ -72,6 +76,7 @@ export function resultRows(r: BenchResults): Row[] {
     ...(r.replicaScale ? replicaScaleRows(r.replicaScale.runs, r.replicaScale.params.agents) : []),
     ...(r.agentFootprint ? agentFootprintRows(r.agentFootprint.runs, r.agentFootprint.params) : []),
     ...(r.spinnakerDeploy?.runs[0] ? spinnakerDeployRows(r.spinnakerDeploy.runs[0]) : []),
+    ...(r.spinnakerInfra?.runs[0] ? spinnakerInfraRows(r.spinnakerInfra.runs[0], r.spinnakerInfra.params) : []),
     ...(r.transports ? transportsRows(r.transports.runs, r.transports.params, !r.quick) : []),
     ...(r.kubeProxy ? kubeProxyRows(r.kubeProxy.runs, !r.quick) : []),
     ...(r.cliRoundTrip ? cliRoundTripRows(r.cliRoundTrip.runs, !r.quick) : []),
@@ -109,6 +114,7 @@ export function renderSetup(r: BenchResults, before?: { file: string; results: B
         'replicaScale',
         'agentFootprint',
         'spinnakerDeploy',
+        'spinnakerInfra',
         'transports',
         'kubeProxy',
         'cliRoundTrip',
