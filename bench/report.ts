@@ -15,7 +15,7 @@ import { failoverRows, type FailoverParams, type FailoverResult } from './scenar
 import { forwardingRows, type ForwardingParams, type ForwardingResult } from './scenarios/forwarding.js';
 import { spinnakerDeployRows, type SpinnakerDeployParams, type SpinnakerDeployResult } from './scenarios/spinnaker-deploy.js';
 import type { SpinnakerInfraParams, SpinnakerInfraResult } from './scenarios/spinnaker-infra.js';
-import { spinnakerInfraRows } from './scenarios/spinnaker-infra-rows.js';
+import { spinnakerInfraNote, spinnakerInfraRows } from './scenarios/spinnaker-infra-rows.js';
 import { initialSyncRows, type InitialSyncParams, type InitialSyncResult } from './scenarios/initial-sync.js';
 import type { KubeProxyParams, KubeProxyResult } from './scenarios/kube-proxy.js';
 import { kubeProxyRows } from './scenarios/kube-proxy-rows.js';
@@ -154,6 +154,7 @@ function scenarioNotes(r: BenchResults): string[] {
           `Replica scale: 3 gateway replicas (config defaults) on one Postgres; one swarm process of simulated agents, agent K dialling replica K mod 3 directly (round robin, no balancer), each with an account of its own; Postgres figures from pg_stat_database and pg_stat_user_tables over the idle window, renewals and touches per replica from the rows' shared now() stamps.`,
         ]
       : []),
+    ...(r.spinnakerInfra ? [spinnakerInfraNote(r.spinnakerInfra.params)] : []),
     ...(t
       ? [
           `Transports: each of ${t.length} run(s) runs churn, then initial sync, once with the agent's stream over HTTP/2 (gRPC port) and once over WebSocket (HTTP port), fresh processes and database each time; first in each run: ${t.map((x) => (x.first === 'grpc' ? 'HTTP/2' : 'WebSocket')).join(', ')}. Ratios are taken within a run, then their median.`,

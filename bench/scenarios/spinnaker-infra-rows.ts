@@ -13,6 +13,20 @@ const SCHEMA_NAMES: Record<InfraSchema, string> = {
   'pre-0012': 'without the 3 columns (the schema before 0012)',
 };
 
+/** How the run was set up (printed above the table). */
+export function spinnakerInfraNote(p: Omit<SpinnakerInfraParams, 'postgresUrl'>): string {
+  const f = p.fixture;
+  return (
+    `Spinnaker infra: one gateway (insecure) on Postgres; ${f.accounts} simulated agents (one HTTP/2 stream and account each) list ` +
+    `${f.serverGroups} ReplicaSets of application shop (${f.clustersPerAccount} Deployments per account, ${f.podsPerServerGroup} pods each) ` +
+    `and ${f.otherApps} other applications per account through the gateway's write path; then VACUUM ANALYZE, and a real agent ` +
+    "streams an in-process sandbox (every kind) as account live. Reads are Gate's calls (`/applications/shop/serverGroups?expand=false`, " +
+    "`/applications?restricted=false&expand=true`), each alternated request by request with its baseline: the infrastructure store's " +
+    'own statements (linkedToApp, then ownedBy pods and ofKinds Service at once; clusterKeys) run with postgres-js straight against ' +
+    `Postgres, rows only. Scale and first-deploy figures poll the route every ${p.pollMs} ms, so they include up to one poll interval and one read.`
+  );
+}
+
 /** The rows of a run. */
 export function spinnakerInfraRows(r: SpinnakerInfraResult, p: Omit<SpinnakerInfraParams, 'postgresUrl'>): Row[] {
   const judged = p.fixture.serverGroups >= 1000 && p.freshness.rounds >= 20;

@@ -3,8 +3,9 @@
  * fresh they are, with a realistic cache. One gateway (insecure, as every benchmark's) on a fresh Postgres database;
  * simulated agents (infra-loader.ts) fill it with the fixture (infra-fixture.ts: one application's server groups
  * spread over many accounts among other applications' objects) through the gateway's own write path; the table is
- * ANALYZEd (the steady state autovacuum reaches on a long-lived cache); a real agent streams an in-process sandbox
- * as one more account. Then, in this order:
+ * vacuumed and analyzed (what autovacuum does soon after such a load on a long-lived cache: planner statistics, the
+ * owner index's pending list merged); a real agent streams an in-process sandbox as one more account. Then, in this
+ * order:
  *
  * 1. reads (spinnaker-infra-reads.ts): serverGroups of the application and the application list, each beside the
  *    store's own statements run straight against Postgres;
@@ -76,7 +77,7 @@ export async function runSpinnakerInfra(params: SpinnakerInfraParams): Promise<S
     loaded = await loadAccounts(`http://127.0.0.1:${gateway.grpcPort}`, fixture);
     const sql = postgres(database.url, { max: 1, onnotice: () => {} });
     try {
-      await sql`analyze objects`;
+      await sql`vacuum analyze objects`;
     } finally {
       await sql.end({ timeout: 5 });
     }
