@@ -14,6 +14,8 @@ import { connectionScaleRows, type ConnectionScaleParams, type ConnectionScaleRe
 import { failoverRows, type FailoverParams, type FailoverResult } from './scenarios/failover.js';
 import { forwardingRows, type ForwardingParams, type ForwardingResult } from './scenarios/forwarding.js';
 import { spinnakerDeployRows, type SpinnakerDeployParams, type SpinnakerDeployResult } from './scenarios/spinnaker-deploy.js';
+import type { SpinnakerInfraParams, SpinnakerInfraResult } from './scenarios/spinnaker-infra.js';
+import { spinnakerInfraNote, spinnakerInfraRows } from './scenarios/spinnaker-infra-rows.js';
 import { initialSyncRows, type InitialSyncParams, type InitialSyncResult } from './scenarios/initial-sync.js';
 import type { KubeProxyParams, KubeProxyResult } from './scenarios/kube-proxy.js';
 import { kubeProxyRows } from './scenarios/kube-proxy-rows.js';
@@ -51,6 +53,8 @@ export interface BenchResults {
   replicaScale?: Repeated<ReplicaScaleParams, ReplicaScaleResult>;
   agentFootprint?: Repeated<AgentFootprintParams, AgentFootprintResult>;
   spinnakerDeploy?: Repeated<SpinnakerDeployParams, SpinnakerDeployResult>;
+  /** One run of the infrastructure views (its percentiles are over the requests and changes). */
+  spinnakerInfra?: Repeated<SpinnakerInfraParams, SpinnakerInfraResult>;
   /** Each run: churn and initial sync over HTTP/2 and over WebSocket, the order alternating between runs. */
   transports?: Repeated<TransportsParams, TransportsResult>;
   /** Runs of kubectl get and watch through the gateway, two bare relays and straight to the sandbox, interleaved. */
@@ -72,6 +76,7 @@ export function resultRows(r: BenchResults): Row[] {
     ...(r.replicaScale ? replicaScaleRows(r.replicaScale.runs, r.replicaScale.params.agents) : []),
     ...(r.agentFootprint ? agentFootprintRows(r.agentFootprint.runs, r.agentFootprint.params) : []),
     ...(r.spinnakerDeploy?.runs[0] ? spinnakerDeployRows(r.spinnakerDeploy.runs[0]) : []),
+    ...(r.spinnakerInfra?.runs[0] ? spinnakerInfraRows(r.spinnakerInfra.runs[0], r.spinnakerInfra.params) : []),
     ...(r.transports ? transportsRows(r.transports.runs, r.transports.params, !r.quick) : []),
     ...(r.kubeProxy ? kubeProxyRows(r.kubeProxy.runs, !r.quick) : []),
     ...(r.cliRoundTrip ? cliRoundTripRows(r.cliRoundTrip.runs, !r.quick) : []),
@@ -109,6 +114,7 @@ export function renderSetup(r: BenchResults, before?: { file: string; results: B
         'replicaScale',
         'agentFootprint',
         'spinnakerDeploy',
+        'spinnakerInfra',
         'transports',
         'kubeProxy',
         'cliRoundTrip',
@@ -148,6 +154,7 @@ function scenarioNotes(r: BenchResults): string[] {
           `Replica scale: 3 gateway replicas (config defaults) on one Postgres; one swarm process of simulated agents, agent K dialling replica K mod 3 directly (round robin, no balancer), each with an account of its own; Postgres figures from pg_stat_database and pg_stat_user_tables over the idle window, renewals and touches per replica from the rows' shared now() stamps.`,
         ]
       : []),
+    ...(r.spinnakerInfra ? [spinnakerInfraNote(r.spinnakerInfra.params)] : []),
     ...(t
       ? [
           `Transports: each of ${t.length} run(s) runs churn, then initial sync, once with the agent's stream over HTTP/2 (gRPC port) and once over WebSocket (HTTP port), fresh processes and database each time; first in each run: ${t.map((x) => (x.first === 'grpc' ? 'HTTP/2' : 'WebSocket')).join(', ')}. Ratios are taken within a run, then their median.`,

@@ -23,6 +23,7 @@ import { runKubeProxy } from './scenarios/kube-proxy.js';
 import { runOperations } from './scenarios/operations.js';
 import { runReplicaScale } from './scenarios/replica-scale.js';
 import { runSpinnakerDeploy } from './scenarios/spinnaker-deploy.js';
+import { runSpinnakerInfra } from './scenarios/spinnaker-infra.js';
 import { runTransports } from './scenarios/transports.js';
 
 const SCENARIOS = [
@@ -35,6 +36,7 @@ const SCENARIOS = [
   'replica-scale',
   'agent-footprint',
   'spinnaker-deploy',
+  'spinnaker-infra',
   'transports',
   'kube-proxy',
   'cli',
@@ -53,6 +55,11 @@ kube-proxy: kubectl get and watch through the gateway's /k8s/ACCOUNT, through tw
              sandbox, interleaved (kubectl from OUTPOST_BENCH_KUBECTL or the newest one installed).
 replica-scale: idle swarm agents spread round robin over 3 gateway replicas on one Postgres (9000; 60 with --quick),
              one run: per replica streams, RSS and CPU, lease renewals and session touches, Postgres writes.
+spinnaker-infra: one run: GET /applications/APP/serverGroups for 1000 server groups (3000 pods) over 50 accounts
+             (100 server groups over 5 with --quick), loaded by simulated agents, beside the store's SQL run straight
+             against Postgres; sandbox scale → shown and new application → listed through a real agent (20 and 10
+             times; 2 each with --quick); the load rate with and without migration 0012's columns and indexes (3 loads
+             each; 1 with --quick).
 cli:        outpost get deployments processes (compiled build and sources), kubectl get and node -e 0, interleaved.
 Environment: OUTPOST_BENCH_POSTGRES (default postgres://postgres@127.0.0.1:5432/postgres);
 OUTPOST_BENCH_PROFILE=DIR writes a V8 CPU profile of every outpost child process into DIR.`;
@@ -118,6 +125,23 @@ const params = {
     ? { agents: 60, warmupAgents: 6, settleSeconds: 1, samples: 2, idleSeconds: 6, connectConcurrency: 30 }
     : { agents: 9000, warmupAgents: 30, settleSeconds: 21, samples: 5, idleSeconds: 30, connectConcurrency: 100 },
   spinnakerDeploy: { rounds: quick ? 1 : 20, warmup: quick ? 0 : 3, replicas: 3 },
+  spinnakerInfra: quick
+    ? {
+        fixture: { accounts: 5, serverGroups: 100, clustersPerAccount: 2, podsPerServerGroup: 3, otherApps: 4 },
+        reads: { warmup: 2, sequential: 10, concurrency: 4, concurrentRequests: 8, applications: 5 },
+        freshness: { rounds: 2, warmup: 0 },
+        firstDeploy: { rounds: 2 },
+        pollMs: 10,
+        writeRounds: 1,
+      }
+    : {
+        fixture: { accounts: 50, serverGroups: 1000, clustersPerAccount: 5, podsPerServerGroup: 3, otherApps: 20 },
+        reads: { warmup: 10, sequential: 200, concurrency: 4, concurrentRequests: 200, applications: 100 },
+        freshness: { rounds: 20, warmup: 2 },
+        firstDeploy: { rounds: 10 },
+        pollMs: 10,
+        writeRounds: 3,
+      },
   agentFootprint: quick
     ? { accounts: 3, objects: 2000, settleSeconds: 0.3, samples: 2 }
     : { accounts: 100, objects: 100_000, settleSeconds: 3, samples: 9 },
@@ -190,6 +214,7 @@ if (wants('failover')) {
 if (wants('connection-scale')) results.connectionScale = await repeat('connection-scale', runs, params.connectionScale, runConnectionScale);
 if (wants('replica-scale')) results.replicaScale = await repeat('replica-scale', 1, params.replicaScale, runReplicaScale);
 if (wants('spinnaker-deploy')) results.spinnakerDeploy = await repeat('spinnaker-deploy', 1, params.spinnakerDeploy, runSpinnakerDeploy);
+if (wants('spinnaker-infra')) results.spinnakerInfra = await repeat('spinnaker-infra', 1, params.spinnakerInfra, runSpinnakerInfra);
 if (wants('agent-footprint')) results.agentFootprint = await repeat('agent-footprint', runs, params.agentFootprint, runAgentFootprint);
 if (wants('transports')) results.transports = await repeat('transports', transportRuns, params.transports, runTransports);
 if (wants('kube-proxy')) results.kubeProxy = await repeat('kube-proxy', runs, params.kubeProxy, runKubeProxy);

@@ -1,6 +1,7 @@
 /**
  * The benchmark harness works: `npm run bench -- --quick --only …` runs a cross-section of the scenarios end to end
- * (in-process sandbox and a raw COPY baseline, gateway and agent processes, bare relays and kubectl, CLI processes)
+ * (in-process sandbox and a raw COPY baseline, gateway and agent processes, bare relays and kubectl, CLI processes,
+ * simulated agents filling a cache for the Spinnaker infrastructure reads)
  * and writes a results file and a report with a row for each figure; bad flags are refused; the tables of
  * docs/benchmarks.md and the README's summary are what their committed results files render to. No figure is asserted
  * (timings on a shared machine are not test material), only that each was measured. Every scenario is not run here:
@@ -60,7 +61,7 @@ describe('benchmark harness', () => {
   test('--quick --only runs its scenarios and writes the results file and its report', { timeout: 1_000_000 }, async () => {
     const out = mkdtempSync(join(tmpdir(), 'outpost-bench-test-'));
     try {
-      const run = await bench(['--quick', '--only', 'initial-sync,churn,kube-proxy,cli', '--out', out], 960_000);
+      const run = await bench(['--quick', '--only', 'initial-sync,churn,kube-proxy,cli,spinnaker-infra', '--out', out], 960_000);
       assert.equal(run.status, 0, `bench --quick failed:\n${run.stdout.slice(-4000)}\n${run.stderr.slice(-4000)}`);
       const files = readdirSync(out);
       const json = files.find((f) => f.endsWith('.json'));
@@ -68,7 +69,7 @@ describe('benchmark harness', () => {
       const results = JSON.parse(readFileSync(join(out, json), 'utf8')) as BenchResults;
       assert.equal(results.quick, true);
       assert.ok(results.machine.cores > 0 && results.machine.node.startsWith('v'));
-      for (const key of ['initialSync', 'churn', 'kubeProxy', 'cliRoundTrip'] as const) {
+      for (const key of ['initialSync', 'churn', 'kubeProxy', 'cliRoundTrip', 'spinnakerInfra'] as const) {
         assert.ok(results[key] && results[key]!.runs.length === 1, `${key} ran once`);
       }
       for (const key of [
@@ -86,6 +87,10 @@ describe('benchmark harness', () => {
       const kube = results.kubeProxy!.runs[0]!;
       assert.ok(kube.get.direct.n > 0 && kube.get.gateway.n > 0, 'GETs on both sides');
       assert.deepEqual(kube.watch.missed, { direct: 0, relay: 0, gateway: 0 }, 'every watch change arrived on every side');
+      // The infrastructure reads were timed on both sides, against the answer the fixture should give (checked by the scenario).
+      const infra = results.spinnakerInfra!.runs[0]!;
+      assert.equal(infra.reads.serverGroups, results.spinnakerInfra!.params.fixture.serverGroups);
+      assert.ok(infra.reads.sequential.route.n > 0 && infra.reads.sequential.raw.n > 0, 'serverGroups reads on both sides');
       const rows = resultRows(results);
       assert.ok(rows.length >= 20, `${rows.length} rows`);
       const unmeasured = rows.filter((r) => !/^-?\d/.test(r.value));
