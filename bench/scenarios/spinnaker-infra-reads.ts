@@ -113,7 +113,9 @@ export async function measureInfraReads(opts: {
     const linked: Statement = q.linkedToApp(accounts, app, SERVER_GROUP_KINDS).toSQL();
     const serverGroups = (await run(linked)) as unknown as { account: string; object: { metadata: { uid: string; namespace: string } } }[];
     const sgAccounts = [...new Set(serverGroups.map((r) => r.account))];
-    const pods: Statement = q.ownedBy(sgAccounts, [...new Set(serverGroups.map((r) => r.object.metadata.uid))], ['Pod']).toSQL();
+    const pods: Statement = q
+      .ownedBy(sgAccounts, [...new Set(serverGroups.map((r) => r.object.metadata.uid))], ['Pod'], 'instance')
+      .toSQL();
     const services: Statement = q
       .ofKinds(sgAccounts, ['Service'], [...new Set(serverGroups.map((r) => r.object.metadata.namespace))])
       .toSQL();

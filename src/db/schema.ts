@@ -150,8 +150,8 @@ const SPINNAKER_CLUSTER = `case when ${LINKED} and kind in (${CLUSTER_KINDS}) th
 
 /**
  * The object cache: one row per object per account. `syncGen` is the generation of the full list that last saw the
- * row; a completed list prunes rows of its scope with an older generation. `spinnakerApp`, `spinnakerCluster` and
- * `ownerUids` are generated (above): never written.
+ * row; a completed list prunes rows of its scope with an older generation. `spinnakerApp`, `spinnakerCluster`,
+ * `ownerUids` and `ownerUid` are generated (above): never written.
  */
 export const objects = pgTable(
   'objects',
@@ -176,6 +176,11 @@ export const objects = pgTable(
     ownerUids: jsonb('owner_uids')
       .$type<string[]>()
       .generatedAlwaysAs(sql.raw(`jsonb_path_query_array(object, '$.metadata.ownerReferences[*].uid')`)),
+    /**
+     * The uid of the first ownerReference (null without one): almost every owned object has exactly one owner, so a
+     * btree on it finds a thousand owners' objects with index probes, where the GIN index over `ownerUids` costs a scan.
+     */
+    ownerUid: text('owner_uid').generatedAlwaysAs(sql.raw(`object -> 'metadata' -> 'ownerReferences' -> 0 ->> 'uid'`)),
   },
   (t) => [
     primaryKey({ columns: [t.account, t.kind, t.apiVersion, t.namespace, t.name] }),
@@ -183,8 +188,11 @@ export const objects = pgTable(
     index('objects_labels_idx').using('gin', t.labels),
     // An application's objects (and, read whole, every application's clusters) without scanning the cache.
     index('objects_spinnaker_app_idx').on(t.spinnakerApp, t.account, t.spinnakerCluster).where(sql`${t.spinnakerApp} is not null`),
-    // The objects an owner owns (a server group's pods, a manager's server groups), by the owner's uid.
-    index('objects_owner_uids_idx').using('gin', t.ownerUids),
+    // The objects an owner owns (a server group's pods, a manager's server groups), by the owner's uid: the first
+    // owner by btree, the rare objects with several owners by a partial index over only those (by account; their
+    // owners are then compared row by row: a GIN probe per owner uid costs more than reading those few rows).
+    index('objects_owner_uid_idx').on(t.ownerUid).where(sql`${t.ownerUid} is not null`),
+    index('objects_multi_owner_idx').on(t.account).where(sql`jsonb_array_length(${t.ownerUids}) > 1`),
   ],
 );
 

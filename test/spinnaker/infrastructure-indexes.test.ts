@@ -4,7 +4,9 @@
  * object-facts.ts) for every name and annotation form the mapping handles — annotations, legacy JSON quotes, Frigga
  * names with and without versions, `system:` names, unparsable names, ignored objects, kinds of other classes and
  * groups. With thousands of cached objects (analyzed), the store's reads must be index scans: an application's objects
- * by `objects_spinnaker_app_idx`, an owner's by `objects_owner_uids_idx`, a kind's by the primary key.
+ * by `objects_spinnaker_app_idx`, an owner's by `objects_owner_uid_idx` (first owners, also for hundreds of owners at
+ * once) and `objects_multi_owner_idx` (objects with several owners), a kind's by the primary key. The instance
+ * shape of pods keeps what their health, names and ids are computed from.
  */
 import assert from 'node:assert/strict';
 import { emptyDecodedBatch } from '../../src/gateway/cache/event-decoder.js';
@@ -16,7 +18,8 @@ import { objects } from '../../src/db/schema.js';
 import type { ObjectRow } from '../../src/gateway/cache/event-decoder.js';
 import { createObjectWriter } from '../../src/gateway/cache/object-writer.js';
 import { infrastructureQueries } from '../../src/gateway/spinnaker/infrastructure/infrastructure-store.js';
-import { korkMonikerOf, spinnakerClassOf } from '../../src/gateway/spinnaker/infrastructure/object-facts.js';
+import { fullNameOf, isIgnored, korkMonikerOf, spinnakerClassOf } from '../../src/gateway/spinnaker/infrastructure/object-facts.js';
+import { healthEntriesOf } from '../../src/gateway/spinnaker/infrastructure/pod-health.js';
 import { createTestDatabase, type TestDatabase, testDrivers } from '../../testkit/databases.js';
 
 type Obj = Record<string, any>;
@@ -127,6 +130,33 @@ for (const driver of testDrivers()) {
         }
         rows.push(row('big', object('ConfigMap', `app${a}-config`), rows.length + 1));
       }
+      // Objects with several owners (rare: the partial GIN index holds only these), and pods with every status form.
+      const shared = object('Pod', 'shared-pod', { owners: ['owner-a', 'owner-b'] });
+      rows.push(
+        row('multi', shared, rows.length + 1),
+        row('multi', object('Pod', 'second-only', { owners: ['owner-c', 'owner-b'] }), rows.length + 2),
+      );
+      const statusForms: Obj[] = [
+        {
+          phase: 'Running',
+          containerStatuses: [
+            { name: 'a', ready: true, image: 'x' },
+            { name: 'b', ready: false, restartCount: 3 },
+          ],
+        },
+        { phase: 'Pending' },
+        {},
+        { conditions: [{ type: 'PodScheduled', status: 'True' }] },
+        { phase: 'Failed', containerStatuses: 'not a list' },
+      ];
+      statusForms.forEach((status, i) => {
+        const pod = object('Pod', `status-${i}`, {
+          owners: ['status-owner'],
+          annotations: i === 1 ? { 'caching.spinnaker.io/ignore': 'true' } : undefined,
+        });
+        rows.push(row('multi', { ...pod, spec: { containers: [{ name: 'a', image: 'x' }] }, status }, rows.length + 1));
+      });
+      rows.push(row('multi', object('Pod', 'no-status', { owners: ['status-owner'] }), rows.length + 1));
       await writer.write({ ...emptyDecodedBatch(), upserts: rows });
       const raw = createRawQuery(database);
       await raw('analyze objects', []);
@@ -180,14 +210,48 @@ for (const driver of testDrivers()) {
       assert.equal(rows.length, 5);
     });
 
-    test("a server group's pods are read through objects_owner_uids_idx", async () => {
+    test("a server group's pods are read through the owner-uid indexes, for one owner and for hundreds", async () => {
       const q = infrastructureQueries(database.db);
       const [rs] = await q.linkedToApp(['big'], 'app9', ['ReplicaSet']);
-      const query = q.ownedBy(['big'], [(rs!.object.metadata as Obj).uid], ['Pod']);
-      const plan = await explain(query);
-      assert.match(plan, /objects_owner_uids_idx/, plan);
+      const one = q.ownedBy(['big'], [(rs!.object.metadata as Obj).uid], ['Pod']);
+      const plan = await explain(one);
+      assert.match(plan, /objects_owner_uid_idx/, plan);
+      assert.match(plan, /objects_multi_owner_idx/, plan);
       assert.doesNotMatch(plan, /Seq Scan/, plan);
-      assert.equal((await query).length, 2);
+      assert.equal((await one).length, 2);
+      const uids = (await q.ofKinds(['big'], ['ReplicaSet'])).slice(0, 300).map((r) => (r.object.metadata as Obj).uid as string);
+      const many = q.ownedBy(['big'], uids, ['Pod'], 'instance');
+      const manyPlan = await explain(many);
+      const brief = manyPlan.replace(/'\{[^}]*\}'/g, "'{…}'");
+      assert.match(manyPlan, /objects_owner_uid_idx/, brief);
+      assert.doesNotMatch(manyPlan, /Seq Scan/, brief);
+      assert.equal((await many).length, 600);
+    });
+
+    test('an object with several owners is found by any of them, once', async () => {
+      const q = infrastructureQueries(database.db);
+      const names = async (uids: string[]) =>
+        (await q.ownedBy(['multi'], uids, ['Pod'])).map((r) => (r.object.metadata as Obj).name).sort();
+      assert.deepEqual(await names(['owner-a']), ['shared-pod']);
+      assert.deepEqual(await names(['owner-b']), ['second-only', 'shared-pod'], 'the second owner finds both');
+      assert.deepEqual(await names(['owner-a', 'owner-b', 'owner-c']), ['second-only', 'shared-pod'], 'never twice');
+    });
+
+    test('the instance shape of a pod keeps its name, uid, owners, ignore annotation and health', async () => {
+      const q = infrastructureQueries(database.db);
+      const full = await q.ownedBy(['multi'], ['status-owner'], ['Pod']);
+      const slim = await q.ownedBy(['multi'], ['status-owner'], ['Pod'], 'instance');
+      assert.equal(slim.length, 6);
+      for (const f of full) {
+        const meta = f.object.metadata as Obj;
+        const s = slim.find((r) => (r.object.metadata as Obj).uid === meta.uid)!;
+        assert.equal(fullNameOf(s.object), fullNameOf(f.object));
+        assert.equal((s.object.metadata as Obj).namespace, meta.namespace);
+        assert.deepEqual((s.object.metadata as Obj).ownerReferences, meta.ownerReferences);
+        assert.equal(isIgnored(s.object), isIgnored(f.object), meta.name);
+        assert.deepEqual(healthEntriesOf(s.object), healthEntriesOf(f.object), meta.name);
+        assert.equal(s.object.spec, undefined, 'no spec: only what instance summaries read');
+      }
     });
 
     test("a kind's objects in an account (and one object) are read through the primary key", async () => {

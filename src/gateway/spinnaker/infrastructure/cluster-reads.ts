@@ -6,7 +6,7 @@
  * A cluster exists when a server group or a Deployment carries its moniker, so a cluster of only a Deployment has no
  * server groups. Read from the cache like every infrastructure view.
  */
-import type { InfrastructureStore } from './infrastructure-store.js';
+import type { InfrastructureStore, ObjectShape } from './infrastructure-store.js';
 import { type AccountObject, type JoinedServerGroup, loadBalancerView, serverGroupDetails } from './infrastructure-views.js';
 import { fullNameOf, korkMonikerOf, SERVER_GROUP_KINDS } from './object-facts.js';
 import { joinServerGroups, visible } from './server-group-join.js';
@@ -35,13 +35,13 @@ const clusterMoniker = (app: string, cluster: string) => ({ app, cluster, detail
 /** Creates the reads over the store. */
 export function createClusterReads(store: InfrastructureStore): ClusterReads {
   /** The joined server groups of `app` in `account`, grouped by cluster name. */
-  const serverGroupsByCluster = async (account: string, app: string): Promise<Map<string, JoinedServerGroup[]>> => {
+  const serverGroupsByCluster = async (account: string, app: string, pods: ObjectShape): Promise<Map<string, JoinedServerGroup[]>> => {
     const rows = visible(await store.linkedToApp([account], app, SERVER_GROUP_KINDS)).filter((r) => {
       const moniker = korkMonikerOf(r.object);
       return moniker.app === app && moniker.cluster !== null;
     });
     const out = new Map<string, JoinedServerGroup[]>();
-    for (const sg of await joinServerGroups(store, rows)) {
+    for (const sg of await joinServerGroups(store, rows, pods)) {
       const cluster = korkMonikerOf(sg.object).cluster!;
       out.set(cluster, [...(out.get(cluster) ?? []), sg]);
     }
@@ -66,7 +66,7 @@ export function createClusterReads(store: InfrastructureStore): ClusterReads {
     async clusters(account, app) {
       const names = [...new Set((await store.clusterKeys([account], app)).map((k) => k.cluster))].sort();
       if (names.length === 0) return [];
-      const groups = await serverGroupsByCluster(account, app);
+      const groups = await serverGroupsByCluster(account, app, 'instance');
       return names.map((name) => {
         const serverGroups = groups.get(name) ?? [];
         return {
@@ -82,7 +82,7 @@ export function createClusterReads(store: InfrastructureStore): ClusterReads {
       if (!(await exists(account, app, name))) return undefined;
       const base = { name, moniker: clusterMoniker(app, name), type: 'kubernetes', accountName: account, application: app };
       if (!expand) return { ...base, serverGroups: [], loadBalancers: [] };
-      const serverGroups = (await serverGroupsByCluster(account, app)).get(name) ?? [];
+      const serverGroups = (await serverGroupsByCluster(account, app, 'full')).get(name) ?? [];
       const loadBalancers = loadBalancersOf(account, serverGroups).map((lb) =>
         loadBalancerView(
           lb,
@@ -93,10 +93,10 @@ export function createClusterReads(store: InfrastructureStore): ClusterReads {
     },
     async serverGroups(account, app, name) {
       if (!(await exists(account, app, name))) return undefined;
-      return ((await serverGroupsByCluster(account, app)).get(name) ?? []).map(serverGroupDetails).sort(byName);
+      return ((await serverGroupsByCluster(account, app, 'full')).get(name) ?? []).map(serverGroupDetails).sort(byName);
     },
     async target(account, app, request, rawTarget) {
-      const serverGroups = (await serverGroupsByCluster(account, app)).get(request.cluster) ?? [];
+      const serverGroups = (await serverGroupsByCluster(account, app, 'full')).get(request.cluster) ?? [];
       return chooseTarget({ ...request, serverGroups }, rawTarget);
     },
   };

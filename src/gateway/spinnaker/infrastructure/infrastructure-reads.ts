@@ -7,7 +7,7 @@
  * and reads nothing else.
  */
 import { parseResourceName } from '../kind-names.js';
-import type { InfrastructureStore } from './infrastructure-store.js';
+import type { InfrastructureStore, ObjectShape } from './infrastructure-store.js';
 import {
   type AccountObject,
   instanceDetails,
@@ -58,7 +58,8 @@ const nsOf = (o: AccountObject) => textAt(o.object, 'metadata', 'namespace');
 
 /** Creates the reads over the store. */
 export function createInfrastructureReads(store: InfrastructureStore): InfrastructureReads {
-  const join = (serverGroups: readonly AccountObject[]) => joinServerGroups(store, serverGroups);
+  /** Summaries and load balancers read the instance fields of pods; details read them whole. */
+  const join = (serverGroups: readonly AccountObject[], pods: ObjectShape = 'instance') => joinServerGroups(store, serverGroups, pods);
 
   /** The server groups of an application's clusters. */
   const clusteredServerGroups = async (accounts: readonly string[], app: string) =>
@@ -154,7 +155,7 @@ export function createInfrastructureReads(store: InfrastructureStore): Infrastru
     },
     async serverGroup(account, namespace, name) {
       const row = await oneOf(account, namespace, name, 'serverGroups');
-      return row ? serverGroupDetails((await join([row]))[0]!) : undefined;
+      return row ? serverGroupDetails((await join([row], 'full'))[0]!) : undefined;
     },
     async instance(account, namespace, name) {
       const row = await oneOf(account, namespace, name, 'instances');

@@ -1,12 +1,14 @@
 /**
  * The cache queries behind Deck's infrastructure views (read only: the `objects` table belongs to src/gateway/cache/).
  * Every query is bounded by an index, never a scan of the cache: an application's objects and every application's
- * clusters through `objects_spinnaker_app_idx` (the generated moniker columns), an owner's objects through the GIN
- * index on `owner_uids`, a kind's objects in an account (and namespaces) through the primary key
- * (account, kind, api_version, namespace, name). test/spinnaker/infrastructure-indexes.test.ts checks the plans.
+ * clusters through `objects_spinnaker_app_idx` (the generated moniker columns), an owner's objects through the btree
+ * on the first owner's uid (`owner_uid`) and, for the few objects with several owners, a partial GIN index on
+ * `owner_uids`, a kind's objects in an account (and namespaces) through the primary key (account, kind, api_version,
+ * namespace, name). test/spinnaker/infrastructure-indexes.test.ts checks the plans.
  * Callers pass the accounts the caller may read; an empty list reads nothing.
  */
 import { and, eq, inArray, isNotNull, sql } from 'drizzle-orm';
+import { unionAll } from 'drizzle-orm/pg-core';
 import type { Database } from '../../../db/database.js';
 import { objects } from '../../../db/schema.js';
 import type { AccountObject } from './infrastructure-views.js';
@@ -26,8 +28,11 @@ export interface InfrastructureStore {
   applicationNames(accounts: readonly string[]): Promise<string[]>;
   /** Objects of the kinds linked to `app` by moniker. */
   linkedToApp(accounts: readonly string[], app: string, kinds: readonly string[]): Promise<AccountObject[]>;
-  /** Objects of the kinds whose ownerReferences name one of the uids. */
-  ownedBy(accounts: readonly string[], uids: readonly string[], kinds: readonly string[]): Promise<AccountObject[]>;
+  /**
+   * Objects of the kinds whose ownerReferences name one of the uids; `shape: 'instance'` reads only what the instance
+   * summaries use (see {@link INSTANCE_FIELDS}), a fraction of a pod's bytes.
+   */
+  ownedBy(accounts: readonly string[], uids: readonly string[], kinds: readonly string[], shape?: ObjectShape): Promise<AccountObject[]>;
   /** Objects of the kinds in the accounts, in the namespaces when given. */
   ofKinds(accounts: readonly string[], kinds: readonly string[], namespaces?: readonly string[]): Promise<AccountObject[]>;
   /** One object by account, Kubernetes kind, namespace and name (any apiVersion); undefined when not cached. */
@@ -35,6 +40,31 @@ export interface InfrastructureStore {
 }
 
 const columns = { account: objects.account, object: objects.object };
+
+/** Whole objects, or only the fields of an instance summary. */
+export type ObjectShape = 'full' | 'instance';
+
+/**
+ * The fields of a pod the instance summaries and the load balancers' instances read (infrastructure-views.ts,
+ * pod-health.ts): apiVersion, kind, name, namespace, uid, ownerReferences, the `caching.spinnaker.io/ignore`
+ * annotation, and of the status the phase and each
+ * container's name and readiness (a status that is absent or empty stays so: a pod without status has no health).
+ */
+const INSTANCE_FIELDS = sql`jsonb_build_object(
+  'apiVersion', ${objects.object} -> 'apiVersion', 'kind', ${objects.object} -> 'kind',
+  'metadata', jsonb_build_object('name', ${objects.object} -> 'metadata' -> 'name', 'namespace', ${objects.object} -> 'metadata' -> 'namespace',
+    'uid', ${objects.object} -> 'metadata' -> 'uid', 'ownerReferences', ${objects.object} -> 'metadata' -> 'ownerReferences',
+    'annotations', jsonb_build_object('caching.spinnaker.io/ignore',
+      ${objects.object} -> 'metadata' -> 'annotations' -> 'caching.spinnaker.io/ignore')),
+  'status', case when jsonb_typeof(${objects.object} -> 'status') = 'object' and ${objects.object} -> 'status' <> '{}'::jsonb
+    then jsonb_build_object('phase', ${objects.object} -> 'status' -> 'phase', 'containerStatuses', (
+      select coalesce(jsonb_agg(jsonb_build_object('name', c -> 'name', 'ready', c -> 'ready')), '[]'::jsonb)
+      from jsonb_array_elements(case when jsonb_typeof(${objects.object} -> 'status' -> 'containerStatuses') = 'array'
+        then ${objects.object} -> 'status' -> 'containerStatuses' else '[]'::jsonb end) c))
+    else '{}'::jsonb end)`;
+
+const shaped = (shape: ObjectShape) =>
+  shape === 'full' ? columns : { account: objects.account, object: INSTANCE_FIELDS.mapWith(objects.object).as('object') };
 
 /**
  * The statements of the store, unexecuted (drizzle builders: await one to run it, `toSQL()` to read it), so that
@@ -63,20 +93,32 @@ export function infrastructureQueries(db: Database['db']) {
         .select(columns)
         .from(objects)
         .where(and(eq(objects.spinnakerApp, app), inArray(objects.account, [...accounts]), inArray(objects.kind, [...kinds]))),
-    ownedBy: (accounts: readonly string[], uids: readonly string[], kinds: readonly string[]) =>
-      db
-        .select(columns)
-        .from(objects)
-        .where(
-          and(
-            sql`${objects.ownerUids} ?| array[${sql.join(
-              uids.map((u) => sql`${u}`),
-              sql`, `,
-            )}]::text[]`,
-            inArray(objects.account, [...accounts]),
-            inArray(objects.kind, [...kinds]),
+    // Two index paths, one statement: the first owner by btree (objects_owner_uid_idx), the other owners of the few
+    // objects with several by the partial GIN index (objects_owner_uids_multi_idx), never an object twice.
+    ownedBy: (accounts: readonly string[], uids: readonly string[], kinds: readonly string[], shape: ObjectShape = 'full') => {
+      const uidList = sql`array[${sql.join(
+        uids.map((u) => sql`${u}`),
+        sql`, `,
+      )}]::text[]`;
+      const scope = and(inArray(objects.account, [...accounts]), inArray(objects.kind, [...kinds]));
+      return unionAll(
+        db
+          .select(shaped(shape))
+          .from(objects)
+          .where(and(sql`${objects.ownerUid} = any(${uidList})`, scope)),
+        db
+          .select(shaped(shape))
+          .from(objects)
+          .where(
+            and(
+              sql`jsonb_array_length(${objects.ownerUids}) > 1`,
+              sql`${objects.ownerUids} ?| ${uidList}`,
+              sql`not (coalesce(${objects.ownerUid}, '') = any(${uidList}))`,
+              scope,
+            ),
           ),
-        ),
+      );
+    },
     ofKinds: (accounts: readonly string[], kinds: readonly string[], namespaces?: readonly string[]) =>
       db
         .select(columns)
@@ -114,9 +156,9 @@ export function createInfrastructureStore(database: Database): InfrastructureSto
       if (accounts.length === 0 || kinds.length === 0) return [];
       return q.linkedToApp(accounts, app, kinds);
     },
-    async ownedBy(accounts, uids, kinds) {
+    async ownedBy(accounts, uids, kinds, shape = 'full') {
       if (accounts.length === 0 || uids.length === 0 || kinds.length === 0) return [];
-      return q.ownedBy(accounts, uids, kinds);
+      return q.ownedBy(accounts, uids, kinds, shape);
     },
     async ofKinds(accounts, kinds, namespaces) {
       if (accounts.length === 0 || kinds.length === 0 || namespaces?.length === 0) return [];
