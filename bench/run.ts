@@ -58,7 +58,7 @@ replica-scale: idle swarm agents spread round robin over 3 gateway replicas on o
 spinnaker-infra: one run: GET /applications/APP/serverGroups for 1000 server groups (3000 pods) over 50 accounts
              (100 server groups over 5 with --quick), loaded by simulated agents, beside the store's SQL run straight
              against Postgres; sandbox scale → shown and new application → listed through a real agent (20 and 10
-             times; 2 each with --quick); the load rate with and without migration 0012's columns and indexes (3 loads
+             times; 2 each with --quick); the load rate with and without migrations 0012-0013's columns and indexes (3 loads
              each; 1 with --quick).
 cli:        outpost get deployments processes (compiled build and sources), kubectl get and node -e 0, interleaved.
 Environment: OUTPOST_BENCH_POSTGRES (default postgres://postgres@127.0.0.1:5432/postgres);

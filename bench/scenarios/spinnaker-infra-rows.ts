@@ -8,9 +8,9 @@ import { SCHEMAS, type InfraSchema } from './spinnaker-infra-writes.js';
 import type { SpinnakerInfraParams, SpinnakerInfraResult } from './spinnaker-infra.js';
 
 const SCHEMA_NAMES: Record<InfraSchema, string> = {
-  '0012': 'as migrated (0012: generated columns + indexes)',
-  columns: 'generated columns, their 2 indexes dropped',
-  'pre-0012': 'without the 3 columns (the schema before 0012)',
+  '0012': 'as migrated (0012 and 0013: generated columns + indexes)',
+  columns: 'generated columns, their 3 indexes dropped',
+  'pre-0012': 'without the 4 columns (the schema before 0012)',
 };
 
 /** How the run was set up (printed above the table). */

@@ -149,9 +149,28 @@ const SPINNAKER_CLUSTER = `case when ${LINKED} and kind in (${CLUSTER_KINDS}) th
   else '' end, '') end`;
 
 /**
+ * A pod as its instance views read it (src/gateway/spinnaker/infrastructure/instance-shape.ts turns it back into a
+ * pod): apiVersion and kind; name, namespace, uid, ownerReferences and the `caching.spinnaker.io/ignore` annotation
+ * (as `metadata.ignore`); of a non-empty status the phase and the containers' names and readiness (two arrays: a
+ * generated column may only use immutable functions, and jsonb_build_object is not). Computed once per write from the
+ * object in memory, so Deck's polls of a thousand server groups read ~300 bytes a pod instead of decompressing each
+ * whole object for every field.
+ */
+const POD_INSTANCE = `case when kind = 'Pod' then jsonb_set(jsonb_set(
+  object - array['spec', 'status', 'metadata'],
+  '{metadata}', jsonb_object(array['name', object -> 'metadata' ->> 'name', 'namespace', coalesce(object -> 'metadata' ->> 'namespace', ''),
+    'uid', object -> 'metadata' ->> 'uid', 'ignore', coalesce(object -> 'metadata' -> 'annotations' ->> 'caching.spinnaker.io/ignore', '')])
+    || jsonb_set('{}'::jsonb, '{ownerReferences}', coalesce(object -> 'metadata' -> 'ownerReferences', '[]'::jsonb))),
+  '{status}', case when jsonb_typeof(object -> 'status') = 'object' and object -> 'status' <> '{}'::jsonb
+    then jsonb_set(jsonb_set(jsonb_set('{}'::jsonb, '{phase}', coalesce(object -> 'status' -> 'phase', 'null'::jsonb)),
+      '{names}', jsonb_path_query_array(object, '$.status.containerStatuses[*].name')),
+      '{ready}', jsonb_path_query_array(object, '$.status.containerStatuses[*].ready'))
+    else '{}'::jsonb end) end`;
+
+/**
  * The object cache: one row per object per account. `syncGen` is the generation of the full list that last saw the
  * row; a completed list prunes rows of its scope with an older generation. `spinnakerApp`, `spinnakerCluster`,
- * `ownerUids` and `ownerUid` are generated (above): never written.
+ * `ownerUids`, `ownerUid` and `podInstance` are generated (above): never written.
  */
 export const objects = pgTable(
   'objects',
@@ -181,6 +200,8 @@ export const objects = pgTable(
      * btree on it finds a thousand owners' objects with index probes, where the GIN index over `ownerUids` costs a scan.
      */
     ownerUid: text('owner_uid').generatedAlwaysAs(sql.raw(`object -> 'metadata' -> 'ownerReferences' -> 0 ->> 'uid'`)),
+    /** Of a pod, what its instance views read (POD_INSTANCE above); null for every other object. */
+    podInstance: jsonb('pod_instance').$type<Record<string, unknown>>().generatedAlwaysAs(sql.raw(POD_INSTANCE)),
   },
   (t) => [
     primaryKey({ columns: [t.account, t.kind, t.apiVersion, t.namespace, t.name] }),

@@ -17,7 +17,7 @@ import { createRawQuery } from '../../src/db/raw-query.js';
 import { objects } from '../../src/db/schema.js';
 import type { ObjectRow } from '../../src/gateway/cache/event-decoder.js';
 import { createObjectWriter } from '../../src/gateway/cache/object-writer.js';
-import { infrastructureQueries } from '../../src/gateway/spinnaker/infrastructure/infrastructure-store.js';
+import { createInfrastructureStore, infrastructureQueries } from '../../src/gateway/spinnaker/infrastructure/infrastructure-store.js';
 import { fullNameOf, isIgnored, korkMonikerOf, spinnakerClassOf } from '../../src/gateway/spinnaker/infrastructure/object-facts.js';
 import { healthEntriesOf } from '../../src/gateway/spinnaker/infrastructure/pod-health.js';
 import { createTestDatabase, type TestDatabase, testDrivers } from '../../testkit/databases.js';
@@ -229,18 +229,18 @@ for (const driver of testDrivers()) {
     });
 
     test('an object with several owners is found by any of them, once', async () => {
-      const q = infrastructureQueries(database.db);
+      const store = createInfrastructureStore(database);
       const names = async (uids: string[]) =>
-        (await q.ownedBy(['multi'], uids, ['Pod'])).map((r) => (r.object.metadata as Obj).name).sort();
+        (await store.ownedBy(['multi'], uids, ['Pod'])).map((r) => (r.object.metadata as Obj).name).sort();
       assert.deepEqual(await names(['owner-a']), ['shared-pod']);
       assert.deepEqual(await names(['owner-b']), ['second-only', 'shared-pod'], 'the second owner finds both');
       assert.deepEqual(await names(['owner-a', 'owner-b', 'owner-c']), ['second-only', 'shared-pod'], 'never twice');
     });
 
     test('the instance shape of a pod keeps its name, uid, owners, ignore annotation and health', async () => {
-      const q = infrastructureQueries(database.db);
-      const full = await q.ownedBy(['multi'], ['status-owner'], ['Pod']);
-      const slim = await q.ownedBy(['multi'], ['status-owner'], ['Pod'], 'instance');
+      const store = createInfrastructureStore(database);
+      const full = await store.ownedBy(['multi'], ['status-owner'], ['Pod']);
+      const slim = await store.ownedBy(['multi'], ['status-owner'], ['Pod'], 'instance');
       assert.equal(slim.length, 6);
       for (const f of full) {
         const meta = f.object.metadata as Obj;

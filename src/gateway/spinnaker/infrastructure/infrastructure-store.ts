@@ -12,6 +12,7 @@ import { unionAll } from 'drizzle-orm/pg-core';
 import type { Database } from '../../../db/database.js';
 import { objects } from '../../../db/schema.js';
 import type { AccountObject } from './infrastructure-views.js';
+import { podFromInstance } from './instance-shape.js';
 
 /** One cluster key: (application, account, cluster). */
 export interface ClusterKey {
@@ -29,8 +30,8 @@ export interface InfrastructureStore {
   /** Objects of the kinds linked to `app` by moniker. */
   linkedToApp(accounts: readonly string[], app: string, kinds: readonly string[]): Promise<AccountObject[]>;
   /**
-   * Objects of the kinds whose ownerReferences name one of the uids; `shape: 'instance'` reads only what the instance
-   * summaries use (see {@link INSTANCE_FIELDS}), a fraction of a pod's bytes.
+   * Objects of the kinds whose ownerReferences name one of the uids; `shape: 'instance'` (pods only) reads only what
+   * the instance summaries use, from the `pod_instance` column: a fraction of a pod's bytes.
    */
   ownedBy(accounts: readonly string[], uids: readonly string[], kinds: readonly string[], shape?: ObjectShape): Promise<AccountObject[]>;
   /** Objects of the kinds in the accounts, in the namespaces when given. */
@@ -44,27 +45,8 @@ const columns = { account: objects.account, object: objects.object };
 /** Whole objects, or only the fields of an instance summary. */
 export type ObjectShape = 'full' | 'instance';
 
-/**
- * The fields of a pod the instance summaries and the load balancers' instances read (infrastructure-views.ts,
- * pod-health.ts): apiVersion, kind, name, namespace, uid, ownerReferences, the `caching.spinnaker.io/ignore`
- * annotation, and of the status the phase and each
- * container's name and readiness (a status that is absent or empty stays so: a pod without status has no health).
- */
-const INSTANCE_FIELDS = sql`jsonb_build_object(
-  'apiVersion', ${objects.object} -> 'apiVersion', 'kind', ${objects.object} -> 'kind',
-  'metadata', jsonb_build_object('name', ${objects.object} -> 'metadata' -> 'name', 'namespace', ${objects.object} -> 'metadata' -> 'namespace',
-    'uid', ${objects.object} -> 'metadata' -> 'uid', 'ownerReferences', ${objects.object} -> 'metadata' -> 'ownerReferences',
-    'annotations', jsonb_build_object('caching.spinnaker.io/ignore',
-      ${objects.object} -> 'metadata' -> 'annotations' -> 'caching.spinnaker.io/ignore')),
-  'status', case when jsonb_typeof(${objects.object} -> 'status') = 'object' and ${objects.object} -> 'status' <> '{}'::jsonb
-    then jsonb_build_object('phase', ${objects.object} -> 'status' -> 'phase', 'containerStatuses', (
-      select coalesce(jsonb_agg(jsonb_build_object('name', c -> 'name', 'ready', c -> 'ready')), '[]'::jsonb)
-      from jsonb_array_elements(case when jsonb_typeof(${objects.object} -> 'status' -> 'containerStatuses') = 'array'
-        then ${objects.object} -> 'status' -> 'containerStatuses' else '[]'::jsonb end) c))
-    else '{}'::jsonb end)`;
-
-const shaped = (shape: ObjectShape) =>
-  shape === 'full' ? columns : { account: objects.account, object: INSTANCE_FIELDS.mapWith(objects.object).as('object') };
+/** The columns a shape reads: the object, or a pod's `pod_instance` (instance-shape.ts turns it back into a pod). */
+const shaped = (shape: ObjectShape) => (shape === 'full' ? columns : { account: objects.account, object: objects.podInstance });
 
 /**
  * The statements of the store, unexecuted (drizzle builders: await one to run it, `toSQL()` to read it), so that
@@ -94,12 +76,10 @@ export function infrastructureQueries(db: Database['db']) {
         .from(objects)
         .where(and(eq(objects.spinnakerApp, app), inArray(objects.account, [...accounts]), inArray(objects.kind, [...kinds]))),
     // Two index paths, one statement: the first owner by btree (objects_owner_uid_idx), the other owners of the few
-    // objects with several by the partial GIN index (objects_owner_uids_multi_idx), never an object twice.
+    // objects with several through the partial index over only those (objects_multi_owner_idx), never an object twice.
     ownedBy: (accounts: readonly string[], uids: readonly string[], kinds: readonly string[], shape: ObjectShape = 'full') => {
-      const uidList = sql`array[${sql.join(
-        uids.map((u) => sql`${u}`),
-        sql`, `,
-      )}]::text[]`;
+      // one array parameter, not a parameter per uid: a thousand owners would be three thousand parameters
+      const uidList = sql`${sql.param(uids)}::text[]`;
       const scope = and(inArray(objects.account, [...accounts]), inArray(objects.kind, [...kinds]));
       return unionAll(
         db
@@ -158,7 +138,10 @@ export function createInfrastructureStore(database: Database): InfrastructureSto
     },
     async ownedBy(accounts, uids, kinds, shape = 'full') {
       if (accounts.length === 0 || uids.length === 0 || kinds.length === 0) return [];
-      return q.ownedBy(accounts, uids, kinds, shape);
+      if (shape === 'full') return (await q.ownedBy(accounts, uids, kinds)) as AccountObject[];
+      if (kinds.some((k) => k !== 'Pod')) throw new Error('the instance shape is kept for pods only');
+      const rows = await q.ownedBy(accounts, uids, kinds, shape);
+      return rows.map((r) => ({ account: r.account, object: podFromInstance(r.object) }));
     },
     async ofKinds(accounts, kinds, namespaces) {
       if (accounts.length === 0 || kinds.length === 0 || namespaces?.length === 0) return [];
