@@ -12,10 +12,21 @@ import type { KubeObject } from '../types.js';
 /** Normal or Warning, as in Kubernetes. */
 export type EventType = 'Normal' | 'Warning';
 
+/** Where an Event comes from beyond its component, as the kubelet reports it. */
+export interface EventDetail {
+  /** `source.host`: the node of a kubelet's Event. */
+  host?: string;
+  /** `involvedObject.fieldPath`: the part of the object, e.g. `spec.containers{web}` for a container's Event. */
+  fieldPath?: string;
+}
+
 /** Writes Events; see {@link createEventRecorder}. */
 export interface EventRecorder {
-  /** Records (or aggregates) an Event about `involved` from `component` (e.g. `deployment-controller`). */
-  record(involved: KubeObject, type: EventType, reason: string, message: string, component: string): void;
+  /**
+   * Records (or aggregates) an Event about `involved` from `component` (e.g. `deployment-controller`); `detail` adds
+   * the node and the object's field (a container) where the kubelet names them.
+   */
+  record(involved: KubeObject, type: EventType, reason: string, message: string, component: string, detail?: EventDetail): void;
 }
 
 /** Options of {@link createEventRecorder}. */
@@ -64,9 +75,16 @@ export function createEventRecorder(store: ObjectStore, options: EventRecorderOp
     }
   }
 
-  function record(involved: KubeObject, type: EventType, reason: string, message: string, component: string): void {
+  function record(
+    involved: KubeObject,
+    type: EventType,
+    reason: string,
+    message: string,
+    component: string,
+    detail: EventDetail = {},
+  ): void {
     const namespace = involved.metadata.namespace ?? 'default';
-    const key = `${namespace}\u0000${involved.metadata.uid}\u0000${reason}\u0000${message}`;
+    const key = `${namespace}\u0000${involved.metadata.uid}\u0000${detail.fieldPath ?? ''}\u0000${reason}\u0000${message}`;
     const now = nowTimestamp();
     try {
       const existingName = byKey.get(key);
@@ -87,11 +105,12 @@ export function createEventRecorder(store: ObjectStore, options: EventRecorderOp
           namespace: involved.metadata.namespace,
           uid: involved.metadata.uid,
           resourceVersion: involved.metadata.resourceVersion,
+          ...(detail.fieldPath ? { fieldPath: detail.fieldPath } : {}),
         },
         reason,
         message,
         type,
-        source: { component },
+        source: { component, ...(detail.host ? { host: detail.host } : {}) },
         firstTimestamp: now,
         lastTimestamp: now,
         count: 1,
