@@ -34,7 +34,7 @@ import { renderKubeconfig } from './kubeconfig.js';
 import { createAuthorizer } from './rbac.js';
 import { applySeed, type SeedOption } from './seed.js';
 import { createObjectStore, type ObjectStore } from './store.js';
-import { DEFAULT_POD_READY_DELAY_MS, DEFAULT_POD_RUN_MS, DEFAULT_POD_START_DELAY_MS, paceProblem } from './pace.js';
+import { DEFAULT_POD_READY_DELAY_MS, DEFAULT_POD_RUN_MS, DEFAULT_POD_START_DELAY_MS, paceProblem } from '../shared/sandbox-pace.js';
 import type { KubeObject } from './types.js';
 
 /** Options for {@link startSandbox}. */

@@ -216,7 +216,8 @@ describe('deployment rollouts', () => {
         assert.ok(snapshot.size <= 8 + 2, `state ${i}: ${snapshot.size} pods > 8 + 2`);
         assert.ok(countPods(snapshot).ready >= 3, `state ${i}: fewer than 4 − 1 ready`);
       }
-      for (const rs of oldLeft) assert.equal(sb.store.get('apps/v1', 'ReplicaSet', NS, rs.metadata.name!)!.spec!.replicas, 0);
+      for (const rs of oldLeft)
+        assert.equal((sb.store.get('apps/v1', 'ReplicaSet', NS, rs.metadata.name!)!.spec as { replicas: number }).replicas, 0);
     } finally {
       trace.close();
     }

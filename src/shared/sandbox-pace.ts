@@ -1,10 +1,11 @@
 /**
  * The pace of the pretend cluster: how long the pretend kubelet takes to start a pod, to report it Ready and to run a
- * pod that runs to completion. These defaults live here, in a module that imports nothing, because the command line
- * (`outpost sandbox`, `outpost demo`) names them in its `--help` without loading the sandbox itself, and
- * `startSandbox` applies them — one place for both. Together with a Deployment's maxSurge/maxUnavailable, the start
- * and ready delays set how long each step of a rolling update takes, so a rollout can be watched (in Spinnaker Deck,
- * the dashboard, `kubectl get pods -w`) rather than being over before the first poll.
+ * pod that runs to completion. These defaults live here, in a module that imports nothing and outside src/sandbox/,
+ * because the command line (`outpost sandbox`, `outpost demo`) names them in its `--help` without loading the
+ * sandbox (test/cli/lazy-loading.test.ts), and `startSandbox` applies them — one place for both. Together with a
+ * Deployment's maxSurge/maxUnavailable, the start and ready delays set how long each step of a rolling update takes,
+ * so a rollout can be watched (in Spinnaker Deck, the dashboard, `kubectl get pods -w`) rather than being over before
+ * the first poll.
  */
 
 /** Pending → Running, in milliseconds, for every pod the pretend kubelet starts. */
