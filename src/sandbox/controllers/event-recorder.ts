@@ -1,9 +1,11 @@
 /**
  * Event recording for the controllers: v1 Events about an object (`kubectl describe`, `kubectl get events` and
- * Clouddriver's manifest `events` read them), aggregated like client-go's recorder (the same object, reason and
- * message bump `count` and `lastTimestamp` of the existing Event) and capped per namespace (the oldest recorded
- * Events are deleted) so a long-running sandbox does not grow without bound. Namespace deletion removes Events like
- * any other namespaced object. Recording never throws: an Event that cannot be written is dropped.
+ * Clouddriver's manifest `events` read them), aggregated like client-go's recorder (the same object, field, reason and
+ * message bump `count` and `lastTimestamp` of the existing Event) and capped per namespace (the oldest recorded Events
+ * are deleted) so a long-running sandbox does not grow without bound. The kubelet's Events name a container as
+ * involvedObject.fieldPath and the node as source.host, so Deck and `kubectl describe` show them as a kubelet's.
+ * Namespace deletion removes Events like any other namespaced object. Recording never throws: an Event that cannot be
+ * written is dropped.
  */
 import type { ObjectStore } from '../store.js';
 import { nowTimestamp } from '../store.js';
