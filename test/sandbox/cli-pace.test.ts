@@ -79,31 +79,31 @@ describe('pace flags', () => {
       const core = kc.makeApiClient(CoreV1Api);
       await core.createNamespace({ body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'pace' } } });
       const seen: { phase?: string; ready: boolean }[] = [];
-      let request: { abort(): void } | undefined;
-      const ready = new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`never Ready: ${JSON.stringify(seen)}`)), 30_000);
-        void new Watch(kc)
-          .watch(
-            '/api/v1/namespaces/pace/pods',
-            {},
-            (_type, pod: { status?: { phase?: string; conditions?: { type: string; status: string }[] } }) => {
-              const isReady = !!pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
-              seen.push({ phase: pod.status?.phase, ready: isReady });
-              if (isReady) {
-                clearTimeout(timer);
-                resolve();
-              }
-            },
-            (err) => err && reject(err),
-          )
-          .then((r) => (request = r), reject);
-      });
-      await core.createNamespacedPod({
-        namespace: 'pace',
-        body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
-      });
-      await ready;
-      request?.abort();
+      let becameReady!: () => void;
+      let failed!: (err: unknown) => void;
+      const ready = new Promise<void>((resolve, reject) => ((becameReady = resolve), (failed = reject)));
+      // the watch is open before the pod exists, so it sees every state the pod goes through
+      const request = await new Watch(kc).watch(
+        '/api/v1/namespaces/pace/pods',
+        {},
+        (_type, pod: { status?: { phase?: string; conditions?: { type: string; status: string }[] } }) => {
+          const isReady = !!pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+          seen.push({ phase: pod.status?.phase, ready: isReady });
+          if (isReady) becameReady();
+        },
+        (err) => err && failed(err),
+      );
+      const timer = setTimeout(() => failed(new Error(`never Ready: ${JSON.stringify(seen)}`)), 30_000);
+      try {
+        await core.createNamespacedPod({
+          namespace: 'pace',
+          body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
+        });
+        await ready;
+      } finally {
+        clearTimeout(timer);
+        request.abort();
+      }
       assert.ok(
         seen.some((s) => s.phase === 'Running' && !s.ready),
         `Running and not Ready before Ready: ${JSON.stringify(seen)}`,
