@@ -19,6 +19,13 @@ export interface DemoOptions {
   agentPort: number;
   database: string;
   logger: Logger;
+  /**
+   * The sandbox's pace (see `SandboxOptions`): how long a new pod stays Pending, and how long a started pod stays
+   * Running but not Ready. Unset: the sandbox's defaults (30 ms, 0 ms), so a rollout is over in a moment; a ready
+   * delay of a second or two makes each step of a rolling update visible in the dashboard and Spinnaker.
+   */
+  podStartDelayMs?: number;
+  podReadyDelayMs?: number;
 }
 
 /** The running demo; `close()` stops agent, gateway and sandbox in that order. */
@@ -52,6 +59,8 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
       port: options.sandboxPort,
       seed: 'demo',
       tls: true,
+      podStartDelayMs: options.podStartDelayMs,
+      podReadyDelayMs: options.podReadyDelayMs,
       logger: options.logger.child({ component: 'sandbox' }),
     });
     stops.push(() => sandbox.close());

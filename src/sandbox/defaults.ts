@@ -42,7 +42,14 @@ function defaultDeployment(obj: KubeObject): void {
   spec.replicas ??= 1;
   spec.revisionHistoryLimit ??= 10;
   spec.progressDeadlineSeconds ??= 600;
-  if (!isPlainObject(spec.strategy)) spec.strategy = { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '25%', maxSurge: '25%' } };
+  // as SetDefaults_Deployment: RollingUpdate unless told, and each missing fencepost 25%
+  const strategy = isPlainObject(spec.strategy) ? spec.strategy : (spec.strategy = {});
+  strategy.type ??= 'RollingUpdate';
+  if (strategy.type === 'RollingUpdate') {
+    const rolling = isPlainObject(strategy.rollingUpdate) ? strategy.rollingUpdate : (strategy.rollingUpdate = {});
+    rolling.maxUnavailable ??= '25%';
+    rolling.maxSurge ??= '25%';
+  }
 }
 
 function defaultStatefulSet(obj: KubeObject): void {

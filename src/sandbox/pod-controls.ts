@@ -2,7 +2,8 @@
  * Pod behaviour controls: the sandbox runs no containers, so tests tell the pretend kubelet what a pod's containers
  * "do" through annotations under `sandbox.outpost.dev/` (a pod made from a template inherits the template's
  * annotations, so they work on Deployment, StatefulSet, DaemonSet and Job templates too) or, more coarsely, through
- * an image name under `sandbox/`. Annotations win over the image. The semantics are documented in README.md.
+ * an image name under `sandbox/`. Annotations win over the image; a pod that names no ready delay gets the sandbox's
+ * `podReadyDelayMs`. The semantics are documented in README.md.
  */
 import { isPlainObject, type KubeObject } from './types.js';
 
@@ -67,12 +68,15 @@ function imageControls(pod: KubeObject): Partial<Record<string, string>> {
   return out;
 }
 
-/** Reads the controls of a pod (annotations first, then `sandbox/...` images). Unparseable values are ignored. */
-export function podControls(pod: KubeObject): PodControls {
+/**
+ * Reads the controls of a pod (annotations first, then `sandbox/...` images). Unparseable values are ignored.
+ * `defaultReadyAfterMs` (the sandbox's `podReadyDelayMs`) is the ready delay of a pod that names none.
+ */
+export function podControls(pod: KubeObject, defaultReadyAfterMs = 0): PodControls {
   const fromImage = imageControls(pod);
   const ann = (key: string) => pod.metadata.annotations?.[key] ?? fromImage[key];
   const neverReady = ann(NEVER_READY)?.trim().toLowerCase() === 'true';
-  const readyAfterMs = nonNegativeInt(ann(READY_AFTER_MS)) ?? 0;
+  const readyAfterMs = nonNegativeInt(ann(READY_AFTER_MS)) ?? defaultReadyAfterMs;
   const failCode = failExitCode(ann(FAIL));
   const exitCode = failCode ?? nonNegativeInt(ann(EXIT_CODE));
   const runMs = nonNegativeInt(ann(RUN_MS));

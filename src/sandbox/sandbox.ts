@@ -34,6 +34,7 @@ import { renderKubeconfig } from './kubeconfig.js';
 import { createAuthorizer } from './rbac.js';
 import { applySeed, type SeedOption } from './seed.js';
 import { createObjectStore, type ObjectStore } from './store.js';
+import { DEFAULT_POD_READY_DELAY_MS, DEFAULT_POD_RUN_MS, DEFAULT_POD_START_DELAY_MS, paceProblem } from '../shared/sandbox-pace.js';
 import type { KubeObject } from './types.js';
 
 /** Options for {@link startSandbox}. */
@@ -60,8 +61,17 @@ export interface SandboxOptions {
   events?: boolean;
   /** Events the controllers keep per namespace before deleting their oldest (default 500). */
   maxEventsPerNamespace?: number;
-  /** How long a new pod stays Pending before the pretend kubelet reports it Running (default 30). */
+  /**
+   * How long a new pod stays Pending before the pretend kubelet reports it Running, in ms (default 30). With
+   * `podReadyDelayMs` it sets the pace of rollouts.
+   */
   podStartDelayMs?: number;
+  /**
+   * How long a started pod stays Running but not Ready when it does not say otherwise (the
+   * `sandbox.outpost.dev/ready-after-ms` annotation, never-ready…), in ms (default 0: Ready at once). Each step of a
+   * rolling update waits for new pods to become Ready, so this makes a rollout last long enough to be watched.
+   */
+  podReadyDelayMs?: number;
   /** How long a pod that runs to completion (a Job's) runs when its annotations do not say (default 100). */
   podRunMs?: number;
   /** Interval of the heartbeat lines a followed (`follow=true`) pod log gets while the pod runs (default 1000). */
@@ -102,11 +112,6 @@ export interface Sandbox {
   close(): Promise<void>;
 }
 
-/** How long a new pod stays Pending before the pretend kubelet reports it Running. */
-const POD_START_DELAY_MS = 30;
-/** How long a Job's pod runs by default. */
-const POD_RUN_MS = 100;
-
 function publicStore(store: ObjectStore): SandboxStore {
   const info = (apiVersion: unknown, kind: unknown) => store.kindOf(apiVersion, kind);
   return {
@@ -137,6 +142,19 @@ function publicStore(store: ObjectStore): SandboxStore {
 /** Starts a sandbox API server; resolves once it is listening. Call `close()` to stop it (tests must). */
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const logger = options.logger ?? createSilentLogger();
+  const timings = {
+    startDelayMs: options.podStartDelayMs ?? DEFAULT_POD_START_DELAY_MS,
+    readyDelayMs: options.podReadyDelayMs ?? DEFAULT_POD_READY_DELAY_MS,
+    defaultRunMs: options.podRunMs ?? DEFAULT_POD_RUN_MS,
+  };
+  for (const [option, value] of [
+    ['podStartDelayMs', timings.startDelayMs],
+    ['podReadyDelayMs', timings.readyDelayMs],
+    ['podRunMs', timings.defaultRunMs],
+  ] as const) {
+    const problem = paceProblem(value);
+    if (problem) throw new RangeError(`startSandbox: ${option} ${problem} (got ${String(value)})`);
+  }
   const host = options.host ?? '127.0.0.1';
   const registry = createKindRegistry();
   const store = createObjectStore(registry, options.historyWindow ?? 10000, options.maxPods);
@@ -145,14 +163,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const watches = createWatchHub(store, { bookmarkIntervalMs: options.bookmarkIntervalMs ?? 5000, logger });
   const faults = createFaultController(store, watches);
   const events = createEventRecorder(store, { enabled: options.events ?? true, maxPerNamespace: options.maxEventsPerNamespace });
-  const timings = { startDelayMs: options.podStartDelayMs ?? POD_START_DELAY_MS, defaultRunMs: options.podRunMs ?? POD_RUN_MS };
   let runner: ControllerRunner | undefined;
   runner = startControllers(
     store,
     [
       createCrdController(store, logger),
       createDeploymentController(store, () => runner!, events),
-      createReplicaSetController(store, events),
+      createReplicaSetController(store, events, () => runner!),
       createStatefulSetController(store, events),
       createDaemonSetController(store, events),
       createJobController(store, events),

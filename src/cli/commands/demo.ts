@@ -2,6 +2,7 @@
  * `outpost demo`: runs sandbox + gateway + agent in one process (see src/demo/run-demo.ts).
  */
 import type { Command } from 'commander';
+import { podReadyDelayOption, podStartDelayOption } from '../pace-options.js';
 import { parsePort } from '../parse.js';
 import { waitForSignal } from '../wait-for-signal.js';
 
@@ -18,6 +19,8 @@ export function registerDemoCommand(program: Command): void {
     .option('--database <url>', 'gateway database: memory://, a PGlite directory or postgres://…', 'memory://')
     .option('--log-level <level>', 'log level (trace, debug, info, warn, error)', 'warn')
     .option('--no-build', 'do not build the dashboard (web/dist) when it is missing or older than its sources')
+    .addOption(podStartDelayOption())
+    .addOption(podReadyDelayOption())
     .action(async (opts) => {
       // Loaded on use, so `outpost --help` and the other commands never load the whole system.
       const { startDemo } = await import('../../demo/run-demo.js');
@@ -36,6 +39,8 @@ export function registerDemoCommand(program: Command): void {
         grpcPort: opts.grpcPort,
         agentPort: opts.agentPort,
         database: opts.database,
+        podStartDelayMs: opts.podStartDelayMs,
+        podReadyDelayMs: opts.podReadyDelayMs,
         logger,
       }).catch((err: unknown) => {
         throw portInUse(err, opts) ?? err;

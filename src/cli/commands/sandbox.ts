@@ -7,6 +7,7 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { Command, Option } from 'commander';
+import { podReadyDelayOption, podStartDelayOption } from '../pace-options.js';
 import { waitForSignal } from '../wait-for-signal.js';
 
 const FAULT_ACTIONS = ['close-watches', 'fail-next-watches', 'expire-history', 'error-rate', 'latency', 'pause', 'resume', 'show'] as const;
@@ -77,7 +78,9 @@ export function registerSandboxCommand(program: Command): void {
     .option('--bookmark-interval-ms <ms>', 'interval of watch BOOKMARK events', '5000')
     .option('--error-rate <rate>', 'start with this share (0..1) of requests failing with 500', '0')
     .option('--latency-ms <ms>', 'start with this latency added to every request', '0')
-    .action(async (opts: Record<string, string | boolean | undefined>) => {
+    .addOption(podStartDelayOption())
+    .addOption(podReadyDelayOption())
+    .action(async (opts: Record<string, string | number | boolean | undefined>) => {
       const { parseSeed, startSandbox } = await import('../../sandbox/index.js');
       const port = Number(opts.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid --port ${String(opts.port)}`);
@@ -91,6 +94,8 @@ export function registerSandboxCommand(program: Command): void {
         seed,
         historyWindow: Number(opts.historyWindow),
         bookmarkIntervalMs: Number(opts.bookmarkIntervalMs),
+        podStartDelayMs: opts.podStartDelayMs as number | undefined,
+        podReadyDelayMs: opts.podReadyDelayMs as number | undefined,
         logger,
       });
       sb.faults.setErrorRate(Number(opts.errorRate));

@@ -14,7 +14,7 @@ import type { EventRecorder } from './event-recorder.js';
 import { SANDBOX_NODE } from './kubelet.js';
 import { controllerRef } from './owners.js';
 import { createPodFor, isControlledBy, podFromTemplate } from './pod-template.js';
-import { podReady } from './replicaset.js';
+import { podReady } from './pod-availability.js';
 import { nsKey, splitNsKey, type Controller } from './runner.js';
 
 const COMPONENT = 'daemonset-controller';

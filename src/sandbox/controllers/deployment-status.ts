@@ -1,13 +1,16 @@
 /**
  * A Deployment's status as the Deployment controller computes it from its ReplicaSets: replica counts (true to the
- * pods' readiness, so unready pods keep readyReplicas/availableReplicas low), the Available condition (at least
- * spec.replicas − maxUnavailable available) and the Progressing condition — True while the rollout makes progress
- * (ReplicaSetUpdated) or once it is done (NewReplicaSetAvailable), False with ProgressDeadlineExceeded when no
- * progress happened for spec.progressDeadlineSeconds (any later progress makes it True again, as in Kubernetes), Unknown with DeploymentPaused while paused. Progress is timed in
- * memory with millisecond precision (see {@link ProgressClocks}).
+ * pods' readiness, so unready pods keep readyReplicas/availableReplicas low; `replicas` counts old and new pods
+ * alike, so mid-rollout `kubectl rollout status` reports old replicas pending termination), the Available condition
+ * (at least spec.replicas − maxUnavailable available, the fencepost of rollout-bounds.ts) and the Progressing
+ * condition — True while the rollout makes progress (ReplicaSetUpdated) or once it is done (NewReplicaSetAvailable),
+ * False with ProgressDeadlineExceeded when no progress happened for spec.progressDeadlineSeconds (any later progress
+ * makes it True again, as in Kubernetes), Unknown with DeploymentPaused while paused. Progress is timed in memory
+ * with millisecond precision (see {@link ProgressClocks}).
  */
 import { nowTimestamp } from '../store.js';
 import { isPlainObject, type KubeObject } from '../types.js';
+import { rolloutBounds } from './rollout-bounds.js';
 
 /** When each Deployment (by uid) last made progress, and in which state; owned by the Deployment controller. */
 export type ProgressClocks = Map<string, { signature: string; sinceMs: number }>;
@@ -25,18 +28,6 @@ export interface DeploymentStatusInput {
 
 function num(value: unknown): number {
   return typeof value === 'number' ? value : 0;
-}
-
-/** spec.strategy's maxUnavailable resolved against `desired` (percentages round down, as Kubernetes does). */
-export function maxUnavailable(deployment: KubeObject, desired: number): number {
-  const spec = isPlainObject(deployment.spec) ? deployment.spec : {};
-  const strategy = isPlainObject(spec.strategy) ? spec.strategy : {};
-  if (strategy.type === 'Recreate') return 0;
-  const rolling = isPlainObject(strategy.rollingUpdate) ? strategy.rollingUpdate : {};
-  const value = rolling.maxUnavailable ?? '25%';
-  if (typeof value === 'number') return Math.min(desired, Math.max(0, value));
-  const m = /^(\d+)%$/.exec(String(value));
-  return m ? Math.min(desired, Math.floor((desired * Number(m[1])) / 100)) : 0;
 }
 
 /**
@@ -72,7 +63,7 @@ export function deploymentStatus(input: DeploymentStatusInput): { status: Record
       lastTransitionTime: prev && prev.status === status ? prev.lastTransitionTime : now,
     };
   };
-  const minAvailable = desired - maxUnavailable(d, desired);
+  const minAvailable = desired - rolloutBounds(d, desired).maxUnavailable;
   const availableOk = available >= minAvailable;
   const availableCondition = condition(
     'Available',

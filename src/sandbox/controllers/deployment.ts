@@ -1,12 +1,16 @@
 /**
  * The Deployment controller: one ReplicaSet per distinct pod template (named `<deployment>-<pod-template-hash>`),
- * revisions in the `deployment.kubernetes.io/revision` annotation, the current template's ReplicaSet scaled to
- * spec.replicas and every older one to 0, and a status that `kubectl rollout status` understands. A template that
- * matches an older ReplicaSet (rollout undo) reuses it and gives it the next revision. A paused Deployment rolls out
- * nothing new (its current ReplicaSet, if any, is still scaled). Rollouts are immediate rather than surge-limited: the
- * sandbox shows the states, not the pacing. The status (deployment-status.ts) follows pod readiness and the progress
- * deadline, which is re-checked by a timer. Scaling a ReplicaSet records a ScalingReplicaSet Event. A new ReplicaSet gets
- * the Deployment's annotations (but the deployment controller's own and kubectl's last-applied), as in Kubernetes.
+ * revisions in the `deployment.kubernetes.io/revision` annotation, and a rollout paced as Kubernetes paces it, so
+ * that what Spinnaker Deck, the dashboard and kubectl show mid-rollout — some pods ready in both versions, old pods
+ * kept when the new ones never become ready — is what a real cluster would show. Each reconcile takes one step of
+ * the strategy (rolling.ts: RollingUpdate within maxSurge/maxUnavailable, resolved in rollout-bounds.ts, or
+ * Recreate), and every scale records a ScalingReplicaSet Event. The pace comes from the pods: the ReplicaSet and
+ * kubelet controllers create and start them, their readiness (the sandbox's pace options and pod controls) lets the
+ * next step happen. A template that matches an older ReplicaSet (rollout undo) reuses it and gives it the next
+ * revision. A paused Deployment rolls out nothing new (its current ReplicaSet, if any, is still scaled to
+ * spec.replicas at once). The status (deployment-status.ts) follows pod readiness and the progress deadline, which is
+ * re-checked by a timer. A new ReplicaSet gets the Deployment's annotations (but the deployment controller's own and
+ * kubectl's last-applied) and minReadySeconds, as in Kubernetes.
  */
 import { jsonEqual } from '../json-equal.js';
 import type { ObjectStore } from '../store.js';
@@ -14,11 +18,15 @@ import { cloneJson, isPlainObject, type KubeObject } from '../types.js';
 import { deploymentStatus, type ProgressClocks } from './deployment-status.js';
 import type { EventRecorder } from './event-recorder.js';
 import { controllerRef, ownerRefTo, templateHash } from './owners.js';
-import { prune } from './pod-template.js';
+import { minReadySecondsOf, podAvailable } from './pod-availability.js';
+import { podFinished, prune } from './pod-template.js';
+import { planRecreate, planRollingUpdate, type ReplicaSetCounts } from './rolling.js';
+import { isRollingUpdate, rolloutBounds } from './rollout-bounds.js';
 import { nsKey, splitNsKey, type Controller, type ControllerRunner } from './runner.js';
 
 const REVISION = 'deployment.kubernetes.io/revision';
 const HASH_LABEL = 'pod-template-hash';
+const COMPONENT = 'deployment-controller';
 
 function revisionOf(rs: KubeObject): number {
   return Number(rs.metadata.annotations?.[REVISION] ?? 0) || 0;
@@ -61,6 +69,7 @@ function num(value: unknown): number {
 export function createDeploymentController(store: ObjectStore, getRunner: () => ControllerRunner, events: EventRecorder): Controller {
   const deployments = store.registry.byKindKey('apps/Deployment')!;
   const replicaSets = store.registry.byKindKey('apps/ReplicaSet')!;
+  const pods = store.registry.byKindKey('/Pod')!;
   const clocks: ProgressClocks = new Map();
 
   function ownedReplicaSets(d: KubeObject): KubeObject[] {
@@ -90,10 +99,69 @@ export function createDeploymentController(store: ObjectStore, getRunner: () => 
         },
         ownerReferences: [ownerRefTo(d)],
       },
-      spec: { replicas: 0, selector, template: podTemplate },
+      spec: {
+        replicas: 0,
+        ...(minReadySecondsOf(d) > 0 ? { minReadySeconds: minReadySecondsOf(d) } : {}),
+        selector,
+        template: podTemplate,
+      },
     };
     if (store.peek(replicaSets, d.metadata.namespace, base)) body.metadata.name = `${base}-${revision}`;
     return store.create(replicaSets, body);
+  }
+
+  /** Each ReplicaSet's counts from its pods (see rolling.ts for why pods, not the ReplicaSets' status). */
+  function countsOf(namespace: string | undefined, owned: KubeObject[]): Map<string, ReplicaSetCounts> {
+    const counts = new Map<string, ReplicaSetCounts>();
+    const minReady = new Map<string, number>();
+    for (const rs of owned) {
+      const replicas = num((rs.spec as Record<string, unknown> | undefined)?.replicas);
+      counts.set(rs.metadata.uid!, { uid: rs.metadata.uid!, replicas, pods: 0, available: 0, active: 0, revision: revisionOf(rs) });
+      minReady.set(rs.metadata.uid!, minReadySecondsOf(rs));
+    }
+    const now = Date.now();
+    for (const pod of store.scan(pods, { namespace }).items) {
+      const uid = controllerRef(pod)?.uid;
+      const c = uid === undefined ? undefined : counts.get(uid);
+      if (!c) continue;
+      if (!podFinished(pod)) c.active++;
+      if (pod.metadata.deletionTimestamp) continue;
+      c.pods++;
+      if (podAvailable(pod, minReady.get(uid!) ?? 0, now)) c.available++;
+    }
+    return counts;
+  }
+
+  /** Scales one ReplicaSet and records the ScalingReplicaSet Event, as scaleReplicaSetAndRecordEvent does. */
+  function scale(d: KubeObject, rs: KubeObject, replicas: number, desired: number, maxSurge: number): void {
+    const fresh = store.peek(replicaSets, rs.metadata.namespace, rs.metadata.name!)!;
+    const was = num((fresh.spec as Record<string, unknown>).replicas);
+    store.update(replicaSets, {
+      ...fresh,
+      metadata: {
+        ...fresh.metadata,
+        annotations: {
+          ...fresh.metadata.annotations,
+          'deployment.kubernetes.io/desired-replicas': String(desired),
+          'deployment.kubernetes.io/max-replicas': String(desired + maxSurge),
+        },
+      },
+      spec: { ...(fresh.spec as object), replicas },
+    });
+    const direction = replicas > was ? 'up' : 'down';
+    events.record(d, 'Normal', 'ScalingReplicaSet', `Scaled ${direction} replica set ${rs.metadata.name} to ${replicas}`, COMPONENT);
+  }
+
+  /** The current ReplicaSet with the revision after every other one and the Deployment's minReadySeconds. */
+  function syncCurrent(d: KubeObject, current: KubeObject, owned: KubeObject[], maxRevision: number): KubeObject {
+    const latest = revisionOf(current) === maxRevision && owned.filter((rs) => revisionOf(rs) === maxRevision).length === 1;
+    const minReady = minReadySecondsOf(d);
+    if (latest && minReadySecondsOf(current) === minReady) return current;
+    const spec = { ...(current.spec as Record<string, unknown>) };
+    if (minReady > 0) spec.minReadySeconds = minReady;
+    else delete spec.minReadySeconds;
+    const annotations = { ...current.metadata.annotations, ...(latest ? {} : { [REVISION]: String(maxRevision + 1) }) };
+    return store.update(replicaSets, { ...current, metadata: { ...current.metadata, annotations }, spec });
   }
 
   function reconcile(key: string): void {
@@ -110,38 +178,29 @@ export function createDeploymentController(store: ObjectStore, getRunner: () => 
     if (!current && !paused) {
       current = createReplicaSet(d, template, maxRevision + 1);
       owned = [...owned, current];
-    } else if (
-      current &&
-      !paused &&
-      (revisionOf(current) !== maxRevision || owned.filter((rs) => revisionOf(rs) === maxRevision).length > 1)
-    ) {
-      current = store.update(replicaSets, {
-        ...current,
-        metadata: { ...current.metadata, annotations: { ...current.metadata.annotations, [REVISION]: String(maxRevision + 1) } },
-      });
+    } else if (current && !paused) {
+      const synced = syncCurrent(d, current, owned, maxRevision);
+      owned = owned.map((rs) => (rs.metadata.uid === synced.metadata.uid ? synced : rs));
+      current = synced;
     }
-    // paused: only the current template's ReplicaSet is scaled (kubectl scale still works); nothing new is rolled
-    for (const rs of paused ? (current ? [current] : []) : owned) {
-      const rsSpec = rs.spec as Record<string, unknown>;
-      const want = rs.metadata.uid === current?.metadata.uid ? desired : 0;
-      if (rsSpec.replicas !== want) {
-        const fresh = store.peek(replicaSets, rs.metadata.namespace, rs.metadata.name!)!;
-        store.update(replicaSets, {
-          ...fresh,
-          metadata: {
-            ...fresh.metadata,
-            annotations: { ...fresh.metadata.annotations, 'deployment.kubernetes.io/desired-replicas': String(desired) },
-          },
-          spec: { ...(fresh.spec as object), replicas: want },
-        });
-        const direction = want > num(rsSpec.replicas) ? 'up' : 'down';
-        events.record(
-          d,
-          'Normal',
-          'ScalingReplicaSet',
-          `Scaled ${direction} replica set ${rs.metadata.name} to ${want}`,
-          'deployment-controller',
-        );
+    const bounds = rolloutBounds(d, desired);
+    if (paused) {
+      // only the current template's ReplicaSet is scaled (kubectl scale still works); nothing new is rolled
+      if (current && num((current.spec as Record<string, unknown>).replicas) !== desired)
+        scale(d, current, desired, desired, bounds.maxSurge);
+    } else if (current) {
+      const counts = countsOf(namespace, owned);
+      const currentUid = current.metadata.uid!;
+      const input = {
+        desired,
+        ...bounds,
+        current: counts.get(currentUid)!,
+        old: [...counts.values()].filter((c) => c.uid !== currentUid),
+      };
+      const actions = isRollingUpdate(d) ? planRollingUpdate(input) : planRecreate(input);
+      for (const action of actions) {
+        const rs = owned.find((r) => r.metadata.uid === action.uid)!;
+        scale(d, rs, action.replicas, desired, bounds.maxSurge);
       }
     }
     if (current) {

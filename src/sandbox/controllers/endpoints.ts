@@ -6,7 +6,7 @@
 import { jsonEqual } from '../json-equal.js';
 import type { ObjectStore } from '../store.js';
 import { isPlainObject, type KubeObject } from '../types.js';
-import { podReady } from './replicaset.js';
+import { podReady } from './pod-availability.js';
 import { nsKey, splitNsKey, type Controller } from './runner.js';
 
 function matches(selector: Record<string, unknown>, labels: Record<string, string> | undefined): boolean {

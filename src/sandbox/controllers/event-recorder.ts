@@ -1,9 +1,11 @@
 /**
  * Event recording for the controllers: v1 Events about an object (`kubectl describe`, `kubectl get events` and
- * Clouddriver's manifest `events` read them), aggregated like client-go's recorder (the same object, reason and
- * message bump `count` and `lastTimestamp` of the existing Event) and capped per namespace (the oldest recorded
- * Events are deleted) so a long-running sandbox does not grow without bound. Namespace deletion removes Events like
- * any other namespaced object. Recording never throws: an Event that cannot be written is dropped.
+ * Clouddriver's manifest `events` read them), aggregated like client-go's recorder (the same object, field, reason and
+ * message bump `count` and `lastTimestamp` of the existing Event) and capped per namespace (the oldest recorded Events
+ * are deleted) so a long-running sandbox does not grow without bound. The kubelet's Events name a container as
+ * involvedObject.fieldPath and the node as source.host, so Deck and `kubectl describe` show them as a kubelet's.
+ * Namespace deletion removes Events like any other namespaced object. Recording never throws: an Event that cannot be
+ * written is dropped.
  */
 import type { ObjectStore } from '../store.js';
 import { nowTimestamp } from '../store.js';
@@ -12,10 +14,21 @@ import type { KubeObject } from '../types.js';
 /** Normal or Warning, as in Kubernetes. */
 export type EventType = 'Normal' | 'Warning';
 
+/** Where an Event comes from beyond its component, as the kubelet reports it. */
+export interface EventDetail {
+  /** `source.host`: the node of a kubelet's Event. */
+  host?: string;
+  /** `involvedObject.fieldPath`: the part of the object, e.g. `spec.containers{web}` for a container's Event. */
+  fieldPath?: string;
+}
+
 /** Writes Events; see {@link createEventRecorder}. */
 export interface EventRecorder {
-  /** Records (or aggregates) an Event about `involved` from `component` (e.g. `deployment-controller`). */
-  record(involved: KubeObject, type: EventType, reason: string, message: string, component: string): void;
+  /**
+   * Records (or aggregates) an Event about `involved` from `component` (e.g. `deployment-controller`); `detail` adds
+   * the node and the object's field (a container) where the kubelet names them.
+   */
+  record(involved: KubeObject, type: EventType, reason: string, message: string, component: string, detail?: EventDetail): void;
 }
 
 /** Options of {@link createEventRecorder}. */
@@ -64,9 +77,16 @@ export function createEventRecorder(store: ObjectStore, options: EventRecorderOp
     }
   }
 
-  function record(involved: KubeObject, type: EventType, reason: string, message: string, component: string): void {
+  function record(
+    involved: KubeObject,
+    type: EventType,
+    reason: string,
+    message: string,
+    component: string,
+    detail: EventDetail = {},
+  ): void {
     const namespace = involved.metadata.namespace ?? 'default';
-    const key = `${namespace}\u0000${involved.metadata.uid}\u0000${reason}\u0000${message}`;
+    const key = `${namespace}\u0000${involved.metadata.uid}\u0000${detail.fieldPath ?? ''}\u0000${reason}\u0000${message}`;
     const now = nowTimestamp();
     try {
       const existingName = byKey.get(key);
@@ -87,11 +107,12 @@ export function createEventRecorder(store: ObjectStore, options: EventRecorderOp
           namespace: involved.metadata.namespace,
           uid: involved.metadata.uid,
           resourceVersion: involved.metadata.resourceVersion,
+          ...(detail.fieldPath ? { fieldPath: detail.fieldPath } : {}),
         },
         reason,
         message,
         type,
-        source: { component },
+        source: { component, ...(detail.host ? { host: detail.host } : {}) },
         firstTimestamp: now,
         lastTimestamp: now,
         count: 1,

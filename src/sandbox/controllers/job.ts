@@ -13,7 +13,7 @@ import { isPlainObject, type KubeObject } from '../types.js';
 import type { EventRecorder } from './event-recorder.js';
 import { controllerRef } from './owners.js';
 import { BURST_PODS, createPodFor, isControlledBy, podFromTemplate, templateOf } from './pod-template.js';
-import { podReady } from './replicaset.js';
+import { podReady } from './pod-availability.js';
 import { nsKey, splitNsKey, type Controller } from './runner.js';
 
 const COMPONENT = 'job-controller';

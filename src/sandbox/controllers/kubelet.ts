@@ -1,10 +1,13 @@
 /**
- * A pretend kubelet: a new pod without a phase (or Pending) is bound to `sandbox-node` and, after a short start delay,
- * reported Running with a pod IP and container statuses — so watchers see the Pending → Running sequence. What
- * happens next follows the pod's controls (`../pod-controls.ts`): Ready at once, Ready after a delay, never Ready, or
- * the containers exit (Succeeded / Failed with an exit code). A Job's pods always run to completion. Pods created
- * already Running (seeds) are left alone. A running pod that is deleted gets a Killing Event per container ("Stopping
- * container …"). Timers live in memory, keyed by pod uid, and drive the runner's queue.
+ * A pretend kubelet (and scheduler): a new pod without a phase (or Pending) is bound to `sandbox-node` and, after the
+ * start delay (`podStartDelayMs`), reported Running with a pod IP and container statuses — so watchers see the
+ * Pending → Running sequence. What happens next follows the pod's controls (`../pod-controls.ts`): Ready after the
+ * sandbox's `podReadyDelayMs` (0: at once) or the pod's own delay, never Ready, or the containers exit (Succeeded /
+ * Failed with an exit code). While not Ready the containers are started but not ready, as a kubelet reports a
+ * container whose readiness probe has not passed. A Job's pods always run to completion. Pods created already Running
+ * (seeds) are left alone. The start and ready delays are what pace a Deployment's rolling update. Every step records
+ * the Event the scheduler or kubelet would (pod-events.ts). Timers live in memory, keyed by pod uid, and drive the
+ * runner's queue.
  */
 import { podControls, type PodControls } from '../pod-controls.js';
 import type { ObjectStore } from '../store.js';
@@ -12,6 +15,7 @@ import { nowTimestamp } from '../store.js';
 import { isPlainObject, type KubeObject } from '../types.js';
 import type { EventRecorder } from './event-recorder.js';
 import { controllerRef } from './owners.js';
+import { createPodEvents } from './pod-events.js';
 import { nsKey, splitNsKey, type Controller, type ControllerRunner } from './runner.js';
 
 /** The node name pods are bound to. */
@@ -21,6 +25,8 @@ export const SANDBOX_NODE = 'sandbox-node';
 export interface KubeletTimings {
   /** Pending → Running. */
   startDelayMs: number;
+  /** Running → Ready for a pod that names no delay of its own. */
+  readyDelayMs: number;
   /** How long a pod that runs to completion runs when it does not say (`run-ms`). */
   defaultRunMs: number;
 }
@@ -50,7 +56,7 @@ function condition(type: string, ok: boolean, now: string, reason?: string, mess
   };
 }
 
-/** Creates the controller; `getRunner` schedules its timers, `events` records Started, Failed and Killing. */
+/** Creates the controller; `getRunner` schedules its timers, `events` records the pods' Events (pod-events.ts). */
 export function createKubeletController(
   store: ObjectStore,
   getRunner: () => ControllerRunner,
@@ -58,6 +64,7 @@ export function createKubeletController(
   events: EventRecorder,
 ): Controller {
   const pods = store.registry.byKindKey('/Pod')!;
+  const podEvents = createPodEvents(events, SANDBOX_NODE);
   const plans = new Map<string, Plan>();
   /** Deleted pods whose containers were running: their Killing Events are recorded by the next reconcile. */
   const stopping = new Map<string, KubeObject[]>();
@@ -115,7 +122,8 @@ export function createKubeletController(
       },
       { subresource: 'status' },
     );
-    events.record(pod, 'Normal', 'Started', `Started container ${names.join(', ')}`, 'kubelet');
+    podEvents.started(pod);
+    if (controls.neverReady) podEvents.readinessFailed(pod, podIp);
     const t = Date.now();
     if (runsToCompletion(pod, controls)) plan.exitAt = t + (controls.runMs ?? (controls.exitCode ? 0 : timings.defaultRunMs));
     else if (controls.exitCode) plan.exitAt = t;
@@ -157,14 +165,12 @@ export function createKubeletController(
       { ...pod, status: { ...status, phase: ok ? 'Succeeded' : 'Failed', conditions, containerStatuses: statuses } },
       { subresource: 'status' },
     );
-    if (!ok) events.record(pod, 'Warning', 'Failed', `Container exited with code ${exitCode}`, 'kubelet');
+    if (!ok) podEvents.failed(pod, exitCode);
   }
 
   /** A deleted pod's running containers are stopped: one Killing Event per container, as the kubelet records. */
   function recordStopped(key: string): void {
-    for (const pod of stopping.get(key) ?? []) {
-      for (const c of containersOf(pod)) events.record(pod, 'Normal', 'Killing', `Stopping container ${String(c.name)}`, 'kubelet');
-    }
+    for (const pod of stopping.get(key) ?? []) podEvents.killing(pod);
     stopping.delete(key);
   }
 
@@ -185,11 +191,12 @@ export function createKubeletController(
     const now = Date.now();
     if (status.phase === undefined || status.phase === 'Pending') {
       if (!pod.spec.nodeName) {
-        store.update(pods, { ...pod, spec: { ...pod.spec, nodeName: SANDBOX_NODE } });
+        const bound = store.update(pods, { ...pod, spec: { ...pod.spec, nodeName: SANDBOX_NODE } });
+        podEvents.scheduled(bound);
         return; // the MODIFIED event queues us again
       }
       if (!plan) {
-        plan = { uid: pod.metadata.uid!, controls: podControls(pod), startAt: now + timings.startDelayMs };
+        plan = { uid: pod.metadata.uid!, controls: podControls(pod, timings.readyDelayMs), startAt: now + timings.startDelayMs };
         plans.set(key, plan);
         later(key, plan.startAt);
         return;

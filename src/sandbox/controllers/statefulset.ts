@@ -14,7 +14,7 @@ import { REVISION_HASH_LABEL, syncRevisions } from './controller-revisions.js';
 import type { EventRecorder } from './event-recorder.js';
 import { controllerRef } from './owners.js';
 import { BURST_PODS, createPodFor, isControlledBy, podFromTemplate } from './pod-template.js';
-import { podReady } from './replicaset.js';
+import { podReady } from './pod-availability.js';
 import { nsKey, splitNsKey, type Controller } from './runner.js';
 
 const COMPONENT = 'statefulset-controller';
