@@ -7,12 +7,10 @@
  * gateway's own write path (decoding, the batch upsert, the generated columns and indexes, list pruning), not through
  * INSERTs of the benchmark's. The streams stay open (idle, heartbeating) until closed, so the accounts stay served.
  */
-import { create } from '@bufbuild/protobuf';
 import { createClient } from '@connectrpc/connect';
 import { createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
 import {
   AgentService,
-  ConnectRequestSchema,
   EventType,
   SyncPhase,
   Verdict,
@@ -20,6 +18,7 @@ import {
   type ConnectResponse,
 } from '../src/gen/outpost/agent/v1/agent_pb.js';
 import { INFRA_KINDS, type KubeObject } from './infra-fixture.js';
+import { createRequestOutbox } from './swarm/request-outbox.js';
 
 type RequestMessage = ConnectRequest['message'];
 
@@ -52,23 +51,8 @@ interface AgentStream {
 function openStream(grpcUrl: string, account: string): AgentStream {
   const manager = new Http2SessionManager(grpcUrl, { pingIntervalMs: 15_000, pingTimeoutMs: 15_000 });
   const client = createClient(AgentService, createGrpcTransport({ baseUrl: grpcUrl, sessionManager: manager }));
-  const outgoing: RequestMessage[] = [];
-  let wake: (() => void) | undefined;
-  let closed = false;
-  const push = (message: RequestMessage) => {
-    outgoing.push(message);
-    const w = wake;
-    wake = undefined;
-    w?.();
-  };
-  const requests = (async function* () {
-    for (;;) {
-      const message = outgoing.shift();
-      if (message) yield create(ConnectRequestSchema, { message });
-      else if (closed) return;
-      else await new Promise<void>((resolve) => (wake = resolve));
-    }
-  })();
+  const outbox = createRequestOutbox();
+  const push = outbox.push;
   const abort = new AbortController();
   let sequence = 0n;
   let ackedUpTo = 0n;
@@ -114,7 +98,7 @@ function openStream(grpcUrl: string, account: string): AgentStream {
   } as RequestMessage);
   void (async () => {
     try {
-      for await (const res of client.connect(requests, {
+      for await (const res of client.connect(outbox.requests, {
         signal: abort.signal,
         headers: { 'x-outpost-agent-id': agentId },
       }) as AsyncIterable<ConnectResponse>) {
@@ -134,9 +118,9 @@ function openStream(grpcUrl: string, account: string): AgentStream {
           notify();
         }
       }
-      if (!closed) throw new Error('the gateway ended the stream');
+      if (!outbox.closed) throw new Error('the gateway ended the stream');
     } catch (err) {
-      if (!closed) failure = new Error(`simulated agent ${account}: ${(err as Error).message}`);
+      if (!outbox.closed) failure = new Error(`simulated agent ${account}: ${(err as Error).message}`);
       notify();
     } finally {
       clearInterval(heartbeat);
@@ -153,9 +137,8 @@ function openStream(grpcUrl: string, account: string): AgentStream {
     },
     acked: (s) => until(() => ackedUpTo >= s),
     close() {
-      closed = true;
+      outbox.close();
       clearInterval(heartbeat);
-      wake?.();
       abort.abort();
       manager.abort();
     },

@@ -17,17 +17,11 @@
  * `{"event":"lost","agent":ID,"error":…}` when an established stream ends. Exits 1 with `{"event":"error"}` when a
  * stream cannot be established; on SIGTERM it closes every stream and exits 0.
  */
-import { create } from '@bufbuild/protobuf';
 import { createClient, type Client } from '@connectrpc/connect';
 import { createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
 import { parseArgs } from 'node:util';
-import {
-  AgentService,
-  ConnectRequestSchema,
-  SyncPhase,
-  type ConnectRequest,
-  type ConnectResponse,
-} from '../../src/gen/outpost/agent/v1/agent_pb.js';
+import { AgentService, SyncPhase, type ConnectRequest, type ConnectResponse } from '../../src/gen/outpost/agent/v1/agent_pb.js';
+import { createRequestOutbox } from './request-outbox.js';
 
 /** One simulated agent's stream. */
 interface SimulatedAgent {
@@ -49,26 +43,8 @@ function startAgent(
   id: string,
   onLost: (err: unknown) => void,
 ): SimulatedAgent {
-  const outgoing: RequestMessage[] = [];
-  let wake: (() => void) | undefined;
-  let closed = false;
-  const send = (message: RequestMessage) => {
-    outgoing.push(message);
-    const w = wake;
-    wake = undefined;
-    w?.();
-  };
-  const requests = (async function* () {
-    for (;;) {
-      const message = outgoing.shift();
-      if (message) {
-        yield create(ConnectRequestSchema, { message });
-        continue;
-      }
-      if (closed) return;
-      await new Promise<void>((resolve) => (wake = resolve));
-    }
-  })();
+  const outbox = createRequestOutbox();
+  const send = outbox.push;
   const abort = new AbortController();
   let heartbeat: NodeJS.Timeout | undefined;
   let markReady!: () => void;
@@ -100,7 +76,7 @@ function startAgent(
   } as RequestMessage);
   void (async () => {
     try {
-      for await (const res of client.connect(requests, {
+      for await (const res of client.connect(outbox.requests, {
         signal: abort.signal,
         headers: { 'x-outpost-agent-id': id },
       }) as AsyncIterable<ConnectResponse>) {
@@ -121,9 +97,9 @@ function startAgent(
           markReady();
         }
       }
-      if (!closed) throw new Error('the gateway ended the stream');
+      if (!outbox.closed) throw new Error('the gateway ended the stream');
     } catch (err) {
-      if (closed) return;
+      if (outbox.closed) return;
       if (established) onLost(err);
       else fail(err);
     } finally {
@@ -134,9 +110,8 @@ function startAgent(
     id,
     ready,
     close: () => {
-      closed = true;
+      outbox.close();
       clearInterval(heartbeat);
-      wake?.();
       abort.abort();
       manager.abort();
     },
