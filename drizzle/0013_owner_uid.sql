@@ -10,5 +10,13 @@ ALTER TABLE "objects" ADD COLUMN "pod_instance" jsonb GENERATED ALWAYS AS (case 
       '{names}', jsonb_path_query_array(object, '$.status.containerStatuses[*].name')),
       '{ready}', jsonb_path_query_array(object, '$.status.containerStatuses[*].ready'))
     else '{}'::jsonb end) end) STORED;--> statement-breakpoint
+ALTER TABLE "objects" ADD COLUMN "server_group_summary" jsonb GENERATED ALWAYS AS (case when kind in ('ReplicaSet', 'StatefulSet', 'DaemonSet', 'Job', 'CronJob') then jsonb_set(
+  ((((object - 'status') #- '{metadata,managedFields}') #- '{metadata,annotations,kubectl.kubernetes.io/last-applied-configuration}')
+    #- '{spec,template,spec}') #- '{spec,jobTemplate}',
+  '{images}',
+  jsonb_path_query_array(object, '$.spec.template.spec.containers[*].image')
+    || jsonb_path_query_array(object, '$.spec.template.spec.initContainers[*].image')
+    || jsonb_path_query_array(object, '$.spec.jobTemplate.spec.template.spec.containers[*].image')
+    || jsonb_path_query_array(object, '$.spec.jobTemplate.spec.template.spec.initContainers[*].image')) end) STORED;--> statement-breakpoint
 CREATE INDEX "objects_owner_uid_idx" ON "objects" USING btree ("owner_uid") WHERE "objects"."owner_uid" is not null;--> statement-breakpoint
 CREATE INDEX "objects_multi_owner_idx" ON "objects" USING btree ("account") WHERE jsonb_array_length("objects"."owner_uids") > 1;

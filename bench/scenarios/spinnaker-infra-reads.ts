@@ -110,7 +110,7 @@ export async function measureInfraReads(opts: {
     const run = (s: Statement) => sql.unsafe(s.sql, s.params as postgres.ParameterOrJSON<never>[], { prepare: false });
     // The accounts the route reads: every account the gateway knows (insecure mode may read them all).
     const accounts = (await sql<{ name: string }[]>`select name from accounts order by name`).map((r) => r.name);
-    const linked: Statement = q.linkedToApp(accounts, app, SERVER_GROUP_KINDS).toSQL();
+    const linked: Statement = q.linkedToApp(accounts, app, SERVER_GROUP_KINDS, 'summary').toSQL();
     const serverGroups = (await run(linked)) as unknown as { account: string; object: { metadata: { uid: string; namespace: string } } }[];
     const sgAccounts = [...new Set(serverGroups.map((r) => r.account))];
     const pods: Statement = q

@@ -10,7 +10,7 @@ import type { SpinnakerInfraParams, SpinnakerInfraResult } from './spinnaker-inf
 const SCHEMA_NAMES: Record<InfraSchema, string> = {
   '0012': 'as migrated (0012 and 0013: generated columns + indexes)',
   columns: 'generated columns, their 3 indexes dropped',
-  'pre-0012': 'without the 5 columns (the schema before 0012)',
+  'pre-0012': 'without the 6 columns (the schema before 0012)',
 };
 
 /** How the run was set up (printed above the table). */

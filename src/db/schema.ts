@@ -168,9 +168,25 @@ const POD_INSTANCE = `case when kind = 'Pod' then jsonb_set(jsonb_set(
     else '{}'::jsonb end) end`;
 
 /**
+ * A server group as the summary lists read it (src/gateway/spinnaker/infrastructure/instance-shape.ts turns it back):
+ * the object without its status, managedFields, kubectl's last-applied annotation and pod specs, whose images are kept
+ * in a top-level `images` list (the pod template's containers and init containers, then a CronJob's job template's).
+ * Pod specs and last-applied annotations are most of a workload's bytes, and a list of a thousand server groups reads
+ * them for nothing.
+ */
+const SERVER_GROUP_SUMMARY = `case when kind in ('ReplicaSet', 'StatefulSet', 'DaemonSet', 'Job', 'CronJob') then jsonb_set(
+  ((((object - 'status') #- '{metadata,managedFields}') #- '{metadata,annotations,kubectl.kubernetes.io/last-applied-configuration}')
+    #- '{spec,template,spec}') #- '{spec,jobTemplate}',
+  '{images}',
+  jsonb_path_query_array(object, '$.spec.template.spec.containers[*].image')
+    || jsonb_path_query_array(object, '$.spec.template.spec.initContainers[*].image')
+    || jsonb_path_query_array(object, '$.spec.jobTemplate.spec.template.spec.containers[*].image')
+    || jsonb_path_query_array(object, '$.spec.jobTemplate.spec.template.spec.initContainers[*].image')) end`;
+
+/**
  * The object cache: one row per object per account. `syncGen` is the generation of the full list that last saw the
  * row; a completed list prunes rows of its scope with an older generation. `spinnakerApp`, `spinnakerCluster`,
- * `ownerUids`, `ownerUid` and `podInstance` are generated (above): never written.
+ * `ownerUids`, `ownerUid`, `podInstance` and `serverGroupSummary` are generated (above): never written.
  */
 export const objects = pgTable(
   'objects',
@@ -202,6 +218,8 @@ export const objects = pgTable(
     ownerUid: text('owner_uid').generatedAlwaysAs(sql.raw(`object -> 'metadata' -> 'ownerReferences' -> 0 ->> 'uid'`)),
     /** Of a pod, what its instance views read (POD_INSTANCE above); null for every other object. */
     podInstance: jsonb('pod_instance').$type<Record<string, unknown>>().generatedAlwaysAs(sql.raw(POD_INSTANCE)),
+    /** Of a server group, what the summary lists read (SERVER_GROUP_SUMMARY above); null for every other object. */
+    serverGroupSummary: jsonb('server_group_summary').$type<Record<string, unknown>>().generatedAlwaysAs(sql.raw(SERVER_GROUP_SUMMARY)),
   },
   (t) => [
     primaryKey({ columns: [t.account, t.kind, t.apiVersion, t.namespace, t.name] }),

@@ -19,6 +19,7 @@ import type { ObjectRow } from '../../src/gateway/cache/event-decoder.js';
 import { createObjectWriter } from '../../src/gateway/cache/object-writer.js';
 import { createInfrastructureStore, infrastructureQueries } from '../../src/gateway/spinnaker/infrastructure/infrastructure-store.js';
 import { fullNameOf, isIgnored, korkMonikerOf, spinnakerClassOf } from '../../src/gateway/spinnaker/infrastructure/object-facts.js';
+import { serverGroupSummary } from '../../src/gateway/spinnaker/infrastructure/infrastructure-views.js';
 import { healthEntriesOf } from '../../src/gateway/spinnaker/infrastructure/pod-health.js';
 import { createTestDatabase, type TestDatabase, testDrivers } from '../../testkit/databases.js';
 
@@ -157,6 +158,51 @@ for (const driver of testDrivers()) {
         rows.push(row('multi', { ...pod, spec: { containers: [{ name: 'a', image: 'x' }] }, status }, rows.length + 1));
       });
       rows.push(row('multi', object('Pod', 'no-status', { owners: ['status-owner'] }), rows.length + 1));
+      // Server groups of every kind, with what a summary reads and what it does not (status, last-applied, pod specs).
+      const shapes = { ...app('shapes'), ...cluster('replicaSet shapes') };
+      const template = (containers: Obj[], initContainers: Obj[] = []) => ({
+        metadata: { labels: { app: 'shapes', tier: 'web' } },
+        spec: { containers, initContainers, volumes: [{ name: 'v', emptyDir: {} }] },
+      });
+      const serverGroups: Obj[] = [
+        {
+          ...object('ReplicaSet', 'shapes-v001', {
+            annotations: {
+              ...shapes,
+              'traffic.spinnaker.io/load-balancers': '["service shapes"]',
+              'kubectl.kubernetes.io/last-applied-configuration': '{"a":"very long"}',
+              'deployment.kubernetes.io/revision': '4',
+            },
+          }),
+          spec: {
+            replicas: 3,
+            template: template([{ name: 'a', image: 'a:1', env: [{ name: 'X', value: 'y' }] }], [{ name: 'i', image: 'init:1' }]),
+          },
+          status: { replicas: 3, readyReplicas: 2 },
+        },
+        {
+          ...object('StatefulSet', 'shapes-db', { annotations: { ...shapes, 'caching.spinnaker.io/ignore': 'false' } }),
+          spec: {
+            replicas: 1,
+            serviceName: 'shapes',
+            template: template([
+              { name: 'db', image: 'db:16' },
+              { name: 'x', image: 'db:16' },
+            ]),
+          },
+        },
+        { ...object('DaemonSet', 'shapes-agent', { annotations: shapes }), spec: { template: template([{ name: 'n' }]) } },
+        {
+          ...object('CronJob', 'shapes-nightly', { annotations: shapes }),
+          spec: {
+            schedule: '@daily',
+            jobTemplate: { spec: { template: template([{ name: 'j', image: 'job:2' }], [{ name: 'k', image: 'init:1' }]) } },
+          },
+        },
+        { ...object('Job', 'shapes-once', { annotations: shapes }), spec: { template: template([{ name: 'j', image: 'job:3' }]) } },
+      ];
+      for (const sg of serverGroups) rows.push(row('multi', sg, rows.length + 1));
+      rows.push(row('multi', { ...object('Service', 'shapes'), spec: { selector: { app: 'shapes' } } }, rows.length + 1));
       await writer.write({ ...emptyDecodedBatch(), upserts: rows });
       const raw = createRawQuery(database);
       await raw('analyze objects', []);
@@ -213,7 +259,7 @@ for (const driver of testDrivers()) {
     test("a server group's pods are read through the owner-uid indexes, for one owner and for hundreds", async () => {
       const q = infrastructureQueries(database.db);
       const [rs] = await q.linkedToApp(['big'], 'app9', ['ReplicaSet']);
-      const one = q.ownedBy(['big'], [(rs!.object.metadata as Obj).uid], ['Pod']);
+      const one = q.ownedBy(['big'], [(rs!.object!.metadata as Obj).uid], ['Pod']);
       const plan = await explain(one);
       assert.match(plan, /objects_owner_uid_idx/, plan);
       assert.match(plan, /objects_multi_owner_idx/, plan);
@@ -252,6 +298,25 @@ for (const driver of testDrivers()) {
         assert.deepEqual(healthEntriesOf(s.object), healthEntriesOf(f.object), meta.name);
         assert.equal(s.object.spec, undefined, 'no spec: only what instance summaries read');
       }
+    });
+
+    test('the summary shape of a server group gives the same summary as the whole object, in fewer bytes', async () => {
+      const store = createInfrastructureStore(database);
+      const kinds = ['ReplicaSet', 'StatefulSet', 'DaemonSet', 'CronJob', 'Job'];
+      const full = await store.linkedToApp(['multi'], 'shapes', kinds);
+      const summary = await store.linkedToApp(['multi'], 'shapes', kinds, 'summary');
+      assert.equal(summary.length, 5);
+      const services = (await store.ofKinds(['multi'], ['Service'])).map((r) => r.object);
+      for (const f of full) {
+        const uid = (f.object.metadata as Obj).uid;
+        const s = summary.find((r) => (r.object.metadata as Obj).uid === uid)!;
+        const joined = (object: Obj) => serverGroupSummary({ account: 'multi', object, pods: [], services });
+        assert.deepEqual(joined(s.object), joined(f.object), (f.object.metadata as Obj).name);
+        assert.equal(isIgnored(s.object), isIgnored(f.object));
+        assert.equal(s.object.status, undefined);
+        assert.ok(JSON.stringify(s.object).length < JSON.stringify(f.object).length);
+      }
+      await assert.rejects(store.linkedToApp(['multi'], 'shapes', ['Service'], 'summary'), /server groups only/);
     });
 
     test("a kind's objects in an account (and one object) are read through the primary key", async () => {

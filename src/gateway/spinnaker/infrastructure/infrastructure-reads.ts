@@ -63,7 +63,7 @@ export function createInfrastructureReads(store: InfrastructureStore): Infrastru
 
   /** The server groups of an application's clusters. */
   const clusteredServerGroups = async (accounts: readonly string[], app: string) =>
-    visible(await store.linkedToApp(accounts, app, SERVER_GROUP_KINDS)).filter((r) => {
+    visible(await store.linkedToApp(accounts, app, SERVER_GROUP_KINDS, 'summary')).filter((r) => {
       const moniker = korkMonikerOf(r.object);
       return moniker.app === app && moniker.cluster !== null;
     });

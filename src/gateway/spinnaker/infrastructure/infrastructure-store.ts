@@ -12,7 +12,8 @@ import { unionAll } from 'drizzle-orm/pg-core';
 import type { Database } from '../../../db/database.js';
 import { objects } from '../../../db/schema.js';
 import type { AccountObject } from './infrastructure-views.js';
-import { podFromInstance } from './instance-shape.js';
+import { podFromInstance, serverGroupFromSummary } from './instance-shape.js';
+import { SERVER_GROUP_KINDS } from './object-facts.js';
 
 /** One cluster key: (application, account, cluster). */
 export interface ClusterKey {
@@ -27,8 +28,11 @@ export interface InfrastructureStore {
   clusterKeys(accounts: readonly string[], app?: string): Promise<ClusterKey[]>;
   /** Names of the applications any object of the accounts is linked to, sorted. */
   applicationNames(accounts: readonly string[]): Promise<string[]>;
-  /** Objects of the kinds linked to `app` by moniker. */
-  linkedToApp(accounts: readonly string[], app: string, kinds: readonly string[]): Promise<AccountObject[]>;
+  /**
+   * Objects of the kinds linked to `app` by moniker; `shape: 'summary'` (server-group kinds only) reads what the
+   * summary lists use, from the `server_group_summary` column.
+   */
+  linkedToApp(accounts: readonly string[], app: string, kinds: readonly string[], shape?: ObjectShape): Promise<AccountObject[]>;
   /**
    * Objects of the kinds whose ownerReferences name one of the uids; `shape: 'instance'` (pods only) reads only what
    * the instance summaries use, from the `pod_instance` column: a fraction of a pod's bytes.
@@ -42,11 +46,14 @@ export interface InfrastructureStore {
 
 const columns = { account: objects.account, object: objects.object };
 
-/** Whole objects, or only the fields of an instance summary. */
-export type ObjectShape = 'full' | 'instance';
+/** Whole objects, or only what the lists read: of a pod its instance summary, of a server group its summary. */
+export type ObjectShape = 'full' | 'instance' | 'summary';
 
 /** The columns a shape reads: the object, or a pod's `pod_instance` (instance-shape.ts turns it back into a pod). */
-const shaped = (shape: ObjectShape) => (shape === 'full' ? columns : { account: objects.account, object: objects.podInstance });
+const shaped = (shape: ObjectShape) =>
+  shape === 'full'
+    ? columns
+    : { account: objects.account, object: shape === 'instance' ? objects.podInstance : objects.serverGroupSummary };
 
 /**
  * The statements of the store, unexecuted (drizzle builders: await one to run it, `toSQL()` to read it), so that
@@ -70,9 +77,9 @@ export function infrastructureQueries(db: Database['db']) {
         .selectDistinct({ app: objects.spinnakerApp })
         .from(objects)
         .where(and(isNotNull(objects.spinnakerApp), inArray(objects.account, [...accounts]))),
-    linkedToApp: (accounts: readonly string[], app: string, kinds: readonly string[]) =>
+    linkedToApp: (accounts: readonly string[], app: string, kinds: readonly string[], shape: ObjectShape = 'full') =>
       db
-        .select(columns)
+        .select(shaped(shape))
         .from(objects)
         .where(and(eq(objects.spinnakerApp, app), inArray(objects.account, [...accounts]), inArray(objects.kind, [...kinds]))),
     // Two index paths, one statement: the first owner by btree (objects_owner_uid_idx), the other owners of the few
@@ -132,14 +139,18 @@ export function createInfrastructureStore(database: Database): InfrastructureSto
       if (accounts.length === 0) return [];
       return (await q.applicationNames(accounts)).map((r) => r.app!).sort();
     },
-    async linkedToApp(accounts, app, kinds) {
+    async linkedToApp(accounts, app, kinds, shape = 'full') {
       if (accounts.length === 0 || kinds.length === 0) return [];
-      return q.linkedToApp(accounts, app, kinds);
+      if (shape === 'full') return (await q.linkedToApp(accounts, app, kinds)) as AccountObject[];
+      if (shape !== 'summary' || kinds.some((k) => !(SERVER_GROUP_KINDS as readonly string[]).includes(k)))
+        throw new Error('the summary shape is kept for server groups only');
+      const rows = await q.linkedToApp(accounts, app, kinds, shape);
+      return rows.map((r) => ({ account: r.account, object: serverGroupFromSummary(r.object) }));
     },
     async ownedBy(accounts, uids, kinds, shape = 'full') {
       if (accounts.length === 0 || uids.length === 0 || kinds.length === 0) return [];
       if (shape === 'full') return (await q.ownedBy(accounts, uids, kinds)) as AccountObject[];
-      if (kinds.some((k) => k !== 'Pod')) throw new Error('the instance shape is kept for pods only');
+      if (shape !== 'instance' || kinds.some((k) => k !== 'Pod')) throw new Error('the instance shape is kept for pods only');
       const rows = await q.ownedBy(accounts, uids, kinds, shape);
       return rows.map((r) => ({ account: r.account, object: podFromInstance(r.object) }));
     },

@@ -1,5 +1,6 @@
 /**
- * A pod read from the cache's `pod_instance` column (src/db/schema.ts, POD_INSTANCE) turned back into the pod the
+ * The reduced forms the cache keeps for the lists of many server groups (src/db/schema.ts), turned back into objects
+ * the views read. A pod read from the cache's `pod_instance` column (src/db/schema.ts, POD_INSTANCE) turned back into the pod the
  * views read: the same apiVersion, kind, name, namespace, uid, ownerReferences and ignore annotation, and a status with
  * the phase and each container's name and readiness — everything infrastructure-views.ts and pod-health.ts read of a
  * pod in a summary, nothing else (test/spinnaker/infrastructure-indexes.test.ts compares both forms).
@@ -38,4 +39,17 @@ export function podFromInstance(value: unknown): CachedObject {
         ? {}
         : { phase: status.phase, containerStatuses: names.map((name, i) => ({ name, ready: ready[i] === true })) },
   };
+}
+
+/**
+ * The server group of a `server_group_summary` value: the object as stored, with its `images` back in a pod template
+ * (`spec.template.spec.containers`, in the order imagesOf reads them) — what infrastructure-views.ts reads of a server
+ * group in a summary (test/spinnaker/infrastructure-indexes.test.ts compares the summaries of both forms).
+ */
+export function serverGroupFromSummary(value: unknown): CachedObject {
+  const { images, ...object } = (value ?? {}) as CachedObject & { images?: unknown };
+  const spec = (typeof object.spec === 'object' && object.spec !== null ? object.spec : {}) as Record<string, unknown>;
+  const template = (typeof spec.template === 'object' && spec.template !== null ? spec.template : {}) as Record<string, unknown>;
+  const containers = (Array.isArray(images) ? images : []).filter((i): i is string => typeof i === 'string').map((image) => ({ image }));
+  return { ...object, spec: { ...spec, template: { ...template, spec: { containers } } } };
 }
