@@ -17,6 +17,7 @@ import { describeFailure } from '../../src/client/format.js';
 import { PatchType, PropagationPolicy, RolloutAction } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 import { OperationState, type OperationRecord } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { testDrivers } from '../../testkit/databases.js';
+import { eventually } from '../../testkit/eventually.js';
 import { startStack, type Stack } from '../../testkit/stack.js';
 import { runCli } from '../cli/operations-helpers.js';
 
@@ -431,7 +432,15 @@ for (const driver of testDrivers()) {
       assert.equal(noWait.code, 0, noWait.err);
       assert.equal(noWait.out, 'e2e-cli-nowait\n');
       assertSucceeded(await client.waitFor('e2e-cli-nowait', 20_000), '--no-wait operation');
-      const pod = (system.sandbox.store.list('v1', 'Pod', 'demo') as Obj[]).find((p) => p.metadata.labels?.app === 'web')!;
+      // The restart above rolls web's pods over, old ones deleted as new ones get ready (within maxSurge and
+      // maxUnavailable, as Kubernetes does): read the logs of a pod of the finished rollout, which stays.
+      const pod = await eventually('the restart rolled out', () => {
+        const web = system.sandbox.store.get('apps/v1', 'Deployment', 'demo', 'web') as Obj;
+        const st = web.status ?? {};
+        const done =
+          st.observedGeneration === web.metadata.generation && st.replicas === 3 && st.updatedReplicas === 3 && st.availableReplicas === 3;
+        return done ? (system.sandbox.store.list('v1', 'Pod', 'demo') as Obj[]).find((p) => p.metadata.labels?.app === 'web') : undefined;
+      });
       const logs = await cli('logs', pod.metadata.name, '-n', 'demo', '--tail', '1', ...a);
       assert.equal(logs.code, 0, logs.err);
       assert.equal(logs.out.split('\n').filter(Boolean).length, 1);
