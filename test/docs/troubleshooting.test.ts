@@ -15,7 +15,8 @@ import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { parseAgentConfig, startAgent, type RunningAgent } from '../../src/agent/index.js';
 import { createEndpointsDirectory } from '../../src/gateway/replicas/endpoints-directory.js';
-import { loadGatewayConfig, startGateway, type RunningGateway } from '../../src/gateway/index.js';
+import { type GatewayConfig, startGateway, type RunningGateway } from '../../src/gateway/index.js';
+import { testGatewayConfig } from '../../testkit/test-gateway.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { createLogger, createSilentLogger } from '../../src/shared/logger.js';
 import { blocksOf, readDoc, ROOT } from './doc-blocks.js';
@@ -97,7 +98,7 @@ describe('troubleshooting guide', () => {
   describe('the reproduced symptoms', () => {
     let dir: string;
     let gateway: RunningGateway;
-    let gatewayConfig: ReturnType<typeof loadGatewayConfig>;
+    let gatewayConfig: GatewayConfig;
     let cluster1: Sandbox;
     let cluster2: Sandbox;
     let http1: http.Server;
@@ -114,18 +115,12 @@ describe('troubleshooting guide', () => {
 
     before(async () => {
       dir = mkdtempSync(join(tmpdir(), 'outpost-troubleshooting-'));
-      const config = (gatewayConfig = loadGatewayConfig({
-        env: {},
-        overrides: {
-          host: '127.0.0.1',
-          httpPort: 0,
-          grpcPort: 0,
-          database: 'memory://',
-          id: 'outpost-gateway-0',
-          auth: { tokens: [{ subject: 'agent-cluster-1', token: AGENT_TOKEN }] },
-          authorization: {
-            rules: [{ kind: 'token', subject: '^agent-cluster-1$', roles: ['agent'], accounts: ['cluster-1', 'cluster-1-*'] }],
-          },
+      const config = (gatewayConfig = testGatewayConfig('memory://', {
+        id: 'outpost-gateway-0',
+        insecure: false,
+        auth: { tokens: [{ subject: 'agent-cluster-1', token: AGENT_TOKEN }] },
+        authorization: {
+          rules: [{ kind: 'token', subject: '^agent-cluster-1$', roles: ['agent'], accounts: ['cluster-1', 'cluster-1-*'] }],
         },
       }));
       http1 = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>proxy</html>'));

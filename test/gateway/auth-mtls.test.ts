@@ -8,10 +8,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { writeFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
-import { loadGatewayConfig, startGateway } from '../../src/gateway/index.js';
+import { startGateway } from '../../src/gateway/index.js';
 import { createCertificateAuthority, createClientCertificate } from '../../src/sandbox/certs.js';
 import { createLogger } from '../../src/shared/logger.js';
-import type { TestGateway } from '../../testkit/test-gateway.js';
+import { type TestGateway, testGatewayConfig } from '../../testkit/test-gateway.js';
 import {
   Code,
   createTestPki,
@@ -155,17 +155,11 @@ describe('certificate reload', () => {
     const logLines: string[] = [];
     const logStream = new PassThrough();
     logStream.on('data', (chunk: Buffer) => logLines.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
-    const config = loadGatewayConfig({
-      env: {},
-      overrides: {
-        host: '127.0.0.1',
-        httpPort: 0,
-        grpcPort: 0,
-        database: 'memory://',
-        id: 'gw-reload',
-        tls: { certFile: pki.certFile, keyFile: pki.keyFile, caFile: pki.caFile, clientAuth: 'REQUIRE', reloadIntervalSeconds: 0.1 },
-        authorization: { rules },
-      },
+    const config = testGatewayConfig('memory://', {
+      id: 'gw-reload',
+      insecure: false,
+      tls: { certFile: pki.certFile, keyFile: pki.keyFile, caFile: pki.caFile, clientAuth: 'REQUIRE', reloadIntervalSeconds: 0.1 },
+      authorization: { rules },
     });
     const gateway = await startGateway(config, { logger: createLogger({ level: 'info', destination: logStream, pretty: false }) });
     const gw = { gateway, close: () => gateway.close() };

@@ -13,7 +13,8 @@ import { createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { sql } from 'drizzle-orm';
 import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
-import { loadGatewayConfig, startGateway, type RunningGateway } from '../../src/gateway/index.js';
+import { startGateway, type RunningGateway } from '../../src/gateway/index.js';
+import { queryRows, testGatewayConfig } from '../../testkit/test-gateway.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { createTestDatabase, testDrivers } from '../../testkit/databases.js';
 import { openDatabase } from '../../src/db/database.js';
@@ -23,26 +24,15 @@ import { eventually } from '../../testkit/eventually.js';
 const getJson = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'cm' };
 
 async function start(url: string): Promise<RunningGateway> {
-  const config = loadGatewayConfig({
-    env: {},
-    overrides: {
-      host: '127.0.0.1',
-      httpPort: 0,
-      grpcPort: 0,
-      database: url,
-      id: 'gw-r',
-      insecure: true,
-      // 200 operations at once on PGlite can take longer than the default 30 s on a loaded machine.
-      operations: { agentWaitSeconds: 2, sweepIntervalMs: 100, defaultTimeoutSeconds: 300 },
-    },
+  const config = testGatewayConfig(url, {
+    id: 'gw-r',
+    // 200 operations at once on PGlite can take longer than the default 30 s on a loaded machine.
+    operations: { agentWaitSeconds: 2, sweepIntervalMs: 100, defaultTimeoutSeconds: 300 },
   });
   return startGateway(config, { logger: createSilentLogger() });
 }
 
-async function rows<T = Record<string, any>>(gw: RunningGateway, text: string): Promise<T[]> {
-  const result = await gw.database.db.execute(sql.raw(text));
-  return Array.from((result as unknown as { rows?: T[] }).rows ?? (result as unknown as T[]));
-}
+const rows = <T = Record<string, any>>(gw: RunningGateway, text: string) => queryRows<T>(gw.database, text);
 
 for (const driver of testDrivers()) {
   describe(`operations under load and across restarts (${driver})`, () => {

@@ -7,7 +7,8 @@ import { PassThrough } from 'node:stream';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { z } from 'zod';
-import { loadGatewayConfig, startGateway, type RunningGateway } from '../../src/gateway/index.js';
+import { startGateway, type RunningGateway } from '../../src/gateway/index.js';
+import { testGatewayConfig } from '../../testkit/test-gateway.js';
 import type { artifactsSchema } from '../../src/gateway/spinnaker/artifacts/artifact-config.js';
 import { createLogger } from '../../src/shared/logger.js';
 
@@ -34,29 +35,23 @@ export async function startArtifactGateway(artifacts: z.input<typeof artifactsSc
   out.on('data', (chunk: Buffer) => {
     text += chunk.toString();
   });
-  const config = loadGatewayConfig({
-    env: {},
-    overrides: {
-      host: '127.0.0.1',
-      httpPort: 0,
-      grpcPort: 0,
-      database: 'memory://',
-      id: 'gw-artifacts',
-      logLevel: 'debug',
-      auth: {
-        tokens: [
-          { subject: 'orca', token: ORCA_TOKEN },
-          { subject: 'reader', token: READER_TOKEN },
-        ],
-      },
-      authorization: {
-        rules: [
-          { kind: 'token', subject: '^orca$', roles: ['spinnaker'], accounts: ['k8s-*'] },
-          { kind: 'token', subject: '^reader$', roles: ['read'] },
-        ],
-      },
-      spinnaker: { artifacts },
+  const config = testGatewayConfig('memory://', {
+    id: 'gw-artifacts',
+    logLevel: 'debug',
+    insecure: false,
+    auth: {
+      tokens: [
+        { subject: 'orca', token: ORCA_TOKEN },
+        { subject: 'reader', token: READER_TOKEN },
+      ],
     },
+    authorization: {
+      rules: [
+        { kind: 'token', subject: '^orca$', roles: ['spinnaker'], accounts: ['k8s-*'] },
+        { kind: 'token', subject: '^reader$', roles: ['read'] },
+      ],
+    },
+    spinnaker: { artifacts },
   });
   const gateway = await startGateway(config, { logger: createLogger({ level: 'debug', destination: out }) });
   const baseUrl = gateway.httpUrl;

@@ -15,7 +15,6 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { parseAllDocuments } from 'yaml';
 import { startStack, type Stack } from '../../testkit/stack.js';
 import { tokenGateway } from './token-gateway.js';
@@ -63,16 +62,7 @@ describe('a pipeline from artifacts: bake from a Helm chart, deploy the embedded
     parseAllDocuments(bytes.toString('utf8'))
       .map((d) => d.toJS() as Obj | null)
       .filter((d): d is Obj => d !== null);
-  /** Polls a Deck read until `ready` holds (the cache follows the cluster); the deadline only bounds a hang. */
-  const until = async (path: string, ready: (body: Obj) => boolean): Promise<Obj> => {
-    let last: unknown;
-    for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(50)) {
-      const res = await orca.get(path);
-      last = res.body;
-      if (res.status === 200 && ready(res.body)) return res.body;
-    }
-    assert.fail(`${path} never became ready: ${JSON.stringify(last)}`);
-  };
+  const until = (path: string, ready: (body: Obj) => boolean) => orca.until(path, ready);
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'outpost-pipeline-'));

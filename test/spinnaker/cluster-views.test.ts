@@ -30,16 +30,7 @@ for (const driver of testDrivers()) {
     let other: OrcaClient;
     const store = () => stack.sandbox.store;
     const get = (path: string, client = deck) => client.get(path);
-    /** Polls a read until `ready` holds (the cache follows the cluster); the deadline only bounds a hang. */
-    const until = async (path: string, ready: (body: Obj) => boolean): Promise<Obj> => {
-      let last: unknown;
-      for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(50)) {
-        const res = await deck.get(path);
-        last = res.body;
-        if (res.status === 200 && ready(res.body)) return res.body;
-      }
-      assert.fail(`${path} never became ready: ${JSON.stringify(last)}`);
-    };
+    const until = (path: string, ready: (body: Obj) => boolean) => deck.until(path, ready);
     /** Waits until the sandbox clock shows a later second (creation times have second precision). */
     const nextSecond = async () => {
       const start = new Date().toISOString().slice(0, 19);

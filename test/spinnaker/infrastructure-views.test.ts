@@ -9,7 +9,6 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { testDrivers } from '../../testkit/databases.js';
 import { startStack, type Stack } from '../../testkit/stack.js';
 import { tokenGateway } from './token-gateway.js';
@@ -105,16 +104,7 @@ for (const driver of testDrivers()) {
       const res = await client.get(path);
       return res;
     };
-    /** Polls a read until `ready` holds (the cache follows the cluster through the agent); the deadline only bounds a hang. */
-    const until = async (path: string, ready: (body: Obj) => boolean, client = deck): Promise<Obj> => {
-      let last: unknown;
-      for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(50)) {
-        const res = await client.get(path);
-        last = res.body;
-        if (res.status === 200 && ready(res.body)) return res.body;
-      }
-      assert.fail(`${path} never became ready: ${JSON.stringify(last)}`);
-    };
+    const until = (path: string, ready: (body: Obj) => boolean, client = deck) => client.until(path, ready);
     const deploy = async (account: string, manifests: Obj[], app = 'hello') => {
       const outcome = await orca.run(
         'deployManifest',

@@ -42,6 +42,11 @@ export interface OrcaClient {
     timeoutMs?: number,
   ): Promise<{ status: 'SUCCEEDED' | 'TERMINAL'; messages: string[] }>;
   get(path: string): Promise<{ status: number; body: Obj }>;
+  /**
+   * Polls a read (Deck's views follow the cluster through the agent and the cache) until it answers 200 with a body
+   * `ready` accepts, and returns that body; the deadline only bounds a hang.
+   */
+  until(path: string, ready: (body: Obj) => boolean): Promise<Obj>;
 }
 
 /** Creates the client; `headers` go on every request (credentials, X-SPINNAKER-*). */
@@ -143,6 +148,15 @@ export function createOrcaClient(baseUrl: string, headers: Record<string, string
       }
     },
     get: (path) => request('GET', path),
+    async until(path, ready) {
+      let last: unknown;
+      for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(50)) {
+        const res = await request('GET', path);
+        last = res.body;
+        if (res.status === 200 && ready(res.body)) return res.body;
+      }
+      assert.fail(`${path} never became ready: ${JSON.stringify(last)}`);
+    },
   };
   return client;
 }
