@@ -3,7 +3,26 @@
  * `npm run db:generate` and applied at start-up; never edit a generated migration by hand.
  */
 import { sql } from 'drizzle-orm';
-import { bigint, bigserial, boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  bigserial,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgSequence,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
+
+/**
+ * Values of `accounts.objects_version`: one sequence, so a version is never handed out twice, not even to an account
+ * deleted and created again under the same name.
+ */
+export const objectsVersionSeq = pgSequence('objects_version_seq');
 
 /** Cluster accounts registered by agents. */
 export const accounts = pgTable('accounts', {
@@ -57,6 +76,14 @@ export const accounts = pgTable('accounts', {
   leaseEpoch: bigint('lease_epoch', { mode: 'number' }).notNull().default(0),
   leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true, mode: 'date' }),
   lastConnectionAt: timestamp('last_connection_at', { withTimezone: true, mode: 'date' }),
+  /**
+   * Changes, in the transaction that writes them, whenever the account's cached objects change (the object writer,
+   * the prune at a list's END, a removed cache): a new value of `objects_version_seq`. Readers that keep answers built
+   * from the cache (the Spinnaker answer cache) compare it to know an answer is still current, on every replica.
+   */
+  objectsVersion: bigint('objects_version', { mode: 'number' })
+    .notNull()
+    .default(sql`nextval('objects_version_seq')`),
   createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
 });

@@ -267,6 +267,7 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     metrics,
     now: deps.fiatClock,
     artifacts: config.spinnaker.artifacts,
+    answerCacheBytes: config.spinnaker.answerCacheMegabytes * 1024 * 1024,
   });
   await clouddriver
     .recover()

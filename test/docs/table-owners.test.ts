@@ -31,6 +31,7 @@ const TABLES: Table[] = [
       'src/gateway/accounts/account-claim-queries.ts',
       'src/gateway/accounts/account-lease-queries.ts',
       'src/gateway/accounts/account-sweep-queries.ts',
+      'src/gateway/accounts/objects-version-queries.ts',
     ],
   },
   { js: 'accountTransitions', sql: 'account_transitions', owners: ['src/gateway/accounts/account-states.ts'] },

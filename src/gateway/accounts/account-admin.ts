@@ -7,6 +7,7 @@
 import { create } from '@bufbuild/protobuf';
 import type { Database } from '../../db/database.js';
 import { removeAccountCaches } from '../cache/cache-removal.js';
+import { bumpObjectsVersions } from './objects-version-queries.js';
 import {
   AccountAction,
   AccountCommandSchema,
@@ -351,6 +352,7 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
         }
         await clearClusterBinding(tx, name);
         await removeAccountCaches(tx, [name]);
+        await bumpObjectsVersions(tx, [name]);
       });
       log.info({ account: name, actor }, 'account binding released');
       return (await accountViews(db, [name], viewOptions))[0]!;

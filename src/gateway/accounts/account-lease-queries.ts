@@ -101,13 +101,15 @@ export async function assertLeases(tx: DbOrTx, fence: WriteFence): Promise<void>
 /**
  * The accounts part of a cache write, as the body of one data-modifying CTE for object-writer.ts's single statement
  * (the write stays one atomic statement): adds each account's event count to `events_total` and moves `last_event_at`
- * when the count is not zero (bookmarks touch an account without being changes). With a fence it is the lease check:
+ * when the count is not zero (bookmarks touch an account without being changes), and gives the account a new
+ * `objects_version` then too (every counted event may change a cached object; schema.ts). With a fence it is the lease check:
  * it updates — and locks — only the rows still leased to the fence, and returns their names (`returning a.name`);
  * the caller's other parts must write only for those.
  */
 export function countEventsStatement(eventCounts: Record<string, number>, fence?: WriteFence): SQL {
   const counts = sql`json_each_text(${JSON.stringify(eventCounts)}::json) as c(name, n)`;
-  const changes = sql`last_event_at = case when c.n::bigint > 0 then now() else a.last_event_at end, events_total = a.events_total + c.n::bigint`;
+  const changes = sql`last_event_at = case when c.n::bigint > 0 then now() else a.last_event_at end, events_total = a.events_total + c.n::bigint,
+    objects_version = case when c.n::bigint > 0 then nextval('objects_version_seq') else a.objects_version end`;
   if (!fence) {
     return sql`update accounts a set ${changes}
             from ${counts} where a.name = c.name`;

@@ -7,6 +7,7 @@ import { and, eq, gt, inArray, lt, sql } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
 import { objects, watchStates } from '../../db/schema.js';
 import { assertLeases } from '../accounts/account-lease-queries.js';
+import { bumpObjectsVersions } from '../accounts/objects-version-queries.js';
 import type { WriteFence } from '../replicas/lease-fence.js';
 import { invalidArgument } from '../errors.js';
 
@@ -107,6 +108,7 @@ export function createSyncState(database: Database): SyncState {
         ];
         if (scope.watchNamespace !== '') conditions.push(eq(objects.namespace, scope.watchNamespace));
         const pruned = affectedRows(await tx.delete(objects).where(and(...conditions)));
+        if (pruned > 0) await bumpObjectsVersions(tx, [scope.account]);
         await tx
           .update(watchStates)
           .set({ resourceVersion, synced: true, listed: Math.min(count, 2 ** 31 - 1), updatedAt: sql`now()` })

@@ -220,6 +220,17 @@ const spinnakerSchema = z
     artifacts: artifactsSchema
       .default(() => artifactsSchema.parse({}))
       .describe('Artifact accounts for `PUT /artifacts/fetch` (docs/spinnaker.md).'),
+    answerCacheMegabytes: z
+      .number()
+      .int()
+      .min(0)
+      .max(16_384)
+      .default(64)
+      .describe(
+        "Memory for the answers of Deck's application routes (serverGroups, loadBalancers, serverGroupManagers, clusters), " +
+          "kept while their accounts' cached objects do not change and served again without reading Postgres " +
+          '(docs/spinnaker.md, "Infrastructure views"); 0 keeps none.',
+      ),
   })
   .strict();
 

@@ -69,8 +69,20 @@ export interface FiatRecorder {
   fiatLookup(result: FiatLookupResult): void;
 }
 
+/** What the Spinnaker answer cache records (src/gateway/spinnaker/infrastructure/answer-cache.ts). */
+export interface AnswerCacheRecorder {
+  answerCacheLookup(result: 'hit' | 'miss'): void;
+}
+
 /** The metrics of one gateway. */
-export interface GatewayMetrics extends IngestRecorder, OperationRecorder, ClaimRecorder, AuditRecorder, KubeRecorder, FiatRecorder {
+export interface GatewayMetrics
+  extends IngestRecorder,
+    OperationRecorder,
+    ClaimRecorder,
+    AuditRecorder,
+    KubeRecorder,
+    FiatRecorder,
+    AnswerCacheRecorder {
   readonly registry: Registry;
   /** The text exposition format. */
   scrape(): Promise<{ contentType: string; body: string }>;
@@ -231,10 +243,19 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     labelNames: ['result'],
     registers: [registry],
   });
+  const answerCacheLookups = new Counter({
+    name: 'outpost_gateway_spinnaker_answer_cache_total',
+    help: "Answers of Deck's application routes, by result: hit (kept answer served, its accounts unchanged), miss (built from the cache).",
+    labelNames: ['result'],
+    registers: [registry],
+  });
   return {
     registry,
     fiatLookup(result) {
       fiatLookups.inc({ result });
+    },
+    answerCacheLookup(result) {
+      answerCacheLookups.inc({ result });
     },
     kubeOpened() {
       kubeOpen.inc();

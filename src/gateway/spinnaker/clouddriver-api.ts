@@ -10,7 +10,7 @@ import type { AccountAdmin } from '../accounts/account-admin.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { RestEnv } from '../auth/rest-auth.js';
 import type { OperationManager } from '../operations/operation-manager.js';
-import type { FiatRecorder } from '../metrics/gateway-metrics.js';
+import type { AnswerCacheRecorder, FiatRecorder } from '../metrics/gateway-metrics.js';
 import { createFiatClient } from './fiat/fiat-client.js';
 import type { FiatConfig } from './fiat/fiat-config.js';
 import { createFiatPermissions } from './fiat/fiat-permissions.js';
@@ -30,6 +30,8 @@ import { addClusterRoutes } from './routes/cluster-routes.js';
 import { createClusterReads } from './infrastructure/cluster-reads.js';
 import { createInfrastructureReads } from './infrastructure/infrastructure-reads.js';
 import { createInfrastructureStore } from './infrastructure/infrastructure-store.js';
+import { createAnswerCache } from './infrastructure/answer-cache.js';
+import { readObjectsVersions } from '../accounts/objects-version-queries.js';
 import { readsOf } from './live-reads.js';
 import { prepareTraffic } from './ops/traffic-manifest.js';
 import { prepareDeploy } from './ops/deploy-manifest.js';
@@ -58,12 +60,14 @@ export interface ClouddriverApiDeps {
   audit?: Pick<AuditLog, 'record'>;
   /** `spinnaker.fiat`: with a `baseUrl`, every route also asks Fiat about the Spinnaker user (spinnaker-access.ts). */
   fiat?: FiatConfig;
-  /** Where Fiat lookups are counted; none when absent. */
-  metrics?: FiatRecorder;
+  /** Where Fiat lookups and answer-cache lookups are counted; none when absent. */
+  metrics?: FiatRecorder & AnswerCacheRecorder;
   /** The monotonic clock (ms) of the Fiat cache; tests move it. */
   now?: () => number;
   /** The artifact accounts of `PUT /artifacts/fetch` (spinnaker.artifacts); only the built-in ones when absent. */
   artifacts?: ArtifactsConfig;
+  /** Bytes of Deck's application answers kept (`spinnaker.answerCacheMegabytes`; answer-cache.ts); none when absent or 0. */
+  answerCacheBytes?: number;
 }
 
 /** See the module comment. */
@@ -142,7 +146,12 @@ export function createClouddriverApi(deps: ClouddriverApiDeps): ClouddriverApi {
       addManifestRoutes(app, { accounts, reads, cache, access });
       addCacheRoutes(app);
       const infrastructure = createInfrastructureStore(deps.database);
-      addInfrastructureRoutes(app, { accounts, reads: createInfrastructureReads(infrastructure), access });
+      const answers = createAnswerCache({
+        versions: (names) => readObjectsVersions(deps.database.db, names),
+        maxBytes: deps.answerCacheBytes ?? 0,
+        metrics: deps.metrics,
+      });
+      addInfrastructureRoutes(app, { accounts, reads: createInfrastructureReads(infrastructure), access, answers });
       addClusterRoutes(app, { accounts, clusters: createClusterReads(infrastructure), access });
       addConsoleRoutes(app, { accounts, reads, access });
       addArtifactRoutes(app, {

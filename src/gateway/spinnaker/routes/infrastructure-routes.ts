@@ -11,6 +11,7 @@ import type { Context, Hono } from 'hono';
 import type { RestEnv } from '../../auth/rest-auth.js';
 import { HttpError } from '../../errors.js';
 import type { AccountLookup } from '../account-lookup.js';
+import { createAnswerCache, type AnswerCache } from '../infrastructure/answer-cache.js';
 import type { InfrastructureReads } from '../infrastructure/infrastructure-reads.js';
 import { SEARCH_TYPES, type SearchType } from '../infrastructure/infrastructure-search.js';
 import type { SpinnakerAccess } from '../spinnaker-access.js';
@@ -21,6 +22,8 @@ export interface InfrastructureRoutesDeps {
   reads: InfrastructureReads;
   /** The one access check (rules, X-SPINNAKER-ACCOUNTS, Fiat when configured). */
   access: SpinnakerAccess;
+  /** Keeps the application routes' answers while their accounts' objects do not change; none kept when absent. */
+  answers?: AnswerCache;
 }
 
 const notFound = (message: string) => new HttpError(404, 'Not Found', message);
@@ -39,6 +42,10 @@ function positive(c: Context<RestEnv>, key: string, fallback: number): number {
 /** Adds the routes. */
 export function addInfrastructureRoutes(app: Hono<RestEnv>, deps: InfrastructureRoutesDeps): void {
   const { reads, access } = deps;
+  const answers = deps.answers ?? createAnswerCache({ versions: async () => new Map(), maxBytes: 0 });
+  /** Answers `build()`'s value as JSON, through the answer cache under `key` for the accounts `readable` gave. */
+  const cached = async (c: Context<RestEnv>, key: string, accounts: readonly string[], build: () => Promise<unknown>) =>
+    c.body(await answers.answer(key, accounts, build), 200, { 'Content-Type': 'application/json' });
   /** The accounts the request may read (rules, header and, with Fiat, account READ), by name. */
   const readable = async (c: Context<RestEnv>) =>
     access.filter(
@@ -70,11 +77,15 @@ export function addInfrastructureRoutes(app: Hono<RestEnv>, deps: Infrastructure
   });
   app.get('/applications/:app', async (c) => {
     const name = await application(c);
-    const view = await reads.application(await readable(c), name);
-    if (!view) throw notFound(`Application ${name} not found`);
-    return c.json(view);
+    const accounts = await readable(c);
+    const text = await answers.answer(`application\u0000${name}`, accounts, async () => (await reads.application(accounts, name)) ?? null);
+    if (text === 'null') throw notFound(`Application ${name} not found`);
+    return c.body(text, 200, { 'Content-Type': 'application/json' });
   });
-  app.get('/applications/:app/clusters', async (c) => c.json(await reads.clusterNames(await readable(c), await application(c))));
+  app.get('/applications/:app/clusters', async (c) => {
+    const [accounts, name] = [await readable(c), await application(c)];
+    return cached(c, `clusters\u0000${name}`, accounts, () => reads.clusterNames(accounts, name));
+  });
   app.get('/applications/:app/serverGroups', async (c) => {
     const filter = c.req.query('clusters');
     const clusters = filter
@@ -85,12 +96,18 @@ export function addInfrastructureRoutes(app: Hono<RestEnv>, deps: Infrastructure
             .filter(Boolean),
         )
       : undefined;
-    return c.json(await reads.serverGroups(await readable(c), await application(c), clusters));
+    const [accounts, name] = [await readable(c), await application(c)];
+    const key = `serverGroups\u0000${name}\u0000${clusters ? [...clusters].sort().join(',') : '*'}`;
+    return cached(c, key, accounts, () => reads.serverGroups(accounts, name, clusters));
   });
-  app.get('/applications/:app/serverGroupManagers', async (c) =>
-    c.json(await reads.serverGroupManagers(await readable(c), await application(c))),
-  );
-  app.get('/applications/:app/loadBalancers', async (c) => c.json(await reads.loadBalancers(await readable(c), await application(c))));
+  app.get('/applications/:app/serverGroupManagers', async (c) => {
+    const [accounts, name] = [await readable(c), await application(c)];
+    return cached(c, `serverGroupManagers\u0000${name}`, accounts, () => reads.serverGroupManagers(accounts, name));
+  });
+  app.get('/applications/:app/loadBalancers', async (c) => {
+    const [accounts, name] = [await readable(c), await application(c)];
+    return cached(c, `loadBalancers\u0000${name}`, accounts, () => reads.loadBalancers(accounts, name));
+  });
   app.get('/applications/:app/serverGroups/:account/:namespace/:name', async (c) => {
     await application(c);
     const acct = await account(c);
