@@ -77,13 +77,13 @@ export const accounts = pgTable('accounts', {
   leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true, mode: 'date' }),
   lastConnectionAt: timestamp('last_connection_at', { withTimezone: true, mode: 'date' }),
   /**
-   * Changes, in the transaction that writes them, whenever the account's cached objects change (the object writer,
-   * the prune at a list's END, a removed cache): a new value of `objects_version_seq`. Readers that keep answers built
-   * from the cache (the Spinnaker answer cache) compare it to know an answer is still current, on every replica.
+   * Changes, in the transaction that writes them, whenever the account's cached objects of a versioned kind change
+   * (the object writer, the prune at a list's END; a removed cache whatever its kinds): a new value of
+   * `objects_version_seq`. The gateway versions the kinds the Spinnaker answer cache reads (its ANSWER_KINDS), so
+   * Events and Leases do not move it; readers that keep answers built from those kinds compare it to know an answer
+   * is still current, on every replica.
    */
-  objectsVersion: bigint('objects_version', { mode: 'number' })
-    .notNull()
-    .default(sql`nextval('objects_version_seq')`),
+  objectsVersion: bigint('objects_version', { mode: 'number' }).notNull().default(sql`nextval('objects_version_seq')`),
   createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
 });

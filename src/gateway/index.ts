@@ -59,6 +59,7 @@ import { createOperationSealer } from './operations/operation-sealing.js';
 import { sealLegacyRequests } from './operations/legacy-requests.js';
 import { createKeyRing } from './secrets/key-ring.js';
 import { createRestApp } from './rest/rest-app.js';
+import { ANSWER_KINDS } from './spinnaker/infrastructure/answer-cache.js';
 import { createClouddriverApi } from './spinnaker/clouddriver-api.js';
 import { RECONNECT_HEADER, RECONNECT_NOW } from './agents/stream-timers.js';
 import { createAuthenticator } from './auth/authenticator.js';
@@ -240,8 +241,9 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     claimMetrics: metrics,
     registry,
     db: database.db,
-    objectWriter: createObjectWriter(database),
-    syncState: createSyncState(database),
+    // Only what Deck's kept answers are built from moves accounts' objects_version (answer-cache.ts).
+    objectWriter: createObjectWriter(database, { versionedKinds: ANSWER_KINDS }),
+    syncState: createSyncState(database, { versionedKinds: ANSWER_KINDS }),
     logger: logger.child({ component: 'agent-stream' }),
     operations,
     sessionStore: createAgentSessionStore(database),

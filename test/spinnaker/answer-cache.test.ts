@@ -5,8 +5,9 @@
  *   under, per key and per set of accounts; misses at once share one build; a failed build is not kept; answers go
  *   least recently used first within the byte budget; a budget of 0 keeps nothing;
  * - the version on each driver: every writer of the object cache moves it in its transaction (a batch of changes, a
- *   prune at a list's END, a removed cache), and only those (a bookmark, an END that pruned nothing, another account's
- *   batch leave it); a row created again under a deleted name never gets an old version back;
+ *   prune at a list's END, a removed cache) when it touches a kind the answers read, and only then (a bookmark, an END
+ *   that pruned nothing, another account's batch, ConfigMap changes and prunes leave it); a row created again under a
+ *   deleted name never gets an old version back;
  * - through a gateway, a sandbox and an agent: a second poll of serverGroups is a hit with the same bytes; a scale in
  *   the cluster shows in the next answer; a caller narrowed to another account right after never gets the kept
  *   answer of a wider one.
@@ -14,14 +15,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { and, eq } from 'drizzle-orm';
 import { type Database, openDatabase } from '../../src/db/database.js';
+import { objects } from '../../src/db/schema.js';
 import { createRawQuery } from '../../src/db/raw-query.js';
 import { bumpObjectsVersions, readObjectsVersions } from '../../src/gateway/accounts/objects-version-queries.js';
 import { emptyDecodedBatch, type ObjectRow } from '../../src/gateway/cache/event-decoder.js';
 import { createObjectWriter } from '../../src/gateway/cache/object-writer.js';
 import { createSyncState } from '../../src/gateway/cache/sync-state.js';
-import { createAnswerCache } from '../../src/gateway/spinnaker/infrastructure/answer-cache.js';
+import { ANSWER_KINDS, createAnswerCache } from '../../src/gateway/spinnaker/infrastructure/answer-cache.js';
 import { createTestDatabase, type TestDatabase, testDrivers } from '../../testkit/databases.js';
+import { eventually } from '../../testkit/eventually.js';
 import { startStack, type Stack } from '../../testkit/stack.js';
 import { createOrcaClient, type Obj, type OrcaClient } from './orca-client.js';
 
@@ -124,19 +128,21 @@ describe('answer cache', () => {
   });
 });
 
-const pod = (name: string, version: number): ObjectRow => ({
+const objectRow = (kind: string, name: string, version: number): ObjectRow => ({
   account: 'a',
   api_version: 'v1',
-  kind: 'Pod',
+  kind,
   namespace: 'default',
   name,
-  uid: `uid-${name}`,
+  uid: `uid-${kind}-${name}`,
   resource_version: String(version),
   labels: {},
-  object: JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', uid: `uid-${name}` } }),
+  object: JSON.stringify({ apiVersion: 'v1', kind, metadata: { name, namespace: 'default', uid: `uid-${kind}-${name}` } }),
   watch_namespace: '',
   sync_gen: 0,
 });
+const pod = (name: string, version: number) => objectRow('Pod', name, version);
+const configMap = (name: string, version: number) => objectRow('ConfigMap', name, version);
 
 for (const driver of testDrivers()) {
   describe(`accounts.objects_version (${driver})`, { concurrency: false }, () => {
@@ -147,7 +153,7 @@ for (const driver of testDrivers()) {
     before(async () => {
       testDb = await createTestDatabase(driver);
       database = await openDatabase(testDb.url, { maxConnections: 2 });
-      await createRawQuery(database)("insert into accounts (name) values ('a'), ('b')");
+      await createRawQuery(database)("insert into accounts (name) values ('a'), ('b')", []);
     });
     after(async () => {
       await database?.close();
@@ -155,8 +161,9 @@ for (const driver of testDrivers()) {
     });
 
     test('moved by every write of the cache, in its transaction, and by nothing else', async () => {
-      const writer = createObjectWriter(database);
-      const sync = createSyncState(database);
+      // As the gateway creates them: only the kinds the kept answers read are versioned.
+      const writer = createObjectWriter(database, { versionedKinds: ANSWER_KINDS });
+      const sync = createSyncState(database, { versionedKinds: ANSWER_KINDS });
       const start = await versions();
       assert.deepEqual(Object.keys(start).sort(), ['a', 'b']);
       assert.notEqual(start.a, start.b, 'new rows take fresh values of the sequence');
@@ -170,6 +177,25 @@ for (const driver of testDrivers()) {
       const scope = { account: 'a', apiVersion: 'v1', kind: 'Pod', resource_version: '3', watch_namespace: '' };
       await writer.write({ ...emptyDecodedBatch(), scopes: [{ ...scope, api_version: 'v1' }], accounts: ['a'], eventCounts: { a: 0 } });
       assert.deepEqual(await versions(), afterChanges, 'a bookmark is not a change');
+      await writer.write({
+        ...emptyDecodedBatch(),
+        upserts: [configMap('c1', 3), configMap('c2', 3)],
+        accounts: ['a'],
+        eventCounts: { a: 2 },
+      });
+      await writer.write({ ...emptyDecodedBatch(), deletes: [configMap('c1', 4)], accounts: ['a'], eventCounts: { a: 1 } });
+      assert.deepEqual(await versions(), afterChanges, 'changes of kinds no answer reads leave it');
+      await writer.write({ ...emptyDecodedBatch(), deletes: [pod('p9', 4)], accounts: ['a'], eventCounts: { a: 1 } });
+      const afterDelete = await versions();
+      assert.ok(afterDelete.a! > afterChanges.a!, 'a delete of a versioned kind moves it (even of an object not cached)');
+      // Without versionedKinds (the writer's default), every kind is versioned.
+      await createObjectWriter(database).write({
+        ...emptyDecodedBatch(),
+        upserts: [configMap('c3', 5)],
+        accounts: ['a'],
+        eventCounts: { a: 1 },
+      });
+      assert.ok((await versions()).a! > afterDelete.a!);
 
       // A new list that holds only p1: its END prunes p2 and moves the version; an END that prunes nothing does not.
       const watch = { account: 'a', apiVersion: 'v1', kind: 'Pod', watchNamespace: '' };
@@ -180,10 +206,25 @@ for (const driver of testDrivers()) {
       const afterPrune = await versions();
       assert.ok(afterPrune.a! > beforeEnd.a!, 'the prune moves it');
       const again = await sync.startList(watch);
-      await writer.write({ ...emptyDecodedBatch(), upserts: [{ ...pod('p1', 5), sync_gen: again }], accounts: ['a'], eventCounts: { a: 1 } });
+      await writer.write({
+        ...emptyDecodedBatch(),
+        upserts: [{ ...pod('p1', 5), sync_gen: again }],
+        accounts: ['a'],
+        eventCounts: { a: 1 },
+      });
       const beforeQuietEnd = await versions();
       assert.equal(await sync.endList(watch, again, '5', 1), 0);
       assert.deepEqual(await versions(), beforeQuietEnd, 'an END that pruned nothing leaves it');
+      const maps = { ...watch, kind: 'ConfigMap' };
+      const mapsGen = await sync.startList(maps);
+      await writer.write({
+        ...emptyDecodedBatch(),
+        upserts: [{ ...configMap('c2', 6), sync_gen: mapsGen }],
+        accounts: ['a'],
+        eventCounts: { a: 1 },
+      });
+      assert.equal(await sync.endList(maps, mapsGen, '6', 1), 1, 'c3 pruned');
+      assert.deepEqual(await versions(), beforeQuietEnd, 'a prune of a kind no answer reads leaves it');
 
       // A removed cache (a released binding) moves it through bumpObjectsVersions in the same transaction.
       await database.db.transaction(async (tx) => bumpObjectsVersions(tx, ['b']));
@@ -193,8 +234,8 @@ for (const driver of testDrivers()) {
     test('a row created again under a deleted name starts at a value never handed out before', async () => {
       const run = createRawQuery(database);
       const seen = new Set(Object.values(await versions()));
-      await run("delete from accounts where name = 'b'");
-      await run("insert into accounts (name) values ('b')");
+      await run("delete from accounts where name = 'b'", []);
+      await run("insert into accounts (name) values ('b')", []);
       const fresh = (await versions()).b!;
       assert.ok(!seen.has(fresh) && fresh > Math.max(...seen));
     });
@@ -257,7 +298,11 @@ describe("Deck's application answers through the answer cache", { concurrency: f
   });
 
   test('a second poll is a hit with the same bytes; a scale shows in the next answer; narrower callers get their own', async () => {
-    await deck.until('/applications/shop/serverGroups', (b) => (b as unknown as Obj[]).length === 2);
+    // Every pod up first (the sandbox starts pods after a delay), then a few identical polls.
+    await deck.until('/applications/shop/serverGroups', (b) => {
+      const sgs = b as unknown as Obj[];
+      return sgs.length === 2 && sgs.every((sg) => sg.instanceCounts.up === sg.capacity.desired && sg.capacity.desired > 0);
+    });
     const settled = await quiet('/applications/shop/serverGroups');
     const hits = await metric('hit');
     const res = await fetch(`${stack.gateway.httpUrl}/applications/shop/serverGroups`);
@@ -265,6 +310,24 @@ describe("Deck's application answers through the answer cache", { concurrency: f
     const text = await res.text();
     assert.equal(JSON.stringify(JSON.parse(text)), settled);
     assert.ok((await metric('hit')) > hits, 'the quiet answer was served from the answer cache');
+
+    // A ConfigMap (no answer reads one) reaches the cache: the kept answer stays kept.
+    stack.sandbox.store.create({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'shop-config', namespace: 'default' },
+      data: { a: '1' },
+    });
+    await eventually('the ConfigMap cached', async () => {
+      const rows = await stack.gateway.database.db
+        .select({ name: objects.name })
+        .from(objects)
+        .where(and(eq(objects.account, 'shop-a'), eq(objects.kind, 'ConfigMap'), eq(objects.name, 'shop-config')));
+      return rows.length === 1;
+    });
+    const hitsBefore = await metric('hit');
+    assert.equal(JSON.stringify((await deck.get('/applications/shop/serverGroups')).body), settled);
+    assert.equal(await metric('hit'), hitsBefore + 1, 'still a hit after the ConfigMap');
 
     // Right after the kept answer of both accounts, a caller narrowed to one gets only that one.
     const narrowed = createOrcaClient(stack.gateway.httpUrl, { 'x-spinnaker-accounts': 'shop-b' });

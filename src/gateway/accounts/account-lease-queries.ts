@@ -101,15 +101,15 @@ export async function assertLeases(tx: DbOrTx, fence: WriteFence): Promise<void>
 /**
  * The accounts part of a cache write, as the body of one data-modifying CTE for object-writer.ts's single statement
  * (the write stays one atomic statement): adds each account's event count to `events_total` and moves `last_event_at`
- * when the count is not zero (bookmarks touch an account without being changes), and gives the account a new
- * `objects_version` then too (every counted event may change a cached object; schema.ts). With a fence it is the lease check:
- * it updates — and locks — only the rows still leased to the fence, and returns their names (`returning a.name`);
- * the caller's other parts must write only for those.
+ * when the count is not zero (bookmarks touch an account without being changes), and gives the accounts of
+ * `versioned` — those whose batch changed objects of a versioned kind (schema.ts, `objects_version`) — a new
+ * `objects_version`. With a fence it is the lease check: it updates — and locks — only the rows still leased to the
+ * fence, and returns their names (`returning a.name`); the caller's other parts must write only for those.
  */
-export function countEventsStatement(eventCounts: Record<string, number>, fence?: WriteFence): SQL {
+export function countEventsStatement(eventCounts: Record<string, number>, fence?: WriteFence, versioned: readonly string[] = []): SQL {
   const counts = sql`json_each_text(${JSON.stringify(eventCounts)}::json) as c(name, n)`;
   const changes = sql`last_event_at = case when c.n::bigint > 0 then now() else a.last_event_at end, events_total = a.events_total + c.n::bigint,
-    objects_version = case when c.n::bigint > 0 then nextval('objects_version_seq') else a.objects_version end`;
+    objects_version = case when ${JSON.stringify(versioned)}::jsonb ? c.name then nextval('objects_version_seq') else a.objects_version end`;
   if (!fence) {
     return sql`update accounts a set ${changes}
             from ${counts} where a.name = c.name`;

@@ -25,8 +25,27 @@ export interface ObjectWriter {
   write(batch: DecodedBatch, fence?: WriteFence): Promise<void>;
 }
 
+/** Options of {@link createObjectWriter}. */
+export interface ObjectWriterOptions {
+  /**
+   * Kinds whose changes move the account's `objects_version` (what readers that keep answers depend on:
+   * src/db/schema.ts); every kind when absent. Changes of other kinds — Events, Leases, ConfigMaps, which many clusters
+   * rewrite every few seconds — then leave the version, and the answers kept under it, alone.
+   */
+  versionedKinds?: ReadonlySet<string>;
+}
+
 /** Creates the writer over an open database. */
-export function createObjectWriter(database: Database): ObjectWriter {
+export function createObjectWriter(database: Database, options: ObjectWriterOptions = {}): ObjectWriter {
+  const versionedKinds = options.versionedKinds;
+  /** Accounts with a change of a versioned kind in `batch` (a change that turns out stale still counts: harmless). */
+  const versionedAccounts = (batch: DecodedBatch) => {
+    const accounts = new Set<string>();
+    for (const rows of [batch.upserts, batch.deletes]) {
+      for (const r of rows) if (!versionedKinds || versionedKinds.has(r.kind)) accounts.add(r.account);
+    }
+    return [...accounts];
+  };
   // A row is replaced by a newer event of the same watch, or by any event of a newer full list (a list is
   // authoritative for its scope whatever its resourceVersions say: after an etcd restore they start lower).
   const replaces = sql`(${sqlNotOlder(sql.raw('excluded.resource_version'), sql.raw('o.resource_version'))} or excluded.sync_gen > o.sync_gen)`;
@@ -39,7 +58,7 @@ export function createObjectWriter(database: Database): ObjectWriter {
       // Fenced: the lease check comes first and the other parts keep only the accounts it let through.
       const leased = (column: string) => (fence ? sql` and ${sql.raw(column)} in (select name from fenced)` : sql``);
       if (fence && batch.accounts.length > 0) {
-        parts.push(sql`fenced as (${countEventsStatement(batch.eventCounts, fence)})`);
+        parts.push(sql`fenced as (${countEventsStatement(batch.eventCounts, fence, versionedAccounts(batch))})`);
       }
       if (batch.upserts.length > 0) {
         parts.push(sql`upserted as (
@@ -81,7 +100,7 @@ export function createObjectWriter(database: Database): ObjectWriter {
               resource_version = excluded.resource_version, updated_at = now())`);
       }
       if (!fence && batch.accounts.length > 0) {
-        parts.push(sql`touched as (${countEventsStatement(batch.eventCounts)})`);
+        parts.push(sql`touched as (${countEventsStatement(batch.eventCounts, undefined, versionedAccounts(batch))})`);
       }
       if (parts.length === 0) return;
       if (!fence || batch.accounts.length === 0) {

@@ -55,7 +55,9 @@ export interface SyncState {
 }
 
 /** Creates the watch_states operations over an open database. */
-export function createSyncState(database: Database): SyncState {
+export function createSyncState(database: Database, options: { versionedKinds?: ReadonlySet<string> } = {}): SyncState {
+  // A prune of a versioned kind moves the account's objects_version (ObjectWriterOptions.versionedKinds; every kind when absent).
+  const { versionedKinds } = options;
   const { db } = database;
   const scopeWhere = (s: WatchScope) =>
     and(
@@ -108,7 +110,7 @@ export function createSyncState(database: Database): SyncState {
         ];
         if (scope.watchNamespace !== '') conditions.push(eq(objects.namespace, scope.watchNamespace));
         const pruned = affectedRows(await tx.delete(objects).where(and(...conditions)));
-        if (pruned > 0) await bumpObjectsVersions(tx, [scope.account]);
+        if (pruned > 0 && (!versionedKinds || versionedKinds.has(scope.kind))) await bumpObjectsVersions(tx, [scope.account]);
         await tx
           .update(watchStates)
           .set({ resourceVersion, synced: true, listed: Math.min(count, 2 ** 31 - 1), updatedAt: sql`now()` })

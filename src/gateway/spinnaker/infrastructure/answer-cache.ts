@@ -5,7 +5,7 @@
  * with their pods (megabytes, tens of milliseconds of Postgres and mapping); most polls find nothing changed.
  *
  * "Changed" is `accounts.objects_version` (objects-version-queries.ts), which every writer of the object cache moves in
- * the transaction that writes, on any replica. Every request reads the versions of its accounts first (one indexed
+ * the transaction that writes objects of {@link ANSWER_KINDS}, on any replica. Every request reads the versions of its accounts first (one indexed
  * query), then serves the kept answer only when they are exactly the versions it was built under; otherwise it builds
  * the answer again — reading the objects after the versions, so the answer holds at least every change up to them —
  * and keeps it under those versions. A write the answer may have missed always moves a version past it, so the answer
@@ -17,6 +17,20 @@
  */
 
 import type { AnswerCacheRecorder } from '../../metrics/gateway-metrics.js';
+import { LOAD_BALANCER_KINDS, MANAGER_KINDS, SECURITY_GROUP_KINDS, SERVER_GROUP_KINDS } from './object-facts.js';
+
+/**
+ * Every kind the kept answers are built from — the kinds of object-facts.ts's classes and their pods. The gateway
+ * versions only these (ObjectWriterOptions.versionedKinds): Events, Leases and the other kinds clusters rewrite every
+ * few seconds do not move `objects_version`, so they do not throw kept answers away.
+ */
+export const ANSWER_KINDS: ReadonlySet<string> = new Set([
+  ...SERVER_GROUP_KINDS,
+  ...MANAGER_KINDS,
+  ...LOAD_BALANCER_KINDS,
+  ...SECURITY_GROUP_KINDS,
+  'Pod',
+]);
 
 /** See the module comment. */
 export interface AnswerCache {
