@@ -3,8 +3,11 @@
  * /applications/{app}/serverGroups?expand=false` (Deck's Clusters tab) and `GET /applications?restricted=false&expand=true`
  * (Gate's application poller) — each beside its baseline, the very statements the infrastructure store issues for
  * it (built by `infrastructureQueries`, so the SQL and parameters are the store's) run with the postgres-js client
- * straight against Postgres, rows only: no account lookup, no mapping, no JSON answer. Route and baseline alternate
- * request by request (ABBA), sequentially and then with several clients at once, so both see the same machine.
+ * straight against Postgres, rows only: no account lookup, no mapping, no JSON answer. serverGroups is asked of two
+ * gateways on the same database: one with the answer cache (what Deck's polls get while the application's accounts
+ * do not change: the kept answer, after one indexed read of the accounts' versions) and one with it off (what every
+ * poll after a change costs: the answer built from the cache). The sides take turns request by request (rotated:
+ * ABC, BCA, CAB…), sequentially and then with several clients at once, so all see the same machine.
  */
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
@@ -32,6 +35,12 @@ export interface SideBySide {
   raw: ReturnType<typeof summarize>;
 }
 
+/** serverGroups: `route` built every time (answer cache off), `kept` from the answer cache, and the baseline. */
+export interface ServerGroupsSides extends SideBySide {
+  /** Absent in results from before the answer cache. */
+  kept?: ReturnType<typeof summarize>;
+}
+
 /** Figures of the reads. */
 export interface InfraReadsResult {
   /** What the serverGroups answer held (checked against the fixture). */
@@ -40,8 +49,10 @@ export interface InfraReadsResult {
   responseBytes: number;
   /** Rows the baseline's three statements return (server groups, their pods, the Services of their namespaces). */
   rawRows: number;
-  sequential: SideBySide;
-  concurrent: SideBySide & { concurrency: number };
+  sequential: ServerGroupsSides;
+  concurrent: ServerGroupsSides & { concurrency: number };
+  /** Of the requests to the answer-cache gateway, the share served from a kept answer (its metrics); absent before it. */
+  keptHitRatio?: number;
   applications: SideBySide & { count: number; responseBytes: number };
 }
 
@@ -70,6 +81,28 @@ async function alternate(n: number, a: () => Promise<unknown>, b: () => Promise<
   return [as, bs];
 }
 
+/** `n` rounds of every side, the order rotated each round (ABC, BCA, CAB…); the samples of each side. */
+async function rotate(n: number, sides: (() => Promise<unknown>)[]): Promise<number[][]> {
+  const samples = sides.map(() => [] as number[]);
+  for (let i = 0; i < n; i++) {
+    for (let j = 0; j < sides.length; j++) {
+      const k = (i + j) % sides.length;
+      samples[k]!.push(await timed(sides[k]!));
+    }
+  }
+  return samples;
+}
+
+/** The answer cache's hit and miss counts from a gateway's /metrics. */
+async function answerCacheCounts(httpUrl: string): Promise<{ hit: number; miss: number }> {
+  const text = await (await fetch(`${httpUrl}/metrics`)).text();
+  const count = (result: string) => {
+    const line = text.split('\n').find((l) => l.startsWith(`outpost_gateway_spinnaker_answer_cache_total{result="${result}"}`));
+    return line ? Number(line.split(' ').at(-1)) : 0;
+  };
+  return { hit: count('hit'), miss: count('miss') };
+}
+
 /** `total` requests of `fn` over `clients` clients at once; the latency of each. */
 async function concurrently(clients: number, total: number, fn: () => Promise<unknown>): Promise<number[]> {
   const samples: number[] = [];
@@ -91,11 +124,13 @@ async function getBytes(url: string): Promise<ArrayBuffer> {
 }
 
 /**
- * Measures the reads of application `app` on the gateway at `httpUrl`, whose database is `databaseUrl`; `expected`
- * is what the fixture put there (the answer is checked against it before anything is timed).
+ * Measures the reads of application `app` on the gateway at `httpUrl` (answer cache on) and the one at `builtUrl`
+ * (answer cache off), whose database is `databaseUrl`; `expected` is what the fixture put there (both answers are
+ * checked against it, and against each other, before anything is timed).
  */
 export async function measureInfraReads(opts: {
   httpUrl: string;
+  builtUrl: string;
   databaseUrl: string;
   app: string;
   expected: { serverGroups: number; instances: number };
@@ -129,7 +164,9 @@ export async function measureInfraReads(opts: {
     const clusterKeys: Statement = q.clusterKeys(accounts).toSQL();
     const rawApplications = () => run(clusterKeys);
 
-    const serverGroupsUrl = `${httpUrl}/applications/${encodeURIComponent(app)}/serverGroups?expand=false`;
+    const serverGroupsPath = `/applications/${encodeURIComponent(app)}/serverGroups?expand=false`;
+    const serverGroupsUrl = `${opts.builtUrl}${serverGroupsPath}`;
+    const keptUrl = `${httpUrl}${serverGroupsPath}`;
     const applicationsUrl = `${httpUrl}/applications?restricted=false&expand=true`;
     const first = await getBytes(serverGroupsUrl);
     const answer = JSON.parse(Buffer.from(first).toString('utf8')) as { instances: unknown[] }[];
@@ -138,15 +175,27 @@ export async function measureInfraReads(opts: {
       throw new Error(
         `serverGroups of ${app}: ${answer.length} server groups and ${instances} instances, expected ${opts.expected.serverGroups} and ${opts.expected.instances}`,
       );
+    const kept = await getBytes(keptUrl);
+    if (!Buffer.from(kept).equals(Buffer.from(first))) throw new Error('the two gateways answered serverGroups differently');
     const apps = await getBytes(applicationsUrl);
 
-    await alternate(params.warmup, () => getBytes(serverGroupsUrl), raw);
-    const [seqRoute, seqRaw] = await alternate(params.sequential, () => getBytes(serverGroupsUrl), raw);
+    const sides = [() => getBytes(keptUrl), () => getBytes(serverGroupsUrl), raw];
+    await rotate(params.warmup, sides);
+    const countsBefore = await answerCacheCounts(httpUrl);
+    const [seqKept, seqRoute, seqRaw] = await rotate(params.sequential, sides);
     const half = Math.ceil(params.concurrentRequests / 2);
-    const conRoute = await concurrently(params.concurrency, half, () => getBytes(serverGroupsUrl));
-    const conRaw = await concurrently(params.concurrency, half, raw);
-    conRaw.push(...(await concurrently(params.concurrency, half, raw)));
-    conRoute.push(...(await concurrently(params.concurrency, half, () => getBytes(serverGroupsUrl))));
+    // Blocks of each side, the second half in the reverse order of the first.
+    const [conKept, conRoute, conRaw] = [[], [], []] as number[][];
+    const blocks = [conKept!, conRoute!, conRaw!];
+    for (const order of [
+      [0, 1, 2],
+      [2, 1, 0],
+    ]) {
+      for (const k of order) blocks[k]!.push(...(await concurrently(params.concurrency, half, sides[k]!)));
+    }
+    const countsAfter = await answerCacheCounts(httpUrl);
+    const hits = countsAfter.hit - countsBefore.hit;
+    const lookups = hits + countsAfter.miss - countsBefore.miss;
     await alternate(params.warmup, () => getBytes(applicationsUrl), rawApplications);
     const [appsRoute, appsRaw] = await alternate(params.applications, () => getBytes(applicationsUrl), rawApplications);
     return {
@@ -154,8 +203,9 @@ export async function measureInfraReads(opts: {
       instances,
       responseBytes: first.byteLength,
       rawRows,
-      sequential: { route: summarize(seqRoute), raw: summarize(seqRaw) },
-      concurrent: { concurrency: params.concurrency, route: summarize(conRoute), raw: summarize(conRaw) },
+      sequential: { route: summarize(seqRoute!), raw: summarize(seqRaw!), kept: summarize(seqKept!) },
+      concurrent: { concurrency: params.concurrency, route: summarize(conRoute!), raw: summarize(conRaw!), kept: summarize(conKept!) },
+      keptHitRatio: lookups > 0 ? hits / lookups : 0,
       applications: {
         count: (JSON.parse(Buffer.from(apps).toString('utf8')) as unknown[]).length,
         responseBytes: apps.byteLength,

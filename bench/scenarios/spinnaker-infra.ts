@@ -7,8 +7,9 @@
  * owner index's pending list merged); a real agent streams an in-process sandbox as one more account. Then, in this
  * order:
  *
- * 1. reads (spinnaker-infra-reads.ts): serverGroups of the application and the application list, each beside the
- *    store's own statements run straight against Postgres;
+ * 1. reads (spinnaker-infra-reads.ts): serverGroups of the application — kept by the answer cache, and built by a
+ *    second replica with the answer cache off — and the application list, each beside the store's own statements run
+ *    straight against Postgres;
  * 2. freshness (spinnaker-infra-freshness.ts): sandbox Deployment scaled → shown, new application → listed;
  * 3. before all of it, when `writeRounds` > 0, the write cost of migration 0012 (spinnaker-infra-writes.ts), on
  *    databases and gateways of its own.
@@ -74,6 +75,9 @@ export async function runSpinnakerInfra(params: SpinnakerInfraParams): Promise<S
     sandbox.store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: LIVE } });
     const gateway = await startGateway(database.url);
     children.push(gateway.child);
+    // A second replica on the same database with the answer cache off: what a poll after a change costs.
+    const built = await startGateway(database.url, { OUTPOST_GATEWAY_SPINNAKER_ANSWER_CACHE_MEGABYTES: '0' });
+    children.push(built.child);
     loaded = await loadAccounts(`http://127.0.0.1:${gateway.grpcPort}`, fixture);
     const sql = postgres(database.url, { max: 1, onnotice: () => {} });
     try {
@@ -98,6 +102,7 @@ export async function runSpinnakerInfra(params: SpinnakerInfraParams): Promise<S
 
     const reads = await measureInfraReads({
       httpUrl: gateway.httpUrl,
+      builtUrl: built.httpUrl,
       databaseUrl: database.url,
       app: INFRA_APP,
       expected: { serverGroups: params.fixture.serverGroups, instances: params.fixture.serverGroups * params.fixture.podsPerServerGroup },

@@ -39,6 +39,15 @@ describe('gateway config', () => {
     assert.deepEqual(gatewayConfigSchema.parse({}), { ...fromFile, id: gatewayConfigSchema.parse({}).id });
   });
 
+  test('spinnaker.answerCacheMegabytes: 64 by default, 0 (off) from the env, a negative size refused naming the key', () => {
+    assert.equal(loadGatewayConfig({}).spinnaker.answerCacheMegabytes, 64);
+    assert.equal(loadGatewayConfig({ env: { OUTPOST_GATEWAY_SPINNAKER_ANSWER_CACHE_MEGABYTES: '0' } }).spinnaker.answerCacheMegabytes, 0);
+    assert.throws(
+      () => loadGatewayConfig({ env: { OUTPOST_GATEWAY_SPINNAKER_ANSWER_CACHE_MEGABYTES: '-1' } }),
+      (err: unknown) => err instanceof GatewayConfigError && /spinnaker\.answerCacheMegabytes/.test(err.message),
+    );
+  });
+
   test('file < env < overrides', () => {
     const dir = mkdtempSync(join(tmpdir(), 'outpost-gw-config-'));
     try {

@@ -30,7 +30,7 @@ import {
 } from './account-repository.js';
 import { NEW_ACCOUNT, STREAMED_STATES, recordTransitions, type AccountState, type Transition } from './account-states.js';
 import { parseIdentity, rebindAccount } from './account-rebind.js';
-import { accountViews, getAccountView, listAccountViews, type AccountPage } from './account-view.js';
+import { accountExists, accountViews, getAccountView, listAccountNames, listAccountViews, type AccountPage } from './account-view.js';
 
 /** Limits of the account routes (`config.accounts`). */
 export interface AccountLimits {
@@ -62,6 +62,10 @@ export interface AccountAdmin {
   list(query: { name?: string; page?: number; limit?: number }): Promise<AccountPage & { page: number; limit: number }>;
   /** NOT_FOUND when unknown. */
   get(name: string): Promise<{ account: Account; transitions: AccountTransition[] }>;
+  /** Every account's name, sorted (cheap: no view is built). */
+  names(): Promise<string[]>;
+  /** Whether the account exists (cheap: no view is built). */
+  exists(name: string): Promise<boolean>;
   /** Defines accounts, INACTIVE, nothing pushed. Conflict (listing them) when any name exists. */
   create(inputs: AccountInput[], actor: string): Promise<Account[]>;
   /** Activates or deactivates accounts (moving dynamic ones to a new zone first). Not found lists unknown names. */
@@ -152,6 +156,13 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
       const effective = limit || deps.limits.maxPageSize;
       const result = await listAccountViews(db, { name: query.name, page, limit: effective }, viewOptions);
       return { ...result, page, limit: effective };
+    },
+
+    names() {
+      return listAccountNames(db);
+    },
+    exists(name) {
+      return accountExists(db, name);
     },
 
     async get(name) {

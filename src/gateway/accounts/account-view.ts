@@ -41,6 +41,21 @@ export interface AccountPage {
   total: number;
 }
 
+/** Whether an account of that name exists (one primary-key probe; no view built). */
+export async function accountExists(db: Db, name: string): Promise<boolean> {
+  const rows = await db.select({ name: accounts.name }).from(accounts).where(eq(accounts.name, name)).limit(1);
+  return rows.length > 0;
+}
+
+/**
+ * Every account's name, sorted: what a caller that only needs to know which accounts exist reads, without the
+ * object counts of a view (a grouped count over the cache).
+ */
+export async function listAccountNames(db: Db): Promise<string[]> {
+  const rows = await db.select({ name: accounts.name }).from(accounts).orderBy(asc(accounts.name));
+  return rows.map((r) => r.name);
+}
+
 /** Lists accounts by name: `name` filters to one, `page` is 1-based, `limit` bounds the page (0: no bound). */
 export async function listAccountViews(
   db: Db,

@@ -220,7 +220,7 @@ const spinnakerSchema = z
     artifacts: artifactsSchema
       .default(() => artifactsSchema.parse({}))
       .describe('Artifact accounts for `PUT /artifacts/fetch` (docs/spinnaker.md).'),
-    answerCacheMegabytes: z
+    answerCacheMegabytes: z.coerce
       .number()
       .int()
       .min(0)

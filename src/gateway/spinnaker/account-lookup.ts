@@ -12,11 +12,17 @@ export interface AccountLookup {
   get(name: string): Promise<Account | undefined>;
   /** Every account, by name. */
   all(): Promise<Account[]>;
+  /** Every account's name, sorted: for routes that only filter by account (no views built, no objects counted). */
+  names(): Promise<string[]>;
+  /** Whether the gateway knows the account: for routes that only need to know it exists (no view built). */
+  exists(name: string): Promise<boolean>;
 }
 
 /** Creates the lookup over `admin`. */
-export function createAccountLookup(admin: Pick<AccountAdmin, 'get' | 'list' | 'limits'>): AccountLookup {
+export function createAccountLookup(admin: Pick<AccountAdmin, 'get' | 'list' | 'names' | 'exists' | 'limits'>): AccountLookup {
   return {
+    names: () => admin.names(),
+    exists: (name) => admin.exists(name),
     async get(name) {
       try {
         return (await admin.get(name)).account;

@@ -50,7 +50,7 @@ export interface ClouddriverApiDeps {
   selfId: string;
   database: Database;
   operations: Pick<OperationManager, 'submit'>;
-  accounts: Pick<AccountAdmin, 'get' | 'list' | 'limits'>;
+  accounts: Pick<AccountAdmin, 'get' | 'list' | 'names' | 'exists' | 'limits'>;
   logger: Logger;
   /** True while the replica with this id is alive; without it only this replica counts as alive. */
   replicaAlive?: (id: string) => boolean;

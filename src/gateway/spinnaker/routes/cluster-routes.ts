@@ -34,7 +34,7 @@ export function addClusterRoutes(app: Hono<RestEnv>, deps: ClusterRoutesDeps): v
     const account = c.req.param('account') ?? '';
     await access.requireApplication(c, application, 'READ');
     await access.requireAccount(c, account, 'READ');
-    if (!(await deps.accounts.get(account))) throw notFound(`no account named ${JSON.stringify(account)}`);
+    if (!(await deps.accounts.exists(account))) throw notFound(`no account named ${JSON.stringify(account)}`);
     return { application, account };
   };
   /** The `expand` query parameter (default true, as Clouddriver's); 400 for anything but true/false. */

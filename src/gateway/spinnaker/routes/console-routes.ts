@@ -48,7 +48,7 @@ export function addConsoleRoutes(app: Hono<RestEnv>, deps: ConsoleRoutesDeps): v
   app.get('/instances/:account/:namespace/:name/console', async (c) => {
     const { account, namespace, name } = c.req.param();
     await deps.access.requireAccount(c, account, 'READ');
-    if (!(await deps.accounts.get(account))) throw new HttpError(404, 'Not Found', `no account named ${JSON.stringify(account)}`);
+    if (!(await deps.accounts.exists(account))) throw new HttpError(404, 'Not Found', `no account named ${JSON.stringify(account)}`);
     const podName = podNameOf(name);
     const reads = deps.reads(requesterOfRequest(c));
     const pod = await reads.get(account, 'Pod', namespace, podName);

@@ -47,17 +47,12 @@ export function addInfrastructureRoutes(app: Hono<RestEnv>, deps: Infrastructure
   const cached = async (c: Context<RestEnv>, key: string, accounts: readonly string[], build: () => Promise<unknown>) =>
     c.body(await answers.answer(key, accounts, build), 200, { 'Content-Type': 'application/json' });
   /** The accounts the request may read (rules, header and, with Fiat, account READ), by name. */
-  const readable = async (c: Context<RestEnv>) =>
-    access.filter(
-      c,
-      (await deps.accounts.all()).map((a) => a.name),
-      { account: (name) => name },
-    );
+  const readable = async (c: Context<RestEnv>) => access.filter(c, await deps.accounts.names(), { account: (name) => name });
   /** The account of a single-object route: 403 when the caller may not read it (503 when Fiat cannot say), 404 when unknown. */
   const account = async (c: Context<RestEnv>) => {
     const name = c.req.param('account') ?? '';
     await access.requireAccount(c, name, 'READ');
-    if (!(await deps.accounts.get(name))) throw notFound(`no account named ${JSON.stringify(name)}`);
+    if (!(await deps.accounts.exists(name))) throw notFound(`no account named ${JSON.stringify(name)}`);
     return name;
   };
   /** Routes below /applications/{app} need READ on the application too (Clouddriver's @PreAuthorize; Fiat only). */

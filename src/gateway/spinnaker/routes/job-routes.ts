@@ -47,7 +47,7 @@ export function addJobRoutes(app: Hono<RestEnv>, deps: JobRoutesDeps): void {
     ]);
     if (!verdict.allowed)
       throw new HttpError(verdict.status, verdict.status === 403 ? 'Forbidden' : 'Service Unavailable', verdict.message);
-    if (!(await deps.accounts.get(account))) throw new HttpError(404, 'Not Found', `no account named ${JSON.stringify(account)}`);
+    if (!(await deps.accounts.exists(account))) throw new HttpError(404, 'Not Found', `no account named ${JSON.stringify(account)}`);
     const raw = c.req.param('name') ?? '';
     const parsed = raw.includes(' ') ? parseResourceName(raw) : undefined;
     if (raw.includes(' ') && parsed?.kind.registered?.name !== 'job')

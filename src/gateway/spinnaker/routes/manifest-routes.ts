@@ -41,7 +41,7 @@ export function addManifestRoutes(app: Hono<RestEnv>, deps: ManifestRoutesDeps):
   const account = async (c: Context<RestEnv>) => {
     const name = c.req.param('account') ?? '';
     await deps.access.requireAccount(c, name, 'READ');
-    if (!(await deps.accounts.get(name))) throw notFound(`no account named ${JSON.stringify(name)}`);
+    if (!(await deps.accounts.exists(name))) throw notFound(`no account named ${JSON.stringify(name)}`);
     return name;
   };
 

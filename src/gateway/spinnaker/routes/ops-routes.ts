@@ -89,7 +89,8 @@ async function submit(
     const verdict = await deps.access.fiatVerdict(context, [{ type: 'ACCOUNT', name: op.account, authorization: 'WRITE' }]);
     if (!verdict.allowed)
       throw verdict.status === 403 ? badDescription(verdict.message) : new HttpError(503, 'Service Unavailable', verdict.message);
-    if (!(await deps.accounts.get(op.account))) throw badDescription(`account ${JSON.stringify(op.account)} is not known to this gateway`);
+    if (!(await deps.accounts.exists(op.account)))
+      throw badDescription(`account ${JSON.stringify(op.account)} is not known to this gateway`);
   }
   const { id } = await deps.tasks.submit({ principal, clientRequestId, operations, context });
   return id;
