@@ -38,6 +38,7 @@ import { createFleetService } from './api/fleet-service.js';
 import { readFleet } from './api/fleet-snapshot.js';
 import { createObjectService } from './api/object-service.js';
 import { createOperationService } from './api/operation-service.js';
+import { createCoalescingWriter } from './cache/write-coalescer.js';
 import { createObjectWriter } from './cache/object-writer.js';
 import { createSyncState } from './cache/sync-state.js';
 import type { GatewayConfig } from './config/schema.js';
@@ -242,7 +243,9 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     registry,
     db: database.db,
     // Only what Deck's kept answers are built from moves accounts' objects_version (answer-cache.ts).
-    objectWriter: createObjectWriter(database, { versionedKinds: ANSWER_KINDS }),
+    objectWriter: createCoalescingWriter(createObjectWriter(database, { versionedKinds: ANSWER_KINDS }), config.cache.coalesce, {
+      metrics,
+    }),
     syncState: createSyncState(database, { versionedKinds: ANSWER_KINDS }),
     logger: logger.child({ component: 'agent-stream' }),
     operations,

@@ -21,7 +21,7 @@ describe('gateway config', () => {
     assert.equal(c.database, '.outpost/db');
     assert.equal(c.logLevel, 'info');
     assert.deepEqual(c.agents, { heartbeatIntervalSeconds: 10, deadAfterSeconds: 30, maxUnacked: 32, maxStreamAgeSeconds: 7200 });
-    assert.deepEqual(c.cache, { resumeMaxAgeSeconds: 300 });
+    assert.deepEqual(c.cache, { resumeMaxAgeSeconds: 300, coalesce: { enabled: true, windowMs: 10, maxRows: 5000 } });
     assert.deepEqual(c.operations, {
       defaultTimeoutSeconds: 30,
       agentWaitSeconds: 10,
@@ -37,6 +37,17 @@ describe('gateway config', () => {
     const fromFile = loadGatewayConfig({ file: example });
     assert.deepEqual(fromFile, loadGatewayConfig({}));
     assert.deepEqual(gatewayConfigSchema.parse({}), { ...fromFile, id: gatewayConfigSchema.parse({}).id });
+  });
+
+  test('cache.coalesce from the env: off, another window; a bad window refused naming the key', () => {
+    const c = loadGatewayConfig({
+      env: { OUTPOST_GATEWAY_CACHE_COALESCE_ENABLED: 'false', OUTPOST_GATEWAY_CACHE_COALESCE_WINDOW_MS: '2.5' },
+    });
+    assert.deepEqual(c.cache.coalesce, { enabled: false, windowMs: 2.5, maxRows: 5000 });
+    assert.throws(
+      () => loadGatewayConfig({ env: { OUTPOST_GATEWAY_CACHE_COALESCE_WINDOW_MS: '-1' } }),
+      (err: unknown) => err instanceof GatewayConfigError && /cache\.coalesce\.windowMs/.test(err.message),
+    );
   });
 
   test('spinnaker.answerCacheMegabytes: 64 by default, 0 (off) from the env, a negative size refused naming the key', () => {
@@ -99,6 +110,9 @@ describe('gateway config', () => {
       'OUTPOST_GATEWAY_AUTH_READ_ACCESS',
       'OUTPOST_GATEWAY_AUTH_REPLICA_SECRET_FILE',
       'OUTPOST_GATEWAY_BASE_URL',
+      'OUTPOST_GATEWAY_CACHE_COALESCE_ENABLED',
+      'OUTPOST_GATEWAY_CACHE_COALESCE_MAX_ROWS',
+      'OUTPOST_GATEWAY_CACHE_COALESCE_WINDOW_MS',
       'OUTPOST_GATEWAY_CACHE_RESUME_MAX_AGE_SECONDS',
       'OUTPOST_GATEWAY_DATABASE',
       'OUTPOST_GATEWAY_GRPC_PORT',

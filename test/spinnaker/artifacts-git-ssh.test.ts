@@ -7,7 +7,7 @@
  * allow it, and the scp-like form parsed and pinned to the checked address.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -25,7 +25,12 @@ describe('artifacts: git/repo over SSH', () => {
   const gitTempDirs = () => readdirSync(tmpdir()).filter((name) => /^outpost-git-[A-Za-z0-9]{6}$/.test(name));
   let earlier: Set<string>;
 
+  let privateTmp: string | undefined;
   before(async () => {
+    // A temporary directory of this test process's own (os.tmpdir() follows TMPDIR), so the check that no clone is
+    // left behind never sees another test process's clones.
+    privateTmp = mkdtempSync(join(tmpdir(), 'outpost-git-tmp-'));
+    process.env.TMPDIR = privateTmp;
     root = mkdtempSync(join(tmpdir(), 'outpost-git-ssh-root-'));
     makeRepository(root);
     const keys = mkdtempSync(join(tmpdir(), 'outpost-git-ssh-keys-'));
@@ -69,6 +74,7 @@ describe('artifacts: git/repo over SSH', () => {
   after(async () => {
     await gw?.close();
     await sshd?.close();
+    if (privateTmp) rmSync(privateTmp, { recursive: true, force: true });
   });
 
   const reference = () => `ssh://${sshd.user}@127.0.0.1:${sshd.port}${join(root, 'app.git')}`;

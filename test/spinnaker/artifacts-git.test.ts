@@ -11,7 +11,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -71,7 +71,12 @@ describe('artifacts: git/repo', () => {
   /** The gateway's temporary git directories present before the fetches (mkdtemp: the prefix and six characters). */
   let earlier: Set<string>;
   const gitTempDirs = () => readdirSync(tmpdir()).filter((name) => /^outpost-git-[A-Za-z0-9]{6}$/.test(name));
+  let privateTmp: string | undefined;
   before(async () => {
+    // A temporary directory of this test process's own (os.tmpdir() follows TMPDIR), so the check that no clone is
+    // left behind never sees another test process's clones.
+    privateTmp = mkdtempSync(join(tmpdir(), 'outpost-git-tmp-'));
+    process.env.TMPDIR = privateTmp;
     const root = mkdtempSync(join(tmpdir(), 'outpost-git-root-'));
     makeRepository(root);
     server = await gitHttpServer(root);
@@ -92,6 +97,7 @@ describe('artifacts: git/repo', () => {
   after(async () => {
     await gw?.close();
     await server?.close();
+    if (privateTmp) rmSync(privateTmp, { recursive: true, force: true });
   });
 
   const repo = (account: string, extra: Record<string, unknown> = {}) =>

@@ -99,23 +99,51 @@ export async function assertLeases(tx: DbOrTx, fence: WriteFence): Promise<void>
 }
 
 /**
- * The accounts part of a cache write, as the body of one data-modifying CTE for object-writer.ts's single statement
- * (the write stays one atomic statement): adds each account's event count to `events_total` and moves `last_event_at`
- * when the count is not zero (bookmarks touch an account without being changes), and gives the accounts of
- * `versioned` — those whose batch changed objects of a versioned kind (schema.ts, `objects_version`) — a new
- * `objects_version`. With a fence it is the lease check: it updates — and locks — only the rows still leased to the
- * fence, and returns their names (`returning a.name`); the caller's other parts must write only for those.
+ * The accounts part of an unfenced cache write (tests, tools), as the body of one data-modifying CTE for
+ * object-writer.ts's single statement: adds each account's event count to `events_total`, moves `last_event_at` when
+ * the count is not zero (bookmarks touch an account without being changes), and gives the accounts of `versioned` —
+ * those whose batch changed objects of a versioned kind (schema.ts, `objects_version`) — a new `objects_version`.
  */
-export function countEventsStatement(eventCounts: Record<string, number>, fence?: WriteFence, versioned: readonly string[] = []): SQL {
+export function countEventsStatement(eventCounts: Record<string, number>, versioned: readonly string[] = []): SQL {
   const counts = sql`json_each_text(${JSON.stringify(eventCounts)}::json) as c(name, n)`;
-  const changes = sql`last_event_at = case when c.n::bigint > 0 then now() else a.last_event_at end, events_total = a.events_total + c.n::bigint,
-    objects_version = case when ${JSON.stringify(versioned)}::jsonb ? c.name then nextval('objects_version_seq') else a.objects_version end`;
-  if (!fence) {
-    return sql`update accounts a set ${changes}
+  return sql`update accounts a set last_event_at = case when c.n::bigint > 0 then now() else a.last_event_at end,
+    events_total = a.events_total + c.n::bigint,
+    objects_version = case when ${JSON.stringify(versioned)}::jsonb ? c.name then nextval('objects_version_seq') else a.objects_version end
             from ${counts} where a.name = c.name`;
-  }
-  return sql`update accounts a set ${changes}
-            from ${counts} where a.name = c.name
-              and ${leasedCondition(fence, 'a')}
-            returning a.name`;
+}
+
+/** One account of one entry (`b`) of a fenced group write: the session and epoch it presents, its counts. */
+export interface AccountCount {
+  b: number;
+  name: string;
+  session: string;
+  epoch: number;
+  /** Changes counted (bookmarks are not). */
+  n: number;
+  /** The entry changed objects of a versioned kind of this account: `objects_version` moves. */
+  versioned: boolean;
+}
+
+/**
+ * The accounts part — and the lease check — of a fenced cache write of one or more streams' batches, as the body of
+ * one data-modifying CTE for object-writer.ts's single statement: for each (entry, account) whose row still names
+ * that entry's session and epoch with an unexpired lease, adds the count to `events_total`, moves `last_event_at`
+ * when it is not zero and `objects_version` when `versioned`, and returns `(name, b)`; the caller's other parts must
+ * write only for those pairs. A row matches one session at most, so one account passes for one entry at most. The
+ * rows are locked in name order (as lease renewals lock them), so two statements over many accounts never deadlock.
+ */
+export function fencedCountsStatement(counts: readonly AccountCount[]): SQL {
+  return sql`update accounts a set last_event_at = case when c.n > 0 then now() else a.last_event_at end,
+    events_total = a.events_total + c.n,
+    objects_version = case when c.versioned then nextval('objects_version_seq') else a.objects_version end
+    from (
+      select l.name, c.b, c.n, c.versioned
+      from accounts l
+      join json_to_recordset(${JSON.stringify(counts)}::json) as c(b int, name text, session text, epoch bigint, n bigint, versioned boolean)
+        on l.name = c.name and l.session_id = c.session and l.lease_epoch = c.epoch
+      where l.lease_expires_at > now()
+      order by l.name
+      for update of l) c
+    where a.name = c.name
+    returning a.name, c.b`;
 }

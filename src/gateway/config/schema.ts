@@ -53,6 +53,36 @@ const cacheSchema = z
       .max(30 * 86_400)
       .default(300)
       .describe('Resume points older than this are not offered: the agent re-lists instead.'),
+    coalesce: z
+      .object({
+        enabled: z
+          .preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean())
+          .default(true)
+          .describe(
+            "Write the event batches of all this replica's agent streams that wait at the same time in one statement " +
+              '(one commit), each account still fenced by its own lease and each batch acknowledged after its commit ' +
+              '(docs/scaling.md). false: one statement per batch.',
+          ),
+        windowMs: z.coerce
+          .number()
+          .min(0)
+          .max(1000)
+          .default(10)
+          .describe(
+            'While several streams write, a group starts no sooner than this after the previous one: at most ' +
+              '1000 / windowMs commits a second per replica. A batch that finds nothing being written is written at once.',
+          ),
+        maxRows: z.coerce
+          .number()
+          .int()
+          .min(1)
+          .max(1_000_000)
+          .default(5000)
+          .describe('Rows (objects and watch positions) one group takes at most; a larger batch is written alone.'),
+      })
+      .strict()
+      .default(() => ({ enabled: true, windowMs: 10, maxRows: 5000 }))
+      .describe('Cross-stream group commit of cache writes (src/gateway/cache/write-coalescer.ts).'),
   })
   .strict();
 
@@ -324,7 +354,7 @@ export interface GatewayConfig {
   database: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   agents: { heartbeatIntervalSeconds: number; deadAfterSeconds: number; maxUnacked: number; maxStreamAgeSeconds: number };
-  cache: { resumeMaxAgeSeconds: number };
+  cache: { resumeMaxAgeSeconds: number; coalesce: { enabled: boolean; windowMs: number; maxRows: number } };
   operations: { defaultTimeoutSeconds: number; agentWaitSeconds: number; sweepIntervalMs: number; maxManifestBytes: number };
   baseUrl?: string;
   insecure: boolean;

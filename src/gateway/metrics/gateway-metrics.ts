@@ -69,6 +69,12 @@ export interface FiatRecorder {
   fiatLookup(result: FiatLookupResult): void;
 }
 
+/** What the write coalescer records (src/gateway/cache/write-coalescer.ts). */
+export interface CoalesceRecorder {
+  /** A group statement committed (`batches` of distinct streams, `rows` in all) or failed (`failed`). */
+  groupWritten(batches: number, rows: number, failed: boolean): void;
+}
+
 /** What the Spinnaker answer cache records (src/gateway/spinnaker/infrastructure/answer-cache.ts). */
 export interface AnswerCacheRecorder {
   answerCacheLookup(result: 'hit' | 'miss'): void;
@@ -82,7 +88,8 @@ export interface GatewayMetrics
     AuditRecorder,
     KubeRecorder,
     FiatRecorder,
-    AnswerCacheRecorder {
+    AnswerCacheRecorder,
+    CoalesceRecorder {
   readonly registry: Registry;
   /** The text exposition format. */
   scrape(): Promise<{ contentType: string; body: string }>;
@@ -243,6 +250,18 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     labelNames: ['result'],
     registers: [registry],
   });
+  const writeGroups = new Counter({
+    name: 'outpost_gateway_cache_write_groups_total',
+    help: "Group statements of the replica's cache writes (one commit each, several streams' batches), by result: committed or failed (its batches then written one by one).",
+    labelNames: ['result'],
+    registers: [registry],
+  });
+  const groupBatches = new Histogram({
+    name: 'outpost_gateway_cache_write_group_batches',
+    help: "Streams' event batches per group statement of the replica's cache writes.",
+    buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500],
+    registers: [registry],
+  });
   const answerCacheLookups = new Counter({
     name: 'outpost_gateway_spinnaker_answer_cache_total',
     help: "Answers of Deck's application routes, by result: hit (kept answer served, its accounts unchanged), miss (built from the cache).",
@@ -256,6 +275,10 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     },
     answerCacheLookup(result) {
       answerCacheLookups.inc({ result });
+    },
+    groupWritten(batches, _rows, failed) {
+      writeGroups.inc({ result: failed ? 'failed' : 'committed' });
+      if (!failed) groupBatches.observe(batches);
     },
     kubeOpened() {
       kubeOpen.inc();
