@@ -7,7 +7,7 @@
  * allow it, and the scp-like form parsed and pinned to the checked address.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, writeFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -22,15 +22,16 @@ describe('artifacts: git/repo over SSH', () => {
   let sshd: TestSshServer;
   let root: string;
   let clientKey: string;
-  const gitTempDirs = () => readdirSync(tmpdir()).filter((name) => /^outpost-git-[A-Za-z0-9]{6}$/.test(name));
+  const gitTempDirs = () => readdirSync(cloneDir!).filter((name) => /^outpost-git-[A-Za-z0-9]{6}$/.test(name));
   let earlier: Set<string>;
 
-  let privateTmp: string | undefined;
+  let cloneDir: string | undefined;
+  /** cloneDir's mtime before the fetches: a clone made and removed there moves it. */
+  let cloneDirChanged = 0;
   before(async () => {
-    // A temporary directory of this test process's own (os.tmpdir() follows TMPDIR), so the check that no clone is
-    // left behind never sees another test process's clones.
-    privateTmp = mkdtempSync(join(tmpdir(), 'outpost-git-tmp-'));
-    process.env.TMPDIR = privateTmp;
+    // The clones go to a directory of this suite's own (gitRepo.cloneDir), so the check that none is left behind
+    // never sees another test's clones.
+    cloneDir = mkdtempSync(join(tmpdir(), 'outpost-git-clones-'));
     root = mkdtempSync(join(tmpdir(), 'outpost-git-ssh-root-'));
     makeRepository(root);
     const keys = mkdtempSync(join(tmpdir(), 'outpost-git-ssh-keys-'));
@@ -47,6 +48,7 @@ describe('artifacts: git/repo over SSH', () => {
     const known = join(keys, 'known_hosts');
     gw = await startArtifactGateway({
       gitRepo: {
+        cloneDir,
         accounts: [
           { name: 'git-ssh', sshPrivateKeyFile: clientKey, sshKnownHostsFile: known, allowedPrivateNetworks: loopback },
           {
@@ -70,11 +72,12 @@ describe('artifacts: git/repo over SSH', () => {
       },
     });
     earlier = new Set(gitTempDirs());
+    cloneDirChanged = statSync(cloneDir).mtimeMs;
   });
   after(async () => {
     await gw?.close();
     await sshd?.close();
-    if (privateTmp) rmSync(privateTmp, { recursive: true, force: true });
+    if (cloneDir) rmSync(cloneDir, { recursive: true, force: true });
   });
 
   const reference = () => `ssh://${sshd.user}@127.0.0.1:${sshd.port}${join(root, 'app.git')}`;
@@ -121,6 +124,7 @@ describe('artifacts: git/repo over SSH', () => {
   });
 
   test('no temporary directory (with its copy of the key) is left behind', () => {
+    assert.ok(statSync(cloneDir!).mtimeMs > cloneDirChanged, 'the clones were made in gitRepo.cloneDir');
     assert.deepEqual(
       gitTempDirs().filter((name) => !earlier.has(name)),
       [],

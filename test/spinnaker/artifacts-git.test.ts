@@ -11,7 +11,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, writeFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -70,13 +70,14 @@ describe('artifacts: git/repo', () => {
   let server: TestServer;
   /** The gateway's temporary git directories present before the fetches (mkdtemp: the prefix and six characters). */
   let earlier: Set<string>;
-  const gitTempDirs = () => readdirSync(tmpdir()).filter((name) => /^outpost-git-[A-Za-z0-9]{6}$/.test(name));
-  let privateTmp: string | undefined;
+  const gitTempDirs = () => readdirSync(cloneDir!).filter((name) => /^outpost-git-[A-Za-z0-9]{6}$/.test(name));
+  let cloneDir: string | undefined;
+  /** cloneDir's mtime before the fetches: a clone made and removed there moves it. */
+  let cloneDirChanged = 0;
   before(async () => {
-    // A temporary directory of this test process's own (os.tmpdir() follows TMPDIR), so the check that no clone is
-    // left behind never sees another test process's clones.
-    privateTmp = mkdtempSync(join(tmpdir(), 'outpost-git-tmp-'));
-    process.env.TMPDIR = privateTmp;
+    // The clones go to a directory of this suite's own (gitRepo.cloneDir), so the check that none is left behind
+    // never sees another test's clones.
+    cloneDir = mkdtempSync(join(tmpdir(), 'outpost-git-clones-'));
     const root = mkdtempSync(join(tmpdir(), 'outpost-git-root-'));
     makeRepository(root);
     server = await gitHttpServer(root);
@@ -85,6 +86,7 @@ describe('artifacts: git/repo', () => {
     writeFileSync(join(secrets, 'wrong'), 'wrong-token-value-42');
     gw = await startArtifactGateway({
       gitRepo: {
+        cloneDir,
         accounts: [
           { name: 'git', tokenFile: join(secrets, 'token'), allowedPrivateNetworks: ['127.0.0.1/32'] },
           { name: 'git-wrong', tokenFile: join(secrets, 'wrong'), allowedPrivateNetworks: ['127.0.0.1/32'] },
@@ -93,11 +95,12 @@ describe('artifacts: git/repo', () => {
       },
     });
     earlier = new Set(gitTempDirs());
+    cloneDirChanged = statSync(cloneDir).mtimeMs;
   });
   after(async () => {
     await gw?.close();
     await server?.close();
-    if (privateTmp) rmSync(privateTmp, { recursive: true, force: true });
+    if (cloneDir) rmSync(cloneDir, { recursive: true, force: true });
   });
 
   const repo = (account: string, extra: Record<string, unknown> = {}) =>
@@ -145,6 +148,7 @@ describe('artifacts: git/repo', () => {
   });
 
   test('no temporary directory is left behind', () => {
+    assert.ok(statSync(cloneDir!).mtimeMs > cloneDirChanged, 'the clones were made in gitRepo.cloneDir');
     assert.deepEqual(
       gitTempDirs().filter((name) => !earlier.has(name)),
       [],

@@ -27,6 +27,7 @@ export const GATEWAY_PATH_KEYS: readonly ConfigPathKey[] = [
   ...['http', 'helm', 'github', 'gitRepo'].flatMap((type) =>
     ['passwordFile', 'tokenFile'].map((key) => ({ path: ['spinnaker', 'artifacts', type, 'accounts', '*', key] })),
   ),
+  { path: ['spinnaker', 'artifacts', 'gitRepo', 'cloneDir'] },
   ...['sshPrivateKeyFile', 'sshPrivateKeyPassphraseFile', 'sshKnownHostsFile'].map((key) => ({
     path: ['spinnaker', 'artifacts', 'gitRepo', 'accounts', '*', key],
   })),

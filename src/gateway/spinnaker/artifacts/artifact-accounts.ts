@@ -47,7 +47,7 @@ export function createArtifactAccounts(config: ArtifactsConfig): ArtifactAccount
     ...http,
     ...config.helm.accounts.map((a) => createHelmAccount(a, limits)),
     ...config.github.accounts.map((a) => createGitHubAccount(a, limits)),
-    ...config.gitRepo.accounts.map((a) => createGitRepoAccount(a, limits)),
+    ...config.gitRepo.accounts.map((a) => createGitRepoAccount(a, limits, config.gitRepo.cloneDir)),
   ];
   if (config.http.noAuthAccount && !http.some((a) => a.usesAuth)) {
     all.push(createHttpAccount({ name: 'no-auth-http-account', allowedPrivateNetworks: [] }, limits));

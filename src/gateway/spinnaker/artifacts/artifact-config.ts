@@ -189,6 +189,14 @@ export const artifactsSchema = z
       .describe('Files from GitHub (or GitHub Enterprise) through the contents API.'),
     gitRepo: z
       .object({
+        cloneDir: z
+          .string()
+          .min(1)
+          .optional()
+          .describe(
+            'Directory the clones are made in, each in a subdirectory of its own removed after the fetch (a volume with ' +
+              "room for the largest repository's checkout); the system's temporary directory when absent.",
+          ),
         accounts: z
           .array(gitRepoAccount)
           .default([])

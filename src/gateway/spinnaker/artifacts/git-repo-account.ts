@@ -46,8 +46,8 @@ export function subPathOf(artifact: ArtifactRequest): string {
   return path;
 }
 
-/** One `git/repo` account; reads its credential files now. */
-export function createGitRepoAccount(config: GitRepoAccountConfig, limits: FetchLimits): ArtifactAccount {
+/** One `git/repo` account (clones in `cloneDir`, else the system's temporary directory); reads its credential files now. */
+export function createGitRepoAccount(config: GitRepoAccountConfig, limits: FetchLimits, cloneDir?: string): ArtifactAccount {
   const auth = createAccountAuth(config.name, config);
   const policy = createTargetPolicy(config.allowedPrivateNetworks);
   if (config.sshPrivateKeyFile) createFileSource(config.sshPrivateKeyFile, `artifact account ${config.name}: sshPrivateKeyFile`);
@@ -96,7 +96,7 @@ export function createGitRepoAccount(config: GitRepoAccountConfig, limits: Fetch
       const ssh = parseSshRemote(artifact.reference);
       const remote = ssh ? await sshRemote(ssh) : await httpRemote(artifact.reference);
       const { authorization, secrets } = ssh ? { authorization: undefined, secrets: [] } : await auth.material();
-      const dir = await mkdtemp(join(tmpdir(), 'outpost-git-'));
+      const dir = await mkdtemp(join(cloneDir ?? tmpdir(), 'outpost-git-'));
       try {
         const env = {
           ...gitEnvironment(dir, authorization),
