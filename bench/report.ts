@@ -21,6 +21,7 @@ import type { KubeProxyParams, KubeProxyResult } from './scenarios/kube-proxy.js
 import { kubeProxyRows } from './scenarios/kube-proxy-rows.js';
 import { operationsRows, type OperationsParams, type OperationsResult } from './scenarios/operations.js';
 import { replicaScaleRows, type ReplicaScaleParams, type ReplicaScaleResult } from './scenarios/replica-scale.js';
+import { fleetChurnRows, type FleetChurnParams, type FleetChurnResult } from './scenarios/fleet-churn.js';
 import { transportsRows, type TransportsParams, type TransportsResult } from './scenarios/transports.js';
 
 /** A scenario run `runs` times with the same parameters (the database URL left out). */
@@ -51,6 +52,8 @@ export interface BenchResults {
   connectionScale?: Repeated<ConnectionScaleParams, ConnectionScaleResult>;
   /** One run of the swarm over 3 replicas (its figures are per replica). */
   replicaScale?: Repeated<ReplicaScaleParams, ReplicaScaleResult>;
+  /** One run of sparse changes from a swarm, coalesced and not. */
+  fleetChurn?: Repeated<FleetChurnParams, FleetChurnResult>;
   agentFootprint?: Repeated<AgentFootprintParams, AgentFootprintResult>;
   spinnakerDeploy?: Repeated<SpinnakerDeployParams, SpinnakerDeployResult>;
   /** One run of the infrastructure views (its percentiles are over the requests and changes). */
@@ -74,6 +77,7 @@ export function resultRows(r: BenchResults): Row[] {
     ...(r.failoverTwoConnections?.runs[0] ? failoverRows(r.failoverTwoConnections.runs[0]) : []),
     ...(r.connectionScale ? connectionScaleRows(r.connectionScale.runs, r.connectionScale.params.agents) : []),
     ...(r.replicaScale ? replicaScaleRows(r.replicaScale.runs, r.replicaScale.params.agents) : []),
+    ...(r.fleetChurn?.runs[0] ? fleetChurnRows(r.fleetChurn.runs[0], r.fleetChurn.params) : []),
     ...(r.agentFootprint ? agentFootprintRows(r.agentFootprint.runs, r.agentFootprint.params) : []),
     ...(r.spinnakerDeploy?.runs[0] ? spinnakerDeployRows(r.spinnakerDeploy.runs[0]) : []),
     ...(r.spinnakerInfra?.runs[0] ? spinnakerInfraRows(r.spinnakerInfra.runs[0], r.spinnakerInfra.params) : []),
@@ -112,6 +116,7 @@ export function renderSetup(r: BenchResults, before?: { file: string; results: B
         'failover',
         'connectionScale',
         'replicaScale',
+        'fleetChurn',
         'agentFootprint',
         'spinnakerDeploy',
         'spinnakerInfra',

@@ -22,6 +22,7 @@ import { runInitialSync } from './scenarios/initial-sync.js';
 import { runKubeProxy } from './scenarios/kube-proxy.js';
 import { runOperations } from './scenarios/operations.js';
 import { runReplicaScale } from './scenarios/replica-scale.js';
+import { runFleetChurn } from './scenarios/fleet-churn.js';
 import { runSpinnakerDeploy } from './scenarios/spinnaker-deploy.js';
 import { runSpinnakerInfra } from './scenarios/spinnaker-infra.js';
 import { runTransports } from './scenarios/transports.js';
@@ -34,6 +35,7 @@ const SCENARIOS = [
   'failover',
   'connection-scale',
   'replica-scale',
+  'fleet-churn',
   'agent-footprint',
   'spinnaker-deploy',
   'spinnaker-infra',
@@ -55,6 +57,8 @@ kube-proxy: kubectl get and watch through the gateway's /k8s/ACCOUNT, through tw
              sandbox, interleaved (kubectl from OUTPOST_BENCH_KUBECTL or the newest one installed).
 replica-scale: idle swarm agents spread round robin over 3 gateway replicas on one Postgres (9000; 60 with --quick),
              one run: per replica streams, RSS and CPU, lease renewals and session touches, Postgres writes.
+fleet-churn: swarm agents on 3 replicas (10000; 60 with --quick), each changing a ConfigMap every 3 s for 30 s (5 s with
+             --quick), once with the replicas' write coalescer and once without: commits, rows, change → committed.
 spinnaker-infra: one run: GET /applications/APP/serverGroups for 1000 server groups (3000 pods) over 50 accounts
              (100 server groups over 5 with --quick), loaded by simulated agents, beside the store's SQL run straight
              against Postgres; sandbox scale → shown and new application → listed through a real agent (20 and 10
@@ -124,6 +128,9 @@ const params = {
   replicaScale: quick
     ? { agents: 60, warmupAgents: 6, settleSeconds: 1, samples: 2, idleSeconds: 6, connectConcurrency: 30 }
     : { agents: 9000, warmupAgents: 30, settleSeconds: 21, samples: 5, idleSeconds: 30, connectConcurrency: 100 },
+  fleetChurn: quick
+    ? { agents: 60, churnMs: 3000, churnSeconds: 5, settleSeconds: 1, connectConcurrency: 30 }
+    : { agents: 10_000, churnMs: 3000, churnSeconds: 30, settleSeconds: 11, connectConcurrency: 100 },
   spinnakerDeploy: { rounds: quick ? 1 : 20, warmup: quick ? 0 : 3, replicas: 3 },
   spinnakerInfra: quick
     ? {
@@ -213,6 +220,7 @@ if (wants('failover')) {
 }
 if (wants('connection-scale')) results.connectionScale = await repeat('connection-scale', runs, params.connectionScale, runConnectionScale);
 if (wants('replica-scale')) results.replicaScale = await repeat('replica-scale', 1, params.replicaScale, runReplicaScale);
+if (wants('fleet-churn')) results.fleetChurn = await repeat('fleet-churn', 1, params.fleetChurn, runFleetChurn);
 if (wants('spinnaker-deploy')) results.spinnakerDeploy = await repeat('spinnaker-deploy', 1, params.spinnakerDeploy, runSpinnakerDeploy);
 if (wants('spinnaker-infra')) results.spinnakerInfra = await repeat('spinnaker-infra', 1, params.spinnakerInfra, runSpinnakerInfra);
 if (wants('agent-footprint')) results.agentFootprint = await repeat('agent-footprint', runs, params.agentFootprint, runAgentFootprint);
