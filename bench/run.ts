@@ -45,12 +45,13 @@ const SCENARIOS = [
 ] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
-const USAGE = `usage: npm run bench -- [--quick] [--runs K] [--only ${SCENARIOS.join(',')}] [--objects N] [--out DIR]
+const USAGE = `usage: npm run bench -- [--quick] [--runs K] [--only ${SCENARIOS.join(',')}] [--objects N] [--fleet-agents N] [--out DIR]
   --quick    small sizes and short runs: a smoke run of every scenario in about a minute (too small to judge targets)
   --runs K   repetitions of initial-sync, churn, operations, connection-scale, agent-footprint, kube-proxy and cli (default 3; 1 with
              --quick), and of transports (default 4, so HTTP/2 and WebSocket each go first twice; 1 with --quick)
   --only     a comma-separated subset of the scenarios
   --objects  objects of the initial-sync scenario and of transports' initial sync (default 100000; 5000 with --quick)
+  --fleet-agents  simulated agents of fleet-churn (default 10000; 60 with --quick)
   --out      write <timestamp>.json and .md into DIR instead of bench/results/
 transports: each run, churn (1000/s for 20 s; 3 s with --quick) and initial sync over HTTP/2 and over WebSocket.
 kube-proxy: kubectl get and watch through the gateway's /k8s/ACCOUNT, through two bare relays and straight to the
@@ -81,6 +82,7 @@ const { values } = (() => {
         runs: { type: 'string' },
         only: { type: 'string' },
         objects: { type: 'string' },
+        'fleet-agents': { type: 'string' },
         out: { type: 'string' },
         help: { type: 'boolean', default: false },
       },
@@ -104,6 +106,7 @@ const runs = positive(values.runs, quick ? 1 : 3, '--runs');
 /** Runs of the transports scenario: an even count by default, so each transport goes first equally often. */
 const transportRuns = positive(values.runs, quick ? 1 : 4, '--runs');
 const objects = positive(values.objects, quick ? 5000 : 100_000, '--objects');
+const fleetAgents = positive(values['fleet-agents'], quick ? 60 : 10_000, '--fleet-agents');
 const only = values.only ? values.only.split(',').map((s) => s.trim()) : [...SCENARIOS];
 const unknown = only.filter((s) => !(SCENARIOS as readonly string[]).includes(s));
 if (unknown.length > 0 || only.length === 0) fail(`unknown scenario in --only: ${values.only}`);
@@ -129,8 +132,8 @@ const params = {
     ? { agents: 60, warmupAgents: 6, settleSeconds: 1, samples: 2, idleSeconds: 6, connectConcurrency: 30 }
     : { agents: 9000, warmupAgents: 30, settleSeconds: 21, samples: 5, idleSeconds: 30, connectConcurrency: 100 },
   fleetChurn: quick
-    ? { agents: 60, churnMs: 3000, churnSeconds: 5, settleSeconds: 1, connectConcurrency: 30 }
-    : { agents: 10_000, churnMs: 3000, churnSeconds: 30, settleSeconds: 11, connectConcurrency: 100 },
+    ? { agents: fleetAgents, churnMs: 3000, churnSeconds: 5, settleSeconds: 1, connectConcurrency: 30 }
+    : { agents: fleetAgents, churnMs: 3000, churnSeconds: 30, settleSeconds: 11, connectConcurrency: 100 },
   spinnakerDeploy: { rounds: quick ? 1 : 20, warmup: quick ? 0 : 3, replicas: 3 },
   spinnakerInfra: quick
     ? {

@@ -14,6 +14,7 @@
  * `pg_stat_user_tables`; Postgres flushes a backend's counters about once a second, so take rates as ±5 % over 30 s),
  * the latencies, and the changes acknowledged more than a second after they were sent.
  */
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { figureRow, type Row } from '../rows.js';
 import { scrapeMetric, startJsonChild, type JsonChild } from '../processes.js';
@@ -60,6 +61,8 @@ export interface ChurnMode {
   tableRowsPerSecond: Record<string, number>;
   connectSeconds: number;
   lostStreams: number;
+  /** The swarm process's CPU over the window, % of one core (the machine's share the load itself takes). */
+  swarmCpuPercent?: number;
 }
 
 /** Figures of the scenario. */
@@ -69,6 +72,16 @@ export interface FleetChurnResult {
 }
 
 const NAMES = ['gw-1', 'gw-2', 'gw-3'];
+
+/** CPU seconds (user + system) of process `pid` so far, from /proc (Linux). */
+function cpuSecondsOf(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
 
 /** Postgres' counters of the run's database. */
 async function counters(set: ReplicaSet) {
@@ -122,6 +135,7 @@ async function runMode(params: FleetChurnParams, coalesce: boolean): Promise<Chu
       metric('outpost_gateway_event_batches_total'),
       metric('outpost_gateway_process_cpu_seconds_total'),
     ]);
+    const swarmCpu0 = cpuSecondsOf(swarm.process.pid);
     const t0 = performance.now();
     await swarm.waitFor('churn-end', (params.churnSeconds + 120) * 1000);
     const [c1, commits1, batches1, cpu1, rss, sessions] = await Promise.all([
@@ -133,6 +147,7 @@ async function runMode(params: FleetChurnParams, coalesce: boolean): Promise<Chu
       metric('outpost_gateway_connected_agents'),
     ]);
     const seconds = (performance.now() - t0) / 1000;
+    const swarmCpuPercent = ((cpuSecondsOf(swarm.process.pid) - swarmCpu0) / seconds) * 100;
     const done = await swarm.waitFor('churn', 60_000);
     set.checkAlive();
     const per = (x: number) => x / seconds;
@@ -160,6 +175,7 @@ async function runMode(params: FleetChurnParams, coalesce: boolean): Promise<Chu
       ),
       connectSeconds: Number(ready.seconds),
       lostStreams: swarm.events.filter((e) => e.event === 'lost').length,
+      swarmCpuPercent,
     };
   } finally {
     await swarm?.stop();
@@ -203,6 +219,17 @@ export function fleetChurnRows(r: FleetChurnResult, p: Omit<FleetChurnParams, 'p
         ...(m.coalesce ? { target: '≤ 50 ms', meets: (v: number) => v <= 50, judged } : {}),
       }),
       figureRow(s, `${mode}: changes acknowledged more than 1 s after sent`, [m.delayed], { digits: 0 }),
+      figureRow(
+        s,
+        `${mode}: changes sent per second (offered: ${Math.round((r.agents * 1000) / p.churnMs)})`,
+        [m.changesSent / m.seconds],
+        {
+          digits: 0,
+        },
+      ),
+      ...(m.swarmCpuPercent === undefined
+        ? []
+        : [figureRow(s, `${mode}: the swarm's CPU, % of one core`, [m.swarmCpuPercent], { digits: 0 })]),
       figureRow(s, `${mode}: Postgres commits per second (pg_stat_database)`, [m.commitsPerSecond], { digits: 0 }),
       figureRow(s, `${mode}: Postgres rows written per second (inserted + updated + deleted)`, [m.rowsPerSecond], { digits: 0 }),
       ...Object.entries(m.tableRowsPerSecond).map(([t, v]) => figureRow(s, `${mode}: ${t} rows written per second`, [v], { digits: 0 })),
