@@ -24,12 +24,19 @@ export interface LeaseToRenew {
  */
 export async function renewLeases(db: DbOrTx, gatewayId: string, leases: LeaseToRenew[], seconds: number): Promise<Set<string>> {
   if (leases.length === 0) return new Set();
+  // The rows are locked in name order first, as the cache writes' lease check locks them (fencedCountsStatement): two
+  // statements that lock many of the same rows in different orders deadlock, and Postgres breaks that after a second.
   const result = await db.execute(sql`
         update accounts a set lease_expires_at = now() + make_interval(secs => ${seconds})
-        from json_to_recordset(${JSON.stringify(leases.map((l) => ({ name: l.name, session_id: l.sessionId, epoch: l.epoch })))}::json)
-          as r(name text, session_id text, epoch bigint)
-        where a.name = r.name and a.session_id = r.session_id and a.lease_epoch = r.epoch
-          and a.gateway_id = ${gatewayId} and a.state in (${STREAMED_STATES_SQL})
+        from (
+          select l.name from accounts l
+          join json_to_recordset(${JSON.stringify(leases.map((l) => ({ name: l.name, session_id: l.sessionId, epoch: l.epoch })))}::json)
+            as r(name text, session_id text, epoch bigint)
+            on l.name = r.name and l.session_id = r.session_id and l.lease_epoch = r.epoch
+          where l.gateway_id = ${gatewayId} and l.state in (${STREAMED_STATES_SQL})
+          order by l.name
+          for update of l) r
+        where a.name = r.name
         returning a.name`);
   return new Set(rowsOf(result).map((r) => String(r.name)));
 }
