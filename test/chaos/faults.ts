@@ -104,6 +104,34 @@ export const FAULTS: readonly Fault[] = [
     },
   },
   {
+    name: 'pg-terminate-writer',
+    description:
+      "the Postgres backend running a replica's cache-write group statement terminated while it runs (the commit window of coalesced writes)",
+    async inject(s) {
+      const sql = postgres(s.postgres.url, { max: 1, onnotice: () => {} });
+      try {
+        const db = new URL(s.cluster.databaseUrl).pathname.slice(1);
+        // The statements are short: look for one in flight for a few seconds, polling as fast as one connection can.
+        for (const deadline = Date.now() + 5000; Date.now() < deadline; ) {
+          const [hit] = await sql<{ pid: number }[]>`
+            select pid from pg_stat_activity
+            where datname = ${db} and state = 'active' and query like 'with fenced as (update accounts%' limit 1`;
+          if (hit) {
+            await sql`select pg_terminate_backend(${hit.pid})`;
+            console.log(`# pg-terminate-writer: terminated backend ${hit.pid} in the middle of a cache-write group statement`);
+            return nothing;
+          }
+        }
+        // None caught in flight (the load paused): every backend then, as pg-terminate does.
+        console.log('# pg-terminate-writer: no cache-write statement caught in flight within 5 s; terminated every backend');
+        await sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${db} and pid <> pg_backend_pid()`;
+      } finally {
+        await sql.end({ timeout: 2 });
+      }
+      return nothing;
+    },
+  },
+  {
     name: 'pg-restart',
     description: 'Postgres restarted (fast shutdown, or an immediate crash-like stop)',
     async inject(s, rng) {
