@@ -187,7 +187,7 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
   });
   const write = new Histogram({
     name: 'outpost_gateway_db_batch_seconds',
-    help: 'Database time of one event batch write (one statement).',
+    help: 'Time of one event batch write, from handing it to the writer to its commit (its wait for a coalesced group included).',
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
     registers: [registry],
   });
