@@ -13,7 +13,7 @@ export interface Row {
   /** Lowest – highest over the runs, formatted ('' with one run). */
   range: string;
   target: string;
-  /** '✔', '✘', or '' when the row has no target (or the run was too small to judge it). */
+  /** '✔', '✘', 'n/a (too small)' when the run was too small to judge its target, or '' when the row has none. */
   met: string;
 }
 
@@ -35,7 +35,7 @@ export interface FigureOptions {
   target?: string;
   /** Judges the median; absent for figures without a target. */
   meets?: (median: number) => boolean;
-  /** False when this run cannot judge the target (a --quick run is too small): the met column says so. */
+  /** False when this run is too small to judge the target (a --quick run, or below the size the target is set for): the met column says so. */
   judged?: boolean;
 }
 
@@ -46,6 +46,6 @@ export function figureRow(scenario: string, measure: string, perRun: number[], o
   const finite = perRun.filter((x) => Number.isFinite(x));
   const range = finite.length > 1 ? `${fixed(Math.min(...finite), digits)} – ${fixed(Math.max(...finite), digits)}` : '';
   let met = '';
-  if (options.meets) met = options.judged === false ? 'n/a (quick)' : options.meets(m) ? '✔' : '✘';
+  if (options.meets) met = options.judged === false ? 'n/a (too small)' : options.meets(m) ? '✔' : '✘';
   return { scenario, measure, value: fixed(m, digits), range, target: options.target ?? '', met };
 }
