@@ -199,31 +199,23 @@ for (const driver of testDrivers()) {
 
       // A new list that holds only p1: its END prunes p2 and moves the version; an END that prunes nothing does not.
       const watch = { account: 'a', apiVersion: 'v1', kind: 'Pod', watchNamespace: '' };
-      const gen = await sync.startList(watch);
-      await writer.write({ ...emptyDecodedBatch(), upserts: [{ ...pod('p1', 4), sync_gen: gen }], accounts: ['a'], eventCounts: { a: 1 } });
-      const beforeEnd = await versions();
-      assert.equal(await sync.endList(watch, gen, '4', 1), 1);
+      /** A new full list of `scope` holding only `row` (START, the row, END): the versions before END, and what END pruned. */
+      const relist = async (scope: typeof watch, row: ObjectRow) => {
+        const generation = await sync.startList(scope);
+        await writer.write({ ...emptyDecodedBatch(), upserts: [{ ...row, sync_gen: generation }], accounts: ['a'], eventCounts: { a: 1 } });
+        const beforeEnd = await versions();
+        return { beforeEnd, pruned: await sync.endList(scope, generation, row.resource_version, 1) };
+      };
+      const { beforeEnd, pruned } = await relist(watch, pod('p1', 4));
+      assert.equal(pruned, 1);
       const afterPrune = await versions();
       assert.ok(afterPrune.a! > beforeEnd.a!, 'the prune moves it');
-      const again = await sync.startList(watch);
-      await writer.write({
-        ...emptyDecodedBatch(),
-        upserts: [{ ...pod('p1', 5), sync_gen: again }],
-        accounts: ['a'],
-        eventCounts: { a: 1 },
-      });
-      const beforeQuietEnd = await versions();
-      assert.equal(await sync.endList(watch, again, '5', 1), 0);
+      const quiet = await relist(watch, pod('p1', 5));
+      const beforeQuietEnd = quiet.beforeEnd;
+      assert.equal(quiet.pruned, 0);
       assert.deepEqual(await versions(), beforeQuietEnd, 'an END that pruned nothing leaves it');
       const maps = { ...watch, kind: 'ConfigMap' };
-      const mapsGen = await sync.startList(maps);
-      await writer.write({
-        ...emptyDecodedBatch(),
-        upserts: [{ ...configMap('c2', 6), sync_gen: mapsGen }],
-        accounts: ['a'],
-        eventCounts: { a: 1 },
-      });
-      assert.equal(await sync.endList(maps, mapsGen, '6', 1), 1, 'c3 pruned');
+      assert.equal((await relist(maps, configMap('c2', 6))).pruned, 1, 'c3 pruned');
       assert.deepEqual(await versions(), beforeQuietEnd, 'a prune of a kind no answer reads leaves it');
 
       // A removed cache (a released binding) moves it through bumpObjectsVersions in the same transaction.

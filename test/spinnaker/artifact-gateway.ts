@@ -3,6 +3,7 @@
  * `spinnaker.artifacts` from the test, secured with a token of the `spinnaker` role (and one of `read`, which must
  * not open the artifact routes); and small HTTP helpers that call it as Orca does.
  */
+import { tokenGateway } from './token-gateway.js';
 import { PassThrough } from 'node:stream';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -38,19 +39,13 @@ export async function startArtifactGateway(artifacts: z.input<typeof artifactsSc
   const config = testGatewayConfig('memory://', {
     id: 'gw-artifacts',
     logLevel: 'debug',
-    insecure: false,
-    auth: {
-      tokens: [
-        { subject: 'orca', token: ORCA_TOKEN },
-        { subject: 'reader', token: READER_TOKEN },
+    ...tokenGateway(
+      [
+        { subject: 'orca', token: ORCA_TOKEN, roles: ['spinnaker'], accounts: ['k8s-*'] },
+        { subject: 'reader', token: READER_TOKEN, roles: ['read'], accounts: [] },
       ],
-    },
-    authorization: {
-      rules: [
-        { kind: 'token', subject: '^orca$', roles: ['spinnaker'], accounts: ['k8s-*'] },
-        { kind: 'token', subject: '^reader$', roles: ['read'] },
-      ],
-    },
+      'authenticated',
+    ),
     spinnaker: { artifacts },
   });
   const gateway = await startGateway(config, { logger: createLogger({ level: 'debug', destination: out }) });

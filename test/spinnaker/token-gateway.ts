@@ -1,6 +1,6 @@
 /**
  * The secured gateway of a Spinnaker test stack whose callers each hold one static token (an agent, Orca, Deck…): the
- * tokens and one authorization rule per caller, reads open. One place for what the route tests share.
+ * tokens and one authorization rule per caller, reads open by default. One place for what the route tests share.
  */
 import type { GatewayConfigInput } from '../../src/gateway/index.js';
 
@@ -13,11 +13,17 @@ export interface TokenCaller {
   accounts: string[];
 }
 
-/** `insecure: false`, `auth` and `authorization` for `callers`; spread it into the stack's gateway config. */
-export function tokenGateway(callers: readonly TokenCaller[]): Pick<GatewayConfigInput, 'insecure' | 'auth' | 'authorization'> {
+/**
+ * `insecure: false`, `auth` and `authorization` for `callers`; spread it into the stack's gateway config. Reads are
+ * open unless `readAccess` says `authenticated`.
+ */
+export function tokenGateway(
+  callers: readonly TokenCaller[],
+  readAccess: 'open' | 'authenticated' = 'open',
+): Pick<GatewayConfigInput, 'insecure' | 'auth' | 'authorization'> {
   return {
     insecure: false,
-    auth: { readAccess: 'open', tokens: callers.map(({ subject, token }) => ({ subject, token })) },
+    auth: { readAccess, tokens: callers.map(({ subject, token }) => ({ subject, token })) },
     authorization: {
       rules: callers.map(({ subject, roles, accounts }) => ({ kind: 'token' as const, subject: `^${subject}$`, roles, accounts })),
     },
