@@ -27,10 +27,12 @@ export function listRestRoutes(): RestRoute[] {
     metrics: { scrape: async () => ({ contentType: 'text/plain', body: '' }) },
     webDir: '/nonexistent',
     replicas: { list: () => [], get: () => undefined },
+    reads: {} as never,
     clouddriver: createClouddriverApi({
       selfId: 'routes',
       database: {} as never,
       operations: {} as never,
+      reads: {} as never,
       accounts: { limits: { maxBodyBytes: 1, maxPageSize: 1 } } as never,
       logger: createSilentLogger(),
       maxBodyBytes: 1,

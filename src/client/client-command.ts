@@ -14,6 +14,9 @@ import { createProcessIo, type CliIo } from './io.js';
 import { resolveKind, splitTarget, type ResolvedKind } from '../shared/kind-names.js';
 import { createOperationClient, defaultGatewayUrl, type SubmitInit } from './operation-client.js';
 
+
+/** Operations that only read: never stored by the gateway, so there is no id to come back to (`--no-wait`). */
+const READ_CASES: ReadonlySet<string> = new Set(['get', 'list', 'logs', 'history']);
 /** Injected by tests; the defaults are the real process. */
 export interface ClientCommandDeps {
   io?: CliIo;
@@ -80,7 +83,7 @@ export function configureClientCommand(cmd: Command, ctx: ClientContext, options
     .option('--gateway <url>', 'gateway HTTP(S) URL (Connect API; env OUTPOST_GATEWAY)', defaultGatewayUrl(ctx.env))
     .option('--timeout <duration>', 'how long the operation may take end to end, e.g. 30s, 2m (default 30s)', parseTimeout)
     .option('--id <id>', 'client-chosen operation id: retrying with the same id never runs the operation twice', parseId)
-    .option('--no-wait', 'print the operation id once it is stored instead of waiting for the result');
+    .option('--no-wait', 'print the operation id once it is stored instead of waiting for the result (not for reads: they are not stored)');
   if (options.namespace !== false) cmd.option('-n, --namespace <namespace>', 'namespace (default: "default")');
   addCredentialOptions(cmd);
   cmd
@@ -149,6 +152,10 @@ export async function runOperation(
   opened?: OpenedGateway,
 ): Promise<void> {
   try {
+    if (!options.wait && spec?.case !== undefined && READ_CASES.has(spec.case)) {
+      fail(ctx, ExitCode.USAGE, `--no-wait does not apply to ${spec?.case}: a read is not stored, it is answered once it ended`);
+      return;
+    }
     const { connection, account } = opened ?? (await openGateway(ctx, options));
     const client = createOperationClient(connection);
     const request: SubmitInit = {

@@ -42,7 +42,9 @@ import { createCoalescingWriter } from './cache/write-coalescer.js';
 import { createObjectWriter } from './cache/object-writer.js';
 import { createSyncState } from './cache/sync-state.js';
 import type { GatewayConfig } from './config/schema.js';
-import { createDispatch, dispatchLocal } from './replicas/dispatch.js';
+import { createDispatch, dispatchLocal, sendLocal } from './replicas/dispatch.js';
+import { createReadForward } from './replicas/read-forward.js';
+import { createReadRunner, readsFirst } from './operations/read-runner.js';
 import { createLeaseKeeper } from './replicas/lease-keeper.js';
 import { createOwnerLookup } from './replicas/owner-lookup.js';
 import { createKubeEndpoint } from './kube/kube-endpoint.js';
@@ -199,9 +201,10 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     logger: logger.child({ component: 'audit' }),
   });
   const sealer = createOperationSealer(secretKeys);
+  const operationStore = createOperationStore(database);
   const operations = createOperationManager({
     gatewayId: config.id,
-    store: createOperationStore(database),
+    store: operationStore,
     sealer,
     dispatch: createDispatch(registry, {
       selfId: config.id,
@@ -218,6 +221,16 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     config: config.operations,
     logger: logger.child({ component: 'operations' }),
   });
+  // Reads of clusters run in memory, never stored (read-runner.ts); the ones another replica's stream serves go there.
+  const reads = createReadRunner({
+    gatewayId: config.id,
+    sendLocal: (account, operation) => sendLocal(registry, account, operation),
+    forward: createReadForward({ owners, replicas: replicaDirectory, peers, logger: clusterLogger }),
+    accountExists: (name) => operationStore.accountExists(name),
+    metrics,
+    logger: logger.child({ component: 'operations' }),
+  });
+  closers.defer('reads', () => reads.close());
   // Its timers, should the start fail from here on; a started gateway closes it earlier (idempotent), see below.
   closers.defer('operations (recovered, not serving yet)', () => operations.close());
   await operations.recover();
@@ -248,7 +261,7 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     }),
     syncState: createSyncState(database, { versionedKinds: ANSWER_KINDS }),
     logger: logger.child({ component: 'agent-stream' }),
-    operations,
+    operations: readsFirst(operations, reads),
     sessionStore: createAgentSessionStore(database),
     dynamicAccounts: deps.dynamicAccounts ?? createDynamicAccountSource(database),
   };
@@ -263,6 +276,8 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     selfId: config.id,
     database,
     operations,
+    reads,
+    auditReads: config.audit.reads,
     accounts: accountAdmin,
     logger: logger.child({ component: 'spinnaker' }),
     replicaAlive: (id) => replicaDirectory.get(id) !== undefined,
@@ -325,9 +340,21 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
       ...createAgentListing(database, { staleAfterSeconds: agentStaleAfterSeconds }),
     });
     // Strict JSON: an unknown key (say, an operation kind this gateway does not know) is an error, not ignored.
-    router.service(OperationService, createOperationService(operations, logger.child({ component: 'api' }), audit), {
-      jsonOptions: { ignoreUnknownFields: false },
-    });
+    const readLimits = {
+      defaultTimeoutMs: config.operations.defaultTimeoutSeconds * 1000,
+      maxManifestBytes: config.operations.maxManifestBytes,
+    };
+    router.service(
+      OperationService,
+      createOperationService(operations, logger.child({ component: 'api' }), audit, {
+        cluster: reads,
+        limits: readLimits,
+        audit: config.audit.reads,
+      }),
+      {
+        jsonOptions: { ignoreUnknownFields: false },
+      },
+    );
     router.service(FleetService, createFleetService(fleet, { logger: logger.child({ component: 'fleet' }) }));
     router.service(AuditService, createAuditService(audit));
     router.service(Health, health.impl);
@@ -348,6 +375,7 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     clouddriver,
     metrics,
     audit,
+    reads,
     webDir: config.web.enabled ? (config.web.dir ?? DEFAULT_WEB_DIR) : undefined,
   });
   const kubeForwarder = createKubeForwarder({

@@ -434,12 +434,23 @@ describe('operation commands (fake gateway)', () => {
     }
   });
 
-  test('--no-wait prints only the id; a non-terminal answer falls back to WaitOperation', async () => {
+  test('--no-wait prints only the id (not for reads: they are not stored); a non-terminal answer falls back to WaitOperation', async () => {
     gw.respond = (req) => create(OperationRecordSchema, { id: 'op-42', account: req.account, state: OperationState.PENDING });
-    const noWait = await cli('get', 'pods', '--account', 'a', '--no-wait');
+    const noWait = await cli('scale', 'deploy/web', '--replicas', '2', '--account', 'a', '--no-wait');
     assert.equal(noWait.code, 0, noWait.err);
     assert.equal(noWait.out, 'op-42\n');
     assert.equal(gw.requests[0]!.wait, false);
+    for (const args of [
+      ['get', 'pods'],
+      ['get', 'pod', 'p'],
+      ['logs', 'p'],
+      ['rollout', 'history', 'deploy/web'],
+    ]) {
+      const read = await cli(...args, '--account', 'a', '--no-wait');
+      assert.equal(read.code, 2, `${args.join(' ')}: ${read.err}`);
+      assert.match(read.err, /--no-wait does not apply to (get|list|logs|history): a read is not stored/);
+    }
+    assert.equal(gw.requests.length, 1, 'a refused read sends nothing');
 
     gw.waitStream = (id) => [
       create(OperationRecordSchema, { id, state: OperationState.SENT }),

@@ -207,7 +207,7 @@ describe('get --cached, accounts and operations on the real stack', () => {
     assert.match(rows[0]!, /^ID\s+KIND\s+TARGET\s+STATE/);
     assert.match(rows.at(-1)!, /^watch-ok\s+scale\s+deployment\.apps\/web -n demo\s+SUCCEEDED\s/);
 
-    await cli('get', 'deploy/nope', '-n', 'demo', '--account', 'sandbox', '--no-wait', '--id', 'watch-fail');
+    await cli('scale', 'deploy/nope', '-n', 'demo', '--replicas', '1', '--account', 'sandbox', '--no-wait', '--id', 'watch-fail');
     const failed = await cli('operations', 'watch-fail', '--watch', '-o', 'name');
     assert.equal(failed.code, 1);
     assert.equal(failed.out, 'operation/watch-fail\n');

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createClient, type Client } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
+import { RolloutAction } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { testDrivers } from '../../testkit/databases.js';
 import { Code, type ConnectError } from '../../testkit/test-agent-stream.js';
@@ -14,7 +15,9 @@ import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.j
 import { callJson, gate, okResult, startOperationAgent, type OperationAgent } from './operations-helpers.js';
 
 const getJson = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'cm' };
-const getSpec = { case: 'get' as const, value: getJson };
+/** A stored operation (reads are not stored): a rollout restart. */
+const rolloutJson = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'default', name: 'web', action: RolloutAction.RESTART };
+const rolloutSpec = { case: 'rollout' as const, value: rolloutJson };
 
 /** Reads Connect streaming envelopes from a fetch body as they arrive. */
 function envelopes(body: ReadableStream<Uint8Array>) {
@@ -57,7 +60,7 @@ for (const driver of testDrivers()) {
       client = createClient(OperationService, createGrpcTransport({ baseUrl: t.gateway.grpcUrl }));
       agent = await startOperationAgent(t.gateway.grpcUrl, 'agent-api', ['api-a', 'api-b'], {
         answer: (op) =>
-          op.spec.case === 'get' && op.spec.value.name === 'missing'
+          (op.spec.case === 'get' || op.spec.case === 'rollout') && op.spec.value.name === 'missing'
             ? { id: op.id, account: op.account, success: false, statusCode: 404, reason: 'NotFound', message: 'not found' }
             : okResult(op),
       });
@@ -115,7 +118,7 @@ for (const driver of testDrivers()) {
     });
 
     test('WaitOperation over Connect JSON streaming (HTTP/1.1 fetch): current record at once, then each change, then the end', async () => {
-      const { operation } = await client.submitOperation({ account: 'api-held', spec: getSpec });
+      const { operation } = await client.submitOperation({ account: 'api-held', spec: rolloutSpec });
       await held.waitReceived(operation!.id);
       const res = await fetch(`${t.gateway.httpUrl}/outpost.api.v1.OperationService/WaitOperation`, {
         method: 'POST',
@@ -149,7 +152,7 @@ for (const driver of testDrivers()) {
     });
 
     test('WaitOperation over gRPC; a terminal operation yields once and ends', async () => {
-      const { operation } = await client.submitOperation({ account: 'api-held', spec: getSpec });
+      const { operation } = await client.submitOperation({ account: 'api-held', spec: rolloutSpec });
       await held.waitReceived(operation!.id);
       const states: OperationState[] = [];
       for await (const m of client.waitOperation({ id: operation!.id })) {
@@ -176,7 +179,7 @@ for (const driver of testDrivers()) {
         const { operation } = await client.submitOperation({
           account,
           id: `list-${i}`,
-          spec: { case: 'get', value: { ...getJson, name } },
+          spec: { case: 'rollout', value: { ...rolloutJson, name } },
           wait: true,
         });
         ids.push(operation!.id);
@@ -255,9 +258,9 @@ for (const driver of testDrivers()) {
       assert.equal(one.status, 200);
       assert.equal(one.body.id, 'list-3');
       assert.equal(one.body.state, 'OPERATION_STATE_FAILED');
-      assert.equal(one.body.type, 'get');
+      assert.equal(one.body.type, 'rollout');
       assert.equal(one.body.result.reason, 'NotFound');
-      assert.equal(one.body.operation.get.name, 'missing');
+      assert.equal(one.body.operation.rollout.name, 'missing');
       assert.ok(one.body.receivedAt && one.body.storedAt && one.body.sentAt && one.body.resultAt && one.body.totalDuration);
 
       const missing = await get('/armory/agent/operations/nope');

@@ -16,7 +16,7 @@
  * | `GET /health` | nothing (no authentication at all) |
  * | `GET /`, `/index.html`, `/favicon.svg`, `/assets/*` (the dashboard's files: no data in them) | nothing |
  * | `GET /metrics`, `GET /armory/clouddrivers*`, `/armory/agent/operations*`, `/armory/accounts*`, `/armory/agents*` | read |
- * | `POST /armory/agent/forwardedoperations`, `POST /armory/agent/operationresults`, `POST /armory/agent/operations` (the forwarding route's earlier path, kept for a rolling upgrade) | replica |
+ * | `POST /armory/agent/forwardedoperations`, `POST /armory/agent/forwardedreads`, `POST /armory/agent/operationresults`, `POST /armory/agent/operations` (the forwarding route's earlier path, kept for a rolling upgrade) | replica |
  * | `POST/PATCH/PUT/DELETE /armory/accounts*` | admin |
  * | `/k8s/{account}/…`, any method and upgrades (kubectl through the gateway: kube-endpoint.ts admits it itself, from the headers) | kube, and an account its rule lists |
  * | the Clouddriver API, any method: `/ops`, `/kubernetes/ops`, `/task/*`, `/kubernetes/task/*`, `/manifests/*`, `/credentials*`, `/applications*`, `/cache/*`, `/instances/*`, `/securityGroups*`, `/serverGroups*`, `/search`, `/artifacts/*` | spinnaker |
@@ -57,7 +57,12 @@ export function connectRequirement(service: string, method: string): Requirement
 }
 
 const READ_PREFIXES = ['/metrics', '/armory/clouddrivers', '/armory/agent/operations', '/armory/accounts', '/armory/agents'];
-const REPLICA_ROUTES = new Set(['/armory/agent/forwardedoperations', '/armory/agent/operationresults', '/armory/agent/operations']);
+const REPLICA_ROUTES = new Set([
+  '/armory/agent/forwardedoperations',
+  '/armory/agent/forwardedreads',
+  '/armory/agent/operationresults',
+  '/armory/agent/operations',
+]);
 
 /** The requirement of a REST route, from its method and path (before routing, so unknown paths get one too). */
 export function restRequirement(method: string, path: string): Requirement {

@@ -239,6 +239,15 @@ const auditSchema = z
         'Audit entries held in memory while the database is slow or down; beyond it new entries are dropped (counted ' +
           'in outpost_gateway_audit_entries_dropped_total and logged; the JSON log line of every entry is still written).',
       ),
+    reads: z
+      .preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean())
+      .default(false)
+      .describe(
+        'Record reads of clusters that run as operations (get, list, logs and history through OperationService and the ' +
+          'CLI, the manifest, job and console reads of the Clouddriver API) in the audit log too. Off by default: ' +
+          'such reads store nothing (Orca polls them). A SubmitOperation refused before it ran, and every request ' +
+          'through /k8s, is recorded whatever this says.',
+      ),
   })
   .strict();
 

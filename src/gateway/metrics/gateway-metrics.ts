@@ -61,6 +61,18 @@ export interface KubeRecorder {
   kubeFinished(via: KubeVia, status: number): void;
 }
 
+/**
+ * Where a read of a cluster (get, list, logs, history: never stored) ran: `local` (an agent stream here),
+ * `forwarded` (the replica holding a stream ran it), `unserved` (no agent serves the account now).
+ */
+export type ReadVia = 'local' | 'forwarded' | 'unserved';
+
+/** What the reads of clusters record. */
+export interface ReadRecorder {
+  /** A read ended (SUCCEEDED, FAILED or TIMED_OUT); `seconds` from receipt to its end. */
+  readFinished(type: string, via: ReadVia, state: string, seconds: number): void;
+}
+
 /** How a lookup of a Spinnaker user's Fiat permissions went: from the cache, fetched from Fiat, or Fiat failed. */
 export type FiatLookupResult = 'hit' | 'miss' | 'failure';
 
@@ -87,6 +99,7 @@ export interface GatewayMetrics
     ClaimRecorder,
     AuditRecorder,
     KubeRecorder,
+    ReadRecorder,
     FiatRecorder,
     AnswerCacheRecorder,
     CoalesceRecorder {
@@ -204,6 +217,19 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [registry],
   });
+  const reads = new Counter({
+    name: 'outpost_gateway_reads_total',
+    help: 'Reads of a cluster (get, list, logs, history: never stored) that ended on this replica, by type, where they ran and state.',
+    labelNames: ['type', 'via', 'state'],
+    registers: [registry],
+  });
+  const readLatency = new Histogram({
+    name: 'outpost_gateway_read_seconds',
+    help: 'Latency of reads of a cluster from receipt to their end, by type and where they ran.',
+    labelNames: ['type', 'via'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [registry],
+  });
   const forwarded = new Counter({
     name: 'outpost_gateway_forwarded_operations_total',
     help: 'Operations forwarded to the replica holding the stream, by whether it took them.',
@@ -302,6 +328,10 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     finished(type, state, seconds) {
       operations.inc({ type, state });
       latency.observe({ type }, Math.max(0, seconds));
+    },
+    readFinished(type, via, state, seconds) {
+      reads.inc({ type, via, state });
+      readLatency.observe({ type, via }, Math.max(0, seconds));
     },
     resultIgnored(reason) {
       ignoredResults.inc({ reason });

@@ -5,14 +5,15 @@ import { create, fromJson, toJson, type JsonValue } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { OperationResultSchema, OperationSchema } from '../../gen/outpost/agent/v1/operation_pb.js';
 import { OperationRecordSchema, type OperationRecord } from '../../gen/outpost/api/v1/operation_service_pb.js';
+import type { ReadRow } from './read-runner.js';
 import type { OperationRow } from './operation-store.js';
 import { stateToEnum } from './operation-state.js';
 import { msToDuration } from './operation-validation.js';
 
 const lenient = { ignoreUnknownFields: true };
 
-/** Converts a row; total_duration is set once the operation is terminal. */
-export function toOperationRecord(row: OperationRow): OperationRecord {
+/** Converts a row (or a read's, never stored: no stored_at); total_duration is set once the operation is terminal. */
+export function toOperationRecord(row: OperationRow | ReadRow): OperationRecord {
   return create(OperationRecordSchema, {
     id: row.id,
     account: row.account,
@@ -22,7 +23,7 @@ export function toOperationRecord(row: OperationRow): OperationRecord {
     result: row.result ? fromJson(OperationResultSchema, row.result as JsonValue, lenient) : undefined,
     error: row.error,
     receivedAt: timestampFromDate(row.receivedAt),
-    storedAt: timestampFromDate(row.storedAt),
+    storedAt: row.storedAt ? timestampFromDate(row.storedAt) : undefined,
     sentAt: row.sentAt ? timestampFromDate(row.sentAt) : undefined,
     resultAt: row.resultAt ? timestampFromDate(row.resultAt) : undefined,
     totalDuration: row.finishedAt ? msToDuration(row.finishedAt.getTime() - row.receivedAt.getTime()) : undefined,

@@ -65,15 +65,18 @@ const UNKNOWN_PATH_STATUSES = new Set([403, 404]);
  * undefined when no local stream could take it.
  */
 export function dispatchLocal(registry: SessionRegistry, account: string, operation: Operation): DispatchTarget | undefined {
+  const session = sendLocal(registry, account, operation);
+  return session ? { agentId: session.agentId, sessionId: session.id } : undefined;
+}
+
+/** As {@link dispatchLocal}, returning the session that took the operation (a read waits on its end). */
+export function sendLocal(registry: SessionRegistry, account: string, operation: Operation): LiveSession | undefined {
   const lease = registry.leaseOf(account);
   const candidates: LiveSession[] = [];
   // A lease not known valid (not yet granted, or a renewal overdue) must not be used: another replica may own it now.
   if (lease && lease.validUntil > performance.now()) candidates.push(lease.session);
   for (const s of registry.all()) if (s !== lease?.session && s.serves(account)) candidates.push(s);
-  for (const session of candidates) {
-    if (session.sendOperation(operation)) return { agentId: session.agentId, sessionId: session.id };
-  }
-  return undefined;
+  return candidates.find((session) => session.sendOperation(operation));
 }
 
 /** True for errors raised before a request could reach the peer (nothing was sent, so another replica may be tried). */

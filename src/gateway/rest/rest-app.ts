@@ -12,6 +12,8 @@ import type { OperationManager } from '../operations/operation-manager.js';
 import { addOperationRoutes } from './operation-routes.js';
 import { addAgentRoutes } from './agent-routes.js';
 import { addReplicaRoutes } from './replica-routes.js';
+import { addReadForwardRoute } from './read-forward-route.js';
+import type { ReadRunner } from '../operations/read-runner.js';
 import { addAccountRoutes } from './account-routes.js';
 import type { AccountAdmin } from '../accounts/account-admin.js';
 import { staleAfterSeconds } from '../agents/agent-session-store.js';
@@ -56,6 +58,8 @@ export interface RestAppOptions {
    * one entry per request with `audit.record`). Never blocks, never throws.
    */
   audit?: Pick<AuditLog, 'record'>;
+  /** Serves `POST /armory/agent/forwardedreads` (reads other replicas pass here) when given with an authenticator. */
+  reads?: Pick<ReadRunner, 'startLocal'>;
 }
 
 /** One gateway replica as `/armory/clouddrivers` lists it. */
@@ -123,6 +127,7 @@ export function createRestApp(options: RestAppOptions): Hono<RestEnv> {
   if (options.operations) {
     // Before the operation reads: their 405 catch-all would answer the internal POST routes.
     addReplicaRoutes(app, options.operations, options.id);
+    if (options.reads && options.authenticator) addReadForwardRoute(app, options.reads, options.authenticator, options.id);
     addOperationRoutes(app, options.operations);
   }
   if (options.accounts) addAccountRoutes(app, options.accounts);

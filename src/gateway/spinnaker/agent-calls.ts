@@ -8,6 +8,7 @@ import { create, fromJson, type JsonObject } from '@bufbuild/protobuf';
 import { OperationResultSchema, type OperationResult } from '../../gen/outpost/agent/v1/operation_pb.js';
 import { SubmitOperationRequestSchema, type SubmitOperationRequest } from '../../gen/outpost/api/v1/operation_service_pb.js';
 import type { OperationManager } from '../operations/operation-manager.js';
+import type { OperationRow } from '../operations/operation-store.js';
 import { msToDuration } from '../operations/operation-validation.js';
 
 /** The operation spec of a call (one case of `SubmitOperationRequest.spec`). */
@@ -57,13 +58,18 @@ export function createAgentCalls(
     async run(account, spec, timeoutMs = CALL_TIMEOUT_MS) {
       const id = `${taskId}-${++n}`;
       const request = create(SubmitOperationRequestSchema, { account, id, wait: true, timeout: msToDuration(timeoutMs), spec });
-      const row = await operations.submit(request, signal, requestedBy);
-      const result = row.result ? fromJson(OperationResultSchema, row.result as JsonObject, { ignoreUnknownFields: true }) : undefined;
-      if (row.state === 'SUCCEEDED' && result) return { operationId: id, result, objects: result.objects as Record<string, unknown>[] };
-      if (result && !result.success)
-        throw new AgentCallError(result.message || result.reason || 'the operation failed', result.statusCode, result.reason);
-      if (row.state === 'TIMED_OUT') throw new AgentCallError(row.error || `operation ${id} timed out`, 0, 'Timeout');
-      throw new AgentCallError(row.error || `operation ${id} ended ${row.state}`, 0, row.state);
+      return callResultOf(await operations.submit(request, signal, requestedBy));
     },
   };
+}
+
+/** The outcome of a call whose operation (or read) ended as `row`: its result, or an {@link AgentCallError}. */
+export function callResultOf(row: Pick<OperationRow, 'id' | 'state' | 'result' | 'error'>): CallResult {
+  const { id } = row;
+  const result = row.result ? fromJson(OperationResultSchema, row.result as JsonObject, { ignoreUnknownFields: true }) : undefined;
+  if (row.state === 'SUCCEEDED' && result) return { operationId: id, result, objects: result.objects as Record<string, unknown>[] };
+  if (result && !result.success)
+    throw new AgentCallError(result.message || result.reason || 'the operation failed', result.statusCode, result.reason);
+  if (row.state === 'TIMED_OUT') throw new AgentCallError(row.error || `operation ${id} timed out`, 0, 'Timeout');
+  throw new AgentCallError(row.error || `operation ${id} ended ${row.state}`, 0, row.state);
 }

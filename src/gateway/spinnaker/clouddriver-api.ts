@@ -3,7 +3,8 @@
  * stages, over the gateway's own features — operations (every cluster call is an Outpost operation), accounts and
  * the tasks table. Create it, `recover()` before serving, add its routes to the REST app, `close()` on shutdown.
  */
-import type { Hono } from 'hono';
+import type { Context, Hono } from 'hono';
+import { create } from '@bufbuild/protobuf';
 import type { Database } from '../../db/database.js';
 import type { Logger } from '../../shared/logger.js';
 import type { AccountAdmin } from '../accounts/account-admin.js';
@@ -32,7 +33,12 @@ import { createInfrastructureReads } from './infrastructure/infrastructure-reads
 import { createInfrastructureStore } from './infrastructure/infrastructure-store.js';
 import { createAnswerCache } from './infrastructure/answer-cache.js';
 import { readObjectsVersions } from '../accounts/objects-version-queries.js';
-import { readsOf } from './live-reads.js';
+import { readsOf, type ReadListener } from './live-reads.js';
+import { requesterOfRequest } from './spinnaker-headers.js';
+import type { ReadRunner } from '../operations/read-runner.js';
+import { identityOf, insecurePrincipal } from '../auth/principal.js';
+import { recordSubmission } from '../audit/operation-audit.js';
+import { SubmitOperationRequestSchema } from '../../gen/outpost/api/v1/operation_service_pb.js';
 import { prepareTraffic } from './ops/traffic-manifest.js';
 import { prepareDeploy } from './ops/deploy-manifest.js';
 import { prepareCleanup } from './ops/cleanup-artifacts.js';
@@ -50,6 +56,10 @@ export interface ClouddriverApiDeps {
   selfId: string;
   database: Database;
   operations: Pick<OperationManager, 'submit'>;
+  /** Runs the routes' reads of clusters without storing them (read-runner.ts). */
+  reads: Pick<ReadRunner, 'run'>;
+  /** `audit.reads`: record the routes' reads in the audit log too. */
+  auditReads?: boolean;
   accounts: Pick<AccountAdmin, 'get' | 'list' | 'names' | 'exists' | 'limits'>;
   logger: Logger;
   /** True while the replica with this id is alive; without it only this replica counts as alive. */
@@ -102,7 +112,21 @@ export function createClouddriverApi(deps: ClouddriverApiDeps): ClouddriverApi {
   });
   const accounts = createAccountLookup(deps.accounts);
   const cache = createCacheReads(deps.database);
-  const reads = (requestedBy: string) => readsOf(deps.operations, requestedBy);
+  const audit = deps.audit;
+  const reads = (c: Context<RestEnv>) => {
+    const principal = c.get('principal') ?? insecurePrincipal();
+    const requestedBy = requesterOfRequest(c);
+    const onRead: ReadListener | undefined =
+      audit && deps.auditReads
+        ? (account, spec, row, startedAt) =>
+            recordSubmission(audit, create(SubmitOperationRequestSchema, { account, spec }), {
+              principal: identityOf(principal),
+              startedAt,
+              operationId: row.id,
+            })
+        : undefined;
+    return readsOf(deps.reads, { principal, role: 'spinnaker' }, requestedBy, onRead);
+  };
   const fiat = deps.fiat;
   const access = createSpinnakerAccess(
     fiat?.baseUrl

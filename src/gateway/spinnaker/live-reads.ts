@@ -1,16 +1,16 @@
 /**
  * Live reads of a cluster for the Clouddriver API, as Clouddriver does them (it reads manifests and jobs from the API
- * server, not its cache): each is an Outpost `get`, `list` or `logs` operation through the account's agent, so a read
- * is never older than a write Outpost made before it. A missing object is `undefined`; any other failure is a 503
- * naming the cause (Orca retries such errors). Reads made by a task use the task's calls (ids `<task id>-<n>`); reads
- * of a route get fresh ones (`read-<uuid>-1`) recording who asked.
+ * server, not its cache): each is an Outpost `get`, `list` or `logs` through the account's agent, so a read is never
+ * older than a write Outpost made before it. A missing object is `undefined`; any other failure is a 503 naming the
+ * cause (Orca retries such errors). Reads of a route are never stored ({@link readsOf}, read-runner.ts: Orca polls
+ * them); reads a task makes as a step of a change use the task's calls (stored operations `<task id>-<n>`, in its
+ * history).
  */
-import { randomUUID } from 'node:crypto';
 import { create } from '@bufbuild/protobuf';
 import { GetSpecSchema, ListSpecSchema, LogsSpecSchema } from '../../gen/outpost/agent/v1/operation_pb.js';
 import { HttpError } from '../errors.js';
-import type { OperationManager } from '../operations/operation-manager.js';
-import { AgentCallError, createAgentCalls, type AgentCalls, type CallSpec } from './agent-calls.js';
+import type { ReadCaller, ReadRequest, ReadRow, ReadRunner } from '../operations/read-runner.js';
+import { AgentCallError, callResultOf, type AgentCalls, type CallSpec } from './agent-calls.js';
 import { asKubernetesObject, type KubernetesObject } from './manifest-types.js';
 
 /** Time a read may take. */
@@ -29,9 +29,22 @@ export interface LiveReads {
   logs(account: string, namespace: string, pod: string, container?: string): Promise<string>;
 }
 
-/** Reads of one requester through fresh calls (a route's reads). */
-export function readsOf(operations: Pick<OperationManager, 'submit'>, requestedBy: string): LiveReads {
-  return createLiveReads(() => createAgentCalls(operations, `read-${randomUUID()}`, undefined, requestedBy));
+/** Told about every read a route ran (the audit log, with `audit.reads`). */
+export type ReadListener = (account: string, spec: CallSpec, row: ReadRow, startedAt: Date) => void;
+
+/**
+ * Reads of one route request (read-runner.ts: never stored), as `caller` — whom the replica holding the account's
+ * stream admits again — recorded as `requestedBy`; each is told to `onRead` when given.
+ */
+export function readsOf(runner: Pick<ReadRunner, 'run'>, caller: ReadCaller, requestedBy: string, onRead?: ReadListener): LiveReads {
+  return createLiveReads(() => ({
+    async run(account, spec, timeoutMs = READ_TIMEOUT_MS) {
+      const startedAt = new Date();
+      const row = await runner.run({ account, spec: spec as ReadRequest['spec'], timeoutMs, requestedBy }, caller);
+      onRead?.(account, spec, row, startedAt);
+      return callResultOf(row);
+    },
+  }));
 }
 
 /** Creates reads whose operations go through `calls()` (called once per read). */

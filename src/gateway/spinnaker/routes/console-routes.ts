@@ -6,18 +6,18 @@
  * container the cluster will not give logs for carries the cluster's reason as its output. The caller needs READ on
  * the account (rules, X-SPINNAKER-ACCOUNTS, Fiat): 403 otherwise.
  */
-import type { Hono } from 'hono';
+import type { Context, Hono } from 'hono';
 import type { RestEnv } from '../../auth/rest-auth.js';
 import { HttpError } from '../../errors.js';
 import type { AccountLookup } from '../account-lookup.js';
 import type { LiveReads } from '../live-reads.js';
 import type { SpinnakerAccess } from '../spinnaker-access.js';
-import { requesterOfRequest } from '../spinnaker-headers.js';
 
 /** What the route needs. */
 export interface ConsoleRoutesDeps {
   accounts: AccountLookup;
-  reads(requestedBy: string): LiveReads;
+  /** The reads of one request, as its caller (never stored: live-reads.ts). */
+  reads(c: Context<RestEnv>): LiveReads;
   access: SpinnakerAccess;
 }
 
@@ -50,7 +50,7 @@ export function addConsoleRoutes(app: Hono<RestEnv>, deps: ConsoleRoutesDeps): v
     await deps.access.requireAccount(c, account, 'READ');
     if (!(await deps.accounts.exists(account))) throw new HttpError(404, 'Not Found', `no account named ${JSON.stringify(account)}`);
     const podName = podNameOf(name);
-    const reads = deps.reads(requesterOfRequest(c));
+    const reads = deps.reads(c);
     const pod = await reads.get(account, 'Pod', namespace, podName);
     if (!pod) return c.json({ output: [{ name: 'Error', output: 'Failed to retrieve pod data; pod may have been deleted.' }] });
     const output: ContainerLog[] = [];

@@ -26,7 +26,8 @@ import { randomUUID } from 'node:crypto';
 export interface JobRoutesDeps {
   accounts: AccountLookup;
   /** Reads on behalf of a requester (requesterOf). */
-  reads(requestedBy: string): LiveReads;
+  /** The reads of one request, as its caller (never stored: live-reads.ts). */
+  reads(c: Context<RestEnv>): LiveReads;
   operations: Pick<OperationManager, 'submit'>;
   access: SpinnakerAccess;
 }
@@ -57,7 +58,7 @@ export function addJobRoutes(app: Hono<RestEnv>, deps: JobRoutesDeps): void {
   };
   const jobAndPods = async (c: Context<RestEnv>) => {
     const t = await target(c);
-    const reads = deps.reads(requesterOfRequest(c));
+    const reads = deps.reads(c);
     const job = await reads.get(t.account, 'Job', t.namespace, t.name);
     if (!job) throw new HttpError(404, 'Not Found', `job ${t.name} not found in ${t.namespace} of account ${t.account}`);
     const pods = await reads.list(t.account, 'Pod', t.namespace, { labelSelector: `job-name=${t.name}` });

@@ -22,13 +22,13 @@ import type { LiveReads } from '../live-reads.js';
 import { eventsFor } from '../manifest-events.js';
 import { monikerOf } from '../moniker.js';
 import type { SpinnakerAccess } from '../spinnaker-access.js';
-import { requesterOfRequest } from '../spinnaker-headers.js';
 
 /** What the routes need. */
 export interface ManifestRoutesDeps {
   accounts: AccountLookup;
   /** Reads on behalf of a requester (requesterOf). */
-  reads(requestedBy: string): LiveReads;
+  /** The reads of one request, as its caller (never stored: live-reads.ts). */
+  reads(c: Context<RestEnv>): LiveReads;
   cache: CacheReads;
   access: SpinnakerAccess;
 }
@@ -52,7 +52,7 @@ export function addManifestRoutes(app: Hono<RestEnv>, deps: ManifestRoutesDeps):
     const text = c.req.param('name') ?? '';
     const parsed = parseResourceName(text);
     if (!parsed) throw notFound(`${JSON.stringify(text)} is not "<kind> <name>"`);
-    const reads = deps.reads(requesterOfRequest(c));
+    const reads = deps.reads(c);
     const object = await reads.get(acct, parsed.kind.agentKind, namespace, parsed.name);
     if (!object)
       throw notFound(`${parsed.kind.spinnakerName} ${parsed.name} not found in ${namespace || 'the cluster'} of account ${acct}`);

@@ -1,0 +1,284 @@
+/**
+ * Reads of a cluster that write nothing (docs/architecture.md, rule 6): a `get`, `list`, `logs` or `history` changes
+ * nothing in the cluster, so it needs none of what makes an operation safe to run once — no stored row, no SENT mark,
+ * no deadline sweeper, no redelivery. It is sent as an `Operation` on a stream serving the account (the agent runs
+ * it live against the API server, so a read is never older than a write Outpost finished before it), its result is
+ * awaited in memory, checked against its type's rules and scrubbed of Secret data as a stored result is, and handed
+ * to the caller; on another replica's stream it goes one hop with its caller, who is admitted again there
+ * (src/gateway/replicas/read-forward.ts). Every read gets a fresh id for the agent (`read-<uuid>`): the agent keeps results by id, so a
+ * reused id must never return an older answer.
+ *
+ * A read whose stream ends first fails (the caller may retry: nothing ran twice that matters); one past its time is
+ * TIMED_OUT. A result arriving later for a read that ended is dropped quietly.
+ */
+import { randomUUID } from 'node:crypto';
+import { create, toJson } from '@bufbuild/protobuf';
+import { OperationResultSchema, OperationSchema, type Operation, type OperationResult } from '../../gen/outpost/agent/v1/operation_pb.js';
+import type { Logger } from '../../shared/logger.js';
+import { Code, ConnectError } from '@connectrpc/connect';
+import type { OperationHooks } from '../agents/operation-hooks.js';
+import type { LiveSession } from '../agents/session-registry.js';
+import type { AccountScopedRole, Principal } from '../auth/principal.js';
+import type { ReadRecorder, ReadVia } from '../metrics/gateway-metrics.js';
+import type { OperationRow } from './operation-store.js';
+import { msToDuration } from './operation-validation.js';
+import { requestKind, scrubResultSecrets } from './result-scrub.js';
+import { invalidResult, resultShapeProblem } from './result-shape.js';
+
+/** The operation types that only read a cluster. */
+export const READ_TYPES = ['get', 'list', 'logs', 'history'] as const;
+/** One of {@link READ_TYPES}. */
+export type ReadType = (typeof READ_TYPES)[number];
+
+/** True for a type that only reads (`get`, `list`, `logs`, `history`). */
+export function isReadType(type: string | undefined): type is ReadType {
+  return (READ_TYPES as readonly (string | undefined)[]).includes(type);
+}
+
+/** A read as the API serves it: the shape of an operation row, never stored (`storedAt` is null). */
+export type ReadRow = Omit<OperationRow, 'storedAt'> & { storedAt: null };
+
+/** A read to run: the account, the spec, its time, and the id the caller knows it by (its own, or the agent's). */
+export interface ReadRequest {
+  account: string;
+  spec: Operation['spec'];
+  timeoutMs: number;
+  /** The id shown to the caller; the agent's (`read-<uuid>`) when empty. */
+  id?: string;
+  /** Who asked (recorded on the row the caller gets back, as on operations). */
+  requestedBy: string;
+  /** When the request arrived (the row's receivedAt); now when absent. */
+  receivedAt?: Date;
+}
+
+/** A read that a local stream took: where it went, and its end. */
+export interface LocalRead {
+  agentId: string;
+  sessionId: string;
+  /** The terminal row; never rejects. */
+  row: Promise<ReadRow>;
+}
+
+/**
+ * Who a read is for, as the replica holding the stream admits it again: the caller's principal and the role whose
+ * account rules allowed it here (`write` on the operations API, `spinnaker` on the Clouddriver routes).
+ */
+export interface ReadCaller {
+  principal: Principal;
+  role: Extract<AccountScopedRole, 'write' | 'spinnaker'>;
+}
+
+/**
+ * Runs a read on another replica whose stream serves the account (src/gateway/replicas/read-forward.ts): its terminal row, or undefined
+ * when no replica took it. Throws a PERMISSION_DENIED ConnectError when the holding replica's rules refuse the caller.
+ */
+export type ForwardRead = (request: ReadRequest, caller: ReadCaller) => Promise<ReadRow | undefined>;
+
+/** The session a read went out on: what its end is told by. */
+export type ReadSession = Pick<LiveSession, 'id' | 'agentId' | 'done'>;
+
+/** What {@link createReadRunner} needs. */
+export interface ReadRunnerDeps {
+  gatewayId: string;
+  /** Sends `operation` on a stream of this replica serving the account; undefined when none took it. */
+  sendLocal(account: string, operation: Operation): ReadSession | undefined;
+  /** Passes reads no local stream serves to the replica holding one; local streams only when absent. */
+  forward?: ForwardRead;
+  /** Whether the account is known (asked only when no stream serves it: NOT_FOUND then, as for operations). */
+  accountExists(account: string): Promise<boolean>;
+  /** Counts reads; none when absent. */
+  metrics?: ReadRecorder;
+  logger: Logger;
+}
+
+/** See the module comment. */
+export interface ReadRunner {
+  /**
+   * Runs the read on a stream serving the account — here, else on the replica holding one — and returns its terminal
+   * row: SUCCEEDED, FAILED (the cluster's refusal, a stream that ended, no agent serving the account) or TIMED_OUT.
+   * Throws NOT_FOUND for an unknown account, PERMISSION_DENIED when the holding replica refuses the caller.
+   */
+  run(request: ReadRequest, caller: ReadCaller): Promise<ReadRow>;
+  /** Runs the read on a stream of this replica; undefined when none serves the account. */
+  startLocal(request: ReadRequest): LocalRead | undefined;
+  /**
+   * Takes a result when it answers a read sent on `session` (or one that already ended); false when it is not a
+   * read's (the operations feature then handles it).
+   */
+  takeResult(session: Pick<LiveSession, 'id'>, result: OperationResult): boolean;
+  /** Counts a read's end (forwarded and unserved reads end outside {@link startLocal}). */
+  finished(row: ReadRow, via: ReadVia): void;
+  /** Ends every pending read FAILED (the gateway is shutting down). Idempotent. */
+  close(): void;
+}
+
+/** How many ended read ids are remembered, so that their late results are dropped quietly. */
+const ENDED_IDS_KEPT = 10_000;
+
+interface Pending {
+  sessionId: string;
+  account: string;
+  type: ReadType;
+  request: Record<string, unknown>;
+  settle(state: ReadRow['state'], result: Record<string, unknown> | null, error: string): void;
+}
+
+/** The row of a read that never reached an agent (no stream, a refusal elsewhere): FAILED with `error`. */
+export function unservedRead(request: ReadRequest, gatewayId: string, error: string): ReadRow {
+  const { row } = readRowBase(request, gatewayId, `read-${randomUUID()}`);
+  const now = new Date();
+  return { ...row, state: 'FAILED', error, finishedAt: now };
+}
+
+/** The operation a read sends (a fresh agent id) and its row before it ran. */
+export function readRowBase(request: ReadRequest, gatewayId: string, agentId: string): { operation: Operation; row: ReadRow } {
+  const receivedAt = request.receivedAt ?? new Date();
+  const operation = create(OperationSchema, {
+    id: agentId,
+    account: request.account,
+    timeout: msToDuration(request.timeoutMs),
+    spec: request.spec,
+  });
+  const requestJson = toJson(OperationSchema, create(OperationSchema, { ...operation, id: request.id || agentId })) as Record<
+    string,
+    unknown
+  >;
+  const row: ReadRow = {
+    id: request.id || agentId,
+    account: request.account,
+    type: request.spec.case ?? '',
+    request: requestJson,
+    state: 'PENDING',
+    result: null,
+    error: '',
+    gatewayId,
+    agentId: '',
+    sessionId: '',
+    timeoutMs: request.timeoutMs,
+    receivedAt,
+    storedAt: null,
+    sentAt: null,
+    resultAt: null,
+    finishedAt: null,
+    deadlineAt: new Date(receivedAt.getTime() + request.timeoutMs),
+    requestHash: '',
+    requestedBy: request.requestedBy,
+  };
+  return { operation, row };
+}
+
+/** Creates the reads of one replica. */
+export function createReadRunner(deps: ReadRunnerDeps): ReadRunner {
+  const pending = new Map<string, Pending>();
+  const ended = new Set<string>();
+  const log = deps.logger;
+  let closed = false;
+
+  const remember = (id: string) => {
+    ended.add(id);
+    if (ended.size > ENDED_IDS_KEPT) ended.delete(ended.values().next().value as string);
+  };
+  const finished = (row: ReadRow, via: ReadVia) =>
+    deps.metrics?.readFinished(row.type, via, row.state, ((row.finishedAt ?? new Date()).getTime() - row.receivedAt.getTime()) / 1000);
+
+  const startLocal: ReadRunner['startLocal'] = (request) => {
+    if (closed) return undefined;
+    const agentId = `read-${randomUUID()}`;
+    const { operation, row } = readRowBase(request, deps.gatewayId, agentId);
+    const session = deps.sendLocal(request.account, operation);
+    if (!session) return undefined;
+    const sentAt = new Date();
+    const outcome = new Promise<ReadRow>((resolve) => {
+      const timer = setTimeout(
+        () => settle('TIMED_OUT', null, `the read did not end within ${request.timeoutMs / 1000} s`),
+        Math.max(0, row.deadlineAt.getTime() - Date.now()),
+      );
+      timer.unref();
+      let done = false;
+      const settle: Pending['settle'] = (state, result, error) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        pending.delete(agentId);
+        remember(agentId);
+        const now = new Date();
+        const final: ReadRow = {
+          ...row,
+          state,
+          result,
+          error,
+          agentId: session.agentId,
+          sessionId: session.id,
+          sentAt,
+          resultAt: result ? now : null,
+          finishedAt: now,
+        };
+        finished(final, 'local');
+        resolve(final);
+      };
+      pending.set(agentId, { sessionId: session.id, account: request.account, type: row.type as ReadType, request: row.request, settle });
+      session.done.then(
+        () => settle('FAILED', null, `the agent stream ended before the read's result came (account ${request.account}); retry`),
+        () => settle('FAILED', null, 'the agent stream ended before the result came; retry'),
+      );
+    });
+    return { agentId: session.agentId, sessionId: session.id, row: outcome };
+  };
+
+  return {
+    startLocal,
+
+    async run(request, caller) {
+      const local = startLocal(request);
+      if (local) return local.row;
+      const forwarded = closed ? undefined : await deps.forward?.(request, caller);
+      if (forwarded) {
+        finished(forwarded, 'forwarded');
+        return forwarded;
+      }
+      if (!(await deps.accountExists(request.account))) {
+        throw new ConnectError(`unknown account ${JSON.stringify(request.account)}: no agent has registered it`, Code.NotFound);
+      }
+      const row = unservedRead(request, deps.gatewayId, `no agent connected for account ${request.account}`);
+      finished(row, 'unserved');
+      return row;
+    },
+
+    takeResult(session, result) {
+      const read = pending.get(result.id);
+      if (!read || read.sessionId !== session.id) {
+        if (!ended.has(result.id)) return false;
+        log.debug({ operationId: result.id }, 'result of a read that already ended dropped');
+        return true;
+      }
+      const problem = resultShapeProblem(read.type, read.request, read.account, result);
+      const checked = problem ? invalidResult(result, problem) : result;
+      if (problem) log.warn({ operationId: result.id, account: read.account, problem }, 'read result breaks the result rules of its type');
+      const json = toJson(OperationResultSchema, checked) as Record<string, unknown>;
+      const scrubbed = scrubResultSecrets(json, requestKind(read.request));
+      if (scrubbed > 0)
+        log.warn({ account: read.account, objects: scrubbed }, 'Secret data removed from a read result (the agent should have removed it)');
+      read.settle(checked.success ? 'SUCCEEDED' : 'FAILED', json, '');
+      return true;
+    },
+
+    finished,
+
+    close() {
+      if (closed) return;
+      closed = true;
+      for (const read of [...pending.values()]) read.settle('FAILED', null, 'the gateway is shutting down; retry');
+    },
+  };
+}
+
+/** The hooks agent sessions call, with results of reads taken by `reads` before the operations feature sees them. */
+export function readsFirst(hooks: OperationHooks, reads: Pick<ReadRunner, 'takeResult'>): OperationHooks {
+  return {
+    sessionStarted: (session, accounts) => hooks.sessionStarted(session, accounts),
+    sessionResumed: (from, session) => hooks.sessionResumed(from, session),
+    resultReceived(session, result) {
+      if (!reads.takeResult(session, result)) hooks.resultReceived(session, result);
+    },
+  };
+}
