@@ -14,7 +14,6 @@ import { createProcessIo, type CliIo } from './io.js';
 import { resolveKind, splitTarget, type ResolvedKind } from '../shared/kind-names.js';
 import { createOperationClient, defaultGatewayUrl, type SubmitInit } from './operation-client.js';
 
-
 /** Operations that only read: never stored by the gateway, so there is no id to come back to (`--no-wait`). */
 const READ_CASES: ReadonlySet<string> = new Set(['get', 'list', 'logs', 'history']);
 /** Injected by tests; the defaults are the real process. */

@@ -231,8 +231,10 @@ export function createReadRunner(deps: ReadRunnerDeps): ReadRunner {
     async run(request, caller) {
       const local = startLocal(request);
       if (local) return local.row;
-      const forwarded = closed ? undefined : await deps.forward?.(request, caller);
-      if (forwarded) {
+      const ran = closed ? undefined : await deps.forward?.(request, caller);
+      if (ran) {
+        // The replica that received it, as for operations (the agent's id says where it ran).
+        const forwarded: ReadRow = { ...ran, gatewayId: deps.gatewayId };
         finished(forwarded, 'forwarded');
         return forwarded;
       }
