@@ -31,7 +31,27 @@ const spec = (name: string, extra: Record<string, unknown> = {}) => ({ name, kub
  */
 const forwardedOp = (id: string, name = 'x') => ({
   origin: FIXTURE.gatewayId,
-  operation: { id, account: A.account, timeout: '30s', get: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name } },
+  operation: {
+    id,
+    account: A.account,
+    timeout: '30s',
+    patch: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name, type: 'PATCH_TYPE_MERGE', patch: '{"data":{}}' },
+  },
+});
+/**
+ * A forwarded read (the body of `POST /armory/agent/forwardedreads`) for a caller described by its subject: agent A
+ * never answers, so an admitted read ends TIMED_OUT after its second (the answer is still a 200).
+ */
+const forwardedRead = (subject: string, kind = 'get') => ({
+  operation: {
+    id: 'authz-forwarded-read',
+    account: A.account,
+    timeout: '1s',
+    [kind]: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'x', ...(kind === 'scale' ? { replicas: 1 } : {}) },
+  },
+  caller: Buffer.from(JSON.stringify({ method: 'token', subject, groups: [] })).toString('base64url'),
+  role: 'write',
+  requestedBy: `token:${subject}`,
 });
 const forwarded = forwardedOp(FIXTURE.operationId);
 /** A relayed result (the body of `POST /armory/agent/operationresults`) for an operation id nobody knows: recorded as ignored. */
@@ -79,6 +99,31 @@ export const REST_ROWS: MatrixRow[] = [
   ...forwardingRows('/armory/agent/forwardedoperations', 'a replica forwards'),
   // The forwarding route's earlier path, still served for replicas of an earlier version during a rolling upgrade.
   ...forwardingRows('/armory/agent/operations', "a replica forwards on the route's earlier path (kept for a rolling upgrade)"),
+  rowOf('POST /armory/agent/forwardedreads', 'replica', rest('POST', '/armory/agent/forwardedreads', forwardedRead('writer')), {
+    valid: '200',
+  }),
+  rowOf('POST /armory/agent/forwardedreads', 'replica', rest('POST', '/armory/agent/forwardedreads', forwardedRead('writer')), {
+    scenario: "a replica forwards a read for a caller this replica's rules do not let reach the account: nothing runs",
+    valid: '200',
+    cells: {
+      other: {
+        as: 'replica',
+        expect: '403 permission_denied',
+        request: rest('POST', '/armory/agent/forwardedreads', forwardedRead('reader')),
+      },
+    },
+  }),
+  rowOf('POST /armory/agent/forwardedreads', 'replica', rest('POST', '/armory/agent/forwardedreads', forwardedRead('writer')), {
+    scenario: 'a replica forwards a change on the reads route: nothing runs',
+    valid: '200',
+    cells: {
+      other: {
+        as: 'replica',
+        expect: '400 bad_request',
+        request: rest('POST', '/armory/agent/forwardedreads', forwardedRead('writer', 'scale')),
+      },
+    },
+  }),
   rowOf('POST /armory/agent/operationresults', 'replica', rest('POST', '/armory/agent/operationresults', relayed('agentA', 'agentA')), {
     valid: '200',
   }),
@@ -563,11 +608,22 @@ export const RPC_ROWS: MatrixRow[] = [
     rpc(OPS, 'SubmitOperation', {
       account: A.account,
       id: 'authz-submit-1',
-      get: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'x' },
+      patch: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'x', type: 'PATCH_TYPE_MERGE', patch: '{"data":{}}' },
     }),
     {
       valid: 'OK',
     },
+  ),
+  rowOf(
+    `${OPS}/SubmitOperation`,
+    'write',
+    // Agent A never answers: an admitted read ends TIMED_OUT after its second, still OK.
+    rpc(OPS, 'SubmitOperation', {
+      account: A.account,
+      timeout: '1s',
+      get: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'x' },
+    }),
+    { scenario: 'a read (never stored): the same write role and account rules', valid: 'OK' },
   ),
   rowOf(
     `${OPS}/SubmitOperation`,

@@ -13,6 +13,7 @@ import { createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { SignJWT } from 'jose';
 import { EventType } from '../../src/gen/outpost/agent/v1/agent_pb.js';
+import { PatchType } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 import { OperationService } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { createReplicaTokenSigner } from '../../src/gateway/auth/replica-token.js';
 import { configMap, connectAgent, event, events, openAgentStream, type TestAgentStream } from '../../testkit/test-agent-stream.js';
@@ -127,7 +128,11 @@ export async function startMatrixGateway(services: ReadonlyMap<string, DescServi
         {
           account: FIXTURE.agentA.account,
           id,
-          spec: { case: 'get', value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'x' } },
+          // A stored kind (reads are not stored): a merge patch of ConfigMap x.
+          spec: {
+            case: 'patch',
+            value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'x', type: PatchType.MERGE, patch: '{"data":{}}' },
+          },
         },
         { headers: { authorization: headers.writer! } },
       );

@@ -207,7 +207,7 @@ async function resultOutcome(
   const operations = createClient(OperationService, createConnectTransport({ baseUrl: ctx.httpUrl, httpVersion: '1.1' }));
   const account = (await operations.getOperation({ id: probe.operationId }, { headers: { authorization: ctx.readerAuthorization } }))
     .operation!.account;
-  // A valid answer to the fixture's get of ConfigMap x (the result rules: exactly the target object).
+  // A valid answer to the fixture's patch of ConfigMap x (the result rules: exactly the target object).
   const result = {
     id: probe.operationId,
     account,

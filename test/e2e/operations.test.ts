@@ -230,8 +230,16 @@ for (const driver of testDrivers()) {
       assert.equal(page.status, 200);
       const body = (await page.json()) as { items: Obj[]; total: number };
       assert.equal(body.items.length, 3);
-      assert.ok(body.total >= 15, `total ${body.total}`);
-      assert.equal(body.items[0]!.type, 'get', 'newest first');
+      assert.ok(body.total >= 8, `total ${body.total}`);
+      // Newest first: the delete (the reads after it, as every get, list, logs and history, are not stored).
+      assert.equal(body.items[0]!.type, 'delete', 'newest first');
+      const all = await fetch(`${system.gateway.httpUrl}/armory/agent/operations?page=1&items=500`);
+      const types = ((await all.json()) as { items: Obj[] }).items.map((o) => o.type);
+      assert.deepEqual(
+        types.filter((t) => ['get', 'list', 'logs', 'history'].includes(t)),
+        [],
+        'reads are not stored',
+      );
       const one = await fetch(`${system.gateway.httpUrl}/armory/agent/operations/${created.id}`);
       assert.equal(one.status, 200);
       const oneJson = (await one.json()) as Obj;
@@ -363,13 +371,16 @@ for (const driver of testDrivers()) {
       assert.equal(await restTotal(system), before, 'no bad request stored an operation');
 
       // Same id again: same request → same operation (not run twice); a different request → ALREADY_EXISTS.
-      const spec: Spec = { case: 'get', value: { kind: 'ConfigMap', namespace: 'demo', name: 'web-config' } };
+      const spec: Spec = {
+        case: 'patch',
+        value: { kind: 'ConfigMap', namespace: 'demo', name: 'web-config', type: PatchType.MERGE, patch: '{"data":{"e2e":"idempotent"}}' },
+      };
       const first = assertSucceeded(await run(spec, 'sandbox', { id: 'e2e-idempotent' }), 'first submit');
       const again = assertSucceeded(await run(spec, 'sandbox', { id: 'e2e-idempotent' }), 'retried submit');
       assert.equal(again.id, first.id);
       assert.equal(again.resultAt?.seconds, first.resultAt?.seconds);
       await assert.rejects(
-        run({ case: 'get', value: { kind: 'ConfigMap', namespace: 'demo', name: 'other' } }, 'sandbox', { id: 'e2e-idempotent' }),
+        run({ ...spec, value: { ...spec.value, name: 'other' } } as Spec, 'sandbox', { id: 'e2e-idempotent' }),
         (err: unknown) => {
           assert.ok(err instanceof ConnectError && err.code === Code.AlreadyExists, String(err));
           return true;
@@ -428,10 +439,12 @@ for (const driver of testDrivers()) {
       const noAccount = await cli('get', 'pods', '--account', 'no-such-account');
       assert.equal(noAccount.code, 1);
       assert.match(noAccount.err, /^error: NotFound: .*no-such-account.*\(HTTP 404\)\n$/);
-      const noWait = await cli('get', 'configmap/web-config', '-n', 'demo', '--no-wait', '--id', 'e2e-cli-nowait', ...a);
+      const noWait = await cli('scale', 'deploy/web', '-n', 'demo', '--replicas', '3', '--no-wait', '--id', 'e2e-cli-nowait', ...a);
       assert.equal(noWait.code, 0, noWait.err);
       assert.equal(noWait.out, 'e2e-cli-nowait\n');
       assertSucceeded(await client.waitFor('e2e-cli-nowait', 20_000), '--no-wait operation');
+      const readNoWait = await cli('get', 'configmap/web-config', '-n', 'demo', '--no-wait', ...a);
+      assert.equal(readNoWait.code, 2, 'a read is not stored: there is no id to wait for');
       // The restart above rolls web's pods over, old ones deleted as new ones get ready (within maxSurge and
       // maxUnavailable, as Kubernetes does): read the logs of a pod of the finished rollout, which stays.
       const pod = await eventually('the restart rolled out', () => {

@@ -135,7 +135,9 @@ describe('Spinnaker through a forwarding replica (postgres)', {
     const stable = await orcaB.waitStable('remote', outcome.outputs.manifestNamesByNamespace!);
     assert.equal(stable.status, 'SUCCEEDED');
     // Wait for stable read the manifest through A's stream, one hop, and stored nothing (the task's own steps are its history).
-    const reads = await a.query<{ id: string }>(`select id from operations where type in ('get', 'list', 'logs') and id not like '${id}-%'`);
+    const reads = await a.query<{ id: string }>(
+      `select id from operations where type in ('get', 'list', 'logs') and id not like '${id}-%'`,
+    );
     assert.deepEqual(reads, [], 'reads are never stored');
     const metrics = await (await fetch(`${b.httpUrl}/metrics`, { headers: { authorization: `Bearer ${READER_TOKEN}` } })).text();
     assert.match(metrics, /^outpost_gateway_reads_total\{type="get",via="forwarded",state="SUCCEEDED"\} [1-9]/m);

@@ -21,7 +21,7 @@ import type { LiveSession } from '../agents/session-registry.js';
 import type { AccountScopedRole, Principal } from '../auth/principal.js';
 import type { ReadRecorder, ReadVia } from '../metrics/gateway-metrics.js';
 import type { OperationRow } from './operation-store.js';
-import { msToDuration } from './operation-validation.js';
+import { formatMs, msToDuration } from './operation-validation.js';
 import { requestKind, scrubResultSecrets } from './result-scrub.js';
 import { invalidResult, resultShapeProblem } from './result-shape.js';
 
@@ -190,7 +190,12 @@ export function createReadRunner(deps: ReadRunnerDeps): ReadRunner {
     const sentAt = new Date();
     const outcome = new Promise<ReadRow>((resolve) => {
       const timer = setTimeout(
-        () => settle('TIMED_OUT', null, `the read did not end within ${request.timeoutMs / 1000} s`),
+        () =>
+          settle(
+            'TIMED_OUT',
+            null,
+            `read timed out after ${formatMs(request.timeoutMs)} waiting for the result from agent ${session.agentId}`,
+          ),
         Math.max(0, row.deadlineAt.getTime() - Date.now()),
       );
       timer.unref();

@@ -40,7 +40,7 @@ export type SubmitOperationRequest = Message<"outpost.api.v1.SubmitOperationRequ
   timeout?: Duration | undefined;
 
   /**
-   * Return only once the operation is terminal (bounded by its timeout).
+   * Return only once the operation is terminal (bounded by its timeout). A read always is.
    *
    * @generated from field: bool wait = 4;
    */
@@ -408,8 +408,9 @@ export const OperationStateSchema: GenEnum<OperationState> = /*@__PURE__*/
   enumDesc(file_outpost_api_v1_operation_service, 0);
 
 /**
- * OperationService submits operations to clusters and tracks them to a terminal state. Every operation is stored
- * before it is dispatched to the agent that serves its account, and ends SUCCEEDED, FAILED or TIMED_OUT.
+ * OperationService submits operations to clusters and tracks them to a terminal state. Every operation that may change
+ * a cluster is stored before it is dispatched to the agent that serves its account, and ends SUCCEEDED, FAILED or
+ * TIMED_OUT. Reads (get, list, logs, history) are not stored: they are answered once they ended.
  *
  * @generated from service outpost.api.v1.OperationService
  */
@@ -417,7 +418,8 @@ export const OperationService: GenService<{
   /**
    * SubmitOperation stores and dispatches an operation. With a client-chosen id, a retry of the same request returns
    * the existing operation (ALREADY_EXISTS if the id was used for a different request). NOT_FOUND for an unknown
-   * account.
+   * account. A read (get, list, logs, history) is run without being stored and answered once it ended, whatever
+   * `wait` says; GetOperation, WaitOperation and ListOperations do not know it.
    *
    * @generated from rpc outpost.api.v1.OperationService.SubmitOperation
    */
