@@ -17,6 +17,7 @@ import { startBalancer, type Balancer } from '../../testkit/balancer.js';
 import { summarize } from '../machine.js';
 import { readAccount, startReplicaSet, type ConfigObject, type ReplicaSet } from '../replicas.js';
 import { eventually, StopWaiting } from '../../testkit/eventually.js';
+import { PatchType } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 
 /** Parameters of the scenario. */
 export interface FailoverParams {
@@ -89,7 +90,14 @@ export interface FailoverResult {
 const ACCOUNT = 'bench';
 const AGENT_ID = 'bench-agent';
 const NAMES = ['gw-1', 'gw-2', 'gw-3'];
-const SPEC = { case: 'get' as const, value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'demo', name: 'web-config' } };
+/**
+ * A stored operation that changes nothing: an empty merge patch of one ConfigMap (a get is a read since reads stopped
+ * being stored, and would measure another path).
+ */
+const SPEC = {
+  case: 'patch' as const,
+  value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'demo', name: 'web-config', type: PatchType.MERGE, patch: '{}' },
+};
 
 /** Short heartbeats so a dead replica and a dead stream are noticed in seconds; lease length left at its default. */
 const GATEWAY_CONFIG: ConfigObject = {

@@ -14,6 +14,7 @@ import { OperationState } from '../../src/gen/outpost/api/v1/operation_service_p
 import { setTimeout as sleep } from 'node:timers/promises';
 import { summarize } from '../machine.js';
 import { readAccount, startReplicaSet, type ConfigObject, type ReplicaSet } from '../replicas.js';
+import { PatchType } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 
 /** Parameters of one run. */
 export interface ForwardingParams {
@@ -48,7 +49,14 @@ export interface ForwardingResult {
 }
 
 const ACCOUNT = 'bench';
-const SPEC = { case: 'get' as const, value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'demo', name: 'web-config' } };
+/**
+ * A stored operation that changes nothing: an empty merge patch of one ConfigMap (a get is a read since reads stopped
+ * being stored, and would measure another path).
+ */
+const SPEC = {
+  case: 'patch' as const,
+  value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'demo', name: 'web-config', type: PatchType.MERGE, patch: '{}' },
+};
 
 /** Replica discovery fast enough that gw-2 finds gw-1 within a second of starting (the default is 5 s / 15 s). */
 const GATEWAY_CONFIG: ConfigObject = { replicas: { discovery: 'database', heartbeatIntervalSeconds: 1, deadAfterSeconds: 5 } };

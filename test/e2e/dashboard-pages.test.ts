@@ -16,6 +16,7 @@ import { createConnectTransport } from '@connectrpc/connect-node';
 import type { Browser, Page } from 'playwright-core';
 import { createOperationClient } from '../../src/client/operation-client.js';
 import { ensureWebBuild } from '../../src/demo/web-build.js';
+import { PatchType } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 import { AuditService } from '../../src/gen/outpost/api/v1/audit_service_pb.js';
 import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
@@ -140,7 +141,7 @@ describe('the object, operation and audit pages at four widths, paging, and the 
       spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'run', image: 'busybox:1' }] } } },
     });
 
-    // Six operations (three pages of two): a scale, a failing delete with a long message, and four reads.
+    // Six operations (three pages of two): a scale, a failing delete with a long message, and four patches (reads are not stored).
     const ops = createOperationClient({ gatewayUrl: url });
     const scale = await ops.submitAndWait({
       account: 'sandbox',
@@ -156,7 +157,11 @@ describe('the object, operation and audit pages at four widths, paging, and the 
     failedOp = failed.id;
     for (const name of ['web', 'web-config', 'web', 'web-config']) {
       const kind = name === 'web' ? 'Deployment' : 'ConfigMap';
-      await ops.submitAndWait({ account: 'sandbox', spec: { case: 'get', value: { kind, namespace: 'demo', name } } });
+      const patch = '{"metadata":{"labels":{"paged":"yes"}}}';
+      await ops.submitAndWait({
+        account: 'sandbox',
+        spec: { case: 'patch', value: { kind, namespace: 'demo', name, type: PatchType.MERGE, patch } },
+      });
     }
 
     const objects = `${url}/outpost.api.v1.ObjectService/ListObjects`;

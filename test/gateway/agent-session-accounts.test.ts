@@ -23,8 +23,12 @@ import {
 } from '../../testkit/test-agent-stream.js';
 import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 import { eventually } from '../../testkit/eventually.js';
+import { PatchType } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 
-const getSpec = { case: 'get' as const, value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'cm' } };
+const patchSpec = {
+  case: 'patch' as const,
+  value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'cm', type: PatchType.MERGE, patch: '{}' },
+};
 
 /** An AccountInfo on cluster `https://cluster-<name>:6443` unless given otherwise. */
 function info(name: string, apiHost = `https://cluster-${name}:6443`) {
@@ -177,14 +181,14 @@ for (const driver of testDrivers()) {
       await eventually('the verdicts of change 1', async () =>
         s.received.some((m) => m.message.case === 'verdicts' && m.message.value.changeId === 1n),
       );
-      const okA = await ops.submitOperation({ account: 'op-a', spec: getSpec, wait: true });
+      const okA = await ops.submitOperation({ account: 'op-a', spec: patchSpec, wait: true });
       assert.equal(okA.operation!.state, OperationState.SUCCEEDED);
-      const failB = await ops.submitOperation({ account: 'op-b', spec: getSpec, wait: true });
+      const failB = await ops.submitOperation({ account: 'op-b', spec: patchSpec, wait: true });
       assert.equal(failB.operation!.state, OperationState.FAILED, 'op-b is no longer served by any stream');
       assert.deepEqual(received, ['op-a']);
 
       // Submitted while nobody serves op-b; the stream adds it during the wait and gets the operation.
-      const waiting = ops.submitOperation({ account: 'op-b', spec: getSpec, wait: true });
+      const waiting = ops.submitOperation({ account: 'op-b', spec: patchSpec, wait: true });
       await eventually(
         'one PENDING operation of op-b',
         async () => (await t.query(`select id from operations where account = 'op-b' and state = 'PENDING'`)).length === 1,

@@ -17,6 +17,7 @@ import { OperationService } from '../../src/gen/outpost/api/v1/operation_service
 import { testDrivers } from '../../testkit/databases.js';
 import { Code, connectAgent, openAgentStream, type TestAgentStream } from '../../testkit/test-agent-stream.js';
 import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
+import { PatchType } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 
 const FILE_TOKEN = 'file-token-0123456789-abcdef';
 const NEW_FILE_TOKEN = 'file-token-rotated-0123456789';
@@ -150,7 +151,10 @@ for (const driver of testDrivers()) {
         {
           account: 'rev-ops',
           timeout: { seconds: 60n },
-          spec: { case: 'get', value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'x' } },
+          spec: {
+            case: 'patch',
+            value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'x', type: PatchType.MERGE, patch: '{}' },
+          },
         },
         { headers: { authorization: `Bearer ${INLINE_TOKEN}` } },
       );

@@ -13,6 +13,7 @@ import { testDrivers } from '../../testkit/databases.js';
 import { eventually } from '../../testkit/eventually.js';
 import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 import { startOperationAgent, type OperationAgent } from './operations-helpers.js';
+import { PatchType } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 
 const TOKENS = {
   admin: 'audit-admin-token-0123456789abcdef',
@@ -75,7 +76,10 @@ for (const driver of testDrivers()) {
         {
           account: 'audit-a',
           wait: true,
-          spec: { case: 'get', value: { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'web', name: 'front' } },
+          spec: {
+            case: 'patch',
+            value: { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'web', name: 'front', type: PatchType.MERGE, patch: '{}' },
+          },
         },
         bearer(TOKENS.writer),
       );

@@ -15,6 +15,7 @@ import { createFleetService } from '../../src/gateway/api/fleet-service.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { EventType, configMap, connectAgent, event, openAgentStream } from '../../testkit/test-agent-stream.js';
 import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
+import { PatchType } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 import { startOperationAgent } from './operations-helpers.js';
 
 const READ_TOKEN = 'fleet-reader-token-0123456789';
@@ -119,7 +120,7 @@ describe('FleetService over Connect JSON (HTTP/1.1)', () => {
     const submitted = await ops.submitOperation({
       account: 'fleet-ops',
       wait: true,
-      spec: { case: 'get', value: { kind: 'ConfigMap', name: 'x' } },
+      spec: { case: 'patch', value: { kind: 'ConfigMap', name: 'x', type: PatchType.MERGE, patch: '{"data":{}}' } },
     });
     assert.equal(submitted.operation?.state, OperationState.SUCCEEDED);
     const withOp = await watch.until(

@@ -12,6 +12,7 @@ import { loadGatewayConfig, startGateway } from '../../src/gateway/index.js';
 import { createLogger } from '../../src/shared/logger.js';
 import { createTestDatabase } from '../../testkit/databases.js';
 import { startOperationAgent } from './operations-helpers.js';
+import { PatchType } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 
 test('gateway log lines are JSON carrying agent, session, account and operation ids; the level comes from config', async () => {
   const db = await createTestDatabase('pglite');
@@ -30,7 +31,7 @@ test('gateway log lines are JSON carrying agent, session, account and operation 
       account: 'logs-acct',
       id: 'op-logged',
       wait: true,
-      spec: { case: 'get', value: { kind: 'ConfigMap', name: 'x' } },
+      spec: { case: 'patch', value: { kind: 'ConfigMap', name: 'x', type: PatchType.MERGE, patch: '{}' } },
     });
     assert.equal(op.operation?.state, OperationState.SUCCEEDED);
     const welcome = agent.stream.received.find((r) => r.message.case === 'welcome')!.message.value as { sessionToken: string };

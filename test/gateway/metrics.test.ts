@@ -19,6 +19,7 @@ const accountInfo = () => ({
   kubernetesVersion: 'v1.30.0',
   kinds: [{ apiVersion: 'v1', kind: 'ConfigMap', resource: 'configmaps', namespaced: true }],
 });
+import { PatchType } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 import { startOperationAgent } from './operations-helpers.js';
 import { eventually } from '../../testkit/eventually.js';
 import { MAX_KIND_LABELS } from '../../src/gateway/metrics/kind-label.js';
@@ -105,13 +106,18 @@ describe('gateway metrics', () => {
       const r = await client.submitOperation({
         account: 'metrics-ops',
         wait: true,
-        spec: { case: 'get', value: { kind: 'ConfigMap', name: `x${i}` } },
+        spec: { case: 'patch', value: { kind: 'ConfigMap', name: `x${i}`, type: PatchType.MERGE, patch: '{"data":{}}' } },
       });
       assert.equal(r.operation?.state, OperationState.SUCCEEDED);
     }
+    // A read is counted apart: it is no stored operation.
+    const read = await client.submitOperation({ account: 'metrics-ops', spec: { case: 'get', value: { kind: 'ConfigMap', name: 'x0' } } });
+    assert.equal(read.operation?.state, OperationState.SUCCEEDED);
     const end = await scrape();
-    assert.equal(sample(end, 'outpost_gateway_operations_total', '{type="get",state="SUCCEEDED"}'), 3);
-    assert.equal(sample(end, 'outpost_gateway_operation_seconds_count', '{type="get"}'), 3);
+    assert.equal(sample(end, 'outpost_gateway_operations_total', '{type="patch",state="SUCCEEDED"}'), 3);
+    assert.equal(sample(end, 'outpost_gateway_operation_seconds_count', '{type="patch"}'), 3);
+    assert.equal(sample(end, 'outpost_gateway_reads_total', '{type="get",via="local",state="SUCCEEDED"}'), 1);
+    assert.equal(sample(end, 'outpost_gateway_read_seconds_count', '{type="get",via="local"}'), 1);
     assert.equal(sample(end, 'outpost_gateway_accounts', '{state="INACTIVE"}'), 1, 'the first account went INACTIVE when its stream ended');
     assert.equal(sample(end, 'outpost_gateway_replicas_known'), 1);
     await agent.close();

@@ -13,9 +13,13 @@ import { Code, type ConnectError, connectAgent, openAgentStream } from '../../te
 import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 import { eventually } from '../../testkit/eventually.js';
 import { gate, okResult, startOperationAgent, type OperationAgent } from './operations-helpers.js';
+import { PatchType } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 
-const getSpec = { case: 'get' as const, value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'cm' } };
-/** What a get of getSpec returns (the result rules: exactly the target object). */
+const patchSpec = {
+  case: 'patch' as const,
+  value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'cm', type: PatchType.MERGE, patch: '{}' },
+};
+/** What a get of patchSpec returns (the result rules: exactly the target object). */
 const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'default' } };
 
 for (const driver of testDrivers()) {
@@ -57,7 +61,7 @@ for (const driver of testDrivers()) {
           return okResult(op);
         },
       });
-      const { operation: submitted } = await client.submitOperation({ account: 'acc-ok', spec: getSpec });
+      const { operation: submitted } = await client.submitOperation({ account: 'acc-ok', spec: patchSpec });
       assert.ok(submitted);
       assert.equal(submitted.state, OperationState.SENT);
       assert.equal(submitted.type, 'get');
@@ -86,7 +90,7 @@ for (const driver of testDrivers()) {
       const { operation: done } = await client.submitOperation({
         account: 'acc-ok',
         id: submitted.id,
-        spec: getSpec,
+        spec: patchSpec,
         timeout: { seconds: 30n },
         wait: true,
       });
@@ -112,7 +116,7 @@ for (const driver of testDrivers()) {
           message: 'configmaps "cm" not found',
         }),
       });
-      const { operation } = await client.submitOperation({ account: 'acc-fail', spec: getSpec, wait: true });
+      const { operation } = await client.submitOperation({ account: 'acc-fail', spec: patchSpec, wait: true });
       assert.equal(operation!.state, OperationState.FAILED);
       assert.equal(operation!.result?.statusCode, 404);
       assert.equal(operation!.result?.reason, 'NotFound');
@@ -123,10 +127,10 @@ for (const driver of testDrivers()) {
     test('no agent: waits agentWaitSeconds, then FAILED "no agent connected for account X"', async () => {
       await registerOnly('acc-none');
       const started = Date.now();
-      const { operation: pending } = await client.submitOperation({ account: 'acc-none', spec: getSpec });
+      const { operation: pending } = await client.submitOperation({ account: 'acc-none', spec: patchSpec });
       assert.equal(pending!.state, OperationState.PENDING);
       assert.equal((await row(pending!.id)).state, 'PENDING');
-      const { operation } = await client.submitOperation({ account: 'acc-none', id: pending!.id, spec: getSpec, wait: true });
+      const { operation } = await client.submitOperation({ account: 'acc-none', id: pending!.id, spec: patchSpec, wait: true });
       assert.equal(operation!.state, OperationState.FAILED);
       assert.equal(operation!.error, 'no agent connected for account acc-none');
       assert.equal(operation!.sentAt, undefined);
@@ -134,7 +138,7 @@ for (const driver of testDrivers()) {
     });
 
     test('unknown account → NOT_FOUND at once, nothing stored', async () => {
-      await assert.rejects(client.submitOperation({ account: 'nobody', spec: getSpec }), (err: ConnectError) => {
+      await assert.rejects(client.submitOperation({ account: 'nobody', spec: patchSpec }), (err: ConnectError) => {
         assert.equal(err.code, Code.NotFound);
         assert.match(err.rawMessage, /unknown account "nobody"/);
         return true;
@@ -144,7 +148,7 @@ for (const driver of testDrivers()) {
 
     test('an agent connecting during the wait gets the operation', async () => {
       await registerOnly('acc-late');
-      const waiting = client.submitOperation({ account: 'acc-late', spec: getSpec, wait: true });
+      const waiting = client.submitOperation({ account: 'acc-late', spec: patchSpec, wait: true });
       await new Promise((r) => setTimeout(r, 150));
       await agent('agent-late', ['acc-late']);
       const { operation } = await waiting;
@@ -160,7 +164,7 @@ for (const driver of testDrivers()) {
           return okResult(op);
         },
       });
-      const { operation: sent } = await client.submitOperation({ account: 'acc-cut', spec: getSpec, timeout: { seconds: 30n } });
+      const { operation: sent } = await client.submitOperation({ account: 'acc-cut', spec: patchSpec, timeout: { seconds: 30n } });
       assert.equal(sent!.state, OperationState.SENT);
       await a.waitReceived(sent!.id, 1);
       await a.cut();
@@ -172,7 +176,7 @@ for (const driver of testDrivers()) {
       const { operation } = await client.submitOperation({
         account: 'acc-cut',
         id: sent!.id,
-        spec: getSpec,
+        spec: patchSpec,
         timeout: { seconds: 30n },
         wait: true,
       });
@@ -188,14 +192,14 @@ for (const driver of testDrivers()) {
           return okResult(op);
         },
       });
-      const { operation: sent } = await client.submitOperation({ account: 'acc-outbox', spec: getSpec });
+      const { operation: sent } = await client.submitOperation({ account: 'acc-outbox', spec: patchSpec });
       await a.waitReceived(sent!.id);
       await a.cut();
       release.open();
       await new Promise((r) => setTimeout(r, 50));
       assert.equal((await row(sent!.id)).state, 'SENT');
       await a.reconnect();
-      const { operation } = await client.submitOperation({ account: 'acc-outbox', id: sent!.id, spec: getSpec, wait: true });
+      const { operation } = await client.submitOperation({ account: 'acc-outbox', id: sent!.id, spec: patchSpec, wait: true });
       assert.equal(operation!.state, OperationState.SUCCEEDED);
       assert.equal(a.runs.get(sent!.id), 1);
     });
@@ -205,7 +209,7 @@ for (const driver of testDrivers()) {
       const a = await agent('agent-slow', ['acc-slow'], { answer: () => hold.promise });
       const { operation } = await client.submitOperation({
         account: 'acc-slow',
-        spec: getSpec,
+        spec: patchSpec,
         timeout: { nanos: 300_000_000 },
         wait: true,
       });
@@ -223,7 +227,7 @@ for (const driver of testDrivers()) {
       await registerOnly('acc-never');
       const { operation } = await client.submitOperation({
         account: 'acc-never',
-        spec: getSpec,
+        spec: patchSpec,
         timeout: { nanos: 200_000_000 },
         wait: true,
       });
@@ -234,11 +238,11 @@ for (const driver of testDrivers()) {
     test('a duplicate result changes nothing; results for unknown ids and from agents not serving the account are ignored', async () => {
       const a = await agent('agent-dup', ['acc-dup']);
       const other = await agent('agent-other', ['acc-other'], { answer: () => new Promise(() => {}) });
-      const { operation } = await client.submitOperation({ account: 'acc-dup', spec: getSpec, wait: true });
+      const { operation } = await client.submitOperation({ account: 'acc-dup', spec: patchSpec, wait: true });
       assert.equal(operation!.state, OperationState.SUCCEEDED);
       a.sendResult({ id: operation!.id, account: 'acc-dup', success: false, statusCode: 500, message: 'second' });
       a.sendResult({ id: 'no-such-operation', account: 'acc-dup', success: true });
-      const { operation: held } = await client.submitOperation({ account: 'acc-other', spec: getSpec });
+      const { operation: held } = await client.submitOperation({ account: 'acc-other', spec: patchSpec });
       await other.waitReceived(held!.id);
       // agent-dup does not serve acc-other: its result for acc-other's operation is ignored, whatever it claims.
       a.sendResult({ id: held!.id, account: 'acc-other', success: false, statusCode: 403, message: 'not yours' });
@@ -250,7 +254,7 @@ for (const driver of testDrivers()) {
       assert.equal((await row(held!.id)).state, 'SENT');
       assert.equal((await t.query(`select id from operations where id = 'no-such-operation'`)).length, 0);
       other.sendResult({ id: held!.id, account: 'acc-other', success: true, statusCode: 200, objects: [cm] });
-      const { operation: finished } = await client.submitOperation({ account: 'acc-other', id: held!.id, spec: getSpec, wait: true });
+      const { operation: finished } = await client.submitOperation({ account: 'acc-other', id: held!.id, spec: patchSpec, wait: true });
       assert.equal(finished!.state, OperationState.SUCCEEDED);
       assert.equal(finished!.agentId, 'agent-other');
     });
@@ -258,7 +262,7 @@ for (const driver of testDrivers()) {
     test('a result from a STANDBY agent the operation was not sent to is ignored; the agent it was sent to records it', async () => {
       const caching = await agent('agent-sent-to', ['acc-standby'], { answer: () => new Promise(() => {}) });
       const standby = await agent('agent-standby', ['acc-standby']);
-      const { operation } = await client.submitOperation({ account: 'acc-standby', spec: getSpec });
+      const { operation } = await client.submitOperation({ account: 'acc-standby', spec: patchSpec });
       await caching.waitReceived(operation!.id);
       assert.equal(standby.received.length, 0, 'the STANDBY agent never got it');
       // The STANDBY stream serves the account, but forging the result of another agent's operation changes nothing.
@@ -267,7 +271,7 @@ for (const driver of testDrivers()) {
       const r = await row(operation!.id);
       assert.deepEqual([r.state, r.agent_id, r.result], ['SENT', 'agent-sent-to', null]);
       caching.sendResult({ id: operation!.id, account: 'acc-standby', success: true, statusCode: 200, message: 'real', objects: [cm] });
-      const { operation: done } = await client.submitOperation({ account: 'acc-standby', id: operation!.id, spec: getSpec, wait: true });
+      const { operation: done } = await client.submitOperation({ account: 'acc-standby', id: operation!.id, spec: patchSpec, wait: true });
       assert.deepEqual([done!.state, done!.agentId, done!.result?.message], [OperationState.SUCCEEDED, 'agent-sent-to', 'real']);
     });
 
@@ -307,7 +311,7 @@ for (const driver of testDrivers()) {
 
     test('a client id: same request → same record; different request → ALREADY_EXISTS', async () => {
       const a = await agent('agent-idem', ['acc-idem']);
-      const req = { account: 'acc-idem', id: 'deploy-42.retry_1', spec: getSpec, timeout: { seconds: 30n } };
+      const req = { account: 'acc-idem', id: 'deploy-42.retry_1', spec: patchSpec, timeout: { seconds: 30n } };
       const first = await client.submitOperation({ ...req, wait: true });
       assert.equal(first.operation!.id, 'deploy-42.retry_1');
       const second = await client.submitOperation(req);
@@ -316,7 +320,10 @@ for (const driver of testDrivers()) {
       assert.equal(a.runs.get('deploy-42.retry_1'), 1);
       assert.equal(a.received.filter((o) => o.id === 'deploy-42.retry_1').length, 1);
       await assert.rejects(
-        client.submitOperation({ ...req, spec: { case: 'get', value: { ...getSpec.value, name: 'other' } } }),
+        client.submitOperation({
+          ...req,
+          spec: { case: 'patch', value: { ...patchSpec.value, name: 'other', type: PatchType.MERGE, patch: '{}' } },
+        }),
         (err: ConnectError) => err.code === Code.AlreadyExists && /already used for a different request/.test(err.rawMessage),
       );
       await assert.rejects(

@@ -20,8 +20,9 @@ import { createTestDatabase, testDrivers } from '../../testkit/databases.js';
 import { openDatabase } from '../../src/db/database.js';
 import { gate, okResult, startOperationAgent, type OperationAgent } from './operations-helpers.js';
 import { eventually } from '../../testkit/eventually.js';
+import { PatchType } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 
-const getJson = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'cm' };
+const targetJson = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'cm' };
 
 async function start(url: string): Promise<RunningGateway> {
   const config = testGatewayConfig(url, {
@@ -54,7 +55,7 @@ for (const driver of testDrivers()) {
       const agents: OperationAgent[] = [];
       cleanups.push(async () => void (await Promise.all(agents.map((a) => a.close().catch(() => {})))));
       const answer = (op: Parameters<typeof okResult>[0]) =>
-        op.spec.case === 'get' && op.spec.value.name.endsWith('-missing')
+        op.spec.case === 'patch' && op.spec.value.name.endsWith('-missing')
           ? {
               id: op.id,
               account: op.account,
@@ -82,7 +83,7 @@ for (const driver of testDrivers()) {
           return client.submitOperation({
             account: `load-${i % 4}`,
             id: `load-${i}`,
-            spec: { case: 'get', value: { ...getJson, name } },
+            spec: { case: 'patch', value: { ...targetJson, name, type: PatchType.MERGE, patch: '{}' } },
             wait: true,
           });
         }),
@@ -110,13 +111,13 @@ for (const driver of testDrivers()) {
       const { operation: stale } = await client.submitOperation({
         account: 'held',
         id: 'in-flight-stale',
-        spec: { case: 'get', value: getJson },
+        spec: { case: 'patch', value: { ...targetJson, type: PatchType.MERGE, patch: '{}' } },
         timeout: { seconds: 60n },
       });
       const { operation: live } = await client.submitOperation({
         account: 'held',
         id: 'in-flight-live',
-        spec: { case: 'get', value: getJson },
+        spec: { case: 'patch', value: { ...targetJson, type: PatchType.MERGE, patch: '{}' } },
         timeout: { seconds: 60n },
       });
       assert.equal(stale!.state, OperationState.SENT);
@@ -160,7 +161,7 @@ for (const driver of testDrivers()) {
       const done = await client.submitOperation({
         account: 'held',
         id: 'in-flight-live',
-        spec: { case: 'get', value: getJson },
+        spec: { case: 'patch', value: { ...targetJson, type: PatchType.MERGE, patch: '{}' } },
         timeout: { seconds: 60n },
         wait: true,
       });

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createClient, type Client } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
-import type { Operation } from '../../src/gen/outpost/agent/v1/operation_pb.js';
+import { PatchType, type Operation } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { FORWARD_PATH } from '../../src/gateway/replicas/dispatch.js';
 import { testDrivers } from '../../testkit/databases.js';
@@ -19,9 +19,13 @@ import { gate, okResult, startOperationAgent, type OperationAgent } from './oper
 import { eventually } from '../../testkit/eventually.js';
 
 const TOKENS = { one: 'agent-one-token-0123456789', two: 'agent-two-token-0123456789', ops: 'operator-token-0123456789' };
-const getSpec = { case: 'get' as const, value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'cm' } };
-/** A well-formed answer to getSpec (the result rules hold), so only who sends it decides. */
-const validGet = {
+/** A stored operation (reads are not stored): a merge patch of ConfigMap cm. */
+const patchSpec = {
+  case: 'patch' as const,
+  value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'cm', type: PatchType.MERGE, patch: '{"data":{}}' },
+};
+/** A well-formed answer to patchSpec (the result rules hold), so only who sends it decides. */
+const validPatch = {
   success: true,
   statusCode: 200,
   objects: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'default' } }],
@@ -84,13 +88,13 @@ for (const driver of testDrivers()) {
       streams.push(impostor);
       await connectAgent(impostor, 'agent-x', [{ name: 'trust-1' }]);
 
-      const { operation: sent } = await client.submitOperation({ account: 'trust-1', spec: getSpec }, asOperator);
+      const { operation: sent } = await client.submitOperation({ account: 'trust-1', spec: patchSpec }, asOperator);
       assert.equal(sent!.state, OperationState.SENT);
       await a.waitReceived(sent!.id);
       const before = (await ignored('wrong_session')) + (await ignored('account_not_served'));
       impostor.send({
         case: 'operationResult',
-        value: { ...validGet, id: sent!.id, account: 'trust-1', message: 'forged by the impostor' },
+        value: { ...validPatch, id: sent!.id, account: 'trust-1', message: 'forged by the impostor' },
       });
       await eventually(
         'the forged result to be counted',
@@ -99,7 +103,7 @@ for (const driver of testDrivers()) {
       assert.equal((await row(sent!.id)).state, 'SENT', 'the forged result changed nothing');
 
       release.open();
-      const { operation } = await client.submitOperation({ account: 'trust-1', id: sent!.id, spec: getSpec, wait: true }, asOperator);
+      const { operation } = await client.submitOperation({ account: 'trust-1', id: sent!.id, spec: patchSpec, wait: true }, asOperator);
       assert.equal(operation!.state, OperationState.SUCCEEDED);
       assert.doesNotMatch(JSON.stringify((await row(sent!.id)).result), /forged/);
     });
@@ -110,17 +114,20 @@ for (const driver of testDrivers()) {
         answer: () => new Promise(() => {}),
       });
       agents.push(a);
-      const { operation: sent } = await client.submitOperation({ account: 'trust-2', spec: getSpec, timeout: { seconds: 4n } }, asOperator);
+      const { operation: sent } = await client.submitOperation(
+        { account: 'trust-2', spec: patchSpec, timeout: { seconds: 4n } },
+        asOperator,
+      );
       await a.waitReceived(sent!.id);
       const oldSession = a.session.id;
       await a.cut();
       await a.reconnect(undefined, { resume: false });
       assert.notEqual(a.session.id, oldSession);
       const before = await ignored('wrong_session');
-      a.sendResult({ ...validGet, id: sent!.id, account: 'trust-2', message: 'from the new session' });
+      a.sendResult({ ...validPatch, id: sent!.id, account: 'trust-2', message: 'from the new session' });
       await eventually('the result of the new session to be counted', async () => (await ignored('wrong_session')) > before);
       const { operation } = await client.submitOperation(
-        { account: 'trust-2', id: sent!.id, spec: getSpec, timeout: { seconds: 4n }, wait: true },
+        { account: 'trust-2', id: sent!.id, spec: patchSpec, timeout: { seconds: 4n }, wait: true },
         asOperator,
       );
       assert.equal(operation!.state, OperationState.TIMED_OUT, 'not answered by another session');
@@ -138,13 +145,13 @@ for (const driver of testDrivers()) {
         },
       });
       agents.push(a);
-      const { operation: sent } = await client.submitOperation({ account: 'trust-3', spec: getSpec }, asOperator);
+      const { operation: sent } = await client.submitOperation({ account: 'trust-3', spec: patchSpec }, asOperator);
       await a.waitReceived(sent!.id);
       await a.cut();
       await a.reconnect();
       assert.equal((await row(sent!.id)).session_id, a.session.id, 'the open operation moved to the resuming session');
       release.open();
-      const { operation } = await client.submitOperation({ account: 'trust-3', id: sent!.id, spec: getSpec, wait: true }, asOperator);
+      const { operation } = await client.submitOperation({ account: 'trust-3', id: sent!.id, spec: patchSpec, wait: true }, asOperator);
       assert.equal(operation!.state, OperationState.SUCCEEDED);
       assert.equal(a.runs.get(sent!.id), 1);
     });
@@ -178,7 +185,7 @@ for (const driver of testDrivers()) {
       agents.push(first);
       const second = await startOperationAgent(t.gateway.grpcUrl, 'agent-second', ['handover'], { answer });
       agents.push(second);
-      const { operation: sent } = await client.submitOperation({ account: 'handover', spec: getSpec });
+      const { operation: sent } = await client.submitOperation({ account: 'handover', spec: patchSpec });
       await first.waitReceived(sent!.id);
       await first.cut();
       // The standby agent takes the account over, then the first one resumes its session (now as STANDBY).
@@ -189,7 +196,7 @@ for (const driver of testDrivers()) {
       await first.reconnect();
       await first.waitReceived(sent!.id, 2);
       // A later operation is sent to the caching agent: the redelivery, which came before it, did not go there.
-      const { operation: later } = await client.submitOperation({ account: 'handover', spec: getSpec });
+      const { operation: later } = await client.submitOperation({ account: 'handover', spec: patchSpec });
       await second.waitReceived(later!.id);
       assert.deepEqual(
         second.received.map((o) => o.id),
@@ -197,7 +204,7 @@ for (const driver of testDrivers()) {
         'the caching agent never got the first operation',
       );
       release.open();
-      const { operation } = await client.submitOperation({ account: 'handover', id: sent!.id, spec: getSpec, wait: true });
+      const { operation } = await client.submitOperation({ account: 'handover', id: sent!.id, spec: patchSpec, wait: true });
       assert.equal(operation!.state, OperationState.SUCCEEDED);
       assert.equal(first.runs.get(sent!.id), 1);
       assert.equal(second.runs.get(sent!.id), undefined);
@@ -236,7 +243,7 @@ for (const driver of testDrivers()) {
       id,
       account: 'fwd-1',
       timeout: '5s',
-      get: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name },
+      patch: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name, type: 'PATCH_TYPE_MERGE', patch: '{"data":{}}' },
     });
 
     test('no stored row, another spec, another origin or an ended operation: refused, nothing reaches the agent', async () => {
@@ -244,7 +251,7 @@ for (const driver of testDrivers()) {
       assert.equal(unknown.status, 404);
       assert.equal(unknown.body.error, 'not_found');
 
-      const { operation: sent } = await client.submitOperation({ account: 'fwd-1', spec: getSpec });
+      const { operation: sent } = await client.submitOperation({ account: 'fwd-1', spec: patchSpec });
       await agent.waitReceived(sent!.id);
       const tampered = await forward('gw-test', wire(sent!.id, 'another-object'));
       assert.deepEqual([tampered.status, tampered.body.error], [403, 'permission_denied']);
@@ -264,7 +271,7 @@ for (const driver of testDrivers()) {
       );
 
       release.open();
-      const { operation } = await client.submitOperation({ account: 'fwd-1', id: sent!.id, spec: getSpec, wait: true });
+      const { operation } = await client.submitOperation({ account: 'fwd-1', id: sent!.id, spec: patchSpec, wait: true });
       assert.equal(operation!.state, OperationState.SUCCEEDED);
       const ended = await forward('gw-test', wire(sent!.id));
       assert.deepEqual([ended.status, ended.body.error], [409, 'failed_precondition']);

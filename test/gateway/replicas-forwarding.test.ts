@@ -22,6 +22,7 @@ import { testDrivers } from '../../testkit/databases.js';
 import { openAgentStream } from '../../testkit/test-agent-stream.js';
 import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 import { gate, okResult, startOperationAgent, type OperationAgent } from './operations-helpers.js';
+import { PatchType } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 
 const pg = testDrivers().includes('postgres');
 const AGENT_TOKEN = 'agent-token-0123456789abcdef';
@@ -122,7 +123,7 @@ describe('operation forwarding between replicas (postgres)', {
     const op = await client(b).submitOperation({
       account,
       wait: true,
-      spec: { case: 'get', value: { kind: 'ConfigMap', name: 'x', namespace: 'default' } },
+      spec: { case: 'patch', value: { kind: 'ConfigMap', name: 'x', namespace: 'default', type: PatchType.MERGE, patch: '{}' } },
     });
     assert.equal(op.operation?.state, OperationState.SUCCEEDED);
     assert.equal(agent.runs.get(op.operation!.id), 1);
@@ -138,7 +139,7 @@ describe('operation forwarding between replicas (postgres)', {
     const local = await client(a.gateway).submitOperation({
       account,
       wait: true,
-      spec: { case: 'get', value: { kind: 'ConfigMap', name: 'y', namespace: 'default' } },
+      spec: { case: 'patch', value: { kind: 'ConfigMap', name: 'y', namespace: 'default', type: PatchType.MERGE, patch: '{}' } },
     });
     assert.equal(local.operation?.state, OperationState.SUCCEEDED);
   });
@@ -151,7 +152,7 @@ describe('operation forwarding between replicas (postgres)', {
     const pending = client(b).submitOperation({
       account,
       wait: true,
-      spec: { case: 'get', value: { kind: 'ConfigMap', name: 'x', namespace: 'default' } },
+      spec: { case: 'patch', value: { kind: 'ConfigMap', name: 'x', namespace: 'default', type: PatchType.MERGE, patch: '{}' } },
     });
     await new Promise((r) => setTimeout(r, 300));
     const agent = await agentOn(a.gateway, 'agent-2', [account]);
@@ -167,7 +168,7 @@ describe('operation forwarding between replicas (postgres)', {
     const op = await client(b).submitOperation({
       account,
       wait: true,
-      spec: { case: 'get', value: { kind: 'ConfigMap', name: 'x', namespace: 'default' } },
+      spec: { case: 'patch', value: { kind: 'ConfigMap', name: 'x', namespace: 'default', type: PatchType.MERGE, patch: '{}' } },
     });
     assert.equal(op.operation?.state, OperationState.FAILED);
     assert.match(op.operation!.error, new RegExp(`no agent connected for account ${account}`));
@@ -314,7 +315,7 @@ describe('operation forwarding between replicas (postgres)', {
     const op = await client(b).submitOperation({
       account,
       wait: true,
-      spec: { case: 'get', value: { kind: 'ConfigMap', name: 'y', namespace: 'default' } },
+      spec: { case: 'patch', value: { kind: 'ConfigMap', name: 'y', namespace: 'default', type: PatchType.MERGE, patch: '{}' } },
     });
     assert.equal(op.operation?.state, OperationState.SUCCEEDED);
     assert.equal(op.operation?.agentId, 'agent-one-hop');
@@ -349,7 +350,7 @@ describe('operation forwarding between replicas (postgres)', {
         account,
         wait: true,
         timeout: { seconds: 30n },
-        spec: { case: 'get', value: { kind: 'ConfigMap', name: 'x', namespace: 'default' } },
+        spec: { case: 'patch', value: { kind: 'ConfigMap', name: 'x', namespace: 'default', type: PatchType.MERGE, patch: '{}' } },
       });
       const received = await agent.waitReceived((await eventuallyOpenOperation(account)).id);
       // gw-c goes away while its forward waits for the agent's answer; the agent resumes its session on gw-b.
@@ -384,7 +385,7 @@ describe('operation forwarding between replicas (postgres)', {
       // An operation waiting for its result, submitted on gw-b and sent to this stream.
       const submitted = await client(b).submitOperation({
         account,
-        spec: { case: 'get', value: { kind: 'ConfigMap', name: 'x', namespace: 'default' } },
+        spec: { case: 'patch', value: { kind: 'ConfigMap', name: 'x', namespace: 'default', type: PatchType.MERGE, patch: '{}' } },
       });
       const id = submitted.operation!.id;
       const result = {

@@ -106,8 +106,6 @@ export interface ReadRunner {
    * read's (the operations feature then handles it).
    */
   takeResult(session: Pick<LiveSession, 'id'>, result: OperationResult): boolean;
-  /** Counts a read's end (forwarded and unserved reads end outside {@link startLocal}). */
-  finished(row: ReadRow, via: ReadVia): void;
   /** Ends every pending read FAILED (the gateway is shutting down). Idempotent. */
   close(): void;
 }
@@ -123,8 +121,8 @@ interface Pending {
   settle(state: ReadRow['state'], result: Record<string, unknown> | null, error: string): void;
 }
 
-/** The row of a read that never reached an agent (no stream, a refusal elsewhere): FAILED with `error`. */
-export function unservedRead(request: ReadRequest, gatewayId: string, error: string): ReadRow {
+/** The row of a read that never reached an agent (no stream anywhere): FAILED with `error`. */
+function unservedRead(request: ReadRequest, gatewayId: string, error: string): ReadRow {
   const { row } = readRowBase(request, gatewayId, `read-${randomUUID()}`);
   const now = new Date();
   return { ...row, state: 'FAILED', error, finishedAt: now };
@@ -268,8 +266,6 @@ export function createReadRunner(deps: ReadRunnerDeps): ReadRunner {
       read.settle(checked.success ? 'SUCCEEDED' : 'FAILED', json, '');
       return true;
     },
-
-    finished,
 
     close() {
       if (closed) return;
