@@ -4,10 +4,20 @@
 -- are copied over. N is the session setting outpost.object_partitions, which the gateway's migrator sets from
 -- cache.objectPartitions (src/db/object-partitions.ts); 16 when unset (a migration run by hand). The count is fixed
 -- here: changing the setting later changes nothing. Nothing else refers to objects (no foreign key, trigger, view or
--- storage setting), so nothing else needs to move. The primary key and indexes are built after the copy, which is
+-- storage setting), so nothing else needs to move. The old table's constraints and indexes are renamed first, so that
+-- the new table's keep their names. The primary key and indexes are built after the copy, which is
 -- faster than maintaining them row by row; the whole migration is one transaction, so a failure leaves the old table.
 ALTER TABLE "objects" RENAME TO "objects_unpartitioned";--> statement-breakpoint
 ALTER TABLE "objects_unpartitioned" RENAME CONSTRAINT "objects_account_kind_api_version_namespace_name_pk" TO "objects_unpartitioned_pk";--> statement-breakpoint
+DO $$
+DECLARE
+	c record;
+BEGIN
+	-- Postgres 18 (PGlite) also names each NOT NULL constraint (objects_account_not_null, …); none before 18.
+	FOR c IN SELECT conname FROM pg_constraint WHERE conrelid = '"objects_unpartitioned"'::regclass AND contype = 'n' LOOP
+		EXECUTE format('ALTER TABLE "objects_unpartitioned" RENAME CONSTRAINT %I TO %I', c.conname, 'objects_unpartitioned_' || substr(c.conname, 9));
+	END LOOP;
+END $$;--> statement-breakpoint
 ALTER INDEX "objects_account_ns_idx" RENAME TO "objects_unpartitioned_account_ns_idx";--> statement-breakpoint
 ALTER INDEX "objects_labels_idx" RENAME TO "objects_unpartitioned_labels_idx";--> statement-breakpoint
 ALTER INDEX "objects_spinnaker_app_idx" RENAME TO "objects_unpartitioned_spinnaker_app_idx";--> statement-breakpoint
