@@ -13,6 +13,11 @@ export function seedAccount(i: number): string {
   return `acct-${String(i).padStart(2, '0')}`;
 }
 
+/** The `pod-template-hash` label of the pods of `app` in `account`: a label value few objects share. */
+export function podTemplateHash(account: string, app: string): string {
+  return `${account}-${app}`.replace(/[^a-z0-9]/g, '');
+}
+
 /** The rows of `accounts` accounts (about 30 each), in the form the object writer takes. */
 export function seedRows(accounts: number): ObjectRow[] {
   const rows: ObjectRow[] = [];
@@ -63,7 +68,7 @@ export function seedRows(accounts: number): ObjectRow[] {
       });
       for (let p = 0; p < 3; p++) {
         add('v1', 'Pod', 'web', `${rs}-${p}`, {
-          labels,
+          labels: { ...labels, 'pod-template-hash': podTemplateHash(account, app) },
           meta: { ownerReferences: [owner('ReplicaSet', rs)] },
           body: { status: { phase: 'Running', containerStatuses: [{ name: 'app', ready: true }] } },
         });
