@@ -7,7 +7,7 @@
  * The plans of the cache's queries: objects-query-plans.test.ts.
  */
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +27,7 @@ import { emptyDecodedBatch } from '../../src/gateway/cache/event-decoder.js';
 import { createObjectWriter } from '../../src/gateway/cache/object-writer.js';
 import { objectPartitionsProblem } from '../../src/gateway/setup-warnings.js';
 import { createTestDatabase, type TestDatabase, testDrivers } from '../../testkit/databases.js';
+import { migrationsUntil } from '../../testkit/migrations-until.js';
 import { seedRows } from './objects-seed.js';
 
 const migrationsFolder = fileURLToPath(new URL('../../drizzle', import.meta.url));
@@ -100,15 +101,11 @@ async function rowsOf(database: Database): Promise<string[]> {
 
 /** A copy of drizzle/ whose journal ends at migration 0015: the schema of the version before partitioning. */
 function migrationsBeforePartitioning(): { folder: string; remove(): void } {
-  const dir = mkdtempSync(join(tmpdir(), 'outpost-migrations-0015-'));
-  const folder = join(dir, 'drizzle');
-  cpSync(migrationsFolder, folder, { recursive: true });
-  const journalPath = join(folder, 'meta', '_journal.json');
-  const journal = JSON.parse(readFileSync(journalPath, 'utf8')) as { entries: { idx: number; tag: string }[] };
+  const journal = JSON.parse(readFileSync(join(migrationsFolder, 'meta', '_journal.json'), 'utf8')) as {
+    entries: { idx: number; tag: string }[];
+  };
   assert.equal(journal.entries.find((e) => e.idx === 16)?.tag, '0016_objects_partitioned');
-  journal.entries = journal.entries.filter((e) => e.idx <= 15);
-  writeFileSync(journalPath, JSON.stringify(journal));
-  return { folder, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  return migrationsUntil(15);
 }
 
 /**
@@ -140,7 +137,7 @@ for (const driver of testDrivers()) {
         removeAfter.push(dir);
         return dir;
       }
-      const created = await createTestDatabase(driver);
+      const created = await createTestDatabase(driver, undefined, { empty: true });
       dropAfter.push(created);
       return created.url;
     };
@@ -150,7 +147,7 @@ for (const driver of testDrivers()) {
     });
 
     test(`a new database has ${DEFAULT_OBJECT_PARTITIONS} hash partitions by account, each with every index`, async () => {
-      const testDb = await createTestDatabase(driver);
+      const testDb = await createTestDatabase(driver, undefined, { empty: true });
       const database = await openDatabase(testDb.url, { maxConnections: 1 });
       try {
         const { key, partitions } = await layoutOf(database);
@@ -164,7 +161,7 @@ for (const driver of testDrivers()) {
     });
 
     test('a configured count gives that many partitions, and rows spread over them by account', async () => {
-      const testDb = await createTestDatabase(driver);
+      const testDb = await createTestDatabase(driver, undefined, { empty: true });
       const database = await openDatabase(testDb.url, { maxConnections: 1, objectPartitions: 5 });
       try {
         assert.deepEqual((await layoutOf(database)).partitions, expectedPartitions(5));
