@@ -84,6 +84,21 @@ INSERT INTO "objects" ("account", "api_version", "kind", "namespace", "name", "u
 	SELECT "account", "api_version", "kind", "namespace", "name", "uid", "resource_version", "labels", "object", "watch_namespace", "sync_gen", "updated_at"
 	FROM "objects_unpartitioned";--> statement-breakpoint
 DROP TABLE "objects_unpartitioned";--> statement-breakpoint
+DO $$
+DECLARE
+	p text;
+BEGIN
+	-- Each partition's primary key and indexes, named after the table's with the partition's suffix
+	-- (objects_account_ns_idx_p3, …) so that plans read like the schema; the statements below attach them.
+	FOR p IN SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = '"objects"'::regclass LOOP
+		EXECUTE format('ALTER TABLE %I ADD CONSTRAINT %I PRIMARY KEY ("account","kind","api_version","namespace","name")', p, 'objects_account_kind_api_version_namespace_name_pk_' || substr(p, 9));
+		EXECUTE format('CREATE INDEX %I ON %I USING btree ("account","namespace")', 'objects_account_ns_idx_' || substr(p, 9), p);
+		EXECUTE format('CREATE INDEX %I ON %I USING gin ("labels")', 'objects_labels_idx_' || substr(p, 9), p);
+		EXECUTE format('CREATE INDEX %I ON %I USING btree ("spinnaker_app","account","spinnaker_cluster") WHERE "spinnaker_app" is not null', 'objects_spinnaker_app_idx_' || substr(p, 9), p);
+		EXECUTE format('CREATE INDEX %I ON %I USING btree ("owner_uid") WHERE "owner_uid" is not null', 'objects_owner_uid_idx_' || substr(p, 9), p);
+		EXECUTE format('CREATE INDEX %I ON %I USING btree ("account") WHERE jsonb_array_length("owner_uids") > 1', 'objects_multi_owner_idx_' || substr(p, 9), p);
+	END LOOP;
+END $$;--> statement-breakpoint
 ALTER TABLE "objects" ADD CONSTRAINT "objects_account_kind_api_version_namespace_name_pk" PRIMARY KEY("account","kind","api_version","namespace","name");--> statement-breakpoint
 CREATE INDEX "objects_account_ns_idx" ON "objects" USING btree ("account","namespace");--> statement-breakpoint
 CREATE INDEX "objects_labels_idx" ON "objects" USING gin ("labels");--> statement-breakpoint

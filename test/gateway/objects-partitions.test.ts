@@ -154,6 +154,24 @@ for (const driver of testDrivers()) {
         assert.deepEqual(key, { strategy: 'h', columns: 1, column: 'account' });
         assert.deepEqual(partitions, expectedPartitions(DEFAULT_OBJECT_PARTITIONS));
         assert.equal(await countObjectPartitions(database.db), DEFAULT_OBJECT_PARTITIONS);
+        // a partition's indexes are the table's, named with its suffix (what plans show)
+        const names = await query(
+          database,
+          `select c.relname as name, p.relname as parent from pg_index x join pg_class c on c.oid = x.indexrelid
+           join pg_inherits i on i.inhrelid = x.indexrelid join pg_class p on p.oid = i.inhparent
+           where x.indrelid = 'objects_p3'::regclass order by 1`,
+        );
+        assert.deepEqual(
+          names,
+          [
+            'objects_account_kind_api_version_namespace_name_pk',
+            'objects_account_ns_idx',
+            'objects_labels_idx',
+            'objects_multi_owner_idx',
+            'objects_owner_uid_idx',
+            'objects_spinnaker_app_idx',
+          ].map((parent) => ({ name: `${parent}_p3`, parent })),
+        );
       } finally {
         await database.close();
         await testDb.drop();

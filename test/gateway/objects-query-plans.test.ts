@@ -53,14 +53,16 @@ const ACCOUNTS = 400;
 const A = seedAccount(3);
 const B = seedAccount(17);
 /** Indexes whose first column is the account: the primary key, (account, namespace). */
-const BY_ACCOUNT = /^(pkey|account_namespace_idx)$/;
+const BY_ACCOUNT = /^objects_(account_kind_api_version_namespace_name_pk|account_ns_idx)$/;
+/** The primary key. */
+const PK = /^objects_account_kind_api_version_namespace_name_pk$/;
 const uidOf = (account: string, kind: string, name: string) => `${account}-${kind}-${name}`.toLowerCase();
 
 /** What a plan did to `objects`. */
 interface PlanFacts {
   /** Partitions the executed plan scanned (pruned ones, at planning or at run time, are not). */
   scanned: Set<string>;
-  /** Indexes used, by their name on the partition without its `objects_pN_` prefix (`pkey`, `labels_idx`, …). */
+  /** Indexes used, by the table's name of the index (a partition's is that name with the partition's `_pN` suffix). */
   indexes: Set<string>;
   /** Sequential scans of a partition. */
   seqScans: string[];
@@ -72,10 +74,11 @@ interface PlanFacts {
 
 function factsOf(plan: PlanNode): PlanFacts {
   const nodes = planNodes(plan);
-  const partitionOf = (n: PlanNode) => /^objects_p\d+/.exec(n['Relation Name'] ?? n['Index Name'] ?? '')?.[0];
+  const partitionOf = (n: PlanNode) =>
+    /^objects_p\d+$/.exec(n['Relation Name'] ?? '')?.[0] ?? /_(p\d+)$/.exec(n['Index Name'] ?? '')?.[1]?.replace(/^/, 'objects_');
   return {
     scanned: new Set(nodes.filter((n) => (n['Actual Loops'] ?? 0) > 0).flatMap((n) => partitionOf(n) ?? [])),
-    indexes: new Set(nodes.flatMap((n) => (n['Index Name'] ? [n['Index Name'].replace(/^objects_p\d+_/, '')] : []))),
+    indexes: new Set(nodes.flatMap((n) => (n['Index Name'] ? [n['Index Name'].replace(/_p\d+$/, '')] : []))),
     seqScans: nodes.filter((n) => n['Node Type'] === 'Seq Scan' && partitionOf(n)).map((n) => n['Relation Name']!),
     arbiters: nodes.flatMap((n) => n['Conflict Arbiter Indexes'] ?? []),
     removedAtStart: nodes.reduce((sum, n) => sum + (n['Subplans Removed'] ?? 0), 0),
@@ -163,7 +166,10 @@ for (const driver of testDrivers()) {
       await onePartition((db) => list(db, { account: A, kind: 'Pod' }), BY_ACCOUNT);
       await onePartition((db) => list(db, { account: A, kind: 'Pod', namespace: 'web' }), BY_ACCOUNT);
       await onePartition((db) => list(db, { account: A, namespace: 'web', omitObject: true }), BY_ACCOUNT);
-      await onePartition((db) => list(db, { account: A, labelSelector: 'app=web1' }), /^(pkey|account_namespace_idx|labels_idx)$/);
+      await onePartition(
+        (db) => list(db, { account: A, labelSelector: 'app=web1' }),
+        /^objects_(account_kind_api_version_namespace_name_pk|account_ns_idx|labels_idx)$/,
+      );
       await onePartition((db) => list(db, { account: A, labelSelector: 'tier in (frontend),app' }), BY_ACCOUNT);
       await onePartition((db) => list(db, { account: A, ownerUid: uidOf(A, 'ReplicaSet', 'web1-v001') }), BY_ACCOUNT);
       await onePartition((db) => list(db, { account: A, involvedObjectUid: uidOf(A, 'Pod', 'web0-v001-0') }), BY_ACCOUNT);
@@ -173,10 +179,13 @@ for (const driver of testDrivers()) {
     });
 
     test('ListObjects across accounts: a label selector through every partition GIN index, pages in key order', async () => {
-      await indexed((db) => list(db, { labelSelector: `pod-template-hash=${podTemplateHash(B, 'web1')},app=web1` }), /^labels_idx$/);
+      await indexed(
+        (db) => list(db, { labelSelector: `pod-template-hash=${podTemplateHash(B, 'web1')},app=web1` }),
+        /^objects_labels_idx$/,
+      );
       const first = await list(database, { pageSize: 50 });
       assert.equal(first.objects.length, 50);
-      await indexed((db) => list(db, { pageSize: 50, pageToken: first.nextPageToken }), /^pkey$/);
+      await indexed((db) => list(db, { pageSize: 50, pageToken: first.nextPageToken }), PK);
     });
 
     test('GetObject, SummarizeHealth of an account, a wrong kind for an account: one partition', async () => {
@@ -203,11 +212,19 @@ for (const driver of testDrivers()) {
     test('the generic plans of prepared statements (postgres-js prepares each) prune at their start to one partition', async () => {
       const generic = { generic: true };
       await onePartition((db) => list(db, { account: A, kind: 'Pod' }), BY_ACCOUNT, generic);
-      await onePartition((db) => list(db, { account: A, labelSelector: 'app=web1' }), /^(pkey|account_namespace_idx|labels_idx)$/, generic);
-      await onePartition((db) => createInfrastructureStore(db).linkedToApp([A], 'web1', ['ReplicaSet']), /^spinnaker_app/, generic);
+      await onePartition(
+        (db) => list(db, { account: A, labelSelector: 'app=web1' }),
+        /^objects_(account_kind_api_version_namespace_name_pk|account_ns_idx|labels_idx)$/,
+        generic,
+      );
+      await onePartition(
+        (db) => createInfrastructureStore(db).linkedToApp([A], 'web1', ['ReplicaSet']),
+        /^objects_spinnaker_app_idx$/,
+        generic,
+      );
       await onePartition(
         (db) => createInfrastructureStore(db).ownedBy([A], [uidOf(A, 'ReplicaSet', 'web1-v001')], ['Pod']),
-        /^(owner_uid_idx|pkey)$/, // planned without the uids, by the account's primary key
+        /^objects_(owner_uid_idx|account_kind_api_version_namespace_name_pk)$/, // planned without the uids, by the account's primary key
         generic,
       );
       await onePartition((db) => createCacheReads(db).namespacesOf(A), BY_ACCOUNT, generic);
@@ -224,19 +241,19 @@ for (const driver of testDrivers()) {
       await onePartition((db) => reads(db).byMoniker(A, 'Deployment', 'web', 'web1'), BY_ACCOUNT);
       await onePartition((db) => reads(db).customKindNamespaced(A, 'example.com', 'Widget'), BY_ACCOUNT);
       const store = (db: Database) => createInfrastructureStore(db);
-      await onePartition((db) => store(db).clusterKeys([A], 'web1'), /^spinnaker_app_account_spinnaker_cluster_idx$/);
-      await onePartition((db) => store(db).clusterKeys([A]), /^spinnaker_app_account_spinnaker_cluster_idx$/);
-      await onePartition((db) => store(db).applicationNames([A]), /^spinnaker_app_account_spinnaker_cluster_idx$/);
-      await onePartition((db) => store(db).linkedToApp([A], 'web1', ['ReplicaSet', 'Deployment']), /^spinnaker_app/);
-      await onePartition((db) => store(db).linkedToApp([A], 'web1', ['ReplicaSet'], 'summary'), /^spinnaker_app/);
+      await onePartition((db) => store(db).clusterKeys([A], 'web1'), /^objects_spinnaker_app_idx$/);
+      await onePartition((db) => store(db).clusterKeys([A]), /^objects_spinnaker_app_idx$/);
+      await onePartition((db) => store(db).applicationNames([A]), /^objects_spinnaker_app_idx$/);
+      await onePartition((db) => store(db).linkedToApp([A], 'web1', ['ReplicaSet', 'Deployment']), /^objects_spinnaker_app_idx$/);
+      await onePartition((db) => store(db).linkedToApp([A], 'web1', ['ReplicaSet'], 'summary'), /^objects_spinnaker_app_idx$/);
       const rs = [uidOf(A, 'ReplicaSet', 'web1-v001'), uidOf(A, 'Job', 'b')];
-      await onePartition((db) => store(db).ownedBy([A], rs, ['Pod']), /^owner_uid_idx$/);
-      await onePartition((db) => store(db).ownedBy([A], rs, ['Pod'], 'instance'), /^owner_uid_idx$/);
+      await onePartition((db) => store(db).ownedBy([A], rs, ['Pod']), /^objects_owner_uid_idx$/);
+      await onePartition((db) => store(db).ownedBy([A], rs, ['Pod'], 'instance'), /^objects_owner_uid_idx$/);
       await onePartition((db) => store(db).ofKinds([A], ['Service'], ['web']), BY_ACCOUNT);
       await onePartition((db) => store(db).one(A, 'Service', 'web', 'web1'), BY_ACCOUNT);
       // two accounts: at most their two partitions
-      await indexed((db) => store(db).linkedToApp([A, B], 'web1', ['ReplicaSet']), /^spinnaker_app/, 2);
-      await indexed((db) => store(db).ownedBy([A, B], rs, ['Pod']), /^owner_uid_idx$/, 2);
+      await indexed((db) => store(db).linkedToApp([A, B], 'web1', ['ReplicaSet']), /^objects_spinnaker_app_idx$/, 2);
+      await indexed((db) => store(db).ownedBy([A, B], rs, ['Pod']), /^objects_owner_uid_idx$/, 2);
     });
 
     test("the writer's fenced upsert and delete, a list END's prune, an account's removal: one partition, by the primary key", async () => {
@@ -255,10 +272,10 @@ for (const driver of testDrivers()) {
         const detail = `${query.text}\n${JSON.stringify({ ...facts, scanned: [...facts.scanned], indexes: [...facts.indexes] })}`;
         assert.deepEqual(facts.seqScans, [], detail);
         assert.ok(
-          facts.arbiters.some((a) => /^objects_(p\d+_pkey|account_kind_api_version_namespace_name_pk)$/.test(a)),
+          facts.arbiters.some((a) => /^objects_account_kind_api_version_namespace_name_pk(_p\d+)?$/.test(a)),
           `upsert on the primary key: ${detail}`,
         );
-        assert.ok(facts.indexes.has('pkey'), `delete through the primary key: ${detail}`);
+        assert.ok(facts.indexes.has('objects_account_kind_api_version_namespace_name_pk'), `delete through the primary key: ${detail}`);
         assert.ok(facts.scanned.size <= 1, `at most the account's partition is scanned: ${detail}`);
       }
       const sync = (db: Database) => createSyncState(db);
