@@ -55,7 +55,8 @@ const USAGE = `usage: npm run bench -- [--quick] [--runs K] [--only ${SCENARIOS.
   --objects  objects of the initial-sync scenario and of transports' initial sync (default 100000; 5000 with --quick)
   --fleet-agents  simulated agents of fleet-churn (default 10000; 60 with --quick)
   --cache-accounts  generated accounts of cache-partitions, 200 objects each (default 100000: 20 million rows in each of
-             two databases, about 80 minutes to generate and 40+ GB of disk each; 200 with --quick)
+             two databases, about 35 GB each and an hour each to generate on 2 cores, 70 GB during the upgrade step,
+             extrapolated from 200,000 rows; 200 with --quick)
   --out      write <timestamp>.json and .md into DIR instead of bench/results/
 transports: each run, churn (1000/s for 20 s; 3 s with --quick) and initial sync over HTTP/2 and over WebSocket.
 kube-proxy: kubectl get and watch through the gateway's /k8s/ACCOUNT, through two bare relays and straight to the

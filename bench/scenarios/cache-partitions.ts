@@ -6,8 +6,8 @@
  * service's own query path, through drizzle on postgres-js) by account, by account and kind, by account, kind and
  * namespace, by account and label selector, and by a rare label across all accounts; the object writer's statement
  * for batches of 10 accounts × 10 changed pods (as the write coalescer groups them); the table's and its indexes'
- * sizes. Last, the one-table database is upgraded by migration 0016 (timed): the cost of converting today's table.
- * Both databases are dropped at the end.
+ * sizes. Last, the partitioned database is dropped and the one-table database is upgraded by migration 0016 (timed):
+ * the cost of converting today's table, which needs room for a second copy of it. Both databases are dropped.
  */
 import { create } from '@bufbuild/protobuf';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
@@ -217,6 +217,10 @@ export async function runCachePartitions(p: CachePartitionsParams): Promise<Cach
     }
     if (layouts.partitioned.partitions !== DEFAULT_OBJECT_PARTITIONS) throw new Error('the partitioned database has another count');
     for (const d of opened.splice(0)) await d.close();
+    // The upgrade needs room for a second copy of the one table: the partitioned database goes first (at 20 million
+    // rows each database is tens of gigabytes).
+    await created.partitioned!.drop();
+    delete created.partitioned;
     const upgrade = await timeUpgrade(created['one table']!.url);
     return { rows: p.accounts * OBJECTS_PER_ACCOUNT, layouts, upgrade };
   } finally {
