@@ -6,8 +6,8 @@
  * per server and schema by the first process that needs it, under an advisory lock): copying it costs less than
  * running the migrations in every test database (0.27 s against 0.75 s on the idle development machine, 0.5 s
  * against 1.2 s on a loaded one; the object cache's 16 partitions made the migrations dearer), as the PGlite template
- * does for in-memory databases
- * (src/db/memory-template.ts). Templates of older schemas stay on the server until dropped (they are small).
+ * does for in-memory databases (src/db/memory-template.ts). Templates of older schemas stay on the server until
+ * dropped (they are small).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
