@@ -46,8 +46,11 @@ export async function readCounters(
   const [db] = await set.sql<{ xact: string; upd: string; ins: string }>(
     'select xact_commit::text as xact, tup_updated::text as upd, tup_inserted::text as ins from pg_stat_database where datname = current_database()',
   );
+  // a partition's rows count for its table (objects is partitioned by account: migration 0016)
   const tables = await set.sql<{ relname: string; n: string; hot: string }>(
-    'select relname, n_tup_upd::text as n, n_tup_hot_upd::text as hot from pg_stat_user_tables',
+    `select coalesce(p.relname, s.relname) as relname, sum(s.n_tup_upd)::text as n, sum(s.n_tup_hot_upd)::text as hot
+     from pg_stat_user_tables s left join pg_inherits i on i.inhrelid = s.relid left join pg_class p on p.oid = i.inhparent
+     group by 1`,
   );
   return {
     xact: Number(db!.xact),

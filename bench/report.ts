@@ -8,6 +8,8 @@
 import type { MachineInfo } from './machine.js';
 import type { Row } from './rows.js';
 import { agentFootprintRows, type AgentFootprintParams, type AgentFootprintResult } from './scenarios/agent-footprint.js';
+import type { CachePartitionsParams, CachePartitionsResult } from './scenarios/cache-partitions.js';
+import { cachePartitionsNote, cachePartitionsRows } from './scenarios/cache-partitions-rows.js';
 import { cliRoundTripRows, type CliRoundTripParams, type CliRoundTripResult } from './scenarios/cli-round-trip.js';
 import { churnRows, type ChurnParams, type ChurnResult } from './scenarios/churn.js';
 import { connectionScaleRows, type ConnectionScaleParams, type ConnectionScaleResult } from './scenarios/connection-scale.js';
@@ -58,6 +60,8 @@ export interface BenchResults {
   spinnakerDeploy?: Repeated<SpinnakerDeployParams, SpinnakerDeployResult>;
   /** One run of the infrastructure views (its percentiles are over the requests and changes). */
   spinnakerInfra?: Repeated<SpinnakerInfraParams, SpinnakerInfraResult>;
+  /** One run of the generated cache, partitioned and one table (its percentiles are over the requests). */
+  cachePartitions?: Repeated<CachePartitionsParams, CachePartitionsResult>;
   /** Each run: churn and initial sync over HTTP/2 and over WebSocket, the order alternating between runs. */
   transports?: Repeated<TransportsParams, TransportsResult>;
   /** Runs of kubectl get and watch through the gateway, two bare relays and straight to the sandbox, interleaved. */
@@ -81,6 +85,7 @@ export function resultRows(r: BenchResults): Row[] {
     ...(r.agentFootprint ? agentFootprintRows(r.agentFootprint.runs, r.agentFootprint.params) : []),
     ...(r.spinnakerDeploy?.runs[0] ? spinnakerDeployRows(r.spinnakerDeploy.runs[0]) : []),
     ...(r.spinnakerInfra?.runs[0] ? spinnakerInfraRows(r.spinnakerInfra.runs[0], r.spinnakerInfra.params) : []),
+    ...(r.cachePartitions?.runs[0] ? cachePartitionsRows(r.cachePartitions.runs[0]) : []),
     ...(r.transports ? transportsRows(r.transports.runs, r.transports.params, !r.quick) : []),
     ...(r.kubeProxy ? kubeProxyRows(r.kubeProxy.runs, !r.quick) : []),
     ...(r.cliRoundTrip ? cliRoundTripRows(r.cliRoundTrip.runs, !r.quick) : []),
@@ -120,6 +125,7 @@ export function renderSetup(r: BenchResults, before?: { file: string; results: B
         'agentFootprint',
         'spinnakerDeploy',
         'spinnakerInfra',
+        'cachePartitions',
         'transports',
         'kubeProxy',
         'cliRoundTrip',
@@ -160,6 +166,7 @@ function scenarioNotes(r: BenchResults): string[] {
         ]
       : []),
     ...(r.spinnakerInfra ? [spinnakerInfraNote(r.spinnakerInfra.params)] : []),
+    ...(r.cachePartitions ? [cachePartitionsNote(r.cachePartitions.params)] : []),
     ...(t
       ? [
           `Transports: each of ${t.length} run(s) runs churn, then initial sync, once with the agent's stream over HTTP/2 (gRPC port) and once over WebSocket (HTTP port), fresh processes and database each time; first in each run: ${t.map((x) => (x.first === 'grpc' ? 'HTTP/2' : 'WebSocket')).join(', ')}. Ratios are taken within a run, then their median.`,

@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { describeMachine } from './machine.js';
 import { renderReport, type BenchResults, type Repeated } from './report.js';
 import { runAgentFootprint } from './scenarios/agent-footprint.js';
+import { runCachePartitions } from './scenarios/cache-partitions.js';
 import { runChurn } from './scenarios/churn.js';
 import { runCliRoundTrip } from './scenarios/cli-round-trip.js';
 import { runConnectionScale } from './scenarios/connection-scale.js';
@@ -39,19 +40,23 @@ const SCENARIOS = [
   'agent-footprint',
   'spinnaker-deploy',
   'spinnaker-infra',
+  'cache-partitions',
   'transports',
   'kube-proxy',
   'cli',
 ] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
-const USAGE = `usage: npm run bench -- [--quick] [--runs K] [--only ${SCENARIOS.join(',')}] [--objects N] [--fleet-agents N] [--out DIR]
+const USAGE = `usage: npm run bench -- [--quick] [--runs K] [--only ${SCENARIOS.join(',')}] [--objects N] [--fleet-agents N] [--cache-accounts N] [--out DIR]
   --quick    small sizes and short runs: a smoke run of every scenario in about a minute (too small to judge targets)
   --runs K   repetitions of initial-sync, churn, operations, connection-scale, agent-footprint, kube-proxy and cli (default 3; 1 with
              --quick), and of transports (default 4, so HTTP/2 and WebSocket each go first twice; 1 with --quick)
   --only     a comma-separated subset of the scenarios
   --objects  objects of the initial-sync scenario and of transports' initial sync (default 100000; 5000 with --quick)
   --fleet-agents  simulated agents of fleet-churn (default 10000; 60 with --quick)
+  --cache-accounts  generated accounts of cache-partitions, 200 objects each (default 100000: 20 million rows in each of
+             two databases, about 35 GB each and an hour each to generate on 2 cores, 70 GB during the upgrade step,
+             extrapolated from 200,000 rows; 200 with --quick)
   --out      write <timestamp>.json and .md into DIR instead of bench/results/
 transports: each run, churn (1000/s for 20 s; 3 s with --quick) and initial sync over HTTP/2 and over WebSocket.
 kube-proxy: kubectl get and watch through the gateway's /k8s/ACCOUNT, through two bare relays and straight to the
@@ -65,6 +70,9 @@ spinnaker-infra: one run: GET /applications/APP/serverGroups for 1000 server gro
              against Postgres; sandbox scale → shown and new application → listed through a real agent (20 and 10
              times; 2 each with --quick); the load rate with and without migrations 0012-0013's columns and indexes (3 loads
              each; 1 with --quick).
+cache-partitions: one run: two Postgres databases of the same generated cache, objects partitioned by account and one
+             table (migration 0015); ListObjects p50/p99 by account, kind, namespace and label, the object writer's batch,
+             table and index sizes; then migration 0016 converts the one table (timed). --runs does not repeat it.
 cli:        outpost get deployments processes (compiled build and sources), kubectl get and node -e 0, interleaved.
 Environment: OUTPOST_BENCH_POSTGRES (default postgres://postgres@127.0.0.1:5432/postgres);
 OUTPOST_BENCH_PROFILE=DIR writes a V8 CPU profile of every outpost child process into DIR.`;
@@ -83,6 +91,7 @@ const { values } = (() => {
         only: { type: 'string' },
         objects: { type: 'string' },
         'fleet-agents': { type: 'string' },
+        'cache-accounts': { type: 'string' },
         out: { type: 'string' },
         help: { type: 'boolean', default: false },
       },
@@ -107,6 +116,7 @@ const runs = positive(values.runs, quick ? 1 : 3, '--runs');
 const transportRuns = positive(values.runs, quick ? 1 : 4, '--runs');
 const objects = positive(values.objects, quick ? 5000 : 100_000, '--objects');
 const fleetAgents = positive(values['fleet-agents'], quick ? 60 : 10_000, '--fleet-agents');
+const cacheAccounts = positive(values['cache-accounts'], quick ? 200 : 100_000, '--cache-accounts');
 const only = values.only ? values.only.split(',').map((s) => s.trim()) : [...SCENARIOS];
 const unknown = only.filter((s) => !(SCENARIOS as readonly string[]).includes(s));
 if (unknown.length > 0 || only.length === 0) fail(`unknown scenario in --only: ${values.only}`);
@@ -152,6 +162,7 @@ const params = {
         pollMs: 10,
         writeRounds: 3,
       },
+  cachePartitions: { accounts: cacheAccounts, requests: quick ? 20 : 500 },
   agentFootprint: quick
     ? { accounts: 3, objects: 2000, settleSeconds: 0.3, samples: 2 }
     : { accounts: 100, objects: 100_000, settleSeconds: 3, samples: 9 },
@@ -226,6 +237,7 @@ if (wants('replica-scale')) results.replicaScale = await repeat('replica-scale',
 if (wants('fleet-churn')) results.fleetChurn = await repeat('fleet-churn', 1, params.fleetChurn, runFleetChurn);
 if (wants('spinnaker-deploy')) results.spinnakerDeploy = await repeat('spinnaker-deploy', 1, params.spinnakerDeploy, runSpinnakerDeploy);
 if (wants('spinnaker-infra')) results.spinnakerInfra = await repeat('spinnaker-infra', 1, params.spinnakerInfra, runSpinnakerInfra);
+if (wants('cache-partitions')) results.cachePartitions = await repeat('cache-partitions', 1, params.cachePartitions, runCachePartitions);
 if (wants('agent-footprint')) results.agentFootprint = await repeat('agent-footprint', runs, params.agentFootprint, runAgentFootprint);
 if (wants('transports')) results.transports = await repeat('transports', transportRuns, params.transports, runTransports);
 if (wants('kube-proxy')) results.kubeProxy = await repeat('kube-proxy', runs, params.kubeProxy, runKubeProxy);

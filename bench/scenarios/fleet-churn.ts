@@ -88,8 +88,11 @@ async function counters(set: ReplicaSet) {
   const [db] = await set.sql<{ xact: string; rows: string }>(
     'select xact_commit::text as xact, (tup_inserted + tup_updated + tup_deleted)::text as rows from pg_stat_database where datname = current_database()',
   );
+  // a partition's rows count for its table (objects is partitioned by account: migration 0016)
   const tables = await set.sql<{ relname: string; n: string }>(
-    'select relname, (n_tup_ins + n_tup_upd + n_tup_del)::text as n from pg_stat_user_tables',
+    `select coalesce(p.relname, s.relname) as relname, sum(s.n_tup_ins + s.n_tup_upd + s.n_tup_del)::text as n
+     from pg_stat_user_tables s left join pg_inherits i on i.inhrelid = s.relid left join pg_class p on p.oid = i.inhparent
+     group by 1`,
   );
   return { xact: Number(db!.xact), rows: Number(db!.rows), tables: Object.fromEntries(tables.map((t) => [t.relname, Number(t.n)])) };
 }

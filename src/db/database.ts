@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { openMemoryPglite } from './memory-template.js';
+import { DEFAULT_OBJECT_PARTITIONS, checkObjectPartitions, objectPartitionsSettingSql } from './object-partitions.js';
 import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
@@ -40,6 +41,11 @@ const MIGRATION_LOCK_KEY = 0x0757_9057;
 export interface OpenDatabaseOptions {
   /** Maximum Postgres connections in the pool (ignored for PGlite). */
   maxConnections?: number;
+  /**
+   * Hash partitions of the object cache, used only by the migration that creates them (a fresh database, or the
+   * upgrade that partitions the table): object-partitions.ts. Default {@link DEFAULT_OBJECT_PARTITIONS}.
+   */
+  objectPartitions?: number;
 }
 
 /** True when the URL selects the Postgres driver. */
@@ -49,6 +55,7 @@ export function isPostgresUrl(url: string): boolean {
 
 /** Opens the database and brings its schema up to date. Throws with a clear message when it cannot. */
 export async function openDatabase(url: string, options: OpenDatabaseOptions = {}): Promise<Database> {
+  const partitions = checkObjectPartitions(options.objectPartitions ?? DEFAULT_OBJECT_PARTITIONS);
   if (isPostgresUrl(url)) {
     const client = postgres(url, {
       max: options.maxConnections ?? 10,
@@ -61,7 +68,10 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
       const migrator = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 10 });
       try {
         await migrator`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`;
-        await migratePostgres(drizzlePostgres({ client: migrator }), { migrationsFolder });
+        const migratorDb = drizzlePostgres({ client: migrator });
+        // A session setting of this connection, read by the migration that partitions the cache.
+        await migratorDb.execute(objectPartitionsSettingSql(partitions));
+        await migratePostgres(migratorDb, { migrationsFolder });
       } finally {
         await migrator.end({ timeout: 5 }).catch(() => {});
       }
@@ -81,7 +91,7 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
   if (inMemory) {
     let client: PGlite;
     try {
-      client = await openMemoryPglite(migrationsFolder);
+      client = await openMemoryPglite(migrationsFolder, partitions);
     } catch (err) {
       throw new Error(`cannot open embedded database memory://: ${(err as Error).message}`, { cause: err });
     }
@@ -98,6 +108,7 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
   try {
     await client.waitReady;
     const db = drizzlePglite({ client, schema });
+    await db.execute(objectPartitionsSettingSql(partitions));
     await migratePglite(db, { migrationsFolder });
     return {
       db: db as unknown as Db,

@@ -69,7 +69,7 @@ import { createAuthenticator } from './auth/authenticator.js';
 import { principalOf } from './auth/connect-auth.js';
 import { createGatewayHandler } from './request-handler.js';
 import { listenGatewayServers, type GatewayServers } from './servers.js';
-import { warnAboutAuthSetup, warnAboutReplicaSecret, warnAboutSecretKeys } from './setup-warnings.js';
+import { warnAboutAuthSetup, warnAboutObjectPartitions, warnAboutReplicaSecret, warnAboutSecretKeys } from './setup-warnings.js';
 import { DEFAULT_WEB_DIR } from './web/web-assets.js';
 import { createTlsContextSource } from './auth/tls-context.js';
 import { keepLeadingByteOrderMarks } from '../shared/protobuf-text.js';
@@ -142,7 +142,8 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     logger: logger.child({ component: 'secrets' }),
   });
   warnAboutSecretKeys(secretKeys.source, logger);
-  const database = (opened = await openDatabase(config.database));
+  const database = (opened = await openDatabase(config.database, { objectPartitions: config.cache.objectPartitions }));
+  await warnAboutObjectPartitions(database, config.cache.objectPartitions, logger);
   // Requests stored in plaintext by an older version are sealed in the background once serving (a scan of the
   // operations table must not delay it: legacy-requests.ts); the scan stops before the database closes.
   const stopSealing = new AbortController();

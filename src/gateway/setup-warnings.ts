@@ -2,6 +2,8 @@
  * Set-up mistakes worth saying when the gateway starts: settings that start fine but leave it unusable, unsafe or
  * unable to work with its peers. Warnings only; whatever cannot work at all fails the start elsewhere.
  */
+import type { Database } from '../db/database.js';
+import { countObjectPartitions } from '../db/object-partitions.js';
 import type { Logger } from '../shared/logger.js';
 import type { GatewayConfig } from './config/schema.js';
 
@@ -48,5 +50,25 @@ export function warnAboutSecretKeys(source: string, logger: Logger): void {
 export function warnAboutReplicaSecret(config: GatewayConfig, logger: Logger): void {
   if (!config.insecure && !config.auth.replicaSecretFile) {
     logger.warn('auth.replicaSecretFile is not set: other replicas cannot forward operations or relay results to this one');
+  }
+}
+
+/**
+ * The object cache keeps the partitions it was created with (src/db/object-partitions.ts): a configured count that
+ * differs is not applied, and an operator who changed it should hear so rather than believe it took effect. Returns
+ * the warning, or undefined when the table has the configured count.
+ */
+export function objectPartitionsProblem(actual: number, configured: number): string | undefined {
+  if (actual === configured) return undefined;
+  return `cache.objectPartitions is ${configured} but the objects table has ${actual} partitions: the count applies only when the table is created, so nothing changed (docs/operating.md, "Partitions of the object cache")`;
+}
+
+/** Logs {@link objectPartitionsProblem} for the open database; a failed look-up is logged, never fatal. */
+export async function warnAboutObjectPartitions(database: Database, configured: number, logger: Logger): Promise<void> {
+  try {
+    const problem = objectPartitionsProblem(await countObjectPartitions(database.db), configured);
+    if (problem) logger.warn(problem);
+  } catch (err) {
+    logger.warn({ err }, 'cannot read the partitions of the objects table');
   }
 }

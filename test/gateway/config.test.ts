@@ -21,7 +21,11 @@ describe('gateway config', () => {
     assert.equal(c.database, '.outpost/db');
     assert.equal(c.logLevel, 'info');
     assert.deepEqual(c.agents, { heartbeatIntervalSeconds: 10, deadAfterSeconds: 30, maxUnacked: 32, maxStreamAgeSeconds: 7200 });
-    assert.deepEqual(c.cache, { resumeMaxAgeSeconds: 300, coalesce: { enabled: true, windowMs: 10, maxRows: 5000 } });
+    assert.deepEqual(c.cache, {
+      objectPartitions: 16,
+      resumeMaxAgeSeconds: 300,
+      coalesce: { enabled: true, windowMs: 10, maxRows: 5000 },
+    });
     assert.deepEqual(c.operations, {
       defaultTimeoutSeconds: 30,
       agentWaitSeconds: 10,
@@ -48,6 +52,24 @@ describe('gateway config', () => {
       () => loadGatewayConfig({ env: { OUTPOST_GATEWAY_CACHE_COALESCE_WINDOW_MS: '-1' } }),
       (err: unknown) => err instanceof GatewayConfigError && /cache\.coalesce\.windowMs/.test(err.message),
     );
+  });
+
+  test('cache.objectPartitions: 16 by default, 64 from the env; 0, 1025, 2.5 and words refused naming the key and the range', () => {
+    assert.equal(loadGatewayConfig({}).cache.objectPartitions, 16);
+    assert.equal(loadGatewayConfig({ env: { OUTPOST_GATEWAY_CACHE_OBJECT_PARTITIONS: '64' } }).cache.objectPartitions, 64);
+    assert.equal(loadGatewayConfig({ overrides: { cache: { objectPartitions: 1 } } }).cache.objectPartitions, 1);
+    for (const [bad, problem] of [
+      ['0', />=1/],
+      ['1025', /<=1024/],
+      ['2.5', /int/],
+      ['many', /number/],
+    ] as const) {
+      assert.throws(
+        () => loadGatewayConfig({ env: { OUTPOST_GATEWAY_CACHE_OBJECT_PARTITIONS: bad } }),
+        (err: unknown) => err instanceof GatewayConfigError && /cache\.objectPartitions/.test(err.message) && problem.test(err.message),
+        bad,
+      );
+    }
   });
 
   test('spinnaker.answerCacheMegabytes: 64 by default, 0 (off) from the env, a negative size refused naming the key', () => {
@@ -114,6 +136,7 @@ describe('gateway config', () => {
       'OUTPOST_GATEWAY_CACHE_COALESCE_ENABLED',
       'OUTPOST_GATEWAY_CACHE_COALESCE_MAX_ROWS',
       'OUTPOST_GATEWAY_CACHE_COALESCE_WINDOW_MS',
+      'OUTPOST_GATEWAY_CACHE_OBJECT_PARTITIONS',
       'OUTPOST_GATEWAY_CACHE_RESUME_MAX_AGE_SECONDS',
       'OUTPOST_GATEWAY_DATABASE',
       'OUTPOST_GATEWAY_GRPC_PORT',

@@ -18,6 +18,7 @@ import {
 } from './security-schema.js';
 import { port, positiveSeconds } from './fields.js';
 import { artifactsSchema } from '../spinnaker/artifacts/artifact-config.js';
+import { DEFAULT_OBJECT_PARTITIONS, MAX_OBJECT_PARTITIONS, MIN_OBJECT_PARTITIONS } from '../../db/object-partitions.js';
 
 const agentsSchema = z
   .object({
@@ -46,6 +47,17 @@ const agentsSchema = z
 
 const cacheSchema = z
   .object({
+    objectPartitions: z.coerce
+      .number()
+      .int()
+      .min(MIN_OBJECT_PARTITIONS)
+      .max(MAX_OBJECT_PARTITIONS)
+      .default(DEFAULT_OBJECT_PARTITIONS)
+      .describe(
+        'Hash partitions (by account) of the object cache table. Used once: when the database is created, or by the ' +
+          'upgrade that partitions an existing cache; changing it later changes nothing (the gateway warns at start-up ' +
+          'when it differs from the table). Why 16 and when to choose more: docs/scaling.md.',
+      ),
     resumeMaxAgeSeconds: z.coerce
       .number()
       .int()
@@ -363,7 +375,7 @@ export interface GatewayConfig {
   database: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   agents: { heartbeatIntervalSeconds: number; deadAfterSeconds: number; maxUnacked: number; maxStreamAgeSeconds: number };
-  cache: { resumeMaxAgeSeconds: number; coalesce: { enabled: boolean; windowMs: number; maxRows: number } };
+  cache: { objectPartitions: number; resumeMaxAgeSeconds: number; coalesce: { enabled: boolean; windowMs: number; maxRows: number } };
   operations: { defaultTimeoutSeconds: number; agentWaitSeconds: number; sweepIntervalMs: number; maxManifestBytes: number };
   baseUrl?: string;
   insecure: boolean;
