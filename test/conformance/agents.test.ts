@@ -236,13 +236,18 @@ describe('both agents follow the page on the positive paths (sections 2–8)', {
 
       test('a result that waits while the stream is down goes out on the resumed session, and the operation runs once', async () => {
         const client = ops();
+        // A stored operation (reads are not stored, so not redelivered): a merge patch of one ConfigMap.
+        const resumedPatch = {
+          case: 'patch' as const,
+          value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'conf', name: 'cm-0006', type: 2, patch: '{"data":{"resumed":"yes"}}' },
+        };
         const before = welcomed().length;
         cluster.sandbox.faults.pause();
         let paused = true;
         try {
           const { operation } = await client.submitOperation({
             account,
-            spec: { case: 'get', value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'conf', name: 'cm-0006' } },
+            spec: resumedPatch,
             timeout: { seconds: 20n },
           });
           const id = operation!.id;
@@ -259,7 +264,7 @@ describe('both agents follow the page on the positive paths (sections 2–8)', {
             await client.submitOperation({
               account,
               id,
-              spec: { case: 'get', value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'conf', name: 'cm-0006' } },
+              spec: resumedPatch,
               timeout: { seconds: 20n },
               wait: true,
             })

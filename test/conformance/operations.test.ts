@@ -96,12 +96,14 @@ for (const driver of testDrivers()) {
       s.keepAlive(`agent-${account}`);
       return s;
     };
+    /** Submits, answers as the agent, and returns the terminal record: a read's is its answer (reads are never stored). */
     const submitAndAnswer = async (s: AgentStream, account: string, spec: Spec, answer: (op: Operation) => ResultInit) => {
-      const { operation } = await client().submitOperation({ account, spec: spec as never, timeout: { seconds: 20n } });
+      const submitted = client().submitOperation({ account, spec: spec as never, timeout: { seconds: 20n } });
       const op = await s.nextOf('operation');
-      assert.equal(op.id, operation!.id);
       s.send({ case: 'operationResult', value: answer(op) });
-      return finished(op.id);
+      const { operation } = await submitted;
+      assert.equal(op.id, operation!.id);
+      return ['get', 'list', 'logs', 'history'].includes(spec.case ?? '') ? operation! : finished(op.id);
     };
 
     const cmObj = (name: string, ns = 'default'): JsonObject => ({
@@ -256,7 +258,11 @@ for (const driver of testDrivers()) {
       });
       try {
         await agent.start();
-        const spec = { case: 'get' as const, value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'conf', name: 'cm-0001' } };
+        // A stored operation (reads are not stored, so never delivered again): a merge patch of one ConfigMap.
+        const spec = {
+          case: 'patch' as const,
+          value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'conf', name: 'cm-0001', type: 2, patch: '{"data":{"again":"yes"}}' },
+        };
         const { operation } = await client().submitOperation({ account: 'conf-redelivery', spec, timeout: { seconds: 20n } });
         const id = operation!.id;
         await eventually('the stream was cut before the result went out', () => cut);

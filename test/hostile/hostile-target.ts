@@ -18,6 +18,7 @@ import { configMap, connectAgent, event, events, EventType, openAgentStream } fr
 import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 import type { Query } from './db-snapshot.js';
 import { eventually } from '../../testkit/eventually.js';
+import { PatchType } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 
 /** Names of the seeded data, for valid base requests. */
 export const SEED = {
@@ -148,7 +149,8 @@ async function seed(t: TestGateway): Promise<void> {
     account: SEED.account,
     id: SEED.operationId,
     wait: true,
-    spec: { case: 'get', value: { kind: 'ConfigMap', namespace: 'default', name: 'cm-a' } },
+    // A stored operation (reads are not stored): an empty merge patch.
+    spec: { case: 'patch', value: { kind: 'ConfigMap', namespace: 'default', name: 'cm-a', type: PatchType.MERGE, patch: '{}' } },
   });
   await eventually('the seed operation past SENT', async () => {
     const { operation } = await operations.getOperation({ id: SEED.operationId });

@@ -81,6 +81,19 @@ const SAMPLES: Record<string, Sample> = {
   'GET /armory/clouddrivers': () => ({}),
   'GET /armory/clouddrivers/:id': (rng) => ({ params: { id: rng.pick(['gw-test', 'gw-other']) } }),
   'POST /armory/agent/forwardedoperations': forwardedSample,
+  'POST /armory/agent/forwardedreads': (rng, tag) => ({
+    body: {
+      operation: {
+        id: `hx-read-${tag}`,
+        account: `hx-${tag}`,
+        timeout: '1s',
+        get: { kind: 'ConfigMap', namespace: 'default', name: 'c1' },
+      },
+      caller: Buffer.from(JSON.stringify({ method: 'token', subject: `hx-${tag}`, groups: [] })).toString('base64url'),
+      role: rng.chance(0.5) ? 'write' : 'spinnaker',
+      requestedBy: `token:hx-${tag}`,
+    },
+  }),
   'POST /armory/agent/operations': forwardedSample,
   'POST /armory/agent/operationresults': (rng, tag) => ({
     body: {

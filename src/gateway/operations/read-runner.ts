@@ -19,7 +19,7 @@ import { Code, ConnectError } from '@connectrpc/connect';
 import type { OperationHooks } from '../agents/operation-hooks.js';
 import type { LiveSession } from '../agents/session-registry.js';
 import type { AccountScopedRole, Principal } from '../auth/principal.js';
-import type { ReadRecorder, ReadVia } from '../metrics/gateway-metrics.js';
+import type { OperationRecorder, ReadRecorder, ReadVia } from '../metrics/gateway-metrics.js';
 import type { OperationRow } from './operation-store.js';
 import { formatMs, msToDuration } from './operation-validation.js';
 import { requestKind, scrubResultSecrets } from './result-scrub.js';
@@ -86,8 +86,8 @@ export interface ReadRunnerDeps {
   forward?: ForwardRead;
   /** Whether the account is known (asked only when no stream serves it: NOT_FOUND then, as for operations). */
   accountExists(account: string): Promise<boolean>;
-  /** Counts reads; none when absent. */
-  metrics?: ReadRecorder;
+  /** Counts reads, and results that break their type's rules (as for stored operations); none when absent. */
+  metrics?: ReadRecorder & Pick<OperationRecorder, 'resultInvalid'>;
   logger: Logger;
 }
 
@@ -258,7 +258,10 @@ export function createReadRunner(deps: ReadRunnerDeps): ReadRunner {
       }
       const problem = resultShapeProblem(read.type, read.request, read.account, result);
       const checked = problem ? invalidResult(result, problem) : result;
-      if (problem) log.warn({ operationId: result.id, account: read.account, problem }, 'read result breaks the result rules of its type');
+      if (problem) {
+        deps.metrics?.resultInvalid(read.type);
+        log.warn({ operationId: result.id, account: read.account, problem }, 'read result breaks the result rules of its type');
+      }
       const json = toJson(OperationResultSchema, checked) as Record<string, unknown>;
       const scrubbed = scrubResultSecrets(json, requestKind(read.request));
       if (scrubbed > 0)
