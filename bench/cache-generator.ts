@@ -29,7 +29,9 @@ export function generatedPod(i: number, p: number) {
   const k = Math.floor(p / 8);
   const r = Math.floor(p / 4);
   const account = generatedAccount(i);
-  const name = `app-${k}-v00${(r % 2) + 1}-${md5(`${i}-${object}`).slice(0, 5)}`;
+  // Three hex digits of a hash and two of the object's index: unique within the account (five of a hash alone collide
+  // about once in 8,000 accounts).
+  const name = `app-${k}-v00${(r % 2) + 1}-${md5(`${i}-${object}`).slice(0, 3)}${object.toString(16).padStart(2, '0')}`;
   const hex = md5(`${account}/Pod/${name}`);
   return {
     account,
@@ -57,7 +59,7 @@ with g as (
     case kind
       when 'Deployment' then 'app-' || k
       when 'ReplicaSet' then 'app-' || k || '-v00' || (r % 2 + 1)
-      when 'Pod' then 'app-' || k || '-v00' || (r % 2 + 1) || '-' || substr(md5(a || '-' || i), 1, 5)
+      when 'Pod' then 'app-' || k || '-v00' || (r % 2 + 1) || '-' || substr(md5(a || '-' || i), 1, 3) || lpad(to_hex(i), 2, '0')
       when 'Service' then 'app-' || k || case when i % 2 = 1 then '-canary' else '' end
       else 'app-' || k || '-config-' || ((i - 130) % 7)
     end as name,

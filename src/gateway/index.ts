@@ -228,6 +228,7 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     sendLocal: (account, operation) => sendLocal(registry, account, operation),
     forward: createReadForward({ owners, replicas: replicaDirectory, peers, logger: clusterLogger }),
     accountExists: (name) => operationStore.accountExists(name),
+    agentWaitMs: config.operations.agentWaitSeconds * 1000,
     metrics,
     logger: logger.child({ component: 'operations' }),
   });

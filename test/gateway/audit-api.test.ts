@@ -99,7 +99,7 @@ for (const driver of testDrivers()) {
       const [refused, accepted] = await eventsOf('token:writer', 2);
       assert.deepEqual(
         [accepted!.kind, accepted!.verb, accepted!.account, accepted!.status, accepted!.operationId, accepted!.error],
-        ['operation', 'get', 'audit-a', 200, operation.id, ''],
+        ['operation', 'patch', 'audit-a', 200, operation.id, ''],
       );
       assert.deepEqual(
         [accepted!.apiGroup, accepted!.resource, accepted!.namespace, accepted!.name],

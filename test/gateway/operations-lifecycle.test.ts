@@ -64,7 +64,7 @@ for (const driver of testDrivers()) {
       const { operation: submitted } = await client.submitOperation({ account: 'acc-ok', spec: patchSpec });
       assert.ok(submitted);
       assert.equal(submitted.state, OperationState.SENT);
-      assert.equal(submitted.type, 'get');
+      assert.equal(submitted.type, 'patch');
       assert.equal(submitted.agentId, 'agent-ok');
       await a.waitReceived(submitted.id);
       // The agent saw the row in the database when the operation reached it.
@@ -75,7 +75,7 @@ for (const driver of testDrivers()) {
       assert.equal(sent.state, 'SENT');
       assert.equal(sent.gateway_id, 'gw-test');
       assert.equal(sent.timeout_ms, 30_000);
-      assert.equal(sent.request.get.name, 'cm');
+      assert.equal(sent.request.patch.name, 'cm');
       assert.ok(new Date(sent.received_at) <= new Date(sent.stored_at));
       assert.ok(new Date(sent.stored_at) <= new Date(sent.sent_at));
       assert.equal(sent.result, null);

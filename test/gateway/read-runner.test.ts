@@ -35,6 +35,7 @@ describe('read runner', () => {
         return session;
       },
       accountExists: async (name) => name === 'acct',
+      agentWaitMs: 0,
       logger: createSilentLogger(),
     });
 

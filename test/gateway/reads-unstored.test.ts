@@ -152,21 +152,35 @@ for (const driver of testDrivers()) {
       assert.equal(await metric(t, /^outpost_gateway_reads_total\{type="get",via="unserved",state="FAILED"\}/), 1);
     });
 
-    test('a read past its time is TIMED_OUT; one whose stream ends first FAILED; their late results are dropped quietly', async () => {
+    test('a read past its time is TIMED_OUT; one whose stream ends is sent again, on the next stream or FAILED without one; late results are dropped quietly', async () => {
       const slow = (await submit({ account: 'reads-held', get: cm, timeout: '1s' })).body.operation;
       assert.equal(slow.state, 'OPERATION_STATE_TIMED_OUT');
       assert.match(slow.error, /^read timed out after 1s waiting for the result from agent agent-held$/);
+
+      // The stream ends under a read and the agent comes back: the read is sent again (a new id) and answered there.
       const pending = submit({ account: 'reads-held', get: cm });
       await eventually('the second read at the agent', () => held.received.length === 2);
-      const cutId = held.received[1]!.id;
       await held.cut();
-      const cut = (await pending).body.operation;
-      assert.equal(cut.state, 'OPERATION_STATE_FAILED');
-      assert.match(cut.error, /stream ended before the read's result came/);
-      // Both answers come now, the second through the agent's outbox on its next stream: neither is an unknown operation.
       await held.reconnect();
-      release.get(held.received[0]!.id)!();
-      release.get(cutId)!();
+      await eventually('the read sent again on the new stream', () => held.received.length === 3);
+      const [first, second, again] = held.received.map((o) => o.id);
+      assert.notEqual(again, second);
+      release.get(again!)!();
+      const resent = (await pending).body.operation;
+      assert.equal(resent.state, 'OPERATION_STATE_SUCCEEDED', JSON.stringify(resent));
+      assert.equal(resent.id, again, 'the record is the try that answered');
+
+      // The stream ends and no agent comes back within operations.agentWaitSeconds (1 s here): FAILED, saying why.
+      const lost = submit({ account: 'reads-held', get: cm });
+      await eventually('the fourth read at the agent', () => held.received.length === 4);
+      await held.cut();
+      const failed = (await lost).body.operation;
+      assert.equal(failed.state, 'OPERATION_STATE_FAILED');
+      assert.match(failed.error, /stream ended before the read's result came/);
+      await held.reconnect();
+
+      // The answers of the reads that ended come now (one through the agent's outbox): none is an unknown operation.
+      for (const id of [first!, second!, held.received[3]!.id]) release.get(id)!();
       const stored = await submit({
         account: 'reads-held',
         rollout: { kind: 'Deployment', namespace: 'default', name: 'web', action: RolloutAction.RESTART },

@@ -309,7 +309,7 @@ describe('operation forwarding between replicas (postgres)', {
     // by gw-a, not relayed to gw-b to be recorded there.
     const succeeded = async (gw: RunningGateway) => {
       const text = await (await fetch(`${gw.httpUrl}/metrics`, { headers: { authorization: `Bearer ${CLIENT_TOKEN}` } })).text();
-      return Number(/^outpost_gateway_operations_total\{type="get",state="SUCCEEDED"\} (\d+)/m.exec(text)?.[1] ?? 0);
+      return Number(/^outpost_gateway_operations_total\{type="patch",state="SUCCEEDED"\} (\d+)/m.exec(text)?.[1] ?? 0);
     };
     const before = [await succeeded(a.gateway), await succeeded(b)];
     const op = await client(b).submitOperation({

@@ -8,8 +8,10 @@
  * (src/gateway/replicas/read-forward.ts). Every read gets a fresh id for the agent (`read-<uuid>`): the agent keeps results by id, so a
  * reused id must never return an older answer.
  *
- * A read whose stream ends first fails (the caller may retry: nothing ran twice that matters); one past its time is
- * TIMED_OUT. A result arriving later for a read that ended is dropped quietly.
+ * A read whose stream ends before its answer is tried again, and one no stream serves waits for one, as an operation
+ * waits for its agent (`operations.agentWaitSeconds`), all within its time: reading twice is harmless, so a read goes
+ * through an agent's reconnect or a failover. One past its time is TIMED_OUT; one that found no stream in the wait
+ * FAILED. A result arriving later for a read that ended is dropped quietly.
  */
 import { randomUUID } from 'node:crypto';
 import { create, toJson } from '@bufbuild/protobuf';
@@ -49,6 +51,8 @@ export interface ReadRequest {
   requestedBy: string;
   /** When the request arrived (the row's receivedAt); now when absent. */
   receivedAt?: Date;
+  /** When it must have ended (a read tried again keeps its first deadline); `receivedAt + timeoutMs` when absent. */
+  deadlineAt?: Date;
 }
 
 /** A read that a local stream took: where it went, and its end. */
@@ -86,6 +90,11 @@ export interface ReadRunnerDeps {
   forward?: ForwardRead;
   /** Whether the account is known (asked only when no stream serves it: NOT_FOUND then, as for operations). */
   accountExists(account: string): Promise<boolean>;
+  /**
+   * How long a read waits for a stream to serve its account, within its own time, when none does (or the one it went
+   * to ended): `operations.agentWaitSeconds`, as operations wait, so a read survives an agent's reconnect or a failover.
+   */
+  agentWaitMs: number;
   /** Counts reads, and results that break their type's rules (as for stored operations); none when absent. */
   metrics?: ReadRecorder & Pick<OperationRecorder, 'resultInvalid'>;
   logger: Logger;
@@ -110,6 +119,17 @@ export interface ReadRunner {
   close(): void;
 }
 
+/** The error of a read whose stream ended before its result came: it is tried again while its time lasts. */
+export const STREAM_ENDED = "the agent stream ended before the read's result came";
+/** First and longest pause between tries of a read no stream took. */
+const FIRST_RETRY_MS = 100;
+const MAX_RETRY_MS = 500;
+
+/** True for a row that ended because its stream did (nothing was answered: the read may be tried again). */
+function streamEnded(row: ReadRow): boolean {
+  return row.state === 'FAILED' && row.result === null && row.error.startsWith(STREAM_ENDED);
+}
+
 /** How many ended read ids are remembered, so that their late results are dropped quietly. */
 const ENDED_IDS_KEPT = 10_000;
 
@@ -131,10 +151,12 @@ function unservedRead(request: ReadRequest, gatewayId: string, error: string): R
 /** The operation a read sends (a fresh agent id) and its row before it ran. */
 export function readRowBase(request: ReadRequest, gatewayId: string, agentId: string): { operation: Operation; row: ReadRow } {
   const receivedAt = request.receivedAt ?? new Date();
+  const deadlineAt = request.deadlineAt ?? new Date(receivedAt.getTime() + request.timeoutMs);
+  // The agent gets the time left (all of it on a first try).
   const operation = create(OperationSchema, {
     id: agentId,
     account: request.account,
-    timeout: msToDuration(request.timeoutMs),
+    timeout: msToDuration(Math.max(1, Math.min(request.timeoutMs, deadlineAt.getTime() - Date.now()))),
     spec: request.spec,
   });
   const requestJson = toJson(OperationSchema, create(OperationSchema, { ...operation, id: request.id || agentId })) as Record<
@@ -158,7 +180,7 @@ export function readRowBase(request: ReadRequest, gatewayId: string, agentId: st
     sentAt: null,
     resultAt: null,
     finishedAt: null,
-    deadlineAt: new Date(receivedAt.getTime() + request.timeoutMs),
+    deadlineAt,
     requestHash: '',
     requestedBy: request.requestedBy,
   };
@@ -220,31 +242,54 @@ export function createReadRunner(deps: ReadRunnerDeps): ReadRunner {
         resolve(final);
       };
       pending.set(agentId, { sessionId: session.id, account: request.account, type: row.type as ReadType, request: row.request, settle });
-      session.done.then(
-        () => settle('FAILED', null, `the agent stream ended before the read's result came (account ${request.account}); retry`),
-        () => settle('FAILED', null, 'the agent stream ended before the result came; retry'),
-      );
+      const streamGone = () => settle('FAILED', null, `${STREAM_ENDED} (account ${request.account}); retry`);
+      session.done.then(streamGone, streamGone);
     });
     return { agentId: session.agentId, sessionId: session.id, row: outcome };
+  };
+
+  /** One try: on a local stream, else forwarded to the replica holding one; undefined when no stream took it. */
+  const tryOnce = async (request: ReadRequest, caller: ReadCaller): Promise<ReadRow | undefined> => {
+    const local = startLocal(request);
+    if (local) return local.row;
+    const ran = closed ? undefined : await deps.forward?.(request, caller);
+    if (!ran) return undefined;
+    // The replica that received it, as for operations (the agent's id says where it ran).
+    const forwarded: ReadRow = { ...ran, gatewayId: deps.gatewayId, receivedAt: request.receivedAt ?? ran.receivedAt };
+    finished(forwarded, 'forwarded');
+    return forwarded;
   };
 
   return {
     startLocal,
 
     async run(request, caller) {
-      const local = startLocal(request);
-      if (local) return local.row;
-      const ran = closed ? undefined : await deps.forward?.(request, caller);
-      if (ran) {
-        // The replica that received it, as for operations (the agent's id says where it ran).
-        const forwarded: ReadRow = { ...ran, gatewayId: deps.gatewayId };
-        finished(forwarded, 'forwarded');
-        return forwarded;
+      const receivedAt = request.receivedAt ?? new Date();
+      const deadline = receivedAt.getTime() + request.timeoutMs;
+      const attempt: ReadRequest = { ...request, receivedAt, deadlineAt: new Date(deadline) };
+      // A read changes nothing, so one whose stream ended unanswered is tried again, and one no stream takes waits for
+      // one (an agent reconnecting, a failover), like an operation: within agentWaitMs of the last try, and its time.
+      let waitUntil = Math.min(deadline, receivedAt.getTime() + deps.agentWaitMs);
+      let pause = FIRST_RETRY_MS;
+      let last: ReadRow | undefined;
+      for (;;) {
+        const row = await tryOnce(attempt, caller);
+        if (row && !streamEnded(row)) return row;
+        if (row) {
+          last = row;
+          waitUntil = Math.min(deadline, Date.now() + deps.agentWaitMs);
+          pause = FIRST_RETRY_MS;
+        }
+        const left = waitUntil - Date.now();
+        if (closed || left <= 0) break;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(pause, left)));
+        pause = Math.min(pause * 2, MAX_RETRY_MS);
       }
+      if (last) return last;
       if (!(await deps.accountExists(request.account))) {
         throw new ConnectError(`unknown account ${JSON.stringify(request.account)}: no agent has registered it`, Code.NotFound);
       }
-      const row = unservedRead(request, deps.gatewayId, `no agent connected for account ${request.account}`);
+      const row = unservedRead(attempt, deps.gatewayId, `no agent connected for account ${request.account}`);
       finished(row, 'unserved');
       return row;
     },
