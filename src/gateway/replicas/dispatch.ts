@@ -13,7 +13,7 @@ import { toJson } from '@bufbuild/protobuf';
 import { OperationSchema, type Operation } from '../../gen/outpost/agent/v1/operation_pb.js';
 import type { Logger } from '../../shared/logger.js';
 import type { LiveSession, SessionRegistry } from '../agents/session-registry.js';
-import type { OwnerLookup } from './owner-lookup.js';
+import { readyOwners, type OwnerLookup } from './owner-lookup.js';
 import { durationToMs } from '../operations/operation-validation.js';
 import type { PeerClient, PeerResponse } from './peer-client.js';
 import type { ReplicaDirectory } from './replica-directory.js';
@@ -104,12 +104,8 @@ export function createDispatch(registry: SessionRegistry, forwarding?: Forwardin
     const { owners, replicas, peers, logger, selfId } = forwarding;
     const body = { operation: toJson(OperationSchema, operation), origin: selfId, answer: ANSWER_WITH_ROW };
     const answerWithinMs = (operation.timeout ? durationToMs(operation.timeout) : 0) + ANSWER_GRACE_MS;
-    for (const id of await owners.replicasFor(account)) {
-      const replica = replicas.get(id);
-      if (!replica?.ready) {
-        owners.forget(account);
-        continue;
-      }
+    for await (const replica of readyOwners(owners, replicas, account)) {
+      const { id } = replica;
       try {
         let res: PeerResponse & { rest?: Promise<unknown> } = await peers.postAnswered(replica.baseUrl, FORWARD_PATH, body, answerWithinMs);
         if (UNKNOWN_PATH_STATUSES.has(res.status)) res = await peers.post(replica.baseUrl, LEGACY_FORWARD_PATH, body);

@@ -9,6 +9,7 @@ import { sql } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
 import { STREAMED_STATES_SQL } from '../accounts/account-states.js';
 import { rowsOf } from '../../db/query-helpers.js';
+import type { ReplicaDirectory } from './replica-directory.js';
 
 /** How long past its time a non-empty answer is still used while it is read again. */
 const STALE_GRACE_MS = 10_000;
@@ -78,4 +79,24 @@ export function createOwnerLookup(database: Database, options: OwnerLookupOption
       cache.delete(account);
     },
   };
+}
+
+/**
+ * The ready replicas whose streams serve the account, best first, as {@link OwnerLookup.replicasFor} lists them; one
+ * the directory does not know ready is skipped and the cached answer forgotten. Lazy: each replica's readiness is read
+ * when the caller gets to it (after its tries of the ones before).
+ */
+export async function* readyOwners(
+  owners: OwnerLookup,
+  replicas: Pick<ReplicaDirectory, 'get'>,
+  account: string,
+): AsyncGenerator<{ id: string; baseUrl: string }> {
+  for (const id of await owners.replicasFor(account)) {
+    const replica = replicas.get(id);
+    if (!replica?.ready) {
+      owners.forget(account);
+      continue;
+    }
+    yield { id, baseUrl: replica.baseUrl };
+  }
 }

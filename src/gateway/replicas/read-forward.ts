@@ -13,7 +13,7 @@ import { OperationSchema } from '../../gen/outpost/agent/v1/operation_pb.js';
 import type { Logger } from '../../shared/logger.js';
 import { describePrincipal, encodeDescription } from '../auth/vouched-principal.js';
 import { type ForwardRead, type ReadRow, readRowBase } from '../operations/read-runner.js';
-import type { OwnerLookup } from './owner-lookup.js';
+import { readyOwners, type OwnerLookup } from './owner-lookup.js';
 import type { PeerClient } from './peer-client.js';
 import type { ReplicaDirectory } from './replica-directory.js';
 
@@ -55,12 +55,8 @@ export function createReadForward(deps: ReadForwardDeps): ForwardRead {
       caller: encodeDescription(describePrincipal(caller.principal)),
       role: caller.role,
     };
-    for (const id of await owners.replicasFor(account)) {
-      const replica = replicas.get(id);
-      if (!replica?.ready) {
-        owners.forget(account);
-        continue;
-      }
+    for await (const replica of readyOwners(owners, replicas, account)) {
+      const { id } = replica;
       try {
         const res = await peers.postAnswered(replica.baseUrl, READ_FORWARD_PATH, body, request.timeoutMs + ANSWER_GRACE_MS);
         if (res.status === 403) {
