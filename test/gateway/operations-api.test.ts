@@ -12,7 +12,7 @@ import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/o
 import { testDrivers } from '../../testkit/databases.js';
 import { Code, type ConnectError } from '../../testkit/test-agent-stream.js';
 import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
-import { callJson, gate, okResult, startOperationAgent, type OperationAgent } from './operations-helpers.js';
+import { callJson, okResult, startHeldAgent, startOperationAgent, type OperationAgent } from './operations-helpers.js';
 
 const getJson = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'cm' };
 /** A stored operation (reads are not stored): a rollout restart. */
@@ -64,14 +64,7 @@ for (const driver of testDrivers()) {
             ? { id: op.id, account: op.account, success: false, statusCode: 404, reason: 'NotFound', message: 'not found' }
             : okResult(op),
       });
-      held = await startOperationAgent(t.gateway.grpcUrl, 'agent-held', ['api-held'], {
-        answer: async (op) => {
-          const g = gate();
-          release.set(op.id, () => g.open());
-          await g.promise;
-          return okResult(op);
-        },
-      });
+      held = await startHeldAgent(t.gateway.grpcUrl, 'agent-held', ['api-held'], release);
     });
     after(async () => {
       for (const r of release.values()) r();

@@ -218,3 +218,23 @@ export async function callJson(httpUrl: string, method: string, body: unknown): 
   });
   return { status: res.status, body: await res.json() };
 }
+
+/**
+ * An agent that answers each operation only once the test releases it: `release.get(id)()` answers operation `id`
+ * with {@link okResult}. Release every id before closing it.
+ */
+export function startHeldAgent(
+  grpcUrl: string,
+  agentId: string,
+  accounts: string[],
+  release: Map<string, () => void>,
+): Promise<OperationAgent> {
+  return startOperationAgent(grpcUrl, agentId, accounts, {
+    answer: async (op) => {
+      const g = gate();
+      release.set(op.id, () => g.open());
+      await g.promise;
+      return okResult(op);
+    },
+  });
+}

@@ -10,7 +10,7 @@ import { RolloutAction } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 import { testDrivers } from '../../testkit/databases.js';
 import { eventually } from '../../testkit/eventually.js';
 import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
-import { callJson, gate, okResult, startOperationAgent, type OperationAgent } from './operations-helpers.js';
+import { callJson, okResult, startHeldAgent, startOperationAgent, type OperationAgent } from './operations-helpers.js';
 
 const cm = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'cm' };
 
@@ -67,14 +67,7 @@ for (const driver of testDrivers()) {
       };
       agent = await startOperationAgent(t.gateway.grpcUrl, 'agent-reads', ['reads-a', 'reads-idle'], { answer });
       await startOperationAgent(audited.gateway.grpcUrl, 'agent-audited', ['reads-audited'], { answer });
-      held = await startOperationAgent(t.gateway.grpcUrl, 'agent-held', ['reads-held'], {
-        answer: async (op) => {
-          const g = gate();
-          release.set(op.id, () => g.open());
-          await g.promise;
-          return okResult(op);
-        },
-      });
+      held = await startHeldAgent(t.gateway.grpcUrl, 'agent-held', ['reads-held'], release);
     });
     after(async () => {
       for (const r of release.values()) r();

@@ -159,10 +159,11 @@ export function readRowBase(request: ReadRequest, gatewayId: string, agentId: st
     timeout: msToDuration(Math.max(1, Math.min(request.timeoutMs, deadlineAt.getTime() - Date.now()))),
     spec: request.spec,
   });
-  const requestJson = toJson(OperationSchema, create(OperationSchema, { ...operation, id: request.id || agentId })) as Record<
-    string,
-    unknown
-  >;
+  // The record shows the read as asked: the caller's id and timeout (the agent gets the time left).
+  const requestJson = toJson(
+    OperationSchema,
+    create(OperationSchema, { ...operation, id: request.id || agentId, timeout: msToDuration(request.timeoutMs) }),
+  ) as Record<string, unknown>;
   const row: ReadRow = {
     id: request.id || agentId,
     account: request.account,
@@ -255,7 +256,15 @@ export function createReadRunner(deps: ReadRunnerDeps): ReadRunner {
     const ran = closed ? undefined : await deps.forward?.(request, caller);
     if (!ran) return undefined;
     // The replica that received it, as for operations (the agent's id says where it ran).
-    const forwarded: ReadRow = { ...ran, gatewayId: deps.gatewayId, receivedAt: request.receivedAt ?? ran.receivedAt };
+    const asked = readRowBase(request, deps.gatewayId, ran.id).row;
+    const forwarded: ReadRow = {
+      ...ran,
+      gatewayId: deps.gatewayId,
+      receivedAt: asked.receivedAt,
+      request: asked.request,
+      timeoutMs: asked.timeoutMs,
+      deadlineAt: asked.deadlineAt,
+    };
     finished(forwarded, 'forwarded');
     return forwarded;
   };
