@@ -14,6 +14,7 @@ import { createReplicaTokenSigner } from '../../src/gateway/auth/replica-token.j
 import { encodeDescription } from '../../src/gateway/auth/vouched-principal.js';
 import type { GatewayConfigInput } from '../../src/gateway/index.js';
 import { testDrivers } from '../../testkit/databases.js';
+import { tokenGateway } from '../../testkit/token-gateway.js';
 import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 import { okResult, startOperationAgent, type OperationAgent } from './operations-helpers.js';
 
@@ -34,22 +35,15 @@ describe('reads forwarded to the replica holding the stream (postgres)', {
   let agent: OperationAgent;
 
   const config = (narrowAccounts: string[]): GatewayConfigInput => ({
-    insecure: false,
-    auth: {
-      tokens: [
-        { subject: 'agent', token: AGENT },
-        { subject: 'writer', token: WRITER },
-        { subject: 'narrow', token: NARROW },
+    ...tokenGateway(
+      [
+        { subject: 'agent', token: AGENT, roles: ['agent'], accounts: ['*'] },
+        { subject: 'writer', token: WRITER, roles: ['read', 'write'], accounts: ['*'] },
+        { subject: 'narrow', token: NARROW, roles: ['read', 'write'], accounts: narrowAccounts },
       ],
-      replicaSecretFile: join(dir, 'replica-secret'),
-    },
-    authorization: {
-      rules: [
-        { kind: 'token', subject: '^agent$', roles: ['agent'], accounts: ['*'] },
-        { kind: 'token', subject: '^writer$', roles: ['read', 'write'], accounts: ['*'] },
-        { kind: 'token', subject: '^narrow$', roles: ['read', 'write'], accounts: narrowAccounts },
-      ],
-    },
+      'authenticated',
+      join(dir, 'replica-secret'),
+    ),
     replicas: { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 2, leaseSeconds: 30 },
   });
   const submit = async (gw: TestGateway, token: string, body: Record<string, unknown>) => {

@@ -19,6 +19,7 @@ import { createReplicaTokenSigner } from '../../src/gateway/auth/replica-token.j
 import { ANSWER_WITH_ROW, FORWARD_PATH, LEGACY_FORWARD_PATH } from '../../src/gateway/replicas/dispatch.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { testDrivers } from '../../testkit/databases.js';
+import { tokenGateway } from '../../testkit/token-gateway.js';
 import { openAgentStream } from '../../testkit/test-agent-stream.js';
 import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 import { gate, okResult, startOperationAgent, type OperationAgent } from './operations-helpers.js';
@@ -41,20 +42,14 @@ describe('operation forwarding between replicas (postgres)', {
   let n = 0;
 
   const secure = (): GatewayConfigInput => ({
-    insecure: false,
-    auth: {
-      tokens: [
-        { subject: 'agent', token: AGENT_TOKEN },
-        { subject: 'client', token: CLIENT_TOKEN },
+    ...tokenGateway(
+      [
+        { subject: 'agent', token: AGENT_TOKEN, roles: ['agent'], accounts: ['*'] },
+        { subject: 'client', token: CLIENT_TOKEN, roles: ['read', 'write'], accounts: ['*'] },
       ],
-      replicaSecretFile: join(dir, 'replica-secret'),
-    },
-    authorization: {
-      rules: [
-        { kind: 'token', subject: '^agent$', roles: ['agent'], accounts: ['*'] },
-        { kind: 'token', subject: '^client$', roles: ['read', 'write'], accounts: ['*'] },
-      ],
-    },
+      'authenticated',
+      join(dir, 'replica-secret'),
+    ),
     replicas: { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 10, leaseSeconds: 30 },
     operations: { agentWaitSeconds: 5 },
   });

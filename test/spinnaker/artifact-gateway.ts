@@ -3,7 +3,7 @@
  * `spinnaker.artifacts` from the test, secured with a token of the `spinnaker` role (and one of `read`, which must
  * not open the artifact routes); and small HTTP helpers that call it as Orca does.
  */
-import { tokenGateway } from './token-gateway.js';
+import { tokenGateway } from '../../testkit/token-gateway.js';
 import { PassThrough } from 'node:stream';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';

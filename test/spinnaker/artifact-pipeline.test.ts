@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { startStack, type Stack } from '../../testkit/stack.js';
-import { tokenGateway } from './token-gateway.js';
+import { tokenGateway } from '../../testkit/token-gateway.js';
 import { createOrcaClient, type Obj, type OrcaClient } from './orca-client.js';
 
 const TOKENS = { agent: 'pipeline-agent-token-0123456789abcdef', orca: 'pipeline-orca-token-0123456789abcdef' };

@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { testDrivers } from '../../testkit/databases.js';
 import { startStack, type Stack } from '../../testkit/stack.js';
 import { createOrcaClient, type Obj, type OrcaClient } from './orca-client.js';
-import { tokenGateway } from './token-gateway.js';
+import { tokenGateway } from '../../testkit/token-gateway.js';
 
 const TOKENS = {
   agent: 'cluster-agent-token-0123456789abcdef',

@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { startStack, type Stack } from '../../testkit/stack.js';
 import { startTestFiat, type TestFiat } from './fiat-server.js';
 import { createOrcaClient, type Obj, type OrcaClient } from './orca-client.js';
-import { tokenGateway } from './token-gateway.js';
+import { tokenGateway } from '../../testkit/token-gateway.js';
 
 const TOKENS = { agent: 'fallback-agent-token-0123456789abcd', orca: 'fallback-orca-token-0123456789abcde' };
 

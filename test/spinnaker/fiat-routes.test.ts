@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { eventually } from '../../testkit/eventually.js';
 import { startStack, type Stack } from '../../testkit/stack.js';
 import { startTestFiat, type TestFiat } from './fiat-server.js';
-import { tokenGateway } from './token-gateway.js';
+import { tokenGateway } from '../../testkit/token-gateway.js';
 import { createOrcaClient, type Obj, type OrcaClient } from './orca-client.js';
 
 const TOKENS = { agent: 'fiat-agent-token-0123456789abcdef', orca: 'fiat-orca-token-0123456789abcdef' };

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { testDrivers } from '../../testkit/databases.js';
 import { startStack, type Stack } from '../../testkit/stack.js';
-import { tokenGateway } from './token-gateway.js';
+import { tokenGateway } from '../../testkit/token-gateway.js';
 import { createOrcaClient, type Obj, type OrcaClient } from './orca-client.js';
 
 const TOKENS = {

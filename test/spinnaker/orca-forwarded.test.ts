@@ -17,6 +17,7 @@ import { loadGatewayConfig, startGateway, type GatewayConfigInput, type RunningG
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { testDrivers } from '../../testkit/databases.js';
+import { tokenGateway } from '../../testkit/token-gateway.js';
 import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 import { createOrcaClient, type Obj } from './orca-client.js';
 import { waitForAccounts } from '../../testkit/accounts-ready.js';
@@ -37,22 +38,15 @@ describe('Spinnaker through a forwarding replica (postgres)', {
   let agent: RunningAgent;
 
   const secure = (): GatewayConfigInput => ({
-    insecure: false,
-    auth: {
-      tokens: [
-        { subject: 'agent', token: AGENT_TOKEN },
-        { subject: 'orca', token: ORCA_TOKEN },
-        { subject: 'reader', token: READER_TOKEN },
+    ...tokenGateway(
+      [
+        { subject: 'agent', token: AGENT_TOKEN, roles: ['agent'], accounts: ['*'] },
+        { subject: 'orca', token: ORCA_TOKEN, roles: ['spinnaker'], accounts: ['*'] },
+        { subject: 'reader', token: READER_TOKEN, roles: ['read', 'write'], accounts: ['*'] },
       ],
-      replicaSecretFile: join(dir, 'replica-secret'),
-    },
-    authorization: {
-      rules: [
-        { kind: 'token', subject: '^agent$', roles: ['agent'], accounts: ['*'] },
-        { kind: 'token', subject: '^orca$', roles: ['spinnaker'], accounts: ['*'] },
-        { kind: 'token', subject: '^reader$', roles: ['read', 'write'], accounts: ['*'] },
-      ],
-    },
+      'authenticated',
+      join(dir, 'replica-secret'),
+    ),
     replicas: { heartbeatIntervalSeconds: 0.2, deadAfterSeconds: 2, leaseSeconds: 30 },
   });
   const orcaOn = (gw: RunningGateway, token = ORCA_TOKEN) =>
