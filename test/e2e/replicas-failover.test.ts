@@ -88,6 +88,22 @@ describe('gateway replicas: failover of replicas and agents (3 gateway processes
       assert.equal(counts.get(`outpost.test/${op.id}`), 1, `${op.id} succeeded but is not in the ledger`);
   }
 
+  /**
+   * Asserts the operation succeeded; a failure names its error and every log line (gateways and agents) that mentions
+   * its id, which is what tells a lost result from a never-sent operation.
+   */
+  function assertSucceeded(op: OperationJson, where: string): void {
+    if (op.state === 'SUCCEEDED') return;
+    const lines = [...cluster.gatewayNames, 'agent-1', 'agent-2'].flatMap((name) =>
+      cluster
+        .logs(name)
+        .split('\n')
+        .filter((line) => line.includes(op.id))
+        .map((line) => `${name}: ${line}`),
+    );
+    assert.fail(`${where}: ${JSON.stringify(op)}\n${lines.join('\n')}`);
+  }
+
   const holder = async () =>
     (
       await cluster.sql<{ gateway_id: string; agent_id: string; lease_epoch: string }>(
@@ -100,6 +116,8 @@ describe('gateway replicas: failover of replicas and agents (3 gateway processes
   before(async () => {
     cluster = await startGatewayCluster({
       startTimeoutMs: 60_000,
+      // Operations are logged at debug: a failed assertion shows each one's path through replicas and agents.
+      logLevel: 'debug',
       gatewayConfig: { replicas: { leaseSeconds: 3, standbyCheckIntervalSeconds: 0.2 }, operations: { agentWaitSeconds: 10 } },
     });
     db = await openDatabase(cluster.databaseUrl);
@@ -133,10 +151,7 @@ describe('gateway replicas: failover of replicas and agents (3 gateway processes
       return rows.find((r) => r.standby.includes(ACCOUNT));
     });
     assert.ok(standby);
-    for (const gw of cluster.gatewayNames) {
-      const op = await append(gw);
-      assert.equal(op.state, 'SUCCEEDED', `${gw}: ${JSON.stringify(op)}`);
-    }
+    for (const gw of cluster.gatewayNames) assertSucceeded(await append(gw), gw);
     checkLedger();
     await converged();
   });
@@ -158,7 +173,7 @@ describe('gateway replicas: failover of replicas and agents (3 gateway processes
     assert.ok(Number(after_.lease_epoch) > Number(before_.lease_epoch), 'a new epoch');
     assert.ok(ops.filter((o) => o.state === 'SUCCEEDED').length >= 6, JSON.stringify(ops.map((o) => [o.id, o.state, o.error])));
     // After the failover every operation succeeds.
-    for (const gw of cluster.gatewayNames.filter((g) => g !== before_.gateway_id)) assert.equal((await append(gw)).state, 'SUCCEEDED');
+    for (const gw of cluster.gatewayNames.filter((g) => g !== before_.gateway_id)) assertSucceeded(await append(gw), gw);
     checkLedger();
     cluster.sandbox.store.create({
       apiVersion: 'v1',
@@ -188,7 +203,7 @@ describe('gateway replicas: failover of replicas and agents (3 gateway processes
       metadata: { name: 'after-agent-kill', namespace: 'demo' },
       data: { b: '2' },
     });
-    for (const gw of cluster.gatewayNames) assert.equal((await append(gw)).state, 'SUCCEEDED');
+    for (const gw of cluster.gatewayNames) assertSucceeded(await append(gw), gw);
     checkLedger();
     await converged();
     await cluster.restartAgent(before_.agent_id);
@@ -218,7 +233,7 @@ describe('gateway replicas: failover of replicas and agents (3 gateway processes
     const now = (await holder())!;
     assert.equal(now.gateway_id, after_.gateway_id, 'the resumed replica did not take the account back');
     assert.equal(now.lease_epoch, after_.lease_epoch, 'no claim since the takeover');
-    for (const gw of cluster.gatewayNames) assert.equal((await append(gw)).state, 'SUCCEEDED');
+    for (const gw of cluster.gatewayNames) assertSucceeded(await append(gw), gw);
     checkLedger();
     cluster.sandbox.store.create({
       apiVersion: 'v1',

@@ -136,7 +136,7 @@ for (const driver of testDrivers()) {
         { id: 'h-2', agentId: 'a-1', sessionId: 'old', sentAt: at },
       ]);
       await store.finish('h-2', { state: 'FAILED', error: 'timed out', at });
-      assert.equal(await store.repointSession('old', 'new'), 1, 'only open operations move');
+      assert.deepEqual(await store.repointSession('old', 'new'), ['h-1'], 'only open operations move');
       assert.deepEqual(
         await store.finishMany([{ id: 'h-1', account: 'acc', outcome: { state: 'SUCCEEDED', at, agentId: 'a-1', sessionId: 'old' } }]),
         [undefined],

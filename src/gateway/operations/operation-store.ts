@@ -84,9 +84,9 @@ export interface OperationStore {
   finishMany(items: ResultItem[]): Promise<(OperationRow | undefined)[]>;
   /**
    * A session resumed `from` with its token: its open operations now belong to session `to` (which alone may answer
-   * them from now on). Returns how many rows moved.
+   * them from now on). Returns the ids of the rows that moved.
    */
-  repointSession(from: string, to: string): Promise<number>;
+  repointSession(from: string, to: string): Promise<string[]>;
   /**
    * Open operations past their deadline → TIMED_OUT (at most `limit`, or only `ids`), with an error saying how long
    * and whether they had been sent — or `error` when given. `gatewayId` restricts to rows this replica received.
@@ -147,13 +147,13 @@ export function createOperationStore(database: Database): OperationStore {
     finishMany: queries.finishMany,
 
     async repointSession(from, to) {
-      if (!from || !to || from === to) return 0;
+      if (!from || !to || from === to) return [];
       const rows = await db
         .update(operations)
         .set({ sessionId: to })
         .where(and(eq(operations.sessionId, from), open))
         .returning({ id: operations.id });
-      return rows.length;
+      return rows.map((r) => r.id);
     },
 
     async finish(id, outcome, opts = {}) {

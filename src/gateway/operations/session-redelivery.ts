@@ -5,6 +5,7 @@
  * rule of docs/architecture.md, rule 6.
  */
 import type { OperationHooks } from '../agents/operation-hooks.js';
+import type { LiveSession } from '../agents/session-registry.js';
 import type { OperationContext } from './operation-context.js';
 import type { Deliver } from './operation-delivery.js';
 
@@ -14,6 +15,10 @@ export type SessionRedelivery = Pick<OperationHooks, 'sessionStarted' | 'session
 /** Creates the hooks over the shared context and the delivery. */
 export function createSessionRedelivery(ctx: OperationContext, deliver: Deliver): SessionRedelivery {
   const { store, log, locals, report } = ctx;
+  // The SENT operations a session took over from the session it resumed, not yet sent again on it. Only those go
+  // again: one sent on the session itself is already in its stream. Accounts the session adds later, or a promotion,
+  // start it again for those accounts; sending such an operation again would only make the agent drop a duplicate.
+  const inherited = new WeakMap<LiveSession, Set<string>>();
   return {
     sessionStarted(session, accountNames) {
       (async () => {
@@ -23,7 +28,7 @@ export function createSessionRedelivery(ctx: OperationContext, deliver: Deliver)
         // replica's alone to dispatch (another replica's copy of the row may be stale by the time it reads it, and two
         // dispatchers could reach two agents).
         const rows = (await store.openFor(accountNames, new Date())).filter((r) => {
-          if (r.state !== 'PENDING') return r.sessionId === session.id;
+          if (r.state !== 'PENDING') return r.sessionId === session.id && (inherited.get(session)?.delete(r.id) ?? false);
           const local = locals.get(r.id);
           return local !== undefined && !local.sent && local.delivering === 0;
         });
@@ -43,8 +48,11 @@ export function createSessionRedelivery(ctx: OperationContext, deliver: Deliver)
       for (const local of locals.values()) {
         if (local.sent?.sessionId === fromSessionId) local.sent = { ...local.sent, sessionId: session.id };
       }
-      if (moved > 0)
-        log.info({ fromSessionId, sessionId: session.id, count: moved }, 'open operations now answered by the resuming session');
+      if (moved.length === 0) return;
+      const taken = inherited.get(session) ?? new Set<string>();
+      for (const id of moved) taken.add(id);
+      inherited.set(session, taken);
+      log.info({ fromSessionId, sessionId: session.id, count: moved.length }, 'open operations now answered by the resuming session');
     },
   };
 }
