@@ -38,7 +38,7 @@ export function cachePartitionsRows(r: CachePartitionsResult): Row[] {
       ms(`${name}: write batch, p99 ms`, l.write.p99),
       mib(`${name}: table (heap + TOAST), MiB`, l.tableBytes),
       mib(`${name}: indexes, MiB`, l.indexBytes),
-      figureRow(s, `${name}: generated load, rows/s`, [r.rows / l.loadSeconds], { digits: 0 }),
+      figureRow(s, `${name}: generated load (both layouts loading side by side), rows/s`, [r.rows / l.loadSeconds], { digits: 0 }),
     );
   }
   rows.push(
