@@ -28,15 +28,17 @@ export function listRestRoutes(): RestRoute[] {
     webDir: '/nonexistent',
     replicas: { list: () => [], get: () => undefined },
     reads: {} as never,
-    clouddriver: createClouddriverApi({
-      selfId: 'routes',
-      database: {} as never,
-      operations: {} as never,
-      reads: {} as never,
-      accounts: { limits: { maxBodyBytes: 1, maxPageSize: 1 } } as never,
-      logger: createSilentLogger(),
-      maxBodyBytes: 1,
-    }),
+    routes: [
+      createClouddriverApi({
+        selfId: 'routes',
+        database: {} as never,
+        operations: {} as never,
+        reads: {} as never,
+        accounts: { limits: { maxBodyBytes: 1, maxPageSize: 1 } } as never,
+        logger: createSilentLogger(),
+        maxBodyBytes: 1,
+      }),
+    ],
   });
   const seen = new Set<string>();
   const out: RestRoute[] = [];

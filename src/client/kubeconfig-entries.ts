@@ -2,7 +2,7 @@
  * The three kubeconfig entries `outpost kubeconfig` writes for one account — cluster, user and context — from the
  * checked command-line input. Pure: reading files and the kubeconfig itself happen elsewhere.
  */
-import { isValidAccountName } from '../gateway/accounts/account-name.js';
+import { isValidAccountName } from '../shared/account-name.js';
 import { CliError, ExitCode } from './errors.js';
 import { EXEC_CREDENTIAL_API_VERSION } from './exec-credential.js';
 import type { NamedEntry } from './kubeconfig-document.js';

@@ -28,10 +28,12 @@ import { createAuditService } from './api/audit-service.js';
 import { createAuditLog, type AuditLog } from './audit/audit-log.js';
 import { createAuditPurge } from './audit/audit-purge.js';
 import { createAuditStore } from './audit/audit-store.js';
-import { createAccountAdmin } from './accounts/account-admin.js';
+import { createAccountAdmin } from './account-admin/account-admin.js';
 import { createAccountCleanup } from './accounts/account-cleanup.js';
+import { removeAccountCaches } from './cache/cache-removal.js';
+import { GATEWAY_ERROR_SHAPES, GATEWAY_PATH_RULES } from './feature-paths.js';
 import { createAccountSweeper } from './accounts/account-sweeper.js';
-import { createDynamicAccountSource } from './accounts/dynamic-account-source.js';
+import { createDynamicAccountSource } from './account-admin/dynamic-account-source.js';
 import { createAgentListing } from './api/list-agents.js';
 import { createFleetMonitor } from './api/fleet-monitor.js';
 import { createFleetService } from './api/fleet-service.js';
@@ -43,7 +45,7 @@ import { createObjectWriter } from './cache/object-writer.js';
 import { createSyncState } from './cache/sync-state.js';
 import type { GatewayConfig } from './config/schema.js';
 import { createDispatch, dispatchLocal, sendLocal } from './replicas/dispatch.js';
-import { createReadForward } from './replicas/read-forward.js';
+import { createReadForward } from './operations/read-forward.js';
 import { createReadRunner, readsFirst } from './operations/read-runner.js';
 import { createLeaseKeeper } from './replicas/lease-keeper.js';
 import { createOwnerLookup } from './replicas/owner-lookup.js';
@@ -305,6 +307,7 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     graceSeconds: config.accounts.cleanupGraceSeconds,
     intervalMs: Math.max(50, Math.min(30_000, config.accounts.cleanupGraceSeconds * 100)),
     logger: logger.child({ component: 'accounts' }),
+    removeCaches: removeAccountCaches,
   });
   const fleet = createFleetMonitor({
     read: () =>
@@ -374,7 +377,9 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     agentStaleAfterSeconds,
     accounts: accountAdmin,
     replicas: replicaDirectory,
-    clouddriver,
+    routes: clouddriver ? [clouddriver] : [],
+    pathRules: GATEWAY_PATH_RULES,
+    errorShapes: GATEWAY_ERROR_SHAPES,
     metrics,
     audit,
     reads,

@@ -18,13 +18,13 @@ import { authContextValues, createAuthInterceptor, rememberPreAdmitted } from '.
 import { createPreAdmission } from './auth/pre-admission.js';
 import type { Principal } from './auth/principal.js';
 import type { GatewayConfig } from './config/schema.js';
-import { createConnectionGuard, type ConnectionGuard } from './connection-guard.js';
-import { createErrorInterceptor } from './errors.js';
+import { createConnectionGuard, type ConnectionGuard } from './http/connection-guard.js';
+import { createErrorInterceptor } from './http/errors.js';
 import { createAgentWebSocketEndpoint, type AgentWebSocketEndpoint } from './agents/websocket-endpoint.js';
-import { createAgentStreamEndpoint } from './grpc/agent-stream-endpoint.js';
+import { createAgentStreamEndpoint } from './agents/agent-stream-endpoint.js';
 import { answerMalformedRpc, STRICT_COMPRESSIONS } from './grpc/protocol-guards.js';
 import { createRpcNodeHandler, type RpcNodeHandler } from './grpc/rpc-node-handler.js';
-import { createSendableErrorInterceptor } from './grpc/sendable-errors.js';
+import { createSendableErrorInterceptor } from './http/sendable-errors.js';
 import { createUndecodableRequestInterceptor, guardUndecodableRequests } from './grpc/undecodable-request.js';
 import { createUnstorableTextGuard } from './grpc/unstorable-text-guard.js';
 

@@ -14,7 +14,7 @@ import type { TLSSocket } from 'node:tls';
 import type { TlsContextSource } from './auth/tls-context.js';
 import { answerClientError } from './grpc/protocol-guards.js';
 import type { GatewayConfig } from './config/schema.js';
-import type { ConnectionGuard } from './connection-guard.js';
+import type { ConnectionGuard } from './http/connection-guard.js';
 
 type Handler = http.RequestListener & ((req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
 type AnyServer = http.Server | http2.Http2Server | http2.Http2SecureServer;

@@ -11,6 +11,7 @@ import { createGrpcTransport } from '@connectrpc/connect-node';
 import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { AccountService } from '../../src/gen/outpost/api/v1/account_service_pb.js';
 import { createAccountCleanup } from '../../src/gateway/accounts/account-cleanup.js';
+import { removeAccountCaches } from '../../src/gateway/cache/cache-removal.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { testDrivers } from '../../testkit/databases.js';
 import { rest } from './accounts-helpers.js';
@@ -146,7 +147,13 @@ for (const driver of testDrivers()) {
         `insert into accounts (name, state, source, updated_at) values ('old-active', 'ACTIVE', 'agent', now() - interval '1 hour')`,
       );
       const sweepers = Array.from({ length: 4 }, () =>
-        createAccountCleanup({ database: t.gateway.database, graceSeconds: GRACE, intervalMs: 1000, logger: createSilentLogger() }),
+        createAccountCleanup({
+          database: t.gateway.database,
+          graceSeconds: GRACE,
+          intervalMs: 1000,
+          logger: createSilentLogger(),
+          removeCaches: removeAccountCaches,
+        }),
       );
       const results = await Promise.all(sweepers.map((s) => s.sweep()));
       const cleaned = results.flat().map((c) => c.name);

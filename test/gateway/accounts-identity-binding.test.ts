@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { create } from '@bufbuild/protobuf';
 import { AccountInfoSchema, Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { claimAccounts, releaseAccounts } from '../../src/gateway/accounts/account-claim-queries.js';
+import { removeAccountCaches } from '../../src/gateway/cache/cache-removal.js';
 import { loadGatewayConfig, startGateway, type RunningGateway } from '../../src/gateway/index.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { testDrivers } from '../../testkit/databases.js';
@@ -121,7 +122,7 @@ for (const driver of testDrivers()) {
       const session = (identity: string, sessionId: string) => ({ sessionId, agentId: 'direct', gatewayId: 'gw-test', zone: '', identity });
       const lease = { seconds: 30, takeoverSessions: [] };
       assert.deepEqual([...(await claimAccounts(db, session('token:agent-a', 's-a'), [info], lease)).keys()], ['cluster-db']);
-      await releaseAccounts(db, 's-a', ['cluster-db']);
+      await releaseAccounts(db, 's-a', ['cluster-db'], removeAccountCaches);
       assert.equal((await claimAccounts(db, session('token:agent-b', 's-b'), [info], lease)).size, 0, 'another identity: not claimed');
       assert.equal(
         (await claimAccounts(db, session('jwt:agent-a', 's-j'), [info], lease)).size,
@@ -130,12 +131,12 @@ for (const driver of testDrivers()) {
       );
       assert.deepEqual([...(await claimAccounts(db, session('token:agent-a', 's-a2'), [info], lease)).keys()], ['cluster-db']);
       assert.equal((await row('cluster-db')).session_id, 's-a2');
-      await releaseAccounts(db, 's-a2', ['cluster-db']);
+      await releaseAccounts(db, 's-a2', ['cluster-db'], removeAccountCaches);
       // A binding made in insecure mode proves nothing: an authenticated identity's claim replaces it.
       await t.query(`update accounts set bound_identity = 'insecure:anonymous' where name = 'cluster-db'`);
       assert.equal((await claimAccounts(db, session('token:agent-b', 's-b2'), [info], lease)).size, 1);
       assert.equal((await row('cluster-db')).bound_identity, 'token:agent-b');
-      await releaseAccounts(db, 's-b2', ['cluster-db']);
+      await releaseAccounts(db, 's-b2', ['cluster-db'], removeAccountCaches);
     });
 
     test('a row left unbound (from before identity binding) binds at its next claim', async () => {

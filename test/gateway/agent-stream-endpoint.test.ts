@@ -1,5 +1,5 @@
 /**
- * The agent stream's own gRPC endpoint (src/gateway/grpc/agent-stream-endpoint.ts): real clients in every form the
+ * The agent stream's own gRPC endpoint (src/gateway/agents/agent-stream-endpoint.ts): real clients in every form the
  * gateway accepts — gRPC with and without gzip through the fast path, Connect protocol and gRPC-JSON through
  * connect-node — and a raw HTTP/2 client sending what no well-behaved client sends (bad flags, a length beyond the
  * limit, a truncated message, bytes that are not a message, a bad grpc-timeout, an unknown compression). Each gets the

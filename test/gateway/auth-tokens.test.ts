@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import { connectRequirement, restRequirement } from '../../src/gateway/auth/authorization.js';
+import { GATEWAY_PATH_RULES } from '../../src/gateway/feature-paths.js';
 import { createReplicaTokenSigner } from '../../src/gateway/auth/replica-token.js';
 import type { TestGateway } from '../../testkit/test-gateway.js';
 import { Code, grpcAdmin, grpcAgentStream, grpcRead, restCall, startAuthGateway } from './auth-helpers.js';
@@ -318,6 +319,6 @@ describe('authorization table', () => {
       ['GET', '/anything/else', 'admin'],
       ['OPTIONS', '/armory/accounts', 'admin'],
     ];
-    for (const [method, path, role] of table) assert.equal(restRequirement(method, path), role, `${method} ${path}`);
+    for (const [method, path, role] of table) assert.equal(restRequirement(method, path, GATEWAY_PATH_RULES), role, `${method} ${path}`);
   });
 });

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { describe, test } from 'node:test';
 import { Code, ConnectError } from '@connectrpc/connect';
-import { HttpError, invalidArgument, toConnectError, toHttpError } from '../../src/gateway/errors.js';
+import { HttpError, invalidArgument, toConnectError, toHttpError } from '../../src/gateway/http/errors.js';
 import { createLogger } from '../../src/shared/logger.js';
 
 function capturingLogger() {

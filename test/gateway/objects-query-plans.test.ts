@@ -30,7 +30,7 @@ import {
   type ListObjectsResponse,
   SummarizeHealthRequestSchema,
 } from '../../src/gen/outpost/api/v1/object_service_pb.js';
-import { accountViews } from '../../src/gateway/accounts/account-view.js';
+import { accountViews } from '../../src/gateway/account-admin/account-view.js';
 import { createObjectService } from '../../src/gateway/api/object-service.js';
 import { removeAccountCaches } from '../../src/gateway/cache/cache-removal.js';
 import { emptyDecodedBatch, type ObjectRow } from '../../src/gateway/cache/event-decoder.js';

@@ -11,7 +11,7 @@ import http2 from 'node:http2';
 import { after, before, describe, test } from 'node:test';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { statusTrailers } from '../../src/gateway/grpc/grpc-wire.js';
-import { createSendableErrorInterceptor } from '../../src/gateway/grpc/sendable-errors.js';
+import { createSendableErrorInterceptor } from '../../src/gateway/http/sendable-errors.js';
 import { hasLoneSurrogate } from '../../src/shared/unstorable-text.js';
 import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 import { type HealthRpcServer, startHealthRpcServer } from './health-rpc-server.js';

@@ -17,7 +17,7 @@ import { createRawQuery } from '../../src/db/raw-query.js';
 import { emptyDecodedBatch, type DecodedBatch, type ObjectRow } from '../../src/gateway/cache/event-decoder.js';
 import { createObjectWriter, type FencedBatch, type GroupObjectWriter } from '../../src/gateway/cache/object-writer.js';
 import { createCoalescingWriter, type CoalesceClock } from '../../src/gateway/cache/write-coalescer.js';
-import { isLeaseLost, type WriteFence } from '../../src/gateway/replicas/lease-fence.js';
+import { isLeaseLost, type WriteFence } from '../../src/gateway/accounts/lease-fence.js';
 import { createTestDatabase, type TestDatabase, testDrivers } from '../../testkit/databases.js';
 
 const row = (account: string, name: string, version = 1): ObjectRow => ({

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import type { z } from 'zod';
 import { startGateway, type RunningGateway } from '../../src/gateway/index.js';
 import { testGatewayConfig } from '../../testkit/test-gateway.js';
-import type { artifactsSchema } from '../../src/gateway/spinnaker/artifacts/artifact-config.js';
+import type { artifactsSchema } from '../../src/gateway/config/artifacts-schema.js';
 import { createLogger } from '../../src/shared/logger.js';
 
 export const ORCA_TOKEN = 'orca-token-0123456789abcdef';

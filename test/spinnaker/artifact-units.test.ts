@@ -11,7 +11,7 @@ import { Readable } from 'node:stream';
 import { describe, test } from 'node:test';
 import { loadGatewayConfig } from '../../src/gateway/config/load.js';
 import { createArtifactAccounts } from '../../src/gateway/spinnaker/artifacts/artifact-accounts.js';
-import { artifactsSchema } from '../../src/gateway/spinnaker/artifacts/artifact-config.js';
+import { artifactsSchema } from '../../src/gateway/config/artifacts-schema.js';
 import { scrubMessage } from '../../src/gateway/spinnaker/artifacts/artifact-errors.js';
 import { spoolBounded } from '../../src/gateway/spinnaker/artifacts/artifact-spool.js';
 import { compareVersions, latestVersion } from '../../src/gateway/spinnaker/artifacts/helm-index.js';

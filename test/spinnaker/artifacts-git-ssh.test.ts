@@ -11,7 +11,7 @@ import { mkdtempSync, readdirSync, writeFileSync, rmSync, statSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { artifactsSchema } from '../../src/gateway/spinnaker/artifacts/artifact-config.js';
+import { artifactsSchema } from '../../src/gateway/config/artifacts-schema.js';
 import { hostKeyAlias, parseSshRemote, pinnedSshUrl } from '../../src/gateway/spinnaker/artifacts/git-ssh.js';
 import { type ArtifactGateway, springError, startArtifactGateway } from './artifact-gateway.js';
 import { makeRepository, tarEntries } from './git-fixture.js';

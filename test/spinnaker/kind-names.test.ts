@@ -11,7 +11,7 @@ import {
   sameKind,
   spinnakerKindMap,
   spinnakerKindOf,
-} from '../../src/gateway/spinnaker/kind-names.js';
+} from '../../src/gateway/status/kind-names.js';
 
 describe('Spinnaker kind names', () => {
   test('registered kinds parse from any case, alias or built-in group to one spelling', () => {

@@ -10,7 +10,6 @@ import { and, eq, inArray, isNull, like, lt, ne, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
 import type { DbOrTx } from '../../db/query-helpers.js';
 import { accounts } from '../../db/schema.js';
-import { removeAccountCaches } from '../cache/cache-removal.js';
 import type { AccountInfo } from '../../gen/outpost/agent/v1/agent_pb.js';
 import { WEAK_IDENTITY_PREFIX, type AccountBinding } from './account-binding.js';
 import { lockStates } from './account-repository.js';
@@ -187,11 +186,24 @@ export async function claimAccounts(
 }
 
 /**
+ * Removes the cached objects and watch states of accounts inside the caller's transaction: the cache owns those tables
+ * and sits above the accounts (docs/architecture.md, "Which way imports go"), so the statements of accounts that must
+ * clear a cache with their own change are handed the cache's removal by their callers.
+ */
+export type RemoveCaches = (tx: DbOrTx, accounts: readonly string[]) => Promise<void>;
+
+/**
  * Marks the accounts INACTIVE and releases their lease, but only those still held by this session (a newer session
  * may own them). `reason` is recorded with the transitions. An account deleted meanwhile loses what its stream wrote
- * after the delete, in the same transaction.
+ * after the delete (`removeCaches`), in the same transaction.
  */
-export async function releaseAccounts(db: Db, sessionId: string, names: string[], reason = 'its agent stopped serving it'): Promise<void> {
+export async function releaseAccounts(
+  db: Db,
+  sessionId: string,
+  names: string[],
+  removeCaches: RemoveCaches,
+  reason = 'its agent stopped serving it',
+): Promise<void> {
   if (names.length === 0) return;
   await db.transaction(async (tx) => {
     const before = await lockStates(tx, names);
@@ -213,7 +225,7 @@ export async function releaseAccounts(db: Db, sessionId: string, names: string[]
     // An account deleted while this stream still served it may have received events after the delete: now that
     // the stream let go of it, nothing more can arrive, so what they left is removed.
     const deleted = names.filter((n) => !before.has(n));
-    await removeAccountCaches(tx, deleted);
+    if (deleted.length > 0) await removeCaches(tx, deleted);
   });
 }
 

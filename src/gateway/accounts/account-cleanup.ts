@@ -15,6 +15,7 @@
 import type { Database } from '../../db/database.js';
 import type { Logger } from '../../shared/logger.js';
 import { createPeriodicJob } from '../../shared/periodic-job.js';
+import type { RemoveCaches } from './account-claim-queries.js';
 import { findAccountsWithoutAgent, removeAccountWithoutAgent, type CleanedAccount } from './account-sweep-queries.js';
 
 /** A started cleanup sweeper. */
@@ -33,6 +34,8 @@ export interface AccountCleanupOptions {
   graceSeconds: number;
   intervalMs: number;
   logger: Logger;
+  /** The cache's removal of an account's objects and watch states (cache/cache-removal.ts), run in the same transaction. */
+  removeCaches: RemoveCaches;
 }
 
 /** Creates the sweeper; call `start()` to run it every `intervalMs`. */
@@ -43,7 +46,7 @@ export function createAccountCleanup(options: AccountCleanupOptions): AccountCle
   const sweep = async (): Promise<CleanedAccount[]> => {
     const cleaned: CleanedAccount[] = [];
     for (const name of await findAccountsWithoutAgent(db, graceSeconds)) {
-      const done = await removeAccountWithoutAgent(db, name, graceSeconds);
+      const done = await removeAccountWithoutAgent(db, name, graceSeconds, options.removeCaches);
       if (!done) continue;
       cleaned.push(done);
       logger.info(

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { AccountDefinitionSchema, type AccountDefinition } from '../../gen/outpost/agent/v1/agent_pb.js';
 import type { AccountSpec, AccountStateChange } from '../../gen/outpost/api/v1/account_service_pb.js';
 import { AccountAdminError } from './account-errors.js';
-import { isValidAccountName } from './account-name.js';
+import { isValidAccountName } from '../../shared/account-name.js';
 
 /** Most accounts one request may name. */
 export const MAX_ACCOUNTS_PER_REQUEST = 1000;

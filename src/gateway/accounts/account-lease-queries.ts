@@ -8,7 +8,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
 import { rowsOf, type DbOrTx } from '../../db/query-helpers.js';
-import { LeaseLostError, type WriteFence } from '../replicas/lease-fence.js';
+import { LeaseLostError, type WriteFence } from './lease-fence.js';
 import { GATEWAY_ACTOR, STREAMED_STATES_SQL, recordTransitions } from './account-states.js';
 
 /** A lease to renew: the account, the session holding it, the epoch it was granted with. */

@@ -7,7 +7,7 @@
 import { and, eq, inArray, lt, sql } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
 import { accounts } from '../../db/schema.js';
-import { removeAccountCaches } from '../cache/cache-removal.js';
+import type { RemoveCaches } from './account-claim-queries.js';
 import { GATEWAY_ACTOR, recordTransitions } from './account-states.js';
 
 /** An account change the sweep failed. */
@@ -83,17 +83,22 @@ export async function findAccountsWithoutAgent(db: Db, graceSeconds: number): Pr
 
 /**
  * Removes one account in one transaction when it is still removable (one conditional DELETE re-checks everything under
- * the row lock), with its cached objects and watch state, and records the transition to DELETING. Undefined when the
+ * the row lock), with its cached objects and watch state (`removeCaches`), and records the transition to DELETING. Undefined when the
  * row is gone or no longer removable (another replica removed it, or an agent came back).
  */
-export async function removeAccountWithoutAgent(db: Db, name: string, graceSeconds: number): Promise<CleanedAccount | undefined> {
+export async function removeAccountWithoutAgent(
+  db: Db,
+  name: string,
+  graceSeconds: number,
+  removeCaches: RemoveCaches,
+): Promise<CleanedAccount | undefined> {
   return db.transaction(async (tx) => {
     const [row] = await tx
       .delete(accounts)
       .where(and(eq(accounts.name, name), removable(graceSeconds)))
       .returning({ name: accounts.name, idle: sql<string>`extract(epoch from now() - ${accounts.updatedAt})` });
     if (!row) return undefined;
-    await removeAccountCaches(tx, [name]);
+    await removeCaches(tx, [name]);
     const withoutAgentSeconds = Math.round(Number(row.idle));
     const reason = `no agent for ${withoutAgentSeconds}s (grace ${graceSeconds}s): cache, watch state and name binding removed`;
     await recordTransitions(tx, [{ account: name, from: 'INACTIVE', to: 'DELETING', reason, actor: GATEWAY_ACTOR }]);

@@ -8,6 +8,7 @@ import { create } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { ConnectResponseSchema, Verdict, type AccountsChanged } from '../../gen/outpost/agent/v1/agent_pb.js';
 import { releaseAccounts } from '../accounts/account-claim-queries.js';
+import { removeAccountCaches } from '../cache/cache-removal.js';
 import { validateAccountsChanged } from './accounts-changed-validation.js';
 import { admitAccounts, type AdmissionDeps } from './admission.js';
 import type { OperationHooks } from './operation-hooks.js';
@@ -40,7 +41,7 @@ export async function applyAccountsChanged(state: StreamState, change: AccountsC
     }
   }
   if (released.length > 0) {
-    await releaseAccounts(deps.db, state.id, released);
+    await releaseAccounts(deps.db, state.id, released, removeAccountCaches);
     deps.onAccountsReleased?.();
   }
   if (state.stopped) return;

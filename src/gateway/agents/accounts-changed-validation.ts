@@ -3,8 +3,8 @@
  * as a whole with INVALID_ARGUMENT before anything is released, admitted or written.
  */
 import type { AccountsChanged } from '../../gen/outpost/agent/v1/agent_pb.js';
-import { invalidArgument } from '../errors.js';
-import { isValidAccountName } from '../accounts/account-name.js';
+import { invalidArgument } from '../http/errors.js';
+import { isValidAccountName } from '../../shared/account-name.js';
 import { MAX_ACCOUNTS_PER_HELLO, validateAccountInfo } from './hello-validation.js';
 
 /**

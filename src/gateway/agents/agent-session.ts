@@ -25,11 +25,12 @@ import type { Db } from '../../db/database.js';
 import type { Operation } from '../../gen/outpost/agent/v1/operation_pb.js';
 import type { Logger } from '../../shared/logger.js';
 import { releaseAccounts } from '../accounts/account-claim-queries.js';
+import { removeAccountCaches } from '../cache/cache-removal.js';
 import { hasRole, mayRegister, type Principal } from '../auth/principal.js';
 import type { ObjectWriter } from '../cache/object-writer.js';
 import type { ClaimRecorder, IngestRecorder } from '../metrics/gateway-metrics.js';
 import type { SyncState } from '../cache/sync-state.js';
-import { invalidArgument, toConnectError } from '../errors.js';
+import { invalidArgument, toConnectError } from '../http/errors.js';
 import { createClosers } from '../../shared/closers.js';
 import { findUnstorableText } from '../../shared/unstorable-text.js';
 import type { DynamicAccountSource } from './account-commands.js';
@@ -43,7 +44,7 @@ import { createSessionRow, type SessionRow } from './session-row.js';
 import { welcomeAgent } from './session-welcome.js';
 import { demoteLost, promoteStandby } from './session-promotion.js';
 import type { StreamState } from './stream-state.js';
-import { createKubeMux, type KubeChannel, type KubeChannelEvents } from '../kube/kube-mux.js';
+import { createKubeMux, type KubeChannel, type KubeChannelEvents } from './kube-mux.js';
 import { createStreamTimers, type StreamTimers } from './stream-timers.js';
 import { createWritePipeline, type WritePipeline } from './write-pipeline.js';
 
@@ -365,7 +366,7 @@ class AgentSession implements StreamState {
 
   /** Marks the stream's claimed accounts INACTIVE (their cache is kept); they may then be promoted elsewhere. */
   private async releaseClaimed(): Promise<void> {
-    await releaseAccounts(this.deps.db, this.id, [...this.claimed]);
+    await releaseAccounts(this.deps.db, this.id, [...this.claimed], removeAccountCaches);
     if (this.claimed.size > 0) this.deps.onAccountsReleased?.();
   }
 

@@ -8,7 +8,7 @@
  * How an agent stream reaches the gateway:
  *
  * - `grpc`: an RPC stream of `outpost.agent.v1.AgentService/Connect` over HTTP — gRPC over HTTP/2, served by the
- *   gateway's own endpoint (src/gateway/grpc/agent-stream-endpoint.ts), and the Connect and gRPC-Web forms of the same
+ *   gateway's own endpoint (src/gateway/agents/agent-stream-endpoint.ts), and the Connect and gRPC-Web forms of the same
  *   method, which connect-node serves;
  * - `websocket`: the same messages over a WebSocket on the gateway's HTTP port.
  */

@@ -4,8 +4,8 @@
  */
 import type { AccountInfo, Hello } from '../../gen/outpost/agent/v1/agent_pb.js';
 import { findUnstorableText } from '../../shared/unstorable-text.js';
-import { isValidAccountName } from '../accounts/account-name.js';
-import { invalidArgument } from '../errors.js';
+import { isValidAccountName } from '../../shared/account-name.js';
+import { invalidArgument } from '../http/errors.js';
 
 /** Highest `hello.connection`: an agent keeps at most two connections (`clouddriver.connections`). */
 export const MAX_CONNECTION_INDEX = 1;

@@ -6,8 +6,8 @@
 import { SyncPhase, type SyncMarker } from '../../gen/outpost/agent/v1/agent_pb.js';
 import type { Logger } from '../../shared/logger.js';
 import type { SyncState, WatchScope } from '../cache/sync-state.js';
-import type { WriteFence } from '../replicas/lease-fence.js';
-import { invalidArgument } from '../errors.js';
+import type { WriteFence } from '../accounts/lease-fence.js';
+import { invalidArgument } from '../http/errors.js';
 
 /** Running lists of one stream. Not shared between streams. */
 export interface ListTracker {

@@ -7,7 +7,7 @@ import type { ConnectError } from '@connectrpc/connect';
 import type { AccountCommand } from '../../gen/outpost/agent/v1/agent_pb.js';
 import type { Operation } from '../../gen/outpost/agent/v1/operation_pb.js';
 import type { Principal } from '../auth/principal.js';
-import type { KubeChannel, KubeChannelEvents } from '../kube/kube-mux.js';
+import type { KubeChannel, KubeChannelEvents } from './kube-mux.js';
 
 /** What the registry knows about one live stream. */
 export interface LiveSession {

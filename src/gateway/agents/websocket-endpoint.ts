@@ -19,10 +19,10 @@ import type { Authenticator } from '../auth/authenticator.js';
 import { admit } from '../auth/authorization.js';
 import { credentialsFromNodeRequest } from '../auth/credentials.js';
 import type { Principal } from '../auth/principal.js';
-import type { ConnectionGuard } from '../connection-guard.js';
-import { toConnectError } from '../errors.js';
-import { sendableMessage } from '../grpc/sendable-errors.js';
-import { decodeAgentRequest } from '../grpc/agent-stream-endpoint.js';
+import type { ConnectionGuard } from '../http/connection-guard.js';
+import { toConnectError } from '../http/errors.js';
+import { sendableMessage } from '../http/sendable-errors.js';
+import { decodeAgentRequest } from './agent-stream-endpoint.js';
 import { StreamRequests, type StreamFlow } from './stream-requests.js';
 
 /** Bytes queued on a WebSocket before the session waits for them to reach the socket. */

@@ -7,7 +7,7 @@ import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import type { AccountService } from '../../gen/outpost/api/v1/account_service_pb.js';
 import { toAccountConnectError } from '../accounts/account-errors.js';
 import { parseName, parseNames, parseSpecs, parseStateChangeMessages } from '../accounts/account-input.js';
-import type { AccountAdmin } from '../accounts/account-admin.js';
+import type { AccountAdmin } from '../account-admin/account-admin.js';
 import { adminActor } from '../accounts/account-states.js';
 import { principalOf } from '../auth/connect-auth.js';
 

@@ -7,7 +7,7 @@ import type { ServiceImpl } from '@connectrpc/connect';
 import type { Database } from '../../db/database.js';
 import type { Agent, AccountService } from '../../gen/outpost/api/v1/account_service_pb.js';
 import { listLiveSessions, type AgentSessionRow } from '../agents/agent-session-store.js';
-import { invalidArgument } from '../errors.js';
+import { invalidArgument } from '../http/errors.js';
 
 /** What the listing needs from the gateway configuration. */
 export interface AgentListingOptions {

@@ -12,7 +12,7 @@ import { objects } from '../../db/schema.js';
 import type { KubernetesObject } from '../../gen/outpost/api/v1/object_service_pb.js';
 import type { ObjectService } from '../../gen/outpost/api/v1/object_service_pb.js';
 import { parseLabelSelector, SelectorError, type LabelRequirement } from '../../shared/label-selector.js';
-import { invalidArgument } from '../errors.js';
+import { invalidArgument } from '../http/errors.js';
 import { summarizeHealth } from './health-summary.js';
 import { checkObjectFilter } from './object-filter-check.js';
 import { labelSelectorToSql } from './label-selector-sql.js';

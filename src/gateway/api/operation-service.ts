@@ -6,7 +6,7 @@ import { Code, ConnectError, type ServiceImpl } from '@connectrpc/connect';
 import { identityOf, mayReach, principalKey, type Principal } from '../auth/principal.js';
 import type { OperationService, SubmitOperationRequest } from '../../gen/outpost/api/v1/operation_service_pb.js';
 import { type ReadRunner, isReadType } from '../operations/read-runner.js';
-import { toConnectError } from '../errors.js';
+import { toConnectError } from '../http/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { OperationManager } from '../operations/operation-manager.js';
 import { toOperationRecord } from '../operations/operation-record.js';

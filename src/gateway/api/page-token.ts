@@ -3,7 +3,7 @@
  * request that produced it (a token replayed with other filters is refused instead of returning a wrong page).
  */
 import { createHash } from 'node:crypto';
-import { invalidArgument } from '../errors.js';
+import { invalidArgument } from '../http/errors.js';
 
 /** Sort key of one object row, in ListObjects order. */
 export type ObjectKey = [account: string, kind: string, apiVersion: string, namespace: string, name: string];

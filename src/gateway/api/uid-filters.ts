@@ -5,7 +5,7 @@
  */
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import { objects } from '../../db/schema.js';
-import { invalidArgument } from '../errors.js';
+import { invalidArgument } from '../http/errors.js';
 
 /** Uids are UUIDs in Kubernetes; this also admits the shorter ids of test clusters, nothing with spaces or quotes. */
 const UID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;

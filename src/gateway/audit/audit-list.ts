@@ -2,7 +2,7 @@
  * Reading the audit log for ListAuditEvents: the filter is checked (INVALID_ARGUMENT names the bad field), then one
  * keyset page is read newest first, with a page token bound to the filters when more entries follow.
  */
-import { invalidArgument } from '../errors.js';
+import { invalidArgument } from '../http/errors.js';
 import { AUDIT_KINDS, type AuditFilter, DEFAULT_AUDIT_PAGE_SIZE, MAX_AUDIT_PAGE_SIZE, type StoredAuditEntry } from './audit-entry.js';
 import { decodeAuditPageToken, encodeAuditPageToken, type AuditTokenFilters } from './audit-page-token.js';
 import type { AuditStore } from './audit-store.js';

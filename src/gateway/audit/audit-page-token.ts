@@ -3,7 +3,7 @@
  * request that produced it (a token replayed with other filters is refused instead of returning a wrong page).
  */
 import { createHash } from 'node:crypto';
-import { invalidArgument } from '../errors.js';
+import { invalidArgument } from '../http/errors.js';
 import type { AuditCursor } from './audit-store.js';
 
 /** The filters a token is bound to. */

@@ -6,7 +6,7 @@
 import { ConnectError } from '@connectrpc/connect';
 import { codeToHttpStatus } from '@connectrpc/connect/protocol-connect';
 import type { SubmitOperationRequest } from '../../gen/outpost/api/v1/operation_service_pb.js';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../http/errors.js';
 import type { AuditEntry } from './audit-entry.js';
 import type { AuditLog } from './audit-log.js';
 

@@ -29,8 +29,6 @@ import type { Role } from '../config/schema.js';
 import type { Authenticator } from './authenticator.js';
 import type { RequestCredentials } from './credentials.js';
 import { hasRole, type Principal } from './principal.js';
-import { isWebAssetPath } from '../web/web-assets.js';
-import { isClouddriverPath } from '../spinnaker/clouddriver-paths.js';
 
 /** What a call needs: a role, or nothing at all (not even authentication). */
 export type Requirement = Role | 'none';
@@ -64,15 +62,33 @@ const REPLICA_ROUTES = new Set([
   '/armory/agent/operations',
 ]);
 
-/** The requirement of a REST route, from its method and path (before routing, so unknown paths get one too). */
-export function restRequirement(method: string, path: string): Requirement {
+/**
+ * Paths a feature serves and what they require, consulted before the core's own table (the Clouddriver API, the
+ * Kubernetes API proxy, the dashboard's files). Features export their rules; the gateway passes the list of the
+ * features it runs (src/gateway/path-rules.ts), so this table never imports a feature.
+ */
+export interface PathRule {
+  /** What the rule is, for messages and the authorization matrix. */
+  name: string;
+  requirement: Requirement;
+  /** Only these methods (upper case); every method when absent. */
+  methods?: readonly string[];
+  /** Whether the rule covers `path` (as requested, trailing slashes kept). */
+  matches(path: string): boolean;
+}
+
+/**
+ * The requirement of a REST route, from its method and path (before routing, so unknown paths get one too): the first
+ * of `rules` that matches, else the core's table.
+ */
+export function restRequirement(method: string, path: string, rules: readonly PathRule[] = []): Requirement {
   const m = method.toUpperCase();
   const p = path.length > 1 ? path.replace(/\/+$/, '') : path;
   const under = (prefix: string) => p === prefix || p.startsWith(`${prefix}/`);
-  if (isClouddriverPath(p)) return 'spinnaker';
-  if (under('/k8s')) return 'kube';
+  const rule = rules.find((r) => (r.methods === undefined || r.methods.includes(m)) && r.matches(path));
+  if (rule) return rule.requirement;
   if (m === 'GET' || m === 'HEAD') {
-    if (p === '/health' || isWebAssetPath(path)) return 'none';
+    if (p === '/health') return 'none';
     if (READ_PREFIXES.some(under)) return 'read';
     return 'admin';
   }

@@ -13,7 +13,7 @@ import type http from 'node:http';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { codeToHttpStatus, endStreamFlag, endStreamToJson, errorToJsonBytes } from '@connectrpc/connect/protocol-connect';
 import { encodeGrpcMessage } from '../grpc/grpc-wire.js';
-import { sendableError } from '../grpc/sendable-errors.js';
+import { sendableError } from '../http/sendable-errors.js';
 import { respondTrailersOnly } from '../grpc/trailers-only.js';
 import type { Authenticator } from './authenticator.js';
 import { admit, connectRequirement } from './authorization.js';

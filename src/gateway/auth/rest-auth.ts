@@ -8,9 +8,9 @@
 import type { Http2Bindings, HttpBindings } from '@hono/node-server';
 import type { MiddlewareHandler } from 'hono';
 import { Code, ConnectError } from '@connectrpc/connect';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../http/errors.js';
 import type { Authenticator } from './authenticator.js';
-import { admit, restRequirement } from './authorization.js';
+import { admit, type PathRule, restRequirement } from './authorization.js';
 import { credentialsFromNodeRequest, type RequestCredentials } from './credentials.js';
 import type { Principal } from './principal.js';
 
@@ -20,14 +20,18 @@ export interface AuthVariables {
   principal: Principal;
 }
 
-/** Middleware admitting every request; paths in `open` (exact, any method) additionally skip it. */
+/**
+ * Middleware admitting every request against what its route requires: the features' `rules` first, then the core's
+ * table (authorization.ts); paths in `open` (exact, any method) additionally skip it.
+ */
 export function createRestAuth(
   authenticator: Authenticator,
+  rules: readonly PathRule[] = [],
   open: readonly string[] = [],
 ): MiddlewareHandler<{ Variables: AuthVariables }> {
   return async (c, next) => {
     if (open.includes(c.req.path)) return next();
-    const requirement = restRequirement(c.req.method, c.req.path);
+    const requirement = restRequirement(c.req.method, c.req.path, rules);
     if (requirement === 'none') return next();
     const env = c.env as Partial<HttpBindings | Http2Bindings> | undefined;
     const credentials: RequestCredentials = env?.incoming

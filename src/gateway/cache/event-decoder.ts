@@ -7,7 +7,7 @@ import { EventType, type EventBatch, type Event } from '../../gen/outpost/agent/
 import { removeSecretMaterial } from '../../shared/secret-scrub.js';
 import { jsonTextNestingProblem } from '../../shared/nesting-depth.js';
 import { findUnstorableText, textProblem } from '../../shared/unstorable-text.js';
-import { invalidArgument } from '../errors.js';
+import { invalidArgument } from '../http/errors.js';
 import { isOlderResourceVersion } from './resource-version.js';
 
 /** One object to insert or update. `syncGen` is 0 when no full list of its scope is running. */

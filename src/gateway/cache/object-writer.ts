@@ -20,7 +20,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
 import { rowsOf } from '../../db/query-helpers.js';
 import { type AccountCount, countEventsStatement, fencedCountsStatement } from '../accounts/account-lease-queries.js';
-import { LeaseLostError, type WriteFence } from '../replicas/lease-fence.js';
+import { LeaseLostError, type WriteFence } from '../accounts/lease-fence.js';
 import type { DecodedBatch, ObjectRow } from './event-decoder.js';
 import { sqlNotOlder } from './resource-version.js';
 

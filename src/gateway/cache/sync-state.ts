@@ -8,8 +8,8 @@ import type { Database } from '../../db/database.js';
 import { objects, watchStates } from '../../db/schema.js';
 import { assertLeases } from '../accounts/account-lease-queries.js';
 import { bumpObjectsVersions } from '../accounts/objects-version-queries.js';
-import type { WriteFence } from '../replicas/lease-fence.js';
-import { invalidArgument } from '../errors.js';
+import type { WriteFence } from '../accounts/lease-fence.js';
+import { invalidArgument } from '../http/errors.js';
 
 /** One watch scope: what an agent lists and watches as a unit. */
 export interface WatchScope {

@@ -23,7 +23,7 @@
 import type { DecodedBatch } from './event-decoder.js';
 import type { FencedBatch, GroupObjectWriter, ObjectWriter } from './object-writer.js';
 import type { CoalesceRecorder } from '../metrics/gateway-metrics.js';
-import { LeaseLostError, type WriteFence } from '../replicas/lease-fence.js';
+import { LeaseLostError, type WriteFence } from '../accounts/lease-fence.js';
 
 /** `cache.coalesce` of the gateway config. */
 export interface CoalesceOptions {

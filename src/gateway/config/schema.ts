@@ -3,7 +3,7 @@
  * ./security-schema.ts). ./load.ts reads it from the defaults, a YAML file, the environment and overrides.
  */
 import { kubeSchema, type GatewayKubeConfig } from './kube-schema.js';
-import { fiatSchema } from '../spinnaker/fiat/fiat-config.js';
+import { fiatSchema } from './fiat-schema.js';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
@@ -17,7 +17,7 @@ import {
   tlsSchema,
 } from './security-schema.js';
 import { port, positiveSeconds } from './fields.js';
-import { artifactsSchema } from '../spinnaker/artifacts/artifact-config.js';
+import { artifactsSchema } from './artifacts-schema.js';
 import { DEFAULT_OBJECT_PARTITIONS, MAX_OBJECT_PARTITIONS, MIN_OBJECT_PARTITIONS } from '../../db/object-partitions.js';
 
 const agentsSchema = z

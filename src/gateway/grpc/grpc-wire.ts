@@ -5,7 +5,7 @@
  */
 import { gunzipSync } from 'node:zlib';
 import { Code, ConnectError } from '@connectrpc/connect';
-import { sendableMessage } from './sendable-errors.js';
+import { sendableMessage } from '../http/sendable-errors.js';
 
 /** One message as read off the wire (still compressed when `compressed`). */
 export interface WireMessage {

@@ -21,7 +21,7 @@
  */
 import { Code, ConnectError, createContextKey, type Interceptor } from '@connectrpc/connect';
 import type { UniversalHandler } from '@connectrpc/connect/protocol';
-import { sendableError } from './sendable-errors.js';
+import { sendableError } from '../http/sendable-errors.js';
 import { rewriteUnaryError, unaryErrorAnswer } from './unary-error-answer.js';
 
 /** The prefix of connect-es's error for binary protobuf it cannot decode (protocol/serialization.ts). */

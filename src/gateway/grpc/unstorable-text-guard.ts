@@ -6,7 +6,7 @@
  */
 import type { Interceptor } from '@connectrpc/connect';
 import { findUnstorableText } from '../../shared/unstorable-text.js';
-import { invalidArgument } from '../errors.js';
+import { invalidArgument } from '../http/errors.js';
 
 function check(message: unknown): void {
   const problem = findUnstorableText(message, 'request');

@@ -12,7 +12,7 @@ import type http from 'node:http';
 import type http2 from 'node:http2';
 import { ConnectError } from '@connectrpc/connect';
 import { kubePathProblem } from '../../shared/kube-path.js';
-import { isValidAccountName } from '../accounts/account-name.js';
+import { isValidAccountName } from '../../shared/account-name.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { credentialsFromNodeRequest } from '../auth/credentials.js';
 import { hasRole, identityOf, mayUseKube, type Principal } from '../auth/principal.js';

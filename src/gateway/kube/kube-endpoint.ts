@@ -18,6 +18,7 @@ import type { AuditLog } from '../audit/audit-log.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { GatewayKubeConfig } from '../config/kube-schema.js';
 import type { KubeRecorder, KubeVia } from '../metrics/gateway-metrics.js';
+import type { PathRule } from '../auth/authorization.js';
 import { createKubeAdmission, KUBE_PREFIX, type Admitted } from './kube-admission.js';
 import { watchCredential } from './credential-watch.js';
 import { type KubeRequestStart, kubeAuditEntry, requestStart } from './kube-audit.js';
@@ -57,6 +58,16 @@ export interface KubeEndpoint {
   /** Serves an upgrade request to a path under {@link KUBE_PREFIX}; resolves true when it was admitted. */
   upgrade(req: http.IncomingMessage, socket: Duplex, rest: Buffer): Promise<boolean>;
 }
+
+/**
+ * `/k8s` and everything under it require the `kube` role, any method (the endpoint then admits the account itself,
+ * from the headers): the rule authorization and the REST app apply to these paths when they reach them.
+ */
+export const KUBE_PATH_RULE: PathRule = {
+  name: 'the Kubernetes API proxy',
+  requirement: 'kube',
+  matches: (path) => path === '/k8s' || path.startsWith(KUBE_PREFIX),
+};
 
 /** True for paths the endpoint serves. */
 export function isKubePath(url: string | undefined): boolean {

@@ -11,7 +11,7 @@ import type { KubeResponseHead } from '../../gen/outpost/agent/v1/kube_pb.js';
 import { createCreditReceiver, KUBE_WINDOW_BYTES, pumpWithCredit, type CreditPump } from '../../shared/kube-credit.js';
 import type { LiveSession } from '../agents/session-registry.js';
 import type { KubeCaller } from './kube-identity.js';
-import type { KubeChannel, KubeRequestPart } from './kube-mux.js';
+import type { KubeChannel, KubeRequestPart } from '../agents/kube-mux.js';
 import { KubeRefusal, sendStatus } from './kube-status.js';
 
 type AnyRequest = http.IncomingMessage | http2.Http2ServerRequest;

@@ -18,7 +18,7 @@ import {
   type ExchangeOutcome,
   type ExchangeRequest,
 } from './kube-exchange.js';
-import type { KubeChannel, KubeRequestPart } from './kube-mux.js';
+import type { KubeChannel, KubeRequestPart } from '../agents/kube-mux.js';
 import { KubeRefusal, sendSocketStatus } from './kube-status.js';
 
 /** Writes a status line and headers on a raw socket. */

@@ -12,7 +12,7 @@ import type { DispatchTarget } from '../replicas/dispatch.js';
 import type { OperationContext } from './operation-context.js';
 import { isTerminal } from './operation-state.js';
 import type { OperationRow } from './operation-store.js';
-import { durationToMs } from './operation-validation.js';
+import { durationToMs } from '../../shared/durations.js';
 
 /** The terminal row a forward's answer waits for. */
 export interface ForwardOutcome {

@@ -14,7 +14,7 @@ import type { ArmAgentWait } from './agent-wait.js';
 import { settleForwardAnswer } from './forwarded-intake.js';
 import type { LocalOperation, OperationContext } from './operation-context.js';
 import type { OperationRow, SentTarget } from './operation-store.js';
-import { msToDuration } from './operation-validation.js';
+import { msToDuration } from '../../shared/durations.js';
 import { createWriteBatcher } from './write-batcher.js';
 
 /**

@@ -3,7 +3,7 @@
  * of the request that produced it, so a token replayed with other filters is refused instead of skipping rows.
  */
 import { createHash } from 'node:crypto';
-import { invalidArgument } from '../errors.js';
+import { invalidArgument } from '../http/errors.js';
 import type { ListPosition } from './operation-store.js';
 
 /** Filters a token is bound to. */

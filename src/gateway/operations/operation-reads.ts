@@ -6,7 +6,7 @@
 import { setMaxListeners } from 'node:events';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { OperationState, type ListOperationsRequest } from '../../gen/outpost/api/v1/operation_service_pb.js';
-import { invalidArgument } from '../errors.js';
+import { invalidArgument } from '../http/errors.js';
 import type { OperationContext } from './operation-context.js';
 import { decodeOperationPageToken, encodeOperationPageToken } from './operation-page-token.js';
 import { isTerminal, stateFromEnum } from './operation-state.js';

@@ -8,7 +8,7 @@ import { OperationRecordSchema, type OperationRecord } from '../../gen/outpost/a
 import type { ReadRow } from './read-runner.js';
 import type { OperationRow } from './operation-store.js';
 import { stateToEnum } from './operation-state.js';
-import { msToDuration } from './operation-validation.js';
+import { msToDuration } from '../../shared/durations.js';
 
 const lenient = { ignoreUnknownFields: true };
 

@@ -14,7 +14,8 @@ import { textNestingProblem } from '../../shared/nesting-depth.js';
 import { PatchTextError, parsePatchText } from '../../shared/patch-text.js';
 import { isSecretKind } from '../../shared/secret-kind.js';
 import { secretPatchProblem } from '../../shared/secret-patch-rules.js';
-import { invalidArgument } from '../errors.js';
+import { durationToMs, msToDuration } from '../../shared/durations.js';
+import { invalidArgument } from '../http/errors.js';
 
 /** Longest timeout an operation may ask for. */
 export const MAX_TIMEOUT_MS = 3_600_000;
@@ -92,23 +93,6 @@ function checkSecretPatch(patch: PatchSpec): void {
   }
   const problem = secretPatchProblem(ops);
   if (problem) throw invalidArgument(`JSON patch of Secret ${JSON.stringify(patch.name.slice(0, 253))} refused: ${problem}`);
-}
-
-/** A Duration for a number of milliseconds. */
-export function msToDuration(ms: number): Duration {
-  const whole = Math.max(0, Math.floor(ms));
-  return { $typeName: 'google.protobuf.Duration', seconds: BigInt(Math.floor(whole / 1000)), nanos: (whole % 1000) * 1_000_000 };
-}
-
-/** `30s`, `1.5s`, `250ms`: how the gateway writes a timeout in messages. */
-export function formatMs(ms: number): string {
-  if (ms < 1000) return `${ms}ms`;
-  return `${Number((ms / 1000).toFixed(3))}s`;
-}
-
-/** Milliseconds of a Duration (not validated). */
-export function durationToMs(d: Duration): number {
-  return Number(d.seconds) * 1000 + d.nanos / 1_000_000;
 }
 
 function timeoutToMs(d: Duration): number {

@@ -5,7 +5,7 @@
  * it live against the API server, so a read is never older than a write Outpost finished before it), its result is
  * awaited in memory, checked against its type's rules and scrubbed of Secret data as a stored result is, and handed
  * to the caller; on another replica's stream it goes one hop with its caller, who is admitted again there
- * (src/gateway/replicas/read-forward.ts). Every read gets a fresh id for the agent (`read-<uuid>`): the agent keeps results by id, so a
+ * (src/gateway/operations/read-forward.ts). Every read gets a fresh id for the agent (`read-<uuid>`): the agent keeps results by id, so a
  * reused id must never return an older answer.
  *
  * A read whose stream ends before its answer is tried again, and one no stream serves waits for one, as an operation
@@ -23,7 +23,7 @@ import type { LiveSession } from '../agents/session-registry.js';
 import type { AccountScopedRole, Principal } from '../auth/principal.js';
 import type { OperationRecorder, ReadRecorder, ReadVia } from '../metrics/gateway-metrics.js';
 import type { OperationRow } from './operation-store.js';
-import { formatMs, msToDuration } from './operation-validation.js';
+import { formatMs, msToDuration } from '../../shared/durations.js';
 import { requestKind, scrubResultSecrets } from './result-scrub.js';
 import { invalidResult, resultShapeProblem } from './result-shape.js';
 
@@ -73,7 +73,7 @@ export interface ReadCaller {
 }
 
 /**
- * Runs a read on another replica whose stream serves the account (src/gateway/replicas/read-forward.ts): its terminal row, or undefined
+ * Runs a read on another replica whose stream serves the account (src/gateway/operations/read-forward.ts): its terminal row, or undefined
  * when no replica took it. Throws a PERMISSION_DENIED ConnectError when the holding replica's rules refuse the caller.
  */
 export type ForwardRead = (request: ReadRequest, caller: ReadCaller) => Promise<ReadRow | undefined>;

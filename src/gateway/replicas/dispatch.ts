@@ -14,7 +14,7 @@ import { OperationSchema, type Operation } from '../../gen/outpost/agent/v1/oper
 import type { Logger } from '../../shared/logger.js';
 import type { LiveSession, SessionRegistry } from '../agents/session-registry.js';
 import { readyOwners, type OwnerLookup } from './owner-lookup.js';
-import { durationToMs } from '../operations/operation-validation.js';
+import { durationToMs } from '../../shared/durations.js';
 import type { PeerClient, PeerResponse } from './peer-client.js';
 import type { ReplicaDirectory } from './replica-directory.js';
 

@@ -9,13 +9,13 @@
 import { toJson } from '@bufbuild/protobuf';
 import type { Context, Hono } from 'hono';
 import { AccountSchema, AccountTransitionSchema, type Account } from '../../gen/outpost/api/v1/account_service_pb.js';
-import type { AccountAdmin } from '../accounts/account-admin.js';
+import type { AccountAdmin } from '../account-admin/account-admin.js';
 import { AccountAdminError, toAccountHttpBody } from '../accounts/account-errors.js';
 import { parseDefinitions, parseName, parseNames, parseStateChanges } from '../accounts/account-input.js';
 import { adminActor } from '../accounts/account-states.js';
 import type { RestEnv } from '../auth/rest-auth.js';
-import { HttpError } from '../errors.js';
-import { readJsonBody } from './json-body.js';
+import { HttpError } from '../http/errors.js';
+import { readJsonBody } from '../http/json-body.js';
 
 /** Page size of `GET /armory/accounts` without `limit`. */
 export const DEFAULT_ACCOUNT_LIMIT = 100;

@@ -7,7 +7,7 @@ import type { Hono } from 'hono';
 import type { Database } from '../../db/database.js';
 import { listLiveSessions, type AgentSessionRow } from '../agents/agent-session-store.js';
 import type { RestEnv } from '../auth/rest-auth.js';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../http/errors.js';
 
 /** One agent stream as the REST routes show it. */
 export interface AgentJson {

@@ -4,7 +4,7 @@
  */
 import type { Hono } from 'hono';
 import type { RestEnv } from '../auth/rest-auth.js';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../http/errors.js';
 import { MAX_OPERATION_PAGE_SIZE, type OperationManager } from '../operations/operation-manager.js';
 import { toOperationRecordJson } from '../operations/operation-record.js';
 import { checkOperationId } from '../operations/operation-validation.js';

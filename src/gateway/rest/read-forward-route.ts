@@ -1,6 +1,6 @@
 /**
  * `POST /armory/agent/forwardedreads` (role `replica`): a read of a cluster another replica passes to this one because
- * a stream here serves the account (src/gateway/replicas/read-forward.ts). Body `{operation, caller, role,
+ * a stream here serves the account (src/gateway/operations/read-forward.ts). Body `{operation, caller, role,
  * requestedBy}`: `operation` the protobuf JSON of an `outpost.agent.v1.Operation` whose spec is a read (get, list,
  * logs, history) with the time left; `caller` the forwarding replica's description of its caller (base64url JSON,
  * vouched-principal.ts); `role` the role whose rules allowed it there (`write` or `spinnaker`).
@@ -15,17 +15,18 @@ import { fromJson, type JsonValue } from '@bufbuild/protobuf';
 import { ConnectError } from '@connectrpc/connect';
 import type { Context, Hono } from 'hono';
 import { OperationSchema, type Operation } from '../../gen/outpost/agent/v1/operation_pb.js';
-import { isValidAccountName } from '../accounts/account-name.js';
+import { isValidAccountName } from '../../shared/account-name.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { mayReach } from '../auth/principal.js';
 import type { RestEnv } from '../auth/rest-auth.js';
 import { decodeDescription } from '../auth/vouched-principal.js';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../http/errors.js';
 import { type ReadRunner, isReadType } from '../operations/read-runner.js';
-import { checkOperationId, durationToMs, MAX_TIMEOUT_MS } from '../operations/operation-validation.js';
-import { READ_FORWARD_PATH } from '../replicas/read-forward.js';
+import { checkOperationId, MAX_TIMEOUT_MS } from '../operations/operation-validation.js';
+import { durationToMs } from '../../shared/durations.js';
+import { READ_FORWARD_PATH } from '../operations/read-forward.js';
 import { nestingProblem } from '../../shared/nesting-depth.js';
-import { readJsonBody } from './json-body.js';
+import { readJsonBody } from '../http/json-body.js';
 
 /** A read's body is small: a spec with names and selectors. */
 const MAX_BODY_BYTES = 64 * 1024;

@@ -21,12 +21,12 @@ import { fromJson, type JsonValue } from '@bufbuild/protobuf';
 import type { Context, Hono } from 'hono';
 import { OperationResultSchema, OperationSchema, type Operation, type OperationResult } from '../../gen/outpost/agent/v1/operation_pb.js';
 import type { RestEnv } from '../auth/rest-auth.js';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../http/errors.js';
 import { ANSWER_WITH_ROW, FORWARD_PATH, LEGACY_FORWARD_PATH } from '../replicas/dispatch.js';
 import { answerPart } from '../operations/forwarded-intake.js';
 import type { OperationManager } from '../operations/operation-manager.js';
-import { durationToMs } from '../operations/operation-validation.js';
-import { readJsonBody } from './json-body.js';
+import { durationToMs } from '../../shared/durations.js';
+import { readJsonBody } from '../http/json-body.js';
 import { nestingProblem } from '../../shared/nesting-depth.js';
 
 /** Largest body of an internal route (an operation carries at most a 1 MiB manifest by default). */

@@ -7,7 +7,7 @@ import { Hono, type Context } from 'hono';
 import type { Database } from '../../db/database.js';
 import { pingDatabase } from '../../db/database.js';
 import type { Logger } from '../../shared/logger.js';
-import { HttpError, toHttpError } from '../errors.js';
+import { HttpError, toHttpError } from '../http/errors.js';
 import type { OperationManager } from '../operations/operation-manager.js';
 import { addOperationRoutes } from './operation-routes.js';
 import { addAgentRoutes } from './agent-routes.js';
@@ -15,16 +15,15 @@ import { addReplicaRoutes } from './replica-routes.js';
 import { addReadForwardRoute } from './read-forward-route.js';
 import type { ReadRunner } from '../operations/read-runner.js';
 import { addAccountRoutes } from './account-routes.js';
-import type { AccountAdmin } from '../accounts/account-admin.js';
+import type { AccountAdmin } from '../account-admin/account-admin.js';
 import { staleAfterSeconds } from '../agents/agent-session-store.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { createRestAuth, type RestEnv } from '../auth/rest-auth.js';
 import type { Replica, ReplicaDirectory } from '../replicas/replica-directory.js';
 import { withTimeout } from '../../shared/with-timeout.js';
 import { addWebAssets } from '../web/web-assets.js';
-import type { ClouddriverApi } from '../spinnaker/clouddriver-api.js';
 import type { AuditLog } from '../audit/audit-log.js';
-import { isClouddriverPath, springErrorBody } from '../spinnaker/clouddriver-paths.js';
+import type { PathRule } from '../auth/authorization.js';
 
 /** What the REST routes read from the running gateway. */
 export interface RestAppOptions {
@@ -51,8 +50,12 @@ export interface RestAppOptions {
   webDir?: string;
   /** The other replicas for `/armory/clouddrivers`; without it only this replica is listed. */
   replicas?: Pick<ReplicaDirectory, 'list' | 'get'>;
-  /** Serves the Clouddriver API (`/kubernetes/ops`, `/task/…`, `/manifests/…`, `/credentials`…) when given. */
-  clouddriver?: Pick<ClouddriverApi, 'addRoutes'>;
+  /** Routes of features (the Clouddriver API), added after the core's own and before the dashboard's. */
+  routes?: readonly RestRoutes[];
+  /** What the features' paths require, consulted before the core's table (src/gateway/feature-paths.ts). */
+  pathRules?: readonly PathRule[];
+  /** The features' own error bodies for their paths (Spring's on the Clouddriver API); `{error, message}` elsewhere. */
+  errorShapes?: readonly RestErrorShape[];
   /**
    * The audit log, for routes that must record what they serve (the Kubernetes API proxy `/k8s/{account}/…` records
    * one entry per request with `audit.record`). Never blocks, never throws.
@@ -60,6 +63,17 @@ export interface RestAppOptions {
   audit?: Pick<AuditLog, 'record'>;
   /** Serves `POST /armory/agent/forwardedreads` (reads other replicas pass here) when given with an authenticator. */
   reads?: Pick<ReadRunner, 'startLocal'>;
+}
+
+/** A feature's REST routes. */
+export interface RestRoutes {
+  addRoutes(app: Hono<RestEnv>): void;
+}
+
+/** How a feature shapes the error bodies of the paths it claims. */
+export interface RestErrorShape {
+  matches(path: string): boolean;
+  body(status: number, message: string, path: string): unknown;
 }
 
 /** One gateway replica as `/armory/clouddrivers` lists it. */
@@ -73,7 +87,7 @@ export interface ClouddriverInstance {
 /** Builds the Hono app. Test it with `app.request()`; serve it with `getRequestListener(app.fetch)`. */
 export function createRestApp(options: RestAppOptions): Hono<RestEnv> {
   const app = new Hono<RestEnv>();
-  if (options.authenticator) app.use('*', createRestAuth(options.authenticator));
+  if (options.authenticator) app.use('*', createRestAuth(options.authenticator, options.pathRules));
   // A NUL character in a path parameter or query value would reach Postgres (which refuses it in text) as a 500.
   app.use('*', async (c, next) => {
     if (/%00|\u0000/.test(c.req.url)) throw new HttpError(400, 'bad_request', 'the request path or query contains a NUL character (%00)');
@@ -131,7 +145,7 @@ export function createRestApp(options: RestAppOptions): Hono<RestEnv> {
     addOperationRoutes(app, options.operations);
   }
   if (options.accounts) addAccountRoutes(app, options.accounts);
-  options.clouddriver?.addRoutes(app);
+  for (const feature of options.routes ?? []) feature.addRoutes(app);
   addAgentRoutes(app, options.database, { staleAfterSeconds: options.agentStaleAfterSeconds ?? staleAfterSeconds(30) });
 
   for (const path of ['/health', '/armory/clouddrivers', '/armory/clouddrivers/:id']) {
@@ -143,15 +157,17 @@ export function createRestApp(options: RestAppOptions): Hono<RestEnv> {
 
   if (options.webDir) addWebAssets(app, options.webDir);
 
+  const shapeOf = (path: string) => options.errorShapes?.find((s) => s.matches(path));
   app.notFound((c) => {
     const message = `no route for ${c.req.method} ${c.req.path}`;
-    if (isClouddriverPath(c.req.path)) return c.json(springErrorBody(404, message, c.req.path), 404);
+    const shape = shapeOf(c.req.path);
+    if (shape) return c.json(shape.body(404, message, c.req.path) as object, 404);
     return c.json({ error: 'not_found', message }, 404);
   });
   app.onError((err, c: Context) => {
     const { status, body } = toHttpError(err, options.logger);
-    // Orca and Gate parse Spring's error shape on the Clouddriver routes.
-    if (isClouddriverPath(c.req.path)) return c.json(springErrorBody(status, body.message, c.req.path), status);
+    const shape = shapeOf(c.req.path);
+    if (shape) return c.json(shape.body(status, body.message, c.req.path) as object, status);
     return c.json(body, status);
   });
   return app;

@@ -4,7 +4,7 @@
  */
 import type { Account } from '../../gen/outpost/api/v1/account_service_pb.js';
 import { AccountAdminError } from '../accounts/account-errors.js';
-import type { AccountAdmin } from '../accounts/account-admin.js';
+import type { AccountAdmin } from '../account-admin/account-admin.js';
 
 /** Reads accounts for the Clouddriver API. */
 export interface AccountLookup {

@@ -9,7 +9,7 @@ import { OperationResultSchema, type OperationResult } from '../../gen/outpost/a
 import { SubmitOperationRequestSchema, type SubmitOperationRequest } from '../../gen/outpost/api/v1/operation_service_pb.js';
 import type { OperationManager } from '../operations/operation-manager.js';
 import type { OperationRow } from '../operations/operation-store.js';
-import { msToDuration } from '../operations/operation-validation.js';
+import { msToDuration } from '../../shared/durations.js';
 
 /** The operation spec of a call (one case of `SubmitOperationRequest.spec`). */
 export type CallSpec = SubmitOperationRequest['spec'];

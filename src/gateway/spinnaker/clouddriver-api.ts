@@ -7,13 +7,13 @@ import type { Context, Hono } from 'hono';
 import { create } from '@bufbuild/protobuf';
 import type { Database } from '../../db/database.js';
 import type { Logger } from '../../shared/logger.js';
-import type { AccountAdmin } from '../accounts/account-admin.js';
+import type { AccountAdmin } from '../account-admin/account-admin.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { RestEnv } from '../auth/rest-auth.js';
 import type { OperationManager } from '../operations/operation-manager.js';
 import type { AnswerCacheRecorder, FiatRecorder } from '../metrics/gateway-metrics.js';
 import { createFiatClient } from './fiat/fiat-client.js';
-import type { FiatConfig } from './fiat/fiat-config.js';
+import type { FiatConfig } from '../config/fiat-schema.js';
 import { createFiatPermissions } from './fiat/fiat-permissions.js';
 import { createSpinnakerAccess, type SpinnakerAccess } from './spinnaker-access.js';
 import { createAccountLookup } from './account-lookup.js';
@@ -49,7 +49,7 @@ import { createTaskRunner } from './task-runner.js';
 import { createTaskStore } from './task-store.js';
 import { addArtifactRoutes } from './routes/artifact-routes.js';
 import { createArtifactAccounts } from './artifacts/artifact-accounts.js';
-import { artifactsSchema, type ArtifactsConfig } from './artifacts/artifact-config.js';
+import { artifactsSchema, type ArtifactsConfig } from '../config/artifacts-schema.js';
 
 /** What the API needs from the gateway. */
 export interface ClouddriverApiDeps {

@@ -1,8 +1,11 @@
 /**
  * Which REST paths are the Clouddriver API (docs/spinnaker.md): they require the `spinnaker` role, whatever the
  * method, and answer errors in Spring's shape (`{timestamp, status, error, message, path}`) because Orca and Gate
- * parse that shape.
+ * parse that shape. The gateway hands both to its core (src/gateway/feature-paths.ts): authorization and the REST
+ * app's error mapping never import this feature.
  */
+import type { PathRule } from '../auth/authorization.js';
+import type { RestErrorShape } from '../rest/rest-app.js';
 
 const PREFIXES = [
   '/ops',
@@ -50,3 +53,12 @@ export function springErrorBody(
 ): { timestamp: string; status: number; error: string; message: string; path: string } {
   return { timestamp: new Date().toISOString(), status, error: REASONS[status] ?? 'Error', message, path };
 }
+
+/** The Clouddriver API requires the `spinnaker` role, whatever the method. */
+export const CLOUDDRIVER_PATH_RULE: PathRule = { name: 'the Clouddriver API', requirement: 'spinnaker', matches: isClouddriverPath };
+
+/** Errors on the Clouddriver API in Spring's shape (Orca and Gate parse it), also for paths it does not serve. */
+export const CLOUDDRIVER_ERROR_SHAPE: RestErrorShape = {
+  matches: isClouddriverPath,
+  body: (status, message, path) => springErrorBody(status, message, path),
+};

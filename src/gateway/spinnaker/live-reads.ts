@@ -8,7 +8,7 @@
  */
 import { create } from '@bufbuild/protobuf';
 import { GetSpecSchema, ListSpecSchema, LogsSpecSchema } from '../../gen/outpost/agent/v1/operation_pb.js';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../http/errors.js';
 import type { ReadCaller, ReadRequest, ReadRow, ReadRunner } from '../operations/read-runner.js';
 import { AgentCallError, callResultOf, type AgentCalls, type CallSpec } from './agent-calls.js';
 import { asKubernetesObject, type KubernetesObject } from './manifest-types.js';

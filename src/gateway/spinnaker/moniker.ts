@@ -5,7 +5,7 @@
  * back to the name; stack and detail come from their annotations alone. Names starting with `system:` (Kubernetes'
  * own RBAC objects) are parsed as Clouddriver does: app `system`, cluster the name without its version.
  */
-import { registeredKindOf } from './kind-names.js';
+import { registeredKindOf } from '../status/kind-names.js';
 
 /** A moniker as Clouddriver serves it (`moniker` on /manifests); absent optional parts are left out. */
 export interface Moniker {

@@ -16,7 +16,7 @@
  */
 import type { Context } from 'hono';
 import type { RestEnv } from '../auth/rest-auth.js';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../http/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { FiatPermissions, PermissionLookup } from './fiat/fiat-permissions.js';
 import {

@@ -4,7 +4,7 @@
  * do (Deployment, ReplicaSet, StatefulSet, DaemonSet, Pod, Job, CronJob, HorizontalPodAutoscaler; every other kind,
  * custom resources included, is always stable). `workload-health.ts` sums a status up in one word for people.
  */
-import { REGISTERED_KINDS, registeredKindOf } from '../spinnaker/kind-names.js';
+import { REGISTERED_KINDS, registeredKindOf } from './kind-names.js';
 import { defaultStatus, type ManifestStatus, stringField } from './status-model.js';
 import { cronJobStatus, horizontalPodAutoscalerStatus, jobStatus, podStatus } from './pod-job-rules.js';
 import { daemonSetStatus, deploymentStatus, replicaSetStatus, statefulSetStatus } from './workload-rules.js';

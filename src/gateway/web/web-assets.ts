@@ -10,6 +10,7 @@ import { extname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type { Env, Hono } from 'hono';
+import type { PathRule } from '../auth/authorization.js';
 
 /** Where `npm run build` writes the dashboard. */
 export const DEFAULT_WEB_DIR = fileURLToPath(new URL('../../../web/dist', import.meta.url));
@@ -18,6 +19,14 @@ export const DEFAULT_WEB_DIR = fileURLToPath(new URL('../../../web/dist', import
 export function isWebAssetPath(path: string): boolean {
   return path === '/' || path === '/index.html' || path === '/favicon.svg' || path.startsWith('/assets/');
 }
+
+/** The dashboard's files require nothing (no data in them): a GET or HEAD of them is served to anyone. */
+export const DASHBOARD_PATH_RULE: PathRule = {
+  name: "the dashboard's files",
+  requirement: 'none',
+  methods: ['GET', 'HEAD'],
+  matches: isWebAssetPath,
+};
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

@@ -7,7 +7,7 @@
 import { createFileSource, type FileSource } from '../../auth/file-source.js';
 import { upstreamFailed } from './artifact-errors.js';
 
-/** The credential fields every authenticated account type shares (artifact-config.ts). */
+/** The credential fields every authenticated account type shares (config/artifacts-schema.ts). */
 export interface AccountCredentialsConfig {
   username?: string;
   passwordFile?: string;

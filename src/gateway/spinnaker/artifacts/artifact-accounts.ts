@@ -7,7 +7,7 @@
  * `X-SPINNAKER-ACCOUNTS` do not filter them (docs/spinnaker.md); every caller with the `spinnaker` role sees them all.
  */
 import type { ArtifactAccount } from './artifact-account.js';
-import type { ArtifactsConfig } from './artifact-config.js';
+import type { ArtifactsConfig } from '../../config/artifacts-schema.js';
 import { artifactNotFound } from './artifact-errors.js';
 import type { FetchLimits } from './bounded-fetch.js';
 import { createBindingOnlyAccounts, createEmbeddedAccount } from './built-in-accounts.js';

@@ -3,7 +3,7 @@
  * scrubbing every message goes through first: an upstream's message (or git's) may echo a URL with a user and
  * password in it, or a credential the gateway sent; neither may reach an answer or a log line.
  */
-import { HttpError } from '../../errors.js';
+import { HttpError } from '../../http/errors.js';
 
 /** 400: the artifact itself is wrong (no account, bad base64, a URL the account may not fetch). */
 export function badArtifact(message: string): HttpError {

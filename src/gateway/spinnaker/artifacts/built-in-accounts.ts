@@ -4,7 +4,7 @@
  * account of every `embedded/` and `remote/` type; `custom-artifact` and `kubernetes` exist only so that Deck can
  * bind `custom/object` and `kubernetes/*` artifacts — fetching them is the error Clouddriver gives (500).
  */
-import { HttpError } from '../../errors.js';
+import { HttpError } from '../../http/errors.js';
 import type { ArtifactAccount } from './artifact-account.js';
 import { badArtifact } from './artifact-errors.js';
 import { bodyOf } from './artifact-spool.js';

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import type { ArtifactAccount, ArtifactRequest } from './artifact-account.js';
 import { createFileSource } from '../../auth/file-source.js';
-import type { GitRepoAccountConfig } from './artifact-config.js';
+import type { GitRepoAccountConfig } from '../../config/artifacts-schema.js';
 import { artifactNotFound, badArtifact, displayUrl, scrubMessage, upstreamFailed } from './artifact-errors.js';
 import { type ArtifactBody, spoolBounded } from './artifact-spool.js';
 import { createAccountAuth } from './account-auth.js';

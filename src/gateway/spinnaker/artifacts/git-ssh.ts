@@ -23,7 +23,7 @@ export interface SshRemote {
   scpLike: boolean;
 }
 
-/** The SSH settings of an account (artifact-config.ts). */
+/** The SSH settings of an account (config/artifacts-schema.ts). */
 export interface SshAccountConfig {
   sshPrivateKeyFile?: string;
   sshPrivateKeyPassphraseFile?: string;

@@ -12,7 +12,7 @@
  * Both requests go through the same bounds and target policy (bounded-fetch.ts).
  */
 import type { ArtifactAccount } from './artifact-account.js';
-import type { GitHubAccountConfig } from './artifact-config.js';
+import type { GitHubAccountConfig } from '../../config/artifacts-schema.js';
 import { badArtifact, upstreamFailed } from './artifact-errors.js';
 import type { ArtifactBody } from './artifact-spool.js';
 import { createAccountAuth } from './account-auth.js';

@@ -6,7 +6,7 @@
  * (as helm sends them without `--pass-credentials`). `names` and `versions` serve Deck's Helm chart editor.
  */
 import type { ArtifactAccount } from './artifact-account.js';
-import type { HelmAccountConfig } from './artifact-config.js';
+import type { HelmAccountConfig } from '../../config/artifacts-schema.js';
 import { upstreamFailed } from './artifact-errors.js';
 import type { ArtifactBody } from './artifact-spool.js';
 import { createAccountAuth } from './account-auth.js';

@@ -4,7 +4,7 @@
  * `no-auth-http-account` is the same thing without credentials and with no private network allowed.
  */
 import type { ArtifactAccount } from './artifact-account.js';
-import type { ArtifactAccountConfig } from './artifact-config.js';
+import type { ArtifactAccountConfig } from '../../config/artifacts-schema.js';
 import { badArtifact } from './artifact-errors.js';
 import { createAccountAuth } from './account-auth.js';
 import { type FetchLimits, fetchBounded } from './bounded-fetch.js';

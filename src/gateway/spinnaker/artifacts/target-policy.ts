@@ -10,6 +10,7 @@
  */
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
+import { parseCidr } from '../../../shared/cidr.js';
 
 const REFUSED_V4: [string, number][] = [
   ['0.0.0.0', 8], // "this network", the unspecified address
@@ -44,23 +45,6 @@ const REFUSED_V6: [string, number][] = [
 const refused = new BlockList();
 for (const [address, prefix] of REFUSED_V4) refused.addSubnet(address, prefix, 'ipv4');
 for (const [address, prefix] of REFUSED_V6) refused.addSubnet(address, prefix, 'ipv6');
-
-/** A network in CIDR form: `10.1.0.0/16`, `127.0.0.1/32`, `fd00::/8`. */
-export interface Cidr {
-  address: string;
-  prefix: number;
-  family: 'ipv4' | 'ipv6';
-}
-
-/** Parses `address/prefix`; undefined when it is not one (the config schema reports it). */
-export function parseCidr(text: string): Cidr | undefined {
-  const m = /^([^/\s]+)\/(\d{1,3})$/.exec(text.trim());
-  if (!m) return undefined;
-  const version = isIP(m[1]!);
-  const prefix = Number(m[2]);
-  if (version === 0 || prefix > (version === 4 ? 32 : 128)) return undefined;
-  return { address: m[1]!, prefix, family: version === 4 ? 'ipv4' : 'ipv6' };
-}
 
 /** Which addresses one account may connect to. */
 export interface TargetPolicy {

@@ -4,7 +4,7 @@
  * precede each manifest in deploy order, so a versioned ConfigMap's new name reaches the workloads mounting it),
  * versions chosen, annotations and labels written and names made versioned. The caller applies the result in order.
  */
-import { registeredKindOf, spinnakerKindOf } from '../kind-names.js';
+import { registeredKindOf, spinnakerKindOf } from '../../status/kind-names.js';
 import { labelSelectorText, matchesLabels } from '../label-selectors.js';
 import { replaceArtifacts } from './artifact-replacers.js';
 import { canonicalJson, CONTENT_DIGEST_ANNOTATION, contentDigest } from './content-digest.js';

@@ -3,7 +3,7 @@
  * namespaces precede what lives in them and ConfigMaps precede the workloads that mount them), which artifact
  * references a kind can hold, whether it receives traffic from Services and whether it can be scaled.
  */
-import { parseKind, registeredKindOf, spinnakerKindOf } from '../kind-names.js';
+import { parseKind, registeredKindOf, spinnakerKindOf } from '../../status/kind-names.js';
 import { DeployPlanError } from './deploy-types.js';
 
 /** Which artifact references a kind holds (see artifact-replacers.ts). */

@@ -4,7 +4,7 @@
  * forcing the recreate strategy, because a Job is immutable: applying the same Job again would not run it again.
  * A Job with `metadata.generateName` (and no name) is created under a fresh name instead.
  */
-import { registeredKindOf } from '../kind-names.js';
+import { registeredKindOf } from '../../status/kind-names.js';
 import { planDeploy } from './deploy-plan.js';
 import { forceRecreate } from './deploy-strategy.js';
 import type { DeployContext, DeployPlan } from './deploy-types.js';

@@ -3,7 +3,7 @@
  * `traffic.spinnaker.io/load-balancers` annotation has its selector labels added to the workload's pod template
  * labels (or its own labels when it has no pod template), so the new pods match the Service as soon as they start.
  */
-import { parseResourceName, spinnakerKindOf } from '../kind-names.js';
+import { parseResourceName, spinnakerKindOf } from '../../status/kind-names.js';
 import type { KubeObject } from './deploy-types.js';
 import { DeployPlanError, isRecord } from './deploy-types.js';
 import { loadBalancersOf, stringMap, templateMetadata } from './manifest-annotations.js';

@@ -9,7 +9,7 @@
 import { readFile } from 'node:fs/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { FiatConfig } from './fiat-config.js';
+import type { FiatConfig } from '../../config/fiat-schema.js';
 import { noPermissions, parseUserPermission, UserPermissionFormatError, type UserPermission } from './user-permission.js';
 
 /** Fiat could not answer: unreachable, too slow, an unexpected status, an answer too large or unreadable. */

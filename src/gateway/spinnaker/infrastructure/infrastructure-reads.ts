@@ -6,7 +6,7 @@
  * `caching.spinnaker.io/ignore: "true"` are left out everywhere. Every method takes the accounts the caller may read
  * and reads nothing else.
  */
-import { parseResourceName } from '../kind-names.js';
+import { parseResourceName } from '../../status/kind-names.js';
 import type { InfrastructureStore, ObjectShape } from './infrastructure-store.js';
 import {
   type AccountObject,

@@ -4,7 +4,7 @@
  * kork's shape (§3.3, through moniker.ts), owners (§3.4–3.5), the `traffic.spinnaker.io/load-balancers` annotation
  * (§3.6), capacity, images and creation time (§3.8). Pure functions of the object; nothing here reads the database.
  */
-import { registeredKindOf, spinnakerKindOf, type SpinnakerCategory } from '../kind-names.js';
+import { registeredKindOf, spinnakerKindOf, type SpinnakerCategory } from '../../status/kind-names.js';
 import { monikerOf } from '../moniker.js';
 
 /** A cached Kubernetes object, as the `objects` table stores it. */

@@ -10,7 +10,7 @@ import { ApplySpecSchema, DeleteSpecSchema, PropagationPolicy } from '../../../g
 import { AgentCallError } from '../agent-calls.js';
 import type { PlannedManifest } from '../deploy/deploy-types.js';
 import { agentKindOf } from '../deploy/kind-traits.js';
-import { fullResourceName } from '../kind-names.js';
+import { fullResourceName } from '../../status/kind-names.js';
 import type { TaskContext } from '../task-runner.js';
 
 /** Applies `planned` on `account`, writing progress lines under `phase`. */

@@ -9,7 +9,7 @@ import { AgentCallError } from '../agent-calls.js';
 import { versionsToDelete } from '../deploy/cleanup-artifacts.js';
 import { isRecord, type KubeObject } from '../deploy/deploy-types.js';
 import { agentKindOf } from '../deploy/kind-traits.js';
-import { fullResourceName } from '../kind-names.js';
+import { fullResourceName } from '../../status/kind-names.js';
 import type { PreparedOperation } from '../task-runner.js';
 import { createDeployContext } from './deploy-context.js';
 import { createLiveReads } from '../live-reads.js';

@@ -7,7 +7,7 @@
 import { create } from '@bufbuild/protobuf';
 import { DeleteSpecSchema, PropagationPolicy } from '../../../gen/outpost/agent/v1/operation_pb.js';
 import { AgentCallError } from '../agent-calls.js';
-import { parseKind, type ParsedKind } from '../kind-names.js';
+import { parseKind, type ParsedKind } from '../../status/kind-names.js';
 import type { PreparedOperation } from '../task-runner.js';
 import { accountOf, badDescription, manifestTarget, namespaceOfLocation, stringField, type Description } from './description-fields.js';
 import { namesResult } from './operation-result.js';

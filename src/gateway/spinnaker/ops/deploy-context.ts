@@ -7,7 +7,7 @@
 import type { CacheReads } from '../cache-reads.js';
 import { ANNOTATIONS } from '../deploy/manifest-annotations.js';
 import { isRecord, type DeployContext, type KubeObject } from '../deploy/deploy-types.js';
-import { groupOf, registeredKindOf } from '../kind-names.js';
+import { groupOf, registeredKindOf } from '../../status/kind-names.js';
 import type { LiveReads } from '../live-reads.js';
 
 /** Every manifest of a description, Lists expanded one level (what planning will see). */

@@ -3,8 +3,8 @@
  * operation binds are read and everything else is ignored. Fields arrive as Jackson would accept them (a number as a
  * string, a boolean as "true"); a field that cannot be read is a 400 naming it — before any task is created.
  */
-import { HttpError } from '../../errors.js';
-import { parseResourceName, type ResourceName } from '../kind-names.js';
+import { HttpError } from '../../http/errors.js';
+import { parseResourceName, type ResourceName } from '../../status/kind-names.js';
 
 /** A description: one value of Orca's `[{"<operation>": {...}}]` array. */
 export type Description = Record<string, unknown>;

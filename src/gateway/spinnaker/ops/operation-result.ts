@@ -3,7 +3,7 @@
  * `manifestNamesByNamespace` (namespace → "kind name" list; cluster-scoped objects under ""), the objects as the API
  * server returned them after the write, and the created and bound artifacts.
  */
-import { fullResourceName } from '../kind-names.js';
+import { fullResourceName } from '../../status/kind-names.js';
 
 /** The result object. */
 export interface KubernetesOperationResult {

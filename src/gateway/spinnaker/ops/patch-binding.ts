@@ -6,7 +6,7 @@
 import { replaceArtifacts } from '../deploy/artifact-replacers.js';
 import { isRecord, type Artifact, type KubeObject } from '../deploy/deploy-types.js';
 import { kindTraits } from '../deploy/kind-traits.js';
-import { parseResourceName } from '../kind-names.js';
+import { parseResourceName } from '../../status/kind-names.js';
 import { accountOf, namespaceOfLocation, stringField, type Description } from './description-fields.js';
 import type { PatchBinder } from './patch-manifest.js';
 

@@ -9,7 +9,7 @@
 import { create } from '@bufbuild/protobuf';
 import { PatchSpecSchema, PatchType } from '../../../gen/outpost/agent/v1/operation_pb.js';
 import type { AgentCalls } from '../agent-calls.js';
-import { parseResourceName } from '../kind-names.js';
+import { parseResourceName } from '../../status/kind-names.js';
 import { createLiveReads, type LiveReads } from '../live-reads.js';
 import type { KubernetesObject } from '../manifest-types.js';
 import { TaskFailure, type PreparedOperation } from '../task-runner.js';

@@ -7,8 +7,8 @@
  */
 import type { Hono } from 'hono';
 import type { RestEnv } from '../../auth/rest-auth.js';
-import { HttpError } from '../../errors.js';
-import { readJsonBody } from '../../rest/json-body.js';
+import { HttpError } from '../../http/errors.js';
+import { readJsonBody } from '../../http/json-body.js';
 import { badDescription } from '../ops/description-fields.js';
 
 /** Clouddriver's `OnDemandType` names (matched ignoring case). */

@@ -8,7 +8,7 @@
  */
 import type { Context, Hono } from 'hono';
 import type { RestEnv } from '../../auth/rest-auth.js';
-import { HttpError } from '../../errors.js';
+import { HttpError } from '../../http/errors.js';
 import type { AccountLookup } from '../account-lookup.js';
 import type { LiveReads } from '../live-reads.js';
 import type { SpinnakerAccess } from '../spinnaker-access.js';

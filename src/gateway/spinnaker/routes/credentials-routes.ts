@@ -13,10 +13,10 @@
 import type { Hono } from 'hono';
 import type { Account } from '../../../gen/outpost/api/v1/account_service_pb.js';
 import type { RestEnv } from '../../auth/rest-auth.js';
-import { HttpError } from '../../errors.js';
+import { HttpError } from '../../http/errors.js';
 import type { AccountLookup } from '../account-lookup.js';
 import type { CacheReads } from '../cache-reads.js';
-import { spinnakerKindMap } from '../kind-names.js';
+import { spinnakerKindMap } from '../../status/kind-names.js';
 import type { SpinnakerAccess } from '../spinnaker-access.js';
 import { mayTouchAccount, spinnakerContextOf } from '../spinnaker-headers.js';
 

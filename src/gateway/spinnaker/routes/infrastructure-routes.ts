@@ -9,7 +9,7 @@
  */
 import type { Context, Hono } from 'hono';
 import type { RestEnv } from '../../auth/rest-auth.js';
-import { HttpError } from '../../errors.js';
+import { HttpError } from '../../http/errors.js';
 import type { AccountLookup } from '../account-lookup.js';
 import { createAnswerCache, type AnswerCache } from '../infrastructure/answer-cache.js';
 import type { InfrastructureReads } from '../infrastructure/infrastructure-reads.js';

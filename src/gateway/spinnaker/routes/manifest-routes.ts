@@ -11,13 +11,13 @@
  */
 import type { Context, Hono } from 'hono';
 import type { RestEnv } from '../../auth/rest-auth.js';
-import { HttpError } from '../../errors.js';
+import { HttpError } from '../../http/errors.js';
 import { manifestStatus } from '../../status/manifest-status.js';
 import type { AccountLookup } from '../account-lookup.js';
 import type { CacheReads } from '../cache-reads.js';
 import { listArtifacts } from '../deploy/list-artifacts.js';
 import type { KubeObject } from '../deploy/deploy-types.js';
-import { groupOf, parseKind, parseResourceName, spinnakerKindOf } from '../kind-names.js';
+import { groupOf, parseKind, parseResourceName, spinnakerKindOf } from '../../status/kind-names.js';
 import type { LiveReads } from '../live-reads.js';
 import { eventsFor } from '../manifest-events.js';
 import { monikerOf } from '../moniker.js';

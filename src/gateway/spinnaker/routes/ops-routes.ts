@@ -8,8 +8,8 @@
 import type { Context, Hono } from 'hono';
 import type { RestEnv } from '../../auth/rest-auth.js';
 import { identityOf, mayReach } from '../../auth/principal.js';
-import { HttpError } from '../../errors.js';
-import { readJsonBody } from '../../rest/json-body.js';
+import { HttpError } from '../../http/errors.js';
+import { readJsonBody } from '../../http/json-body.js';
 import type { AccountLookup } from '../account-lookup.js';
 import type { ClouddriverTasks } from '../clouddriver-tasks.js';
 import { badDescription } from '../ops/description-fields.js';

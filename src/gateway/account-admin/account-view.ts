@@ -18,7 +18,7 @@ import {
   type KindStatus,
 } from '../../gen/outpost/api/v1/account_service_pb.js';
 import { liveCachingTransports } from '../agents/agent-session-store.js';
-import { definitionFromJson } from './account-input.js';
+import { definitionFromJson } from '../accounts/account-input.js';
 
 /** Most transitions returned with one account. */
 export const MAX_TRANSITIONS = 100;

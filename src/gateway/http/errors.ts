@@ -4,8 +4,8 @@
  * traces and driver messages never reach a client.
  */
 import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
-import type { Logger } from '../shared/logger.js';
-import { sendableMessage } from './grpc/sendable-errors.js';
+import type { Logger } from '../../shared/logger.js';
+import { sendableMessage } from './sendable-errors.js';
 
 /** Maps any thrown value to a ConnectError safe to send. Logs the cause of anything that is not already one. */
 export function toConnectError(err: unknown, logger: Logger, what: string): ConnectError {
@@ -48,7 +48,7 @@ export class HttpError extends Error {
 
 /**
  * The REST error body and status for any thrown value (logs unexpected ones). The message is sendable, as in every
- * other protocol (well-formed, at most 1000 characters: grpc/sendable-errors.ts).
+ * other protocol (well-formed, at most 1000 characters: http/sendable-errors.ts).
  */
 export function toHttpError(err: unknown, logger: Logger): { status: HttpError['status']; body: { error: string; message: string } } {
   if (err instanceof HttpError) return { status: err.status, body: { error: err.error, message: sendableMessage(err.message) } };

@@ -7,7 +7,7 @@
 import type { Context } from 'hono';
 import { nestingProblem } from '../../shared/nesting-depth.js';
 import { findUnstorableText } from '../../shared/unstorable-text.js';
-import { HttpError } from '../errors.js';
+import { HttpError } from './errors.js';
 
 /** Reads a JSON body of at most `maxBytes`, stopping as soon as the limit is passed. */
 export async function readJsonBody(c: Context, maxBytes: number): Promise<unknown> {

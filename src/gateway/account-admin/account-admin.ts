@@ -7,7 +7,7 @@
 import { create } from '@bufbuild/protobuf';
 import type { Database } from '../../db/database.js';
 import { removeAccountCaches } from '../cache/cache-removal.js';
-import { bumpObjectsVersions } from './objects-version-queries.js';
+import { bumpObjectsVersions } from '../accounts/objects-version-queries.js';
 import {
   AccountAction,
   AccountCommandSchema,
@@ -17,8 +17,8 @@ import {
 import type { Account, AccountTransition } from '../../gen/outpost/api/v1/account_service_pb.js';
 import type { Logger } from '../../shared/logger.js';
 import type { AccountCommandBus } from '../agents/account-commands.js';
-import { AccountAdminError } from './account-errors.js';
-import { definitionFromJson, definitionToJson, type AccountInput, type StateChange } from './account-input.js';
+import { AccountAdminError } from '../accounts/account-errors.js';
+import { definitionFromJson, definitionToJson, type AccountInput, type StateChange } from '../accounts/account-input.js';
 import {
   applyAdminChange,
   clearClusterBinding,
@@ -27,8 +27,8 @@ import {
   lockAccountRows,
   setAccountState,
   type AccountRow,
-} from './account-repository.js';
-import { NEW_ACCOUNT, STREAMED_STATES, recordTransitions, type AccountState, type Transition } from './account-states.js';
+} from '../accounts/account-repository.js';
+import { NEW_ACCOUNT, STREAMED_STATES, recordTransitions, type AccountState, type Transition } from '../accounts/account-states.js';
 import { parseIdentity, rebindAccount } from './account-rebind.js';
 import { accountExists, accountViews, getAccountView, listAccountNames, listAccountViews, type AccountPage } from './account-view.js';
 

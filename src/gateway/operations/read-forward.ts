@@ -12,10 +12,10 @@ import { Code, ConnectError } from '@connectrpc/connect';
 import { OperationSchema } from '../../gen/outpost/agent/v1/operation_pb.js';
 import type { Logger } from '../../shared/logger.js';
 import { describePrincipal, encodeDescription } from '../auth/vouched-principal.js';
-import { type ForwardRead, type ReadRow, readRowBase } from '../operations/read-runner.js';
-import { readyOwners, type OwnerLookup } from './owner-lookup.js';
-import type { PeerClient } from './peer-client.js';
-import type { ReplicaDirectory } from './replica-directory.js';
+import { type ForwardRead, type ReadRow, readRowBase } from './read-runner.js';
+import { readyOwners, type OwnerLookup } from '../replicas/owner-lookup.js';
+import type { PeerClient } from '../replicas/peer-client.js';
+import type { ReplicaDirectory } from '../replicas/replica-directory.js';
 
 /** Path of the internal route that runs a read on the replica holding a stream. */
 export const READ_FORWARD_PATH = '/armory/agent/forwardedreads';

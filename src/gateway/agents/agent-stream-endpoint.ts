@@ -17,12 +17,12 @@ import {
   type ConnectResponse,
 } from '../../gen/outpost/agent/v1/agent_pb.js';
 import type { Logger } from '../../shared/logger.js';
-import type { AgentTransport } from '../agents/agent-transport.js';
+import type { AgentTransport } from './agent-transport.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { admit } from '../auth/authorization.js';
 import { credentialsFromNodeRequest } from '../auth/credentials.js';
 import type { Principal } from '../auth/principal.js';
-import { toConnectError } from '../errors.js';
+import { toConnectError } from '../http/errors.js';
 import {
   createMessageDecoder,
   encodeMessage,
@@ -31,9 +31,9 @@ import {
   statusTrailers,
   SUPPORTED_ENCODINGS,
   type MessageDecoder,
-} from './grpc-wire.js';
-import { respondTrailersOnly } from './trailers-only.js';
-import { StreamRequests, type StreamFlow } from '../agents/stream-requests.js';
+} from '../grpc/grpc-wire.js';
+import { respondTrailersOnly } from '../grpc/trailers-only.js';
+import { StreamRequests, type StreamFlow } from './stream-requests.js';
 
 /** The longest delay a Node timer takes; a longer one fires after 1 ms. */
 const MAX_TIMER_MS = 2 ** 31 - 1;

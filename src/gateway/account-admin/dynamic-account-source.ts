@@ -7,7 +7,7 @@ import { and, asc, eq, notInArray, or } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
 import { accounts } from '../../db/schema.js';
 import type { DynamicAccountSource } from '../agents/account-commands.js';
-import { definitionFromJson } from './account-input.js';
+import { definitionFromJson } from '../accounts/account-input.js';
 
 /** Creates the source over the database. */
 export function createDynamicAccountSource(database: Database): DynamicAccountSource {

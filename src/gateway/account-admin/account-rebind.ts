@@ -8,9 +8,9 @@
  */
 import type { Database } from '../../db/database.js';
 import type { Logger } from '../../shared/logger.js';
-import { AccountAdminError } from './account-errors.js';
-import { lockAccountRows, moveIdentityBinding } from './account-repository.js';
-import { STREAMED_STATES, type AccountState, recordAuditedTransition } from './account-states.js';
+import { AccountAdminError } from '../accounts/account-errors.js';
+import { lockAccountRows, moveIdentityBinding } from '../accounts/account-repository.js';
+import { STREAMED_STATES, type AccountState, recordAuditedTransition } from '../accounts/account-states.js';
 
 /** Identity methods an account can be bound to (`identityOf` in src/gateway/auth/principal.ts). */
 export const BINDABLE_METHODS = ['token', 'jwt', 'certificate', 'insecure'] as const;

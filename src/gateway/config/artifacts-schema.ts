@@ -5,7 +5,7 @@
  * again when they change); a password or token never sits in the configuration itself.
  */
 import { z } from 'zod';
-import { parseCidr } from './target-policy.js';
+import { parseCidr } from '../../shared/cidr.js';
 
 /** Account names the gateway defines itself. */
 export const BUILT_IN_ARTIFACT_ACCOUNTS = ['embedded-artifact', 'custom-artifact', 'kubernetes', 'no-auth-http-account'];
