@@ -33,7 +33,8 @@ const SUMMARY = /<!-- bench:summary (\S+) -->\n[\s\S]*?<!-- bench:end -->/;
 export const HEADLINES: readonly { scenario: string; measure: string }[] = [
   { scenario: 'initial sync', measure: 'seconds, agent start →' },
   { scenario: 'churn', measure: 'change → committed row, p99 ms' },
-  { scenario: 'operations (get) c=1', measure: 'overhead, p99 ms' },
+  // "operations (get)" in runs from before reads stopped being stored, "operations (merge patch, stored)" since.
+  { scenario: 'operations (', measure: 'overhead, p99 ms' },
   { scenario: 'failover', measure: 'seconds, kill → first successful operation, p99' },
   { scenario: 'connection scale', measure: 'gateway RSS per agent, KiB' },
 ];

@@ -44,7 +44,10 @@ export interface BenchResults {
   params: { runs: number; only: string[] };
   initialSync?: Repeated<InitialSyncParams, InitialSyncResult>;
   churn?: Repeated<ChurnParams, ChurnResult>;
+  /** Stored operations (merge patches); stored gets in files from before reads stopped being stored. */
   operations?: Repeated<OperationsParams, OperationsResult>;
+  /** Reads (gets), never stored: the same round trip as `operations` without the database. */
+  reads?: Repeated<OperationsParams, OperationsResult>;
   /** One run of many operations (its percentiles are over the operations). */
   forwarding?: Repeated<ForwardingParams, ForwardingResult>;
   /** One run of many kill/recover cycles (its percentiles are over the cycles). */
@@ -76,6 +79,7 @@ export function resultRows(r: BenchResults): Row[] {
     ...(r.initialSync ? initialSyncRows(r.initialSync.runs, r.initialSync.params.objects) : []),
     ...(r.churn ? churnRows(r.churn.runs, r.churn.params) : []),
     ...(r.operations ? operationsRows(r.operations.runs) : []),
+    ...(r.reads ? operationsRows(r.reads.runs) : []),
     ...(r.forwarding?.runs[0] ? forwardingRows(r.forwarding.runs[0]) : []),
     ...(r.failover?.runs[0] ? failoverRows(r.failover.runs[0]) : []),
     ...(r.failoverTwoConnections?.runs[0] ? failoverRows(r.failoverTwoConnections.runs[0]) : []),
@@ -117,6 +121,7 @@ export function renderSetup(r: BenchResults, before?: { file: string; results: B
         'initialSync',
         'churn',
         'operations',
+        'reads',
         'forwarding',
         'failover',
         'connectionScale',

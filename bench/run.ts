@@ -32,6 +32,7 @@ const SCENARIOS = [
   'initial-sync',
   'churn',
   'operations',
+  'reads',
   'forwarding',
   'failover',
   'connection-scale',
@@ -49,7 +50,7 @@ type Scenario = (typeof SCENARIOS)[number];
 
 const USAGE = `usage: npm run bench -- [--quick] [--runs K] [--only ${SCENARIOS.join(',')}] [--objects N] [--fleet-agents N] [--cache-accounts N] [--out DIR]
   --quick    small sizes and short runs: a smoke run of every scenario in about a minute (too small to judge targets)
-  --runs K   repetitions of initial-sync, churn, operations, connection-scale, agent-footprint, kube-proxy and cli (default 3; 1 with
+  --runs K   repetitions of initial-sync, churn, operations, reads, connection-scale, agent-footprint, kube-proxy and cli (default 3; 1 with
              --quick), and of transports (default 4, so HTTP/2 and WebSocket each go first twice; 1 with --quick)
   --only     a comma-separated subset of the scenarios
   --objects  objects of the initial-sync scenario and of transports' initial sync (default 100000; 5000 with --quick)
@@ -58,6 +59,8 @@ const USAGE = `usage: npm run bench -- [--quick] [--runs K] [--only ${SCENARIOS.
              two databases, about 35 GB each and an hour each to generate on 2 cores, 70 GB during the upgrade step,
              extrapolated from 200,000 rows; 200 with --quick)
   --out      write <timestamp>.json and .md into DIR instead of bench/results/
+operations: stored operations (an empty merge patch of a ConfigMap, wait) at concurrency 1, 10 and 100.
+reads:      the same with a get, which the gateway runs in memory and never stores.
 transports: each run, churn (1000/s for 20 s; 3 s with --quick) and initial sync over HTTP/2 and over WebSocket.
 kube-proxy: kubectl get and watch through the gateway's /k8s/ACCOUNT, through two bare relays and straight to the
              sandbox, interleaved (kubectl from OUTPOST_BENCH_KUBECTL or the newest one installed).
@@ -127,7 +130,8 @@ const postgresUrl = process.env.OUTPOST_BENCH_POSTGRES ?? 'postgres://postgres@1
 const params = {
   initialSync: { objects },
   churn: { changesPerSecond: 1000, seconds: quick ? 3 : 60 },
-  operations: { concurrency: [1, 10, 100], seconds: quick ? 1.5 : 10, warmupSeconds: quick ? 0.5 : 2 },
+  operations: { concurrency: [1, 10, 100], seconds: quick ? 1.5 : 10, warmupSeconds: quick ? 0.5 : 2, spec: 'patch' as const },
+  reads: { concurrency: [1, 10, 100], seconds: quick ? 1.5 : 10, warmupSeconds: quick ? 0.5 : 2, spec: 'get' as const },
   forwarding: { operations: quick ? 20 : 300, warmup: quick ? 5 : 30 },
   // minSessionSeconds: past the agent's stable-session threshold (reconnect.stableSeconds), so each kill meets a reset
   // reconnect backoff; quick mode lowers the threshold from its 10 s default to 1 s so the kills come 1.5 s apart.
@@ -226,6 +230,7 @@ const results: BenchResults = {
 if (wants('initial-sync')) results.initialSync = await repeat('initial-sync', runs, params.initialSync, runInitialSync);
 if (wants('churn')) results.churn = await repeat('churn', runs, params.churn, runChurn);
 if (wants('operations')) results.operations = await repeat('operations', runs, params.operations, runOperations);
+if (wants('reads')) results.reads = await repeat('reads', runs, params.reads, runOperations);
 if (wants('forwarding')) results.forwarding = await repeat('forwarding', 1, params.forwarding, runForwarding);
 if (wants('failover')) {
   results.failover = await repeat('failover', 1, params.failover, runFailover);

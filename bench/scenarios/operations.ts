@@ -1,10 +1,14 @@
 /**
  * Scenario — operations round trip: sandbox + gateway (Postgres) + agent as child processes; a client in this process
- * submits cheap `get` operations with `wait: true` at concurrency 1, 10 and 100. Per operation, the client-observed
- * round trip minus the agent's `kubernetes_duration` is Outpost's overhead (HTTP to the gateway, store, dispatch down
- * the agent stream, result back, state update). The concurrency-100 phase gives the maximum operations/s one gateway
- * replica sustains. Baseline in the same run: after each level, the same `get` straight to the sandbox by a bare
- * @kubernetes/client-node client at the same concurrency for the same seconds — the ceiling this machine allows.
+ * submits cheap operations with `wait: true` at concurrency 1, 10 and 100. Per operation, the client-observed round
+ * trip minus the agent's `kubernetes_duration` is Outpost's overhead. Two kinds, two scenarios:
+ * - `operations`: an empty merge patch of a ConfigMap, a stored operation (HTTP to the gateway, insert, dispatch down
+ *   the agent stream, result back, the terminal update). Results files from before reads stopped being stored measured
+ *   `get` here, when a get was stored too: their rows keep the name "operations (get)".
+ * - `reads`: a `get`, which the gateway runs in memory and never stores (src/gateway/operations/read-runner.ts).
+ * The concurrency-100 phase gives the maximum rate one gateway replica sustains. Baseline in the same run: after each
+ * level, a `get` of the same ConfigMap straight to the sandbox by a bare @kubernetes/client-node client at the same
+ * concurrency for the same seconds — the ceiling this machine allows for a request of the cluster.
  */
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { figureRow, type Row } from '../rows.js';
@@ -13,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOperationClient, type OperationClient } from '../../src/client/operation-client.js';
 import { fromProtoDuration } from '../../src/client/duration.js';
+import { PatchType } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 import { OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { createTestDatabase } from '../../testkit/databases.js';
 import { summarize } from '../machine.js';
@@ -27,7 +32,12 @@ export interface OperationsParams {
   seconds: number;
   /** Unmeasured operations per level before measuring (connections, JIT, prepared statements). */
   warmupSeconds: number;
+  /** `patch`: a stored operation (the `operations` scenario); `get`: a read, never stored (the `reads` scenario). */
+  spec: OperationKind;
 }
+
+/** What the scenario submits. */
+export type OperationKind = 'patch' | 'get';
 
 /** Figures of one concurrency level (milliseconds). */
 export interface OperationsLevel {
@@ -46,13 +56,20 @@ export interface OperationsLevel {
 
 /** Figures of the scenario. */
 export interface OperationsResult {
+  /** What was submitted; absent in results files from before the split (stored gets). */
+  spec?: OperationKind;
   levels: OperationsLevel[];
   maxOperationsPerSecond: number;
   gatewayPeakRssMiB: number;
   agentPeakRssMiB: number;
 }
 
-const SPEC = { case: 'get' as const, value: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'demo', name: 'web-config' } };
+const TARGET = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'demo', name: 'web-config' };
+const SPECS = {
+  get: { case: 'get' as const, value: TARGET },
+  // Changes nothing, so every run sees the same ConfigMap; still a stored operation.
+  patch: { case: 'patch' as const, value: { ...TARGET, type: PatchType.MERGE, patch: '{}' } },
+};
 
 /** Waits (testkit's `eventually`, up to 60 s) until `account` is registered by an agent; ends at once when a child exited. */
 async function waitForAccount(httpUrl: string, account: string, children: Child[]): Promise<void> {
@@ -73,7 +90,7 @@ async function waitForAccount(httpUrl: string, account: string, children: Child[
 }
 
 /** Runs `concurrency` workers for `seconds`; returns per-operation samples. */
-async function runLevel(client: OperationClient, concurrency: number, seconds: number, record: boolean) {
+async function runLevel(client: OperationClient, kind: OperationKind, concurrency: number, seconds: number, record: boolean) {
   const roundTrips: number[] = [];
   const kube: number[] = [];
   const overheads: number[] = [];
@@ -85,7 +102,7 @@ async function runLevel(client: OperationClient, concurrency: number, seconds: n
     while (performance.now() < until) {
       const t0 = performance.now();
       try {
-        const op = await client.submitAndWait({ account: 'bench', timeout: { seconds: 30n }, spec: SPEC });
+        const op = await client.submitAndWait({ account: 'bench', timeout: { seconds: 30n }, spec: SPECS[kind] });
         const rtt = performance.now() - t0;
         if (op.state !== OperationState.SUCCEEDED || !op.result?.success) {
           failed++;
@@ -116,7 +133,7 @@ async function runDirect(core: CoreV1Api, concurrency: number, seconds: number) 
   const worker = async () => {
     while (performance.now() < until) {
       const t0 = performance.now();
-      await core.readNamespacedConfigMap({ name: SPEC.value.name, namespace: SPEC.value.namespace });
+      await core.readNamespacedConfigMap({ name: TARGET.name, namespace: TARGET.namespace });
       roundTrips.push(performance.now() - t0);
     }
   };
@@ -150,8 +167,8 @@ export async function runOperations(params: OperationsParams): Promise<Operation
     const levels: OperationsLevel[] = [];
     try {
       for (const concurrency of params.concurrency) {
-        await runLevel(client, concurrency, params.warmupSeconds, false);
-        const r = await runLevel(client, concurrency, params.seconds, true);
+        await runLevel(client, params.spec, concurrency, params.warmupSeconds, false);
+        const r = await runLevel(client, params.spec, concurrency, params.seconds, true);
         if (r.roundTrips.length === 0) throw new Error(`no operation succeeded at concurrency ${concurrency}: ${r.firstError}`);
         await runDirect(core, concurrency, params.warmupSeconds);
         const d = await runDirect(core, concurrency, params.seconds);
@@ -180,6 +197,7 @@ export async function runOperations(params: OperationsParams): Promise<Operation
       clearInterval(sampler);
     }
     return {
+      spec: params.spec,
       levels,
       maxOperationsPerSecond: Math.max(...levels.map((l) => l.operationsPerSecond)),
       gatewayPeakRssMiB: gateway.peakRss() / 2 ** 20,
@@ -192,6 +210,13 @@ export async function runOperations(params: OperationsParams): Promise<Operation
   }
 }
 
+/** The name of the rows: what was submitted, and whether it was stored. */
+function scenarioName(spec: OperationKind | undefined): string {
+  if (spec === 'patch') return 'operations (merge patch, stored)';
+  if (spec === 'get') return 'reads (get, never stored)';
+  return 'operations (get)';
+}
+
 /** The p99 overhead target of each concurrency level (ms): the issue's second pass. */
 const P99_TARGET_MS: Record<number, number> = { 1: 10, 10: 25, 100: 100 };
 
@@ -202,10 +227,13 @@ const P99_TARGET_MS: Record<number, number> = { 1: 10, 10: 25, 100: 100 };
 export function operationsRows(runs: OperationsResult[]): Row[] {
   const levels = runs[0]?.levels.map((l) => l.concurrency) ?? [];
   const at = (c: number) => runs.map((r) => r.levels.find((l) => l.concurrency === c)!);
+  const name = scenarioName(runs[0]?.spec);
+  // The targets are the stored path's (set when a get was stored); reads have none of their own.
+  const targets = runs[0]?.spec === 'get' ? {} : P99_TARGET_MS;
   return [
     ...levels.flatMap((c) => {
-      const s = `operations (get) c=${c}`;
-      const target = P99_TARGET_MS[c];
+      const s = `${name} c=${c}`;
+      const target = targets[c];
       return [
         figureRow(
           s,
@@ -230,7 +258,7 @@ export function operationsRows(runs: OperationsResult[]): Row[] {
       ];
     }),
     figureRow(
-      'operations (get)',
+      name,
       'maximum operations/s, one gateway replica',
       runs.map((r) => r.maxOperationsPerSecond),
       { digits: 0, target: '≥ 1000/s', meets: (m) => m >= 1000 },
