@@ -30,7 +30,7 @@ export interface OperationsParams {
 }
 
 /** Figures of one concurrency level (milliseconds). */
-export interface OperationsLevel {
+interface OperationsLevel {
   concurrency: number;
   operations: number;
   failed: number;

@@ -76,7 +76,6 @@ import { keepLeadingByteOrderMarks } from '../shared/protobuf-text.js';
 
 export { gatewayConfigSchema, type GatewayConfig, type GatewayConfigInput } from './config/schema.js';
 export { loadGatewayConfig, GatewayConfigError } from './config/load.js';
-export { MAX_MESSAGE_BYTES } from './request-handler.js';
 export { authSetupProblem } from './setup-warnings.js';
 
 /** How long shutdown waits for agent streams and open requests before cutting connections. */

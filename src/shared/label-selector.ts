@@ -32,7 +32,7 @@ const DNS_SUBDOMAIN_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a
  * Checks a label key: an optional DNS-subdomain prefix (≤ 253 chars) and `/`, then a name of ≤ 63 characters made of
  * alphanumerics, `-`, `_`, `.`, starting and ending with an alphanumeric. Throws {@link SelectorError}.
  */
-export function validateLabelKey(key: string): void {
+function validateLabelKey(key: string): void {
   const slash = key.indexOf('/');
   const prefix = slash >= 0 ? key.slice(0, slash) : undefined;
   const name = slash >= 0 ? key.slice(slash + 1) : key;
@@ -53,7 +53,7 @@ export function validateLabelKey(key: string): void {
 }
 
 /** Checks a label value: empty, or ≤ 63 characters of alphanumerics, `-`, `_`, `.` starting/ending alphanumeric. */
-export function validateLabelValue(key: string, value: string): void {
+function validateLabelValue(key: string, value: string): void {
   if (value === '') return;
   if (value.length > 63) {
     throw new SelectorError(`invalid label value "${value}" for key "${key}": must be no more than 63 characters`);

@@ -29,7 +29,7 @@ import { registerRolloutCommand } from '../../src/cli/commands/rollout.js';
 import { registerScaleCommand } from '../../src/cli/commands/scale.js';
 
 /** What the fake answers to one submit: a record, or a thrown error (ConnectError). */
-export type Responder = (req: SubmitOperationRequest) => OperationRecord | Promise<OperationRecord>;
+type Responder = (req: SubmitOperationRequest) => OperationRecord | Promise<OperationRecord>;
 
 /** A fake gateway. */
 export interface FakeGateway {

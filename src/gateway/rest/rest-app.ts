@@ -63,7 +63,7 @@ export interface RestAppOptions {
 }
 
 /** One gateway replica as `/armory/clouddrivers` lists it. */
-export interface ClouddriverInstance {
+interface ClouddriverInstance {
   id: string;
   baseUrl: string;
   lastUpdated: string;

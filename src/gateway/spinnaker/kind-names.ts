@@ -126,7 +126,7 @@ for (const k of REGISTERED_KINDS) BY_LOWER_NAME.set(k.name.toLowerCase(), k);
 for (const [alias, name] of Object.entries(ALIASES)) BY_LOWER_NAME.set(alias, BY_LOWER_NAME.get(name.toLowerCase())!);
 
 /** True for a group Clouddriver names kinds without (Kubernetes' own groups, and none). */
-export function isNativeGroup(group: string): boolean {
+function isNativeGroup(group: string): boolean {
   return NATIVE_GROUPS.has(group.toLowerCase());
 }
 
