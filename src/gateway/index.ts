@@ -167,7 +167,7 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     }),
     (p) => p.close(),
   );
-  const clusterLogger = logger.child({ component: 'cluster' });
+  const replicasLogger = logger.child({ component: 'replicas' });
   const replicaDirectory = closers.add(
     'replica directory',
     createReplicaDirectory({
@@ -177,7 +177,7 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
       database,
       config: config.replicas,
       scheme: config.tls ? 'https' : 'http',
-      logger: clusterLogger,
+      logger: replicasLogger,
     }),
     (d) => d.close(),
   );
@@ -211,11 +211,11 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
       owners,
       replicas: replicaDirectory,
       peers,
-      logger: clusterLogger,
+      logger: replicasLogger,
       metrics,
     }),
     dispatchLocal: (account, operation) => dispatchLocal(registry, account, operation),
-    relay: createResultRelay({ selfId: config.id, replicas: replicaDirectory, peers, logger: clusterLogger }),
+    relay: createResultRelay({ selfId: config.id, replicas: replicaDirectory, peers, logger: replicasLogger }),
     verifySession: createCachedSessionVerifier(database),
     metrics,
     config: config.operations,
@@ -225,7 +225,7 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
   const reads = createReadRunner({
     gatewayId: config.id,
     sendLocal: (account, operation) => sendLocal(registry, account, operation),
-    forward: createReadForward({ owners, replicas: replicaDirectory, peers, logger: clusterLogger }),
+    forward: createReadForward({ owners, replicas: replicaDirectory, peers, logger: replicasLogger }),
     accountExists: (name) => operationStore.accountExists(name),
     agentWaitMs: config.operations.agentWaitSeconds * 1000,
     metrics,
@@ -241,7 +241,7 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     db: database.db,
     leaseSeconds: config.replicas.leaseSeconds,
     standbyCheckIntervalSeconds: config.replicas.standbyCheckIntervalSeconds,
-    logger: clusterLogger,
+    logger: replicasLogger,
   });
   const sessionDeps: AgentSessionDeps = {
     gatewayId: config.id,

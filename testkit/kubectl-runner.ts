@@ -6,7 +6,7 @@ import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Sandbox } from '../../src/sandbox/index.js';
+import type { Sandbox } from '../src/sandbox/index.js';
 
 /** Result of one kubectl run. */
 interface KubectlResult {
