@@ -16,7 +16,7 @@ import {
   type SubmitOperationRequest,
 } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { AccountService } from '../../src/gen/outpost/api/v1/account_service_pb.js';
-import { createCapturedIo } from '../../src/client/io.js';
+import { createCapturedIo } from './captured-io.js';
 import type { ClientCommandDeps } from '../../src/client/client-command.js';
 import { registerAccountsCommand } from '../../src/cli/commands/accounts.js';
 import { registerOperationsCommand } from '../../src/cli/commands/operations.js';

@@ -8,7 +8,6 @@ import {
   fullResourceName,
   parseKind,
   parseResourceName,
-  sameKind,
   spinnakerKindMap,
   spinnakerKindOf,
 } from '../../src/gateway/spinnaker/kind-names.js';
@@ -56,8 +55,6 @@ describe('Spinnaker kind names', () => {
     assert.equal(parseResourceName('web'), undefined);
     assert.equal(parseResourceName(' web'), undefined);
     assert.equal(parseResourceName('a b c'), undefined);
-    assert.ok(sameKind('deploy', 'deployment.apps'));
-    assert.ok(!sameKind('deployment', 'replicaSet'));
   });
 
   test('the credentials kind map classifies kinds as Deck groups them', () => {

@@ -184,13 +184,6 @@ export function spinnakerKindOf(apiVersion: string, kind: string): string {
   return isNativeGroup(group) ? kind : `${kind}.${group.toLowerCase()}`;
 }
 
-/** True when two kind spellings name the same kind (case, aliases and native groups ignored). */
-export function sameKind(a: string, b: string): boolean {
-  const pa = parseKind(a);
-  const pb = parseKind(b);
-  return !!pa && !!pb && pa.spinnakerName.toLowerCase() === pb.spinnakerName.toLowerCase();
-}
-
 /** A `"<kind> <name>"` resource name, parsed. */
 export interface ResourceName {
   kind: ParsedKind;
