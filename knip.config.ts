@@ -1,12 +1,13 @@
 /**
  * knip: the check for unused files, exports, types and dependencies that `npm run lint` (and so CI) runs.
  *
- * The entry points are what runs: the `outpost` command (found through package.json's `bin`, bin/outpost.js,
- * which loads src/cli/main.ts), the npm scripts (bench/run.ts, bench/readme-table.ts, scripts/*, the chaos and hostile runners,
- * found through package.json's `scripts`), the dashboard (web/index.html through Vite's config, found by knip's Vite
- * plugin), drizzle.config.ts (its Drizzle plugin), the test files, and the programs listed below that nothing imports
- * because they are started by path. Everything else must be reachable from one of them, and every export must be
- * imported somewhere: an export only its own file uses is not exported.
+ * The entry points are what runs. knip finds most of them itself: the `outpost` command (package.json's `bin`,
+ * bin/outpost.js, which loads src/cli/main.ts), the files the npm scripts run (bench/run.ts, bench/readme-table.ts,
+ * the scripts of the build and of `npm test`, the chaos and hostile runners), the dashboard (web/src/main.tsx, from
+ * web/vite.config.ts, by its Vite plugin) and the schema of drizzle.config.ts (its Drizzle plugin). `entry` below adds
+ * the test files and the programs that nothing imports because they are started by path. Everything else must be
+ * reachable from one of them, every export must be imported by another file (an export only its own file uses is not
+ * exported), and every dependency used.
  */
 import type { KnipConfig } from 'knip';
 
