@@ -114,7 +114,7 @@ export async function scrapeMetric(url: string, name: string): Promise<number> {
  * A TCP port free right now on 127.0.0.1. Another process may take it before the child binds it: prefer port 0 and
  * reading the bound port from the child; {@link startAgent} retries with new ports when it happens.
  */
-export async function freePort(): Promise<number> {
+async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once('error', reject);
@@ -171,7 +171,7 @@ export interface AgentDial {
 }
 
 /** The `clouddriver:` lines of an agent config dialling `dial`. */
-export function clouddriverYaml(dial: AgentDial): string[] {
+function clouddriverYaml(dial: AgentDial): string[] {
   const { transport } = dial;
   if (transport === 'websocket' && dial.httpPort === undefined) throw new Error('the WebSocket transport needs the gateway HTTP port');
   return [

@@ -27,7 +27,7 @@ const spawnLogged = (args: string[], logFile: string): OutpostProcess => spawnOu
  * Where one gateway replica listens (the same ports across restarts). Its first start binds ephemeral ports (port 0:
  * a port picked free and released could be taken before the child binds it); a restart binds the same ones again.
  */
-export interface ReplicaInfo {
+interface ReplicaInfo {
   readonly name: string;
   readonly httpPort: number;
   readonly grpcPort: number;
@@ -95,14 +95,14 @@ function logSince(file: string, offset: number): string {
 }
 
 /** The ports in the banner `outpost gateway` prints on stdout once it listens (whatever its log level). */
-export function bannerPorts(output: string): { httpPort: number; grpcPort: number } | undefined {
+function bannerPorts(output: string): { httpPort: number; grpcPort: number } | undefined {
   const http = /HTTP \(Connect JSON, REST\):\s+https?:\/\/[^\s:]+:(\d+)/.exec(output);
   const grpc = /gRPC \(agents, h2c\):\s+https?:\/\/[^\s:]+:(\d+)/.exec(output);
   return http && grpc ? { httpPort: Number(http[1]), grpcPort: Number(grpc[1]) } : undefined;
 }
 
 /** The last lines of a log file ('' when none). */
-export function logTail(file: string, chars = 3000): string {
+function logTail(file: string, chars = 3000): string {
   try {
     return readFileSync(file, 'utf8').slice(-chars);
   } catch {

@@ -18,13 +18,13 @@ export interface Row {
 }
 
 /** Median (the lower middle value for an even count) of a sample; NaN when empty. */
-export function median(values: number[]): number {
+function median(values: number[]): number {
   const xs = values.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
   return xs.length === 0 ? NaN : xs[Math.floor((xs.length - 1) / 2)]!;
 }
 
 /** `x` with `digits` decimals, 'n/a' when not a finite number. */
-export function fixed(x: number, digits: number): string {
+function fixed(x: number, digits: number): string {
   return Number.isFinite(x) ? x.toFixed(digits) : 'n/a';
 }
 

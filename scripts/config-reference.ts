@@ -16,7 +16,7 @@ import { describeObject, type FieldSection } from './zod-fields.js';
 export const CONFIGURATION_DOC = 'docs/configuration.md';
 
 /** Thrown when a key has no description: the message lists them all. */
-export class MissingDescriptionError extends Error {
+class MissingDescriptionError extends Error {
   constructor(readonly paths: string[]) {
     super(`configuration keys without a description (add .describe('…') in the schema): ${paths.join(', ')}`);
     this.name = 'MissingDescriptionError';

@@ -35,7 +35,7 @@ interface CheckDef {
 }
 
 /** One documented key. */
-export interface FieldRow {
+interface FieldRow {
   /** Dotted path from the root; list items are written `key[]`. */
   path: string;
   /** The key itself. */
@@ -94,7 +94,7 @@ function bounds(def: Def): string {
 }
 
 /** A short human type: `integer ≥ 1, ≤ 10000`, `one of \`a\`, \`b\``, `list of string`… */
-export function typeName(schema: ZodLike): string {
+function typeName(schema: ZodLike): string {
   const { core } = unwrap(schema);
   const def = core._zod.def;
   switch (def.type) {

@@ -7,10 +7,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { inspect } from 'node:util';
 
 /** How long {@link eventually} waits by default: generous, since it only turns a hang into a clear failure. */
-export const EVENTUALLY_TIMEOUT_MS = 30_000;
+const EVENTUALLY_TIMEOUT_MS = 30_000;
 
 /** How long {@link eventually} pauses between attempts by default. */
-export const EVENTUALLY_INTERVAL_MS = 25;
+const EVENTUALLY_INTERVAL_MS = 25;
 
 /** Options of {@link eventually}. */
 export interface EventuallyOptions {

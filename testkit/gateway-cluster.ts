@@ -20,8 +20,6 @@ import { agentConfig, gatewayConfig, writeYaml, type AgentAccount, type ConfigOb
 import { createTestDatabase, type TestDatabase } from './databases.js';
 import { processState, readLog, spawnOutpost, waitForProcess, type OutpostProcess } from './outpost-process.js';
 
-export type { AgentAccount, ConfigObject } from './cluster-config.js';
-
 /** Options of {@link startGatewayCluster}. */
 export interface GatewayClusterOptions {
   /** Number of gateway processes, named `gw-1` … `gw-N` (also their replica ids). Default 3. */
@@ -45,7 +43,7 @@ export interface GatewayClusterOptions {
 }
 
 /** Options of {@link GatewayCluster.startAgent}. */
-export interface ClusterAgentOptions {
+interface ClusterAgentOptions {
   /** The agent's one account (default `{ name: 'sandbox' }`, every kind, the sandbox's admin user). */
   account?: AgentAccount;
   /** Several accounts instead of `account`. */
@@ -59,7 +57,7 @@ export interface ClusterAgentOptions {
 }
 
 /** Where one gateway process listens: the ephemeral ports of its latest start (a restart binds new ones). */
-export interface ClusterGateway {
+interface ClusterGateway {
   /** Process name and replica id: `gw-1` … */
   readonly name: string;
   readonly httpPort: number;
@@ -71,7 +69,7 @@ export interface ClusterGateway {
 }
 
 /** Signals tests send to a gateway or agent process. */
-export type ClusterSignal = 'SIGKILL' | 'SIGTERM' | 'SIGSTOP' | 'SIGCONT';
+type ClusterSignal = 'SIGKILL' | 'SIGTERM' | 'SIGSTOP' | 'SIGCONT';
 
 /** A running cluster. Always `close()` it (in `after`/`finally`): it kills the children and drops the database. */
 export interface GatewayCluster {

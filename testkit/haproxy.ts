@@ -12,7 +12,7 @@ import { bindSocket, runInheritedProxy } from './proxy-process.js';
 import { haproxyConfig } from './reverse-proxy-configs.js';
 
 /** The HAProxy binary the harness runs. */
-export const HAPROXY_BIN = '/usr/sbin/haproxy';
+const HAPROXY_BIN = '/usr/sbin/haproxy';
 
 /**
  * - `http1-reverse`: docs/networks.md's configuration: HTTP/1.1 only on both sides (`proto h1`), WebSocket upgrades
@@ -20,7 +20,7 @@ export const HAPROXY_BIN = '/usr/sbin/haproxy';
  * - `h2-to-http1`: HAProxy's default frontend instead: it answers HTTP/2 itself (prior knowledge, or over TLS whatever
  *   ALPN said) and forwards every request as HTTP/1.1, so an HTTP/2 client gets through to an HTTP/1.1 upstream.
  */
-export type HaproxyMode = 'http1-reverse' | 'h2-to-http1';
+type HaproxyMode = 'http1-reverse' | 'h2-to-http1';
 
 /** Options of {@link startHaproxy}. */
 export interface HaproxyHarnessOptions {

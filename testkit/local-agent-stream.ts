@@ -21,7 +21,7 @@ import { createSilentLogger } from '../src/shared/logger.js';
 import { readResponses, type TestAgentStream } from './test-agent-stream.js';
 
 /** Length of the account leases local streams take: longer than any test, as no lease keeper renews them. */
-export const LOCAL_LEASE_SECONDS = 600;
+const LOCAL_LEASE_SECONDS = 600;
 
 /** Where a local stream runs. */
 export interface LocalStreamOptions {
@@ -35,7 +35,7 @@ export interface LocalStreamOptions {
 }
 
 /** Session dependencies of local streams on `database`: silent, a fresh registry, no operations. */
-export function localSessionDeps(database: Database, gatewayId: string): AgentSessionDeps {
+function localSessionDeps(database: Database, gatewayId: string): AgentSessionDeps {
   return {
     gatewayId,
     heartbeatIntervalSeconds: 5,

@@ -12,14 +12,14 @@ import { bindSocket, runInheritedProxy } from './proxy-process.js';
 import { nginxSiteConfig } from './reverse-proxy-configs.js';
 
 /** The nginx binary the harness runs. */
-export const NGINX_BIN = '/usr/sbin/nginx';
+const NGINX_BIN = '/usr/sbin/nginx';
 
 /**
  * - `http1-reverse`: docs/networks.md's configuration: HTTP/1.1 to the upstream, WebSocket upgrades passed, buffering
  *   off, hour-long timeouts; the listen has no `http2`, so HTTP/2 clients cannot pass.
  * - `block-upgrade`: the same, but every request with an `Upgrade` header is answered 403: nothing streams through.
  */
-export type NginxMode = 'http1-reverse' | 'block-upgrade';
+type NginxMode = 'http1-reverse' | 'block-upgrade';
 
 /** Options of {@link startNginx}. */
 export interface NginxOptions {

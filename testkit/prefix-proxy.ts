@@ -14,7 +14,7 @@ import { createKubeClient, type KubeClient } from '../src/agent/kube/kube-client
 import { startSandbox, type Sandbox } from '../src/sandbox/index.js';
 
 /** One request as the proxy received it. */
-export interface RecordedRequest {
+interface RecordedRequest {
   method: string;
   /** The request target as sent (not parsed). */
   target: string;
@@ -146,7 +146,7 @@ export async function startPrefixProxy(options: PrefixProxyOptions): Promise<Pre
 }
 
 /** The agent's Kubernetes client for the cluster behind `proxy` (its server URL, prefix included), as `token`. */
-export function prefixedKubeClient(proxy: PrefixProxy, token: string): KubeClient {
+function prefixedKubeClient(proxy: PrefixProxy, token: string): KubeClient {
   const kc = new KubeConfig();
   kc.loadFromOptions({
     clusters: [{ name: 'c1', server: proxy.server, skipTLSVerify: true }],

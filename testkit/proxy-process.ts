@@ -87,12 +87,12 @@ export async function bindSocket(port = 0): Promise<BoundSocket> {
  * Binds `port` again after the proxy that held it exited, retrying while it is in use (another process may have taken
  * it in between; then this fails after a bounded wait rather than moving the proxy to another port).
  */
-export function rebindSocket(port: number): Promise<BoundSocket> {
+function rebindSocket(port: number): Promise<BoundSocket> {
   return eventually(`bind 127.0.0.1:${port} again`, () => bindSocket(port), { timeoutMs: REBIND_TIMEOUT_MS, intervalMs: 100 });
 }
 
 /** Checks a proxy configuration by running `command args…` with the socket as fd 3; throws with its output if it fails. */
-export function checkConfig(command: string, args: string[], socket: BoundSocket, env: Record<string, string> = {}): void {
+function checkConfig(command: string, args: string[], socket: BoundSocket, env: Record<string, string> = {}): void {
   const result = spawnSync(command, args, {
     stdio: ['ignore', 'pipe', 'pipe', socket.fd],
     env: { ...process.env, ...env },
@@ -105,7 +105,7 @@ export function checkConfig(command: string, args: string[], socket: BoundSocket
 }
 
 /** A running proxy process. */
-export interface ProxyProcess {
+interface ProxyProcess {
   readonly child: ChildProcess;
   /** True until the process exited. */
   running(): boolean;
@@ -122,12 +122,7 @@ export interface ProxyProcess {
  * Spawns `command args…` with `socket` as its fd 3, then closes the socket here, so only the proxy accepts on it.
  * `env` is added to this process's environment.
  */
-export async function spawnProxy(
-  command: string,
-  args: string[],
-  socket: BoundSocket,
-  env: Record<string, string> = {},
-): Promise<ProxyProcess> {
+async function spawnProxy(command: string, args: string[], socket: BoundSocket, env: Record<string, string> = {}): Promise<ProxyProcess> {
   let out = '';
   const keep = (chunk: Buffer) => {
     out = (out + chunk.toString('utf8')).slice(-16_384);

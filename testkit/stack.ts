@@ -18,10 +18,8 @@ import { createTestDatabase, type TestDatabase } from './databases.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 import { testGatewayConfig } from './test-gateway.js';
 
-export type { AgentAccount };
-
 /** Options of {@link Stack.startAgent} (and of each entry of {@link StackOptions.agents}). */
-export interface StackAgentOptions {
+interface StackAgentOptions {
   /** Agent id, default `agent-1`. Ids may repeat after {@link Stack.stopAgents}. */
   id?: string;
   /** The agent's one account (default `{ name: 'sandbox' }`: every kind, the sandbox's admin user). */

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Where the binary is; tests fail with a hint when it is missing. */
-export const TINYPROXY_BIN = '/usr/bin/tinyproxy';
+const TINYPROXY_BIN = '/usr/bin/tinyproxy';
 
 /** Options of {@link startTinyproxy}. */
 export interface TinyproxyOptions {

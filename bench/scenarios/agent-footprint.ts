@@ -39,7 +39,7 @@ export interface AgentFootprintParams {
 }
 
 /** Memory of one process once ready (MiB), and how long it took to get ready (s). */
-export interface ProcessMemory {
+interface ProcessMemory {
   rssMiB: number;
   heapMiB: number;
   readySeconds: number;

@@ -37,21 +37,21 @@ export interface CachePartitionsParams {
 
 /** The two layouts compared. */
 export const LAYOUTS = ['partitioned', 'one table'] as const;
-export type Layout = (typeof LAYOUTS)[number];
+type Layout = (typeof LAYOUTS)[number];
 
 /** The ListObjects forms measured. */
 export const LIST_FORMS = ['account', 'account + kind', 'account + kind + namespace', 'account + label', 'label, all accounts'] as const;
-export type ListForm = (typeof LIST_FORMS)[number];
+type ListForm = (typeof LIST_FORMS)[number];
 
 /** Latency percentiles of one measured form, ms. */
-export interface Latency {
+interface Latency {
   n: number;
   p50: number;
   p99: number;
 }
 
 /** What one layout measured. */
-export interface LayoutResult {
+interface LayoutResult {
   partitions: number;
   loadSeconds: number;
   /** Heap and TOAST of the table (all partitions), bytes. */

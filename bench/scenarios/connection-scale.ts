@@ -41,7 +41,7 @@ export interface ConnectionScaleParams {
 }
 
 /** Memory growth of one server for N agents. */
-export interface ServerFootprint {
+interface ServerFootprint {
   /** RSS growth per agent, KiB. */
   rssKiBPerAgent: number;
   /** V8 heap-used growth per agent, KiB (NaN when the server exposes no metrics). */

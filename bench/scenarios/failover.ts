@@ -44,7 +44,7 @@ export interface FailoverParams {
 }
 
 /** One submitted operation after the kill. */
-export interface FailoverAttempt {
+interface FailoverAttempt {
   /** Replica it was submitted to. */
   replica: string;
   /** Submitted this long after the kill, and answered after `ms`. */
@@ -54,7 +54,7 @@ export interface FailoverAttempt {
 }
 
 /** One kill/recover cycle. */
-export interface FailoverRun {
+interface FailoverRun {
   run: number;
   /** The replica killed (it held the account's lease). */
   killed: string;

@@ -33,7 +33,7 @@ export interface FleetChurnParams {
 }
 
 /** Per replica, over the churn window. */
-export interface ChurnReplica {
+interface ChurnReplica {
   name: string;
   sessions: number;
   /** Cache-write transactions committed per second (groups, or batches without coalescing). */
@@ -44,7 +44,7 @@ export interface ChurnReplica {
 }
 
 /** One mode's figures. */
-export interface ChurnMode {
+interface ChurnMode {
   coalesce: boolean;
   replicas: ChurnReplica[];
   seconds: number;

@@ -37,10 +37,10 @@ export interface OperationsParams {
 }
 
 /** What the scenario submits. */
-export type OperationKind = 'patch' | 'get';
+type OperationKind = 'patch' | 'get';
 
 /** Figures of one concurrency level (milliseconds). */
-export interface OperationsLevel {
+interface OperationsLevel {
   concurrency: number;
   operations: number;
   failed: number;

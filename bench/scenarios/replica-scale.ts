@@ -40,7 +40,7 @@ export interface ReplicaScaleParams {
 }
 
 /** What one replica held and cost. */
-export interface ReplicaFigures {
+interface ReplicaFigures {
   name: string;
   /** Streams it reports (outpost_gateway_connected_agents) after the swarm settled. */
   sessions: number;

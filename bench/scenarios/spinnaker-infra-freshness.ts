@@ -25,7 +25,7 @@ export interface FreshnessTarget {
 const DEADLINE_MS = 60_000;
 
 /** A Deployment as Spinnaker deploys it: moniker annotations (copied onto its ReplicaSets by the controller). */
-export function spinnakerDeployment(namespace: string, app: string, name: string, replicas: number) {
+function spinnakerDeployment(namespace: string, app: string, name: string, replicas: number) {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',

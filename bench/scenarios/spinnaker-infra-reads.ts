@@ -30,13 +30,13 @@ export interface InfraReadsParams {
 }
 
 /** Latencies of one call and its baseline (milliseconds). */
-export interface SideBySide {
+interface SideBySide {
   route: ReturnType<typeof summarize>;
   raw: ReturnType<typeof summarize>;
 }
 
 /** serverGroups: `route` built every time (answer cache off), `kept` from the answer cache, and the baseline. */
-export interface ServerGroupsSides extends SideBySide {
+interface ServerGroupsSides extends SideBySide {
   /** Absent in results from before the answer cache. */
   kept?: ReturnType<typeof summarize>;
 }

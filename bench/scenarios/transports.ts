@@ -26,7 +26,7 @@ export interface TransportsResult {
 }
 
 /** The order of the transports in repetition `repetition` (0-based): HTTP/2 first in even ones, WebSocket in odd. */
-export function transportOrder(repetition: number): [BenchTransport, BenchTransport] {
+function transportOrder(repetition: number): [BenchTransport, BenchTransport] {
   return repetition % 2 === 0 ? ['grpc', 'websocket'] : ['websocket', 'grpc'];
 }
 

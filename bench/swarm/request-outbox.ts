@@ -7,7 +7,7 @@ import { create } from '@bufbuild/protobuf';
 import { ConnectRequestSchema, type ConnectRequest } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 
 /** A message of the stream (ConnectRequest's oneof). */
-export type RequestMessage = ConnectRequest['message'];
+type RequestMessage = ConnectRequest['message'];
 
 /** See the module comment. */
 export interface RequestOutbox {

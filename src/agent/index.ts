@@ -26,11 +26,10 @@ import type { SessionState } from './stream/session.js';
 import { agentVersion } from './version.js';
 import { createClosers } from '../shared/closers.js';
 
-export { agentConfigSchema, type AgentConfig, type AgentConfigInput, type AccountConfig } from './config/schema.js';
-export { loadAgentConfig, parseAgentConfig, AgentConfigError, type AgentConfigIssue } from './config/load.js';
+export type { AgentConfig, AgentConfigInput } from './config/schema.js';
+export { loadAgentConfig, parseAgentConfig, AgentConfigError } from './config/load.js';
 export { AGENT_DEFAULTS } from './config/defaults.js';
-export type { AgentStatus, AccountStatus, OperationStatus, OperationsStatus, WatchStatus } from './status.js';
-export type { AgentMetrics } from './metrics/agent-metrics.js';
+export type { AgentStatus } from './status.js';
 
 /**
  * Whether the agent runs operations for an account right now: it must be configured, have a Kubernetes client, and

@@ -35,7 +35,7 @@ export interface AccountStatus {
 }
 
 /** One operation the agent holds, as reported by {@link AgentStatus}. */
-export interface OperationStatus {
+interface OperationStatus {
   id: string;
   account: string;
   /** The operation type: apply, delete, scale, patch, rollout, get, list, logs… */
@@ -47,7 +47,7 @@ export interface OperationStatus {
 }
 
 /** Operations as reported by {@link AgentStatus}. */
-export interface OperationsStatus {
+interface OperationsStatus {
   /** Running or waiting for a slot. */
   active: number;
   /** Results waiting for a stream to the gateway. */

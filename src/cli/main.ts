@@ -19,8 +19,8 @@ import { registerSandboxCommand } from './commands/sandbox.js';
 import { registerScaleCommand } from './commands/scale.js';
 import { agentVersion } from '../agent/version.js';
 
-/** Builds the program with every sub-command registered. Exported for tests that check `--help`. */
-export function createProgram(): Command {
+/** Builds the program with every sub-command registered. */
+function createProgram(): Command {
   const program = new Command('outpost')
     .description('Outpost: connect Kubernetes clusters to a central gateway over one outbound gRPC stream per agent.')
     .version(versionText(), '-V, --version', 'print the version, and whether the compiled build or the sources run')

@@ -11,13 +11,6 @@ export function parsePort(value: string): number {
   return n;
 }
 
-/** Parses a positive integer. */
-export function parsePositiveInt(value: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n <= 0) throw new InvalidArgumentError(`not a positive integer: ${value}`);
-  return n;
-}
-
 /**
  * Parses a delay of the sandbox's pace in milliseconds: a whole number from 0 to the longest timer (about 24.8 days),
  * refused as `startSandbox` refuses it.

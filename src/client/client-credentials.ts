@@ -31,7 +31,7 @@ export interface GatewayConnection {
 }
 
 /** The precedence order, for `--help` and docs/cli.md. */
-export const CREDENTIALS_HELP = `
+const CREDENTIALS_HELP = `
 Credentials (the first that is set is used; without any, no Authorization header is sent):
   1. --token-file FILE          the token in FILE (read at every run, trimmed)
   2. --credential-exec CMD      a kubectl exec credential plugin: CMD runs without a shell and prints a

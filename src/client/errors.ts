@@ -85,7 +85,7 @@ const CERTIFICATE_CODES = new Set([
 ]);
 
 /** Connect's code name in PascalCase (`InvalidArgument`), as a Kubernetes-style reason. */
-export function codeName(code: Code): string {
+function codeName(code: Code): string {
   const name = Code[code] ?? 'Unknown';
   return name.charAt(0).toUpperCase() + name.slice(1);
 }

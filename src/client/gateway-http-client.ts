@@ -30,7 +30,7 @@ const NOT_OUTPOST = Symbol('notOutpost');
  * exits 3). A plain ConnectError (Unavailable) carrying a mark, because connect hands ConnectErrors through unchanged
  * and recognises subclasses by their name only.
  */
-export function notOutpostError(what: string, cause?: unknown): ConnectError {
+function notOutpostError(what: string, cause?: unknown): ConnectError {
   const error = new ConnectError(what, Code.Unavailable, undefined, undefined, cause);
   return Object.assign(error, { [NOT_OUTPOST]: what });
 }

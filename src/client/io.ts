@@ -1,6 +1,7 @@
 /**
  * Where the client commands read and write. Commands never touch `process.stdout`/`stderr`/`stdin` directly, so tests
- * can run them in-process and read what a shell user would have seen.
+ * can run them in-process with an in-memory {@link CliIo} (test/cli/captured-io.ts) and read what a shell user would
+ * have seen.
  */
 
 /** The three standard streams of a client command. */
@@ -22,29 +23,6 @@ export function createProcessIo(): CliIo {
       const chunks: Buffer[] = [];
       for await (const chunk of process.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
       return Buffer.concat(chunks).toString('utf8');
-    },
-  };
-}
-
-/** An in-memory IO for tests: everything written is kept; stdin is the given text. */
-export interface CapturedIo extends CliIo {
-  readonly out: string;
-  readonly err: string;
-}
-
-/** Creates an in-memory {@link CliIo} (tests). */
-export function createCapturedIo(stdin = ''): CapturedIo {
-  let out = '';
-  let err = '';
-  return {
-    stdout: (text) => void (out += text),
-    stderr: (text) => void (err += text),
-    readStdin: async () => stdin,
-    get out() {
-      return out;
-    },
-    get err() {
-      return err;
     },
   };
 }

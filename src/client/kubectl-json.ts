@@ -7,7 +7,7 @@
 import type { JsonValue } from '@bufbuild/protobuf';
 
 /** Go's order of map keys: by their UTF-8 bytes. */
-export function byteOrder(a: string, b: string): number {
+function byteOrder(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }
 

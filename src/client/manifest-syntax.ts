@@ -5,7 +5,7 @@
 import { parseAllDocuments } from 'yaml';
 
 /** Thrown for a manifest text that does not parse; the message names the source, line and column. */
-export class ManifestSyntaxError extends Error {}
+class ManifestSyntaxError extends Error {}
 
 /** Checks every document of `text` (from `source`: a file name, or `stdin`); throws {@link ManifestSyntaxError}. */
 export function checkManifestSyntax(text: string, source: string): void {

@@ -17,12 +17,12 @@ import { ageOf, renderFields, renderRows } from './text-table.js';
 export type OperationOutput = 'table' | 'wide' | 'json' | 'yaml' | 'name';
 
 /** The state without its enum prefix: `SUCCEEDED`, `TIMED_OUT`. */
-export function stateName(state: OperationState): string {
+function stateName(state: OperationState): string {
   return OperationState[state] ?? String(state);
 }
 
 /** What the operation acts on, kubectl-style: `deployment.apps/web -n demo`, `configmap -l app=web`, `2 objects`. */
-export function operationTarget(record: OperationRecord): string {
+function operationTarget(record: OperationRecord): string {
   const spec = record.operation?.spec;
   if (!spec?.case) return '<none>';
   const where = (namespace: string) => (namespace ? ` -n ${namespace}` : '');
@@ -57,7 +57,7 @@ export function operationTarget(record: OperationRecord): string {
 }
 
 /** RESULT column: `OK (HTTP 200)` for a success, the failure line for a failure, '' while it runs. */
-export function operationResult(record: OperationRecord): string {
+function operationResult(record: OperationRecord): string {
   if (!isTerminal(record.state)) return '';
   if (succeeded(record)) return `OK${record.result?.statusCode ? ` (HTTP ${record.result.statusCode})` : ''}`;
   const line = describeFailure(record);

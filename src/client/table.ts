@@ -22,7 +22,7 @@ const num = (v: JsonValue | undefined): number => (typeof v === 'number' ? v : 0
 const arr = (v: JsonValue | undefined): JsonValue[] => (Array.isArray(v) ? v : []);
 
 /** AGE column: time since metadata.creationTimestamp. */
-export function age(o: Obj, now = Date.now()): string {
+function age(o: Obj, now = Date.now()): string {
   const ts = get(o, 'metadata', 'creationTimestamp');
   const t = typeof ts === 'string' ? Date.parse(ts) : NaN;
   return Number.isFinite(t) ? formatDuration(Math.max(now - t, 0)) : '<unknown>';

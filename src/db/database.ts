@@ -49,7 +49,7 @@ export interface OpenDatabaseOptions {
 }
 
 /** True when the URL selects the Postgres driver. */
-export function isPostgresUrl(url: string): boolean {
+function isPostgresUrl(url: string): boolean {
   return /^postgres(ql)?:\/\//i.test(url);
 }
 

@@ -16,7 +16,7 @@ export const MIN_OBJECT_PARTITIONS = 1;
 export const MAX_OBJECT_PARTITIONS = 1024;
 
 /** The session setting migration 0016 reads (`current_setting('outpost.object_partitions', true)`). */
-export const OBJECT_PARTITIONS_SETTING = 'outpost.object_partitions';
+const OBJECT_PARTITIONS_SETTING = 'outpost.object_partitions';
 
 /** Throws a clear error unless `count` is a whole number in the accepted range. */
 export function checkObjectPartitions(count: number): number {

@@ -24,7 +24,7 @@ function newest(path: string): number {
 }
 
 /** True when `web/dist/index.html` is missing or older than the dashboard's sources or the generated API types. */
-export function webBuildIsStale(root = ROOT): boolean {
+function webBuildIsStale(root = ROOT): boolean {
   const built = statSync(join(root, 'web', 'dist', 'index.html'), { throwIfNoEntry: false })?.mtimeMs;
   if (built === undefined) return true;
   const sources = [

@@ -78,7 +78,6 @@ import { keepLeadingByteOrderMarks } from '../shared/protobuf-text.js';
 
 export { gatewayConfigSchema, type GatewayConfig, type GatewayConfigInput } from './config/schema.js';
 export { loadGatewayConfig, GatewayConfigError } from './config/load.js';
-export { MAX_MESSAGE_BYTES } from './request-handler.js';
 export { authSetupProblem } from './setup-warnings.js';
 
 /** How long shutdown waits for agent streams and open requests before cutting connections. */
@@ -170,7 +169,7 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     }),
     (p) => p.close(),
   );
-  const clusterLogger = logger.child({ component: 'cluster' });
+  const replicasLogger = logger.child({ component: 'replicas' });
   const replicaDirectory = closers.add(
     'replica directory',
     createReplicaDirectory({
@@ -180,7 +179,7 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
       database,
       config: config.replicas,
       scheme: config.tls ? 'https' : 'http',
-      logger: clusterLogger,
+      logger: replicasLogger,
     }),
     (d) => d.close(),
   );
@@ -214,11 +213,11 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
       owners,
       replicas: replicaDirectory,
       peers,
-      logger: clusterLogger,
+      logger: replicasLogger,
       metrics,
     }),
     dispatchLocal: (account, operation) => dispatchLocal(registry, account, operation),
-    relay: createResultRelay({ selfId: config.id, replicas: replicaDirectory, peers, logger: clusterLogger }),
+    relay: createResultRelay({ selfId: config.id, replicas: replicaDirectory, peers, logger: replicasLogger }),
     verifySession: createCachedSessionVerifier(database),
     metrics,
     config: config.operations,
@@ -228,7 +227,7 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
   const reads = createReadRunner({
     gatewayId: config.id,
     sendLocal: (account, operation) => sendLocal(registry, account, operation),
-    forward: createReadForward({ owners, replicas: replicaDirectory, peers, logger: clusterLogger }),
+    forward: createReadForward({ owners, replicas: replicaDirectory, peers, logger: replicasLogger }),
     accountExists: (name) => operationStore.accountExists(name),
     agentWaitMs: config.operations.agentWaitSeconds * 1000,
     metrics,
@@ -244,7 +243,7 @@ async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logg
     db: database.db,
     leaseSeconds: config.replicas.leaseSeconds,
     standbyCheckIntervalSeconds: config.replicas.standbyCheckIntervalSeconds,
-    logger: clusterLogger,
+    logger: replicasLogger,
   });
   const sessionDeps: AgentSessionDeps = {
     gatewayId: config.id,

@@ -29,7 +29,7 @@ import { createUndecodableRequestInterceptor, guardUndecodableRequests } from '.
 import { createUnstorableTextGuard } from './grpc/unstorable-text-guard.js';
 
 /** Largest message (after decompression) the gateway reads: bigger ones fail with RESOURCE_EXHAUSTED. */
-export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
 /** What {@link createGatewayHandler} serves. */
 export interface GatewayHandlerOptions {

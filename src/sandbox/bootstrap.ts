@@ -7,7 +7,7 @@ import { ADMIN_USER, RESTRICTED_USER } from './auth.js';
 import type { ObjectStore } from './store.js';
 
 /** The ClusterRole granted to the restricted user. */
-export const RESTRICTED_ROLE = 'sandbox-restricted';
+const RESTRICTED_ROLE = 'sandbox-restricted';
 
 const RBAC = 'rbac.authorization.k8s.io/v1';
 

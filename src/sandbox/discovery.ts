@@ -6,7 +6,7 @@
 import { apiVersionOf, type KindInfo, type KindRegistry } from './kinds.js';
 
 /** The Kubernetes version the sandbox claims. */
-export const SANDBOX_KUBE_VERSION = { major: '1', minor: '31', gitVersion: 'v1.31.0-outpost-sandbox' };
+const SANDBOX_KUBE_VERSION = { major: '1', minor: '31', gitVersion: 'v1.31.0-outpost-sandbox' };
 
 /** `/version`. */
 export function versionInfo(): Record<string, unknown> {

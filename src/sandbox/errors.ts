@@ -65,13 +65,8 @@ export function statusObject(code: number, reason: StatusReason, message: string
   return status;
 }
 
-/** Builds a success `Status` (returned by some deletes). */
-export function successStatus(details?: StatusDetails): Record<string, unknown> {
-  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', ...(details ? { details } : {}) };
-}
-
 /** `plural.group` as Kubernetes writes it in messages (`deployments.apps`, `pods`). */
-export function qualifiedResource(info: Pick<KindInfo, 'plural' | 'group'>): string {
+function qualifiedResource(info: Pick<KindInfo, 'plural' | 'group'>): string {
   return info.group ? `${info.plural}.${info.group}` : info.plural;
 }
 

@@ -6,7 +6,7 @@
 import { SelectorError } from '../shared/label-selector.js';
 
 /** One `field op value` term; all terms must hold. */
-export interface FieldRequirement {
+interface FieldRequirement {
   /** Dotted path into the object, e.g. `metadata.name`, `status.phase`, `spec.nodeName`. */
   field: string;
   operator: 'Equals' | 'NotEquals';

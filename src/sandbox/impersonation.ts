@@ -15,7 +15,7 @@ const EXTRA_PREFIX = 'impersonate-extra-';
 const SERVICE_ACCOUNT = /^system:serviceaccount:([^:]+):([^:]+)$/;
 
 /** What a request asks to be treated as; undefined when it carries no impersonation header. */
-export interface ImpersonationRequest {
+interface ImpersonationRequest {
   user?: string;
   groups: string[];
   uid?: string;
@@ -23,7 +23,7 @@ export interface ImpersonationRequest {
 }
 
 /** Reads the impersonation headers (repeated `Impersonate-Group`/`Impersonate-Extra-*` headers each count). */
-export function readImpersonation(req: IncomingMessage): ImpersonationRequest | undefined {
+function readImpersonation(req: IncomingMessage): ImpersonationRequest | undefined {
   const h = req.headersDistinct;
   const user = h['impersonate-user']?.[0];
   const groups = h['impersonate-group'] ?? [];

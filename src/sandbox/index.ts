@@ -4,9 +4,5 @@
  */
 export { startSandbox } from './sandbox.js';
 export type { Sandbox, SandboxOptions, SandboxStore } from './sandbox.js';
-export type { SandboxFaults } from './faults.js';
-export type { KubeObject, ObjectMeta, OwnerReference } from './types.js';
-export { ApiError } from './errors.js';
-export { parseSeed, SCALE_NAMESPACES } from './seed.js';
-export type { SeedOption } from './seed.js';
-export { KubeConfig } from '@kubernetes/client-node';
+export type { KubeObject } from './types.js';
+export { parseSeed } from './seed.js';

@@ -35,7 +35,7 @@ export function kindKeyOf(group: string, kind: string): string {
 }
 
 /** Splits `apps/v1` into group and version (`v1` → core). */
-export function parseApiVersion(apiVersion: string): { group: string; version: string } {
+function parseApiVersion(apiVersion: string): { group: string; version: string } {
   const slash = apiVersion.indexOf('/');
   if (slash < 0) return { group: '', version: apiVersion };
   return { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
@@ -81,7 +81,7 @@ function builtin(
 const ALL = ['all'];
 
 /** The kinds every sandbox serves from the start. */
-export const BUILTIN_KINDS: readonly KindInfo[] = [
+const BUILTIN_KINDS: readonly KindInfo[] = [
   builtin('', 'v1', 'Namespace', 'namespaces', {
     namespaced: false,
     short: ['ns'],

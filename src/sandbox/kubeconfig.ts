@@ -5,7 +5,7 @@
 import { stringify } from 'yaml';
 
 /** One kubeconfig user: a name and its bearer token. */
-export interface KubeconfigUser {
+interface KubeconfigUser {
   name: string;
   token: string;
 }
@@ -23,7 +23,7 @@ export interface RenderKubeconfigOptions {
 }
 
 /** The context name for a user: `sandbox` for the first (admin) user, `sandbox-<name>` for the others. */
-export function kubeconfigContextName(users: KubeconfigUser[], name: string): string {
+function kubeconfigContextName(users: KubeconfigUser[], name: string): string {
   return users[0]?.name === name ? 'sandbox' : `sandbox-${name}`;
 }
 

@@ -8,19 +8,19 @@
 import { isPlainObject, type KubeObject } from './types.js';
 
 /** The annotation prefix of every control. */
-export const CONTROL_PREFIX = 'sandbox.outpost.dev/';
+const CONTROL_PREFIX = 'sandbox.outpost.dev/';
 /** Running but not Ready until this many milliseconds after the start. */
-export const READY_AFTER_MS = `${CONTROL_PREFIX}ready-after-ms`;
+const READY_AFTER_MS = `${CONTROL_PREFIX}ready-after-ms`;
 /** `"true"`: Running, Ready False forever. */
 export const NEVER_READY = `${CONTROL_PREFIX}never-ready`;
 /** `"true"` (exit code 1) or an exit code: the pod ends Failed. */
-export const FAIL = `${CONTROL_PREFIX}fail`;
+const FAIL = `${CONTROL_PREFIX}fail`;
 /** The exit code of a pod that runs to completion (0 succeeds, anything else fails). */
-export const EXIT_CODE = `${CONTROL_PREFIX}exit-code`;
+const EXIT_CODE = `${CONTROL_PREFIX}exit-code`;
 /** How long a pod that runs to completion runs, in milliseconds. */
-export const RUN_MS = `${CONTROL_PREFIX}run-ms`;
+const RUN_MS = `${CONTROL_PREFIX}run-ms`;
 /** Log lines (separated by \n) of every container; `log.<container>` for one container. */
-export const LOG = `${CONTROL_PREFIX}log`;
+const LOG = `${CONTROL_PREFIX}log`;
 
 /** What the pretend kubelet does with one pod. */
 export interface PodControls {

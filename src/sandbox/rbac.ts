@@ -22,13 +22,13 @@ export interface AccessAttributes {
 }
 
 /** The decision and why. */
-export interface Decision {
+interface Decision {
   allowed: boolean;
   reason: string;
 }
 
 /** One PolicyRule as stored in a Role/ClusterRole. */
-export interface PolicyRule {
+interface PolicyRule {
   verbs: string[];
   apiGroups?: string[];
   resources?: string[];
@@ -69,7 +69,7 @@ function subjectMatches(user: UserInfo, binding: KubeObject): boolean {
 }
 
 /** True when a rule allows the attributes. */
-export function ruleAllows(rule: PolicyRule, attrs: AccessAttributes): boolean {
+function ruleAllows(rule: PolicyRule, attrs: AccessAttributes): boolean {
   if (!rule.verbs.includes('*') && !rule.verbs.includes(attrs.verb)) return false;
   if (!attrs.resourceRequest) {
     const path = attrs.path ?? '';

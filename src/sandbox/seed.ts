@@ -42,7 +42,7 @@ function service(namespace: string, name: string, port: number): Record<string, 
 }
 
 /** Creates the demo objects. */
-export function seedDemo(store: ObjectStore): void {
+function seedDemo(store: ObjectStore): void {
   const create = (obj: Record<string, unknown>) => store.create(store.kindOf(obj.apiVersion, obj.kind), obj);
   for (const ns of ['demo', 'demo-backend']) {
     create({
@@ -80,10 +80,10 @@ export function seedDemo(store: ObjectStore): void {
 }
 
 /** Namespaces used by the scale seed. */
-export const SCALE_NAMESPACES = Array.from({ length: 10 }, (_, i) => `scale-${i}`);
+const SCALE_NAMESPACES = Array.from({ length: 10 }, (_, i) => `scale-${i}`);
 
 /** Creates `count` ConfigMaps spread over {@link SCALE_NAMESPACES}. */
-export function seedScale(store: ObjectStore, count: number): void {
+function seedScale(store: ObjectStore, count: number): void {
   const nsInfo = store.registry.byKindKey('/Namespace')!;
   const cmInfo = store.registry.byKindKey('/ConfigMap')!;
   for (const ns of SCALE_NAMESPACES) {

@@ -82,7 +82,7 @@ export function randomSuffix(length = 5): string {
 }
 
 /** Pods a store holds at most unless told otherwise (see {@link createObjectStore}). */
-export const DEFAULT_MAX_PODS = 1000;
+const DEFAULT_MAX_PODS = 1000;
 
 /** The store; create one per sandbox with {@link createObjectStore}. */
 export class ObjectStore {

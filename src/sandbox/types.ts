@@ -4,7 +4,7 @@
  */
 
 /** Kubernetes ObjectMeta, as far as the sandbox reads or fills it. */
-export interface ObjectMeta {
+interface ObjectMeta {
   name?: string;
   generateName?: string;
   namespace?: string;

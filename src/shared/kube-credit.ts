@@ -10,7 +10,7 @@ import type { Readable } from 'node:stream';
 /** Credit each side grants a request at its start (bytes). */
 export const KUBE_WINDOW_BYTES = 256 * 1024;
 /** Largest body chunk in one message. */
-export const KUBE_CHUNK_BYTES = 32 * 1024;
+const KUBE_CHUNK_BYTES = 32 * 1024;
 
 /** What {@link pumpWithCredit} calls. */
 export interface CreditPumpSink {

@@ -9,7 +9,7 @@
  */
 
 /** The cluster's reserved namespace of users and groups. */
-export const SYSTEM_PREFIX = 'system:';
+const SYSTEM_PREFIX = 'system:';
 
 /** Why `name` cannot be impersonated as it is, or undefined when it can. */
 export function kubeNameProblem(name: string): string | undefined {

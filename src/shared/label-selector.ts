@@ -1,7 +1,6 @@
 /**
- * Kubernetes label selectors: the string syntax used in `?labelSelector=` and `kubectl -l`, and the structured
- * `{matchLabels, matchExpressions}` form used in Deployment/ReplicaSet/Job specs (a Service `spec.selector` is a plain
- * map, passed as `matchLabels`). Both parse into one {@link LabelSelector}, a list of requirements that must all hold.
+ * Kubernetes label selectors in the string syntax used in `?labelSelector=` and `kubectl -l`, parsed into a
+ * {@link LabelSelector}, a list of requirements that must all hold.
  *
  * Shared by the sandbox API server (list/watch filtering) and the gateway (filtering its cache), so the parsed form is
  * exported and stable.
@@ -32,7 +31,7 @@ const DNS_SUBDOMAIN_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a
  * Checks a label key: an optional DNS-subdomain prefix (≤ 253 chars) and `/`, then a name of ≤ 63 characters made of
  * alphanumerics, `-`, `_`, `.`, starting and ending with an alphanumeric. Throws {@link SelectorError}.
  */
-export function validateLabelKey(key: string): void {
+function validateLabelKey(key: string): void {
   const slash = key.indexOf('/');
   const prefix = slash >= 0 ? key.slice(0, slash) : undefined;
   const name = slash >= 0 ? key.slice(slash + 1) : key;
@@ -53,7 +52,7 @@ export function validateLabelKey(key: string): void {
 }
 
 /** Checks a label value: empty, or ≤ 63 characters of alphanumerics, `-`, `_`, `.` starting/ending alphanumeric. */
-export function validateLabelValue(key: string, value: string): void {
+function validateLabelValue(key: string, value: string): void {
   if (value === '') return;
   if (value.length > 63) {
     throw new SelectorError(`invalid label value "${value}" for key "${key}": must be no more than 63 characters`);
@@ -221,79 +220,4 @@ export function matchesLabelSelector(sel: LabelSelector, labels: Record<string, 
     }
   }
   return true;
-}
-
-/**
- * Converts the structured selector of workload specs (`metav1.LabelSelector`) into a {@link LabelSelector}.
- * `matchExpressions` operators are `In`, `NotIn` (non-empty `values`), `Exists`, `DoesNotExist` (no `values`).
- * An empty object selects everything — callers that need Kubernetes' "empty selector matches nothing" rule for a
- * given field must check for emptiness themselves. Throws {@link SelectorError} on an invalid operator, key or value.
- */
-export function labelSelectorFromObject(sel: {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: { key: string; operator: string; values?: string[] }[];
-}): LabelSelector {
-  if (sel === null || typeof sel !== 'object') throw new SelectorError('label selector must be an object');
-  const out: LabelSelector = [];
-  for (const [key, value] of Object.entries(sel.matchLabels ?? {})) {
-    validateLabelKey(key);
-    if (typeof value !== 'string') throw new SelectorError(`matchLabels["${key}"] must be a string`);
-    validateLabelValue(key, value);
-    out.push({ key, operator: 'Equals', values: [value] });
-  }
-  for (const [i, expr] of (sel.matchExpressions ?? []).entries()) {
-    if (expr === null || typeof expr !== 'object' || typeof expr.key !== 'string') {
-      throw new SelectorError(`matchExpressions[${i}].key must be a string`);
-    }
-    validateLabelKey(expr.key);
-    const values = expr.values ?? [];
-    if (!Array.isArray(values) || values.some((v) => typeof v !== 'string')) {
-      throw new SelectorError(`matchExpressions[${i}].values must be a list of strings`);
-    }
-    switch (expr.operator) {
-      case 'In':
-      case 'NotIn':
-        if (values.length === 0) {
-          throw new SelectorError(`matchExpressions[${i}].values must be non-empty when operator is ${expr.operator}`);
-        }
-        for (const v of values) validateLabelValue(expr.key, v);
-        out.push({ key: expr.key, operator: expr.operator, values: [...new Set(values)].sort() });
-        break;
-      case 'Exists':
-      case 'DoesNotExist':
-        if (values.length > 0) {
-          throw new SelectorError(`matchExpressions[${i}].values must be empty when operator is ${expr.operator}`);
-        }
-        out.push({ key: expr.key, operator: expr.operator, values: [] });
-        break;
-      default:
-        throw new SelectorError(
-          `matchExpressions[${i}].operator "${String(expr.operator)}" is not a valid label selector operator ` +
-            `(In, NotIn, Exists, DoesNotExist)`,
-        );
-    }
-  }
-  return out;
-}
-
-/** Renders a selector back to the string syntax (stable order as given), e.g. for `metadata.selfLink`-style echoes. */
-export function formatLabelSelector(sel: LabelSelector): string {
-  return sel
-    .map((r) => {
-      switch (r.operator) {
-        case 'Exists':
-          return r.key;
-        case 'DoesNotExist':
-          return `!${r.key}`;
-        case 'Equals':
-          return `${r.key}=${r.values[0] ?? ''}`;
-        case 'NotEquals':
-          return `${r.key}!=${r.values[0] ?? ''}`;
-        case 'In':
-          return `${r.key} in (${r.values.join(',')})`;
-        case 'NotIn':
-          return `${r.key} notin (${r.values.join(',')})`;
-      }
-    })
-    .join(',');
 }

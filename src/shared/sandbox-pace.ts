@@ -21,7 +21,7 @@ export const DEFAULT_POD_READY_DELAY_MS = 0;
 export const DEFAULT_POD_RUN_MS = 100;
 
 /** The longest delay the pace options take: the longest Node timer (about 24.8 days). */
-export const MAX_PACE_MS = 2 ** 31 - 1;
+const MAX_PACE_MS = 2 ** 31 - 1;
 
 /**
  * Why a pace value is unusable, or undefined when it is a whole number of milliseconds in 0…{@link MAX_PACE_MS}. For

@@ -98,7 +98,7 @@ function holdsAnywhere(value: unknown, matcher: SecretValueMatcher): boolean {
  * (a finalizer, an owner reference, a managedFields entry), any other metadata field, or a top-level field (`type`).
  * Returns true when it removed anything.
  */
-export function removeCopiedValues(secret: Record<string, unknown>, matcher: SecretValueMatcher): boolean {
+function removeCopiedValues(secret: Record<string, unknown>, matcher: SecretValueMatcher): boolean {
   let removed = false;
   const meta = secret.metadata;
   if (isRecord(meta)) {

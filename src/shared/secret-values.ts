@@ -10,7 +10,7 @@
  */
 
 /** Values at least this long are recognised inside longer text; shorter ones only whole. */
-export const MIN_CONTAINED_LENGTH = 8;
+const MIN_CONTAINED_LENGTH = 8;
 
 /** What a reader sees instead of a Secret value. */
 export const REDACTED = '<redacted>';

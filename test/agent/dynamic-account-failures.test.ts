@@ -16,7 +16,7 @@ import { loadGatewayConfig, startGateway } from '../../src/gateway/index.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { createLogger } from '../../src/shared/logger.js';
 import { createTestDatabase, testDrivers } from '../../testkit/databases.js';
-import { captureLogs } from './helpers/harness.js';
+import { captureLogs } from '../../testkit/log-capture.js';
 import { eventually } from '../../testkit/eventually.js';
 
 const MARKER = 'AWS_SECRET_ACCESS_KEY=marker-9f2c1d-never-logged';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createLogger } from '../../src/shared/logger.js';
-import { captureLogs } from './helpers/harness.js';
+import { captureLogs } from '../../testkit/log-capture.js';
 import { eventually } from '../../testkit/eventually.js';
 import { startStack } from '../../testkit/stack.js';
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { SignJWT } from 'jose';
 import { createLogger } from '../../src/shared/logger.js';
-import { captureLogs } from './helpers/harness.js';
+import { captureLogs } from '../../testkit/log-capture.js';
 import { eventually } from '../../testkit/eventually.js';
 import { startStack } from '../../testkit/stack.js';
 

@@ -85,7 +85,7 @@ function forwardingRows(path: string, who: string): MatrixRow[] {
 }
 
 /** Every REST route of the gateway. `ALL` rows are the 405 catch-alls, probed with a method the route does not allow. */
-export const REST_ROWS: MatrixRow[] = [
+const REST_ROWS: MatrixRow[] = [
   rowOf('GET /health', 'none', rest('GET', '/health'), OPEN),
   rowOf('ALL /health', 'admin', rest('POST', '/health'), { valid: '405 method_not_allowed' }),
   rowOf('GET /metrics', 'read', rest('GET', '/metrics'), { valid: '200' }),
@@ -477,7 +477,7 @@ const agentCall = (
 const listServices = { listServices: '' };
 
 /** Every RPC method of every service the gateway serves. */
-export const RPC_ROWS: MatrixRow[] = [
+const RPC_ROWS: MatrixRow[] = [
   rowOf(`${AGENT}/Connect`, 'agent', agentCall('grpc', 'agent-a-cell', 'team-a-cell'), { valid: 'OK' }),
   rowOf(`${AGENT}/Connect`, 'agent', agentCall('connect-h2', 'agent-a-cell-connect', 'team-a-cell-connect'), {
     scenario: 'Connect protocol over HTTP/2 (served by connect-node, not the gRPC fast path)',

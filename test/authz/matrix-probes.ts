@@ -38,7 +38,7 @@ export interface ProbeContext {
 }
 
 /** A result as a fixture stream sends it. */
-export type OperationResultInit = { id: string; account: string; success: boolean; message: string };
+type OperationResultInit = { id: string; account: string; success: boolean; message: string };
 
 /** Bounds a call's hang (not a timing assertion: a loaded machine may take seconds to answer). */
 const TIMEOUT_MS = 30_000;

@@ -81,7 +81,7 @@ export type Probe =
 export type FixtureStream = 'agentA' | 'agentAResume' | 'agentAStandby' | 'agentB';
 
 /** One cell: who calls, what (when not the row's request), and the outcome expected. */
-export interface Cell {
+interface Cell {
   as: IdentityName;
   /**
    * REST: `<status>` for 2xx/3xx, `<status> <error>` otherwise (`401 unauthenticated`; on `/k8s` the Kubernetes

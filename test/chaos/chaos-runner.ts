@@ -27,7 +27,7 @@ export interface ChaosOptions {
 }
 
 /** One round's outcome. */
-export interface RoundResult {
+interface RoundResult {
   round: number;
   faults: string[];
   /** The transport of the stream caching the account when the faults began ('unknown' when no gateway said). */

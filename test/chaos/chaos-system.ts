@@ -15,10 +15,10 @@ import { startTinyproxy, type Tinyproxy } from '../../testkit/tinyproxy.js';
 import { startPrivatePostgres, type PrivatePostgres } from './private-postgres.js';
 
 /** The transports an agent stream can take. */
-export type ChaosTransport = 'grpc' | 'websocket';
+type ChaosTransport = 'grpc' | 'websocket';
 
 /** Agent `i` (from 0) takes `AGENT_SETUPS[i % length]`: the first agent started (which caches first) is the WebSocket one. */
-export const AGENT_SETUPS: readonly { transport: ChaosTransport }[] = [{ transport: 'websocket' }, { transport: 'grpc' }];
+const AGENT_SETUPS: readonly { transport: ChaosTransport }[] = [{ transport: 'websocket' }, { transport: 'grpc' }];
 
 /** Credentials the agents give their forward proxies (tinyproxy accepts only [A-Za-z0-9._-]). */
 const PROXY_AUTH = { user: 'chaos-agent', password: 'chaos-proxy-pass' };

@@ -28,7 +28,7 @@ export interface PrivatePostgres {
 }
 
 /** The directory of the newest installed Postgres version's binaries; throws when there is none. */
-export function postgresBinDir(): string {
+function postgresBinDir(): string {
   const root = '/usr/lib/postgresql';
   const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))) : [];
   if (versions.length === 0) throw new Error(`no Postgres server binaries under ${root} (apt-get install postgresql)`);

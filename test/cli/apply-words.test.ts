@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startStack, type Stack } from '../../testkit/stack.js';
-import { createKubectl, type Kubectl } from '../sandbox/kubectl-runner.js';
+import { createKubectl, type Kubectl } from '../../testkit/kubectl-runner.js';
 import { KUBECTLS } from '../e2e/kubectl-helpers.js';
 import { runCli } from './operations-helpers.js';
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { registerCredentialCommand } from '../../src/cli/commands/credential.js';
 import { registerKubeconfigCommand } from '../../src/cli/commands/kubeconfig.js';
-import { createCapturedIo } from '../../src/client/io.js';
+import { createCapturedIo } from './captured-io.js';
 import type { CliRun } from './operations-helpers.js';
 
 /** Runs `outpost ARGS…` with only `kubeconfig` and `credential` registered. */

@@ -15,7 +15,7 @@ import { waitForCacheToMatch } from '../../testkit/cache-compare.js';
 import { eventually } from '../../testkit/eventually.js';
 import { startStack, type Stack } from '../../testkit/stack.js';
 import { KUBECTLS } from '../e2e/kubectl-helpers.js';
-import { createKubectl, type Kubectl } from '../sandbox/kubectl-runner.js';
+import { createKubectl, type Kubectl } from '../../testkit/kubectl-runner.js';
 import { runCli } from './operations-helpers.js';
 
 /** Strings go-yaml quotes, folds, escapes or writes as blocks, and keys in go-yaml's order (not byte order). */

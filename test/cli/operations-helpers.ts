@@ -16,7 +16,7 @@ import {
   type SubmitOperationRequest,
 } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { AccountService } from '../../src/gen/outpost/api/v1/account_service_pb.js';
-import { createCapturedIo } from '../../src/client/io.js';
+import { createCapturedIo } from './captured-io.js';
 import type { ClientCommandDeps } from '../../src/client/client-command.js';
 import { registerAccountsCommand } from '../../src/cli/commands/accounts.js';
 import { registerOperationsCommand } from '../../src/cli/commands/operations.js';
@@ -29,7 +29,7 @@ import { registerRolloutCommand } from '../../src/cli/commands/rollout.js';
 import { registerScaleCommand } from '../../src/cli/commands/scale.js';
 
 /** What the fake answers to one submit: a record, or a thrown error (ConnectError). */
-export type Responder = (req: SubmitOperationRequest) => OperationRecord | Promise<OperationRecord>;
+type Responder = (req: SubmitOperationRequest) => OperationRecord | Promise<OperationRecord>;
 
 /** A fake gateway. */
 export interface FakeGateway {

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import type { GatewayConfigInput } from '../../src/gateway/index.js';
 import { createCertificateAuthority } from '../../src/sandbox/certs.js';
 import { startStack, type Stack } from '../../testkit/stack.js';
-import { createTestPki, type TestPki } from '../gateway/auth-helpers.js';
+import { createTestPki, type TestPki } from '../../testkit/auth-helpers.js';
 import { runCli, type CliRun } from './operations-helpers.js';
 
 const BIN = fileURLToPath(new URL('../../bin/outpost.js', import.meta.url));

@@ -18,8 +18,8 @@ import { ListObjectsRequestSchema } from '../../src/gen/outpost/api/v1/object_se
 import type { GatewayConfigInput } from '../../src/gateway/index.js';
 import { configMap, event, events, hello } from '../../testkit/test-agent-stream.js';
 
-export const AGENT_TOKEN = 'conformance-agent-token-0123456789';
-export const READER_TOKEN = 'conformance-reader-token-0123456789';
+const AGENT_TOKEN = 'conformance-agent-token-0123456789';
+const READER_TOKEN = 'conformance-reader-token-0123456789';
 
 /** A gateway requiring credentials: an agent token (role agent) and a reader token (role read only). */
 export const statusCaseConfig: GatewayConfigInput = {
@@ -61,7 +61,7 @@ const AGENT = '/outpost.agent.v1.AgentService/Connect';
 const agentRequest = (message: ReturnType<typeof hello>) => toBinary(ConnectRequestSchema, create(ConnectRequestSchema, { message }));
 const helloBytes = agentRequest(hello('conformance-agent-1', [{ name: 'conformance-a' }]));
 /** Bytes that are no protobuf message: a varint that never ends. */
-export const UNDECODABLE = Uint8Array.from([0xff, 0xff, 0xff, 0xff, 0xff]);
+const UNDECODABLE = Uint8Array.from([0xff, 0xff, 0xff, 0xff, 0xff]);
 
 /** The calls; every one ends before the gateway sends a message. */
 export const STATUS_CASES: readonly StatusCase[] = [

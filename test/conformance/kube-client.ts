@@ -24,7 +24,7 @@ export interface KubeResponse {
 }
 
 /** One watch event as the API server streams it. */
-export interface WatchEvent {
+interface WatchEvent {
   type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
   object: KubeObject;
 }

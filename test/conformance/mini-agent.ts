@@ -29,7 +29,7 @@ import { runOperation, type ResultInit } from './mini-operations.js';
 import { eventually } from '../../testkit/eventually.js';
 
 /** One cluster account the mini agent serves. */
-export interface MiniAccount {
+interface MiniAccount {
   name: string;
   kube: KubeClient;
   /** Kinds to cache, resolved by discovery when the agent starts. */
@@ -60,7 +60,7 @@ export interface MiniAgentOptions {
 }
 
 /** One stream the agent opened, with what it learned and how it ended. */
-export interface MiniStreamRecord {
+interface MiniStreamRecord {
   stream: AgentStream;
   welcome?: Welcome;
   /** Scopes listed on this stream (`account/apiVersion/kind/namespace`). */

@@ -82,7 +82,7 @@ export function statusName(code: number | undefined): string {
  * trailers, or in the single HEADERS block of a Trailers-Only response). `message`, when given, must match the
  * decoded `grpc-message`.
  */
-export function expectRow(outcome: CallOutcome, id: RowId, message?: RegExp): void {
+function expectRow(outcome: CallOutcome, id: RowId, message?: RegExp): void {
   const row: StatusRow = STATUS_ROWS[id];
   const got = `${statusName(outcome.grpcStatus)} "${outcome.grpcMessage}" (${outcome.form}${outcome.error ? `, ${outcome.error}` : ''})`;
   assert.equal(outcome.grpcStatus, GRPC_STATUS[row.status], `${id} expects ${row.status}, got ${got}`);

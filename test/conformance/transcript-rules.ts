@@ -52,7 +52,7 @@ function isObject(v: unknown): v is Record<string, any> {
 }
 
 /** Section 8: a v1 Secret never carries data, stringData or the last-applied annotation. */
-export function secretLeak(obj: Record<string, any>): string | undefined {
+function secretLeak(obj: Record<string, any>): string | undefined {
   if (obj.apiVersion !== 'v1' || obj.kind !== 'Secret') return undefined;
   if (obj.data !== undefined) return 'data';
   if (obj.stringData !== undefined) return 'stringData';
@@ -61,7 +61,7 @@ export function secretLeak(obj: Record<string, any>): string | undefined {
 }
 
 /** Section 4: what is wrong with one event, or undefined. */
-export function eventProblem(e: Event): string | undefined {
+function eventProblem(e: Event): string | undefined {
   if (!e.apiVersion || !e.kind || !e.resourceVersion) return 'api_version, kind and resource_version must be set';
   if (e.type === EventType.BOOKMARK) {
     if (e.name || e.namespace || e.uid || e.objectJson.length > 0)
@@ -99,7 +99,7 @@ const hasObjectIdentity = (o: JsonObject) =>
   typeof o.apiVersion === 'string' && typeof o.kind === 'string' && isObject(o.metadata) && typeof (o.metadata as any).name === 'string';
 
 /** Section 7's per-type table: what is wrong with a result for this operation, or undefined. */
-export function resultProblem(op: Operation | undefined, r: OperationResult): string | undefined {
+function resultProblem(op: Operation | undefined, r: OperationResult): string | undefined {
   if (!op) return `result ${r.id} answers no operation this agent received`;
   if (r.account && r.account !== op.account) return `account ${r.account} is not the operation's ${op.account}`;
   for (const o of r.objects) {

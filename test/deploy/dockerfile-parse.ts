@@ -6,14 +6,14 @@
  */
 
 /** One instruction, continuation lines joined. */
-export interface Instruction {
+interface Instruction {
   keyword: string;
   args: string;
   line: number;
 }
 
 /** A COPY: where from (a stage name, or undefined for the build context), its sources and destination. */
-export interface Copy {
+interface Copy {
   from?: string;
   /** Every `--flag=value` given (`from`, `chown`, `chmod`, `link`…). */
   flags: Map<string, string>;
@@ -42,7 +42,7 @@ export interface Dockerfile {
 }
 
 /** Joins continuation lines and drops comments and blank lines. */
-export function instructions(text: string): Instruction[] {
+function instructions(text: string): Instruction[] {
   const out: Instruction[] = [];
   let pending: { text: string; line: number } | undefined;
   text.split('\n').forEach((raw, index) => {

@@ -15,7 +15,7 @@ type Model = { getAttributeTypeMap(): Attribute[] };
 const models = k8s as unknown as Record<string, Model | undefined>;
 
 /** The client-node model of an apiVersion + kind (`apps/v1` `Deployment` → V1Deployment), or undefined. */
-export function modelName(apiVersion: string, kind: string): string | undefined {
+function modelName(apiVersion: string, kind: string): string | undefined {
   const version = apiVersion.includes('/') ? apiVersion.slice(apiVersion.indexOf('/') + 1) : apiVersion;
   const name = `${version.charAt(0).toUpperCase()}${version.slice(1)}${kind}`;
   return typeof models[name]?.getAttributeTypeMap === 'function' ? name : undefined;

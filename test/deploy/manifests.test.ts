@@ -19,7 +19,7 @@ import { createKindRegistry } from '../../src/sandbox/kinds.js';
 import { createAuthorizer, type AccessAttributes } from '../../src/sandbox/rbac.js';
 import { createObjectStore } from '../../src/sandbox/store.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
-import { createKubectl, type Kubectl } from '../sandbox/kubectl-runner.js';
+import { createKubectl, type Kubectl } from '../../testkit/kubectl-runner.js';
 import { schemaProblems } from './kube-schema.js';
 import { findOne, KUBECTL, kustomize, overlayDirs, parseManifests, type Manifest } from './kustomize.js';
 import { containerEnv, mountedFile, onlyContainer } from './pod-inputs.js';

@@ -14,7 +14,7 @@ import { parse as parseYaml } from 'yaml';
 import { loadAgentConfig, startAgent } from '../../src/agent/index.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
-import { Code, grpcAgentStream, grpcRead, restCall, startAuthGateway } from '../gateway/auth-helpers.js';
+import { Code, grpcAgentStream, grpcRead, restCall, startAuthGateway } from '../../testkit/auth-helpers.js';
 import { eventually } from '../../testkit/eventually.js';
 
 const guide = readFileSync(fileURLToPath(new URL('../../docs/mtls.md', import.meta.url)), 'utf8');

@@ -18,9 +18,8 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, extname, join, relative, resolve } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { ROOT } from './doc-blocks.js';
 
-/** The repository root (computed here, not imported: the test helpers are moving). */
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SELF = relative(ROOT, fileURLToPath(import.meta.url));
 const ARCHITECTURE = 'docs/architecture.md';
 /** What is scanned: these folders and files, tracked or new (not ignored). */

@@ -12,7 +12,7 @@ import { waitForCacheToMatch } from '../../testkit/cache-compare.js';
 import { eventually } from '../../testkit/eventually.js';
 import { startStack, type Stack } from '../../testkit/stack.js';
 import { startTinyproxy, type Tinyproxy } from '../../testkit/tinyproxy.js';
-import { captureLogs, type LogCapture } from '../agent/helpers/harness.js';
+import { captureLogs, type LogCapture } from '../../testkit/log-capture.js';
 
 const USER = 'agent';
 const PASSWORD = 'proxy-pass-0123';

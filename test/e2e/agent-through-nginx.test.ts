@@ -21,7 +21,7 @@ import { waitForCacheToMatch } from '../../testkit/cache-compare.js';
 import { eventually } from '../../testkit/eventually.js';
 import { startNginx, type NginxProxy } from '../../testkit/nginx.js';
 import { startStack, type Stack } from '../../testkit/stack.js';
-import { captureLogs, type LogCapture } from '../agent/helpers/harness.js';
+import { captureLogs, type LogCapture } from '../../testkit/log-capture.js';
 
 async function syncGens(stack: Stack): Promise<string> {
   const rows = await stack.gateway.database.db.execute(

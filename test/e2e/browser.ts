@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
 /** Where Debian installs chromium (`apt-get install chromium`; `.ci/run` does it). */
-export const CHROMIUM = process.env.OUTPOST_TEST_CHROMIUM ?? '/usr/bin/chromium';
+const CHROMIUM = process.env.OUTPOST_TEST_CHROMIUM ?? '/usr/bin/chromium';
 
 /** Starts headless chromium; fails with the install command when it is missing. */
 export async function launchChromium(): Promise<Browser> {

@@ -23,7 +23,7 @@ import {
   TOKENS,
   type KubeStack,
 } from './kubectl-helpers.js';
-import type { TestPki } from '../gateway/auth-helpers.js';
+import type { TestPki } from '../../testkit/auth-helpers.js';
 
 const FRANK_TOKEN = 'kube-audit-frank-token-0123456789abcdef';
 const JWT_SECRET = 'kube-audit-jwt-secret-0123456789-0123456789';

@@ -25,7 +25,7 @@ import { KUBE_REQUEST_HEADERS } from '../../src/shared/kube-headers.js';
 import { testDrivers } from '../../testkit/databases.js';
 import { eventually } from '../../testkit/eventually.js';
 import { startPrefixProxy, type PrefixProxy } from '../../testkit/prefix-proxy.js';
-import { createKubectl } from '../sandbox/kubectl-runner.js';
+import { createKubectl } from '../../testkit/kubectl-runner.js';
 import { createRunningPod } from '../sandbox/stream-fixtures.js';
 import {
   ALICE_RBAC,

@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway/index.js';
 import { testDrivers } from '../../testkit/databases.js';
 import { eventually } from '../../testkit/eventually.js';
-import type { Kubectl } from '../sandbox/kubectl-runner.js';
+import type { Kubectl } from '../../testkit/kubectl-runner.js';
 import {
   echoThrough,
   gatewayKubectl,

@@ -15,7 +15,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { createLogger } from '../../src/shared/logger.js';
 import { eventually } from '../../testkit/eventually.js';
 import { createRng, seedFrom } from '../../testkit/rng.js';
-import { captureLogs } from '../agent/helpers/harness.js';
+import { captureLogs } from '../../testkit/log-capture.js';
 import { auditEvents, httpsRequest, startKubeStack, TOKENS, type KubeStack } from './kubectl-helpers.js';
 
 describe('kubectl through the gateway: refusals, limits and isolation', { concurrency: false }, () => {

@@ -13,9 +13,9 @@ import { waitForCacheToMatch } from '../../testkit/cache-compare.js';
 import { eventually } from '../../testkit/eventually.js';
 import { startStack, type Stack } from '../../testkit/stack.js';
 import { testGatewayConfig } from '../../testkit/test-gateway.js';
-import { createTestPki, type TestPki } from '../gateway/auth-helpers.js';
+import { createTestPki, type TestPki } from '../../testkit/auth-helpers.js';
 import { runKubeCli } from '../cli/kubeconfig-helpers.js';
-import { createKubectl, createKubectlWith, type Kubectl } from '../sandbox/kubectl-runner.js';
+import { createKubectl, createKubectlWith, type Kubectl } from '../../testkit/kubectl-runner.js';
 
 const SDK = '/usr/lib/google-cloud-sdk/bin';
 /** The kubectl versions the tests run, oldest and newest installed. */

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { eventually } from '../../testkit/eventually.js';
-import type { Kubectl } from '../sandbox/kubectl-runner.js';
+import type { Kubectl } from '../../testkit/kubectl-runner.js';
 import { auditEvents, gatewayKubectl, httpsRequest, KUBECTLS, startKubeStack, TOKENS, type KubeStack } from './kubectl-helpers.js';
 
 const newest = KUBECTLS.at(-1);

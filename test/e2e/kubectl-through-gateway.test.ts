@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { eventually } from '../../testkit/eventually.js';
-import type { Kubectl } from '../sandbox/kubectl-runner.js';
+import type { Kubectl } from '../../testkit/kubectl-runner.js';
 import { auditEvents, echoThrough, gatewayKubectl, KUBECTLS, startKubeStack, TOKENS, webPod, type KubeStack } from './kubectl-helpers.js';
 
 describe('kubectl through the gateway', { concurrency: false }, () => {

@@ -16,7 +16,7 @@ import { waitForAccounts } from '../../testkit/accounts-ready.js';
 import { waitForCacheToMatch } from '../../testkit/cache-compare.js';
 import { eventually } from '../../testkit/eventually.js';
 import { startStack, type Stack } from '../../testkit/stack.js';
-import { captureLogs } from '../agent/helpers/harness.js';
+import { captureLogs } from '../../testkit/log-capture.js';
 
 describe('two connections, one replica', { concurrency: false }, () => {
   let stack: Stack;

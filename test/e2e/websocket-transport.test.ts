@@ -13,13 +13,13 @@ import { createOperationClient } from '../../src/client/operation-client.js';
 import { OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { AGENT_WEBSOCKET_PATH, AGENT_WEBSOCKET_PROTOCOL } from '../../src/shared/agent-websocket.js';
 import { createLogger } from '../../src/shared/logger.js';
-import { captureLogs } from '../agent/helpers/harness.js';
+import { captureLogs } from '../../testkit/log-capture.js';
 import { waitForAccounts } from '../../testkit/accounts-ready.js';
 import { waitForCacheToMatch } from '../../testkit/cache-compare.js';
 import { eventually } from '../../testkit/eventually.js';
 import { startStack, type Stack } from '../../testkit/stack.js';
 import { startTestGateway } from '../../testkit/test-gateway.js';
-import { createTestPki, startAuthGateway } from '../gateway/auth-helpers.js';
+import { createTestPki, startAuthGateway } from '../../testkit/auth-helpers.js';
 
 async function syncGens(stack: Stack): Promise<string> {
   const rows = await stack.gateway.database.db.execute(

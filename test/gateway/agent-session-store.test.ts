@@ -17,6 +17,7 @@ import {
 } from '../../src/gateway/agents/agent-session-store.js';
 import type { AgentTransport } from '../../src/gateway/agents/agent-transport.js';
 import { createTestDatabase, testDrivers, type TestDatabase } from '../../testkit/databases.js';
+import { recordQueries } from '../../testkit/query-plans.js';
 
 for (const driver of testDrivers()) {
   describe(`agent session touches (${driver})`, () => {
@@ -73,8 +74,51 @@ for (const driver of testDrivers()) {
     });
 
     test('a batch of more sessions than one statement takes is split, not refused', async () => {
-      const ids = Array.from({ length: 12_000 }, (_, i) => `bulk-${i}`);
-      await Promise.all(ids.map((id) => store.touch(id)));
+      // One statement binds at most 65,534 parameters, one per session: the count is 16 bits in the wire protocol, and
+      // postgres.js refuses more (PGlite wraps the count and fails on the mismatch).
+      const MAX_BIND_PARAMETERS = 65_534;
+      const ids = Array.from({ length: MAX_BIND_PARAMETERS + 5_000 }, (_, i) => `bulk-${i}`);
+      for (const id of [ids[0]!, ids.at(-1)!]) {
+        await store.start(
+          {
+            id,
+            agentId: `agent-${id}`,
+            zone: '',
+            version: '',
+            subject: 'x',
+            identity: 'token:x',
+            gatewayId: 'gw',
+            transport: 'grpc',
+            caching: [],
+            standby: [],
+            refused: [],
+          },
+          'f'.repeat(64),
+        );
+      }
+      await createRawQuery(database)("update agent_sessions set last_seen_at = now() - interval '1 hour' where id like 'bulk-%'", []);
+      // The store's statements, as it sends them (same connection, a recording drizzle handle).
+      const recording = recordQueries(database);
+      const recorded = createAgentSessionStore(recording.database);
+      // A refusal is reported by the driver's message alone: its error repeats the statement and its 70,000 parameters.
+      const refused = await Promise.all(ids.map((id) => recorded.touch(id))).then(
+        () => undefined,
+        (err: Error) => String((err.cause as Error | undefined)?.message ?? err.message).slice(0, 300),
+      );
+      assert.equal(refused, undefined, `the touch of ${ids.length} sessions was refused: ${refused}`);
+
+      const touches = recording.queries.filter((q) => /^update "agent_sessions" set "last_seen_at"/.test(q.text));
+      assert.equal(touches.length, recording.queries.length, 'the touch sends nothing else');
+      assert.ok(touches.length > 1, `${ids.length} sessions in ${touches.length} statement(s)`);
+      for (const q of touches) assert.ok(q.params.length <= MAX_BIND_PARAMETERS, `a statement with ${q.params.length} parameters`);
+      // Every session in exactly one statement (compared by count, not printed: a failure would print 70,000 ids).
+      const sent = touches.flatMap((q) => q.params);
+      const sentOnce = new Set(sent);
+      assert.equal(sent.length, ids.length, 'as many parameters as sessions');
+      assert.equal(ids.filter((id) => sentOnce.has(id)).length, ids.length, 'every session was sent');
+      // And the statements ran: the first and the last session were both touched.
+      const ages = await lastSeen();
+      assert.ok(ages[ids[0]!]! < 600 && ages[ids.at(-1)!]! < 600, JSON.stringify([ages[ids[0]!], ages[ids.at(-1)!]]));
     });
 
     test("a session's transport is stored and listed; accounts get the transport of the live session caching them", async () => {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createCertificateAuthority, createClientCertificate } from '../../src/sandbox/certs.js';
 import type { TestGateway } from '../../testkit/test-gateway.js';
-import { Code, grpcAgentStream, grpcRead, startAuthGateway } from './auth-helpers.js';
+import { Code, grpcAgentStream, grpcRead, startAuthGateway } from '../../testkit/auth-helpers.js';
 
 const TOKEN = 'token-named-like-a-cert-0123456789';
 

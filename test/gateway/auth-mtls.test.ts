@@ -23,7 +23,7 @@ import {
   startAuthGateway,
   type ClientIdentity,
   type TestPki,
-} from './auth-helpers.js';
+} from '../../testkit/auth-helpers.js';
 import { eventually } from '../../testkit/eventually.js';
 
 const rules = [

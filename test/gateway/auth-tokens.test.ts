@@ -13,7 +13,7 @@ import { connectRequirement, restRequirement } from '../../src/gateway/auth/auth
 import { GATEWAY_PATH_RULES } from '../../src/gateway/feature-paths.js';
 import { createReplicaTokenSigner } from '../../src/gateway/auth/replica-token.js';
 import type { TestGateway } from '../../testkit/test-gateway.js';
-import { Code, grpcAdmin, grpcAgentStream, grpcRead, restCall, startAuthGateway } from './auth-helpers.js';
+import { Code, grpcAdmin, grpcAgentStream, grpcRead, restCall, startAuthGateway } from '../../testkit/auth-helpers.js';
 
 const READ_TOKEN = 'read-only-token-0123456789';
 const ADMIN_TOKEN = 'admin-token-0123456789abcdef';

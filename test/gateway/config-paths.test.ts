@@ -16,7 +16,7 @@ import { configPathName } from '../../src/shared/config-paths.js';
 import { createCertificateAuthority } from '../../src/sandbox/certs.js';
 import { describeObject } from '../../scripts/zod-fields.js';
 import { readLog, spawnOutpost, waitForProcess } from '../../testkit/outpost-process.js';
-import { restCall } from './auth-helpers.js';
+import { restCall } from '../../testkit/auth-helpers.js';
 
 /** A config file whose every path-valued key holds a relative path. */
 const RELATIVE = `

@@ -31,7 +31,7 @@ import {
 import { createHealthService } from '../../src/gateway/grpc/health-service.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { testDrivers } from '../../testkit/databases.js';
-import { startAuthGateway } from './auth-helpers.js';
+import { startAuthGateway } from '../../testkit/auth-helpers.js';
 import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
 const run = promisify(execFile);

@@ -16,7 +16,7 @@ import { createCertificateAuthority } from '../../src/sandbox/certs.js';
 import { startHaproxy } from '../../testkit/haproxy.js';
 import { startNginx } from '../../testkit/nginx.js';
 import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
-import { Code, grpcAgentStream } from './auth-helpers.js';
+import { Code, grpcAgentStream } from '../../testkit/auth-helpers.js';
 
 let gw: TestGateway;
 let httpPort: number;

@@ -104,7 +104,7 @@ export function frameOf(message: ConnectRequest | Uint8Array): Uint8Array {
  * The agent id and account names of every Hello among `payloads` (binary protobuf, gzip-compressed protobuf, or JSON
  * text): what a stream that sent them could have registered.
  */
-export function helloNames(payloads: readonly (Uint8Array | string)[]): string[] {
+function helloNames(payloads: readonly (Uint8Array | string)[]): string[] {
   const names: string[] = [];
   for (const payload of payloads) {
     const hello = decodeHello(payload);
@@ -130,7 +130,7 @@ function decodeHello(payload: Uint8Array | string): Hello | undefined {
 }
 
 /** True when a reply (gRPC binary, gRPC/Connect JSON, or Connect binary) carried a Welcome. */
-export function repliedWelcome(reply: RawReply): boolean {
+function repliedWelcome(reply: RawReply): boolean {
   const json = /json/.test(reply.headers['content-type'] ?? '');
   for (const frame of frames(reply.body)) {
     if (frame.flags !== 0) continue;

@@ -35,7 +35,7 @@ export function truncate(rng: Rng, input: Uint8Array): Mutated {
 }
 
 /** Inserts random bytes at a random point. */
-export function splice(rng: Rng, input: Uint8Array): Mutated {
+function splice(rng: Rng, input: Uint8Array): Mutated {
   const at = rng.int(0, input.length);
   const junk = randomBytes(rng, 16);
   return { bytes: concat(input.slice(0, at), junk, input.slice(at)), how: `${junk.length} random bytes spliced at ${at}` };
@@ -50,7 +50,7 @@ interface WireField {
 }
 
 /** The top-level fields of `bytes`, or undefined when they do not parse as protobuf wire format. */
-export function wireFields(bytes: Uint8Array): WireField[] | undefined {
+function wireFields(bytes: Uint8Array): WireField[] | undefined {
   const fields: WireField[] = [];
   let pos = 0;
   while (pos < bytes.length) {
@@ -83,7 +83,7 @@ export function wireFields(bytes: Uint8Array): WireField[] | undefined {
  * length prefixes on the way out. A repeated scalar or message field of proto3 is legal (last one wins, or merged);
  * a repeated list entry (an account in a Hello) is what validation must catch.
  */
-export function duplicateField(rng: Rng, input: Uint8Array, depth = 0): Mutated {
+function duplicateField(rng: Rng, input: Uint8Array, depth = 0): Mutated {
   const fields = wireFields(input);
   if (!fields || fields.length === 0) return flipBits(rng, input);
   const field = rng.pick(fields);
@@ -102,7 +102,7 @@ export function duplicateField(rng: Rng, input: Uint8Array, depth = 0): Mutated 
 }
 
 /** Replaces a length-delimited field's length with a huge or past-the-end one, or appends an over-long varint. */
-export function corruptLength(rng: Rng, input: Uint8Array): Mutated {
+function corruptLength(rng: Rng, input: Uint8Array): Mutated {
   const fields = wireFields(input)?.filter((f) => f.wireType === 2);
   if (!fields || fields.length === 0 || rng.chance(0.3)) {
     return { bytes: concat(input, Uint8Array.of(0x08), new Uint8Array(11).fill(0xff)), how: 'over-long varint appended' };

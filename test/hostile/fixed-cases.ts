@@ -9,7 +9,7 @@ import { generateCase, type IndexedCase } from './hostile-cases.js';
 import type { HostileReport } from './hostile-runner.js';
 
 /** One case that found a bug. */
-export interface FixedCase {
+interface FixedCase {
   seed: number;
   /** The run's case count (the same seed and index with another count is another case). */
   cases: number;
@@ -23,7 +23,7 @@ export interface FixedCase {
 }
 
 /** Every fixed regression case, oldest first. */
-export const FIXED_CASES: readonly FixedCase[] = [
+const FIXED_CASES: readonly FixedCase[] = [
   {
     seed: 638696507,
     cases: 1000,
@@ -83,6 +83,6 @@ export function fixedCaseProblems(report: HostileReport): string[] {
 }
 
 /** A name for a fixed case in messages: `seed 638696507, 1000 cases, case 159`. */
-export function fixedCaseName(fixed: FixedCase): string {
+function fixedCaseName(fixed: FixedCase): string {
   return `seed ${fixed.seed}, ${fixed.cases} cases, case ${fixed.index}`;
 }

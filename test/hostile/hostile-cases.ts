@@ -29,7 +29,7 @@ export interface IndexedCase {
 }
 
 /** How many cases each category gets out of `total` (by weight, at least one each). */
-export function allocate(total: number): Map<HostileCategory, number> {
+function allocate(total: number): Map<HostileCategory, number> {
   const categories = Object.keys(HOSTILE_CATEGORIES) as HostileCategory[];
   const weight = categories.reduce((n, c) => n + HOSTILE_CATEGORIES[c], 0);
   const counts = new Map(categories.map((c) => [c, Math.max(1, Math.floor((total * HOSTILE_CATEGORIES[c]) / weight))]));

@@ -15,7 +15,7 @@ import { readPeakRss, resetPeakRss } from '../../testkit/proc-stats.js';
 import { runPool } from '../../testkit/run-pool.js';
 
 /** Counts of one category. */
-export interface CategoryTally {
+interface CategoryTally {
   cases: number;
   typed: number;
   accepted: number;
@@ -23,7 +23,7 @@ export interface CategoryTally {
 }
 
 /** One failed case. */
-export interface CaseFailure {
+interface CaseFailure {
   index: number;
   /** A case's category, or the check that failed after a batch: the database snapshot and health, or the RSS bound. */
   category: HostileCategory | 'database' | 'memory';

@@ -6,7 +6,7 @@
 import type { Rng } from '../../testkit/rng.js';
 
 /** Hand-picked hostile strings (each one has broken some server somewhere). */
-export const HOSTILE_STRINGS: readonly string[] = [
+const HOSTILE_STRINGS: readonly string[] = [
   "x'; drop table accounts;--",
   "' or '1'='1",
   '"; delete from objects; --',

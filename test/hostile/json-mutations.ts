@@ -99,7 +99,7 @@ export function mutateStructure(rng: Rng, base: Json): { value: Json; how: strin
 }
 
 /** A text-level mutation of the JSON text of `base`. */
-export function mutateText(rng: Rng, base: Json): MutatedJson {
+function mutateText(rng: Rng, base: Json): MutatedJson {
   const text = JSON.stringify(base);
   const bytes = encoder.encode(text);
   switch (rng.int(0, 6)) {

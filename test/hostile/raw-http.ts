@@ -50,7 +50,7 @@ export class StreamResetError extends Error {
  * setting does not move it — so the gateway never sees the request (its HTTP/1.1 port answers the same with 431).
  * Set a little under the limit, since Node counts a few bytes more per field than names and values.
  */
-export const NODE_HTTP2_HEADER_LIST_LIMIT_BYTES = 64_000;
+const NODE_HTTP2_HEADER_LIST_LIMIT_BYTES = 64_000;
 
 /** True for a reset that is HTTP/2's typed refusal of the request (see {@link StreamResetError}). */
 export function isTransportRefusal(err: StreamResetError): boolean {

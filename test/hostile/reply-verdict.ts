@@ -18,7 +18,7 @@ export type ReplyProtocol = 'connect' | 'connect-stream' | 'grpc' | 'grpc-web' |
  * prescribes INTERNAL. (A request that does not decode is INVALID_ARGUMENT everywhere, connect-es's "parse binary"
  * INTERNAL included: src/gateway/grpc/undecodable-request.ts; see docs/hostile-input.md.)
  */
-export const JUSTIFIED_INTERNAL: readonly { pattern: RegExp; label: string }[] = [
+const JUSTIFIED_INTERNAL: readonly { pattern: RegExp; label: string }[] = [
   {
     pattern: /^received compressed envelope, but do not know how to decompress$/,
     label: 'INTERNAL: compressed flag without grpc-encoding (gRPC spec)',
@@ -36,7 +36,7 @@ export const JUSTIFIED_INTERNAL: readonly { pattern: RegExp; label: string }[] =
  * NotImplementedException); fetching a binding-only artifact (`custom/object`, `kubernetes/*`) is Clouddriver's
  * UnsupportedOperationException, a 500 with its message.
  */
-export const JUSTIFIED_REST: readonly { path: RegExp; status: number; body: RegExp; label: string }[] = [
+const JUSTIFIED_REST: readonly { path: RegExp; status: number; body: RegExp; label: string }[] = [
   {
     path: /^\/artifacts\/account\/[^/]+\/(names|versions)(\?|$)/,
     status: 501,
@@ -63,7 +63,7 @@ const CODE_BY_NAME = new Map<string, Code>(
 );
 
 /** Judges an error code and message from any RPC protocol. */
-export function judgeCode(code: Code, message: string, via: string): CaseResult {
+function judgeCode(code: Code, message: string, via: string): CaseResult {
   if (LEAK.test(message)) return failure(`${via}: ${Code[code]} leaks internals: ${message.slice(0, 200)}`);
   if (code === Code.Unknown) return failure(`${via}: UNKNOWN: ${message.slice(0, 200)}`);
   if (code === Code.Internal) {

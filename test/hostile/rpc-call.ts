@@ -91,7 +91,7 @@ function send(target: HostileTarget, method: DescMethod, wire: RpcWire, body: Ui
 }
 
 /** Every string value of the request as the server could have decoded it (JSON or binary). */
-export function stringsOfRequest(method: DescMethod, wire: RpcWire, body: Uint8Array): string[] {
+function stringsOfRequest(method: DescMethod, wire: RpcWire, body: Uint8Array): string[] {
   let json: JsonValue | undefined;
   try {
     json = BINARY_WIRES.includes(wire)

@@ -17,7 +17,7 @@ import type { Rng } from '../../testkit/rng.js';
 import { SEED } from './hostile-target.js';
 
 /** The services whose every method the RPC categories cover (the agent stream has categories of its own). */
-export const RPC_SERVICES: readonly DescService[] = [
+const RPC_SERVICES: readonly DescService[] = [
   ObjectService,
   AccountService,
   OperationService,

@@ -7,7 +7,7 @@ import { HOSTILE_CATEGORIES, type HostileCategory } from './hostile-case.js';
 import { mb, type HostileReport } from './hostile-runner.js';
 
 /** The table's header row. */
-export const TABLE_HEADER = '| category | cases | typed errors | accepted | failures |';
+const TABLE_HEADER = '| category | cases | typed errors | accepted | failures |';
 
 /** Renders one report: a header line, the table with its total, the checks, the error codes seen and any failures. */
 export function renderReport(report: HostileReport): string {
@@ -58,7 +58,7 @@ function peakRssLine(report: HostileReport): string {
 }
 
 /** The category names of every summary table in `markdown` (first column, header and total rows left out). */
-export function documentedCategories(markdown: string): string[] {
+function documentedCategories(markdown: string): string[] {
   const out: string[] = [];
   let inTable = false;
   for (const line of markdown.split('\n')) {

@@ -44,7 +44,7 @@ const SNIPPETS = [
 ];
 
 /** A line-level or YAML-feature mutation of `text`. */
-export function mutateYamlText(rng: Rng, text: string): MutatedText {
+function mutateYamlText(rng: Rng, text: string): MutatedText {
   const lines = text.split('\n');
   const at = rng.int(0, Math.max(0, lines.length - 1));
   switch (rng.int(0, 8)) {
@@ -95,7 +95,7 @@ export function mutateYamlText(rng: Rng, text: string): MutatedText {
 }
 
 /** A structural mutation of the parsed document, written back as YAML. */
-export function mutateYamlStructure(rng: Rng, text: string): MutatedText {
+function mutateYamlStructure(rng: Rng, text: string): MutatedText {
   const value = parse(text) as Json;
   const { value: mutated, how } = mutateStructure(rng, value);
   return { text: stringify(mutated), how };

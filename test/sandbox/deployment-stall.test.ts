@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type KubeObject, type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { eventually } from '../../testkit/eventually.js';
-import { createKubectl, type Kubectl } from './kubectl-runner.js';
+import { createKubectl, type Kubectl } from '../../testkit/kubectl-runner.js';
 
 const NS = 'stall';
 const KUBECTL = '/usr/bin/kubectl';

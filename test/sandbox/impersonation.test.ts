@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { call } from './api-client.js';
-import { createKubectl, type Kubectl } from './kubectl-runner.js';
+import { createKubectl, type Kubectl } from '../../testkit/kubectl-runner.js';
 import { createRunningPod, KUBECTL_133 } from './stream-fixtures.js';
 
 const NS = 'imp';

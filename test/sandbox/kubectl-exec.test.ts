@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { eventually } from '../../testkit/eventually.js';
-import { createKubectl, type Kubectl } from './kubectl-runner.js';
+import { createKubectl, type Kubectl } from '../../testkit/kubectl-runner.js';
 import { createRunningPod, KUBECTL_127, KUBECTL_133 } from './stream-fixtures.js';
 
 const NS = 'streams';

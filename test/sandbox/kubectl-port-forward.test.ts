@@ -11,7 +11,7 @@ import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { eventually, StopWaiting } from '../../testkit/eventually.js';
-import { createKubectl, type Kubectl } from './kubectl-runner.js';
+import { createKubectl, type Kubectl } from '../../testkit/kubectl-runner.js';
 import { createRunningPod, KUBECTL_133 } from './stream-fixtures.js';
 
 const NS = 'forward';

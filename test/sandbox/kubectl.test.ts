@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { createKubectl, type Kubectl } from './kubectl-runner.js';
+import { createKubectl, type Kubectl } from '../../testkit/kubectl-runner.js';
 import { eventually } from '../../testkit/eventually.js';
 
 interface Version {

@@ -8,7 +8,7 @@ import type { KubeObject, Sandbox } from '../../src/sandbox/index.js';
 import { call, openWatch, type WatchStream } from './api-client.js';
 
 /** One pod as a snapshot holds it. */
-export interface PodView {
+interface PodView {
   name: string;
   /** Its ReplicaSet's pod-template-hash. */
   hash: string;
@@ -21,7 +21,7 @@ export interface PodView {
 export type PodSnapshot = Map<string, PodView>;
 
 /** spec.replicas of each ReplicaSet (by name) after one event. */
-export type ReplicaSetSnapshot = Map<string, number>;
+type ReplicaSetSnapshot = Map<string, number>;
 
 /** A running trace; `close()` ends its watches. */
 export interface RolloutTrace {

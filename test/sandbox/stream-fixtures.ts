@@ -5,7 +5,7 @@
 import type { Sandbox } from '../../src/sandbox/index.js';
 
 /** Where the versioned kubectl binaries live. */
-export const KUBECTL_SDK = '/usr/lib/google-cloud-sdk/bin';
+const KUBECTL_SDK = '/usr/lib/google-cloud-sdk/bin';
 export const KUBECTL_127 = `${KUBECTL_SDK}/kubectl.1.27`;
 export const KUBECTL_133 = `${KUBECTL_SDK}/kubectl.1.33`;
 

@@ -1,12 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  SelectorError,
-  formatLabelSelector,
-  labelSelectorFromObject,
-  matchesLabelSelector,
-  parseLabelSelector,
-} from '../../src/shared/label-selector.js';
+import { SelectorError, matchesLabelSelector, parseLabelSelector } from '../../src/shared/label-selector.js';
 
 describe('parseLabelSelector', () => {
   test('empty string is the match-all selector', () => {
@@ -82,11 +76,6 @@ describe('parseLabelSelector', () => {
     assert.throws(() => parseLabelSelector('a=-b'), /invalid label value "-b" for key "a"/);
     assert.throws(() => parseLabelSelector('a>1'), /operator ">" is not supported/);
   });
-
-  test('format round-trips', () => {
-    const s = 'a=b,c!=d,e in (x,y),f notin (z),g,!h';
-    assert.equal(formatLabelSelector(parseLabelSelector(s)), s);
-  });
 });
 
 describe('matchesLabelSelector', () => {
@@ -133,42 +122,5 @@ describe('matchesLabelSelector', () => {
     assert.equal(m('', undefined), true);
     assert.equal(m('a', undefined), false);
     assert.equal(m('!a,b!=c', undefined), true);
-  });
-});
-
-describe('labelSelectorFromObject', () => {
-  test('matchLabels and matchExpressions combine', () => {
-    const sel = labelSelectorFromObject({
-      matchLabels: { app: 'web' },
-      matchExpressions: [
-        { key: 'tier', operator: 'In', values: ['b', 'a'] },
-        { key: 'legacy', operator: 'DoesNotExist' },
-      ],
-    });
-    assert.deepEqual(sel, [
-      { key: 'app', operator: 'Equals', values: ['web'] },
-      { key: 'tier', operator: 'In', values: ['a', 'b'] },
-      { key: 'legacy', operator: 'DoesNotExist', values: [] },
-    ]);
-    assert.equal(matchesLabelSelector(sel, { app: 'web', tier: 'a' }), true);
-    assert.equal(matchesLabelSelector(sel, { app: 'web', tier: 'a', legacy: 'y' }), false);
-  });
-
-  test('a Service selector map is accepted as matchLabels', () => {
-    const sel = labelSelectorFromObject({ matchLabels: { app: 'web' } });
-    assert.equal(matchesLabelSelector(sel, { app: 'web', x: 'y' }), true);
-    assert.equal(matchesLabelSelector(sel, {}), false);
-  });
-
-  test('empty object selects everything', () => {
-    assert.deepEqual(labelSelectorFromObject({}), []);
-  });
-
-  test('rejects invalid expressions', () => {
-    assert.throws(() => labelSelectorFromObject({ matchExpressions: [{ key: 'a', operator: 'In', values: [] }] }), /non-empty/);
-    assert.throws(() => labelSelectorFromObject({ matchExpressions: [{ key: 'a', operator: 'Exists', values: ['x'] }] }), /must be empty/);
-    assert.throws(() => labelSelectorFromObject({ matchExpressions: [{ key: 'a', operator: 'Gt', values: ['1'] }] }), SelectorError);
-    assert.throws(() => labelSelectorFromObject({ matchLabels: { 'bad key': 'x' } }), SelectorError);
-    assert.throws(() => labelSelectorFromObject({ matchLabels: { a: 'bad value' } }), SelectorError);
   });
 });

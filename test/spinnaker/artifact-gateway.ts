@@ -13,7 +13,7 @@ import { testGatewayConfig } from '../../testkit/test-gateway.js';
 import type { artifactsSchema } from '../../src/gateway/config/artifacts-schema.js';
 import { createLogger } from '../../src/shared/logger.js';
 
-export const ORCA_TOKEN = 'orca-token-0123456789abcdef';
+const ORCA_TOKEN = 'orca-token-0123456789abcdef';
 export const READER_TOKEN = 'reader-token-0123456789abcdef';
 
 /** A running gateway with captured logs. */

@@ -29,7 +29,7 @@ export interface TestFiat {
 }
 
 /** The view JSON Fiat writes for `user`. */
-export function fiatView(name: string, user: FiatUser): Record<string, unknown> {
+function fiatView(name: string, user: FiatUser): Record<string, unknown> {
   const resources = (map: Record<string, string[]> = {}) =>
     Object.entries(map).map(([resource, authorizations]) => ({ name: resource, authorizations }));
   return {

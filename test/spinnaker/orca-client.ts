@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 export type Obj = Record<string, any>;
 
 /** What MonitorKatoTask concluded. */
-export interface TaskOutcome {
+interface TaskOutcome {
   status: 'SUCCEEDED' | 'TERMINAL';
   task: Obj;
   /** The first EXCEPTION result object, as Orca attaches it to `kato.tasks`. */

@@ -19,7 +19,7 @@ const HANG_MS = 30_000;
 export const SUBPROTOCOL = 'outpost.agent.v1';
 
 /** What the upstream saw of one request. */
-export interface SeenRequest {
+interface SeenRequest {
   method: string;
   url: string;
   httpVersion: string;
@@ -115,7 +115,7 @@ export function get(url: string, ca?: string): Promise<GetResult> {
 }
 
 /** An upgraded connection. */
-export interface Upgraded {
+interface Upgraded {
   headers: IncomingHttpHeaders;
   socket: net.Socket;
   /** The `Sec-WebSocket-Accept` the upstream computes for the key sent. */

@@ -15,7 +15,7 @@ import { useLiveQuery } from './use-live-query.js';
  * Why an account is refused or failing: the latest refused claim by another cluster, else the account's own
  * reason when its state is FAILED, ORPHANED, DELETE_FAILED or a refusal. Empty when all is well.
  */
-export function refusalText(account: Account): string {
+function refusalText(account: Account): string {
   if (account.refusedClaim) {
     const who = account.refusedClaim.apiHost || account.refusedClaim.agentId;
     return who ? `${account.refusedClaim.reason} (claimed by ${who})` : account.refusedClaim.reason;

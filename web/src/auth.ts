@@ -1,7 +1,7 @@
 import { Code, ConnectError } from '@connectrpc/connect';
 
 /** sessionStorage key holding the bearer token the dashboard sends (cleared when the tab closes). */
-export const TOKEN_KEY = 'outpost.token';
+const TOKEN_KEY = 'outpost.token';
 
 /** What the UI needs to know about authentication at one moment. */
 export interface AuthState {

@@ -7,7 +7,7 @@ import { OperationState } from '../../src/gen/outpost/api/v1/operation_service_p
 export const NONE = '—';
 
 /** Milliseconds since the epoch of a protobuf Timestamp, or undefined when unset. */
-export function toMs(ts: Timestamp | undefined): number | undefined {
+function toMs(ts: Timestamp | undefined): number | undefined {
   return ts ? timestampMs(ts) : undefined;
 }
 

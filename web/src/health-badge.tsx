@@ -17,7 +17,7 @@ const TONES: Partial<Record<HealthState, Tone>> = {
 };
 
 /** "Healthy", "Progressing"…; undefined when the object has no health (a ConfigMap). */
-export function healthWord(health: Health | undefined): string | undefined {
+function healthWord(health: Health | undefined): string | undefined {
   return health ? WORDS[health.state] : undefined;
 }
 

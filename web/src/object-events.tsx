@@ -32,7 +32,7 @@ const obj = (v: unknown): Obj => (typeof v === 'object' && v !== null && !Array.
  * Reads a cached Event (core v1 or events.k8s.io/v1) into a row: the last time it was seen is the first of
  * lastTimestamp, series.lastObservedTime, eventTime, firstTimestamp and creationTimestamp that is set.
  */
-export function toEventRow(event: KubernetesObject): EventRow {
+function toEventRow(event: KubernetesObject): EventRow {
   const o = obj(event.object);
   const series = obj(o.series);
   const seen = [o.lastTimestamp, series.lastObservedTime, o.eventTime, o.firstTimestamp, obj(o.metadata).creationTimestamp]

@@ -30,13 +30,13 @@ const asObject = (v: JsonValue | undefined): JsonObject | undefined =>
   v !== null && typeof v === 'object' && !Array.isArray(v) ? v : undefined;
 
 /** spec.replicas when the object has one (workloads), else undefined. */
-export function specReplicas(o: KubernetesObject): number | undefined {
+function specReplicas(o: KubernetesObject): number | undefined {
   const r = asObject(o.object?.spec)?.replicas;
   return typeof r === 'number' ? r : undefined;
 }
 
 /** "ready/desired" (status.readyReplicas, 0 when absent, over spec.replicas); empty for objects without replicas. */
-export function replicasText(o: KubernetesObject): string {
+function replicasText(o: KubernetesObject): string {
   const desired = specReplicas(o);
   if (desired === undefined) return '';
   const ready = asObject(o.object?.status)?.readyReplicas;
@@ -44,7 +44,7 @@ export function replicasText(o: KubernetesObject): string {
 }
 
 /** Which optional columns the objects table shows for `items`, and how many columns it has then. */
-export function objectColumns(items: KubernetesObject[]): { pods: boolean; replicas: boolean; count: number } {
+function objectColumns(items: KubernetesObject[]): { pods: boolean; replicas: boolean; count: number } {
   const pods = items.some((o) => o.kind === 'Pod');
   const replicas = items.some((o) => specReplicas(o) !== undefined);
   return { pods, replicas, count: 7 + (pods ? 2 : 0) + (replicas ? 1 : 0) };

@@ -20,7 +20,7 @@ export class PodLogError extends Error {
 }
 
 /** The kube proxy URL of a pod's log (same origin as the dashboard, which its CSP allows). */
-export function podLogUrl(r: PodLogRequest): string {
+function podLogUrl(r: PodLogRequest): string {
   const path = ['k8s', r.account, 'api', 'v1', 'namespaces', r.namespace, 'pods', r.pod, 'log'].map(encodeURIComponent).join('/');
   const query = new URLSearchParams({ container: r.container });
   if (r.tailLines !== null) query.set('tailLines', String(r.tailLines));

@@ -6,7 +6,7 @@ import { PodLogError, readPodLog } from './pod-log-stream.js';
 import { useAuthState, useServices } from './services.js';
 
 /** Lines kept on the page; older ones are dropped as new ones arrive. */
-export const MAX_LOG_LINES = 5000;
+const MAX_LOG_LINES = 5000;
 
 /** How long arriving lines are gathered before they are rendered. */
 const FLUSH_MS = 100;
@@ -22,7 +22,7 @@ type StreamState =
   | { kind: 'failed'; message: string };
 
 /** The names of a pod's containers (spec.containers, then spec.initContainers), in order. */
-export function containerNames(pod: KubernetesObject): string[] {
+function containerNames(pod: KubernetesObject): string[] {
   const spec = (pod.object?.spec ?? {}) as Record<string, unknown>;
   const names = (list: unknown) =>
     (Array.isArray(list) ? list : [])

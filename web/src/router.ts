@@ -21,7 +21,7 @@ const SECTIONS: Record<string, Section> = {
 };
 
 /** Parses a location hash ("#/objects?kind=Pod"); anything unknown is the not-found section. */
-export function parseHash(hash: string): Route {
+function parseHash(hash: string): Route {
   const raw = hash.replace(/^#\/?/, '');
   const q = raw.indexOf('?');
   const path = q < 0 ? raw : raw.slice(0, q);

@@ -4,7 +4,7 @@ import { NONE } from './format.js';
 const TRANSPORT_NAMES: Record<string, string> = { grpc: 'gRPC', websocket: 'WebSocket' };
 
 /** The display name of a transport ("gRPC", "WebSocket"); one this page does not know as sent; "" for none. */
-export function transportName(transport: string): string {
+function transportName(transport: string): string {
   return TRANSPORT_NAMES[transport] ?? transport;
 }
 

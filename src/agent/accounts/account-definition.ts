@@ -8,7 +8,7 @@ import { formatIssuePath, type AgentConfigIssue } from '../config/load.js';
 import { accountSchema, type AccountConfig } from '../config/schema.js';
 
 /** The definition in the config file's shape (empty proto strings become absent keys). */
-export function definitionToConfigInput(definition: AccountDefinition): Record<string, unknown> {
+function definitionToConfigInput(definition: AccountDefinition): Record<string, unknown> {
   const raw: Record<string, unknown> = {
     name: definition.name,
     serviceAccount: definition.serviceAccount,

@@ -10,7 +10,7 @@ import type { PreparedAccount } from './prepare-account.js';
 export type AccountSource = 'file' | 'dynamic';
 
 /** The watches of one account in one session. */
-export interface AccountWatchRun {
+interface AccountWatchRun {
   /** Aborting stops every watcher of the account (and makes them drop anything they still produce). */
   readonly controller: AbortController;
   /** Settles when every watcher has returned. */

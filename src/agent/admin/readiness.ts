@@ -8,7 +8,7 @@ import type { AccountStatus, AgentStatus } from '../status.js';
 import { counted } from '../../shared/counted.js';
 
 /** Why one account is not settled yet. */
-export interface PendingAccount {
+interface PendingAccount {
   name: string;
   /** `verdict`: the gateway has not answered for it yet; `listing`: some of its scopes are still in their first list. */
   waiting: 'verdict' | 'listing';

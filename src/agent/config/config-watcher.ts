@@ -33,7 +33,7 @@ export interface ConfigWatcher {
 }
 
 /** Top-level settings (and `kubernetes.*` other than accounts) that differ between two configurations. */
-export function settingsNeedingRestart(running: AgentConfig, next: AgentConfig): string[] {
+function settingsNeedingRestart(running: AgentConfig, next: AgentConfig): string[] {
   const changed: string[] = [];
   for (const key of new Set([...Object.keys(running), ...Object.keys(next)]) as Set<keyof AgentConfig>) {
     if (key === 'kubernetes') {

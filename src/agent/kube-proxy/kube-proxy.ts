@@ -10,7 +10,7 @@ import type { AccountRuntime } from '../accounts/account-runtime.js';
 import { ProxiedRequest, type ProxyReplies } from './proxied-request.js';
 
 /** Requests one session runs at once; more are refused (the gateway's limits should keep callers well below it). */
-export const MAX_PROXIED_REQUESTS = 512;
+const MAX_PROXIED_REQUESTS = 512;
 
 /** What {@link createKubeProxy} needs. */
 export interface KubeProxyOptions {

@@ -74,13 +74,13 @@ function isWatchEvent(value: unknown): value is { type: string; object: unknown 
 }
 
 /** One value of a metadata-only answer (a read's answer, a watch event, a Status), checked and scrubbed; throws. */
-export function metadataOnlyValue(value: unknown): unknown {
+function metadataOnlyValue(value: unknown): unknown {
   if (isWatchEvent(value)) return { ...value, object: metadataObject(value.object) };
   return metadataObject(value);
 }
 
 /** One value of the answer to a write of a Secret, its values removed; throws for anything but a Secret or a Status. */
-export function writtenSecretValue(value: unknown): unknown {
+function writtenSecretValue(value: unknown): unknown {
   if (!isObject(value)) throw new Error('an answer that is not a JSON object');
   if (value.kind === 'Status') return value;
   if (value.kind === 'Secret') {

@@ -34,7 +34,7 @@ export interface APIResource {
 }
 
 /** Groups served by Kubernetes itself (their kinds take strategic merge patches); custom resources do not. */
-export function isBuiltinGroup(group: string): boolean {
+function isBuiltinGroup(group: string): boolean {
   return group === '' || !group.includes('.') || group.endsWith('.k8s.io');
 }
 

@@ -80,7 +80,7 @@ export interface KubeClient {
 }
 
 /** See {@link KubeClient.rawRequest}. Call `request(options)`: `options.path` is what was checked. */
-export interface RawRequestTarget {
+interface RawRequestTarget {
   url: URL;
   options: https.RequestOptions & { headers: Record<string, string>; path: string };
   request: typeof http.request;

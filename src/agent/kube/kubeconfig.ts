@@ -8,7 +8,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import type { AccountConfig } from '../config/schema.js';
 
 /** The account's cluster cannot be addressed (bad kubeconfig, unknown context, no in-cluster environment). */
-export class KubeConfigError extends Error {
+class KubeConfigError extends Error {
   constructor(account: string, message: string) {
     super(`account "${account}": ${message}`);
     this.name = 'KubeConfigError';

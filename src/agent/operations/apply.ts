@@ -24,7 +24,7 @@ import { resourcePath } from './resource-resolver.js';
 import { threeWayPatch } from './three-way-patch.js';
 
 /** The manifest annotation that chooses server-side (`"true"`) or client-side (`"false"`) apply for its object. */
-export const SERVER_SIDE_APPLY_ANNOTATION = 'outpost.io/server-side-apply';
+const SERVER_SIDE_APPLY_ANNOTATION = 'outpost.io/server-side-apply';
 
 interface Applied {
   object: Obj;

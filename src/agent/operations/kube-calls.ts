@@ -15,7 +15,7 @@ export interface RetryPolicy {
 }
 
 /** A request without the signal (the context adds its own). */
-export type CallRequest = Omit<KubeRequest, 'signal'>;
+type CallRequest = Omit<KubeRequest, 'signal'>;
 
 /** See the module comment. One per operation; not shared between operations. */
 export interface KubeCalls {

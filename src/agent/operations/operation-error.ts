@@ -43,7 +43,7 @@ export function notFound(message: string): OperationError {
 }
 
 /** Kubernetes' reason for a status code, for answers that carried no Status object. */
-export function reasonForStatus(status: number): string {
+function reasonForStatus(status: number): string {
   switch (status) {
     case 400:
       return 'BadRequest';

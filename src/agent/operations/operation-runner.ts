@@ -18,7 +18,7 @@ import { createResourceResolver, type ResourceResolver } from './resource-resolv
 import { createResultCache } from './result-cache.js';
 
 /** Default timeout of an operation that carries none. */
-export const DEFAULT_OPERATION_TIMEOUT_MS = 30_000;
+const DEFAULT_OPERATION_TIMEOUT_MS = 30_000;
 
 /** An account the agent can run operations for, or why it cannot. */
 export type AccountLookup = { client: KubeClient } | { notServed: string };
@@ -37,7 +37,7 @@ export interface OperationRunnerOptions {
 }
 
 /** An operation the runner holds right now (for the admin `/operations` endpoint). */
-export interface RunningOperation {
+interface RunningOperation {
   id: string;
   account: string;
   /** The operation type: apply, delete, scale, patch, rollout, get, list, logs… */

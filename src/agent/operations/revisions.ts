@@ -13,7 +13,7 @@ import { resourcePath } from './resource-resolver.js';
 /** The annotation holding a ReplicaSet's (and its Deployment's) revision number. */
 export const REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
 /** The annotation `kubectl --record` / users set to say why. */
-export const CHANGE_CAUSE_ANNOTATION = 'kubernetes.io/change-cause';
+const CHANGE_CAUSE_ANNOTATION = 'kubernetes.io/change-cause';
 
 /** The kinds with a rollout history. */
 const HISTORY_KINDS = ['Deployment', 'StatefulSet', 'DaemonSet'];

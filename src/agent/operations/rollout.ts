@@ -14,7 +14,7 @@ import { resourcePath } from './resource-resolver.js';
 import { readHistory, REVISION_ANNOTATION, rollbackTarget } from './revisions.js';
 
 /** The pod-template annotation `kubectl rollout restart` sets. */
-export const RESTARTED_AT_ANNOTATION = 'kubectl.kubernetes.io/restartedAt';
+const RESTARTED_AT_ANNOTATION = 'kubectl.kubernetes.io/restartedAt';
 
 async function mergePatch(ctx: OperationContext, spec: RolloutSpec, patch: Obj, verb: string): Promise<Outcome> {
   const resource = await ctx.resolver.resolve(ctx.calls, spec.kind || 'Deployment', spec.apiVersion);

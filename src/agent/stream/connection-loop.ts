@@ -25,7 +25,7 @@ import { diagnoseGrpcFailure, explainConnectError, openGatewayConnection, webSoc
 const RECONNECT_HEADER = 'x-outpost-reconnect';
 
 /** True when the gateway asked for an immediate reconnect (maximum stream age reached). */
-export function reconnectRequested(err: unknown): boolean {
+function reconnectRequested(err: unknown): boolean {
   if (!(err instanceof SessionEndedError) || !err.welcomed || err.cause === undefined) return false;
   return ConnectError.from(err.cause).metadata.get(RECONNECT_HEADER) === 'now';
 }

@@ -39,9 +39,9 @@ export interface OutboxOptions {
 }
 
 /** Event fields, as for `create(EventSchema, …)`. */
-export type EventInit = Parameters<typeof create<typeof EventSchema>>[1];
+type EventInit = Parameters<typeof create<typeof EventSchema>>[1];
 /** Marker fields without the sequence (the outbox assigns it). */
-export type MarkerInit = Omit<NonNullable<Parameters<typeof create<typeof SyncMarkerSchema>>[1]>, 'sequence' | '$typeName'>;
+type MarkerInit = Omit<NonNullable<Parameters<typeof create<typeof SyncMarkerSchema>>[1]>, 'sequence' | '$typeName'>;
 
 /** See the module comment. One outbox per stream; discard it (close) when the stream ends. */
 export interface Outbox {

@@ -49,7 +49,7 @@ const BODY_EXCERPT_CHARS = 200;
 const BODY_WAIT_MS = 2_000;
 
 /** `Basic base64(user:password)` from the URL's percent-encoded user info, or undefined without a user name. */
-export function proxyAuthorization(proxy: URL): string | undefined {
+function proxyAuthorization(proxy: URL): string | undefined {
   if (proxy.username === '' && proxy.password === '') return undefined;
   const credentials = `${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`;
   return `Basic ${Buffer.from(credentials, 'utf8').toString('base64')}`;

@@ -29,7 +29,6 @@ import {
   type Welcome,
 } from '../../gen/outpost/agent/v1/agent_pb.js';
 import type { AccountRuntime } from '../accounts/account-runtime.js';
-export type { AccountRuntime } from '../accounts/account-runtime.js';
 import { AGENT_DEFAULTS } from '../config/defaults.js';
 import type { StreamRecorder } from '../metrics/agent-metrics.js';
 import type { OperationRunner } from '../operations/operation-runner.js';
@@ -44,7 +43,6 @@ import { accountInfo } from '../accounts/account-info.js';
 import { createKubeProxy } from '../kube-proxy/kube-proxy.js';
 
 export { SameReplicaError, SessionEndedError } from './session-errors.js';
-export { accountInfo } from '../accounts/account-info.js';
 
 /** Session state shared with the status snapshot, the account manager and the next sessions. */
 export interface SessionState {
@@ -64,7 +62,7 @@ export interface SessionState {
 }
 
 /** The running session, as the account manager sees it. */
-export interface LiveSession {
+interface LiveSession {
   /**
    * Tells the gateway that `removed` are no longer served and `added` are (the caller has already updated
    * `state.accounts`). Synchronously stops the removed accounts' watchers and drops their unsent data, then sends one

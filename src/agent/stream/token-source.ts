@@ -28,7 +28,7 @@ export interface TokenSource {
 }
 
 /** Raised when a configured token source has no token to offer. */
-export class TokenUnavailableError extends Error {
+class TokenUnavailableError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'TokenUnavailableError';

@@ -27,7 +27,7 @@ export interface GatewayConnection {
 }
 
 /** Reads the TLS files once; throws a clear error naming the file. */
-export function tlsOptions(clouddriver: AgentConfig['clouddriver']): SecureClientSessionOptions {
+function tlsOptions(clouddriver: AgentConfig['clouddriver']): SecureClientSessionOptions {
   const tls = clouddriver.tls;
   const read = (key: string, file: string) => {
     try {
@@ -48,7 +48,7 @@ export function tlsOptions(clouddriver: AgentConfig['clouddriver']): SecureClien
 }
 
 /** The URL of the gRPC transport: `clouddriver.grpc` over h2c or TLS. */
-export function grpcUrl(clouddriver: AgentConfig['clouddriver']): URL {
+function grpcUrl(clouddriver: AgentConfig['clouddriver']): URL {
   return new URL(`${clouddriver.insecure ? 'http' : 'https'}://${clouddriver.grpc}`);
 }
 
@@ -83,7 +83,7 @@ export interface OpenOptions {
  * The tunnel through the forward proxy that `url` goes through (`clouddriver.proxy`, else `HTTPS_PROXY`/`HTTP_PROXY`
  * unless `NO_PROXY` or `clouddriver.noProxy` exclude it); undefined for a direct connection.
  */
-export function tunnelFor(url: URL, clouddriver: AgentConfig['clouddriver'], env?: NodeJS.ProcessEnv): DialOptions['tunnel'] {
+function tunnelFor(url: URL, clouddriver: AgentConfig['clouddriver'], env?: NodeJS.ProcessEnv): DialOptions['tunnel'] {
   const proxy = proxyFor(url, clouddriver, env);
   if (proxy === undefined) return undefined;
   return (host, port, signal) => openProxyTunnel({ proxy, host, port, signal });

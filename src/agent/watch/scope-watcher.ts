@@ -65,7 +65,7 @@ interface KubeObject {
 }
 
 /** URL path of the scope's collection. */
-export function collectionPath(scope: WatchScope): string {
+function collectionPath(scope: WatchScope): string {
   const { group, version, resource, namespaced } = scope.type;
   const base = group === '' ? `/api/${version}` : `/apis/${group}/${version}`;
   return namespaced && scope.namespace !== ''

@@ -19,7 +19,7 @@ import { formatApplied } from '../../client/format.js';
 import type { CliIo } from '../../client/io.js';
 
 /** Largest manifest text the CLI sends (the gateway enforces the same limit). */
-export const MAX_MANIFEST_BYTES = 1024 * 1024;
+const MAX_MANIFEST_BYTES = 1024 * 1024;
 
 /**
  * Reads every `-f` source: `-` is stdin, a directory contributes its *.yaml/*.yml/*.json files (sorted, not

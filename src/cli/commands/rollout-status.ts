@@ -18,7 +18,7 @@ import { ROLLOUT_STATUS_KINDS, rolloutVerdict } from '../../client/rollout-statu
 import type { ResolvedKind } from '../../shared/kind-names.js';
 
 /** Time between two reads of the object while the rollout is in progress. */
-export const POLL_INTERVAL_MS = 2000;
+const POLL_INTERVAL_MS = 2000;
 
 /** Options of {@link runRolloutStatus}. */
 export interface RolloutStatusOptions extends ClientOptions {

@@ -33,7 +33,7 @@ import { parseIdentity, rebindAccount } from './account-rebind.js';
 import { accountExists, accountViews, getAccountView, listAccountNames, listAccountViews, type AccountPage } from './account-view.js';
 
 /** Limits of the account routes (`config.accounts`). */
-export interface AccountLimits {
+interface AccountLimits {
   activationTimeoutSeconds: number;
   maxBodyBytes: number;
   maxPageSize: number;
@@ -54,7 +54,7 @@ export interface AccountAdminDeps {
 }
 
 /** How PutDynamicAccounts treats existing names: POST creates only, PATCH updates only, PUT does either. */
-export type DynamicMode = 'create' | 'update' | 'upsert';
+type DynamicMode = 'create' | 'update' | 'upsert';
 
 /** Account management operations; `actor` is recorded with every transition (`admin:<subject>`). */
 export interface AccountAdmin {

@@ -13,10 +13,10 @@ import { lockAccountRows, moveIdentityBinding } from '../accounts/account-reposi
 import { STREAMED_STATES, type AccountState, recordAuditedTransition } from '../accounts/account-states.js';
 
 /** Identity methods an account can be bound to (`identityOf` in src/gateway/auth/principal.ts). */
-export const BINDABLE_METHODS = ['token', 'jwt', 'certificate', 'insecure'] as const;
+const BINDABLE_METHODS = ['token', 'jwt', 'certificate', 'insecure'] as const;
 
 /** Longest identity accepted (certificate subjects are the long ones). */
-export const MAX_IDENTITY_LENGTH = 1024;
+const MAX_IDENTITY_LENGTH = 1024;
 
 /**
  * Validates an identity to bind: `<method>:<subject>` with a method of {@link BINDABLE_METHODS}, a non-empty subject,

@@ -21,7 +21,7 @@ import { liveCachingTransports } from '../agents/agent-session-store.js';
 import { definitionFromJson } from '../accounts/account-input.js';
 
 /** Most transitions returned with one account. */
-export const MAX_TRANSITIONS = 100;
+const MAX_TRANSITIONS = 100;
 
 type AccountRow = typeof accounts.$inferSelect;
 

@@ -11,7 +11,7 @@ import { AccountAdminError } from './account-errors.js';
 import { isValidAccountName } from '../../shared/account-name.js';
 
 /** Most accounts one request may name. */
-export const MAX_ACCOUNTS_PER_REQUEST = 1000;
+const MAX_ACCOUNTS_PER_REQUEST = 1000;
 
 const accountName = z
   .string()
@@ -29,7 +29,7 @@ const kindName = z
 const namespace = z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'invalid namespace name');
 
 /** One account definition as REST bodies carry it (the agent config's account keys, plus the zone). */
-export const accountInputSchema = z.strictObject({
+const accountInputSchema = z.strictObject({
   name: accountName,
   kubeconfigFile: z.string().min(1).max(4096).optional(),
   context: z.string().min(1).max(253).optional(),

@@ -85,7 +85,7 @@ export async function expireLeases(db: Db, graceSeconds: number): Promise<string
  * SQL condition (over table alias `alias` of `accounts`) that the row is leased to the fence's session with the epoch
  * listed for it in the JSON parameter this function embeds.
  */
-export function leasedCondition(fence: WriteFence, alias: string): SQL {
+function leasedCondition(fence: WriteFence, alias: string): SQL {
   const a = sql.raw(alias);
   return sql`${a}.session_id = ${fence.sessionId}
     and ${a}.lease_expires_at > now()

@@ -9,7 +9,7 @@ import { accountTransitions } from '../../db/schema.js';
 import type { Principal } from '../auth/principal.js';
 
 /** Every state an account can be in. */
-export const ACCOUNT_STATES = [
+const ACCOUNT_STATES = [
   'INACTIVE',
   'TO_MIGRATE',
   'ACTIVATING',
@@ -71,6 +71,3 @@ export async function recordAuditedTransition(db: DbOrTx, t: Transition): Promis
     .insert(accountTransitions)
     .values({ account: t.account, fromState: t.from, toState: t.to, reason: t.reason ?? '', actor: t.actor });
 }
-
-/** `now()` for timestamp columns. */
-export const NOW = sql`now()`;

@@ -9,7 +9,7 @@
 import { Code, ConnectError } from '@connectrpc/connect';
 
 /** One account's lease as a write presents it. */
-export interface FencedLease {
+interface FencedLease {
   name: string;
   epoch: number;
 }

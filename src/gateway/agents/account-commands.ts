@@ -42,6 +42,3 @@ export function createAccountCommandBus(registry: SessionRegistry): AccountComma
     },
   };
 }
-
-/** A source with no dynamic accounts (the default until account management provides one). */
-export const noDynamicAccounts: DynamicAccountSource = { activeFor: async () => [] };

@@ -34,7 +34,7 @@ export interface AdmissionDeps {
 }
 
 /** Why a claim of a name bound to something else was refused (the `reason` label of the refused-claims counter). */
-export type ClaimRefusal = 'identity' | 'cluster';
+type ClaimRefusal = 'identity' | 'cluster';
 
 /**
  * Decides the verdicts, in the Hello's order. Accounts the session will cache are claimed in the registry and added
@@ -179,7 +179,7 @@ export function leaseValidUntil(sentAt: number, leaseSeconds: number): number {
 }
 
 /** True for an account the agent reports it cannot serve (no API host, with the reason in `error`). */
-export function isFailed(info: AccountInfo): boolean {
+function isFailed(info: AccountInfo): boolean {
   return info.apiHost === '' && info.error !== '';
 }
 

@@ -12,7 +12,7 @@ import { Verdict } from '../../gen/outpost/agent/v1/agent_pb.js';
 import type { AgentTransport } from './agent-transport.js';
 
 /** Bytes of randomness in a session token. */
-export const SESSION_TOKEN_BYTES = 32;
+const SESSION_TOKEN_BYTES = 32;
 
 /** A live stream's `last_seen_at` is written at most this often. */
 export const SESSION_TOUCH_INTERVAL_MS = 5000;
@@ -115,7 +115,7 @@ export function createSessionToken(): { token: string; hash: string } {
 }
 
 /** SHA-256 (hex) of a token: the only form a token is stored in. */
-export function hashSessionToken(token: string): string {
+function hashSessionToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
@@ -173,7 +173,7 @@ export async function verifySessionToken(database: Database, sessionId: string, 
 }
 
 /** The session when `token` is its token (constant-time compare of the hashes); undefined otherwise. */
-export async function verifySession(database: Database, sessionId: string, token: string): Promise<VerifiedSession | undefined> {
+async function verifySession(database: Database, sessionId: string, token: string): Promise<VerifiedSession | undefined> {
   if (!sessionId || !token || sessionId.length > 253 || token.length > MAX_TOKEN_CHARS) return undefined;
   const [row] = await database.db
     .select({

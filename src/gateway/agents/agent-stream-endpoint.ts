@@ -39,7 +39,7 @@ import { StreamRequests, type StreamFlow } from './stream-requests.js';
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** The path of the agent stream method. */
-export const AGENT_CONNECT_PATH = '/outpost.agent.v1.AgentService/Connect';
+const AGENT_CONNECT_PATH = '/outpost.agent.v1.AgentService/Connect';
 
 /** What the endpoint needs. */
 export interface AgentStreamEndpointOptions {

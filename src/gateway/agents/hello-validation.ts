@@ -8,7 +8,7 @@ import { isValidAccountName } from '../../shared/account-name.js';
 import { invalidArgument } from '../http/errors.js';
 
 /** Highest `hello.connection`: an agent keeps at most two connections (`clouddriver.connections`). */
-export const MAX_CONNECTION_INDEX = 1;
+const MAX_CONNECTION_INDEX = 1;
 
 /** Most accounts one Hello may carry. */
 export const MAX_ACCOUNTS_PER_HELLO = 1000;

@@ -58,7 +58,7 @@ export interface LiveSession {
 }
 
 /** The lease of an account held for a live session (see `accounts.lease_epoch`). */
-export interface HeldLease {
+interface HeldLease {
   account: string;
   session: LiveSession;
   epoch: number;

@@ -14,7 +14,7 @@ import type { Logger } from '../../shared/logger.js';
 import type { Outbox } from './outbox.js';
 
 /** The message of the error that ends a stream whose credentials expired; the agent reconnects with a fresh token. */
-export const CREDENTIALS_EXPIRED = 'credentials expired; reconnect with a fresh token';
+const CREDENTIALS_EXPIRED = 'credentials expired; reconnect with a fresh token';
 
 /** Trailer (value {@link RECONNECT_NOW}) on a stream the gateway ended on purpose: the agent reconnects at once. */
 export const RECONNECT_HEADER = 'x-outpost-reconnect';

@@ -35,7 +35,7 @@ export interface WritePipelineDeps {
 }
 
 /** Listing progress of one watch, as an account report carries it. */
-export interface ListingProgress {
+interface ListingProgress {
   apiVersion: string;
   kind: string;
   namespace: string;

@@ -27,7 +27,7 @@ export function createAuditService(audit: Pick<AuditLog, 'list'>): ServiceImpl<t
 }
 
 /** The wire form of a stored entry. */
-export function toAuditEvent(e: StoredAuditEntry): AuditEvent {
+function toAuditEvent(e: StoredAuditEntry): AuditEvent {
   return create(AuditEventSchema, {
     id: e.id,
     kind: e.kind,

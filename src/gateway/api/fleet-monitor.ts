@@ -16,7 +16,7 @@ const RATE_WINDOW_MS = 10_000;
 const LINGER_MS = 60_000;
 
 /** Receives summaries, or the error that ended them (the watcher is unsubscribed then). */
-export interface FleetWatcher {
+interface FleetWatcher {
   next(fleet: Fleet): void;
   error(err: unknown): void;
 }

@@ -13,7 +13,7 @@ import { principalKey } from '../auth/principal.js';
 import type { FleetMonitor } from './fleet-monitor.js';
 
 /** Longest silence on a WatchFleet stream. */
-export const FLEET_KEEPALIVE_MS = 15_000;
+const FLEET_KEEPALIVE_MS = 15_000;
 
 /** Options of {@link createFleetService}. */
 export interface FleetServiceOptions {

@@ -14,10 +14,10 @@ import { toOperationRecord } from '../operations/operation-record.js';
 import { rowsOf } from '../../db/query-helpers.js';
 
 /** How many operations the summary carries. */
-export const RECENT_OPERATIONS = 10;
+const RECENT_OPERATIONS = 10;
 
 /** A gateway replica as the summary lists it. */
-export interface ReplicaInfo {
+interface ReplicaInfo {
   id: string;
   baseUrl: string;
   ready: boolean;

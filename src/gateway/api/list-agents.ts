@@ -30,7 +30,7 @@ export function createAgentListing(
 }
 
 /** The protobuf form of a session row. */
-export function toAgentMessage(row: AgentSessionRow): Agent {
+function toAgentMessage(row: AgentSessionRow): Agent {
   return {
     $typeName: 'outpost.api.v1.Agent',
     agentId: row.agentId,

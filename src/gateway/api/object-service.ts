@@ -22,8 +22,8 @@ import { involvedObjectSql, ownerUidSql } from './uid-filters.js';
 import { decodePageToken, encodePageToken, type ObjectKey, type PageFilters } from './page-token.js';
 
 /** Default and largest page sizes of ListObjects (larger requests are reduced to the maximum). */
-export const DEFAULT_PAGE_SIZE = 100;
-export const MAX_PAGE_SIZE = 1000;
+const DEFAULT_PAGE_SIZE = 100;
+const MAX_PAGE_SIZE = 1000;
 
 type ObjectRow = {
   account: string;

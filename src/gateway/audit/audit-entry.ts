@@ -10,10 +10,10 @@
 /** The kinds of audited actions. */
 export const AUDIT_KINDS = ['kube', 'operation'] as const;
 /** A kind of audited action. */
-export type AuditKind = (typeof AUDIT_KINDS)[number];
+type AuditKind = (typeof AUDIT_KINDS)[number];
 
 /** When an entry was written: at admission of a request still running, or at its end (refusals included). */
-export const AUDIT_STAGES = ['started', 'completed'] as const;
+const AUDIT_STAGES = ['started', 'completed'] as const;
 /** A stage of {@link AUDIT_STAGES}. */
 export type AuditStage = (typeof AUDIT_STAGES)[number];
 

@@ -13,7 +13,7 @@ import { type AuditEntry, type AuditFilter, type StoredAuditEntry, sanitizeEntry
 import { listAuditEntries } from './audit-list.js';
 import { type AuditStore, createAuditStore, type StoredEntryFields } from './audit-store.js';
 
-export type { AuditEntry, AuditFilter, StoredAuditEntry } from './audit-entry.js';
+export type { StoredAuditEntry } from './audit-entry.js';
 
 /** See the module comment. */
 export interface AuditLog {

@@ -16,7 +16,7 @@ export interface AuditCursor {
 }
 
 /** The filters of one read, already validated. */
-export interface AuditQuery {
+interface AuditQuery {
   account: string;
   principal: string;
   kind: string;

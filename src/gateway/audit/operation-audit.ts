@@ -21,7 +21,7 @@ export interface SubmissionOutcome {
 }
 
 /** The HTTP-like status of a submission: 200 when accepted, else the status the refusal maps to (500 when unknown). */
-export function submissionStatus(error: unknown): number {
+function submissionStatus(error: unknown): number {
   if (error === undefined) return 200;
   if (error instanceof HttpError) return error.status;
   if (error instanceof ConnectError) return codeToHttpStatus(error.code);
@@ -29,7 +29,7 @@ export function submissionStatus(error: unknown): number {
 }
 
 /** The message recorded for a refusal: a ConnectError's or HttpError's own message; 'internal error' otherwise. */
-export function submissionError(error: unknown): string {
+function submissionError(error: unknown): string {
   if (error === undefined) return '';
   if (error instanceof ConnectError) return error.rawMessage;
   if (error instanceof HttpError) return error.message;

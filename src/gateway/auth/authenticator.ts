@@ -35,7 +35,7 @@ import { createTokenRevocations } from './token-revocation.js';
 import { principalFromDescription, type PrincipalDescription } from './vouched-principal.js';
 
 /** Options of one authentication. */
-export interface AuthenticateOptions {
+interface AuthenticateOptions {
   /** Admit a request without credentials as `anonymous` with these roles (read routes under `readAccess: open`). */
   anonymousRoles?: readonly Role[];
 }

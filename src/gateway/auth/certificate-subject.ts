@@ -24,7 +24,7 @@ export function subjectAttributes(subject: Readonly<Record<string, string | read
 }
 
 /** Escapes an attribute value as RFC 4514 section 2.4 requires (`,+"\<>;`, a leading `#` or space, a trailing space). */
-export function escapeRdnValue(value: string): string {
+function escapeRdnValue(value: string): string {
   return value
     .replace(/[,+"\\<>;]/g, '\\$&')
     .replace(/^([#\s])/, '\\$1')

@@ -13,7 +13,7 @@ import { credentialsFromNodeRequest, type RequestCredentials } from './credentia
 import { principalKey, type Principal } from './principal.js';
 
 /** The raw credentials of the current call, set by {@link authContextValues}. */
-export const credentialsKey = createContextKey<RequestCredentials>({ secure: false }, { description: 'outpost credentials' });
+const credentialsKey = createContextKey<RequestCredentials>({ secure: false }, { description: 'outpost credentials' });
 
 /** Principals of requests admitted from their headers before connect-node saw them (pre-admission.ts). */
 const preAdmitted = new WeakMap<object, Principal>();

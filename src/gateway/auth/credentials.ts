@@ -67,8 +67,3 @@ export function credentialsFromNodeRequest(req: NodeRequest): RequestCredentials
   }
   return out;
 }
-
-/** `{CN: 'a', O: 'b'}` → `CN=a,O=b`, values escaped (see certificate-subject.ts). */
-export function formatSubject(subject: Record<string, string | string[]>): string {
-  return formatSubjectAttributes(subjectAttributes(subject));
-}

@@ -11,7 +11,7 @@ import type { GatewayAuthConfig } from '../config/schema.js';
 import { createFileSource } from './file-source.js';
 
 /** A verified token. */
-export interface VerifiedJwt {
+interface VerifiedJwt {
   subject: string;
   /** `exp` in epoch milliseconds (every accepted token has one). */
   expiresAt: number;

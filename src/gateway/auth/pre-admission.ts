@@ -27,7 +27,7 @@ const LINGER_MS = 2000;
 type AnyResponse = http.ServerResponse | http2.Http2ServerResponse;
 
 /** The outcome of one pre-admission. */
-export type PreAdmissionOutcome =
+type PreAdmissionOutcome =
   /** Not a call of a served service, or one needing no credentials: connect-node or REST handles it as usual. */
   | { kind: 'pass' }
   /** Admitted: the principal goes on with the request. */

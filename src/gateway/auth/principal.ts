@@ -55,10 +55,10 @@ export const principalKey = createContextKey<Principal | undefined>(undefined, {
 export type AccountScopedRole = (typeof ACCOUNT_SCOPED_ROLES)[number];
 
 /** Account name glob patterns per account-scoped role. */
-export type AccountReach = Readonly<Partial<Record<AccountScopedRole, readonly string[]>>>;
+type AccountReach = Readonly<Partial<Record<AccountScopedRole, readonly string[]>>>;
 
 /** Every role: what insecure mode grants. */
-export const ALL_ROLES: readonly Role[] = ['agent', 'read', 'write', 'admin', 'replica', 'spinnaker', 'kube'];
+const ALL_ROLES: readonly Role[] = ['agent', 'read', 'write', 'admin', 'replica', 'spinnaker', 'kube'];
 
 /**
  * Builds a principal from the rules of its kind (`rule.kind` equals `method`: token, JWT and certificate subjects
@@ -101,7 +101,7 @@ export function insecurePrincipal(subject = 'anonymous'): Principal {
 }
 
 /** True for the roles {@link ACCOUNT_SCOPED_ROLES} lists. */
-export function isAccountScoped(role: Role): role is AccountScopedRole {
+function isAccountScoped(role: Role): role is AccountScopedRole {
   return (ACCOUNT_SCOPED_ROLES as readonly string[]).includes(role);
 }
 
@@ -140,7 +140,7 @@ export function mayUseKube(principal: Principal | undefined, account: string): b
 }
 
 /** `*` matches any run of characters (including none); everything else matches itself. */
-export function globMatch(pattern: string, value: string): boolean {
+function globMatch(pattern: string, value: string): boolean {
   const source = pattern
     .split('*')
     .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))

@@ -27,7 +27,7 @@ export interface ObjectRow {
 }
 
 /** One object to delete (when the stored row is not newer). */
-export interface DeleteRow {
+interface DeleteRow {
   account: string;
   api_version: string;
   kind: string;
@@ -37,7 +37,7 @@ export interface DeleteRow {
 }
 
 /** The last resourceVersion seen for one watch scope in the batch. */
-export interface ScopePosition {
+interface ScopePosition {
   account: string;
   api_version: string;
   kind: string;

@@ -21,12 +21,12 @@ export interface WatchScope {
 }
 
 /** A scope the gateway holds completely, as of `resourceVersion`. */
-export interface StoredResumePoint extends WatchScope {
+interface StoredResumePoint extends WatchScope {
   resourceVersion: string;
 }
 
 /** Listing progress reported by an agent. */
-export interface ListProgress {
+interface ListProgress {
   apiVersion: string;
   kind: string;
   watchNamespace: string;

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { parseCidr } from '../../shared/cidr.js';
 
 /** Account names the gateway defines itself. */
-export const BUILT_IN_ARTIFACT_ACCOUNTS = ['embedded-artifact', 'custom-artifact', 'kubernetes', 'no-auth-http-account'];
+const BUILT_IN_ARTIFACT_ACCOUNTS = ['embedded-artifact', 'custom-artifact', 'kubernetes', 'no-auth-http-account'];
 
 const networks = z
   .array(z.string().refine((v) => parseCidr(v) !== undefined, 'a network in CIDR form, e.g. 10.20.0.0/16 or fd00::/8'))

@@ -361,11 +361,11 @@ export type Role = z.output<typeof roleSchema>;
 /** Replica discovery settings of the gateway. */
 export type GatewayReplicasConfig = z.output<typeof replicasSchema>;
 /** Dashboard settings of the gateway. */
-export type GatewayWebConfig = z.output<typeof webSchema>;
+type GatewayWebConfig = z.output<typeof webSchema>;
 /** Audit log settings of the gateway. */
-export type GatewayAuditConfig = z.output<typeof auditSchema>;
+type GatewayAuditConfig = z.output<typeof auditSchema>;
 /** Spinnaker settings of the gateway. */
-export type GatewaySpinnakerConfig = z.output<typeof spinnakerSchema>;
+type GatewaySpinnakerConfig = z.output<typeof spinnakerSchema>;
 /** The resolved gateway configuration. */
 export interface GatewayConfig {
   id: string;

@@ -18,8 +18,6 @@ import {
 import type { Logger } from '../../shared/logger.js';
 import { withTimeout } from '../../shared/with-timeout.js';
 
-export { ServingStatus };
-
 /** What the health service watches. */
 export interface HealthServiceOptions {
   /** Fully qualified names of the services the gateway serves; each is known to Check/Watch, as is "" (the whole). */

@@ -14,10 +14,10 @@ import { ConnectError, type Interceptor } from '@connectrpc/connect';
 import { hasLoneSurrogate, wellFormed } from '../../shared/unstorable-text.js';
 
 /** Longest error message sent, in UTF-16 code units; longer ones are cut here and say how much was left out. */
-export const MAX_ERROR_MESSAGE = 1000;
+const MAX_ERROR_MESSAGE = 1000;
 
 /** True when `text` can be sent as it is. */
-export function isSendableMessage(text: string): boolean {
+function isSendableMessage(text: string): boolean {
   return text.length <= MAX_ERROR_MESSAGE && !hasLoneSurrogate(text);
 }
 

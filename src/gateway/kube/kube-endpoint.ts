@@ -28,10 +28,8 @@ import { kubeRequestInfo } from './kube-request-info.js';
 import { KubeRefusal, sendSocketStatus, sendStatus } from './kube-status.js';
 import { runUpgradeExchange } from './kube-upgrade-exchange.js';
 
-export { KUBE_PREFIX } from './kube-admission.js';
-
 /** Answered when this replica holds no stream for an account a replica forwarded to it (the forwarder forgets it). */
-export const UNSERVED_HEADER = 'x-outpost-kube-unserved';
+const UNSERVED_HEADER = 'x-outpost-kube-unserved';
 
 type AnyRequest = http.IncomingMessage | http2.Http2ServerRequest;
 type AnyResponse = http.ServerResponse | http2.Http2ServerResponse;
@@ -75,7 +73,7 @@ export function isKubePath(url: string | undefined): boolean {
 }
 
 /** The session to carry a request for the account: the lease holder while its lease is valid, else one serving it. */
-export function kubeSessionFor(registry: SessionRegistry, account: string): LiveSession | undefined {
+function kubeSessionFor(registry: SessionRegistry, account: string): LiveSession | undefined {
   const lease = registry.leaseOf(account);
   if (lease && lease.validUntil > performance.now() && lease.session.serves(account)) return lease.session;
   return registry.all().find((s) => s.serves(account));

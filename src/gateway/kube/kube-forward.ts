@@ -68,7 +68,7 @@ export interface KubeForwarder {
 }
 
 /** Why a forward ended when this replica cut it at shutdown (the audit log's error). */
-export const SHUTDOWN_MESSAGE = 'this replica is shutting down: the forwarded request was cut (retry: another replica serves it)';
+const SHUTDOWN_MESSAGE = 'this replica is shutting down: the forwarded request was cut (retry: another replica serves it)';
 
 function impersonatedOf(headers: http.IncomingHttpHeaders, outcome: ExchangeOutcome): void {
   const value = headers[IMPERSONATED_HEADER];

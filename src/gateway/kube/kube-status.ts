@@ -32,7 +32,7 @@ export class KubeRefusal extends Error {
 }
 
 /** The Status object's JSON for an HTTP status and message. */
-export function statusBody(status: number, message: string): string {
+function statusBody(status: number, message: string): string {
   return JSON.stringify({
     kind: 'Status',
     apiVersion: 'v1',

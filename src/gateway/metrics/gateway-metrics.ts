@@ -74,7 +74,7 @@ export interface ReadRecorder {
 }
 
 /** How a lookup of a Spinnaker user's Fiat permissions went: from the cache, fetched from Fiat, or Fiat failed. */
-export type FiatLookupResult = 'hit' | 'miss' | 'failure';
+type FiatLookupResult = 'hit' | 'miss' | 'failure';
 
 /** What the Fiat permission cache records (src/gateway/spinnaker/fiat/fiat-permissions.ts). */
 export interface FiatRecorder {

@@ -9,7 +9,7 @@
 export const MAX_KIND_LABELS = 500;
 
 /** The label of kinds beyond the limit or not shaped like a kind. */
-export const OTHER_KIND_LABEL = 'other';
+const OTHER_KIND_LABEL = 'other';
 
 /** A Kubernetes kind: a letter, then letters, digits and dashes, at most 63 characters (as a CRD's names.kind). */
 const KIND_NAME = /^[A-Za-z](?:[-A-Za-z0-9]{0,61}[A-Za-z0-9])?$/;

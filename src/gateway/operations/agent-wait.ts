@@ -10,7 +10,7 @@ import type { OperationContext, LocalOperation } from './operation-context.js';
 import type { OperationRow } from './operation-store.js';
 
 /** Error of operations that found no agent within `agentWaitSeconds`. */
-export const noAgentError = (account: string) => `no agent connected for account ${account}`;
+const noAgentError = (account: string) => `no agent connected for account ${account}`;
 /** How often an operation no stream took is dispatched again while it waits for an agent… */
 const DISPATCH_RETRY_MS = 500;
 /** …and how often during the first seconds of its wait, when an agent that lost its replica is reconnecting. */

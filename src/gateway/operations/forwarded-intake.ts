@@ -15,7 +15,7 @@ import type { OperationRow } from './operation-store.js';
 import { durationToMs } from '../../shared/durations.js';
 
 /** The terminal row a forward's answer waits for. */
-export interface ForwardOutcome {
+interface ForwardOutcome {
   /**
    * The operation's terminal row once committed here (by its result, or its deadline); undefined when none came within
    * the operation's time, or {@link cancel} was called, or the manager closed. Never rejects.
@@ -26,7 +26,7 @@ export interface ForwardOutcome {
 }
 
 /** A forwarded operation a local stream took. */
-export interface ForwardAccepted extends DispatchTarget {
+interface ForwardAccepted extends DispatchTarget {
   /** Present when the origin asked for the row in the answer. */
   outcome?: ForwardOutcome;
 }
@@ -99,7 +99,7 @@ export function answerPart(row: OperationRow): Record<string, unknown> {
  * `base` (the row as the origin stored it) with what a forward's second answer part says changed; undefined unless the
  * part is operation `base.id`'s and terminal.
  */
-export function rowFromAnswer(json: unknown, base: OperationRow): OperationRow | undefined {
+function rowFromAnswer(json: unknown, base: OperationRow): OperationRow | undefined {
   const part = json as { id?: unknown; row?: Record<string, unknown> } | undefined;
   const changed = part?.row;
   if (part?.id !== base.id || typeof changed !== 'object' || changed === null) return undefined;

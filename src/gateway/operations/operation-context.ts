@@ -14,7 +14,7 @@ import type { OperationRow, OperationStore, SentTarget } from './operation-store
 import type { ResultRelay } from './result-relay.js';
 
 /** The `operations` section of the gateway configuration. */
-export interface OperationsConfig {
+interface OperationsConfig {
   defaultTimeoutSeconds: number;
   agentWaitSeconds: number;
   sweepIntervalMs: number;
@@ -43,7 +43,7 @@ export interface OperationManagerDeps {
 }
 
 /** The stream a relayed result came on, as its session row describes it. */
-export interface RelaySender {
+interface RelaySender {
   id: string;
   agentId: string;
   /** Accounts the session serves (caching or standby). */

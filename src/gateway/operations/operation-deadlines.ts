@@ -9,7 +9,7 @@ import type { OperationContext, LocalOperation } from './operation-context.js';
 import type { OperationRow } from './operation-store.js';
 
 /** Error of this replica's operations that were open when it restarted and are past their deadline. */
-export const RESTART_ERROR = 'gateway restarted before the result arrived';
+const RESTART_ERROR = 'gateway restarted before the result arrived';
 
 /** The deadline side of the manager. */
 export interface OperationDeadlines {

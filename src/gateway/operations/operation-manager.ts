@@ -21,10 +21,8 @@ import { createOperationSubmit } from './operation-submit.js';
 import { createResultIntake } from './result-intake.js';
 import { createSessionRedelivery } from './session-redelivery.js';
 
-export { noAgentError } from './agent-wait.js';
-export type { OperationManagerDeps, OperationsConfig, RelaySender } from './operation-context.js';
-export { RESTART_ERROR } from './operation-deadlines.js';
-export { DEFAULT_OPERATION_PAGE_SIZE, MAX_OPERATION_PAGE_SIZE } from './operation-reads.js';
+export type { OperationManagerDeps } from './operation-context.js';
+export { MAX_OPERATION_PAGE_SIZE } from './operation-reads.js';
 
 /** The operations feature of one gateway replica. */
 export interface OperationManager extends OperationHooks, Omit<OperationReads, 'waitTerminal'> {

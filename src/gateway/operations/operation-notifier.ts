@@ -5,7 +5,7 @@
 import type { OperationRow } from './operation-store.js';
 
 /** Called with the row as written. */
-export type OperationListener = (row: OperationRow) => void;
+type OperationListener = (row: OperationRow) => void;
 
 /** Subscriptions by operation id. */
 export interface OperationNotifier {

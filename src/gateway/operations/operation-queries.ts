@@ -12,7 +12,7 @@ import { SEALED_KEY, type StoredRequest } from './operation-sealing.js';
 import type { NewOperationRow, OperationRow, ResultItem, SentTarget } from './operation-store.js';
 
 /** A stored request the legacy rewrite looks at. */
-export interface LegacyRequestRow {
+interface LegacyRequestRow {
   id: string;
   account: string;
   state: string;

@@ -14,7 +14,7 @@ import type { OperationRow } from './operation-store.js';
 import { watchOperation } from './operation-watch.js';
 
 /** Default and largest ListOperations page sizes. */
-export const DEFAULT_OPERATION_PAGE_SIZE = 50;
+const DEFAULT_OPERATION_PAGE_SIZE = 50;
 export const MAX_OPERATION_PAGE_SIZE = 500;
 
 /** The read side of the manager (the manager serves all but waitTerminal as they are). */

@@ -7,7 +7,7 @@ import { OperationState } from '../../gen/outpost/api/v1/operation_service_pb.js
 export type StoredState = 'PENDING' | 'SENT' | 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT';
 
 /** States after which nothing changes. */
-export const TERMINAL_STATES: readonly StoredState[] = ['SUCCEEDED', 'FAILED', 'TIMED_OUT'];
+const TERMINAL_STATES: readonly StoredState[] = ['SUCCEEDED', 'FAILED', 'TIMED_OUT'];
 /** States an operation can still leave. */
 export const OPEN_STATES: readonly StoredState[] = ['PENDING', 'SENT'];
 

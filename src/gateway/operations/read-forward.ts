@@ -33,7 +33,7 @@ export interface ReadForwardDeps {
 }
 
 /** The row a forward's second answer part carries (`{row}`), with its dates revived; undefined when it is not one. */
-export function readRowFromAnswer(json: unknown): ReadRow | undefined {
+function readRowFromAnswer(json: unknown): ReadRow | undefined {
   const row = (json as { row?: Record<string, unknown> } | undefined)?.row;
   if (typeof row !== 'object' || row === null || typeof row.id !== 'string' || typeof row.state !== 'string') return undefined;
   const out: Record<string, unknown> = { ...row, storedAt: null };

@@ -28,7 +28,7 @@ import { requestKind, scrubResultSecrets } from './result-scrub.js';
 import { invalidResult, resultShapeProblem } from './result-shape.js';
 
 /** The operation types that only read a cluster. */
-export const READ_TYPES = ['get', 'list', 'logs', 'history'] as const;
+const READ_TYPES = ['get', 'list', 'logs', 'history'] as const;
 /** One of {@link READ_TYPES}. */
 export type ReadType = (typeof READ_TYPES)[number];
 
@@ -56,7 +56,7 @@ export interface ReadRequest {
 }
 
 /** A read that a local stream took: where it went, and its end. */
-export interface LocalRead {
+interface LocalRead {
   agentId: string;
   sessionId: string;
   /** The terminal row; never rejects. */
@@ -120,7 +120,7 @@ export interface ReadRunner {
 }
 
 /** The error of a read whose stream ended before its result came: it is tried again while its time lasts. */
-export const STREAM_ENDED = "the agent stream ended before the read's result came";
+const STREAM_ENDED = "the agent stream ended before the read's result came";
 /** First and longest pause between tries of a read no stream took. */
 const FIRST_RETRY_MS = 100;
 const MAX_RETRY_MS = 500;

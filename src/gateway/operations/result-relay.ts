@@ -16,10 +16,10 @@ import type { ReplicaDirectory } from '../replicas/replica-directory.js';
 import type { OperationRow } from './operation-store.js';
 
 /** Path of the internal result route. */
-export const RESULT_PATH = '/armory/agent/operationresults';
+const RESULT_PATH = '/armory/agent/operationresults';
 
 /** The JSON body of `POST /armory/agent/operationresults`. */
-export interface RelayedResultBody {
+interface RelayedResultBody {
   /** Protobuf JSON of `outpost.agent.v1.OperationResult` (an object, or its serialized text). */
   result: unknown;
   /** The agent stream the result arrived on, and that stream's session token. */

@@ -104,7 +104,7 @@ export function createEndpointsDirectory(options: EndpointsDirectoryOptions): Re
 }
 
 /** The replicas one Endpoints object describes: addresses of subsets that carry the named port. */
-export function replicasOf(ep: V1Endpoints, portName: string, scheme: 'http' | 'https', lastUpdated: Date): Replica[] {
+function replicasOf(ep: V1Endpoints, portName: string, scheme: 'http' | 'https', lastUpdated: Date): Replica[] {
   const out: Replica[] = [];
   for (const subset of ep.subsets ?? []) {
     const port = (subset.ports ?? []).find((p) => p.name === portName);

@@ -16,7 +16,7 @@ export interface PeerResponse {
 }
 
 /** A peer's answer whose body may come in two parts (see {@link PeerClient.postAnswered}). */
-export interface AnsweredResponse extends PeerResponse {
+interface AnsweredResponse extends PeerResponse {
   /**
    * Only for a 200 `application/x-ndjson` answer (a replica of an earlier version answers plain JSON, in one part):
    * its second JSON line, once it comes; undefined when the answer ends without one, breaks, or takes longer than the

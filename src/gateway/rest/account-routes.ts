@@ -18,7 +18,7 @@ import { HttpError } from '../http/errors.js';
 import { readJsonBody } from '../http/json-body.js';
 
 /** Page size of `GET /armory/accounts` without `limit`. */
-export const DEFAULT_ACCOUNT_LIMIT = 100;
+const DEFAULT_ACCOUNT_LIMIT = 100;
 
 type C = Context<RestEnv>;
 

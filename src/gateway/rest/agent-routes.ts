@@ -10,7 +10,7 @@ import type { RestEnv } from '../auth/rest-auth.js';
 import { HttpError } from '../http/errors.js';
 
 /** One agent stream as the REST routes show it. */
-export interface AgentJson {
+interface AgentJson {
   agentId: string;
   sessionId: string;
   gatewayId: string;
@@ -61,7 +61,7 @@ export function addAgentRoutes(app: Hono<RestEnv>, database: Database, options: 
 }
 
 /** The JSON form of a session row. */
-export function toAgentJson(row: AgentSessionRow): AgentJson {
+function toAgentJson(row: AgentSessionRow): AgentJson {
   const connected = row.connectedAt.toISOString();
   return {
     agentId: row.agentId,

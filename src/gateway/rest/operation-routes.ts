@@ -11,7 +11,7 @@ import { checkOperationId } from '../operations/operation-validation.js';
 import { ConnectError, Code } from '@connectrpc/connect';
 
 /** Default `items` of the list route. */
-export const DEFAULT_REST_ITEMS = 50;
+const DEFAULT_REST_ITEMS = 50;
 
 /** Adds the routes to `app` (GET only; other methods get 405). */
 export function addOperationRoutes(app: Hono<RestEnv>, manager: OperationManager): void {

@@ -66,7 +66,7 @@ export interface RestAppOptions {
 }
 
 /** A feature's REST routes. */
-export interface RestRoutes {
+interface RestRoutes {
   addRoutes(app: Hono<RestEnv>): void;
 }
 
@@ -77,7 +77,7 @@ export interface RestErrorShape {
 }
 
 /** One gateway replica as `/armory/clouddrivers` lists it. */
-export interface ClouddriverInstance {
+interface ClouddriverInstance {
   id: string;
   baseUrl: string;
   lastUpdated: string;

@@ -41,7 +41,7 @@ export interface AgentCalls {
 }
 
 /** Default time one call may take (a deploy of many objects included). */
-export const CALL_TIMEOUT_MS = 120_000;
+const CALL_TIMEOUT_MS = 120_000;
 
 /**
  * Creates the calls of task `taskId`; ids are `<taskId>-1`, `<taskId>-2`… in call order. `requestedBy` is recorded on

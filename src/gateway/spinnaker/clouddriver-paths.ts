@@ -46,7 +46,7 @@ const REASONS: Record<number, string> = {
 };
 
 /** Spring Boot's error body, as kork's exception handlers write it. */
-export function springErrorBody(
+function springErrorBody(
   status: number,
   message: string,
   path: string,

@@ -15,7 +15,7 @@ import type { TaskRow, TaskStore } from './task-store.js';
 import { exceptionObject, ORCHESTRATION, taskView, type TaskView } from './task-view.js';
 
 /** A running task untouched for this long, whose replica is gone, is failed by whoever reads it. */
-export const ORPHAN_AFTER_MS = 4 * TOUCH_MS;
+const ORPHAN_AFTER_MS = 4 * TOUCH_MS;
 
 /** What {@link createClouddriverTasks} needs. */
 export interface ClouddriverTasksDeps {
@@ -28,7 +28,7 @@ export interface ClouddriverTasksDeps {
 }
 
 /** One submission. */
-export interface Submission {
+interface Submission {
   /** Identity of the caller (`identityOf(principal)`): idempotency keys are per caller. */
   principal: string;
   clientRequestId?: string;

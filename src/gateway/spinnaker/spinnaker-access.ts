@@ -29,17 +29,17 @@ import {
 import { accountRefusal, mayTouchAccount, spinnakerContextOf, type SpinnakerRequestContext } from './spinnaker-headers.js';
 
 /** One authorization Fiat must grant. */
-export interface AccessCheck {
+interface AccessCheck {
   type: FiatResourceType;
   name: string;
   authorization: FiatAuthorization;
 }
 
 /** Fiat's verdict on a set of checks: allowed, refused (403) or not known because Fiat could not answer (503). */
-export type FiatVerdict = { allowed: true } | { allowed: false; status: 403 | 503; message: string };
+type FiatVerdict = { allowed: true } | { allowed: false; status: 403 | 503; message: string };
 
 /** What a list filter reads from each item; an item for which a selector returns undefined is not checked on it. */
-export interface AccessSelectors<T> {
+interface AccessSelectors<T> {
   /** The item's account: kept only when the rules, the header and Fiat (READ) allow it. */
   account?: (item: T) => string | undefined;
   /** The item's application: kept only when Fiat allows READ on it (no Outpost rule names applications). */
@@ -81,7 +81,7 @@ export interface SpinnakerAccessOptions {
 }
 
 /** The request facts a Fiat verdict reads: the user, and the header accounts the legacy fallback grants. */
-export type FiatContext = Pick<SpinnakerRequestContext, 'user' | 'accounts'>;
+type FiatContext = Pick<SpinnakerRequestContext, 'user' | 'accounts'>;
 
 /** Creates the check; `permissions` undefined means Fiat is off. */
 export function createSpinnakerAccess(permissions: FiatPermissions | undefined, options: SpinnakerAccessOptions = {}): SpinnakerAccess {

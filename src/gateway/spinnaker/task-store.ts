@@ -15,10 +15,10 @@ export interface HistoryLine {
   status: string;
 }
 /** Where a task is. */
-export type TaskState = 'RUNNING' | 'SUCCEEDED' | 'FAILED';
+type TaskState = 'RUNNING' | 'SUCCEEDED' | 'FAILED';
 
 /** What a new task holds. */
-export interface NewTask {
+interface NewTask {
   id: string;
   principal: string;
   clientRequestId?: string;

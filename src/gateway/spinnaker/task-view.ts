@@ -9,7 +9,7 @@ import type { HistoryLine, TaskRow } from './task-store.js';
 export const ORCHESTRATION = 'ORCHESTRATION';
 
 /** Clouddriver's task status object. */
-export interface TaskStatusView extends HistoryLine {
+interface TaskStatusView extends HistoryLine {
   complete: boolean;
   completed: boolean;
   failed: boolean;

@@ -126,7 +126,7 @@ for (const k of REGISTERED_KINDS) BY_LOWER_NAME.set(k.name.toLowerCase(), k);
 for (const [alias, name] of Object.entries(ALIASES)) BY_LOWER_NAME.set(alias, BY_LOWER_NAME.get(name.toLowerCase())!);
 
 /** True for a group Clouddriver names kinds without (Kubernetes' own groups, and none). */
-export function isNativeGroup(group: string): boolean {
+function isNativeGroup(group: string): boolean {
   return NATIVE_GROUPS.has(group.toLowerCase());
 }
 
@@ -182,13 +182,6 @@ export function spinnakerKindOf(apiVersion: string, kind: string): string {
   if (registered) return registered.name;
   const group = groupOf(apiVersion);
   return isNativeGroup(group) ? kind : `${kind}.${group.toLowerCase()}`;
-}
-
-/** True when two kind spellings name the same kind (case, aliases and native groups ignored). */
-export function sameKind(a: string, b: string): boolean {
-  const pa = parseKind(a);
-  const pb = parseKind(b);
-  return !!pa && !!pb && pa.spinnakerName.toLowerCase() === pb.spinnakerName.toLowerCase();
 }
 
 /** A `"<kind> <name>"` resource name, parsed. */

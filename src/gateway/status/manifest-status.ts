@@ -9,7 +9,7 @@ import { defaultStatus, type ManifestStatus, stringField } from './status-model.
 import { cronJobStatus, horizontalPodAutoscalerStatus, jobStatus, podStatus } from './pod-job-rules.js';
 import { daemonSetStatus, deploymentStatus, replicaSetStatus, statefulSetStatus } from './workload-rules.js';
 
-export type { ManifestStatus, StatusCondition } from './status-model.js';
+export type { ManifestStatus } from './status-model.js';
 
 type Rules = (object: Record<string, unknown>) => ManifestStatus;
 

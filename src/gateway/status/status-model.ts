@@ -5,7 +5,7 @@
  */
 
 /** One condition: its state and, when a rule set it, why (`null` otherwise, as Clouddriver sends it). */
-export interface StatusCondition {
+interface StatusCondition {
   state: boolean;
   message: string | null;
 }
@@ -21,7 +21,7 @@ export interface ManifestStatus {
 /** The stable message of an object that has no `.status` yet. */
 export const NO_STATUS_MESSAGE = 'No status reported yet';
 /** The available message of an object that has no `.status` yet. */
-export const NO_AVAILABILITY_MESSAGE = 'No availability reported';
+const NO_AVAILABILITY_MESSAGE = 'No availability reported';
 /** Shared by the controllers whose status lags their spec (Deployment, StatefulSet, DaemonSet). */
 export const OLD_GENERATION_MESSAGE = 'Waiting for status generation to match updated object generation';
 

@@ -15,9 +15,6 @@ import { type ManifestStatus, NO_STATUS_MESSAGE, record, stringField } from './s
 /** One word for a status. */
 export type Health = 'Healthy' | 'Progressing' | 'Degraded' | 'Paused' | 'Unknown';
 
-/** Every health word, in the order the dashboard counts them. */
-export const HEALTHS: readonly Health[] = ['Healthy', 'Progressing', 'Degraded', 'Paused', 'Unknown'];
-
 /** A health word and the sentence that explains it. */
 export interface HealthSummary {
   health: Health;

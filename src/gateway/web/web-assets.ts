@@ -16,7 +16,7 @@ import type { PathRule } from '../auth/authorization.js';
 export const DEFAULT_WEB_DIR = fileURLToPath(new URL('../../../web/dist', import.meta.url));
 
 /** Paths a GET serves from the build; everything else falls through to the other routes. */
-export function isWebAssetPath(path: string): boolean {
+function isWebAssetPath(path: string): boolean {
   return path === '/' || path === '/index.html' || path === '/favicon.svg' || path.startsWith('/assets/');
 }
 

@@ -17,7 +17,7 @@ function strings(value: unknown): string[] {
 }
 
 /** Derives the served kind of a CRD; undefined when the CRD is incomplete. */
-export function kindInfoFromCrd(crd: KubeObject): KindInfo | undefined {
+function kindInfoFromCrd(crd: KubeObject): KindInfo | undefined {
   const spec = isPlainObject(crd.spec) ? crd.spec : undefined;
   const names = spec && isPlainObject(spec.names) ? spec.names : undefined;
   if (!spec || !names || typeof spec.group !== 'string' || typeof names.kind !== 'string' || typeof names.plural !== 'string')

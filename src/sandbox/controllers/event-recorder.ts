@@ -12,10 +12,10 @@ import { nowTimestamp } from '../store.js';
 import type { KubeObject } from '../types.js';
 
 /** Normal or Warning, as in Kubernetes. */
-export type EventType = 'Normal' | 'Warning';
+type EventType = 'Normal' | 'Warning';
 
 /** Where an Event comes from beyond its component, as the kubelet reports it. */
-export interface EventDetail {
+interface EventDetail {
   /** `source.host`: the node of a kubelet's Event. */
   host?: string;
   /** `involvedObject.fieldPath`: the part of the object, e.g. `spec.containers{web}` for a container's Event. */
@@ -40,7 +40,7 @@ export interface EventRecorderOptions {
 }
 
 /** A recorder that writes nothing. */
-export const NO_EVENTS: EventRecorder = { record() {} };
+const NO_EVENTS: EventRecorder = { record() {} };
 
 /**
  * Creates a recorder writing to `store`. Callers must respect that it writes synchronously, so it may only be called

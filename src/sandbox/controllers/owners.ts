@@ -21,7 +21,7 @@ export function ownerRefTo(owner: KubeObject): OwnerReference {
 }
 
 /** Canonical JSON (sorted keys) for hashing. */
-export function canonicalJson(value: unknown): string {
+function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>)

@@ -40,7 +40,7 @@ function portOf(container: Record<string, unknown>, port: unknown): string {
 }
 
 /** What the kubelet's prober says about a readiness probe that fails, by probe type. */
-export function readinessFailure(container: Record<string, unknown>, podIp: string): string | undefined {
+function readinessFailure(container: Record<string, unknown>, podIp: string): string | undefined {
   const probe = isPlainObject(container.readinessProbe) ? container.readinessProbe : undefined;
   if (!probe) return undefined;
   let detail = '';

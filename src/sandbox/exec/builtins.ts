@@ -17,7 +17,7 @@ function containerEnv(pod: KubeObject, container: string): string[] {
 }
 
 /** Splits a `sh -c` script into words (single and double quotes group; no expansion, no operators). */
-export function splitWords(script: string): string[] {
+function splitWords(script: string): string[] {
   const words: string[] = [];
   const re = /"([^"]*)"|'([^']*)'|(\S+)/g;
   for (let m = re.exec(script); m; m = re.exec(script)) words.push(m[1] ?? m[2] ?? m[3]!);

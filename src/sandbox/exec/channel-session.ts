@@ -9,7 +9,7 @@ import type { WebSocket } from 'ws';
 import type { Program, ProgramIo } from './program.js';
 
 /** Channel numbers of the remote command protocols. */
-export const CHANNEL = { stdin: 0, stdout: 1, stderr: 2, error: 3, resize: 4, close: 255 } as const;
+const CHANNEL = { stdin: 0, stdout: 1, stderr: 2, error: 3, resize: 4, close: 255 } as const;
 
 /** Subprotocols served for exec and attach, best first. */
 export const CHANNEL_PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io'] as const;
@@ -23,7 +23,7 @@ export interface StreamOptions {
 }
 
 /** The status kubectl turns into its own exit code (`NonZeroExitCode` with an `ExitCode` cause). */
-export function exitStatus(code: number, command: string[]): Record<string, unknown> {
+function exitStatus(code: number, command: string[]): Record<string, unknown> {
   if (code === 0) return { metadata: {}, status: 'Success' };
   return {
     metadata: {},

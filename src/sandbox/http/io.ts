@@ -7,7 +7,7 @@ import { parseAllDocuments } from 'yaml';
 import { ApiError, errors } from '../errors.js';
 
 /** The API server's request body limit (3 MiB, as kube-apiserver). */
-export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
 /** Reads the whole body; throws 413 past `limit` bytes (the rest of the body is drained and discarded). */
 export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {

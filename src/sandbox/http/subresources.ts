@@ -30,7 +30,7 @@ function selectorString(obj: KubeObject): string {
 }
 
 /** The Scale object for a scalable workload. */
-export function scaleOf(obj: KubeObject): Record<string, unknown> {
+function scaleOf(obj: KubeObject): Record<string, unknown> {
   const spec = isPlainObject(obj.spec) ? obj.spec : {};
   const status = isPlainObject(obj.status) ? obj.status : {};
   return {

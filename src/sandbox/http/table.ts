@@ -17,7 +17,7 @@ interface Column {
 }
 
 /** Kubernetes' short human duration (`45s`, `3m20s`, `5h`, `12d`). */
-export function humanAge(from: string | undefined, now = Date.now()): string {
+function humanAge(from: string | undefined, now = Date.now()): string {
   if (!from) return '<unknown>';
   const s = Math.max(0, Math.floor((now - Date.parse(from)) / 1000));
   const m = Math.floor(s / 60);

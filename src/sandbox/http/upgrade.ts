@@ -19,7 +19,7 @@ import type { RouterContext } from './router.js';
 import { checkPortForward, scheduledPod, streamOptions, streamTarget } from './stream-target.js';
 
 /** The subprotocol of SPDY port-forward tunnelled over WebSocket. */
-export const TUNNELED_PORT_FORWARD = 'SPDY/3.1+portforward.k8s.io';
+const TUNNELED_PORT_FORWARD = 'SPDY/3.1+portforward.k8s.io';
 
 const STREAMING = new Set(['exec', 'attach', 'portforward']);
 const SPDY_REFUSAL =

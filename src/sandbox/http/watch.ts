@@ -20,7 +20,7 @@ import { partialOf, type View } from './views.js';
 const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
 
 /** What one watch request asks for. */
-export interface WatchRequest {
+interface WatchRequest {
   info: KindInfo;
   version: string;
   namespace?: string;

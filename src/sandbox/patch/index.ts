@@ -3,9 +3,8 @@
  * JSON patch, JSON merge patch, strategic merge patch and server-side apply. None mutates its inputs; every failure
  * is a {@link PatchError} whose `status` is the HTTP code to answer with.
  */
-export { PatchError, type ApplyConflict } from './errors.js';
+export { PatchError } from './errors.js';
 export { applyJsonPatch } from './json-patch.js';
 export { applyMergePatch } from './merge-patch.js';
 export { applyStrategicMergePatch } from './strategic-merge.js';
-export { applyServerSideApply, type ServerSideApplyOptions } from './server-side-apply.js';
-export { schemaForKind, parseKindKey, type TypeSchema, type FieldPatchMeta } from './schema.js';
+export { applyServerSideApply } from './server-side-apply.js';

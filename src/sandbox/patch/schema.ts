@@ -122,7 +122,7 @@ const METADATA_ONLY: TypeSchema = withMeta({});
  * Splits a kind key — `group/Kind` (`/Pod` for the core group, `apps/Deployment`), also tolerating
  * `group/version/Kind`, `v1/Pod` and a bare `Kind` (core) — into group and kind.
  */
-export function parseKindKey(kindKey: string): { group: string; kind: string } {
+function parseKindKey(kindKey: string): { group: string; kind: string } {
   const parts = kindKey.split('/');
   const kind = parts[parts.length - 1];
   let group = parts.length >= 2 ? parts[0] : '';

@@ -6,7 +6,7 @@
 import type { KubeObject } from '../types.js';
 
 /** The port that answers HTTP. */
-export const HTTP_PORT = 8080;
+const HTTP_PORT = 8080;
 
 /** Largest HTTP request head the built-in HTTP server reads before answering 431. */
 const MAX_HEAD = 16 * 1024;
@@ -25,7 +25,7 @@ export interface ServiceHandler {
 }
 
 /** The fixed body of the HTTP answer for a request line. */
-export function httpAnswerBody(pod: KubeObject, port: number, requestLine: string): string {
+function httpAnswerBody(pod: KubeObject, port: number, requestLine: string): string {
   return `hello from sandbox pod ${pod.metadata.namespace}/${pod.metadata.name} port ${port}: ${requestLine}\n`;
 }
 

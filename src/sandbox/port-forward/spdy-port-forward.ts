@@ -17,7 +17,7 @@ interface Pair {
 }
 
 /** Serves port-forward streams on a SPDY session for `pod`. */
-export function servePortForward(session: SpdyServerSession, pod: KubeObject): void {
+function servePortForward(session: SpdyServerSession, pod: KubeObject): void {
   const pairs = new Map<string, Pair>();
   const finish = (key: string, pair: Pair, message?: string) => {
     pair.done = true;

@@ -27,7 +27,7 @@ import {
 import { HeaderCompressor, HeaderDecompressor, type SpdyHeaders } from './header-codec.js';
 
 /** The default SPDY/3.1 window, per stream and per connection. */
-export const DEFAULT_WINDOW = 64 * 1024;
+const DEFAULT_WINDOW = 64 * 1024;
 
 /** A stream the peer opened. Events: `data` (Buffer), `end` (peer half-closed), `close` (fully closed or reset). */
 export class SpdyStream extends EventEmitter {

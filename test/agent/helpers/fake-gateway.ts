@@ -29,7 +29,7 @@ import { OperationSchema, type Operation, type OperationResult } from '../../../
 import { eventually } from '../../../testkit/eventually.js';
 
 /** How the fake answers a Hello. */
-export interface WelcomePlan {
+interface WelcomePlan {
   verdicts?: (hello: Hello) => Array<Partial<Pick<AccountVerdict, 'verdict' | 'reason' | 'resume'>> & { account: string }>;
   heartbeatIntervalSeconds?: number;
   maxUnacked?: number;
@@ -40,13 +40,13 @@ export interface WelcomePlan {
 }
 
 /** How the fake answers an AccountsChanged (default: every added account CACHING, no resume points). */
-export type VerdictsPlan = (
+type VerdictsPlan = (
   change: AccountsChanged,
   stream: number,
 ) => Array<Partial<Pick<AccountVerdict, 'verdict' | 'reason' | 'resume'>> & { account: string }> | undefined;
 
 /** One agent stream as seen by the fake. */
-export interface RecordedStream {
+interface RecordedStream {
   readonly index: number;
   readonly headers: Headers;
   readonly messages: ConnectRequest[];

@@ -5,40 +5,12 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { startSandbox, type Sandbox } from '../../../src/sandbox/index.js';
 import { loadAgentConfig, parseAgentConfig, startAgent, type AgentConfigInput, type RunningAgent } from '../../../src/agent/index.js';
 import { createLogger } from '../../../src/shared/logger.js';
 import { SyncPhase, type ConnectRequest, type Event, type SyncMarker } from '../../../src/gen/outpost/agent/v1/agent_pb.js';
+import { captureLogs, type LogCapture } from '../../../testkit/log-capture.js';
 import { startFakeGateway, type FakeGateway, type FakeGatewayOptions } from './fake-gateway.js';
-
-/** Captured log lines (pino JSON), searchable. */
-export interface LogCapture {
-  lines: () => Record<string, unknown>[];
-  text: () => string;
-  stream: Writable;
-}
-
-/** Creates a log capture usable as a pino destination. */
-export function captureLogs(): LogCapture {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      chunks.push(chunk.toString());
-      done();
-    },
-  });
-  const text = () => chunks.join('');
-  return {
-    stream,
-    text,
-    lines: () =>
-      text()
-        .split('\n')
-        .filter((l) => l.trim() !== '')
-        .map((l) => JSON.parse(l) as Record<string, unknown>),
-  };
-}
 
 /** Options of {@link startHarness}. */
 export interface HarnessOptions {

@@ -49,7 +49,7 @@ function restCase(category: HostileCategory, name: string, request: RestRequest)
 }
 
 /** Percent-encodes the UTF-8 bytes of `text` except unreserved characters (lone surrogates become U+FFFD). */
-export function percentEncode(text: string): string {
+function percentEncode(text: string): string {
   let out = '';
   for (const byte of encoder.encode(text)) {
     const ch = String.fromCharCode(byte);

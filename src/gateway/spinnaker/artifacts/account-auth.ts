@@ -15,7 +15,7 @@ export interface AccountCredentialsConfig {
 }
 
 /** What to send, and what to scrub. */
-export interface AuthMaterial {
+interface AuthMaterial {
   /** `{ authorization: … }`, or empty without credentials. */
   headers: Record<string, string>;
   /** The password or token, and the header value built from it. */

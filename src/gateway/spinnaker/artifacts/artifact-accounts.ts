@@ -25,7 +25,7 @@ export interface ArtifactAccounts {
 }
 
 /** The fetch bounds of the configuration. */
-export function fetchLimitsOf(config: ArtifactsConfig): FetchLimits {
+function fetchLimitsOf(config: ArtifactsConfig): FetchLimits {
   return {
     maxBytes: config.maxBytes,
     connectTimeoutMs: config.connectTimeoutSeconds * 1000,

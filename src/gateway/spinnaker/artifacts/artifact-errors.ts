@@ -21,7 +21,7 @@ export function upstreamFailed(message: string): HttpError {
 }
 
 /** `scheme://user:password@host` → `scheme://***@host`, wherever it appears in `text`. */
-export function scrubUrlCredentials(text: string): string {
+function scrubUrlCredentials(text: string): string {
   return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s@'"<>]*@/gi, '$1***@');
 }
 

@@ -34,7 +34,7 @@ interface Remote {
 }
 
 /** The sub-directory of the artifact: `location`, else `metadata.subPath`; '' for the whole tree. */
-export function subPathOf(artifact: ArtifactRequest): string {
+function subPathOf(artifact: ArtifactRequest): string {
   const raw = artifact.location || (typeof artifact.metadata.subPath === 'string' ? artifact.metadata.subPath : '');
   const path = posix
     .normalize(raw.trim())

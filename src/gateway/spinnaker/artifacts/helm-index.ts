@@ -9,7 +9,7 @@ import { parse as parseYaml } from 'yaml';
 import { artifactNotFound, badArtifact, upstreamFailed } from './artifact-errors.js';
 
 /** One chart version of the index. */
-export interface IndexEntry {
+interface IndexEntry {
   version: string;
   urls: string[];
 }

@@ -22,7 +22,7 @@ export const ANNOTATIONS = {
   loadBalancers: 'traffic.spinnaker.io/load-balancers',
 } as const;
 
-export const LABELS = {
+const LABELS = {
   name: 'app.kubernetes.io/name',
   managedBy: 'app.kubernetes.io/managed-by',
   sequence: 'moniker.spinnaker.io/sequence',

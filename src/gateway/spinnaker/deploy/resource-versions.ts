@@ -7,7 +7,7 @@ import { CONTENT_DIGEST_ANNOTATION, contentText } from './content-digest.js';
 import type { KubeObject } from './deploy-types.js';
 import { isRecord } from './deploy-types.js';
 
-export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
+const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
 const ARTIFACT_NAME = 'artifact.spinnaker.io/name';
 const ARTIFACT_VERSION = 'artifact.spinnaker.io/version';
 
@@ -17,7 +17,7 @@ export function formatVersion(version: number): string {
 }
 
 /** The number of a `vNNN` version string, undefined for anything else (or a negative number). */
-export function parseVersion(text: string | undefined): number | undefined {
+function parseVersion(text: string | undefined): number | undefined {
   if (text === undefined || !/^v[+-]?\d+$/.test(text)) return undefined;
   const n = Number.parseInt(text.slice(1), 10);
   return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
@@ -36,7 +36,7 @@ export function versionOf(object: KubeObject, baseName: string): number | undefi
 }
 
 /** The versions of `baseName` among `existing`, oldest first (creation time, then version number). */
-export function versionsOldestFirst(existing: readonly KubeObject[], baseName: string): { object: KubeObject; version: number }[] {
+function versionsOldestFirst(existing: readonly KubeObject[], baseName: string): { object: KubeObject; version: number }[] {
   const created = (o: KubeObject) => String(o.metadata?.creationTimestamp ?? '');
   return existing
     .map((object) => ({ object, version: versionOf(object, baseName) }))

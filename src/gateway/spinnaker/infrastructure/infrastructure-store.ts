@@ -16,7 +16,7 @@ import { podFromInstance, serverGroupFromSummary } from './instance-shape.js';
 import { SERVER_GROUP_KINDS } from './object-facts.js';
 
 /** One cluster key: (application, account, cluster). */
-export interface ClusterKey {
+interface ClusterKey {
   app: string;
   account: string;
   cluster: string;

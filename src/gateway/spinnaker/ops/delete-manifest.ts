@@ -16,7 +16,7 @@ import { labelSelectorText, LabelSelectorError, parseLabelSelectors } from '../l
 const PHASE = 'DELETE_KUBERNETES_MANIFEST';
 
 /** The delete options of a description. */
-export function deleteOptions(description: Description): { policy: PropagationPolicy; gracePeriodSeconds?: bigint } {
+function deleteOptions(description: Description): { policy: PropagationPolicy; gracePeriodSeconds?: bigint } {
   const raw = description.options;
   if (raw !== undefined && raw !== null && (typeof raw !== 'object' || Array.isArray(raw)))
     throw badDescription('options must be an object');

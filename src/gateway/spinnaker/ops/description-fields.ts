@@ -41,15 +41,6 @@ export function intField(description: Description, key: string): number | undefi
   return n;
 }
 
-/** An optional boolean field; "true"/"false" strings are accepted. */
-export function boolField(description: Description, key: string): boolean | undefined {
-  const value = description[key];
-  if (value === undefined || value === null || value === '') return undefined;
-  if (typeof value === 'boolean') return value;
-  if (value === 'true' || value === 'false') return value === 'true';
-  throw badDescription(`${key} must be true or false (got ${JSON.stringify(value)})`);
-}
-
 /** A namespace from a `location`: '' for cluster-scoped objects (`_` or empty). */
 export function namespaceOfLocation(location: string | undefined): string {
   return !location || location === '_' ? '' : location;
@@ -73,9 +64,4 @@ export function manifestTarget(description: Description): ManifestTarget {
     namespace: namespaceOfLocation(stringField(description, 'location')),
     fullName: `${parsed.kind.spinnakerName} ${parsed.name}`,
   };
-}
-
-/** Clouddriver's `manifestNamesByNamespace` for names in one namespace. */
-export function namesByNamespace(namespace: string, names: string[]): Record<string, string[]> {
-  return { [namespace]: names };
 }

@@ -24,7 +24,7 @@ const BUILT_IN: Record<string, (description: Description, deps: PrepareDeps) => 
 };
 
 /** Every operation name accepted, given the extra ones. */
-export function operationNames(deps: PrepareDeps): string[] {
+function operationNames(deps: PrepareDeps): string[] {
   return [
     ...Object.keys(BUILT_IN),
     'undoRolloutManifest',

@@ -17,10 +17,10 @@ import { accountOf, badDescription, manifestTarget, type Description } from './d
 import { counted } from '../../../shared/counted.js';
 
 /** The annotation listing a workload's load balancers (a JSON list of "service NAME"). */
-export const LOAD_BALANCERS_ANNOTATION = 'traffic.spinnaker.io/load-balancers';
+const LOAD_BALANCERS_ANNOTATION = 'traffic.spinnaker.io/load-balancers';
 
 /** Parses a list of "service NAME"; throws a message for anything else. */
-export function serviceNames(list: unknown, where: string): string[] {
+function serviceNames(list: unknown, where: string): string[] {
   if (!Array.isArray(list)) throw new Error(`${where} must be a list of "service NAME"`);
   return list.map((item) => {
     const parsed = typeof item === 'string' ? parseResourceName(item) : undefined;
@@ -30,12 +30,7 @@ export function serviceNames(list: unknown, where: string): string[] {
 }
 
 /** The selector of each Service, read live; fails naming a missing one. */
-export async function serviceSelectors(
-  reads: LiveReads,
-  account: string,
-  namespace: string,
-  names: string[],
-): Promise<Record<string, string>[]> {
+async function serviceSelectors(reads: LiveReads, account: string, namespace: string, names: string[]): Promise<Record<string, string>[]> {
   const out: Record<string, string>[] = [];
   for (const name of names) {
     const service = await reads.get(account, 'Service', namespace, name);
@@ -52,7 +47,7 @@ export async function serviceSelectors(
 }
 
 /** Fails when a Service selector key is also a key of the workload's own selector. */
-export function checkSelectorOverlap(workload: KubernetesObject, selectors: Record<string, string>[]): void {
+function checkSelectorOverlap(workload: KubernetesObject, selectors: Record<string, string>[]): void {
   const own = ((workload.spec as { selector?: { matchLabels?: Record<string, string> } } | undefined)?.selector?.matchLabels ??
     {}) as Record<string, string>;
   for (const selector of selectors) {

@@ -1,5 +1,6 @@
 /**
- * Helpers for the gateway authentication tests: a throw-away PKI written to files, a gateway started with TLS and
+ * What tests of a secured gateway share (the gateway's authentication suite, the CLI's, the docs' mTLS guide, end-to-end
+ * kubectl and WebSocket tests): a throw-away PKI written to files, a gateway started with TLS and
  * auth settings, and real clients over sockets — gRPC (HTTP/2 + TLS), REST over HTTPS/1.1 and over HTTP/2 — that
  * report the outcome (status code and message) instead of throwing.
  */
@@ -12,13 +13,13 @@ import { join } from 'node:path';
 import { create } from '@bufbuild/protobuf';
 import { Code, ConnectError, createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
-import { AgentService, ConnectRequestSchema } from '../../src/gen/outpost/agent/v1/agent_pb.js';
-import { ObjectService } from '../../src/gen/outpost/api/v1/object_service_pb.js';
-import { AccountService } from '../../src/gen/outpost/api/v1/account_service_pb.js';
-import type { GatewayConfigInput } from '../../src/gateway/index.js';
-import { createCertificateAuthority, createClientCertificate } from '../../src/sandbox/certs.js';
-import { hello } from '../../testkit/test-agent-stream.js';
-import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
+import { AgentService, ConnectRequestSchema } from '../src/gen/outpost/agent/v1/agent_pb.js';
+import { ObjectService } from '../src/gen/outpost/api/v1/object_service_pb.js';
+import { AccountService } from '../src/gen/outpost/api/v1/account_service_pb.js';
+import type { GatewayConfigInput } from '../src/gateway/index.js';
+import { createCertificateAuthority, createClientCertificate } from '../src/sandbox/certs.js';
+import { hello } from './test-agent-stream.js';
+import { startTestGateway, type TestGateway } from './test-gateway.js';
 
 export { Code };
 

@@ -6,10 +6,10 @@ import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Sandbox } from '../../src/sandbox/index.js';
+import type { Sandbox } from '../src/sandbox/index.js';
 
 /** Result of one kubectl run. */
-export interface KubectlResult {
+interface KubectlResult {
   code: number;
   stdout: string;
   stderr: string;
@@ -31,14 +31,14 @@ export interface Kubectl {
 }
 
 /** A running `kubectl get -w`. */
-export interface WatchProcess {
+interface WatchProcess {
   events: { type: string; object: { metadata: { name: string } } }[];
   waitFor(predicate: (events: WatchProcess['events']) => boolean, timeoutMs?: number): Promise<void>;
   stop(): void;
 }
 
 /** A running long-lived kubectl. */
-export interface StreamProcess {
+interface StreamProcess {
   /** Everything printed so far (stdout and stderr). */
   output(): string;
   /** Resolves with the first match of `pattern` in the output (a bound on a hang: rejects after `timeoutMs`). */
