@@ -22,12 +22,16 @@ export interface Closers {
   readonly closing: boolean;
 }
 
-/** Creates an empty stack. `onError` hears about steps that failed (their name and error). */
-export function createClosers(onError: (name: string, err: unknown) => void): Closers {
+/**
+ * Creates an empty stack. `onError` hears about steps that failed (their name and error); `onStep`, when given, hears
+ * each step's name just before it runs — how a test checks the order a program stops in (never its timing).
+ */
+export function createClosers(onError: (name: string, err: unknown) => void, onStep?: (name: string) => void): Closers {
   const steps: { name: string; run: () => unknown }[] = [];
   let closing: Promise<void> | undefined;
   const runOne = async (step: { name: string; run: () => unknown }) => {
     try {
+      onStep?.(step.name);
       await step.run();
     } catch (err) {
       onError(step.name, err);

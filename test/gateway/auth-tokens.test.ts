@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import { connectRequirement, restRequirement } from '../../src/gateway/auth/authorization.js';
-import { GATEWAY_PATH_RULES } from '../../src/gateway/feature-paths.js';
+import { GATEWAY_PATH_RULES } from '../../src/gateway/modules/feature-paths.js';
 import { createReplicaTokenSigner } from '../../src/gateway/auth/replica-token.js';
 import type { TestGateway } from '../../testkit/test-gateway.js';
 import { Code, grpcAdmin, grpcAgentStream, grpcRead, restCall, startAuthGateway } from '../../testkit/auth-helpers.js';

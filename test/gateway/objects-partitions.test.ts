@@ -25,7 +25,7 @@ import { createRawQuery } from '../../src/db/raw-query.js';
 import * as schema from '../../src/db/schema.js';
 import { emptyDecodedBatch } from '../../src/gateway/cache/event-decoder.js';
 import { createObjectWriter } from '../../src/gateway/cache/object-writer.js';
-import { objectPartitionsProblem } from '../../src/gateway/setup-warnings.js';
+import { objectPartitionsProblem } from '../../src/gateway/modules/setup-warnings.js';
 import { createTestDatabase, type TestDatabase, testDrivers } from '../../testkit/databases.js';
 import { migrationsUntil } from '../../testkit/migrations-until.js';
 import { seedRows } from './objects-seed.js';

@@ -265,6 +265,13 @@ const auditSchema = z
 
 const spinnakerSchema = z
   .object({
+    enabled: z
+      .preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean())
+      .default(true)
+      .describe(
+        'Serve the Clouddriver API (docs/spinnaker.md). With false no Clouddriver route is served (its paths answer 404 ' +
+          "in Spring's shape once admitted) and no Spinnaker task is recovered at start-up.",
+      ),
     fiat: fiatSchema
       .default(() => fiatSchema.parse({}))
       .describe('Spinnaker\'s Fiat: per-user permissions on the Clouddriver routes (docs/spinnaker.md, "Fiat").'),

@@ -52,7 +52,7 @@ export interface RestAppOptions {
   replicas?: Pick<ReplicaDirectory, 'list' | 'get'>;
   /** Routes of features (the Clouddriver API), added after the core's own and before the dashboard's. */
   routes?: readonly RestRoutes[];
-  /** What the features' paths require, consulted before the core's table (src/gateway/feature-paths.ts). */
+  /** What the features' paths require, consulted before the core's table (src/gateway/modules/feature-paths.ts). */
   pathRules?: readonly PathRule[];
   /** The features' own error bodies for their paths (Spring's on the Clouddriver API); `{error, message}` elsewhere. */
   errorShapes?: readonly RestErrorShape[];
@@ -66,7 +66,7 @@ export interface RestAppOptions {
 }
 
 /** A feature's REST routes. */
-interface RestRoutes {
+export interface RestRoutes {
   addRoutes(app: Hono<RestEnv>): void;
 }
 

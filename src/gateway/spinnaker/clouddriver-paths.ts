@@ -1,7 +1,7 @@
 /**
  * Which REST paths are the Clouddriver API (docs/spinnaker.md): they require the `spinnaker` role, whatever the
  * method, and answer errors in Spring's shape (`{timestamp, status, error, message, path}`) because Orca and Gate
- * parse that shape. The gateway hands both to its core (src/gateway/feature-paths.ts): authorization and the REST
+ * parse that shape. The gateway hands both to its core (src/gateway/modules/feature-paths.ts): authorization and the REST
  * app's error mapping never import this feature.
  */
 import type { PathRule } from '../auth/authorization.js';

@@ -4,11 +4,11 @@
  * paths (rest/rest-app.ts). This list lives with the composition, above every feature (docs/architecture.md, "Which
  * way imports go"): the core never imports a feature to learn its paths.
  */
-import type { PathRule } from './auth/authorization.js';
-import { KUBE_PATH_RULE } from './kube/kube-endpoint.js';
-import type { RestErrorShape } from './rest/rest-app.js';
-import { CLOUDDRIVER_ERROR_SHAPE, CLOUDDRIVER_PATH_RULE } from './spinnaker/clouddriver-paths.js';
-import { DASHBOARD_PATH_RULE } from './web/web-assets.js';
+import type { PathRule } from '../auth/authorization.js';
+import { KUBE_PATH_RULE } from '../kube/kube-endpoint.js';
+import type { RestErrorShape } from '../rest/rest-app.js';
+import { CLOUDDRIVER_ERROR_SHAPE, CLOUDDRIVER_PATH_RULE } from '../spinnaker/clouddriver-paths.js';
+import { DASHBOARD_PATH_RULE } from '../web/web-assets.js';
 
 /**
  * The features' path rules, in the order they are consulted. They apply whether or not a feature is enabled: a path

@@ -2,10 +2,10 @@
  * Set-up mistakes worth saying when the gateway starts: settings that start fine but leave it unusable, unsafe or
  * unable to work with its peers. Warnings only; whatever cannot work at all fails the start elsewhere.
  */
-import type { Database } from '../db/database.js';
-import { countObjectPartitions } from '../db/object-partitions.js';
-import type { Logger } from '../shared/logger.js';
-import type { GatewayConfig } from './config/schema.js';
+import type { Database } from '../../db/database.js';
+import { countObjectPartitions } from '../../db/object-partitions.js';
+import type { Logger } from '../../shared/logger.js';
+import type { GatewayConfig } from '../config/schema.js';
 
 /**
  * A secure gateway that nobody can use is a set-up mistake worth saying at start-up: no way to authenticate, or no
