@@ -56,8 +56,8 @@ const USAGE = `usage: npm run bench -- [--quick] [--runs K] [--only ${SCENARIOS.
   --objects  objects of the initial-sync scenario and of transports' initial sync (default 100000; 5000 with --quick)
   --fleet-agents  simulated agents of fleet-churn (default 10000; 60 with --quick)
   --cache-accounts  generated accounts of cache-partitions, 200 objects each (default 100000: 20 million rows in each of
-             two databases, about 35 GB each and an hour each to generate on 2 cores, 70 GB during the upgrade step,
-             extrapolated from 200,000 rows; 200 with --quick)
+             two databases, about 30 GB each, loaded side by side in about 40 minutes on 2 cores, about 60 GB of disk
+             at the peak; 200 with --quick)
   --out      write <timestamp>.json and .md into DIR instead of bench/results/
 operations: stored operations (an empty merge patch of a ConfigMap, wait) at concurrency 1, 10 and 100.
 reads:      the same with a get, which the gateway runs in memory and never stores.
