@@ -14,33 +14,23 @@ import { setMaxListeners } from 'node:events';
 import { create } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { Logger } from 'pino';
-import {
-  AccountsChangedSchema,
-  AccountReportSchema,
-  ConnectRequestSchema,
-  HeartbeatSchema,
-  HelloSchema,
-  SyncProgressSchema,
-  Verdict,
-  type AccountCommand,
-  type AccountVerdict,
-  type AccountVerdicts,
-  type ConnectRequest,
-  type Welcome,
-} from '../../gen/outpost/agent/v1/agent_pb.js';
+import { HelloSchema, type AccountCommand, type ConnectRequest, type Welcome } from '../../gen/outpost/agent/v1/agent_pb.js';
 import type { AccountRuntime } from '../accounts/account-runtime.js';
+import { accountInfo } from '../accounts/account-info.js';
 import { AGENT_DEFAULTS } from '../config/defaults.js';
+import { createKubeProxy, type KubeProxy } from '../kube-proxy/kube-proxy.js';
 import type { StreamRecorder } from '../metrics/agent-metrics.js';
 import type { OperationRunner } from '../operations/operation-runner.js';
-import { startAccountWatchers, stopAccountWatchers } from './account-watchers.js';
-import { createOutbox, type Outbox } from './outbox.js';
+import { createClosers } from '../../shared/closers.js';
+import { stopAccountWatchers } from './account-watchers.js';
+import { createOutbox } from './outbox.js';
 import { createPushable } from './pushable.js';
+import { SameReplicaError, SessionEndedError } from './session-errors.js';
+import { createSessionRun, send, type SessionRun } from './session-run.js';
+import { startHeartbeats, startProgressReports } from './session-timers.js';
+import { applyVerdict, createLiveSession, onVerdicts, sendAccountsChanged } from './session-verdicts.js';
 import type { StreamConnect } from './stream-connect.js';
 import type { TransportPick } from './transport-choice.js';
-import { applyVerdictUpdate } from './verdict-updates.js';
-import { SameReplicaError, SessionEndedError } from './session-errors.js';
-import { accountInfo } from '../accounts/account-info.js';
-import { createKubeProxy } from '../kube-proxy/kube-proxy.js';
 
 export { SameReplicaError, SessionEndedError } from './session-errors.js';
 
@@ -62,7 +52,7 @@ export interface SessionState {
 }
 
 /** The running session, as the account manager sees it. */
-interface LiveSession {
+export interface LiveSession {
   /**
    * Tells the gateway that `removed` are no longer served and `added` are (the caller has already updated
    * `state.accounts`). Synchronously stops the removed accounts' watchers and drops their unsent data, then sends one
@@ -104,236 +94,87 @@ export interface SessionOptions {
   signal: AbortSignal;
 }
 
-const verdictName = (v: Verdict) =>
-  v === Verdict.CACHING ? 'caching' : v === Verdict.STANDBY ? 'standby' : v === Verdict.REFUSED ? 'refused' : 'unknown';
-
 /** Runs one session until it ends. Resolves only when the agent closes; otherwise throws {@link SessionEndedError}. */
 export async function runSession(options: SessionOptions): Promise<void> {
   const { state, logger, signal } = options;
+  // Each part registers how it stops as it starts (src/shared/closers.ts); at the end they run newest first: account
+  // changes are no longer announced through the session, the operations runner is detached, kubectl requests end, the
+  // session is aborted, the timers stop, the requests end, every account's watchers stop, the outbox closes, the
+  // watchers are waited for, and the shared state forgets the session. A step that fails is logged; the others run.
+  const closers = createClosers((step, err) => logger.error({ err }, `could not ${step}`));
+  closers.defer('forget the session', () => {
+    state.connected = false;
+    state.sessionId = undefined;
+    state.gatewayId = undefined;
+  });
+  const requests = createPushable<ConnectRequest>();
   const controller = new AbortController();
   // Every account's watchers listen on this signal.
   setMaxListeners(0, controller.signal);
+  const run = createSessionRun(options, requests, controller);
+  closers.defer('wait for the watchers', () => Promise.allSettled(run.watchers));
+  closers.defer('close the outbox', () => run.outbox?.close());
+  closers.defer('stop the watchers', () => {
+    for (const account of state.accounts) run.watchers.push(stopAccountWatchers(account));
+  });
+  closers.defer('end the requests', () => requests.end());
+  closers.defer('stop the timers', () => {
+    for (const t of run.timers) clearInterval(t);
+  });
+  closers.defer('abort the session', () => controller.abort());
   const onClose = () => controller.abort();
   signal.addEventListener('abort', onClose, { once: true });
-  const requests = createPushable<ConnectRequest>();
-  const timers: NodeJS.Timeout[] = [];
-  const stopped: Promise<void>[] = [];
-  /** Accounts the gateway knows in this session (from the Hello or an AccountsChanged). */
-  const known = new Set<AccountRuntime>(state.accounts);
-  /** Accounts of each unanswered AccountsChanged, by change_id. */
-  const awaitingVerdicts = new Map<bigint, AccountRuntime[]>();
-  /** Announcements made before the Welcome, sent just after it. */
-  const beforeWelcome: Array<{ removed: string[]; added: AccountRuntime[] }> = [];
-  const resumed = state.resume;
-  let outbox: Outbox | undefined;
-  let welcomed = false;
-  let deadPeer: string | undefined;
-  let sameReplica: string | undefined;
-  let lastReceived = Date.now();
-  let heartbeatSeconds = options.heartbeatSeconds;
-
-  const send = (message: ConnectRequest['message']) => requests.push(create(ConnectRequestSchema, { message }));
+  closers.defer('stop listening for the agent closing', () => signal.removeEventListener('abort', onClose));
   // kubectl through the gateway: requests of this session only (the gateway answered their callers when it ends).
   const kubeProxy = createKubeProxy({
     account: (name) => state.accounts.find((a) => a.prepared.config.name === name),
-    send: (value) => send({ case: 'kubeResponse', value }),
+    send: (value) => send(run, { case: 'kubeResponse', value }),
     logger: logger.child({ component: 'kube-proxy' }),
   });
-
-  function startHeartbeats(): void {
-    for (const t of timers.splice(0)) clearInterval(t);
-    if (heartbeatSeconds <= 0) return;
-    const intervalMs = heartbeatSeconds * 1000;
-    timers.push(
-      setInterval(
-        () => send({ case: 'heartbeat', value: create(HeartbeatSchema, { agentId: options.agentId, sentAtUnixMs: BigInt(Date.now()) }) }),
-        intervalMs,
-      ),
-    );
-    const deadAfterMs = intervalMs * AGENT_DEFAULTS.deadPeerIntervals;
-    timers.push(
-      setInterval(
-        () => {
-          if (Date.now() - lastReceived > deadAfterMs) {
-            deadPeer = `no message from the gateway for ${Math.round((Date.now() - lastReceived) / 1000)} s (heartbeat interval ${heartbeatSeconds} s); treating it as dead`;
-            controller.abort();
-          }
-        },
-        Math.min(1000, intervalMs / 4),
-      ),
-    );
-  }
-
-  /** What was last reported per account in this session (an unchanged report is not sent again). */
-  const reported = new Map<AccountRuntime, string>();
-
-  function reportProgress(): void {
-    for (const account of state.accounts) {
-      const active = account.watches.filter((w) => w.listInProgress || w.listFinished);
-      if (active.length === 0) continue;
-      // Only progress that moved is reported (and logged): each report is a database write at the gateway, and
-      // hundreds of accounts re-reporting lists stalled behind backpressure saturated it, which kept them stalled.
-      const key = active.map((w) => `${w.kind}/${w.namespace}:${w.listed}:${w.listInProgress ? 0 : 1}`).join(',');
-      if (reported.get(account) === key) continue;
-      reported.set(account, key);
-      const progress = active.map((w) =>
-        create(SyncProgressSchema, {
-          apiVersion: w.apiVersion,
-          kind: w.kind,
-          namespace: w.namespace,
-          listed: BigInt(w.listed),
-          done: !w.listInProgress,
-        }),
-      );
-      for (const w of active) {
-        if (w.listInProgress)
-          logger.info(
-            { account: account.prepared.config.name, kind: w.kind, namespace: w.namespace || undefined, listed: w.listed },
-            'listing',
-          );
-        w.listFinished = false;
-      }
-      send({ case: 'accountReport', value: create(AccountReportSchema, { account: accountInfo(account.prepared), progress }) });
-    }
-  }
-
-  /** Records the gateway's verdict for one account and starts its watchers when CACHING. */
-  function applyVerdict(account: AccountRuntime, verdict: AccountVerdict | undefined): void {
-    const name = account.prepared.config.name;
-    account.verdict = verdict ? verdictName(verdict.verdict) : 'unknown';
-    account.reason = verdict?.reason || undefined;
-    const log = logger.child({ account: name });
-    if (verdict === undefined) {
-      log.warn('the gateway gave no verdict for this account; not streaming it');
-      return;
-    }
-    if (verdict.verdict === Verdict.REFUSED) {
-      log.warn(
-        { verdict: account.verdict, reason: verdict.reason },
-        `account refused by the gateway: ${verdict.reason || 'no reason given'}; not streaming it`,
-      );
-      return;
-    }
-    if (verdict.verdict !== Verdict.CACHING) {
-      log.info({ verdict: account.verdict, reason: verdict.reason }, `account ${account.verdict}: not streaming`);
-      return;
-    }
-    if (outbox === undefined || account.prepared.client === undefined) return;
-    if (account.run !== undefined) stopped.push(stopAccountWatchers(account, outbox));
-    startAccountWatchers(account, { outbox, verdict, logger: log, sessionSignal: controller.signal });
-    const run = account.run;
-    if (run !== undefined) stopped.push(run.done);
-  }
-
-  function sendAccountsChanged(removed: string[], added: AccountRuntime[]): void {
-    const changeId = ++state.lastChangeId;
-    if (added.length > 0) awaitingVerdicts.set(changeId, added);
-    send({
-      case: 'accountsChanged',
-      value: create(AccountsChangedSchema, { changeId, removed, added: added.map((a) => accountInfo(a.prepared)) }),
-    });
-    logger.info(
-      { changeId: Number(changeId), removed, added: added.map((a) => a.prepared.config.name) },
-      'announced account changes to the gateway',
-    );
-  }
-
-  function onVerdicts(verdicts: AccountVerdicts): void {
-    if (verdicts.changeId === 0n) {
-      // Pushed by the gateway on its own (promotion from STANDBY, or a demotion).
-      applyVerdictUpdate(verdicts, {
-        accounts: known,
-        startCaching: applyVerdict,
-        stopWatchers: (account) => stopped.push(stopAccountWatchers(account, outbox)),
-        logger,
-      });
-      return;
-    }
-    const added = awaitingVerdicts.get(verdicts.changeId);
-    if (added === undefined) {
-      logger.warn({ changeId: Number(verdicts.changeId) }, 'ignoring AccountVerdicts for an unknown change');
-      return;
-    }
-    awaitingVerdicts.delete(verdicts.changeId);
-    added.forEach((account, index) => {
-      if (!state.accounts.includes(account)) return; // removed again meanwhile
-      const name = account.prepared.config.name;
-      const byName = verdicts.accounts.find((v) => v.account === name);
-      const byOrder = verdicts.accounts[index];
-      applyVerdict(account, byName ?? (byOrder && byOrder.account === '' ? byOrder : undefined));
-    });
-  }
-
-  function onWelcome(welcome: Welcome): void {
-    welcomed = true;
-    state.sessionId = welcome.sessionId;
-    state.resume = welcome.sessionToken !== '' ? { sessionId: welcome.sessionId, token: welcome.sessionToken } : undefined;
-    if (options.sameReplica?.(welcome.gatewayId)) {
-      sameReplica = welcome.gatewayId;
-      controller.abort();
-      return;
-    }
-    state.connected = true;
-    state.gatewayId = welcome.gatewayId;
-    if (welcome.heartbeatIntervalSeconds > 0) heartbeatSeconds = welcome.heartbeatIntervalSeconds;
-    startHeartbeats();
-    const maxUnacked = welcome.maxUnacked > 0 ? welcome.maxUnacked : AGENT_DEFAULTS.maxUnacked;
-    logger.info(
-      { sessionId: welcome.sessionId, gatewayId: welcome.gatewayId, heartbeatSeconds, maxUnacked, resumed: resumed?.sessionId },
-      'welcomed by the gateway',
-    );
-    const recorder = options.recorder;
-    outbox = createOutbox({
-      send: recorder
-        ? (message) => {
-            requests.push(message);
-            recorder.dataSent(message);
-          }
-        : (message) => requests.push(message),
-      maxUnacked,
-      batchMaxEvents: AGENT_DEFAULTS.batchMaxEvents,
-      batchMaxBytes: AGENT_DEFAULTS.batchMaxBytes,
-      batchFlushMs: AGENT_DEFAULTS.batchFlushMs,
-    });
-    const announcedLater = new Set(beforeWelcome.flatMap((c) => c.added));
-    for (const account of state.accounts) {
-      if (!helloAccounts.has(account) || announcedLater.has(account)) continue;
-      applyVerdict(
-        account,
-        welcome.accounts.find((a) => a.account === account.prepared.config.name),
+  closers.defer('end the kubectl requests', () => kubeProxy.close('the agent stream ended'));
+  // The runner is attached at the Welcome.
+  closers.defer('detach the operations runner', () => {
+    if (run.welcomed) options.operations?.detach();
+  });
+  const live = createLiveSession(run);
+  sendHello(run);
+  state.live = live;
+  closers.defer('stop announcing account changes', () => {
+    if (state.live === live) state.live = undefined;
+  });
+  startHeartbeats(run);
+  try {
+    await receive(run, kubeProxy);
+    if (signal.aborted) return;
+    if (run.sameReplica !== undefined) throw new SameReplicaError(run.sameReplica);
+    throw new SessionEndedError('the gateway ended the stream', run.welcomed);
+  } catch (err) {
+    if (signal.aborted) return;
+    if (run.sameReplica !== undefined) throw new SameReplicaError(run.sameReplica);
+    const { resumed } = run;
+    if (!run.welcomed && resumed !== undefined && ConnectError.from(err).code === Code.Unauthenticated && state.resume === resumed) {
+      state.resume = undefined;
+      logger.warn(
+        { sessionId: resumed.sessionId },
+        `the gateway refused to resume session ${resumed.sessionId}; the next attempt connects as a new session`,
       );
     }
-    for (const change of beforeWelcome.splice(0)) sendAccountsChanged(change.removed, change.added);
-    timers.push(setInterval(reportProgress, AGENT_DEFAULTS.progressIntervalMs));
-    options.operations?.attach((result) => send({ case: 'operationResult', value: result }));
+    if (err instanceof SessionEndedError) throw err;
+    throw new SessionEndedError(run.deadPeer ?? (err as Error).message, run.welcomed, err);
+  } finally {
+    await closers.close();
   }
+}
 
-  const live: LiveSession = {
-    announce(removed, added) {
-      const done = removed.map((account) => stopAccountWatchers(account, outbox));
-      const removedNames = removed.filter((a) => known.delete(a)).map((a) => a.prepared.config.name);
-      for (const account of added) {
-        account.verdict = 'unknown';
-        account.reason = undefined;
-        account.watches = [];
-        known.add(account);
-      }
-      if (removedNames.length > 0 || added.length > 0) {
-        if (welcomed) sendAccountsChanged(removedNames, added);
-        else beforeWelcome.push({ removed: removedNames, added });
-      }
-      return Promise.all(done).then(() => undefined);
-    },
-    unacked: () => outbox?.inFlight ?? 0,
-  };
-
+/** Announces the session's accounts (their verdicts unknown until the Welcome) and the session it resumes. */
+function sendHello(run: SessionRun): void {
+  const { options, state, resumed } = run;
   for (const account of state.accounts) {
     account.verdict = 'unknown';
     account.reason = undefined;
     account.watches = [];
   }
-  const helloAccounts = new Set(state.accounts);
-  send({
+  send(run, {
     case: 'hello',
     value: create(HelloSchema, {
       agentId: options.agentId,
@@ -346,60 +187,90 @@ export async function runSession(options: SessionOptions): Promise<void> {
       connection: options.connection ?? 0,
     }),
   });
-  state.live = live;
-  startHeartbeats();
-  try {
-    const responses = options.connect(requests, { signal: controller.signal, headers: options.headers });
-    for await (const response of responses) {
-      lastReceived = Date.now();
-      const message = response.message;
-      if (message.case === 'welcome') {
-        if (welcomed) logger.warn('ignoring a second Welcome on the same stream');
-        else onWelcome(message.value);
-      } else if (message.case === 'ack') {
-        outbox?.ack(message.value.sequence);
-      } else if (message.case === 'operation' && welcomed) {
-        if (options.operations) options.operations.submit(message.value);
-        else logger.warn({ operationId: message.value.id }, 'received an operation but this agent runs none');
-      } else if (message.case === 'kubeRequest' && welcomed) {
-        kubeProxy.received(message.value);
-      } else if (message.case === 'verdicts' && welcomed) {
-        onVerdicts(message.value);
-      } else if (message.case === 'accountCommand' && welcomed) {
-        if (options.onAccountCommand) options.onAccountCommand(message.value);
-        else logger.warn({ account: message.value.account?.name }, 'received an account command but this agent takes none');
-      } else if (!welcomed && message.case !== 'heartbeat') {
-        throw new Error(`protocol error: expected a Welcome first, got ${String(message.case)}`);
-      }
+}
+
+/** Reads the gateway's messages until the stream ends (returns) or fails (throws). */
+async function receive(run: SessionRun, kubeProxy: KubeProxy): Promise<void> {
+  const { options } = run;
+  const { logger } = options;
+  const responses = options.connect(run.requests, { signal: run.controller.signal, headers: options.headers });
+  for await (const response of responses) {
+    run.lastReceived = Date.now();
+    const message = response.message;
+    if (message.case === 'welcome') {
+      if (run.welcomed) logger.warn('ignoring a second Welcome on the same stream');
+      else onWelcome(run, message.value);
+    } else if (message.case === 'ack') {
+      run.outbox?.ack(message.value.sequence);
+    } else if (message.case === 'operation' && run.welcomed) {
+      if (options.operations) options.operations.submit(message.value);
+      else logger.warn({ operationId: message.value.id }, 'received an operation but this agent runs none');
+    } else if (message.case === 'kubeRequest' && run.welcomed) {
+      kubeProxy.received(message.value);
+    } else if (message.case === 'verdicts' && run.welcomed) {
+      onVerdicts(run, message.value);
+    } else if (message.case === 'accountCommand' && run.welcomed) {
+      if (options.onAccountCommand) options.onAccountCommand(message.value);
+      else logger.warn({ account: message.value.account?.name }, 'received an account command but this agent takes none');
+    } else if (!run.welcomed && message.case !== 'heartbeat') {
+      throw new Error(`protocol error: expected a Welcome first, got ${String(message.case)}`);
     }
-    if (signal.aborted) return;
-    if (sameReplica !== undefined) throw new SameReplicaError(sameReplica);
-    throw new SessionEndedError('the gateway ended the stream', welcomed);
-  } catch (err) {
-    if (signal.aborted) return;
-    if (sameReplica !== undefined) throw new SameReplicaError(sameReplica);
-    if (!welcomed && resumed !== undefined && ConnectError.from(err).code === Code.Unauthenticated && state.resume === resumed) {
-      state.resume = undefined;
-      logger.warn(
-        { sessionId: resumed.sessionId },
-        `the gateway refused to resume session ${resumed.sessionId}; the next attempt connects as a new session`,
-      );
-    }
-    if (err instanceof SessionEndedError) throw err;
-    throw new SessionEndedError(deadPeer ?? (err as Error).message, welcomed, err);
-  } finally {
-    if (state.live === live) state.live = undefined;
-    if (welcomed) options.operations?.detach();
-    kubeProxy.close('the agent stream ended');
-    signal.removeEventListener('abort', onClose);
-    controller.abort();
-    for (const t of timers) clearInterval(t);
-    requests.end();
-    for (const account of state.accounts) stopped.push(stopAccountWatchers(account));
-    outbox?.close();
-    await Promise.allSettled(stopped);
-    state.connected = false;
-    state.sessionId = undefined;
-    state.gatewayId = undefined;
   }
+}
+
+/**
+ * The Welcome: the session token is kept for the next Hello, the session ends at once when the other connection is on
+ * the same replica, and otherwise the data outbox opens, the Hello's accounts get their verdicts, the announcements held
+ * until now go out, and the operations runner sends its results here.
+ */
+function onWelcome(run: SessionRun, welcome: Welcome): void {
+  const { options, state } = run;
+  run.welcomed = true;
+  state.sessionId = welcome.sessionId;
+  state.resume = welcome.sessionToken !== '' ? { sessionId: welcome.sessionId, token: welcome.sessionToken } : undefined;
+  if (options.sameReplica?.(welcome.gatewayId)) {
+    run.sameReplica = welcome.gatewayId;
+    run.controller.abort();
+    return;
+  }
+  state.connected = true;
+  state.gatewayId = welcome.gatewayId;
+  if (welcome.heartbeatIntervalSeconds > 0) run.heartbeatSeconds = welcome.heartbeatIntervalSeconds;
+  startHeartbeats(run);
+  const maxUnacked = welcome.maxUnacked > 0 ? welcome.maxUnacked : AGENT_DEFAULTS.maxUnacked;
+  options.logger.info(
+    {
+      sessionId: welcome.sessionId,
+      gatewayId: welcome.gatewayId,
+      heartbeatSeconds: run.heartbeatSeconds,
+      maxUnacked,
+      resumed: run.resumed?.sessionId,
+    },
+    'welcomed by the gateway',
+  );
+  const { recorder } = options;
+  run.outbox = createOutbox({
+    send: recorder
+      ? (message) => {
+          run.requests.push(message);
+          recorder.dataSent(message);
+        }
+      : (message) => run.requests.push(message),
+    maxUnacked,
+    batchMaxEvents: AGENT_DEFAULTS.batchMaxEvents,
+    batchMaxBytes: AGENT_DEFAULTS.batchMaxBytes,
+    batchFlushMs: AGENT_DEFAULTS.batchFlushMs,
+  });
+  const announcedLater = new Set(run.beforeWelcome.flatMap((c) => c.added));
+  for (const account of state.accounts) {
+    if (!run.helloAccounts.has(account) || announcedLater.has(account)) continue;
+    applyVerdict(
+      run,
+      account,
+      welcome.accounts.find((a) => a.account === account.prepared.config.name),
+    );
+  }
+  for (const change of run.beforeWelcome.splice(0)) sendAccountsChanged(run, change.removed, change.added);
+  startProgressReports(run);
+  options.operations?.attach((result) => send(run, { case: 'operationResult', value: result }));
 }

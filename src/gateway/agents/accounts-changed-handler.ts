@@ -12,7 +12,7 @@ import { removeAccountCaches } from '../cache/cache-removal.js';
 import { validateAccountsChanged } from './accounts-changed-validation.js';
 import { admitAccounts, type AdmissionDeps } from './admission.js';
 import type { OperationHooks } from './operation-hooks.js';
-import { isServed, logRefusals } from './session-welcome.js';
+import { logRefusals } from './session-welcome.js';
 import type { StreamState } from './stream-state.js';
 
 /** What applying an AccountsChanged reads and writes. */
@@ -28,17 +28,12 @@ export interface AccountsChangedDeps extends AdmissionDeps {
  */
 export async function applyAccountsChanged(state: StreamState, change: AccountsChanged, deps: AccountsChangedDeps): Promise<void> {
   if (!state.welcomed) throw new ConnectError('accounts_changed before the welcome', Code.FailedPrecondition);
-  validateAccountsChanged(change, new Set(state.verdicts.keys()));
+  validateAccountsChanged(change, state.accounts.announced());
   const released: string[] = [];
   for (const name of change.removed) {
-    if (!state.verdicts.delete(name)) continue;
-    state.infos.delete(name);
-    state.served.delete(name);
-    state.released.delete(name);
-    if (state.claimed.delete(name)) {
-      deps.registry.release(name, state);
-      released.push(name);
-    }
+    if (state.accounts.remove(name) !== 'released') continue;
+    deps.registry.release(name, state);
+    released.push(name);
   }
   if (released.length > 0) {
     await releaseAccounts(deps.db, state.id, released, removeAccountCaches);
@@ -50,22 +45,20 @@ export async function applyAccountsChanged(state: StreamState, change: AccountsC
       ? await admitAccounts(
           { agentId: state.agentId, zone: state.zone, accounts: change.added },
           state,
-          state.claimed,
+          state.accounts,
           () => state.stopped,
           deps,
         )
       : [];
   if (!ordered) return;
-  for (const o of ordered) state.verdicts.set(o.account, o.verdict);
-  for (const info of change.added) state.infos.set(info.name, info);
-  await state.row.updateVerdicts(state.verdicts);
+  state.accounts.admit(ordered, change.added);
+  await state.row.updateVerdicts(state.accounts.verdicts());
   if (state.stopped) return;
   state.outbox.push(
     create(ConnectResponseSchema, { message: { case: 'verdicts', value: { changeId: change.changeId, accounts: ordered } } }),
   );
   // Served only once the verdicts are queued: no operation for an account reaches the agent before its verdict.
-  const started = ordered.filter(isServed).map((o) => o.account);
-  for (const name of started) state.served.add(name);
+  const started = state.accounts.verdictSent(ordered.map((o) => o.account));
   if (started.length > 0) deps.operations?.sessionStarted(state, started);
   state.log.info(
     { changeId: change.changeId, removed: change.removed, added: ordered.map((o) => `${o.account}:${Verdict[o.verdict]}`) },

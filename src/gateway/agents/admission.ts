@@ -15,6 +15,7 @@ import { identityOf, mayRegister } from '../auth/principal.js';
 import type { ClaimRecorder } from '../metrics/gateway-metrics.js';
 import { isBoundElsewhere, isBoundToOtherIdentity, type AccountBinding } from '../accounts/account-binding.js';
 import { claimAccounts, readBindings, recordAccountFailures, recordRefusedClaim } from '../accounts/account-claim-queries.js';
+import type { AccountStreamState } from './account-stream-state.js';
 import type { LiveSession, SessionRegistry } from './session-registry.js';
 
 /** What admission reads and writes. */
@@ -33,20 +34,27 @@ export interface AdmissionDeps {
   claimMetrics?: ClaimRecorder;
 }
 
+/**
+ * Where admission records its claims on the stream (account-stream-state.ts): each account it reserves in the registry
+ * is `claim`ed there too, and each claim the database refuses is `claimRefused`, so the stream's end releases exactly
+ * what is still claimed.
+ */
+export type AdmissionClaims = Pick<AccountStreamState, 'claim' | 'claimRefused'>;
+
 /** Why a claim of a name bound to something else was refused (the `reason` label of the refused-claims counter). */
 type ClaimRefusal = 'identity' | 'cluster';
 
 /**
- * Decides the verdicts, in the Hello's order. Accounts the session will cache are claimed in the registry and added
- * to `claimed` as soon as they are claimed, so the caller can release them even when admission stops half-way; their
- * leases are granted in the registry once the database granted them. `takeoverSessions` are earlier sessions of the
+ * Decides the verdicts, in the Hello's order. Accounts the session will cache are claimed in the registry and in
+ * `streamAccounts` as soon as they are claimed, so the caller can release them even when admission stops half-way;
+ * their leases are granted in the registry once the database granted them. `takeoverSessions` are earlier sessions of the
  * same agent whose leases this one may take at once (the session it resumed, streams it superseded). Returns
  * undefined when `isStopped()` turned true meanwhile (the stream ended; nothing more to send).
  */
 export async function admitAccounts(
   hello: Pick<Hello, 'agentId' | 'zone' | 'accounts'>,
   session: LiveSession,
-  claimed: Set<string>,
+  streamAccounts: AdmissionClaims,
   isStopped: () => boolean,
   deps: AdmissionDeps,
   takeoverSessions: string[] = [],
@@ -92,7 +100,7 @@ export async function admitAccounts(
       verdicts.set(info.name, verdict(info.name, Verdict.STANDBY, `account is cached by agent ${owner.agentId} (session ${owner.id})`));
     } else {
       registry.claim(info.name, session);
-      claimed.add(info.name);
+      streamAccounts.claim(info.name);
       candidates.push(info);
     }
   }
@@ -112,7 +120,7 @@ export async function admitAccounts(
   const lostBindings = await readBindings(db, lostNames); // no query when nothing was lost
   for (const info of lost) {
     registry.release(info.name, session);
-    claimed.delete(info.name);
+    streamAccounts.claimRefused(info.name);
     const binding = lostBindings.get(info.name) ?? { name: info.name, apiHost: '(unknown)', caFingerprint: '' };
     if (isBoundToOtherIdentity(binding, identity)) {
       // Bound meanwhile (another replica's first claim, an admin's rebind): never STANDBY for another identity's lease.

@@ -16,7 +16,6 @@ import { Code, ConnectError } from '@connectrpc/connect';
 import {
   ConnectResponseSchema,
   type AccountCommand,
-  type AccountInfo,
   type ConnectRequest,
   type ConnectResponse,
   Verdict,
@@ -40,6 +39,7 @@ import type { OperationHooks } from './operation-hooks.js';
 import { createOutbox, type Outbox } from './outbox.js';
 import type { SessionRegistry } from './session-registry.js';
 import { applyAccountsChanged } from './accounts-changed-handler.js';
+import { createAccountStreamState } from './account-stream-state.js';
 import { createSessionRow, type SessionRow } from './session-row.js';
 import { welcomeAgent } from './session-welcome.js';
 import { demoteLost, promoteStandby } from './session-promotion.js';
@@ -110,11 +110,7 @@ class AgentSession implements StreamState {
   readonly outbox: Outbox = createOutbox();
   stopped = false;
   welcomed = false;
-  readonly claimed = new Set<string>();
-  readonly released = new Set<string>();
-  readonly served = new Set<string>();
-  readonly verdicts = new Map<string, Verdict>();
-  readonly infos = new Map<string, AccountInfo>();
+  readonly accounts = createAccountStreamState();
   sessionToken = '';
   readonly row: SessionRow;
   private resolveDone!: () => void;
@@ -156,7 +152,7 @@ class AgentSession implements StreamState {
   }
 
   serves(account: string): boolean {
-    return !this.stopped && this.served.has(account);
+    return !this.stopped && this.accounts.serves(account);
   }
 
   sendOperation(operation: Operation): boolean {
@@ -180,7 +176,7 @@ class AgentSession implements StreamState {
 
   standbyAccounts(): string[] {
     if (this.stopped || !this.welcomed) return [];
-    return [...this.verdicts].filter(([, v]) => v === Verdict.STANDBY).map(([name]) => name);
+    return this.accounts.withVerdict(Verdict.STANDBY);
   }
 
   promote(accounts: string[]): Promise<void> {
@@ -366,12 +362,13 @@ class AgentSession implements StreamState {
 
   /** Marks the stream's claimed accounts INACTIVE (their cache is kept); they may then be promoted elsewhere. */
   private async releaseClaimed(): Promise<void> {
-    await releaseAccounts(this.deps.db, this.id, [...this.claimed], removeAccountCaches);
-    if (this.claimed.size > 0) this.deps.onAccountsReleased?.();
+    const claimed = this.accounts.end();
+    await releaseAccounts(this.deps.db, this.id, claimed, removeAccountCaches);
+    if (claimed.length > 0) this.deps.onAccountsReleased?.();
   }
 
   private finished(): void {
-    if (this.helloSeen) this.log.info({ accounts: this.claimed.size }, 'agent stream ended');
+    if (this.helloSeen) this.log.info({ accounts: this.accounts.claimed().length }, 'agent stream ended');
     this.resolveDone();
   }
 }

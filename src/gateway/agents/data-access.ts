@@ -16,8 +16,8 @@ export type DataAccess = 'write' | 'drop' | { refused: string };
 /** The access of `state` to data of `account`. */
 export function dataAccess(state: StreamState, registry: SessionRegistry, account: string): DataAccess {
   if (registry.caches(account, state)) return 'write';
-  if (state.released.has(account) || state.claimed.has(account)) return 'drop';
-  const verdict = state.verdicts.get(account);
+  if (state.accounts.lostLease(account) || state.accounts.claims(account)) return 'drop';
+  const verdict = state.accounts.verdictOf(account);
   const why =
     verdict === undefined
       ? 'the agent has not announced it on this stream, or removed it'

@@ -12,6 +12,7 @@ import { isBoundToOtherIdentity } from '../accounts/account-binding.js';
 import { claimAccounts, readBindings } from '../accounts/account-claim-queries.js';
 import { identityOf } from '../auth/principal.js';
 import { leaseValidUntil, type AdmissionDeps } from './admission.js';
+import type { AccountPhase } from './account-stream-state.js';
 import type { SessionRegistry } from './session-registry.js';
 import type { StreamState } from './stream-state.js';
 
@@ -24,15 +25,16 @@ export type PromotionDeps = AdmissionDeps;
  */
 export async function promoteStandby(state: StreamState, names: string[], deps: PromotionDeps): Promise<string[]> {
   const { registry, db } = deps;
-  const candidates = names.filter((n) => state.verdicts.get(n) === Verdict.STANDBY && state.infos.has(n) && !registry.ownerOf(n));
+  // Only STANDBY accounts no stream of this replica claims (one being promoted here is claimed by this stream).
+  const candidates = [...new Set(names)].filter((n) => state.accounts.phaseOf(n) === 'standby' && !registry.ownerOf(n));
   if (candidates.length === 0 || state.stopped) return [];
   for (const name of candidates) {
     registry.claim(name, state);
-    state.claimed.add(name);
+    state.accounts.beginPromotion(name);
   }
   const release = (name: string) => {
     registry.release(name, state);
-    state.claimed.delete(name);
+    state.accounts.promotionFailed(name);
   };
   const claimedAt = performance.now();
   let epochs: Map<string, number>;
@@ -40,7 +42,7 @@ export async function promoteStandby(state: StreamState, names: string[], deps: 
     epochs = await claimAccounts(
       db,
       { sessionId: state.id, agentId: state.agentId, gatewayId: deps.gatewayId, zone: state.zone, identity: identityOf(state.principal) },
-      candidates.map((n) => state.infos.get(n)!),
+      candidates.map((n) => state.accounts.infoOf(n)!),
       { seconds: deps.leaseSeconds, takeoverSessions: [] },
     );
   } catch (err) {
@@ -75,13 +77,10 @@ export async function promoteStandby(state: StreamState, names: string[], deps: 
         }),
       ),
   }));
-  for (const name of won) {
-    state.verdicts.set(name, Verdict.CACHING);
-    state.released.delete(name);
-  }
+  for (const name of won) state.accounts.promoted(name);
   if (state.stopped) return [];
   state.outbox.push(create(ConnectResponseSchema, { message: { case: 'verdicts', value: { changeId: 0n, accounts: verdicts } } }));
-  await state.row.updateVerdicts(state.verdicts);
+  await state.row.updateVerdicts(state.accounts.verdicts());
   state.log.info(
     { accounts: won, epochs: won.map((n) => epochs.get(n)), resumePoints: verdicts.reduce((n, v) => n + v.resume.length, 0) },
     'standby agent promoted: it caches the accounts now',
@@ -106,29 +105,26 @@ async function refuseRebound(state: StreamState, names: string[], deps: Promotio
     reason: `account name ${JSON.stringify(account)} is bound to agent identity ${bindings.get(account)!.identity}; this stream authenticated as ${identity}`,
     resume: [],
   }));
-  for (const name of rebound) {
-    state.verdicts.set(name, Verdict.REFUSED);
-    state.served.delete(name);
-  }
+  for (const name of rebound) state.accounts.rebound(name);
   state.outbox.push(create(ConnectResponseSchema, { message: { case: 'verdicts', value: { changeId: 0n, accounts: verdicts } } }));
-  await state.row.updateVerdicts(state.verdicts);
+  await state.row.updateVerdicts(state.accounts.verdicts());
   state.log.warn({ accounts: rebound, identity }, 'standby stream refused: the accounts are bound to another agent identity now');
   for (let i = 0; i < rebound.length; i++) deps.claimMetrics?.claimRefused('identity');
 }
 
 /**
- * The stream lost the leases of `accounts`: it stops caching those it still claims (released here, STANDBY on the
- * stream, and an unsolicited AccountVerdicts tells the agent to stop their watches). Operations for them may still
- * come to it as a standby. Nothing is written to the accounts' rows: they belong to whoever holds them now.
+ * The stream lost the leases of `accounts`: it stops caching those it still claims under a verdict (released here,
+ * STANDBY on the stream, and an unsolicited AccountVerdicts tells the agent to stop their watches). Operations for
+ * them may still come to it as a standby. Nothing is written to the accounts' rows: they belong to whoever holds them
+ * now. An account still being admitted (no verdict yet, which happens only on a stream that is failing) is left to
+ * the stream's end, which releases it.
  */
 export async function demoteLost(state: StreamState, accounts: string[], registry: SessionRegistry): Promise<void> {
-  const lost = accounts.filter((name) => state.claimed.has(name));
+  const lost = [...new Set(accounts)].filter((name) => DEMOTABLE.has(state.accounts.phaseOf(name)));
   if (lost.length === 0 || state.stopped) return;
   for (const name of lost) {
     registry.release(name, state);
-    state.claimed.delete(name);
-    state.released.add(name);
-    state.verdicts.set(name, Verdict.STANDBY);
+    state.accounts.leaseLost(name);
   }
   const reason = 'this gateway replica no longer holds the lease of the account (another session caches it now, or it was deleted)';
   const verdicts: AccountVerdict[] = lost.map((account) => ({
@@ -140,5 +136,8 @@ export async function demoteLost(state: StreamState, accounts: string[], registr
   }));
   state.outbox.push(create(ConnectResponseSchema, { message: { case: 'verdicts', value: { changeId: 0n, accounts: verdicts } } }));
   state.log.warn({ accounts: lost }, 'lost the lease of accounts: the stream serves them as STANDBY now');
-  await state.row.updateVerdicts(state.verdicts);
+  await state.row.updateVerdicts(state.accounts.verdicts());
 }
+
+/** The phases in which the stream holds an account's lease under a verdict: the ones a lost lease demotes. */
+const DEMOTABLE: ReadonlySet<AccountPhase | undefined> = new Set<AccountPhase | undefined>(['caching', 'promoting']);

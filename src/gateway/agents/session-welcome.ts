@@ -51,10 +51,9 @@ export async function welcomeAgent(state: StreamState, hello: Hello, deps: Welco
   state.version = hello.version;
   state.log = state.log.child(hello.connection > 0 ? { agentId: hello.agentId, connection: hello.connection } : { agentId: hello.agentId });
   const takeover = supersedeOlderStreams(state, resumed, deps.registry, state.log);
-  const ordered = await admitAccounts(hello, state, state.claimed, () => state.stopped, deps, takeover);
+  const ordered = await admitAccounts(hello, state, state.accounts, () => state.stopped, deps, takeover);
   if (!ordered) return false;
-  for (const o of ordered) state.verdicts.set(o.account, o.verdict);
-  for (const info of hello.accounts) state.infos.set(info.name, info);
+  state.accounts.admit(ordered, hello.accounts);
   const { token, hash } = createSessionToken();
   state.sessionToken = token;
   await state.row.start(
@@ -67,7 +66,7 @@ export async function welcomeAgent(state: StreamState, hello: Hello, deps: Welco
       identity: identityOf(state.principal),
       gatewayId: deps.gatewayId,
       transport: state.transport,
-      ...toVerdictLists(state.verdicts),
+      ...toVerdictLists(state.accounts.verdicts()),
     },
     hash,
   );
@@ -88,8 +87,9 @@ export async function welcomeAgent(state: StreamState, hello: Hello, deps: Welco
     }),
   );
   state.welcomed = true;
-  for (const o of ordered) if (isServed(o)) state.served.add(o.account);
-  if (state.served.size > 0) deps.operations?.sessionStarted(state, [...state.served]);
+  // Served only once the Welcome is queued: no operation for an account reaches the agent before its verdict.
+  const served = state.accounts.verdictSent(ordered.map((o) => o.account));
+  if (served.length > 0) deps.operations?.sessionStarted(state, served);
   pushDynamicAccounts(state, deps.dynamicAccounts);
   const count = (v: Verdict) => ordered.filter((o) => o.verdict === v).length;
   state.log.info(
@@ -104,11 +104,6 @@ export async function welcomeAgent(state: StreamState, hello: Hello, deps: Welco
   );
   logRefusals(ordered, state.log);
   return true;
-}
-
-/** True for the verdicts under which the stream serves the account (operations may be sent to it). */
-export function isServed(v: AccountVerdict): boolean {
-  return v.verdict === Verdict.CACHING || v.verdict === Verdict.STANDBY;
 }
 
 /** Logs each REFUSED verdict with its reason. */

@@ -1,10 +1,11 @@
 /**
  * The state of one agent stream that its message handlers (Hello → Welcome, AccountsChanged, the write pipeline)
  * share. The stream (agent-session.ts) owns it; handlers change it only from the stream's request loop, one message
- * at a time, and check {@link StreamState.stopped} after every await before writing or sending more.
+ * at a time (or in the account steps the stream serialises with those messages: promotion, demotion), and check
+ * {@link StreamState.stopped} after every await before writing or sending more.
  */
-import type { AccountInfo, Verdict } from '../../gen/outpost/agent/v1/agent_pb.js';
 import type { Logger } from '../../shared/logger.js';
+import type { AccountStreamState } from './account-stream-state.js';
 import type { AgentTransport } from './agent-transport.js';
 import type { Outbox } from './outbox.js';
 import type { SessionRow } from './session-row.js';
@@ -28,20 +29,11 @@ export interface StreamState extends LiveSession {
   readonly stopped: boolean;
   /** True once the Welcome was queued: operations and account commands may be sent from then on. */
   welcomed: boolean;
-  /** Accounts this stream claimed in the registry and activated (CACHING); released at the end of the stream. */
-  readonly claimed: Set<string>;
   /**
-   * Accounts this stream cached earlier in the session and no longer does (its lease was lost): their data still in
-   * flight is acknowledged and dropped rather than refused (data-access.ts). Cleared when the account is cached again
-   * or the agent removes it.
+   * The stream's accounts, one record each (account-stream-state.ts): what the agent announced, their verdicts, which
+   * the stream claims, serves, or lost the lease of. Handlers move them only through its named transitions.
    */
-  readonly released: Set<string>;
-  /** Accounts admitted CACHING or STANDBY: operations for them may be sent here, and their results are accepted. */
-  readonly served: Set<string>;
-  /** Every account the agent announced on this stream (Hello, then AccountsChanged) with its current verdict. */
-  readonly verdicts: Map<string, Verdict>;
-  /** What the agent last said about each announced account (a STANDBY one is claimed with it when promoted). */
-  readonly infos: Map<string, AccountInfo>;
+  readonly accounts: AccountStreamState;
   /** The Welcome's session token (set by the Hello handler). */
   sessionToken: string;
   /** The stream's `agent_sessions` row. */
