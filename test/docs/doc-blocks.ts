@@ -43,3 +43,25 @@ export function shellCommands(text: string): string[] {
     .map((line) => line.replace(/(^|\s)#\s.*$/, '').trim())
     .filter((line) => line !== '');
 }
+
+/**
+ * The body rows of the first markdown table after `marker` in `markdown`, as trimmed cells (the header and its
+ * separator dropped). Fails the calling test when the marker is missing.
+ */
+export function tableAfter(markdown: string, marker: string, page = 'the page'): string[][] {
+  const at = markdown.indexOf(marker);
+  if (at < 0) throw new Error(`${page} has no "${marker}"`);
+  const lines = markdown.slice(at).split('\n');
+  const start = lines.findIndex((l) => l.startsWith('|'));
+  const rows: string[][] = [];
+  for (const line of lines.slice(start)) {
+    if (!line.startsWith('|')) break;
+    rows.push(
+      line
+        .slice(1, -1)
+        .split(' | ')
+        .map((c) => c.trim()),
+    );
+  }
+  return rows.slice(2);
+}

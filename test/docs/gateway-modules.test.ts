@@ -7,30 +7,16 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { GATEWAY_MODULES } from '../../src/gateway/index.js';
+import { tableAfter } from './doc-blocks.js';
 
 const doc = readFileSync(new URL('../../docs/architecture.md', import.meta.url), 'utf8');
 
-/** Rows of the table after `heading`, as [#, module, serves]. */
-function moduleTable(): string[][] {
-  const at = doc.indexOf('The modules, in start order');
-  assert.ok(at >= 0, 'docs/architecture.md has no modules table ("The modules, in start order")');
-  const lines = doc.slice(at).split('\n');
-  const start = lines.findIndex((l) => l.startsWith('|'));
-  const rows: string[][] = [];
-  for (const line of lines.slice(start)) {
-    if (!line.startsWith('|')) break;
-    rows.push(
-      line
-        .slice(1, -1)
-        .split(' | ')
-        .map((c) => c.trim()),
-    );
-  }
-  return rows.slice(2);
-}
-
 test('the doc lists the gateway modules in start order, with what each serves', () => {
-  const fromDoc = moduleTable().map(([n, name, serves]) => ({ n, name: name!.replace(/^`|`$/g, ''), serves }));
+  const fromDoc = tableAfter(doc, 'The modules, in start order', 'docs/architecture.md').map(([n, name, serves]) => ({
+    n,
+    name: name!.replace(/^`|`$/g, ''),
+    serves,
+  }));
   const fromCode = GATEWAY_MODULES.map((m, i) => ({ n: String(i + 1), name: m.name, serves: m.serves }));
   assert.deepEqual(fromDoc, fromCode);
 });

@@ -12,6 +12,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, posix, relative, sep } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { tableAfter } from './doc-blocks.js';
+import { sourceFiles } from './source-files.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -30,49 +32,17 @@ interface Declaration {
   programs: Map<string, Set<string>>;
 }
 
-/** Rows of the markdown table that follows `heading` in `doc`, as cells (header and separator dropped). */
-function tableAfter(doc: string, heading: string): string[][] {
-  const at = doc.indexOf(heading);
-  assert.ok(at >= 0, `docs/architecture.md has no "${heading}"`);
-  const lines = doc.slice(at).split('\n');
-  const start = lines.findIndex((l) => l.startsWith('|'));
-  const rows: string[][] = [];
-  for (const line of lines.slice(start)) {
-    if (!line.startsWith('|')) break;
-    rows.push(
-      line
-        .slice(1, -1)
-        .split('|')
-        .map((c) => c.trim()),
-    );
-  }
-  return rows.slice(2);
-}
-
 /** The backquoted folder names of a cell: `` `agents/` `` → `agents`. */
 const foldersIn = (cell: string) => [...cell.matchAll(/`([a-z-]+)\/`/g)].map((m) => m[1]!);
 
 /** Reads the two tables of the doc. */
 function declaration(doc: string): Declaration {
-  const gatewayOrder = tableAfter(doc, 'Gateway folders, from the bottom up').flatMap((row) => foldersIn(row[1]!));
+  const gatewayOrder = tableAfter(doc, 'Gateway folders, from the bottom up', 'docs/architecture.md').flatMap((row) => foldersIn(row[1]!));
   const programs = new Map<string, Set<string>>();
-  for (const row of tableAfter(doc, 'Programs and what they may import')) {
+  for (const row of tableAfter(doc, 'Programs and what they may import', 'docs/architecture.md')) {
     for (const program of foldersIn(row[0]!)) programs.set(program, new Set(foldersIn(row[1]!)));
   }
   return { gatewayOrder, programs };
-}
-
-/** Every source file under `root`/src (src/gen aside), as repository paths with forward slashes. */
-function sourceFiles(root: string, dir = join(root, 'src')): string[] {
-  const files: string[] = [];
-  for (const entry of readdirSync(dir).sort()) {
-    const path = join(dir, entry);
-    const rel = relative(root, path).split(sep).join('/');
-    if (rel === 'src/gen' || entry === 'node_modules') continue;
-    if (statSync(path).isDirectory()) files.push(...sourceFiles(root, path));
-    else if (/\.(ts|tsx|mts|cts)$/.test(entry)) files.push(rel);
-  }
-  return files;
 }
 
 /** The relative imports of `file` (its text `text`), resolved to repository paths of .ts files. */
