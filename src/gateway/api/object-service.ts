@@ -6,20 +6,16 @@
  */
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, type ServiceImpl } from '@connectrpc/connect';
-import { and, eq, type SQL } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
-import { objects } from '../../db/schema.js';
 import type { KubernetesObject } from '../../gen/outpost/api/v1/object_service_pb.js';
 import type { ObjectService } from '../../gen/outpost/api/v1/object_service_pb.js';
-import { parseLabelSelector, SelectorError, type LabelRequirement } from '../../shared/label-selector.js';
 import { invalidArgument } from '../http/errors.js';
 import { summarizeHealth } from './health-summary.js';
 import { checkObjectFilter } from './object-filter-check.js';
-import { labelSelectorToSql } from './label-selector-sql.js';
 import { healthMessage } from './object-health.js';
-import { involvedObjectSql, ownerUidSql } from './uid-filters.js';
 import { decodePageToken, encodePageToken, type PageFilters } from './page-token.js';
-import { afterObjectKey, type ObjectKey } from '../cache/object-key-order.js';
+import type { ObjectKey } from '../cache/object-key-order.js';
+import { objectListConditions } from '../cache/object-list-filter.js';
 import { type CachedObjectRow, readObjectPage, readObjectVersions } from '../cache/object-reads.js';
 
 /** Default and largest page sizes of ListObjects (larger requests are reduced to the maximum). */
@@ -44,17 +40,9 @@ export function createObjectService(database: Database): Partial<ServiceImpl<typ
         ownerUid: req.ownerUid,
         involvedObjectUid: req.involvedObjectUid,
       };
-      const conditions: (SQL | undefined)[] = [];
-      if (req.account) conditions.push(eq(objects.account, req.account));
-      if (req.kind) conditions.push(eq(objects.kind, req.kind));
-      conditions.push(involvedObjectSql(req.kind, req.involvedObjectUid));
-      if (req.namespace) conditions.push(eq(objects.namespace, req.namespace));
-      conditions.push(labelSelectorToSql(objects.labels, parseSelector(req.labelSelector)));
-      conditions.push(ownerUidSql(req.ownerUid));
-      if (req.pageToken) {
-        conditions.push(afterObjectKey(decodePageToken(req.pageToken, filters)));
-      }
-      const rows = await readObjectPage(db, { where: and(...conditions), omitObject: req.omitObject, limit: pageSize + 1 });
+      const conditions = objectListConditions(req);
+      const after = req.pageToken ? decodePageToken(req.pageToken, filters) : undefined;
+      const rows = await readObjectPage(db, { conditions, after, omitObject: req.omitObject, limit: pageSize + 1 });
       // An empty first page may be a wrong filter (unknown account or kind): say so instead of an empty answer.
       if (rows.length === 0 && !req.pageToken) await checkObjectFilter(database, { account: req.account, kind: req.kind });
       const more = rows.length > pageSize;
@@ -80,16 +68,6 @@ export function createObjectService(database: Database): Partial<ServiceImpl<typ
       return summarizeHealth(database, req.account);
     },
   };
-}
-
-function parseSelector(selector: string): LabelRequirement[] {
-  if (!selector.trim()) return [];
-  try {
-    return parseLabelSelector(selector);
-  } catch (err) {
-    if (err instanceof SelectorError) throw invalidArgument(`label_selector: ${err.message}`);
-    throw err;
-  }
 }
 
 function keyOf(row: ObjectRow): ObjectKey {

@@ -59,18 +59,18 @@ function statusInputSql(): SQL<Record<string, unknown>> {
 }
 
 /**
- * One keyset page of objects matching `where`, in primary-key order, at most `limit` rows; `omitObject` reads the
- * slim status input instead of the body.
+ * One keyset page of objects matching `conditions` (object-list-filter.ts), after `after` when given, in primary-key
+ * order, at most `limit` rows; `omitObject` reads the slim status input instead of the body.
  */
 export async function readObjectPage(
   db: Db,
-  page: { where: SQL | undefined; omitObject: boolean; limit: number },
+  page: { conditions: (SQL | undefined)[]; after: ObjectKey | undefined; omitObject: boolean; limit: number },
 ): Promise<CachedObjectRow[]> {
   const select = page.omitObject ? { ...columns, statusInput: statusInputSql() } : { ...columns, object: objects.object };
   return db
     .select(select)
     .from(objects)
-    .where(page.where)
+    .where(and(...page.conditions, page.after ? afterObjectKey(page.after) : undefined))
     .orderBy(...OBJECT_KEY_ORDER)
     .limit(page.limit);
 }
