@@ -7,7 +7,8 @@
  * `.delete(t)`, and for reads `.from(t)`, `.innerJoin(t, …)`, `.leftJoin(t, …)` (also through an import alias, a
  * namespace import of the schema or a drizzle `alias(t, …)`), and raw SQL by table name or with the drizzle table
  * interpolated — and fails naming any found outside the owners. A statement that reads a second table is allowed
- * only by name, in ALLOWED_JOINS, with its reason. Tests are not scanned.
+ * only by name, in ALLOWED_JOINS, with its reason. A table's drizzle object is imported only in its owner's folder
+ * (and src/db/), so a table handed around as a value cannot be read elsewhere unseen. Tests are not scanned.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -214,6 +215,18 @@ function readsOutsideOwners(root: string, table: Table): Write[] {
     .flatMap((file) => tableReads(file, readFileSync(join(root, file), 'utf8'), table));
 }
 
+/**
+ * Files that import the drizzle table (by name, import alias or a namespace import of the schema) outside the folders
+ * of its owner and reader files and src/db/: a table handed around as a value (`.from(table)` with a variable) can only
+ * start from such an import, which the scans by name would not see.
+ */
+function importsOutsideOwnerFolders(root: string, table: Table): string[] {
+  const folders = [...table.owners, ...(table.readers ?? [])].map((f) => f.slice(0, f.lastIndexOf('/') + 1));
+  return sourceFiles(root)
+    .filter((file) => !file.startsWith('src/db/') && !folders.some((folder) => file.startsWith(folder)))
+    .filter((file) => tableNames(readFileSync(join(root, file), 'utf8'), table).length > 0);
+}
+
 const show = (writes: Write[]) => writes.map((w) => `${w.file}:${w.line}: ${w.statement}`);
 const table = (js: string) => TABLES.find((t) => t.js === js)!;
 
@@ -244,6 +257,10 @@ describe('one owner per table', () => {
       );
     });
   }
+
+  test("a table's drizzle object is imported only in its owner's folder (and src/db/)", () => {
+    for (const t of TABLES) assert.deepEqual(importsOutsideOwnerFolders(ROOT, t), [], `${t.sql}: ask its owner's functions instead`);
+  });
 
   test('every reader file reads its table, every allowed join is used and says why', () => {
     for (const t of TABLES) {
@@ -372,7 +389,15 @@ describe('one owner per table', () => {
       plant('src/gateway/accounts/account-sweep-queries.ts', rawRead);
       plant('src/gen/outpost/generated.ts', "const s = 'select * from agent_sessions';\n");
       assert.deepEqual(show(readsOutsideOwners(root, table('agentSessions'))), []);
+      assert.deepEqual(importsOutsideOwnerFolders(root, table('agentSessions')), []);
       plant('src/gateway/api/fleet-planted.ts', read);
+      plant('src/gateway/api/handed-around.ts', "import { agentSessions as s } from '../../db/schema.js';\nexport const t = s;\n");
+      plant('src/gateway/rest/namespaced.ts', "import * as schema from '../../db/schema.js';\nexport const t = schema.agentSessions;\n");
+      assert.deepEqual(importsOutsideOwnerFolders(root, table('agentSessions')), [
+        'src/gateway/api/fleet-planted.ts',
+        'src/gateway/api/handed-around.ts',
+        'src/gateway/rest/namespaced.ts',
+      ]);
       plant('src/gateway/accounts/account-repository.ts', rawRead);
       assert.deepEqual(show(readsOutsideOwners(root, table('agentSessions'))), [
         'src/gateway/accounts/account-repository.ts:2: from agent_sessions',
