@@ -101,8 +101,8 @@ const ALLOWED_JOINS: { file: string; table: string; reason: string }[] = [
   },
 ];
 
-/** One statement that writes (or reads) a table. */
-interface Write {
+/** One statement that writes or reads a table. */
+interface Statement {
   file: string;
   line: number;
   statement: string;
@@ -134,7 +134,7 @@ function aliasNames(text: string, names: string[]): string[] {
 const TALKS_TO_DATABASE = /from\s*['"](?:drizzle-orm[^'"]*|postgres|@electric-sql\/pglite[^'"]*|[^'"]*\/db\/[^'"]*)['"]/;
 
 /** The statements of `text` (file `file`) that write `table`; matches on comment lines are prose, not statements. */
-function tableWrites(file: string, text: string, table: Table): Write[] {
+function tableWrites(file: string, text: string, table: Table): Statement[] {
   const name = String.raw`(?:"?public"?\s*\.\s*)?"?${table.sql}"?(?![\w$-])`;
   const interpolated = String.raw`\$\{\s*(?:[A-Za-z_$][\w$]*\s*\.\s*)?${table.js}\s*\}`;
   // Raw SQL is looked for only where a file can reach the database (prose such as "create or update objects" elsewhere is not SQL).
@@ -152,9 +152,9 @@ function tableWrites(file: string, text: string, table: Table): Write[] {
 }
 
 /** The matches of `patterns` in `text`, by line; matches on comment lines are prose, not statements. */
-function statements(file: string, text: string, patterns: RegExp[]): Write[] {
+function statements(file: string, text: string, patterns: RegExp[]): Statement[] {
   const lines = text.split('\n');
-  const found: Write[] = [];
+  const found: Statement[] = [];
   for (const pattern of patterns) {
     for (const m of text.matchAll(pattern)) {
       const line = text.slice(0, m.index).split('\n').length;
@@ -171,7 +171,7 @@ function statements(file: string, text: string, patterns: RegExp[]): Write[] {
  * (and the other joins) by the table's names or a drizzle alias of it, and raw SQL `from <table>` / `join <table>`
  * (a `delete from` is a write, not a read) where the file can reach the database.
  */
-function tableReads(file: string, text: string, table: Table): Write[] {
+function tableReads(file: string, text: string, table: Table): Statement[] {
   const name = String.raw`(?:"?public"?\s*\.\s*)?"?${table.sql}"?(?![\w$-])`;
   const interpolated = String.raw`\$\{\s*(?:[A-Za-z_$][\w$]*\s*\.\s*)?${table.js}\s*\}`;
   const patterns = !TALKS_TO_DATABASE.test(text)
@@ -201,14 +201,14 @@ function sourceFiles(root: string, dir = join(root, 'src')): string[] {
 }
 
 /** The writes of `table` under `root`/src outside its owner files. */
-function writesOutsideOwners(root: string, table: Table): Write[] {
+function writesOutsideOwners(root: string, table: Table): Statement[] {
   return sourceFiles(root)
     .filter((file) => !table.owners.includes(file))
     .flatMap((file) => tableWrites(file, readFileSync(join(root, file), 'utf8'), table));
 }
 
 /** The reads of `table` under `root`/src outside its owner and reader files and the joins allowed for it. */
-function readsOutsideOwners(root: string, table: Table): Write[] {
+function readsOutsideOwners(root: string, table: Table): Statement[] {
   const allowed = [...table.owners, ...(table.readers ?? []), ...ALLOWED_JOINS.filter((j) => j.table === table.sql).map((j) => j.file)];
   return sourceFiles(root)
     .filter((file) => !allowed.includes(file))
@@ -227,7 +227,7 @@ function importsOutsideOwnerFolders(root: string, table: Table): string[] {
     .filter((file) => tableNames(readFileSync(join(root, file), 'utf8'), table).length > 0);
 }
 
-const show = (writes: Write[]) => writes.map((w) => `${w.file}:${w.line}: ${w.statement}`);
+const show = (writes: Statement[]) => writes.map((w) => `${w.file}:${w.line}: ${w.statement}`);
 const table = (js: string) => TABLES.find((t) => t.js === js)!;
 
 describe('one owner per table', () => {
