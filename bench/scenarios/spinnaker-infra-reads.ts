@@ -13,7 +13,7 @@ import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import type { Database } from '../../src/db/database.js';
 import * as schema from '../../src/db/schema.js';
-import { infrastructureQueries } from '../../src/gateway/spinnaker/infrastructure/infrastructure-store.js';
+import { infrastructureQueries } from '../../src/gateway/cache/infrastructure-queries.js';
 import { SERVER_GROUP_KINDS } from '../../src/gateway/spinnaker/infrastructure/object-facts.js';
 import { summarize } from '../machine.js';
 

@@ -30,7 +30,8 @@ import {
 } from '../accounts/account-repository.js';
 import { NEW_ACCOUNT, STREAMED_STATES, recordTransitions, type AccountState, type Transition } from '../accounts/account-states.js';
 import { parseIdentity, rebindAccount } from './account-rebind.js';
-import { accountExists, accountViews, getAccountView, listAccountNames, listAccountViews, type AccountPage } from './account-view.js';
+import { accountExists, listAccountNames } from '../accounts/account-reads.js';
+import { accountViews, getAccountView, listAccountViews, type AccountPage } from './account-view.js';
 
 /** Limits of the account routes (`config.accounts`). */
 interface AccountLimits {

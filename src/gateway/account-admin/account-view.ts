@@ -6,9 +6,7 @@
  */
 import { create } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
-import { asc, count, desc, eq, inArray } from 'drizzle-orm';
 import type { Db } from '../../db/database.js';
-import { accountTransitions, accounts, objects, watchStates } from '../../db/schema.js';
 import {
   AccountSchema,
   AccountTransitionSchema,
@@ -19,11 +17,12 @@ import {
 } from '../../gen/outpost/api/v1/account_service_pb.js';
 import { liveCachingTransports } from '../agents/agent-session-store.js';
 import { definitionFromJson } from '../accounts/account-input.js';
+import { type AccountRow, readAccountPage, readAccountRow, readAccountRows, readAccountTransitions } from '../accounts/account-reads.js';
+import { objectCountsByKind } from '../cache/object-reads.js';
+import { type WatchStateRow, watchStatesOf } from '../cache/watch-state-reads.js';
 
 /** Most transitions returned with one account. */
 const MAX_TRANSITIONS = 100;
-
-type AccountRow = typeof accounts.$inferSelect;
 
 /** How account views read the agent sessions. */
 export interface AccountViewOptions {
@@ -41,33 +40,14 @@ export interface AccountPage {
   total: number;
 }
 
-/** Whether an account of that name exists (one primary-key probe; no view built). */
-export async function accountExists(db: Db, name: string): Promise<boolean> {
-  const rows = await db.select({ name: accounts.name }).from(accounts).where(eq(accounts.name, name)).limit(1);
-  return rows.length > 0;
-}
-
-/**
- * Every account's name, sorted: what a caller that only needs to know which accounts exist reads, without the
- * object counts of a view (a grouped count over the cache).
- */
-export async function listAccountNames(db: Db): Promise<string[]> {
-  const rows = await db.select({ name: accounts.name }).from(accounts).orderBy(asc(accounts.name));
-  return rows.map((r) => r.name);
-}
-
 /** Lists accounts by name: `name` filters to one, `page` is 1-based, `limit` bounds the page (0: no bound). */
 export async function listAccountViews(
   db: Db,
   query: { name?: string; page: number; limit: number },
   options: AccountViewOptions,
 ): Promise<AccountPage> {
-  const where = query.name ? eq(accounts.name, query.name) : undefined;
-  const [{ n }] = (await db.select({ n: count() }).from(accounts).where(where)) as [{ n: number }];
-  let select = db.select().from(accounts).where(where).orderBy(asc(accounts.name)).$dynamic();
-  if (query.limit > 0) select = select.limit(query.limit).offset((query.page - 1) * query.limit);
-  const rows = await select;
-  return { accounts: await toAccounts(db, rows, options), total: Number(n) };
+  const { rows, total } = await readAccountPage(db, query);
+  return { accounts: await toAccounts(db, rows, options), total };
 }
 
 /** One account and its newest transitions; undefined when unknown. */
@@ -76,15 +56,10 @@ export async function getAccountView(
   name: string,
   options: AccountViewOptions,
 ): Promise<{ account: Account; transitions: AccountTransition[] } | undefined> {
-  const rows = await db.select().from(accounts).where(eq(accounts.name, name));
+  const rows = await readAccountRow(db, name);
   if (rows.length === 0) return undefined;
   const [account] = await toAccounts(db, rows, options);
-  const history = await db
-    .select()
-    .from(accountTransitions)
-    .where(eq(accountTransitions.account, name))
-    .orderBy(desc(accountTransitions.id))
-    .limit(MAX_TRANSITIONS);
+  const history = await readAccountTransitions(db, name, MAX_TRANSITIONS);
   return {
     account: account!,
     transitions: history.map((t) =>
@@ -102,19 +77,15 @@ export async function getAccountView(
 /** Views of the named accounts, in name order (unknown names are skipped). */
 export async function accountViews(db: Db, names: string[], options: AccountViewOptions): Promise<Account[]> {
   if (names.length === 0) return [];
-  const rows = await db.select().from(accounts).where(inArray(accounts.name, names)).orderBy(asc(accounts.name));
+  const rows = await readAccountRows(db, names);
   return toAccounts(db, rows, options);
 }
 
 async function toAccounts(db: Db, rows: AccountRow[], options: AccountViewOptions): Promise<Account[]> {
   if (rows.length === 0) return [];
   const names = rows.map((r) => r.name);
-  const counts = await db
-    .select({ account: objects.account, apiVersion: objects.apiVersion, kind: objects.kind, n: count() })
-    .from(objects)
-    .where(inArray(objects.account, names))
-    .groupBy(objects.account, objects.apiVersion, objects.kind);
-  const states = await db.select().from(watchStates).where(inArray(watchStates.account, names));
+  const counts = await objectCountsByKind(db, names);
+  const states = await watchStatesOf(db, names);
   const transports = await liveCachingTransports(
     db,
     rows.map((r) => ({ account: r.name, sessionId: r.sessionId })),
@@ -126,7 +97,7 @@ async function toAccounts(db: Db, rows: AccountRow[], options: AccountViewOption
 function toAccount(
   row: AccountRow,
   counts: { account: string; apiVersion: string; kind: string; n: number }[],
-  states: (typeof watchStates.$inferSelect)[],
+  states: WatchStateRow[],
   transport: string,
 ): Account {
   const kinds = new Map<string, KindStatus & { scopes: number; syncedScopes: number }>();

@@ -3,15 +3,14 @@
  * replica, open operations and the newest ones — a handful of small queries, cheap enough to repeat every second.
  * The events-per-second figure is not read here: it is the growth of `eventsTotal` between readings (fleet-monitor.ts).
  */
-import { getTableColumns, inArray, sql } from 'drizzle-orm';
 import { create } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { Database } from '../../db/database.js';
-import { accounts, agentSessions, operations } from '../../db/schema.js';
 import { AccountActivitySchema, FleetSchema, GatewayReplicaSchema, type Fleet } from '../../gen/outpost/api/v1/fleet_service_pb.js';
-import { OPEN_STATES } from '../operations/operation-state.js';
+import { readAccountActivity } from '../accounts/account-reads.js';
+import { liveSessionsByReplica } from '../agents/agent-session-reads.js';
 import { toOperationRecord } from '../operations/operation-record.js';
-import { rowsOf } from '../../db/query-helpers.js';
+import { newestOperationsSlim, openOperationCount } from '../operations/operation-summary-reads.js';
 
 /** How many operations the summary carries. */
 const RECENT_OPERATIONS = 10;
@@ -43,38 +42,12 @@ export interface FleetReaderOptions {
 /** Reads the summary (rate 0: the caller sets it). Rejects when the database does. */
 export async function readFleet(options: FleetReaderOptions): Promise<FleetReading> {
   const { db } = options.database;
-  const staleAfter = Math.max(1, Math.ceil(options.staleAfterSeconds));
-  const [accountRows, sessionRows, openRows, recentRows] = await Promise.all([
-    db
-      .select({
-        name: accounts.name,
-        state: accounts.state,
-        gatewayId: accounts.gatewayId,
-        agentId: accounts.agentId,
-        eventsTotal: accounts.eventsTotal,
-        lastEventAt: accounts.lastEventAt,
-      })
-      .from(accounts)
-      .orderBy(accounts.name),
-    db.execute(sql`select ${agentSessions.gatewayId} as gateway_id, count(*)::int as n from ${agentSessions}
-      where ${agentSessions.endedAt} is null and ${agentSessions.lastSeenAt} > now() - (${staleAfter}::int * interval '1 second')
-      group by ${agentSessions.gatewayId}`),
-    db
-      .select({ n: sql<number>`count(*)::int` })
-      .from(operations)
-      .where(inArray(operations.state, [...OPEN_STATES])),
-    // The request and the bulky parts of results (objects, logs, revisions) stay out: GetOperation has them.
-    db
-      .select({
-        ...getTableColumns(operations),
-        request: sql<Record<string, unknown>>`'{}'::jsonb`,
-        result: sql<Record<string, unknown> | null>`${operations.result} - 'objects' - 'logs' - 'revisions'`,
-      })
-      .from(operations)
-      .orderBy(sql`${operations.receivedAt} desc`, sql`${operations.id} desc`)
-      .limit(RECENT_OPERATIONS),
+  const [accountRows, agentsByReplica, inFlight, recentRows] = await Promise.all([
+    readAccountActivity(db),
+    liveSessionsByReplica(db, options.staleAfterSeconds),
+    openOperationCount(db),
+    newestOperationsSlim(db, RECENT_OPERATIONS),
   ]);
-  const agentsByReplica = new Map(rowsOf(sessionRows).map((r) => [String(r.gateway_id), Number(r.n)]));
   const accountsByState: Record<string, number> = {};
   let eventsTotal = 0;
   for (const row of accountRows) {
@@ -112,7 +85,7 @@ export async function readFleet(options: FleetReaderOptions): Promise<FleetReadi
       record.operation = undefined;
       return record;
     }),
-    operationsInFlight: Number(openRows[0]?.n ?? 0),
+    operationsInFlight: inFlight,
   });
   return { fleet, eventsTotal };
 }

@@ -3,20 +3,17 @@
  *
  * How it stays cheap with thousands of objects: only rows of kinds with status rules are read (`kind in (…)`, a
  * prefix of the primary key after the account), each reduced in SQL to the few fields the rules read
- * (statusInputSql: no pod specs, no templates), in keyset-ordered batches of BATCH rows so memory stays bounded
+ * (cache/object-reads.ts: no pod specs, no templates), in keyset-ordered batches of BATCH rows so memory stays bounded
  * however large the cache; the health is then computed in the gateway by the one status model (the rules are code,
  * not SQL, so they cannot drift from what the Spinnaker API answers). Cost is linear in the number of workloads,
  * a few hundred bytes each.
  */
-import { and, eq, inArray, type SQL } from 'drizzle-orm';
 import type { AccountHealth, SummarizeHealthResponse } from '../../gen/outpost/api/v1/object_service_pb.js';
 import type { Database } from '../../db/database.js';
-import { objects } from '../../db/schema.js';
+import type { ObjectKey } from '../cache/object-key-order.js';
+import { readStatusInputPage } from '../cache/object-reads.js';
 import { STATUS_RULE_KINDS } from '../status/manifest-status.js';
 import { workloadHealth } from '../status/workload-health.js';
-import { statusInputSql } from './object-health.js';
-import { afterObjectKey, OBJECT_KEY_ORDER } from './object-key-order.js';
-import type { ObjectKey } from './page-token.js';
 
 /** Rows read per query. */
 const BATCH = 2000;
@@ -27,22 +24,7 @@ export async function summarizeHealth(database: Database, account: string): Prom
   const counts = new Map<string, AccountHealth>();
   let after: ObjectKey | undefined;
   for (;;) {
-    const conditions: (SQL | undefined)[] = [inArray(objects.kind, [...STATUS_RULE_KINDS])];
-    if (account) conditions.push(eq(objects.account, account));
-    if (after) conditions.push(afterObjectKey(after));
-    const rows = await db
-      .select({
-        account: objects.account,
-        kind: objects.kind,
-        apiVersion: objects.apiVersion,
-        namespace: objects.namespace,
-        name: objects.name,
-        input: statusInputSql(),
-      })
-      .from(objects)
-      .where(and(...conditions))
-      .orderBy(...OBJECT_KEY_ORDER)
-      .limit(BATCH);
+    const rows = await readStatusInputPage(db, { kinds: STATUS_RULE_KINDS, account, after, limit: BATCH });
     for (const row of rows) {
       const health = workloadHealth(row.input);
       if (!health) continue; // a kind name shared with a custom group (example.com/v1 Pod)

@@ -17,9 +17,10 @@
  * learns nothing about which accounts exist.
  */
 import { Code, ConnectError } from '@connectrpc/connect';
-import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
-import { accounts, objects, watchStates } from '../../db/schema.js';
+import { reportedKinds, reportedKindsOf } from '../accounts/account-reads.js';
+import { cachedKinds, objectsCached } from '../cache/object-reads.js';
+import { watchedKinds, watchRecorded } from '../cache/watch-state-reads.js';
 
 /** The filter fields of a ListObjects request the check looks at. */
 export interface ObjectFilter {
@@ -38,15 +39,15 @@ const MAX_LISTED_KINDS = 40;
  */
 export async function checkObjectFilter(database: Database, filter: ObjectFilter): Promise<void> {
   const { db } = database;
-  let reportedKinds: string[] | undefined;
+  let reported: string[] | undefined;
   if (filter.account) {
-    const [row] = await db.select({ kinds: accounts.kinds }).from(accounts).where(eq(accounts.name, filter.account)).limit(1);
-    reportedKinds = row?.kinds.map((k) => k.kind);
-    if (!row && !(await exists(database, eq(objects.account, filter.account)))) {
+    const kinds = await reportedKindsOf(db, filter.account);
+    reported = kinds?.map((k) => k.kind);
+    if (!kinds && !(await objectsCached(db, filter.account))) {
       throw new ConnectError(`account "${filter.account}" not found`, Code.NotFound);
     }
   }
-  if (!filter.kind || reportedKinds?.includes(filter.kind) || (await kindRecorded(database, filter))) return;
+  if (!filter.kind || reported?.includes(filter.kind) || (await kindRecorded(database, filter))) return;
   // The error path: every kind known in scope, for the message.
   const known = await knownKinds(database, filter.account);
   if (known.reported === 0) return;
@@ -62,19 +63,10 @@ export async function checkObjectFilter(database: Database, filter: ObjectFilter
 async function kindRecorded(database: Database, filter: ObjectFilter): Promise<boolean> {
   const { db } = database;
   if (!filter.account) {
-    const rows = await db.select({ kinds: accounts.kinds }).from(accounts);
+    const rows = await reportedKinds(db, '');
     if (rows.some((r) => r.kinds.some((k) => k.kind === filter.kind))) return true;
   }
-  const scope = (column: typeof watchStates.account | typeof objects.account) => (filter.account ? [eq(column, filter.account)] : []);
-  return (
-    (await exists(database, and(...scope(watchStates.account), eq(watchStates.kind, filter.kind)), watchStates)) ||
-    (await exists(database, and(...scope(objects.account), eq(objects.kind, filter.kind))))
-  );
-}
-
-async function exists(database: Database, where: SQL | undefined, table: typeof objects | typeof watchStates = objects): Promise<boolean> {
-  const rows = await database.db.select({ one: sql<number>`1` }).from(table).where(where).limit(1);
-  return rows.length > 0;
+  return (await watchRecorded(db, filter.account, filter.kind)) || (await objectsCached(db, filter.account, filter.kind));
 }
 
 /** Kinds known for one account (or all): reported, watched or cached; `reported` counts the sources that had any. */
@@ -82,19 +74,13 @@ async function knownKinds(database: Database, account: string): Promise<{ kinds:
   const { db } = database;
   const kinds = new Set<string>();
   let reported = 0;
-  const rows = account
-    ? await db.select({ kinds: accounts.kinds }).from(accounts).where(eq(accounts.name, account))
-    : await db.select({ kinds: accounts.kinds }).from(accounts);
+  const rows = await reportedKinds(db, account);
   for (const row of rows) {
     if (row.kinds.length > 0) reported++;
     for (const k of row.kinds) kinds.add(k.kind);
   }
-  const watched = account
-    ? await db.selectDistinct({ kind: watchStates.kind }).from(watchStates).where(eq(watchStates.account, account))
-    : await db.selectDistinct({ kind: watchStates.kind }).from(watchStates);
-  const cached = account
-    ? await db.selectDistinct({ kind: objects.kind }).from(objects).where(eq(objects.account, account))
-    : await db.selectDistinct({ kind: objects.kind }).from(objects);
+  const watched = await watchedKinds(db, account);
+  const cached = await cachedKinds(db, account);
   for (const { kind } of [...watched, ...cached]) kinds.add(kind);
   if (watched.length > 0 || cached.length > 0) reported++;
   return { kinds, reported };

@@ -6,54 +6,27 @@
  */
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, type ServiceImpl } from '@connectrpc/connect';
-import { and, asc, eq, type SQL } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
-import { objects } from '../../db/schema.js';
 import type { KubernetesObject } from '../../gen/outpost/api/v1/object_service_pb.js';
 import type { ObjectService } from '../../gen/outpost/api/v1/object_service_pb.js';
-import { parseLabelSelector, SelectorError, type LabelRequirement } from '../../shared/label-selector.js';
 import { invalidArgument } from '../http/errors.js';
 import { summarizeHealth } from './health-summary.js';
 import { checkObjectFilter } from './object-filter-check.js';
-import { labelSelectorToSql } from './label-selector-sql.js';
-import { afterObjectKey, OBJECT_KEY_ORDER } from './object-key-order.js';
-import { healthMessage, statusInputSql } from './object-health.js';
-import { involvedObjectSql, ownerUidSql } from './uid-filters.js';
-import { decodePageToken, encodePageToken, type ObjectKey, type PageFilters } from './page-token.js';
+import { healthMessage } from './object-health.js';
+import { decodePageToken, encodePageToken, type PageFilters } from './page-token.js';
+import type { ObjectKey } from '../cache/object-key-order.js';
+import { objectListConditions } from '../cache/object-list-filter.js';
+import { type CachedObjectRow, readObjectPage, readObjectVersions } from '../cache/object-reads.js';
 
 /** Default and largest page sizes of ListObjects (larger requests are reduced to the maximum). */
 const DEFAULT_PAGE_SIZE = 100;
 const MAX_PAGE_SIZE = 1000;
 
-type ObjectRow = {
-  account: string;
-  apiVersion: string;
-  kind: string;
-  namespace: string;
-  name: string;
-  uid: string;
-  resourceVersion: string;
-  labels: Record<string, string>;
-  object?: Record<string, unknown>;
-  /** What the status rules read, when the body is omitted. */
-  statusInput?: Record<string, unknown>;
-  updatedAt: Date;
-};
+type ObjectRow = CachedObjectRow;
 
 /** Creates the ObjectService implementation over the cache. */
 export function createObjectService(database: Database): Partial<ServiceImpl<typeof ObjectService>> {
   const { db } = database;
-  const columns = {
-    account: objects.account,
-    apiVersion: objects.apiVersion,
-    kind: objects.kind,
-    namespace: objects.namespace,
-    name: objects.name,
-    uid: objects.uid,
-    resourceVersion: objects.resourceVersion,
-    labels: objects.labels,
-    updatedAt: objects.updatedAt,
-  };
   return {
     async listObjects(req) {
       if (req.pageSize < 0) throw invalidArgument('page_size must not be negative');
@@ -67,23 +40,9 @@ export function createObjectService(database: Database): Partial<ServiceImpl<typ
         ownerUid: req.ownerUid,
         involvedObjectUid: req.involvedObjectUid,
       };
-      const conditions: (SQL | undefined)[] = [];
-      if (req.account) conditions.push(eq(objects.account, req.account));
-      if (req.kind) conditions.push(eq(objects.kind, req.kind));
-      conditions.push(involvedObjectSql(req.kind, req.involvedObjectUid));
-      if (req.namespace) conditions.push(eq(objects.namespace, req.namespace));
-      conditions.push(labelSelectorToSql(objects.labels, parseSelector(req.labelSelector)));
-      conditions.push(ownerUidSql(req.ownerUid));
-      if (req.pageToken) {
-        conditions.push(afterObjectKey(decodePageToken(req.pageToken, filters)));
-      }
-      const select = req.omitObject ? { ...columns, statusInput: statusInputSql() } : { ...columns, object: objects.object };
-      const rows: ObjectRow[] = await db
-        .select(select)
-        .from(objects)
-        .where(and(...conditions))
-        .orderBy(...OBJECT_KEY_ORDER)
-        .limit(pageSize + 1);
+      const conditions = objectListConditions(req);
+      const after = req.pageToken ? decodePageToken(req.pageToken, filters) : undefined;
+      const rows = await readObjectPage(db, { conditions, after, omitObject: req.omitObject, limit: pageSize + 1 });
       // An empty first page may be a wrong filter (unknown account or kind): say so instead of an empty answer.
       if (rows.length === 0 && !req.pageToken) await checkObjectFilter(database, { account: req.account, kind: req.kind });
       const more = rows.length > pageSize;
@@ -96,19 +55,7 @@ export function createObjectService(database: Database): Partial<ServiceImpl<typ
     async getObject(req) {
       const missing = ['account', 'kind', 'name'].filter((f) => !req[f as 'account' | 'kind' | 'name']);
       if (missing.length > 0) throw invalidArgument(`${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} required`);
-      const conditions = [
-        eq(objects.account, req.account),
-        eq(objects.kind, req.kind),
-        eq(objects.namespace, req.namespace),
-        eq(objects.name, req.name),
-      ];
-      if (req.apiVersion) conditions.push(eq(objects.apiVersion, req.apiVersion));
-      const rows: ObjectRow[] = await db
-        .select({ ...columns, object: objects.object })
-        .from(objects)
-        .where(and(...conditions))
-        .orderBy(asc(objects.apiVersion))
-        .limit(2);
+      const rows = await readObjectVersions(db, req, 2);
       const where = `${req.kind} ${req.namespace ? `${req.namespace}/` : ''}${req.name} in account ${req.account}`;
       if (rows.length === 0) throw new ConnectError(`${where} is not in the cache`, Code.NotFound);
       if (rows.length > 1) {
@@ -121,16 +68,6 @@ export function createObjectService(database: Database): Partial<ServiceImpl<typ
       return summarizeHealth(database, req.account);
     },
   };
-}
-
-function parseSelector(selector: string): LabelRequirement[] {
-  if (!selector.trim()) return [];
-  try {
-    return parseLabelSelector(selector);
-  } catch (err) {
-    if (err instanceof SelectorError) throw invalidArgument(`label_selector: ${err.message}`);
-    throw err;
-  }
 }
 
 function keyOf(row: ObjectRow): ObjectKey {

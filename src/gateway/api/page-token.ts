@@ -3,10 +3,8 @@
  * request that produced it (a token replayed with other filters is refused instead of returning a wrong page).
  */
 import { createHash } from 'node:crypto';
+import type { ObjectKey } from '../cache/object-key-order.js';
 import { invalidArgument } from '../http/errors.js';
-
-/** Sort key of one object row, in ListObjects order. */
-export type ObjectKey = [account: string, kind: string, apiVersion: string, namespace: string, name: string];
 
 /** The filters a token is bound to. */
 export interface PageFilters {

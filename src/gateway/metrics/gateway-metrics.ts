@@ -5,9 +5,6 @@
  * accounts, replicas) are computed at scrape time from their owners, so they can never drift.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { sql } from 'drizzle-orm';
-import type { Database } from '../../db/database.js';
-import { rowsOf } from '../../db/query-helpers.js';
 import { createKindLabels } from './kind-label.js';
 
 /** What the write pipeline records per committed batch. */
@@ -108,9 +105,24 @@ export interface GatewayMetrics
   scrape(): Promise<{ contentType: string; body: string }>;
 }
 
-/** Sources of the scrape-time gauges. */
+/** A count per state, as the database gauges read it. */
+interface StateCount {
+  state: string;
+  n: number;
+}
+
+/**
+ * Sources of the scrape-time gauges. The database reads are handed in by the composition (modules/gateway-core.ts)
+ * from the tables' owners (accounts/, cache/): metrics sit below them and never import them. Each may reject (an
+ * unreachable database); the gauge is then left empty for that scrape.
+ */
 export interface GatewayMetricsSources {
-  database: Database;
+  /** Accounts by state (accounts/account-reads.ts). */
+  accountsByState(): Promise<StateCount[]>;
+  /** Watch scopes by sync state, `listing` or `synced` (cache/watch-state-reads.ts). */
+  syncScopesByState(): Promise<StateCount[]>;
+  /** Objects listed so far by the lists still running (cache/watch-state-reads.ts). */
+  objectsListedWhileListing(): Promise<number>;
   /** Live agent streams on this replica. */
   connectedAgents(): number;
   /** Replicas discovery knows (this one included when listed). */
@@ -145,8 +157,7 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     async collect() {
       this.reset();
       try {
-        const result = await sources.database.db.execute(sql`select state, count(*)::int as n from accounts group by state`);
-        for (const row of rowsOf(result)) this.set({ state: String(row.state) }, Number(row.n));
+        for (const row of await sources.accountsByState()) this.set({ state: row.state }, row.n);
       } catch {
         // An unreachable database leaves the gauge empty for this scrape; /health reports the outage.
       }
@@ -160,10 +171,7 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     async collect() {
       this.reset();
       try {
-        const result = await sources.database.db.execute(
-          sql`select case when synced then 'synced' else 'listing' end as state, count(*)::int as n from watch_states group by 1`,
-        );
-        for (const row of rowsOf(result)) this.set({ state: String(row.state) }, Number(row.n));
+        for (const row of await sources.syncScopesByState()) this.set({ state: row.state }, row.n);
       } catch {
         // see outpost_gateway_accounts
       }
@@ -175,10 +183,7 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     registers: [registry],
     async collect() {
       try {
-        const result = await sources.database.db.execute(
-          sql`select coalesce(sum(listed), 0)::bigint as n from watch_states where not synced`,
-        );
-        this.set(Number(rowsOf(result)[0]?.n ?? 0));
+        this.set(await sources.objectsListedWhileListing());
       } catch {
         // see outpost_gateway_accounts
       }

@@ -19,6 +19,8 @@ import { createReplicaTokenSigner, type ReplicaTokenSigner } from '../auth/repli
 import { createTlsContextSource, type TlsContextSource } from '../auth/tls-context.js';
 import type { GatewayConfig } from '../config/schema.js';
 import { createGatewayMetrics, type GatewayMetrics } from '../metrics/gateway-metrics.js';
+import { accountCountsByState } from '../accounts/account-reads.js';
+import { objectsListedWhileListing, syncScopeCounts } from '../cache/watch-state-reads.js';
 import { createOperationManager, type OperationManager } from '../operations/operation-manager.js';
 import { createOperationSealer } from '../operations/operation-sealing.js';
 import { createOperationStore } from '../operations/operation-store.js';
@@ -149,7 +151,9 @@ export async function createGatewayCore(
   );
   warnAboutReplicaSecret(config, logger);
   const metrics = createGatewayMetrics({
-    database,
+    accountsByState: () => accountCountsByState(database.db),
+    syncScopesByState: () => syncScopeCounts(database.db),
+    objectsListedWhileListing: () => objectsListedWhileListing(database.db),
     connectedAgents: () => registry.all().length,
     replicasKnown: () => replicas.list().length,
   });

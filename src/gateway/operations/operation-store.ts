@@ -10,7 +10,8 @@
 import { and, count, desc, eq, inArray, lte, sql, type SQL } from 'drizzle-orm';
 import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import type { Database } from '../../db/database.js';
-import { accounts, operations } from '../../db/schema.js';
+import { operations } from '../../db/schema.js';
+import { accountExists } from '../accounts/account-reads.js';
 import { createOperationQueries } from './operation-queries.js';
 import { OPEN_STATES, type StoredState } from './operation-state.js';
 
@@ -111,10 +112,7 @@ export function createOperationStore(database: Database): OperationStore {
       else 'operation timed out after ' || ${timeoutText} || ' waiting for the result from agent ' || ${operations.agentId} end`;
 
   return {
-    async accountExists(name) {
-      const rows = await db.select({ name: accounts.name }).from(accounts).where(eq(accounts.name, name)).limit(1);
-      return rows.length > 0;
-    },
+    accountExists: (name) => accountExists(db, name),
 
     async insert(row) {
       const rows = await db.insert(operations).values(row).onConflictDoNothing({ target: operations.id }).returning();

@@ -5,10 +5,8 @@
  * ends (the forward does not wait for it); a caller whose forward failed calls {@link OwnerLookup.forget} so the next
  * operation reads the database again.
  */
-import { sql } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
-import { STREAMED_STATES_SQL } from '../accounts/account-states.js';
-import { rowsOf } from '../../db/query-helpers.js';
+import { servingReplicaIds } from '../accounts/account-reads.js';
 import type { ReplicaDirectory } from './replica-directory.js';
 
 /** How long past its time a non-empty answer is still used while it is read again. */
@@ -39,18 +37,8 @@ export function createOwnerLookup(database: Database, options: OwnerLookupOption
   let generation = 0;
   const read = async (account: string) => {
     const startedIn = generation;
-    const result = await database.db.execute(sql`
-      select gateway_id, 0 as rank from accounts
-        where name = ${account} and state in (${STREAMED_STATES_SQL}) and lease_expires_at > now()
-      union all
-      select gateway_id, 1 as rank from agent_sessions
-        where ended_at is null
-          and last_seen_at > now() - (${Math.max(1, Math.ceil(options.staleAfterSeconds))}::int * interval '1 second')
-          and (caching @> jsonb_build_array(${account}::text) or standby @> jsonb_build_array(${account}::text))
-      order by rank`);
     const replicas: string[] = [];
-    for (const row of rowsOf(result)) {
-      const id = String(row.gateway_id);
+    for (const id of await servingReplicaIds(database.db, account, options.staleAfterSeconds)) {
       if (id && id !== options.selfId && !replicas.includes(id)) replicas.push(id);
     }
     // "Nowhere" is remembered briefly too: operations waiting for an agent ask again every 0.1 s at first (agent-wait.ts).

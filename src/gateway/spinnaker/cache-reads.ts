@@ -3,9 +3,8 @@
  * (for Deck's namespace picker on `/credentials`) and the objects of a kind that carry a Spinnaker moniker (dynamic
  * target resolution). Cache reads only choose *which* object; its state is always read live through the agent.
  */
-import { and, eq, sql } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
-import { objects } from '../../db/schema.js';
+import { cachedCustomKindScope, cachedNamespaces, objectsByMonikerApp } from '../cache/spinnaker-object-reads.js';
 
 /** Read-only cache queries. */
 export interface CacheReads {
@@ -20,48 +19,15 @@ export interface CacheReads {
   customKindNamespaced(account: string, group: string, kind: string): Promise<boolean | undefined>;
 }
 
-/** Creates the reads. */
+/** Creates the reads (the statements are the cache's: src/gateway/cache/spinnaker-object-reads.ts). */
 export function createCacheReads(database: Database): CacheReads {
   const { db } = database;
   return {
-    async namespacesOf(account) {
-      const rows = await db
-        .select({
-          name: sql<string>`case when ${objects.kind} = 'Namespace' and ${objects.apiVersion} = 'v1' then ${objects.name} else ${objects.namespace} end`,
-        })
-        .from(objects)
-        .where(eq(objects.account, account))
-        .groupBy(sql`1`);
-      return [...new Set(rows.map((r) => r.name).filter(Boolean))].sort();
-    },
-    async byMoniker(account, kind, namespace, app) {
-      const rows = await db
-        .select({ object: objects.object })
-        .from(objects)
-        .where(
-          and(
-            eq(objects.account, account),
-            eq(objects.kind, kind),
-            eq(objects.namespace, namespace),
-            sql`${objects.object} -> 'metadata' -> 'annotations' ->> 'moniker.spinnaker.io/application' = ${app}`,
-          ),
-        );
-      return rows.map((r) => r.object);
-    },
+    namespacesOf: (account) => cachedNamespaces(db, account),
+    byMoniker: (account, kind, namespace, app) => objectsByMonikerApp(db, account, kind, namespace, app),
     async customKindNamespaced(account, group, kind) {
-      const rows = await db
-        .select({ scope: sql<string>`${objects.object} -> 'spec' ->> 'scope'` })
-        .from(objects)
-        .where(
-          and(
-            eq(objects.account, account),
-            eq(objects.kind, 'CustomResourceDefinition'),
-            sql`${objects.object} -> 'spec' ->> 'group' = ${group}`,
-            sql`${objects.object} -> 'spec' -> 'names' ->> 'kind' = ${kind}`,
-          ),
-        )
-        .limit(1);
-      return rows[0] ? rows[0].scope !== 'Cluster' : undefined;
+      const crd = await cachedCustomKindScope(db, account, group, kind);
+      return crd ? crd.scope !== 'Cluster' : undefined;
     },
   };
 }

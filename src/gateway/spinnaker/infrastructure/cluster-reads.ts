@@ -6,7 +6,8 @@
  * A cluster exists when a server group or a Deployment carries its moniker, so a cluster of only a Deployment has no
  * server groups. Read from the cache like every infrastructure view.
  */
-import type { InfrastructureStore, ObjectShape } from './infrastructure-store.js';
+import type { ObjectShape } from '../../cache/infrastructure-queries.js';
+import type { InfrastructureStore } from './infrastructure-store.js';
 import { type AccountObject, type JoinedServerGroup, loadBalancerView, serverGroupDetails } from './infrastructure-views.js';
 import { fullNameOf, korkMonikerOf, SERVER_GROUP_KINDS } from './object-facts.js';
 import { joinServerGroups, visible } from './server-group-join.js';

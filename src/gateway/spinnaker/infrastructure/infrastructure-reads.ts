@@ -7,7 +7,8 @@
  * and reads nothing else.
  */
 import { parseResourceName } from '../../status/kind-names.js';
-import type { InfrastructureStore, ObjectShape } from './infrastructure-store.js';
+import type { ObjectShape } from '../../cache/infrastructure-queries.js';
+import type { InfrastructureStore } from './infrastructure-store.js';
 import {
   type AccountObject,
   instanceDetails,

@@ -3,7 +3,8 @@
  * owner-uid indexes) and the Services of their namespaces (through the primary key), read in two queries for
  * any number of server groups — never one query per server group, because an application can have a thousand.
  */
-import type { InfrastructureStore, ObjectShape } from './infrastructure-store.js';
+import type { ObjectShape } from '../../cache/infrastructure-queries.js';
+import type { InfrastructureStore } from './infrastructure-store.js';
 import type { AccountObject, JoinedServerGroup } from './infrastructure-views.js';
 import { isIgnored, textAt } from './object-facts.js';
 

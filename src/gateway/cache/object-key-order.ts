@@ -1,10 +1,13 @@
 /**
  * The objects table's primary-key order (account, kind, apiVersion, namespace, name) as SQL, for the readers that
- * walk it in keyset pages (ListObjects, SummarizeHealth): each page is one index range scan however deep it is.
+ * walk it in keyset pages (ListObjects, SummarizeHealth): each page is one index range scan however deep it is. The
+ * cache owns it (cache/object-reads.ts runs the walks); the client API only carries the key in its page tokens.
  */
 import { asc, sql, type SQL } from 'drizzle-orm';
 import { objects } from '../../db/schema.js';
-import type { ObjectKey } from './page-token.js';
+
+/** Sort key of one object row, in primary-key order (ListObjects' page tokens carry it). */
+export type ObjectKey = [account: string, kind: string, apiVersion: string, namespace: string, name: string];
 
 /** ORDER BY of a keyset walk: the primary key's columns, ascending. */
 export const OBJECT_KEY_ORDER = [
