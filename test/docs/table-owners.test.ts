@@ -11,11 +11,12 @@
  * (and src/db/), so a table handed around as a value cannot be read elsewhere unseen. Tests are not scanned.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative, sep } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { sourceFiles } from './source-files.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -185,19 +186,6 @@ function tableReads(file: string, text: string, table: Table): Statement[] {
     );
   }
   return statements(file, text, patterns);
-}
-
-/** Every source file under `root`/src (src/gen aside), as repository paths with forward slashes. */
-function sourceFiles(root: string, dir = join(root, 'src')): string[] {
-  const files: string[] = [];
-  for (const entry of readdirSync(dir).sort()) {
-    const path = join(dir, entry);
-    const rel = relative(root, path).split(sep).join('/');
-    if (rel === 'src/gen' || entry === 'node_modules') continue;
-    if (statSync(path).isDirectory()) files.push(...sourceFiles(root, path));
-    else if (/\.(ts|tsx|mts|cts)$/.test(entry)) files.push(rel);
-  }
-  return files;
 }
 
 /** The writes of `table` under `root`/src outside its owner files. */
