@@ -40,25 +40,27 @@ for (const driver of testDrivers()) {
         ),
       );
 
+    /** Starts a session row `id` of agent `agent-<id>` (no accounts). */
+    const startSession = (id: string) =>
+      store.start(
+        {
+          id,
+          agentId: `agent-${id}`,
+          zone: 'z',
+          version: 'v',
+          subject: 'x',
+          identity: 'token:x',
+          gatewayId: 'gw',
+          transport: 'grpc',
+          caching: [],
+          standby: [],
+          refused: [],
+        },
+        'f'.repeat(64),
+      );
+
     test('touches within the batch window are written together; an ended session is left alone', async () => {
-      for (const id of ['s1', 's2', 's3']) {
-        await store.start(
-          {
-            id,
-            agentId: `agent-${id}`,
-            zone: 'z',
-            version: 'v',
-            subject: 'x',
-            identity: 'token:x',
-            gatewayId: 'gw',
-            transport: 'grpc',
-            caching: [],
-            standby: [],
-            refused: [],
-          },
-          'f'.repeat(64),
-        );
-      }
+      for (const id of ['s1', 's2', 's3']) await startSession(id);
       await store.end('s3');
       await createRawQuery(database)("update agent_sessions set last_seen_at = now() - interval '1 hour'", []);
       const started = Date.now();
@@ -78,24 +80,7 @@ for (const driver of testDrivers()) {
       // postgres.js refuses more (PGlite wraps the count and fails on the mismatch).
       const MAX_BIND_PARAMETERS = 65_534;
       const ids = Array.from({ length: MAX_BIND_PARAMETERS + 5_000 }, (_, i) => `bulk-${i}`);
-      for (const id of [ids[0]!, ids.at(-1)!]) {
-        await store.start(
-          {
-            id,
-            agentId: `agent-${id}`,
-            zone: '',
-            version: '',
-            subject: 'x',
-            identity: 'token:x',
-            gatewayId: 'gw',
-            transport: 'grpc',
-            caching: [],
-            standby: [],
-            refused: [],
-          },
-          'f'.repeat(64),
-        );
-      }
+      for (const id of [ids[0]!, ids.at(-1)!]) await startSession(id);
       await createRawQuery(database)("update agent_sessions set last_seen_at = now() - interval '1 hour' where id like 'bulk-%'", []);
       // The store's statements, as it sends them (same connection, a recording drizzle handle).
       const recording = recordQueries(database);
