@@ -142,26 +142,14 @@ export async function createKubectlWith(bin: string, write: (path: string) => Pr
       child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
       return {
         events,
-        waitFor(predicate, timeoutMs = 30_000) {
-          return new Promise((resolve, reject) => {
-            const check = () => {
-              if (predicate(events)) {
-                waiters.delete(check);
-                clearTimeout(timer);
-                resolve();
-              }
-            };
-            const timer = setTimeout(() => {
-              waiters.delete(check);
-              reject(
-                new Error(
-                  `kubectl watch did not see the expected events: ${JSON.stringify(events.map((e) => [e.type, e.object?.metadata?.name]))} ${stderr}`,
-                ),
-              );
-            }, timeoutMs);
-            waiters.add(check);
-            check();
-          });
+        async waitFor(predicate, timeoutMs = 30_000) {
+          await waitForOutput(
+            waiters,
+            () => predicate(events) || undefined,
+            timeoutMs,
+            () =>
+              `kubectl watch did not see the expected events: ${JSON.stringify(events.map((e) => [e.type, e.object?.metadata?.name]))} ${stderr}`,
+          );
         },
         stop() {
           child.kill('SIGTERM');
@@ -185,21 +173,12 @@ export async function createKubectlWith(bin: string, write: (path: string) => Pr
         output: () => output,
         exited,
         waitFor(pattern, timeoutMs = 30_000) {
-          return new Promise((resolve, reject) => {
-            const check = () => {
-              const m = pattern.exec(output);
-              if (!m) return;
-              waiters.delete(check);
-              clearTimeout(timer);
-              resolve(m);
-            };
-            const timer = setTimeout(() => {
-              waiters.delete(check);
-              reject(new Error(`kubectl ${args.join(' ')} did not print ${pattern}: ${output.slice(-2000)}`));
-            }, timeoutMs);
-            waiters.add(check);
-            check();
-          });
+          return waitForOutput(
+            waiters,
+            () => pattern.exec(output) ?? undefined,
+            timeoutMs,
+            () => `kubectl ${args.join(' ')} did not print ${pattern}: ${output.slice(-2000)}`,
+          );
         },
         stop() {
           child.kill('SIGTERM');
@@ -212,4 +191,26 @@ export async function createKubectlWith(bin: string, write: (path: string) => Pr
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Resolves with what `found` returns once it returns something, checked now and every time the process's output
+ * calls the `waiters`; rejects with `failure()` after `timeoutMs` (a bound on a hang, not a timing assertion).
+ */
+function waitForOutput<T>(waiters: Set<() => void>, found: () => T | undefined, timeoutMs: number, failure: () => string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      const value = found();
+      if (value === undefined) return;
+      waiters.delete(check);
+      clearTimeout(timer);
+      resolve(value);
+    };
+    const timer = setTimeout(() => {
+      waiters.delete(check);
+      reject(new Error(failure()));
+    }, timeoutMs);
+    waiters.add(check);
+    check();
+  });
 }

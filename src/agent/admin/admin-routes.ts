@@ -130,19 +130,7 @@ function watches({ status, query }: RouteContext): RouteAnswer {
   const rows = [...status.accounts]
     .sort(byName)
     .filter((a) => q.account === undefined || a.name === q.account)
-    .flatMap((a) =>
-      a.watches.map((w) => ({
-        account: a.name,
-        apiVersion: w.apiVersion,
-        kind: w.kind,
-        namespace: w.namespace,
-        state: w.state,
-        resourceVersion: w.resourceVersion,
-        listed: w.listed,
-        synced: w.synced,
-        startedAt: iso(w.startedAt),
-      })),
-    );
+    .flatMap((a) => a.watches.map((w) => ({ account: a.name, ...w, startedAt: iso(w.startedAt) })));
   const states = countStates(rows);
   const matching = q.state === undefined ? rows : rows.filter((r) => r.state === q.state);
   return { code: 200, body: { ...page(matching, q), states } };

@@ -176,14 +176,7 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
       const names = inputs.map((i) => i.definition.name);
       await db.transaction(async (tx) => {
         const existing = await lockAccountRows(tx, names);
-        const duplicates = names.filter((n) => existing.has(n));
-        if (duplicates.length > 0) {
-          throw new AccountAdminError(
-            'conflict',
-            `account${plural(duplicates)} ${quote(duplicates)} already exist${duplicates.length === 1 ? 's' : ''}; nothing was created`,
-            duplicates,
-          );
-        }
+        refuseExisting(names, existing);
         await insertDynamicAccounts(tx, inputs, 'INACTIVE');
         await recordTransitions(
           tx,
@@ -198,16 +191,7 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
       const pushes: Push[] = [];
       await db.transaction(async (tx) => {
         const existing = await lockAccountRows(tx, names);
-        if (mode === 'create') {
-          const duplicates = names.filter((n) => existing.has(n));
-          if (duplicates.length > 0) {
-            throw new AccountAdminError(
-              'conflict',
-              `account${plural(duplicates)} ${quote(duplicates)} already exist${duplicates.length === 1 ? 's' : ''}; nothing was created`,
-              duplicates,
-            );
-          }
-        }
+        if (mode === 'create') refuseExisting(names, existing);
         if (mode === 'update') requireAll(existing, names);
         for (const row of existing.values()) requireDynamic(row, 'change it');
         const transitions: Transition[] = [];
@@ -375,6 +359,17 @@ export function createAccountAdmin(deps: AccountAdminDeps): AccountAdmin {
       return (await accountViews(db, [name], viewOptions))[0]!;
     },
   };
+}
+
+/** Throws CONFLICT naming every one of `names` that already `existing` holds: creating them changes nothing. */
+function refuseExisting(names: string[], existing: ReadonlySet<string> | ReadonlyMap<string, unknown>): void {
+  const duplicates = names.filter((n) => existing.has(n));
+  if (duplicates.length === 0) return;
+  throw new AccountAdminError(
+    'conflict',
+    `account${plural(duplicates)} ${quote(duplicates)} already exist${duplicates.length === 1 ? 's' : ''}; nothing was created`,
+    duplicates,
+  );
 }
 
 function plural(names: string[]): string {
