@@ -56,10 +56,19 @@ export async function promoteStandby(state: StreamState, names: string[], deps: 
   }
   const won = candidates.filter((n) => epochs.has(n));
   const lost = candidates.filter((n) => !epochs.has(n));
-  if (lost.length > 0 && !state.stopped) await refuseRebound(state, lost, deps);
-  // A stream that ended meanwhile releases what it claimed in its cleanup.
-  if (won.length === 0 || state.stopped) return [];
-  const resume = await deps.syncState.resumePoints(won, deps.resumeMaxAgeSeconds);
+  let resume: Awaited<ReturnType<PromotionDeps['syncState']['resumePoints']>>;
+  try {
+    if (lost.length > 0 && !state.stopped) await refuseRebound(state, lost, deps);
+    // A stream that ended meanwhile releases what it claimed in its cleanup.
+    if (won.length === 0 || state.stopped) return [];
+    resume = await deps.syncState.resumePoints(won, deps.resumeMaxAgeSeconds);
+  } catch (err) {
+    // Granted but never told CACHING: back to STANDBY and out of the registry, so the lease keeper stops renewing the
+    // lease; it expires and a later standby check promotes again. Left "promoting", the lease would be renewed forever
+    // while nobody watches the account.
+    won.filter((n) => state.accounts.phaseOf(n) === 'promoting').forEach(release);
+    throw err;
+  }
   const reason = `promoted: the agent that cached the account went away (gateway ${deps.gatewayId})`;
   const verdicts: AccountVerdict[] = won.map((account) => ({
     $typeName: 'outpost.agent.v1.AccountVerdict',
