@@ -7,8 +7,9 @@
  *    match a subject filter, or the request is refused. Under REQUIRE a request without one is refused — REQUIRE is
  *    a transport rule that neither a token, `readAccess: open` nor insecure mode relaxes.
  * 2. A non-Bearer `Authorization` header is refused (naming the scheme).
- * 3. Bearer token: a static token (`auth.tokens`), then by its issuer a replica token (`auth.replicaSecretFile`) or
- *    an `auth.jwt` token. Any other token is refused.
+ * 3. Bearer token: a static token (`auth.tokens`), then by its issuer a replica token (`auth.replicaSecretFile`), a
+ *    token of an `auth.oidc` provider (oidc-issuers.ts: identity `oidc:<provider>:<username>`) or an `auth.jwt`
+ *    token. Any other token is refused.
  * 4. Certificate AND token presented: both must be valid, and the token names the principal — the certificate
  *    admits the connection, the token says who is calling over it (a replica or an operator behind a mTLS proxy).
  * 5. Nothing presented: insecure mode gets {@link insecurePrincipal}; a caller allowing anonymous access (read routes
@@ -28,6 +29,7 @@ import type { GatewayConfig, Role } from '../config/schema.js';
 import { createClientCertificatePolicy } from './client-certificate.js';
 import type { RequestCredentials } from './credentials.js';
 import { createJwtVerifier, looksLikeJwt, unverifiedIssuer, type JwtVerifier } from './jwt-tokens.js';
+import { claimedGroups, createOidcIssuers, type OidcIssuers } from './oidc-issuers.js';
 import { insecurePrincipal, principalFromRules, type Principal } from './principal.js';
 import { createReplicaTokenVerifier, REPLICA_ISSUER } from './replica-token.js';
 import { createStaticTokens, tokenDigest } from './static-tokens.js';
@@ -65,6 +67,8 @@ export interface AuthenticatorDeps {
   env?: NodeJS.ProcessEnv;
   /** How often token files are checked while streams hold token principals (ms; default 2000). */
   revocationCheckMs?: number;
+  /** The `auth.oidc` providers (shared with the dashboard's sign-in); built from the config when absent. */
+  oidc?: OidcIssuers;
 }
 
 /**
@@ -84,6 +88,7 @@ export function createAuthenticator(config: AuthenticatorConfig, deps: Authentic
   const tokenGroups = new Map<string, string[]>();
   for (const t of config.auth.tokens) tokenGroups.set(t.subject, [...(tokenGroups.get(t.subject) ?? []), ...t.groups]);
   const revocations = createTokenRevocations(tokens, logger, deps.revocationCheckMs ?? 2000);
+  const oidc = deps.oidc ?? createOidcIssuers(config.auth.oidc, logger);
 
   const fromToken = async (token: string): Promise<Principal> => {
     const subject = await tokens.match(token);
@@ -107,11 +112,24 @@ export function createAuthenticator(config: AuthenticatorConfig, deps: Authentic
           expiresAt: v.expiresAt,
         };
       }
+      const provider = issuer === undefined ? undefined : oidc.byIssuer(issuer);
+      if (provider) {
+        const v = await provider.verify(token);
+        return principalFromRules(v.subject, 'oidc', rules, v.expiresAt, {}, v.groups);
+      }
       if (jwt) {
         const v = await jwt.verify(token);
         return principalFromRules(v.subject, 'jwt', rules, v.expiresAt, {}, claimedGroups(v.payload[config.auth.jwt!.groupsClaim]));
       }
       if (issuer === REPLICA_ISSUER) throw unauthenticated('replica token presented but this gateway has no auth.replicaSecretFile');
+      if (oidc.all().length > 0) {
+        throw unauthenticated(
+          `bearer token not recognized: its issuer ${JSON.stringify(issuer ?? '')} is none of the OIDC providers of auth.oidc (${oidc
+            .all()
+            .map((p) => p.config.issuer)
+            .join(', ')})`,
+        );
+      }
       throw unauthenticated('bearer token not recognized: it is a JWT but no auth.jwt issuer is configured');
     }
     throw unauthenticated('bearer token not recognized');
@@ -158,11 +176,4 @@ export function createAuthenticator(config: AuthenticatorConfig, deps: Authentic
 
 function unauthenticated(message: string): ConnectError {
   return new ConnectError(message, Code.Unauthenticated);
-}
-
-/** A JWT's groups claim: an array of strings, or one string; anything else names no group. */
-function claimedGroups(claim: unknown): string[] {
-  if (typeof claim === 'string') return claim === '' ? [] : [claim];
-  if (Array.isArray(claim)) return claim.filter((g): g is string => typeof g === 'string' && g !== '');
-  return [];
 }

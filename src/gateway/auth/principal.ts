@@ -9,7 +9,7 @@ import { ACCOUNT_SCOPED_ROLES } from '../config/security-schema.js';
 import { createSubjectMatcher, type SubjectAttributes } from './certificate-subject.js';
 
 /** How the principal proved its identity (`anonymous`: nothing, admitted to read routes under `readAccess: open`). */
-export type AuthMethod = 'insecure' | 'token' | 'jwt' | 'certificate' | 'replica' | 'anonymous';
+export type AuthMethod = 'insecure' | 'token' | 'jwt' | 'oidc' | 'certificate' | 'replica' | 'anonymous';
 
 /** An authenticated identity with its rights. Immutable. */
 export interface Principal {
@@ -61,9 +61,10 @@ type AccountReach = Readonly<Partial<Record<AccountScopedRole, readonly string[]
 const ALL_ROLES: readonly Role[] = ['agent', 'read', 'write', 'admin', 'replica', 'spinnaker', 'kube'];
 
 /**
- * Builds a principal from the rules of its kind (`rule.kind` equals `method`: token, JWT and certificate subjects
- * are separate namespaces) whose subject regex and attribute matchers (certificates: `attributes` must be given)
- * match: roles and account patterns add up. A subject no rule matches gets no rights (authenticated, not authorized).
+ * Builds a principal from the rules of its kind (`rule.kind` equals `method`: token, JWT, OIDC and certificate
+ * subjects are separate namespaces) whose subject regex, group matchers (one of the credential's groups, a
+ * certificate's O values included) and attribute matchers (certificates: `attributes` must be given) all match:
+ * roles and account patterns add up. A subject no rule matches gets no rights (authenticated, not authorized).
  */
 export function principalFromRules(
   subject: string,
@@ -75,23 +76,33 @@ export function principalFromRules(
 ): Principal {
   const roles = new Set<Role>();
   const accounts: Partial<Record<AccountScopedRole, string[]>> = {};
+  const certificateGroups = method === 'certificate' ? (attributes.O ?? []) : [];
+  const allGroups = [...new Set([...groups, ...certificateGroups])];
   for (const rule of rules) {
-    if (rule.kind !== method || !createSubjectMatcher(rule)(subject, attributes)) continue;
+    if (rule.kind !== method || !createSubjectMatcher(rule)(subject, attributes) || !groupsMatch(rule.groups, allGroups)) continue;
     for (const role of rule.roles) {
       roles.add(role);
       if (isAccountScoped(role)) (accounts[role] ??= []).push(...rule.accounts);
     }
   }
-  const certificateGroups = method === 'certificate' ? (attributes.O ?? []) : [];
   return {
     subject,
     method,
     roles,
     accounts,
-    groups: [...new Set([...groups, ...certificateGroups])],
+    groups: allGroups,
     attributes: method === 'certificate' ? attributes : undefined,
     expiresAt,
   };
+}
+
+/** True when the rule names no groups, or one of `groups` matches one of its anchored patterns. */
+function groupsMatch(patterns: readonly string[] | undefined, groups: readonly string[]): boolean {
+  if (patterns === undefined) return true;
+  return patterns.some((source) => {
+    const re = new RegExp(`^(?:${source})$`);
+    return groups.some((g) => re.test(g));
+  });
 }
 
 /** The principal of insecure mode: every role, every account name. */

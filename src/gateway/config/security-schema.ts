@@ -3,6 +3,7 @@
  * limits and the key file for Secret values. Part of the one schema in ./schema.ts (every default lives here).
  */
 import { z } from 'zod';
+import { oidcSchema } from './oidc-schema.js';
 import { kubeNameProblem } from '../../shared/kube-names.js';
 import { positiveSeconds } from './fields.js';
 
@@ -167,6 +168,9 @@ export const authSchema = z
   .object({
     tokens: z.array(staticTokenSchema).default([]).describe('Static bearer tokens.'),
     jwt: jwtSchema.optional().describe('Signed JWT bearer tokens.'),
+    oidc: oidcSchema
+      .optional()
+      .describe('OpenID Connect providers people sign in with: the dashboard, `outpost login`, kubectl (docs/sign-in.md).'),
     replicaSecretFile: z
       .string()
       .min(1)
@@ -182,10 +186,10 @@ export const authSchema = z
   })
   .strict();
 
-const identityKindSchema = z.enum(['token', 'jwt', 'certificate'], {
+const identityKindSchema = z.enum(['token', 'jwt', 'oidc', 'certificate'], {
   message:
-    'kind is required: set kind: token (auth.tokens subjects), jwt (JWT subject claims) or certificate (client ' +
-    'certificate subjects); a rule meant for several kinds becomes one rule per kind',
+    'kind is required: set kind: token (auth.tokens subjects), jwt (JWT subject claims), oidc (people signed in with ' +
+    'auth.oidc) or certificate (client certificate subjects); a rule meant for several kinds becomes one rule per kind',
 });
 
 export const roleSchema = z.enum(['agent', 'read', 'write', 'admin', 'replica', 'spinnaker', 'kube']);
@@ -199,14 +203,23 @@ export const ACCOUNT_SCOPED_ROLES = ['agent', 'write', 'kube', 'spinnaker'] as c
 export const ruleSchema = z
   .object({
     kind: identityKindSchema.describe(
-      'Which identities the rule applies to: `token` (auth.tokens), `jwt` (auth.jwt subject claim) or `certificate` ' +
-        '(client certificate subject). Kinds are separate namespaces: a JWT with `sub: admin` never matches a token rule.',
+      'Which identities the rule applies to: `token` (auth.tokens), `jwt` (auth.jwt subject claim), `oidc` (auth.oidc: ' +
+        'the subject is `<provider>:<username>`) or `certificate` (client certificate subject). Kinds are separate ' +
+        'namespaces: a JWT with `sub: admin` never matches a token rule.',
     ),
     subject: regex
       .optional()
       .describe(
         'Regular expression over the subject within that kind (token subject, JWT claim, or the RFC 4514 certificate ' +
-          'subject with escaped values); anchored by you. Set subject, attributes (certificates) or both.',
+          'subject with escaped values); anchored by you. Set subject, groups, attributes (certificates), or several: all must match.',
+      ),
+    groups: z
+      .array(regex)
+      .min(1)
+      .optional()
+      .describe(
+        "Anchored regular expressions over the identity's groups (an OIDC or JWT groups claim with its provider prefix, a " +
+          "static token's groups, a certificate's O values): the rule applies when one group matches one of them.",
       ),
     attributes: attributeMatchers
       .optional()
@@ -234,7 +247,9 @@ export const ruleSchema = z
       ),
   })
   .strict()
-  .refine((r) => r.subject !== undefined || r.attributes !== undefined, { message: 'set subject, attributes or both' })
+  .refine((r) => r.subject !== undefined || r.attributes !== undefined || r.groups !== undefined, {
+    message: 'set subject, groups, attributes (certificates), or several',
+  })
   .superRefine((r, ctx) => {
     // docs/security.md, "Authorization": accounts narrow exactly the account-scoped roles; a setting that would do
     // nothing is refused rather than ignored.
