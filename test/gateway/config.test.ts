@@ -130,6 +130,9 @@ describe('gateway config', () => {
       'OUTPOST_GATEWAY_AUTH_JWT_PUBLIC_KEY_FILE',
       'OUTPOST_GATEWAY_AUTH_JWT_SECRET_FILE',
       'OUTPOST_GATEWAY_AUTH_JWT_SUBJECT_CLAIM',
+      'OUTPOST_GATEWAY_AUTH_OIDC_EXTERNAL_URL',
+      'OUTPOST_GATEWAY_AUTH_OIDC_IDLE_MINUTES',
+      'OUTPOST_GATEWAY_AUTH_OIDC_SESSION_HOURS',
       'OUTPOST_GATEWAY_AUTH_READ_ACCESS',
       'OUTPOST_GATEWAY_AUTH_REPLICA_SECRET_FILE',
       'OUTPOST_GATEWAY_BASE_URL',
@@ -219,7 +222,10 @@ describe('gateway config', () => {
         { overrides: { authorization: { rules: [{ kind: 'token', attributes: { CN: 'x' }, roles: ['read'] }] } } },
         /attributes apply to kind certificate only/,
       ],
-      [{ overrides: { authorization: { rules: [{ kind: 'certificate', roles: ['read'] }] } } }, /set subject, attributes or both/],
+      [
+        { overrides: { authorization: { rules: [{ kind: 'certificate', roles: ['read'] }] } } },
+        /set subject, groups, attributes \(certificates\), or several/,
+      ],
       // kubectl through the gateway: the kube role names its accounts; limits and prefixes are checked
       [
         { overrides: { authorization: { rules: [{ kind: 'token', subject: '^a$', roles: ['kube'] }] } } },
@@ -236,6 +242,34 @@ describe('gateway config', () => {
       [
         { overrides: { auth: { tokens: [{ subject: 'ci\t', token: 'x'.repeat(16) }] } } },
         /auth\.tokens\.0\.subject: "ci\\t" holds a control/,
+      ],
+      [
+        { overrides: { auth: { oidc: { providers: [{ name: 'corp', issuer: 'http://idp.example.com', clientId: 'outpost' }] } } } },
+        /auth\.oidc\.providers\.0\.issuer: the issuer must be an https:\/\/ URL \(http:\/\/ only to 127\.0\.0\.1, localhost or \[::1\]\)/,
+      ],
+      [
+        { overrides: { auth: { oidc: { providers: [{ name: 'Corp SSO', issuer: 'https://idp.example.com', clientId: 'outpost' }] } } } },
+        /auth\.oidc\.providers\.0\.name: a provider name is 1-32 of a-z, 0-9 and "-"/,
+      ],
+      [
+        {
+          overrides: {
+            auth: {
+              oidc: {
+                providers: [
+                  { name: 'corp', issuer: 'https://idp.example.com', clientId: 'a' },
+                  { name: 'corp', issuer: 'https://other.example.com', clientId: 'b' },
+                ],
+              },
+            },
+          },
+        },
+        /auth\.oidc\.providers\.1\.name: name "corp" is also provider 0's/,
+      ],
+      [{ overrides: { auth: { oidc: { providers: [] } } } }, /auth\.oidc\.providers: /],
+      [
+        { overrides: { authorization: { rules: [{ kind: 'oidc', groups: ['(unclosed'], roles: ['read'] }] } } },
+        /authorization\.rules\.0\.groups\.0: /,
       ],
     ];
     for (const [opts, pattern] of cases) {

@@ -69,6 +69,22 @@ describe('OIDC tokens as bearer credentials', { concurrency: false }, () => {
     assert.equal((await admin(dave)).status, 403);
   });
 
+  test('GET /auth/providers lists the sign-in options without credentials; nothing secret in it', async () => {
+    const r = await fetch(`${gw.gateway.httpUrl}/auth/providers`);
+    assert.equal(r.status, 200);
+    assert.deepEqual(await r.json(), {
+      providers: [
+        {
+          name: 'corp',
+          displayName: 'corp',
+          issuer: provider.issuer,
+          cliClientId: CLI_CLIENT_ID,
+          scopes: ['openid', 'profile', 'email', 'offline_access'],
+        },
+      ],
+    });
+  });
+
   test('refusals name the reason: unknown issuer, another audience, expired, no username', async () => {
     const cases: [string, Record<string, unknown>, RegExp][] = [
       ['unknown issuer', { iss: 'https://elsewhere.example' }, /issuer "https:\/\/elsewhere.example" is none of the OIDC providers/],

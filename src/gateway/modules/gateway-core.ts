@@ -15,6 +15,7 @@ import { createCachedSessionVerifier, staleAfterSeconds } from '../agents/agent-
 import { createSessionRegistry, type SessionRegistry } from '../agents/session-registry.js';
 import { createAuditLog, type AuditLog } from '../audit/audit-log.js';
 import { createAuthenticator, type Authenticator } from '../auth/authenticator.js';
+import { createOidcIssuers, type OidcIssuers } from '../auth/oidc-issuers.js';
 import { createReplicaTokenSigner, type ReplicaTokenSigner } from '../auth/replica-token.js';
 import { createTlsContextSource, type TlsContextSource } from '../auth/tls-context.js';
 import type { GatewayConfig } from '../config/schema.js';
@@ -62,6 +63,8 @@ export interface GatewayCore {
   readonly state: GatewayState;
   readonly database: Database;
   readonly authenticator: Authenticator;
+  /** The `auth.oidc` providers: the authenticator checks their tokens, the sign-in module signs people in with them. */
+  readonly oidc: OidcIssuers;
   /** The TLS contexts of both ports; undefined without `tls`. */
   readonly tls: TlsContextSource | undefined;
   /** Signs the calls replicas make on each other; undefined without `auth.replicaSecretFile`. */
@@ -103,8 +106,11 @@ export async function createGatewayCore(
   // credential files were read (a gateway that cannot check credentials does not start, nor migrate the database).
   let opened: Database | undefined;
   closers.defer('database', () => opened?.close());
-  const authenticator = closers.add('authenticator', createAuthenticator(config, { logger: logger.child({ component: 'auth' }) }), (a) =>
-    a.close(),
+  const oidc = createOidcIssuers(config.auth.oidc, logger.child({ component: 'oidc' }));
+  const authenticator = closers.add(
+    'authenticator',
+    createAuthenticator(config, { logger: logger.child({ component: 'auth' }), oidc }),
+    (a) => a.close(),
   );
   const tls = config.tls
     ? closers.add('TLS context', createTlsContextSource(config.tls, logger.child({ component: 'tls' })), (t) => t.close())
@@ -215,6 +221,7 @@ export async function createGatewayCore(
     state,
     database,
     authenticator,
+    oidc,
     tls,
     signer,
     registry,

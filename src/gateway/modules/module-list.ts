@@ -30,6 +30,7 @@ import { kubeModule } from './kube-module.js';
 import type { GatewayModule } from './module.js';
 import { operationsModule } from './operations-module.js';
 import { replicasModule } from './replicas-module.js';
+import { signInModule } from './sign-in-module.js';
 import { spinnakerModule } from './spinnaker-module.js';
 
 /** Every module of the gateway, in start order (see above for why this order). */
@@ -42,6 +43,7 @@ export const GATEWAY_MODULES: readonly GatewayModule[] = [
   auditModule,
   operationsModule,
   spinnakerModule,
+  signInModule,
   dashboardModule,
   armoryModule,
 ];
