@@ -380,6 +380,8 @@ export const auditEntries = pgTable(
     /** The id shared by a /k8s request's `started` and `completed` entries; '' for operations. */
     requestId: text('request_id').notNull().default(''),
     principal: text('principal').notNull(),
+    /** The caller's groups as its credential named them (an OIDC or JWT groups claim, a token's groups). */
+    groups: jsonb('groups').$type<string[]>().notNull().default([]),
     account: text('account').notNull(),
     verb: text('verb').notNull(),
     apiGroup: text('api_group').notNull().default(''),

@@ -79,6 +79,7 @@ describe('the Audit view of the dashboard', { timeout: 180_000 }, () => {
     audit.record(
       kubeEntry({
         principal: 'token:bob',
+        groups: ['corp:sre', 'corp:oncall'],
         account: 'staging',
         verb: 'connect',
         apiGroup: '',
@@ -113,7 +114,15 @@ describe('the Audit view of the dashboard', { timeout: 180_000 }, () => {
     await eventually('4 rows', async () => (await rows.count()) === 4);
     const bob = rows.filter({ hasText: 'token:bob' });
     const cells = await bob.locator('td').allInnerTexts();
-    assert.deepEqual(cells.slice(1, 8), ['token:bob', 'staging', 'kube', 'connect', 'pods/exec', 'shop/cart-0', '403']);
+    assert.deepEqual(cells.slice(1, 8), [
+      'token:bob\ncorp:sre, corp:oncall',
+      'staging',
+      'kube',
+      'connect',
+      'pods/exec',
+      'shop/cart-0',
+      '403',
+    ]);
     assert.match(cells[8]!, /0 B in \/ 2\.0 KiB out/);
     assert.equal(cells[9], '42 ms');
     assert.equal(cells[10], 'bob@example.com');

@@ -135,6 +135,8 @@ describe('the audit log of /k8s requests', { concurrency: false }, () => {
       return found.length === 1 ? found : undefined;
     });
     assert.match(String(completed!.error), /the credential was revoked/);
+    assert.deepEqual(completed!.groups, ['devs'], "the caller's own groups, unprefixed");
+    assert.deepEqual(completed!.impersonatedGroups, ['outpost:devs']);
   });
 
   test('a watch opened with a JWT ends at its expiry', async () => {

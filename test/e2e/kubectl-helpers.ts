@@ -243,6 +243,8 @@ export interface AuditEventJson {
   bytesOut?: string;
   impersonatedUser?: string;
   impersonatedGroups?: string[];
+  /** The caller's own groups (unprefixed). */
+  groups?: string[];
   error?: string;
 }
 

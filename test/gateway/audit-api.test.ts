@@ -43,7 +43,13 @@ for (const driver of testDrivers()) {
     before(async () => {
       t = await startTestGateway(driver, {
         insecure: false,
-        auth: { tokens: Object.entries(TOKENS).map(([subject, token]) => ({ subject, token })) },
+        auth: {
+          tokens: Object.entries(TOKENS).map(([subject, token]) => ({
+            subject,
+            token,
+            groups: subject === 'writer' ? ['release-team'] : [],
+          })),
+        },
         authorization: {
           rules: [
             { kind: 'token', subject: '^admin$', roles: ['read', 'write', 'admin'], accounts: ['*'] },
@@ -106,6 +112,7 @@ for (const driver of testDrivers()) {
         ['apps', 'Deployment', 'web', 'front'],
       );
       assert.equal(accepted!.gatewayId, 'gw-test');
+      assert.deepEqual([accepted!.groups, refused!.groups], [['release-team'], ['release-team']], "the caller's groups, on both");
       assert.ok(accepted!.startedAt);
       assert.deepEqual(
         [refused!.verb, refused!.account, refused!.status, refused!.operationId],

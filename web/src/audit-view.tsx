@@ -128,6 +128,11 @@ export function AuditView({ query }: { query: URLSearchParams }) {
                     </td>
                     <td class="mono break-after" data-col="who">
                       {e.principal ? <BreakAfter text={e.principal} /> : NONE}
+                      {e.groups.length > 0 && (
+                        <div class="muted" data-col="groups">
+                          <BreakAfter text={e.groups.join(', ')} />
+                        </div>
+                      )}
                     </td>
                     <td>{e.account || NONE}</td>
                     <td>{e.kind}</td>

@@ -32,6 +32,7 @@ function toAuditEvent(e: StoredAuditEntry): AuditEvent {
     id: e.id,
     kind: e.kind,
     principal: e.principal,
+    groups: [...(e.groups ?? [])],
     account: e.account,
     verb: e.verb,
     apiGroup: e.apiGroup,

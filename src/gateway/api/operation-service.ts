@@ -60,14 +60,16 @@ export function createOperationService(
         }
         if (reads && principal && isReadType(req.spec.case)) {
           const operation = await read(req, principal, identity);
-          if (audit && reads.audit) recordSubmission(audit, req, { principal: identity, startedAt, operationId: operation.id });
+          if (audit && reads.audit)
+            recordSubmission(audit, req, { principal: identity, groups: principal.groups, startedAt, operationId: operation.id });
           return { operation };
         }
         const row = await manager.submit(req, ctx.signal, identity);
-        if (audit) recordSubmission(audit, req, { principal: identity, startedAt, operationId: row.id });
+        if (audit) recordSubmission(audit, req, { principal: identity, groups: principal?.groups, startedAt, operationId: row.id });
         return { operation: toOperationRecord(row) };
       } catch (err) {
-        if (audit) recordSubmission(audit, req, { principal: identity, startedAt, operationId: req.id, error: err });
+        if (audit)
+          recordSubmission(audit, req, { principal: identity, groups: principal?.groups, startedAt, operationId: req.id, error: err });
         throw err;
       }
     },

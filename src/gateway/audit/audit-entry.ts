@@ -26,6 +26,11 @@ export interface AuditEntry {
   requestId?: string;
   /** identityOf(principal) from src/gateway/auth/principal.ts, e.g. `token:alice`. */
   principal: string;
+  /**
+   * The caller's groups as its credential names them (an OIDC or JWT groups claim with the provider's prefix, a static
+   * token's groups, a certificate's O values): who acted, by group. [] when it names none.
+   */
+  groups?: readonly string[];
   account: string;
   /**
    * kube: the Kubernetes verb (get, list, watch, create, update, patch, delete, deletecollection, connect for
@@ -103,6 +108,7 @@ export function sanitizeEntry(entry: AuditEntry, gatewayId: string): AuditEntry 
     stage: entry.stage === 'started' ? 'started' : 'completed',
     requestId: text(entry.requestId),
     principal: text(entry.principal),
+    groups: Array.isArray(entry.groups) ? entry.groups.slice(0, MAX_GROUPS).map(text) : [],
     account: text(entry.account),
     verb: text(entry.verb),
     apiGroup: text(entry.apiGroup),

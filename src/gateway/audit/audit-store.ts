@@ -48,6 +48,7 @@ const INSERT_COLUMNS: readonly (readonly [string, string, keyof StoredEntryField
   ['stage', 'text', 'stage'],
   ['request_id', 'text', 'requestId'],
   ['principal', 'text', 'principal'],
+  ['groups', 'jsonb', 'groups'],
   ['account', 'text', 'account'],
   ['verb', 'text', 'verb'],
   ['api_group', 'text', 'apiGroup'],

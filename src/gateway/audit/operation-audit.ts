@@ -13,6 +13,8 @@ import type { AuditLog } from './audit-log.js';
 /** Who submitted, when, and how it ended. */
 export interface SubmissionOutcome {
   principal: string;
+  /** The caller's groups (Principal.groups). */
+  groups?: readonly string[];
   startedAt: Date;
   /** The operation (or task) id: the stored one when accepted, the client's when refused ('' when it chose none). */
   operationId: string;
@@ -41,6 +43,7 @@ export function operationEntry(outcome: SubmissionOutcome, target: Pick<AuditEnt
   return {
     kind: 'operation',
     principal: outcome.principal,
+    groups: outcome.groups ?? [],
     apiGroup: '',
     resource: '',
     subresource: '',

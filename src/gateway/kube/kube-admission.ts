@@ -42,7 +42,14 @@ export interface Admitted {
 }
 
 /** Told about a refusal after authentication: who asked what, and the refusal. */
-export type RefusalListener = (principal: string, account: string, method: string, path: string, refusal: KubeRefusal) => void;
+export type RefusalListener = (
+  principal: string,
+  groups: readonly string[],
+  account: string,
+  method: string,
+  path: string,
+  refusal: KubeRefusal,
+) => void;
 
 /** Admits one request (`upgrade`: the Upgrade header of an upgrade request); throws a {@link KubeRefusal}. */
 export type KubeAdmission = (req: AnyRequest, upgrade?: string) => Promise<Admitted>;
@@ -91,7 +98,7 @@ export function createKubeAdmission(authenticator: Authenticator, config: Gatewa
       // records the answer (this refusal) as the request's end.
       const replicaForward = forwardedCaller !== undefined && hasRole(authenticated, 'replica');
       if (err instanceof KubeRefusal && !replicaForward) {
-        onRefused(identityOf(authenticated), account, (req.method ?? 'GET').toUpperCase(), path, err);
+        onRefused(identityOf(authenticated), authenticated.groups ?? [], account, (req.method ?? 'GET').toUpperCase(), path, err);
       }
       throw err;
     }

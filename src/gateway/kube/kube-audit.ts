@@ -48,6 +48,7 @@ export function kubeAuditEntry(
     requestId: at.requestId,
     operationId: '',
     principal: a.caller.principal,
+    groups: a.caller.principalGroups,
     account: a.account,
     verb: info.verb,
     apiGroup: info.apiGroup,

@@ -91,8 +91,8 @@ interface Carriage {
 /** Creates the endpoint. */
 export function createKubeEndpoint(deps: KubeEndpointDeps): KubeEndpoint {
   const { config, logger } = deps;
-  const admit = createKubeAdmission(deps.authenticator, config, (principal, account, method, path, refusal) => {
-    const caller = { principal, user: '', groups: [] };
+  const admit = createKubeAdmission(deps.authenticator, config, (principal, groups, account, method, path, refusal) => {
+    const caller = { principal, principalGroups: groups, user: '', groups: [] };
     deps.audit?.record(
       kubeAuditEntry({ account, path, caller }, method, requestStart(), outcomeOf(refusal.status, refusal.message), deps.gatewayId, {
         stage: 'completed',

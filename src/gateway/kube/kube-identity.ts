@@ -18,6 +18,8 @@ import { isSystemName, kubeNameProblem } from '../../shared/kube-names.js';
 export interface KubeCaller {
   /** The gateway identity key (`token:alice`), for logs and the audit log. */
   principal: string;
+  /** The principal's own groups (unprefixed), for the audit log. */
+  principalGroups: readonly string[];
   user: string;
   groups: string[];
 }
@@ -39,7 +41,7 @@ export function kubeCallerOf(principal: Principal, config: Pick<GatewayKubeConfi
       throw new KubeIdentityError(`"${value}" is in the cluster's reserved system: namespace; set kube.userPrefix and kube.groupsPrefix`);
     }
   }
-  return { principal: identityOf(principal), user, groups };
+  return { principal: identityOf(principal), principalGroups: principal.groups ?? [], user, groups };
 }
 
 function check(name: string, what: string): void {

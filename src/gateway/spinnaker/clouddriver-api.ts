@@ -121,6 +121,7 @@ export function createClouddriverApi(deps: ClouddriverApiDeps): ClouddriverApi {
         ? (account, spec, row, startedAt) =>
             recordSubmission(audit, create(SubmitOperationRequestSchema, { account, spec }), {
               principal: identityOf(principal),
+              groups: principal.groups,
               startedAt,
               operationId: row.id,
             })

@@ -47,10 +47,18 @@ export function addOpsRoutes(app: Hono<RestEnv>, deps: OpsRoutesDeps): void {
         const id = await submit(c, deps, identity, (read) => {
           items = read;
         });
-        if (deps.audit) recordOpsSubmission(deps.audit, items, { principal: identity, startedAt, operationId: id });
+        if (deps.audit)
+          recordOpsSubmission(deps.audit, items, { principal: identity, groups: principal?.groups, startedAt, operationId: id });
         return c.json({ id, resourceUri: `/task/${id}` });
       } catch (err) {
-        if (deps.audit) recordOpsSubmission(deps.audit, items, { principal: identity, startedAt, operationId: '', error: err });
+        if (deps.audit)
+          recordOpsSubmission(deps.audit, items, {
+            principal: identity,
+            groups: principal?.groups,
+            startedAt,
+            operationId: '',
+            error: err,
+          });
         throw err;
       }
     });

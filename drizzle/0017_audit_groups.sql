@@ -1,0 +1,1 @@
+ALTER TABLE "audit_entries" ADD COLUMN "groups" jsonb DEFAULT '[]'::jsonb NOT NULL;
