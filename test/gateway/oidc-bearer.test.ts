@@ -8,7 +8,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { jwtVerify } from 'jose';
 import { createSigningKeys } from '../../src/gateway/auth/oidc-signing-keys.js';
-import { Code, grpcRead, restCall, startAuthGateway } from '../../testkit/auth-helpers.js';
+import { WebSocket } from 'ws';
+import { AGENT_WEBSOCKET_PATH, AGENT_WEBSOCKET_PROTOCOL } from '../../src/shared/agent-websocket.js';
+import { Code, grpcAgentStream, grpcRead, restCall, startAuthGateway } from '../../testkit/auth-helpers.js';
 import { CLI_CLIENT_ID, DASHBOARD_CLIENT_ID, startTestOidcProvider, type TestOidcProvider } from '../../testkit/oidc-test-provider.js';
 import type { TestGateway } from '../../testkit/test-gateway.js';
 
@@ -67,6 +69,18 @@ describe('OIDC tokens as bearer credentials', { concurrency: false }, () => {
     // The groups prefix keeps another provider's group of the same name apart: an unprefixed rule name does not match.
     const dave = await provider.mint({ sub: 'dave', groups: ['corp:platform-admins'] });
     assert.equal((await admin(dave)).status, 403);
+  });
+
+  test('the agent stream checks the same tokens, over gRPC and WebSocket: a person is authenticated, and lacks the agent role', async () => {
+    const alice = await provider.mint({ sub: 'alice' });
+    const grpc = await grpcAgentStream(gw.gateway.grpcUrl, { token: alice });
+    assert.equal(grpc.code, Code.PermissionDenied);
+    assert.match(grpc.message, /corp:alice lacks the role "agent"/);
+    const url = `ws://${new URL(gw.gateway.httpUrl).host}${AGENT_WEBSOCKET_PATH}`;
+    assert.equal((await upgradeStatus(url, alice)).status, 403);
+    const other = await upgradeStatus(url, await provider.mint({ sub: 'alice', aud: 'some-other-app' }));
+    assert.equal(other.status, 401);
+    assert.match(other.body, /for another audience/);
   });
 
   test('GET /auth/providers lists the sign-in options without credentials; nothing secret in it', async () => {
@@ -153,4 +167,21 @@ function forgeKid(token: string, kid: string): string {
   const [header, ...rest] = token.split('.');
   const decoded = JSON.parse(Buffer.from(header!, 'base64url').toString('utf8')) as Record<string, unknown>;
   return [Buffer.from(JSON.stringify({ ...decoded, kid })).toString('base64url'), ...rest].join('.');
+}
+
+/** The HTTP answer of a WebSocket upgrade with a bearer token (101 when it opened). */
+function upgradeStatus(url: string, token: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, [AGENT_WEBSOCKET_PROTOCOL], { headers: { authorization: `Bearer ${token}` } });
+    ws.on('unexpected-response', (_req, res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString('utf8')));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    ws.on('open', () => {
+      ws.terminate();
+      resolve({ status: 101, body: '' });
+    });
+    ws.on('error', reject);
+  });
 }
