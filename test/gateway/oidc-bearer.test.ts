@@ -30,6 +30,7 @@ describe('OIDC tokens as bearer credentials', { concurrency: false }, () => {
               issuer: provider.issuer,
               clientId: DASHBOARD_CLIENT_ID,
               cliClientId: CLI_CLIENT_ID,
+              audiences: ['outpost-api'],
               groupsPrefix: 'corp:',
               jwksCacheSeconds: 1,
               jwksCooldownSeconds: 0,
@@ -66,6 +67,9 @@ describe('OIDC tokens as bearer credentials', { concurrency: false }, () => {
     // By subject, without any group; and a token for the CLI's client id is accepted too.
     const carol = await provider.mint({ sub: 'carol', groups: [], aud: CLI_CLIENT_ID });
     assert.equal((await admin(carol)).status, 201);
+    // A JWT access token issued for an API audience listed in `audiences` (aud may be an array).
+    const access = await provider.mint({ sub: 'carol', groups: [], aud: ['outpost-api', 'https://other.example'], scope: 'openid' });
+    assert.equal((await admin(access)).status, 201);
     // The groups prefix keeps another provider's group of the same name apart: an unprefixed rule name does not match.
     const dave = await provider.mint({ sub: 'dave', groups: ['corp:platform-admins'] });
     assert.equal((await admin(dave)).status, 403);
