@@ -35,6 +35,8 @@ describe('OIDC tokens as bearer credentials', { concurrency: false }, () => {
               jwksCacheSeconds: 1,
               jwksCooldownSeconds: 0,
             },
+            // A provider that cannot be reached (nothing listens on port 1).
+            { name: 'down', issuer: 'http://127.0.0.1:1', clientId: DASHBOARD_CLIENT_ID },
           ],
         },
       },
@@ -87,6 +89,16 @@ describe('OIDC tokens as bearer credentials', { concurrency: false }, () => {
     assert.match(other.body, /for another audience/);
   });
 
+  test('a provider that cannot be reached: its tokens get UNAVAILABLE / 503 naming it, not a silent 401', async () => {
+    const token = await provider.mint({ iss: 'http://127.0.0.1:1' });
+    const grpc = await grpcRead(gw.gateway.grpcUrl, { token });
+    assert.equal(grpc.code, Code.Unavailable);
+    assert.match(grpc.message, /OIDC provider down \(http:\/\/127\.0\.0\.1:1\) cannot be reached/);
+    const rest = await restCall(gw.gateway.httpUrl, 'GET', '/armory/clouddrivers', { token });
+    assert.equal(rest.status, 503);
+    assert.match(rest.body.message!, /OIDC provider down .* cannot be reached/);
+  });
+
   test('GET /auth/providers lists the sign-in options without credentials; nothing secret in it', async () => {
     const r = await fetch(`${gw.gateway.httpUrl}/auth/providers`);
     assert.equal(r.status, 200);
@@ -97,6 +109,13 @@ describe('OIDC tokens as bearer credentials', { concurrency: false }, () => {
           displayName: 'corp',
           issuer: provider.issuer,
           cliClientId: CLI_CLIENT_ID,
+          scopes: ['openid', 'profile', 'email', 'offline_access'],
+        },
+        {
+          name: 'down',
+          displayName: 'down',
+          issuer: 'http://127.0.0.1:1',
+          cliClientId: DASHBOARD_CLIENT_ID,
           scopes: ['openid', 'profile', 'email', 'offline_access'],
         },
       ],
