@@ -16,20 +16,30 @@ test('token, JWT and certificate principals map to prefixed users and groups', (
   const token = principalFromRules('alice', 'token', [], undefined, {}, ['devs', 'devs', 'ops']);
   assert.deepEqual(kubeCallerOf(token, defaults), {
     principal: 'token:alice',
+    principalGroups: ['devs', 'ops'],
     user: 'outpost:alice',
     groups: ['outpost:devs', 'outpost:ops'],
   });
   const jwt = principalFromRules('bob@example.com', 'jwt', [], undefined, {}, ['sre']);
   assert.deepEqual(kubeCallerOf(jwt, defaults), {
     principal: 'jwt:bob@example.com',
+    principalGroups: ['sre'],
     user: 'outpost:bob@example.com',
     groups: ['outpost:sre'],
   });
   const cert = principalFromRules('CN=carol,O=team-a,O=team-b', 'certificate', [], undefined, { CN: ['carol'], O: ['team-a', 'team-b'] });
   assert.deepEqual(kubeCallerOf(cert, { userPrefix: 'x-', groupsPrefix: 'g-' }), {
     principal: 'certificate:CN=carol,O=team-a,O=team-b',
+    principalGroups: ['team-a', 'team-b'],
     user: 'x-carol',
     groups: ['g-team-a', 'g-team-b'],
+  });
+  const person = principalFromRules('corp:dana@example.com', 'oidc', [], undefined, {}, ['corp:sre']);
+  assert.deepEqual(kubeCallerOf(person, defaults), {
+    principal: 'oidc:corp:dana@example.com',
+    principalGroups: ['corp:sre'],
+    user: 'outpost:corp:dana@example.com',
+    groups: ['outpost:corp:sre'],
   });
 });
 
@@ -82,7 +92,12 @@ test("a forwarded caller is re-derived from its description with this replica's 
   assert.equal(hasRole(alice, 'admin'), false, 'roles come from the rules here, never from the forwarding replica');
   assert.equal(mayUseKube(alice, 'prod-eu'), true);
   assert.equal(mayUseKube(alice, 'staging'), false);
-  assert.deepEqual(kubeCallerOf(alice, defaults), { principal: 'token:alice', user: 'outpost:alice', groups: ['outpost:devs'] });
+  assert.deepEqual(kubeCallerOf(alice, defaults), {
+    principal: 'token:alice',
+    principalGroups: ['devs'],
+    user: 'outpost:alice',
+    groups: ['outpost:devs'],
+  });
   const sre = principalFromDescription(
     describePrincipal(principalFromRules('CN=bob,O=sre', 'certificate', [], undefined, { CN: ['bob'], O: ['sre'] })),
     here,
@@ -144,7 +159,12 @@ test("the authenticator takes groups from a static token's config and from a JWT
         .setExpirationTime('10m')
         .sign(new TextEncoder().encode(secret));
     const listed = await authenticator.authenticate({ secure: false, bearer: await sign({ teams: ['sre', 7, '', 'ops'] }) });
-    assert.deepEqual(kubeCallerOf(listed, defaults), { principal: 'jwt:bob', user: 'outpost:bob', groups: ['outpost:sre', 'outpost:ops'] });
+    assert.deepEqual(kubeCallerOf(listed, defaults), {
+      principal: 'jwt:bob',
+      principalGroups: ['sre', 'ops'],
+      user: 'outpost:bob',
+      groups: ['outpost:sre', 'outpost:ops'],
+    });
     const single = await authenticator.authenticate({ secure: false, bearer: await sign({ teams: 'sre' }) });
     assert.deepEqual(kubeCallerOf(single, defaults).groups, ['outpost:sre']);
     const none = await authenticator.authenticate({ secure: false, bearer: await sign({ groups: ['ignored'] }) });
