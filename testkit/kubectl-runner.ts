@@ -97,7 +97,13 @@ export async function createKubectlWith(
   const dir = mkdtempSync(join(tmpdir(), 'outpost-kubectl-'));
   const kubeconfig = join(dir, 'kubeconfig');
   await write(kubeconfig);
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, KUBECACHEDIR: join(dir, 'cache'), KUBECONFIG: kubeconfig, ...extraEnv };
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: dir,
+    KUBECACHEDIR: join(dir, 'cache'),
+    KUBECONFIG: kubeconfig,
+    ...extraEnv,
+  };
   const children = new Set<ReturnType<typeof spawn>>();
 
   function run(args: string[], opts: { input?: string; timeoutMs?: number } = {}): Promise<KubectlResult> {

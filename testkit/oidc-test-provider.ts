@@ -181,7 +181,14 @@ export async function startTestOidcProvider(): Promise<TestOidcProvider> {
       const grant = new current.Grant({ accountId: login, clientId: CLI_CLIENT_ID });
       grant.addOIDCScope(scope);
       const grantId = await grant.save();
-      const token = new current.RefreshToken({ client, accountId: login, grantId, scope, gty: 'device_code', authTime: Math.floor(Date.now() / 1000) });
+      const token = new current.RefreshToken({
+        client,
+        accountId: login,
+        grantId,
+        scope,
+        gty: 'device_code',
+        authTime: Math.floor(Date.now() / 1000),
+      });
       return token.save();
     },
     requests: (path) => counts.get(path) ?? 0,

@@ -98,7 +98,12 @@ export function buildKubeconfigEntries(input: KubeconfigEntriesInput): Kubeconfi
 /** The plugin's arguments: `credential` and where its token comes from. */
 function execArgs(credential: Extract<KubeCredential, { type: 'exec' }>): string[] {
   if (credential.gateway !== undefined) {
-    return ['credential', '--gateway', credential.gateway, ...(credential.provider === undefined ? [] : ['--provider', credential.provider])];
+    return [
+      'credential',
+      '--gateway',
+      credential.gateway,
+      ...(credential.provider === undefined ? [] : ['--provider', credential.provider]),
+    ];
   }
   return credential.tokenFile ? ['credential', '--token-file', credential.tokenFile] : ['credential'];
 }

@@ -16,7 +16,7 @@ import { resolveGatewayConnection } from '../../src/client/client-credentials.js
 import { CliError, ExitCode } from '../../src/client/errors.js';
 import { listLogins, loginFile, readLogin } from '../../src/client/login/login-store.js';
 import { loginTokenFor } from '../../src/client/login/login-token.js';
-import { CLI_CLIENT_ID, startTestOidcProvider, type TestOidcProvider } from '../../testkit/oidc-test-provider.js';
+import { CLI_CLIENT_ID, OIDC_USERS, startTestOidcProvider, type TestOidcProvider } from '../../testkit/oidc-test-provider.js';
 import { cacheSignIn, runSignInCli, scratchConfig } from './login-helpers.js';
 
 const GATEWAY = 'https://outpost.example.com';
@@ -107,7 +107,7 @@ describe('the sign-in cache', () => {
     assert.notEqual(token, stored.idToken);
     for (const r of renewed) assert.equal(r?.token, token);
     const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;
-    assert.deepEqual([claims.sub, claims.aud, claims.iss, claims.groups], ['alice', CLI_CLIENT_ID, provider.issuer, ['platform-admins', 'everyone']]);
+    assert.deepEqual([claims.sub, claims.aud, claims.iss, claims.groups], ['alice', CLI_CLIENT_ID, provider.issuer, OIDC_USERS.alice]);
 
     const rewritten = readLogin(file)!;
     assert.equal(rewritten.idToken, token);
@@ -121,7 +121,11 @@ describe('the sign-in cache', () => {
   });
 
   test('an expired sign-in whose renewal fails says to run outpost login again (exit 1), for every command', async () => {
-    const stored = await cacheSignIn(env, provider, { gateway: GATEWAY, expiresIn: -10, refreshToken: 'not-a-refresh-token-of-this-provider' });
+    const stored = await cacheSignIn(env, provider, {
+      gateway: GATEWAY,
+      expiresIn: -10,
+      refreshToken: 'not-a-refresh-token-of-this-provider',
+    });
     const err = await refusal(loginTokenFor(env, GATEWAY, undefined));
     assert.equal(err.exitCode, ExitCode.FAILED);
     assert.match(
@@ -135,7 +139,10 @@ describe('the sign-in cache', () => {
     assert.match((await refusal(loginTokenFor(env, GATEWAY, undefined))).message, /gave no refresh token to renew it: run outpost login/);
     const credential = await runSignInCli(['credential', '--gateway', GATEWAY], env);
     assert.equal(credential.code, ExitCode.FAILED);
-    assert.match(credential.err, /^error: the sign-in with corp .* run outpost login --gateway https:\/\/outpost\.example\.com --provider corp again\n$/);
+    assert.match(
+      credential.err,
+      /^error: the sign-in with corp .* run outpost login --gateway https:\/\/outpost\.example\.com --provider corp again\n$/,
+    );
     assert.equal(credential.out, '');
   });
 
@@ -144,11 +151,17 @@ describe('the sign-in cache', () => {
     const other = await cacheSignIn(env, provider, { gateway: GATEWAY, provider: 'other', login: 'bob' });
     const err = await refusal(resolveGatewayConnection(GATEWAY, {}, env));
     assert.equal(err.exitCode, ExitCode.USAGE);
-    assert.match(err.message, /signed in to https:\/\/outpost\.example\.com with several providers \(corp, other\): pick one with --provider NAME or OUTPOST_PROVIDER/);
+    assert.match(
+      err.message,
+      /signed in to https:\/\/outpost\.example\.com with several providers \(corp, other\): pick one with --provider NAME or OUTPOST_PROVIDER/,
+    );
     assert.equal((await resolveGatewayConnection(GATEWAY, { provider: 'other' }, env)).token, other.idToken);
     assert.equal((await resolveGatewayConnection(GATEWAY, {}, { ...env, OUTPOST_PROVIDER: 'corp' })).token, corp.idToken);
     const missing = await refusal(resolveGatewayConnection(GATEWAY, { provider: 'third' }, env));
-    assert.match(missing.message, /not signed in to .* with provider third \(signed in with: corp, other\): run outpost login --gateway \S+ --provider third/);
+    assert.match(
+      missing.message,
+      /not signed in to .* with provider third \(signed in with: corp, other\): run outpost login --gateway \S+ --provider third/,
+    );
   });
 
   test('logout revokes the refresh token at the provider and removes the file; again: not signed in, exit 0', async () => {
@@ -166,7 +179,9 @@ describe('the sign-in cache', () => {
       listLogins(env, GATEWAY).map((l) => l.provider),
       ['other'],
     );
-    const config = await oidc.discovery(new URL(provider.issuer), CLI_CLIENT_ID, undefined, oidc.None(), { execute: [oidc.allowInsecureRequests] });
+    const config = await oidc.discovery(new URL(provider.issuer), CLI_CLIENT_ID, undefined, oidc.None(), {
+      execute: [oidc.allowInsecureRequests],
+    });
     await assert.rejects(oidc.refreshTokenGrant(config, stored.refreshToken!), (err: { error?: string }) => err.error === 'invalid_grant');
 
     const again = await runSignInCli(['logout', '--gateway', GATEWAY, '--provider', 'corp'], env);
@@ -180,7 +195,10 @@ describe('the sign-in cache', () => {
     assert.equal(out.code, 0, out.err);
     assert.match(
       out.err,
-      new RegExp(`^warning: could not revoke the refresh token at http://127\\.0\\.0\\.1:${gone} \\(cannot read the discovery document .*ECONNREFUSED.*\\); the refresh token stays valid`, 'm'),
+      new RegExp(
+        `^warning: could not revoke the refresh token at http://127\\.0\\.0\\.1:${gone} \\(cannot read the discovery document .*ECONNREFUSED.*\\); the refresh token stays valid`,
+        'm',
+      ),
     );
     assert.match(out.err, /Signed out of https:\/\/outpost\.example\.com \(provider other\)/);
     assert.deepEqual(listLogins(env, GATEWAY), []);

@@ -64,7 +64,13 @@ export async function runSignInCli(args: string[], env: NodeJS.ProcessEnv, now?:
   const deps = { io, env, exit: (c: number) => void (code = c), ...(now ? { now } : {}) };
   const program = new Command('outpost').exitOverride();
   program.configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
-  for (const register of [registerLoginCommand, registerLogoutCommand, registerCredentialCommand, registerKubeconfigCommand, registerAccountsCommand]) {
+  for (const register of [
+    registerLoginCommand,
+    registerLogoutCommand,
+    registerCredentialCommand,
+    registerKubeconfigCommand,
+    registerAccountsCommand,
+  ]) {
     register(program, deps);
   }
   try {

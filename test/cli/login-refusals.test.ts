@@ -25,7 +25,13 @@ describe('sign-in refusals', () => {
   before(async () => {
     provider = await startTestOidcProvider();
     provider.configure({ dashboardRedirectUris: ['http://127.0.0.1/unused'] });
-    const corp = { name: 'corp', displayName: 'Corp SSO', issuer: provider.issuer, clientId: DASHBOARD_CLIENT_ID, cliClientId: CLI_CLIENT_ID };
+    const corp = {
+      name: 'corp',
+      displayName: 'Corp SSO',
+      issuer: provider.issuer,
+      clientId: DASHBOARD_CLIENT_ID,
+      cliClientId: CLI_CLIENT_ID,
+    };
     const other = { name: 'other', issuer: 'https://login.other.example', clientId: 'outpost' };
     two = await startAuthGateway({ auth: { oidc: { providers: [corp, other] } } });
     none = await startAuthGateway({ auth: { tokens: [{ subject: 'ci', token: 'ci-token-0123456789abcdef' }] } });
@@ -43,9 +49,15 @@ describe('sign-in refusals', () => {
     const url = two.gateway.httpUrl;
     const several = await login(url);
     assert.equal(several.code, 2);
-    assert.equal(several.err, `error: the gateway at ${url} has several sign-in providers: pick one with --provider NAME (corp (Corp SSO), other)\n`);
+    assert.equal(
+      several.err,
+      `error: the gateway at ${url} has several sign-in providers: pick one with --provider NAME (corp (Corp SSO), other)\n`,
+    );
     const unknown = await login(url, '--provider', 'nope');
-    assert.deepEqual([unknown.code, unknown.err], [2, `error: the gateway at ${url} has no sign-in provider "nope"; it has: corp (Corp SSO), other\n`]);
+    assert.deepEqual(
+      [unknown.code, unknown.err],
+      [2, `error: the gateway at ${url} has no sign-in provider "nope"; it has: corp (Corp SSO), other\n`],
+    );
     const fromEnv = await runSignInCli(['login', '--gateway', url, '--no-browser'], { ...env, OUTPOST_PROVIDER: 'nope' });
     assert.match(fromEnv.err, /no sign-in provider "nope"/);
     const flow = await login(url, '--flow', 'sideways');
@@ -71,7 +83,10 @@ describe('sign-in refusals', () => {
     const [, redirect] = /waiting at (http:\/\/127\.0\.0\.1:\d+\/callback)/.exec(r.err) ?? [];
     assert.ok(redirect, r.err);
     assert.match(r.err, /^ {2}http:\/\/127\.0\.0\.1:\d+\/auth\?.*code_challenge_method=S256/m);
-    assert.match(r.err, new RegExp(`error: no sign-in came back to ${redirect} within 1 s: run outpost login --gateway \\S+ --provider corp`));
+    assert.match(
+      r.err,
+      new RegExp(`error: no sign-in came back to ${redirect} within 1 s: run outpost login --gateway \\S+ --provider corp`),
+    );
     await assert.rejects(fetch(redirect!), /fetch failed/);
   });
 
@@ -97,8 +112,13 @@ describe('sign-in refusals', () => {
     const base = ['kubeconfig', '--account', 'prod', '--gateway', 'https://outpost.example.com/', '--kubeconfig', kubeconfig];
     const r = await runSignInCli([...base, '--exec', '--oidc', '--provider', 'corp'], env);
     assert.equal(r.code, 0, r.err);
-    assert.match(r.err, /note: not signed in to https:\/\/outpost\.example\.com with provider corp: run outpost login --gateway https:\/\/outpost\.example\.com --provider corp before kubectl/);
-    const user = (parse(readFileSync(kubeconfig, 'utf8')) as { users: { name: string; user: { exec: { args: string[]; command: string } } }[] }).users[0]!;
+    assert.match(
+      r.err,
+      /note: not signed in to https:\/\/outpost\.example\.com with provider corp: run outpost login --gateway https:\/\/outpost\.example\.com --provider corp before kubectl/,
+    );
+    const user = (
+      parse(readFileSync(kubeconfig, 'utf8')) as { users: { name: string; user: { exec: { args: string[]; command: string } } }[] }
+    ).users[0]!;
     assert.deepEqual(user.user.exec.args, ['credential', '--gateway', 'https://outpost.example.com', '--provider', 'corp']);
     assert.match(user.user.exec.command, /bin\/outpost\.js$/);
     for (const [flags, message] of [

@@ -49,15 +49,21 @@ describe('outpost login in a browser', { concurrency: false }, () => {
     scratch.remove();
   });
 
-  const login = (...args: string[]) => startCliChild(['login', '--gateway', gw.gateway.httpUrl, ...args], scratch.env as Record<string, string>);
+  const login = (...args: string[]) =>
+    startCliChild(['login', '--gateway', gw.gateway.httpUrl, ...args], scratch.env as Record<string, string>);
 
   test('loopback: the browser signs in, the CLI receives the code, caches the tokens and a command is authenticated', async () => {
     const before = await runSignInCli(['accounts', '--gateway', gw.gateway.httpUrl], scratch.env);
     assert.equal(before.code, 1);
-    assert.match(before.err, /Unauthenticated: authentication required.*no credentials were sent: run outpost login --gateway http:\/\/127\.0\.0\.1:\d+ to sign in/);
+    assert.match(
+      before.err,
+      /Unauthenticated: authentication required.*no credentials were sent: run outpost login --gateway http:\/\/127\.0\.0\.1:\d+ to sign in/,
+    );
 
     const child = login('--flow', 'loopback', '--no-browser');
-    const [, url] = await child.waitForStderr(/open this URL in a browser \(waiting at http:\/\/127\.0\.0\.1:\d+\/callback\):\n {2}(\S+)\n/);
+    const [, url] = await child.waitForStderr(
+      /open this URL in a browser \(waiting at http:\/\/127\.0\.0\.1:\d+\/callback\):\n {2}(\S+)\n/,
+    );
     const authorization = new URL(url!);
     assert.equal(authorization.origin, provider.issuer);
     assert.equal(authorization.searchParams.get('client_id'), CLI_CLIENT_ID);
@@ -71,7 +77,10 @@ describe('outpost login in a browser', { concurrency: false }, () => {
     const result = await child.result;
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stdout, '');
-    assert.match(result.stderr, /^Signed in to http:\/\/127\.0\.0\.1:\d+ with Corp SSO as alice@example\.com \(sub alice\); groups: platform-admins, everyone$/m);
+    assert.match(
+      result.stderr,
+      /^Signed in to http:\/\/127\.0\.0\.1:\d+ with Corp SSO as alice@example\.com \(sub alice\); groups: platform-admins, everyone$/m,
+    );
 
     const [cached] = listLogins(scratch.env, gw.gateway.httpUrl);
     assert.equal(cached?.provider, 'corp');
@@ -91,7 +100,10 @@ describe('outpost login in a browser', { concurrency: false }, () => {
     await denyDeviceSignIn(browser, complete!);
     const result = await child.result;
     assert.equal(result.code, 1);
-    assert.match(result.stderr, /^error: the sign-in was denied at the provider \(access_denied: End-User aborted interaction\): run outpost login --gateway \S+ to try again$/m);
+    assert.match(
+      result.stderr,
+      /^error: the sign-in was denied at the provider \(access_denied: End-User aborted interaction\): run outpost login --gateway \S+ to try again$/m,
+    );
   });
 
   test('a device code that expires before anyone signs in ends with "expired"', async () => {
@@ -101,7 +113,10 @@ describe('outpost login in a browser', { concurrency: false }, () => {
       const [, code] = await child.waitForStderr(/enter the code (\S+)\n/);
       const result = await child.result;
       assert.equal(result.code, 1);
-      assert.match(result.stderr, new RegExp(`^error: the code ${code} expired before the sign-in was completed: run outpost login --gateway \\S+$`, 'm'));
+      assert.match(
+        result.stderr,
+        new RegExp(`^error: the code ${code} expired before the sign-in was completed: run outpost login --gateway \\S+$`, 'm'),
+      );
     } finally {
       provider.configure(setup);
     }

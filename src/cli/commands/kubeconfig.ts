@@ -118,13 +118,17 @@ function credentialOf(opts: KubeconfigOptions, ctx: ClientContext, notes: string
  */
 function signInCredential(opts: KubeconfigOptions, ctx: ClientContext, notes: string[]): KubeCredential {
   if (!opts.exec) {
-    throw new CliError('--oidc needs --exec: kubectl must run "outpost credential" to renew the ID token, which expires soon', ExitCode.USAGE);
+    throw new CliError(
+      '--oidc needs --exec: kubectl must run "outpost credential" to renew the ID token, which expires soon',
+      ExitCode.USAGE,
+    );
   }
   if (opts.tokenFile !== undefined) throw new CliError('--oidc and --token-file exclude each other: give one', ExitCode.USAGE);
   const provider = opts.provider === undefined ? undefined : checkProviderName(opts.provider);
   const gateway = gatewayKey(checkGatewayUrl(opts.gateway));
   try {
-    if (!pickLogin(ctx.env, gateway, provider)) notes.push(`note: not signed in to ${gateway} yet: run ${loginCommand(gateway)} before kubectl`);
+    if (!pickLogin(ctx.env, gateway, provider))
+      notes.push(`note: not signed in to ${gateway} yet: run ${loginCommand(gateway)} before kubectl`);
   } catch (err) {
     // A named provider without a login is fine for now: kubectl will say to sign in. Several and none named is not.
     if (!(err instanceof CliError) || provider === undefined) throw err;

@@ -62,7 +62,12 @@ export function registerLoginCommand(program: Command, deps?: ClientCommandDeps)
     .description("sign in with the gateway's identity provider (OpenID Connect) and cache the tokens for the CLI and kubectl")
     .option('--gateway <url>', 'gateway HTTP(S) URL (env OUTPOST_GATEWAY)', defaultGatewayUrl(ctx.env))
     .option('--provider <name>', 'sign-in provider of the gateway; needed when it has several (env OUTPOST_PROVIDER)')
-    .addOption(new Option('--flow <flow>', 'how to sign in (default: device when the provider offers it, else loopback)').choices(['device', 'loopback']))
+    .addOption(
+      new Option('--flow <flow>', 'how to sign in (default: device when the provider offers it, else loopback)').choices([
+        'device',
+        'loopback',
+      ]),
+    )
     .option('--no-browser', 'loopback: only print the sign-in URL, do not start a browser')
     .option('--timeout <duration>', "give up after this long, e.g. 2m (default: the device code's lifetime; loopback 5m)", parseTimeout)
     .option('--ca-file <file>', 'PEM CA bundle that signed the gateway certificate, https only (env OUTPOST_CA_FILE)')

@@ -52,10 +52,16 @@ export async function signInWithDevice(config: Configuration, io: CliIo, options
       throw new CliError(`the code ${device.user_code} expired before the sign-in was completed: ${options.again}`, ExitCode.FAILED);
     }
     if (signal.aborted) {
-      throw new CliError(`the sign-in was not completed within ${Math.round(waitMs / 1000)} s (--timeout): ${options.again}`, ExitCode.FAILED);
+      throw new CliError(
+        `the sign-in was not completed within ${Math.round(waitMs / 1000)} s (--timeout): ${options.again}`,
+        ExitCode.FAILED,
+      );
     }
     if (code === 'access_denied') {
-      throw new CliError(`the sign-in was denied at the provider (${describeOidcError(err)}): ${options.again} to try again`, ExitCode.FAILED);
+      throw new CliError(
+        `the sign-in was denied at the provider (${describeOidcError(err)}): ${options.again} to try again`,
+        ExitCode.FAILED,
+      );
     }
     throw new CliError(`the device sign-in failed (${describeOidcError(err)}): ${options.again}`, ExitCode.FAILED);
   }

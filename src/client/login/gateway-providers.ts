@@ -68,7 +68,10 @@ export async function fetchGatewayProviders(gatewayUrl: string, tls: GatewayTls)
         ExitCode.UNREACHABLE,
       );
     }
-    throw new CliError(`cannot reach the gateway at ${gatewayUrl} (${why}); is it running? (--gateway URL or OUTPOST_GATEWAY)`, ExitCode.UNREACHABLE);
+    throw new CliError(
+      `cannot reach the gateway at ${gatewayUrl} (${why}); is it running? (--gateway URL or OUTPOST_GATEWAY)`,
+      ExitCode.UNREACHABLE,
+    );
   }
   if (answer.status === 404) {
     throw new CliError(
@@ -109,7 +112,10 @@ export function chooseProvider(providers: GatewayProvider[], name: string | unde
     return found;
   }
   if (providers.length > 1) {
-    throw new CliError(`the gateway at ${gatewayUrl} has several sign-in providers: pick one with --provider NAME (${listing})`, ExitCode.USAGE);
+    throw new CliError(
+      `the gateway at ${gatewayUrl} has several sign-in providers: pick one with --provider NAME (${listing})`,
+      ExitCode.USAGE,
+    );
   }
   return providers[0]!;
 }

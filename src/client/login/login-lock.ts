@@ -24,7 +24,10 @@ function tryCreate(lock: string): boolean {
     return true;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw new CliError(`cannot create the lock ${lock} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, ExitCode.FAILED);
+    throw new CliError(
+      `cannot create the lock ${lock} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      ExitCode.FAILED,
+    );
   }
 }
 

@@ -21,7 +21,8 @@ export async function renewLogin(env: NodeJS.ProcessEnv, file: string, now: () =
     file,
     async () => {
       const login = readLogin(file);
-      if (!login) throw new CliError(`the sign-in cache ${file} was removed meanwhile (outpost logout?): run outpost login again`, ExitCode.FAILED);
+      if (!login)
+        throw new CliError(`the sign-in cache ${file} was removed meanwhile (outpost logout?): run outpost login again`, ExitCode.FAILED);
       if (!needsRenewal(login, now())) return login;
       const again = `run ${loginCommand(login.gateway, login.provider)} again`;
       if (login.refreshToken === undefined) {

@@ -5,7 +5,20 @@
  * and a file that others may read is refused rather than used.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, fchmodSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  fchmodSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { CliError, ExitCode } from '../errors.js';
@@ -35,7 +48,7 @@ const FILE_VERSION = 1;
  * The directory holding the cache files: `OUTPOST_CONFIG_DIR/logins`, else `$XDG_CONFIG_HOME/outpost/logins`, else
  * `~/.config/outpost/logins`. Nothing is created here.
  */
-export function loginDir(env: NodeJS.ProcessEnv): string {
+function loginDir(env: NodeJS.ProcessEnv): string {
   if (env.OUTPOST_CONFIG_DIR) return join(resolve(env.OUTPOST_CONFIG_DIR), 'logins');
   const base = env.XDG_CONFIG_HOME ? resolve(env.XDG_CONFIG_HOME) : join(env.HOME || homedir(), '.config');
   return join(base, 'outpost', 'logins');
@@ -63,7 +76,10 @@ const PROVIDER_NAME = /^[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?$/;
 /** Throws CliError (exit 2) unless `name` is a provider name the gateway could have (1-32 of a-z, 0-9, "-"). */
 export function checkProviderName(name: string): string {
   if (!PROVIDER_NAME.test(name)) {
-    throw new CliError(`invalid provider name "${name}": 1-32 of a-z, 0-9 and "-", starting and ending with a letter or digit`, ExitCode.USAGE);
+    throw new CliError(
+      `invalid provider name "${name}": 1-32 of a-z, 0-9 and "-", starting and ending with a letter or digit`,
+      ExitCode.USAGE,
+    );
   }
   return name;
 }
@@ -82,7 +98,10 @@ export function listLogins(env: NodeJS.ProcessEnv, gatewayUrl: string): { provid
     names = readdirSync(dir);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw new CliError(`cannot read the sign-in cache ${dir} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, ExitCode.USAGE);
+    throw new CliError(
+      `cannot read the sign-in cache ${dir} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      ExitCode.USAGE,
+    );
   }
   return names
     .filter((n) => n.startsWith(prefix) && n.endsWith('.json'))
@@ -116,7 +135,10 @@ export function readLogin(file: string, options: { allowShared?: boolean } = {})
   } catch (err) {
     if (err instanceof CliError) throw err;
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new CliError(`cannot read the sign-in cache ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, ExitCode.USAGE);
+    throw new CliError(
+      `cannot read the sign-in cache ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      ExitCode.USAGE,
+    );
   }
   let parsed: unknown;
   try {
@@ -154,7 +176,10 @@ export function writeLogin(env: NodeJS.ProcessEnv, login: StoredLogin): string {
     return file;
   } catch (err) {
     rmSync(temp, { force: true });
-    throw new CliError(`cannot write the sign-in cache ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, ExitCode.FAILED);
+    throw new CliError(
+      `cannot write the sign-in cache ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      ExitCode.FAILED,
+    );
   }
 }
 

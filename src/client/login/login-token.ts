@@ -33,7 +33,11 @@ export interface LoginToken {
  * gateway has no login (and no provider is named). Throws CliError (exit 2) for a named provider without a login, or
  * for several logins and none named.
  */
-export function pickLogin(env: NodeJS.ProcessEnv, gatewayUrl: string, provider: string | undefined): { provider: string; file: string } | undefined {
+export function pickLogin(
+  env: NodeJS.ProcessEnv,
+  gatewayUrl: string,
+  provider: string | undefined,
+): { provider: string; file: string } | undefined {
   const logins = listLogins(env, gatewayUrl);
   if (provider !== undefined) {
     const found = logins.find((l) => l.provider === provider);

@@ -65,7 +65,8 @@ export async function signInWithLoopback(config: Configuration, io: CliIo, optio
 
   const onRequest = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', redirectUri);
-    if (url.pathname !== '/callback' || req.method !== 'GET') return answerPage(res, 404, 'Not found', 'This is the Outpost CLI waiting for a sign-in.');
+    if (url.pathname !== '/callback' || req.method !== 'GET')
+      return answerPage(res, 404, 'Not found', 'This is the Outpost CLI waiting for a sign-in.');
     const current = settle;
     if (!current) return answerPage(res, 410, 'Sign-in already handled', 'This sign-in is over; look at your terminal.');
     settle = undefined;
