@@ -120,7 +120,7 @@ describe('the sign-in cache', () => {
     assert.equal(provider.requests('/token'), tokenRequests + 1);
   });
 
-  test('an expired sign-in whose renewal fails says to run outpost login again (exit 1), for every command', async () => {
+  test('an expired sign-in whose renewal fails says to run outpost login again (exit 1); one with seconds left still serves', async () => {
     const stored = await cacheSignIn(env, provider, {
       gateway: GATEWAY,
       expiresIn: -10,
@@ -131,10 +131,17 @@ describe('the sign-in cache', () => {
     assert.match(
       err.message,
       new RegExp(
-        `^the sign-in with corp at ${GATEWAY} expired at ${stored.expiresAt} and could not be renewed \\(invalid_grant: .*\\): ` +
+        `^the sign-in with corp at ${GATEWAY} expires at ${stored.expiresAt} and could not be renewed \\(invalid_grant: .*\\): ` +
           `run outpost login --gateway ${GATEWAY} --provider corp again$`,
       ),
     );
+    // Seconds left: the renewal is due and fails, and the token still serves until it expires.
+    const lasting = await cacheSignIn(env, provider, {
+      gateway: GATEWAY,
+      expiresIn: 30,
+      refreshToken: 'not-a-refresh-token-of-this-provider',
+    });
+    assert.equal((await loginTokenFor(env, GATEWAY, undefined))?.token, lasting.idToken);
     await cacheSignIn(env, provider, { gateway: GATEWAY, expiresIn: -10, refreshToken: null });
     assert.match((await refusal(loginTokenFor(env, GATEWAY, undefined))).message, /gave no refresh token to renew it: run outpost login/);
     const credential = await runSignInCli(['credential', '--gateway', GATEWAY], env);

@@ -27,18 +27,17 @@ export async function renewLogin(env: NodeJS.ProcessEnv, file: string, now: () =
       const again = `run ${loginCommand(login.gateway, login.provider)} again`;
       if (login.refreshToken === undefined) {
         throw new CliError(
-          `the sign-in with ${login.provider} at ${login.gateway} expired at ${login.expiresAt} and the provider gave no refresh token to renew it: ${again}`,
+          `the sign-in with ${login.provider} at ${login.gateway} expires at ${login.expiresAt} and the provider gave no refresh token to renew it: ${again}`,
           ExitCode.FAILED,
         );
       }
-      const config = await discoverProvider(login.issuer, login.clientId);
       let tokens: Awaited<ReturnType<typeof refreshTokenGrant>>;
       try {
-        tokens = await refreshTokenGrant(config, login.refreshToken);
+        tokens = await refreshTokenGrant(await discoverProvider(login.issuer, login.clientId), login.refreshToken);
       } catch (err) {
+        const why = err instanceof CliError ? err.message : describeOidcError(err);
         throw new CliError(
-          `the sign-in with ${login.provider} at ${login.gateway} expired at ${login.expiresAt} and could not be renewed ` +
-            `(${describeOidcError(err)}): ${again}`,
+          `the sign-in with ${login.provider} at ${login.gateway} expires at ${login.expiresAt} and could not be renewed (${why}): ${again}`,
           ExitCode.FAILED,
         );
       }

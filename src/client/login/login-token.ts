@@ -59,9 +59,10 @@ export function pickLogin(
 }
 
 /**
- * The login's ID token for `gatewayUrl`, renewed first when due at `now()`; undefined when the gateway has no login
- * and `provider` is not named. Throws CliError: exit 2 as {@link pickLogin} and for an unusable cache file, exit 1
- * when a renewal fails (the message says to run `outpost login` again).
+ * The login's ID token for `gatewayUrl`, renewed first when due at `now()` (a token not expired yet is still served
+ * when its renewal fails); undefined when the gateway has no login and `provider` is not named. Throws CliError:
+ * exit 2 as {@link pickLogin} and for an unusable cache file, exit 1 when an expired token cannot be renewed (the
+ * message says to run `outpost login` again).
  */
 export async function loginTokenFor(
   env: NodeJS.ProcessEnv,
@@ -77,7 +78,12 @@ export async function loginTokenFor(
   if (needsRenewal(login, now())) {
     // Loaded on demand: openid-client is needed only for a renewal.
     const { renewLogin } = await import('./login-refresh.js');
-    login = await renewLogin(env, picked.file, now, timing);
+    try {
+      login = await renewLogin(env, picked.file, now, timing);
+    } catch (err) {
+      // A token with seconds left still serves this call; the next one, past its expiry, reports the failure.
+      if (!(err instanceof CliError) || Date.parse(login.expiresAt) <= now().getTime()) throw err;
+    }
   }
   return { token: login.idToken, origin: `outpost login (provider ${login.provider})`, login };
 }

@@ -2,8 +2,10 @@
  * Sign-in with the authorization-code flow and PKCE through a loopback redirect (RFC 8252, as kubelogin does): the
  * CLI listens on 127.0.0.1 on a port the system picks, sends the browser to the provider with
  * `redirect_uri=http://127.0.0.1:<port>/callback`, and exchanges the code the browser brings back — after checking the
- * state it sent — for tokens. The browser is answered with a short page saying whether it worked.
+ * state it sent — for tokens. The browser is answered with a short page saying whether it worked. The URL is always
+ * printed; starting the person's browser on it is a convenience that may fail quietly.
  */
+import { spawn } from 'node:child_process';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -18,7 +20,6 @@ import {
 import { CliError, ExitCode } from '../errors.js';
 import type { CliIo } from '../io.js';
 import { describeOidcError } from './oidc-client.js';
-import { openBrowser } from './open-browser.js';
 
 /** What the loopback flow needs besides the client configuration. */
 export interface LoopbackFlowOptions {
@@ -47,6 +48,24 @@ function answerPage(res: ServerResponse, status: number, title: string, text: st
     connection: 'close',
   });
   res.end(body);
+}
+
+/**
+ * Starts the platform's URL opener on `url` (`open` on macOS, `xdg-open` elsewhere), detached; never throws and
+ * never waits for it. Best effort: on a server there is often no browser, so a launcher that cannot start or exits
+ * non-zero only writes a note — the URL is printed for the person anyway.
+ */
+function openBrowser(url: string, io: CliIo, platform: NodeJS.Platform = process.platform): void {
+  const command = platform === 'darwin' ? 'open' : 'xdg-open';
+  const note = (why: string) => io.stderr(`note: could not open a browser (${command}: ${why}): open the URL above yourself\n`);
+  try {
+    const child = spawn(command, [url], { detached: true, stdio: 'ignore' });
+    child.on('error', (err: NodeJS.ErrnoException) => note(err.code ?? err.message));
+    child.on('exit', (code) => void (code !== 0 && code !== null && note(`exit code ${code}`)));
+    child.unref();
+  } catch (err) {
+    note((err as Error).message);
+  }
 }
 
 /**
