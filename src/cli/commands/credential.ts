@@ -47,7 +47,8 @@ async function tokenOf(opts: CredentialOptions, ctx: ClientContext, now: () => D
     const found = findToken(opts.tokenFile, ctx.env);
     if (!found) {
       throw new CliError(
-        'no token: pass --token-file FILE or set OUTPOST_TOKEN in the environment kubectl runs in; or pass --gateway URL to serve the sign-in of outpost login',
+        'no token: pass --token-file FILE or set OUTPOST_TOKEN in the environment kubectl runs in; ' +
+          'or pass --gateway URL to serve the sign-in of outpost login',
         ExitCode.USAGE,
       );
     }

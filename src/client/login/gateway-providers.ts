@@ -64,7 +64,8 @@ export async function fetchGatewayProviders(gatewayUrl: string, tls: GatewayTls)
     const why = `${code ? `${code}: ` : ''}${(err as Error).message}`;
     if (/CERT|SELF_SIGNED|UNABLE_TO/.test(code)) {
       throw new CliError(
-        `the certificate of the gateway at ${gatewayUrl} does not verify (${why}); pass --ca-file FILE (or OUTPOST_CA_FILE) with the CA that signed it`,
+        `the certificate of the gateway at ${gatewayUrl} does not verify (${why}); ` +
+          'pass --ca-file FILE (or OUTPOST_CA_FILE) with the CA that signed it',
         ExitCode.UNREACHABLE,
       );
     }
@@ -75,7 +76,8 @@ export async function fetchGatewayProviders(gatewayUrl: string, tls: GatewayTls)
   }
   if (answer.status === 404) {
     throw new CliError(
-      `this gateway has no sign-in providers (GET ${url} answered 404): its auth.oidc is not configured; use a token instead (outpost get --help lists the ways)`,
+      `this gateway has no sign-in providers (GET ${url} answered 404): its auth.oidc is not configured; ` +
+        'use a token instead (outpost get --help lists the ways)',
       ExitCode.FAILED,
     );
   }
@@ -92,7 +94,8 @@ export async function fetchGatewayProviders(gatewayUrl: string, tls: GatewayTls)
   const providers = (parsed as { providers?: unknown } | undefined)?.providers;
   if (!Array.isArray(providers) || !providers.every(isProvider)) {
     throw new CliError(
-      `${gatewayUrl} did not answer GET /auth/providers as an Outpost gateway does (${answer.type || 'no content-type'}); is --gateway the gateway's HTTP URL?`,
+      `${gatewayUrl} did not answer GET /auth/providers as an Outpost gateway does (${answer.type || 'no content-type'}); ` +
+        "is --gateway the gateway's HTTP URL?",
       ExitCode.UNREACHABLE,
     );
   }

@@ -8,13 +8,10 @@ import { closeSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CliError, ExitCode } from '../errors.js';
 
-/** How the lock waits; tests shorten it. */
-export interface LockTiming {
-  /** Give up after waiting this long for another holder (default 30 s: a renewal is one request to the provider). */
-  waitMs?: number;
-  /** A lock file older than this belongs to a process that died (default 60 s). */
-  staleMs?: number;
-}
+/** Give up after waiting this long for another holder: a renewal is one request to the provider. */
+const WAIT_MS = 30_000;
+/** A lock file older than this belongs to a process that died. */
+const STALE_MS = 60_000;
 
 function tryCreate(lock: string): boolean {
   try {
@@ -41,23 +38,21 @@ function ageMs(lock: string): number | undefined {
 
 /**
  * Runs `fn` holding `<file>.lock`, and removes the lock after it however it ends. Waits for another holder, takes
- * over a lock older than `staleMs`, and throws CliError (exit 1) naming the lock after `waitMs`. The caller must read
- * the state it guards again inside `fn`: it may have changed while waiting.
+ * over a lock older than {@link STALE_MS}, and throws CliError (exit 1) naming the lock after {@link WAIT_MS}. The
+ * caller must read the state it guards again inside `fn`: it may have changed while waiting.
  */
-export async function withLoginLock<T>(file: string, fn: () => Promise<T>, timing: LockTiming = {}): Promise<T> {
+export async function withLoginLock<T>(file: string, fn: () => Promise<T>): Promise<T> {
   const lock = `${file}.lock`;
-  const waitMs = timing.waitMs ?? 30_000;
-  const staleMs = timing.staleMs ?? 60_000;
   const started = Date.now();
   while (!tryCreate(lock)) {
     const age = ageMs(lock);
-    if (age !== undefined && age > staleMs) {
+    if (age !== undefined && age > STALE_MS) {
       rmSync(lock, { force: true });
       continue;
     }
-    if (Date.now() - started > waitMs) {
+    if (Date.now() - started > WAIT_MS) {
       throw new CliError(
-        `another outpost process has been renewing this sign-in for over ${Math.round(waitMs / 1000)} s (lock ${lock}); ` +
+        `another outpost process has been renewing this sign-in for over ${WAIT_MS / 1000} s (lock ${lock}); ` +
           'remove the lock if no outpost runs, or run outpost login again',
         ExitCode.FAILED,
       );

@@ -4,7 +4,6 @@
  * the client commands' credentials (client-credentials.ts) and what `outpost credential --gateway` serves kubectl.
  */
 import { CliError, ExitCode } from '../errors.js';
-import type { LockTiming } from './login-lock.js';
 import { gatewayKey, listLogins, readLogin, type StoredLogin } from './login-store.js';
 
 /** A token is renewed when it expires within this margin: a call made with it must still be accepted on arrival. */
@@ -42,9 +41,9 @@ export function pickLogin(
   if (provider !== undefined) {
     const found = logins.find((l) => l.provider === provider);
     if (found) return found;
+    const others = logins.length > 0 ? ` (signed in with: ${logins.map((l) => l.provider).join(', ')})` : '';
     throw new CliError(
-      `not signed in to ${gatewayKey(gatewayUrl)} with provider ${provider}${logins.length > 0 ? ` (signed in with: ${logins.map((l) => l.provider).join(', ')})` : ''}: ` +
-        `run ${loginCommand(gatewayUrl, provider)}`,
+      `not signed in to ${gatewayKey(gatewayUrl)} with provider ${provider}${others}: run ${loginCommand(gatewayUrl, provider)}`,
       ExitCode.USAGE,
     );
   }
@@ -69,7 +68,6 @@ export async function loginTokenFor(
   gatewayUrl: string,
   provider: string | undefined,
   now: () => Date = () => new Date(),
-  timing?: LockTiming,
 ): Promise<LoginToken | undefined> {
   const picked = pickLogin(env, gatewayUrl, provider);
   if (!picked) return undefined;
@@ -79,7 +77,7 @@ export async function loginTokenFor(
     // Loaded on demand: openid-client is needed only for a renewal.
     const { renewLogin } = await import('./login-refresh.js');
     try {
-      login = await renewLogin(env, picked.file, now, timing);
+      login = await renewLogin(env, picked.file, now);
     } catch (err) {
       // A token with seconds left still serves this call; the next one, past its expiry, reports the failure.
       if (!(err instanceof CliError) || Date.parse(login.expiresAt) <= now().getTime()) throw err;

@@ -40,7 +40,9 @@ function escapeHtml(text: string): string {
 }
 
 function answerPage(res: ServerResponse, status: number, title: string, text: string): void {
-  const body = `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body style="font-family:sans-serif;margin:3em"><h1>${escapeHtml(title)}</h1><p>${escapeHtml(text)}</p></body></html>`;
+  const body =
+    `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>` +
+    `<body style="font-family:sans-serif;margin:3em"><h1>${escapeHtml(title)}</h1><p>${escapeHtml(text)}</p></body></html>`;
   res.writeHead(status, {
     'content-type': 'text/html; charset=utf-8',
     'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
@@ -110,7 +112,8 @@ export async function signInWithLoopback(config: Configuration, io: CliIo, optio
     () =>
       settle?.reject(
         new CliError(
-          `no sign-in came back to ${redirectUri} within ${Math.round(timeoutMs / 1000)} s: ${options.again} (open the URL in a browser on this machine; --flow device signs in from any device)`,
+          `no sign-in came back to ${redirectUri} within ${Math.round(timeoutMs / 1000)} s: ${options.again} ` +
+            '(open the URL in a browser on this machine; --flow device signs in from any device)',
           ExitCode.FAILED,
         ),
       ),
