@@ -85,12 +85,25 @@ export function createKubectl(bin: string, sandbox: Sandbox): Promise<Kubectl> {
   return createKubectlWith(bin, (path) => sandbox.writeKubeconfig(path));
 }
 
-/** Prepares a kubectl whose kubeconfig `write` puts at the path it is given (any server: a gateway's `/k8s/…`). */
-export async function createKubectlWith(bin: string, write: (path: string) => Promise<void> | void): Promise<Kubectl> {
+/**
+ * Prepares a kubectl whose kubeconfig `write` puts at the path it is given (any server: a gateway's `/k8s/…`).
+ * `extraEnv` joins kubectl's environment (and so its exec credential plugins': `OUTPOST_CONFIG_DIR`).
+ */
+export async function createKubectlWith(
+  bin: string,
+  write: (path: string) => Promise<void> | void,
+  extraEnv: Record<string, string> = {},
+): Promise<Kubectl> {
   const dir = mkdtempSync(join(tmpdir(), 'outpost-kubectl-'));
   const kubeconfig = join(dir, 'kubeconfig');
   await write(kubeconfig);
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, KUBECACHEDIR: join(dir, 'cache'), KUBECONFIG: kubeconfig };
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: dir,
+    KUBECACHEDIR: join(dir, 'cache'),
+    KUBECONFIG: kubeconfig,
+    ...extraEnv,
+  };
   const children = new Set<ReturnType<typeof spawn>>();
 
   function run(args: string[], opts: { input?: string; timeoutMs?: number } = {}): Promise<KubectlResult> {

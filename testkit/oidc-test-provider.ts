@@ -1,8 +1,8 @@
 /**
  * A real OpenID Provider on loopback for the sign-in tests: `oidc-provider` (panva's certified implementation) with
  * its development login and consent pages (any password; the login name picks the user), two users in different
- * groups, a confidential dashboard client and a public CLI client, PKCE, refresh tokens, the device grant, and signing
- * keys that can be rotated. The listening socket is bound first (port 0), so a gateway can be configured with the
+ * groups, a confidential dashboard client and a public CLI client, PKCE, refresh tokens (and their revocation), the
+ * device grant, and signing keys that can be rotated. The listening socket is bound first (port 0), so a gateway can be configured with the
  * issuer before the provider knows the gateway's redirect URIs ({@link TestOidcProvider.configure}).
  */
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
@@ -29,6 +29,8 @@ export interface OidcProviderSetup {
   postLogoutRedirectUris?: string[];
   /** ID and access token lifetime in seconds (default 3600). */
   tokenSeconds?: number;
+  /** How long a device flow's user code stays valid, in seconds (default 600). */
+  deviceCodeSeconds?: number;
 }
 
 /** A running provider. */
@@ -47,6 +49,11 @@ export interface TestOidcProvider {
    * iat, exp in an hour).
    */
   mint(claims: Record<string, unknown>, keyIndex?: number): Promise<string>;
+  /**
+   * A refresh token of the CLI client for `login`, as a finished sign-in would have left (scopes openid, email,
+   * groups, offline_access), made without a browser: for tests of what the CLI does with a cached sign-in.
+   */
+  issueRefreshToken(login: string): Promise<string>;
   /** How many requests reached `path` (e.g. `/jwks`: how often a gateway fetched the keys). */
   requests(path: string): number;
   close(): Promise<void>;
@@ -75,6 +82,7 @@ export async function startTestOidcProvider(): Promise<TestOidcProvider> {
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   let keys = [newKey()];
   let setup: OidcProviderSetup | undefined;
+  let current: Provider | undefined;
 
   const build = () => {
     if (!setup) return;
@@ -101,7 +109,13 @@ export async function startTestOidcProvider(): Promise<TestOidcProvider> {
           response_types: ['code'],
         },
       ],
-      features: { deviceFlow: { enabled: true }, devInteractions: { enabled: true }, rpInitiatedLogout: { enabled: true } },
+      features: {
+        deviceFlow: { enabled: true },
+        devInteractions: { enabled: true },
+        rpInitiatedLogout: { enabled: true },
+        // A client may revoke its own tokens (the default policy, written out so the provider does not log a notice).
+        revocation: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
+      },
       async findAccount(_ctx, id) {
         return { accountId: id, claims: async () => ({ sub: id, email: `${id}@example.com`, groups: [...(OIDC_USERS[id] ?? [])] }) };
       },
@@ -115,7 +129,7 @@ export async function startTestOidcProvider(): Promise<TestOidcProvider> {
         IdToken: tokenSeconds,
         AccessToken: tokenSeconds,
         RefreshToken: 86_400,
-        DeviceCode: 600,
+        DeviceCode: s.deviceCodeSeconds ?? 600,
         Interaction: 600,
         Session: 86_400,
         Grant: 86_400,
@@ -123,6 +137,7 @@ export async function startTestOidcProvider(): Promise<TestOidcProvider> {
       },
     });
     provider.proxy = false;
+    current = provider;
     // The native CLI client's loopback redirect may use any port (RFC 8252 section 7.3); the provider checks the
     // registered URI without its port for native clients on 127.0.0.1.
     handler = provider.callback();
@@ -157,6 +172,24 @@ export async function startTestOidcProvider(): Promise<TestOidcProvider> {
       };
       const key = await importJWK(jwk, 'RS256');
       return new SignJWT(payload as Record<string, unknown>).setProtectedHeader({ alg: 'RS256', kid: jwk.kid, typ: 'JWT' }).sign(key);
+    },
+    async issueRefreshToken(login) {
+      if (!current) throw new Error('configure the test provider first');
+      const client = await current.Client.find(CLI_CLIENT_ID);
+      if (!client) throw new Error(`no client ${CLI_CLIENT_ID}`);
+      const scope = 'openid email groups offline_access';
+      const grant = new current.Grant({ accountId: login, clientId: CLI_CLIENT_ID });
+      grant.addOIDCScope(scope);
+      const grantId = await grant.save();
+      const token = new current.RefreshToken({
+        client,
+        accountId: login,
+        grantId,
+        scope,
+        gty: 'device_code',
+        authTime: Math.floor(Date.now() / 1000),
+      });
+      return token.save();
     },
     requests: (path) => counts.get(path) ?? 0,
     async close() {

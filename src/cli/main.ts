@@ -11,6 +11,8 @@ import { registerDemoCommand } from './commands/demo.js';
 import { registerGatewayCommand } from './commands/gateway.js';
 import { registerGetCommand } from './commands/get.js';
 import { registerKubeconfigCommand } from './commands/kubeconfig.js';
+import { registerLoginCommand } from './commands/login.js';
+import { registerLogoutCommand } from './commands/logout.js';
 import { registerLogsCommand } from './commands/logs.js';
 import { registerOperationsCommand } from './commands/operations.js';
 import { registerPatchCommand } from './commands/patch.js';
@@ -41,6 +43,8 @@ function createProgram(): Command {
   registerOperationsCommand(program);
   registerKubeconfigCommand(program);
   registerCredentialCommand(program);
+  registerLoginCommand(program);
+  registerLogoutCommand(program);
   program.addHelpText('after', () => describeCommands(program));
   return program;
 }

@@ -127,7 +127,11 @@ export function describeClientError(err: unknown, gatewayUrl: string): { exitCod
     };
   }
   const status = HTTP_STATUS[ce.code];
-  const line = `${codeName(ce.code)}: ${ce.rawMessage}${status ? ` (HTTP ${status})` : ''}`;
+  let line = `${codeName(ce.code)}: ${ce.rawMessage}${status ? ` (HTTP ${status})` : ''}`;
+  if (ce.code === Code.Unauthenticated && ce.rawMessage.startsWith('authentication required')) {
+    // The gateway wants credentials and none were sent: say how to get some.
+    line += `; no credentials were sent: run outpost login --gateway ${gatewayUrl.replace(/\/+$/, '')} to sign in, or give a token (--help lists the ways)`;
+  }
   switch (ce.code) {
     case Code.InvalidArgument:
     case Code.ResourceExhausted:

@@ -11,8 +11,11 @@ import type { NamedEntry } from './kubeconfig-document.js';
 export type KubeCredential =
   /** The token itself, in the kubeconfig. */
   | { type: 'token'; token: string }
-  /** `outpost credential` run by kubectl; `tokenFile` (absolute) or, when absent, OUTPOST_TOKEN in kubectl's environment. */
-  | { type: 'exec'; command: string; tokenFile?: string }
+  /**
+   * `outpost credential` run by kubectl: with `gateway`, the ID token `outpost login` cached for it (of `provider`
+   * when named); else `tokenFile` (absolute) or, when absent, OUTPOST_TOKEN in kubectl's environment.
+   */
+  | { type: 'exec'; command: string; tokenFile?: string; gateway?: string; provider?: string }
   /** No credentials (a gateway that needs none): an empty user entry. */
   | { type: 'none' };
 
@@ -92,6 +95,19 @@ export function buildKubeconfigEntries(input: KubeconfigEntriesInput): Kubeconfi
   };
 }
 
+/** The plugin's arguments: `credential` and where its token comes from. */
+function execArgs(credential: Extract<KubeCredential, { type: 'exec' }>): string[] {
+  if (credential.gateway !== undefined) {
+    return [
+      'credential',
+      '--gateway',
+      credential.gateway,
+      ...(credential.provider === undefined ? [] : ['--provider', credential.provider]),
+    ];
+  }
+  return credential.tokenFile ? ['credential', '--token-file', credential.tokenFile] : ['credential'];
+}
+
 function userOf(credential: KubeCredential): Record<string, unknown> {
   if (credential.type === 'token') return { token: credential.token };
   if (credential.type === 'none') return {};
@@ -99,7 +115,7 @@ function userOf(credential: KubeCredential): Record<string, unknown> {
     exec: {
       apiVersion: EXEC_CREDENTIAL_API_VERSION,
       command: credential.command,
-      args: credential.tokenFile ? ['credential', '--token-file', credential.tokenFile] : ['credential'],
+      args: execArgs(credential),
       interactiveMode: 'Never',
       provideClusterInfo: false,
       installHint:

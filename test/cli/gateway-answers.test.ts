@@ -119,7 +119,12 @@ describe('a refusal before the body was read', () => {
         outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
       }
     }
-    assert.deepEqual([...outcomes.keys()], ['1 error: Unauthenticated: authentication required (HTTP 401)\n']);
+    assert.deepEqual(
+      [...outcomes.keys()],
+      [
+        `1 error: Unauthenticated: authentication required (HTTP 401); no credentials were sent: run outpost login --gateway ${url} to sign in, or give a token (--help lists the ways)\n`,
+      ],
+    );
   });
 });
 

@@ -25,6 +25,10 @@ test('outpost --help lists every command with its flags', async () => {
     ['logs', '--tail'],
     ['kubeconfig', '--exec'],
     ['credential', '--token-file'],
+    ['credential', '--gateway'],
+    ['login', '--flow'],
+    ['logout', '--all'],
+    ['kubeconfig', '--oidc'],
     ['patch', '--patch-file'],
     ['accounts', '--output'],
     ['operations', '--watch'],
@@ -50,7 +54,13 @@ test('every client command has the credential and TLS flags, and its --help the 
   for (const command of ['get', 'apply', 'scale', 'rollout', 'patch', 'delete', 'logs', 'accounts', 'operations']) {
     const start = stdout.indexOf(`  outpost ${command} `);
     const section = stdout.slice(start, stdout.indexOf('\n\n', start + 1));
-    for (const flag of ['--token-file <file>', '--credential-exec <command>', '--ca-file <file>', '--insecure-skip-tls-verify']) {
+    for (const flag of [
+      '--token-file <file>',
+      '--credential-exec <command>',
+      '--ca-file <file>',
+      '--insecure-skip-tls-verify',
+      '--provider <name>',
+    ]) {
       assert.ok(section.includes(flag), `outpost ${command} lacks ${flag}`);
     }
   }

@@ -1,6 +1,7 @@
 /**
  * Commands load only what they use: `outpost --help` and the help of the long-running commands never load the sandbox
- * API server or the Kubernetes client (the agent, the sandbox and the gateway load their own parts when they run).
+ * API server or the Kubernetes client (the agent, the sandbox and the gateway load their own parts when they run), and
+ * client commands load the OpenID Connect client only to sign in or renew a sign-in.
  * Checked by recording every module URL the real command resolves.
  */
 import assert from 'node:assert/strict';
@@ -55,6 +56,18 @@ describe('CLI module loading', () => {
     test(`outpost ${args.join(' ')} loads no logger (pino is for the long-running programs; start-up time of client commands)`, () => {
       const loads = loadsOf(args);
       assert.deepEqual(loads.filter(loadsLogger), []);
+    });
+  }
+
+  for (const args of [
+    ['get', '--help'],
+    ['login', '--help'],
+  ]) {
+    test(`outpost ${args.join(' ')} loads no OpenID Connect client (openid-client is for signing in and renewing)`, () => {
+      assert.deepEqual(
+        loadsOf(args).filter((u) => u.includes('/node_modules/openid-client') || u.includes('/node_modules/oauth4webapi')),
+        [],
+      );
     });
   }
 });

@@ -157,7 +157,11 @@ describe('client commands against a gateway with auth.tokens', () => {
         const r = await cli(argsOf(args as string[]), {}, stdin);
         assert.deepEqual(
           [r.code, r.err.replace(/\(Authorization: Bearer <token>\) /, '')],
-          [1, 'error: Unauthenticated: authentication required: present a bearer token (HTTP 401)\n'],
+          [
+            1,
+            'error: Unauthenticated: authentication required: present a bearer token (HTTP 401); no credentials were sent: run ' +
+              `outpost login --gateway ${stack.gateway.httpUrl} to sign in, or give a token (--help lists the ways)\n`,
+          ],
           `${args[0]}, round ${round}`,
         );
         assert.doesNotMatch(r.err, /EPIPE|HTTP 500/);

@@ -148,7 +148,9 @@ export async function startKubeStack(options: KubeStackOptions = {}): Promise<Ku
       ...(options.agentLogger ? { logger: options.agentLogger } : {}),
     });
     await eventually('account sandbox ACTIVE with an agent', async () => {
-      const answer = await httpsRequest(`${stack.gateway.httpUrl}/armory/accounts/sandbox`, { ca: pki.caPem });
+      // As erin (admin, read): also where the gateway's readAccess is `authenticated`.
+      const headers = { authorization: `Bearer ${TOKENS.erin}` };
+      const answer = await httpsRequest(`${stack.gateway.httpUrl}/armory/accounts/sandbox`, { ca: pki.caPem, headers });
       const account = JSON.parse(answer.body) as { state?: string };
       if (account.state !== 'ACTIVE') throw new Error(`state ${account.state}`);
       return true;

@@ -6,7 +6,7 @@
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { type ClientCommandDeps, type ClientContext, fail, resolveDeps } from '../../client/client-command.js';
-import { readCaFile } from '../../client/client-credentials.js';
+import { checkGatewayUrl, readCaFile } from '../../client/client-credentials.js';
 import { configureCommandOutput } from '../../client/command-output.js';
 import { CliError, ExitCode } from '../../client/errors.js';
 import { findToken, jwtExpiry, readTokenFile, rfc3339 } from '../../client/kube-token.js';
@@ -19,6 +19,8 @@ import {
   type KubeCredential,
 } from '../../client/kubeconfig-entries.js';
 import { defaultKubeconfigPath, readKubeconfigText, writeKubeconfigAtomically } from '../../client/kubeconfig-file.js';
+import { checkProviderName, gatewayKey } from '../../client/login/login-store.js';
+import { loginCommand, pickLogin } from '../../client/login/login-token.js';
 import { defaultGatewayUrl } from '../../client/operation-client.js';
 import { outpostEntryPath } from '../../client/outpost-entry.js';
 
@@ -29,6 +31,8 @@ interface KubeconfigOptions {
   context?: string;
   tokenFile?: string;
   exec?: boolean;
+  oidc?: boolean;
+  provider?: string;
   caFile?: string;
   insecureSkipTlsVerify?: boolean;
   namespace?: string;
@@ -43,6 +47,9 @@ Credentials (the gateway accepts its own bearer tokens on /k8s/; the token needs
   --exec           nothing secret is stored: kubectl runs "outpost credential" each time it starts (and again
                    when a JWT expired), which reads the token then, from --token-file F (its absolute path is
                    stored) or, without it, from OUTPOST_TOKEN in kubectl's environment
+  --exec --oidc    kubectl acts as the person signed in with "outpost login --gateway URL": the plugin serves the
+                   cached ID token, renewed with its refresh token when it expires (--provider NAME when several
+                   providers are signed in); the gateway impersonates that person and their groups in the cluster
 
 The kubeconfig written is --kubeconfig, else the first path of KUBECONFIG, else ~/.kube/config. Entries named
 outpost-ACCOUNT (cluster, user, context) are added or replaced; everything else is kept. Written atomically, mode 0600.
@@ -50,6 +57,8 @@ outpost-ACCOUNT (cluster, user, context) are added or replaced; everything else 
 Examples:
   OUTPOST_TOKEN=... outpost kubeconfig --account prod-eu --gateway https://outpost.example.com --set-current
   outpost kubeconfig --account prod-eu --gateway https://outpost.example.com --exec --token-file ~/.outpost/token
+  outpost login --gateway https://outpost.example.com
+  outpost kubeconfig --account prod-eu --gateway https://outpost.example.com --exec --oidc
   kubectl --context outpost-prod-eu get pods -A
 `;
 
@@ -73,6 +82,8 @@ function checkContextName(name: string): string {
  */
 function credentialOf(opts: KubeconfigOptions, ctx: ClientContext, notes: string[]): KubeCredential {
   const tokenFile = opts.tokenFile === undefined ? undefined : resolve(opts.tokenFile);
+  if (opts.oidc) return signInCredential(opts, ctx, notes);
+  if (opts.provider !== undefined) throw new CliError('--provider goes with --exec --oidc', ExitCode.USAGE);
   if (opts.exec) {
     if (tokenFile !== undefined) {
       readTokenFile(tokenFile); // refuse a missing or empty file now rather than at kubectl's first call
@@ -99,6 +110,31 @@ function credentialOf(opts: KubeconfigOptions, ctx: ClientContext, notes: string
     );
   }
   return { type: 'token', token: found.token };
+}
+
+/**
+ * The exec entry of `--exec --oidc`: `outpost credential --gateway URL [--provider P]`. Not being signed in yet is a
+ * note (kubectl will say to run outpost login); several providers signed in and none named is refused (exit 2).
+ */
+function signInCredential(opts: KubeconfigOptions, ctx: ClientContext, notes: string[]): KubeCredential {
+  if (!opts.exec) {
+    throw new CliError(
+      '--oidc needs --exec: kubectl must run "outpost credential" to renew the ID token, which expires soon',
+      ExitCode.USAGE,
+    );
+  }
+  if (opts.tokenFile !== undefined) throw new CliError('--oidc and --token-file exclude each other: give one', ExitCode.USAGE);
+  const provider = opts.provider === undefined ? undefined : checkProviderName(opts.provider);
+  const gateway = gatewayKey(checkGatewayUrl(opts.gateway));
+  try {
+    if (!pickLogin(ctx.env, gateway, provider))
+      notes.push(`note: not signed in to ${gateway} yet: run ${loginCommand(gateway)} before kubectl`);
+  } catch (err) {
+    // A named provider without a login is fine for now: kubectl will say to sign in. Several and none named is not.
+    if (!(err instanceof CliError) || provider === undefined) throw err;
+    notes.push(`note: ${err.message} before kubectl`);
+  }
+  return { type: 'exec', command: outpostEntryPath(), gateway, ...(provider === undefined ? {} : { provider }) };
 }
 
 function run(opts: KubeconfigOptions, ctx: ClientContext): void {
@@ -156,6 +192,8 @@ export function registerKubeconfigCommand(program: Command, deps?: ClientCommand
     .option('--context <name>', 'context name (default: outpost-ACCOUNT)')
     .option('--token-file <file>', 'file holding the Outpost token (default: the OUTPOST_TOKEN environment variable)')
     .option('--exec', 'store an exec credential plugin entry ("outpost credential") instead of the token')
+    .option('--oidc', 'with --exec: kubectl uses the sign-in of "outpost login --gateway URL" (renewed as needed)')
+    .option('--provider <name>', 'with --exec --oidc: the sign-in provider, when several are signed in to the gateway')
     .option('--ca-file <file>', 'PEM CA bundle that signed the gateway certificate (https)')
     .option('--insecure-skip-tls-verify', 'do not verify the gateway certificate (https; testing only)')
     .option('-n, --namespace <namespace>', "the context's default namespace")
