@@ -49,6 +49,11 @@ export interface TestOidcProvider {
   mint(claims: Record<string, unknown>, keyIndex?: number): Promise<string>;
   /** How many requests reached `path` (e.g. `/jwks`: how often a gateway fetched the keys). */
   requests(path: string): number;
+  /**
+   * Changes a person's groups from now on (tokens issued later, refreshed ones included, carry them); the other
+   * people of {@link OIDC_USERS} keep theirs.
+   */
+  setGroups(login: string, groups: readonly string[]): void;
   close(): Promise<void>;
 }
 
@@ -75,6 +80,7 @@ export async function startTestOidcProvider(): Promise<TestOidcProvider> {
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   let keys = [newKey()];
   let setup: OidcProviderSetup | undefined;
+  const groupsOf = new Map<string, readonly string[]>(Object.entries(OIDC_USERS));
 
   const build = () => {
     if (!setup) return;
@@ -103,7 +109,7 @@ export async function startTestOidcProvider(): Promise<TestOidcProvider> {
       ],
       features: { deviceFlow: { enabled: true }, devInteractions: { enabled: true }, rpInitiatedLogout: { enabled: true } },
       async findAccount(_ctx, id) {
-        return { accountId: id, claims: async () => ({ sub: id, email: `${id}@example.com`, groups: [...(OIDC_USERS[id] ?? [])] }) };
+        return { accountId: id, claims: async () => ({ sub: id, email: `${id}@example.com`, groups: [...(groupsOf.get(id) ?? [])] }) };
       },
       claims: { openid: ['sub'], email: ['email'], groups: ['groups'], profile: [] },
       scopes: ['openid', 'offline_access', 'email', 'profile', 'groups'],
@@ -159,6 +165,9 @@ export async function startTestOidcProvider(): Promise<TestOidcProvider> {
       return new SignJWT(payload as Record<string, unknown>).setProtectedHeader({ alg: 'RS256', kid: jwk.kid, typ: 'JWT' }).sign(key);
     },
     requests: (path) => counts.get(path) ?? 0,
+    setGroups(login, groups) {
+      groupsOf.set(login, [...groups]);
+    },
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -450,6 +450,14 @@ export const gatewayConfigSchema: z.ZodType<GatewayConfig> = baseSchema
         message: `must be greater than agents.heartbeatIntervalSeconds (${c.agents.heartbeatIntervalSeconds})`,
       });
     }
+    if (c.auth.oidc !== undefined && !c.insecure && c.secrets.keyFile === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['secrets', 'keyFile'],
+        message:
+          'is required with auth.oidc on a secure gateway: the dashboard keeps each session\'s provider tokens in the database, encrypted with it (docs/sign-in.md, "The dashboard")',
+      });
+    }
     if (c.replicas.deadAfterSeconds <= c.replicas.heartbeatIntervalSeconds) {
       ctx.addIssue({
         code: 'custom',

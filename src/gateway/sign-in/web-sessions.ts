@@ -34,8 +34,11 @@ export interface WebSession {
 
 /** The sessions of this gateway's database. */
 export interface WebSessions {
-  /** Stores a session for a person the provider just vouched for; resolves with the secret the cookie carries. */
-  create(identity: OidcIdentity, tokens: SessionTokens, lifetimes: TokenLifetimes): Promise<string>;
+  /**
+   * Stores a session for a person the provider just vouched for; resolves with the secret the cookie carries and the
+   * session's absolute end.
+   */
+  create(identity: OidcIdentity, tokens: SessionTokens, lifetimes: TokenLifetimes): Promise<{ secret: string; expiresAt: Date }>;
   /**
    * The live session of a cookie's secret, its tokens renewed when due and its use recorded. Rejects UNAUTHENTICATED
    * saying why when there is none or it ended (its row is then deleted), UNAVAILABLE when a due renewal cannot reach
@@ -99,6 +102,7 @@ export function createWebSessions(deps: WebSessionsDeps): WebSessions {
       const secret = newSessionSecret();
       const key = sessionKeyOf(secret);
       const now = clock();
+      const expiresAt = new Date(now + deps.sessionHours * 3_600_000);
       await insertWebSession(db, {
         id: key,
         provider: identity.provider,
@@ -108,9 +112,9 @@ export function createWebSessions(deps: WebSessionsDeps): WebSessions {
         refreshAt: refreshAtOf(now, lifetimes),
         createdAt: new Date(now),
         lastUsedAt: new Date(now),
-        expiresAt: new Date(now + deps.sessionHours * 3_600_000),
+        expiresAt,
       });
-      return secret;
+      return { secret, expiresAt };
     },
     async resolve(secret) {
       if (!isSessionSecret(secret)) throw unauthenticated('the dashboard session cookie is malformed; sign in again');
