@@ -43,8 +43,7 @@ export interface SignInSetupOptions {
 export async function createSignInSetup(options: SignInSetupOptions = {}): Promise<SignInSetup> {
   const provider = await startTestOidcProvider();
   const dir = mkdtempSync(join(tmpdir(), 'outpost-sign-in-'));
-  const keyFile = join(dir, 'keys');
-  writeFileSync(keyFile, `k1:${randomBytes(32).toString('base64')}\n`);
+  const keyFile = writeKeyFile(dir);
   const clientSecretFile = join(dir, 'client-secret');
   writeFileSync(clientSecretFile, `${DASHBOARD_CLIENT_SECRET}\n`);
   const gateways: string[] = [];
@@ -89,6 +88,13 @@ export async function createSignInSetup(options: SignInSetupOptions = {}): Promi
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Writes a `secrets.keyFile` with one fresh key into `dir`; returns its path. */
+export function writeKeyFile(dir: string): string {
+  const keyFile = join(dir, 'keys');
+  writeFileSync(keyFile, `k1:${randomBytes(32).toString('base64')}\n`);
+  return keyFile;
 }
 
 /** A clock tests move by hand (epoch ms), starting now; hand `now` to the gateway as its `sessionClock`. */
