@@ -54,6 +54,11 @@ export interface TestOidcProvider {
    * people of {@link OIDC_USERS} keep theirs.
    */
   setGroups(login: string, groups: readonly string[]): void;
+  /**
+   * While on, the token endpoint answers every request `400 invalid_grant` (a grant the provider revoked: the person
+   * was disabled, or signed out everywhere).
+   */
+  refuseTokens(on: boolean): void;
   close(): Promise<void>;
 }
 
@@ -67,9 +72,15 @@ function newKey(): JWK & { kid: string } {
 export async function startTestOidcProvider(): Promise<TestOidcProvider> {
   let handler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
   const counts = new Map<string, number>();
+  let refusing = false;
   const server = createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     counts.set(path, (counts.get(path) ?? 0) + 1);
+    if (refusing && req.method === 'POST' && path === '/token') {
+      req.resume();
+      res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"invalid_grant","error_description":"grant revoked (test)"}');
+      return;
+    }
     if (!handler) {
       res.writeHead(503).end('the test provider is not configured yet');
       return;
@@ -167,6 +178,9 @@ export async function startTestOidcProvider(): Promise<TestOidcProvider> {
     requests: (path) => counts.get(path) ?? 0,
     setGroups(login, groups) {
       groupsOf.set(login, [...groups]);
+    },
+    refuseTokens(on) {
+      refusing = on;
     },
     async close() {
       server.closeAllConnections();
