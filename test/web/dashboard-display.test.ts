@@ -65,7 +65,7 @@ describe('sign-in messages', () => {
   test('a first visit without a token asks for one without showing a refusal', () => {
     const auth = createAuthStore(null);
     assert.equal(auth.report(unauthenticated, 0), true);
-    assert.deepEqual(auth.state(), { version: 0, prompt: true, message: '', hasToken: false });
+    assert.deepEqual(auth.state(), { version: 0, prompt: true, message: '', hasToken: false, who: null, signInError: '' });
   });
 
   test("a rejected token brings the form back with the server's message, and forgets the token", () => {
@@ -75,5 +75,14 @@ describe('sign-in messages', () => {
     assert.equal(auth.state().message, 'missing or invalid credentials');
     assert.equal(auth.state().prompt, true);
     assert.equal(auth.token(), null);
+  });
+
+  test("a dashboard session the gateway ended brings the form back with its message; its CSRF token is forgotten", () => {
+    const auth = createAuthStore(null);
+    auth.identify({ identity: 'oidc:corp:alice', roles: ['read'], csrfToken: 'c' });
+    assert.equal(auth.csrf(), 'c');
+    const ended = new ConnectError('your dashboard session ended: it was not used for auth.oidc.idleMinutes (120); sign in again', Code.Unauthenticated);
+    assert.equal(auth.report(ended, auth.state().version), true);
+    assert.deepEqual([auth.state().prompt, auth.state().message, auth.state().who, auth.csrf()], [true, ended.rawMessage, null, null]);
   });
 });
