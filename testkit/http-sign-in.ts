@@ -107,7 +107,8 @@ export async function signInOverHttp(gatewayUrl: string, options: HttpSignInOpti
     }
     // The provider's development pages: a login form, then a consent form, both posting back to the same URL.
     const prompt = /name="prompt" value="([a-z]+)"/.exec(html)?.[1];
-    const form: Record<string, string> = prompt === 'login' ? { prompt, login: options.login, password: 'any' } : { prompt: prompt ?? 'consent' };
+    const form: Record<string, string> =
+      prompt === 'login' ? { prompt, login: options.login, password: 'any' } : { prompt: prompt ?? 'consent' };
     init = { method: 'POST', body: new URLSearchParams(form), headers: { 'content-type': 'application/x-www-form-urlencoded' } };
   }
   throw new Error('sign-in: too many redirects');

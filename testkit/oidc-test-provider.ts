@@ -78,7 +78,9 @@ export async function startTestOidcProvider(): Promise<TestOidcProvider> {
     counts.set(path, (counts.get(path) ?? 0) + 1);
     if (refusing && req.method === 'POST' && path === '/token') {
       req.resume();
-      res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"invalid_grant","error_description":"grant revoked (test)"}');
+      res
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end('{"error":"invalid_grant","error_description":"grant revoked (test)"}');
       return;
     }
     if (!handler) {

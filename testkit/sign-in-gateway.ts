@@ -14,7 +14,12 @@ import { DASHBOARD_CLIENT_ID, DASHBOARD_CLIENT_SECRET, startTestOidcProvider, ty
 
 /** The rules of the sign-in tests (the brief's): by the provider's groups, prefixed. */
 const SIGN_IN_RULES = [
-  { kind: 'oidc' as const, groups: ['corp:platform-admins'], roles: ['read' as const, 'write' as const, 'admin' as const], accounts: ['*'] },
+  {
+    kind: 'oidc' as const,
+    groups: ['corp:platform-admins'],
+    roles: ['read' as const, 'write' as const, 'admin' as const],
+    accounts: ['*'],
+  },
   { kind: 'oidc' as const, groups: ['corp:developers'], roles: ['read' as const] },
 ];
 

@@ -133,7 +133,10 @@ describe('dashboard sign-in with an identity provider', { timeout: 180_000 }, ()
     const context = await profile(1280);
     const page = await context.newPage();
     await page.goto(`${url}/?sign_in_error=state_mismatch#/`);
-    await page.getByRole('alert').filter({ hasText: /^Sign-in failed\. The answer from the identity provider does not belong/ }).waitFor(WAIT);
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /^Sign-in failed\. The answer from the identity provider does not belong/ })
+      .waitFor(WAIT);
     assert.equal(new URL(page.url()).search, '', 'the code leaves the address bar');
     await context.close();
   });

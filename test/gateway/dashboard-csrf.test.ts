@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import http2 from 'node:http2';
 import { after, before, describe, test } from 'node:test';
 import { eventually } from '../../testkit/eventually.js';
-import { CookieJar, jsonCall, readSession, signInOverHttp, type JsonOutcome } from '../../testkit/http-sign-in.js';
+import { type CookieJar, jsonCall, readSession, signInOverHttp, type JsonOutcome } from '../../testkit/http-sign-in.js';
 import { createSignInSetup, type SignInSetup } from '../../testkit/sign-in-gateway.js';
 import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 
@@ -51,7 +51,11 @@ describe('CSRF rules of the dashboard session', { concurrency: false, timeout: 1
     ];
     for (const [what, headers, pattern] of cases) {
       refusedAs(await jsonCall(jar, url, 'POST', LIST_ACCOUNTS, { headers }), pattern, `Connect POST, ${what}`);
-      refusedAs(await jsonCall(jar, url, 'GET', `/${LIST_ACCOUNTS}?encoding=json&message=%7B%7D`, { headers }), pattern, `Connect GET, ${what}`);
+      refusedAs(
+        await jsonCall(jar, url, 'GET', `/${LIST_ACCOUNTS}?encoding=json&message=%7B%7D`, { headers }),
+        pattern,
+        `Connect GET, ${what}`,
+      );
       refusedAs(await jsonCall(jar, url, 'GET', '/armory/accounts', { headers }), pattern, `REST GET, ${what}`);
       const body = [{ name: 'csrf-made', kubeconfigFile: '/k' }];
       refusedAs(await jsonCall(jar, url, 'POST', '/armory/accounts', { headers, body }), pattern, `REST POST, ${what}`);
@@ -100,7 +104,11 @@ describe('CSRF rules of the dashboard session', { concurrency: false, timeout: 1
       headers: { ...headers, 'content-type': 'application/connect+json' },
       body: new Uint8Array(5),
     });
-    const end = JSON.parse(Buffer.from(await agent.arrayBuffer()).subarray(5).toString('utf8')) as { error?: { code: string } };
+    const end = JSON.parse(
+      Buffer.from(await agent.arrayBuffer())
+        .subarray(5)
+        .toString('utf8'),
+    ) as { error?: { code: string } };
     assert.equal(end.error?.code, 'unauthenticated', 'agent stream');
   });
 

@@ -113,7 +113,11 @@ describe('dashboard sessions: stored, shared, renewed, ended', { concurrency: fa
 
       clock.advance(31_000);
       const seen = await Promise.all(replicas.map((r) => whoIs(jar, r)));
-      assert.deepEqual(seen, replicas.map(() => 'oidc:corp:alice read'), 'the renewed ID token says developers');
+      assert.deepEqual(
+        seen,
+        replicas.map(() => 'oidc:corp:alice read'),
+        'the renewed ID token says developers',
+      );
       assert.equal(setup.provider.requests('/token'), tokens + 1, 'renewed once, whichever replica asked first');
       const refused = await auditCall(jar, a);
       assert.equal(refused.status, 403);
@@ -136,7 +140,10 @@ describe('dashboard sessions: stored, shared, renewed, ended', { concurrency: fa
       const r = await jsonCall(jar, gateway.httpUrl, 'GET', '/armory/accounts', { headers: { 'x-outpost-csrf': 'irrelevant-once-ended' } });
       // The CSRF rules come first: a wrong header is refused before the session is renewed.
       assert.equal(r.status, 403);
-      assert.match(await whoIs(jar, gateway), /^signed out: your dashboard session ended: provider corp refused to renew it \(invalid_grant\)/);
+      assert.match(
+        await whoIs(jar, gateway),
+        /^signed out: your dashboard session ended: provider corp refused to renew it \(invalid_grant\)/,
+      );
       assert.equal(await rows(gateway), 0);
     } finally {
       setup.provider.refuseTokens(false);
@@ -157,7 +164,10 @@ describe('dashboard sessions: stored, shared, renewed, ended', { concurrency: fa
     clock.advance(20 * MINUTE);
     assert.equal(await whoIs(busy, gateway), 'oidc:corp:bob read', 'at +40: idle time counts from the last use');
     clock.advance(11 * MINUTE);
-    assert.match(await whoIs(idle, gateway), /^signed out: your dashboard session ended: it was not used for auth\.oidc\.idleMinutes \(30\)/);
+    assert.match(
+      await whoIs(idle, gateway),
+      /^signed out: your dashboard session ended: it was not used for auth\.oidc\.idleMinutes \(30\)/,
+    );
     assert.equal(await whoIs(busy, gateway), 'oidc:corp:bob read', 'at +51');
     clock.advance(10 * MINUTE);
     assert.match(await whoIs(busy, gateway), /^signed out: your dashboard session ended: it is older than auth\.oidc\.sessionHours \(1\)/);
@@ -178,4 +188,3 @@ describe('dashboard sessions: stored, shared, renewed, ended', { concurrency: fa
     await stop(gateway);
   });
 });
-

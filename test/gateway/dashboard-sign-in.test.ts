@@ -63,7 +63,10 @@ describe('dashboard sign-in (authorization code + PKCE, session cookie)', { conc
     const csrf = { 'x-outpost-csrf': String(session.body.csrfToken) };
     assert.equal((await jsonCall(jar, url, 'POST', LIST_ACCOUNTS, { headers: csrf })).status, 200, 'Connect, read');
     assert.equal((await jsonCall(jar, url, 'GET', '/armory/accounts', { headers: csrf })).status, 200, 'REST, read');
-    const created = await jsonCall(jar, url, 'POST', '/armory/accounts', { headers: csrf, body: [{ name: 'made-by-alice', kubeconfigFile: '/k' }] });
+    const created = await jsonCall(jar, url, 'POST', '/armory/accounts', {
+      headers: csrf,
+      body: [{ name: 'made-by-alice', kubeconfigFile: '/k' }],
+    });
     assert.equal(created.status, 201, 'REST, admin');
     // Connect, admin: the audit log names her sign-in, with her groups.
     const audit = await jsonCall(jar, url, 'POST', LIST_AUDIT, { headers: csrf, body: { kind: 'session' } });

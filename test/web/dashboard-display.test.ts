@@ -77,11 +77,14 @@ describe('sign-in messages', () => {
     assert.equal(auth.token(), null);
   });
 
-  test("a dashboard session the gateway ended brings the form back with its message; its CSRF token is forgotten", () => {
+  test('a dashboard session the gateway ended brings the form back with its message; its CSRF token is forgotten', () => {
     const auth = createAuthStore(null);
     auth.identify({ identity: 'oidc:corp:alice', roles: ['read'], csrfToken: 'c' });
     assert.equal(auth.csrf(), 'c');
-    const ended = new ConnectError('your dashboard session ended: it was not used for auth.oidc.idleMinutes (120); sign in again', Code.Unauthenticated);
+    const ended = new ConnectError(
+      'your dashboard session ended: it was not used for auth.oidc.idleMinutes (120); sign in again',
+      Code.Unauthenticated,
+    );
     assert.equal(auth.report(ended, auth.state().version), true);
     assert.deepEqual([auth.state().prompt, auth.state().message, auth.state().who, auth.csrf()], [true, ended.rawMessage, null, null]);
   });

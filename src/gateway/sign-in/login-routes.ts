@@ -128,4 +128,3 @@ export function addLoginRoutes(app: Hono<RestEnv>, ctx: SignInContext): void {
     return c.redirect(login.next, 302);
   });
 }
-

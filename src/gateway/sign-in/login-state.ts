@@ -30,7 +30,12 @@ export async function sealLoginState(keys: KeyRing, provider: string, state: Omi
 }
 
 /** The sign-in a login cookie holds, or undefined when it is missing, altered, of another provider or expired. */
-export async function openLoginState(keys: KeyRing, provider: string, cookie: string | undefined, now: number): Promise<LoginState | undefined> {
+export async function openLoginState(
+  keys: KeyRing,
+  provider: string,
+  cookie: string | undefined,
+  now: number,
+): Promise<LoginState | undefined> {
   const envelope = cookie ? envelopeFromCookie(cookie) : undefined;
   if (!envelope) return undefined;
   let value: Partial<LoginState>;

@@ -58,7 +58,10 @@ export async function refreshSession(deps: SessionRefreshDeps, key: string, now:
         return { kind: 'ended', reason: `provider ${row.provider} refused to renew it (${err.error})` };
       }
       deps.logger.warn({ provider: row.provider, err: (err as Error).message }, 'renewing a dashboard session failed; trying again later');
-      throw new ConnectError(`OIDC provider ${row.provider} cannot be reached to renew the session: ${(err as Error).message}`, Code.Unavailable);
+      throw new ConnectError(
+        `OIDC provider ${row.provider} cannot be reached to renew the session: ${(err as Error).message}`,
+        Code.Unavailable,
+      );
     }
     let groups = row.groups;
     const claims = response.claims();
@@ -67,7 +70,8 @@ export async function refreshSession(deps: SessionRefreshDeps, key: string, now:
       try {
         identity = await issuer.verify(response.id_token);
       } catch (err) {
-        if (err instanceof ConnectError && err.code === Code.Unauthenticated) return { kind: 'ended', reason: `its renewed ${err.rawMessage}` };
+        if (err instanceof ConnectError && err.code === Code.Unauthenticated)
+          return { kind: 'ended', reason: `its renewed ${err.rawMessage}` };
         throw err;
       }
       if (identity.subject !== row.subject) return { kind: 'ended', reason: `the renewed ID token names ${identity.subject}` };

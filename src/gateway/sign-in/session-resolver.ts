@@ -50,7 +50,8 @@ export async function enforceCsrfRules(
   });
   if (refusal === undefined) return;
   const session = await ctx.sessions.peek(secret);
-  if (!session) throw new ConnectError('no such dashboard session (signed out, ended, or of another gateway); sign in again', Code.Unauthenticated);
+  if (!session)
+    throw new ConnectError('no such dashboard session (signed out, ended, or of another gateway); sign in again', Code.Unauthenticated);
   const message = `refused: ${refusal}`;
   ctx.audit.record(
     sessionAuditEntry({

@@ -61,7 +61,14 @@ export function addSessionRoutes(app: Hono<RestEnv>, ctx: SignInContext): void {
     if (!ended) throw new HttpError(401, 'unauthenticated', 'no such dashboard session (signed out, ended, or of another gateway)');
     const { session, idToken } = ended;
     ctx.audit.record(
-      sessionAuditEntry({ verb: 'sign-out', subject: session.subject, groups: session.groups, path: c.req.path, status: 200, at: new Date(ctx.clock()) }),
+      sessionAuditEntry({
+        verb: 'sign-out',
+        subject: session.subject,
+        groups: session.groups,
+        path: c.req.path,
+        status: 200,
+        at: new Date(ctx.clock()),
+      }),
     );
     ctx.logger.info({ subject: session.subject }, 'signed out of the dashboard');
     const endSessionUrl = await endSessionUrlOf(ctx, session.provider, idToken, `${external}/`);
@@ -87,7 +94,12 @@ function describe(principal: Principal) {
  * The provider's sign-out URL for the person, or undefined when it publishes none (or cannot be reached now: the
  * gateway's session is over either way).
  */
-async function endSessionUrlOf(ctx: SignInContext, provider: string, idToken: string | undefined, back: string): Promise<string | undefined> {
+async function endSessionUrlOf(
+  ctx: SignInContext,
+  provider: string,
+  idToken: string | undefined,
+  back: string,
+): Promise<string | undefined> {
   const issuer = ctx.oidc.byName(provider);
   if (!issuer) return undefined;
   try {

@@ -34,7 +34,8 @@ const DEFAULT_LIFETIME_SECONDS = 300;
  */
 export function refreshAtOf(now: number, lifetimes: TokenLifetimes): Date {
   const candidates = [lifetimes.expiresIn];
-  if (lifetimes.idTokenExp !== undefined && lifetimes.idTokenIat !== undefined) candidates.push(lifetimes.idTokenExp - lifetimes.idTokenIat);
+  if (lifetimes.idTokenExp !== undefined && lifetimes.idTokenIat !== undefined)
+    candidates.push(lifetimes.idTokenExp - lifetimes.idTokenIat);
   const known = candidates.filter((s): s is number => typeof s === 'number' && Number.isFinite(s) && s > 0);
   const lifetime = known.length > 0 ? Math.min(...known) : DEFAULT_LIFETIME_SECONDS;
   return new Date(now + Math.max(lifetime - 60, lifetime / 2) * 1000);
