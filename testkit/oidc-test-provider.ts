@@ -22,7 +22,7 @@ export const DASHBOARD_CLIENT_SECRET = 'dashboard-secret-of-the-test-provider';
 export const CLI_CLIENT_ID = 'outpost-cli';
 
 /** What the provider is told once the gateway's URLs are known. */
-export interface OidcProviderSetup {
+interface OidcProviderSetup {
   /** The dashboard client's redirect URIs (`<gateway>/auth/oidc/<name>/callback`). */
   dashboardRedirectUris: string[];
   /** Where the provider may send people after sign-out (the gateway's page). */

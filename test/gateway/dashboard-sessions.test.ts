@@ -17,6 +17,7 @@ import { createWebSessions } from '../../src/gateway/sign-in/web-sessions.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { createTestDatabase } from '../../testkit/databases.js';
 import { jsonCall, readSession, signInOverHttp, type CookieJar } from '../../testkit/http-sign-in.js';
+import { OIDC_USERS } from '../../testkit/oidc-test-provider.js';
 import { createSignInSetup, drivenClock, type DrivenClock, type SignInSetup } from '../../testkit/sign-in-gateway.js';
 import { queryRows, testGatewayConfig } from '../../testkit/test-gateway.js';
 
@@ -124,7 +125,7 @@ describe('dashboard sessions: stored, shared, renewed, ended', { concurrency: fa
       assert.match(String(refused.body.message), /corp:alice lacks the role "admin"/);
       for (const r of replicas) await stop(r);
     } finally {
-      setup.provider.setGroups('alice', ['platform-admins', 'everyone']);
+      setup.provider.setGroups('alice', OIDC_USERS.alice!);
       await db?.drop();
     }
   });

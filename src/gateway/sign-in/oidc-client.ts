@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { Code, ConnectError } from '@connectrpc/connect';
 import * as client from 'openid-client';
-import type { OidcIssuer } from '../auth/oidc-issuers.js';
+import { discoveryOptions, type OidcIssuer } from '../auth/oidc-issuers.js';
 
 /** How long one call to the provider (token, refresh) may take (seconds). */
 const PROVIDER_TIMEOUT_SECONDS = 10;
@@ -36,7 +36,7 @@ export async function clientConfiguration(issuer: OidcIssuer): Promise<client.Co
     secret,
     secret ? client.ClientSecretBasic(secret) : client.None(),
   );
-  if (config.issuer.startsWith('http:')) client.allowInsecureRequests(configuration);
+  for (const allow of discoveryOptions(config.issuer).execute ?? []) allow(configuration);
   configuration.timeout = PROVIDER_TIMEOUT_SECONDS;
   return configuration;
 }
