@@ -130,6 +130,15 @@ describe('dashboard sessions: stored, shared, renewed, ended', { concurrency: fa
     }
   });
 
+  test("a sign-in that takes more than ten minutes by the gateway's clock is refused; nothing is created", async () => {
+    const clock = drivenClock();
+    const gateway = await start('memory://', 'gw-slow-login', clock);
+    const slow = await signInOverHttp(gateway.httpUrl, { login: 'alice', tamperCallback: () => clock.advance(10 * MINUTE + 1) });
+    assert.equal(slow.landing, '/?sign_in_error=login_expired');
+    assert.equal(await rows(gateway), 0);
+    await stop(gateway);
+  });
+
   test('a renewal the provider refuses ends the session: 401, the row deleted', async () => {
     const clock = drivenClock();
     const gateway = await start('memory://', 'gw-refused', clock);

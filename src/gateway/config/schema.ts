@@ -346,7 +346,7 @@ export const baseSchema = z
       .describe('kubectl through the gateway (`/k8s/{account}`): identity mapping and limits (docs/kubectl.md).'),
     secrets: secretsSchema
       .default(() => secretsSchema.parse({}))
-      .describe('Encryption at rest of Secret values in operation requests (see docs/security.md).'),
+      .describe("Encryption at rest of Secret values in operation requests and of the dashboard's sessions (see docs/security.md)."),
     audit: auditSchema
       .default(() => auditSchema.parse({}))
       .describe('The audit log of proxied Kubernetes requests and submitted operations (see docs/security.md).'),

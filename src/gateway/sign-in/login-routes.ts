@@ -8,8 +8,8 @@
  *   by the core's verifier, its signature too), creates the session row, sets the session cookie and redirects to
  *   `next` — a path of this origin, else `/`.
  *
- * A sign-in that fails — the provider's `?error=`, a missing or expired login cookie, a state that does not match, a
- * code the provider refuses — creates nothing and redirects to `/?sign_in_error=<code>`, which the dashboard shows as
+ * A sign-in that fails — the provider cannot be reached, its `?error=`, a missing or expired login cookie, a state
+ * that does not match, a code the provider refuses — creates nothing and redirects to `/?sign_in_error=<code>`, which the dashboard shows as
  * a fixed sentence (a code, never text from the URL, so a crafted link cannot put words on the page). An unknown
  * provider is a 404 `{error, message}`.
  */
@@ -42,7 +42,14 @@ export function addLoginRoutes(app: Hono<RestEnv>, ctx: SignInContext): void {
   app.get(`${SIGN_IN_PREFIX}/oidc/:provider/login`, async (c) => {
     const issuer = issuerOf(c);
     const external = ctx.externalUrl();
-    const configuration = await clientConfiguration(issuer);
+    c.header('Cache-Control', 'no-store');
+    let configuration: client.Configuration;
+    try {
+      configuration = await clientConfiguration(issuer);
+    } catch (err) {
+      ctx.logger.warn({ provider: issuer.config.name, detail: (err as Error).message }, 'dashboard sign-in cannot start');
+      return c.redirect('/?sign_in_error=unavailable', 302);
+    }
     const verifier = client.randomPKCECodeVerifier();
     const state = client.randomState();
     const nonce = client.randomNonce();
@@ -57,7 +64,6 @@ export function addLoginRoutes(app: Hono<RestEnv>, ctx: SignInContext): void {
     const next = sameOriginPath(c.req.query('next'));
     const sealed = await sealLoginState(ctx.keys, issuer.config.name, { state, nonce, verifier, next }, ctx.clock());
     c.header('Set-Cookie', loginCookie(cookieScopeOf(external), sealed, callbackPath(issuer.config.name)));
-    c.header('Cache-Control', 'no-store');
     return c.redirect(authorizationUrl.href, 302);
   });
 
