@@ -87,16 +87,17 @@ export function App() {
     (document.getElementById('page-title') ?? main.current)?.focus();
   }, [place]);
 
-  // After a token sign-in or a sign-out, ask again who is signed in (the first answer came before the page mounted).
-  const firstVersion = useRef(auth.version);
+  // After a token sign-in, a sign-out or a refused CSRF token, ask again who is signed in (the first answer came before
+  // the page mounted).
+  const first = useRef(`${auth.version}/${auth.recheck}`);
   useEffect(() => {
-    if (auth.version === firstVersion.current) return;
+    if (`${auth.version}/${auth.recheck}` === first.current) return;
     let current = true;
     void fetchWhoAmI(services.auth.token()).then((who) => current && services.auth.identify(who));
     return () => {
       current = false;
     };
-  }, [auth.version, services.auth]);
+  }, [auth.version, auth.recheck, services.auth]);
 
   const signOut = async (): Promise<void> => {
     const csrf = services.auth.csrf();

@@ -30,6 +30,11 @@ export interface AuthState {
   who: SignedIn | null;
   /** Why the last sign-in with a provider failed (`/?sign_in_error=<code>`), '' when it did not. */
   signInError: string;
+  /**
+   * Bumped when the gateway refused the session's CSRF token (the session was replaced, say by a sign-in in another
+   * tab): the page then asks again who is signed in.
+   */
+  recheck: number;
 }
 
 /** The dashboard's token and sign-in state, shared by the transport, the views and the header. */
@@ -38,7 +43,10 @@ export interface AuthStore {
   token(): string | null;
   /** The dashboard session's CSRF token, or null without a session. Read on every request. */
   csrf(): string | null;
-  /** Records who the gateway says is signed in (no restart: the calls in flight are theirs already). */
+  /**
+   * Records who the gateway says is signed in. Everything restarts when the session's CSRF token changed (calls made
+   * with the old one were refused); otherwise the calls in flight are theirs already.
+   */
   identify(who: SignedIn | null): void;
   /** Records why a sign-in with a provider failed (its code), shown on the sign-in page. */
   failSignIn(code: string): void;
@@ -55,7 +63,8 @@ export interface AuthStore {
   /**
    * Reports an RPC failure. When it is Unauthenticated and the call was started under the current `version`, the
    * sign-in form is shown (with the server's message) and true is returned; anything else returns false and the
-   * caller shows the error itself (PermissionDenied included: a valid token that lacks a role is not a sign-in).
+   * caller shows the error itself (PermissionDenied included: a valid token that lacks a role is not a sign-in; one
+   * refusing the session's CSRF token also asks for a recheck of who is signed in).
    */
   report(error: unknown, version: number): boolean;
 }
@@ -84,7 +93,7 @@ export function createAuthStore(storage: Storage | null): AuthStore {
     }
   };
 
-  let state: AuthState = { version: 0, prompt: false, message: '', hasToken: read() !== null, who: null, signInError: '' };
+  let state: AuthState = { version: 0, prompt: false, message: '', hasToken: read() !== null, who: null, signInError: '', recheck: 0 };
   const listeners = new Set<() => void>();
   const update = (next: Partial<AuthState>): void => {
     state = { ...state, ...next };
@@ -95,7 +104,8 @@ export function createAuthStore(storage: Storage | null): AuthStore {
     token: read,
     csrf: () => state.who?.csrfToken ?? null,
     identify(who) {
-      update({ who });
+      const changed = (state.who?.csrfToken ?? null) !== (who?.csrfToken ?? null);
+      update(changed ? { who, version: state.version + 1 } : { who });
     },
     failSignIn(code) {
       update({ signInError: code });
@@ -114,7 +124,12 @@ export function createAuthStore(storage: Storage | null): AuthStore {
       update({ version: state.version + 1, prompt: false, message: '', hasToken: false, who: null });
     },
     report(error, version) {
-      if (!(error instanceof ConnectError) || error.code !== Code.Unauthenticated) return false;
+      if (!(error instanceof ConnectError)) return false;
+      if (error.code === Code.PermissionDenied && state.who?.csrfToken !== undefined && error.rawMessage.includes('X-Outpost-CSRF')) {
+        if (version === state.version) update({ recheck: state.recheck + 1 });
+        return false;
+      }
+      if (error.code !== Code.Unauthenticated) return false;
       if (version !== state.version) return true;
       if (state.prompt) return true;
       // A token the server rejects is useless: forget it so the form starts empty and "Sign out" disappears; a session
