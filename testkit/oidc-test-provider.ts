@@ -22,7 +22,7 @@ export const DASHBOARD_CLIENT_SECRET = 'dashboard-secret-of-the-test-provider';
 export const CLI_CLIENT_ID = 'outpost-cli';
 
 /** What the provider is told once the gateway's URLs are known. */
-export interface OidcProviderSetup {
+interface OidcProviderSetup {
   /** The dashboard client's redirect URIs (`<gateway>/auth/oidc/<name>/callback`). */
   dashboardRedirectUris: string[];
   /** Where the provider may send people after sign-out (the gateway's page). */
@@ -56,6 +56,16 @@ export interface TestOidcProvider {
   issueRefreshToken(login: string): Promise<string>;
   /** How many requests reached `path` (e.g. `/jwks`: how often a gateway fetched the keys). */
   requests(path: string): number;
+  /**
+   * Changes a person's groups from now on (tokens issued later, refreshed ones included, carry them); the other
+   * people of {@link OIDC_USERS} keep theirs.
+   */
+  setGroups(login: string, groups: readonly string[]): void;
+  /**
+   * While on, the token endpoint answers every request `400 invalid_grant` (a grant the provider revoked: the person
+   * was disabled, or signed out everywhere).
+   */
+  refuseTokens(on: boolean): void;
   close(): Promise<void>;
 }
 
@@ -69,9 +79,17 @@ function newKey(): JWK & { kid: string } {
 export async function startTestOidcProvider(): Promise<TestOidcProvider> {
   let handler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
   const counts = new Map<string, number>();
+  let refusing = false;
   const server = createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     counts.set(path, (counts.get(path) ?? 0) + 1);
+    if (refusing && req.method === 'POST' && path === '/token') {
+      req.resume();
+      res
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end('{"error":"invalid_grant","error_description":"grant revoked (test)"}');
+      return;
+    }
     if (!handler) {
       res.writeHead(503).end('the test provider is not configured yet');
       return;
@@ -83,6 +101,7 @@ export async function startTestOidcProvider(): Promise<TestOidcProvider> {
   let keys = [newKey()];
   let setup: OidcProviderSetup | undefined;
   let current: Provider | undefined;
+  const groupsOf = new Map<string, readonly string[]>(Object.entries(OIDC_USERS));
 
   const build = () => {
     if (!setup) return;
@@ -117,7 +136,7 @@ export async function startTestOidcProvider(): Promise<TestOidcProvider> {
         revocation: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
       },
       async findAccount(_ctx, id) {
-        return { accountId: id, claims: async () => ({ sub: id, email: `${id}@example.com`, groups: [...(OIDC_USERS[id] ?? [])] }) };
+        return { accountId: id, claims: async () => ({ sub: id, email: `${id}@example.com`, groups: [...(groupsOf.get(id) ?? [])] }) };
       },
       claims: { openid: ['sub'], email: ['email'], groups: ['groups'], profile: [] },
       scopes: ['openid', 'offline_access', 'email', 'profile', 'groups'],
@@ -192,6 +211,12 @@ export async function startTestOidcProvider(): Promise<TestOidcProvider> {
       return token.save();
     },
     requests: (path) => counts.get(path) ?? 0,
+    setGroups(login, groups) {
+      groupsOf.set(login, [...groups]);
+    },
+    refuseTokens(on) {
+      refusing = on;
+    },
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

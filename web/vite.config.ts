@@ -24,6 +24,7 @@ export default defineConfig({
   server: {
     proxy: {
       '^/outpost\\.api\\.v1\\.': { target: process.env.OUTPOST_GATEWAY ?? 'http://127.0.0.1:7002', changeOrigin: true },
+      '^/auth/': { target: process.env.OUTPOST_GATEWAY ?? 'http://127.0.0.1:7002', changeOrigin: true },
     },
   },
   build: {

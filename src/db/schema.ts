@@ -407,3 +407,33 @@ export const auditEntries = pgTable(
     index('audit_entries_principal_started_idx').on(t.principal, t.startedAt.desc(), t.id.desc()),
   ],
 );
+
+/**
+ * The dashboard's sign-in sessions (src/gateway/sign-in/, the only module that touches the table): one row per person
+ * signed in through an `auth.oidc` provider, readable by every replica. `id` is the SHA-256 (hex) of the random secret
+ * the browser's cookie holds, so the table gives no cookie. `tokens` is the provider's ID, access and refresh tokens,
+ * sealed with `secrets.keyFile` and bound to the row's id (an envelope copied to another row does not open). Who the
+ * person is, their groups and the session's times are in clear columns. Rows past `expires_at` or unused since the
+ * idle limit are deleted on use and by a periodic purge.
+ */
+export const webSessions = pgTable(
+  'web_sessions',
+  {
+    id: text('id').primaryKey(),
+    /** The `auth.oidc` provider's name. */
+    provider: text('provider').notNull(),
+    /** `<provider>:<username>`: the principal's subject (its identity is `oidc:` + this). */
+    subject: text('subject').notNull(),
+    /** The groups of the newest ID token, with the provider's prefix. */
+    groups: jsonb('groups').$type<string[]>().notNull().default([]),
+    /** The sealed envelope (src/gateway/secrets/envelope.ts) of the tokens' JSON. */
+    tokens: jsonb('tokens').$type<Record<string, unknown>>().notNull(),
+    /** When the tokens are renewed with the refresh token (their lifetime, measured on the gateway's clock). */
+    refreshAt: timestamp('refresh_at', { withTimezone: true, mode: 'date' }).notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true, mode: 'date' }).notNull(),
+    /** The absolute end: `auth.oidc.sessionHours` after sign-in, whatever the refresh token allows. */
+    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+  },
+  (t) => [index('web_sessions_expires_idx').on(t.expiresAt), index('web_sessions_last_used_idx').on(t.lastUsedAt)],
+);

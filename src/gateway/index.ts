@@ -56,6 +56,8 @@ export interface GatewayDeps {
   dynamicAccounts?: DynamicAccountSource;
   /** The monotonic clock (ms) behind the Fiat permission cache's expiry; `performance.now` by default (tests move it). */
   fiatClock?: () => number;
+  /** The wall clock (epoch ms) of the dashboard's sessions — expiry, idleness, renewals; `Date.now` by default (tests move it). */
+  sessionClock?: () => number;
   /** Hears the name of each shutdown step just before it runs (tests check the order the gateway stops in). */
   onStopStep?: (step: string) => void;
 }
@@ -79,7 +81,12 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
 }
 
 async function startParts(config: GatewayConfig, deps: GatewayDeps, logger: Logger, closers: Closers): Promise<RunningGateway> {
-  const core = await createGatewayCore(config, { dynamicAccounts: deps.dynamicAccounts, fiatClock: deps.fiatClock }, logger, closers);
+  const core = await createGatewayCore(
+    config,
+    { dynamicAccounts: deps.dynamicAccounts, fiatClock: deps.fiatClock, sessionClock: deps.sessionClock },
+    logger,
+    closers,
+  );
   const built = await buildModules(GATEWAY_MODULES, core);
   const { services = [], restFetch, agentStream, kube } = built.contributions;
   if (restFetch === undefined || agentStream === undefined) throw new Error('no module serves the REST app or the agent stream');

@@ -4,7 +4,7 @@
  *
  * Cleartext: HTTP/1.1 on the HTTP port and HTTP/2 (h2c) on the gRPC port. With TLS: the HTTP port speaks HTTP/2 and
  * HTTP/1.1 (chosen by ALPN) and the gRPC port HTTP/2, both with the context of a {@link TlsContextSource}, which
- * replaces it when the certificate files change.
+ * replaces it when the certificate files change. The gRPC port drops every request's cookies.
  */
 import http from 'node:http';
 import http2 from 'node:http2';
@@ -79,7 +79,7 @@ export async function listenGatewayServers(
   if (options.tls) {
     const tlsOptions = { ...options.tls.serverOptions(), settings, ...(idleMs ? { handshakeTimeout: idleMs } : {}) };
     const secureHttp = http2.createSecureServer({ ...tlsOptions, allowHTTP1: true }, tracked);
-    const secureGrpc = http2.createSecureServer({ ...tlsOptions }, tracked);
+    const secureGrpc = http2.createSecureServer({ ...tlsOptions }, withoutCookies(tracked));
     for (const server of [secureHttp, secureGrpc]) {
       options.tls.attach(server);
       server.on('secureConnection', (s: TLSSocket) => {
@@ -94,7 +94,7 @@ export async function listenGatewayServers(
     h2 = secureGrpc;
   } else {
     h1 = http.createServer(idleMs ? { headersTimeout: idleMs, requestTimeout: Math.max(idleMs, 300_000) } : {}, handler);
-    h2 = http2.createServer({ settings }, handler);
+    h2 = http2.createServer({ settings }, withoutCookies(handler));
   }
   if (options.upgrade) h1.on('upgrade', options.upgrade);
   for (const server of [h1, h2] as AnyServer[]) {
@@ -144,6 +144,17 @@ export async function listenGatewayServers(
       }
     },
   };
+}
+
+/**
+ * The gRPC port's handler: requests there never carry cookies (the dashboard's session is a credential of the HTTP
+ * port only: docs/security.md, "The dashboard's sessions"), so the header is dropped before anything reads it.
+ */
+function withoutCookies(handler: Handler): Handler {
+  return ((req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => {
+    delete req.headers.cookie;
+    handler(req, res);
+  }) as Handler;
 }
 
 function listen(server: AnyServer, port: number, host: string): Promise<void> {

@@ -81,6 +81,7 @@ const TABLES: Table[] = [
   { js: 'replicas', sql: 'replicas', owners: ['src/gateway/replicas/heartbeat-directory.ts'] },
   { js: 'spinnakerTasks', sql: 'spinnaker_tasks', owners: ['src/gateway/spinnaker/task-store.ts'] },
   { js: 'auditEntries', sql: 'audit_entries', owners: ['src/gateway/audit/audit-store.ts'] },
+  { js: 'webSessions', sql: 'web_sessions', owners: ['src/gateway/sign-in/web-session-store.ts'] },
 ];
 
 /**

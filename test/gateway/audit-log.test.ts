@@ -158,7 +158,7 @@ for (const driver of testDrivers()) {
     test('bad filters and page tokens are INVALID_ARGUMENT', async () => {
       await rejectsWith(audit.list({ pageSize: -1 }), Code.InvalidArgument, /page_size/);
       await rejectsWith(audit.list({ pageSize: 1.5 }), Code.InvalidArgument, /page_size/);
-      await rejectsWith(audit.list({ kind: 'secrets' }), Code.InvalidArgument, /kind must be one of kube, operation/);
+      await rejectsWith(audit.list({ kind: 'secrets' }), Code.InvalidArgument, /kind must be one of kube, operation, session/);
       await rejectsWith(audit.list({ since: new Date(T0.getTime() + 1), until: T0 }), Code.InvalidArgument, /since/);
       await rejectsWith(audit.list({ since: new Date(Number.NaN) }), Code.InvalidArgument, /since/);
       await rejectsWith(audit.list({ pageToken: 'not a token' }), Code.InvalidArgument, /page_token is malformed/);

@@ -267,6 +267,11 @@ describe('gateway config', () => {
         /auth\.oidc\.providers\.1\.name: name "corp" is also provider 0's/,
       ],
       [{ overrides: { auth: { oidc: { providers: [] } } } }, /auth\.oidc\.providers: /],
+      // The dashboard's sessions keep the providers' tokens sealed: a secure gateway needs the key.
+      [
+        { overrides: { auth: { oidc: { providers: [{ name: 'corp', issuer: 'https://idp.example.com', clientId: 'outpost' }] } } } },
+        /secrets\.keyFile: is required with auth\.oidc on a secure gateway/,
+      ],
       [
         { overrides: { authorization: { rules: [{ kind: 'oidc', groups: ['(unclosed'], roles: ['read'] }] } } },
         /authorization\.rules\.0\.groups\.0: /,
@@ -282,6 +287,9 @@ describe('gateway config', () => {
         },
       );
     }
+    const oidc = { providers: [{ name: 'corp', issuer: 'https://idp.example.com', clientId: 'outpost' }] };
+    assert.ok(loadGatewayConfig({ overrides: { insecure: true, auth: { oidc } } }).auth.oidc, 'insecure mode seals with an ephemeral key');
+    assert.ok(loadGatewayConfig({ overrides: { auth: { oidc }, secrets: { keyFile: '/k' } } }).auth.oidc);
     assert.throws(() => loadGatewayConfig({ file: '/no/such/file.yaml' }), /cannot read gateway config file/);
     const dir = mkdtempSync(join(tmpdir(), 'outpost-gw-config-'));
     try {

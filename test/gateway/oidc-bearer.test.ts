@@ -5,6 +5,9 @@
  * refused with a message saying which; a new key id fetches the JWKS once, and not again within the cooldown.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { jwtVerify } from 'jose';
 import { createSigningKeys } from '../../src/gateway/auth/oidc-signing-keys.js';
@@ -12,11 +15,13 @@ import { WebSocket } from 'ws';
 import { AGENT_WEBSOCKET_PATH, AGENT_WEBSOCKET_PROTOCOL } from '../../src/shared/agent-websocket.js';
 import { Code, grpcAgentStream, grpcRead, restCall, startAuthGateway } from '../../testkit/auth-helpers.js';
 import { CLI_CLIENT_ID, DASHBOARD_CLIENT_ID, startTestOidcProvider, type TestOidcProvider } from '../../testkit/oidc-test-provider.js';
+import { writeKeyFile } from '../../testkit/sign-in-gateway.js';
 import type { TestGateway } from '../../testkit/test-gateway.js';
 
 describe('OIDC tokens as bearer credentials', { concurrency: false }, () => {
   let provider: TestOidcProvider;
   let gw: TestGateway;
+  const dir = mkdtempSync(join(tmpdir(), 'outpost-oidc-bearer-'));
   before(async () => {
     provider = await startTestOidcProvider();
     provider.configure({ dashboardRedirectUris: ['http://127.0.0.1/unused'] });
@@ -40,6 +45,7 @@ describe('OIDC tokens as bearer credentials', { concurrency: false }, () => {
           ],
         },
       },
+      secrets: { keyFile: writeKeyFile(dir) },
       authorization: {
         rules: [
           { kind: 'oidc', groups: ['corp:platform-admins'], roles: ['read', 'admin'] },
@@ -52,6 +58,7 @@ describe('OIDC tokens as bearer credentials', { concurrency: false }, () => {
   after(async () => {
     await gw?.close();
     await provider?.close();
+    rmSync(dir, { recursive: true, force: true });
   });
 
   let made = 0;

@@ -56,6 +56,11 @@ describe('gateway shutdown order', () => {
     assert.deepEqual(await stopSteps(), DEFAULT_ORDER);
   });
 
+  test('with auth.oidc, the purge of dashboard sessions stops right after the drain (sign-in comes late in the list)', async () => {
+    const oidc = { providers: [{ name: 'corp', issuer: 'https://idp.example.com', clientId: 'outpost' }] };
+    assert.deepEqual(await stopSteps({ auth: { oidc } }), ['drain', 'dashboard session purge', ...DEFAULT_ORDER.slice(1)]);
+  });
+
   test('a disabled Spinnaker module has no step; the others keep their order', async () => {
     assert.deepEqual(
       await stopSteps({ spinnaker: { enabled: false } } as GatewayConfigInput),

@@ -65,7 +65,7 @@ describe('sign-in messages', () => {
   test('a first visit without a token asks for one without showing a refusal', () => {
     const auth = createAuthStore(null);
     assert.equal(auth.report(unauthenticated, 0), true);
-    assert.deepEqual(auth.state(), { version: 0, prompt: true, message: '', hasToken: false });
+    assert.deepEqual(auth.state(), { version: 0, prompt: true, message: '', hasToken: false, who: null, signInError: '', recheck: 0 });
   });
 
   test("a rejected token brings the form back with the server's message, and forgets the token", () => {
@@ -75,5 +75,30 @@ describe('sign-in messages', () => {
     assert.equal(auth.state().message, 'missing or invalid credentials');
     assert.equal(auth.state().prompt, true);
     assert.equal(auth.token(), null);
+  });
+
+  test('a dashboard session the gateway ended brings the form back with its message; its CSRF token is forgotten', () => {
+    const auth = createAuthStore(null);
+    auth.identify({ identity: 'oidc:corp:alice', roles: ['read'], csrfToken: 'c' });
+    assert.equal(auth.csrf(), 'c');
+    const ended = new ConnectError(
+      'your dashboard session ended: it was not used for auth.oidc.idleMinutes (120); sign in again',
+      Code.Unauthenticated,
+    );
+    assert.equal(auth.report(ended, auth.state().version), true);
+    assert.deepEqual([auth.state().prompt, auth.state().message, auth.state().who, auth.csrf()], [true, ended.rawMessage, null, null]);
+  });
+
+  test('a refused CSRF token asks who is signed in again; a new session token restarts everything', () => {
+    const auth = createAuthStore(null);
+    auth.identify({ identity: 'oidc:corp:alice', roles: ['read'], csrfToken: 'old' });
+    const stale = new ConnectError('refused: the X-Outpost-CSRF header does not match the dashboard session', Code.PermissionDenied);
+    assert.equal(auth.report(stale, auth.state().version), false, 'the caller shows the refusal meanwhile');
+    assert.deepEqual([auth.state().recheck, auth.state().prompt], [1, false]);
+    const before = auth.state().version;
+    auth.identify({ identity: 'oidc:corp:alice', roles: ['read'], csrfToken: 'new' });
+    assert.deepEqual([auth.state().version, auth.csrf()], [before + 1, 'new']);
+    auth.identify({ identity: 'oidc:corp:alice', roles: ['read'], csrfToken: 'new' });
+    assert.equal(auth.state().version, before + 1, 'the same session: nothing restarts');
   });
 });

@@ -18,13 +18,17 @@ export interface Api {
 
 /**
  * Creates the clients over one Connect JSON transport to `baseUrl` (the page's own origin: the gateway serves both
- * the page and the API). `token` is called on every request; when it returns a token, the request carries
- * `Authorization: Bearer <token>`, so signing in takes effect without rebuilding the clients.
+ * the page and the API). `token` and `csrf` are called on every request: a token is sent as
+ * `Authorization: Bearer <token>` (it takes precedence over the session), the dashboard session's CSRF token as
+ * `X-Outpost-CSRF` (the session cookie goes along by itself: same origin), so signing in takes effect without
+ * rebuilding the clients.
  */
-export function createApi(baseUrl: string, token: () => string | null): Api {
+export function createApi(baseUrl: string, token: () => string | null, csrf: () => string | null): Api {
   const bearer: Interceptor = (next) => async (request) => {
     const value = token();
     if (value) request.header.set('Authorization', `Bearer ${value}`);
+    const csrfToken = csrf();
+    if (csrfToken) request.header.set('X-Outpost-CSRF', csrfToken);
     return next(request);
   };
   const transport = createConnectTransport({ baseUrl, useBinaryFormat: false, interceptors: [bearer] });

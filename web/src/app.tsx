@@ -14,8 +14,10 @@ import { OverviewView } from './overview-view.js';
 import { PageTitle } from './page-title.js';
 import { hrefFor, useRoute, type Route, type Section } from './router.js';
 import { useAuthState, useServices } from './services.js';
+import { fetchWhoAmI, postLogout } from './session-api.js';
+import { SignedInAs } from './signed-in-as.js';
 import { StaleView } from './stale-view.js';
-import { TokenPrompt } from './token-prompt.js';
+import { SignInPage } from './sign-in-page.js';
 import { FleetContext, useFleetSubscription } from './use-fleet.js';
 
 const NAV: { section: Section; label: string; href: string }[] = [
@@ -61,7 +63,8 @@ function NotFound() {
 }
 
 /**
- * The page shell: header (product name, main navigation, live indicator, sign-out), and the routed view in <main>.
+ * The page shell: header (product name, main navigation, live indicator, who is signed in with their roles,
+ * sign-out), and the routed view in <main>.
  * It owns the one WatchFleet subscription (restarted on sign-in/out) and shows the sign-in form instead of the
  * view while the auth store asks for a token. Views are remounted on every auth change, so they fetch again.
  */
@@ -83,6 +86,31 @@ export function App() {
     }
     (document.getElementById('page-title') ?? main.current)?.focus();
   }, [place]);
+
+  // After a token sign-in, a sign-out or a refused CSRF token, ask again who is signed in (the first answer came before
+  // the page mounted).
+  const first = useRef(`${auth.version}/${auth.recheck}`);
+  useEffect(() => {
+    if (`${auth.version}/${auth.recheck}` === first.current) return;
+    let current = true;
+    void fetchWhoAmI(services.auth.token()).then((who) => current && services.auth.identify(who));
+    return () => {
+      current = false;
+    };
+  }, [auth.version, auth.recheck, services.auth]);
+
+  const signOut = async (): Promise<void> => {
+    const csrf = services.auth.csrf();
+    if (csrf) {
+      // The session ends at the gateway first; then the provider's own sign-out, when it has one.
+      const endSessionUrl = await postLogout(csrf).catch(() => undefined);
+      if (endSessionUrl) {
+        window.location.assign(endSessionUrl);
+        return;
+      }
+    }
+    services.auth.signOut();
+  };
 
   const live = fleet.live;
   // On the sign-in form nothing is connecting: the header says so instead of "Reconnecting…".
@@ -128,8 +156,9 @@ export function App() {
             >
               {liveText}
             </p>
-            {auth.hasToken && (
-              <button type="button" class="on-dark" onClick={() => services.auth.signOut()}>
+            {auth.who && !auth.prompt && <SignedInAs who={auth.who} />}
+            {(auth.hasToken || auth.who?.csrfToken !== undefined) && (
+              <button type="button" class="on-dark" onClick={() => void signOut()}>
                 Sign out
               </button>
             )}
@@ -143,7 +172,7 @@ export function App() {
           </p>
         )}
         {auth.prompt ? (
-          <TokenPrompt />
+          <SignInPage />
         ) : (
           <StaleView lostAt={fleet.lostAt}>
             <RouteView key={auth.version} route={route} />

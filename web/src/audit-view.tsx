@@ -14,7 +14,7 @@ import { TimeText } from './time-text.js';
 import { useFleet } from './use-fleet.js';
 import { usePageCursor } from './use-page-cursor.js';
 
-const KINDS = ['kube', 'operation'] as const;
+const KINDS = ['kube', 'operation', 'session'] as const;
 
 /** The filters of the view, read from the hash query (`#/audit?account=&principal=&kind=`). */
 interface AuditFilters {

@@ -3,6 +3,7 @@ import { createApi } from './api.js';
 import { App } from './app.js';
 import { createAuthStore } from './auth.js';
 import { ServicesContext, type Services } from './services.js';
+import { fetchWhoAmI, takeSignInError } from './session-api.js';
 import './styles/base.css';
 import './styles/content.css';
 import './styles/forms.css';
@@ -11,7 +12,10 @@ import './styles/tables.css';
 import './styles/dark.css';
 import './styles/object-ops.css';
 
-/** Entry point: builds the auth store and API clients for this origin and mounts the app into #app. */
+/**
+ * Entry point: builds the auth store and API clients for this origin, learns who is signed in (the dashboard
+ * session's CSRF token must be known before the first call), and mounts the app into #app.
+ */
 function storage(): Storage | null {
   try {
     return window.sessionStorage;
@@ -21,13 +25,24 @@ function storage(): Storage | null {
 }
 
 const auth = createAuthStore(storage());
-const services: Services = { auth, api: createApi(window.location.origin, () => auth.token()) };
+auth.failSignIn(takeSignInError(window.location, window.history));
+const services: Services = {
+  auth,
+  api: createApi(
+    window.location.origin,
+    () => auth.token(),
+    () => auth.csrf(),
+  ),
+};
 const root = document.getElementById('app');
 if (!root) throw new Error('index.html has no #app element');
 
-render(
-  <ServicesContext.Provider value={services}>
-    <App />
-  </ServicesContext.Provider>,
-  root,
-);
+void fetchWhoAmI(auth.token()).then((who) => {
+  auth.identify(who);
+  render(
+    <ServicesContext.Provider value={services}>
+      <App />
+    </ServicesContext.Provider>,
+    root,
+  );
+});

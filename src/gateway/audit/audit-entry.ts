@@ -2,15 +2,24 @@
  * What the audit log records: per proxied Kubernetes API request (`kind: 'kube'`) an entry when it is admitted
  * (`stage: 'started'`) and one when it ends (`'completed'`: status, bytes, duration), the two sharing a `requestId` —
  * so a watch open for hours is visible, and one whose replica died is still on record; a refusal is one `completed`
- * entry — and per operation submitted (`kind: 'operation'`) one `completed` entry. Metadata only — never a request or
+ * entry — per operation submitted (`kind: 'operation'`) one `completed` entry, and per dashboard sign-in, sign-out and
+ * refused session request (`kind: 'session'`) one `completed` entry. Metadata only — never a request or
  * response body (a Secret's data must not reach the table or the logs); callers pass what they know and '' / 0 for the
  * rest.
  */
 
-/** The kinds of audited actions. */
-export const AUDIT_KINDS = ['kube', 'operation'] as const;
+/**
+ * The kinds of audited actions: a proxied Kubernetes API request, a submitted operation, a dashboard session's
+ * sign-in, sign-out or refused request (src/gateway/sign-in/).
+ */
+export const AUDIT_KINDS = ['kube', 'operation', 'session'] as const;
 /** A kind of audited action. */
 type AuditKind = (typeof AUDIT_KINDS)[number];
+
+/** The kind of a stored or received value: one of {@link AUDIT_KINDS}, else `kube` (the oldest rows'). */
+export function auditKindOf(value: unknown): AuditKind {
+  return (AUDIT_KINDS as readonly unknown[]).includes(value) ? (value as AuditKind) : 'kube';
+}
 
 /** When an entry was written: at admission of a request still running, or at its end (refusals included). */
 const AUDIT_STAGES = ['started', 'completed'] as const;
@@ -34,7 +43,8 @@ export interface AuditEntry {
   account: string;
   /**
    * kube: the Kubernetes verb (get, list, watch, create, update, patch, delete, deletecollection, connect for
-   * exec/attach/portforward…); operation: the operation kind (e.g. deploy, scale, delete, patch, rollout…).
+   * exec/attach/portforward…); operation: the operation kind (e.g. deploy, scale, delete, patch, rollout…); session:
+   * `sign-in`, `sign-out` or `refused`.
    */
   verb: string;
   apiGroup: string;
@@ -74,7 +84,7 @@ export interface StoredAuditEntry extends AuditEntry {
 export interface AuditFilter {
   account?: string;
   principal?: string;
-  /** `kube` or `operation`; anything else is INVALID_ARGUMENT. */
+  /** `kube`, `operation` or `session`; anything else is INVALID_ARGUMENT. */
   kind?: string;
   /** Entries started at or after this time. */
   since?: Date;
@@ -104,7 +114,7 @@ const MAX_INT32 = 2_147_483_647;
 export function sanitizeEntry(entry: AuditEntry, gatewayId: string): AuditEntry & Pick<StoredAuditEntry, 'stage' | 'requestId'> {
   const startedAt = entry.startedAt instanceof Date && !Number.isNaN(entry.startedAt.getTime()) ? entry.startedAt : new Date();
   return {
-    kind: entry.kind === 'operation' ? 'operation' : 'kube',
+    kind: auditKindOf(entry.kind),
     stage: entry.stage === 'started' ? 'started' : 'completed',
     requestId: text(entry.requestId),
     principal: text(entry.principal),

@@ -7,7 +7,7 @@ import { and, desc, eq, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import type { Database } from '../../db/database.js';
 import { createRawQuery } from '../../db/raw-query.js';
 import { auditEntries } from '../../db/schema.js';
-import type { AuditEntry, StoredAuditEntry } from './audit-entry.js';
+import { auditKindOf, type AuditEntry, type StoredAuditEntry } from './audit-entry.js';
 
 /** Where a page starts: after the entry with this start time and id (newest-first order). */
 export interface AuditCursor {
@@ -109,7 +109,7 @@ export function createAuditStore(database: Database): AuditStore {
         .limit(query.limit);
       return rows.map((r) => ({
         ...r,
-        kind: r.kind === 'operation' ? 'operation' : 'kube',
+        kind: auditKindOf(r.kind),
         stage: r.stage === 'started' ? 'started' : 'completed',
         id: String(r.id),
       }));

@@ -12,7 +12,9 @@
  *    token. Any other token is refused.
  * 4. Certificate AND token presented: both must be valid, and the token names the principal — the certificate
  *    admits the connection, the token says who is calling over it (a replica or an operator behind a mTLS proxy).
- * 5. Nothing presented: insecure mode gets {@link insecurePrincipal}; a caller allowing anonymous access (read routes
+ * 5. No token, and the surface read the browser's cookies (browser-session.ts): the dashboard's session cookie, when
+ *    the sign-in module set a {@link SessionResolver} and the request carries one (CSRF rules checked there).
+ * 6. Nothing presented: insecure mode gets {@link insecurePrincipal}; a caller allowing anonymous access (read routes
  *    under `readAccess: open`) gets an anonymous principal with the roles it names; otherwise UNAUTHENTICATED.
  *
  * Revocation: token principals carry a {@link Principal.revocation} (token-revocation.ts): token files are polled
@@ -27,6 +29,7 @@ import type { Logger } from '../../shared/logger.js';
 import { createSilentLogger } from '../../shared/logger.js';
 import type { GatewayConfig, Role } from '../config/schema.js';
 import { createClientCertificatePolicy } from './client-certificate.js';
+import type { SessionResolver } from './browser-session.js';
 import type { RequestCredentials } from './credentials.js';
 import { createJwtVerifier, looksLikeJwt, unverifiedIssuer, type JwtVerifier } from './jwt-tokens.js';
 import { claimedGroups, createOidcIssuers, type OidcIssuers } from './oidc-issuers.js';
@@ -53,6 +56,11 @@ export interface Authenticator {
   vouched(description: PrincipalDescription): Principal;
   /** `auth.readAccess`: whether read routes admit requests without credentials. */
   readonly readAccess: GatewayConfig['auth']['readAccess'];
+  /**
+   * Accepts the dashboard's session cookie from now on, resolved by `resolver` (set once by the sign-in module while
+   * the gateway is built, before it serves). Without it cookies are never looked at.
+   */
+  useSessions(resolver: SessionResolver): void;
   /** Stops file watchers (token files, keys). */
   close(): void;
 }
@@ -135,8 +143,12 @@ export function createAuthenticator(config: AuthenticatorConfig, deps: Authentic
     throw unauthenticated('bearer token not recognized');
   };
 
+  let sessions: SessionResolver | undefined;
   return {
     readAccess: config.auth.readAccess,
+    useSessions(resolver) {
+      sessions = resolver;
+    },
     vouched: (description) => principalFromDescription(description, rules, config.insecure),
     async authenticate(credentials, options = {}) {
       let certificateSubject: string | undefined;
@@ -156,6 +168,10 @@ export function createAuthenticator(config: AuthenticatorConfig, deps: Authentic
         );
       }
       if (credentials.bearer !== undefined) return fromToken(credentials.bearer);
+      if (sessions && credentials.browser) {
+        const principal = await sessions.authenticate(credentials.browser);
+        if (principal) return principal;
+      }
       if (certificateSubject !== undefined) {
         return principalFromRules(certificateSubject, 'certificate', rules, undefined, credentials.certificate?.attributes);
       }

@@ -15,6 +15,7 @@
  * | `grpc.reflection.v1.ServerReflection/*`, `grpc.reflection.v1alpha.ServerReflection/*` | read |
  * | `GET /health` | nothing (no authentication at all) |
  * | `GET /`, `/index.html`, `/favicon.svg`, `/assets/*` (the dashboard's files: no data in them) | nothing |
+ * | `/auth/…` (sign-in: the providers, the redirects; the session and sign-out routes check the session themselves) | nothing |
  * | `GET /metrics`, `GET /armory/clouddrivers*`, `/armory/agent/operations*`, `/armory/accounts*`, `/armory/agents*` | read |
  * | `POST /armory/agent/forwardedoperations`, `POST /armory/agent/forwardedreads`, `POST /armory/agent/operationresults`, `POST /armory/agent/operations` (the forwarding route's earlier path, kept for a rolling upgrade) | replica |
  * | `POST/PATCH/PUT/DELETE /armory/accounts*` | admin |

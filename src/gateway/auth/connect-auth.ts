@@ -9,6 +9,7 @@ import type http from 'node:http';
 import type http2 from 'node:http2';
 import type { Authenticator } from './authenticator.js';
 import { admit, connectRequirement } from './authorization.js';
+import { sessionCookieAccepted } from './browser-session.js';
 import { credentialsFromNodeRequest, type RequestCredentials } from './credentials.js';
 import { principalKey, type Principal } from './principal.js';
 
@@ -23,9 +24,14 @@ export function rememberPreAdmitted(req: http.IncomingMessage | http2.Http2Serve
   preAdmitted.set(req, principal);
 }
 
-/** The adapter's `contextValues` option: records the credentials of each request (and its pre-admitted principal). */
+/**
+ * The adapter's `contextValues` option: records the credentials of each request (and its pre-admitted principal);
+ * the browser's cookies only for the services that accept the dashboard's session.
+ */
 export function authContextValues(req: http.IncomingMessage | http2.Http2ServerRequest): ContextValues {
-  const values = createContextValues().set(credentialsKey, credentialsFromNodeRequest(req));
+  const service = /^\/([A-Za-z_][\w.]*)\//.exec(req.url ?? '')?.[1] ?? '';
+  const credentials = credentialsFromNodeRequest(req, { browser: sessionCookieAccepted(service) });
+  const values = createContextValues().set(credentialsKey, credentials);
   const principal = preAdmitted.get(req);
   return principal ? values.set(principalKey, principal) : values;
 }

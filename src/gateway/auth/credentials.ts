@@ -6,6 +6,7 @@
 import type http from 'node:http';
 import type http2 from 'node:http2';
 import type { TLSSocket } from 'node:tls';
+import { CSRF_HEADER, type BrowserRequest } from './browser-session.js';
 import { formatSubjectAttributes, subjectAttributes, type SubjectAttributes } from './certificate-subject.js';
 
 /** The client certificate as the TLS layer saw it. */
@@ -32,15 +33,30 @@ export interface RequestCredentials {
   secure: boolean;
   /** The client certificate, when one was presented on a TLS connection. */
   certificate?: PeerCertificateInfo;
+  /**
+   * The cookies and CSRF headers of a browser's request, for the dashboard's session (browser-session.ts): set only
+   * when the surface accepts the session cookie and the request sent cookies.
+   */
+  browser?: BrowserRequest;
+}
+
+/** Options of {@link credentialsFromNodeRequest}. */
+interface CredentialOptions {
+  /** Read the cookies and CSRF headers too (the client API's Connect calls, the REST routes). */
+  browser?: boolean;
 }
 
 type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
 
-/** Reads the credentials of a Node request (HTTP/1.1 or HTTP/2, cleartext or TLS). Never throws. */
-export function credentialsFromNodeRequest(req: NodeRequest): RequestCredentials {
+/**
+ * Reads the credentials of a Node request (HTTP/1.1 or HTTP/2, cleartext or TLS). Never throws. The session cookie
+ * is read only with `options.browser`: surfaces that must not accept it (kubectl, agent streams) leave it out.
+ */
+export function credentialsFromNodeRequest(req: NodeRequest, options: CredentialOptions = {}): RequestCredentials {
   const header = req.headers.authorization;
   const value = Array.isArray(header) ? header[0] : header;
   const out: RequestCredentials = { secure: false };
+  if (options.browser) out.browser = browserRequest(req);
   if (value !== undefined && value !== '') {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(value);
     if (m) out.bearer = m[1];
@@ -66,4 +82,22 @@ export function credentialsFromNodeRequest(req: NodeRequest): RequestCredentials
     }
   }
   return out;
+}
+
+/** The cookies and CSRF headers of `req`; undefined when it sent no cookie. */
+function browserRequest(req: NodeRequest): BrowserRequest | undefined {
+  const one = (name: string): string | undefined => {
+    const v = req.headers[name];
+    return Array.isArray(v) ? v[0] : v;
+  };
+  const cookie = req.headers.cookie;
+  if (cookie === undefined || cookie === '') return undefined;
+  return {
+    cookie: Array.isArray(cookie) ? cookie.join('; ') : cookie,
+    csrf: one(CSRF_HEADER.toLowerCase()),
+    origin: one('origin'),
+    fetchSite: one('sec-fetch-site'),
+    method: (req.method ?? 'GET').toUpperCase(),
+    path: (req.url ?? '/').split('?')[0]!,
+  };
 }

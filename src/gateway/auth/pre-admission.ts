@@ -17,6 +17,7 @@ import { sendableError } from '../http/sendable-errors.js';
 import { respondTrailersOnly } from '../grpc/trailers-only.js';
 import type { Authenticator } from './authenticator.js';
 import { admit, connectRequirement } from './authorization.js';
+import { sessionCookieAccepted } from './browser-session.js';
 import { credentialsFromNodeRequest } from './credentials.js';
 import type { Principal } from './principal.js';
 
@@ -48,7 +49,8 @@ export function createPreAdmission(authenticator: Authenticator, servedServices:
     const requirement = connectRequirement(match[1]!, match[2]!);
     if (requirement === 'none') return { kind: 'pass' };
     try {
-      const principal = await admit(authenticator, credentialsFromNodeRequest(req), requirement, `${match[1]}/${match[2]}`);
+      const credentials = credentialsFromNodeRequest(req, { browser: sessionCookieAccepted(match[1]!) });
+      const principal = await admit(authenticator, credentials, requirement, `${match[1]}/${match[2]}`);
       return { kind: 'admitted', principal: principal! };
     } catch (err) {
       const error = err instanceof ConnectError ? err : new ConnectError('authentication failed', Code.Unauthenticated);

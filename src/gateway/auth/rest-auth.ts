@@ -2,8 +2,9 @@
  * Authentication and authorization on the REST surface (Hono): the middleware reads the credentials from the Node
  * request behind the fetch Request (`c.env.incoming`), admits the request against the role its method and path
  * require (authorization.ts) — before routing, so an unauthenticated request to a missing route gets 401, not 404 —
- * and stores the principal in the Hono context under `principal`. Refusals become 401 `{error: "unauthenticated"}`
- * or 403 `{error: "permission_denied"}` with the reason in `message`.
+ * and stores the principal in the Hono context under `principal`. The dashboard's session cookie is a credential here
+ * (browser-session.ts). Refusals become 401 `{error: "unauthenticated"}` or 403 `{error: "permission_denied"}` with
+ * the reason in `message`.
  */
 import type { Http2Bindings, HttpBindings } from '@hono/node-server';
 import type { MiddlewareHandler } from 'hono';
@@ -35,7 +36,7 @@ export function createRestAuth(
     if (requirement === 'none') return next();
     const env = c.env as Partial<HttpBindings | Http2Bindings> | undefined;
     const credentials: RequestCredentials = env?.incoming
-      ? credentialsFromNodeRequest(env.incoming)
+      ? credentialsFromNodeRequest(env.incoming, { browser: true })
       : bearerOnly(c.req.header('authorization'));
     let principal: Principal | undefined;
     try {

@@ -10,7 +10,7 @@ import { z } from 'zod';
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 /** True when `url` is https, or http to a loopback host. */
-export function isTrustedIssuerUrl(url: string): boolean {
+function isTrustedIssuerUrl(url: string): boolean {
   const u = new URL(url);
   return u.protocol === 'https:' || (u.protocol === 'http:' && LOOPBACK_HOSTS.has(u.hostname));
 }

@@ -346,7 +346,7 @@ export const baseSchema = z
       .describe('kubectl through the gateway (`/k8s/{account}`): identity mapping and limits (docs/kubectl.md).'),
     secrets: secretsSchema
       .default(() => secretsSchema.parse({}))
-      .describe('Encryption at rest of Secret values in operation requests (see docs/security.md).'),
+      .describe("Encryption at rest of Secret values in operation requests and of the dashboard's sessions (see docs/security.md)."),
     audit: auditSchema
       .default(() => auditSchema.parse({}))
       .describe('The audit log of proxied Kubernetes requests and submitted operations (see docs/security.md).'),
@@ -448,6 +448,14 @@ export const gatewayConfigSchema: z.ZodType<GatewayConfig> = baseSchema
         code: 'custom',
         path: ['agents', 'deadAfterSeconds'],
         message: `must be greater than agents.heartbeatIntervalSeconds (${c.agents.heartbeatIntervalSeconds})`,
+      });
+    }
+    if (c.auth.oidc !== undefined && !c.insecure && c.secrets.keyFile === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['secrets', 'keyFile'],
+        message:
+          'is required with auth.oidc on a secure gateway: the dashboard keeps each session\'s provider tokens in the database, encrypted with it (docs/sign-in.md, "The dashboard")',
       });
     }
     if (c.replicas.deadAfterSeconds <= c.replicas.heartbeatIntervalSeconds) {

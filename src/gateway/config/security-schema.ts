@@ -49,11 +49,12 @@ export const secretsSchema = z
       .min(1)
       .optional()
       .describe(
-        'File of AES-256 keys that encrypt Secret values inside stored operation requests: one `keyId:base64` line ' +
+        'File of AES-256 keys that encrypt Secret values inside stored operation requests, and the identity ' +
+          "providers' tokens of the dashboard's sessions: one `keyId:base64` line " +
           'per key (32 random bytes each, e.g. `echo "k1:$(openssl rand -base64 32)"`); the first line encrypts, every ' +
-          'line decrypts (add a new first line to rotate, drop an old line once no open operation uses it). Re-read when ' +
-          'it changes; the same file on every replica. Unset: with --insecure an ephemeral key (lost on restart); ' +
-          'otherwise operations carrying Secret values are refused.',
+          'line decrypts (add a new first line to rotate, drop an old line once no open operation or session uses it). ' +
+          'Re-read when it changes; the same file on every replica. Unset: with --insecure an ephemeral key (lost on ' +
+          'restart); otherwise operations carrying Secret values are refused, and a gateway with auth.oidc does not start.',
       ),
   })
   .strict();

@@ -33,7 +33,7 @@ import { createLeaseKeeper, type LeaseKeeper } from '../replicas/lease-keeper.js
 import { createOwnerLookup, type OwnerLookup } from '../replicas/owner-lookup.js';
 import { createPeerClient, type PeerClient } from '../replicas/peer-client.js';
 import { createReplicaDirectory, type ReplicaDirectory } from '../replicas/replica-directory.js';
-import { createKeyRing } from '../secrets/key-ring.js';
+import { createKeyRing, type KeyRing } from '../secrets/key-ring.js';
 import { createGatewayState, type GatewayState } from './gateway-state.js';
 import { createLegacySealing, type LegacySealing } from './legacy-sealing.js';
 import { warnAboutObjectPartitions, warnAboutReplicaSecret, warnAboutSecretKeys } from './setup-warnings.js';
@@ -44,6 +44,8 @@ export interface GatewayCoreDeps {
   dynamicAccounts?: DynamicAccountSource;
   /** The monotonic clock behind the Fiat permission cache's expiry (tests move it). */
   fiatClock?: () => number;
+  /** The wall clock (epoch ms) of the dashboard's sessions: expiry, idleness, renewals (tests move it). */
+  sessionClock?: () => number;
 }
 
 /**
@@ -59,12 +61,19 @@ export interface GatewayCore {
   readonly dynamicAccounts: DynamicAccountSource;
   /** The Fiat permission cache's clock; `performance.now` when undefined. */
   readonly fiatClock: (() => number) | undefined;
+  /** The dashboard sessions' wall clock (epoch ms); `Date.now` unless a test drives it. */
+  readonly sessionClock: () => number;
   /** Draining and the base URL (gateway-state.ts). */
   readonly state: GatewayState;
   readonly database: Database;
   readonly authenticator: Authenticator;
   /** The `auth.oidc` providers: the authenticator checks their tokens, the sign-in module signs people in with them. */
   readonly oidc: OidcIssuers;
+  /**
+   * The keys of `secrets.keyFile` (an ephemeral one in insecure mode without it; none in secure mode): Secret values
+   * in operations, and the dashboard's session tokens and sign-ins in flight, are sealed with them.
+   */
+  readonly secretKeys: KeyRing;
   /** The TLS contexts of both ports; undefined without `tls`. */
   readonly tls: TlsContextSource | undefined;
   /** Signs the calls replicas make on each other; undefined without `auth.replicaSecretFile`. */
@@ -218,10 +227,12 @@ export async function createGatewayCore(
     closers,
     dynamicAccounts: deps.dynamicAccounts ?? createDynamicAccountSource(database),
     fiatClock: deps.fiatClock,
+    sessionClock: deps.sessionClock ?? Date.now,
     state,
     database,
     authenticator,
     oidc,
+    secretKeys,
     tls,
     signer,
     registry,

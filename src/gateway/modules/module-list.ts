@@ -6,7 +6,8 @@
  * The order is the shutdown order, read bottom-up. On `close()` the gateway runs, each step awaited before the next:
  *
  * 1. drain — the state turns draining (health 503 / NOT_SERVING, this replica listed not ready to its peers);
- * 2. Spinnaker tasks stop waiting and record why (spinnaker), before the operations they wait on close;
+ * 2. the purge of ended dashboard sessions (sign-in); Spinnaker tasks stop waiting and record why (spinnaker), before
+ *    the operations they wait on close;
  * 3. operation timers stop and waiters end (operations), before the agent streams end and the servers wait;
  * 4. the audit purge (audit), the account sweeper and clean-up (accounts), the lease keeper (replicas);
  * 5. the health Watch and WatchFleet streams end (client-api), as they never end by themselves;

@@ -9,7 +9,7 @@ import type { RestEnv } from '../auth/rest-auth.js';
 import { SIGN_IN_PREFIX } from './sign-in-paths.js';
 
 /** One provider as `GET /auth/providers` lists it. */
-export interface ProviderListing {
+interface ProviderListing {
   name: string;
   displayName: string;
   issuer: string;
@@ -19,7 +19,7 @@ export interface ProviderListing {
 }
 
 /** The listing of every configured provider, in configuration order. */
-export function listProviders(oidc: OidcIssuers): ProviderListing[] {
+function listProviders(oidc: OidcIssuers): ProviderListing[] {
   return oidc.all().map(({ config: p }) => ({
     name: p.name,
     displayName: p.displayName ?? p.name,

@@ -33,7 +33,7 @@ export type ListAuditEventsRequest = Message<"outpost.api.v1.ListAuditEventsRequ
   principal: string;
 
   /**
-   * `kube` or `operation`; all when empty.
+   * `kube`, `operation` or `session`; all when empty.
    *
    * @generated from field: string kind = 3;
    */
@@ -113,7 +113,8 @@ export type AuditEvent = Message<"outpost.api.v1.AuditEvent"> & {
   id: string;
 
   /**
-   * `kube` (a proxied Kubernetes API request) or `operation` (a submitted operation).
+   * `kube` (a proxied Kubernetes API request), `operation` (a submitted operation) or `session` (a dashboard sign-in,
+   * sign-out, or a request its session was refused: verbs `sign-in`, `sign-out`, `refused`).
    *
    * @generated from field: string kind = 2;
    */
@@ -132,7 +133,8 @@ export type AuditEvent = Message<"outpost.api.v1.AuditEvent"> & {
   account: string;
 
   /**
-   * kube: the Kubernetes verb (get, list, watch, create, …); operation: the operation kind.
+   * kube: the Kubernetes verb (get, list, watch, create, …); operation: the operation kind; session: sign-in,
+   * sign-out or refused.
    *
    * @generated from field: string verb = 5;
    */
@@ -164,7 +166,7 @@ export type AuditEvent = Message<"outpost.api.v1.AuditEvent"> & {
   name: string;
 
   /**
-   * kube: the request path below /k8s/{account}, without query; operation: empty.
+   * kube: the request path below /k8s/{account}, without query; operation: empty; session: the request's path.
    *
    * @generated from field: string path = 11;
    */
@@ -262,8 +264,9 @@ export const AuditEventSchema: GenMessage<AuditEvent> = /*@__PURE__*/
 
 /**
  * AuditService reads the audit log: entries for each Kubernetes API request proxied through the gateway (one when it
- * is admitted, one when it ends) and one per operation submitted (OperationService.SubmitOperation, the Clouddriver ops routes). Entries hold metadata only —
- * never a request or response body. Requires the admin role.
+ * is admitted, one when it ends), one per operation submitted (OperationService.SubmitOperation, the Clouddriver ops
+ * routes), and one per dashboard sign-in, sign-out and refused session request. Entries hold metadata only — never a
+ * request or response body. Requires the admin role.
  *
  * @generated from service outpost.api.v1.AuditService
  */
