@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { parse } from 'yaml';
 import { listLogins } from '../../src/client/login/login-store.js';
 import { startAuthGateway } from '../../testkit/auth-helpers.js';
+import { writeKeyFile } from '../../testkit/sign-in-gateway.js';
 import { CLI_CLIENT_ID, DASHBOARD_CLIENT_ID, startTestOidcProvider, type TestOidcProvider } from '../../testkit/oidc-test-provider.js';
 import type { TestGateway } from '../../testkit/test-gateway.js';
 import { cacheSignIn, runSignInCli, scratchConfig } from './login-helpers.js';
@@ -33,7 +34,7 @@ describe('sign-in refusals', () => {
       cliClientId: CLI_CLIENT_ID,
     };
     const other = { name: 'other', issuer: 'https://login.other.example', clientId: 'outpost' };
-    two = await startAuthGateway({ auth: { oidc: { providers: [corp, other] } } });
+    two = await startAuthGateway({ auth: { oidc: { providers: [corp, other] } }, secrets: { keyFile: writeKeyFile(scratch.dir) } });
     none = await startAuthGateway({ auth: { tokens: [{ subject: 'ci', token: 'ci-token-0123456789abcdef' }] } });
   });
   after(async () => {

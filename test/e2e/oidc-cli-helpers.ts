@@ -10,6 +10,7 @@ import type { GatewayConfigInput } from '../../src/gateway/index.js';
 import type { TestPki } from '../../testkit/auth-helpers.js';
 import { type CliChildResult, startCliChild } from '../../testkit/cli-child.js';
 import { completeDeviceSignIn } from '../../testkit/oidc-browser.js';
+import { writeKeyFile } from '../../testkit/sign-in-gateway.js';
 import { CLI_CLIENT_ID, DASHBOARD_CLIENT_ID } from '../../testkit/oidc-test-provider.js';
 import { secureGateway } from './kubectl-helpers.js';
 
@@ -27,6 +28,7 @@ export function signInGateway(dir: string, issuer: string): GatewayConfigInput {
   };
   return {
     auth: { ...base.auth, readAccess: 'authenticated', oidc: { providers: [corp] } },
+    secrets: { keyFile: writeKeyFile(dir) },
     authorization: {
       rules: [
         ...(base.authorization?.rules ?? []),

@@ -11,6 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { listLogins, readLogin } from '../../src/client/login/login-store.js';
 import { startAuthGateway } from '../../testkit/auth-helpers.js';
+import { writeKeyFile } from '../../testkit/sign-in-gateway.js';
 import { startCliChild } from '../../testkit/cli-child.js';
 import { completeBrowserSignIn, denyDeviceSignIn } from '../../testkit/oidc-browser.js';
 import { CLI_CLIENT_ID, DASHBOARD_CLIENT_ID, startTestOidcProvider, type TestOidcProvider } from '../../testkit/oidc-test-provider.js';
@@ -38,6 +39,7 @@ describe('outpost login in a browser', { concurrency: false }, () => {
     };
     gw = await startAuthGateway({
       auth: { oidc: { providers: [corp] } },
+      secrets: { keyFile: writeKeyFile(scratch.dir) },
       authorization: { rules: [{ kind: 'oidc', groups: ['corp:platform-admins'], roles: ['read'] }] },
     });
     browser = await launchChromium();
