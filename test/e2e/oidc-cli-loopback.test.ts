@@ -83,6 +83,10 @@ describe('outpost login in a browser', { concurrency: false }, () => {
       result.stderr,
       /^Signed in to http:\/\/127\.0\.0\.1:\d+ with Corp SSO as alice@example\.com \(sub alice\); groups: platform-admins, everyone$/m,
     );
+    assert.match(
+      result.stderr,
+      /^The gateway knows you as oidc:corp:alice with the roles read, groups corp:platform-admins, corp:everyone$/m,
+    );
 
     const [cached] = listLogins(scratch.env, gw.gateway.httpUrl);
     assert.equal(cached?.provider, 'corp');

@@ -59,6 +59,10 @@ describe('outpost login, then the CLI and kubectl as that person', { concurrency
       result.stderr,
       /^Signed in to https:\/\/127\.0\.0\.1:\d+ with Corp SSO as alice@example\.com \(sub alice\); groups: platform-admins, everyone$/m,
     );
+    assert.match(
+      result.stderr,
+      /^The gateway knows you as oidc:corp:alice with the roles kube, read, write, groups corp:platform-admins, corp:everyone$/m,
+    );
   });
 
   test('outpost get and outpost apply act as alice', async () => {
@@ -115,6 +119,7 @@ describe('outpost login, then the CLI and kubectl as that person', { concurrency
     const result = await deviceSignIn(browser, { gatewayUrl: url, caFile: k.pki.caFile, configDir: bobDir, login: 'bob' });
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stderr, /as bob@example\.com \(sub bob\); groups: developers, everyone/);
+    assert.match(result.stderr, /^The gateway knows you as oidc:corp:bob with the roles read, groups corp:developers, corp:everyone$/m);
     assert.equal((await cli(bobDir, ['get', 'deploy', '-n', 'demo', '--cached', '--account', 'sandbox'])).code, 0);
     const manifest = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: by-bob, namespace: demo}\ndata: {who: bob}\n';
     const refused = await cli(bobDir, ['apply', '-f', '-', '--account', 'sandbox'], manifest);

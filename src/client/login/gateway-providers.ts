@@ -19,10 +19,12 @@ export interface GatewayProvider {
   scopes: string[];
 }
 
-function get(url: string, tls: GatewayTls): Promise<{ status: number; type: string; body: string }> {
+function get(url: string, tls: GatewayTls, bearer?: string): Promise<{ status: number; type: string; body: string }> {
   return new Promise((resolve, reject) => {
     const secure = url.startsWith('https:');
-    const options: https.RequestOptions = { method: 'GET', headers: { accept: 'application/json' }, timeout: 30_000 };
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (bearer !== undefined) headers.authorization = `Bearer ${bearer}`;
+    const options: https.RequestOptions = { method: 'GET', headers, timeout: 30_000 };
     if (secure && tls.ca !== undefined) options.ca = tls.ca;
     if (secure && tls.insecureSkipTlsVerify) options.rejectUnauthorized = false;
     const req = (secure ? https : http).request(url, options, (res) => {
@@ -101,6 +103,30 @@ export async function fetchGatewayProviders(gatewayUrl: string, tls: GatewayTls)
   }
   if (providers.length === 0) throw new CliError(`this gateway has no sign-in providers (GET ${url} lists none)`, ExitCode.FAILED);
   return providers;
+}
+
+/** Who the gateway takes a token's holder for (`GET /auth/session`): its identity, groups and effective roles. */
+export interface GatewayIdentity {
+  identity: string;
+  groups: string[];
+  roles: string[];
+}
+
+/**
+ * What the gateway makes of `bearer` (`GET /auth/session` with it), or a sentence saying why it cannot tell: the
+ * sign-in itself succeeded either way, so nothing here throws.
+ */
+export async function fetchGatewayIdentity(gatewayUrl: string, tls: GatewayTls, bearer: string): Promise<GatewayIdentity | string> {
+  try {
+    const answer = await get(`${gatewayUrl}/auth/session`, tls, bearer);
+    const body = JSON.parse(answer.body) as Partial<GatewayIdentity> & { signedIn?: boolean; message?: string };
+    if (answer.status === 200 && body.signedIn === true && typeof body.identity === 'string') {
+      return { identity: body.identity, groups: body.groups ?? [], roles: body.roles ?? [] };
+    }
+    return `the gateway did not accept the new token (HTTP ${answer.status}${body.message ? `: ${body.message}` : ''})`;
+  } catch (err) {
+    return `the gateway could not say who it takes you for (${(err as Error).message})`;
+  }
 }
 
 /**

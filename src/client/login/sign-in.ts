@@ -7,7 +7,7 @@ import { CliError, ExitCode } from '../errors.js';
 import type { GatewayTls } from '../gateway-http-client.js';
 import type { CliIo } from '../io.js';
 import { signInWithDevice } from './device-flow.js';
-import { chooseProvider, fetchGatewayProviders } from './gateway-providers.js';
+import { chooseProvider, fetchGatewayIdentity, fetchGatewayProviders } from './gateway-providers.js';
 import { describePerson, readIdToken } from './id-token.js';
 import { gatewayKey, type StoredLogin, writeLogin } from './login-store.js';
 import { loginCommand } from './login-token.js';
@@ -60,6 +60,16 @@ export async function signIn(env: NodeJS.ProcessEnv, io: CliIo, options: SignInO
   const file = writeLogin(env, login);
   const facts = readIdToken(login.idToken, `the provider ${provider.name}`);
   io.stderr(`Signed in to ${login.gateway} with ${provider.displayName} as ${describePerson(facts)}\n`);
+  const seen = await fetchGatewayIdentity(options.gatewayUrl, options.tls, login.idToken);
+  if (typeof seen === 'string') io.stderr(`warning: ${seen}\n`);
+  else {
+    const groups = seen.groups.length > 0 ? `, groups ${seen.groups.join(', ')}` : '';
+    io.stderr(
+      seen.roles.length > 0
+        ? `The gateway knows you as ${seen.identity} with the roles ${seen.roles.join(', ')}${groups}\n`
+        : `The gateway knows you as ${seen.identity}${groups}, with no role: ask its administrators for a rule of kind oidc (authorization.rules)\n`,
+    );
+  }
   io.stderr(
     login.refreshToken === undefined
       ? `The ID token expires at ${login.expiresAt} and the provider gave no refresh token: run outpost login again then.\n`
