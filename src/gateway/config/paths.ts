@@ -18,6 +18,7 @@ export const GATEWAY_PATH_KEYS: readonly ConfigPathKey[] = [
   { path: ['auth', 'jwt', 'secretFile'] },
   { path: ['auth', 'jwt', 'publicKeyFile'] },
   { path: ['auth', 'replicaSecretFile'] },
+  { path: ['auth', 'oidc', 'providers', '*', 'clientSecretFile'] },
   { path: ['replicas', 'kubeconfigFile'] },
   { path: ['replicas', 'peerCaFile'] },
   { path: ['web', 'dir'] },
