@@ -2,8 +2,8 @@
  * The CSRF rules of the dashboard's session cookie (docs/security.md, "The dashboard's sessions"): with the cookie,
  * a Connect or REST request without the X-Outpost-CSRF header, with a wrong one, from another Origin or marked
  * cross-site or same-site by Sec-Fetch-Site is refused 403 / PERMISSION_DENIED and audited as alice's; GET
- * /auth/session is exempt from the header only. The cookie is no credential on the gRPC port, on /k8s or on agent
- * streams, and a bearer token takes precedence over it.
+ * /auth/session is exempt from the header only. The cookie is no credential on the gRPC port, on /k8s (but for a
+ * pod's log, with the header) or on agent streams, and a bearer token takes precedence over it.
  */
 import assert from 'node:assert/strict';
 import http2 from 'node:http2';
@@ -110,6 +110,29 @@ describe('CSRF rules of the dashboard session', { concurrency: false, timeout: 1
         .toString('utf8'),
     ) as { error?: { code: string } };
     assert.equal(end.error?.code, 'unauthenticated', 'agent stream');
+  });
+
+  test("on /k8s the cookie authenticates a pod's log read only, and only with the CSRF header", async () => {
+    const log = `${url}/k8s/some-account/api/v1/namespaces/demo/pods/web-0/log?follow=true`;
+    const cookie = jar.header(url);
+    const read = async (method: string, headers: Record<string, string>) => {
+      const r = await fetch(log, { method, headers: { cookie, ...headers } });
+      return { status: r.status, body: (await r.json()) as { message?: string } };
+    };
+    const withHeader = await read('GET', { 'x-outpost-csrf': csrf });
+    assert.equal(withHeader.status, 403, 'authenticated as alice, who lacks the kube role');
+    assert.match(String(withHeader.body.message), /corp:alice/);
+    const without = await read('GET', {});
+    assert.equal(without.status, 403);
+    assert.match(String(without.body.message), /must carry the X-Outpost-CSRF header/);
+    const crossSite = await read('GET', { 'x-outpost-csrf': csrf, 'sec-fetch-site': 'cross-site' });
+    assert.equal(crossSite.status, 403);
+    assert.match(String(crossSite.body.message), /cross-site/);
+    assert.equal((await read('DELETE', { 'x-outpost-csrf': csrf })).status, 401, 'only a GET of a log');
+    const other = await fetch(`${url}/k8s/some-account/api/v1/namespaces/demo/pods/web-0/logs`, {
+      headers: { cookie, 'x-outpost-csrf': csrf },
+    });
+    assert.equal(other.status, 401, 'another path takes no cookie');
   });
 
   test("a bearer token takes precedence over the cookie: bob's token over alice's session acts as bob", async () => {

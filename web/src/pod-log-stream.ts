@@ -43,18 +43,21 @@ async function refusal(response: Response): Promise<PodLogError> {
 
 /**
  * Reads a pod's log with fetch, calling `onLines` with each batch of complete lines as they arrive (a last line
- * without a newline is delivered when the stream ends). Sends `Authorization: Bearer <token>` when there is a token.
+ * without a newline is delivered when the stream ends). Sends `Authorization: Bearer <token>` when there is a token,
+ * and the dashboard session's CSRF header when the page is signed in with a provider.
  * Resolves when the log ends (the pod is gone or finished, or the request was not following) or `signal` aborts;
  * rejects with a PodLogError when the gateway or the cluster refuses, or with the network error.
  */
 export async function readPodLog(
   request: PodLogRequest,
-  token: string | null,
+  credentials: { token: string | null; csrf: string | null },
   onLines: (lines: string[]) => void,
   signal: AbortSignal,
 ): Promise<void> {
   const headers: Record<string, string> = { Accept: 'text/plain, */*' };
-  if (token) headers.Authorization = `Bearer ${token}`;
+  if (credentials.token) headers.Authorization = `Bearer ${credentials.token}`;
+  // Signed in with a provider: the session cookie goes by itself (same origin), with the CSRF header it needs.
+  if (credentials.csrf) headers['X-Outpost-CSRF'] = credentials.csrf;
   const response = await fetch(podLogUrl(request), { headers, signal, cache: 'no-store' });
   if (!response.ok) throw await refusal(response);
   if (!response.body) return;

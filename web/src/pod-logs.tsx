@@ -11,10 +11,6 @@ const MAX_LOG_LINES = 5000;
 /** How long arriving lines are gathered before they are rendered. */
 const FLUSH_MS = 100;
 
-/** Why a page signed in with a provider reads no log: kubectl's path takes bearer credentials only (docs/security.md). */
-const SESSION_NOT_ON_KUBE =
-  'logs are read through the kubectl path (/k8s), which accepts an access token, not the dashboard session: sign in with an access token to read them';
-
 /** The tail lengths offered; 0 stands for the whole log. */
 const TAILS = [100, 500, 1000, 0];
 
@@ -105,7 +101,7 @@ export function PodLogs({ pod }: { pod: KubernetesObject }) {
     };
     readPodLog(
       request,
-      auth.token(),
+      { token: auth.token(), csrf: auth.csrf() },
       (batch) => {
         if (ctl.signal.aborted) return;
         linesSeen.current += batch.length;
@@ -123,11 +119,6 @@ export function PodLogs({ pod }: { pod: KubernetesObject }) {
         if (ctl.signal.aborted) return;
         flush();
         if (e instanceof PodLogError) {
-          if (e.status === 401 && auth.token() === null && auth.csrf() !== null) {
-            // Signed in by the dashboard session, which /k8s does not accept: that is no reason to sign out.
-            setState({ kind: 'refused', status: e.status, message: SESSION_NOT_ON_KUBE });
-            return;
-          }
           if (e.status === 401) auth.report(new ConnectError(e.message, Code.Unauthenticated), version);
           setState({ kind: 'refused', status: e.status, message: e.message });
         } else setState({ kind: 'failed', message: e instanceof Error ? e.message : String(e) });

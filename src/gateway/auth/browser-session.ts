@@ -2,8 +2,9 @@
  * The dashboard's session cookie as a credential, declared here and implemented above (src/gateway/sign-in/): the
  * core authenticates, but sessions live in a feature that imports the core, so the sign-in module hands the
  * authenticator a {@link SessionResolver} (docs/architecture.md, "Which way imports go"). The cookie is read only on
- * the dashboard's surfaces — the client API's Connect calls and the REST routes — never on `/k8s`, on agent streams or
- * on the gRPC port (servers.ts drops the header there), and a bearer token always takes precedence over it.
+ * the dashboard's surfaces — the client API's Connect calls, the REST routes, and on `/k8s` the one read the page
+ * makes there, a pod's log ({@link sessionCookieAcceptedOnKube}) — never on other `/k8s` requests, on agent streams
+ * or on the gRPC port (servers.ts drops the header there), and a bearer token always takes precedence over it.
  */
 import type { Principal } from './principal.js';
 
@@ -37,6 +38,18 @@ export interface SessionResolver {
 /** The Connect/gRPC services whose calls may authenticate with the session cookie: the client API the dashboard calls. */
 export function sessionCookieAccepted(service: string): boolean {
   return service.startsWith('outpost.api.v1.');
+}
+
+/** A pod's log below `/k8s/{account}`: `/api/v1/namespaces/{ns}/pods/{pod}/log`, nothing before or after. */
+const POD_LOG_PATH = /^\/api\/v1\/namespaces\/[^/]+\/pods\/[^/]+\/log$/;
+
+/**
+ * Whether a `/k8s/{account}` request may authenticate with the session cookie: only a plain GET of a pod's log (what
+ * the dashboard's pod page reads), never an upgrade (exec, attach, port-forward) nor any other path. `path` is the
+ * path below `/k8s/{account}`, without its query. The CSRF rules still apply, the header included.
+ */
+export function sessionCookieAcceptedOnKube(method: string, path: string, upgrade: boolean): boolean {
+  return !upgrade && method.toUpperCase() === 'GET' && POD_LOG_PATH.test(path);
 }
 
 /** The CSRF header every cookie-authenticated request must carry (sign-in/csrf-rules.ts). */

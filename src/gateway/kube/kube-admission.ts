@@ -10,10 +10,11 @@
  */
 import type http from 'node:http';
 import type http2 from 'node:http2';
-import { ConnectError } from '@connectrpc/connect';
+import { Code, ConnectError } from '@connectrpc/connect';
 import { kubePathProblem } from '../../shared/kube-path.js';
 import { isValidAccountName } from '../../shared/account-name.js';
 import type { Authenticator } from '../auth/authenticator.js';
+import { sessionCookieAcceptedOnKube } from '../auth/browser-session.js';
 import { credentialsFromNodeRequest } from '../auth/credentials.js';
 import { hasRole, identityOf, mayUseKube, type Principal } from '../auth/principal.js';
 import { decodeDescription } from '../auth/vouched-principal.js';
@@ -65,9 +66,12 @@ export function createKubeAdmission(authenticator: Authenticator, config: Gatewa
     const forwardedCaller = req.headers[CALLER_HEADER];
     let authenticated: Principal;
     try {
-      authenticated = await authenticator.authenticate(credentialsFromNodeRequest(req));
+      const browser = sessionCookieAcceptedOnKube(req.method ?? 'GET', path.split('?')[0]!, upgrade !== undefined);
+      authenticated = await authenticator.authenticate(credentialsFromNodeRequest(req, { browser }));
     } catch (err) {
-      throw new KubeRefusal(401, err instanceof ConnectError ? err.rawMessage : 'authentication failed');
+      // A dashboard session whose request breaks the CSRF rules is known, and refused (the resolver audited it).
+      const status = err instanceof ConnectError && err.code === Code.PermissionDenied ? 403 : 401;
+      throw new KubeRefusal(status, err instanceof ConnectError ? err.rawMessage : 'authentication failed');
     }
     try {
       let principal = authenticated;
