@@ -1,7 +1,7 @@
 /**
  * A person at the test OpenID provider's pages (testkit/oidc-test-provider.ts), in a real browser: completing a
  * device flow's verification page (enter the code, confirm, log in, consent), denying one, and signing in through an
- * authorization URL (log in, consent, follow the redirect). Each runs in a fresh browser context, so no provider
+ * authorization URL (log in, consent, follow the redirect), and the dashboard's own sign-in. Each of the first three runs in a fresh browser context, so no provider
  * session of an earlier person carries over, and reaches only this machine (the provider's pages import a web font
  * from the internet, which the closed network would leave hanging).
  */
@@ -71,4 +71,16 @@ export async function completeBrowserSignIn(browser: Browser, authorizationUrl: 
   } finally {
     await context.close();
   }
+}
+
+/**
+ * On the dashboard's sign-in page (`page` shows it, at `gatewayUrl`): clicks "Sign in with `displayName`", logs in
+ * at the provider as `login` and consents; resolves once the dashboard is back and says who is signed in.
+ */
+export async function signInToDashboard(page: Page, gatewayUrl: string, login: string, displayName = 'Corp SSO'): Promise<void> {
+  const wait = { timeout: 30_000 };
+  await page.getByRole('link', { name: `Sign in with ${displayName}` }).click();
+  await logInAndConsent(page, login);
+  await page.waitForURL((u) => u.origin === gatewayUrl, wait);
+  await page.locator('[data-who="identity"]').waitFor(wait);
 }

@@ -52,7 +52,8 @@ export function resolveDeps(deps: ClientCommandDeps = {}): ClientContext {
   };
 }
 
-function parseTimeout(value: string): number {
+/** Parses a `--timeout` DURATION (`30s`, `2m`) to milliseconds; commander shows the error for a bad or zero one. */
+export function parseTimeout(value: string): number {
   let ms: number;
   try {
     ms = parseDuration(value);

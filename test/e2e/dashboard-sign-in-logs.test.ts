@@ -11,6 +11,7 @@ import type { Browser, Page } from 'playwright-core';
 import { ensureWebBuild } from '../../src/demo/web-build.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { waitForAccounts } from '../../testkit/accounts-ready.js';
+import { signInToDashboard } from '../../testkit/oidc-browser.js';
 import { createSignInSetup, type SignInSetup } from '../../testkit/sign-in-gateway.js';
 import { startStack, type Stack } from '../../testkit/stack.js';
 import { launchChromium, testOutputDir } from './browser.js';
@@ -74,13 +75,7 @@ describe("a pod's log for a person signed in with the provider", { timeout: 180_
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true });
     const page = await context.newPage();
     await page.goto(`${url}/#/objects/sandbox/Pod/demo/talker`);
-    await page.getByRole('link', { name: 'Sign in with Corp SSO' }).click();
-    await page.locator('input[name="login"]').fill(login);
-    await page.locator('input[name="password"]').fill('any password');
-    await page.getByRole('button', { name: 'Sign-in' }).click();
-    await page.getByRole('button', { name: 'Continue' }).click();
-    await page.waitForURL((u) => u.origin === url, WAIT);
-    await page.locator('[data-who="identity"]').waitFor(WAIT);
+    await signInToDashboard(page, url, login);
     return page;
   };
 

@@ -13,6 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { ensureWebBuild } from '../../src/demo/web-build.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
+import { signInToDashboard } from '../../testkit/oidc-browser.js';
 import { createSignInSetup, type SignInSetup } from '../../testkit/sign-in-gateway.js';
 import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 import { launchChromium, seriousAxeViolations, testOutputDir } from './browser.js';
@@ -53,15 +54,7 @@ describe('dashboard sign-in with an identity provider', { timeout: 180_000 }, ()
   const profile = (width: number) => browser.newContext({ viewport: { width, height: 900 }, bypassCSP: true });
 
   /** From the dashboard's sign-in page through the provider's login and consent pages, back to the dashboard. */
-  const signIn = async (page: Page, login: string) => {
-    await page.getByRole('link', { name: 'Sign in with Corp SSO' }).click();
-    await page.locator('input[name="login"]').fill(login);
-    await page.locator('input[name="password"]').fill('any password');
-    await page.getByRole('button', { name: 'Sign-in' }).click();
-    await page.getByRole('button', { name: 'Continue' }).click();
-    await page.waitForURL((u) => u.origin === url, WAIT);
-    await page.locator('[data-who="identity"]').waitFor(WAIT);
-  };
+  const signIn = (page: Page, login: string) => signInToDashboard(page, url, login);
   const shoot = async (page: Page, name: string) => {
     await page.screenshot({ path: join(shots, name), fullPage: true });
     assert.deepEqual(await seriousAxeViolations(page), [], `${name}: no serious accessibility problem`);

@@ -7,11 +7,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
-import { WebSocket } from 'ws';
 import { describeFailure } from '../../src/client/format.js';
 import { createOperationClient } from '../../src/client/operation-client.js';
 import { OperationState } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { AGENT_WEBSOCKET_PATH, AGENT_WEBSOCKET_PROTOCOL } from '../../src/shared/agent-websocket.js';
+import { upgradeAnswer } from '../../testkit/websocket-upgrade.js';
 import { createLogger } from '../../src/shared/logger.js';
 import { captureLogs } from '../../testkit/log-capture.js';
 import { waitForAccounts } from '../../testkit/accounts-ready.js';
@@ -26,28 +26,6 @@ async function syncGens(stack: Stack): Promise<string> {
     sql`select api_version, kind, watch_namespace, sync_gen from watch_states where account = 'sandbox' order by 1, 2, 3`,
   );
   return JSON.stringify((rows as { rows?: unknown }).rows ?? rows);
-}
-
-/** Opens a raw WebSocket and resolves with the HTTP answer of a refused upgrade (or 101). */
-function upgrade(
-  url: string,
-  protocols: string[],
-  headers: Record<string, string> = {},
-  tls: { ca?: string; cert?: string; key?: string } = {},
-): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, protocols, { headers, ...tls });
-    ws.on('unexpected-response', (_req, res) => {
-      let body = '';
-      res.on('data', (c: Buffer) => (body += c.toString('utf8')));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    ws.on('open', () => {
-      ws.terminate();
-      resolve({ status: 101, body: '' });
-    });
-    ws.on('error', (err) => reject(err));
-  });
 }
 
 describe('agent stream over WebSocket', { concurrency: false }, () => {
@@ -110,10 +88,10 @@ describe('agent stream over WebSocket', { concurrency: false }, () => {
 
   test('the upgrade is refused for a wrong path or a missing subprotocol', async () => {
     const base = `ws://${new URL(stack.gateway.httpUrl).host}`;
-    const wrongPath = await upgrade(`${base}/nothing/here`, [AGENT_WEBSOCKET_PROTOCOL]);
+    const wrongPath = await upgradeAnswer(`${base}/nothing/here`, [AGENT_WEBSOCKET_PROTOCOL]);
     assert.equal(wrongPath.status, 404);
     assert.equal(JSON.parse(wrongPath.body).code, 'not_found');
-    const noProtocol = await upgrade(`${base}${AGENT_WEBSOCKET_PATH}`, ['something-else']);
+    const noProtocol = await upgradeAnswer(`${base}${AGENT_WEBSOCKET_PATH}`, ['something-else']);
     assert.equal(noProtocol.status, 400);
     assert.match(JSON.parse(noProtocol.body).message, /subprotocol "outpost\.agent\.v1"/);
   });
@@ -138,15 +116,15 @@ describe('agent WebSocket authentication', () => {
     });
     try {
       const url = `ws://${new URL(t.gateway.httpUrl).host}${AGENT_WEBSOCKET_PATH}`;
-      const none = await upgrade(url, [AGENT_WEBSOCKET_PROTOCOL]);
+      const none = await upgradeAnswer(url, [AGENT_WEBSOCKET_PROTOCOL]);
       assert.equal(none.status, 401);
       assert.equal(JSON.parse(none.body).code, 'unauthenticated');
-      const wrong = await upgrade(url, [AGENT_WEBSOCKET_PROTOCOL], { authorization: 'Bearer not-a-token-0123456789' });
+      const wrong = await upgradeAnswer(url, [AGENT_WEBSOCKET_PROTOCOL], { authorization: 'Bearer not-a-token-0123456789' });
       assert.equal(wrong.status, 401);
-      const reader = await upgrade(url, [AGENT_WEBSOCKET_PROTOCOL], { authorization: 'Bearer reader-token-0123456789' });
+      const reader = await upgradeAnswer(url, [AGENT_WEBSOCKET_PROTOCOL], { authorization: 'Bearer reader-token-0123456789' });
       assert.equal(reader.status, 403);
       assert.match(JSON.parse(reader.body).message, /lacks the role "agent"/);
-      const agent = await upgrade(url, [AGENT_WEBSOCKET_PROTOCOL], { authorization: 'Bearer agent-token-0123456789' });
+      const agent = await upgradeAnswer(url, [AGENT_WEBSOCKET_PROTOCOL], { authorization: 'Bearer agent-token-0123456789' });
       assert.equal(agent.status, 101);
     } finally {
       await t.close();
@@ -164,9 +142,14 @@ describe('agent WebSocket over TLS with client certificates', () => {
     try {
       const url = `wss://${new URL(gw.gateway.httpUrl).host}${AGENT_WEBSOCKET_PATH}`;
       assert.match(gw.gateway.httpUrl, /^https:/);
-      const none = await upgrade(url, [AGENT_WEBSOCKET_PROTOCOL], {}, { ca: pki.caPem });
+      const none = await upgradeAnswer(url, [AGENT_WEBSOCKET_PROTOCOL], {}, { ca: pki.caPem });
       assert.equal(none.status, 401);
-      const agent = await upgrade(url, [AGENT_WEBSOCKET_PROTOCOL], {}, { ca: pki.caPem, cert: pki.agent1.certPem, key: pki.agent1.keyPem });
+      const agent = await upgradeAnswer(
+        url,
+        [AGENT_WEBSOCKET_PROTOCOL],
+        {},
+        { ca: pki.caPem, cert: pki.agent1.certPem, key: pki.agent1.keyPem },
+      );
       assert.equal(agent.status, 101);
     } finally {
       await gw.close();

@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { jwtVerify } from 'jose';
 import { createSigningKeys } from '../../src/gateway/auth/oidc-signing-keys.js';
-import { WebSocket } from 'ws';
 import { AGENT_WEBSOCKET_PATH, AGENT_WEBSOCKET_PROTOCOL } from '../../src/shared/agent-websocket.js';
 import { Code, grpcAgentStream, grpcRead, restCall, startAuthGateway } from '../../testkit/auth-helpers.js';
+import { upgradeAnswer } from '../../testkit/websocket-upgrade.js';
 import { CLI_CLIENT_ID, DASHBOARD_CLIENT_ID, startTestOidcProvider, type TestOidcProvider } from '../../testkit/oidc-test-provider.js';
 import { writeKeyFile } from '../../testkit/sign-in-gateway.js';
 import type { TestGateway } from '../../testkit/test-gateway.js';
@@ -90,8 +90,9 @@ describe('OIDC tokens as bearer credentials', { concurrency: false }, () => {
     assert.equal(grpc.code, Code.PermissionDenied);
     assert.match(grpc.message, /corp:alice lacks the role "agent"/);
     const url = `ws://${new URL(gw.gateway.httpUrl).host}${AGENT_WEBSOCKET_PATH}`;
-    assert.equal((await upgradeStatus(url, alice)).status, 403);
-    const other = await upgradeStatus(url, await provider.mint({ sub: 'alice', aud: 'some-other-app' }));
+    assert.equal((await upgradeAnswer(url, [AGENT_WEBSOCKET_PROTOCOL], { authorization: `Bearer ${alice}` })).status, 403);
+    const otherAudience = await provider.mint({ sub: 'alice', aud: 'some-other-app' });
+    const other = await upgradeAnswer(url, [AGENT_WEBSOCKET_PROTOCOL], { authorization: `Bearer ${otherAudience}` });
     assert.equal(other.status, 401);
     assert.match(other.body, /for another audience/);
   });
@@ -197,21 +198,4 @@ function forgeKid(token: string, kid: string): string {
   const [header, ...rest] = token.split('.');
   const decoded = JSON.parse(Buffer.from(header!, 'base64url').toString('utf8')) as Record<string, unknown>;
   return [Buffer.from(JSON.stringify({ ...decoded, kid })).toString('base64url'), ...rest].join('.');
-}
-
-/** The HTTP answer of a WebSocket upgrade with a bearer token (101 when it opened). */
-function upgradeStatus(url: string, token: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, [AGENT_WEBSOCKET_PROTOCOL], { headers: { authorization: `Bearer ${token}` } });
-    ws.on('unexpected-response', (_req, res) => {
-      let body = '';
-      res.on('data', (c: Buffer) => (body += c.toString('utf8')));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    ws.on('open', () => {
-      ws.terminate();
-      resolve({ status: 101, body: '' });
-    });
-    ws.on('error', reject);
-  });
 }

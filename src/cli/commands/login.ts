@@ -3,11 +3,10 @@
  * every client command and kubectl (through `outpost credential --gateway`) act as them. docs/sign-in.md, "The CLI
  * and kubectl", describes the provider's side; docs/cli.md the command.
  */
-import { type Command, InvalidArgumentError, Option } from 'commander';
-import { type ClientCommandDeps, fail, resolveDeps } from '../../client/client-command.js';
+import { type Command, Option } from 'commander';
+import { type ClientCommandDeps, fail, parseTimeout, resolveDeps } from '../../client/client-command.js';
 import { checkGatewayUrl, resolveGatewayTls } from '../../client/client-credentials.js';
 import { configureCommandOutput } from '../../client/command-output.js';
-import { parseDuration } from '../../client/duration.js';
 import { CliError, ExitCode } from '../../client/errors.js';
 import { defaultGatewayUrl } from '../../client/operation-client.js';
 
@@ -42,17 +41,6 @@ Examples:
   outpost login --gateway https://outpost.example.com --provider corp --flow loopback
   outpost get pods -n web --gateway https://outpost.example.com
 `;
-
-function parseTimeout(value: string): number {
-  let ms: number;
-  try {
-    ms = parseDuration(value);
-  } catch (err) {
-    throw new InvalidArgumentError((err as Error).message);
-  }
-  if (ms <= 0) throw new InvalidArgumentError(`must be greater than zero (got "${value}")`);
-  return ms;
-}
 
 /** Registers `login`. */
 export function registerLoginCommand(program: Command, deps?: ClientCommandDeps): void {
