@@ -5,28 +5,16 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Command, CommanderError } from 'commander';
 import { registerCredentialCommand } from '../../src/cli/commands/credential.js';
 import { registerKubeconfigCommand } from '../../src/cli/commands/kubeconfig.js';
-import { createCapturedIo } from './captured-io.js';
-import type { CliRun } from './operations-helpers.js';
+import { type CliRun, runInProcess } from './captured-io.js';
 
 /** Runs `outpost ARGS…` with only `kubeconfig` and `credential` registered. */
-export async function runKubeCli(args: string[], options: { env?: NodeJS.ProcessEnv; now?: Date } = {}): Promise<CliRun> {
-  const io = createCapturedIo();
-  let code = 0;
-  const deps = { io, env: options.env ?? {}, exit: (c: number) => void (code = c), now: () => options.now ?? new Date() };
-  const program = new Command('outpost').exitOverride();
-  program.configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
-  registerKubeconfigCommand(program, deps);
-  registerCredentialCommand(program, deps);
-  try {
-    await program.parseAsync(['node', 'outpost', ...args]);
-  } catch (err) {
-    if (!(err instanceof CommanderError)) throw err;
-    code = err.exitCode;
-  }
-  return { code, out: io.out, err: io.err };
+export function runKubeCli(args: string[], options: { env?: NodeJS.ProcessEnv; now?: Date } = {}): Promise<CliRun> {
+  return runInProcess([registerKubeconfigCommand, registerCredentialCommand], args, {
+    env: options.env ?? {},
+    now: () => options.now ?? new Date(),
+  });
 }
 
 /** A scratch directory; `file(name, text)` writes into it and returns the path. */

@@ -6,7 +6,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Command, CommanderError } from 'commander';
 import { registerAccountsCommand } from '../../src/cli/commands/accounts.js';
 import { registerCredentialCommand } from '../../src/cli/commands/credential.js';
 import { registerKubeconfigCommand } from '../../src/cli/commands/kubeconfig.js';
@@ -14,8 +13,7 @@ import { registerLoginCommand } from '../../src/cli/commands/login.js';
 import { registerLogoutCommand } from '../../src/cli/commands/logout.js';
 import { type StoredLogin, writeLogin } from '../../src/client/login/login-store.js';
 import { CLI_CLIENT_ID, type TestOidcProvider } from '../../testkit/oidc-test-provider.js';
-import { createCapturedIo } from './captured-io.js';
-import type { CliRun } from './operations-helpers.js';
+import { type CliRun, runInProcess } from './captured-io.js';
 
 /** A scratch OUTPOST_CONFIG_DIR; `remove()` deletes it. */
 export function scratchConfig(): { env: NodeJS.ProcessEnv; dir: string; remove(): void } {
@@ -58,26 +56,10 @@ export async function cacheSignIn(env: NodeJS.ProcessEnv, provider: TestOidcProv
 }
 
 /** Runs `outpost ARGS…` in process with login, logout, credential, kubeconfig and accounts registered. */
-export async function runSignInCli(args: string[], env: NodeJS.ProcessEnv, now?: () => Date): Promise<CliRun> {
-  const io = createCapturedIo();
-  let code = 0;
-  const deps = { io, env, exit: (c: number) => void (code = c), ...(now ? { now } : {}) };
-  const program = new Command('outpost').exitOverride();
-  program.configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
-  for (const register of [
-    registerLoginCommand,
-    registerLogoutCommand,
-    registerCredentialCommand,
-    registerKubeconfigCommand,
-    registerAccountsCommand,
-  ]) {
-    register(program, deps);
-  }
-  try {
-    await program.parseAsync(['node', 'outpost', ...args]);
-  } catch (err) {
-    if (!(err instanceof CommanderError)) throw err;
-    code = err.exitCode;
-  }
-  return { code, out: io.out, err: io.err };
+export function runSignInCli(args: string[], env: NodeJS.ProcessEnv, now?: () => Date): Promise<CliRun> {
+  return runInProcess(
+    [registerLoginCommand, registerLogoutCommand, registerCredentialCommand, registerKubeconfigCommand, registerAccountsCommand],
+    args,
+    { env, ...(now ? { now } : {}) },
+  );
 }

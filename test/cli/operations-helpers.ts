@@ -5,7 +5,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { create, type MessageInitShape } from '@bufbuild/protobuf';
-import { Command, CommanderError } from 'commander';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { OperationResultSchema } from '../../src/gen/outpost/agent/v1/operation_pb.js';
 import {
@@ -16,8 +15,7 @@ import {
   type SubmitOperationRequest,
 } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 import { AccountService } from '../../src/gen/outpost/api/v1/account_service_pb.js';
-import { createCapturedIo } from './captured-io.js';
-import type { ClientCommandDeps } from '../../src/client/client-command.js';
+import { type CliRun, runInProcess } from './captured-io.js';
 import { registerAccountsCommand } from '../../src/cli/commands/accounts.js';
 import { registerOperationsCommand } from '../../src/cli/commands/operations.js';
 import { registerApplyCommand } from '../../src/cli/commands/apply.js';
@@ -119,38 +117,24 @@ export async function startFakeGateway(): Promise<FakeGateway> {
   }) as FakeGateway;
 }
 
-/** Result of one in-process CLI run. */
-export interface CliRun {
-  code: number;
-  out: string;
-  err: string;
-}
+export type { CliRun } from './captured-io.js';
 
 /** Runs `outpost ARGS…` in-process with only the client commands (operations, accounts, operations list) registered. */
-export async function runCli(args: string[], options: { stdin?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliRun> {
-  const io = createCapturedIo(options.stdin ?? '');
-  let code = 0;
-  const deps: ClientCommandDeps = { io, env: options.env ?? {}, exit: (c) => void (code = c) };
-  const program = new Command('outpost').exitOverride();
-  program.configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
-  for (const register of [
-    registerApplyCommand,
-    registerDeleteCommand,
-    registerScaleCommand,
-    registerRolloutCommand,
-    registerGetCommand,
-    registerLogsCommand,
-    registerPatchCommand,
-    registerAccountsCommand,
-    registerOperationsCommand,
-  ]) {
-    register(program, deps);
-  }
-  try {
-    await program.parseAsync(['node', 'outpost', ...args]);
-  } catch (err) {
-    if (!(err instanceof CommanderError)) throw err;
-    code = err.exitCode;
-  }
-  return { code, out: io.out, err: io.err };
+export function runCli(args: string[], options: { stdin?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliRun> {
+  return runInProcess(
+    [
+      registerApplyCommand,
+      registerDeleteCommand,
+      registerScaleCommand,
+      registerRolloutCommand,
+      registerGetCommand,
+      registerLogsCommand,
+      registerPatchCommand,
+      registerAccountsCommand,
+      registerOperationsCommand,
+    ],
+    args,
+    { env: options.env ?? {} },
+    options.stdin ?? '',
+  );
 }
