@@ -1,6 +1,7 @@
 /**
- * The in-memory standard streams the CLI tests run client commands with: everything a command writes is kept, its
- * stdin is the given text. Lives with the tests: the commands themselves only know {@link CliIo}.
+ * The in-memory standard streams the CLI tests run client commands with — everything a command writes is kept, its
+ * stdin is the given text — and the one in-process runner of commands over them. Lives with the tests: the commands
+ * themselves only know {@link CliIo}.
  */
 import { Command, CommanderError } from 'commander';
 import type { CliIo } from '../../src/client/io.js';
