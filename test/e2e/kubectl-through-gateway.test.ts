@@ -122,9 +122,14 @@ describe('kubectl through the gateway', { concurrency: false }, () => {
   }
 
   test('every request above is in the audit log, with the impersonated identity and never a body', async () => {
+    // The entry of an upgrade (exec, port-forward) is written when its socket has closed, which may come after the
+    // later requests' entries: wait for those too, not only for the last request's.
+    const upgradesDone = (all: { subresource?: string; status?: number }[]) =>
+      !KUBECTLS.some((v) => v.websocket) ||
+      ['exec', 'portforward'].every((sub) => all.some((e) => e.subresource === sub && e.status === 101));
     const events = await eventually('the audit rows are written', async () => {
       const all = await auditEvents(k.stack.gateway.httpUrl, k.pki.caPem, 'token:alice');
-      return all.some((e) => e.resource === 'secrets') ? all : undefined;
+      return all.some((e) => e.resource === 'secrets') && upgradesDone(all) ? all : undefined;
     });
     const find = (what: Partial<(typeof events)[number]>) =>
       events.find((e) => Object.entries(what).every(([key, value]) => e[key as keyof typeof e] === value));
