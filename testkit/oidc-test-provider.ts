@@ -223,3 +223,20 @@ export async function startTestOidcProvider(): Promise<TestOidcProvider> {
     },
   };
 }
+
+/**
+ * The gateway's `auth.oidc` entry for this provider as the sign-in tests of the CLI configure it: provider `corp`
+ * ("Corp SSO"), the dashboard and CLI clients, groups prefixed `corp:`, the scopes that bring the groups and a
+ * refresh token.
+ */
+export function corpProviderConfig(issuer: string) {
+  return {
+    name: 'corp',
+    displayName: 'Corp SSO',
+    issuer,
+    clientId: DASHBOARD_CLIENT_ID,
+    cliClientId: CLI_CLIENT_ID,
+    groupsPrefix: 'corp:',
+    scopes: ['openid', 'email', 'offline_access', 'groups'],
+  };
+}

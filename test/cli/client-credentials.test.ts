@@ -13,8 +13,9 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { resolveGatewayConnection } from '../../src/client/client-credentials.js';
 import { splitCommand, tokenOfCredential } from '../../src/client/credential-exec.js';
-import { CliError, ExitCode } from '../../src/client/errors.js';
+import { ExitCode } from '../../src/client/errors.js';
 import { runCli } from './operations-helpers.js';
+import { refusal } from './cli-refusal.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'outpost-credentials-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -35,16 +36,6 @@ const credential = (token: string, extra: Record<string, unknown> = {}) =>
 const URL_ = 'http://127.0.0.1:1';
 const tokenOf = async (opts: Parameters<typeof resolveGatewayConnection>[1], env: NodeJS.ProcessEnv = {}) =>
   (await resolveGatewayConnection(URL_, opts, env)).token;
-
-async function refusal(promise: Promise<unknown>): Promise<CliError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof CliError, String(err));
-    return err;
-  }
-  assert.fail('expected a refusal');
-}
 
 describe('the precedence order', () => {
   const fileA = file('a', 'from-flag-file\n');

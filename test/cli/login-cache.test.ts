@@ -13,11 +13,12 @@ import { dirname } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as oidc from 'openid-client';
 import { resolveGatewayConnection } from '../../src/client/client-credentials.js';
-import { CliError, ExitCode } from '../../src/client/errors.js';
+import { ExitCode } from '../../src/client/errors.js';
 import { listLogins, loginFile, readLogin } from '../../src/client/login/login-store.js';
 import { loginTokenFor } from '../../src/client/login/login-token.js';
 import { CLI_CLIENT_ID, OIDC_USERS, startTestOidcProvider, type TestOidcProvider } from '../../testkit/oidc-test-provider.js';
 import { cacheSignIn, runSignInCli, scratchConfig } from './login-helpers.js';
+import { refusal } from './cli-refusal.js';
 
 const GATEWAY = 'https://outpost.example.com';
 
@@ -30,16 +31,6 @@ async function closedPort(): Promise<number> {
   return port;
 }
 const at = (iso: string, offsetS: number) => () => new Date(Date.parse(iso) + offsetS * 1000);
-
-async function refusal(promise: Promise<unknown>): Promise<CliError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof CliError, String(err));
-    return err;
-  }
-  assert.fail('expected a refusal');
-}
 
 describe('the sign-in cache', () => {
   let provider: TestOidcProvider;

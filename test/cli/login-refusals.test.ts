@@ -13,7 +13,7 @@ import { parse } from 'yaml';
 import { listLogins } from '../../src/client/login/login-store.js';
 import { startAuthGateway } from '../../testkit/auth-helpers.js';
 import { writeKeyFile } from '../../testkit/sign-in-gateway.js';
-import { CLI_CLIENT_ID, DASHBOARD_CLIENT_ID, startTestOidcProvider, type TestOidcProvider } from '../../testkit/oidc-test-provider.js';
+import { corpProviderConfig, startTestOidcProvider, type TestOidcProvider } from '../../testkit/oidc-test-provider.js';
 import type { TestGateway } from '../../testkit/test-gateway.js';
 import { cacheSignIn, runSignInCli, scratchConfig } from './login-helpers.js';
 
@@ -26,13 +26,7 @@ describe('sign-in refusals', () => {
   before(async () => {
     provider = await startTestOidcProvider();
     provider.configure({ dashboardRedirectUris: ['http://127.0.0.1/unused'] });
-    const corp = {
-      name: 'corp',
-      displayName: 'Corp SSO',
-      issuer: provider.issuer,
-      clientId: DASHBOARD_CLIENT_ID,
-      cliClientId: CLI_CLIENT_ID,
-    };
+    const corp = corpProviderConfig(provider.issuer);
     const other = { name: 'other', issuer: 'https://login.other.example', clientId: 'outpost' };
     two = await startAuthGateway({ auth: { oidc: { providers: [corp, other] } }, secrets: { keyFile: writeKeyFile(scratch.dir) } });
     none = await startAuthGateway({ auth: { tokens: [{ subject: 'ci', token: 'ci-token-0123456789abcdef' }] } });

@@ -11,21 +11,13 @@ import type { TestPki } from '../../testkit/auth-helpers.js';
 import { type CliChildResult, startCliChild } from '../../testkit/cli-child.js';
 import { completeDeviceSignIn } from '../../testkit/oidc-browser.js';
 import { writeKeyFile } from '../../testkit/sign-in-gateway.js';
-import { CLI_CLIENT_ID, DASHBOARD_CLIENT_ID } from '../../testkit/oidc-test-provider.js';
+import { corpProviderConfig } from '../../testkit/oidc-test-provider.js';
 import { secureGateway } from './kubectl-helpers.js';
 
 /** The gateway's auth and authorization: the secure gateway's tokens (agent, erin the auditor…) plus provider corp. */
 export function signInGateway(dir: string, issuer: string): GatewayConfigInput {
   const base = secureGateway({} as TestPki, dir);
-  const corp = {
-    name: 'corp',
-    displayName: 'Corp SSO',
-    issuer,
-    clientId: DASHBOARD_CLIENT_ID,
-    cliClientId: CLI_CLIENT_ID,
-    groupsPrefix: 'corp:',
-    scopes: ['openid', 'email', 'offline_access', 'groups'],
-  };
+  const corp = corpProviderConfig(issuer);
   return {
     auth: { ...base.auth, readAccess: 'authenticated', oidc: { providers: [corp] } },
     secrets: { keyFile: writeKeyFile(dir) },

@@ -14,7 +14,7 @@ import { startAuthGateway } from '../../testkit/auth-helpers.js';
 import { writeKeyFile } from '../../testkit/sign-in-gateway.js';
 import { startCliChild } from '../../testkit/cli-child.js';
 import { completeBrowserSignIn, denyDeviceSignIn } from '../../testkit/oidc-browser.js';
-import { CLI_CLIENT_ID, DASHBOARD_CLIENT_ID, startTestOidcProvider, type TestOidcProvider } from '../../testkit/oidc-test-provider.js';
+import { CLI_CLIENT_ID, corpProviderConfig, startTestOidcProvider, type TestOidcProvider } from '../../testkit/oidc-test-provider.js';
 import type { TestGateway } from '../../testkit/test-gateway.js';
 import { runSignInCli, scratchConfig } from '../cli/login-helpers.js';
 import { launchChromium } from './browser.js';
@@ -28,15 +28,7 @@ describe('outpost login in a browser', { concurrency: false }, () => {
   before(async () => {
     provider = await startTestOidcProvider();
     provider.configure(setup);
-    const corp = {
-      name: 'corp',
-      displayName: 'Corp SSO',
-      issuer: provider.issuer,
-      clientId: DASHBOARD_CLIENT_ID,
-      cliClientId: CLI_CLIENT_ID,
-      groupsPrefix: 'corp:',
-      scopes: ['openid', 'email', 'offline_access', 'groups'],
-    };
+    const corp = corpProviderConfig(provider.issuer);
     gw = await startAuthGateway({
       auth: { oidc: { providers: [corp] } },
       secrets: { keyFile: writeKeyFile(scratch.dir) },
