@@ -22,7 +22,7 @@ export const historySchema = z
       "Step of an account's hour series, a multiple of stepSeconds: a row per step for each account with events, " +
         'finished operations or a state change in it (none for idle accounts).',
     ),
-    dayStepSeconds: seconds(10, 3600, 300).describe(
+    dayStepSeconds: seconds(2, 3600, 300).describe(
       'Step of the day series (fleet and accounts), a multiple of accountStepSeconds and larger.',
     ),
   })
