@@ -26,7 +26,7 @@ export interface HistorySteps {
 }
 
 /** One step's rows, and how to make them the baseline of the next step once they are stored. */
-export interface PreparedStep {
+interface PreparedStep {
   rows: NewSample[];
   /** Call after the rows were stored: the next step counts from this one. */
   commit(): void;

@@ -15,8 +15,8 @@ const SAMPLE_DELAY_MS = 1000;
 /** The lease outlives this many steps without renewal. */
 const LEASE_STEPS = 3;
 /** How long rows are kept past their window: hour series 2 h, day series 26 h. */
-export const HOUR_KEEP_MS = 2 * 3600_000;
-export const DAY_KEEP_MS = 26 * 3600_000;
+const HOUR_KEEP_MS = 2 * 3600_000;
+const DAY_KEEP_MS = 26 * 3600_000;
 
 /** The running writer. */
 export interface HistoryWriter {
