@@ -67,7 +67,10 @@ describe('time series charts in the dashboard', { timeout: 180_000 }, () => {
       await page.locator(`figure[data-chart="${chart}"]`).waitFor(WAIT);
     }
     // Quiet first: a few samples, no event yet.
-    await eventually('a few quiet samples charted', async () => Number(await page.locator('figure[data-chart="events"]').getAttribute('data-points')) >= 3);
+    await eventually(
+      'a few quiet samples charted',
+      async () => Number(await page.locator('figure[data-chart="events"]').getAttribute('data-points')) >= 3,
+    );
     assert.equal(await legend(page, 'events', 'events').getAttribute('data-peak'), '0', 'no event stored yet');
     const quiet = await canvasOf(page, 'events');
     await eventually('the connected agent and the ACTIVE account charted', async () => {
@@ -88,11 +91,18 @@ describe('time series charts in the dashboard', { timeout: 180_000 }, () => {
     );
     assert.ok(peak > 0);
     assert.notEqual(await canvasOf(page, 'events'), quiet, 'the canvas was drawn again with the churn');
-    await assert.doesNotReject(legend(page, 'events', 'events').getByText(/latest .*\/s, peak .*\/s/).waitFor(WAIT));
+    await assert.doesNotReject(
+      legend(page, 'events', 'events')
+        .getByText(/latest .*\/s, peak .*\/s/)
+        .waitFor(WAIT),
+    );
     await page.screenshot({ path: join(shots, 'overview-churn-1280-light.png'), fullPage: true });
 
     // It settles: once churn stops, the latest value goes back to 0 while the peak stays.
-    await eventually('the rate back to 0 after the churn', async () => (await legend(page, 'events', 'events').getAttribute('data-latest')) === '0');
+    await eventually(
+      'the rate back to 0 after the churn',
+      async () => (await legend(page, 'events', 'events').getAttribute('data-latest')) === '0',
+    );
     assert.equal(Number(await legend(page, 'events', 'events').getAttribute('data-peak')), peak);
 
     // The day range: other step, other caption.
@@ -126,7 +136,10 @@ describe('time series charts in the dashboard', { timeout: 180_000 }, () => {
         await page.goto(`${t.gateway.httpUrl}/#/`);
         await page.locator('figure[data-chart="states"] canvas').waitFor(WAIT);
         const scroll = await page.evaluate(() => ({ page: document.documentElement.scrollWidth, viewport: window.innerWidth }));
-        assert.ok(scroll.page <= scroll.viewport, `${colorScheme} ${width} px: the page scrolls sideways (${scroll.page} > ${scroll.viewport})`);
+        assert.ok(
+          scroll.page <= scroll.viewport,
+          `${colorScheme} ${width} px: the page scrolls sideways (${scroll.page} > ${scroll.viewport})`,
+        );
         const canvasWidth = await page.locator('figure[data-chart="events"] canvas').evaluate((c) => c.getBoundingClientRect().width);
         assert.ok(canvasWidth <= width, `${colorScheme} ${width} px: the chart fits (${canvasWidth})`);
         await page.locator('section.history').screenshot({ path: join(shots, `charts-${width}-${colorScheme}.png`) });
