@@ -1,5 +1,5 @@
 import { type EdgeLabel, type GraphLabel, graphlib, layout, type NodeLabel } from '@dagrejs/dagre';
-import { type GraphLayout, NODE_HEIGHT, NODE_WIDTH } from './graph-geometry.js';
+import { type GraphLayout, NODE_HEIGHT, NODE_WIDTH, type Point } from './graph-geometry.js';
 import type { RelationGraph } from './relation-graph.js';
 
 /** Space between nodes of one column, between columns, and around the drawing. */
@@ -22,7 +22,7 @@ export function layoutGraph(graph: RelationGraph): GraphLayout {
   layout(g);
 
   const nodes = graph.nodes.map((node) => {
-    const box = g.node(node.id);
+    const box: NodeLabel = g.node(node.id);
     return { ...node, x: (box.x ?? 0) - NODE_WIDTH / 2, y: (box.y ?? 0) - NODE_HEIGHT / 2 };
   });
   const byId = new Map(nodes.map((n) => [n.id, n]));
@@ -33,7 +33,10 @@ export function layoutGraph(graph: RelationGraph): GraphLayout {
     const end = { x: to.x, y: to.y + NODE_HEIGHT / 2 };
     // dagre's own ends sit on whichever side faces the other box, and it adds a bend in every gap between columns:
     // keep only the points inside the columns the edge crosses, so each end meets a side and the curve stays smooth.
-    const crossed = (g.edge(edge.from, edge.to).points ?? []).filter((p) => p.x > start.x + RANK_GAP && p.x < end.x - RANK_GAP);
+    // (Typed here: dagre's declarations name their own files without extensions, which NodeNext resolution of the
+    // tests' typecheck cannot follow.)
+    const route: { points?: Point[] } = g.edge(edge.from, edge.to);
+    const crossed = (route.points ?? []).filter((p) => p.x > start.x + RANK_GAP && p.x < end.x - RANK_GAP);
     return { ...edge, points: [start, ...crossed.map((p) => ({ x: p.x, y: p.y })), end] };
   });
   const size = g.graph();

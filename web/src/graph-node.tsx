@@ -1,18 +1,10 @@
 import { GraphHealthMark } from './graph-health-mark.js';
-import { NODE_HEIGHT, NODE_WIDTH, type PlacedNode } from './graph-geometry.js';
+import { fitName, NODE_HEIGHT, NODE_WIDTH, type PlacedNode } from './graph-geometry.js';
 import { healthWord } from './health-badge.js';
 import { objectHref } from './object-href.js';
 
-/** Characters of a name that fit a node's box at the graph's font size; longer names lose their middle. */
-const NAME_FIT = 26;
+/** Space between a node's border and its text. */
 const PAD = 12;
-
-/** `name` shortened to `fit` characters with an ellipsis in the middle, so a Pod's distinguishing suffix stays. */
-export function fitName(name: string, fit = NAME_FIT): string {
-  if (name.length <= fit) return name;
-  const tail = Math.floor((fit - 1) / 2);
-  return `${name.slice(0, fit - 1 - tail)}…${name.slice(name.length - tail)}`;
-}
 
 /** What a screen reader says for a node: kind, full name, health, whether it is this page or not in the cache. */
 function nodeLabel(node: PlacedNode): string {

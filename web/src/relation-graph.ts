@@ -5,7 +5,7 @@ import { type Related, type Relations, relatedKey, type TreeNode } from './relat
  * How an edge ties its two objects, drawn three ways: `owns` by an ownerReference (solid), `selects` by a label
  * selector (dashed), `names` by name (dotted: an Ingress's backend, an HPA's target, a Service's Endpoints).
  */
-export type EdgeKind = 'owns' | 'selects' | 'names';
+type EdgeKind = 'owns' | 'selects' | 'names';
 
 /** One object of the graph. */
 export interface GraphNode {

@@ -33,7 +33,7 @@ export interface TreeNode extends Related {
 }
 
 /** How the object on the left of a link points at the one on its right, as the list words it. */
-export type LinkVerb = 'selects' | 'routes to' | 'scales';
+type LinkVerb = 'selects' | 'routes to' | 'scales';
 
 /** A relation outside ownership: a Service selecting a Pod, an Ingress naming a Service, an HPA naming its target. */
 export interface RelationLink {
