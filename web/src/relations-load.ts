@@ -140,15 +140,14 @@ async function outgoingLinks(api: Api, object: KubernetesObject, signal: AbortSi
     const pods = await listKind(api, object, 'Pod', signal, { labelSelector: selectorText(selector), omitObject: true });
     return pods.map((pod) => ({ from, to: { kind: 'Pod', name: pod.name, object: pod }, verb: 'selects' }));
   }
-  const named: [KindName[], LinkVerb] =
+  const refs: KindName[] =
     object.kind === 'Ingress'
-      ? [ingressServiceNames(object).map((name) => ({ kind: 'Service', name })), 'routes to']
+      ? ingressServiceNames(object).map((name) => ({ kind: 'Service', name }))
       : object.kind === 'HorizontalPodAutoscaler'
-        ? [[scaleTarget(object)].filter((t): t is KindName => t !== undefined), 'scales']
-        : [[], 'selects'];
-  return Promise.all(
-    named[0].map(async (ref) => ({ from, to: { ...ref, object: await getCached(api, object, ref, signal) }, verb: named[1] })),
-  );
+        ? [scaleTarget(object)].filter((t): t is KindName => t !== undefined)
+        : [];
+  const verb: LinkVerb = object.kind === 'Ingress' ? 'routes to' : 'scales';
+  return Promise.all(refs.map(async (ref) => ({ from, to: { ...ref, object: await getCached(api, object, ref, signal) }, verb })));
 }
 
 function flatten(nodes: readonly TreeNode[]): TreeNode[] {
@@ -156,8 +155,8 @@ function flatten(nodes: readonly TreeNode[]): TreeNode[] {
 }
 
 /**
- * Loads the object page's relations from the cache: the owners above `object` and its dependents below (three
- * levels each way), a Service's Endpoints, what the object points at (a Service's pods by its selector, an Ingress's
+ * Loads the object page's relations from the cache: the owners above `object` (up to three) and its dependents
+ * below (two levels: a Deployment's ReplicaSets and their Pods), a Service's Endpoints, what the object points at (a Service's pods by its selector, an Ingress's
  * Services, an HPA's target), and what points at the objects found: the Services whose selector matches one of their
  * Pods, the HPAs scaling one of their workloads, then the Ingresses naming one of their Services. Each list reads one
  * page of its kind in the namespace (500 objects); a kind the account does not cache adds nothing. Throws what the
@@ -183,10 +182,9 @@ export async function loadRelations(api: Api, object: KubernetesObject, signal: 
   const links: RelationLink[] = [...outgoing];
   for (const service of services) {
     const selector = serviceSelector(service);
+    if (!selector) continue;
     const from: Related = { kind: 'Service', name: service.name, object: service };
-    for (const pod of selector ? pods : []) {
-      if (selectorMatches(selector!, pod.object.labels)) links.push({ from, to: pod, verb: 'selects' });
-    }
+    for (const pod of pods) if (selectorMatches(selector, pod.object.labels)) links.push({ from, to: pod, verb: 'selects' });
   }
   for (const hpa of hpas) {
     const target = scaleTarget(hpa);
