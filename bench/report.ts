@@ -10,6 +10,7 @@ import type { Row } from './rows.js';
 import { agentFootprintRows, type AgentFootprintParams, type AgentFootprintResult } from './scenarios/agent-footprint.js';
 import type { CachePartitionsParams, CachePartitionsResult } from './scenarios/cache-partitions.js';
 import { cachePartitionsNote, cachePartitionsRows } from './scenarios/cache-partitions-rows.js';
+import { historyCostRows, type HistoryCostParams, type HistoryCostResult } from './scenarios/history-cost.js';
 import { cliRoundTripRows, type CliRoundTripParams, type CliRoundTripResult } from './scenarios/cli-round-trip.js';
 import { churnRows, type ChurnParams, type ChurnResult } from './scenarios/churn.js';
 import { connectionScaleRows, type ConnectionScaleParams, type ConnectionScaleResult } from './scenarios/connection-scale.js';
@@ -60,6 +61,8 @@ export interface BenchResults {
   /** One run of sparse changes from a swarm, coalesced and not. */
   fleetChurn?: Repeated<FleetChurnParams, FleetChurnResult>;
   agentFootprint?: Repeated<AgentFootprintParams, AgentFootprintResult>;
+  /** One run of the history writer through a simulated hour, per fleet size and activity. */
+  historyCost?: Repeated<Omit<HistoryCostParams, 'postgresUrl'>, HistoryCostResult>;
   spinnakerDeploy?: Repeated<SpinnakerDeployParams, SpinnakerDeployResult>;
   /** One run of the infrastructure views (its percentiles are over the requests and changes). */
   spinnakerInfra?: Repeated<SpinnakerInfraParams, SpinnakerInfraResult>;
@@ -86,6 +89,7 @@ export function resultRows(r: BenchResults): Row[] {
     ...(r.connectionScale ? connectionScaleRows(r.connectionScale.runs, r.connectionScale.params.agents) : []),
     ...(r.replicaScale ? replicaScaleRows(r.replicaScale.runs, r.replicaScale.params.agents) : []),
     ...(r.fleetChurn?.runs[0] ? fleetChurnRows(r.fleetChurn.runs[0], r.fleetChurn.params) : []),
+    ...(r.historyCost?.runs[0] ? historyCostRows(r.historyCost.runs[0]) : []),
     ...(r.agentFootprint ? agentFootprintRows(r.agentFootprint.runs, r.agentFootprint.params) : []),
     ...(r.spinnakerDeploy?.runs[0] ? spinnakerDeployRows(r.spinnakerDeploy.runs[0]) : []),
     ...(r.spinnakerInfra?.runs[0] ? spinnakerInfraRows(r.spinnakerInfra.runs[0], r.spinnakerInfra.params) : []),
@@ -127,6 +131,7 @@ export function renderSetup(r: BenchResults, before?: { file: string; results: B
         'connectionScale',
         'replicaScale',
         'fleetChurn',
+        'historyCost',
         'agentFootprint',
         'spinnakerDeploy',
         'spinnakerInfra',

@@ -24,6 +24,7 @@ import { runKubeProxy } from './scenarios/kube-proxy.js';
 import { runOperations } from './scenarios/operations.js';
 import { runReplicaScale } from './scenarios/replica-scale.js';
 import { runFleetChurn } from './scenarios/fleet-churn.js';
+import { runHistoryCost } from './scenarios/history-cost.js';
 import { runSpinnakerDeploy } from './scenarios/spinnaker-deploy.js';
 import { runSpinnakerInfra } from './scenarios/spinnaker-infra.js';
 import { runTransports } from './scenarios/transports.js';
@@ -38,6 +39,7 @@ const SCENARIOS = [
   'connection-scale',
   'replica-scale',
   'fleet-churn',
+  'history-cost',
   'agent-footprint',
   'spinnaker-deploy',
   'spinnaker-infra',
@@ -76,6 +78,9 @@ spinnaker-infra: one run: GET /applications/APP/serverGroups for 1000 server gro
 cache-partitions: one run: two Postgres databases of the same generated cache, objects partitioned by account and one
              table (migration 0015); ListObjects p50/p99 by account, kind, namespace and label, the object writer's batch,
              table and index sizes; then migration 0016 converts the one table (timed). --runs does not repeat it.
+history-cost: one run: the history writer through a simulated hour (default steps) on fresh databases of 1000 and
+             10000 accounts (100 and 1000 with --quick), 10 % and 100 % of them storing events each minute: rows, table
+             size, WAL and step time per hour.
 cli:        outpost get deployments processes (compiled build and sources), kubectl get and node -e 0, interleaved.
 Environment: OUTPOST_BENCH_POSTGRES (default postgres://postgres@127.0.0.1:5432/postgres);
 OUTPOST_BENCH_PROFILE=DIR writes a V8 CPU profile of every outpost child process into DIR.`;
@@ -176,6 +181,9 @@ const params = {
     ? { requests: 30, warmup: 5, kubectlRuns: 2, kubectlWarmup: 1, watchChanges: 10, watchSpacingMs: 50 }
     : { requests: 300, warmup: 30, kubectlRuns: 15, kubectlWarmup: 2, watchChanges: 100, watchSpacingMs: 50 },
   cli: quick ? { runs: 1, warmup: 0 } : { runs: 20, warmup: 2 },
+  historyCost: quick
+    ? { accounts: [100, 1000], activeShares: [0.1, 1], minutes: 5 }
+    : { accounts: [1000, 10_000], activeShares: [0.1, 1], minutes: 60 },
 };
 
 /** Runs `run` `times` times with `p` and the repetition's index (from 0), logging each result. */
@@ -240,6 +248,7 @@ if (wants('failover')) {
 if (wants('connection-scale')) results.connectionScale = await repeat('connection-scale', runs, params.connectionScale, runConnectionScale);
 if (wants('replica-scale')) results.replicaScale = await repeat('replica-scale', 1, params.replicaScale, runReplicaScale);
 if (wants('fleet-churn')) results.fleetChurn = await repeat('fleet-churn', 1, params.fleetChurn, runFleetChurn);
+if (wants('history-cost')) results.historyCost = await repeat('history-cost', 1, params.historyCost, runHistoryCost);
 if (wants('spinnaker-deploy')) results.spinnakerDeploy = await repeat('spinnaker-deploy', 1, params.spinnakerDeploy, runSpinnakerDeploy);
 if (wants('spinnaker-infra')) results.spinnakerInfra = await repeat('spinnaker-infra', 1, params.spinnakerInfra, runSpinnakerInfra);
 if (wants('cache-partitions')) results.cachePartitions = await repeat('cache-partitions', 1, params.cachePartitions, runCachePartitions);

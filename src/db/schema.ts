@@ -10,6 +10,8 @@ import {
   index,
   integer,
   jsonb,
+  real,
+  smallint,
   pgSequence,
   pgTable,
   primaryKey,
@@ -315,6 +317,8 @@ export const operations = pgTable(
     index('operations_account_received_idx').on(t.account, t.receivedAt.desc(), t.id.desc()),
     index('operations_received_idx').on(t.receivedAt.desc(), t.id.desc()),
     index('operations_state_deadline_idx').on(t.state, t.deadlineAt),
+    /** The history's sampler counts the operations that ended in each step (src/gateway/history/). */
+    index('operations_finished_idx').on(t.finishedAt),
   ],
 );
 
@@ -437,3 +441,45 @@ export const webSessions = pgTable(
   },
   (t) => [index('web_sessions_expires_idx').on(t.expiresAt), index('web_sessions_last_used_idx').on(t.lastUsedAt)],
 );
+
+/**
+ * The samples behind the dashboard's charts (src/gateway/history/, the only module that touches the table): one row
+ * per step of a resolution and scope. `resolution` is the step in seconds (history.stepSeconds for the fleet's hour,
+ * accountStepSeconds for an account's hour, dayStepSeconds for both days); `scope` is '' for the fleet, else an
+ * account's name. Fleet rows are written every step; an account's only for a step in which it had events or
+ * finished operations (idle accounts cost nothing). Counts cover `seconds` (the step, longer after a gap). Rows older
+ * than their window plus a margin are deleted by the writer. docs/scaling.md has the cost per hour.
+ */
+export const metricSamples = pgTable(
+  'metric_samples',
+  {
+    resolution: smallint('resolution').notNull(),
+    scope: text('scope').notNull(),
+    /** The end of the step. */
+    at: timestamp('at', { withTimezone: true, mode: 'date' }).notNull(),
+    seconds: real('seconds').notNull(),
+    /** Object events stored during the step; null on the step that only started the writer's counters. */
+    events: integer('events'),
+    succeeded: integer('succeeded').notNull().default(0),
+    failed: integer('failed').notNull().default(0),
+    timedOut: integer('timed_out').notNull().default(0),
+    /** Reception-to-end time of the operations that ended in the step; null when none did. */
+    latencyP50Ms: real('latency_p50_ms'),
+    latencyP99Ms: real('latency_p99_ms'),
+    /** Fleet rows: agent streams connected to any replica. */
+    connectedAgents: integer('connected_agents').notNull().default(0),
+    /** Fleet rows: accounts per state. */
+    states: jsonb('states').$type<Record<string, number>>(),
+  },
+  (t) => [primaryKey({ columns: [t.resolution, t.scope, t.at] }), index('metric_samples_resolution_at_idx').on(t.resolution, t.at)],
+);
+
+/**
+ * Which replica writes the history (one row, id 1): `writer` holds it until `lease_until`, renewing it at every step;
+ * when the lease runs out another replica takes it over. Touched only by src/gateway/history/.
+ */
+export const historyWriter = pgTable('history_writer', {
+  id: smallint('id').primaryKey(),
+  writer: text('writer').notNull(),
+  leaseUntil: timestamp('lease_until', { withTimezone: true, mode: 'date' }).notNull(),
+});

@@ -697,6 +697,7 @@ const RPC_ROWS: MatrixRow[] = [
 
   rowOf('outpost.api.v1.FleetService/GetFleet', 'read', rpc('outpost.api.v1.FleetService', 'GetFleet'), { valid: 'OK' }),
   rowOf('outpost.api.v1.FleetService/WatchFleet', 'read', rpc('outpost.api.v1.FleetService', 'WatchFleet'), { valid: 'OK' }),
+  rowOf('outpost.api.v1.MetricsService/GetHistory', 'read', rpc('outpost.api.v1.MetricsService', 'GetHistory'), { valid: 'OK' }),
   rowOf('outpost.api.v1.AuditService/ListAuditEvents', 'admin', rpc('outpost.api.v1.AuditService', 'ListAuditEvents'), {
     valid: 'OK',
   }),

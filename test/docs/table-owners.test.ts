@@ -82,6 +82,8 @@ const TABLES: Table[] = [
   { js: 'spinnakerTasks', sql: 'spinnaker_tasks', owners: ['src/gateway/spinnaker/task-store.ts'] },
   { js: 'auditEntries', sql: 'audit_entries', owners: ['src/gateway/audit/audit-store.ts'] },
   { js: 'webSessions', sql: 'web_sessions', owners: ['src/gateway/sign-in/web-session-store.ts'] },
+  { js: 'metricSamples', sql: 'metric_samples', owners: ['src/gateway/history/history-store.ts'] },
+  { js: 'historyWriter', sql: 'history_writer', owners: ['src/gateway/history/history-store.ts'] },
 ];
 
 /**

@@ -143,6 +143,10 @@ describe('gateway config', () => {
       'OUTPOST_GATEWAY_CACHE_RESUME_MAX_AGE_SECONDS',
       'OUTPOST_GATEWAY_DATABASE',
       'OUTPOST_GATEWAY_GRPC_PORT',
+      'OUTPOST_GATEWAY_HISTORY_ACCOUNT_STEP_SECONDS',
+      'OUTPOST_GATEWAY_HISTORY_DAY_STEP_SECONDS',
+      'OUTPOST_GATEWAY_HISTORY_ENABLED',
+      'OUTPOST_GATEWAY_HISTORY_STEP_SECONDS',
       'OUTPOST_GATEWAY_HOST',
       'OUTPOST_GATEWAY_HTTP_PORT',
       'OUTPOST_GATEWAY_ID',
@@ -207,6 +211,15 @@ describe('gateway config', () => {
     const cases: [Parameters<typeof loadGatewayConfig>[0], RegExp][] = [
       [{ env: { OUTPOST_GATEWAY_HTTP_PORT: 'abc' } }, /httpPort: .*number/i],
       [{ overrides: { grpcPort: 70000 } }, /grpcPort: .*65535/],
+      [
+        { overrides: { history: { stepSeconds: 10, accountStepSeconds: 45 } } },
+        /history\.accountStepSeconds: .*multiple of history\.stepSeconds/,
+      ],
+      [
+        { overrides: { history: { accountStepSeconds: 60, dayStepSeconds: 60 } } },
+        /history\.dayStepSeconds: .*multiple of history\.accountStepSeconds, and larger/,
+      ],
+      [{ env: { OUTPOST_GATEWAY_HISTORY_STEP_SECONDS: '0' } }, /history\.stepSeconds/],
       [{ overrides: { logLevel: 'loud' as never } }, /logLevel/],
       [{ overrides: { agents: { heartbeatIntervalSeconds: 30, deadAfterSeconds: 10 } } }, /agents\.deadAfterSeconds: must be greater/],
       [{ overrides: { baseUrl: 'not a url' } }, /baseUrl/],

@@ -23,6 +23,7 @@ const DEFAULT_ORDER = [
   'lease keeper',
   'health',
   'fleet monitor',
+  'history writer',
   'forwarded kubectl requests',
   'servers and agent streams',
   'operations (recovered, not serving yet)',

@@ -4,6 +4,7 @@ import type { Account, Agent, AccountTransition } from '../../src/gen/outpost/ap
 import { syncText } from './accounts-view.js';
 import { ErrorMessage } from './error-message.js';
 import { Fact } from './fact.js';
+import { HistoryCharts } from './history-charts.js';
 import { accountsSignal } from './fleet-signals.js';
 import { formatCount, NONE } from './format.js';
 import { PageTitle } from './page-title.js';
@@ -112,6 +113,8 @@ function AccountDetailBody({ detail }: { detail: Detail }) {
           <a href={hrefFor('objects', { account: a.name })}>Browse the objects of {a.name}</a>
         </p>
       </section>
+
+      <HistoryCharts account={a.name} />
 
       <section aria-labelledby="kinds-title">
         <h2 id="kinds-title">Kinds</h2>

@@ -3,6 +3,7 @@ import { createConnectTransport } from '@connectrpc/connect-web';
 import { AccountService } from '../../src/gen/outpost/api/v1/account_service_pb.js';
 import { AuditService } from '../../src/gen/outpost/api/v1/audit_service_pb.js';
 import { FleetService } from '../../src/gen/outpost/api/v1/fleet_service_pb.js';
+import { MetricsService } from '../../src/gen/outpost/api/v1/metrics_service_pb.js';
 import { ObjectService } from '../../src/gen/outpost/api/v1/object_service_pb.js';
 import { OperationService } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
 
@@ -12,6 +13,8 @@ export interface Api {
   objects: Client<typeof ObjectService>;
   operations: Client<typeof OperationService>;
   fleet: Client<typeof FleetService>;
+  /** The history behind the charts. */
+  metrics: Client<typeof MetricsService>;
   /** The audit log (admin only). */
   audit: Client<typeof AuditService>;
 }
@@ -37,6 +40,7 @@ export function createApi(baseUrl: string, token: () => string | null, csrf: () 
     objects: createClient(ObjectService, transport),
     operations: createClient(OperationService, transport),
     fleet: createClient(FleetService, transport),
+    metrics: createClient(MetricsService, transport),
     audit: createClient(AuditService, transport),
   };
 }

@@ -11,6 +11,7 @@ import './styles/health.css';
 import './styles/tables.css';
 import './styles/dark.css';
 import './styles/object-ops.css';
+import './styles/charts.css';
 import './styles/graph.css';
 
 /**

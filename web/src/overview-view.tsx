@@ -1,5 +1,6 @@
 import { ErrorMessage } from './error-message.js';
 import { HealthCounts } from './health-counts.js';
+import { HistoryCharts } from './history-charts.js';
 import { formatCount, formatRate } from './format.js';
 import { PageTitle } from './page-title.js';
 import { RecentOperations } from './recent-operations.js';
@@ -55,6 +56,8 @@ export function OverviewView() {
           <dd>{formatCount(fleet.operationsInFlight)}</dd>
         </div>
       </dl>
+
+      <HistoryCharts />
 
       <section aria-labelledby="replicas-title">
         <h2 id="replicas-title">Gateway replicas</h2>

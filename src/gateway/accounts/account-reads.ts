@@ -57,6 +57,32 @@ export async function readAccountTransitions(db: Db, name: string, limit: number
 }
 
 /**
+ * An account's state over time from `since` on, for its history chart: the state it was in at `since` (the newest
+ * transition at or before it; undefined when none was recorded then) and each transition after it, oldest first
+ * (`from` is '' for the account's creation).
+ */
+export async function readStateChangesSince(
+  db: Db,
+  name: string,
+  since: Date,
+): Promise<{ initial?: string; changes: { at: Date; from: string; state: string }[] }> {
+  const [before, after] = await Promise.all([
+    db
+      .select({ state: accountTransitions.toState })
+      .from(accountTransitions)
+      .where(and(eq(accountTransitions.account, name), sql`${accountTransitions.at} <= ${since.toISOString()}::timestamptz`))
+      .orderBy(desc(accountTransitions.id))
+      .limit(1),
+    db
+      .select({ at: accountTransitions.at, from: accountTransitions.fromState, state: accountTransitions.toState })
+      .from(accountTransitions)
+      .where(and(eq(accountTransitions.account, name), sql`${accountTransitions.at} > ${since.toISOString()}::timestamptz`))
+      .orderBy(asc(accountTransitions.id)),
+  ]);
+  return { initial: before[0]?.state, changes: after };
+}
+
+/**
  * The definitions of the dynamic accounts an agent of `zone` should serve: defined at the gateway, wanted ACTIVE, not
  * being deactivated or deleted, in the zone or zone '' — by name.
  */

@@ -10,6 +10,7 @@
  * | `outpost.api.v1.OperationService/SubmitOperation` | write; its other methods: read |
  * | `outpost.api.v1.AccountService/{ListAccounts,GetAccount,ListAgents}` | read; its other methods: admin |
  * | `outpost.api.v1.FleetService/*` | read |
+ * | `outpost.api.v1.MetricsService/*` (GetHistory: the dashboard's charts) | read |
  * | `outpost.api.v1.AuditService/*` (ListAuditEvents) | admin |
  * | `grpc.health.v1.Health/*` (Check, Watch) | nothing (no authentication at all: gRPC probes carry no credentials) |
  * | `grpc.reflection.v1.ServerReflection/*`, `grpc.reflection.v1alpha.ServerReflection/*` | read |
@@ -40,6 +41,7 @@ const CONNECT_TABLE: Record<string, Record<string, Requirement> & { '*'?: Requir
   'outpost.api.v1.OperationService': { SubmitOperation: 'write', '*': 'read' },
   'outpost.api.v1.AccountService': { ListAccounts: 'read', GetAccount: 'read', ListAgents: 'read' },
   'outpost.api.v1.FleetService': { '*': 'read' },
+  'outpost.api.v1.MetricsService': { '*': 'read' },
   'outpost.api.v1.AuditService': { '*': 'admin' },
   'grpc.health.v1.Health': { Check: 'none', Watch: 'none' },
   'grpc.reflection.v1.ServerReflection': { '*': 'read' },

@@ -18,6 +18,7 @@ import {
 } from './security-schema.js';
 import { port, positiveSeconds } from './fields.js';
 import { artifactsSchema } from './artifacts-schema.js';
+import { historySchema, type GatewayHistoryConfig } from './history-schema.js';
 import { DEFAULT_OBJECT_PARTITIONS, MAX_OBJECT_PARTITIONS, MIN_OBJECT_PARTITIONS } from '../../db/object-partitions.js';
 
 const agentsSchema = z
@@ -338,6 +339,9 @@ export const baseSchema = z
       .default(() => replicasSchema.parse({}))
       .describe('How gateway replicas discover each other (for /armory/clouddrivers).'),
     web: webSchema.default(() => webSchema.parse({})).describe('The browser dashboard and the fleet summary it watches.'),
+    history: historySchema
+      .default(() => historySchema.parse({}))
+      .describe("The samples behind the dashboard's charts (MetricsService): steps, and whether this replica records them."),
     limits: limitsSchema
       .default(() => limitsSchema.parse({}))
       .describe('What a peer may hold before it is authenticated: connections, HTTP/2 streams, idle time (see docs/security.md).'),
@@ -392,6 +396,7 @@ export interface GatewayConfig {
   accounts: { activationTimeoutSeconds: number; cleanupGraceSeconds: number; maxBodyBytes: number; maxPageSize: number };
   replicas: GatewayReplicasConfig;
   web: GatewayWebConfig;
+  history: GatewayHistoryConfig;
   secrets: { keyFile?: string };
   kube: GatewayKubeConfig;
   limits: {
@@ -417,6 +422,7 @@ export type GatewayConfigInput = Partial<
     | 'accounts'
     | 'replicas'
     | 'web'
+    | 'history'
     | 'secrets'
     | 'limits'
     | 'kube'
@@ -436,6 +442,7 @@ export type GatewayConfigInput = Partial<
   accounts?: Partial<GatewayConfig['accounts']>;
   replicas?: Partial<GatewayReplicasConfig>;
   web?: Partial<GatewayWebConfig>;
+  history?: Partial<GatewayHistoryConfig>;
   audit?: Partial<GatewayAuditConfig>;
   spinnaker?: z.input<typeof spinnakerSchema>;
 };

@@ -11,14 +11,15 @@
  * 3. operation timers stop and waiters end (operations), before the agent streams end and the servers wait;
  * 4. the audit purge (audit), the account sweeper and clean-up (accounts), the lease keeper (replicas);
  * 5. the health Watch and WatchFleet streams end (client-api), as they never end by themselves;
- * 6. kubectl requests forwarded to other replicas are cut (kube): their callers reconnect to another replica;
- * 7. the servers stop accepting and the agent streams end with "reconnect now" (the composition's own step);
- * 8. then the core (gateway-core.ts), in reverse of its opening: the recovered operations' timers, reads, the audit log
+ * 6. the history writer finishes its step and gives its lease up (history), before the database closes;
+ * 7. kubectl requests forwarded to other replicas are cut (kube): their callers reconnect to another replica;
+ * 8. the servers stop accepting and the agent streams end with "reconnect now" (the composition's own step);
+ * 9. then the core (gateway-core.ts), in reverse of its opening: the recovered operations' timers, reads, the audit log
  *    (after everything that records into it), the replica directory, the peer client, the sealing of legacy requests,
  *    the TLS context, the authenticator, the database last.
  *
  * Hence the list: a module whose parts must stop later comes earlier. The agent stream, the dashboard and the REST
- * app start nothing; the client API comes after the agent stream and the REST app (armory) after every module that
+ * app start nothing; the client API comes after the agent stream and the history (the services its reflection names) and the REST app (armory) after every module that
  * contributes routes or files, as each assembles what the modules before it contributed.
  */
 import { accountsModule } from './accounts-module.js';
@@ -27,6 +28,7 @@ import { armoryModule } from './armory-module.js';
 import { auditModule } from './audit-module.js';
 import { clientApiModule } from './client-api-module.js';
 import { dashboardModule } from './dashboard-module.js';
+import { historyModule } from './history-module.js';
 import { kubeModule } from './kube-module.js';
 import type { GatewayModule } from './module.js';
 import { operationsModule } from './operations-module.js';
@@ -38,6 +40,7 @@ import { spinnakerModule } from './spinnaker-module.js';
 export const GATEWAY_MODULES: readonly GatewayModule[] = [
   agentStreamModule,
   kubeModule,
+  historyModule,
   clientApiModule,
   replicasModule,
   accountsModule,

@@ -1,0 +1,115 @@
+/**
+ * The loop that records the history: at every fleet step (on the step's boundary, plus a second so operations that
+ * ended just before it are committed) it takes or renews the writer's lease, and only the holder samples and writes —
+ * one replica at a time, whichever that is, and another one takes over within three steps when it dies. At each
+ * day step the holder also deletes rows past their window. Failures are logged and the step skipped; the next one
+ * counts from the last stored step, so no event is lost from the counts, only the points in between.
+ */
+import type { Db } from '../../db/database.js';
+import type { Logger } from '../../shared/logger.js';
+import type { HistorySampler, HistorySteps } from './history-sampler.js';
+import { claimHistoryWriter, deleteSamplesBefore, insertSamples, releaseHistoryWriter } from './history-store.js';
+
+/** Delay after a step's boundary before it is sampled. */
+const SAMPLE_DELAY_MS = 1000;
+/** The lease outlives this many steps without renewal. */
+const LEASE_STEPS = 3;
+/** How long rows are kept past their window: hour series 2 h, day series 26 h. */
+const HOUR_KEEP_MS = 2 * 3600_000;
+const DAY_KEEP_MS = 26 * 3600_000;
+
+/** The running writer. */
+export interface HistoryWriter {
+  /** Runs one step as the loop would at `now` (tests drive it with their own clock); true when it wrote. */
+  step(now: number): Promise<boolean>;
+  /** Starts the loop on real timers. */
+  start(): void;
+  /** Stops the loop, waits for a step under way, and gives the lease up so another replica takes over at once. */
+  close(): Promise<void>;
+}
+
+/** What the writer needs. */
+export interface HistoryWriterOptions {
+  db: Db;
+  replicaId: string;
+  steps: HistorySteps;
+  sampler: HistorySampler;
+  logger: Logger;
+  /** Clock for the loop's timers (ms since the epoch). */
+  now?: () => number;
+}
+
+/** Creates the writer (idle until `start`). */
+export function createHistoryWriter(options: HistoryWriterOptions): HistoryWriter {
+  const { db, steps, sampler, logger } = options;
+  const now = options.now ?? Date.now;
+  const stepMs = steps.stepSeconds * 1000;
+  const leaseSeconds = Math.max(5, LEASE_STEPS * steps.stepSeconds);
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> | undefined;
+  let closed = false;
+  let holding = false;
+  let lastAt = 0;
+
+  const step = async (nowMs: number): Promise<boolean> => {
+    const at = Math.floor(nowMs / stepMs) * stepMs;
+    if (at <= lastAt) return false;
+    const held = await claimHistoryWriter(db, options.replicaId, leaseSeconds);
+    if (!held) {
+      if (holding) logger.info('history: another replica writes the samples now');
+      holding = false;
+      sampler.reset();
+      return false;
+    }
+    if (!holding) logger.info('history: this replica writes the samples');
+    holding = true;
+    const prepared = await sampler.prepare(new Date(at));
+    await insertSamples(db, prepared.rows);
+    prepared.commit();
+    lastAt = at;
+    if ((at / 1000) % steps.dayStepSeconds === 0) {
+      await deleteSamplesBefore(db, steps.stepSeconds, new Date(at - HOUR_KEEP_MS));
+      if (steps.accountStepSeconds !== steps.stepSeconds) {
+        await deleteSamplesBefore(db, steps.accountStepSeconds, new Date(at - HOUR_KEEP_MS));
+      }
+      await deleteSamplesBefore(db, steps.dayStepSeconds, new Date(at - DAY_KEEP_MS));
+    }
+    return true;
+  };
+
+  const schedule = () => {
+    if (closed) return;
+    const t = now();
+    const next = Math.floor(t / stepMs) * stepMs + stepMs + SAMPLE_DELAY_MS;
+    timer = setTimeout(() => {
+      timer = undefined;
+      running = step(now())
+        .catch((err: unknown) => {
+          logger.warn({ err }, 'history: a step failed; it is skipped');
+        })
+        .finally(() => {
+          running = undefined;
+          schedule();
+        });
+    }, next - t);
+    timer.unref();
+  };
+
+  return {
+    step,
+    start() {
+      schedule();
+    },
+    async close() {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      await running;
+      if (holding) {
+        holding = false;
+        await releaseHistoryWriter(db, options.replicaId).catch((err: unknown) => {
+          logger.warn({ err }, 'history: could not give the lease up; another replica takes over when it runs out');
+        });
+      }
+    },
+  };
+}
