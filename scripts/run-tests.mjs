@@ -22,6 +22,7 @@ const EXPECTED_SECONDS = {
   'test/e2e/audit-view.test.ts': 9,
   'test/gateway/object-health-api.test.ts': 8,
   'test/e2e/dashboard-health.test.ts': 25,
+  'test/e2e/dashboard-graph.test.ts': 35,
   'test/e2e/dashboard-layout.test.ts': 30,
   'test/e2e/dashboard-charts.test.ts': 55,
   'test/gateway/metrics-service.test.ts': 10,

@@ -1,10 +1,10 @@
 /**
- * Workload health and the ownership tree in a real browser (Debian chromium via playwright-core) over a real stack
- * (sandbox + gateway + agent): a Deployment's badge goes Healthy → Progressing (a template whose pods never become
- * ready) → Degraded (its progress deadline passes) → Healthy (the template is put back) on an objects page and on
- * its object page, both left open; the overview counts workloads per account as SummarizeHealth does; the tree
- * shows the ReplicaSets and their Pods with links that open their pages, a Pod's page shows its owners, and a
- * Service's page its Endpoints. Screenshots go to test-output/dashboard/.
+ * Workload health and the object page's relations as lists in a real browser (Debian chromium via playwright-core)
+ * over a real stack (sandbox + gateway + agent): a Deployment's badge goes Healthy → Progressing (a template whose pods
+ * never become ready) → Degraded (its progress deadline passes) → Healthy (the template is put back) on an objects
+ * page and on its object page, both left open; the overview counts workloads per account as SummarizeHealth does;
+ * the relations' list shows the ReplicaSets and their Pods with links that open their pages, a Pod's page shows its
+ * owners, and a Service's page its Endpoints. Screenshots go to test-output/dashboard/.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -117,10 +117,12 @@ describe('workload health and ownership in the dashboard', { timeout: 120_000 },
     await context.close();
   });
 
-  test('the ownership tree shows ReplicaSets and Pods with health, and its links open their pages', async () => {
+  test('the relations list shows ReplicaSets and Pods with health, and its links open their pages', async () => {
     // bypassCSP: the page's CSP forbids the injected axe-core script.
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 }, bypassCSP: true });
     await page.goto(`${url}/#/objects/sandbox/Deployment/demo/${APP}`);
+    // The relations' lists (the graph has its own test, dashboard-graph.test.ts); the choice holds on the next pages.
+    await page.getByRole('button', { name: 'List' }).click();
     const dependents = page.getByRole('list', { name: 'Dependents' });
     const replicaSets = dependents.locator(':scope > li[data-node^="ReplicaSet/"]');
     // Two ReplicaSets from the rollouts above (the template put back reuses the first), the current one with 2 Pods.
@@ -153,6 +155,7 @@ describe('workload health and ownership in the dashboard', { timeout: 120_000 },
   test("a Service's page lists its Endpoints", async () => {
     const page = await browser.newPage();
     await page.goto(`${url}/#/objects/sandbox/Service/demo/${APP}`);
+    await page.getByRole('button', { name: 'List' }).click();
     const link = page.getByRole('list', { name: 'Dependents' }).getByRole('link', { name: `Endpoints ${APP}` });
     await link.waitFor(WAIT);
     assert.equal(await page.locator('[data-fact="health"]').count(), 0, 'no health claimed for a Service');

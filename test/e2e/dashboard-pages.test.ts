@@ -6,7 +6,7 @@
  * the operations and audit tables page with Next/Previous in a stable order; the overview's recent operations show
  * a short id, the target and how long ago; Pods list kubectl's Status and Restarts and no empty Replicas column; the
  * account's kinds say what their counts count; a Running Pod that never becomes ready is not Healthy in the
- * ownership tree. Screenshots of every page × width go to test-output/dashboard-pages/.
+ * relations' list. Screenshots of every page × width go to test-output/dashboard-pages/.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -202,7 +202,8 @@ describe('the object, operation and audit pages at four widths, paging, and the 
       for (const [name, hash, ready] of views) {
         await page.goto(`${url}/${hash}`);
         await ready.waitFor(WAIT);
-        if (name === 'object') await page.getByRole('list', { name: 'Owned by' }).waitFor(WAIT);
+        // The relations are drawn (the graph) once they are loaded: measure the page with them.
+        if (name === 'object') await page.locator('[data-graph-node]').first().waitFor(WAIT);
         const found = await layoutProblems(page);
         for (const [what, list] of Object.entries(found)) for (const p of list) problems.push(`${name} at ${width} px, ${what}: ${p}`);
         if (name === 'object' || name === 'operation') {
@@ -309,9 +310,10 @@ describe('the object, operation and audit pages at four widths, paging, and the 
     await page.close();
   });
 
-  test('a Running Pod that never becomes ready is not Healthy in the ownership tree or on its page', async () => {
+  test('a Running Pod that never becomes ready is not Healthy in the relations list or on its page', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(`${url}/#/objects/sandbox/Deployment/demo/${LAZY}`);
+    await page.getByRole('button', { name: 'List' }).click();
     const pod = page.getByRole('list', { name: 'Dependents' }).locator(`li[data-node="Pod/${lazyPod}"]`);
     const badge = pod.locator(':scope > .health [data-health]');
     await badge.waitFor(WAIT);

@@ -17,8 +17,13 @@ const TONES: Partial<Record<HealthState, Tone>> = {
 };
 
 /** "Healthy", "Progressing"…; undefined when the object has no health (a ConfigMap). */
-function healthWord(health: Health | undefined): string | undefined {
+export function healthWord(health: Health | undefined): string | undefined {
   return health ? WORDS[health.state] : undefined;
+}
+
+/** The tone a health state is tinted with (`neutral` for Paused and Unknown): the same in badges and the graph. */
+export function healthTone(health: Health): Tone {
+  return TONES[health.state] ?? 'neutral';
 }
 
 /**
@@ -30,7 +35,7 @@ function healthWord(health: Health | undefined): string | undefined {
 export function HealthBadge({ health, withReason = false }: { health: Health | undefined; withReason?: boolean }) {
   const word = healthWord(health);
   if (!health || !word) return <span class="muted">—</span>;
-  const tone = TONES[health.state] ?? 'neutral';
+  const tone = healthTone(health);
   return (
     <span class="health">
       <span class={`badge tone-${tone}`} data-health={word} title={withReason ? undefined : health.reason}>

@@ -12,6 +12,7 @@ import './styles/tables.css';
 import './styles/dark.css';
 import './styles/object-ops.css';
 import './styles/charts.css';
+import './styles/graph.css';
 
 /**
  * Entry point: builds the auth store and API clients for this origin, learns who is signed in (the dashboard

@@ -7,7 +7,7 @@ import { accountsSignal } from './fleet-signals.js';
 import { objectTitle, type ObjectRef } from './object-href.js';
 import { ObjectEvents } from './object-events.js';
 import { ObjectYaml } from './object-yaml.js';
-import { OwnershipTree } from './ownership-tree.js';
+import { ObjectRelations } from './object-relations.js';
 import { PageTitle } from './page-title.js';
 import { PodLogs } from './pod-logs.js';
 import { RolloutPanel } from './rollout-panel.js';
@@ -89,7 +89,7 @@ export function ObjectPageView({ target }: { target: ObjectRef }) {
               </Fact>
             </dl>
           </section>
-          <OwnershipTree object={object} />
+          <ObjectRelations object={object} />
           {hasRollouts(object) && <RolloutPanel key={object.uid} workload={object} />}
           {object.kind === 'Pod' && <PodLogs key={object.uid} pod={object} />}
           <ObjectEvents object={object} />
