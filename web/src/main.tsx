@@ -11,6 +11,7 @@ import './styles/health.css';
 import './styles/tables.css';
 import './styles/dark.css';
 import './styles/object-ops.css';
+import './styles/timeline.css';
 
 /**
  * Entry point: builds the auth store and API clients for this origin, learns who is signed in (the dashboard

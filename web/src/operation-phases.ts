@@ -110,10 +110,15 @@ function splitKubernetes(phases: Phase[], kubernetesMs: number | undefined): voi
   phases.splice(at, 1, { ...agent, ms: agent.ms - kubernetes }, { name: 'kubernetes', ms: kubernetes, status: 'done' });
 }
 
+/** A phase's length as text: "12 ms", "3.20 s so far" (running), "30.0 s (ended here)" (cut). */
+export function phaseLength(p: Phase): string {
+  const suffix = p.status === 'running' ? ' so far' : p.status === 'cut' ? ' (ended here)' : '';
+  return `${formatMs(p.ms)}${suffix}`;
+}
+
 /** One phase as text: "agent 12 ms", "dispatch 3.20 s so far", "agent 30.0 s (ended here)". */
 export function describePhase(p: Phase): string {
-  const suffix = p.status === 'running' ? ' so far' : p.status === 'cut' ? ' (ended here)' : '';
-  return `${PHASE_INFO[p.name].label} ${formatMs(p.ms)}${suffix}`;
+  return `${PHASE_INFO[p.name].label} ${phaseLength(p)}`;
 }
 
 /**
