@@ -113,7 +113,7 @@ function splitKubernetes(phases: Phase[], kubernetesMs: number | undefined): voi
 /** A phase's length as text: "12 ms", "3.20 s so far" (running), "30.0 s (ended here)" (cut). */
 export function phaseLength(p: Phase): string {
   const suffix = p.status === 'running' ? ' so far' : p.status === 'cut' ? ' (ended here)' : '';
-  return `${formatMs(p.ms)}${suffix}`;
+  return `${p.ms === 0 ? '0 ms' : formatMs(p.ms)}${suffix}`;
 }
 
 /** One phase as text: "agent 12 ms", "dispatch 3.20 s so far", "agent 30.0 s (ended here)". */

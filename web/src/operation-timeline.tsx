@@ -13,7 +13,7 @@ export function OperationTimeline({ op, now }: { op: OperationRecord; now: numbe
   const timeline = operationPhases(op, now);
   if (timeline.phases.length === 0) return <p class="muted">No timing recorded yet.</p>;
   return (
-    <div class="timeline" data-slowest={timeline.slowest}>
+    <div class="timeline" data-operation={op.id}>
       <TimelineBar timeline={timeline} size="full" label={`Timeline: ${describePhases(timeline)}`} />
       <ol class="timeline-legend" aria-label="Phases">
         {timeline.phases.map((p) => {

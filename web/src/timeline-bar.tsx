@@ -1,3 +1,4 @@
+import { Fragment } from 'preact';
 import { describePhase, describePhases, type OperationPhases } from './operation-phases.js';
 
 /** Width of a share in percent, with enough digits that a 1 px phase of a 2,000 px bar keeps its size. */
@@ -56,10 +57,10 @@ export function TimelineCell({ timeline }: { timeline: OperationPhases }) {
         {timeline.phases.length === 0
           ? 'no timing yet'
           : timeline.phases.map((p, i) => (
-              <span key={p.name} data-phase={p.name}>
+              <Fragment key={p.name}>
                 {i > 0 && ' · '}
-                {p.name === timeline.slowest ? <strong>{describePhase(p)}</strong> : describePhase(p)}
-              </span>
+                <span data-phase={p.name}>{p.name === timeline.slowest ? <strong>{describePhase(p)}</strong> : describePhase(p)}</span>
+              </Fragment>
             ))}
       </small>
     </span>
