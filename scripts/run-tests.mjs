@@ -23,6 +23,7 @@ const EXPECTED_SECONDS = {
   'test/gateway/object-health-api.test.ts': 8,
   'test/e2e/dashboard-health.test.ts': 25,
   'test/e2e/dashboard-layout.test.ts': 30,
+  'test/e2e/dashboard-timeline.test.ts': 25,
   'test/e2e/dashboard-object-ops.test.ts': 30,
   'test/e2e/kubectl-gateway-limits.test.ts': 15,
   'test/e2e/kubectl-through-gateway.test.ts': 22,

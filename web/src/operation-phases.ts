@@ -14,25 +14,25 @@ import { formatMs, isTerminal } from './format.js';
  */
 
 /** The phases in the order they happen (and are drawn). */
-export const PHASE_NAMES = ['store', 'dispatch', 'agent', 'kubernetes', 'result'] as const;
+const PHASE_NAMES = ['store', 'dispatch', 'agent', 'kubernetes', 'result'] as const;
 
 /** One of {@link PHASE_NAMES}; also the suffix of its CSS class (`phase-store`…, styles/timeline.css). */
 export type PhaseName = (typeof PHASE_NAMES)[number];
 
 /** The name shown for each phase, and what it measures (the legend's tooltip, docs/dashboard.md). */
 export const PHASE_INFO: Record<PhaseName, { label: string; meaning: string }> = {
-  store: { label: 'store', meaning: 'received → stored in the database' },
-  dispatch: { label: 'dispatch', meaning: "stored → sent down the agent's stream (waiting for an agent)" },
+  store: { label: 'store', meaning: 'received → stored: the checks and the sealing of Secret values before the insert' },
+  dispatch: { label: 'dispatch', meaning: "stored → sent down the agent's stream: the insert, then waiting for an agent" },
   agent: { label: 'agent', meaning: "sent → result, less the agent's Kubernetes time: the stream both ways and the agent's own work" },
-  kubernetes: { label: 'Kubernetes', meaning: "the agent's Kubernetes API calls, as the agent reports them" },
-  result: { label: 'result', meaning: 'result received → operation ended, as recorded' },
+  kubernetes: { label: 'Kubernetes', meaning: "the agent's Kubernetes API calls, retries included, as the agent reports them" },
+  result: { label: 'result', meaning: 'result received → operation ended (the gateway stamps both as the result arrives: 0 ms)' },
 };
 
 /**
  * How a phase ended: `done` between two recorded instants; `running` not ended yet, measured to `now`; `cut` the
  * operation ended during it without reaching the next step (it timed out, or failed waiting for an agent).
  */
-export type PhaseStatus = 'done' | 'running' | 'cut';
+type PhaseStatus = 'done' | 'running' | 'cut';
 
 /** One phase of an operation. */
 export interface Phase {
