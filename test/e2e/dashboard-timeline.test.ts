@@ -4,8 +4,8 @@
  * dispatch, agent, Kubernetes, result) in order, each as wide as its share of the durations the record's
  * timestamps give (read through the API), names them in a legend and marks the slowest — Kubernetes when the
  * sandbox answers slowly; every row of the history has its small bar with the phases as tooltip; an operation
- * waiting for an agent shows its dispatch phase running; axe-core finds no serious violation at 1280 and 390 px,
- * light and dark. Screenshots go to test-output/dashboard-timeline/.
+ * waiting for an agent shows its dispatch phase running, growing as the page redraws it; axe-core finds no serious
+ * violation at 1280 and 390 px, light and dark. Screenshots go to test-output/dashboard-timeline/.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -177,6 +177,10 @@ describe('operation timelines on the operation page and in the history', { timeo
       ['store', 'dispatch running'],
     );
     assert.match((await page.locator('li[data-phase="dispatch"]').textContent())!, /^dispatch \S+ \w+ so far( slowest)?$/);
+    // Nothing changes in the fleet meanwhile: the page redraws the running phase by itself.
+    const running = page.locator('svg.timeline-full rect[data-phase="dispatch"]');
+    const first = Number(await running.getAttribute('data-ms'));
+    await eventually('the running dispatch phase grows', async () => Number(await running.getAttribute('data-ms')) > first);
     await page.screenshot({ path: join(shots, 'operation-pending.png'), fullPage: true });
 
     await page.goto(`${url}#/operations`);

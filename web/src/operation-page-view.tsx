@@ -70,7 +70,7 @@ export function OperationPageView({ id }: { id: string }) {
             </dl>
           </section>
           <section class="panel" aria-label="Timing">
-            <OperationTimeline op={op} now={Date.now()} />
+            <OperationTimeline op={op} />
             <dl class="facts">
               <Fact label="Received">
                 <TimeText ts={op.receivedAt} />
