@@ -27,6 +27,7 @@ const EXPECTED_SECONDS = {
   'test/e2e/dashboard-charts.test.ts': 55,
   'test/gateway/metrics-service.test.ts': 10,
   'test/gateway/history-writer.test.ts': 5,
+  'test/e2e/dashboard-timeline.test.ts': 25,
   'test/e2e/dashboard-object-ops.test.ts': 30,
   'test/e2e/kubectl-gateway-limits.test.ts': 15,
   'test/e2e/kubectl-through-gateway.test.ts': 22,

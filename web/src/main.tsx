@@ -13,6 +13,7 @@ import './styles/dark.css';
 import './styles/object-ops.css';
 import './styles/charts.css';
 import './styles/graph.css';
+import './styles/timeline.css';
 
 /**
  * Entry point: builds the auth store and API clients for this origin, learns who is signed in (the dashboard

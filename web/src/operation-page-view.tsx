@@ -5,6 +5,7 @@ import { Fact } from './fact.js';
 import { operationsSignal } from './fleet-signals.js';
 import { formatBetween, formatDuration, NONE, operationStateName } from './format.js';
 import { describeTarget, summarizeOperation } from './operation-summary.js';
+import { OperationTimeline } from './operation-timeline.js';
 import { PageTitle } from './page-title.js';
 import { hrefFor } from './router.js';
 import { useServices } from './services.js';
@@ -15,7 +16,8 @@ import { useLiveQuery } from './use-live-query.js';
 
 /**
  * One operation on its own page (`#/operations/{id}`, see operation-href.ts): what was asked, of which account, by
- * whom, its state, every timestamp with the steps between them, and the result or the gateway's error in full. It
+ * whom, its state, its timeline (a bar of its phases, operation-timeline.tsx), every timestamp with the steps between
+ * them, and the result or the gateway's error in full. It
  * is read with GetOperation and again whenever the fleet summary's operations change, so a running operation is
  * followed to its end. An unknown id says so.
  */
@@ -68,6 +70,7 @@ export function OperationPageView({ id }: { id: string }) {
             </dl>
           </section>
           <section class="panel" aria-label="Timing">
+            <OperationTimeline op={op} />
             <dl class="facts">
               <Fact label="Received">
                 <TimeText ts={op.receivedAt} />

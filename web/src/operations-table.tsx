@@ -1,9 +1,11 @@
 import type { OperationRecord } from '../../src/gen/outpost/api/v1/operation_service_pb.js';
-import { formatBetween, formatCount, formatDuration, operationStateName } from './format.js';
+import { formatCount, formatDuration, operationStateName } from './format.js';
 import { operationHref } from './operation-href.js';
+import { operationPhases } from './operation-phases.js';
 import { describeTarget, summarizeOperation } from './operation-summary.js';
 import { StateBadge } from './state-badge.js';
 import { TableScroll } from './table-scroll.js';
+import { TimelineCell } from './timeline-bar.js';
 import { TimeText } from './time-text.js';
 
 /** Props of OperationsTable. */
@@ -17,13 +19,15 @@ export interface OperationsTableProps {
 
 /**
  * The operations history as a table that fits its box: the key columns (operation, target, state, received,
- * total, result) share the width, the timing breakdown sits under the total instead of taking three columns, the
+ * total, result) share the width, the timeline (a small bar of the phases and their times, timeline-bar.tsx) sits
+ * under the total instead of taking columns of its own, the
  * id is shortened (a link to the operation's page; the full id is its tooltip, its label and the row's
  * `data-operation`), and the result wraps. On phones
  * (styles: `.stack-table`) every row becomes a card of labelled lines, so nothing scrolls sideways.
  * Cells carry `data-col` for tests and `data-label` for the stacked layout.
  */
 export function OperationsTable({ items, busy, page, hasMore }: OperationsTableProps) {
+  const now = Date.now();
   return (
     <TableScroll label="Operations table">
       <table class="ops-table stack-table" aria-busy={busy ? 'true' : 'false'}>
@@ -39,7 +43,11 @@ export function OperationsTable({ items, busy, page, hasMore }: OperationsTableP
             <th scope="col">Target</th>
             <th scope="col">State</th>
             <th scope="col">Received</th>
-            <th scope="col" class="num" title="received_at → terminal; below: store, dispatch, agent">
+            <th
+              scope="col"
+              class="num"
+              title="received_at → terminal; below: a bar of store, dispatch, agent, Kubernetes and result, then their times"
+            >
               Total
             </th>
             <th scope="col">Result</th>
@@ -77,10 +85,7 @@ export function OperationsTable({ items, busy, page, hasMore }: OperationsTableP
               </td>
               <td class="num total" data-label="Total" data-col="total">
                 {formatDuration(op.totalDuration)}
-                <small class="breakdown">
-                  store {formatBetween(op.receivedAt, op.storedAt)} · dispatch {formatBetween(op.storedAt, op.sentAt)} · agent{' '}
-                  {formatBetween(op.sentAt, op.resultAt)}
-                </small>
+                <TimelineCell timeline={operationPhases(op, now)} />
               </td>
               <td class="result" data-label="Result" data-col="result">
                 {summarizeOperation(op)}

@@ -65,7 +65,9 @@ export function OperationsView({ query }: { query: URLSearchParams }) {
             <OperationsTable items={items} busy={history.busy} page={history.page} hasMore={history.hasNext} />
             <Pager cursor={history} label="Operations pages" />
             <p class="hint">
-              Total: received → terminal. Under it, store: received → stored; dispatch: stored → sent to the agent; agent: sent → result.
+              Total: received → terminal. Under it, a bar of the phases and their times — store: received → stored (checks before the
+              insert); dispatch: stored → sent to the agent; agent: sent → result, less Kubernetes: the agent's Kubernetes API calls;
+              result: result → end. The slowest is in bold; hover a bar for the whole timeline.
             </p>
           </>
         )}
