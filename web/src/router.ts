@@ -59,6 +59,8 @@ export function useRoute(): Route {
   useEffect(() => {
     const onChange = (): void => setRoute(parseHash(window.location.hash));
     window.addEventListener('hashchange', onChange);
+    // A hash change between the first render and this effect fired no listener: read the hash again.
+    onChange();
     return () => window.removeEventListener('hashchange', onChange);
   }, []);
   return route;
