@@ -31,7 +31,7 @@ interface TipState {
 export function FleetTiles() {
   const services = useServices();
   const { fleet, lostAt } = useFleet();
-  const trigger = accountsSignal(fleet, null);
+  const trigger = useMemo(() => accountsSignal(fleet, null), [fleet]);
   const health = useLiveQuery('health-summary', () => sharedHealthSummary(services, trigger), trigger);
   const [text, setText] = useState('');
   const [tip, setTip] = useState<TipState>({ hover: null, focus: null });

@@ -1,7 +1,7 @@
 import type { RefObject } from 'preact';
 import { useLayoutEffect, useRef } from 'preact/hooks';
 import { formatCount } from './format.js';
-import { CONNECTION_WORDS, HEALTH_WORDS, zoneLabel, type Tile } from './tile-model.js';
+import { HEALTH_WORDS, zoneLabel, type Tile } from './tile-model.js';
 import { TILE_TIP_ID } from './zone-tiles.js';
 
 /** Space between a tile and its tooltip, px. */
@@ -13,7 +13,7 @@ const OFFSET_PX = 6;
  * CSP allows, unlike style attributes.
  */
 function place(tip: HTMLElement, container: HTMLElement, name: string): void {
-  const anchor = container.querySelector(`[data-account="${CSS.escape(name)}"]`);
+  const anchor = container.querySelector(`[data-tile="${CSS.escape(name)}"]`);
   if (!anchor) return;
   const box = container.getBoundingClientRect();
   const at = anchor.getBoundingClientRect();
@@ -23,6 +23,23 @@ function place(tip: HTMLElement, container: HTMLElement, name: string): void {
   const top = below ? at.bottom - box.top + OFFSET_PX : at.top - box.top - OFFSET_PX - own.height;
   tip.style.left = `${Math.round(left)}px`;
   tip.style.top = `${Math.round(top)}px`;
+}
+
+/** How the tile's account is connected, in words: its connection state and what it rests on. */
+function connectionText(tile: Tile): string {
+  const standby = tile.standbyAgents === 1 ? '1 standby agent' : `${formatCount(tile.standbyAgents)} standby agents`;
+  switch (tile.connection) {
+    case 'active':
+      return `active: cached by agent ${tile.agentId || '—'}${tile.standbyAgents > 0 ? `, ${standby}` : ''}`;
+    case 'standby':
+      return `standby: its holder's lease lapsed, ${standby} to take over`;
+    case 'stale':
+      return 'stale: no agent keeps it current';
+    case 'failed':
+      return 'failed: see the account for the reason';
+    case 'inactive':
+      return tile.state === 'DELETING' ? 'inactive: being deleted' : 'inactive: deactivated by an admin';
+  }
 }
 
 /** The workload counts of a tile in words, or why there are none. */
@@ -42,16 +59,13 @@ export function TileTooltip({ tile, container }: { tile: Tile | undefined; conta
   useLayoutEffect(() => {
     if (tile && ref.current && container.current) place(ref.current, container.current, tile.name);
   });
-  const agent = tile?.agentId ? `agent ${tile.agentId}` : 'no agent';
-  const standby = tile && tile.standbyAgents > 0 ? ` · ${formatCount(tile.standbyAgents)} standby` : '';
   return (
     <div ref={ref} id={TILE_TIP_ID} role="tooltip" class="tile-tip" hidden={!tile} data-tip-account={tile?.name ?? ''}>
       {tile && (
         <>
           <strong class="tip-name">{tile.name}</strong>
           <span>
-            Zone {zoneLabel(tile.zone)} · {tile.state} · {CONNECTION_WORDS[tile.connection]} ({agent}
-            {standby})
+            Zone {zoneLabel(tile.zone)} · {tile.state}, {connectionText(tile)}
           </span>
           <span>Worst health: {HEALTH_WORDS[tile.health]}</span>
           <span data-tip="counts">{countsText(tile)}</span>

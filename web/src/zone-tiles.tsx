@@ -26,7 +26,7 @@ interface ZoneTilesProps {
 function tileNode(tile: Tile, size: TileSize, focusable: boolean): VNode {
   const href = hrefFor(`accounts/${encodeURIComponent(tile.name)}`);
   const common = {
-    'data-account': tile.name,
+    'data-tile': tile.name,
     'data-tile-health': tile.health,
     'data-connection': tile.connection,
     tabIndex: focusable ? 0 : -1,
@@ -62,23 +62,36 @@ function columnsOf(grid: HTMLElement): number {
 
 /** The tile a DOM event happened on, by name. */
 function tileNameOf(target: EventTarget | null): string | null {
-  const el = target instanceof Element ? target.closest('[data-account]') : null;
-  return el?.getAttribute('data-account') ?? null;
+  const el = target instanceof Element ? target.closest('[data-tile]') : null;
+  return el?.getAttribute('data-tile') ?? null;
 }
 
 /**
  * One zone of the fleet tiles: its heading with the counts, and its tiles as one keyboard stop (roving tabindex:
  * Tab enters on the last tile focused, arrows move by one or by a row, Home/End go to the ends, Enter opens the
- * account — the tiles are links). Rendering stays one pass over plain elements: each tile's element is built once
- * per tiles list and size and reused while only the focused tile changes, so moving the focus re-renders two tiles,
- * not the zone.
+ * account — the tiles are links). Rendering stays one pass over plain elements, and each tile's element is reused
+ * while its health, connection and size stay the same (Preact skips an element it rendered before): a fleet change
+ * re-renders the tiles it changed, moving the focus two tiles, a tooltip none.
  */
 export function ZoneTiles({ group, total, size, index, onTip }: ZoneTilesProps) {
   const [chosen, setChosen] = useState<string | null>(null);
   const gridRef = useRef<HTMLDivElement>(null);
   const positions = useMemo(() => new Map(group.tiles.map((t, i) => [t.name, i])), [group.tiles]);
   const focusAt = (chosen !== null ? positions.get(chosen) : undefined) ?? 0;
-  const nodes = useMemo(() => group.tiles.map((t) => tileNode(t, size, false)), [group.tiles, size]);
+  // Each tile's element is kept while its look is the same, so a fleet change re-renders only the tiles it changed.
+  const built = useRef(new Map<string, { look: string; node: VNode }>());
+  const nodes = useMemo(() => {
+    const next = new Map<string, { look: string; node: VNode }>();
+    const list = group.tiles.map((t) => {
+      const look = `${t.health} ${t.connection} ${size}`;
+      const kept = built.current.get(t.name);
+      const node = kept && kept.look === look ? kept.node : tileNode(t, size, false);
+      next.set(t.name, { look, node });
+      return node;
+    });
+    built.current = next;
+    return list;
+  }, [group.tiles, size]);
   const focusable = useMemo(() => (group.tiles[focusAt] ? tileNode(group.tiles[focusAt], size, true) : null), [group.tiles, size, focusAt]);
   const titleId = `zone-tiles-${index}`;
 
