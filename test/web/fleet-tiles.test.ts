@@ -1,13 +1,16 @@
 /**
  * The rules of the overview's fleet tiles, as pure functions of web/src run in node: the worst workload health of an
  * account, its connection state (every row of the mapping in tile-model.ts, and the page's own staleness), the
- * grouping by zone with "No zone" last and the counts, the filter box's syntax, and the tile size for a count.
+ * grouping by zone with "No zone" last and the counts, the filter box's syntax, the tile size for a count, and the
+ * one SummarizeHealth call per fleet change the tiles share with the health table.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { create } from '@bufbuild/protobuf';
 import { AccountActivitySchema, type AccountActivity } from '../../src/gen/outpost/api/v1/fleet_service_pb.js';
 import { AccountHealthSchema } from '../../src/gen/outpost/api/v1/object_service_pb.js';
+import { sharedHealthSummary } from '../../web/src/health-summary-source.js';
+import type { Services } from '../../web/src/services.js';
 import { parseTileFilter } from '../../web/src/tile-filter.js';
 import { buildTiles, connectionOf, groupByZone, worstHealth, type Tile } from '../../web/src/tile-model.js';
 import { tileSizeFor } from '../../web/src/tile-size.js';
@@ -136,5 +139,43 @@ describe('fleet tiles', () => {
       'tiny',
       'tiny',
     ]);
+  });
+});
+
+describe('the shared health summary', () => {
+  /** Services whose SummarizeHealth counts its calls and answers `answer()`; `version` is the auth version. */
+  function fakeServices(answer: () => Promise<unknown>) {
+    const state = { version: 0, calls: 0 };
+    const services = {
+      auth: { state: () => ({ version: state.version }) },
+      api: {
+        objects: {
+          summarizeHealth: () => {
+            state.calls++;
+            return answer().then(() => ({ accounts: [health('a', { healthy: state.calls })] }));
+          },
+        },
+      },
+    } as unknown as Services;
+    return { services, state };
+  }
+
+  test('views asking for the same fleet change under the same sign-in share one call; a failure is not kept', async () => {
+    const { services, state } = fakeServices(() => Promise.resolve());
+    const [a, b] = await Promise.all([sharedHealthSummary(services, 'sig-1'), sharedHealthSummary(services, 'sig-1')]);
+    assert.equal(state.calls, 1, 'the tiles and the health table: one RPC');
+    assert.equal(a, b);
+    await sharedHealthSummary(services, 'sig-2');
+    assert.equal(state.calls, 2, 'a fleet change: a new call');
+    state.version = 1;
+    await sharedHealthSummary(services, 'sig-2');
+    assert.equal(state.calls, 3, 'another sign-in never gets the previous one’s answer');
+
+    let fail = true;
+    const flaky = fakeServices(() => (fail ? Promise.reject(new Error('down')) : Promise.resolve()));
+    await assert.rejects(sharedHealthSummary(flaky.services, 'sig-1'), /down/);
+    fail = false;
+    await sharedHealthSummary(flaky.services, 'sig-1');
+    assert.equal(flaky.state.calls, 2, 'the failed call is asked again');
   });
 });
