@@ -117,9 +117,9 @@ export function ZoneTiles({ group, total, size, index, onTip }: ZoneTilesProps) 
     const move = moves[e.key];
     if (!move) return;
     e.preventDefault();
-    const next = Math.min(last, Math.max(0, move()));
+    const next = move();
     const target = group.tiles[next];
-    if (!target || next === at) return;
+    if (!target || next === at) return; // past an edge (ArrowDown on the last row): stay
     setChosen(target.name);
     (grid.children[next] as HTMLElement | undefined)?.focus();
   };
