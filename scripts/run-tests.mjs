@@ -29,6 +29,7 @@ const EXPECTED_SECONDS = {
   'test/gateway/history-writer.test.ts': 5,
   'test/e2e/dashboard-timeline.test.ts': 25,
   'test/e2e/dashboard-object-ops.test.ts': 30,
+  'test/e2e/dashboard-tiles.test.ts': 90,
   'test/e2e/kubectl-gateway-limits.test.ts': 15,
   'test/e2e/kubectl-through-gateway.test.ts': 22,
   'test/e2e/oidc-cli.test.ts': 27,

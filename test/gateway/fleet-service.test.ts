@@ -1,6 +1,7 @@
 /**
  * FleetService over Connect JSON on HTTP/1.1 (what a browser speaks): GetFleet, and WatchFleet streaming a new summary
- * when an agent connects, events arrive (rate and counters move) and operations finish; one reading per interval
+ * when an agent connects, events arrive (rate and counters move) and operations finish; each account's zone, the
+ * admin's wish, its lease and its standby streams; one reading per interval
  * however many watchers; read role required; a failing database ends the stream with UNAVAILABLE.
  */
 import { after, before, describe, test } from 'node:test';
@@ -16,6 +17,7 @@ import { createSilentLogger } from '../../src/shared/logger.js';
 import { EventType, configMap, connectAgent, event, openAgentStream } from '../../testkit/test-agent-stream.js';
 import { startTestGateway, type TestGateway } from '../../testkit/test-gateway.js';
 import { PatchType } from '../../src/gen/outpost/agent/v1/operation_pb.js';
+import { Verdict } from '../../src/gen/outpost/agent/v1/agent_pb.js';
 import { startOperationAgent } from './operations-helpers.js';
 
 const READ_TOKEN = 'fleet-reader-token-0123456789';
@@ -136,6 +138,36 @@ describe('FleetService over Connect JSON (HTTP/1.1)', () => {
 
     const once = await fleet.getFleet({});
     assert.deepEqual(once.fleet?.accounts.map((a) => a.name).sort(), ['fleet-acct', 'fleet-ops']);
+    abort.abort();
+    await watch.done;
+  });
+
+  test("each account's zone, the admin's wish, whether a live lease holder caches it, and its standby streams", async () => {
+    const fleet = createClient(FleetService, createConnectTransport({ baseUrl: t.gateway.httpUrl, httpVersion: '1.1' }));
+    const abort = new AbortController();
+    const watch = follow(fleet.watchFleet({}, { signal: abort.signal }));
+    const of = (f: Fleet) => f.accounts.find((a) => a.name === 'zoned');
+    const caching = openAgentStream(t.gateway.grpcUrl);
+    await connectAgent(caching, 'agent-zoned-1', [{ name: 'zoned' }], { zone: 'eu-west' });
+    const cached = of(await watch.until((f) => of(f)?.leased === true, 'zoned cached'))!;
+    assert.equal(cached.zone, 'eu-west');
+    assert.equal(cached.desiredState, 'ACTIVE');
+    assert.equal(cached.standbyAgents, 0);
+
+    const standby = openAgentStream(t.gateway.grpcUrl);
+    const welcome = await connectAgent(standby, 'agent-zoned-2', [{ name: 'zoned' }], { zone: 'eu-west' });
+    assert.equal(welcome.accounts[0]?.verdict, Verdict.STANDBY, 'the second stream of the same identity stands by');
+    await watch.until((f) => of(f)?.standbyAgents === 1 && of(f)?.leased === true, 'one standby stream beside the holder');
+    standby.end();
+    await standby.ended;
+    await watch.until((f) => of(f)?.standbyAgents === 0, 'the standby stream gone');
+
+    caching.end();
+    await caching.ended;
+    const left = of(await watch.until((f) => of(f)?.state === 'INACTIVE', 'zoned released'))!;
+    assert.equal(left.leased, false, 'no lease once released');
+    assert.equal(left.desiredState, 'ACTIVE', 'still wanted: it lost its agent');
+    assert.equal(left.zone, 'eu-west');
     abort.abort();
     await watch.done;
   });

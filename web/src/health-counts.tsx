@@ -1,6 +1,7 @@
 import { ErrorMessage } from './error-message.js';
 import { accountsSignal } from './fleet-signals.js';
 import { formatCount } from './format.js';
+import { sharedHealthSummary } from './health-summary-source.js';
 import { hrefFor } from './router.js';
 import { useServices } from './services.js';
 import { TableScroll } from './table-scroll.js';
@@ -17,17 +18,14 @@ const COLUMNS: { key: 'healthy' | 'progressing' | 'degraded' | 'paused' | 'unkno
 
 /**
  * The overview's "Workload health" section: per account, how many cached workloads are in each health state
- * (ObjectService.SummarizeHealth), fetched again whenever any account receives events. Accounts without workloads
- * are not listed.
+ * (ObjectService.SummarizeHealth), fetched again whenever any account receives events — the same call as the fleet
+ * tiles' (health-summary-source.ts). Accounts without workloads are not listed.
  */
 export function HealthCounts() {
-  const { api } = useServices();
+  const services = useServices();
   const { fleet } = useFleet();
-  const summary = useLiveQuery(
-    'health-summary',
-    (signal) => api.objects.summarizeHealth({}, { signal }).then((r) => r.accounts),
-    accountsSignal(fleet, null),
-  );
+  const trigger = accountsSignal(fleet, null);
+  const summary = useLiveQuery('health-summary', () => sharedHealthSummary(services, trigger), trigger);
   const rows = summary.data;
   return (
     <section aria-labelledby="health-title">

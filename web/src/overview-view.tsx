@@ -1,4 +1,5 @@
 import { ErrorMessage } from './error-message.js';
+import { FleetTiles } from './fleet-tiles.js';
 import { HealthCounts } from './health-counts.js';
 import { HistoryCharts } from './history-charts.js';
 import { formatCount, formatRate } from './format.js';
@@ -38,6 +39,7 @@ export function OverviewView() {
       <p class="muted">
         Summary as of <TimeText ts={fleet.time} />.
       </p>
+      <FleetTiles />
       <dl class="stats">
         <div>
           <dt>Connected agents</dt>

@@ -114,12 +114,19 @@ export async function reportedKinds(db: Db, name: string): Promise<{ kinds: Acco
     : await db.select({ kinds: accounts.kinds }).from(accounts);
 }
 
-/** Every account's ingest activity, by name, for the fleet summary. */
+/**
+ * Every account's ingest activity, by name, for the fleet summary: its state, zone and the admin's wish, whether a live
+ * lease holder caches it now (`leased`: a streamed state and an unexpired lease, judged by the database's clock as the
+ * claims are), and its counters. One scan of the table; callers poll it every second, so it reads nothing per account.
+ */
 export async function readAccountActivity(db: Db) {
   return db
     .select({
       name: accounts.name,
       state: accounts.state,
+      zoneId: accounts.zoneId,
+      desiredState: accounts.desiredState,
+      leased: sql<boolean>`(${accounts.state} in (${STREAMED_STATES_SQL}) and coalesce(${accounts.leaseExpiresAt} > now(), false))`,
       gatewayId: accounts.gatewayId,
       agentId: accounts.agentId,
       eventsTotal: accounts.eventsTotal,

@@ -1,6 +1,7 @@
 /**
- * Reads the fleet summary that `FleetService` serves: accounts with their ingest counters, live agent streams per
- * replica, open operations and the newest ones — a handful of small queries, cheap enough to repeat every second.
+ * Reads the fleet summary that `FleetService` serves: accounts with their zone, lease and ingest counters, live agent
+ * streams per replica, standby streams per account, open operations and the newest ones — a handful of small queries,
+ * none per account, cheap enough to repeat every second.
  * The events-per-second figure is not read here: it is the growth of `eventsTotal` between readings (fleet-monitor.ts).
  */
 import { create } from '@bufbuild/protobuf';
@@ -8,7 +9,7 @@ import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { Database } from '../../db/database.js';
 import { AccountActivitySchema, FleetSchema, GatewayReplicaSchema, type Fleet } from '../../gen/outpost/api/v1/fleet_service_pb.js';
 import { readAccountActivity } from '../accounts/account-reads.js';
-import { liveSessionsByReplica } from '../agents/agent-session-reads.js';
+import { liveSessionsByReplica, liveStandbyCounts } from '../agents/agent-session-reads.js';
 import { toOperationRecord } from '../operations/operation-record.js';
 import { newestOperationsSlim, openOperationCount } from '../operations/operation-summary-reads.js';
 
@@ -42,9 +43,10 @@ export interface FleetReaderOptions {
 /** Reads the summary (rate 0: the caller sets it). Rejects when the database does. */
 export async function readFleet(options: FleetReaderOptions): Promise<FleetReading> {
   const { db } = options.database;
-  const [accountRows, agentsByReplica, inFlight, recentRows] = await Promise.all([
+  const [accountRows, agentsByReplica, standbyByAccount, inFlight, recentRows] = await Promise.all([
     readAccountActivity(db),
     liveSessionsByReplica(db, options.staleAfterSeconds),
+    liveStandbyCounts(db, options.staleAfterSeconds),
     openOperationCount(db),
     newestOperationsSlim(db, RECENT_OPERATIONS),
   ]);
@@ -78,6 +80,10 @@ export async function readFleet(options: FleetReaderOptions): Promise<FleetReadi
         agentId: row.agentId,
         eventsTotal: BigInt(row.eventsTotal),
         lastEventTime: row.lastEventAt ? timestampFromDate(row.lastEventAt) : undefined,
+        zone: row.zoneId,
+        desiredState: row.desiredState,
+        leased: row.leased === true,
+        standbyAgents: standbyByAccount.get(row.name) ?? 0,
       }),
     ),
     recentOperations: recentRows.map((row) => {

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file outpost/api/v1/fleet_service.proto.
  */
 export const file_outpost_api_v1_fleet_service: GenFile = /*@__PURE__*/
-  fileDesc("CiJvdXRwb3N0L2FwaS92MS9mbGVldF9zZXJ2aWNlLnByb3RvEg5vdXRwb3N0LmFwaS52MSIRCg9HZXRGbGVldFJlcXVlc3QiOAoQR2V0RmxlZXRSZXNwb25zZRIkCgVmbGVldBgBIAEoCzIVLm91dHBvc3QuYXBpLnYxLkZsZWV0IhMKEVdhdGNoRmxlZXRSZXF1ZXN0IjoKEldhdGNoRmxlZXRSZXNwb25zZRIkCgVmbGVldBgBIAEoCzIVLm91dHBvc3QuYXBpLnYxLkZsZWV0IqQDCgVGbGVldBIoCgR0aW1lGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCghyZXBsaWNhcxgCIAMoCzIeLm91dHBvc3QuYXBpLnYxLkdhdGV3YXlSZXBsaWNhEhgKEGNvbm5lY3RlZF9hZ2VudHMYAyABKA0SRQoRYWNjb3VudHNfYnlfc3RhdGUYBCADKAsyKi5vdXRwb3N0LmFwaS52MS5GbGVldC5BY2NvdW50c0J5U3RhdGVFbnRyeRIZChFldmVudHNfcGVyX3NlY29uZBgFIAEoARIxCghhY2NvdW50cxgGIAMoCzIfLm91dHBvc3QuYXBpLnYxLkFjY291bnRBY3Rpdml0eRI6ChFyZWNlbnRfb3BlcmF0aW9ucxgHIAMoCzIfLm91dHBvc3QuYXBpLnYxLk9wZXJhdGlvblJlY29yZBIcChRvcGVyYXRpb25zX2luX2ZsaWdodBgIIAEoDRo2ChRBY2NvdW50c0J5U3RhdGVFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKA06AjgBIosBCg5HYXRld2F5UmVwbGljYRIKCgJpZBgBIAEoCRIQCghiYXNlX3VybBgCIAEoCRINCgVyZWFkeRgDIAEoCBIyCg5sYXN0X3NlZW5fdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGAoQY29ubmVjdGVkX2FnZW50cxgFIAEoDSKfAQoPQWNjb3VudEFjdGl2aXR5EgwKBG5hbWUYASABKAkSDQoFc3RhdGUYAiABKAkSEgoKZ2F0ZXdheV9pZBgDIAEoCRIQCghhZ2VudF9pZBgEIAEoCRIUCgxldmVudHNfdG90YWwYBSABKAQSMwoPbGFzdF9ldmVudF90aW1lGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcDK5AQoMRmxlZXRTZXJ2aWNlElIKCEdldEZsZWV0Eh8ub3V0cG9zdC5hcGkudjEuR2V0RmxlZXRSZXF1ZXN0GiAub3V0cG9zdC5hcGkudjEuR2V0RmxlZXRSZXNwb25zZSIDkAIBElUKCldhdGNoRmxlZXQSIS5vdXRwb3N0LmFwaS52MS5XYXRjaEZsZWV0UmVxdWVzdBoiLm91dHBvc3QuYXBpLnYxLldhdGNoRmxlZXRSZXNwb25zZTABYgZwcm90bzM", [file_google_protobuf_timestamp, file_outpost_api_v1_operation_service]);
+  fileDesc("CiJvdXRwb3N0L2FwaS92MS9mbGVldF9zZXJ2aWNlLnByb3RvEg5vdXRwb3N0LmFwaS52MSIRCg9HZXRGbGVldFJlcXVlc3QiOAoQR2V0RmxlZXRSZXNwb25zZRIkCgVmbGVldBgBIAEoCzIVLm91dHBvc3QuYXBpLnYxLkZsZWV0IhMKEVdhdGNoRmxlZXRSZXF1ZXN0IjoKEldhdGNoRmxlZXRSZXNwb25zZRIkCgVmbGVldBgBIAEoCzIVLm91dHBvc3QuYXBpLnYxLkZsZWV0IqQDCgVGbGVldBIoCgR0aW1lGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCghyZXBsaWNhcxgCIAMoCzIeLm91dHBvc3QuYXBpLnYxLkdhdGV3YXlSZXBsaWNhEhgKEGNvbm5lY3RlZF9hZ2VudHMYAyABKA0SRQoRYWNjb3VudHNfYnlfc3RhdGUYBCADKAsyKi5vdXRwb3N0LmFwaS52MS5GbGVldC5BY2NvdW50c0J5U3RhdGVFbnRyeRIZChFldmVudHNfcGVyX3NlY29uZBgFIAEoARIxCghhY2NvdW50cxgGIAMoCzIfLm91dHBvc3QuYXBpLnYxLkFjY291bnRBY3Rpdml0eRI6ChFyZWNlbnRfb3BlcmF0aW9ucxgHIAMoCzIfLm91dHBvc3QuYXBpLnYxLk9wZXJhdGlvblJlY29yZBIcChRvcGVyYXRpb25zX2luX2ZsaWdodBgIIAEoDRo2ChRBY2NvdW50c0J5U3RhdGVFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKA06AjgBIosBCg5HYXRld2F5UmVwbGljYRIKCgJpZBgBIAEoCRIQCghiYXNlX3VybBgCIAEoCRINCgVyZWFkeRgDIAEoCBIyCg5sYXN0X3NlZW5fdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGAoQY29ubmVjdGVkX2FnZW50cxgFIAEoDSLsAQoPQWNjb3VudEFjdGl2aXR5EgwKBG5hbWUYASABKAkSDQoFc3RhdGUYAiABKAkSEgoKZ2F0ZXdheV9pZBgDIAEoCRIQCghhZ2VudF9pZBgEIAEoCRIUCgxldmVudHNfdG90YWwYBSABKAQSMwoPbGFzdF9ldmVudF90aW1lGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIMCgR6b25lGAcgASgJEhUKDWRlc2lyZWRfc3RhdGUYCCABKAkSDgoGbGVhc2VkGAkgASgIEhYKDnN0YW5kYnlfYWdlbnRzGAogASgNMrkBCgxGbGVldFNlcnZpY2USUgoIR2V0RmxlZXQSHy5vdXRwb3N0LmFwaS52MS5HZXRGbGVldFJlcXVlc3QaIC5vdXRwb3N0LmFwaS52MS5HZXRGbGVldFJlc3BvbnNlIgOQAgESVQoKV2F0Y2hGbGVldBIhLm91dHBvc3QuYXBpLnYxLldhdGNoRmxlZXRSZXF1ZXN0GiIub3V0cG9zdC5hcGkudjEuV2F0Y2hGbGVldFJlc3BvbnNlMAFiBnByb3RvMw", [file_google_protobuf_timestamp, file_outpost_api_v1_operation_service]);
 
 /**
  * @generated from message outpost.api.v1.GetFleetRequest
@@ -229,6 +229,39 @@ export type AccountActivity = Message<"outpost.api.v1.AccountActivity"> & {
    * @generated from field: google.protobuf.Timestamp last_event_time = 6;
    */
   lastEventTime?: Timestamp | undefined;
+
+  /**
+   * Zone of the agents that serve it (Account.zone_id: from the agent's Hello, or set for a dynamic account); empty
+   * when it has none. The dashboard groups the fleet's tiles by it.
+   *
+   * @generated from field: string zone = 7;
+   */
+  zone: string;
+
+  /**
+   * What an admin asked for: "ACTIVE" (serve it whenever an agent offers it) or "INACTIVE" (deactivated, refused
+   * until activated again). An INACTIVE account that is wanted ACTIVE has lost its agent: its cache ages.
+   *
+   * @generated from field: string desired_state = 8;
+   */
+  desiredState: string;
+
+  /**
+   * True while a live lease holder caches it: its state is ACTIVE, TO_DEACTIVATE or DEACTIVATING and its lease
+   * (docs/architecture.md, rule 4) has not expired. False in one of those states means its holder stopped renewing
+   * the lease (its replica died or was cut off) and no other stream has taken the account over yet.
+   *
+   * @generated from field: bool leased = 9;
+   */
+  leased: boolean;
+
+  /**
+   * Live agent streams standing by for it (verdict STANDBY: another stream of its identity caches it, or will take
+   * it over when that one's lease ends).
+   *
+   * @generated from field: uint32 standby_agents = 10;
+   */
+  standbyAgents: number;
 };
 
 /**
