@@ -191,6 +191,10 @@ describe('the fleet at a glance: account tiles on the overview', { timeout: 300_
     assert.match((await page.locator(`[data-tile="${FAILED}"]`).getAttribute('class')) ?? '', /\bc-failed\b/);
     assert.equal(await page.locator(`[data-tile="${nameOf(STANDBY)}"]`).getAttribute('data-connection'), 'active');
     assert.equal(await page.locator('.tiles-count').innerText(), `${TOTAL} accounts`);
+    // Below the pictures, the activity table lists only the accounts with the latest events, and says so.
+    const activity = page.locator('section[aria-labelledby="activity-title"]');
+    assert.equal(await activity.locator('tbody tr').count(), 25);
+    await activity.getByText(`The 25 accounts with the latest events, of ${TOTAL}`).waitFor({ timeout: 30_000 });
     await context.close();
   });
 

@@ -1,3 +1,4 @@
+import type { AccountActivity } from '../../src/gen/outpost/api/v1/fleet_service_pb.js';
 import { ErrorMessage } from './error-message.js';
 import { FleetTiles } from './fleet-tiles.js';
 import { HealthCounts } from './health-counts.js';
@@ -10,6 +11,16 @@ import { StateBadge } from './state-badge.js';
 import { TableScroll } from './table-scroll.js';
 import { TimeText } from './time-text.js';
 import { useFleet } from './use-fleet.js';
+
+/** Rows of the Account activity table: a fleet of thousands is read from the tiles, not from one long table. */
+const ACTIVITY_ROWS = 25;
+
+/** The `limit` accounts with the latest events (those without any last, by name), newest first. */
+function latestActive(accounts: readonly AccountActivity[], limit: number): AccountActivity[] {
+  if (accounts.length <= limit) return [...accounts];
+  const at = (a: AccountActivity) => (a.lastEventTime ? Number(a.lastEventTime.seconds) * 1000 + a.lastEventTime.nanos / 1e6 : -1);
+  return [...accounts].sort((a, b) => at(b) - at(a) || a.name.localeCompare(b.name)).slice(0, limit);
+}
 
 /**
  * The fleet at a glance, from the WatchFleet stream: headline numbers, gateway replicas, accounts by state and
@@ -32,6 +43,7 @@ export function OverviewView() {
   }
   const states = Object.entries(fleet.accountsByState).sort(([a], [b]) => a.localeCompare(b));
   const accountCount = states.reduce((sum, [, n]) => sum + n, 0);
+  const recent = latestActive(fleet.accounts, ACTIVITY_ROWS);
 
   return (
     <>
@@ -39,7 +51,6 @@ export function OverviewView() {
       <p class="muted">
         Summary as of <TimeText ts={fleet.time} />.
       </p>
-      <FleetTiles />
       <dl class="stats">
         <div>
           <dt>Connected agents</dt>
@@ -58,6 +69,8 @@ export function OverviewView() {
           <dd>{formatCount(fleet.operationsInFlight)}</dd>
         </div>
       </dl>
+
+      <FleetTiles />
 
       <HistoryCharts />
 
@@ -123,6 +136,12 @@ export function OverviewView() {
 
       <section aria-labelledby="activity-title">
         <h2 id="activity-title">Account activity</h2>
+        {recent.length < fleet.accounts.length && (
+          <p class="muted">
+            The {formatCount(recent.length)} accounts with the latest events, of {formatCount(fleet.accounts.length)}: every account is a
+            tile above and a row of the <a href={hrefFor('accounts')}>Accounts</a> page.
+          </p>
+        )}
         <TableScroll label="Account activity table">
           <table>
             <thead>
@@ -145,7 +164,7 @@ export function OverviewView() {
                   </td>
                 </tr>
               )}
-              {fleet.accounts.map((a) => (
+              {recent.map((a) => (
                 <tr key={a.name}>
                   <th scope="row">
                     <a href={hrefFor(`accounts/${encodeURIComponent(a.name)}`)}>{a.name}</a>
