@@ -185,3 +185,62 @@ items:
     assert.deepEqual(patchSecretValues('ConfigMap', json), []);
   });
 });
+
+describe('scrubObject: which objects it scrubs (the agent scrubs every object it decodes with it)', () => {
+  const secret = (withKind: boolean): Obj => ({
+    ...(withKind ? { apiVersion: 'v1', kind: 'Secret' } : {}),
+    metadata: {
+      name: 'db',
+      namespace: 'prod',
+      labels: { app: 'db' },
+      annotations: { [LAST_APPLIED]: JSON.stringify({ stringData: { password: MARK } }), owner: 'team-a' },
+    },
+    type: 'Opaque',
+    data: { password: b64(MARK) },
+    stringData: { token: MARK },
+  });
+  const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+  const scrubbed = (o: Obj) => {
+    assert.equal(o.data, undefined, 'data removed');
+    assert.equal(o.stringData, undefined, 'stringData removed');
+    assert.equal(o.metadata.annotations[LAST_APPLIED], undefined, 'the last-applied annotation removed');
+    assert.deepEqual(o.metadata.annotations, { owner: 'team-a' }, 'other annotations kept');
+    assert.deepEqual(o.metadata.labels, { app: 'db' });
+    assert.equal(o.type, 'Opaque');
+    assert.ok(!JSON.stringify(o).includes(MARK) && !JSON.stringify(o).includes(b64(MARK)), 'no value left anywhere');
+  };
+
+  test('a Secret is scrubbed by its own kind, with or without the listed kind, and the same object is returned', () => {
+    const own = secret(true);
+    assert.equal(scrubObject(own), own, 'scrubbed in place');
+    scrubbed(own);
+    const listedToo = secret(true);
+    scrubbed(scrubObject(listedToo, 'Secret'));
+    const listedOther = secret(true);
+    scrubbed(scrubObject(listedOther, 'ConfigMap'));
+    // Listed as Secrets: scrubbed whatever the item says of itself.
+    scrubbed(scrubObject({ ...secret(true), kind: 'Opaque' }, 'Secret'));
+  });
+
+  test('a list item without a kind of its own is scrubbed by the listed kind Secret, and only by it', () => {
+    scrubbed(scrubObject(secret(false), 'Secret'));
+    const unlisted = secret(false);
+    scrubObject(unlisted);
+    assert.deepEqual(unlisted, secret(false), 'no kind at all: nothing says it is a Secret');
+  });
+
+  test('anything else is returned untouched, the last-applied annotation and data included', () => {
+    const configMap: Obj = { ...secret(true), kind: 'ConfigMap' };
+    const before = structuredClone(configMap);
+    assert.equal(scrubObject(configMap, 'ConfigMap'), configMap);
+    assert.deepEqual(configMap, before);
+    const listed: Obj = secret(false);
+    scrubObject(listed, 'ConfigMap');
+    assert.deepEqual(listed, secret(false), 'a list item of another kind');
+    const lowerCase: Obj = { ...secret(true), kind: 'secret' };
+    scrubObject(lowerCase);
+    assert.ok(lowerCase.data, 'kinds are compared exactly, as the API server spells them');
+    assert.equal(scrubObject(null, 'Secret'), null);
+    assert.equal(scrubObject('text', 'Secret'), 'text');
+  });
+});
