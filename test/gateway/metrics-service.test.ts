@@ -141,19 +141,25 @@ describe('MetricsService end to end: the writer on real timers', () => {
     const stream = openAgentStream(t.gateway.grpcUrl);
     await connectAgent(stream, 'agent-history', [{ name: 'history-acct' }]);
     let sequence = 1n;
-    const fleet = await eventually('events counted in a fleet step, with the connected agent', async () => {
+    /** One change of the account's objects, stored before it returns (the writer's counters see it). */
+    const change = async () => {
       stream.send({
         case: 'events',
         value: { sequence, events: [event('history-acct', EventType.ADDED, configMap(`cm-${sequence}`, Number(sequence)))] },
       });
       await stream.waitForAck(Number(sequence++));
+    };
+    const fleet = await eventually('events counted in a fleet step, with the connected agent', async () => {
+      await change();
       const got = await client.getHistory({});
       const i = got.eventsPerSecond.findIndex((v) => v > 0);
       return i >= 0 && got.connectedAgents[i] === 1 && got.recording ? got : undefined;
     });
     assert.equal(fleet.stepSeconds, 1);
     assert.equal(fleet.states.find((s) => s.state === 'ACTIVE')?.values.at(-1), 1);
+    // Changes go on: the account's series starts its counters at its own (2 s) step, after the fleet's.
     await eventually("the account's own series counts its events and shows it ACTIVE", async () => {
+      await change();
       const got = await client.getHistory({ account: 'history-acct' });
       return got.eventsPerSecond.some((v) => v > 0) && got.states.find((s) => s.state === 'ACTIVE')?.values.at(-1) === 1;
     });

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { manifestSecretValues, patchSecretValues } from '../../src/shared/request-secret-values.js';
-import { removeSecretMaterial, scrubObject } from '../../src/shared/secret-scrub.js';
+import { copiedValueMatcher, LAST_APPLIED_ANNOTATION, removeSecretMaterial, scrubObject } from '../../src/shared/secret-scrub.js';
 import { createSecretValueMatcher, secretValuesOf } from '../../src/shared/secret-values.js';
 
 const MARK = 'pa55-marker-7d1e';
@@ -242,5 +242,109 @@ describe('scrubObject: which objects it scrubs (the agent scrubs every object it
     assert.ok(lowerCase.data, 'kinds are compared exactly, as the API server spells them');
     assert.equal(scrubObject(null, 'Secret'), null);
     assert.equal(scrubObject('text', 'Secret'), 'text');
+  });
+});
+
+describe('removeSecretMaterial, field by field: what goes, what stays, and what it reports', () => {
+  /** A value long enough to be found inside other text (8 characters or more). */
+  const VALUE = 'K3yV4lue9';
+
+  test('data and stringData go even when they hold no value; the last-applied annotation goes even without data; the answer says so', () => {
+    const empty: Obj = { kind: 'Secret', metadata: { name: 'e' }, data: {}, stringData: {} };
+    assert.equal(removeSecretMaterial(empty), true);
+    assert.deepEqual(empty, { kind: 'Secret', metadata: { name: 'e' } });
+    const applied: Obj = {
+      kind: 'Secret',
+      metadata: { name: 'a', annotations: { [LAST_APPLIED_ANNOTATION]: '{"metadata":{"name":"a"}}', team: 'x' } },
+    };
+    assert.equal(removeSecretMaterial(applied), true);
+    assert.deepEqual(applied.metadata.annotations, { team: 'x' });
+    const nothing: Obj = { kind: 'Secret', metadata: { name: 'n', annotations: { team: 'x' } }, type: 'Opaque' };
+    assert.equal(removeSecretMaterial(nothing), false, 'nothing to remove');
+    assert.deepEqual(nothing, { kind: 'Secret', metadata: { name: 'n', annotations: { team: 'x' } }, type: 'Opaque' });
+  });
+
+  test('no metadata, null metadata, null annotations or labels that are not a map: no throw, the values still go', () => {
+    const bare: Obj = { kind: 'Secret', data: { p: b64(VALUE) }, type: `copied ${VALUE}` };
+    assert.equal(removeSecretMaterial(bare), true);
+    assert.deepEqual(bare, { kind: 'Secret' });
+    const nullMeta: Obj = { kind: 'Secret', metadata: null, data: { p: b64(VALUE) } };
+    removeSecretMaterial(nullMeta);
+    assert.deepEqual(nullMeta, { kind: 'Secret', metadata: null });
+    const odd: Obj = {
+      kind: 'Secret',
+      metadata: { name: 'o', annotations: null, labels: `a string with ${VALUE}`, generateName: null },
+      data: { p: b64(VALUE) },
+    };
+    removeSecretMaterial(odd);
+    assert.deepEqual(odd.metadata, { name: 'o', annotations: null, generateName: null }, 'the string holding the value went whole');
+  });
+
+  test("the Secret's identity stays even when it holds a value; apiVersion and kind stay even when a value is their text", () => {
+    const ts = '2026-01-01T00:00:00Z-K3yV4lue9';
+    const secret: Obj = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name: `db-${VALUE}`,
+        namespace: `ns-${VALUE}`,
+        uid: `uid-${VALUE}`,
+        resourceVersion: `rv-${VALUE}`,
+        creationTimestamp: ts,
+        deletionTimestamp: ts,
+        selfLink: `/api/v1/namespaces/ns/secrets/db-${VALUE}`,
+        generation: 3,
+      },
+      data: { p: b64(VALUE), short: b64('v1'), kind: b64('Secret') },
+    };
+    const identity = structuredClone(secret.metadata);
+    removeSecretMaterial(secret);
+    assert.deepEqual(secret, { apiVersion: 'v1', kind: 'Secret', metadata: identity });
+  });
+
+  test('other metadata: a map, a string or a list entry holding a value goes whole; what holds none stays, numbers and booleans too', () => {
+    const secret: Obj = {
+      kind: 'Secret',
+      metadata: {
+        name: 'db',
+        generateName: 'db-',
+        extra: { a: 'plain', b: `x-${VALUE}` },
+        finalizers: ['example.com/keep', `example.com/${VALUE}`, 'example.com/also'],
+        ownerReferences: [
+          { kind: 'Thing', name: 'owner', nested: [['deep', VALUE]] },
+          { kind: 'Thing', name: 'kept' },
+        ],
+        labels: { app: 'db', copy: VALUE },
+      },
+      immutable: true,
+      replicas: 2,
+      notes: ['plain', ['deeper', `has ${VALUE}`]],
+      data: { p: b64(VALUE) },
+    };
+    removeSecretMaterial(secret);
+    assert.deepEqual(secret, {
+      kind: 'Secret',
+      metadata: {
+        name: 'db',
+        generateName: 'db-',
+        finalizers: ['example.com/keep', 'example.com/also'],
+        ownerReferences: [{ kind: 'Thing', name: 'kept' }],
+        labels: { app: 'db' },
+      },
+      immutable: true,
+      replicas: 2,
+    });
+  });
+
+  test('copiedValueMatcher recognises the values the scrub hides, not those its identity shows', () => {
+    const matcher = copiedValueMatcher({
+      kind: 'Secret',
+      metadata: { name: 'shown-name-1', namespace: 'ns' },
+      data: { a: b64(VALUE), b: b64('shown-name-1') },
+    });
+    assert.equal(matcher.holds(`text with ${VALUE}`), true);
+    assert.equal(matcher.holds(b64(VALUE)), true);
+    assert.equal(matcher.holds('shown-name-1'), false, 'its own name is not a secret');
+    assert.equal(matcher.holds('nothing here'), false);
   });
 });

@@ -25,15 +25,18 @@ export async function claimHistoryWriter(db: Db, replicaId: string, leaseSeconds
     .onConflictDoUpdate({
       target: historyWriter.id,
       set: { writer: replicaId, leaseUntil: until },
-      setWhere: sql`${historyWriter.writer} = ${replicaId} or ${historyWriter.leaseUntil} < now()`,
+      setWhere: sql`${historyWriter.writer} = ${replicaId} or ${historyWriter.leaseUntil} <= now()`,
     })
     .returning({ writer: historyWriter.writer });
   return rows.length === 1;
 }
 
-/** Ends `replicaId`'s lease now (graceful shutdown), so another replica takes the writing over at its next step. */
+/**
+ * Ends `replicaId`'s lease (graceful shutdown), so another replica takes the writing over at its next step. Set a
+ * second in the past: a claim in the same millisecond (PGlite's clock) must find it ended.
+ */
 export async function releaseHistoryWriter(db: Db, replicaId: string): Promise<void> {
-  await db.update(historyWriter).set({ leaseUntil: sql`now()` }).where(eq(historyWriter.writer, replicaId));
+  await db.update(historyWriter).set({ leaseUntil: sql`now() - interval '1 second'` }).where(eq(historyWriter.writer, replicaId));
 }
 
 /** Inserts sample rows; a row already written for its step (a retried step) is kept, not doubled. */

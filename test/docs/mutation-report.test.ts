@@ -1,0 +1,39 @@
+/**
+ * docs/mutation.md is current (issue 40): every module of mutation/modules.json has a run whose hash matches its
+ * files now — a change to a listed module without a new `npm run mutation -- --only <module>` fails here — scores at
+ * least 90 % with no survivor left, explains every equivalent mutant, and the page is the one rendered from
+ * mutation/results.json. The mutation run itself stays out of the suite.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, test } from 'node:test';
+import { moduleHash, readModules, readResults, renderMutationPage } from '../../scripts/mutation-results.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+describe('mutation report', () => {
+  const modules = readModules(ROOT);
+  const results = readResults(ROOT);
+
+  test('every listed module was run on its current files, scores at least 90 % and leaves no survivor', () => {
+    for (const m of modules) {
+      const r = results.modules.find((x) => x.name === m.name);
+      assert.ok(r, `${m.name}: never run (npm run mutation -- --only ${m.name})`);
+      assert.equal(
+        r.hash,
+        moduleHash(ROOT, m),
+        `${m.name}: its files changed since the run of ${r.date}: npm run mutation -- --only ${m.name}`,
+      );
+      assert.ok(r.score >= 90, `${m.name}: ${r.score} % < 90 %`);
+      assert.deepEqual(r.survivors, [], `${m.name}: survivors are tests to write, or equivalent mutants to explain`);
+      for (const e of r.equivalent) assert.ok(e.reason.trim().length > 10, `${m.name}: ${e.file}:${e.line} equivalent without a reason`);
+      for (const file of [...m.files, ...m.tests]) assert.ok(readFileSync(join(ROOT, file)).length > 0, file);
+    }
+  });
+
+  test('docs/mutation.md is the page rendered from the results', () => {
+    assert.equal(readFileSync(join(ROOT, 'docs/mutation.md'), 'utf8'), renderMutationPage(modules, results));
+  });
+});
