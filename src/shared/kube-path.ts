@@ -21,8 +21,7 @@ export function kubePathProblem(pathAndQuery: string): string | undefined {
   if (pathAndQuery.includes('\\')) return 'the path holds a "\\", which URL parsers read as "/"';
   if (pathAndQuery.includes('#')) return 'the path holds a "#"';
   if (/%(?![0-9a-fA-F]{2})/.test(pathAndQuery)) return 'the path holds a "%" that is not valid percent-encoding';
-  const query = pathAndQuery.indexOf('?');
-  const path = query < 0 ? pathAndQuery : pathAndQuery.slice(0, query);
+  const path = pathAndQuery.split('?', 1)[0]!;
   if (/%(2f|5c)/i.test(path)) return 'the path holds an encoded "/" or "\\" (%2F, %5C)';
   if (/%([01][0-9a-f]|7f)/i.test(path)) return 'the path holds an encoded control character';
   for (const segment of path.split('/')) {
