@@ -32,6 +32,20 @@ export async function launchChromium(): Promise<Browser> {
   });
 }
 
+/**
+ * Starts a test's stack and Chromium side by side (each takes seconds). `keep` gets whichever started before a
+ * failure of the other is thrown, so the test's after() closes what did start.
+ */
+export async function startWithChromium<T>(
+  start: Promise<T>,
+  keep: (started: T | undefined, browser: Browser | undefined) => void,
+): Promise<void> {
+  const [started, launched] = await Promise.allSettled([start, launchChromium()]);
+  keep(started.status === 'fulfilled' ? started.value : undefined, launched.status === 'fulfilled' ? launched.value : undefined);
+  if (started.status === 'rejected') throw started.reason;
+  if (launched.status === 'rejected') throw launched.reason;
+}
+
 /** `test-output/<name>` at the repository root (created; ignored by git), or under OUTPOST_TEST_OUTPUT. */
 export function testOutputDir(name: string): string {
   const root = process.env.OUTPOST_TEST_OUTPUT ?? fileURLToPath(new URL('../../test-output', import.meta.url));

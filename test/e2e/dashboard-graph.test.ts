@@ -21,7 +21,7 @@ import { createSilentLogger } from '../../src/shared/logger.js';
 import { waitForAccounts } from '../../testkit/accounts-ready.js';
 import { eventually } from '../../testkit/eventually.js';
 import { startStack, type Stack } from '../../testkit/stack.js';
-import { launchChromium, seriousAxeViolations, testOutputDir } from './browser.js';
+import { seriousAxeViolations, testOutputDir, startWithChromium } from './browser.js';
 
 const WAIT = { timeout: 30_000 };
 const APP = 'graph-app';
@@ -137,15 +137,13 @@ describe('the resource graph on the object page', { timeout: 180_000 }, () => {
 
   before(async () => {
     assert.notEqual(await ensureWebBuild(createSilentLogger()), 'unavailable', 'the dashboard builds');
-    const [started, launched] = await Promise.allSettled([
-      // Postgres when there is one: the gateway then starts in about a second instead of PGlite's several.
+    await startWithChromium(
       startStack({ agents: [], driver: process.env.OUTPOST_TEST_POSTGRES ? 'postgres' : 'pglite' }),
-      launchChromium(),
-    ]);
-    if (started.status === 'fulfilled') stack = started.value;
-    if (launched.status === 'fulfilled') browser = launched.value;
-    if (started.status === 'rejected') throw started.reason;
-    if (launched.status === 'rejected') throw launched.reason;
+      (started, launched) => {
+        stack = started!;
+        browser = launched!;
+      },
+    );
     url = stack.gateway.httpUrl;
     // The agent discovers kinds when it starts: the HPA kind must be served before.
     stack.sandbox.store.create(HPA_CRD);

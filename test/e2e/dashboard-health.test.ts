@@ -18,7 +18,7 @@ import { NEVER_READY } from '../../src/sandbox/pod-controls.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { eventually } from '../../testkit/eventually.js';
 import { startStack, type Stack } from '../../testkit/stack.js';
-import { launchChromium, seriousAxeViolations, testOutputDir } from './browser.js';
+import { seriousAxeViolations, testOutputDir, startWithChromium } from './browser.js';
 
 const WAIT = { timeout: 30_000 };
 const APP = 'health-app';
@@ -55,11 +55,10 @@ describe('workload health and ownership in the dashboard', { timeout: 120_000 },
 
   before(async () => {
     assert.notEqual(await ensureWebBuild(createSilentLogger()), 'unavailable', 'the dashboard builds');
-    const [started, launched] = await Promise.allSettled([startStack({ agents: [{}] }), launchChromium()]);
-    if (started.status === 'fulfilled') stack = started.value;
-    if (launched.status === 'fulfilled') browser = launched.value;
-    if (started.status === 'rejected') throw started.reason;
-    if (launched.status === 'rejected') throw launched.reason;
+    await startWithChromium(startStack({ agents: [{}] }), (started, launched) => {
+      stack = started!;
+      browser = launched!;
+    });
     url = stack.gateway.httpUrl;
     stack.sandbox.store.create(deployment());
     stack.sandbox.store.create({

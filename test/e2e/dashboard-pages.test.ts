@@ -22,7 +22,7 @@ import { OperationService, OperationState } from '../../src/gen/outpost/api/v1/o
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { eventually } from '../../testkit/eventually.js';
 import { startStack, type Stack } from '../../testkit/stack.js';
-import { launchChromium, testOutputDir } from './browser.js';
+import { testOutputDir, startWithChromium } from './browser.js';
 
 const WAIT = { timeout: 30_000 };
 const WIDTHS = [1280, 1440, 1920, 390] as const;
@@ -114,14 +114,13 @@ describe('the object, operation and audit pages at four widths, paging, and the 
 
   before(async () => {
     assert.notEqual(await ensureWebBuild(createSilentLogger()), 'unavailable', 'the dashboard builds');
-    const [started, launched] = await Promise.allSettled([
+    await startWithChromium(
       startStack({ agents: [{}], driver: process.env.OUTPOST_TEST_POSTGRES ? 'postgres' : 'pglite' }),
-      launchChromium(),
-    ]);
-    if (started.status === 'fulfilled') stack = started.value;
-    if (launched.status === 'fulfilled') browser = launched.value;
-    if (started.status === 'rejected') throw started.reason;
-    if (launched.status === 'rejected') throw launched.reason;
+      (started, launched) => {
+        stack = started!;
+        browser = launched!;
+      },
+    );
     url = stack.gateway.httpUrl;
 
     stack.sandbox.store.create({

@@ -11,7 +11,7 @@ import { sql } from 'drizzle-orm';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { rowsOf } from '../../src/db/query-helpers.js';
 import { createHistorySampler, type HistorySteps } from '../../src/gateway/history/history-sampler.js';
-import { createHistoryWriter, type HistoryWriter } from '../../src/gateway/history/history-writer.js';
+import { createHistoryWriter, type HistoryWriter, sampleSchedule } from '../../src/gateway/history/history-writer.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { createTestDatabase, testDrivers, type TestDatabase } from '../../testkit/databases.js';
 
@@ -33,6 +33,28 @@ interface Row {
   latency_p99_ms: number | null;
   states: Record<string, number> | null;
 }
+
+describe('history writer schedule', () => {
+  test('successive ticks sample successive boundaries, whether a step takes 0.1, 0.4 or 0.9 of its length', () => {
+    for (const stepSeconds of [1, 2, 10]) {
+      const plan = sampleSchedule(stepSeconds);
+      for (const busy of [0.1, 0.4, 0.9]) {
+        let now = T0 + 123;
+        const sampled: number[] = [];
+        for (let i = 0; i < 6; i++) {
+          now = plan.nextTick(now);
+          sampled.push((plan.at(now) - T0) / 1000);
+          now += busy * stepSeconds * 1000;
+        }
+        assert.deepEqual(
+          sampled,
+          [0, 1, 2, 3, 4, 5].map((k) => k * stepSeconds),
+          `step ${stepSeconds} s, busy ${busy}`,
+        );
+      }
+    }
+  });
+});
 
 for (const driver of testDrivers()) {
   describe(`history writer (${driver})`, () => {
@@ -138,6 +160,39 @@ for (const driver of testDrivers()) {
       assert.equal(taken[0]!.events, null, 'the new writer has no counters yet');
       assert.equal(await one.step(base + 50_000 + 1000), false, 'the old writer does not get it back while it is held');
       await two.close();
+    });
+
+    test('at a 1 s step every second is sampled, so a 2 s account step falls due every other one', async () => {
+      const fast = { stepSeconds: 1, accountStepSeconds: 2, dayStepSeconds: 4 };
+      const base = T0 + 7 * 86_400_000;
+      const w = createHistoryWriter({
+        db: database.db,
+        replicaId: 'gw-fast',
+        steps: fast,
+        sampler: createHistorySampler({ db: database.db, steps: fast, staleAfterSeconds: 60 }),
+        logger: createSilentLogger(),
+      });
+      // Each tick comes half a step after its boundary and samples that boundary.
+      for (let s = 0; s < 5; s++) assert.equal(await w.step(base + s * 1000 + 500), true, `second ${s}`);
+      await run(`update accounts set events_total = events_total + 1 where name = 'alpha'`);
+      assert.equal(await w.step(base + 5000 + 500), true);
+      assert.equal(await w.step(base + 6000 + 500), true);
+      const fleetSeconds = await run(
+        `select at from metric_samples where resolution = 1 and scope = '' and at >= '${iso(base)}' order by at`,
+      );
+      assert.deepEqual(
+        fleetSeconds.map((r) => (new Date(r.at as string).getTime() - base) / 1000),
+        [0, 1, 2, 3, 4, 5, 6],
+      );
+      const accountRows = await run(
+        `select at, events from metric_samples where resolution = 2 and scope = 'alpha' and at >= '${iso(base)}'`,
+      );
+      assert.deepEqual(
+        accountRows.map((r) => [(new Date(r.at as string).getTime() - base) / 1000, Number(r.events)]),
+        [[6, 1]],
+        'the account step after the change counts it',
+      );
+      await w.close();
     });
 
     test('a day step deletes the rows past their window, and only those', async () => {

@@ -10,7 +10,7 @@ import type { Logger } from '../../shared/logger.js';
 import type { HistorySampler, HistorySteps } from './history-sampler.js';
 import { claimHistoryWriter, deleteSamplesBefore, insertSamples, releaseHistoryWriter } from './history-store.js';
 
-/** Delay after a step's boundary before it is sampled. */
+/** Delay after a step's boundary before it is sampled (half the step when the step is shorter than two of them). */
 const SAMPLE_DELAY_MS = 1000;
 /** The lease outlives this many steps without renewal. */
 const LEASE_STEPS = 3;
@@ -18,9 +18,25 @@ const LEASE_STEPS = 3;
 const HOUR_KEEP_MS = 2 * 3600_000;
 const DAY_KEEP_MS = 26 * 3600_000;
 
+/**
+ * When the loop samples, for a fleet step of `stepSeconds`: a tick at `now` samples the boundary `at(now)`, the last
+ * one at least the sampling delay before it; the next tick comes at `nextTick(now)`, the delay after the next
+ * boundary. The delay is shorter than the step, so successive ticks sample successive boundaries (with a delay of a
+ * whole step every other one would be skipped, and at a 1 s step a 2 s account step might never fall due).
+ */
+export function sampleSchedule(stepSeconds: number): { at(nowMs: number): number; nextTick(nowMs: number): number } {
+  const stepMs = stepSeconds * 1000;
+  const delayMs = Math.min(SAMPLE_DELAY_MS, stepMs / 2);
+  const at = (nowMs: number) => Math.floor((nowMs - delayMs) / stepMs) * stepMs;
+  return { at, nextTick: (nowMs) => at(nowMs) + stepMs + delayMs };
+}
+
 /** The running writer. */
 export interface HistoryWriter {
-  /** Runs one step as the loop would at `now` (tests drive it with their own clock); true when it wrote. */
+  /**
+   * Runs one step as the loop would at `now` (tests drive it with their own clock): it samples the last boundary at
+   * least the sampling delay (1 s, or half a shorter step) before `now`. True when it wrote.
+   */
   step(now: number): Promise<boolean>;
   /** Starts the loop on real timers. */
   start(): void;
@@ -43,7 +59,7 @@ export interface HistoryWriterOptions {
 export function createHistoryWriter(options: HistoryWriterOptions): HistoryWriter {
   const { db, steps, sampler, logger } = options;
   const now = options.now ?? Date.now;
-  const stepMs = steps.stepSeconds * 1000;
+  const plan = sampleSchedule(steps.stepSeconds);
   const leaseSeconds = Math.max(5, LEASE_STEPS * steps.stepSeconds);
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> | undefined;
@@ -52,7 +68,7 @@ export function createHistoryWriter(options: HistoryWriterOptions): HistoryWrite
   let lastAt = 0;
 
   const step = async (nowMs: number): Promise<boolean> => {
-    const at = Math.floor(nowMs / stepMs) * stepMs;
+    const at = plan.at(nowMs);
     if (at <= lastAt) return false;
     const held = await claimHistoryWriter(db, options.replicaId, leaseSeconds);
     if (!held) {
@@ -80,7 +96,7 @@ export function createHistoryWriter(options: HistoryWriterOptions): HistoryWrite
   const schedule = () => {
     if (closed) return;
     const t = now();
-    const next = Math.floor(t / stepMs) * stepMs + stepMs + SAMPLE_DELAY_MS;
+    const next = plan.nextTick(t);
     timer = setTimeout(() => {
       timer = undefined;
       running = step(now())
