@@ -11,7 +11,7 @@
 import { sql } from 'drizzle-orm';
 import { openDatabase } from '../../src/db/database.js';
 import { rowsOf } from '../../src/db/query-helpers.js';
-import { createHistorySampler, type HistorySteps } from '../../src/gateway/history/history-sampler.js';
+import type { HistorySteps } from '../../src/gateway/history/history-sampler.js';
 import { createHistoryWriter } from '../../src/gateway/history/history-writer.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { createTestDatabase } from '../../testkit/databases.js';
@@ -66,7 +66,7 @@ async function runCase(postgresUrl: string, accounts: number, activeShare: numbe
       db: database.db,
       replicaId: 'bench',
       steps: STEPS,
-      sampler: createHistorySampler({ db: database.db, steps: STEPS, staleAfterSeconds: 60 }),
+      staleAfterSeconds: 60,
       logger: createSilentLogger(),
     });
     const stepsPerMinute = 60 / STEPS.stepSeconds;

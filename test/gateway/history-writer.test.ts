@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { rowsOf } from '../../src/db/query-helpers.js';
-import { createHistorySampler, type HistorySteps } from '../../src/gateway/history/history-sampler.js';
+import type { HistorySteps } from '../../src/gateway/history/history-sampler.js';
 import { createHistoryWriter, type HistoryWriter, sampleSchedule } from '../../src/gateway/history/history-writer.js';
 import { createSilentLogger } from '../../src/shared/logger.js';
 import { createTestDatabase, testDrivers, type TestDatabase } from '../../testkit/databases.js';
@@ -70,14 +70,8 @@ for (const driver of testDrivers()) {
         latency_p50_ms: r.latency_p50_ms === null ? null : Number(r.latency_p50_ms),
         latency_p99_ms: r.latency_p99_ms === null ? null : Number(r.latency_p99_ms),
       }));
-    const writer = (replicaId: string): HistoryWriter =>
-      createHistoryWriter({
-        db: database.db,
-        replicaId,
-        steps: STEPS,
-        sampler: createHistorySampler({ db: database.db, steps: STEPS, staleAfterSeconds: 60 }),
-        logger: createSilentLogger(),
-      });
+    const writer = (replicaId: string, steps: HistorySteps = STEPS): HistoryWriter =>
+      createHistoryWriter({ db: database.db, replicaId, steps, staleAfterSeconds: 60, logger: createSilentLogger() });
     const endOperation = (id: string, account: string, state: string, finishedMs: number, latencyMs: number) =>
       run(`insert into operations (id, account, type, request, state, gateway_id, timeout_ms, received_at, stored_at,
              deadline_at, request_hash, finished_at)
@@ -165,13 +159,7 @@ for (const driver of testDrivers()) {
     test('at a 1 s step every second is sampled, so a 2 s account step falls due every other one', async () => {
       const fast = { stepSeconds: 1, accountStepSeconds: 2, dayStepSeconds: 4 };
       const base = T0 + 7 * 86_400_000;
-      const w = createHistoryWriter({
-        db: database.db,
-        replicaId: 'gw-fast',
-        steps: fast,
-        sampler: createHistorySampler({ db: database.db, steps: fast, staleAfterSeconds: 60 }),
-        logger: createSilentLogger(),
-      });
+      const w = writer('gw-fast', fast);
       // Each tick comes half a step after its boundary and samples that boundary.
       for (let s = 0; s < 5; s++) assert.equal(await w.step(base + s * 1000 + 500), true, `second ${s}`);
       await run(`update accounts set events_total = events_total + 1 where name = 'alpha'`);

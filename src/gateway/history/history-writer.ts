@@ -7,7 +7,7 @@
  */
 import type { Db } from '../../db/database.js';
 import type { Logger } from '../../shared/logger.js';
-import type { HistorySampler, HistorySteps } from './history-sampler.js';
+import { createHistorySampler, type HistorySteps } from './history-sampler.js';
 import { claimHistoryWriter, deleteSamplesBefore, insertSamples, releaseHistoryWriter } from './history-store.js';
 
 /** Delay after a step's boundary before it is sampled (half the step when the step is shorter than two of them). */
@@ -49,7 +49,8 @@ export interface HistoryWriterOptions {
   db: Db;
   replicaId: string;
   steps: HistorySteps;
-  sampler: HistorySampler;
+  /** Session rows untouched for this long belong to a dead replica (the sampler's count of connected agents). */
+  staleAfterSeconds: number;
   logger: Logger;
   /** Clock for the loop's timers (ms since the epoch). */
   now?: () => number;
@@ -57,7 +58,8 @@ export interface HistoryWriterOptions {
 
 /** Creates the writer (idle until `start`). */
 export function createHistoryWriter(options: HistoryWriterOptions): HistoryWriter {
-  const { db, steps, sampler, logger } = options;
+  const { db, steps, logger } = options;
+  const sampler = createHistorySampler({ db, steps, staleAfterSeconds: options.staleAfterSeconds });
   const now = options.now ?? Date.now;
   const plan = sampleSchedule(steps.stepSeconds);
   const leaseSeconds = Math.max(5, LEASE_STEPS * steps.stepSeconds);

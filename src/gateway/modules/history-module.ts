@@ -5,7 +5,6 @@
  * whose reflection and health name every service served earlier. Its stop ends the loop and gives the lease up.
  */
 import { MetricsService } from '../../gen/outpost/api/v1/metrics_service_pb.js';
-import { createHistorySampler } from '../history/history-sampler.js';
 import { createHistoryWriter } from '../history/history-writer.js';
 import { createMetricsService } from '../history/metrics-service.js';
 import type { GatewayModule } from './module.js';
@@ -23,7 +22,7 @@ export const historyModule: GatewayModule = {
           db: database.db,
           replicaId: config.id,
           steps,
-          sampler: createHistorySampler({ db: database.db, steps, staleAfterSeconds: core.agentStaleAfterSeconds }),
+          staleAfterSeconds: core.agentStaleAfterSeconds,
           logger,
         })
       : undefined;
