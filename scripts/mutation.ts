@@ -3,7 +3,7 @@
  * For each module, Stryker 8 with its command runner mutates the module's files in a sandbox copy of the repository
  * and runs the module's test files against each mutant (`node --import tsx --test …`, PGlite only); its JSON report
  * gives the mutants by status. The results go to mutation/results.json (the modules not run keep their last result)
- * and docs/mutation.md is rendered from them. Exits 1 when a module run fails or scores under 90 %.
+ * and docs/mutation.md is rendered from them (`--render` renders it alone). Exits 1 when a module run fails or scores under 90 %.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -41,12 +41,23 @@ interface StrykerReport {
   >;
 }
 
-const { values } = parseArgs({ options: { only: { type: 'string' }, help: { type: 'boolean' } } });
+const { values } = parseArgs({ options: { only: { type: 'string' }, render: { type: 'boolean' }, help: { type: 'boolean' } } });
 if (values.help) {
-  console.log('usage: npm run mutation [-- --only NAME[,NAME…]]   (modules: mutation/modules.json; results: docs/mutation.md)');
+  console.log(
+    [
+      'usage: npm run mutation [-- --only NAME[,NAME…]]   run Stryker on every module, or on the named ones',
+      '       npm run mutation -- --render               rewrite docs/mutation.md from mutation/results.json, no run',
+      'modules: mutation/modules.json; results: mutation/results.json; page: docs/mutation.md',
+    ].join('\n'),
+  );
   process.exit(0);
 }
 const modules = readModules(ROOT);
+if (values.render) {
+  // After merging two branches' results.json: the page is only ever rendered from the results, never edited.
+  writeFileSync(join(ROOT, 'docs/mutation.md'), renderMutationPage(modules, readResults(ROOT)));
+  process.exit(0);
+}
 const only = values.only?.split(',').map((s) => s.trim());
 const unknown = (only ?? []).filter((n) => !modules.some((m) => m.name === n));
 if (unknown.length > 0) {
