@@ -34,7 +34,7 @@ const DNS_SUBDOMAIN_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a
 function validateLabelKey(key: string): void {
   const slash = key.indexOf('/');
   const prefix = slash >= 0 ? key.slice(0, slash) : undefined;
-  const name = slash >= 0 ? key.slice(slash + 1) : key;
+  const name = key.slice(slash + 1);
   if (prefix !== undefined) {
     if (prefix.length === 0) throw new SelectorError(`invalid label key "${key}": prefix part must be non-empty`);
     if (prefix.length > 253 || !DNS_SUBDOMAIN_RE.test(prefix)) {
@@ -65,12 +65,18 @@ function validateLabelValue(key: string, value: string): void {
   }
 }
 
-type Token =
-  | { type: 'ident'; value: string; pos: number }
-  | { type: 'op'; value: '=' | '==' | '!=' | '!' | '(' | ')' | ',' | '<' | '>'; pos: number }
-  | { type: 'end'; pos: number };
+type Op = '=' | '==' | '!=' | '!' | '(' | ')' | ',' | '<' | '>';
+
+/**
+ * One token at `pos`: an operator, an identifier (a key, a value, `in` or `notin`), or the end of the string. Each
+ * test reads the one field it needs: an operator's text never is an identifier's (identifiers stop at every special
+ * character), so no check needs a separate type.
+ */
+type Token = { op?: Op; ident?: string; end?: true; pos: number };
 
 const SPECIAL = new Set(['=', '!', '(', ')', ',', '<', '>']);
+/** An identifier: everything up to the next special character or whitespace (sticky: matched at `lastIndex`). */
+const IDENT_RE = /[^=!(),<>\s]+/y;
 
 function tokenize(s: string): Token[] {
   const tokens: Token[] = [];
@@ -82,26 +88,27 @@ function tokenize(s: string): Token[] {
       continue;
     }
     if (c === '=' && s[i + 1] === '=') {
-      tokens.push({ type: 'op', value: '==', pos: i });
+      tokens.push({ op: '==', pos: i });
       i += 2;
     } else if (c === '!' && s[i + 1] === '=') {
-      tokens.push({ type: 'op', value: '!=', pos: i });
+      tokens.push({ op: '!=', pos: i });
       i += 2;
     } else if (SPECIAL.has(c)) {
-      tokens.push({ type: 'op', value: c as '=' | '!' | '(' | ')' | ',' | '<' | '>', pos: i });
+      tokens.push({ op: c as Op, pos: i });
       i++;
     } else {
-      const start = i;
-      while (i < s.length && !SPECIAL.has(s[i]) && !/\s/.test(s[i])) i++;
-      tokens.push({ type: 'ident', value: s.slice(start, i), pos: start });
+      IDENT_RE.lastIndex = i;
+      const ident = (IDENT_RE.exec(s) as RegExpExecArray)[0];
+      tokens.push({ ident, pos: i });
+      i += ident.length;
     }
   }
-  tokens.push({ type: 'end', pos: s.length });
+  tokens.push({ end: true, pos: s.length });
   return tokens;
 }
 
 function describe(t: Token): string {
-  return t.type === 'end' ? 'end of string' : `"${t.value}"`;
+  return t.end ? 'end of string' : `"${t.op ?? t.ident}"`;
 }
 
 /**
@@ -120,65 +127,61 @@ export function parseLabelSelector(s: string): LabelSelector {
     throw new SelectorError(`unable to parse label selector "${s}": ${what} at position ${t.pos}, found ${describe(t)}`);
   };
   const selector: LabelSelector = [];
-  if (peek().type === 'end') return selector;
+  if (peek().end) return selector;
 
   for (;;) {
     let t = next();
-    if (t.type === 'op' && t.value === '!') {
+    if (t.op === '!') {
       const k = next();
-      if (k.type !== 'ident') fail(k, 'expected a label key after "!"');
-      const key = (k as { value: string }).value;
+      if (k.ident === undefined) fail(k, 'expected a label key after "!"');
+      const key = k.ident as string;
       validateLabelKey(key);
       selector.push({ key, operator: 'DoesNotExist', values: [] });
-    } else if (t.type === 'ident') {
-      const key = t.value;
+    } else if (t.ident !== undefined) {
+      const key = t.ident;
       validateLabelKey(key);
       const op = peek();
-      if (op.type === 'end' || (op.type === 'op' && op.value === ',')) {
+      if (op.end || op.op === ',') {
         selector.push({ key, operator: 'Exists', values: [] });
-      } else if (op.type === 'op' && (op.value === '=' || op.value === '==' || op.value === '!=')) {
+      } else if (op.op === '=' || op.op === '==' || op.op === '!=') {
         next();
         const v = peek();
         let value = '';
-        if (v.type === 'ident') {
-          value = v.value;
+        if (v.ident !== undefined) {
+          value = v.ident;
           next();
-        } else if (!(v.type === 'end' || (v.type === 'op' && v.value === ','))) {
-          fail(v, `expected a value after "${op.value}"`);
+        } else if (!(v.end || v.op === ',')) {
+          fail(v, `expected a value after "${op.op}"`);
         }
         validateLabelValue(key, value);
-        selector.push({ key, operator: op.value === '!=' ? 'NotEquals' : 'Equals', values: [value] });
-      } else if (op.type === 'ident' && (op.value === 'in' || op.value === 'notin')) {
+        selector.push({ key, operator: op.op === '!=' ? 'NotEquals' : 'Equals', values: [value] });
+      } else if (op.ident === 'in' || op.ident === 'notin') {
         next();
         const open = next();
-        if (!(open.type === 'op' && open.value === '(')) fail(open, `expected "(" after "${op.value}"`);
+        if (open.op !== '(') fail(open, `expected "(" after "${op.ident}"`);
+        if (peek().op === ')') {
+          throw new SelectorError(`unable to parse label selector "${s}": for 'in', 'notin' operators, values set can't be empty`);
+        }
         const values: string[] = [];
         for (;;) {
           const v = peek();
           // an empty slot, as in "(a,)" or "(,a)", is the empty-string value
-          if (v.type === 'ident') {
-            values.push(v.value);
+          if (v.ident !== undefined) {
+            values.push(v.ident);
             next();
-          } else if (v.type === 'op' && v.value === ')' && values.length === 0) {
-            next();
-            break;
-          } else if (v.type === 'op' && (v.value === ',' || v.value === ')')) {
+          } else if (v.op === ',' || v.op === ')') {
             values.push('');
           } else {
             fail(v, 'expected a value, "," or ")" in value set');
           }
           const sep = next();
-          if (sep.type === 'op' && sep.value === ')') break;
-          if (!(sep.type === 'op' && sep.value === ',')) fail(sep, 'expected "," or ")" in value set');
+          if (sep.op === ')') break;
+          if (sep.op !== ',') fail(sep, 'expected "," or ")" in value set');
         }
-        const cleaned = values;
-        if (cleaned.length === 0) {
-          throw new SelectorError(`unable to parse label selector "${s}": for 'in', 'notin' operators, values set can't be empty`);
-        }
-        for (const v of cleaned) validateLabelValue(key, v);
-        selector.push({ key, operator: op.value === 'in' ? 'In' : 'NotIn', values: [...new Set(cleaned)].sort() });
-      } else if (op.type === 'op' && (op.value === '<' || op.value === '>')) {
-        throw new SelectorError(`unable to parse label selector "${s}": operator "${op.value}" is not supported`);
+        for (const v of values) validateLabelValue(key, v);
+        selector.push({ key, operator: op.ident === 'in' ? 'In' : 'NotIn', values: [...new Set(values)].sort() });
+      } else if (op.op === '<' || op.op === '>') {
+        throw new SelectorError(`unable to parse label selector "${s}": operator "${op.op}" is not supported`);
       } else {
         fail(op, `expected an operator (=, ==, !=, in, notin) or "," after key "${key}"`);
       }
@@ -186,9 +189,9 @@ export function parseLabelSelector(s: string): LabelSelector {
       fail(t, 'expected a label key or "!"');
     }
     t = next();
-    if (t.type === 'end') break;
-    if (!(t.type === 'op' && t.value === ',')) fail(t, 'expected ","');
-    if (peek().type === 'end') fail(peek(), 'expected a requirement after ","');
+    if (t.end) break;
+    if (t.op !== ',') fail(t, 'expected ","');
+    if (peek().end) fail(peek(), 'expected a requirement after ","');
   }
   return selector;
 }
