@@ -9,6 +9,7 @@ import { test } from 'node:test';
 import { principalFromRules } from '../../src/gateway/auth/principal.js';
 import { kubeCallerOf, KubeIdentityError } from '../../src/gateway/kube/kube-identity.js';
 import { kubeSchema } from '../../src/gateway/config/kube-schema.js';
+import { KubeRefusal } from '../../src/gateway/kube/kube-status.js';
 
 const defaults = kubeSchema.parse({});
 
@@ -132,7 +133,7 @@ test("the authenticator takes groups from a static token's config and from a JWT
   const { join } = await import('node:path');
   const { SignJWT } = await import('jose');
   const { createAuthenticator } = await import('../../src/gateway/auth/authenticator.js');
-  const { loadGatewayConfig } = await import('../../src/gateway/index.js');
+  const { loadGatewayConfig } = await import('../../src/gateway/config/load.js');
   const dir = mkdtempSync(join(tmpdir(), 'outpost-kube-groups-'));
   const secret = 'jwt-secret-kube-groups-0123456789-0123456789';
   try {
@@ -176,4 +177,84 @@ test("the authenticator takes groups from a static token's config and from a JWT
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("the name mapped: a certificate's CN, its whole subject when it has none; a CN attribute counts for certificates only", async () => {
+  const { insecurePrincipal } = await import('../../src/gateway/auth/principal.js');
+  const noCn = principalFromRules('O=team-a,OU=ops', 'certificate', [], undefined, { O: ['team-a'], OU: ['ops'] });
+  assert.deepEqual(kubeCallerOf(noCn, defaults), {
+    principal: 'certificate:O=team-a,OU=ops',
+    principalGroups: ['team-a'],
+    user: 'outpost:O=team-a,OU=ops',
+    groups: ['outpost:team-a'],
+  });
+  const bare = { subject: 'CN=erin', method: 'certificate', roles: new Set(), accounts: {} } as const;
+  assert.equal(kubeCallerOf({ ...bare, roles: new Set() }, defaults).user, 'outpost:CN=erin', 'a certificate principal without attributes');
+  const token = { ...principalFromRules('eve', 'token', [], undefined, {}, ['devs']), attributes: { CN: ['root'] } };
+  assert.equal(kubeCallerOf(token, defaults).user, 'outpost:eve', "a token's subject, whatever attributes it carries");
+  assert.deepEqual(kubeCallerOf(insecurePrincipal(), defaults), {
+    principal: 'insecure:anonymous',
+    principalGroups: [],
+    user: 'outpost:anonymous',
+    groups: [],
+  });
+});
+
+test('a refusal names the source, the name (its first 100 characters) and the problem', () => {
+  const none = { userPrefix: '', groupsPrefix: '' };
+  const refusal = (f: () => unknown): string => {
+    try {
+      f();
+    } catch (err) {
+      assert.ok(err instanceof KubeIdentityError);
+      assert.ok(err instanceof KubeRefusal, "the gateway's answer to the caller");
+      assert.equal(err.status, 403);
+      return err.message;
+    }
+    assert.fail('accepted');
+  };
+  assert.equal(
+    refusal(() => kubeCallerOf(principalFromRules('a\r\nb', 'token', []), defaults)),
+    'the token subject "a\\r\\nb" holds a control character: it cannot be impersonated',
+  );
+  assert.equal(
+    refusal(() => kubeCallerOf(principalFromRules(`${'x'.repeat(150)} `, 'jwt', []), defaults)),
+    `the jwt subject "${'x'.repeat(100)}" starts or ends with whitespace, which the cluster's HTTP parser trims: it cannot be impersonated`,
+  );
+  assert.equal(
+    refusal(() => kubeCallerOf(principalFromRules('CN=d\u00e9', 'certificate', [], undefined, { CN: ['d\u00e9'] }), defaults)),
+    'the certificate subject "d\u00e9" holds a character outside printable ASCII, which an HTTP header cannot carry verbatim: it cannot be impersonated',
+  );
+  assert.equal(
+    refusal(() => kubeCallerOf(principalFromRules('CN=eve', 'certificate', [], undefined, { CN: ['eve'], O: [''] }), defaults)),
+    'the certificate group "" is empty: it cannot be impersonated',
+  );
+  assert.equal(
+    refusal(() => kubeCallerOf(principalFromRules('system:admin', 'token', []), none)),
+    '"system:admin" is in the cluster\'s reserved system: namespace; set kube.userPrefix and kube.groupsPrefix',
+  );
+  // Every name is checked after its prefix too: a prefix the cluster would trim is refused, not sent.
+  assert.equal(
+    refusal(() => kubeCallerOf(principalFromRules('eve', 'token', []), { userPrefix: ' ', groupsPrefix: '' })),
+    'the Kubernetes name " eve" starts or ends with whitespace, which the cluster\'s HTTP parser trims: it cannot be impersonated',
+  );
+  assert.equal(
+    refusal(() => kubeCallerOf(principalFromRules('eve', 'token', [], undefined, {}, ['devs']), { userPrefix: 'u:', groupsPrefix: '\t' })),
+    'the Kubernetes name "\\tdevs" holds a control character: it cannot be impersonated',
+  );
+});
+
+test('the system: check covers the user and every group, each after its own prefix', () => {
+  const eve = principalFromRules('system:eve', 'token', [], undefined, {}, ['devs', 'system:masters']);
+  assert.throws(() => kubeCallerOf(eve, { userPrefix: 'u:', groupsPrefix: '' }), /^Error: "system:masters" is in/);
+  assert.throws(
+    () => kubeCallerOf(eve, { userPrefix: '', groupsPrefix: 'g:' }),
+    (err: Error) => err.message.startsWith('"system:eve" is in'),
+  );
+  assert.deepEqual(kubeCallerOf(eve, { userPrefix: 'u:', groupsPrefix: 'g:' }), {
+    principal: 'token:system:eve',
+    principalGroups: ['devs', 'system:masters'],
+    user: 'u:system:eve',
+    groups: ['g:devs', 'g:system:masters'],
+  });
 });

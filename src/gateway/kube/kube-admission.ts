@@ -20,7 +20,7 @@ import { hasRole, identityOf, mayUseKube, type Principal } from '../auth/princip
 import { decodeDescription } from '../auth/vouched-principal.js';
 import type { GatewayKubeConfig } from '../config/kube-schema.js';
 import { CALLER_HEADER } from './kube-forward.js';
-import { kubeCallerOf, KubeIdentityError, type KubeCaller } from './kube-identity.js';
+import { kubeCallerOf, type KubeCaller } from './kube-identity.js';
 import { createKubeLimits } from './kube-limits.js';
 import { KubeRefusal } from './kube-status.js';
 
@@ -112,13 +112,8 @@ export function createKubeAdmission(authenticator: Authenticator, config: Gatewa
     if (!mayUseKube(principal, account)) {
       throw new KubeRefusal(403, `${principal.subject} may not reach account "${account}" (authorization.rules: kube role and accounts)`);
     }
-    let caller: KubeCaller;
-    try {
-      caller = kubeCallerOf(principal, config);
-    } catch (err) {
-      if (err instanceof KubeIdentityError) throw new KubeRefusal(403, err.message);
-      throw err;
-    }
+    // A name that cannot be impersonated throws its own refusal (403, KubeIdentityError).
+    const caller = kubeCallerOf(principal, config);
     const release = limits.acquire(forwarded ? undefined : caller.principal, account);
     return { account, path, principal, caller, forwarded, release };
   }
@@ -133,7 +128,7 @@ export function createKubeAdmission(authenticator: Authenticator, config: Gatewa
 function target(url: string): { account: string; path: string } {
   const rest = url.slice(KUBE_PREFIX.length);
   const slash = rest.search(/[/?]/);
-  const encoded = slash < 0 ? rest : rest.slice(0, slash);
+  const [encoded, below] = slash < 0 ? [rest, '/'] : [rest.slice(0, slash), rest.slice(slash)];
   let account: string;
   try {
     account = decodeURIComponent(encoded);
@@ -142,8 +137,7 @@ function target(url: string): { account: string; path: string } {
   }
   if (!isValidAccountName(account))
     throw new KubeRefusal(400, `"${account.slice(0, 100)}" is not an account name: use /k8s/{account}/api/…`);
-  let path = slash < 0 ? '/' : rest.slice(slash);
-  if (path.startsWith('?')) path = `/${path}`;
+  const path = below.startsWith('?') ? `/${below}` : below;
   const problem = kubePathProblem(path);
   if (problem) throw new KubeRefusal(400, `${problem} (below /k8s/{account})`);
   return { account, path };

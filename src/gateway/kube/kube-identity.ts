@@ -13,6 +13,7 @@
 import { identityOf, type Principal } from '../auth/principal.js';
 import type { GatewayKubeConfig } from '../config/kube-schema.js';
 import { isSystemName, kubeNameProblem } from '../../shared/kube-names.js';
+import { KubeRefusal } from './kube-status.js';
 
 /** A caller as the cluster will see it. */
 export interface KubeCaller {
@@ -24,24 +25,28 @@ export interface KubeCaller {
   groups: string[];
 }
 
-/** Thrown when a principal maps to no acceptable Kubernetes identity. */
-export class KubeIdentityError extends Error {}
+/** Thrown when a principal maps to no acceptable Kubernetes identity: the gateway's answer, 403 with the reason. */
+export class KubeIdentityError extends KubeRefusal {
+  constructor(message: string) {
+    super(403, message);
+  }
+}
 
 /** Maps the principal; throws {@link KubeIdentityError} for a name that is not acceptable (see the module comment). */
 export function kubeCallerOf(principal: Principal, config: Pick<GatewayKubeConfig, 'userPrefix' | 'groupsPrefix'>): KubeCaller {
   const name = principal.method === 'certificate' ? (principal.attributes?.CN?.[0] ?? principal.subject) : principal.subject;
-  const source = principal.method === 'certificate' ? 'certificate' : principal.method;
-  check(name, `the ${source} subject`);
-  for (const group of principal.groups ?? []) check(group, `the ${source} group`);
+  const principalGroups = principal.groups ?? [];
+  check(name, `the ${principal.method} subject`);
+  for (const group of principalGroups) check(group, `the ${principal.method} group`);
   const user = `${config.userPrefix}${name}`;
-  const groups = [...new Set((principal.groups ?? []).map((g) => `${config.groupsPrefix}${g}`))];
+  const groups = [...new Set(principalGroups.map((g) => `${config.groupsPrefix}${g}`))];
   for (const value of [user, ...groups]) {
     check(value, 'the Kubernetes name');
     if (isSystemName(value)) {
       throw new KubeIdentityError(`"${value}" is in the cluster's reserved system: namespace; set kube.userPrefix and kube.groupsPrefix`);
     }
   }
-  return { principal: identityOf(principal), principalGroups: principal.groups ?? [], user, groups };
+  return { principal: identityOf(principal), principalGroups, user, groups };
 }
 
 function check(name: string, what: string): void {

@@ -36,6 +36,9 @@ export function parseGoDuration(text: string): number | undefined {
 
 const LONG_RUNNING_SUBRESOURCES = new Set(['attach', 'exec', 'proxy', 'log', 'portforward']);
 
+/** The subresources of a namespace itself. */
+const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
+
 function truthy(value: string | null): boolean {
   return value === 'true' || value === '1';
 }
@@ -73,17 +76,11 @@ export function kubeRequestInfo(method: string, pathAndQuery: string): KubeReque
     parts = parts.slice(1);
   }
   const info: KubeRequestInfo = { ...base, resourceRequest: true };
-  if (parts[0] === 'namespaces' && parts.length >= 2) {
+  // A namespace itself (`namespaces/demo`, its `status` or `finalize`) is read as any resource below; what lies under
+  // it (`namespaces/demo/pods/web`) is a namespaced resource.
+  if (parts[0] === 'namespaces' && parts.length >= 3 && !(parts.length === 3 && NAMESPACE_SUBRESOURCES.has(parts[2]!))) {
     info.namespace = parts[1]!;
-    if (parts.length === 2 || (parts.length === 3 && (parts[2] === 'status' || parts[2] === 'finalize'))) {
-      info.resource = 'namespaces';
-      info.name = parts[1]!;
-      info.subresource = parts[2] ?? '';
-      info.namespace = '';
-      parts = [];
-    } else {
-      parts = parts.slice(2);
-    }
+    parts = parts.slice(2);
   }
   if (parts.length > 0) {
     info.resource = parts[0]!;
@@ -102,14 +99,10 @@ export function kubeRequestInfo(method: string, pathAndQuery: string): KubeReque
     case 'PUT':
       info.verb = 'update';
       break;
-    case 'PATCH':
-      info.verb = 'patch';
-      break;
     case 'DELETE':
       info.verb = info.name === '' ? 'deletecollection' : 'delete';
       break;
-    default:
-      info.verb = m.toLowerCase();
+    // Any other method (PATCH, …) keeps its own name, lower-cased, as the verb.
   }
   info.longRunning = info.verb === 'watch' || LONG_RUNNING_SUBRESOURCES.has(info.subresource);
   return withTimeout(info, url);
