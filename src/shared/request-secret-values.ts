@@ -41,8 +41,7 @@ function collect(value: unknown, out: Set<string>, depth = 0): void {
 
 /** The Secret values in an apply's manifests (JSON or YAML, as the agent reads them); none when they do not parse. */
 export function manifestSecretValues(manifests: string): string[] {
-  // No Secret without the word (or an escape that could spell it): no parse.
-  if (!/secret|\\[xuU]/i.test(manifests)) return [];
+  // Always parsed: text can spell a kind without the word (YAML's escapes, a double-quoted "Sec\<line break>ret").
   const out = new Set<string>();
   try {
     collect(JSON.parse(manifests), out);
@@ -53,6 +52,7 @@ export function manifestSecretValues(manifests: string): string[] {
   for (const doc of parseAllDocuments(manifests)) {
     if (doc.errors.length > 0) continue;
     try {
+      // Stryker disable next-line ObjectLiteral: yaml's own default maxAliasCount is 100 too; spelled out as the agent's reading does
       collect(doc.toJS({ maxAliasCount: 100 }), out);
     } catch {
       // an alias bomb: the agent refuses it too
@@ -61,11 +61,11 @@ export function manifestSecretValues(manifests: string): string[] {
   return [...out];
 }
 
-/** Every string in `value`, keyed by where it is (for {@link secretValuesOf}'s maps). */
-function strings(value: unknown, out: Record<string, string>, where = ''): Record<string, string> {
-  if (typeof value === 'string') out[where] = value;
-  else if (Array.isArray(value)) value.forEach((item, i) => strings(item, out, `${where}/${i}`));
-  else if (isRecord(value)) for (const [k, v] of Object.entries(value)) strings(v, out, `${where}/${k}`);
+/** Every string in `value`, in order. */
+function strings(value: unknown, out: string[] = []): string[] {
+  if (typeof value === 'string') out.push(value);
+  else if (Array.isArray(value)) for (const item of value) strings(item, out);
+  else if (isRecord(value)) for (const item of Object.values(value)) strings(item, out);
   return out;
 }
 
@@ -79,13 +79,14 @@ export function patchSecretValues(kind: string, patch: string): string[] {
   try {
     document = parsePatchText(patch);
   } catch {
-    return [];
+    // not a patch: nothing was sent (document stays undefined, no value)
   }
   const out = new Set<string>();
   if (Array.isArray(document)) {
     for (const op of document) {
-      if (!isRecord(op) || !('value' in op)) continue;
-      const set = strings(op.value, {});
+      if (!isRecord(op)) continue;
+      // An op without a value sets nothing: strings(undefined) is empty. The list as a map for secretValuesOf.
+      const set = { ...strings(op.value) };
       const intoData = typeof op.path === 'string' && /^\/data(\/|$)/i.test(op.path);
       for (const value of secretValuesOf(intoData ? { data: set } : { stringData: set })) out.add(value);
       collect(op.value, out);

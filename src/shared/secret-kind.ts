@@ -12,9 +12,10 @@
  * which one a name resolves to; the agent, which can, checks the resolved resource.
  */
 export function isSecretKind(kind: string): boolean {
-  const text = kind.trim();
-  const base = text.slice(text.lastIndexOf('/') + 1);
-  const dot = base.indexOf('.');
-  const name = (dot < 0 ? base : base.slice(0, dot)).trim().toLowerCase();
+  const name = kind
+    .slice(kind.lastIndexOf('/') + 1)
+    .split('.')[0]
+    .trim()
+    .toLowerCase();
   return name === 'secret' || name === 'secrets';
 }

@@ -8,6 +8,7 @@
  * {@link MIN_CONTAINED_LENGTH} characters is recognised only whole: a metadata string that *is* the value, or the value
  * quoted in a message (`"abc"`, as Kubernetes quotes a bad value). Longer values are recognised anywhere inside.
  */
+import { isUtf8 } from 'node:buffer';
 
 /** Values at least this long are recognised inside longer text; shorter ones only whole. */
 const MIN_CONTAINED_LENGTH = 8;
@@ -16,16 +17,13 @@ const MIN_CONTAINED_LENGTH = 8;
 export const REDACTED = '<redacted>';
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+const utf8 = new TextDecoder();
 
 /** `value`'s base64 decoding as text, or undefined when it is not base64 of UTF-8 text. */
 function decodedText(value: string): string | undefined {
   if (!/^[A-Za-z0-9+/\s]*={0,2}\s*$/.test(value)) return undefined;
-  try {
-    return utf8.decode(Buffer.from(value, 'base64'));
-  } catch {
-    return undefined;
-  }
+  const bytes = Buffer.from(value, 'base64');
+  return isUtf8(bytes) ? utf8.decode(bytes) : undefined;
 }
 
 /**
@@ -71,12 +69,8 @@ export interface SecretValueMatcher {
 /** Creates a matcher for `values` (empty strings are ignored). */
 export function createSecretValueMatcher(values: Iterable<string>): SecretValueMatcher {
   const whole = new Set<string>();
-  const long: string[] = [];
-  for (const value of values) {
-    if (value === '') continue;
-    whole.add(value);
-    if (value.length >= MIN_CONTAINED_LENGTH) long.push(value);
-  }
+  for (const value of values) if (value !== '') whole.add(value);
+  const long = [...whole].filter((value) => value.length >= MIN_CONTAINED_LENGTH);
   // [needle, replacement], longest first: a value that contains another is replaced whole.
   const replacements = new Map<string, string>();
   for (const value of whole) {
@@ -95,7 +89,7 @@ export function createSecretValueMatcher(values: Iterable<string>): SecretValueM
     contains: (text) => long.some((value) => text.includes(value)),
     redact(text) {
       let out = text;
-      for (const [needle, replacement] of ordered) if (out.includes(needle)) out = out.replaceAll(needle, replacement);
+      for (const [needle, replacement] of ordered) out = out.replaceAll(needle, replacement);
       return out;
     },
   };

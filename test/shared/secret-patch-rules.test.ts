@@ -1,7 +1,8 @@
 /**
  * The JSON patch rule for Secrets (src/shared/secret-patch-rules.ts) and the kind spellings it is applied to
  * (src/shared/secret-kind.ts): every way to read a Secret's values with copy, move or test is refused — pointer
- * escapes, case, ancestors, the root, malformed pointers — and ordinary patches pass. Then, against a real RFC 6902
+ * escapes, case, ancestors, the root, malformed pointers — and ordinary patches pass; each refusal's message is
+ * checked exactly (the operation, its index and its pointer, cut at 120 characters). Then, against a real RFC 6902
  * implementation (the sandbox's, fast-json-patch), random patches the rule lets through never put a value anywhere
  * but where it was.
  */
@@ -76,6 +77,10 @@ describe('secretPatchProblem', () => {
       'an annotation named like last-applied but escaped differently',
       [{ op: 'copy', from: '/metadata/annotations/kubectl.kubernetes.io~01last-applied-configuration', path: '/metadata/annotations/x' }],
     ],
+    [
+      'an annotation whose name has ~0 (a tilde) where last-applied has ~1 (a slash)',
+      [{ op: 'copy', from: '/metadata/annotations/kubectl.kubernetes.io~0last-applied-configuration', path: '/metadata/annotations/x' }],
+    ],
     ['a copy into data from metadata', [{ op: 'copy', from: '/metadata/name', path: '/data/name' }]],
     ['an empty patch', []],
     ['"/" (the member named "" of the object, RFC 6901, not the object)', [{ op: 'copy', from: '/', path: '/metadata/labels/empty' }]],
@@ -87,7 +92,10 @@ describe('secretPatchProblem', () => {
   }
 
   test('the pointer is unescaped as RFC 6901 says: ~1 is a slash inside one token', () => {
-    assert.ok(secretPatchProblem([{ op: 'copy', from: LAST_APPLIED, path: '/metadata/annotations/x' }]));
+    assert.ok(
+      secretPatchProblem([{ op: 'copy', from: LAST_APPLIED, path: '/metadata/annotations/x' }]),
+      'the annotation, escaped with ~1, is refused',
+    );
     // `/metadata/annotations/kubectl.kubernetes.io/last-applied-configuration` is a different, deeper pointer
     // (annotation `kubectl.kubernetes.io`, then a member of its value): it reads nothing protected.
     assert.equal(
@@ -96,6 +104,86 @@ describe('secretPatchProblem', () => {
       ]),
       undefined,
     );
+  });
+});
+
+describe('secretPatchProblem messages', () => {
+  const READ =
+    "would read the Secret's values: a patch of a Secret may not copy, move or test /data, /stringData, the last-applied " +
+    'annotation, anything below them or a path that holds them; set values with add or replace instead';
+  const NOT_POINTER = 'is not a JSON pointer (it must be empty or start with "/")';
+
+  test('a patch that is not a list, or an operation that is not an object with a string op, is named by its index', () => {
+    assert.equal(secretPatchProblem({ op: 'add' }), 'a JSON patch must be a list of operations');
+    assert.equal(secretPatchProblem(undefined), 'a JSON patch must be a list of operations');
+    const ok = { op: 'add', path: '/metadata/labels/a', value: 'b' };
+    const notAnOperation = [
+      null,
+      'copy',
+      7,
+      [],
+      {},
+      { op: 7 },
+      { op: null },
+      // Not objects, though they carry an op: a list and a function are no JSON patch operation.
+      Object.assign(['x'], { op: 'copy', from: '/data/p', path: '/x' }),
+      Object.assign(() => undefined, { op: 'copy', from: '/data/p', path: '/x' }),
+    ];
+    for (const op of notAnOperation) {
+      assert.equal(secretPatchProblem([ok, op]), 'JSON patch operation 1 must be an object with a string "op"', String(op));
+    }
+  });
+
+  test('a read of a protected location names the operation (op in lower case), the member and the pointer, quoted', () => {
+    assert.equal(
+      secretPatchProblem([{ op: 'COPY', from: '/data/password', path: '/x' }]),
+      `JSON patch operation 0 (copy from "/data/password") ${READ}`,
+    );
+    assert.equal(
+      secretPatchProblem([
+        { op: 'add', path: '/a', value: 1 },
+        { op: 'Test', path: '/stringData/t', value: 'guess' },
+      ]),
+      `JSON patch operation 1 (test path "/stringData/t") ${READ}`,
+    );
+    assert.equal(secretPatchProblem([{ op: 'move', from: '', path: '/x' }]), `JSON patch operation 0 (move from "") ${READ}`, 'the root');
+    assert.equal(
+      secretPatchProblem([{ op: 'copy', from: '/data/a"b', path: '/x' }]),
+      `JSON patch operation 0 (copy from "/data/a\\"b") ${READ}`,
+      'quoted as JSON',
+    );
+  });
+
+  test('a pointer longer than 120 characters is quoted cut to 120 and an ellipsis', () => {
+    const exact = `/data/${'x'.repeat(114)}`;
+    assert.equal(exact.length, 120);
+    assert.equal(secretPatchProblem([{ op: 'copy', from: exact, path: '/x' }]), `JSON patch operation 0 (copy from "${exact}") ${READ}`);
+    assert.equal(
+      secretPatchProblem([{ op: 'copy', from: `${exact}y`, path: '/x' }]),
+      `JSON patch operation 0 (copy from "${exact}…") ${READ}`,
+    );
+  });
+
+  test('a pointer that is missing, not a string or not a JSON pointer is named with the member it should be in', () => {
+    assert.equal(secretPatchProblem([{ op: 'copy', path: '/x' }]), 'JSON patch operation 0 (copy) needs "from" as a JSON pointer string');
+    assert.equal(secretPatchProblem([{ op: 'test', value: 1 }]), 'JSON patch operation 0 (test) needs "path" as a JSON pointer string');
+    assert.equal(
+      secretPatchProblem([{ op: 'move', from: 'metadata/name', path: '/x' }]),
+      `JSON patch operation 0 (move): "from" "metadata/name" ${NOT_POINTER}`,
+    );
+    assert.equal(secretPatchProblem([{ op: 'test', path: 'x', value: 1 }]), `JSON patch operation 0 (test): "path" "x" ${NOT_POINTER}`);
+  });
+
+  test('"from" in another spelling is refused on any op, quoted; the op name is given in lower case', () => {
+    assert.equal(
+      secretPatchProblem([{ op: 'ADD', path: '/x', value: 1, fROM: '/metadata/name' }]),
+      'JSON patch operation 0 (add) spells "from" as "fROM"',
+    );
+    assert.equal(secretPatchProblem([{ op: 'copy', from: '/metadata/name', path: '/x', fromage: '/data' }]), undefined);
+  });
+
+  test('ops that read nothing need no pointer; an unknown op is left to the cluster', () => {
+    assert.equal(secretPatchProblem([{ op: 'remove', path: 7 }, { op: 'replace' }, { op: 'frobnicate', from: '/data' }]), undefined);
   });
 });
 
