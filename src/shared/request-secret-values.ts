@@ -41,8 +41,8 @@ function collect(value: unknown, out: Set<string>, depth = 0): void {
 
 /** The Secret values in an apply's manifests (JSON or YAML, as the agent reads them); none when they do not parse. */
 export function manifestSecretValues(manifests: string): string[] {
-  // No Secret without the word (or an escape that could spell it): no parse.
-  if (!/secret|\\[xuU]/i.test(manifests)) return [];
+  // No Secret without the word (or an escape that could spell it, an escaped line break joining two halves): no parse.
+  if (!/secret|\\[xuU\r\n]/i.test(manifests)) return [];
   const out = new Set<string>();
   try {
     collect(JSON.parse(manifests), out);
