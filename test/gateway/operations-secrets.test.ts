@@ -342,10 +342,17 @@ for (const driver of testDrivers()) {
         'SUCCEEDED',
         `apiVersion: v1\nkind: "Secr\\u0065t"\nmetadata:\n  name: e\nstringData:\n  password: ${MARK}\n`,
       );
+      // The kind in lower case (as the CLI writes it), and spelled across an escaped line break: Secrets too.
+      await legacy('legacy-lower', 'SUCCEEDED', `apiVersion: v1\nkind: secret\nmetadata:\n  name: l\nstringData:\n  password: ${MARK}\n`);
+      await legacy(
+        'legacy-folded',
+        'SUCCEEDED',
+        `apiVersion: v1\nkind: "Sec\\\n  ret"\nmetadata:\n  name: f\nstringData:\n  password: ${MARK}\n`,
+      );
       const logger = createSilentLogger();
       const withKey = createOperationSealer(createKeyRing({ keyFile, insecure: false, logger }));
-      assert.equal(await sealLegacyRequests(t.gateway.database, withKey, logger), 3);
-      assert.deepEqual(leaks((await stored('legacy-escaped')).request), []);
+      assert.equal(await sealLegacyRequests(t.gateway.database, withKey, logger), 5);
+      for (const id of ['legacy-escaped', 'legacy-lower', 'legacy-folded']) assert.deepEqual(leaks((await stored(id)).request), [], id);
       for (const id of ['legacy-done', 'legacy-open']) {
         const row = await stored(id);
         assert.deepEqual(leaks(row.request), [], id);

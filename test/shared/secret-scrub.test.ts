@@ -171,6 +171,8 @@ items:
     assert.ok(!values.includes('not-a-secret-value'));
     assert.deepEqual(manifestSecretValues(JSON.stringify([{ kind: 'secret', stringData: { x: MARK } }])), [MARK]);
     assert.deepEqual(manifestSecretValues('kind: ConfigMap\ndata: {a: b}'), []);
+    // YAML joins the halves of a double-quoted string around an escaped line break: the kind is Secret.
+    assert.deepEqual(manifestSecretValues(`kind: "Sec\\\n  ret"\nstringData: {x: ${MARK}}\n`), [MARK]);
   });
 
   test("the values of a patch of a Secret: what a JSON patch sets (decoded under /data), a merge patch's data", () => {

@@ -19,7 +19,7 @@ const VIEWS: Record<ReadShape, readonly string[]> = {
   watch: ['Table', 'PartialObjectMetadata'],
 };
 
-const META_VERSIONS = new Set(['v1', 'v1beta1']);
+const META_VERSIONS = new Set<string | undefined>(['v1', 'v1beta1']);
 /** `includeObject` values whose Table rows carry no Secret values ('' is the server's default, Metadata). */
 const TABLE_INCLUDE = new Set(['', 'None', 'Metadata']);
 
@@ -31,7 +31,8 @@ function parameters(parts: readonly string[]): Map<string, string> | undefined {
     const key = (at < 0 ? part : part.slice(0, at)).trim();
     if (key === '') continue;
     if (out.has(key)) return undefined;
-    out.set(key, at < 0 ? '' : part.slice(at + 1).trim());
+    // A parameter without `=` gets itself as its value: no such value makes an alternative metadata-only.
+    out.set(key, part.slice(at + 1).trim());
   }
   return out;
 }
@@ -46,12 +47,13 @@ export function metadataAccept(accept: readonly string[], shape: ReadShape, quer
   const tableAllowed = query.getAll('includeObject').every((value) => TABLE_INCLUDE.has(value));
   const kept: string[] = [];
   for (const alternative of accept.join(',').split(',')) {
-    const [type = '', ...rest] = alternative.split(';');
+    const [type, ...rest] = alternative.split(';') as [string, ...string[]];
     if (type.trim().toLowerCase() !== 'application/json') continue;
     const params = parameters(rest);
-    const as = params?.get('as');
-    const version = params?.get('v') ?? '';
-    if (!as || !VIEWS[shape].includes(as) || params?.get('g') !== 'meta.k8s.io' || !META_VERSIONS.has(version)) continue;
+    if (!params) continue;
+    const as = params.get('as');
+    const version = params.get('v');
+    if (!as || !VIEWS[shape].includes(as) || params.get('g') !== 'meta.k8s.io' || !META_VERSIONS.has(version)) continue;
     if (as === 'Table' && !tableAllowed) continue;
     const canonical = `application/json;as=${as};v=${version};g=meta.k8s.io`;
     if (!kept.includes(canonical)) kept.push(canonical);

@@ -94,6 +94,13 @@ function writtenSecretValue(value: unknown): unknown {
   throw new Error(`an answer of kind ${JSON.stringify(String(value.kind)).slice(0, 80)} to a write of a Secret`);
 }
 
+/** How each value of an answer is checked, by mode (a read of one Secret that did not succeed is checked as metadata). */
+const VALUE_CHECKS: Record<SecretAnswerMode, (value: unknown) => unknown> = {
+  metadata: metadataOnlyValue,
+  object: metadataOnlyValue,
+  write: writtenSecretValue,
+};
+
 /** True when the answer carries no body (HEAD, 204, an explicit zero length). */
 function bodiless(method: string, res: IncomingMessage): boolean {
   return method === 'HEAD' || res.statusCode === 204 || res.statusCode === 304 || res.headers['content-length'] === '0';
@@ -126,7 +133,7 @@ export function checkSecretAnswer(res: IncomingMessage, method: string, mode: Se
       };
     }
   }
-  const body = createJsonValuesTransform(mode === 'write' ? writtenSecretValue : metadataOnlyValue, SECRET_BUFFER_BYTES);
+  const body = createJsonValuesTransform(VALUE_CHECKS[mode], SECRET_BUFFER_BYTES);
   pipeline(res, body, () => {});
   return { body, rewritten: true };
 }

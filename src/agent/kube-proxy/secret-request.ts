@@ -50,25 +50,29 @@ export interface GuardedRequest {
 
 /** One reading of a path: the core group's resource it names, whether it is named, whether it is a watch path. */
 interface CoreReading {
-  resource: string;
+  resource: string | undefined;
   name: string;
   watchPath: boolean;
 }
 
-const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
 const METADATA_HINT = 'metadata-only reads work: kubectl get secrets without -o, or Accept as=Table or as=PartialObjectMetadata';
 
-/** Reads `segments` (without the empty leading one) as kube-apiserver's RequestInfo does, for the core group. */
+/**
+ * Reads `segments` (without the empty leading one) as kube-apiserver's RequestInfo does, for the core group — as far
+ * as it matters here, which is whether the resource is `secrets`: `/api/{version}`, an optional `watch` or `proxy`,
+ * then `namespaces/{namespace}/` before a namespaced resource. (A namespace's own paths — `namespaces/{name}` and its
+ * `status` and `finalize` — read as another resource or none, never as `secrets`.)
+ */
 function coreReading(segments: readonly string[]): CoreReading | undefined {
-  if (segments[0] !== 'api' || segments.length < 3) return undefined;
+  if (segments[0] !== 'api') return undefined;
   let rest = segments.slice(2);
   let watchPath = false;
   if (rest[0] === 'watch' || rest[0] === 'proxy') {
     watchPath = rest[0] === 'watch';
     rest = rest.slice(1);
   }
-  if (rest[0] === 'namespaces' && rest.length > 2 && !NAMESPACE_SUBRESOURCES.has(rest[2]!)) rest = rest.slice(2);
-  return { resource: rest[0] ?? '', name: rest[1] ?? '', watchPath };
+  if (rest[0] === 'namespaces') rest = rest.slice(2);
+  return { resource: rest[0], name: rest[1] ?? '', watchPath };
 }
 
 function decoded(text: string): string {
@@ -84,7 +88,9 @@ function secretReadings(pathname: string): CoreReading[] {
   const whole = decoded(pathname);
   const candidates = [
     pathname.split('/').filter(Boolean).map(decoded),
-    whole.replace(/^\/+|\/+$/g, '').split('/'),
+    // Empty segments kept, the leading ones dropped (RequestInfo trims the slashes at both ends; trailing empty
+    // segments come after the resource and its name, where they read as no name either way).
+    whole.replace(/^\/+/g, '').split('/'),
     whole.split('/').filter(Boolean),
     posix.normalize(whole).split('/').filter(Boolean),
   ];

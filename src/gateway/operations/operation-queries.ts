@@ -160,12 +160,13 @@ export function createOperationQueries(database: Database): OperationQueries {
     },
 
     async unsealedRequests(after, limit) {
-      // Only apply and patch requests can carry Secret values, and only those whose text mentions a Secret or holds an
-      // escape that could spell one (as secret-redaction.ts decides; in the JSON text a YAML backslash is doubled).
+      // Only apply and patch requests can carry Secret values, and only those whose text mentions a Secret in any case
+      // (a patch's kind may be `secrets`) or holds an escape that could spell one — \x, \u, \U, an escaped line break
+      // — as secret-redaction.ts decides; in the JSON text a YAML backslash is doubled and a line break is `\n`.
       const rows = await query(
         `select id, account, state, request from operations
         where id > $1 and not (request ? '${SEALED_KEY}') and (request ? 'apply' or request ? 'patch')
-          and request::text ~ 'Secret|\\\\\\\\[xuU]'
+          and request::text ~* 'secret|\\\\\\\\([xuU]|\\\\[rn])'
         order by id limit ${Math.trunc(limit)}`,
         [after],
       );
