@@ -35,26 +35,49 @@ import { hasRole, type Principal } from './principal.js';
 /** What a call needs: a role, or nothing at all (not even authentication). */
 export type Requirement = Role | 'none';
 
-const CONNECT_TABLE: Record<string, Record<string, Requirement> & { '*'?: Requirement }> = {
-  'outpost.agent.v1.AgentService': { Connect: 'agent' },
-  'outpost.api.v1.ObjectService': { '*': 'read' },
-  'outpost.api.v1.OperationService': { SubmitOperation: 'write', '*': 'read' },
-  'outpost.api.v1.AccountService': { ListAccounts: 'read', GetAccount: 'read', ListAgents: 'read' },
-  'outpost.api.v1.FleetService': { '*': 'read' },
-  'outpost.api.v1.MetricsService': { '*': 'read' },
-  'outpost.api.v1.AuditService': { '*': 'admin' },
-  'grpc.health.v1.Health': { Check: 'none', Watch: 'none' },
-  'grpc.reflection.v1.ServerReflection': { '*': 'read' },
-  'grpc.reflection.v1alpha.ServerReflection': { '*': 'read' },
-};
+/**
+ * Per service, its methods' requirements (`*`: every method not named). Maps, not object literals: a method named
+ * like an `Object.prototype` member (`constructor`, `toString`) must find nothing here and fall to admin. Services
+ * not listed (AuditService among them) require admin.
+ */
+const CONNECT_TABLE = new Map<string, ReadonlyMap<string, Requirement>>([
+  ['outpost.agent.v1.AgentService', new Map([['Connect', 'agent']])],
+  ['outpost.api.v1.ObjectService', new Map([['*', 'read']])],
+  [
+    'outpost.api.v1.OperationService',
+    new Map([
+      ['SubmitOperation', 'write'],
+      ['*', 'read'],
+    ]),
+  ],
+  [
+    'outpost.api.v1.AccountService',
+    new Map([
+      ['ListAccounts', 'read'],
+      ['GetAccount', 'read'],
+      ['ListAgents', 'read'],
+    ]),
+  ],
+  ['outpost.api.v1.FleetService', new Map([['*', 'read']])],
+  ['outpost.api.v1.MetricsService', new Map([['*', 'read']])],
+  [
+    'grpc.health.v1.Health',
+    new Map([
+      ['Check', 'none'],
+      ['Watch', 'none'],
+    ]),
+  ],
+  ['grpc.reflection.v1.ServerReflection', new Map([['*', 'read']])],
+  ['grpc.reflection.v1alpha.ServerReflection', new Map([['*', 'read']])],
+]);
 
 /**
  * What a Connect/gRPC method requires (`service` is the fully qualified type name): a role, or `none` for the health
  * service. Unknown methods: admin.
  */
 export function connectRequirement(service: string, method: string): Requirement {
-  const entry = CONNECT_TABLE[service];
-  return entry?.[method] ?? entry?.['*'] ?? 'admin';
+  const entry = CONNECT_TABLE.get(service);
+  return entry?.get(method) ?? entry?.get('*') ?? 'admin';
 }
 
 const READ_PREFIXES = ['/metrics', '/armory/clouddrivers', '/armory/agent/operations', '/armory/accounts', '/armory/agents'];
@@ -86,7 +109,8 @@ export interface PathRule {
  */
 export function restRequirement(method: string, path: string, rules: readonly PathRule[] = []): Requirement {
   const m = method.toUpperCase();
-  const p = path.length > 1 ? path.replace(/\/+$/, '') : path;
+  // Trailing slashes go; `/` becomes the empty path, which, like `/`, is no route of the table.
+  const p = path.replace(/\/+$/, '');
   const under = (prefix: string) => p === prefix || p.startsWith(`${prefix}/`);
   const rule = rules.find((r) => (r.methods === undefined || r.methods.includes(m)) && r.matches(path));
   if (rule) return rule.requirement;

@@ -49,6 +49,7 @@ export interface CredentialRevocation {
 }
 
 /** The principal of the current Connect call; undefined only when authentication did not run (a wiring bug). */
+// Stryker disable next-line ObjectLiteral,StringLiteral: the description only names the key's symbol for a debugger; nothing reads it
 export const principalKey = createContextKey<Principal | undefined>(undefined, { description: 'outpost principal' });
 
 /** A role whose reach a rule's `accounts` narrows (ACCOUNT_SCOPED_ROLES, from the configuration schema). */
@@ -137,7 +138,7 @@ export function hasRole(principal: Principal | undefined, role: Role): boolean {
  */
 export function mayReach(principal: Principal | undefined, role: AccountScopedRole, account: string): boolean {
   if (!hasRole(principal, role)) return false;
-  return (principal!.accounts[role] ?? []).some((pattern) => globMatch(pattern, account));
+  return principal!.accounts[role]?.some((pattern) => globMatch(pattern, account)) === true;
 }
 
 /** True when the principal may register (cache or stand by for) the account name as an agent. */
