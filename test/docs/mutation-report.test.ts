@@ -13,6 +13,40 @@ import { moduleHash, readModules, readResults, renderMutationPage } from '../../
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
+/**
+ * The files that guard trust (issue 40, docs/mutation.md): dropping one from mutation/modules.json — to make a run
+ * pass, say — fails here. A new file of this kind is added both here and to a module.
+ */
+const GUARDS = [
+  // Secret values: the agent's scrub, the values it matches, the patch rules, the kinds that name a Secret
+  'src/shared/secret-scrub.ts',
+  'src/shared/secret-values.ts',
+  'src/shared/secret-patch-rules.ts',
+  'src/shared/request-secret-values.ts',
+  'src/shared/secret-kind.ts',
+  // … the gateway's redaction, result scrub and sealing of operations
+  'src/gateway/secrets/secret-redaction.ts',
+  'src/gateway/operations/result-scrub.ts',
+  'src/gateway/operations/operation-sealing.ts',
+  // … and the agent's Secret policy for /k8s
+  'src/agent/kube-proxy/secret-request.ts',
+  'src/agent/kube-proxy/secret-answer.ts',
+  'src/agent/kube-proxy/metadata-accept.ts',
+  // /k8s: the canonical path, the identity asserted, the request info, admission before the body
+  'src/shared/kube-path.ts',
+  'src/gateway/kube/kube-identity.ts',
+  'src/gateway/kube/kube-request-info.ts',
+  'src/gateway/kube/kube-admission.ts',
+  // authorization, principals, admission before the body of the other surfaces
+  'src/gateway/auth/authorization.ts',
+  'src/gateway/auth/principal.ts',
+  'src/gateway/auth/pre-admission.ts',
+  // names and text checked at the doors
+  'src/shared/account-name.ts',
+  'src/shared/unstorable-text.ts',
+  'src/shared/label-selector.ts',
+];
+
 describe('mutation report', () => {
   const modules = readModules(ROOT);
   const results = readResults(ROOT);
@@ -31,6 +65,15 @@ describe('mutation report', () => {
       for (const e of r.equivalent) assert.ok(e.reason.trim().length > 10, `${m.name}: ${e.file}:${e.line} equivalent without a reason`);
       for (const file of [...m.files, ...m.tests]) assert.ok(readFileSync(join(ROOT, file)).length > 0, file);
     }
+  });
+
+  test('every file that guards trust is in a module', () => {
+    const listed = new Set(modules.flatMap((m) => m.files));
+    assert.deepEqual(
+      GUARDS.filter((f) => !listed.has(f)),
+      [],
+      'add these to a module of mutation/modules.json',
+    );
   });
 
   test('docs/mutation.md is the page rendered from the results', () => {
