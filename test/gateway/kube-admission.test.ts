@@ -35,7 +35,9 @@ const dir = mkdtempSync(join(tmpdir(), 'outpost-kube-admission-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 const replicaSecretFile = join(dir, 'replica-secret');
 writeFileSync(replicaSecretFile, 'replica-secret-kube-admission-0123456789abcdef');
-const replicaToken = await createReplicaTokenSigner(replicaSecretFile, 'r2').token();
+// A token is minted at each use (the signer renews it at half its 60 s life): one minted at load could expire
+// before a slow machine reaches the tests that send it.
+const replicaSigner = createReplicaTokenSigner(replicaSecretFile, 'r2');
 
 const gatewayConfig = loadGatewayConfig({
   env: {},
@@ -358,7 +360,7 @@ test('a caller header from anyone but a replica is 403, recorded as the one who 
 test("a replica's forward is admitted as its caller: this replica's rules and mapping, not counted against the identity", async () => {
   const { admit, refused } = admission({ maxConcurrentPerIdentity: 1, maxConcurrentPerAccount: 3 });
   const bob = encodeDescription(describePrincipal(principalFromRules('bob', 'token', [], undefined, {}, ['sre'])));
-  const forward = () => admit(request('/k8s/prod-eu/api/v1/pods', { ...bearer(replicaToken), [CALLER_HEADER]: bob }));
+  const forward = async () => admit(request('/k8s/prod-eu/api/v1/pods', { ...bearer(await replicaSigner.token()), [CALLER_HEADER]: bob }));
   const first = await forward();
   assert.equal(first.forwarded, true);
   assert.equal(first.principal.subject, 'bob');
@@ -378,15 +380,17 @@ test("a replica's forward is admitted as its caller: this replica's rules and ma
 test("a replica's forward refused here is not recorded here: no kube role for the caller, a malformed header", async () => {
   const { admit, refused } = admission();
   const reader = encodeDescription({ method: 'token', subject: 'reader', groups: [] });
-  const noRole = await refusalOf(admit(request('/k8s/prod-eu/api', { ...bearer(replicaToken), [CALLER_HEADER]: reader })));
+  const noRole = await refusalOf(admit(request('/k8s/prod-eu/api', { ...bearer(await replicaSigner.token()), [CALLER_HEADER]: reader })));
   assert.equal(noRole.status, 403);
   assert.equal(noRole.message, 'reader lacks the role "kube" required for /k8s/prod-eu');
   const outside = encodeDescription({ method: 'token', subject: 'alice', groups: [] });
-  const account = await refusalOf(admit(request('/k8s/staging/api', { ...bearer(replicaToken), [CALLER_HEADER]: outside })));
+  const account = await refusalOf(admit(request('/k8s/staging/api', { ...bearer(await replicaSigner.token()), [CALLER_HEADER]: outside })));
   assert.equal(account.status, 403);
   assert.equal(account.message, 'alice may not reach account "staging" (authorization.rules: kube role and accounts)');
   for (const header of ['not base64 json', encodeDescription({ method: 'token', subject: '', groups: [] }), '']) {
-    const malformed = await refusalOf(admit(request('/k8s/prod-eu/api', { ...bearer(replicaToken), [CALLER_HEADER]: header })));
+    const malformed = await refusalOf(
+      admit(request('/k8s/prod-eu/api', { ...bearer(await replicaSigner.token()), [CALLER_HEADER]: header })),
+    );
     assert.equal(malformed.status, 400, header);
     assert.equal(malformed.message, 'malformed x-outpost-kube-caller header');
   }
@@ -395,7 +399,7 @@ test("a replica's forward refused here is not recorded here: no kube role for th
 
 test('a replica without a caller header is a caller itself: it has no kube role, and that refusal is recorded', async () => {
   const { admit, refused } = admission();
-  const refusal = await refusalOf(admit(request('/k8s/prod-eu/api', bearer(replicaToken))));
+  const refusal = await refusalOf(admit(request('/k8s/prod-eu/api', bearer(await replicaSigner.token()))));
   assert.equal(refusal.status, 403);
   assert.equal(refusal.message, 'replica:r2 lacks the role "kube" required for /k8s/prod-eu');
   assert.deepEqual(refused, [
