@@ -6,7 +6,7 @@
  * and docs/mutation.md is rendered from them (`--render` renders it alone). Exits 1 when a module run fails or scores under 90 %.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -41,15 +41,21 @@ interface StrykerReport {
   >;
 }
 
-const { values } = parseArgs({ options: { only: { type: 'string' }, render: { type: 'boolean' }, help: { type: 'boolean' } } });
+const USAGE = [
+  'usage: npm run mutation [-- --only NAME[,NAME…]]   run Stryker on every module, or on the named ones',
+  '       npm run mutation -- --render               rewrite docs/mutation.md from mutation/results.json, no run',
+  'modules: mutation/modules.json; results: mutation/results.json; page: docs/mutation.md',
+].join('\n');
+const options = { only: { type: 'string' }, render: { type: 'boolean' }, help: { type: 'boolean' } } as const;
+let values: ReturnType<typeof parseArgs<{ options: typeof options }>>['values'];
+try {
+  ({ values } = parseArgs({ options }));
+} catch (err) {
+  console.error(`mutation: ${(err as Error).message}\n${USAGE}`);
+  process.exit(2);
+}
 if (values.help) {
-  console.log(
-    [
-      'usage: npm run mutation [-- --only NAME[,NAME…]]   run Stryker on every module, or on the named ones',
-      '       npm run mutation -- --render               rewrite docs/mutation.md from mutation/results.json, no run',
-      'modules: mutation/modules.json; results: mutation/results.json; page: docs/mutation.md',
-    ].join('\n'),
-  );
+  console.log(USAGE);
   process.exit(0);
 }
 const modules = readModules(ROOT);
@@ -66,6 +72,31 @@ if (unknown.length > 0) {
 }
 const chosen = only ? modules.filter((m) => only.includes(m.name)) : modules;
 mkdirSync(join(ROOT, WORK), { recursive: true });
+takeLock();
+
+/**
+ * One run per tree: runs share the sandbox, and each reads results.json at its start and writes it whole, so a second
+ * one would undo the first's results. The lock names its pid; a lock whose process is gone is taken over.
+ */
+function takeLock(): void {
+  const lock = join(ROOT, WORK, 'run.lock');
+  try {
+    writeFileSync(lock, String(process.pid), { flag: 'wx' });
+  } catch {
+    const holder = Number(readFileSync(lock, 'utf8'));
+    let alive = false;
+    try {
+      process.kill(holder, 0);
+      alive = true;
+    } catch {}
+    if (alive) {
+      console.error(`mutation: another run (pid ${holder}) is going on in this tree; wait for it (or remove ${WORK}/run.lock)`);
+      process.exit(2);
+    }
+    writeFileSync(lock, String(process.pid));
+  }
+  process.on('exit', () => rmSync(lock, { force: true }));
+}
 const head = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim() || 'unknown';
 /** HEAD, with `+` when the module's files or tests had uncommitted changes (they were measured as they were). */
 const commitOf = (module: MutationModule): string => {
