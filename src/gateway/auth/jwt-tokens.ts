@@ -48,12 +48,13 @@ export function looksLikeJwt(token: string): boolean {
 
 /** The unverified `iss` of a JWT-shaped token (only to pick the verifier; never trusted). */
 export function unverifiedIssuer(token: string): string | undefined {
+  let iss: unknown;
   try {
-    const iss = decodeJwt(token).iss;
-    return typeof iss === 'string' ? iss : undefined;
+    iss = decodeJwt(token).iss;
   } catch {
-    return undefined;
+    // not a decodable JWT: it names no issuer
   }
+  return typeof iss === 'string' ? iss : undefined;
 }
 
 /** Builds a verifier from expectations. */
@@ -96,7 +97,7 @@ export function createJwtVerifier(config: NonNullable<GatewayAuthConfig['jwt']>,
   let algorithms = config.algorithms;
   if (config.secretFile !== undefined) {
     const source = createFileSource(config.secretFile, 'auth.jwt.secretFile', onError);
-    key = cached(source.read, (raw) => new Uint8Array(Buffer.from(raw.toString('utf8').trim(), 'utf8')));
+    key = cached(source.read, (raw) => new TextEncoder().encode(raw.toString().trim()));
     algorithms ??= ['HS256', 'HS384', 'HS512'];
   } else {
     const source = createFileSource(config.publicKeyFile!, 'auth.jwt.publicKeyFile', onError);
@@ -110,13 +111,17 @@ export function createJwtVerifier(config: NonNullable<GatewayAuthConfig['jwt']>,
   return createJwtVerifierFor({ ...config, algorithms, key, what: 'token' });
 }
 
-/** Converts the file contents to a key only when they changed. */
-function cached<K>(read: () => Promise<Buffer>, convert: (raw: Buffer) => K): () => Promise<K> {
-  let last: { raw: Buffer; key: K } | undefined;
+/**
+ * Converts the file contents to a key only when they changed: the file source hands out the same buffer until the file
+ * changes, and a replaced buffer (with its key) is collected.
+ */
+function cached<K extends object>(read: () => Promise<Buffer>, convert: (raw: Buffer) => K): () => Promise<K> {
+  const keys = new WeakMap<Buffer, K>();
   return async () => {
     const raw = await read();
-    if (last?.raw !== raw) last = { raw, key: convert(raw) };
-    return last.key;
+    const key = keys.get(raw) ?? convert(raw);
+    keys.set(raw, key);
+    return key;
   };
 }
 
