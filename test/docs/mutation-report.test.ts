@@ -41,6 +41,8 @@ const GUARDS = [
   'src/gateway/auth/authorization.ts',
   'src/gateway/auth/principal.ts',
   'src/gateway/auth/pre-admission.ts',
+  // authentication: verifying a JWT (the replicas' tokens too)
+  'src/gateway/auth/jwt-tokens.ts',
   // names and text checked at the doors
   'src/shared/account-name.ts',
   'src/shared/unstorable-text.ts',
