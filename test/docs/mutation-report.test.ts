@@ -43,6 +43,9 @@ const GUARDS = [
   'src/gateway/auth/pre-admission.ts',
   // authentication: verifying a JWT (the replicas' tokens too)
   'src/gateway/auth/jwt-tokens.ts',
+  'src/gateway/auth/replica-token.ts',
+  // a replica naming its caller to another, which admits the forward again from it
+  'src/gateway/auth/vouched-principal.ts',
   // names and text checked at the doors
   'src/shared/account-name.ts',
   'src/shared/unstorable-text.ts',

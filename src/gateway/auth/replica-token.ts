@@ -24,17 +24,14 @@ export interface ReplicaTokenSigner {
   token(): Promise<string>;
 }
 
+/** The secret as it is now (re-read when the file changes; a cheap trim and encode, so not cached). */
 function secretOf(source: FileSource): () => Promise<Uint8Array> {
-  let last: { raw: Buffer; key: Uint8Array } | undefined;
-  return async () => {
-    const raw = await source.read();
-    if (last?.raw !== raw) last = { raw, key: toSecret(raw, source.path) };
-    return last.key;
-  };
+  return async () => toSecret(await source.read(), source.path);
 }
 
 function toSecret(raw: Buffer, path: string): Uint8Array {
-  const key = new Uint8Array(Buffer.from(raw.toString('utf8').trim(), 'utf8'));
+  // utf8 both ways (the defaults of toString and Buffer.from)
+  const key = new Uint8Array(Buffer.from(raw.toString().trim()));
   if (key.length < MIN_SECRET_BYTES) throw new Error(`auth.replicaSecretFile: ${path} holds fewer than ${MIN_SECRET_BYTES} bytes`);
   return key;
 }

@@ -20,7 +20,7 @@ export interface PrincipalDescription {
   attributes?: Record<string, string[]>;
 }
 
-const METHODS: ReadonlySet<AuthMethod> = new Set(['insecure', 'token', 'jwt', 'certificate', 'replica', 'anonymous']);
+const METHODS: ReadonlySet<AuthMethod> = new Set(['insecure', 'token', 'jwt', 'oidc', 'certificate', 'replica', 'anonymous']);
 
 /** The description of an authenticated principal. */
 export function describePrincipal(principal: Principal): PrincipalDescription {
@@ -39,19 +39,26 @@ export function encodeDescription(description: PrincipalDescription): string {
 /** Decodes {@link encodeDescription}; undefined when the value is not a well-formed description. */
 export function decodeDescription(value: string | string[] | undefined): PrincipalDescription | undefined {
   if (typeof value !== 'string') return undefined;
+  let d: Partial<PrincipalDescription>;
   try {
-    const d = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as Partial<PrincipalDescription>;
-    const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((g) => typeof g === 'string');
-    if (typeof d.method !== 'string' || !METHODS.has(d.method) || typeof d.subject !== 'string' || d.subject === '') return undefined;
-    if (!strings(d.groups)) return undefined;
-    const attributes = d.attributes;
-    if (attributes !== undefined && (typeof attributes !== 'object' || attributes === null || !Object.values(attributes).every(strings))) {
-      return undefined;
-    }
-    return { method: d.method, subject: d.subject, groups: d.groups, ...(attributes ? { attributes } : {}) };
+    // JSON null reads as an empty object: no field, so refused below like any other value that is not an object
+    d = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) ?? {};
   } catch {
     return undefined;
   }
+  const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((g) => typeof g === 'string');
+  if (!isMethod(d.method) || typeof d.subject !== 'string' || d.subject === '') return undefined;
+  if (!strings(d.groups)) return undefined;
+  const attributes = d.attributes;
+  if (attributes !== undefined && (typeof attributes !== 'object' || attributes === null || !Object.values(attributes).every(strings))) {
+    return undefined;
+  }
+  return { method: d.method, subject: d.subject, groups: d.groups, ...(attributes ? { attributes } : {}) };
+}
+
+/** True for the methods a description may name (a Set lookup: no other value, of any type, is one). */
+function isMethod(value: unknown): value is AuthMethod {
+  return (METHODS as ReadonlySet<unknown>).has(value);
 }
 
 /**
