@@ -41,7 +41,10 @@ const GUARDS = [
   'src/gateway/auth/authorization.ts',
   'src/gateway/auth/principal.ts',
   'src/gateway/auth/pre-admission.ts',
-  // authentication: verifying a JWT (the replicas' tokens too)
+  // authentication: the credentials read from the headers, static tokens, certificate subjects, JWTs
+  'src/gateway/auth/credentials.ts',
+  'src/gateway/auth/static-tokens.ts',
+  'src/gateway/auth/certificate-subject.ts',
   'src/gateway/auth/jwt-tokens.ts',
   'src/gateway/auth/replica-token.ts',
   // a replica naming its caller to another, which admits the forward again from it

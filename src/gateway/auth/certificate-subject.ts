@@ -25,11 +25,8 @@ export function subjectAttributes(subject: Readonly<Record<string, string | read
 
 /** Escapes an attribute value as RFC 4514 section 2.4 requires (`,+"\<>;`, a leading `#` or space, a trailing space). */
 function escapeRdnValue(value: string): string {
-  return value
-    .replace(/[,+"\\<>;]/g, '\\$&')
-    .replace(/^([#\s])/, '\\$1')
-    .replace(/(\s)$/, '\\$1')
-    .replace(/\0/g, '\\00');
+  // One pass, so a value of one space is escaped once (`\ `), not as a leading and then again as a trailing space.
+  return value.replace(/[,+"\\<>;]|^[#\s]|\s$/g, '\\$&').replace(/\0/g, '\\00');
 }
 
 /**
@@ -50,8 +47,8 @@ export function formatSubjectAttributes(attributes: SubjectAttributes): string {
  * (anchored: `^(?:…)$`) against at least one value of that attribute; an attribute the certificate lacks fails.
  */
 export function createSubjectMatcher(spec: SubjectMatcherSpec): (subject: string, attributes: SubjectAttributes) => boolean {
-  const subject = spec.subject === undefined ? undefined : new RegExp(spec.subject);
+  // no subject regex: the empty one, which matches every subject
+  const subject = new RegExp(spec.subject ?? '');
   const attributes = Object.entries(spec.attributes ?? {}).map(([name, source]) => [name, new RegExp(`^(?:${source})$`)] as const);
-  return (value, attrs) =>
-    (subject === undefined || subject.test(value)) && attributes.every(([name, re]) => (attrs[name] ?? []).some((v) => re.test(v)));
+  return (value, attrs) => subject.test(value) && attributes.every(([name, re]) => (attrs[name] ?? []).some((v) => re.test(v)));
 }

@@ -5,7 +5,7 @@
  */
 import type http from 'node:http';
 import type http2 from 'node:http2';
-import type { TLSSocket } from 'node:tls';
+import type { PeerCertificate, TLSSocket } from 'node:tls';
 import { CSRF_HEADER, type BrowserRequest } from './browser-session.js';
 import { formatSubjectAttributes, subjectAttributes, type SubjectAttributes } from './certificate-subject.js';
 
@@ -60,25 +60,25 @@ export function credentialsFromNodeRequest(req: NodeRequest, options: Credential
   if (value !== undefined && value !== '') {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(value);
     if (m) out.bearer = m[1];
-    else out.otherAuthorization = value.split(/\s+/)[0] ?? '';
+    else out.otherAuthorization = value.split(/\s/, 1)[0]!;
   }
   const socket = req.socket as Partial<TLSSocket> | undefined;
   if (socket && typeof socket.getPeerCertificate === 'function') {
     out.secure = true;
+    // Node returns an empty object when no certificate was presented, null (or throws) on a socket torn down meanwhile.
+    let cert: PeerCertificate | null = null;
     try {
-      const cert = socket.getPeerCertificate(false);
-      if (cert && Object.keys(cert).length > 0 && cert.subject) {
-        const attributes = subjectAttributes(cert.subject as unknown as Record<string, string | string[]>);
-        out.certificate = {
-          attributes,
-          authorized: socket.authorized === true,
-          authorizationError: socket.authorizationError ? String(socket.authorizationError) : undefined,
-          subject: formatSubjectAttributes(attributes),
-          fingerprint: (cert.fingerprint256 ?? '').replace(/:/g, '').toLowerCase(),
-        };
-      }
-    } catch {
-      // a socket torn down meanwhile: no certificate
+      cert = socket.getPeerCertificate(false);
+    } catch {}
+    if (cert?.subject) {
+      const attributes = subjectAttributes(cert.subject as unknown as Record<string, string | string[]>);
+      out.certificate = {
+        attributes,
+        authorized: socket.authorized === true,
+        authorizationError: socket.authorizationError ? String(socket.authorizationError) : undefined,
+        subject: formatSubjectAttributes(attributes),
+        fingerprint: (cert.fingerprint256 ?? '').replace(/:/g, '').toLowerCase(),
+      };
     }
   }
   return out;

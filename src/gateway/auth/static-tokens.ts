@@ -91,5 +91,5 @@ export function createStaticTokens(tokens: GatewayAuthConfig['tokens'], env: Nod
 
 /** The SHA-256 digest tokens are compared by: what a principal keeps to re-check its token (never the token). */
 export function tokenDigest(value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest();
+  return createHash('sha256').update(value).digest();
 }
