@@ -326,10 +326,23 @@ describe('the body of a refused HTTP/1.1 request', { timeout: BOUND_MS }, () => 
     });
   }
 
-  test('a body that stalls has its connection closed LINGER_MS after the answer, not before', async () => {
+  /**
+   * Runs `body` with setTimeout mocked (the linger timer fires only when the test ticks it) and one kept-alive
+   * connection, both undone after it.
+   */
+  async function onOneConnection(body: (agent: http.Agent) => Promise<void>): Promise<void> {
     mock.timers.enable({ apis: ['setTimeout'] });
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     try {
+      await body(agent);
+    } finally {
+      mock.timers.reset();
+      agent.destroy();
+    }
+  }
+
+  test('a body that stalls has its connection closed LINGER_MS after the answer, not before', async () =>
+    onOneConnection(async (agent) => {
       const { req, status } = await partial(agent);
       assert.equal(status, 401);
       const last = seen.at(-1)!;
@@ -339,16 +352,10 @@ describe('the body of a refused HTTP/1.1 request', { timeout: BOUND_MS }, () => 
       assert.equal(last.req.socket.destroyed, false);
       mock.timers.tick(1);
       assert.equal(last.req.socket.destroyed, true);
-    } finally {
-      mock.timers.reset();
-      agent.destroy();
-    }
-  });
+    }));
 
-  test('a body that ends in time keeps the connection: its next requests are answered on it', async () => {
-    mock.timers.enable({ apis: ['setTimeout'] });
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-    try {
+  test('a body that ends in time keeps the connection: its next requests are answered on it', async () =>
+    onOneConnection(async (agent) => {
       const sockets = new Set<unknown>();
       for (let i = 0; i < 3; i++) {
         const { req, status } = await partial(agent);
@@ -366,27 +373,17 @@ describe('the body of a refused HTTP/1.1 request', { timeout: BOUND_MS }, () => 
       const admitted = await h1(server, LIST, { authorization: 'Bearer reader' }, agent);
       assert.equal(admitted.body.toString(), 'admitted');
       assert.equal(sockets.has(seen.at(-1)!.req.socket), true);
-    } finally {
-      mock.timers.reset();
-      agent.destroy();
-    }
-  });
+    }));
 
-  test('a request whose body had fully arrived before the refusal keeps its connection', async () => {
-    mock.timers.enable({ apis: ['setTimeout'] });
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-    try {
+  test('a request whose body had fully arrived before the refusal keeps its connection', async () =>
+    onOneConnection(async (agent) => {
       const answer = await h1(readFirstServer, LIST, { 'content-type': 'application/json' }, agent);
       assert.equal(answer.status, 401);
       const last = readFirst.at(-1)!;
       await last.finished;
       mock.timers.tick(10 * LINGER_MS);
       assert.equal(last.req.socket.destroyed, false);
-    } finally {
-      mock.timers.reset();
-      agent.destroy();
-    }
-  });
+    }));
 });
 
 describe('refusals over HTTP/2', { timeout: BOUND_MS }, () => {
