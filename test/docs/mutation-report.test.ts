@@ -32,6 +32,8 @@ const GUARDS = [
   'src/agent/kube-proxy/secret-request.ts',
   'src/agent/kube-proxy/secret-answer.ts',
   'src/agent/kube-proxy/metadata-accept.ts',
+  // … and what the agent takes out of an operation's result
+  'src/agent/operations/result-secrets.ts',
   // /k8s: the canonical path, the identity asserted, the request info, admission before the body
   'src/shared/kube-path.ts',
   'src/gateway/kube/kube-identity.ts',

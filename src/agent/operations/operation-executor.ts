@@ -9,9 +9,6 @@ import { create, type JsonObject } from '@bufbuild/protobuf';
 import { DurationSchema, timestampFromDate, type Duration } from '@bufbuild/protobuf/wkt';
 import { OperationResultSchema, RevisionSchema, type Operation, type OperationResult } from '../../gen/outpost/agent/v1/operation_pb.js';
 import type { KubeClient } from '../kube/kube-client.js';
-import { manifestSecretValues, patchSecretValues } from '../../shared/request-secret-values.js';
-import { scrubObject } from '../../shared/secret-scrub.js';
-import { createSecretValueMatcher } from '../../shared/secret-values.js';
 import { runApply } from './apply.js';
 import { runDelete } from './delete.js';
 import { createKubeCalls, type RetryPolicy } from './kube-calls.js';
@@ -21,6 +18,7 @@ import { runPatch } from './patch.js';
 import { runGet, runHistory, runList, runLogs } from './read.js';
 import type { ResourceResolver } from './resource-resolver.js';
 import { resultSize } from './result-size.js';
+import { scrubbedObjects, withoutRequestValues } from './result-secrets.js';
 import { runRollout } from './rollout.js';
 import { runScale } from './scale.js';
 
@@ -92,18 +90,6 @@ export function failureResult(operation: Operation, statusCode: number, reason: 
   });
 }
 
-/** `message` with the Secret values the operation's request carries redacted (src/shared/request-secret-values.ts). */
-function withoutRequestValues(operation: Operation, message: string): string {
-  const spec = operation.spec;
-  const values =
-    spec.case === 'apply'
-      ? manifestSecretValues(spec.value.manifests)
-      : spec.case === 'patch'
-        ? patchSecretValues(spec.value.kind, spec.value.patch)
-        : [];
-  return values.length === 0 ? message : createSecretValueMatcher(values).redact(message);
-}
-
 /** See the module comment. Never rejects. */
 export async function executeOperation(operation: Operation, options: ExecuteOptions): Promise<OperationResult> {
   const started = options.receivedAt ?? performance.now();
@@ -134,7 +120,7 @@ export async function executeOperation(operation: Operation, options: ExecuteOpt
     statusCode: outcome.statusCode,
     reason: outcome.reason ?? '',
     message: outcome.message ?? '',
-    objects: (outcome.objects ?? []).map((o) => scrubObject(o) as JsonObject),
+    objects: scrubbedObjects(outcome.objects),
     deleted: outcome.deleted ?? [],
     actions: outcome.actions ?? [],
     logs: outcome.logs ?? '',
