@@ -51,6 +51,10 @@ const GUARDS = [
   'src/gateway/auth/replica-token.ts',
   // a replica naming its caller to another, which admits the forward again from it
   'src/gateway/auth/vouched-principal.ts',
+  // which credential authenticates a request, the client certificate's verdict, token-file revocation on live streams
+  'src/gateway/auth/authenticator.ts',
+  'src/gateway/auth/client-certificate.ts',
+  'src/gateway/auth/token-revocation.ts',
   // names and text checked at the doors
   'src/shared/account-name.ts',
   'src/shared/unstorable-text.ts',

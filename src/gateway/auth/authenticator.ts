@@ -173,6 +173,7 @@ export function createAuthenticator(config: AuthenticatorConfig, deps: Authentic
         if (principal) return principal;
       }
       if (certificateSubject !== undefined) {
+        // Stryker disable next-line OptionalChaining: certificateSubject is set only when a certificate was presented and verified
         return principalFromRules(certificateSubject, 'certificate', rules, undefined, credentials.certificate?.attributes);
       }
       if (config.insecure) return insecurePrincipal();
