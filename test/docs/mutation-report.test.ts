@@ -49,6 +49,9 @@ const GUARDS = [
   'src/gateway/auth/certificate-subject.ts',
   'src/gateway/auth/jwt-tokens.ts',
   'src/gateway/auth/replica-token.ts',
+  // the bearer tokens of the OIDC providers: discovery, the signing keys and their rotation, the claims checked
+  'src/gateway/auth/oidc-issuers.ts',
+  'src/gateway/auth/oidc-signing-keys.ts',
   // a replica naming its caller to another, which admits the forward again from it
   'src/gateway/auth/vouched-principal.ts',
   // which credential authenticates a request, the client certificate's verdict, token-file revocation on live streams
