@@ -49,6 +49,13 @@ const GUARDS = [
   'src/gateway/auth/replica-token.ts',
   // a replica naming its caller to another, which admits the forward again from it
   'src/gateway/auth/vouched-principal.ts',
+  // the dashboard's session: where the cookie is taken, the CSRF rules, the cookies, the sealed sign-in and tokens
+  'src/gateway/auth/browser-session.ts',
+  'src/gateway/sign-in/csrf-rules.ts',
+  'src/gateway/sign-in/session-cookies.ts',
+  'src/gateway/sign-in/sealed-json.ts',
+  'src/gateway/sign-in/login-state.ts',
+  'src/gateway/sign-in/session-tokens.ts',
   // names and text checked at the doors
   'src/shared/account-name.ts',
   'src/shared/unstorable-text.ts',
