@@ -58,6 +58,13 @@ const GUARDS = [
   'src/gateway/auth/authenticator.ts',
   'src/gateway/auth/client-certificate.ts',
   'src/gateway/auth/token-revocation.ts',
+  // the dashboard's session: where the cookie is taken, the CSRF rules, the cookies, the sealed sign-in and tokens
+  'src/gateway/auth/browser-session.ts',
+  'src/gateway/sign-in/csrf-rules.ts',
+  'src/gateway/sign-in/session-cookies.ts',
+  'src/gateway/sign-in/sealed-json.ts',
+  'src/gateway/sign-in/login-state.ts',
+  'src/gateway/sign-in/session-tokens.ts',
   // names and text checked at the doors
   'src/shared/account-name.ts',
   'src/shared/unstorable-text.ts',

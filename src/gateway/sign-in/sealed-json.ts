@@ -33,15 +33,16 @@ export async function openJson(keys: KeyRing, envelope: unknown, context: string
 
 /** An envelope as cookie text (base64url of its JSON). */
 export function envelopeToCookie(envelope: Envelope): string {
-  return Buffer.from(JSON.stringify(envelope), 'utf8').toString('base64url');
+  return Buffer.from(JSON.stringify(envelope)).toString('base64url');
 }
 
 /** The envelope of a cookie's text, or undefined when it is not one. */
 export function envelopeFromCookie(text: string): Envelope | undefined {
+  let value: unknown;
   try {
-    const value: unknown = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
-    return isEnvelope(value) ? value : undefined;
+    value = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
   } catch {
-    return undefined;
+    // not base64url JSON: no envelope
   }
+  return isEnvelope(value) ? value : undefined;
 }

@@ -48,7 +48,7 @@ export function isSessionSecret(value: string): boolean {
 
 /** The row key of a session: the SHA-256 (hex) of its secret, so the table gives no cookie. */
 export function sessionKeyOf(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex');
+  return createHash('sha256').update(secret).digest('hex');
 }
 
 /**
@@ -61,7 +61,7 @@ export function csrfTokenOf(secret: string): string {
 
 /** Compares two strings in constant time (over their SHA-256, so lengths leak nothing either). */
 export function sameSecret(a: string, b: string): boolean {
-  const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
+  const digest = (s: string) => createHash('sha256').update(s).digest();
   return timingSafeEqual(digest(a), digest(b));
 }
 
@@ -70,7 +70,7 @@ export function readCookie(header: string | undefined, name: string): string | u
   if (!header) return undefined;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
-    if (eq < 0 || part.slice(0, eq).trim() !== name) continue;
+    if (eq === -1 || part.slice(0, eq).trim() !== name) continue;
     return part.slice(eq + 1).trim();
   }
   return undefined;

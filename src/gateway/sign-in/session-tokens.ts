@@ -33,10 +33,9 @@ const DEFAULT_LIFETIME_SECONDS = 300;
  * half-way through a lifetime of under two minutes.
  */
 export function refreshAtOf(now: number, lifetimes: TokenLifetimes): Date {
-  const candidates = [lifetimes.expiresIn];
-  if (lifetimes.idTokenExp !== undefined && lifetimes.idTokenIat !== undefined)
-    candidates.push(lifetimes.idTokenExp - lifetimes.idTokenIat);
-  const known = candidates.filter((s): s is number => typeof s === 'number' && Number.isFinite(s) && s > 0);
+  // A lifetime not stated (no expires_in, no exp or iat) is NaN, which is dropped with the other unusable ones.
+  const stated = [lifetimes.expiresIn ?? Number.NaN, (lifetimes.idTokenExp ?? Number.NaN) - (lifetimes.idTokenIat ?? Number.NaN)];
+  const known = stated.filter((s) => Number.isFinite(s) && s > 0);
   const lifetime = known.length > 0 ? Math.min(...known) : DEFAULT_LIFETIME_SECONDS;
   return new Date(now + Math.max(lifetime - 60, lifetime / 2) * 1000);
 }
