@@ -184,6 +184,34 @@ describe('polling the token files', () => {
     await files.answer(true);
     assert.equal(a.rechecks, 1, 'the next check that finds a change re-checks the stream');
   });
+
+  test('a stream whose first check failed is still re-checked by the next one, even when it finds no change', async (t) => {
+    const { files, subscribe } = setUp(t);
+    const a = credential('a');
+    subscribe(a);
+    await files.answer(new Error('EIO'));
+    const b = credential('b');
+    subscribe(b);
+    t.mock.timers.tick(CHECK_MS);
+    await files.answer(false);
+    assert.deepEqual([a.rechecks, b.rechecks], [1, 1], 'a joined before the failed check: its token may have come and gone');
+    t.mock.timers.tick(CHECK_MS);
+    await files.answer(false);
+    assert.deepEqual([a.rechecks, b.rechecks], [1, 1], 'owed once, not forever');
+  });
+
+  test('a stream that ended while a check that then failed was in flight is not re-checked by the next', async (t) => {
+    const { files, subscribe } = setUp(t);
+    const a = credential('a');
+    const end = subscribe(a);
+    const b = credential('b');
+    subscribe(b);
+    end();
+    await files.answer(new Error('EIO'));
+    t.mock.timers.tick(CHECK_MS);
+    await files.answer(false);
+    assert.deepEqual([a.rechecks, b.rechecks], [0, 1]);
+  });
 });
 
 describe('which streams a check re-checks', () => {

@@ -31,12 +31,15 @@ export function createTokenRevocations(
   const checkFiles = async (first: boolean) => {
     if (checking) return;
     checking = true;
+    const joined = [...fresh];
+    fresh.clear();
     try {
-      const joined = [...fresh];
-      fresh.clear();
       const all = (await tokens.changed()) || first;
       for (const recheck of all ? [...subscribers] : joined) if (subscribers.has(recheck)) recheck();
     } catch (err) {
+      // Those that joined are still owed their re-check: the next check does it, whatever it finds (those that ended
+      // by then are passed over there).
+      for (const recheck of joined) fresh.add(recheck);
       logger.error({ err }, 'token file check failed');
     } finally {
       checking = false;
