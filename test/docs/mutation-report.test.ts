@@ -69,6 +69,10 @@ const GUARDS = [
   'src/shared/account-name.ts',
   'src/shared/unstorable-text.ts',
   'src/shared/label-selector.ts',
+  // ListObjects filters: the SQL built from a label selector, owner and involved-object uids
+  'src/gateway/cache/label-selector-sql.ts',
+  'src/gateway/cache/object-list-filter.ts',
+  'src/gateway/cache/uid-filters.ts',
 ];
 
 describe('mutation report', () => {

@@ -10,7 +10,6 @@ import type { LabelRequirement } from '../../shared/label-selector.js';
 
 /** The SQL condition for all requirements, or undefined when there are none (everything matches). */
 export function labelSelectorToSql(labels: AnyPgColumn, requirements: LabelRequirement[]): SQL | undefined {
-  if (requirements.length === 0) return undefined;
   return and(...requirements.map((r) => requirementToSql(labels, r)));
 }
 

@@ -36,10 +36,10 @@ export function objectListConditions(filter: ObjectListFilter): (SQL | undefined
 }
 
 function parseSelector(selector: string): LabelRequirement[] {
-  if (!selector.trim()) return [];
   try {
     return parseLabelSelector(selector);
   } catch (err) {
+    // Stryker disable next-line ConditionalExpression: true changes nothing, parseLabelSelector throws only SelectorError (false, a refusal not INVALID_ARGUMENT, goes unrun with it)
     if (err instanceof SelectorError) throw invalidArgument(`label_selector: ${err.message}`);
     throw err;
   }
