@@ -39,6 +39,10 @@ const GUARDS = [
   'src/gateway/kube/kube-identity.ts',
   'src/gateway/kube/kube-request-info.ts',
   'src/gateway/kube/kube-admission.ts',
+  // … and what the agent sends its cluster: the caller headers' allow-list, the names it impersonates
+  'src/agent/kube-proxy/proxy-headers.ts',
+  'src/shared/kube-headers.ts',
+  'src/shared/kube-names.ts',
   // authorization, principals, admission before the body of the other surfaces
   'src/gateway/auth/authorization.ts',
   'src/gateway/auth/principal.ts',

@@ -12,8 +12,11 @@ import { isKubeRequestHeader } from '../../shared/kube-headers.js';
 import { callerNameProblem } from '../../shared/kube-names.js';
 import type { AccountConfig } from '../config/schema.js';
 
-/** Response headers not passed back: hop-by-hop ones (an upgrade's `connection`/`upgrade` aside). */
-const DROPPED = new Set([...HOP_BY_HOP, 'host', 'authorization', 'cookie', 'content-length']);
+/**
+ * Response headers not passed back: hop-by-hop ones (an upgrade's `connection`/`upgrade` aside), and the request's own
+ * `host`, `authorization` and `cookie`.
+ */
+const DROPPED = new Set([...HOP_BY_HOP, 'host', 'authorization', 'cookie']);
 
 /** One header, as a message field takes it. */
 export interface HeaderInit {
@@ -55,6 +58,7 @@ export function outgoingHeaders(
   upgrade: boolean,
 ): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
+  // Stryker disable next-line StringLiteral: with no caller Upgrade header, any start but "websocket" asks websocket too
   let upgradeTo = '';
   for (const { name, value } of headers) {
     const key = name.toLowerCase();
@@ -80,7 +84,7 @@ export function responseHeaders(raw: readonly string[], upgrade: boolean): Heade
   const out: HeaderInit[] = [];
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
-    if (DROPPED.has(name) && !(upgrade && (name === 'connection' || name === 'upgrade')) && name !== 'content-length') continue;
+    if (DROPPED.has(name) && !(upgrade && (name === 'connection' || name === 'upgrade'))) continue;
     out.push({ name, value: raw[i + 1]! });
   }
   return out;
