@@ -557,24 +557,33 @@ describe('a principal vouched for by another replica', () => {
 });
 
 describe('revocation of a token-file token on a live stream', () => {
-  /** setTimeout and clearTimeout replaced: the poll's timers are kept for the test to fire, never run by the clock. */
+  /**
+   * setTimeout and clearTimeout replaced for the poll's timers (those src/shared/periodic-job.ts sets): they are kept
+   * for the test to fire, never run by the clock. The shard runner shares this process with other test files, so
+   * every other timer, and every handle that is not one of ours, goes to the real functions.
+   */
   function fakeTimers(t: TestContext) {
-    const timers = new Map<number, { fire: () => void; ms: number }>();
-    let next = 0;
-    t.mock.method(globalThis, 'setTimeout', (fire: () => void, ms: number) => {
-      const id = ++next;
-      timers.set(id, { fire, ms });
-      return { id, unref: () => {} };
+    const realSetTimeout = globalThis.setTimeout;
+    const realClearTimeout = globalThis.clearTimeout;
+    const timers = new Map<object, { fire: () => void; ms: number }>();
+    t.mock.method(globalThis, 'setTimeout', (fire: () => void, ms?: number, ...args: unknown[]) => {
+      if (!new Error().stack?.includes('periodic-job')) return realSetTimeout(fire, ms, ...args);
+      const handle = { unref: () => handle, ref: () => handle };
+      timers.set(handle, { fire, ms: ms ?? 0 });
+      return handle;
     });
-    t.mock.method(globalThis, 'clearTimeout', (handle: { id: number }) => timers.delete(handle.id));
+    t.mock.method(globalThis, 'clearTimeout', (handle?: unknown) => {
+      if (typeof handle === 'object' && handle !== null && timers.delete(handle)) return;
+      realClearTimeout(handle as Parameters<typeof clearTimeout>[0]);
+    });
     return {
-      /** The delays of the timers pending. */
+      /** The delays of the poll timers pending. */
       pending: () => [...timers.values()].map((x) => x.ms),
-      /** Fires the pending timers, as the clock would. */
+      /** Fires the pending poll timers, as the clock would. */
       fire() {
-        const due = [...timers];
+        const due = [...timers.values()];
         timers.clear();
-        for (const [, x] of due) x.fire();
+        for (const x of due) x.fire();
       },
     };
   }

@@ -40,7 +40,7 @@ describe('a request that follows the rules', () => {
   });
 });
 
-describe('rule 1: Sec-Fetch-Site', () => {
+describe('the first rule, Sec-Fetch-Site', () => {
   test('a cross-site request is refused, even with the right header and origin, and the refusal names it', () => {
     assert.equal(csrfRefusal({ csrf: TOKEN, origin: ORIGIN, fetchSite: 'cross-site' }, expected), crossSite);
   });
@@ -64,7 +64,7 @@ describe('rule 1: Sec-Fetch-Site', () => {
   });
 });
 
-describe('rule 2: Origin', () => {
+describe('the second rule, Origin', () => {
   test("an origin other than the gateway's is refused, even with the right header, naming both", () => {
     assert.equal(
       csrfRefusal({ csrf: TOKEN, origin: 'https://evil.example', fetchSite: 'same-origin' }, expected),
@@ -87,7 +87,7 @@ describe('rule 2: Origin', () => {
   });
 });
 
-describe('rule 3: X-Outpost-CSRF', () => {
+describe('the third rule, X-Outpost-CSRF', () => {
   test('a request without the header is refused, saying where the token comes from', () => {
     assert.equal(csrfRefusal({ origin: ORIGIN, fetchSite: 'same-origin' }, expected), NO_HEADER);
   });
