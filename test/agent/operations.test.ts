@@ -274,6 +274,18 @@ spec: { sizes: ${sizes}, color: blue }`;
   });
 
   test('rollout restart, pause, resume and undo to a revision; history lists the revisions', async () => {
+    // The sandbox's controller writes the Deployment while it rolls out, which an undo's guarded patch would lose to
+    // (it reads again a few times, then fails): each undo here is asked once the rollout before it has settled.
+    const settled = (name: string) =>
+      eventually(
+        `deployment/${name} rolled out`,
+        () => {
+          const d = h.sandbox.store.get('apps/v1', 'Deployment', 'ops', name) as Obj;
+          const status = d.status ?? {};
+          return status.observedGeneration === d.metadata.generation && status.updatedReplicas === 2 && status.replicas === 2;
+        },
+        { timeoutMs: 30_000 },
+      );
     assertOk(await run(h, apply(deploymentYaml('roll', 'img:1'))), 201);
     assertOk(await run(h, apply(deploymentYaml('roll', 'img:2'))), 200);
     assertOk(await run(h, apply(deploymentYaml('roll', 'img:3'))), 200);
@@ -288,6 +300,7 @@ spec: { sizes: ${sizes}, color: blue }`;
     assert.equal((history.revisions[0]!.template as Obj).spec.containers[0].image, 'img:1');
     assert.ok(history.revisions.every((r) => r.name.startsWith('roll-') && r.createdAt !== undefined));
 
+    await settled('roll');
     const undo = await run(h, { case: 'rollout', value: { ...target, action: RolloutAction.UNDO, toRevision: 1n } as never });
     assertOk(undo, 200);
     assert.match(undo.message, /to revision 1/);
@@ -301,6 +314,7 @@ spec: { sizes: ${sizes}, color: blue }`;
         '4',
       { timeoutMs: 30_000 },
     );
+    await settled('roll');
     const undoPrevious = await run(h, { case: 'rollout', value: { ...target, action: RolloutAction.UNDO } as never });
     assertOk(undoPrevious, 200);
     assert.equal(
@@ -368,6 +382,7 @@ spec:
       assert.ok(revisions.every((r) => r.name.startsWith(`${name}-`) && r.createdAt !== undefined));
 
       const target = { kind, namespace: 'ops', name };
+      await settled('roll');
       const undo = await run(h, { case: 'rollout', value: { ...target, action: RolloutAction.UNDO, toRevision: 1n } as never });
       assertOk(undo, 200);
       assert.match(undo.message, new RegExp(`${kind.toLowerCase()}/${name} rolled back to revision 1`));
