@@ -382,7 +382,6 @@ spec:
       assert.ok(revisions.every((r) => r.name.startsWith(`${name}-`) && r.createdAt !== undefined));
 
       const target = { kind, namespace: 'ops', name };
-      await settled('roll');
       const undo = await run(h, { case: 'rollout', value: { ...target, action: RolloutAction.UNDO, toRevision: 1n } as never });
       assertOk(undo, 200);
       assert.match(undo.message, new RegExp(`${kind.toLowerCase()}/${name} rolled back to revision 1`));
